@@ -1,0 +1,9 @@
+/* The wgt CLI's subcommands: each takes argc/argv from the subcommand name on and returns the
+ * process exit status. One line in the table in main.c per command. */
+#ifndef WGT_TOOLS_COMMANDS_H
+#define WGT_TOOLS_COMMANDS_H
+
+int cmd_info(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+
+#endif

@@ -1,0 +1,48 @@
+/* wgt: the command-line tool. Uses the public API only. */
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "wgt.h"
+
+typedef struct command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} command;
+
+static const command commands[] = {
+    {"info", cmd_info, "the adapter, its features and limits, and a self-check; or a model file"},
+    {"bench", cmd_bench, "benchmarks: --device (dispatch cost, latency, bandwidth)"},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "wgt %s: tensors and language models on WebGPU\n\nusage: wgt <command> [options]\n\n",
+            wgt_version());
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-12s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "\n`wgt <command> --help` describes a command. Environment variables (WGT_BACKEND,\n"
+               "WGT_ADAPTER, WGT_DEBUG, ...) are listed in `wgt info --help`.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("wgt %s\n", wgt_version());
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(argv[1], commands[i].name)) return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "wgt: unknown command '%s'\n\n", argv[1]);
+    usage(stderr);
+    return 2;
+}
