@@ -207,7 +207,249 @@ wgt_status wgt_context_selfcheck(wgt_context *ctx, size_t n, double *gbps);
 
 /* ------------------------------------------------------------------------------------------------
  * Model files (src/io): GGUF and safetensors.
+ *
+ * Readers memory-map the file and never read it whole; every size, count and offset is checked
+ * before use, so a malformed file is a WGT_ERR_FORMAT (or WGT_ERR_LIMIT) whose message names the
+ * file, the field and the problem. Pointers handed out (names, strings, tensor data) stay valid
+ * until the file object is freed.
  * --------------------------------------------------------------------------------------------- */
+
+/* Element type of a tensor stored in a file. 0..39 are GGML's own numbers, as GGUF stores them;
+ * 200 and up are safetensors dtypes that GGML lacks. Block types pack block_elems elements into
+ * block_bytes bytes; plain types have block_elems 1. */
+typedef enum wgt_ftype {
+    WGT_FTYPE_F32 = 0, WGT_FTYPE_F16 = 1, WGT_FTYPE_Q4_0 = 2, WGT_FTYPE_Q4_1 = 3,
+    WGT_FTYPE_Q5_0 = 6, WGT_FTYPE_Q5_1 = 7, WGT_FTYPE_Q8_0 = 8, WGT_FTYPE_Q8_1 = 9,
+    WGT_FTYPE_Q2_K = 10, WGT_FTYPE_Q3_K = 11, WGT_FTYPE_Q4_K = 12, WGT_FTYPE_Q5_K = 13,
+    WGT_FTYPE_Q6_K = 14, WGT_FTYPE_Q8_K = 15,
+    /* known sizes only (a file holding them opens; no dequantisation yet) */
+    WGT_FTYPE_IQ2_XXS = 16, WGT_FTYPE_IQ2_XS = 17, WGT_FTYPE_IQ3_XXS = 18, WGT_FTYPE_IQ1_S = 19,
+    WGT_FTYPE_IQ4_NL = 20, WGT_FTYPE_IQ3_S = 21, WGT_FTYPE_IQ2_S = 22, WGT_FTYPE_IQ4_XS = 23,
+    WGT_FTYPE_I8 = 24, WGT_FTYPE_I16 = 25, WGT_FTYPE_I32 = 26, WGT_FTYPE_I64 = 27,
+    WGT_FTYPE_F64 = 28, WGT_FTYPE_IQ1_M = 29, WGT_FTYPE_BF16 = 30, WGT_FTYPE_TQ1_0 = 34,
+    WGT_FTYPE_TQ2_0 = 35, WGT_FTYPE_MXFP4 = 39,
+    /* safetensors only */
+    WGT_FTYPE_U8 = 200, WGT_FTYPE_BOOL = 201, WGT_FTYPE_U16 = 202, WGT_FTYPE_U32 = 203,
+    WGT_FTYPE_U64 = 204, WGT_FTYPE_F8_E4M3 = 205, WGT_FTYPE_F8_E5M2 = 206,
+} wgt_ftype;
+
+/* GGML's name ("f32", "q4_0", "q4_K", "bf16", ...; "u8", "bool", "f8_e4m3" beyond GGML), or NULL
+ * for a value that is not a known type. */
+const char *wgt_ftype_name(wgt_ftype type);
+/* Parse a name as wgt_ftype_name writes it (case-insensitive). WGT_ERR_NOT_FOUND if unknown. */
+wgt_status wgt_ftype_from_name(const char *name, wgt_ftype *out);
+/* Elements per block and bytes per block; both 0 for an unknown type. */
+uint32_t wgt_ftype_block_elems(wgt_ftype type);
+uint32_t wgt_ftype_block_bytes(wgt_ftype type);
+/* Bytes of n elements (n a multiple of the block size), overflow-checked. */
+wgt_status wgt_ftype_bytes(wgt_ftype type, int64_t n, uint64_t *bytes);
+/* 1 when wgt_dequantize handles the type / wgt_quantize produces it. */
+int wgt_ftype_can_dequantize(wgt_ftype type);
+int wgt_ftype_can_quantize(wgt_ftype type);
+
+/* The CPU reference: n elements (a multiple of the block size) of src, stored as type, to f32.
+ * Exact against the format's definition. Integer and bool types convert by value. */
+wgt_status wgt_dequantize(wgt_ftype type, const void *src, float *dst, int64_t n);
+/* f32 to type, for F32, F16, BF16 (round to nearest even), Q8_0, Q4_0 (as GGML's reference
+ * quantiser), Q4_K and Q6_K (GGML's reference search for scales). n a multiple of the block. */
+wgt_status wgt_quantize(wgt_ftype type, const float *src, void *dst, int64_t n);
+
+/* --- GGUF (v2 and v3, little-endian) ------------------------------------------------------- */
+
+typedef enum wgt_gguf_type {
+    WGT_GGUF_UINT8 = 0, WGT_GGUF_INT8 = 1, WGT_GGUF_UINT16 = 2, WGT_GGUF_INT16 = 3,
+    WGT_GGUF_UINT32 = 4, WGT_GGUF_INT32 = 5, WGT_GGUF_FLOAT32 = 6, WGT_GGUF_BOOL = 7,
+    WGT_GGUF_STRING = 8, WGT_GGUF_ARRAY = 9, WGT_GGUF_UINT64 = 10, WGT_GGUF_INT64 = 11,
+    WGT_GGUF_FLOAT64 = 12,
+} wgt_gguf_type;
+
+typedef struct wgt_gguf wgt_gguf;             /* an open GGUF file */
+typedef struct wgt_gguf_value wgt_gguf_value; /* one metadata value (scalar or array) */
+
+#define WGT_GGUF_MAX_DIMS 4
+
+typedef struct wgt_gguf_tensor {
+    const char *name;
+    wgt_ftype type;
+    uint32_t n_dims;
+    int64_t ne[WGT_GGUF_MAX_DIMS]; /* GGML order: ne[0] is the row length (contiguous); unused = 1 */
+    int64_t n_elements;
+    uint64_t offset;               /* from the start of the file */
+    uint64_t bytes;
+    const void *data;              /* the bytes, in the memory map */
+} wgt_gguf_tensor;
+
+/* Open and validate a GGUF file: header, every metadata value, every tensor info (type, shape,
+ * alignment, bounds, overlap, duplicate names). */
+wgt_status wgt_gguf_open(const char *path, wgt_gguf **out);
+void wgt_gguf_free(wgt_gguf *gguf);
+uint32_t wgt_gguf_version(const wgt_gguf *gguf);
+uint32_t wgt_gguf_alignment(const wgt_gguf *gguf);  /* general.alignment, default 32 */
+uint64_t wgt_gguf_data_offset(const wgt_gguf *gguf); /* where the tensor data section starts */
+uint64_t wgt_gguf_file_size(const wgt_gguf *gguf);
+
+/* Metadata, in file order. */
+int64_t wgt_gguf_kv_count(const wgt_gguf *gguf);
+const char *wgt_gguf_kv_key(const wgt_gguf *gguf, int64_t i);
+const wgt_gguf_value *wgt_gguf_kv_value(const wgt_gguf *gguf, int64_t i);
+const wgt_gguf_value *wgt_gguf_find(const wgt_gguf *gguf, const char *key); /* NULL if absent */
+
+wgt_gguf_type wgt_gguf_value_type(const wgt_gguf_value *v);
+/* Scalars. Integers convert between widths when the value fits (else WGT_ERR_FORMAT); _float
+ * takes FLOAT32, FLOAT64 and integers; _bool takes BOOL. _str gives a NUL-terminated copy (len
+ * counts bytes, which may include NULs). */
+wgt_status wgt_gguf_value_int(const wgt_gguf_value *v, int64_t *out);
+wgt_status wgt_gguf_value_uint(const wgt_gguf_value *v, uint64_t *out);
+wgt_status wgt_gguf_value_float(const wgt_gguf_value *v, double *out);
+wgt_status wgt_gguf_value_bool(const wgt_gguf_value *v, int *out);
+wgt_status wgt_gguf_value_str(const wgt_gguf_value *v, const char **s, uint64_t *len);
+/* Arrays: element type and length; elements by index with the same conversions as scalars.
+ * Array strings point into the map and are NOT NUL-terminated: use len. Nested arrays: _item. */
+wgt_gguf_type wgt_gguf_array_type(const wgt_gguf_value *v);
+uint64_t wgt_gguf_array_len(const wgt_gguf_value *v);
+wgt_status wgt_gguf_array_int(const wgt_gguf_value *v, uint64_t i, int64_t *out);
+wgt_status wgt_gguf_array_float(const wgt_gguf_value *v, uint64_t i, double *out);
+wgt_status wgt_gguf_array_str(const wgt_gguf_value *v, uint64_t i, const char **s, uint64_t *len);
+const wgt_gguf_value *wgt_gguf_array_item(const wgt_gguf_value *v, uint64_t i);
+/* The packed little-endian elements of a numeric or bool array (unaligned), else NULL. */
+const void *wgt_gguf_array_data(const wgt_gguf_value *v);
+
+/* By key: WGT_ERR_NOT_FOUND naming file and key when absent, WGT_ERR_FORMAT on a type misfit. */
+wgt_status wgt_gguf_get_int(const wgt_gguf *gguf, const char *key, int64_t *out);
+wgt_status wgt_gguf_get_uint(const wgt_gguf *gguf, const char *key, uint64_t *out);
+wgt_status wgt_gguf_get_float(const wgt_gguf *gguf, const char *key, double *out);
+wgt_status wgt_gguf_get_bool(const wgt_gguf *gguf, const char *key, int *out);
+wgt_status wgt_gguf_get_str(const wgt_gguf *gguf, const char *key, const char **out);
+
+/* Tensors, in file order. */
+int64_t wgt_gguf_tensor_count(const wgt_gguf *gguf);
+const wgt_gguf_tensor *wgt_gguf_tensor_at(const wgt_gguf *gguf, int64_t i);
+const wgt_gguf_tensor *wgt_gguf_tensor_find(const wgt_gguf *gguf, const char *name);
+/* Dequantise elements [first, first + n) of a tensor (flat GGML order) into dst; first and n are
+ * multiples of the block size (rows always are). For chunked uploads. */
+wgt_status wgt_gguf_tensor_to_f32(const wgt_gguf_tensor *t, int64_t first, int64_t n, float *dst);
+
+/* GGUF writer: v3, little-endian, alignment 32 (or general.alignment when given as a uint32 key
+ * before the first tensor). Order: metadata and tensor infos, then each tensor's bytes in the
+ * order declared (written in as many pieces as wanted: the file is streamed, never held whole),
+ * then _finish. Freeing without finishing removes the partial file. */
+typedef struct wgt_gguf_writer wgt_gguf_writer;
+wgt_status wgt_gguf_writer_create(const char *path, wgt_gguf_writer **out);
+/* Scalars: type is any scalar type; the value is read from *value in that type's C form
+ * (uint8_t, int8_t, ..., float, double; bool as uint8_t 0 or 1). */
+wgt_status wgt_gguf_writer_add(wgt_gguf_writer *w, const char *key, wgt_gguf_type type,
+                               const void *value);
+wgt_status wgt_gguf_writer_add_str(wgt_gguf_writer *w, const char *key, const char *s);
+wgt_status wgt_gguf_writer_add_u32(wgt_gguf_writer *w, const char *key, uint32_t v);
+wgt_status wgt_gguf_writer_add_f32(wgt_gguf_writer *w, const char *key, float v);
+wgt_status wgt_gguf_writer_add_bool(wgt_gguf_writer *w, const char *key, int v);
+/* A numeric/bool array from packed C values, or an array of strings (lens NULL: NUL-terminated). */
+wgt_status wgt_gguf_writer_add_array(wgt_gguf_writer *w, const char *key, wgt_gguf_type elem,
+                                     const void *values, uint64_t count);
+wgt_status wgt_gguf_writer_add_str_array(wgt_gguf_writer *w, const char *key,
+                                         const char *const *strs, const uint64_t *lens,
+                                         uint64_t count);
+/* Nested arrays: begin an array of count elements of type elem; inside it, the add calls above
+ * take key NULL and add one element each (add_array/add_str_array: one inner array each), and
+ * begin_array with key NULL opens an inner array. Every begin has an end. */
+wgt_status wgt_gguf_writer_begin_array(wgt_gguf_writer *w, const char *key, wgt_gguf_type elem,
+                                       uint64_t count);
+wgt_status wgt_gguf_writer_end_array(wgt_gguf_writer *w);
+/* Copy a value read from another file (any type, nested arrays included). */
+wgt_status wgt_gguf_writer_add_value(wgt_gguf_writer *w, const char *key, const wgt_gguf_value *v);
+/* ne in GGML order (ne[0] = row length). */
+wgt_status wgt_gguf_writer_add_tensor(wgt_gguf_writer *w, const char *name, wgt_ftype type,
+                                      uint32_t n_dims, const int64_t *ne);
+wgt_status wgt_gguf_writer_write(wgt_gguf_writer *w, const void *data, uint64_t bytes);
+wgt_status wgt_gguf_writer_finish(wgt_gguf_writer *w);
+void wgt_gguf_writer_free(wgt_gguf_writer *w);
+
+/* --- safetensors ---------------------------------------------------------------------------- */
+
+typedef struct wgt_safetensors wgt_safetensors;
+
+#define WGT_ST_MAX_DIMS 8
+
+typedef struct wgt_st_tensor {
+    const char *name;
+    wgt_ftype type;
+    uint32_t n_dims;
+    int64_t shape[WGT_ST_MAX_DIMS]; /* PyTorch order: shape[n_dims - 1] is contiguous */
+    int64_t n_elements;
+    uint64_t offset;                /* from the start of its file */
+    uint64_t bytes;
+    const void *data;               /* the bytes, in the memory map */
+    const char *file;               /* the file holding it (a shard of a sharded checkpoint) */
+} wgt_st_tensor;
+
+/* path: a .safetensors file, a model.safetensors.index.json (every shard is opened and checked
+ * against the weight map), or a directory holding either. */
+wgt_status wgt_safetensors_open(const char *path, wgt_safetensors **out);
+void wgt_safetensors_free(wgt_safetensors *st);
+int64_t wgt_safetensors_count(const wgt_safetensors *st);
+const wgt_st_tensor *wgt_safetensors_at(const wgt_safetensors *st, int64_t i);
+const wgt_st_tensor *wgt_safetensors_find(const wgt_safetensors *st, const char *name);
+/* The "__metadata__" string map (of the first file), NULL if absent. */
+int64_t wgt_safetensors_metadata_count(const wgt_safetensors *st);
+const char *wgt_safetensors_metadata_key(const wgt_safetensors *st, int64_t i);
+const char *wgt_safetensors_metadata(const wgt_safetensors *st, const char *key);
+
+/* safetensors writer: declare every tensor (and metadata), then write the bytes in declared
+ * order (streamed, in pieces), then _finish. Freeing without finishing removes the file. */
+typedef struct wgt_st_writer wgt_st_writer;
+wgt_status wgt_st_writer_create(const char *path, wgt_st_writer **out);
+wgt_status wgt_st_writer_add_metadata(wgt_st_writer *w, const char *key, const char *value);
+wgt_status wgt_st_writer_add_tensor(wgt_st_writer *w, const char *name, wgt_ftype type,
+                                    uint32_t n_dims, const int64_t *shape);
+wgt_status wgt_st_writer_write(wgt_st_writer *w, const void *data, uint64_t bytes);
+wgt_status wgt_st_writer_finish(wgt_st_writer *w);
+void wgt_st_writer_free(wgt_st_writer *w);
+
+/* --- Hugging Face config.json / generation_config.json ------------------------------------- */
+
+typedef struct wgt_hf_config {
+    char architecture[128];       /* architectures[0]: "LlamaForCausalLM", "GPT2LMHeadModel", ... */
+    char model_type[64];          /* "llama", "qwen2", "qwen3", "gpt2", ... */
+    int64_t hidden_size;          /* gpt2: n_embd */
+    int64_t n_layers;             /* num_hidden_layers / n_layer */
+    int64_t n_heads;              /* num_attention_heads / n_head */
+    int64_t n_kv_heads;           /* num_key_value_heads, default n_heads */
+    int64_t head_dim;             /* head_dim, default hidden_size / n_heads */
+    int64_t intermediate_size;    /* gpt2: n_inner, default 4 * n_embd */
+    int64_t vocab_size;
+    int64_t max_positions;        /* max_position_embeddings / n_positions */
+    double rope_theta;            /* default 10000 */
+    char rope_scaling_type[32];   /* "" none, "linear", "dynamic", "yarn", "llama3", ... */
+    double rope_factor;           /* rope_scaling.factor (0 if none) */
+    double rope_low_freq_factor;  /* llama3 */
+    double rope_high_freq_factor; /* llama3 */
+    int64_t rope_original_max_positions; /* rope_scaling.original_max_position_embeddings */
+    double norm_eps;              /* rms_norm_eps or layer_norm_epsilon */
+    int norm_is_rms;              /* 1: RMSNorm (rms_norm_eps given or implied); 0: LayerNorm */
+    int tie_word_embeddings;      /* default 1 for gpt2, else 0 unless given */
+    int attention_bias;           /* q/k/v/o biases (attention_bias; qwen2: q/k/v only, see qkv_bias) */
+    int qkv_bias;                 /* q, k, v carry biases (qwen2 always; llama if attention_bias) */
+    int mlp_bias;
+    int64_t sliding_window;       /* 0 if none */
+    char hidden_act[32];          /* hidden_act / activation_function: "silu", "gelu_new", ... */
+    char torch_dtype[16];         /* torch_dtype or dtype: "bfloat16", "float32", ... */
+    int n_bos, n_eos;             /* number of ids in bos_ids / eos_ids (bos/eos may be a list) */
+    int64_t bos_ids[8], eos_ids[8];
+    int64_t pad_id;               /* -1 if none */
+    /* generation_config.json, when present (its bos/eos override config.json's) */
+    int has_generation_config;
+    double temperature, top_p;    /* 0 when not given */
+    int64_t top_k;
+    int do_sample;
+} wgt_hf_config;
+
+/* Parse config.json text (len bytes; name is used in messages). */
+wgt_status wgt_hf_config_parse(const char *json, size_t len, const char *name, wgt_hf_config *out);
+/* Parse generation_config.json text into an already-parsed config. */
+wgt_status wgt_hf_generation_config_parse(const char *json, size_t len, const char *name,
+                                          wgt_hf_config *cfg);
+/* dir/config.json, then dir/generation_config.json when present. */
+wgt_status wgt_hf_config_load(const char *dir, wgt_hf_config *out);
 
 /* ------------------------------------------------------------------------------------------------
  * Tokenizers (src/tokenizer).
