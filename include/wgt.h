@@ -453,7 +453,100 @@ wgt_status wgt_hf_config_load(const char *dir, wgt_hf_config *out);
 
 /* ------------------------------------------------------------------------------------------------
  * Tokenizers (src/tokenizer).
+ * Byte-level BPE (GPT-2, Llama 3, Qwen 2/3: encoder.json + vocab.bpe, or Hugging Face
+ * tokenizer.json) and SentencePiece (BPE and unigram: a .model file, or GGUF tokenizer.ggml.*
+ * arrays). Ids are int32. Text is UTF-8; encode rejects invalid UTF-8 with
+ * WGT_ERR_INVALID_ARGUMENT. A tokenizer holds a cache of encoded words: use one tokenizer per
+ * thread (or serialise calls); decode and the other const calls are safe to share.
  * --------------------------------------------------------------------------------------------- */
+
+typedef struct wgt_tokenizer wgt_tokenizer;
+
+/* Open a tokenizer from path, which may be: a tokenizer.json; a SentencePiece .model; a GGUF
+ * file (its tokenizer.ggml.* metadata); a directory holding tokenizer.json (+ optional
+ * tokenizer_config.json, read for BOS/EOS flags and the chat template), tokenizer.model, or
+ * encoder.json + vocab.bpe (GPT-2). */
+wgt_status wgt_tokenizer_open(const char *path, wgt_tokenizer **out);
+
+/* The tokenizer metadata a GGUF file carries (tokenizer.ggml.*), as plain arrays. Everything is
+ * copied: the arrays may be released once wgt_tokenizer_create returns. */
+typedef struct wgt_tokenizer_arrays {
+    const char *model;              /* "llama" (SentencePiece) or "gpt2" (byte-level BPE) */
+    const char *pre;                /* gpt2 pre-tokenizer: "default", "llama-bpe", "qwen2", ... (NULL: GPT-2) */
+    size_t n_tokens;
+    const char *const *tokens;      /* (n_tokens) pieces; gpt2: in GPT-2's byte-to-unicode form */
+    const size_t *token_lens;       /* (n_tokens) byte lengths, or NULL for NUL-terminated pieces */
+    const float *scores;            /* (n_tokens) or NULL; llama: merge priority / log-probability */
+    const int32_t *token_types;     /* (n_tokens) or NULL: 1 normal, 2 unknown, 3 control,
+                                       4 user-defined, 5 unused, 6 byte */
+    size_t n_merges;
+    const char *const *merges;      /* (n_merges) "a b", rank order; gpt2 only */
+    int32_t bos_id, eos_id, unk_id, pad_id; /* -1: none */
+    int add_bos, add_eos;           /* 1 / 0; -1: the model's default (llama: BOS yes, EOS no) */
+    int add_space_prefix;           /* llama: dummy prefix; -1: default (yes) */
+    int unigram;                    /* llama: 1 for a unigram model (scores are log-probabilities) */
+    const char *chat_template;      /* tokenizer.chat_template, or NULL */
+} wgt_tokenizer_arrays;
+
+wgt_status wgt_tokenizer_create(const wgt_tokenizer_arrays *arrays, wgt_tokenizer **out);
+void wgt_tokenizer_free(wgt_tokenizer *tok);
+
+/* Flags for wgt_tokenizer_encode. */
+enum {
+    WGT_TOKENIZE_ADD_SPECIAL = 1,   /* add BOS/EOS as the model configuration says */
+    WGT_TOKENIZE_PARSE_SPECIAL = 2, /* match special tokens written in the text (Hugging Face's
+                                       default); without it they are encoded as plain text.
+                                       Non-special added tokens are always matched. */
+};
+
+/* Encode len bytes of text (len may be (size_t)-1 for a NUL-terminated string). *ids gets a
+ * malloc'd array of *n_ids ids (release with free()). */
+wgt_status wgt_tokenizer_encode(wgt_tokenizer *tok, const char *text, size_t len, unsigned flags,
+                                int32_t **ids, size_t *n_ids);
+
+/* Decode ids to text: *text gets a malloc'd NUL-terminated string of *len bytes (free()).
+ * skip_special: leave out control/special tokens. Bytes that do not form valid UTF-8 are kept. */
+wgt_status wgt_tokenizer_decode(const wgt_tokenizer *tok, const int32_t *ids, size_t n_ids,
+                                int skip_special, char **text, size_t *len);
+
+/* The bytes one token stands for, as decoding it alone would give them (a SentencePiece
+ * piece's U+2581 as a space, a byte token as its byte). *piece stays valid while tok lives. */
+wgt_status wgt_tokenizer_token_to_piece(const wgt_tokenizer *tok, int32_t id, const char **piece,
+                                        size_t *len);
+/* The vocabulary entry itself ("Ġthe", "▁the", "<0x0A>"); NULL for an id out of range. */
+const char *wgt_tokenizer_token_text(const wgt_tokenizer *tok, int32_t id);
+/* The id of a vocabulary entry or added token written as in the vocabulary; -1 if none. */
+int32_t wgt_tokenizer_token_id(const wgt_tokenizer *tok, const char *text);
+
+int32_t wgt_tokenizer_vocab_size(const wgt_tokenizer *tok);
+int32_t wgt_tokenizer_bos(const wgt_tokenizer *tok); /* -1: none */
+int32_t wgt_tokenizer_eos(const wgt_tokenizer *tok); /* -1: none */
+/* 1 for an end-of-generation token (EOS, <|eot_id|>, <|im_end|>, <|endoftext|>, ...). */
+int wgt_tokenizer_is_eog(const wgt_tokenizer *tok, int32_t id);
+
+/* Streaming decoder: feed ids one at a time; text that ends inside a UTF-8 sequence is held
+ * until the sequence completes. *text (valid until the next call) gets the bytes now complete. */
+typedef struct wgt_detokenizer wgt_detokenizer;
+wgt_status wgt_detokenizer_create(const wgt_tokenizer *tok, int skip_special, wgt_detokenizer **out);
+wgt_status wgt_detokenizer_push(wgt_detokenizer *d, int32_t id, const char **text, size_t *len);
+/* The bytes still held (an incomplete sequence at the end of the stream), as U+FFFD. */
+wgt_status wgt_detokenizer_flush(wgt_detokenizer *d, const char **text, size_t *len);
+void wgt_detokenizer_free(wgt_detokenizer *d);
+
+/* Chat templates: a Jinja subset (for, if/elif/else, set, namespace, filters, string methods,
+ * loop.*, raise_exception) renders the model's template (tokenizer_config.json chat_template,
+ * or GGUF tokenizer.chat_template). A construct outside the subset is WGT_ERR_UNSUPPORTED
+ * naming it. */
+typedef struct wgt_chat_message {
+    const char *role;    /* "system", "user", "assistant", "tool" */
+    const char *content;
+} wgt_chat_message;
+
+/* template_override: NULL for the tokenizer's own template; else a Jinja template, or a family
+ * name: "chatml" (Qwen), "llama3", "llama2", "mistral". *text is malloc'd (free()). */
+wgt_status wgt_tokenizer_apply_chat_template(const wgt_tokenizer *tok, const wgt_chat_message *msgs,
+                                             size_t n_msgs, int add_generation_prompt,
+                                             const char *template_override, char **text);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,653 @@
+/* The tokenizer object: building it (shared by every loader), the encode pipeline
+ * (added tokens -> normalizer -> pre-tokenizer -> model -> BOS/EOS), decoding, streaming. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <utf8proc.h>
+
+#include "tokenizer/tokenizer_internal.h"
+
+/* ---- GPT-2's byte <-> code point table: printable Latin-1 bytes stand for themselves, the
+ * others are moved to 256 and up, in byte order. */
+
+static int byte_is_printable(int b) { return (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || (b >= 174); }
+
+uint32_t tok_byte_to_cp(uint8_t b)
+{
+    if (byte_is_printable(b)) return b;
+    uint32_t n = 0;
+    for (int i = 0; i < b; i++) n += !byte_is_printable(i);
+    return 256 + n;
+}
+
+int tok_cp_to_byte(uint32_t cp)
+{
+    static int16_t table[512];
+    static int ready;
+    if (!ready) { /* idempotent: racing threads write the same values */
+        for (int i = 0; i < 512; i++) table[i] = -1;
+        for (int b = 0; b < 256; b++) table[tok_byte_to_cp((uint8_t)b)] = (int16_t)b;
+        ready = 1;
+    }
+    return cp < 512 ? table[cp] : -1;
+}
+
+/* ---- building ---- */
+
+wgt_tokenizer *tok_new(tok_kind kind)
+{
+    wgt_tokenizer *t = calloc(1, sizeof *t);
+    if (!t) return NULL;
+    t->kind = kind;
+    t->bos = t->eos = t->unk = t->pad = -1;
+    t->add_dummy_prefix = t->escape_ws = 1;
+    for (int i = 0; i < 256; i++) t->byte_id[i] = t->added_first[i] = -1;
+    return t;
+}
+
+wgt_status tok_alloc_vocab(wgt_tokenizer *t, int32_t n)
+{
+    if (n <= 0) return wgt_error(WGT_ERR_FORMAT, "tokenizer: the vocabulary is empty");
+    t->n_vocab = n;
+    t->text = calloc((size_t)n, sizeof *t->text);
+    t->text_len = calloc((size_t)n, sizeof *t->text_len);
+    t->piece = calloc((size_t)n, sizeof *t->piece);
+    t->piece_len = calloc((size_t)n, sizeof *t->piece_len);
+    t->scores = calloc((size_t)n, sizeof *t->scores);
+    t->type = calloc((size_t)n, sizeof *t->type);
+    if (!t->text || !t->text_len || !t->piece || !t->piece_len || !t->scores || !t->type)
+        return wgt_error(WGT_ERR_OUT_OF_MEMORY, "tokenizer: out of memory for %d tokens", n);
+    return WGT_OK;
+}
+
+static char *dup_bytes(const char *s, size_t n)
+{
+    char *p = malloc(n + 1);
+    if (p) {
+        memcpy(p, s, n);
+        p[n] = 0;
+    }
+    return p;
+}
+
+/* The bytes a byte-level vocabulary entry stands for; NULL if it is not in GPT-2's alphabet
+ * (then the entry is taken literally). */
+static char *byte_level_unmap(const char *s, size_t n, size_t *out_len)
+{
+    char *p = malloc(n + 1);
+    if (!p) return NULL;
+    size_t k = 0;
+    for (utf8proc_ssize_t i = 0; i < (utf8proc_ssize_t)n;) {
+        utf8proc_int32_t cp;
+        utf8proc_ssize_t l = utf8proc_iterate((const uint8_t *)s + i, (utf8proc_ssize_t)n - i, &cp);
+        int b = l > 0 ? tok_cp_to_byte((uint32_t)cp) : -1;
+        if (b < 0) {
+            free(p);
+            return NULL;
+        }
+        p[k++] = (char)b;
+        i += l;
+    }
+    p[k] = 0;
+    *out_len = k;
+    return p;
+}
+
+wgt_status tok_set_token(wgt_tokenizer *t, int32_t id, const char *text, size_t len, float score, int type)
+{
+    if (id < 0 || id >= t->n_vocab)
+        return wgt_error(WGT_ERR_FORMAT, "tokenizer: token id %d is outside the vocabulary (%d)", id, t->n_vocab);
+    free(t->text[id]);
+    free(t->piece[id]);
+    t->piece[id] = NULL;
+    if (!(t->text[id] = dup_bytes(text, len))) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "tokenizer: out of memory");
+    t->text_len[id] = (uint32_t)len;
+    t->scores[id] = score;
+    t->type[id] = (uint8_t)(type >= TT_NORMAL && type <= TT_BYTE ? type : TT_NORMAL);
+    size_t plen = len;
+    char *piece = NULL;
+    if (t->kind == TOK_BYTE_BPE) {
+        if (t->type[id] == TT_NORMAL) piece = byte_level_unmap(text, len, &plen);
+    } else if (t->type[id] == TT_BYTE) {
+        unsigned v;
+        if (len == 6 && sscanf(t->text[id], "<0x%2X>", &v) == 1) {
+            piece = dup_bytes((const char *)&(uint8_t){(uint8_t)v}, 1);
+            plen = 1;
+            t->byte_id[v] = id;
+        }
+    } else if (t->type[id] == TT_NORMAL || t->type[id] == TT_USER_DEFINED || t->type[id] == TT_UNUSED) {
+        /* U+2581 decodes to a space. */
+        piece = malloc(len + 1);
+        if (piece) {
+            plen = 0;
+            for (size_t i = 0; i < len; i++) {
+                if (i + 2 < len && (uint8_t)text[i] == 0xE2 && (uint8_t)text[i + 1] == 0x96 && (uint8_t)text[i + 2] == 0x81) {
+                    piece[plen++] = ' ';
+                    i += 2;
+                } else {
+                    piece[plen++] = text[i];
+                }
+            }
+            piece[plen] = 0;
+        }
+    }
+    if (!piece) {
+        plen = len;
+        piece = dup_bytes(text, len);
+    }
+    if (!piece) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "tokenizer: out of memory");
+    t->piece[id] = piece;
+    t->piece_len[id] = (uint32_t)plen;
+    int usable = t->kind == TOK_BYTE_BPE ? t->type[id] == TT_NORMAL
+                                         : (t->type[id] == TT_NORMAL || t->type[id] == TT_USER_DEFINED);
+    if (t->kind == TOK_BYTE_BPE && usable && plen == 1) t->byte_id[(uint8_t)piece[0]] = id;
+    if (usable && strmap_put(&t->vocab, t->kind == TOK_BYTE_BPE ? piece : text,
+                             t->kind == TOK_BYTE_BPE ? plen : len, id))
+        return wgt_error(WGT_ERR_OUT_OF_MEMORY, "tokenizer: out of memory");
+    if (strmap_get(&t->by_text, text, len) < 0 && strmap_put(&t->by_text, text, len, id))
+        return wgt_error(WGT_ERR_OUT_OF_MEMORY, "tokenizer: out of memory");
+    return WGT_OK;
+}
+
+wgt_status tok_add_added(wgt_tokenizer *t, const char *content, size_t len, int32_t id, int special,
+                         int lstrip, int rstrip, int single_word, int normalized)
+{
+    if (!len) return WGT_OK; /* an empty added token can never match */
+    if (id < 0 || id >= t->n_vocab)
+        return wgt_error(WGT_ERR_FORMAT, "tokenizer: added token id %d is outside the vocabulary (%d)", id, t->n_vocab);
+    added_token *a = realloc(t->added, (size_t)(t->n_added + 1) * sizeof *a);
+    if (!a) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "tokenizer: out of memory");
+    t->added = a;
+    a[t->n_added] = (added_token){dup_bytes(content, len), len, id, special, lstrip, rstrip, single_word, normalized};
+    if (!a[t->n_added].content) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "tokenizer: out of memory");
+    t->n_added++;
+    /* An added token decodes to its content, whatever the vocabulary entry says, and is never
+     * produced by the model's merges unless it was also an ordinary vocabulary entry. */
+    if (!t->text[id]) {
+        if (!(t->text[id] = dup_bytes(content, len))) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "tokenizer: out of memory");
+        t->text_len[id] = (uint32_t)len;
+    }
+    free(t->piece[id]);
+    if (!(t->piece[id] = dup_bytes(content, len))) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "tokenizer: out of memory");
+    t->piece_len[id] = (uint32_t)len;
+    t->type[id] = special ? TT_CONTROL : TT_USER_DEFINED;
+    if (strmap_put(&t->by_text, content, len, id)) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "tokenizer: out of memory");
+    return WGT_OK;
+}
+
+wgt_status tok_add_merge(wgt_tokenizer *t, const char *a, size_t alen, const char *b, size_t blen,
+                         int32_t rank, const char *where)
+{
+    size_t la, lb;
+    char *pa = byte_level_unmap(a, alen, &la), *pb = byte_level_unmap(b, blen, &lb);
+    char *ab = pa && pb ? malloc(la + lb + 1) : NULL;
+    wgt_status st = WGT_OK;
+    if (!pa || !pb || !ab) {
+        st = wgt_error(WGT_ERR_FORMAT, "%s: merge %d ('%.*s' '%.*s') is not in GPT-2's byte alphabet", where, rank,
+                       (int)alen, a, (int)blen, b);
+        goto done;
+    }
+    memcpy(ab, pa, la);
+    memcpy(ab + la, pb, lb);
+    int32_t ia = strmap_get(&t->vocab, pa, la), ib = strmap_get(&t->vocab, pb, lb), im = strmap_get(&t->vocab, ab, la + lb);
+    /* Hugging Face refuses such a file; a merge that can never apply is harmless, so skip it. */
+    if (ia >= 0 && ib >= 0 && im >= 0 && pairmap_put(&t->merges, ia, ib, rank, im))
+        st = wgt_error(WGT_ERR_OUT_OF_MEMORY, "tokenizer: out of memory");
+done:
+    free(pa);
+    free(pb);
+    free(ab);
+    return st;
+}
+
+wgt_status tok_set_split_regex(wgt_tokenizer *t, const char *pattern, split_behavior how, const char *where)
+{
+    if (t->n_split >= 4) return wgt_error(WGT_ERR_UNSUPPORTED, "%s: more than 4 Split pre-tokenizers", where);
+    int err;
+    PCRE2_SIZE at;
+    pcre2_code *re = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED, PCRE2_UTF | PCRE2_UCP, &err, &at, NULL);
+    if (!re) {
+        char msg[256];
+        pcre2_get_error_message(err, (PCRE2_UCHAR *)msg, sizeof msg);
+        return wgt_error(WGT_ERR_UNSUPPORTED, "%s: pre-tokenizer regex does not compile at offset %zu: %s",
+                         where, (size_t)at, msg);
+    }
+    pcre2_jit_compile(re, PCRE2_JIT_COMPLETE); /* failure leaves the interpreter: slower, same result */
+    t->split_re[t->n_split] = re;
+    t->split_how[t->n_split++] = how;
+    return WGT_OK;
+}
+
+int32_t tok_find_text(const wgt_tokenizer *t, const char *s) { return s ? strmap_get(&t->by_text, s, strlen(s)) : -1; }
+
+static int added_cmp(const void *x, const void *y)
+{
+    const added_token *a = x, *b = y;
+    int fa = (uint8_t)a->content[0], fb = (uint8_t)b->content[0];
+    if (fa != fb) return fa - fb;
+    return a->len < b->len ? 1 : a->len > b->len ? -1 : 0;
+}
+
+static const char *const eog_names[] = {"<|endoftext|>", "<|im_end|>", "<|eot_id|>", "<|end_of_text|>", "<|eom_id|>",
+                                        "</s>", "<|end|>", "<end_of_turn>", "<|return|>"};
+
+wgt_status tok_finish(wgt_tokenizer *t, const char *where)
+{
+    for (int32_t i = 0; i < t->n_vocab; i++)
+        if (!t->text[i]) { /* a hole in the ids: decodes to nothing */
+            wgt_status st = tok_set_token(t, i, "", 0, 0, TT_UNUSED);
+            if (st) return st;
+        }
+    if (t->kind == TOK_BYTE_BPE)
+        for (int b = 0; b < 256; b++)
+            if (t->byte_id[b] < 0 && t->unk < 0)
+                return wgt_error(WGT_ERR_FORMAT, "%s: byte-level vocabulary has no token for byte 0x%02X and no unknown token",
+                                 where, b);
+    qsort(t->added, (size_t)t->n_added, sizeof *t->added, added_cmp);
+    for (int i = t->n_added - 1; i >= 0; i--) t->added_first[(uint8_t)t->added[i].content[0]] = i;
+    if (t->kind != TOK_BYTE_BPE) {
+        t->min_score = 0;
+        t->split_at_space = 1;
+        for (int32_t i = 0; i < t->n_vocab; i++) {
+            if (t->type[i] != TT_NORMAL && t->type[i] != TT_USER_DEFINED) continue;
+            if (t->scores[i] < t->min_score) t->min_score = t->scores[i];
+            const char *s = t->text[i];
+            int chars = 0;
+            for (uint32_t k = 0; k < t->text_len[i]; k++) {
+                chars += ((uint8_t)s[k] & 0xC0) != 0x80;
+                if (k >= 1 && k + 2 < t->text_len[i] && (uint8_t)s[k] == 0xE2 && (uint8_t)s[k + 1] == 0x96 &&
+                    (uint8_t)s[k + 2] == 0x81 && !((uint8_t)s[k - 1] == 0x81 && k >= 3 && (uint8_t)s[k - 3] == 0xE2))
+                    t->split_at_space = 0;
+            }
+            if (chars > t->max_piece_chars) t->max_piece_chars = chars;
+        }
+    }
+    free(t->eog);
+    t->eog = calloc(sizeof eog_names / sizeof eog_names[0] + 1, sizeof *t->eog);
+    if (!t->eog) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "tokenizer: out of memory");
+    t->n_eog = 0;
+    if (t->eos >= 0) t->eog[t->n_eog++] = t->eos;
+    for (size_t i = 0; i < sizeof eog_names / sizeof eog_names[0]; i++) {
+        int32_t id = tok_find_text(t, eog_names[i]);
+        if (id >= 0 && id != t->eos && (t->type[id] == TT_CONTROL)) t->eog[t->n_eog++] = id;
+    }
+    return WGT_OK;
+}
+
+void wgt_tokenizer_free(wgt_tokenizer *t)
+{
+    if (!t) return;
+    for (int32_t i = 0; i < t->n_vocab; i++) {
+        if (t->text) free(t->text[i]);
+        if (t->piece) free(t->piece[i]);
+    }
+    free(t->text);
+    free(t->text_len);
+    free(t->piece);
+    free(t->piece_len);
+    free(t->scores);
+    free(t->type);
+    strmap_free(&t->vocab);
+    strmap_free(&t->by_text);
+    pairmap_free(&t->merges);
+    for (int i = 0; i < t->n_split; i++) pcre2_code_free(t->split_re[i]);
+    for (int i = 0; i < t->n_added; i++) free(t->added[i].content);
+    free(t->added);
+    free(t->eog);
+    free(t->chat_template);
+    wordcache_free(&t->cache);
+    free(t);
+}
+
+/* ---- encoding ---- */
+
+const char TOK_RE_GPT2[] = "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";
+const char TOK_RE_LLAMA3[] = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+const char TOK_RE_QWEN2[] = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+
+typedef struct enc_ctx { wgt_tokenizer *t; idvec *out; pcre2_match_data *md; } enc_ctx;
+
+static void split_level(enc_ctx *c, int level, const char *s, size_t n)
+{
+    wgt_tokenizer *t = c->t;
+    if (!n) return;
+    if (level == t->n_split) {
+        bpe_encode_word(t, s, n, c->out);
+        return;
+    }
+    pcre2_code *re = t->split_re[level];
+    size_t pos = 0, gap = 0;
+    while (pos < n) {
+        int rc = pcre2_match(re, (PCRE2_SPTR)s, n, pos, PCRE2_NO_UTF_CHECK, c->md, NULL);
+        if (rc < 0) break;
+        PCRE2_SIZE *ov = pcre2_get_ovector_pointer(c->md);
+        size_t ms = ov[0], me = ov[1];
+        if (me == ms) { /* an empty match: step over one character */
+            pos = ms + 1;
+            while (pos < n && ((uint8_t)s[pos] & 0xC0) == 0x80) pos++;
+            continue;
+        }
+        if (ms > gap) split_level(c, level + 1, s + gap, ms - gap);
+        if (t->split_how[level] != SPLIT_REMOVED) split_level(c, level + 1, s + ms, me - ms);
+        gap = pos = me;
+    }
+    if (n > gap) split_level(c, level + 1, s + gap, n - gap);
+}
+
+static int utf8_valid(const char *s, size_t n)
+{
+    return utf8proc_decompose_custom((const utf8proc_uint8_t *)s, (utf8proc_ssize_t)n, NULL, 0, 0, NULL, NULL) >= 0;
+}
+
+static int is_ascii(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if ((uint8_t)s[i] >= 0x80) return 0;
+    return 1;
+}
+
+/* NFC / NFKC through utf8proc; returns malloc'd text or NULL (out of memory). */
+static char *normalize(tok_norm norm, const char *s, size_t n, size_t *out_len)
+{
+    utf8proc_uint8_t *res = NULL;
+    int opts = UTF8PROC_STABLE | UTF8PROC_COMPOSE | (norm == NORM_NFKC ? UTF8PROC_COMPAT : 0);
+    utf8proc_ssize_t r = utf8proc_map((const utf8proc_uint8_t *)s, (utf8proc_ssize_t)n, &res, (utf8proc_option_t)opts);
+    if (r < 0) return NULL;
+    *out_len = (size_t)r;
+    return (char *)res;
+}
+
+static wgt_status encode_segment(enc_ctx *c, const char *s, size_t n, int at_text_start)
+{
+    wgt_tokenizer *t = c->t;
+    char *norm = NULL;
+    size_t nn = n;
+    if (t->norm != NORM_NONE && !is_ascii(s, n)) {
+        if (!(norm = normalize(t->norm, s, n, &nn))) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "tokenizer: normalisation failed");
+        s = norm;
+        n = nn;
+    }
+    if (t->kind == TOK_BYTE_BPE) {
+        if (t->add_prefix_space && n && s[0] != ' ') {
+            char *p = malloc(n + 1);
+            if (!p) {
+                free(norm);
+                return wgt_error(WGT_ERR_OUT_OF_MEMORY, "tokenizer: out of memory");
+            }
+            p[0] = ' ';
+            memcpy(p + 1, s, n);
+            free(norm);
+            s = norm = p;
+            n++;
+        }
+        split_level(c, 0, s, n);
+    } else {
+        /* SentencePiece's normaliser: optional whitespace squeeze, the dummy prefix, spaces as U+2581. */
+        char *buf = malloc(n * 3 + 4);
+        if (!buf) {
+            free(norm);
+            return wgt_error(WGT_ERR_OUT_OF_MEMORY, "tokenizer: out of memory");
+        }
+        size_t k = 0, i = 0, end = n;
+        if (t->remove_extra_ws) {
+            while (i < end && s[i] == ' ') i++;
+            while (end > i && s[end - 1] == ' ') end--;
+        }
+        if (end > i && t->add_dummy_prefix && at_text_start) {
+            memcpy(buf, t->escape_ws ? "\xE2\x96\x81" : " ", t->escape_ws ? 3 : 1);
+            k = t->escape_ws ? 3 : 1;
+        }
+        for (; i < end; i++) {
+            if (s[i] == ' ') {
+                if (t->remove_extra_ws && i > 0 && s[i - 1] == ' ') continue;
+                if (t->escape_ws) {
+                    memcpy(buf + k, "\xE2\x96\x81", 3);
+                    k += 3;
+                    continue;
+                }
+            }
+            buf[k++] = s[i];
+        }
+        spm_encode_text(t, buf, k, c->out);
+        free(buf);
+    }
+    free(norm);
+    return c->out->oom ? wgt_error(WGT_ERR_OUT_OF_MEMORY, "tokenizer: out of memory while encoding") : WGT_OK;
+}
+
+static int is_space(char ch) { return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\v' || ch == '\f'; }
+
+static int is_word_byte(uint8_t ch) { return ch >= 0x80 || ch == '_' || (ch >= '0' && ch <= '9') || ((ch | 32) >= 'a' && (ch | 32) <= 'z'); }
+
+/* The longest added token that starts at s[pos] and may match there; NULL if none. */
+static const added_token *match_added(const wgt_tokenizer *t, const char *s, size_t n, size_t pos, int parse_special)
+{
+    int i = t->added_first[(uint8_t)s[pos]];
+    if (i < 0) return NULL;
+    for (; i < t->n_added && t->added[i].content[0] == s[pos]; i++) {
+        const added_token *a = &t->added[i];
+        if (a->special && !parse_special) continue;
+        if (a->len > n - pos || memcmp(s + pos, a->content, a->len)) continue;
+        if (a->single_word && ((pos > 0 && is_word_byte((uint8_t)s[pos - 1])) ||
+                               (pos + a->len < n && is_word_byte((uint8_t)s[pos + a->len]))))
+            continue;
+        return a;
+    }
+    return NULL;
+}
+
+wgt_status wgt_tokenizer_encode(wgt_tokenizer *t, const char *text, size_t len, unsigned flags, int32_t **ids,
+                                size_t *n_ids)
+{
+    if (!t || !ids || !n_ids || (!text && len)) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_tokenizer_encode: NULL argument");
+    *ids = NULL;
+    *n_ids = 0;
+    if (!text) text = "";
+    if (len == (size_t)-1) len = strlen(text);
+    if (!utf8_valid(text, len)) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_tokenizer_encode: the text is not valid UTF-8");
+    idvec out = {0};
+    enc_ctx c = {t, &out, NULL};
+    wgt_status st = WGT_OK;
+    if (t->kind == TOK_BYTE_BPE && !(c.md = pcre2_match_data_create(4, NULL)))
+        return wgt_error(WGT_ERR_OUT_OF_MEMORY, "tokenizer: out of memory");
+    if ((flags & WGT_TOKENIZE_ADD_SPECIAL) && t->add_bos && t->bos >= 0) idvec_push(&out, t->bos);
+    int parse_special = (flags & WGT_TOKENIZE_PARSE_SPECIAL) != 0;
+    size_t seg = 0;
+    for (size_t pos = 0; pos < len && !st;) {
+        const added_token *a = t->n_added ? match_added(t, text, len, pos, parse_special) : NULL;
+        if (!a) {
+            pos++;
+            continue;
+        }
+        size_t ms = pos, me = pos + a->len;
+        if (a->lstrip)
+            while (ms > seg && is_space(text[ms - 1])) ms--;
+        if (a->rstrip)
+            while (me < len && is_space(text[me])) me++;
+        if (ms > seg) st = encode_segment(&c, text + seg, ms - seg, seg == 0);
+        idvec_push(&out, a->id);
+        pos = seg = me;
+    }
+    if (!st && len > seg) st = encode_segment(&c, text + seg, len - seg, seg == 0);
+    if (!st && (flags & WGT_TOKENIZE_ADD_SPECIAL) && t->add_eos && t->eos >= 0) idvec_push(&out, t->eos);
+    pcre2_match_data_free(c.md);
+    if (!st && out.oom) st = wgt_error(WGT_ERR_OUT_OF_MEMORY, "tokenizer: out of memory while encoding");
+    if (st) {
+        free(out.v);
+        return st;
+    }
+    *ids = out.v ? out.v : malloc(sizeof(int32_t));
+    *n_ids = out.n;
+    return *ids ? WGT_OK : wgt_error(WGT_ERR_OUT_OF_MEMORY, "tokenizer: out of memory");
+}
+
+/* ---- decoding ---- */
+
+static int is_special(const wgt_tokenizer *t, int32_t id) { return t->type[id] == TT_CONTROL || t->type[id] == TT_UNKNOWN; }
+
+/* The bytes id adds to the output, given whether ordinary text was emitted before it. */
+static void piece_of(const wgt_tokenizer *t, int32_t id, int at_start, const char **p, size_t *n)
+{
+    *p = t->piece[id];
+    *n = t->piece_len[id];
+    if (t->kind != TOK_BYTE_BPE && at_start && t->add_dummy_prefix && *n && (*p)[0] == ' ' &&
+        (t->type[id] == TT_NORMAL || t->type[id] == TT_USER_DEFINED)) {
+        (*p)++;
+        (*n)--;
+    }
+}
+
+wgt_status wgt_tokenizer_decode(const wgt_tokenizer *t, const int32_t *ids, size_t n_ids, int skip_special, char **text,
+                                size_t *len)
+{
+    if (!t || !text || (!ids && n_ids)) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_tokenizer_decode: NULL argument");
+    *text = NULL;
+    size_t total = 0;
+    for (size_t i = 0; i < n_ids; i++) {
+        if (ids[i] < 0 || ids[i] >= t->n_vocab)
+            return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_tokenizer_decode: id %d at position %zu is outside the vocabulary (0..%d)",
+                             ids[i], i, t->n_vocab - 1);
+        total += t->piece_len[ids[i]];
+    }
+    char *out = malloc(total + 1);
+    if (!out) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "tokenizer: out of memory");
+    size_t k = 0;
+    int at_start = 1;
+    for (size_t i = 0; i < n_ids; i++) {
+        if (skip_special && is_special(t, ids[i])) continue;
+        const char *p;
+        size_t n;
+        piece_of(t, ids[i], at_start, &p, &n);
+        if (!is_special(t, ids[i])) at_start = 0;
+        memcpy(out + k, p, n);
+        k += n;
+    }
+    out[k] = 0;
+    *text = out;
+    if (len) *len = k;
+    return WGT_OK;
+}
+
+struct wgt_detokenizer {
+    const wgt_tokenizer *t;
+    int skip_special, at_start;
+    char *buf; size_t n, cap;  /* bytes held back (an incomplete UTF-8 sequence) + the output */
+    size_t held;
+};
+
+wgt_status wgt_detokenizer_create(const wgt_tokenizer *t, int skip_special, wgt_detokenizer **out)
+{
+    if (!t || !out) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_detokenizer_create: NULL argument");
+    wgt_detokenizer *d = calloc(1, sizeof *d);
+    if (!d) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "tokenizer: out of memory");
+    d->t = t;
+    d->skip_special = skip_special;
+    d->at_start = 1;
+    *out = d;
+    return WGT_OK;
+}
+
+/* Length of the prefix of s that does not end inside a UTF-8 sequence still waiting for bytes. */
+static size_t utf8_complete_prefix(const char *s, size_t n)
+{
+    for (size_t back = 1; back <= 4 && back <= n; back++) {
+        uint8_t c = (uint8_t)s[n - back];
+        if (c < 0x80) return n;
+        if (c >= 0xC0) {
+            size_t need = (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 1;
+            return need > back ? n - back : n;
+        }
+    }
+    return n;
+}
+
+wgt_status wgt_detokenizer_push(wgt_detokenizer *d, int32_t id, const char **text, size_t *len)
+{
+    if (!d || !text || !len) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_detokenizer_push: NULL argument");
+    const wgt_tokenizer *t = d->t;
+    if (id < 0 || id >= t->n_vocab)
+        return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_detokenizer_push: id %d is outside the vocabulary (0..%d)", id, t->n_vocab - 1);
+    /* Drop what was handed out last time; keep what was held. */
+    memmove(d->buf, d->buf + d->n - d->held, d->held);
+    d->n = d->held;
+    if (!(d->skip_special && is_special(t, id))) {
+        const char *p;
+        size_t n;
+        piece_of(t, id, d->at_start, &p, &n);
+        if (!is_special(t, id)) d->at_start = 0;
+        if (d->n + n + 4 > d->cap) {
+            size_t cap = (d->n + n + 4) * 2;
+            char *b = realloc(d->buf, cap);
+            if (!b) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "tokenizer: out of memory");
+            d->buf = b;
+            d->cap = cap;
+        }
+        memcpy(d->buf + d->n, p, n);
+        d->n += n;
+    }
+    size_t ready = utf8_complete_prefix(d->buf, d->n);
+    d->held = d->n - ready;
+    *text = d->buf ? d->buf : "";
+    *len = ready;
+    return WGT_OK;
+}
+
+wgt_status wgt_detokenizer_flush(wgt_detokenizer *d, const char **text, size_t *len)
+{
+    if (!d || !text || !len) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_detokenizer_flush: NULL argument");
+    memmove(d->buf, d->buf + d->n - d->held, d->held);
+    d->n = d->held;
+    if (d->held) {
+        if (d->cap < 8) {
+            char *b = realloc(d->buf, 8);
+            if (!b) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "tokenizer: out of memory");
+            d->buf = b;
+            d->cap = 8;
+        }
+        memcpy(d->buf, "\xEF\xBF\xBD", 3); /* U+FFFD for the sequence that never completed */
+        d->n = 3;
+    }
+    d->held = 0;
+    *text = d->buf ? d->buf : "";
+    *len = d->n;
+    d->n = 0;
+    return WGT_OK;
+}
+
+void wgt_detokenizer_free(wgt_detokenizer *d)
+{
+    if (!d) return;
+    free(d->buf);
+    free(d);
+}
+
+/* ---- queries ---- */
+
+wgt_status wgt_tokenizer_token_to_piece(const wgt_tokenizer *t, int32_t id, const char **piece, size_t *len)
+{
+    if (!t || !piece || !len) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_tokenizer_token_to_piece: NULL argument");
+    if (id < 0 || id >= t->n_vocab)
+        return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_tokenizer_token_to_piece: id %d is outside the vocabulary (0..%d)", id,
+                         t->n_vocab - 1);
+    *piece = t->piece[id];
+    *len = t->piece_len[id];
+    return WGT_OK;
+}
+
+const char *wgt_tokenizer_token_text(const wgt_tokenizer *t, int32_t id)
+{
+    return t && id >= 0 && id < t->n_vocab ? t->text[id] : NULL;
+}
+
+int32_t wgt_tokenizer_token_id(const wgt_tokenizer *t, const char *text) { return t ? tok_find_text(t, text) : -1; }
+int32_t wgt_tokenizer_vocab_size(const wgt_tokenizer *t) { return t ? t->n_vocab : 0; }
+int32_t wgt_tokenizer_bos(const wgt_tokenizer *t) { return t ? t->bos : -1; }
+int32_t wgt_tokenizer_eos(const wgt_tokenizer *t) { return t ? t->eos : -1; }
+
+int wgt_tokenizer_is_eog(const wgt_tokenizer *t, int32_t id)
+{
+    if (!t) return 0;
+    for (int i = 0; i < t->n_eog; i++)
+        if (t->eog[i] == id) return 1;
+    return 0;
+}
