@@ -1,0 +1,401 @@
+/* GGUF writer: v3, little-endian. The header (metadata + tensor infos) is built in memory — it is
+ * small — and written when the first tensor byte arrives; tensor bytes are streamed to the file
+ * as they come, each tensor padded to the alignment, so a file of any size needs no more memory
+ * than its header. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "io/io.h"
+
+#define GGML_MAX_NAME 64 /* llama.cpp refuses tensor names of 64 bytes or more */
+
+typedef struct wtensor {
+    char *name;
+    wgt_ftype type;
+    uint32_t n_dims;
+    int64_t ne[WGT_GGUF_MAX_DIMS];
+    uint64_t bytes, offset;
+} wtensor;
+
+typedef struct open_array {
+    wgt_gguf_type elem;
+    uint64_t left;
+} open_array;
+
+struct wgt_gguf_writer {
+    char *path;
+    FILE *f;
+    uint8_t *meta; /* serialised kv pairs */
+    uint64_t meta_len, meta_cap, n_kv;
+    char **keys;
+    wtensor *tensors;
+    uint64_t n_tensors, cap_tensors;
+    uint32_t alignment;
+    open_array stack[8];
+    int depth;
+    int started;      /* header written: data is being streamed */
+    uint64_t current; /* tensor receiving bytes */
+    uint64_t written; /* bytes of it so far */
+    wgt_status failed;
+};
+
+static const uint8_t scalar_size[] = {1, 1, 2, 2, 4, 4, 4, 1, 0, 0, 8, 8, 8};
+
+static wgt_status put(wgt_gguf_writer *w, const void *p, uint64_t n)
+{
+    if (n > UINT64_MAX - w->meta_len) return wgt_error(WGT_ERR_LIMIT, "%s: metadata too large", w->path);
+    if (w->meta_len + n > w->meta_cap) {
+        uint64_t cap = w->meta_cap ? w->meta_cap : 4096;
+        while (cap < w->meta_len + n) cap *= 2;
+        if (cap > WGT_IO_MAX_HEADER * 2) return wgt_error(WGT_ERR_LIMIT, "%s: metadata over %llu MB", w->path, WGT_IO_MAX_HEADER >> 20);
+        uint8_t *m = realloc(w->meta, (size_t)cap);
+        if (!m) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s: metadata buffer", w->path);
+        w->meta = m;
+        w->meta_cap = cap;
+    }
+    memcpy(w->meta + w->meta_len, p, (size_t)n);
+    w->meta_len += n;
+    return WGT_OK;
+}
+
+static wgt_status put_le(wgt_gguf_writer *w, uint64_t v, int n)
+{
+    uint8_t b[8];
+    for (int i = 0; i < n; i++) b[i] = (uint8_t)(v >> (8 * i));
+    return put(w, b, (uint64_t)n);
+}
+
+static wgt_status put_str(wgt_gguf_writer *w, const char *s, uint64_t len)
+{
+    wgt_status st = put_le(w, len, 8);
+    return st ? st : put(w, s, len);
+}
+
+wgt_status wgt_gguf_writer_create(const char *path, wgt_gguf_writer **out)
+{
+    *out = NULL;
+    wgt_gguf_writer *w = calloc(1, sizeof *w);
+    if (!w || !(w->path = wgt_strndup(path, strlen(path)))) {
+        free(w);
+        return wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s: writer", path);
+    }
+    if (!(w->f = fopen(path, "wb"))) {
+        wgt_status st = wgt_error(WGT_ERR_IO, "%s: cannot create: %m", path);
+        free(w->path);
+        free(w);
+        return st;
+    }
+    w->alignment = 32;
+    *out = w;
+    return WGT_OK;
+}
+
+/* Start a value: at top level write the key and type; inside an array check the element type. */
+static wgt_status begin_value(wgt_gguf_writer *w, const char *key, wgt_gguf_type type)
+{
+    if (w->failed) return w->failed;
+    if (w->started) return wgt_error(WGT_ERR_MISUSE, "%s: metadata added after tensor data", w->path);
+    if ((unsigned)type > WGT_GGUF_FLOAT64) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: value type %d", w->path, (int)type);
+    if (w->depth) {
+        open_array *a = &w->stack[w->depth - 1];
+        if (key) return wgt_error(WGT_ERR_MISUSE, "%s: key '%s' given inside an array", w->path, key);
+        if (a->elem != type)
+            return wgt_error(WGT_ERR_MISUSE, "%s: array element of type %d, the array holds type %d", w->path, (int)type, (int)a->elem);
+        if (!a->left) return wgt_error(WGT_ERR_MISUSE, "%s: more elements than the array declared", w->path);
+        a->left--;
+        return WGT_OK;
+    }
+    if (!key || !*key || !wgt_utf8_valid(key, strlen(key)))
+        return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: metadata key missing or not UTF-8", w->path);
+    for (uint64_t i = 0; i < w->n_kv; i++)
+        if (!strcmp(w->keys[i], key)) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: duplicate key '%s'", w->path, key);
+    char **keys = realloc(w->keys, (size_t)(w->n_kv + 1) * sizeof *keys);
+    if (!keys) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s: keys", w->path);
+    w->keys = keys;
+    if (!(keys[w->n_kv] = wgt_strndup(key, strlen(key)))) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s: keys", w->path);
+    w->n_kv++;
+    wgt_status st = put_str(w, key, strlen(key));
+    return st ? st : put_le(w, (uint64_t)type, 4);
+}
+
+wgt_status wgt_gguf_writer_add(wgt_gguf_writer *w, const char *key, wgt_gguf_type type, const void *value)
+{
+    if ((unsigned)type > WGT_GGUF_FLOAT64 || type == WGT_GGUF_STRING || type == WGT_GGUF_ARRAY)
+        return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: wgt_gguf_writer_add takes scalar types", w->path);
+    wgt_status st = begin_value(w, key, type);
+    if (st) return st;
+    uint64_t v = 0;
+    memcpy(&v, value, scalar_size[type]); /* little-endian host: the low bytes */
+    if (key && !w->depth && !strcmp(key, "general.alignment") && type == WGT_GGUF_UINT32) {
+        if (!v || (v & (v - 1)) || w->n_tensors)
+            return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: general.alignment %llu: a power of two, before any tensor",
+                             w->path, (unsigned long long)v);
+        w->alignment = (uint32_t)v;
+    }
+    return put_le(w, v, scalar_size[type]);
+}
+
+wgt_status wgt_gguf_writer_add_u32(wgt_gguf_writer *w, const char *key, uint32_t v) { return wgt_gguf_writer_add(w, key, WGT_GGUF_UINT32, &v); }
+wgt_status wgt_gguf_writer_add_f32(wgt_gguf_writer *w, const char *key, float v) { return wgt_gguf_writer_add(w, key, WGT_GGUF_FLOAT32, &v); }
+wgt_status wgt_gguf_writer_add_bool(wgt_gguf_writer *w, const char *key, int v)
+{
+    uint8_t b = v != 0;
+    return wgt_gguf_writer_add(w, key, WGT_GGUF_BOOL, &b);
+}
+
+wgt_status wgt_gguf_writer_add_str(wgt_gguf_writer *w, const char *key, const char *s)
+{
+    wgt_status st = begin_value(w, key, WGT_GGUF_STRING);
+    return st ? st : put_str(w, s, strlen(s));
+}
+
+wgt_status wgt_gguf_writer_begin_array(wgt_gguf_writer *w, const char *key, wgt_gguf_type elem, uint64_t count)
+{
+    if ((unsigned)elem > WGT_GGUF_FLOAT64) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: element type %d", w->path, (int)elem);
+    if (w->depth == (int)(sizeof w->stack / sizeof w->stack[0]))
+        return wgt_error(WGT_ERR_LIMIT, "%s: arrays nested too deep", w->path);
+    wgt_status st = begin_value(w, key, WGT_GGUF_ARRAY);
+    if (st || (st = put_le(w, (uint64_t)elem, 4)) || (st = put_le(w, count, 8))) return st;
+    w->stack[w->depth++] = (open_array){elem, count};
+    return WGT_OK;
+}
+
+wgt_status wgt_gguf_writer_end_array(wgt_gguf_writer *w)
+{
+    if (!w->depth) return wgt_error(WGT_ERR_MISUSE, "%s: end_array without begin_array", w->path);
+    if (w->stack[w->depth - 1].left)
+        return wgt_error(WGT_ERR_MISUSE, "%s: array closed with %llu elements missing", w->path,
+                         (unsigned long long)w->stack[w->depth - 1].left);
+    w->depth--;
+    return WGT_OK;
+}
+
+wgt_status wgt_gguf_writer_add_array(wgt_gguf_writer *w, const char *key, wgt_gguf_type elem, const void *values, uint64_t count)
+{
+    if ((unsigned)elem > WGT_GGUF_FLOAT64 || elem == WGT_GGUF_STRING || elem == WGT_GGUF_ARRAY)
+        return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: add_array takes numeric or bool elements", w->path);
+    if (count > WGT_IO_MAX_HEADER) return wgt_error(WGT_ERR_LIMIT, "%s: array of %llu elements", w->path, (unsigned long long)count);
+    wgt_status st = wgt_gguf_writer_begin_array(w, key, elem, 0);
+    if (st) return st;
+    w->meta_len -= 8; /* rewrite the count just written */
+    w->depth--;
+    if ((st = put_le(w, count, 8)) || (st = put(w, values, count * scalar_size[elem]))) return st;
+    return WGT_OK;
+}
+
+wgt_status wgt_gguf_writer_add_str_array(wgt_gguf_writer *w, const char *key, const char *const *strs, const uint64_t *lens, uint64_t count)
+{
+    wgt_status st = wgt_gguf_writer_begin_array(w, key, WGT_GGUF_STRING, count);
+    for (uint64_t i = 0; !st && i < count; i++) {
+        w->stack[w->depth - 1].left--;
+        st = put_str(w, strs[i], lens ? lens[i] : strlen(strs[i]));
+    }
+    return st ? st : wgt_gguf_writer_end_array(w);
+}
+
+static wgt_status add_value(wgt_gguf_writer *w, const char *key, const wgt_gguf_value *v)
+{
+    wgt_gguf_type t = wgt_gguf_value_type(v);
+    wgt_status st;
+    if (t == WGT_GGUF_STRING) {
+        const char *s;
+        uint64_t len;
+        if ((st = wgt_gguf_value_str(v, &s, &len)) || (st = begin_value(w, key, t))) return st;
+        return put_str(w, s, len);
+    }
+    if (t != WGT_GGUF_ARRAY) {
+        /* re-read the stored bits through the widest getter and write them back at their size */
+        uint64_t bits = 0;
+        double d;
+        int64_t i;
+        if (t == WGT_GGUF_FLOAT32) {
+            float f;
+            if ((st = wgt_gguf_value_float(v, &d))) return st;
+            f = (float)d;
+            memcpy(&bits, &f, 4);
+        } else if (t == WGT_GGUF_FLOAT64) {
+            if ((st = wgt_gguf_value_float(v, &d))) return st;
+            memcpy(&bits, &d, 8);
+        } else if (t == WGT_GGUF_BOOL) {
+            int b;
+            if ((st = wgt_gguf_value_bool(v, &b))) return st;
+            bits = (uint64_t)b;
+        } else if (t == WGT_GGUF_UINT64) {
+            if ((st = wgt_gguf_value_uint(v, &bits))) return st;
+        } else {
+            if ((st = wgt_gguf_value_int(v, &i))) return st;
+            bits = (uint64_t)i;
+        }
+        return wgt_gguf_writer_add(w, key, t, &bits);
+    }
+    wgt_gguf_type e = wgt_gguf_array_type(v);
+    uint64_t n = wgt_gguf_array_len(v);
+    if (e != WGT_GGUF_STRING && e != WGT_GGUF_ARRAY) return wgt_gguf_writer_add_array(w, key, e, wgt_gguf_array_data(v), n);
+    if ((st = wgt_gguf_writer_begin_array(w, key, e, n))) return st;
+    for (uint64_t i = 0; i < n; i++) {
+        if (e == WGT_GGUF_STRING) {
+            const char *s;
+            uint64_t len;
+            if ((st = wgt_gguf_array_str(v, i, &s, &len))) return st;
+            w->stack[w->depth - 1].left--;
+            if ((st = put_str(w, s, len))) return st;
+        } else if ((st = add_value(w, NULL, wgt_gguf_array_item(v, i)))) {
+            return st;
+        }
+    }
+    return wgt_gguf_writer_end_array(w);
+}
+
+wgt_status wgt_gguf_writer_add_value(wgt_gguf_writer *w, const char *key, const wgt_gguf_value *v)
+{
+    if (!v) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: NULL value", w->path);
+    return add_value(w, key, v);
+}
+
+wgt_status wgt_gguf_writer_add_tensor(wgt_gguf_writer *w, const char *name, wgt_ftype type, uint32_t n_dims, const int64_t *ne)
+{
+    if (w->failed) return w->failed;
+    if (w->started) return wgt_error(WGT_ERR_MISUSE, "%s: tensor '%s' added after tensor data", w->path, name);
+    size_t len = name ? strlen(name) : 0;
+    if (!len || len >= GGML_MAX_NAME || !wgt_utf8_valid(name, len))
+        return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: tensor name '%s': 1 to %d bytes of UTF-8 (llama.cpp's limit)",
+                         w->path, name ? name : "(null)", GGML_MAX_NAME - 1);
+    if (n_dims < 1 || n_dims > WGT_GGUF_MAX_DIMS || !wgt_ftype_block_elems(type) || (int)type >= 200)
+        return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: tensor '%s': %u dims or type %d not storable in GGUF", w->path, name, n_dims, (int)type);
+    for (uint64_t i = 0; i < w->n_tensors; i++)
+        if (!strcmp(w->tensors[i].name, name)) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: duplicate tensor '%s'", w->path, name);
+    wtensor t = {.type = type, .n_dims = n_dims};
+    int64_t n = 1;
+    for (int d = 0; d < WGT_GGUF_MAX_DIMS; d++) {
+        t.ne[d] = d < (int)n_dims ? ne[d] : 1;
+        if (t.ne[d] < 0 || (t.ne[d] && n > INT64_MAX / t.ne[d]))
+            return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: tensor '%s': bad or overflowing shape", w->path, name);
+        n *= t.ne[d];
+    }
+    if (t.ne[0] % wgt_ftype_block_elems(type))
+        return wgt_error(WGT_ERR_SHAPE, "%s: tensor '%s': row of %lld is not a multiple of %s's block",
+                         w->path, name, (long long)t.ne[0], wgt_ftype_name(type));
+    wgt_status st = wgt_ftype_bytes(type, n, &t.bytes);
+    if (st) return st;
+    if (w->n_tensors == w->cap_tensors) {
+        uint64_t cap = w->cap_tensors ? 2 * w->cap_tensors : 64;
+        wtensor *p = realloc(w->tensors, (size_t)cap * sizeof *p);
+        if (!p) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s: tensor table", w->path);
+        w->tensors = p;
+        w->cap_tensors = cap;
+    }
+    if (!(t.name = wgt_strndup(name, len))) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s: tensor name", w->path);
+    w->tensors[w->n_tensors++] = t;
+    return WGT_OK;
+}
+
+static wgt_status pad(wgt_gguf_writer *w, uint64_t at)
+{
+    static const uint8_t zeros[256];
+    uint64_t n = (w->alignment - at % w->alignment) % w->alignment;
+    while (n) {
+        uint64_t k = n < sizeof zeros ? n : sizeof zeros;
+        wgt_status st = wgt_write_all(w->f, zeros, k, w->path);
+        if (st) return st;
+        n -= k;
+    }
+    return WGT_OK;
+}
+
+/* Header: magic, version, counts, metadata, tensor infos with offsets, padding. */
+static wgt_status start(wgt_gguf_writer *w)
+{
+    if (w->depth) return wgt_error(WGT_ERR_MISUSE, "%s: an array is still open", w->path);
+    uint64_t kv_bytes = w->meta_len;
+    uint64_t off = 0;
+    wgt_status st;
+    for (uint64_t i = 0; i < w->n_tensors; i++) {
+        wtensor *t = &w->tensors[i];
+        t->offset = off;
+        uint64_t padded = (t->bytes + w->alignment - 1) / w->alignment * w->alignment;
+        if (padded < t->bytes || off > UINT64_MAX - padded) return wgt_error(WGT_ERR_LIMIT, "%s: tensor data overflows", w->path);
+        off += padded;
+        if ((st = put_str(w, t->name, strlen(t->name))) || (st = put_le(w, t->n_dims, 4))) return st;
+        for (uint32_t d = 0; d < t->n_dims; d++)
+            if ((st = put_le(w, (uint64_t)t->ne[d], 8))) return st;
+        if ((st = put_le(w, (uint64_t)t->type, 4)) || (st = put_le(w, t->offset, 8))) return st;
+    }
+    uint8_t head[24];
+    memcpy(head, "GGUF", 4);
+    uint64_t fields[3] = {3, w->n_tensors, w->n_kv};
+    for (int i = 0; i < 4; i++) head[4 + i] = (uint8_t)(fields[0] >> (8 * i));
+    for (int i = 0; i < 8; i++) head[8 + i] = (uint8_t)(fields[1] >> (8 * i));
+    for (int i = 0; i < 8; i++) head[16 + i] = (uint8_t)(fields[2] >> (8 * i));
+    if ((st = wgt_write_all(w->f, head, 24, w->path)) || (st = wgt_write_all(w->f, w->meta, kv_bytes, w->path)) ||
+        (st = wgt_write_all(w->f, w->meta + kv_bytes, w->meta_len - kv_bytes, w->path)) ||
+        (st = pad(w, 24 + w->meta_len)))
+        return st;
+    w->started = 1;
+    return WGT_OK;
+}
+
+wgt_status wgt_gguf_writer_write(wgt_gguf_writer *w, const void *data, uint64_t bytes)
+{
+    if (w->failed) return w->failed;
+    wgt_status st = w->started ? WGT_OK : start(w);
+    const uint8_t *p = data;
+    while (!st && bytes) {
+        /* skip finished (and empty) tensors */
+        while (w->current < w->n_tensors && w->written == w->tensors[w->current].bytes) {
+            if ((st = pad(w, w->written))) break;
+            w->current++;
+            w->written = 0;
+        }
+        if (st) break;
+        if (w->current == w->n_tensors) {
+            st = wgt_error(WGT_ERR_MISUSE, "%s: %llu bytes more than the tensors declared", w->path, (unsigned long long)bytes);
+            break;
+        }
+        uint64_t k = w->tensors[w->current].bytes - w->written;
+        if (k > bytes) k = bytes;
+        if ((st = wgt_write_all(w->f, p, k, w->path))) break;
+        w->written += k;
+        p += k;
+        bytes -= k;
+    }
+    if (st) w->failed = st;
+    return st;
+}
+
+wgt_status wgt_gguf_writer_finish(wgt_gguf_writer *w)
+{
+    wgt_status st = w->failed ? w->failed : w->started ? WGT_OK : start(w);
+    while (!st && w->current < w->n_tensors) {
+        if (w->written != w->tensors[w->current].bytes) {
+            st = wgt_error(WGT_ERR_MISUSE, "%s: tensor '%s' got %llu of its %llu bytes", w->path, w->tensors[w->current].name,
+                           (unsigned long long)w->written, (unsigned long long)w->tensors[w->current].bytes);
+            break;
+        }
+        st = pad(w, w->written);
+        w->current++;
+        w->written = 0;
+    }
+    if (!st && fflush(w->f)) st = wgt_error(WGT_ERR_IO, "%s: write failed: %m", w->path);
+    if (!st && fclose(w->f)) st = wgt_error(WGT_ERR_IO, "%s: close failed: %m", w->path);
+    if (!st) w->f = NULL;
+    if (st) w->failed = st;
+    return st;
+}
+
+void wgt_gguf_writer_free(wgt_gguf_writer *w)
+{
+    if (!w) return;
+    if (w->f) {
+        fclose(w->f);
+        remove(w->path);
+    }
+    for (uint64_t i = 0; i < w->n_kv; i++) free(w->keys[i]);
+    for (uint64_t i = 0; i < w->n_tensors; i++) free(w->tensors[i].name);
+    free(w->keys);
+    free(w->tensors);
+    free(w->meta);
+    free(w->path);
+    free(w);
+}

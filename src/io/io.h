@@ -1,0 +1,53 @@
+/* Shared pieces of the io layer: read-only file maps, UTF-8 validation, a name -> index table. */
+#ifndef WGT_IO_IO_H
+#define WGT_IO_IO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "wgt.h"
+
+/* The largest header (GGUF metadata + tensor infos, safetensors JSON) we accept: real files need
+ * a few MB (a 256k-token vocabulary is about 10 MB); more is a hostile or broken file. */
+#define WGT_IO_MAX_HEADER (100ull << 20)
+
+typedef struct wgt_map {
+    const uint8_t *data; /* NULL for an empty file */
+    uint64_t size;
+    int borrowed;        /* data belongs to the caller (in-memory files, fuzzing) */
+} wgt_map;
+
+/* Map a whole file read-only. Errors name the path. */
+wgt_status wgt_map_open(const char *path, wgt_map *out);
+void wgt_map_close(wgt_map *m);
+
+/* In-memory files (borrowed, not copied; the caller keeps data alive): what the fuzz targets
+ * use, and a way to parse a header already in memory. name stands for the path in messages. */
+wgt_status wgt_gguf_open_memory(const char *name, const void *data, uint64_t size, wgt_gguf **out);
+wgt_status wgt_safetensors_open_memory(const char *name, const void *data, uint64_t size,
+                                       wgt_safetensors **out);
+
+/* 1 when s[0..len) is valid UTF-8 (no overlong forms, no surrogates, nothing past U+10FFFF). */
+int wgt_utf8_valid(const char *s, uint64_t len);
+
+/* Open-addressing table from NUL-terminated names (borrowed, not copied) to indexes. */
+typedef struct wgt_names {
+    const char **keys;
+    int64_t *vals;
+    uint64_t cap; /* a power of two, at least twice the count */
+} wgt_names;
+
+/* Room for n names. WGT_ERR_OUT_OF_MEMORY on failure. */
+wgt_status wgt_names_init(wgt_names *t, uint64_t n);
+/* Insert; returns the index already stored under name if it is a duplicate, else -1. */
+int64_t wgt_names_put(wgt_names *t, const char *name, int64_t val);
+int64_t wgt_names_get(const wgt_names *t, const char *name); /* -1 if absent */
+void wgt_names_free(wgt_names *t);
+
+/* Write bytes to f (a FILE *), as a status naming path. */
+wgt_status wgt_write_all(void *f, const void *data, uint64_t bytes, const char *path);
+
+/* Copy s into fresh memory with a NUL (NULL on failure). */
+char *wgt_strndup(const char *s, uint64_t len);
+
+#endif

@@ -1,0 +1,199 @@
+/* safetensors writer: tensors declared first (the JSON header needs every offset), then their
+ * bytes streamed in declared order. The header is padded with spaces to a multiple of 8 so the
+ * data starts aligned, as the reference writer does. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "io/io.h"
+#include "io/json_util.h"
+
+const char *wgt_st_dtype_name(wgt_ftype t);
+
+typedef struct st_wtensor {
+    char *name;
+    wgt_ftype type;
+    uint32_t n_dims;
+    int64_t shape[WGT_ST_MAX_DIMS];
+    uint64_t bytes;
+} st_wtensor;
+
+struct wgt_st_writer {
+    char *path;
+    FILE *f;
+    st_wtensor *t;
+    uint64_t n, cap;
+    char **mk, **mv;
+    uint64_t n_meta;
+    int started;
+    uint64_t current, written;
+    wgt_status failed;
+};
+
+wgt_status wgt_st_writer_create(const char *path, wgt_st_writer **out)
+{
+    *out = NULL;
+    wgt_st_writer *w = calloc(1, sizeof *w);
+    if (!w || !(w->path = wgt_strndup(path, strlen(path)))) {
+        free(w);
+        return wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s: writer", path);
+    }
+    if (!(w->f = fopen(path, "wb"))) {
+        wgt_status st = wgt_error(WGT_ERR_IO, "%s: cannot create: %m", path);
+        free(w->path);
+        free(w);
+        return st;
+    }
+    *out = w;
+    return WGT_OK;
+}
+
+wgt_status wgt_st_writer_add_metadata(wgt_st_writer *w, const char *key, const char *value)
+{
+    if (w->started) return wgt_error(WGT_ERR_MISUSE, "%s: metadata after tensor data", w->path);
+    if (!key || !value || !wgt_utf8_valid(key, strlen(key)) || !wgt_utf8_valid(value, strlen(value)))
+        return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: metadata key and value must be UTF-8 strings", w->path);
+    char **k = realloc(w->mk, (size_t)(w->n_meta + 1) * sizeof *k);
+    if (k) w->mk = k;
+    char **v = realloc(w->mv, (size_t)(w->n_meta + 1) * sizeof *v);
+    if (v) w->mv = v;
+    if (!k || !v) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s: metadata", w->path);
+    k[w->n_meta] = wgt_strndup(key, strlen(key));
+    v[w->n_meta] = wgt_strndup(value, strlen(value));
+    w->n_meta++;
+    if (!k[w->n_meta - 1] || !v[w->n_meta - 1]) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s: metadata", w->path);
+    return WGT_OK;
+}
+
+wgt_status wgt_st_writer_add_tensor(wgt_st_writer *w, const char *name, wgt_ftype type, uint32_t n_dims, const int64_t *shape)
+{
+    if (w->started) return wgt_error(WGT_ERR_MISUSE, "%s: tensor '%s' after tensor data", w->path, name);
+    if (!name || !*name || !wgt_utf8_valid(name, strlen(name)) || !strcmp(name, "__metadata__"))
+        return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: a tensor name must be non-empty UTF-8", w->path);
+    if (!wgt_st_dtype_name(type) || n_dims > WGT_ST_MAX_DIMS)
+        return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: tensor '%s': type %s or %u dims not storable in safetensors",
+                         w->path, name, wgt_ftype_name(type) ? wgt_ftype_name(type) : "?", n_dims);
+    for (uint64_t i = 0; i < w->n; i++)
+        if (!strcmp(w->t[i].name, name)) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: duplicate tensor '%s'", w->path, name);
+    st_wtensor t = {.type = type, .n_dims = n_dims};
+    int64_t n = 1;
+    for (uint32_t d = 0; d < n_dims; d++) {
+        t.shape[d] = shape[d];
+        if (shape[d] < 0 || (shape[d] && n > INT64_MAX / shape[d]))
+            return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: tensor '%s': bad or overflowing shape", w->path, name);
+        n *= shape[d];
+    }
+    wgt_status st = wgt_ftype_bytes(type, n, &t.bytes);
+    if (st) return st;
+    if (w->n == w->cap) {
+        uint64_t cap = w->cap ? 2 * w->cap : 64;
+        st_wtensor *p = realloc(w->t, (size_t)cap * sizeof *p);
+        if (!p) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s: tensors", w->path);
+        w->t = p;
+        w->cap = cap;
+    }
+    if (!(t.name = wgt_strndup(name, strlen(name)))) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s", w->path);
+    w->t[w->n++] = t;
+    return WGT_OK;
+}
+
+static wgt_status start(wgt_st_writer *w)
+{
+    char *b = NULL, num[64];
+    uint64_t len = 0, cap = 0, off = 0;
+    wgt_status st = wgt_buf_append(&b, &len, &cap, "{", 1);
+    if (!st && w->n_meta) {
+        st = wgt_buf_append(&b, &len, &cap, "\"__metadata__\":{", 16);
+        for (uint64_t i = 0; !st && i < w->n_meta; i++) {
+            if (i) st = wgt_buf_append(&b, &len, &cap, ",", 1);
+            if (!st) st = wgt_json_escape(&b, &len, &cap, w->mk[i]);
+            if (!st) st = wgt_buf_append(&b, &len, &cap, ":", 1);
+            if (!st) st = wgt_json_escape(&b, &len, &cap, w->mv[i]);
+        }
+        if (!st) st = wgt_buf_append(&b, &len, &cap, "}", 1);
+    }
+    for (uint64_t i = 0; !st && i < w->n; i++) {
+        st_wtensor *t = &w->t[i];
+        if (i || w->n_meta) st = wgt_buf_append(&b, &len, &cap, ",", 1);
+        if (!st) st = wgt_json_escape(&b, &len, &cap, t->name);
+        snprintf(num, sizeof num, ":{\"dtype\":\"%s\",\"shape\":[", wgt_st_dtype_name(t->type));
+        if (!st) st = wgt_buf_append(&b, &len, &cap, num, strlen(num));
+        for (uint32_t d = 0; !st && d < t->n_dims; d++) {
+            snprintf(num, sizeof num, "%s%lld", d ? "," : "", (long long)t->shape[d]);
+            st = wgt_buf_append(&b, &len, &cap, num, strlen(num));
+        }
+        snprintf(num, sizeof num, "],\"data_offsets\":[%llu,%llu]}", (unsigned long long)off, (unsigned long long)(off + t->bytes));
+        if (!st) st = wgt_buf_append(&b, &len, &cap, num, strlen(num));
+        off += t->bytes;
+    }
+    if (!st) st = wgt_buf_append(&b, &len, &cap, "}", 1);
+    while (!st && len % 8) st = wgt_buf_append(&b, &len, &cap, " ", 1);
+    uint8_t head[8];
+    for (int i = 0; i < 8; i++) head[i] = (uint8_t)(len >> (8 * i));
+    if (!st) st = wgt_write_all(w->f, head, 8, w->path);
+    if (!st) st = wgt_write_all(w->f, b, len, w->path);
+    free(b);
+    w->started = 1;
+    return st;
+}
+
+wgt_status wgt_st_writer_write(wgt_st_writer *w, const void *data, uint64_t bytes)
+{
+    if (w->failed) return w->failed;
+    wgt_status st = w->started ? WGT_OK : start(w);
+    const uint8_t *p = data;
+    while (!st && bytes) {
+        while (w->current < w->n && w->written == w->t[w->current].bytes) {
+            w->current++;
+            w->written = 0;
+        }
+        if (w->current == w->n) {
+            st = wgt_error(WGT_ERR_MISUSE, "%s: %llu bytes more than the tensors declared", w->path, (unsigned long long)bytes);
+            break;
+        }
+        uint64_t k = w->t[w->current].bytes - w->written;
+        if (k > bytes) k = bytes;
+        if ((st = wgt_write_all(w->f, p, k, w->path))) break;
+        w->written += k;
+        p += k;
+        bytes -= k;
+    }
+    if (st) w->failed = st;
+    return st;
+}
+
+wgt_status wgt_st_writer_finish(wgt_st_writer *w)
+{
+    wgt_status st = w->failed ? w->failed : w->started ? WGT_OK : start(w);
+    while (!st && w->current < w->n) {
+        if (w->written != w->t[w->current].bytes)
+            st = wgt_error(WGT_ERR_MISUSE, "%s: tensor '%s' got %llu of its %llu bytes", w->path, w->t[w->current].name,
+                           (unsigned long long)w->written, (unsigned long long)w->t[w->current].bytes);
+        w->current++;
+        w->written = 0;
+    }
+    if (!st && fclose(w->f)) st = wgt_error(WGT_ERR_IO, "%s: close failed: %m", w->path);
+    if (!st) w->f = NULL;
+    if (st) w->failed = st;
+    return st;
+}
+
+void wgt_st_writer_free(wgt_st_writer *w)
+{
+    if (!w) return;
+    if (w->f) {
+        fclose(w->f);
+        remove(w->path);
+    }
+    for (uint64_t i = 0; i < w->n; i++) free(w->t[i].name);
+    for (uint64_t i = 0; i < w->n_meta; i++) {
+        free(w->mk[i]);
+        free(w->mv[i]);
+    }
+    free(w->t);
+    free(w->mk);
+    free(w->mv);
+    free(w->path);
+    free(w);
+}
