@@ -263,7 +263,12 @@ static wgt_status load_index(wgt_safetensors *st, const char *index_path)
     }
     wgt_names names = {0};
     if (!s) s = wgt_names_init(&names, (uint64_t)st->n);
-    for (int64_t k = 0; !s && k < st->n; k++) wgt_names_put(&names, st->tensors[k].name, k);
+    for (int64_t k = 0; !s && k < st->n; k++) {
+        int64_t dup = wgt_names_put(&names, st->tensors[k].name, k);
+        if (dup >= 0)
+            s = wgt_error(WGT_ERR_FORMAT, "%s: duplicate tensor name '%.64s' (in %s and %s)", index_path,
+                          st->tensors[k].name, st->tensors[dup].file, st->tensors[k].file);
+    }
     for (const cJSON *e = wm && !s ? wm->child : NULL; !s && e; e = e->next) {
         int64_t i = wgt_names_get(&names, e->string);
         const char *fn = strrchr(i >= 0 ? st->tensors[i].file : "", '/');
