@@ -18,6 +18,12 @@ static void tokenize_usage(FILE *f)
                "  --no-bos      do not add BOS/EOS (added as the model's configuration says)\n"
                "  --file F      read the text from F ('-' for stdin); TEXT words are joined with spaces\n"
                "  --jsonl F     each line of F is a JSON string: print one line of ids per line\n"
+               "  --chat        TEXT is a user message: render the model's chat template (with a\n"
+               "                generation prompt) and encode the result\n"
+               "  --system S    with --chat: a system message first\n"
+               "  --template T  with --chat: use T instead of the model's template: chatml, llama3,\n"
+               "                llama2, mistral, or @FILE for a Jinja template file\n"
+               "  --render      with --chat: print the rendered text instead of ids\n"
                "usage: wgt detokenize -t TOKENIZER [--skip-special] [--jsonl F | ID...]\n"
                "  --jsonl F     each line of F is a JSON array of ids: print each text as a JSON string\n");
 }
@@ -145,7 +151,8 @@ static int common_args(int argc, char **argv, int i, const char **tok_path)
 
 int cmd_tokenize(int argc, char **argv)
 {
-    const char *tok_path = NULL, *file = NULL, *jsonl = NULL;
+    const char *tok_path = NULL, *file = NULL, *jsonl = NULL, *system = NULL, *tmpl = NULL;
+    int chat = 0, render = 0;
     unsigned flags = WGT_TOKENIZE_ADD_SPECIAL | WGT_TOKENIZE_PARSE_SPECIAL;
     int first_text = 0;
     for (int i = 1; i < argc;) {
@@ -155,6 +162,10 @@ int cmd_tokenize(int argc, char **argv)
         else if (!strcmp(argv[i], "--no-bos")) flags &= ~(unsigned)WGT_TOKENIZE_ADD_SPECIAL, i++;
         else if (!strcmp(argv[i], "--file") && i + 1 < argc) file = argv[i + 1], i += 2;
         else if (!strcmp(argv[i], "--jsonl") && i + 1 < argc) jsonl = argv[i + 1], i += 2;
+        else if (!strcmp(argv[i], "--chat")) chat = 1, i++;
+        else if (!strcmp(argv[i], "--render")) render = 1, i++;
+        else if (!strcmp(argv[i], "--system") && i + 1 < argc) system = argv[i + 1], i += 2;
+        else if (!strcmp(argv[i], "--template") && i + 1 < argc) tmpl = argv[i + 1], i += 2;
         else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             tokenize_usage(stdout);
             return 0;
@@ -209,6 +220,43 @@ int cmd_tokenize(int argc, char **argv)
         fprintf(stderr, "wgt tokenize: %s\n", wgt_errmsg());
         free(text);
         return 1;
+    }
+    if (chat) {
+        char *tmpl_text = NULL, *rendered = NULL;
+        size_t tlen;
+        if (tmpl && tmpl[0] == '@') {
+            FILE *f = fopen(tmpl + 1, "rb");
+            if (!f || read_all(f, &tmpl_text, &tlen)) {
+                fprintf(stderr, "wgt tokenize: cannot read the template %s\n", tmpl + 1);
+                if (f) fclose(f);
+                free(text);
+                wgt_tokenizer_free(tok);
+                return 1;
+            }
+            fclose(f);
+            tmpl_text[tlen] = 0;
+        }
+        text[len] = 0;
+        wgt_chat_message msgs[2] = {{"system", system ? system : ""}, {"user", text}};
+        st = wgt_tokenizer_apply_chat_template(tok, system ? msgs : msgs + 1, system ? 2 : 1, 1,
+                                               tmpl_text ? tmpl_text : tmpl, &rendered);
+        free(tmpl_text);
+        free(text);
+        if (st) {
+            fprintf(stderr, "wgt tokenize: %s\n", wgt_errmsg());
+            wgt_tokenizer_free(tok);
+            return 1;
+        }
+        if (render) {
+            fputs(rendered, stdout);
+            free(rendered);
+            wgt_tokenizer_free(tok);
+            return 0;
+        }
+        /* The template writes BOS itself, as Hugging Face's apply_chat_template assumes. */
+        text = rendered;
+        len = strlen(rendered);
+        flags &= ~(unsigned)WGT_TOKENIZE_ADD_SPECIAL;
     }
     int32_t *ids;
     size_t n;
