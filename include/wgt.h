@@ -205,6 +205,22 @@ wgt_status wgt_context_empty_cache(wgt_context *ctx);
  * *gbps gets the achieved read+write bandwidth (may be NULL). WGT_ERR_INTERNAL on mismatch. */
 wgt_status wgt_context_selfcheck(wgt_context *ctx, size_t n, double *gbps);
 
+/* Micro-benchmarks of the device layer (`wgt bench --device`). Times are host wall-clock. */
+typedef struct wgt_device_bench {
+    double dispatch_record_us; /* host time to record one dispatch, all in one compute pass */
+    double dispatch_total_us;  /* wall time per dispatch including execution, one pass */
+    double pass_record_us;     /* host time to record one dispatch in a pass of its own */
+    double pass_total_us;      /* wall time per dispatch including execution, a pass each */
+    double submit_wait_us;     /* median time to submit one tiny dispatch and wait for it */
+    int n_sizes;
+    uint64_t bytes[24];        /* bytes per buffer for each streaming size */
+    double gbps[24];           /* streaming y = a*x + b: (read + written bytes) / second */
+} wgt_device_bench;
+
+/* Run the device micro-benchmarks, streaming sizes from 1 MiB up to max_bytes per buffer
+ * (capped by the device's binding limit). */
+wgt_status wgt_context_bench(wgt_context *ctx, uint64_t max_bytes, wgt_device_bench *out);
+
 /* ------------------------------------------------------------------------------------------------
  * Model files (src/io): GGUF and safetensors.
  *

@@ -1,0 +1,355 @@
+/* The command stream: dispatches and copies are recorded into one open compute pass and command
+ * encoder and submitted together, every max_batch dispatches or when the host needs a result.
+ * Per-dispatch parameters and small uploads are staged on the host and written with one queue
+ * write per submit, so recording never waits and never submits by itself. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu/gpu.h"
+
+#define UPLOAD_ARENA_BYTES (1u << 20)  /* small uploads ride in the command stream */
+#define SMALL_UPLOAD_BYTES (64u << 10)
+#define DOWNLOAD_TIMEOUT_MS 600000
+
+static WGPUBuffer make_buffer(wgt_context *ctx, uint64_t size, WGPUBufferUsage usage, const char *label)
+{
+    WGPUBufferDescriptor d = {0};
+    d.label = (WGPUStringView){label, strlen(label)};
+    d.usage = usage;
+    d.size = size;
+    return wgt_W.DeviceCreateBuffer(ctx->device, &d);
+}
+
+wgt_status wgt_batch_init(wgt_context *ctx)
+{
+    ctx->uniform_capacity = (uint32_t)ctx->max_batch * WGT_UNIFORM_SLOT;
+    ctx->uniform_host = malloc(ctx->uniform_capacity);
+    ctx->upload_host = malloc(UPLOAD_ARENA_BYTES);
+    ctx->uniform_arena = make_buffer(ctx, ctx->uniform_capacity, WGPUBufferUsage_Uniform | WGPUBufferUsage_CopyDst,
+                                     "wgt uniform arena");
+    ctx->upload_arena = make_buffer(ctx, UPLOAD_ARENA_BYTES, WGPUBufferUsage_CopySrc | WGPUBufferUsage_CopyDst,
+                                    "wgt upload arena");
+    if (!ctx->uniform_host || !ctx->upload_host || !ctx->uniform_arena || !ctx->upload_arena)
+        return wgt_error(WGT_ERR_OUT_OF_MEMORY, "could not create the command batch buffers");
+    return WGT_OK;
+}
+
+void wgt_batch_destroy(wgt_context *ctx)
+{
+    if (ctx->pass) {
+        wgt_W.ComputePassEncoderEnd(ctx->pass);
+        wgt_W.ComputePassEncoderRelease(ctx->pass);
+        ctx->pass = NULL;
+    }
+    if (ctx->encoder) {
+        wgt_W.CommandEncoderRelease(ctx->encoder);
+        ctx->encoder = NULL;
+    }
+    for (int b = 0; b < WGT_BIND_BUCKETS; b++) {
+        for (wgt_bind_entry *e = ctx->binds[b], *next; e; e = next) {
+            next = e->next;
+            wgt_W.BindGroupRelease(e->group);
+            free(e);
+        }
+        ctx->binds[b] = NULL;
+    }
+    free(ctx->uniform_host);
+    free(ctx->upload_host);
+    ctx->uniform_host = ctx->upload_host = NULL;
+    if (ctx->upload_arena) {
+        wgt_W.BufferDestroy(ctx->upload_arena);
+        wgt_W.BufferRelease(ctx->upload_arena);
+        ctx->upload_arena = NULL;
+    }
+    if (ctx->uniform_arena) {
+        wgt_W.BufferDestroy(ctx->uniform_arena);
+        wgt_W.BufferRelease(ctx->uniform_arena);
+        ctx->uniform_arena = NULL;
+    }
+    if (ctx->staging) {
+        wgt_W.BufferDestroy(ctx->staging);
+        wgt_W.BufferRelease(ctx->staging);
+        ctx->staging = NULL;
+    }
+}
+
+static void ensure_encoder(wgt_context *ctx)
+{
+    if (!ctx->encoder) ctx->encoder = wgt_W.DeviceCreateCommandEncoder(ctx->device, NULL);
+}
+
+static void end_pass(wgt_context *ctx)
+{
+    if (ctx->pass) {
+        wgt_W.ComputePassEncoderEnd(ctx->pass);
+        wgt_W.ComputePassEncoderRelease(ctx->pass);
+        ctx->pass = NULL;
+    }
+}
+
+wgt_status wgt_gpu_flush(wgt_context *ctx)
+{
+    if (!ctx->encoder) return WGT_OK;
+    end_pass(ctx);
+    WGPUCommandBuffer cb = wgt_W.CommandEncoderFinish(ctx->encoder, NULL);
+    wgt_W.CommandEncoderRelease(ctx->encoder);
+    ctx->encoder = NULL;
+    if (ctx->uniform_used)
+        wgt_W.QueueWriteBuffer(ctx->queue, ctx->uniform_arena, 0, ctx->uniform_host, ctx->uniform_used);
+    if (ctx->upload_used) wgt_W.QueueWriteBuffer(ctx->queue, ctx->upload_arena, 0, ctx->upload_host, ctx->upload_used);
+    wgt_W.QueueSubmit(ctx->queue, 1, &cb);
+    wgt_W.CommandBufferRelease(cb);
+    ctx->uniform_used = 0;
+    ctx->upload_used = 0;
+    ctx->batch_dispatches = 0;
+    ctx->stats.submits++;
+    return wgt_ctx_check(ctx);
+}
+
+/* ---- bind groups ---------------------------------------------------------------------------- */
+
+static uint64_t mix(uint64_t h, uint64_t v) { return (h ^ v) * 0x100000001b3ull + (v >> 29); }
+
+void wgt_bind_cache_forget(wgt_context *ctx, uint64_t buffer_id)
+{
+    for (int b = 0; b < WGT_BIND_BUCKETS; b++) {
+        for (wgt_bind_entry **p = &ctx->binds[b]; *p;) {
+            wgt_bind_entry *e = *p;
+            int uses = 0;
+            for (int i = 0; i < e->n; i++) uses |= e->ids[i] == buffer_id;
+            if (uses) {
+                *p = e->next;
+                wgt_W.BindGroupRelease(e->group);
+                free(e);
+            } else
+                p = &e->next;
+        }
+    }
+}
+
+static wgt_status bind_group(wgt_context *ctx, const wgt_kernel *k, const wgt_binding *bs, int n, WGPUBindGroup *out)
+{
+    uint64_t h = mix(0xcbf29ce484222325ull, (uint64_t)(uintptr_t)k);
+    uint64_t sizes[WGT_MAX_BINDINGS];
+    for (int i = 0; i < n; i++) {
+        sizes[i] = bs[i].size ? bs[i].size : bs[i].buffer->size - bs[i].offset;
+        h = mix(mix(mix(h, bs[i].buffer->id), bs[i].offset), sizes[i]);
+    }
+    wgt_bind_entry **bucket = &ctx->binds[h % WGT_BIND_BUCKETS];
+    for (wgt_bind_entry *e = *bucket; e; e = e->next) {
+        if (e->hash != h || e->kernel != k || e->n != n) continue;
+        int same = 1;
+        for (int i = 0; i < n && same; i++)
+            same = e->ids[i] == bs[i].buffer->id && e->offsets[i] == bs[i].offset && e->sizes[i] == sizes[i];
+        if (same) {
+            ctx->stats.bind_group_hits++;
+            *out = e->group;
+            return WGT_OK;
+        }
+    }
+    WGPUBindGroupEntry entries[WGT_MAX_BINDINGS + 1];
+    memset(entries, 0, sizeof entries);
+    int ne = 0;
+    if (k->has_uniform) {
+        entries[ne].binding = 0;
+        entries[ne].buffer = ctx->uniform_arena;
+        entries[ne].offset = 0;
+        entries[ne].size = WGT_UNIFORM_SLOT;
+        ne++;
+    }
+    for (int i = 0; i < n; i++, ne++) {
+        entries[ne].binding = i + 1;
+        entries[ne].buffer = bs[i].buffer->handle;
+        entries[ne].offset = bs[i].offset;
+        entries[ne].size = sizes[i];
+    }
+    WGPUBindGroupDescriptor d = {NULL, {k->name, strlen(k->name)}, k->layout, (size_t)ne, entries};
+    wgt_bind_entry *e = calloc(1, sizeof *e);
+    if (!e) return wgt_ctx_error(ctx, WGT_ERR_OUT_OF_MEMORY, "out of host memory for a bind group");
+    e->group = wgt_W.DeviceCreateBindGroup(ctx->device, &d);
+    e->hash = h;
+    e->kernel = k;
+    e->n = n;
+    for (int i = 0; i < n; i++) {
+        e->ids[i] = bs[i].buffer->id;
+        e->offsets[i] = bs[i].offset;
+        e->sizes[i] = sizes[i];
+    }
+    e->next = *bucket;
+    *bucket = e;
+    ctx->stats.bind_group_misses++;
+    *out = e->group;
+    return WGT_OK;
+}
+
+/* ---- recording ------------------------------------------------------------------------------ */
+
+wgt_status wgt_gpu_dispatch(wgt_context *ctx, const wgt_kernel *k, const void *params, uint32_t params_size,
+                            const wgt_binding *bs, int n, uint32_t gx, uint32_t gy, uint32_t gz)
+{
+    wgt_status st = wgt_ctx_check(ctx);
+    if (st) return st;
+    if (n != k->n_storage)
+        return wgt_ctx_error(ctx, WGT_ERR_INTERNAL, "kernel '%s' takes %d storage bindings, given %d", k->name,
+                             k->n_storage, n);
+    if (params_size > WGT_UNIFORM_SLOT)
+        return wgt_ctx_error(ctx, WGT_ERR_INTERNAL, "kernel '%s': %u bytes of parameters, at most %d", k->name,
+                             params_size, WGT_UNIFORM_SLOT);
+    const wgt_limits *lim = &ctx->info.limits;
+    for (int i = 0; i < n; i++) {
+        uint64_t size = bs[i].size ? bs[i].size : bs[i].buffer->size - bs[i].offset;
+        if (bs[i].offset % lim->min_storage_buffer_offset_alignment || bs[i].offset + size > bs[i].buffer->size ||
+            size % 4)
+            return wgt_ctx_error(ctx, WGT_ERR_INTERNAL,
+                                 "kernel '%s' binding %d: range [%llu, +%llu) is misaligned or outside its "
+                                 "buffer of %llu bytes", k->name, i + 1, (unsigned long long)bs[i].offset,
+                                 (unsigned long long)size, (unsigned long long)bs[i].buffer->size);
+        if (size > lim->max_storage_buffer_binding_size)
+            return wgt_ctx_error(ctx, WGT_ERR_LIMIT,
+                                 "kernel '%s' binding %d: %llu bytes is past this device's storage binding limit "
+                                 "(%llu): the op must split its work", k->name, i + 1, (unsigned long long)size,
+                                 (unsigned long long)lim->max_storage_buffer_binding_size);
+    }
+    if (gx > lim->max_compute_workgroups_per_dimension || gy > lim->max_compute_workgroups_per_dimension ||
+        gz > lim->max_compute_workgroups_per_dimension)
+        return wgt_ctx_error(ctx, WGT_ERR_LIMIT, "kernel '%s': %u x %u x %u workgroups is past the limit of %u per "
+                             "dimension", k->name, gx, gy, gz, lim->max_compute_workgroups_per_dimension);
+    if (!gx || !gy || !gz) return WGT_OK;
+    if (ctx->batch_dispatches >= ctx->max_batch || ctx->uniform_used + WGT_UNIFORM_SLOT > ctx->uniform_capacity)
+        if ((st = wgt_gpu_flush(ctx))) return st;
+
+    WGPUBindGroup group;
+    if ((st = bind_group(ctx, k, bs, n, &group))) return st;
+    ensure_encoder(ctx);
+    if (!ctx->pass) ctx->pass = wgt_W.CommandEncoderBeginComputePass(ctx->encoder, NULL);
+    wgt_W.ComputePassEncoderSetPipeline(ctx->pass, k->pipeline);
+    if (k->has_uniform) {
+        uint32_t offset = ctx->uniform_used;
+        memset(ctx->uniform_host + offset, 0, WGT_UNIFORM_SLOT);
+        if (params_size) memcpy(ctx->uniform_host + offset, params, params_size);
+        ctx->uniform_used += WGT_UNIFORM_SLOT;
+        wgt_W.ComputePassEncoderSetBindGroup(ctx->pass, 0, group, 1, &offset);
+    } else
+        wgt_W.ComputePassEncoderSetBindGroup(ctx->pass, 0, group, 0, NULL);
+    wgt_W.ComputePassEncoderDispatchWorkgroups(ctx->pass, gx, gy, gz);
+    ctx->batch_dispatches++;
+    ctx->stats.dispatches++;
+    return WGT_OK;
+}
+
+static wgt_status check_range(wgt_context *ctx, const char *what, wgt_buffer *b, uint64_t offset, uint64_t bytes)
+{
+    if (!b) return wgt_ctx_error(ctx, WGT_ERR_INVALID_ARGUMENT, "%s: the buffer is NULL", what);
+    if (offset % 4 || bytes % 4 || offset > b->size || bytes > b->size - offset)
+        return wgt_ctx_error(ctx, WGT_ERR_INTERNAL,
+                             "%s: range [%llu, +%llu) is not 4-byte aligned or lies outside the buffer of %llu bytes",
+                             what, (unsigned long long)offset, (unsigned long long)bytes, (unsigned long long)b->size);
+    return WGT_OK;
+}
+
+wgt_status wgt_gpu_copy(wgt_context *ctx, wgt_buffer *src, uint64_t so, wgt_buffer *dst, uint64_t dso, uint64_t bytes)
+{
+    wgt_status st = wgt_ctx_check(ctx);
+    if (st || (st = check_range(ctx, "copy source", src, so, bytes)) ||
+        (st = check_range(ctx, "copy destination", dst, dso, bytes)))
+        return st;
+    if (!bytes) return WGT_OK;
+    ensure_encoder(ctx);
+    end_pass(ctx);
+    wgt_W.CommandEncoderCopyBufferToBuffer(ctx->encoder, src->handle, so, dst->handle, dso, bytes);
+    return WGT_OK;
+}
+
+wgt_status wgt_gpu_fill_zero(wgt_context *ctx, wgt_buffer *dst, uint64_t offset, uint64_t bytes)
+{
+    wgt_status st = wgt_ctx_check(ctx);
+    if (st || (st = check_range(ctx, "clear", dst, offset, bytes))) return st;
+    if (!bytes) return WGT_OK;
+    ensure_encoder(ctx);
+    end_pass(ctx);
+    wgt_W.CommandEncoderClearBuffer(ctx->encoder, dst->handle, offset, bytes);
+    return WGT_OK;
+}
+
+wgt_status wgt_gpu_upload(wgt_context *ctx, wgt_buffer *dst, uint64_t offset, const void *data, uint64_t bytes)
+{
+    wgt_status st = wgt_ctx_check(ctx);
+    if (st || (st = check_range(ctx, "upload", dst, offset, bytes))) return st;
+    if (!bytes) return WGT_OK;
+    if (bytes <= SMALL_UPLOAD_BYTES) {
+        /* In-stream: staged now, written before the submit, copied in order with the dispatches. */
+        if (ctx->upload_used + bytes > UPLOAD_ARENA_BYTES && (st = wgt_gpu_flush(ctx))) return st;
+        memcpy(ctx->upload_host + ctx->upload_used, data, bytes);
+        ensure_encoder(ctx);
+        end_pass(ctx);
+        wgt_W.CommandEncoderCopyBufferToBuffer(ctx->encoder, ctx->upload_arena, ctx->upload_used, dst->handle, offset,
+                                               bytes);
+        ctx->upload_used += (uint32_t)bytes;
+        return WGT_OK;
+    }
+    /* Large: submit what was recorded first, so the queue write lands after it. */
+    if ((st = wgt_gpu_flush(ctx))) return st;
+    wgt_W.QueueWriteBuffer(ctx->queue, dst->handle, offset, data, bytes);
+    return wgt_ctx_check(ctx);
+}
+
+typedef struct map_wait {
+    volatile int done;
+    WGPUMapAsyncStatus status;
+} map_wait;
+
+static void on_map(WGPUMapAsyncStatus status, WGPUStringView message, void *u1, void *u2)
+{
+    map_wait *w = u1;
+    w->status = status;
+    w->done = 1;
+}
+
+wgt_status wgt_gpu_download(wgt_context *ctx, wgt_buffer *src, uint64_t offset, void *data, uint64_t bytes)
+{
+    wgt_status st = wgt_ctx_check(ctx);
+    if (st) return st;
+    if (!src) return wgt_ctx_error(ctx, WGT_ERR_INVALID_ARGUMENT, "download: the buffer is NULL");
+    if (!bytes) return WGT_OK;
+    /* Copies move whole 4-byte words; buffers are sized in 256-byte classes, so rounding stays inside. */
+    uint64_t start = offset & ~3ull, end = (offset + bytes + 3) & ~3ull;
+    if ((st = check_range(ctx, "download", src, start, end - start))) return st;
+    uint64_t n = end - start;
+    if (n > ctx->staging_size) {
+        if (ctx->staging) {
+            wgt_W.BufferDestroy(ctx->staging);
+            wgt_W.BufferRelease(ctx->staging);
+        }
+        uint64_t size = 1 << 16;
+        while (size < n) size <<= 1;
+        ctx->staging = make_buffer(ctx, size, WGPUBufferUsage_MapRead | WGPUBufferUsage_CopyDst, "wgt staging");
+        ctx->staging_size = ctx->staging ? size : 0;
+        if (!ctx->staging)
+            return wgt_ctx_error(ctx, WGT_ERR_OUT_OF_MEMORY, "could not create a staging buffer of %llu bytes",
+                                 (unsigned long long)size);
+    }
+    ensure_encoder(ctx);
+    end_pass(ctx);
+    wgt_W.CommandEncoderCopyBufferToBuffer(ctx->encoder, src->handle, start, ctx->staging, 0, n);
+    if ((st = wgt_gpu_flush(ctx))) return st;
+    map_wait w = {0};
+    WGPUBufferMapCallbackInfo cb = {0};
+    cb.mode = WGPUCallbackMode_AllowProcessEvents;
+    cb.callback = on_map;
+    cb.userdata1 = &w;
+    wgt_W.BufferMapAsync(ctx->staging, WGPUMapMode_Read, 0, (size_t)n, cb);
+    if ((st = wgt_gpu_wait_flag(ctx, &w.done, DOWNLOAD_TIMEOUT_MS, "a result to come back from the device")))
+        return st;
+    if (w.status != WGPUMapAsyncStatus_Success)
+        return wgt_ctx_check(ctx) ? wgt_ctx_check(ctx)
+                                  : wgt_ctx_error(ctx, WGT_ERR_GPU, "mapping the staging buffer failed (status %d)",
+                                                  (int)w.status);
+    const uint8_t *p = wgt_W.BufferGetConstMappedRange(ctx->staging, 0, (size_t)n);
+    if (!p) {
+        wgt_W.BufferUnmap(ctx->staging);
+        return wgt_ctx_error(ctx, WGT_ERR_GPU, "the staging buffer could not be read");
+    }
+    memcpy(data, p + (offset - start), bytes);
+    wgt_W.BufferUnmap(ctx->staging);
+    return wgt_ctx_check(ctx);
+}

@@ -1,0 +1,179 @@
+/*
+ * The device layer: the only code that calls wgpu*. Everything above it (tensors, ops, models)
+ * goes through these functions.
+ *
+ * Setup (slow, cached):   wgt_gpu_kernel()      source -> pipeline, keyed by source and constants
+ * Hot path (no waiting):  wgt_gpu_dispatch()    records into the open pass; submits every max_batch
+ *                         wgt_gpu_copy()        buffer-to-buffer copy in the same command stream
+ *                         wgt_gpu_upload()      host -> device (flushes recorded work first)
+ * Waiting:                wgt_gpu_download()    device -> host: flush, copy to staging, map, poll
+ *                         wgt_context_sync()    wait for everything submitted
+ *
+ * Kernel convention: a WGSL compute kernel declares its parameters as
+ *   @group(0) @binding(0) var<uniform> p: Params;            (optional, any size up to 256 bytes)
+ *   @group(0) @binding(1..n) var<storage, read|read_write> ... (in order, no gaps)
+ * The bind-group layout is derived from those declarations, the uniform is bound with a dynamic
+ * offset into a per-batch arena, and bind groups are cached by their buffers.
+ */
+#ifndef WGT_GPU_GPU_H
+#define WGT_GPU_GPU_H
+
+#include <stdint.h>
+
+#include "core/error.h"
+#include "gpu/webgpu.h"
+#include "wgt.h"
+
+#define WGT_MAX_BINDINGS 12
+#define WGT_UNIFORM_SLOT 256 /* bytes per dispatch in the uniform arena (the offset alignment) */
+
+extern wgt_wgpu_procs wgt_W; /* the loaded webgpu.h functions */
+
+/* A device buffer from the pool. Sizes are rounded up to a size class; `size` is the class size. */
+typedef struct wgt_buffer {
+    WGPUBuffer handle;
+    uint64_t size;
+    uint64_t id;        /* unique per creation: the bind-group cache keys on it */
+    int size_class;
+    int in_use;
+    struct wgt_buffer *next_free;
+} wgt_buffer;
+
+typedef struct wgt_binding {
+    wgt_buffer *buffer;
+    uint64_t offset; /* bytes, a multiple of min_storage_buffer_offset_alignment */
+    uint64_t size;   /* bytes; 0 means "to the end of the buffer" */
+} wgt_binding;
+
+typedef struct wgt_kernel {
+    WGPUComputePipeline pipeline;
+    WGPUBindGroupLayout layout;
+    WGPUPipelineLayout pipeline_layout;
+    int has_uniform;            /* binding 0 is a uniform */
+    int n_storage;              /* storage bindings 1..n_storage */
+    uint32_t readonly_mask;     /* bit i: binding i+1 is read-only */
+    char name[64];
+} wgt_kernel;
+
+typedef struct wgt_kconst {
+    const char *name; /* a WGSL `override` name */
+    double value;
+} wgt_kconst;
+
+/* Pipeline cache and bind-group cache entries (open hashing). */
+typedef struct wgt_kernel_entry {
+    uint64_t hash;
+    char *key;
+    wgt_kernel kernel;
+    struct wgt_kernel_entry *next;
+} wgt_kernel_entry;
+
+typedef struct wgt_bind_entry {
+    uint64_t hash;
+    const wgt_kernel *kernel;
+    int n;
+    uint64_t ids[WGT_MAX_BINDINGS];
+    uint64_t offsets[WGT_MAX_BINDINGS];
+    uint64_t sizes[WGT_MAX_BINDINGS];
+    WGPUBindGroup group;
+    struct wgt_bind_entry *next;
+} wgt_bind_entry;
+
+#define WGT_POOL_CLASSES 256
+#define WGT_KERNEL_BUCKETS 256
+#define WGT_BIND_BUCKETS 1024
+
+struct wgt_context {
+    WGPUInstance instance;
+    WGPUAdapter adapter;
+    WGPUDevice device;
+    WGPUQueue queue;
+    wgt_adapter_info info;
+    int debug;
+    int max_batch;
+    char dump_dir[512];
+    char kernel_dir[512];
+
+    /* Latched errors: device loss is permanent, an uncaptured error is reported once. */
+    int lost;
+    wgt_status pending_status;
+    char pending_message[1024];
+    char errmsg[2048];
+
+    /* Buffer pool: free lists per size class. */
+    wgt_buffer *free_list[WGT_POOL_CLASSES];
+    wgt_buffer **all_buffers;
+    int n_buffers, cap_buffers;
+    uint64_t next_buffer_id;
+    wgt_memory_stats stats;
+
+    /* Caches. */
+    wgt_kernel_entry *kernels[WGT_KERNEL_BUCKETS];
+    wgt_bind_entry *binds[WGT_BIND_BUCKETS];
+
+    /* The batch being recorded. */
+    WGPUCommandEncoder encoder;
+    WGPUComputePassEncoder pass;
+    int batch_dispatches;
+    WGPUBuffer uniform_arena;     /* max_batch * WGT_UNIFORM_SLOT bytes */
+    uint8_t *uniform_host;        /* staged here, written with one queue write per submit */
+    uint32_t uniform_used;
+    uint32_t uniform_capacity;
+    WGPUBuffer upload_arena;      /* small uploads, copied in order with the dispatches */
+    uint8_t *upload_host;
+    uint32_t upload_used;
+
+    /* Staging buffers for downloads (MAP_READ), reused. */
+    WGPUBuffer staging;
+    uint64_t staging_size;
+};
+
+/* Record a failure on the context (and this thread) and return it. */
+wgt_status wgt_ctx_error(wgt_context *ctx, wgt_status status, const char *fmt, ...) WGT_PRINTF(3, 4);
+/* The latched status (device lost, an uncaptured error); WGT_OK if none. Call at every entry. */
+wgt_status wgt_ctx_check(wgt_context *ctx);
+/* Process WebGPU events once (callbacks fire from here). */
+void wgt_ctx_poll(wgt_context *ctx);
+
+/* Loader (loader.c). */
+wgt_status wgt_wgpu_load(const char *path);
+
+/* Buffers (pool.c). */
+wgt_status wgt_gpu_alloc(wgt_context *ctx, uint64_t bytes, wgt_buffer **out);
+void wgt_gpu_release(wgt_context *ctx, wgt_buffer *buffer);
+void wgt_pool_destroy(wgt_context *ctx);
+void wgt_bind_cache_forget(wgt_context *ctx, uint64_t buffer_id);
+
+/* Kernels (kernel.c). `prelude` is prepended to the source (aliases, consts): the tiny
+ * preprocessor for dtype and op variants. `name` names a file in src/kernels without .wgsl. */
+wgt_status wgt_gpu_kernel(wgt_context *ctx, const char *name, const char *prelude, const char *entry,
+                          const wgt_kconst *constants, int n_constants, wgt_kernel **out);
+/* Compile a kernel from a full source string (user kernels, tests). */
+wgt_status wgt_gpu_kernel_source(wgt_context *ctx, const char *label, const char *source,
+                                 const char *entry, const wgt_kconst *constants, int n_constants,
+                                 wgt_kernel **out);
+const char *wgt_gpu_kernel_text(const char *name); /* embedded or WGT_KERNEL_DIR source, or NULL */
+void wgt_kernel_cache_destroy(wgt_context *ctx);
+
+/* Command stream (dispatch.c). */
+wgt_status wgt_gpu_dispatch(wgt_context *ctx, const wgt_kernel *kernel, const void *params,
+                            uint32_t params_size, const wgt_binding *bindings, int n_bindings,
+                            uint32_t groups_x, uint32_t groups_y, uint32_t groups_z);
+wgt_status wgt_gpu_copy(wgt_context *ctx, wgt_buffer *src, uint64_t src_offset, wgt_buffer *dst,
+                        uint64_t dst_offset, uint64_t bytes);
+wgt_status wgt_gpu_fill_zero(wgt_context *ctx, wgt_buffer *dst, uint64_t offset, uint64_t bytes);
+wgt_status wgt_gpu_upload(wgt_context *ctx, wgt_buffer *dst, uint64_t offset, const void *data,
+                          uint64_t bytes);
+wgt_status wgt_gpu_download(wgt_context *ctx, wgt_buffer *src, uint64_t offset, void *data,
+                            uint64_t bytes);
+wgt_status wgt_gpu_flush(wgt_context *ctx);
+void wgt_batch_destroy(wgt_context *ctx);
+wgt_status wgt_batch_init(wgt_context *ctx);
+
+/* Wait for a future-style flag set by a callback, polling, with a time-out in ms (<0: none). */
+wgt_status wgt_gpu_wait_flag(wgt_context *ctx, volatile int *flag, int timeout_ms, const char *what);
+
+/* Time-stamped GPU timing of one batch of work (bench, profiler); 0 if unsupported. */
+double wgt_now_seconds(void);
+
+#endif
