@@ -4,6 +4,7 @@
  * is copied between files, and the writer refuses misuse. (The independent parser's view of the
  * same kind of file is test_gguf_node.sh.) */
 #include "io/io_test.h"
+#include "io/json_util.h"
 #include "quant/half.h"
 
 #define NT 9
@@ -326,8 +327,99 @@ static void test_writer_misuse(void)
     remove(path);
 }
 
-int main(void)
+/* --dump FILE: our reader's view of a GGUF file as JSON, for test_gguf_node.sh to compare with
+ * the independent parser's. 64-bit integers are strings (JSON numbers lose them). */
+static void dump_str(const char *s, uint64_t len)
 {
+    char *copy = malloc(len + 1), *buf = NULL;
+    uint64_t n = 0, cap = 0;
+    memcpy(copy, s, len);
+    copy[len] = 0;
+    wgt_json_escape(&buf, &n, &cap, copy);
+    fputs(buf, stdout);
+    free(buf);
+    free(copy);
+}
+
+static void dump_value(const wgt_gguf_value *v)
+{
+    wgt_gguf_type t = wgt_gguf_value_type(v);
+    int64_t i;
+    uint64_t u, len;
+    double f;
+    const char *s;
+    if (t == WGT_GGUF_ARRAY) {
+        wgt_gguf_type e = wgt_gguf_array_type(v);
+        printf("[");
+        for (uint64_t k = 0; k < wgt_gguf_array_len(v); k++) {
+            if (k) printf(",");
+            if (e == WGT_GGUF_ARRAY) dump_value(wgt_gguf_array_item(v, k));
+            else if (e == WGT_GGUF_STRING) wgt_gguf_array_str(v, k, &s, &len), dump_str(s, len);
+            else if (e == WGT_GGUF_BOOL) wgt_gguf_array_int(v, k, &i), printf(i ? "true" : "false");
+            else if (e == WGT_GGUF_FLOAT32 || e == WGT_GGUF_FLOAT64) wgt_gguf_array_float(v, k, &f), printf("%.17g", f);
+            else if (e == WGT_GGUF_UINT64) printf("\"%llu\"", (unsigned long long)((const uint64_t *)wgt_gguf_array_data(v))[k]);
+            else if (e == WGT_GGUF_INT64) wgt_gguf_array_int(v, k, &i), printf("\"%lld\"", (long long)i);
+            else wgt_gguf_array_int(v, k, &i), printf("%lld", (long long)i);
+        }
+        printf("]");
+    } else if (t == WGT_GGUF_STRING) {
+        wgt_gguf_value_str(v, &s, &len);
+        dump_str(s, len);
+    } else if (t == WGT_GGUF_BOOL) {
+        int b;
+        wgt_gguf_value_bool(v, &b);
+        printf(b ? "true" : "false");
+    } else if (t == WGT_GGUF_FLOAT32 || t == WGT_GGUF_FLOAT64) {
+        wgt_gguf_value_float(v, &f);
+        printf("%.17g", f);
+    } else if (t == WGT_GGUF_UINT64) {
+        wgt_gguf_value_uint(v, &u);
+        printf("\"%llu\"", (unsigned long long)u);
+    } else {
+        wgt_gguf_value_int(v, &i);
+        printf(t == WGT_GGUF_INT64 ? "\"%lld\"" : "%lld", (long long)i);
+    }
+}
+
+static int dump(const char *path)
+{
+    wgt_gguf *g;
+    if (wgt_gguf_open(path, &g)) {
+        fprintf(stderr, "%s\n", wgt_errmsg());
+        return 1;
+    }
+    printf("{\"version\":%u,\"tensorDataOffset\":\"%llu\",\"kv\":{", wgt_gguf_version(g), (unsigned long long)wgt_gguf_data_offset(g));
+    for (int64_t i = 0; i < wgt_gguf_kv_count(g); i++) {
+        const wgt_gguf_value *v = wgt_gguf_kv_value(g, i);
+        printf("%s", i ? "," : "");
+        dump_str(wgt_gguf_kv_key(g, i), strlen(wgt_gguf_kv_key(g, i)));
+        printf(":{\"type\":%d,", wgt_gguf_value_type(v));
+        if (wgt_gguf_value_type(v) == WGT_GGUF_ARRAY) printf("\"subType\":%d,", wgt_gguf_array_type(v));
+        printf("\"value\":");
+        dump_value(v);
+        printf("}");
+    }
+    printf("},\"tensors\":[");
+    for (int64_t i = 0; i < wgt_gguf_tensor_count(g); i++) {
+        const wgt_gguf_tensor *t = wgt_gguf_tensor_at(g, i);
+        printf("%s{\"name\":", i ? "," : "");
+        dump_str(t->name, strlen(t->name));
+        printf(",\"n_dims\":%u,\"shape\":[", t->n_dims);
+        for (uint32_t d = 0; d < t->n_dims; d++) printf("%s\"%lld\"", d ? "," : "", (long long)t->ne[d]);
+        printf("],\"dtype\":%d,\"offset\":\"%llu\"}", (int)t->type, (unsigned long long)(t->offset - wgt_gguf_data_offset(g)));
+    }
+    printf("]}\n");
+    wgt_gguf_free(g);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 3 && !strcmp(argv[1], "--dump")) return dump(argv[2]);
+    if (argc == 3 && !strcmp(argv[1], "--write")) {
+        write_file_with(argv[2], 32, 7);
+        return finish("test_gguf --write");
+    }
     test_round_trip();
     test_v2();
     test_writer_misuse();
