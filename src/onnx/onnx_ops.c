@@ -1,0 +1,548 @@
+/* ONNX op -> CPU reference mapping: helpers, elementwise ops, reductions, softmax, scans,
+ * casts, and the dispatch table. Shape, indexing, matmul and norm ops are in onnx_ops_shape.c.
+ * Every handler reads attributes in the form of the node's opset (attributes moved to inputs
+ * in several opsets: both forms are accepted). */
+#include "onnx/onnx_ops_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- helpers ---- */
+
+const wgt_onnx_tensor *ox_in(const ox *c, int i)
+{
+    if (i >= c->n_in || i >= c->node->n_inputs || !c->node->inputs[i][0]) return NULL;
+    return c->in[i];
+}
+
+wgt_status ox_unsupported(const ox *c, const char *what)
+{
+    return wgt_error(WGT_ERR_UNSUPPORTED, "%s: %s", c->node->op_type, what);
+}
+
+wgt_status ox_need(const ox *c, int i, const wgt_onnx_tensor **t)
+{
+    *t = ox_in(c, i);
+    if (!*t) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: input %d is missing", c->node->op_type, i);
+    if ((*t)->dtype == WGT_DTYPE_COUNT || !(*t)->data)
+        return wgt_error(WGT_ERR_UNSUPPORTED, "%s: input %d has type %s, which no wgt dtype holds",
+                         c->node->op_type, i, wgt_onnx_type_name((*t)->onnx_type));
+    return WGT_OK;
+}
+
+wgt_cpu_tensor ox_view(const wgt_onnx_tensor *t) { return wgt_onnx_tensor_view(t); }
+
+wgt_status ox_temp(wgt_onnx_tensor *t, wgt_dtype dtype, int ndim, const int64_t *dims)
+{
+    memset(t, 0, sizeof *t);
+    if (ndim < 0 || ndim > WGT_MAX_DIMS)
+        return wgt_error(WGT_ERR_UNSUPPORTED, "onnx: a result with %d dims (at most %d)", ndim, WGT_MAX_DIMS);
+    t->dtype = dtype;
+    t->ndim = ndim;
+    t->numel = 1;
+    for (int d = 0; d < ndim; d++) {
+        if (dims[d] < 0 || (dims[d] && t->numel > ((int64_t)1 << 36) / dims[d]))
+            return wgt_error(WGT_ERR_LIMIT, "onnx: result dimension %lld is negative or too large",
+                             (long long)dims[d]);
+        t->dims[d] = dims[d], t->numel *= dims[d];
+    }
+    t->onnx_type = 0;
+    t->data = wgt_malloc_array((size_t)(t->numel ? t->numel : 1), wgt_dtype_size(dtype));
+    if (!t->data) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "onnx: no memory for a result");
+    memset(t->data, 0, (size_t)(t->numel ? t->numel : 1) * wgt_dtype_size(dtype));
+    return WGT_OK;
+}
+
+wgt_status ox_alloc(ox *c, int k, wgt_dtype dtype, int ndim, const int64_t *dims, wgt_cpu_tensor *view)
+{
+    if (k >= c->n_out)
+        return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: output %d not expected", c->node->op_type, k);
+    wgt_onnx_tensor_clear(&c->out[k]);
+    OX_TRY(ox_temp(&c->out[k], dtype, ndim, dims));
+    if (view) *view = ox_view(&c->out[k]);
+    return WGT_OK;
+}
+
+const wgt_onnx_attr *ox_attr(const ox *c, const char *name) { return wgt_onnx_node_attr(c->node, name); }
+
+int64_t ox_attr_i(const ox *c, const char *name, int64_t dflt)
+{
+    const wgt_onnx_attr *a = ox_attr(c, name);
+    return a && a->type == WGT_ONNX_ATTR_INT ? a->i : dflt;
+}
+
+double ox_attr_f(const ox *c, const char *name, double dflt)
+{
+    const wgt_onnx_attr *a = ox_attr(c, name);
+    return a && a->type == WGT_ONNX_ATTR_FLOAT ? a->f : a && a->type == WGT_ONNX_ATTR_INT ? (double)a->i : dflt;
+}
+
+const char *ox_attr_s(const ox *c, const char *name, const char *dflt)
+{
+    const wgt_onnx_attr *a = ox_attr(c, name);
+    return a && a->type == WGT_ONNX_ATTR_STRING ? a->s : dflt;
+}
+
+wgt_status ox_axis(const ox *c, int64_t axis, int n, int *res)
+{
+    if (axis < -n || axis >= n || (n == 0 && axis != 0))
+        return wgt_error(WGT_ERR_SHAPE, "%s: axis %lld out of range for %d dims", c->node->op_type,
+                         (long long)axis, n);
+    *res = (int)(axis < 0 ? axis + n : axis);
+    return WGT_OK;
+}
+
+wgt_status ox_ints(const ox *c, const wgt_onnx_tensor *t, int64_t *vals, int cap, int *n)
+{
+    if (!t->data) return ox_unsupported(c, "an integer list input of an unsupported type");
+    if (t->numel > cap)
+        return wgt_error(WGT_ERR_UNSUPPORTED, "%s: %lld values where at most %d are supported",
+                         c->node->op_type, (long long)t->numel, cap);
+    wgt_cpu_tensor v = ox_view(t);
+    for (int64_t i = 0; i < t->numel; i++) vals[i] = wgt_cpu_load_i(&v, i);
+    *n = (int)t->numel;
+    return WGT_OK;
+}
+
+double ox_scalar(const wgt_onnx_tensor *t)
+{
+    wgt_cpu_tensor v = ox_view(t);
+    return t->numel ? wgt_cpu_load_f(&v, 0) : 0;
+}
+
+wgt_status ox_broadcast(const ox *c, const wgt_onnx_tensor *const *ts, int n, int *ndim, int64_t *dims)
+{
+    int nd = 0;
+    for (int i = 0; i < n; i++) nd = ts[i]->ndim > nd ? ts[i]->ndim : nd;
+    for (int d = 0; d < nd; d++) dims[d] = 1;
+    for (int i = 0; i < n; i++)
+        for (int d = 0; d < ts[i]->ndim; d++) {
+            int64_t s = ts[i]->dims[d], *t = &dims[nd - ts[i]->ndim + d];
+            if (s == *t || s == 1) continue;
+            if (*t != 1)
+                return wgt_error(WGT_ERR_SHAPE, "%s: input shapes do not broadcast", c->node->op_type);
+            *t = s;
+        }
+    *ndim = nd;
+    return WGT_OK;
+}
+
+/* ---- elementwise ---- */
+
+typedef struct unary_map {
+    const char *name;
+    wgt_unary_op op;
+    int to_bool;
+} unary_map;
+
+static const unary_map unary_ops[] = {
+    {"Abs", WGT_UNARY_ABS, 0},       {"Neg", WGT_UNARY_NEG, 0},         {"Ceil", WGT_UNARY_CEIL, 0},
+    {"Floor", WGT_UNARY_FLOOR, 0},   {"Round", WGT_UNARY_ROUND, 0},     {"Exp", WGT_UNARY_EXP, 0},
+    {"Log", WGT_UNARY_LOG, 0},       {"Sqrt", WGT_UNARY_SQRT, 0},       {"Reciprocal", WGT_UNARY_RECIPROCAL, 0},
+    {"Sin", WGT_UNARY_SIN, 0},       {"Cos", WGT_UNARY_COS, 0},         {"Tan", WGT_UNARY_TAN, 0},
+    {"Asin", WGT_UNARY_ASIN, 0},     {"Acos", WGT_UNARY_ACOS, 0},       {"Atan", WGT_UNARY_ATAN, 0},
+    {"Sinh", WGT_UNARY_SINH, 0},     {"Cosh", WGT_UNARY_COSH, 0},       {"Tanh", WGT_UNARY_TANH, 0},
+    {"Asinh", WGT_UNARY_ASINH, 0},   {"Acosh", WGT_UNARY_ACOSH, 0},     {"Atanh", WGT_UNARY_ATANH, 0},
+    {"Sigmoid", WGT_UNARY_SIGMOID, 0}, {"Relu", WGT_UNARY_RELU, 0},     {"Erf", WGT_UNARY_ERF, 0},
+    {"Sign", WGT_UNARY_SIGN, 0},     {"Softplus", WGT_UNARY_SOFTPLUS, 0}, {"Elu", WGT_UNARY_ELU, 0},
+    {"LeakyRelu", WGT_UNARY_LEAKY_RELU, 0}, {"HardSigmoid", WGT_UNARY_HARDSIGMOID, 0},
+    {"HardSwish", WGT_UNARY_HARDSWISH, 0}, {"Not", WGT_UNARY_LOGICAL_NOT, 1},
+    {"IsNaN", WGT_UNARY_ISNAN, 1},   {"BitwiseNot", WGT_UNARY_BITWISE_NOT, 0},
+    {"Identity", WGT_UNARY_CLAMP, 0}, /* clamp to (-inf, inf): an exact copy */
+};
+
+static const unary_map *find_unary(const char *name)
+{
+    for (size_t i = 0; i < sizeof unary_ops / sizeof *unary_ops; i++)
+        if (!strcmp(unary_ops[i].name, name)) return &unary_ops[i];
+    return NULL;
+}
+
+static wgt_status ox_unary(ox *c)
+{
+    const unary_map *m = find_unary(c->node->op_type);
+    const wgt_onnx_tensor *x;
+    OX_TRY(ox_need(c, 0, &x));
+    wgt_unary_params p = wgt_unary_params_default(m->op);
+    switch (m->op) {
+    case WGT_UNARY_ELU: p.alpha = ox_attr_f(c, "alpha", 1.0); break;
+    case WGT_UNARY_LEAKY_RELU: p.alpha = ox_attr_f(c, "alpha", 0.01); break;
+    case WGT_UNARY_HARDSIGMOID: p.alpha = ox_attr_f(c, "alpha", 0.2), p.beta = ox_attr_f(c, "beta", 0.5); break;
+    case WGT_UNARY_SOFTPLUS: p.hi = INFINITY; break; /* ONNX has no threshold (PyTorch's is 20) */
+    default: break;
+    }
+    wgt_cpu_tensor xv = ox_view(x), ov;
+    OX_TRY(ox_alloc(c, 0, m->to_bool ? WGT_BOOL : x->dtype, x->ndim, x->dims, &ov));
+    return wgt_cpu_unary(m->op, &p, &xv, &ov);
+}
+
+static wgt_status ox_clip(ox *c)
+{
+    const wgt_onnx_tensor *x, *lo = ox_in(c, 1), *hi = ox_in(c, 2);
+    OX_TRY(ox_need(c, 0, &x));
+    wgt_unary_params p = wgt_unary_params_default(WGT_UNARY_CLAMP);
+    if (c->opset < 11) {
+        p.lo = ox_attr_f(c, "min", -INFINITY);
+        p.hi = ox_attr_f(c, "max", INFINITY);
+    } else {
+        if (lo) {
+            OX_TRY(ox_need(c, 1, &lo));
+            p.lo = ox_scalar(lo);
+        }
+        if (hi) {
+            OX_TRY(ox_need(c, 2, &hi));
+            p.hi = ox_scalar(hi);
+        }
+    }
+    wgt_cpu_tensor xv = ox_view(x), ov;
+    OX_TRY(ox_alloc(c, 0, x->dtype, x->ndim, x->dims, &ov));
+    return wgt_cpu_unary(WGT_UNARY_CLAMP, &p, &xv, &ov);
+}
+
+static wgt_status ox_isinf(ox *c)
+{
+    const wgt_onnx_tensor *x;
+    OX_TRY(ox_need(c, 0, &x));
+    int neg = (int)ox_attr_i(c, "detect_negative", 1), pos = (int)ox_attr_i(c, "detect_positive", 1);
+    wgt_cpu_tensor xv = ox_view(x), ov;
+    OX_TRY(ox_alloc(c, 0, WGT_BOOL, x->ndim, x->dims, &ov));
+    OX_TRY(wgt_cpu_unary(WGT_UNARY_ISINF, NULL, &xv, &ov));
+    if (neg && pos) return WGT_OK;
+    /* Keep one sign: isinf(x) and (x > 0) / (x < 0), through the binary ops. */
+    wgt_onnx_tensor side, zero;
+    int64_t none = 0;
+    OX_TRY(ox_temp(&side, WGT_BOOL, x->ndim, x->dims));
+    OX_TRY(ox_temp(&zero, WGT_F32, 0, &none));
+    wgt_cpu_tensor sv = ox_view(&side), zv = ox_view(&zero);
+    wgt_status st = wgt_cpu_binary(pos ? WGT_BINARY_GT : WGT_BINARY_LT, &xv, &zv, &sv);
+    if (!st) {
+        if (!neg && !pos) st = wgt_cpu_full(0, &ov);
+        else st = wgt_cpu_binary(WGT_BINARY_LOGICAL_AND, &ov, &sv, &ov);
+    }
+    wgt_onnx_tensor_clear(&side);
+    wgt_onnx_tensor_clear(&zero);
+    return st;
+}
+
+typedef struct binary_map {
+    const char *name;
+    wgt_binary_op op;
+    int to_bool;
+} binary_map;
+
+static const binary_map binary_ops[] = {
+    {"Add", WGT_BINARY_ADD, 0},  {"Sub", WGT_BINARY_SUB, 0},     {"Mul", WGT_BINARY_MUL, 0},
+    {"Div", WGT_BINARY_DIV, 0},  {"Pow", WGT_BINARY_POW, 0},     {"And", WGT_BINARY_LOGICAL_AND, 1},
+    {"Or", WGT_BINARY_LOGICAL_OR, 1}, {"Xor", WGT_BINARY_LOGICAL_XOR, 1}, {"Equal", WGT_BINARY_EQ, 1},
+    {"Greater", WGT_BINARY_GT, 1}, {"Less", WGT_BINARY_LT, 1}, {"GreaterOrEqual", WGT_BINARY_GE, 1},
+    {"LessOrEqual", WGT_BINARY_LE, 1}, {"BitwiseAnd", WGT_BINARY_BITWISE_AND, 0},
+    {"BitwiseOr", WGT_BINARY_BITWISE_OR, 0}, {"BitwiseXor", WGT_BINARY_BITWISE_XOR, 0},
+    {"Mod", WGT_BINARY_REMAINDER, 0}, {"BitShift", WGT_BINARY_SHIFT_LEFT, 0},
+};
+
+static const binary_map *find_binary(const char *name)
+{
+    for (size_t i = 0; i < sizeof binary_ops / sizeof *binary_ops; i++)
+        if (!strcmp(binary_ops[i].name, name)) return &binary_ops[i];
+    return NULL;
+}
+
+static wgt_status ox_binary(ox *c)
+{
+    const binary_map *m = find_binary(c->node->op_type);
+    const wgt_onnx_tensor *ab[2];
+    OX_TRY(ox_need(c, 0, &ab[0]));
+    OX_TRY(ox_need(c, 1, &ab[1]));
+    wgt_binary_op op = m->op;
+    if (!strcmp(m->name, "Mod")) {
+        /* fmod=0: integer remainder with the divisor's sign (Python); fmod=1: C's fmod. */
+        int f = (int)ox_attr_i(c, "fmod", 0);
+        if (!f && wgt_cpu_is_float(ab[0]->dtype)) return ox_unsupported(c, "fmod=0 on floats is invalid ONNX");
+        op = f ? WGT_BINARY_FMOD : WGT_BINARY_REMAINDER;
+    }
+    if (!strcmp(m->name, "BitShift")) {
+        const char *dir = ox_attr_s(c, "direction", "");
+        if (!strcmp(dir, "RIGHT")) op = WGT_BINARY_SHIFT_RIGHT;
+        else if (strcmp(dir, "LEFT")) return ox_unsupported(c, "direction must be LEFT or RIGHT");
+    }
+    int nd;
+    int64_t dims[WGT_MAX_DIMS];
+    OX_TRY(ox_broadcast(c, ab, 2, &nd, dims));
+    wgt_cpu_tensor av = ox_view(ab[0]), bv = ox_view(ab[1]), ov;
+    /* The output has A's type (ONNX binary ops take equal types; Pow's exponent may differ). */
+    OX_TRY(ox_alloc(c, 0, m->to_bool ? WGT_BOOL : ab[0]->dtype, nd, dims, &ov));
+    return wgt_cpu_binary(op, &av, &bv, &ov);
+}
+
+/* Sum, Mean, Max, Min over any number of inputs, folded left to right. */
+static wgt_status ox_variadic(ox *c)
+{
+    const char *name = c->node->op_type;
+    const wgt_onnx_tensor *ts[16];
+    int n = c->n_in;
+    if (n < 1 || n > 16) return ox_unsupported(c, "1 to 16 inputs supported");
+    for (int i = 0; i < n; i++) OX_TRY(ox_need(c, i, &ts[i]));
+    int nd;
+    int64_t dims[WGT_MAX_DIMS];
+    OX_TRY(ox_broadcast(c, ts, n, &nd, dims));
+    wgt_binary_op op = !strcmp(name, "Max") ? WGT_BINARY_MAXIMUM : !strcmp(name, "Min") ? WGT_BINARY_MINIMUM
+                                                                                     : WGT_BINARY_ADD;
+    /* Accumulate in an f32 (or the integer type) scratch tensor of the result's shape. */
+    wgt_cpu_tensor ov, x0 = ox_view(ts[0]);
+    OX_TRY(ox_alloc(c, 0, ts[0]->dtype, nd, dims, &ov));
+    OX_TRY(wgt_cpu_cast(&x0, &ov));
+    for (int i = 1; i < n; i++) {
+        wgt_cpu_tensor xi = ox_view(ts[i]);
+        OX_TRY(wgt_cpu_binary(op, &ov, &xi, &ov)); /* in place: each element reads then writes itself */
+    }
+    if (!strcmp(name, "Mean")) {
+        float k = (float)n;
+        int64_t none = 0;
+        wgt_cpu_tensor kv = wgt_cpu_tensor_make(&k, WGT_F32, 0, &none);
+        OX_TRY(wgt_cpu_binary(WGT_BINARY_DIV, &ov, &kv, &ov));
+    }
+    return WGT_OK;
+}
+
+static wgt_status ox_where(ox *c)
+{
+    const wgt_onnx_tensor *ts[3];
+    for (int i = 0; i < 3; i++) OX_TRY(ox_need(c, i, &ts[i]));
+    int nd;
+    int64_t dims[WGT_MAX_DIMS];
+    OX_TRY(ox_broadcast(c, ts, 3, &nd, dims));
+    wgt_cpu_tensor cv = ox_view(ts[0]), av = ox_view(ts[1]), bv = ox_view(ts[2]), ov;
+    OX_TRY(ox_alloc(c, 0, ts[1]->dtype, nd, dims, &ov));
+    return wgt_cpu_where(&cv, &av, &bv, &ov);
+}
+
+static wgt_dtype onnx_to_dtype(int64_t t)
+{
+    switch (t) {
+    case WGT_ONNX_FLOAT: return WGT_F32;
+    case WGT_ONNX_UINT8: return WGT_U8;
+    case WGT_ONNX_INT8: return WGT_I8;
+    case WGT_ONNX_INT32: return WGT_I32;
+    case WGT_ONNX_INT64: return WGT_I64;
+    case WGT_ONNX_BOOL: return WGT_BOOL;
+    case WGT_ONNX_FLOAT16: return WGT_F16;
+    case WGT_ONNX_UINT32: return WGT_U32;
+    case WGT_ONNX_BFLOAT16: return WGT_BF16;
+    default: return WGT_DTYPE_COUNT;
+    }
+}
+
+static wgt_status ox_cast(ox *c)
+{
+    const wgt_onnx_tensor *x, *like = NULL;
+    OX_TRY(ox_need(c, 0, &x));
+    wgt_dtype to;
+    if (!strcmp(c->node->op_type, "CastLike")) {
+        OX_TRY(ox_need(c, 1, &like));
+        to = like->dtype;
+    } else {
+        int64_t t = ox_attr_i(c, "to", 0);
+        to = onnx_to_dtype(t);
+        if (to == WGT_DTYPE_COUNT) return ox_unsupported(c, "target type has no wgt dtype");
+    }
+    wgt_cpu_tensor xv = ox_view(x), ov;
+    OX_TRY(ox_alloc(c, 0, to, x->ndim, x->dims, &ov));
+    return wgt_cpu_cast(&xv, &ov);
+}
+
+/* ---- reductions ---- */
+
+/* The reduced-axes mask from the "axes" attribute or input; *noop when there is nothing to do. */
+static wgt_status reduce_axes(ox *c, const wgt_onnx_tensor *x, int input, uint32_t *mask, int *noop)
+{
+    int64_t axes[WGT_MAX_DIMS];
+    int n = 0;
+    const wgt_onnx_attr *a = ox_attr(c, "axes");
+    const wgt_onnx_tensor *t = ox_in(c, input);
+    if (a && a->type == WGT_ONNX_ATTR_INTS) {
+        if (a->n_ints > WGT_MAX_DIMS) return ox_unsupported(c, "too many axes");
+        for (int i = 0; i < a->n_ints; i++) axes[i] = a->ints[i];
+        n = a->n_ints;
+    } else if (t) OX_TRY(ox_ints(c, t, axes, WGT_MAX_DIMS, &n));
+    *mask = 0;
+    *noop = 0;
+    if (n == 0) {
+        if (ox_attr_i(c, "noop_with_empty_axes", 0)) *noop = 1;
+        else *mask = x->ndim ? (uint32_t)((1u << x->ndim) - 1) : 0;
+        return WGT_OK;
+    }
+    for (int i = 0; i < n; i++) {
+        int ax;
+        OX_TRY(ox_axis(c, axes[i], x->ndim, &ax));
+        *mask |= 1u << ax;
+    }
+    return WGT_OK;
+}
+
+static wgt_status ox_reduce(ox *c)
+{
+    static const struct { const char *name; wgt_reduce_op op; } map[] = {
+        {"ReduceSum", WGT_REDUCE_SUM},        {"ReduceMean", WGT_REDUCE_MEAN},
+        {"ReduceProd", WGT_REDUCE_PROD},      {"ReduceMax", WGT_REDUCE_AMAX},
+        {"ReduceMin", WGT_REDUCE_AMIN},       {"ReduceL1", WGT_REDUCE_NORM1},
+        {"ReduceL2", WGT_REDUCE_NORM2},       {"ReduceLogSumExp", WGT_REDUCE_LOGSUMEXP},
+        {"ReduceSumSquare", WGT_REDUCE_SUM},  {"ReduceLogSum", WGT_REDUCE_SUM},
+    };
+    const char *name = c->node->op_type;
+    wgt_reduce_op op = WGT_REDUCE_SUM;
+    for (size_t i = 0; i < sizeof map / sizeof *map; i++)
+        if (!strcmp(map[i].name, name)) op = map[i].op;
+    const wgt_onnx_tensor *x;
+    OX_TRY(ox_need(c, 0, &x));
+    uint32_t mask = 0;
+    int noop, keep = (int)ox_attr_i(c, "keepdims", 1);
+    OX_TRY(reduce_axes(c, x, 1, &mask, &noop));
+    wgt_cpu_tensor xv = ox_view(x), ov;
+    if (noop) {
+        OX_TRY(ox_alloc(c, 0, x->dtype, x->ndim, x->dims, &ov));
+        return wgt_cpu_copy(&xv, &ov);
+    }
+    int nd = 0;
+    int64_t dims[WGT_MAX_DIMS], count = 1;
+    for (int d = 0; d < x->ndim; d++) {
+        if (mask >> d & 1) count *= x->dims[d];
+        if (!(mask >> d & 1)) dims[nd++] = x->dims[d];
+        else if (keep) dims[nd++] = 1;
+    }
+    OX_TRY(ox_alloc(c, 0, x->dtype, nd, dims, &ov));
+    /* ONNX defines max/min of an empty set (-inf/+inf, or the type's limits); PyTorch raises. */
+    if (count == 0 && (op == WGT_REDUCE_AMAX || op == WGT_REDUCE_AMIN)) {
+        /* Stores saturate, so +-inf become the integer type's limits. */
+        return wgt_cpu_full(op == WGT_REDUCE_AMAX ? -INFINITY : INFINITY, &ov);
+    }
+    if (!strcmp(name, "ReduceSumSquare")) {
+        wgt_onnx_tensor sq;
+        OX_TRY(ox_temp(&sq, x->dtype, x->ndim, x->dims));
+        wgt_cpu_tensor sv = ox_view(&sq);
+        wgt_status st = wgt_cpu_unary(WGT_UNARY_SQUARE, NULL, &xv, &sv);
+        if (!st) st = wgt_cpu_reduce(op, &sv, mask, keep, 0, &ov, NULL);
+        wgt_onnx_tensor_clear(&sq);
+        return st;
+    }
+    OX_TRY(wgt_cpu_reduce(op, &xv, mask, keep, 0, &ov, NULL));
+    if (!strcmp(name, "ReduceLogSum")) return wgt_cpu_unary(WGT_UNARY_LOG, NULL, &ov, &ov);
+    return WGT_OK;
+}
+
+static wgt_status ox_argmax(ox *c)
+{
+    const wgt_onnx_tensor *x;
+    OX_TRY(ox_need(c, 0, &x));
+    int ax, keep = (int)ox_attr_i(c, "keepdims", 1), last = (int)ox_attr_i(c, "select_last_index", 0);
+    OX_TRY(ox_axis(c, ox_attr_i(c, "axis", 0), x->ndim, &ax));
+    wgt_reduce_op op = !strcmp(c->node->op_type, "ArgMax") ? WGT_REDUCE_ARGMAX : WGT_REDUCE_ARGMIN;
+    int nd = 0;
+    int64_t dims[WGT_MAX_DIMS];
+    for (int d = 0; d < x->ndim; d++)
+        if (d != ax) dims[nd++] = x->dims[d];
+        else if (keep) dims[nd++] = 1;
+    wgt_cpu_tensor xv = ox_view(x), ov;
+    OX_TRY(ox_alloc(c, 0, WGT_I64, nd, dims, &ov));
+    if (!last) return wgt_cpu_reduce(op, &xv, 1u << ax, keep, 0, &ov, NULL);
+    /* The last occurrence: the first one of the input reversed along axis, mirrored back. */
+    if (x->dims[ax] == 0) return wgt_error(WGT_ERR_SHAPE, "%s: empty axis", c->node->op_type);
+    /* Layouts have no negative strides: flip into a scratch tensor. */
+    wgt_onnx_tensor flip;
+    OX_TRY(ox_temp(&flip, x->dtype, x->ndim, x->dims));
+    wgt_cpu_tensor fv = ox_view(&flip);
+    wgt_status st = wgt_cpu_flip(&xv, 1u << ax, &fv);
+    if (!st) st = wgt_cpu_reduce(op, &fv, 1u << ax, keep, 0, &ov, NULL);
+    for (int64_t i = 0; !st && i < c->out[0].numel; i++)
+        wgt_cpu_store_i(&ov, i, x->dims[ax] - 1 - wgt_cpu_load_i(&ov, i));
+    wgt_onnx_tensor_clear(&flip);
+    return st;
+}
+
+static wgt_status ox_softmax(ox *c)
+{
+    const wgt_onnx_tensor *x;
+    OX_TRY(ox_need(c, 0, &x));
+    int is_log = !strcmp(c->node->op_type, "LogSoftmax"), ax;
+    wgt_cpu_tensor xv = ox_view(x), ov;
+    OX_TRY(ox_alloc(c, 0, x->dtype, x->ndim, x->dims, &ov));
+    if (c->opset >= 13) {
+        OX_TRY(ox_axis(c, ox_attr_i(c, "axis", -1), x->ndim, &ax));
+        return is_log ? wgt_cpu_log_softmax(&xv, ax, &ov) : wgt_cpu_softmax(&xv, ax, &ov);
+    }
+    /* Before opset 13 the input is coerced to 2-D [prod(dims < axis), prod(dims >= axis)] and
+     * the softmax runs over the whole second dimension. */
+    OX_TRY(ox_axis(c, ox_attr_i(c, "axis", 1), x->ndim, &ax));
+    int64_t rows = 1, cols = 1;
+    for (int d = 0; d < x->ndim; d++) *(d < ax ? &rows : &cols) *= x->dims[d];
+    int64_t shape[2] = {rows, cols};
+    wgt_cpu_tensor x2 = wgt_cpu_tensor_make(x->data, x->dtype, 2, shape);
+    wgt_cpu_tensor o2 = wgt_cpu_tensor_make(ov.data, ov.l.dtype, 2, shape);
+    return is_log ? wgt_cpu_log_softmax(&x2, 1, &o2) : wgt_cpu_softmax(&x2, 1, &o2);
+}
+
+static wgt_status ox_cumsum(ox *c)
+{
+    const wgt_onnx_tensor *x, *axis;
+    OX_TRY(ox_need(c, 0, &x));
+    OX_TRY(ox_need(c, 1, &axis));
+    int ax;
+    OX_TRY(ox_axis(c, (int64_t)ox_scalar(axis), x->ndim, &ax));
+    wgt_cpu_tensor xv = ox_view(x), ov;
+    OX_TRY(ox_alloc(c, 0, x->dtype, x->ndim, x->dims, &ov));
+    return wgt_cpu_scan(WGT_SCAN_CUMSUM, &xv, ax, (int)ox_attr_i(c, "exclusive", 0),
+                        (int)ox_attr_i(c, "reverse", 0), &ov, NULL);
+}
+
+/* ---- dispatch ---- */
+
+static const struct {
+    const char *name;
+    ox_fn fn;
+} table[] = {
+    {"Clip", ox_clip},           {"IsInf", ox_isinf},       {"Sum", ox_variadic},
+    {"Mean", ox_variadic},       {"Max", ox_variadic},      {"Min", ox_variadic},
+    {"Where", ox_where},         {"Cast", ox_cast},         {"CastLike", ox_cast},
+    {"ReduceSum", ox_reduce},    {"ReduceMean", ox_reduce}, {"ReduceProd", ox_reduce},
+    {"ReduceMax", ox_reduce},    {"ReduceMin", ox_reduce},  {"ReduceL1", ox_reduce},
+    {"ReduceL2", ox_reduce},     {"ReduceLogSumExp", ox_reduce}, {"ReduceSumSquare", ox_reduce},
+    {"ReduceLogSum", ox_reduce}, {"ArgMax", ox_argmax},     {"ArgMin", ox_argmax},
+    {"Softmax", ox_softmax},     {"LogSoftmax", ox_softmax}, {"CumSum", ox_cumsum},
+    {"MatMul", ox_matmul},       {"Gemm", ox_gemm},         {"Transpose", ox_transpose},
+    {"Flatten", ox_reshape_like}, {"Reshape", ox_reshape_like}, {"Squeeze", ox_reshape_like},
+    {"Unsqueeze", ox_reshape_like}, {"Concat", ox_concat},  {"Tile", ox_tile},
+    {"Expand", ox_expand},       {"Pad", ox_pad},           {"Trilu", ox_trilu},
+    {"Gather", ox_gather},       {"GatherElements", ox_gather_elements},
+    {"ScatterElements", ox_scatter_elements}, {"Scatter", ox_scatter_elements},
+    {"OneHot", ox_onehot},       {"Range", ox_range},       {"NonZero", ox_nonzero},
+    {"LayerNormalization", ox_layer_norm}, {"BatchNormalization", ox_batch_norm},
+    {"InstanceNormalization", ox_instance_norm}, {"ConstantOfShape", ox_constant_of_shape},
+};
+
+static ox_fn find_fn(const char *op)
+{
+    if (find_unary(op)) return ox_unary;
+    if (find_binary(op)) return ox_binary;
+    for (size_t i = 0; i < sizeof table / sizeof *table; i++)
+        if (!strcmp(table[i].name, op)) return table[i].fn;
+    return NULL;
+}
+
+int wgt_onnx_op_known(const char *op_type) { return find_fn(op_type) != NULL; }
+
+wgt_status wgt_onnx_run_node(const wgt_onnx_node *node, int64_t opset,
+                             const wgt_onnx_tensor *const *inputs, int n_inputs,
+                             wgt_onnx_tensor *outputs, int n_outputs)
+{
+    if (node->domain && node->domain[0] && strcmp(node->domain, "ai.onnx"))
+        return wgt_error(WGT_ERR_UNSUPPORTED, "%s: domain '%s' is not the default one", node->op_type,
+                         node->domain);
+    ox_fn fn = find_fn(node->op_type);
+    if (!fn) return wgt_error(WGT_ERR_UNSUPPORTED, "%s: no reference op", node->op_type);
+    ox c = {node, opset, inputs, n_inputs, outputs, n_outputs};
+    for (int i = 0; i < n_outputs; i++) memset(&outputs[i], 0, sizeof outputs[i]);
+    wgt_status st = fn(&c);
+    if (st)
+        for (int i = 0; i < n_outputs; i++) wgt_onnx_tensor_clear(&outputs[i]);
+    return st;
+}

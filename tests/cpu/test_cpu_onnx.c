@@ -1,0 +1,295 @@
+/* Runs the ONNX backend node tests (Debian package libonnx-testdata) through the CPU reference:
+ * every single-node test whose op the executor maps (src/onnx/onnx_ops*.c) is run on each of its
+ * test_data_set_N directories and compared with ONNX's expected outputs.
+ * Prints one line per test (PASS, FAIL with the worst error, N/A with why), a per-op table, and
+ * totals. Exits non-zero only when an applicable test fails.
+ * Usage: test_cpu_onnx [NODE_DIR] [NAME_FILTER]   (default /usr/share/libonnx-testdata/data/node) */
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "onnx/onnx.h"
+
+#define MAX_IO 64
+
+/* Tolerances per op, with the reason. Expected outputs come from NumPy, mostly computed in f32
+ * (each step rounded); the reference computes in double and rounds once, so results differ by a
+ * few f32 ulps on transcendental functions and more where NumPy accumulates in f32. */
+typedef struct tol {
+    const char *op;
+    double rtol, atol;
+    const char *why;
+} tol;
+
+static const tol tols[] = {
+    {"MatMul", 1e-5, 1e-5, "f32 dot products accumulated in NumPy vs double here"},
+    {"Gemm", 1e-5, 1e-5, "f32 dot products accumulated in NumPy vs double here"},
+    {"ReduceSum", 1e-5, 1e-5, "f32 pairwise sums in NumPy vs double here"},
+    {"ReduceMean", 1e-5, 1e-5, "f32 pairwise sums in NumPy vs double here"},
+    {"ReduceProd", 1e-5, 1e-6, "f32 products in NumPy"},
+    {"ReduceL1", 1e-5, 1e-5, "f32 sums in NumPy"},
+    {"ReduceL2", 1e-5, 1e-5, "f32 sums of squares in NumPy"},
+    {"ReduceSumSquare", 1e-5, 1e-5, "f32 sums of squares in NumPy"},
+    {"ReduceLogSum", 1e-5, 1e-5, "f32 sums then log in NumPy"},
+    {"ReduceLogSumExp", 1e-5, 1e-5, "f32 exp/sum/log in NumPy, without max subtraction"},
+    {"Softmax", 1e-5, 1e-6, "f32 exp and sum in NumPy"},
+    {"LogSoftmax", 1e-5, 1e-5, "f32 exp, sum and log in NumPy"},
+    {"LayerNormalization", 1e-4, 1e-5, "f32 mean/variance in NumPy"},
+    {"BatchNormalization", 1e-5, 1e-5, "f32 steps in NumPy"},
+    {"InstanceNormalization", 1e-4, 1e-5, "f32 mean/variance in NumPy"},
+    {"CumSum", 1e-5, 1e-5, "f32 running sums in NumPy"},
+    {"Mean", 1e-6, 1e-7, "f32 sum then division in NumPy"},
+    {"Pow", 1e-5, 1e-6, "f32 pow in NumPy"},
+};
+static const tol default_tol = {"", 2e-6, 1e-7, "NumPy's f32 functions are within a few ulps"};
+
+static const tol *tol_for(const char *op)
+{
+    for (size_t i = 0; i < sizeof tols / sizeof *tols; i++)
+        if (!strcmp(tols[i].op, op)) return &tols[i];
+    return &default_tol;
+}
+
+/* Per-op tallies for the summary table. */
+typedef struct tally {
+    char op[64];
+    int pass, fail, na;
+} tally;
+static tally tallies[256];
+static int n_tallies;
+
+static tally *tally_for(const char *op)
+{
+    for (int i = 0; i < n_tallies; i++)
+        if (!strcmp(tallies[i].op, op)) return &tallies[i];
+    if (n_tallies == 256) return &tallies[255];
+    snprintf(tallies[n_tallies].op, sizeof tallies[0].op, "%s", op);
+    return &tallies[n_tallies++];
+}
+
+enum { PASS, FAIL, NA };
+
+/* Compare got with want; on mismatch write a description into why. Returns PASS/FAIL/NA. */
+static int compare(const wgt_onnx_tensor *got, const wgt_onnx_tensor *want, const tol *t, char *why,
+                   size_t n)
+{
+    if (!want->data) {
+        snprintf(why, n, "expected output of type %s, which no wgt dtype holds", wgt_onnx_type_name(want->onnx_type));
+        return NA;
+    }
+    if (got->dtype != want->dtype) {
+        snprintf(why, n, "dtype %s, expected %s", wgt_dtype_name(got->dtype), wgt_dtype_name(want->dtype));
+        return FAIL;
+    }
+    int same = got->ndim == want->ndim;
+    for (int d = 0; same && d < got->ndim; d++) same = got->dims[d] == want->dims[d];
+    if (!same) {
+        snprintf(why, n, "shape differs (rank %d vs %d, %lld vs %lld elements)", got->ndim, want->ndim,
+                 (long long)got->numel, (long long)want->numel);
+        return FAIL;
+    }
+    wgt_cpu_tensor g = wgt_onnx_tensor_view(got), w = wgt_onnx_tensor_view(want);
+    int is_f = wgt_cpu_is_float(got->dtype);
+    static double scale = -1;
+    if (scale < 0) scale = getenv("WGT_ONNX_TOL_SCALE") ? atof(getenv("WGT_ONNX_TOL_SCALE")) : 1;
+    double rtol = t->rtol * scale, atol = t->atol * scale;
+    if (got->dtype == WGT_F16 || got->dtype == WGT_BF16) rtol = rtol > 4e-3 ? rtol : 4e-3, atol = atol > 1e-3 ? atol : 1e-3;
+    double worst = 0;
+    int64_t worst_i = -1;
+    for (int64_t i = 0; i < got->numel; i++) {
+        if (!is_f) {
+            if (wgt_cpu_load_i(&g, i) != wgt_cpu_load_i(&w, i)) {
+                snprintf(why, n, "element %lld is %lld, expected %lld", (long long)i,
+                         (long long)wgt_cpu_load_i(&g, i), (long long)wgt_cpu_load_i(&w, i));
+                return FAIL;
+            }
+            continue;
+        }
+        double a = wgt_cpu_load_f(&g, i), b = wgt_cpu_load_f(&w, i);
+        if (isnan(a) || isnan(b) || isinf(a) || isinf(b)) {
+            if ((isnan(a) && isnan(b)) || a == b) continue;
+            snprintf(why, n, "element %lld is %g, expected %g", (long long)i, a, b);
+            return FAIL;
+        }
+        double lim = atol + rtol * fabs(b), diff = fabs(a - b);
+        double err = diff == 0 ? 0 : lim > 0 ? diff / lim : INFINITY;
+        if (err > worst) worst = err, worst_i = i;
+    }
+    if (worst > 1) {
+        snprintf(why, n, "element %lld is %.9g, expected %.9g (%.2fx the tolerance)", (long long)worst_i,
+                 wgt_cpu_load_f(&g, worst_i), wgt_cpu_load_f(&w, worst_i), worst);
+        return FAIL;
+    }
+    return PASS;
+}
+
+static int is_dir(const char *p)
+{
+    struct stat s;
+    return stat(p, &s) == 0 && S_ISDIR(s.st_mode);
+}
+
+/* Run one test directory. */
+static int run_test(const char *dir, const char *name, char *why, size_t n, const char **op_out)
+{
+    char path[8400];
+    wgt_onnx_model *m = NULL;
+    snprintf(path, sizeof path, "%s/model.onnx", dir);
+    *op_out = "(unreadable)";
+    wgt_status st = wgt_onnx_model_read(path, &m);
+    if (st) {
+        snprintf(why, n, "model: %s", wgt_errmsg());
+        return st == WGT_ERR_UNSUPPORTED ? NA : FAIL;
+    }
+    static char op[64];
+    int result = PASS;
+    if (m->n_nodes != 1) {
+        snprintf(op, sizeof op, "(%d-node graph)", m->n_nodes);
+        *op_out = op;
+        snprintf(why, n, "a graph of %d nodes, not a single-node test", m->n_nodes);
+        wgt_onnx_model_free(m);
+        return NA;
+    }
+    const wgt_onnx_node *node = &m->nodes[0];
+    snprintf(op, sizeof op, "%s", node->op_type);
+    *op_out = op;
+    if (!wgt_onnx_op_known(node->op_type)) {
+        snprintf(why, n, "no reference op for %s", node->op_type);
+        wgt_onnx_model_free(m);
+        return NA;
+    }
+    /* Graph inputs fed by the test data: those that are not initializers, in order. */
+    int feed[MAX_IO], n_feed = 0;
+    for (int i = 0; i < m->n_inputs && n_feed < MAX_IO; i++) {
+        int init = 0;
+        for (int j = 0; j < m->n_initializers; j++)
+            if (m->initializers[j].name && !strcmp(m->initializers[j].name, m->inputs[i])) init = 1;
+        if (!init) feed[n_feed++] = i;
+    }
+    int sets = 0;
+    for (int s = 0; result == PASS; s++) {
+        char set[8300];
+        snprintf(set, sizeof set, "%s/test_data_set_%d", dir, s);
+        if (!is_dir(set)) break;
+        sets++;
+        wgt_onnx_tensor given[MAX_IO] = {{0}}, want[MAX_IO] = {{0}}, got[MAX_IO] = {{0}};
+        const wgt_onnx_tensor *args[MAX_IO] = {0};
+        int n_given = 0, n_want = 0;
+        for (int k = 0; k < n_feed; k++) {
+            snprintf(path, sizeof path, "%s/input_%d.pb", set, k);
+            if (wgt_onnx_tensor_read(path, &given[k])) {
+                snprintf(why, n, "input %d: %s", k, wgt_errmsg());
+                result = NA; /* sequences and optionals are not TensorProtos */
+                break;
+            }
+            n_given = k + 1;
+        }
+        for (int k = 0; result == PASS && k < m->n_outputs && k < MAX_IO; k++) {
+            snprintf(path, sizeof path, "%s/output_%d.pb", set, k);
+            if (wgt_onnx_tensor_read(path, &want[k])) {
+                snprintf(why, n, "output %d: %s", k, wgt_errmsg());
+                result = NA;
+                break;
+            }
+            n_want = k + 1;
+        }
+        /* Bind node inputs by name to fed inputs or initializers. */
+        for (int i = 0; result == PASS && i < node->n_inputs && i < MAX_IO; i++) {
+            const char *nm = node->inputs[i];
+            if (!nm[0]) continue;
+            for (int k = 0; k < n_given; k++)
+                if (!strcmp(m->inputs[feed[k]], nm)) args[i] = &given[k];
+            for (int j = 0; !args[i] && j < m->n_initializers; j++)
+                if (m->initializers[j].name && !strcmp(m->initializers[j].name, nm)) args[i] = &m->initializers[j];
+            if (!args[i]) {
+                snprintf(why, n, "node input '%s' has no data", nm);
+                result = FAIL;
+            }
+        }
+        if (result == PASS) {
+            int n_out = node->n_outputs < MAX_IO ? node->n_outputs : MAX_IO;
+            st = wgt_onnx_run_node(node, m->opset, args, node->n_inputs, got, n_out);
+            if (st == WGT_ERR_UNSUPPORTED) {
+                snprintf(why, n, "%s", wgt_errmsg());
+                result = NA;
+            } else if (st) {
+                snprintf(why, n, "run: %s: %s", wgt_status_str(st), wgt_errmsg());
+                result = FAIL;
+            }
+            for (int k = 0; result == PASS && k < m->n_outputs && k < n_want; k++) {
+                int o = -1;
+                for (int j = 0; j < n_out; j++)
+                    if (!strcmp(node->outputs[j], m->outputs[k])) o = j;
+                if (o < 0 || !got[o].data) {
+                    snprintf(why, n, "output '%s' not produced", m->outputs[k]);
+                    result = FAIL;
+                    break;
+                }
+                char w[512];
+                int r = compare(&got[o], &want[k], tol_for(node->op_type), w, sizeof w);
+                if (r != PASS) {
+                    snprintf(why, n, "set %d output %d: %s", s, k, w);
+                    result = r;
+                }
+            }
+            for (int k = 0; k < n_out; k++) wgt_onnx_tensor_clear(&got[k]);
+        }
+        for (int k = 0; k < MAX_IO; k++) wgt_onnx_tensor_clear(&given[k]), wgt_onnx_tensor_clear(&want[k]);
+    }
+    if (result == PASS && sets == 0) {
+        snprintf(why, n, "no test_data_set_N directory");
+        result = NA;
+    }
+    wgt_onnx_model_free(m);
+    (void)name;
+    return result;
+}
+
+static int by_name(const struct dirent **a, const struct dirent **b) { return strcmp((*a)->d_name, (*b)->d_name); }
+
+int main(int argc, char **argv)
+{
+    const char *root = argc > 1 ? argv[1] : getenv("WGT_ONNX_NODE_DIR");
+    const char *filter = argc > 2 ? argv[2] : NULL;
+    if (!root) root = "/usr/share/libonnx-testdata/data/node";
+    struct dirent **ents;
+    int n = scandir(root, &ents, NULL, by_name);
+    if (n < 0) {
+        fprintf(stderr, "test_cpu_onnx: cannot list %s: install Debian's libonnx-testdata "
+                        "(scripts/deps.sh does) or pass the node test directory\n", root);
+        return 1;
+    }
+    int counts[3] = {0};
+    static const char *label[3] = {"PASS", "FAIL", "N/A "};
+    for (int i = 0; i < n; i++) {
+        const char *name = ents[i]->d_name;
+        char dir[8192], why[1024] = "";
+        snprintf(dir, sizeof dir, "%s/%s", root, name);
+        if (name[0] == '.' || !is_dir(dir) || (filter && !strstr(name, filter))) {
+            free(ents[i]);
+            continue;
+        }
+        const char *op;
+        int r = run_test(dir, name, why, sizeof why, &op);
+        counts[r]++;
+        tally *t = tally_for(op);
+        if (r == PASS) t->pass++;
+        else if (r == FAIL) t->fail++;
+        else t->na++;
+        printf("%s %-60s %s%s%s\n", label[r], name, op, why[0] ? ": " : "", why);
+        free(ents[i]);
+    }
+    free(ents);
+    printf("\n%-28s %6s %6s %6s\n", "op", "pass", "fail", "n/a");
+    for (int i = 0; i < n_tallies; i++)
+        if (tallies[i].pass || tallies[i].fail)
+            printf("%-28s %6d %6d %6d\n", tallies[i].op, tallies[i].pass, tallies[i].fail, tallies[i].na);
+    int unmapped = 0;
+    for (int i = 0; i < n_tallies; i++) unmapped += !tallies[i].pass && !tallies[i].fail;
+    printf("(%d more op kinds have only not-applicable tests)\n", unmapped);
+    printf("\nONNX node tests: %d passed, %d failed, %d not applicable\n", counts[PASS], counts[FAIL], counts[NA]);
+    return counts[FAIL] ? 1 : 0;
+}
