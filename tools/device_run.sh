@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Runs wgt binaries built here on the H200 device machine (Vulkan through Dawn).
+# Call with the device tool from the repository root, carrying .gl (the .debs below), .deps/dawn
+# and the binaries you need, e.g.:  carry [".gl", ".deps/dawn", "build/wgt"]
+#   command: bash tools/device_run.sh ./build/wgt bench --device
+# .gl holds Debian's libvulkan1, libcjson1 and libutf8proc2 .debs, fetched here with
+#   apt-get -oAPT::Architecture=amd64 download libvulkan1 libcjson1 libutf8proc2
+set -eu
+for f in .gl/*.deb; do dpkg -x "$f" /; done
+ldconfig
+export VK_DRIVER_FILES=${VK_DRIVER_FILES:-/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json}
+export WGT_WEBGPU_LIB=${WGT_WEBGPU_LIB:-$PWD/.deps/dawn/libwebgpu_wrapper.so}
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader || true
+exec "$@"
