@@ -24,6 +24,7 @@ static void tokenize_usage(FILE *f)
                "  --template T  with --chat: use T instead of the model's template: chatml, llama3,\n"
                "                llama2, mistral, or @FILE for a Jinja template file\n"
                "  --render      with --chat: print the rendered text instead of ids\n"
+               "  --messages F  with --chat: the conversation from F, a JSON array of {role, content}\n"
                "usage: wgt detokenize -t TOKENIZER [--skip-special] [--jsonl F | ID...]\n"
                "  --jsonl F     each line of F is a JSON array of ids: print each text as a JSON string\n");
 }
@@ -152,7 +153,7 @@ static int common_args(int argc, char **argv, int i, const char **tok_path)
 int cmd_tokenize(int argc, char **argv)
 {
     const char *tok_path = NULL, *file = NULL, *jsonl = NULL, *system = NULL, *tmpl = NULL;
-    int chat = 0, render = 0;
+    int chat = 0, render = 0, messages = 0;
     unsigned flags = WGT_TOKENIZE_ADD_SPECIAL | WGT_TOKENIZE_PARSE_SPECIAL;
     int first_text = 0;
     for (int i = 1; i < argc;) {
@@ -166,6 +167,7 @@ int cmd_tokenize(int argc, char **argv)
         else if (!strcmp(argv[i], "--render")) render = 1, i++;
         else if (!strcmp(argv[i], "--system") && i + 1 < argc) system = argv[i + 1], i += 2;
         else if (!strcmp(argv[i], "--template") && i + 1 < argc) tmpl = argv[i + 1], i += 2;
+        else if (!strcmp(argv[i], "--messages") && i + 1 < argc) file = argv[i + 1], chat = messages = 1, i += 2;
         else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             tokenize_usage(stdout);
             return 0;
@@ -237,13 +239,35 @@ int cmd_tokenize(int argc, char **argv)
             tmpl_text[tlen] = 0;
         }
         text[len] = 0;
-        wgt_chat_message msgs[2] = {{"system", system ? system : ""}, {"user", text}};
-        st = wgt_tokenizer_apply_chat_template(tok, system ? msgs : msgs + 1, system ? 2 : 1, 1,
-                                               tmpl_text ? tmpl_text : tmpl, &rendered);
+        wgt_chat_message msgs[2] = {{"system", system ? system : ""}, {"user", text}}, *conv = NULL;
+        size_t n_conv = 0;
+        cJSON *json = messages ? cJSON_Parse(text) : NULL;
+        if (messages) {
+            n_conv = (size_t)cJSON_GetArraySize(json);
+            conv = calloc(n_conv + 1, sizeof *conv);
+            size_t k = 0;
+            cJSON *m;
+            cJSON_ArrayForEach(m, json) if (conv) {
+                cJSON *role = cJSON_GetObjectItemCaseSensitive(m, "role"), *content = cJSON_GetObjectItemCaseSensitive(m, "content");
+                conv[k].role = cJSON_IsString(role) ? role->valuestring : NULL;
+                conv[k++].content = cJSON_IsString(content) ? content->valuestring : NULL;
+            }
+        }
+        int bad_messages = messages && (!cJSON_IsArray(json) || !conv);
+        if (bad_messages) {
+            fprintf(stderr, "wgt tokenize: %s is not a JSON array of {role, content}\n", file);
+            st = WGT_ERR_INVALID_ARGUMENT;
+        } else {
+            st = wgt_tokenizer_apply_chat_template(tok, messages ? conv : system ? msgs : msgs + 1,
+                                                   messages ? n_conv : system ? 2 : 1, 1, tmpl_text ? tmpl_text : tmpl,
+                                                   &rendered);
+        }
+        free(conv);
+        cJSON_Delete(json);
         free(tmpl_text);
         free(text);
         if (st) {
-            fprintf(stderr, "wgt tokenize: %s\n", wgt_errmsg());
+            if (!bad_messages) fprintf(stderr, "wgt tokenize: %s\n", wgt_errmsg());
             wgt_tokenizer_free(tok);
             return 1;
         }

@@ -1295,25 +1295,23 @@ static void arena_free(jctx *c)
     free(c);
 }
 
-wgt_status tok_render_template(const char *tmpl, const wgt_chat_message *msgs, size_t n_msgs, int add_gen,
-                               const char *bos, const char *eos, char **out)
+/* Lex, parse and run tmpl; the text lands in *result (arena memory). Errors longjmp. */
+static void render(jctx *c, const char *tmpl, const wgt_chat_message *msgs, size_t n_msgs, int add_gen, const char *bos,
+                   const char *eos, sbuf *result)
 {
-    *out = NULL;
-    /* On the heap: longjmp leaves automatic variables changed after setjmp indeterminate. */
-    jctx *const c = calloc(1, sizeof *c);
-    if (!c) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "chat template: out of memory");
-    if (setjmp(c->fail)) {
-        wgt_status st = c->status;
-        arena_free(c);
-        return st;
-    }
     lexer lx = {.c = c};
+    /* Jinja drops one newline at the very end of a template (keep_trailing_newline off). */
+    size_t tlen = strlen(tmpl);
+    if (tlen && tmpl[tlen - 1] == '\n') {
+        char *copy = jalloc(c, tlen);
+        memcpy(copy, tmpl, tlen - 1);
+        tmpl = copy;
+    }
     lex(&lx, tmpl);
     parser ps = {c, lx.v, 0};
     node *root = parse_block(&ps, NULL, 0);
     frame globals = {0};
-    sbuf result = {.c = c};
-    env e = {c, &globals, &result};
+    env e = {c, &globals, result};
     list *ml = jalloc(c, sizeof *ml);
     for (size_t i = 0; i < n_msgs; i++) {
         if (!msgs[i].role || !msgs[i].content) jfail(c, WGT_ERR_INVALID_ARGUMENT, "message %zu has no role or content", i);
@@ -1327,6 +1325,22 @@ wgt_status tok_render_template(const char *tmpl, const wgt_chat_message *msgs, s
     set_var(&e, "bos_token", 9, v_str(bos, strlen(bos)));
     set_var(&e, "eos_token", 9, v_str(eos, strlen(eos)));
     exec_block(&e, root);
+}
+
+wgt_status tok_render_template(const char *tmpl, const wgt_chat_message *msgs, size_t n_msgs, int add_gen,
+                               const char *bos, const char *eos, char **out)
+{
+    *out = NULL;
+    /* On the heap: longjmp leaves automatic variables changed after setjmp indeterminate. */
+    jctx *const c = calloc(1, sizeof *c);
+    if (!c) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "chat template: out of memory");
+    if (setjmp(c->fail)) {
+        wgt_status st = c->status;
+        arena_free(c);
+        return st;
+    }
+    sbuf result = {.c = c};
+    render(c, tmpl, msgs, n_msgs, add_gen, bos, eos, &result);
     wgt_status st = WGT_OK;
     if (!(*out = malloc(result.n + 1))) st = wgt_error(WGT_ERR_OUT_OF_MEMORY, "chat template: out of memory");
     else {

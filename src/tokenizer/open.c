@@ -179,22 +179,40 @@ wgt_status wgt_tokenizer_apply_chat_template(const wgt_tokenizer *t, const wgt_c
 {
     if (!t || !text || (!msgs && n_msgs)) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_tokenizer_apply_chat_template: NULL argument");
     *text = NULL;
+    /* The templates these families ship on the Hugging Face hub (tests/tokenizer/templates/). */
     static const struct { const char *name, *tmpl; } families[] = {
-        {"chatml", "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n' }}"
-                   "{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"},
-        {"llama3", "{{ bos_token }}{% for message in messages %}{{ '<|start_header_id|>' + message['role'] + '<|end_header_id|>\n\n' + "
-                   "message['content'] | trim + '<|eot_id|>' }}{% endfor %}"
-                   "{% if add_generation_prompt %}{{ '<|start_header_id|>assistant<|end_header_id|>\n\n' }}{% endif %}"},
-        {"llama2", "{% if messages[0]['role'] == 'system' %}{% set loop_messages = messages[1:] %}"
-                   "{% set system_message = '<<SYS>>\n' + messages[0]['content'] | trim + '\n<</SYS>>\n\n' %}"
-                   "{% else %}{% set loop_messages = messages %}{% set system_message = '' %}{% endif %}"
-                   "{% for message in loop_messages %}{% if loop.index0 == 0 %}{% set content = system_message + message['content'] %}"
-                   "{% else %}{% set content = message['content'] %}{% endif %}"
-                   "{% if message['role'] == 'user' %}{{ bos_token + '[INST] ' + content | trim + ' [/INST]' }}"
-                   "{% elif message['role'] == 'assistant' %}{{ ' ' + content | trim + ' ' + eos_token }}{% endif %}{% endfor %}"},
-        {"mistral", "{{ bos_token }}{% for message in messages %}{% if message['role'] == 'user' %}"
-                    "{{ '[INST] ' + message['content'] + ' [/INST]' }}{% elif message['role'] == 'assistant' %}"
-                    "{{ message['content'] + eos_token }}{% endif %}{% endfor %}"},
+        {"chatml",
+                   "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_"
+                   "end|>' + '\\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}"},
+        {"llama3",
+                   "{%- set loop_messages = messages %}\n"
+                   "{%- for message in loop_messages %}\n"
+                   "    {%- set content = '<|start_header_id|>' + message['role'] + '<|end_header_id|>\\n\\n'+ message['co"
+                   "ntent'] | trim + '<|eot_id|>' %}\n"
+                   "    {%- if loop.index0 == 0 %}\n"
+                   "        {%- set content = bos_token + content %}\n"
+                   "    {%- endif %}\n"
+                   "    {{- content }}\n"
+                   "{%- endfor %}\n"
+                   "{%- if add_generation_prompt %}\n"
+                   "    {{- '<|start_header_id|>assistant<|end_header_id|>\\n\\n' }}\n"
+                   "{%- endif %}"},
+        {"llama2",
+                   "{% if messages[0]['role'] == 'system' %}{% set loop_messages = messages[1:] %}{% set system_message "
+                   "= messages[0]['content'] %}{% else %}{% set loop_messages = messages %}{% set system_message = false"
+                   " %}{% endif %}{% for message in loop_messages %}{% if (message['role'] == 'user') != (loop.index0 % "
+                   "2 == 0) %}{{ raise_exception('Conversation roles must alternate user/assistant/user/assistant/...') "
+                   "}}{% endif %}{% if loop.index0 == 0 and system_message != false %}{% set content = '<<SYS>>\\n' + sys"
+                   "tem_message + '\\n<</SYS>>\\n\\n' + message['content'] %}{% else %}{% set content = message['content'] "
+                   "%}{% endif %}{% if message['role'] == 'user' %}{{ bos_token + '[INST] ' + content.strip() + ' [/INST"
+                   "]' }}{% elif message['role'] == 'assistant' %}{{ ' '  + content.strip() + ' ' + eos_token }}{% endif"
+                   " %}{% endfor %}"},
+        {"mistral",
+                   "{{ bos_token }}{% for message in messages %}{% if (message['role'] == 'user') != (loop.index0 % 2 =="
+                   " 0) %}{{ raise_exception('Conversation roles must alternate user/assistant/user/assistant/...') }}{%"
+                   " endif %}{% if message['role'] == 'user' %}{{ '[INST] ' + message['content'] + ' [/INST]' }}{% elif "
+                   "message['role'] == 'assistant' %}{{ message['content'] + eos_token}}{% else %}{{ raise_exception('On"
+                   "ly user and assistant roles are supported!') }}{% endif %}{% endfor %}"},
     };
     const char *tmpl = template_override ? template_override : t->chat_template;
     for (size_t i = 0; template_override && i < sizeof families / sizeof families[0]; i++)

