@@ -229,6 +229,17 @@ static void on_adapter(WGPURequestAdapterStatus status, WGPUAdapter adapter, WGP
     r->done = 1;
 }
 
+static int is_null_adapter(WGPUAdapter a)
+{
+    WGPUAdapterInfo ai = {0};
+    int null = 0;
+    if (wgt_W.AdapterGetInfo(a, &ai) == WGPUStatus_Success) {
+        null = ai.backendType == WGPUBackendType_Null;
+        wgt_W.AdapterInfoFreeMembers(ai);
+    }
+    return null;
+}
+
 static WGPUAdapter request_adapter(WGPUInstance instance, WGPUBackendType backend, int compat,
                                    int fallback, char *why, size_t why_cap)
 {
@@ -257,6 +268,12 @@ static WGPUAdapter request_adapter(WGPUInstance instance, WGPUBackendType backen
     }
     if (req.status != WGPURequestAdapterStatus_Success || !req.adapter) {
         snprintf(why, why_cap, "%s", req.message[0] ? req.message : "no adapter");
+        return NULL;
+    }
+    /* Dawn offers its Null backend when nothing else answers: it runs nothing, so it is no adapter. */
+    if (is_null_adapter(req.adapter)) {
+        wgt_W.AdapterRelease(req.adapter);
+        snprintf(why, why_cap, "only Dawn's Null backend answered (no usable driver found)");
         return NULL;
     }
     return req.adapter;

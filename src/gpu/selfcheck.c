@@ -28,7 +28,7 @@ static wgt_status stream(wgt_context *ctx, wgt_kernel *k, wgt_buffer *x, wgt_buf
 {
     stream_params p = {(uint32_t)vec4s, a, b, 0};
     uint32_t gx, gy;
-    grid((vec4s + 255) / 256, &gx, &gy);
+    grid((vec4s + 1023) / 1024, &gx, &gy); /* 1024 vec4s per workgroup */
     wgt_binding bs[2] = {{x, 0, vec4s * 16}, {y, 0, vec4s * 16}};
     return wgt_gpu_dispatch(ctx, k, &p, sizeof p, bs, 2, gx, gy, 1);
 }
@@ -156,12 +156,16 @@ wgt_status wgt_context_bench(wgt_context *ctx, uint64_t max_bytes, wgt_device_be
         if (reps < 3) reps = 3;
         if (reps > 2000) reps = 2000;
         if (ctx->info.is_cpu && reps > 5) reps = 5;
-        double t0 = wgt_now_seconds();
-        for (int r = 0; r < reps && !st; r++) st = stream(ctx, k, x, y, vec4s, 1.0f, 0.5f);
-        if (st || (st = wgt_context_sync(ctx, -1))) goto done;
-        double dt = wgt_now_seconds() - t0;
+        double best = 0;
+        for (int trial = 0; trial < 3; trial++) { /* the best of three: clocks ramp, neighbours vary */
+            double t0 = wgt_now_seconds();
+            for (int r = 0; r < reps && !st; r++) st = stream(ctx, k, x, y, vec4s, 1.0f, 0.5f);
+            if (st || (st = wgt_context_sync(ctx, -1))) goto done;
+            double gbps = reps * 2.0 * bytes / (wgt_now_seconds() - t0) / 1e9;
+            if (gbps > best) best = gbps;
+        }
         out->bytes[out->n_sizes] = bytes;
-        out->gbps[out->n_sizes] = reps * 2.0 * bytes / dt / 1e9;
+        out->gbps[out->n_sizes] = best;
         out->n_sizes++;
         wgt_gpu_release(ctx, x);
         wgt_gpu_release(ctx, y);

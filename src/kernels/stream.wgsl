@@ -1,4 +1,6 @@
 // y = x * a + b over n vec4s: the streaming kernel of the self-check and the bandwidth benchmark.
+// Each invocation handles 4 vec4s, 256 apart, so a workgroup reads 16 KiB in coalesced rows and
+// fewer workgroups are scheduled per byte.
 struct Params {
     n: u32,     // vec4 elements
     a: f32,
@@ -13,8 +15,11 @@ struct Params {
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-    let i = (wid.x + wid.y * groups.x) * 256u + lid;
-    if (i < p.n) {
-        y[i] = x[i] * p.a + p.b;
+    let base = (wid.x + wid.y * groups.x) * 1024u + lid;
+    for (var k = 0u; k < 4u; k++) {
+        let i = base + k * 256u;
+        if (i < p.n) {
+            y[i] = x[i] * p.a + p.b;
+        }
     }
 }
