@@ -29,6 +29,8 @@ typedef struct wgt_onnx_tensor {
     int64_t dims[WGT_MAX_DIMS];
     int64_t numel;
     void *data;                 /* numel * wgt_dtype_size(dtype) bytes, malloc'd */
+    double *f64;                /* DOUBLE tensors only (data NULL): the exact values, for tests that
+                                   run them in f32 and compare with the f64 expectation */
 } wgt_onnx_tensor;
 
 /* AttributeProto.AttributeType values. */

@@ -197,6 +197,7 @@ void wgt_onnx_tensor_clear(wgt_onnx_tensor *t)
     if (!t) return;
     free(t->name);
     free(t->data);
+    free(t->f64);
     memset(t, 0, sizeof *t);
 }
 
@@ -281,6 +282,19 @@ static wgt_status tensor(pb *r, wgt_onnx_tensor *t)
         t->numel *= n;
     }
     t->dtype = map_type((int)type);
+    if (type == WGT_ONNX_DOUBLE) {
+        if (!(t->f64 = wgt_malloc_array((size_t)t->numel, 8))) {
+            st = wgt_error(WGT_ERR_OUT_OF_MEMORY, "onnx: %s: no memory", r->what);
+        } else if (have_raw) {
+            if (raw_len != (size_t)t->numel * 8) st = bad(r, "TensorProto.raw_data", "length does not match dims");
+            else memcpy(t->f64, raw, raw_len);
+        } else if (n_words != t->numel || (words_field && words_field != 10)) {
+            st = bad(r, "TensorProto.double_data", "number of values does not match dims");
+        } else {
+            for (int64_t i = 0; i < t->numel; i++) t->f64[i] = f64_bits(words[i]);
+        }
+        goto done;
+    }
     if (t->dtype == WGT_DTYPE_COUNT) goto done; /* kept as shape and type only */
     size_t esize = wgt_dtype_size(t->dtype);
     t->data = wgt_malloc_array((size_t)t->numel, esize);
