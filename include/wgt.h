@@ -92,7 +92,7 @@ size_t wgt_dtype_size(wgt_dtype dtype);
  * Environment variables read by wgt_context_create (an invalid value is WGT_ERR_INVALID_ARGUMENT
  * naming the variable and the allowed values):
  *   WGT_WEBGPU_LIB=path          the webgpu.h implementation to dlopen (default: the installed Dawn)
- *   WGT_BACKEND=vulkan|metal|d3d12|opengl|opengles
+ *   WGT_BACKEND=vulkan|metal|d3d12|opengl|opengles|cpu   (cpu: the C reference, no WebGPU)
  *   WGT_ADAPTER=index|substring  pick an adapter by index in `wgt info --adapters` or by name
  *   WGT_COMPAT=1                 request a compatibility-mode adapter
  *   WGT_LIMITS=adapter|default   device limits: the adapter's (default) or the spec's minimums
@@ -114,6 +114,7 @@ typedef enum wgt_backend {
     WGT_BACKEND_OPENGL,
     WGT_BACKEND_OPENGLES,
     WGT_BACKEND_OTHER,
+    WGT_BACKEND_CPU, /* no WebGPU: every op runs the plain C reference (WGT_BACKEND=cpu) */
 } wgt_backend;
 
 typedef struct wgt_context_options {
@@ -220,6 +221,60 @@ typedef struct wgt_device_bench {
 /* Run the device micro-benchmarks, streaming sizes from 1 MiB up to max_bytes per buffer
  * (capped by the device's binding limit). */
 wgt_status wgt_context_bench(wgt_context *ctx, uint64_t max_bytes, wgt_device_bench *out);
+
+/* ------------------------------------------------------------------------------------------------
+ * Tensors (src/tensor)
+ *
+ * A tensor is a handle over storage on its context's device plus a layout: dtype, up to 8
+ * dimensions, strides and an offset (in elements). Views (transpose, narrow, expand, ...) share
+ * storage and copy nothing. Work is recorded and submitted in batches: only reading data back
+ * waits for the device. Shapes are int64_t arrays, outermost dimension first; a negative dim
+ * counts from the end.
+ * --------------------------------------------------------------------------------------------- */
+
+typedef struct wgt_tensor wgt_tensor;
+
+#define WGT_MAX_NDIM 8
+
+/* A new tensor of the given shape, contents undefined / zero / copied from host memory
+ * (data: contiguous row-major elements of dtype; i64 as int64_t, f16/bf16 as uint16_t bits,
+ * bool as one byte 0/1). */
+wgt_status wgt_tensor_empty(wgt_context *ctx, wgt_dtype dtype, int ndim, const int64_t *shape, wgt_tensor **out);
+wgt_status wgt_tensor_zeros(wgt_context *ctx, wgt_dtype dtype, int ndim, const int64_t *shape, wgt_tensor **out);
+wgt_status wgt_tensor_from_host(wgt_context *ctx, wgt_dtype dtype, int ndim, const int64_t *shape,
+                                const void *data, wgt_tensor **out);
+/* Copy the elements, row-major and contiguous, into dst (bytes must equal numel * dtype size).
+ * Waits for the work that produces them. */
+wgt_status wgt_tensor_to_host(const wgt_tensor *t, void *dst, size_t bytes);
+/* Release the handle; storage is freed with its last view. NULL is a no-op. */
+void wgt_tensor_free(wgt_tensor *t);
+
+wgt_context *wgt_tensor_context(const wgt_tensor *t);
+wgt_dtype wgt_tensor_dtype(const wgt_tensor *t);
+int wgt_tensor_ndim(const wgt_tensor *t);
+int64_t wgt_tensor_dim(const wgt_tensor *t, int dim); /* size of a dim (negative counts from the end) */
+const int64_t *wgt_tensor_shape(const wgt_tensor *t);
+const int64_t *wgt_tensor_strides(const wgt_tensor *t); /* in elements */
+int64_t wgt_tensor_numel(const wgt_tensor *t);
+int wgt_tensor_is_contiguous(const wgt_tensor *t);
+
+/* Views: no copies. reshape is a view where the strides allow and a copy otherwise; one size may
+ * be -1. narrow keeps [start, start + length) of dim. expand broadcasts size-1 dims (or new
+ * leading dims) to the shape given (-1 keeps a size). */
+wgt_status wgt_tensor_reshape(const wgt_tensor *t, int ndim, const int64_t *shape, wgt_tensor **out);
+wgt_status wgt_tensor_transpose(const wgt_tensor *t, int dim0, int dim1, wgt_tensor **out);
+wgt_status wgt_tensor_permute(const wgt_tensor *t, const int *dims, wgt_tensor **out);
+wgt_status wgt_tensor_narrow(const wgt_tensor *t, int dim, int64_t start, int64_t length, wgt_tensor **out);
+wgt_status wgt_tensor_expand(const wgt_tensor *t, int ndim, const int64_t *shape, wgt_tensor **out);
+wgt_status wgt_tensor_squeeze(const wgt_tensor *t, int dim, wgt_tensor **out);
+wgt_status wgt_tensor_unsqueeze(const wgt_tensor *t, int dim, wgt_tensor **out);
+/* A contiguous tensor with t's elements (a new reference to t itself when already contiguous). */
+wgt_status wgt_tensor_contiguous(const wgt_tensor *t, wgt_tensor **out);
+/* A contiguous copy, and a converted copy. */
+wgt_status wgt_tensor_copy(const wgt_tensor *t, wgt_tensor **out);
+wgt_status wgt_tensor_cast(const wgt_tensor *t, wgt_dtype dtype, wgt_tensor **out);
+/* A new reference to the same tensor (free it separately). */
+wgt_tensor *wgt_tensor_ref(const wgt_tensor *t);
 
 /* ------------------------------------------------------------------------------------------------
  * Model files (src/io): GGUF and safetensors.
@@ -380,6 +435,16 @@ wgt_status wgt_gguf_writer_write(wgt_gguf_writer *w, const void *data, uint64_t 
 wgt_status wgt_gguf_writer_finish(wgt_gguf_writer *w);
 void wgt_gguf_writer_free(wgt_gguf_writer *w);
 
+typedef struct wgt_hf_config wgt_hf_config;
+/* Add llama.cpp's tokenizer metadata (tokenizer.ggml.model, tokens, scores, token_type, merges,
+ * bos/eos/unknown/padding ids, add_bos/add_eos, tokenizer.chat_template) from a Hugging Face
+ * directory: tokenizer.model (SentencePiece, model "llama"; preferred when arch is "llama"),
+ * tokenizer.json (byte-level BPE, model "gpt2") or vocab.json + merges.txt. cfg (may be NULL)
+ * gives bos/eos ids and the embedding's vocab_size, to which the token list is padded.
+ * *kind (may be NULL) gets "llama" or "gpt2". WGT_ERR_NOT_FOUND when dir holds no tokenizer. */
+wgt_status wgt_gguf_writer_add_tokenizer(wgt_gguf_writer *w, const char *dir, const char *arch,
+                                         const wgt_hf_config *cfg, const char **kind);
+
 /* --- safetensors ---------------------------------------------------------------------------- */
 
 typedef struct wgt_safetensors wgt_safetensors;
@@ -423,7 +488,7 @@ void wgt_st_writer_free(wgt_st_writer *w);
 
 /* --- Hugging Face config.json / generation_config.json ------------------------------------- */
 
-typedef struct wgt_hf_config {
+struct wgt_hf_config {
     char architecture[128];       /* architectures[0]: "LlamaForCausalLM", "GPT2LMHeadModel", ... */
     char model_type[64];          /* "llama", "qwen2", "qwen3", "gpt2", ... */
     int64_t hidden_size;          /* gpt2: n_embd */
@@ -457,7 +522,7 @@ typedef struct wgt_hf_config {
     double temperature, top_p;    /* 0 when not given */
     int64_t top_k;
     int do_sample;
-} wgt_hf_config;
+};
 
 /* Parse config.json text (len bytes; name is used in messages). */
 wgt_status wgt_hf_config_parse(const char *json, size_t len, const char *name, wgt_hf_config *out);
@@ -505,6 +570,8 @@ typedef struct wgt_tokenizer_arrays {
 } wgt_tokenizer_arrays;
 
 wgt_status wgt_tokenizer_create(const wgt_tokenizer_arrays *arrays, wgt_tokenizer **out);
+/* The tokenizer of an open GGUF file (its tokenizer.ggml.* metadata); name labels messages. */
+wgt_status wgt_tokenizer_from_gguf(const wgt_gguf *gguf, const char *name, wgt_tokenizer **out);
 void wgt_tokenizer_free(wgt_tokenizer *tok);
 
 /* Flags for wgt_tokenizer_encode. */

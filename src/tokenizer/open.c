@@ -167,13 +167,6 @@ fail:
     return st;
 }
 
-/* GGUF: the metadata reader is src/io's; until it lands, say so. */
-wgt_status tok_load_gguf(const char *path, wgt_tokenizer **out)
-{
-    (void)out;
-    return wgt_error(WGT_ERR_UNSUPPORTED, "%s: reading a tokenizer from GGUF needs the GGUF reader (src/io), not yet built", path);
-}
-
 wgt_status wgt_tokenizer_apply_chat_template(const wgt_tokenizer *t, const wgt_chat_message *msgs, size_t n_msgs,
                                              int add_generation_prompt, const char *template_override, char **text)
 {

