@@ -517,6 +517,11 @@ static const struct {
     {"OneHot", ox_onehot},       {"Range", ox_range},       {"NonZero", ox_nonzero},
     {"LayerNormalization", ox_layer_norm}, {"BatchNormalization", ox_batch_norm},
     {"InstanceNormalization", ox_instance_norm}, {"ConstantOfShape", ox_constant_of_shape},
+    {"Slice", ox_slice},         {"Split", ox_split},       {"DepthToSpace", ox_depth_space},
+    {"SpaceToDepth", ox_depth_space}, {"Shape", ox_shape},  {"Size", ox_shape},
+    {"Constant", ox_constant},   {"Dropout", ox_dropout},   {"Hardmax", ox_hardmax},
+    {"GlobalAveragePool", ox_global_pool}, {"GlobalMaxPool", ox_global_pool},
+    {"ScatterND", ox_scatter_nd},
 };
 
 static ox_fn find_fn(const char *op)

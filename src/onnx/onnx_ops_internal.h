@@ -66,4 +66,15 @@ wgt_status ox_batch_norm(ox *c);
 wgt_status ox_instance_norm(ox *c);
 wgt_status ox_constant_of_shape(ox *c);
 
+/* Op handlers in onnx_ops_misc.c. */
+wgt_status ox_slice(ox *c);
+wgt_status ox_split(ox *c);
+wgt_status ox_depth_space(ox *c);
+wgt_status ox_shape(ox *c);
+wgt_status ox_constant(ox *c);
+wgt_status ox_dropout(ox *c);
+wgt_status ox_hardmax(ox *c);
+wgt_status ox_global_pool(ox *c);
+wgt_status ox_scatter_nd(ox *c);
+
 #endif
