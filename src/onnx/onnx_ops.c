@@ -404,7 +404,7 @@ static wgt_status ox_reduce(ox *c)
         return wgt_cpu_copy(&xv, &ov);
     }
     int nd = 0;
-    int64_t dims[WGT_MAX_DIMS], count = 1;
+    int64_t dims[WGT_MAX_DIMS] = {0}, count = 1;
     for (int d = 0; d < x->ndim; d++) {
         if (mask >> d & 1) count *= x->dims[d];
         if (!(mask >> d & 1)) dims[nd++] = x->dims[d];
