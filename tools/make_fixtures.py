@@ -1,0 +1,365 @@
+#!/usr/bin/env python3
+"""Reference fixtures from Hugging Face transformers, one tiny random-weight model per architecture.
+
+Runs where torch and transformers are installed (the H200 image, through the device tool; see
+tools/device_fixtures.sh), on the CPU in float32, deterministic. For each architecture it writes
+tests/fixtures/hf/<arch>/: config.json, generation_config.json, the weights (model.safetensors, or
+shards + model.safetensors.index.json), and fixture.json with prompts, greedy continuations,
+first-step logits and margins, all computed by transformers from the files as saved and reloaded.
+tests/fixtures/README.md describes the fields.
+
+    python3 tools/make_fixtures.py [--out tests/fixtures/hf] [--only llama,gpt2]
+
+Why the weights are not transformers' default init: norms of exactly 1 and biases of exactly 0
+would hide a missing norm weight or bias, and std-0.02 weights give near-uniform logits where a
+greedy step is decided by noise. So every norm weight and bias is random, the matrices are wider,
+and prompts (and if needed seeds) are searched until every greedy step's top-1/top-2 logit margin
+is at least MIN_MARGIN, no special token is generated (so stopping at EOS or not agrees), and a
+continuation holds at least MIN_DISTINCT different tokens.
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import sys
+import time
+
+import torch
+import transformers
+from transformers import (AutoModelForCausalLM, GenerationConfig, GPT2Config, GPT2LMHeadModel,
+                          LlamaConfig, LlamaForCausalLM, MistralConfig, MistralForCausalLM,
+                          Qwen2Config, Qwen2ForCausalLM, Qwen3Config, Qwen3ForCausalLM)
+
+N_NEW = 16                 # greedy tokens per prompt
+PROMPT_LENS = (1, 6, 12)   # one prompt of each length
+MIN_MARGIN = 0.15          # logits; typical logit std here is ~4, f16 weights move logits by ~1e-2
+MATRIX_STD = 0.2           # every weight matrix except the embeddings / lm_head
+EMBED_STD = 0.5            # token embeddings and lm_head: logit std ~ sqrt(hidden) * EMBED_STD
+NORM_JITTER = 0.25         # norm weights ~ 1 + NORM_JITTER * N(0,1)
+BIAS_STD = 0.1
+MAX_SEEDS = 40
+MIN_DISTINCT = 3         # distinct tokens in a greedy continuation (random models like to repeat)
+PROMPT_TRIES = 400
+
+
+def archs():
+    """name -> (model class, config factory, notes). Sizes: a few hundred KB of f32 each.
+    Factories, so that a config one transformers version rejects fails only its architecture."""
+    V = 320  # > 256 so that ids past one byte occur; not a power of two
+    common = dict(vocab_size=V, initializer_range=MATRIX_STD, use_cache=True)
+    return {
+        # Llama 3.x style: GQA (4 q heads, 2 kv heads), llama3 rope scaling, untied, sharded on disk.
+        # head_dim 16, theta 10000: the inverse frequencies fall in all three llama3 bands
+        # (kept, smoothed, divided by factor) for original_max_position_embeddings 64.
+        "llama": (LlamaForCausalLM, lambda: LlamaConfig(
+            hidden_size=64, intermediate_size=144, num_hidden_layers=2, num_attention_heads=4,
+            num_key_value_heads=2, max_position_embeddings=256, rms_norm_eps=1e-5,
+            rope_theta=10000.0,
+            rope_scaling={"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                          "high_freq_factor": 4.0, "original_max_position_embeddings": 64},
+            tie_word_embeddings=False, bos_token_id=1, eos_token_id=2, **common),
+            "GQA 4/2, llama3 rope scaling, untied embeddings, 3 safetensors shards + index"),
+        # Qwen2: q/k/v biases (o_proj has none), tied embeddings.
+        "qwen2": (Qwen2ForCausalLM, lambda: Qwen2Config(
+            hidden_size=64, intermediate_size=160, num_hidden_layers=2, num_attention_heads=4,
+            num_key_value_heads=2, max_position_embeddings=256, rms_norm_eps=1e-6,
+            rope_theta=1000000.0, tie_word_embeddings=True, use_sliding_window=False,
+            bos_token_id=V - 3, eos_token_id=V - 2, **common),
+            "q/k/v biases, tied embeddings, GQA 4/2"),
+        # Qwen3: per-head RMS norms on q and k, head_dim 32 != hidden/heads = 16.
+        "qwen3": (Qwen3ForCausalLM, lambda: Qwen3Config(
+            hidden_size=64, intermediate_size=160, num_hidden_layers=2, num_attention_heads=4,
+            num_key_value_heads=2, head_dim=32, max_position_embeddings=256, rms_norm_eps=1e-6,
+            rope_theta=1000000.0, tie_word_embeddings=True, attention_bias=False,
+            use_sliding_window=False, bos_token_id=V - 3, eos_token_id=V - 2, **common),
+            "q/k RMS norms, explicit head_dim 32 (hidden 64 / 4 heads = 16), tied, GQA 4/2"),
+        # GPT-2: learned positions, LayerNorm with bias, GELU tanh ("gelu_new"), Conv1D [in, out].
+        "gpt2": (GPT2LMHeadModel, lambda: GPT2Config(
+            n_embd=64, n_layer=2, n_head=4, n_positions=64, n_inner=None,
+            activation_function="gelu_new", layer_norm_epsilon=1e-5, tie_word_embeddings=True,
+            bos_token_id=V - 1, eos_token_id=V - 1, **common),
+            "learned positions, LayerNorm, GELU tanh, Conv1D weights stored [in, out], tied"),
+        # Mistral without sliding window, with MQA (one kv head).
+        "mistral": (MistralForCausalLM, lambda: MistralConfig(
+            hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+            num_key_value_heads=1, max_position_embeddings=256, rms_norm_eps=1e-5,
+            rope_theta=10000.0, sliding_window=None, tie_word_embeddings=False,
+            bos_token_id=1, eos_token_id=2, **common),
+            "MQA (1 kv head), no sliding window, untied"),
+    }
+
+
+def special_ids(cfg):
+    ids = set()
+    for k in ("bos_token_id", "eos_token_id", "pad_token_id"):
+        v = getattr(cfg, k, None)
+        if isinstance(v, int):
+            ids.add(v)
+        elif isinstance(v, (list, tuple)):
+            ids.update(v)
+    return ids
+
+
+def randomize(model, seed):
+    """Every parameter random (see the module docstring), deterministic for a seed."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in model.named_parameters():  # tied weights appear once
+            if p.dim() == 1:
+                if name.endswith("bias"):
+                    p.copy_(BIAS_STD * torch.randn(p.shape, generator=g))
+                else:  # RMSNorm / LayerNorm weight
+                    p.copy_(1.0 + NORM_JITTER * torch.randn(p.shape, generator=g))
+            else:
+                std = EMBED_STD if ("embed_tokens" in name or "lm_head" in name
+                                    or name.endswith("wte.weight")) else MATRIX_STD
+                p.copy_(std * torch.randn(p.shape, generator=g))
+
+
+@torch.no_grad()
+def greedy_cached(model, prompt, n):
+    """Greedy loop with the KV cache; returns (ids, [logits per step] f32)."""
+    x = torch.tensor([prompt])
+    out = model(input_ids=x, use_cache=True)
+    ids, logits = [], []
+    for i in range(n):
+        lg = out.logits[0, -1].float()
+        logits.append(lg)
+        t = int(torch.argmax(lg))
+        ids.append(t)
+        if i + 1 < n:
+            out = model(input_ids=torch.tensor([[t]]), past_key_values=out.past_key_values,
+                        use_cache=True)
+    return ids, logits
+
+
+@torch.no_grad()
+def greedy_nocache(model, prompt, n):
+    seq = list(prompt)
+    ids, logits = [], []
+    for _ in range(n):
+        lg = model(input_ids=torch.tensor([seq]), use_cache=False).logits[0, -1].float()
+        logits.append(lg)
+        t = int(torch.argmax(lg))
+        ids.append(t)
+        seq.append(t)
+    return ids, logits
+
+
+def margin(lg):
+    top = torch.topk(lg, 2).values
+    return float(top[0] - top[1])
+
+
+def search_prompts(model, cfg, arch, rng):
+    """One prompt per length whose whole greedy trajectory has margins >= MIN_MARGIN and no special
+    token. Llama-style models start prompts with BOS; the length-1 prompt is then [BOS] alone."""
+    V = cfg.vocab_size
+    special = special_ids(cfg)
+    normal = [i for i in range(V) if i not in special]
+    bos_first = arch in ("llama", "mistral")
+    found = []
+    for L in PROMPT_LENS:
+        ok = None
+        for _ in range(PROMPT_TRIES if not (bos_first and L == 1) else 1):
+            if bos_first:
+                body = [normal[int(j)] for j in torch.randint(len(normal), (L - 1,), generator=rng)]
+                prompt = [cfg.bos_token_id] + body
+            else:
+                prompt = [normal[int(j)] for j in torch.randint(len(normal), (L,), generator=rng)]
+            ids, logits = greedy_cached(model, prompt, N_NEW)
+            if any(t in special for t in ids) or len(set(ids)) < MIN_DISTINCT:
+                continue
+            if min(margin(lg) for lg in logits) >= MIN_MARGIN:
+                ok = prompt
+                break
+        if ok is None:
+            return None
+        found.append(ok)
+    return found
+
+
+def f32_list(t):
+    return [float(v) for v in t.float().tolist()]
+
+
+def to_legacy_rope(path):
+    """Rewrite config.json's rope_parameters into the rope_theta + rope_scaling keys that Llama 3.x
+    checkpoints on the Hub carry (what transformers 4.x wrote). Returns the original text."""
+    with open(path) as f:
+        text = f.read()
+    cfg = json.loads(text)
+    rp = cfg.pop("rope_parameters", None)
+    if not isinstance(rp, dict) or "rope_theta" not in rp:
+        return None
+    rp = dict(rp)
+    cfg["rope_theta"] = rp.pop("rope_theta")
+    cfg["rope_scaling"] = rp
+    with open(path, "w") as f:
+        json.dump(cfg, f, indent=2, sort_keys=True)
+        f.write("\n")
+    return text
+
+
+def make_one(arch, cls, make_cfg, notes, out_root, log):
+    t0 = time.time()
+    cfg = make_cfg()
+    out = os.path.join(out_root, arch)
+    shutil.rmtree(out, ignore_errors=True)
+    try:
+        cfg._attn_implementation = "eager"
+    except Exception:
+        pass
+    chosen = None
+    for seed in range(MAX_SEEDS):
+        torch.manual_seed(seed)
+        model = cls(cfg).float().eval()
+        try:
+            model.set_attn_implementation("eager")
+        except Exception:
+            pass
+        randomize(model, 1000 + seed)
+        prompts = search_prompts(model, cfg, arch, torch.Generator().manual_seed(2000 + seed))
+        if prompts is not None:
+            chosen = (seed, model, prompts)
+            break
+        log(f"{arch}: seed {seed}: no prompt set with margin >= {MIN_MARGIN}, next seed")
+    if chosen is None:
+        raise RuntimeError(f"{arch}: no seed below {MAX_SEEDS} gives margins >= {MIN_MARGIN}")
+    seed, model, prompts = chosen
+
+    os.makedirs(out)
+    shard = "200KB" if arch == "llama" else "50GB"
+    model.save_pretrained(out, max_shard_size=shard)
+    if not os.path.exists(os.path.join(out, "generation_config.json")):
+        GenerationConfig.from_model_config(model.config).save_pretrained(out)
+
+    # Everything recorded comes from the model as reloaded from the files.
+    config_form = "transformers-" + transformers.__version__.split(".")[0] + " (rope_parameters)"
+    ref_logits = model(input_ids=torch.tensor([prompts[-1]])).logits[0].float()
+    if arch == "llama":
+        cpath = os.path.join(out, "config.json")
+        orig = to_legacy_rope(cpath)
+        if orig is not None:
+            try:
+                m2 = AutoModelForCausalLM.from_pretrained(out, dtype=torch.float32,
+                                                          attn_implementation="eager").eval()
+                d = float((m2(input_ids=torch.tensor([prompts[-1]])).logits[0].float()
+                           - ref_logits).abs().max())
+                if d > 1e-5:
+                    raise RuntimeError(f"legacy rope config reloads with logit diff {d}")
+                config_form = "legacy (rope_theta + rope_scaling, as on the Hub)"
+            except Exception as e:  # keep what transformers wrote
+                log(f"{arch}: legacy rope config rejected ({e}); keeping rope_parameters")
+                with open(cpath, "w") as f:
+                    f.write(orig)
+    model = AutoModelForCausalLM.from_pretrained(out, dtype=torch.float32,
+                                                 attn_implementation="eager").eval()
+    reload_diff = float((model(input_ids=torch.tensor([prompts[-1]])).logits[0].float()
+                         - ref_logits).abs().max())
+    assert reload_diff <= 1e-5, f"{arch}: reloaded model differs by {reload_diff}"
+
+    cases, all_margins, cache_diff, logit_std = [], [], 0.0, []
+    for prompt in prompts:
+        ids, logits = greedy_cached(model, prompt, N_NEW)
+        ids_nc, logits_nc = greedy_nocache(model, prompt, N_NEW)
+        assert ids == ids_nc, f"{arch}: cached {ids} != uncached {ids_nc} for prompt {prompt}"
+        cache_diff = max(cache_diff, max(float((a - b).abs().max())
+                                         for a, b in zip(logits, logits_nc)))
+        gen_ids = None
+        try:
+            g = model.generate(torch.tensor([prompt]), attention_mask=torch.ones(1, len(prompt),
+                               dtype=torch.long), max_new_tokens=N_NEW, do_sample=False)
+            gen_ids = [int(t) for t in g[0, len(prompt):]]
+        except Exception as e:
+            log(f"{arch}: model.generate failed ({type(e).__name__}: {e}); manual loops only")
+        if gen_ids is not None:
+            assert gen_ids == ids, f"{arch}: generate {gen_ids} != greedy loop {ids}"
+        margins = [margin(lg) for lg in logits]
+        assert not any(t in special_ids(model.config) for t in ids), f"{arch}: special id generated"
+        all_margins += margins
+        logit_std.append(float(logits[0].std()))
+        cases.append({
+            "prompt_ids": prompt,
+            "greedy_ids": ids,
+            "step_margins": [round(m, 6) for m in margins],
+            "min_margin": min(margins),
+            "first_step_logits": f32_list(logits[0]),
+            "generate_checked": gen_ids is not None,
+        })
+
+    files = sorted(os.listdir(out)) + ["fixture.json"]
+    fixture = {
+        "arch": arch,
+        "model_type": model.config.model_type,
+        "architectures": getattr(model.config, "architectures", None),
+        "notes": notes,
+        "config_form": config_form,
+        "files": files,
+        "dtype": "float32",
+        "vocab_size": model.config.vocab_size,
+        "n_params": sum(p.numel() for p in model.parameters()),
+        "n_new_tokens": N_NEW,
+        "seed": seed,
+        "init": {"matrix_std": MATRIX_STD, "embed_std": EMBED_STD, "norm_jitter": NORM_JITTER,
+                 "bias_std": BIAS_STD},
+        "min_margin": min(all_margins),
+        "min_margin_required": MIN_MARGIN,
+        "first_step_logit_std": sum(logit_std) / len(logit_std),
+        "cache_vs_nocache_max_abs_diff": cache_diff,
+        "reload_max_abs_diff": reload_diff,
+        "special_token_ids": sorted(special_ids(model.config)),
+        "attn_implementation": "eager",
+        "device": "cpu",
+        "transformers_version": transformers.__version__,
+        "torch_version": torch.__version__,
+        "cases": cases,
+    }
+    text = json.dumps(fixture, indent=1)  # lists of numbers on one line each
+    text = re.sub(r"\[\s+([-0-9.eE+,\s]+?)\s+\]",
+                  lambda m: "[" + " ".join(m.group(1).split()) + "]", text)
+    with open(os.path.join(out, "fixture.json"), "w") as f:
+        f.write(text + "\n")
+    size = sum(os.path.getsize(os.path.join(out, n)) for n in os.listdir(out))
+    log(f"{arch}: seed {seed}, prompts {[len(p) for p in prompts]}, min margin "
+        f"{fixture['min_margin']:.4f} (logit std {fixture['first_step_logit_std']:.2f}), "
+        f"cache/nocache diff {cache_diff:.2e}, files {files}, {size / 1024:.0f} KiB, "
+        f"{time.time() - t0:.1f} s")
+    return fixture
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                  "..", "tests", "fixtures", "hf"))
+    ap.add_argument("--only", default="", help="comma-separated architectures")
+    ap.add_argument("--threads", type=int, default=4)
+    a = ap.parse_args()
+    torch.set_num_threads(a.threads)
+    torch.use_deterministic_algorithms(True, warn_only=True)
+
+    def log(msg):
+        print(f"[fixtures] {msg}", flush=True)
+
+    log(f"torch {torch.__version__}, transformers {transformers.__version__}, out {a.out}")
+    only = [s for s in a.only.split(",") if s]
+    failed = []
+    summary = {}
+    for arch, (cls, cfg, notes) in archs().items():
+        if only and arch not in only:
+            continue
+        try:
+            fx = make_one(arch, cls, cfg, notes, a.out, log)
+            summary[arch] = fx["min_margin"]
+        except Exception as e:
+            import traceback
+            traceback.print_exc()
+            log(f"{arch}: FAILED: {type(e).__name__}: {e}")
+            failed.append(arch)
+    log(f"min margins: {json.dumps(summary)}; failed: {failed or 'none'}")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
