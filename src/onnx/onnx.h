@@ -99,10 +99,59 @@ const wgt_onnx_attr *wgt_onnx_node_attr(const wgt_onnx_node *n, const char *name
 wgt_cpu_tensor wgt_onnx_tensor_view(const wgt_onnx_tensor *t);
 
 /* ---- Executor (onnx_ops.c) ---------------------------------------------------------------------
- * Runs one node: inputs[i] is the tensor for node input i (NULL for an omitted optional input).
- * Outputs are allocated by the executor (contiguous, malloc'd data; wgt_onnx_tensor_clear them).
- * WGT_ERR_UNSUPPORTED with a message for an op, attribute or dtype it does not map. */
-wgt_status wgt_onnx_run_node(const wgt_onnx_node *node, int64_t opset,
+ * Maps one node onto the ops of a backend: a table with the signatures of the CPU reference's
+ * functions (src/cpu/cpu.h), on host tensors. wgt_onnx_cpu_backend is the reference itself; a GPU
+ * backend fills the same table with functions that upload, run the kernel and read back, and so
+ * runs every ONNX node test through the GPU ops. A NULL member makes the nodes that need it
+ * WGT_ERR_UNSUPPORTED (never a silent fallback). */
+typedef struct wgt_onnx_backend {
+    const char *name;
+    wgt_status (*unary)(wgt_unary_op, const wgt_unary_params *, const wgt_cpu_tensor *, const wgt_cpu_tensor *);
+    wgt_status (*binary)(wgt_binary_op, const wgt_cpu_tensor *, const wgt_cpu_tensor *, const wgt_cpu_tensor *);
+    wgt_status (*where)(const wgt_cpu_tensor *, const wgt_cpu_tensor *, const wgt_cpu_tensor *, const wgt_cpu_tensor *);
+    wgt_status (*cast)(const wgt_cpu_tensor *, const wgt_cpu_tensor *);
+    wgt_status (*copy)(const wgt_cpu_tensor *, const wgt_cpu_tensor *);
+    wgt_status (*full)(double, const wgt_cpu_tensor *);
+    wgt_status (*reduce)(wgt_reduce_op, const wgt_cpu_tensor *, uint32_t, int, double, const wgt_cpu_tensor *,
+                         const wgt_cpu_tensor *);
+    wgt_status (*scan)(wgt_scan_op, const wgt_cpu_tensor *, int, int, int, const wgt_cpu_tensor *,
+                       const wgt_cpu_tensor *);
+    wgt_status (*matmul)(const wgt_cpu_tensor *, const wgt_cpu_tensor *, const wgt_cpu_tensor *);
+    wgt_status (*addmm)(const wgt_cpu_tensor *, const wgt_cpu_tensor *, const wgt_cpu_tensor *, double, double,
+                        const wgt_cpu_tensor *);
+    wgt_status (*softmax)(const wgt_cpu_tensor *, int, const wgt_cpu_tensor *);
+    wgt_status (*log_softmax)(const wgt_cpu_tensor *, int, const wgt_cpu_tensor *);
+    wgt_status (*layer_norm)(const wgt_cpu_tensor *, int, const wgt_cpu_tensor *, const wgt_cpu_tensor *, double,
+                             const wgt_cpu_tensor *, const wgt_cpu_tensor *, const wgt_cpu_tensor *);
+    wgt_status (*group_norm)(const wgt_cpu_tensor *, int, const wgt_cpu_tensor *, const wgt_cpu_tensor *, double,
+                             const wgt_cpu_tensor *);
+    wgt_status (*batch_norm)(const wgt_cpu_tensor *, const wgt_cpu_tensor *, const wgt_cpu_tensor *,
+                             const wgt_cpu_tensor *, const wgt_cpu_tensor *, int, double, double,
+                             const wgt_cpu_tensor *);
+    wgt_status (*index_select)(const wgt_cpu_tensor *, int, const wgt_cpu_tensor *, const wgt_cpu_tensor *);
+    wgt_status (*gather)(const wgt_cpu_tensor *, int, const wgt_cpu_tensor *, const wgt_cpu_tensor *);
+    wgt_status (*scatter)(const wgt_cpu_tensor *, int, const wgt_cpu_tensor *, const wgt_cpu_tensor *,
+                          wgt_scatter_mode, const wgt_cpu_tensor *);
+    wgt_status (*index_put)(const wgt_cpu_tensor *, const wgt_cpu_tensor *const *, int, const wgt_cpu_tensor *,
+                            int, const wgt_cpu_tensor *);
+    wgt_status (*nonzero)(const wgt_cpu_tensor *, const wgt_cpu_tensor *, int64_t *);
+    wgt_status (*one_hot)(const wgt_cpu_tensor *, int, double, double, const wgt_cpu_tensor *);
+    wgt_status (*tril)(const wgt_cpu_tensor *, int64_t, const wgt_cpu_tensor *);
+    wgt_status (*triu)(const wgt_cpu_tensor *, int64_t, const wgt_cpu_tensor *);
+    wgt_status (*arange)(double, double, const wgt_cpu_tensor *);
+    wgt_status (*cat)(const wgt_cpu_tensor *const *, int, int, const wgt_cpu_tensor *);
+    wgt_status (*flip)(const wgt_cpu_tensor *, uint32_t, const wgt_cpu_tensor *);
+    wgt_status (*repeat)(const wgt_cpu_tensor *, const wgt_cpu_tensor *);
+    wgt_status (*pad)(const wgt_cpu_tensor *, wgt_pad_mode, const int64_t *, double, const wgt_cpu_tensor *);
+} wgt_onnx_backend;
+
+extern const wgt_onnx_backend wgt_onnx_cpu_backend;
+
+/* Runs one node on backend (NULL: the CPU reference): inputs[i] is the tensor for node input i
+ * (NULL for an omitted optional input). Outputs are allocated by the executor (contiguous,
+ * malloc'd data; wgt_onnx_tensor_clear them). WGT_ERR_UNSUPPORTED with a message for an op,
+ * attribute or dtype it does not map. */
+wgt_status wgt_onnx_run_node(const wgt_onnx_backend *backend, const wgt_onnx_node *node, int64_t opset,
                              const wgt_onnx_tensor *const *inputs, int n_inputs,
                              wgt_onnx_tensor *outputs, int n_outputs);
 /* 1 if the executor knows op_type at all (a finer check happens when running). */

@@ -6,6 +6,7 @@
 #include "onnx/onnx.h"
 
 typedef struct ox {
+    const wgt_onnx_backend *be;
     const wgt_onnx_node *node;
     int64_t opset;
     const wgt_onnx_tensor *const *in;
@@ -21,6 +22,10 @@ typedef struct ox {
     } while (0)
 
 typedef wgt_status (*ox_fn)(ox *c);
+
+/* Call op fn of the node's backend, or report that the backend lacks it. */
+#define OX_CALL(c, fn, ...) ((c)->be->fn ? (c)->be->fn(__VA_ARGS__) : ox_missing((c), #fn))
+wgt_status ox_missing(const ox *c, const char *fn);
 
 /* Input i, or NULL when absent. */
 const wgt_onnx_tensor *ox_in(const ox *c, int i);

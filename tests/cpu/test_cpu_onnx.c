@@ -228,7 +228,7 @@ static int run_test(const char *dir, const char *name, char *why, size_t n, cons
         }
         if (result == PASS) {
             int n_out = node->n_outputs < MAX_IO ? node->n_outputs : MAX_IO;
-            st = wgt_onnx_run_node(node, m->opset, args, node->n_inputs, got, n_out);
+            st = wgt_onnx_run_node(NULL, node, m->opset, args, node->n_inputs, got, n_out);
             if (st == WGT_ERR_UNSUPPORTED) {
                 snprintf(why, n, "%s", wgt_errmsg());
                 result = NA;
