@@ -171,6 +171,7 @@ static wgt_status apply_pre_tokenizer(wgt_tokenizer *t, const cJSON *p, const ch
     if (!strcmp(type, "Metaspace")) {
         const char *scheme = jstr(p, "prepend_scheme");
         t->add_dummy_prefix = scheme ? strcmp(scheme, "never") != 0 : jbool(p, "add_prefix_space", 1);
+        t->prefix_every_segment = scheme ? !strcmp(scheme, "always") : t->add_dummy_prefix;
         return WGT_OK;
     }
     return wgt_error(WGT_ERR_UNSUPPORTED, "%s: pre-tokenizer '%s' (Sequence, Split, ByteLevel and Metaspace are)", where, type);
@@ -191,7 +192,7 @@ static wgt_status apply_normalizer(wgt_tokenizer *t, const cJSON *n, const char 
     }
     if (!strcmp(type, "NFC")) t->norm = NORM_NFC;
     else if (!strcmp(type, "NFKC")) t->norm = NORM_NFKC;
-    else if (!strcmp(type, "Prepend")) t->add_dummy_prefix = 1; /* SentencePiece-style: "▁" */
+    else if (!strcmp(type, "Prepend")) t->add_dummy_prefix = t->prefix_every_segment = 1; /* SentencePiece-style: "▁" */
     else if (!strcmp(type, "Replace") && t->kind != TOK_BYTE_BPE) t->escape_ws = 1; /* " " -> "▁" */
     else return wgt_error(WGT_ERR_UNSUPPORTED, "%s: normalizer '%s' (NFC, NFKC, Sequence, Prepend, Replace are)", where, type);
     return WGT_OK;

@@ -393,7 +393,7 @@ static wgt_status encode_segment(enc_ctx *c, const char *s, size_t n, int at_tex
             while (i < end && s[i] == ' ') i++;
             while (end > i && s[end - 1] == ' ') end--;
         }
-        if (end > i && t->add_dummy_prefix && at_text_start) {
+        if (end > i && t->add_dummy_prefix && (at_text_start || t->prefix_every_segment)) {
             memcpy(buf, t->escape_ws ? "\xE2\x96\x81" : " ", t->escape_ws ? 3 : 1);
             k = t->escape_ws ? 3 : 1;
         }

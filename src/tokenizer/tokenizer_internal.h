@@ -87,6 +87,7 @@ struct wgt_tokenizer {
 
     /* SentencePiece */
     int add_dummy_prefix, remove_extra_ws, escape_ws, byte_fallback;
+    int prefix_every_segment; /* Hugging Face's Prepend normalizer: the prefix also after added tokens */
     int split_at_space;       /* no piece joins a non-space to a following U+2581: words encode alone */
     float min_score;
     int max_piece_chars;

