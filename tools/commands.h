@@ -8,5 +8,6 @@ int cmd_bench(int argc, char **argv);
 int cmd_tokenize(int argc, char **argv);   /* tools/tokenize.c */
 int cmd_detokenize(int argc, char **argv); /* tools/tokenize.c */
 int cmd_info_file(int argc, char **argv); /* tools/fileinfo.c: wgt info <model file> */
+int cmd_convert(int argc, char **argv);   /* tools/convert.c: HF checkpoint -> GGUF */
 
 #endif

@@ -16,6 +16,7 @@ static const command commands[] = {
     {"bench", cmd_bench, "benchmarks: --device (dispatch cost, latency, bandwidth)"},
     {"tokenize", cmd_tokenize, "text to token ids: -t TOKENIZER [--file F | TEXT]"},
     {"detokenize", cmd_detokenize, "token ids to text: -t TOKENIZER ID..."},
+    {"convert", cmd_convert, "a Hugging Face checkpoint to GGUF: <hf-dir|.safetensors> <out.gguf> --type T"},
 };
 
 static void usage(FILE *f)

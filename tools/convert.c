@@ -1,0 +1,348 @@
+/* wgt convert: a Hugging Face checkpoint (directory or .safetensors file) to a GGUF file that
+ * llama.cpp loads: llama.cpp's tensor names and metadata keys, its Q/K row order, and tensors
+ * quantised to the requested type. Streams: one output row at a time is built in memory.
+ *
+ * Conventions the model loader must undo or follow (they are llama.cpp's):
+ *  - llama architecture: the rows of attn_q and attn_k (and their biases) are permuted from
+ *    Hugging Face's rotate-half RoPE layout (each head: first half of the pairs, then the second
+ *    half) to GGUF's interleaved layout (pairs adjacent): GGUF row h*d + 2j + s is HF row
+ *    h*d + s*d/2 + j, for head h, head size d, j < d/2, s in {0, 1}. A loader that applies RoPE
+ *    to interleaved pairs (as llama.cpp does for llama) uses the rows as stored; one that rotates
+ *    halves must permute them back. qwen2/qwen3 are stored unpermuted (llama.cpp's NEOX RoPE).
+ *  - gpt2: Hugging Face stores c_attn, c_proj and c_fc as Conv1D weights, (in, out), the
+ *    transpose of nn.Linear's (out, in); they are transposed here so every matrix is stored as
+ *    (out, in) with ne[0] = in. attn.bias / masked_bias buffers are dropped.
+ *  - llama3 rope scaling becomes a rope_freqs.weight tensor (per-frequency factors), as
+ *    llama.cpp writes it; linear/yarn scaling becomes <arch>.rope.scaling.* keys.
+ *  - norms and other 1-D tensors stay f32; a matrix whose row does not fill whole blocks of the
+ *    requested type falls back to f16 (with a note).
+ *  - tied embeddings: no output.weight is written; the loader uses token_embd.weight. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "wgt.h"
+
+typedef enum { ARCH_LLAMA, ARCH_QWEN2, ARCH_QWEN3, ARCH_GPT2 } arch_id;
+static const char *arch_names[] = {"llama", "qwen2", "qwen3", "gpt2"};
+
+typedef struct plan {
+    const wgt_st_tensor *src;
+    char name[64];
+    wgt_ftype type;
+    int64_t ne[2];  /* output, GGML order: ne[0] = row length */
+    int64_t rl, nr; /* rows as produced: length and count (a permuted bias: nr rows of 1) */
+    uint32_t n_dims;
+    int transpose;  /* gpt2 Conv1D */
+    int permute;    /* llama q/k rows: heads to permute */
+    const float *generated; /* rope_freqs: values computed here, not read */
+} plan;
+
+static int usage(FILE *f)
+{
+    fprintf(f, "usage: wgt convert <hf-dir | model.safetensors> <out.gguf> [--type T]\n\n"
+               "T: f32, f16 (default), bf16, q8_0, q4_0, q4_k, q6_k. Architectures: llama, qwen2, qwen3,\n"
+               "gpt2 (from config.json). Norms and 1-D tensors stay f32. The tokenizer (tokenizer.model,\n"
+               "tokenizer.json or vocab.json + merges.txt) is added when the directory holds one.\n");
+    return f == stdout ? 0 : 2;
+}
+
+/* llama.cpp's name for a Hugging Face tensor name, or 0 to drop it. */
+static int map_name(arch_id a, const char *hf, char *out, size_t cap, int *transpose)
+{
+    *transpose = 0;
+    const char *s = hf;
+    if (!strncmp(s, "model.", 6)) s += 6;
+    else if (!strncmp(s, "transformer.", 12)) s += 12;
+    int layer, n = 0;
+    char rest[256];
+    if (sscanf(s, a == ARCH_GPT2 ? "h.%d.%255s%n" : "layers.%d.%255s%n", &layer, rest, &n) == 2 && !s[n]) {
+        static const char *const llama[][2] = {
+            {"input_layernorm", "attn_norm"}, {"self_attn.q_proj", "attn_q"}, {"self_attn.k_proj", "attn_k"},
+            {"self_attn.v_proj", "attn_v"}, {"self_attn.o_proj", "attn_output"}, {"self_attn.q_norm", "attn_q_norm"},
+            {"self_attn.k_norm", "attn_k_norm"}, {"post_attention_layernorm", "ffn_norm"}, {"mlp.gate_proj", "ffn_gate"},
+            {"mlp.up_proj", "ffn_up"}, {"mlp.down_proj", "ffn_down"}};
+        static const char *const gpt2[][2] = {
+            {"ln_1", "attn_norm"}, {"attn.c_attn", "attn_qkv"}, {"attn.c_proj", "attn_output"},
+            {"ln_2", "ffn_norm"}, {"mlp.c_fc", "ffn_up"}, {"mlp.c_proj", "ffn_down"}};
+        const char *const(*table)[2] = a == ARCH_GPT2 ? gpt2 : llama;
+        size_t nt = a == ARCH_GPT2 ? sizeof gpt2 / sizeof gpt2[0] : sizeof llama / sizeof llama[0];
+        char *dot = strrchr(rest, '.');
+        if (!dot || (strcmp(dot, ".weight") && strcmp(dot, ".bias"))) return 0;
+        *dot = 0;
+        for (size_t i = 0; i < nt; i++)
+            if (!strcmp(rest, table[i][0])) {
+                snprintf(out, cap, "blk.%d.%s.%s", layer, table[i][1], dot + 1);
+                *transpose = a == ARCH_GPT2 && !strcmp(dot + 1, "weight") && strstr(table[i][0], ".c_");
+                return 1;
+            }
+        return 0; /* rotary_emb.inv_freq, attn.bias (GPT-2's causal mask), ... */
+    }
+    static const char *const top[][2] = {
+        {"embed_tokens.weight", "token_embd.weight"}, {"norm.weight", "output_norm.weight"},
+        {"lm_head.weight", "output.weight"}, {"wte.weight", "token_embd.weight"},
+        {"wpe.weight", "position_embd.weight"}, {"ln_f.weight", "output_norm.weight"}, {"ln_f.bias", "output_norm.bias"}};
+    for (size_t i = 0; i < sizeof top / sizeof top[0]; i++)
+        if (!strcmp(s, top[i][0]) || !strcmp(hf, top[i][0])) {
+            snprintf(out, cap, "%s", top[i][1]);
+            return 1;
+        }
+    return 0;
+}
+
+/* Output row r of p, as f32 (length p->ne[0]). */
+static int get_row(const plan *p, int64_t r, float *row, int64_t d)
+{
+    const wgt_st_tensor *t = p->src;
+    uint64_t esize = wgt_ftype_block_bytes(t->type);
+    const uint8_t *base = t->data;
+    if (p->generated) {
+        memcpy(row, p->generated, (size_t)p->rl * sizeof *row);
+        return 0;
+    }
+    if (p->transpose) { /* source (in, out) row-major: output row r is source column r */
+        int64_t in = p->rl, out = p->nr;
+        for (int64_t i = 0; i < in; i++)
+            if (wgt_dequantize(t->type, base + ((uint64_t)i * (uint64_t)out + (uint64_t)r) * esize, row + i, 1)) return -1;
+        return 0;
+    }
+    int64_t src_row = r;
+    if (p->permute) { /* GGUF row h*d + 2j + s <- HF row h*d + s*d/2 + j */
+        int64_t h = r / d, k = r % d, j = k / 2, s = k % 2;
+        src_row = h * d + s * (d / 2) + j;
+    }
+    return wgt_dequantize(t->type, base + (uint64_t)src_row * (uint64_t)p->rl * esize, row, p->rl) ? -1 : 0;
+}
+
+static void progress(uint64_t done, uint64_t total, int tty)
+{
+    if (!tty || !total) return;
+    int w = 40, k = (int)((double)done / (double)total * w);
+    fprintf(stderr, "\r[%.*s%*s] %5.1f%%  %llu / %llu MB", k, "========================================", w - k, "",
+            100.0 * (double)done / (double)total, (unsigned long long)(done >> 20), (unsigned long long)(total >> 20));
+    if (done == total) fputc('\n', stderr);
+}
+
+static int fail(const char *what)
+{
+    fprintf(stderr, "wgt convert: %s%s%s\n", what, *wgt_errmsg() ? ": " : "", wgt_errmsg());
+    return 1;
+}
+
+#define TRY(x)                                \
+    do {                                      \
+        if ((x) != WGT_OK) goto failed;       \
+    } while (0)
+
+int cmd_convert(int argc, char **argv)
+{
+    const char *in = NULL, *out = NULL, *type_name = "f16";
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return usage(stdout);
+        if (!strcmp(argv[i], "--type") && i + 1 < argc) type_name = argv[++i];
+        else if (argv[i][0] == '-') return usage(stderr);
+        else if (!in) in = argv[i];
+        else if (!out) out = argv[i];
+        else return usage(stderr);
+    }
+    if (!in || !out) return usage(stderr);
+    wgt_ftype want;
+    static const char *const allowed[] = {"f32", "f16", "bf16", "q8_0", "q4_0", "q4_k", "q6_k"};
+    int ok = 0;
+    for (size_t i = 0; i < sizeof allowed / sizeof allowed[0]; i++) ok |= !strcasecmp(type_name, allowed[i]);
+    if (!ok || wgt_ftype_from_name(type_name, &want)) {
+        fprintf(stderr, "wgt convert: --type %s: use f32, f16, bf16, q8_0, q4_0, q4_k or q6_k\n", type_name);
+        return 2;
+    }
+
+    /* the directory holding config.json: the input, or the file's directory */
+    char dir[4096];
+    struct stat sb;
+    if (stat(in, &sb) != 0) {
+        fprintf(stderr, "wgt convert: %s: no such file or directory\n", in);
+        return 1;
+    }
+    if (S_ISDIR(sb.st_mode)) snprintf(dir, sizeof dir, "%s", in);
+    else {
+        const char *sl = strrchr(in, '/');
+        snprintf(dir, sizeof dir, "%.*s", sl ? (int)(sl - in) : 1, sl ? in : ".");
+    }
+    wgt_hf_config cfg;
+    if (wgt_hf_config_load(dir, &cfg)) return fail("config.json (needed for the architecture and its sizes)");
+    arch_id a;
+    if (!strcmp(cfg.model_type, "llama") || !strcmp(cfg.model_type, "mistral")) a = ARCH_LLAMA;
+    else if (!strcmp(cfg.model_type, "qwen2")) a = ARCH_QWEN2;
+    else if (!strcmp(cfg.model_type, "qwen3")) a = ARCH_QWEN3;
+    else if (!strcmp(cfg.model_type, "gpt2")) a = ARCH_GPT2;
+    else {
+        fprintf(stderr, "wgt convert: %s/config.json: model_type \"%s\" is not supported (llama, qwen2, qwen3, gpt2)\n", dir, cfg.model_type);
+        return 1;
+    }
+    const char *arch = arch_names[a];
+    wgt_safetensors *st;
+    if (wgt_safetensors_open(in, &st)) return fail("reading the checkpoint");
+
+    int64_t n_src = wgt_safetensors_count(st), n_plan = 0;
+    plan *plans = calloc((size_t)n_src + 2, sizeof *plans);
+    float *rope_freqs = NULL;
+    wgt_gguf_writer *w = NULL;
+    float *row = NULL;
+    uint8_t *qrow = NULL;
+    int rc = 1, notes = 0, tty = isatty(2);
+    if (!plans) goto failed;
+    int64_t head_dim = cfg.head_dim ? cfg.head_dim : 1, max_row = 1;
+    uint64_t total = 0, done = 0;
+    for (int64_t i = 0; i < n_src; i++) {
+        const wgt_st_tensor *t = wgt_safetensors_at(st, i);
+        plan *p = &plans[n_plan];
+        if (!map_name(a, t->name, p->name, sizeof p->name, &p->transpose)) {
+            fprintf(stderr, "wgt convert: note: dropping '%s' (not used by the %s architecture)\n", t->name, arch);
+            continue;
+        }
+        if (!wgt_ftype_can_dequantize(t->type) || t->n_dims < 1 || t->n_dims > 2) {
+            fprintf(stderr, "wgt convert: '%s': %u dims of %s cannot be converted\n", t->name, t->n_dims, wgt_ftype_name(t->type));
+            goto failed;
+        }
+        p->src = t;
+        p->n_dims = t->n_dims;
+        p->ne[0] = t->shape[t->n_dims - 1];
+        p->ne[1] = t->n_dims == 2 ? t->shape[0] : 1;
+        if (p->transpose) {
+            int64_t x = p->ne[0];
+            p->ne[0] = p->ne[1];
+            p->ne[1] = x;
+        }
+        if (a == ARCH_LLAMA && (strstr(p->name, ".attn_q.") || strstr(p->name, ".attn_k."))) {
+            p->permute = 1;
+            int64_t rows = t->n_dims == 2 ? p->ne[1] : p->ne[0];
+            if (head_dim % 2 || rows % head_dim) {
+                fprintf(stderr, "wgt convert: '%s': %lld rows are not whole heads of %lld\n", t->name, (long long)rows, (long long)head_dim);
+                goto failed;
+            }
+        }
+        p->rl = p->ne[0];
+        p->nr = p->ne[1];
+        if (p->permute && t->n_dims == 1) { /* a bias: its elements are the rows to permute */
+            p->rl = 1;
+            p->nr = p->ne[0];
+        }
+        /* 1-D tensors and norms stay f32; matrices take the requested type when rows fit its blocks */
+        p->type = WGT_FTYPE_F32;
+        if (t->n_dims == 2) {
+            p->type = want;
+            if (p->ne[0] % wgt_ftype_block_elems(want)) {
+                p->type = WGT_FTYPE_F16;
+                fprintf(stderr, "wgt convert: note: '%s' has rows of %lld, not whole %s blocks of %u: stored as f16\n",
+                        p->name, (long long)p->ne[0], wgt_ftype_name(want), wgt_ftype_block_elems(want));
+                notes++;
+            }
+        }
+        if (p->ne[0] > max_row) max_row = p->ne[0];
+        total += t->bytes;
+        n_plan++;
+    }
+    /* llama3 rope scaling: llama.cpp's per-frequency factor tensor */
+    if (a == ARCH_LLAMA && !strcmp(cfg.rope_scaling_type, "llama3") && cfg.rope_factor > 0 && head_dim >= 2) {
+        int64_t n = head_dim / 2;
+        rope_freqs = malloc((size_t)n * sizeof *rope_freqs);
+        double lo = cfg.rope_low_freq_factor ? cfg.rope_low_freq_factor : 1, hi = cfg.rope_high_freq_factor ? cfg.rope_high_freq_factor : 4;
+        double old = cfg.rope_original_max_positions ? (double)cfg.rope_original_max_positions : 8192;
+        double lo_wl = old / lo, hi_wl = old / hi;
+        for (int64_t i = 0; rope_freqs && i < n; i++) {
+            double freq = 1.0 / pow(cfg.rope_theta, 2.0 * (double)i / (double)head_dim), wl = 2 * M_PI / freq, f;
+            if (wl < hi_wl) f = 1;
+            else if (wl > lo_wl) f = cfg.rope_factor;
+            else {
+                double smooth = (old / wl - lo) / (hi - lo);
+                f = 1 / ((1 - smooth) / cfg.rope_factor + smooth);
+            }
+            rope_freqs[i] = (float)f;
+        }
+        plan *p = &plans[n_plan++];
+        snprintf(p->name, sizeof p->name, "rope_freqs.weight");
+        p->generated = rope_freqs;
+        p->type = WGT_FTYPE_F32;
+        p->n_dims = 1;
+        p->ne[0] = n;
+        p->ne[1] = 1;
+        p->rl = n;
+        p->nr = 1;
+        static const wgt_st_tensor dummy = {.type = WGT_FTYPE_F32};
+        p->src = &dummy;
+    }
+
+    TRY(wgt_gguf_writer_create(out, &w));
+    TRY(wgt_gguf_writer_add_str(w, "general.architecture", arch));
+    const char *base = strrchr(dir, '/');
+    TRY(wgt_gguf_writer_add_str(w, "general.name", base && base[1] ? base + 1 : dir));
+    uint32_t file_type = want == WGT_FTYPE_F32 ? 0 : want == WGT_FTYPE_F16 ? 1 : want == WGT_FTYPE_Q4_0 ? 2 : want == WGT_FTYPE_Q8_0 ? 7
+                       : want == WGT_FTYPE_Q4_K ? 14 : want == WGT_FTYPE_Q6_K ? 18 : 32; /* llama_ftype: 14 = Q4_K_S, 32 = BF16 */
+    TRY(wgt_gguf_writer_add_u32(w, "general.file_type", file_type));
+    if (wgt_ftype_block_elems(want) > 1) TRY(wgt_gguf_writer_add_u32(w, "general.quantization_version", 2));
+    char key[128];
+#define KEY(suffix) (snprintf(key, sizeof key, "%s.%s", arch, suffix), key)
+    TRY(wgt_gguf_writer_add_u32(w, KEY("context_length"), (uint32_t)cfg.max_positions));
+    TRY(wgt_gguf_writer_add_u32(w, KEY("embedding_length"), (uint32_t)cfg.hidden_size));
+    TRY(wgt_gguf_writer_add_u32(w, KEY("block_count"), (uint32_t)cfg.n_layers));
+    TRY(wgt_gguf_writer_add_u32(w, KEY("feed_forward_length"), (uint32_t)cfg.intermediate_size));
+    TRY(wgt_gguf_writer_add_u32(w, KEY("attention.head_count"), (uint32_t)cfg.n_heads));
+    TRY(wgt_gguf_writer_add_u32(w, KEY("attention.head_count_kv"), (uint32_t)cfg.n_kv_heads));
+    if (a == ARCH_GPT2) {
+        TRY(wgt_gguf_writer_add_f32(w, KEY("attention.layer_norm_epsilon"), (float)cfg.norm_eps));
+    } else {
+        TRY(wgt_gguf_writer_add_u32(w, KEY("attention.key_length"), (uint32_t)cfg.head_dim));
+        TRY(wgt_gguf_writer_add_u32(w, KEY("attention.value_length"), (uint32_t)cfg.head_dim));
+        TRY(wgt_gguf_writer_add_u32(w, KEY("rope.dimension_count"), (uint32_t)cfg.head_dim));
+        TRY(wgt_gguf_writer_add_f32(w, KEY("rope.freq_base"), (float)cfg.rope_theta));
+        TRY(wgt_gguf_writer_add_f32(w, KEY("attention.layer_norm_rms_epsilon"), (float)cfg.norm_eps));
+        if (cfg.vocab_size) TRY(wgt_gguf_writer_add_u32(w, KEY("vocab_size"), (uint32_t)cfg.vocab_size));
+        if (cfg.rope_factor > 0 && (!strcmp(cfg.rope_scaling_type, "linear") || !strcmp(cfg.rope_scaling_type, "yarn"))) {
+            TRY(wgt_gguf_writer_add_str(w, KEY("rope.scaling.type"), cfg.rope_scaling_type));
+            TRY(wgt_gguf_writer_add_f32(w, KEY("rope.scaling.factor"), (float)cfg.rope_factor));
+            if (cfg.rope_original_max_positions)
+                TRY(wgt_gguf_writer_add_u32(w, KEY("rope.scaling.original_context_length"), (uint32_t)cfg.rope_original_max_positions));
+        } else if (cfg.rope_scaling_type[0] && strcmp(cfg.rope_scaling_type, "llama3")) {
+            fprintf(stderr, "wgt convert: note: rope_scaling type \"%s\" is not written\n", cfg.rope_scaling_type);
+        }
+    }
+    const char *kind = NULL;
+    wgt_status ts = wgt_gguf_writer_add_tokenizer(w, dir, arch, &cfg, &kind);
+    if (ts == WGT_ERR_NOT_FOUND) fprintf(stderr, "wgt convert: note: no tokenizer in %s: the file has none\n", dir);
+    else if (ts) goto failed;
+
+    for (int64_t i = 0; i < n_plan; i++) TRY(wgt_gguf_writer_add_tensor(w, plans[i].name, plans[i].type, plans[i].n_dims, plans[i].ne));
+    row = malloc((size_t)max_row * sizeof *row);
+    uint64_t qbytes;
+    TRY(wgt_ftype_bytes(WGT_FTYPE_F32, max_row, &qbytes));
+    qrow = malloc(qbytes);
+    if (!row || !qrow) goto failed;
+    for (int64_t i = 0; i < n_plan; i++) {
+        plan *p = &plans[i];
+        uint64_t rb;
+        TRY(wgt_ftype_bytes(p->type, p->rl, &rb));
+        for (int64_t r = 0; r < p->nr; r++) {
+            if (get_row(p, r, row, head_dim)) goto failed;
+            TRY(wgt_quantize(p->type, row, qrow, p->rl));
+            TRY(wgt_gguf_writer_write(w, qrow, rb));
+        }
+        done += p->generated ? 0 : p->src->bytes;
+        progress(done, total, tty);
+    }
+    TRY(wgt_gguf_writer_finish(w));
+    fprintf(stderr, "wgt convert: wrote %s: %s, %lld tensors, %s%s%s%s\n", out, arch, (long long)n_plan, wgt_ftype_name(want),
+            kind ? ", tokenizer " : "", kind ? kind : "", notes ? " (some tensors f16: see notes)" : "");
+    rc = 0;
+failed:
+    if (rc) fail("conversion failed");
+    wgt_gguf_writer_free(w);
+    wgt_safetensors_free(st);
+    free(plans);
+    free(rope_freqs);
+    free(row);
+    free(qrow);
+    return rc;
+}
