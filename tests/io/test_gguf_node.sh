@@ -28,3 +28,25 @@ for f in "$WGT_ROOT"/fuzz/corpus/gguf/*.gguf; do
   "$build/tests/test_gguf" --dump "$f" >"$tmp/seed.json"
   node gguf_crosscheck.mjs "$f" "$tmp/seed.json"
 done
+# files written by `wgt convert` from tiny Hugging Face checkpoints (test_convert --make)
+WGT_ROOT=$WGT_ROOT "$build/tests/test_convert" --make "$tmp/hf" >/dev/null
+"$WGT_BIN" convert "$tmp/hf/llama" "$tmp/llama.gguf" --type f16 2>/dev/null
+"$WGT_BIN" convert "$tmp/hf/qwen3" "$tmp/qwen3.gguf" --type q4_k 2>/dev/null
+"$WGT_BIN" convert "$tmp/hf/gpt2" "$tmp/gpt2.gguf" --type q8_0 2>/dev/null
+cat >"$tmp/llama.json" <<'JSON'
+{"general.architecture": "llama", "llama.embedding_length": 64, "llama.block_count": 2,
+ "llama.attention.head_count": 4, "llama.attention.head_count_kv": 2, "llama.feed_forward_length": 128,
+ "llama.context_length": 2048, "llama.rope.freq_base": 500000, "general.file_type": 1}
+JSON
+cat >"$tmp/qwen3.json" <<'JSON'
+{"general.architecture": "qwen3", "qwen3.attention.key_length": 64, "tokenizer.ggml.model": "gpt2",
+ "tokenizer.ggml.pre": "qwen2", "tokenizer.ggml.eos_token_id": 264}
+JSON
+cat >"$tmp/gpt2.json" <<'JSON'
+{"general.architecture": "gpt2", "gpt2.context_length": 32, "gpt2.embedding_length": 64,
+ "tokenizer.ggml.merges": ["Ġ t", "h e", "Ġt he", "i n", "Ġ a", "a t"]}
+JSON
+for m in llama qwen3 gpt2; do
+  "$build/tests/test_gguf" --dump "$tmp/$m.gguf" >"$tmp/$m.ours.json"
+  node gguf_crosscheck.mjs "$tmp/$m.gguf" "$tmp/$m.ours.json" "$tmp/$m.json"
+done
