@@ -187,6 +187,8 @@ static int info_safetensors(const char *path, int tensors)
         }
     }
     const char *tok = "none";
+    snprintf(p, sizeof p, "%s/vocab.json", dir);
+    if (stat(p, &sb) == 0) tok = "vocab.json + merges.txt (GPT-2 byte-level BPE)";
     snprintf(p, sizeof p, "%s/tokenizer.json", dir);
     if (stat(p, &sb) == 0) tok = "tokenizer.json (Hugging Face tokenizers)";
     snprintf(p, sizeof p, "%s/tokenizer.model", dir);
