@@ -425,6 +425,181 @@ static void test_attention(void)
     CHECK(o[0] == 0 && !isnan(o[0]), "fully masked row gives zeros");
 }
 
+static void test_more_ops(void)
+{
+    /* linear: x [2, 3] @ w [2, 3]^T + b */
+    float x[6] = {1, 2, 3, 4, 5, 6}, w[6] = {1, 0, -1, 2, 1, 0}, b[2] = {10, 20}, o[6];
+    int64_t s23[2] = {2, 3}, s22[2] = {2, 2};
+    wgt_cpu_tensor X = tn(x, WGT_F32, 2, s23), W = tn(w, WGT_F32, 2, s23), Bv = t1(b, WGT_F32, 2);
+    wgt_cpu_tensor O = tn(o, WGT_F32, 2, s22);
+    CHECK(wgt_cpu_linear(&X, &W, &Bv, &O) == WGT_OK, "linear: %s", wgt_errmsg());
+    float wl[4] = {8, 24, 8, 33};
+    check_f32("linear", o, wl, 4, 0);
+    /* baddbmm with beta and alpha; outer */
+    float one[1] = {1}, b1[4] = {1, 2, 3, 4}, b2[4] = {5, 6, 7, 8}, bo[2];
+    int64_t s121[3] = {2, 1, 2}, s211[3] = {2, 2, 1}, s2_11[3] = {2, 1, 1};
+    wgt_cpu_tensor ONE = tn(one, WGT_F32, 0, NULL), B1 = tn(b1, WGT_F32, 3, s121), B2 = tn(b2, WGT_F32, 3, s211);
+    wgt_cpu_tensor BO = tn(bo, WGT_F32, 3, s2_11);
+    CHECK(wgt_cpu_baddbmm(&ONE, &B1, &B2, 2, 0.5, &BO) == WGT_OK, "baddbmm: %s", wgt_errmsg());
+    float wb[2] = {10.5f, 28.5f};
+    check_f32("baddbmm", bo, wb, 2, 0);
+    float oa[2] = {1, 2}, ob[3] = {3, 4, 5}, oo[6];
+    wgt_cpu_tensor OA = t1(oa, WGT_F32, 2), OB = t1(ob, WGT_F32, 3), OO = tn(oo, WGT_F32, 2, s23);
+    wgt_cpu_outer(&OA, &OB, &OO);
+    float wo[6] = {3, 4, 5, 6, 8, 10};
+    check_f32("outer", oo, wo, 6, 0);
+    /* lerp, addcmul, addcdiv */
+    float st[2] = {0, 10}, en[2] = {10, 20}, wq[1] = {0.25f}, wone[1] = {1}, lo[2];
+    wgt_cpu_tensor ST = t1(st, WGT_F32, 2), EN = t1(en, WGT_F32, 2), WQ = tn(wq, WGT_F32, 0, NULL);
+    wgt_cpu_tensor WONE = tn(wone, WGT_F32, 0, NULL), LO = t1(lo, WGT_F32, 2);
+    wgt_cpu_lerp(&ST, &EN, &WQ, &LO);
+    float wlp[2] = {2.5f, 12.5f};
+    check_f32("lerp", lo, wlp, 2, 0);
+    wgt_cpu_lerp(&ST, &EN, &WONE, &LO);
+    check_f32("lerp w=1", lo, en, 2, 0);
+    float two[1] = {2}, three[1] = {3}, ac[1];
+    wgt_cpu_tensor TWO = tn(two, WGT_F32, 0, NULL), THREE = tn(three, WGT_F32, 0, NULL), AC = tn(ac, WGT_F32, 0, NULL);
+    wgt_cpu_addcmul(&ONE, &TWO, &THREE, 0.5, &AC);
+    CHECK(ac[0] == 4, "addcmul %g", ac[0]);
+    wgt_cpu_addcdiv(&ONE, &TWO, &THREE, 0.5, &AC);
+    CHECK(ac[0] == (float)(1 + 0.5 * 2 / 3.0), "addcdiv %g", ac[0]);
+    /* masked_fill, masked_select (mask broadcast along rows), where with an exact i64 */
+    float mf[3] = {1, 2, 3}, mo[3];
+    uint8_t mk[3] = {0, 1, 0}, mrow[2] = {1, 0};
+    wgt_cpu_tensor MF = t1(mf, WGT_F32, 3), MK = t1(mk, WGT_BOOL, 3), MO = t1(mo, WGT_F32, 3);
+    wgt_cpu_masked_fill(&MF, &MK, -1, &MO);
+    float wmf[3] = {1, -1, 3};
+    check_f32("masked_fill", mo, wmf, 3, 0);
+    float ms[4] = {1, 2, 3, 4}, msel[4];
+    int64_t cnt = 0;
+    wgt_cpu_tensor MS = tn(ms, WGT_F32, 2, s22), MR = t1(mrow, WGT_BOOL, 2), MSEL = t1(msel, WGT_F32, 4);
+    CHECK(wgt_cpu_masked_select(&MS, &MR, &MSEL, &cnt) == WGT_OK && cnt == 2 && msel[0] == 1 && msel[1] == 3,
+          "masked_select: %lld [%g %g]", (long long)cnt, msel[0], msel[1]);
+    int64_t wa[1] = {(1LL << 60) + 1}, wbv[2] = {7, 8}, wo2[2];
+    uint8_t wc[2] = {1, 0};
+    wgt_cpu_tensor WC = t1(wc, WGT_BOOL, 2), WA = tn(wa, WGT_I64, 0, NULL), WB = t1(wbv, WGT_I64, 2), WO = t1(wo2, WGT_I64, 2);
+    wgt_cpu_where(&WC, &WA, &WB, &WO);
+    CHECK(wo2[0] == (1LL << 60) + 1 && wo2[1] == 8, "where keeps i64 exact");
+    /* embedding (and an id out of range), index_add, index_select, nonzero */
+    float ew[6] = {0, 1, 2, 3, 4, 5}, eo[4];
+    int64_t ids[2] = {2, 0}, s32[2] = {3, 2};
+    wgt_cpu_tensor EW = tn(ew, WGT_F32, 2, s32), ID = t1(ids, WGT_I64, 2), EO = tn(eo, WGT_F32, 2, s22);
+    wgt_cpu_embedding(&EW, &ID, &EO);
+    float we[4] = {4, 5, 0, 1};
+    check_f32("embedding", eo, we, 4, 0);
+    ids[0] = 3;
+    CHECK(wgt_cpu_embedding(&EW, &ID, &EO) == WGT_ERR_INVALID_ARGUMENT, "embedding id out of range");
+    float ia[3] = {0, 0, 0}, isrc[3] = {1, 2, 3}, io[3];
+    int64_t iidx[3] = {0, 2, 0};
+    wgt_cpu_tensor IA = t1(ia, WGT_F32, 3), IS = t1(isrc, WGT_F32, 3), II = t1(iidx, WGT_I64, 3), IO = t1(io, WGT_F32, 3);
+    wgt_cpu_index_add(&IA, 0, &II, &IS, 2, &IO);
+    float wia[3] = {8, 0, 4};
+    check_f32("index_add", io, wia, 3, 0);
+    int64_t sel[2] = {2, 0};
+    float so[4];
+    wgt_cpu_tensor SEL = t1(sel, WGT_I64, 2), SO = tn(so, WGT_F32, 2, s22);
+    wgt_cpu_index_select(&X, 1, &SEL, &SO);
+    float wsel[4] = {3, 1, 6, 4};
+    check_f32("index_select", so, wsel, 4, 0);
+    float nz[4] = {0, 1, 2, 0};
+    int64_t nzo[4], nzc;
+    wgt_cpu_tensor NZ = tn(nz, WGT_F32, 2, s22), NZO = tn(nzo, WGT_I64, 2, s22);
+    CHECK(wgt_cpu_nonzero(&NZ, &NZO, &nzc) == WGT_OK && nzc == 2 && nzo[0] == 0 && nzo[1] == 1 && nzo[2] == 1 &&
+          nzo[3] == 0, "nonzero");
+    /* stack, flip, repeat, linspace, eye, arange (exact i64) */
+    float sa[2] = {1, 2}, sb[2] = {3, 4}, sto[4];
+    wgt_cpu_tensor SA = t1(sa, WGT_F32, 2), SB = t1(sb, WGT_F32, 2), STO = tn(sto, WGT_F32, 2, s22);
+    const wgt_cpu_tensor *pair[2] = {&SA, &SB};
+    wgt_cpu_stack(pair, 2, 1, &STO);
+    float wst[4] = {1, 3, 2, 4};
+    check_f32("stack dim 1", sto, wst, 4, 0);
+    float fo[4];
+    wgt_cpu_tensor FO = tn(fo, WGT_F32, 2, s22);
+    wgt_cpu_flip(&MS, 1u << 1, &FO);
+    float wf[4] = {2, 1, 4, 3};
+    check_f32("flip", fo, wf, 4, 0);
+    float ro[8];
+    int64_t s24[2] = {2, 4};
+    wgt_cpu_tensor RO = tn(ro, WGT_F32, 2, s24);
+    CHECK(wgt_cpu_repeat(&SA, &RO) == WGT_OK && ro[2] == 1 && ro[7] == 2, "repeat");
+    float lin[5];
+    wgt_cpu_tensor LIN = t1(lin, WGT_F32, 5);
+    wgt_cpu_linspace(0, 1, &LIN);
+    float wlin[5] = {0, 0.25f, 0.5f, 0.75f, 1};
+    check_f32("linspace", lin, wlin, 5, 0);
+    float ey[6];
+    wgt_cpu_tensor EY = tn(ey, WGT_F32, 2, s23);
+    wgt_cpu_eye(&EY);
+    float wey[6] = {1, 0, 0, 0, 1, 0};
+    check_f32("eye", ey, wey, 6, 0);
+    int64_t ar[2];
+    wgt_cpu_tensor AR = t1(ar, WGT_I64, 2);
+    wgt_cpu_arange(1152921504606846976.0, 1, &AR);
+    CHECK(ar[1] == (1LL << 60) + 1, "arange i64 exact");
+    /* integer pow */
+    int32_t pb[3] = {3, 2, -1}, pe[3] = {4, -1, -3}, po[3];
+    wgt_cpu_tensor PB = t1(pb, WGT_I32, 3), PE = t1(pe, WGT_I32, 3), PO = t1(po, WGT_I32, 3);
+    wgt_cpu_binary(WGT_BINARY_POW, &PB, &PE, &PO);
+    CHECK(po[0] == 81 && po[1] == 0 && po[2] == -1, "int pow: %d %d %d", po[0], po[1], po[2]);
+}
+
+static void test_norms(void)
+{
+    float x[2] = {3, 4}, w[2] = {1, 2}, o[2];
+    int64_t s12[2] = {1, 2};
+    wgt_cpu_tensor X = tn(x, WGT_F32, 2, s12), W = t1(w, WGT_F32, 2), O = tn(o, WGT_F32, 2, s12);
+    wgt_cpu_rms_norm(&X, 1, &W, 0, &O);
+    float wr[2] = {(float)(3 / sqrt(12.5)), (float)(8 / sqrt(12.5))};
+    check_f32("rms_norm", o, wr, 2, 1e-6);
+    float g[4] = {1, 2, 3, 5}, go[4];
+    int64_t s141[3] = {1, 4, 1};
+    wgt_cpu_tensor G = tn(g, WGT_F32, 3, s141), GO = tn(go, WGT_F32, 3, s141);
+    CHECK(wgt_cpu_group_norm(&G, 2, NULL, NULL, 0, &GO) == WGT_OK, "group_norm");
+    float wg[4] = {-1, 1, -1, 1};
+    check_f32("group_norm", go, wg, 4, 1e-6);
+    float bx[2] = {1, 3}, bo[2], rm[1] = {0}, rv[1] = {1};
+    int64_t s21[2] = {2, 1};
+    wgt_cpu_tensor BX = tn(bx, WGT_F32, 2, s21), BO = tn(bo, WGT_F32, 2, s21), RM = t1(rm, WGT_F32, 1), RV = t1(rv, WGT_F32, 1);
+    CHECK(wgt_cpu_batch_norm(&BX, &RM, &RV, NULL, NULL, 1, 0.1, 0, &BO) == WGT_OK, "batch_norm training");
+    CHECK(bo[0] == -1 && bo[1] == 1 && fabsf(rm[0] - 0.2f) < 1e-7 && fabsf(rv[0] - 1.1f) < 1e-7,
+          "batch_norm training: %g %g, running %g %g (PyTorch: unbiased running var)", bo[0], bo[1], rm[0], rv[0]);
+    float sm[4] = {0, 0, (float)log(3.0), 0}, so[4];
+    int64_t s22[2] = {2, 2};
+    wgt_cpu_tensor SM = tn(sm, WGT_F32, 2, s22), SO = tn(so, WGT_F32, 2, s22);
+    wgt_cpu_softmax(&SM, 0, &SO);
+    float ws[4] = {0.25f, 0.5f, 0.75f, 0.5f};
+    check_f32("softmax dim 0", so, ws, 4, 1e-7);
+}
+
+static void test_unary_values(void)
+{
+    static const struct { wgt_unary_op op; double x, want; } cases[] = {
+        {WGT_UNARY_GELU, 1, 0.8413447460685429},      {WGT_UNARY_GELU_TANH, 1, 0.8411919906082768},
+        {WGT_UNARY_SILU, 1, 0.7310585786300049},      {WGT_UNARY_MISH, 1, 0.8650983882673103},
+        {WGT_UNARY_SOFTPLUS, 1, 1.3132616875182228},  {WGT_UNARY_SOFTPLUS, 30, 30},
+        {WGT_UNARY_ERFC, 1, 0.15729920705028513},     {WGT_UNARY_EXPM1, 1e-10, 1.00000000005e-10},
+        {WGT_UNARY_LGAMMA, 0.5, 0.5723649429247001},  {WGT_UNARY_HARDSWISH, 1, 2.0 / 3},
+        {WGT_UNARY_HARDSIGMOID, 0, 0.5},              {WGT_UNARY_ELU, -1, -0.6321205588285577},
+        {WGT_UNARY_FRAC, -1.5, -0.5},                 {WGT_UNARY_RSQRT, 4, 0.5},
+        {WGT_UNARY_EXP2, 3, 8},                       {WGT_UNARY_LOG2, 8, 3},
+        {WGT_UNARY_LEAKY_RELU, -2, -0.02},            {WGT_UNARY_HARDTANH, 3, 1},
+        {WGT_UNARY_ISFINITE, INFINITY, 0},            {WGT_UNARY_SIGN, NAN, NAN},
+        {WGT_UNARY_CLAMP, NAN, NAN},                  {WGT_UNARY_DIGAMMA, 0, -INFINITY},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        float x[1] = {(float)cases[i].x}, y[1];
+        wgt_cpu_tensor X = t1(x, WGT_F32, 1), Y = t1(y, WGT_F32, 1);
+        CHECK(wgt_cpu_unary(cases[i].op, NULL, &X, &Y) == WGT_OK, "%s", wgt_unary_op_name(cases[i].op));
+        double want = (float)cases[i].want;
+        int ok = isnan(want) ? isnan(y[0]) : y[0] == want || fabs(y[0] - want) <= 1e-7 * fabs(want);
+        CHECK(ok, "%s(%g) = %.9g, expected %.9g", wgt_unary_op_name(cases[i].op), cases[i].x, y[0], want);
+    }
+    CHECK(!strcmp(wgt_unary_op_name(WGT_UNARY_BITWISE_NOT), "bitwise_not") &&
+          !strcmp(wgt_binary_op_name(WGT_BINARY_SHIFT_RIGHT), "shift_right") &&
+          !strcmp(wgt_reduce_op_name(WGT_REDUCE_ARGMIN), "argmin") && !strcmp(wgt_scan_op_name(WGT_SCAN_CUMMIN), "cummin") &&
+          !strcmp(wgt_unary_op_name(WGT_UNARY_COUNT), "?"), "name tables");
+}
+
 int main(void)
 {
     test_division_signs();
@@ -438,6 +613,9 @@ int main(void)
     test_scans_and_indexing();
     test_rope();
     test_attention();
+    test_more_ops();
+    test_norms();
+    test_unary_values();
     printf("%d checks, %d failed\n", checks, failures);
     return failures ? 1 : 0;
 }
