@@ -152,8 +152,8 @@ wgt_status wgt_cpu_batch_norm(const wgt_cpu_tensor *x, const wgt_cpu_tensor *run
 
 /* ---- Indexing (index.c) ------------------------------------------------------------------------
  * Index tensors have any integer dtype. An index out of range is WGT_ERR_INVALID_ARGUMENT naming
- * it; negative indices count from the end (allowed by ONNX; PyTorch allows them only for
- * index_select/index_put/embedding-free paths), so [-n, n) is accepted everywhere. */
+ * it. Indices in [-n, 0) count from the end (ONNX and Python indexing allow them; torch.gather,
+ * scatter and index_select raise instead), except in embedding, which refuses them as PyTorch does. */
 
 /* out = x with dimension dim taken at index [K] (1-D): out.shape[dim] = K. */
 wgt_status wgt_cpu_index_select(const wgt_cpu_tensor *x, int dim, const wgt_cpu_tensor *index,

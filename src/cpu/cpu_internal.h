@@ -19,6 +19,11 @@
 
 static inline int64_t cpu_numel(const wgt_cpu_tensor *t) { return wgt_layout_numel(&t->l); }
 static inline int64_t cpu_at(const wgt_cpu_tensor *t, int64_t i) { return wgt_layout_index(&t->l, i); }
+/* cpu_at without the divisions when the caller knows t is contiguous (dense, row-major). */
+static inline int64_t cpu_at_c(const wgt_cpu_tensor *t, int64_t i, int contiguous)
+{
+    return contiguous ? t->l.offset + i : wgt_layout_index(&t->l, i);
+}
 
 /* A view of t with layout l (same storage). */
 static inline wgt_cpu_tensor cpu_view(const wgt_cpu_tensor *t, const wgt_layout *l)

@@ -127,8 +127,9 @@ wgt_status wgt_cpu_unary(wgt_unary_op op, const wgt_unary_params *params, const 
     int int_path = x_int && ok && (out_int || op >= WGT_UNARY_ISNAN);
     int is_bool = x->l.dtype == WGT_BOOL;
     int64_t n = cpu_numel(out);
+    int cx = wgt_layout_is_contiguous(&xb.l), co = wgt_layout_is_contiguous(&out->l);
     for (int64_t i = 0; i < n; i++) {
-        int64_t at = cpu_at(&xb, i), to = cpu_at(out, i);
+        int64_t at = cpu_at_c(&xb, i, cx), to = cpu_at_c(out, i, co);
         if (int_path) wgt_cpu_store_i(out, to, unary_i(op, &p, wgt_cpu_load_i(&xb, at), is_bool, &ok));
         else wgt_cpu_store_f(out, to, unary_f(op, &p, wgt_cpu_load_f(&xb, at)));
     }
@@ -264,8 +265,10 @@ wgt_status wgt_cpu_binary(wgt_binary_op op, const wgt_cpu_tensor *a, const wgt_c
                                            op == WGT_BINARY_ATAN2));
     int width = out->l.dtype == WGT_BOOL ? 8 : (int)wgt_dtype_size(out->l.dtype) * 8;
     int64_t n = cpu_numel(out);
+    int ca = wgt_layout_is_contiguous(&ab.l), cb = wgt_layout_is_contiguous(&bb.l);
+    int co = wgt_layout_is_contiguous(&out->l);
     for (int64_t i = 0; i < n; i++) {
-        int64_t ia = cpu_at(&ab, i), ib = cpu_at(&bb, i), to = cpu_at(out, i);
+        int64_t ia = cpu_at_c(&ab, i, ca), ib = cpu_at_c(&bb, i, cb), to = cpu_at_c(out, i, co);
         if (int_path)
             wgt_cpu_store_i(out, to, binary_i(op, wgt_cpu_load_i(&ab, ia), wgt_cpu_load_i(&bb, ib), width));
         else

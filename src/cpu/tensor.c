@@ -252,7 +252,8 @@ wgt_status wgt_cpu_cast(const wgt_cpu_tensor *x, const wgt_cpu_tensor *out)
     CPU_CHECK(out, "cast output");
     CPU_TRY(cpu_broadcast_view(x, out, "cast input", &xb));
     int64_t n = cpu_numel(out);
-    for (int64_t i = 0; i < n; i++) cpu_copy_elem(&xb, cpu_at(&xb, i), out, cpu_at(out, i));
+    int cx = wgt_layout_is_contiguous(&xb.l), co = wgt_layout_is_contiguous(&out->l);
+    for (int64_t i = 0; i < n; i++) cpu_copy_elem(&xb, cpu_at_c(&xb, i, cx), out, cpu_at_c(out, i, co));
     return WGT_OK;
 }
 
