@@ -45,6 +45,7 @@ static const uint8_t scalar_size[] = {1, 1, 2, 2, 4, 4, 4, 1, 0, 0, 8, 8, 8};
 
 static wgt_status put(wgt_gguf_writer *w, const void *p, uint64_t n)
 {
+    if (!n) return WGT_OK;
     if (n > UINT64_MAX - w->meta_len) return wgt_error(WGT_ERR_LIMIT, "%s: metadata too large", w->path);
     if (w->meta_len + n > w->meta_cap) {
         uint64_t cap = w->meta_cap ? w->meta_cap : 4096;

@@ -51,7 +51,7 @@ static inline int write_file(const char *path, const void *data, size_t n)
 {
     FILE *f = fopen(path, "wb");
     if (!f) return -1;
-    size_t w = fwrite(data, 1, n, f);
+    size_t w = n ? fwrite(data, 1, n, f) : 0;
     fclose(f);
     return w == n ? 0 : -1;
 }
