@@ -101,7 +101,7 @@ static const char *backend_name(wgt_backend b)
 {
     for (int i = 0; i < N_BACKENDS; i++)
         if (backends[i].backend == b) return backends[i].name;
-    return b == WGT_BACKEND_DEFAULT ? "default" : "other";
+    return b == WGT_BACKEND_DEFAULT ? "default" : b == WGT_BACKEND_CPU ? "cpu" : "other";
 }
 
 static wgt_backend from_wgpu_backend(WGPUBackendType t)
@@ -150,7 +150,7 @@ static wgt_status resolve_options(const wgt_context_options *o, resolved_options
         r->force_fallback = o->force_fallback;
         r->max_batch = o->max_batch;
         r->debug = o->debug;
-        if ((unsigned)o->backend > WGT_BACKEND_OPENGLES)
+        if ((unsigned)o->backend > WGT_BACKEND_CPU || o->backend == WGT_BACKEND_OTHER)
             return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_context_options.backend=%d is not a wgt_backend",
                              (int)o->backend);
         if (o->max_batch < 0)
@@ -159,12 +159,13 @@ static wgt_status resolve_options(const wgt_context_options *o, resolved_options
     }
     const char *v = getenv("WGT_BACKEND");
     if (r->backend == WGT_BACKEND_DEFAULT && v && *v) {
-        int found = 0;
+        int found = !strcasecmp(v, "cpu");
+        if (found) r->backend = WGT_BACKEND_CPU;
         for (int i = 0; i < N_BACKENDS; i++)
             if (!strcasecmp(v, backends[i].name)) r->backend = backends[i].backend, found = 1;
         if (!found)
             return wgt_error(WGT_ERR_INVALID_ARGUMENT,
-                             "WGT_BACKEND='%s' is not valid: use vulkan, metal, d3d12, opengl or opengles", v);
+                             "WGT_BACKEND='%s' is not valid: use vulkan, metal, d3d12, opengl, opengles or cpu", v);
     }
     if (!r->adapter) {
         v = getenv("WGT_ADAPTER");
@@ -525,6 +526,27 @@ static void log_info(const wgt_context *ctx)
             ctx->max_batch);
 }
 
+/* A context without WebGPU: the reference implementation runs every op (tests, debugging). */
+static wgt_status create_cpu_context(const resolved_options *r, wgt_context **out)
+{
+    wgt_context *ctx = calloc(1, sizeof *ctx);
+    if (!ctx) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory creating a context");
+    ctx->cpu = 1;
+    ctx->debug = r->debug;
+    ctx->max_batch = r->max_batch;
+    wgt_adapter_info *i = &ctx->info;
+    snprintf(i->name, sizeof i->name, "CPU reference");
+    snprintf(i->driver, sizeof i->driver, "wgt %s plain C", wgt_version());
+    i->backend = WGT_BACKEND_CPU;
+    i->backend_name = "cpu";
+    i->is_cpu = 1;
+    i->has_f16 = 1;
+    i->limits.max_buffer_size = i->limits.max_storage_buffer_binding_size = UINT64_MAX / 4;
+    i->limits.min_storage_buffer_offset_alignment = 4;
+    *out = ctx;
+    return WGT_OK;
+}
+
 wgt_status wgt_context_create(const wgt_context_options *opts, wgt_context **out)
 {
     if (!out) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_context_create: out is NULL");
@@ -533,6 +555,7 @@ wgt_status wgt_context_create(const wgt_context_options *opts, wgt_context **out
     resolved_options r;
     wgt_status st = resolve_options(opts, &r);
     if (st) return st;
+    if (r.backend == WGT_BACKEND_CPU) return create_cpu_context(&r, out);
     if ((st = wgt_wgpu_load(r.lib))) return st;
     ensure_egl_platform();
 
@@ -567,6 +590,10 @@ fail:
 void wgt_context_free(wgt_context *ctx)
 {
     if (!ctx) return;
+    if (ctx->cpu) {
+        free(ctx);
+        return;
+    }
     if (ctx->device && !ctx->lost) {
         wgt_gpu_flush(ctx);
         wgt_context_sync(ctx, 10000);
@@ -638,7 +665,7 @@ static void on_work_done(WGPUQueueWorkDoneStatus status, WGPUStringView message,
 wgt_status wgt_context_sync(wgt_context *ctx, int timeout_ms)
 {
     wgt_status st = wgt_ctx_check(ctx);
-    if (st) return st;
+    if (st || ctx->cpu) return st;
     if ((st = wgt_gpu_flush(ctx))) return st;
     work_done w = {0};
     WGPUQueueWorkDoneCallbackInfo cb = {0};

@@ -84,6 +84,7 @@ typedef struct wgt_bind_entry {
 #define WGT_BIND_BUCKETS 1024
 
 struct wgt_context {
+    int cpu;                      /* no device: ops run the CPU reference */
     WGPUInstance instance;
     WGPUAdapter adapter;
     WGPUDevice device;

@@ -262,19 +262,21 @@ static wgt_status lookup_or_build(wgt_context *ctx, const char *label, const cha
             *out = &e->kernel;
             return WGT_OK;
         }
-    /* The prelude is joined onto one line so error lines are the file's lines plus one. */
+    /* Error lines are reported in the kernel file's numbering: the prelude's lines are subtracted. */
     size_t np = strlen(prelude), nb = strlen(body);
     char *text = malloc(np + nb + 2);
     if (!text) {
         free(key);
         return wgt_ctx_error(ctx, WGT_ERR_OUT_OF_MEMORY, "out of host memory compiling a kernel");
     }
-    for (size_t i = 0; i < np; i++) text[i] = prelude[i] == '\n' ? ' ' : prelude[i];
+    int prelude_lines = 1;
+    for (size_t i = 0; i < np; i++) prelude_lines += prelude[i] == '\n';
+    memcpy(text, prelude, np);
     text[np] = '\n';
     memcpy(text + np + 1, body, nb + 1);
     if (ctx->dump_dir[0]) dump_shader(ctx, label, h, text);
     wgt_kernel_entry *e = calloc(1, sizeof *e);
-    wgt_status st = e ? build(ctx, label, text, 1, entry, constants, n_constants, &e->kernel)
+    wgt_status st = e ? build(ctx, label, text, prelude_lines, entry, constants, n_constants, &e->kernel)
                       : wgt_ctx_error(ctx, WGT_ERR_OUT_OF_MEMORY, "out of host memory compiling a kernel");
     free(text);
     if (st) {

@@ -147,7 +147,7 @@ static void destroy_buffer(wgt_context *ctx, wgt_buffer *b)
 wgt_status wgt_context_empty_cache(wgt_context *ctx)
 {
     wgt_status st = wgt_ctx_check(ctx);
-    if (st) return st;
+    if (st || ctx->cpu) return st;
     /* Recorded work may still name a cached buffer: submit it before destroying any. */
     if ((st = wgt_gpu_flush(ctx))) return st;
     for (int c = 0; c < WGT_POOL_CLASSES; c++) ctx->free_list[c] = NULL;

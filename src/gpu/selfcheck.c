@@ -37,6 +37,7 @@ wgt_status wgt_context_selfcheck(wgt_context *ctx, size_t n, double *gbps)
 {
     wgt_status st = wgt_ctx_check(ctx);
     if (st) return st;
+    if (ctx->cpu) return wgt_ctx_error(ctx, WGT_ERR_UNSUPPORTED, "the self-check needs a WebGPU device, not the CPU reference");
     if (n == 0) n = 1;
     uint64_t vec4s = (n + 3) / 4;
     uint64_t max_vec4s = ctx->info.limits.max_storage_buffer_binding_size / 16;
@@ -111,6 +112,7 @@ wgt_status wgt_context_bench(wgt_context *ctx, uint64_t max_bytes, wgt_device_be
     wgt_status st = wgt_ctx_check(ctx);
     if (st) return st;
     if (!out) return wgt_ctx_error(ctx, WGT_ERR_INVALID_ARGUMENT, "wgt_context_bench: out is NULL");
+    if (ctx->cpu) return wgt_ctx_error(ctx, WGT_ERR_UNSUPPORTED, "the device benchmark needs a WebGPU device");
     memset(out, 0, sizeof *out);
     uint64_t cap = ctx->info.limits.max_storage_buffer_binding_size & ~255ull;
     if (max_bytes == 0 || max_bytes > cap) max_bytes = cap;

@@ -1,0 +1,358 @@
+/* Elementwise ops: unary, binary (broadcast), where, cast, copy. One generic WGSL kernel
+ * (src/kernels/elementwise.wgsl) specialised per dtype signature; the op is a uniform value, so
+ * all unary ops of one dtype share one pipeline. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops/api.h"
+#include "ops/ops.h"
+
+typedef enum ew_family { EW_UNARY, EW_BINARY, EW_WHERE, EW_CAST } ew_family;
+
+typedef struct ew_params {
+    uint32_t n, op, off0, off1, off2;
+    float alpha, beta, lo, hi;
+    uint32_t pad[3];
+    op_layout_params l[3];
+} ew_params;
+
+/* The compute() body for a family, input compute type ci and output dtype. */
+static void compute_fn(char *buf, size_t cap, ew_family fam, const char *ci, wgt_dtype in_dt, wgt_dtype out_dt)
+{
+    size_t used = strlen(buf);
+    const char *sfx = !strcmp(ci, "f32") ? "f" : !strcmp(ci, "u32") ? "u" : "i";
+    char body[512];
+    switch (fam) {
+    case EW_UNARY: snprintf(body, sizeof body, "unary_%s(p.op, a)", sfx); break;
+    case EW_BINARY: snprintf(body, sizeof body, "binary_%s(p.op, a, b)", sfx); break;
+    case EW_WHERE: snprintf(body, sizeof body, "select(c, b, a != CI(0))"); break;
+    case EW_CAST:
+        if (op_is_float(in_dt) && op_is_int(out_dt) && out_dt != WGT_BOOL) {
+            /* float -> int: truncate, saturate at the dtype's limits, NaN -> 0 (the reference's rule) */
+            double lo = out_dt == WGT_I8 ? -128 : out_dt == WGT_U8 || out_dt == WGT_U32 ? 0 : -2147483648.0;
+            double hi = out_dt == WGT_I8 ? 127 : out_dt == WGT_U8 ? 255 : out_dt == WGT_U32 ? 4294967040.0 : 2147483520.0;
+            snprintf(body, sizeof body, "select(CO(0), CO(clamp(trunc(a), %.1f, %.1f)), a == a)", lo, hi);
+        } else
+            snprintf(body, sizeof body, "a");
+        break;
+    }
+    if (out_dt == WGT_BOOL)
+        used += snprintf(buf + used, cap - used, "fn compute(a: CI, b: CI, c: CI) -> CO { let r = %s; return select(CO(0), CO(1), r != %s(0)); }\n",
+                         body, fam == EW_CAST ? "CI" : (fam == EW_WHERE ? "CI" : ci));
+    else
+        used += snprintf(buf + used, cap - used, "fn compute(a: CI, b: CI, c: CI) -> CO { return CO(%s); }\n", body);
+}
+
+static wgt_status ew_kernel(wgt_context *ctx, ew_family fam, const char *ci, wgt_dtype d0, wgt_dtype d1, wgt_dtype d2,
+                            wgt_dtype out_dt, wgt_kernel **k)
+{
+    size_t cap = 16384;
+    char *pre = malloc(cap);
+    if (!pre) return wgt_ctx_error(ctx, WGT_ERR_OUT_OF_MEMORY, "out of host memory");
+    const char *lib = op_wgsl_lib();
+    snprintf(pre, cap, "%s\nalias CI = %s;\nalias CO = %s;\nconst PACK: u32 = %du;\n", lib ? lib : "", ci,
+             op_compute_type(out_dt), op_pack(out_dt));
+    op_wgsl_loader(pre, cap, "ld0", "in0", d0, fam == EW_WHERE ? ci : ci);
+    op_wgsl_loader(pre, cap, "ld1", "in1", d1, ci);
+    op_wgsl_loader(pre, cap, "ld2", "in2", d2, ci);
+    op_wgsl_storer(pre, cap, "st", "out", out_dt, op_compute_type(out_dt));
+    compute_fn(pre, cap, fam, ci, d0, out_dt);
+    wgt_status st = wgt_gpu_kernel(ctx, "elementwise", pre, "main", NULL, 0, k);
+    free(pre);
+    return st;
+}
+
+/* Run the kernel over out (contiguous) from inputs broadcast to out's shape, splitting along dim 0
+ * when the tensors reach more than one binding's worth of storage. */
+static wgt_status ew_run(wgt_context *ctx, wgt_kernel *k, const wgt_tensor *const *in, int n_in, wgt_tensor *out,
+                         uint32_t op, const float *fparams)
+{
+    wgt_layout lin[3];
+    for (int i = 0; i < 3; i++) op_broadcast_layout(&in[i < n_in ? i : 0]->l, out->l.ndim, out->l.shape, &lin[i]);
+    if (n_in < 3)
+        for (int i = n_in; i < 3; i++) /* unused inputs read element 0 of input 0 */
+            for (int d = 0; d < lin[i].ndim; d++) lin[i].strides[d] = 0;
+    int64_t n = wgt_layout_numel(&out->l);
+    if (n == 0) return WGT_OK;
+    int64_t rows = out->l.ndim ? out->l.shape[0] : 1;
+    const wgt_layout *ls[4] = {&lin[0], &lin[1], &lin[2], &out->l};
+    int64_t per = out->l.ndim ? op_rows_per_chunk(ctx, ls, 4) : 1;
+    if (per == 0)
+        return wgt_ctx_error(ctx, WGT_ERR_LIMIT, "elementwise: one row of this tensor is larger than a storage binding");
+    int64_t row_elems = out->l.ndim ? n / rows : 1;
+    int pack = op_pack(out->l.dtype);
+    if (per < rows) /* chunks must end on whole output words */
+        while (per > 1 && (per * row_elems) % pack) per--;
+    if (per < rows && (per * row_elems) % pack)
+        return wgt_ctx_error(ctx, WGT_ERR_LIMIT, "elementwise: cannot split this tensor on word boundaries");
+    for (int64_t r0 = 0; r0 < rows; r0 += per) {
+        int64_t r1 = r0 + per < rows ? r0 + per : rows;
+        ew_params p;
+        memset(&p, 0, sizeof p);
+        p.n = (uint32_t)((r1 - r0) * row_elems);
+        p.op = op;
+        if (fparams) p.alpha = fparams[0], p.beta = fparams[1], p.lo = fparams[2], p.hi = fparams[3];
+        wgt_binding b[4];
+        int64_t base;
+        uint32_t *offs[3] = {&p.off0, &p.off1, &p.off2};
+        for (int i = 0; i < 3; i++) {
+            wgt_layout l = lin[i];
+            if (l.ndim) {
+                l.offset += r0 * l.strides[0];
+                l.shape[0] = r1 - r0;
+            }
+            int64_t lo, hi;
+            op_extent(&l, &lo, &hi);
+            const wgt_tensor *src = in[i < n_in ? i : 0];
+            wgt_status st = op_bind(src, lo, hi, &b[i], &base);
+            if (st) return st;
+            *offs[i] = (uint32_t)(l.offset - base);
+            if ((st = op_layout_params_fill(ctx, &l, &p.l[i]))) return st;
+        }
+        wgt_layout lo_out = out->l;
+        if (lo_out.ndim) lo_out.offset += r0 * row_elems, lo_out.shape[0] = r1 - r0;
+        int64_t olo, ohi;
+        op_extent(&lo_out, &olo, &ohi);
+        wgt_status st = op_bind(out, olo, ohi, &b[3], &base);
+        if (st) return st;
+        if (olo - base) return wgt_ctx_error(ctx, WGT_ERR_INTERNAL, "elementwise: output chunk not word aligned");
+        uint64_t words = ((uint64_t)p.n + pack - 1) / pack;
+        uint32_t gx, gy;
+        op_grid(ctx, (words + 255) / 256, &gx, &gy);
+        if ((st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 4, gx, gy, 1))) return st;
+    }
+    return WGT_OK;
+}
+
+/* ---- unary ---------------------------------------------------------------------------------- */
+
+static int unary_keeps_int(wgt_unary_op op)
+{
+    switch (op) {
+    case WGT_UNARY_NEG: case WGT_UNARY_ABS: case WGT_UNARY_SIGN: case WGT_UNARY_SQUARE: case WGT_UNARY_RELU:
+    case WGT_UNARY_CLAMP: case WGT_UNARY_HARDTANH: case WGT_UNARY_FLOOR: case WGT_UNARY_CEIL: case WGT_UNARY_ROUND:
+    case WGT_UNARY_TRUNC: case WGT_UNARY_FRAC: case WGT_UNARY_BITWISE_NOT: return 1;
+    default: return 0;
+    }
+}
+
+wgt_dtype wgt_unary_result_dtype(wgt_unary_op op, wgt_dtype x)
+{
+    if (op == WGT_UNARY_ISNAN || op == WGT_UNARY_ISINF || op == WGT_UNARY_ISFINITE || op == WGT_UNARY_LOGICAL_NOT)
+        return WGT_BOOL;
+    if (op_is_int(x) && !unary_keeps_int(op)) return WGT_F32;
+    if (x == WGT_BOOL && op != WGT_UNARY_BITWISE_NOT && unary_keeps_int(op)) return WGT_BOOL;
+    return x;
+}
+
+typedef struct unary_arg {
+    wgt_unary_op op;
+    wgt_unary_params params;
+} unary_arg;
+
+static wgt_status unary_ref(void *arg, const wgt_cpu_tensor *in, const wgt_cpu_tensor *out)
+{
+    unary_arg *a = arg;
+    return wgt_cpu_unary(a->op, &a->params, &in[0], &out[0]);
+}
+
+wgt_status wgt_unary_ex(wgt_unary_op op, const wgt_unary_params *params, const wgt_tensor *x, wgt_tensor **out)
+{
+    OP_BEGIN(x, out);
+    if ((unsigned)op >= WGT_UNARY_COUNT) return op_fail(ctx, WGT_ERR_INVALID_ARGUMENT, "unary: unknown op %d", (int)op);
+    const char *name = wgt_unary_op_name(op);
+    if (op == WGT_UNARY_BITWISE_NOT && op_is_float(x->l.dtype))
+        return op_fail(ctx, WGT_ERR_DTYPE, "%s needs an integer or bool tensor, not %s", name, wgt_dtype_name(x->l.dtype));
+    wgt_dtype odt = wgt_unary_result_dtype(op, x->l.dtype);
+    wgt_tensor *y;
+    wgt_status st = wgt_tensor_new(ctx, odt, x->l.ndim, x->l.shape, &y);
+    if (st) return st;
+    unary_arg a = {op, params ? *params : wgt_unary_params_default(op)};
+    int gpu_ok = x->l.dtype != WGT_I64 && odt != WGT_I64;
+    if (op_use_gpu(ctx, name, x->l.dtype, gpu_ok)) {
+        /* integer inputs of float-valued ops compute in f32; bool/ints keep i32 */
+        const char *ci = op_is_float(odt) || op_is_float(x->l.dtype) ? "f32" : op_compute_type(x->l.dtype);
+        if (odt == WGT_BOOL && op_is_float(x->l.dtype)) ci = "f32";
+        wgt_kernel *k;
+        float fp[4] = {(float)a.params.alpha, (float)a.params.beta, (float)a.params.lo, (float)a.params.hi};
+        const wgt_tensor *ins[1] = {x};
+        if (!(st = ew_kernel(ctx, EW_UNARY, ci, x->l.dtype, x->l.dtype, x->l.dtype, odt, &k)))
+            st = ew_run(ctx, k, ins, 1, y, (uint32_t)op, fp);
+    } else if (!(st = op_fallback_status(ctx, name, x->l.dtype, gpu_ok))) {
+        const wgt_tensor *ins[1] = {x};
+        st = op_reference(ctx, unary_ref, &a, ins, 1, &y, 1);
+    }
+    return op_finish(st, y, out);
+}
+
+wgt_status wgt_unary(wgt_unary_op op, const wgt_tensor *x, wgt_tensor **out) { return wgt_unary_ex(op, NULL, x, out); }
+
+/* ---- binary --------------------------------------------------------------------------------- */
+
+static int binary_is_compare(wgt_binary_op op) { return op >= WGT_BINARY_EQ && op <= WGT_BINARY_LOGICAL_XOR; }
+static int binary_is_bitwise(wgt_binary_op op) { return op >= WGT_BINARY_BITWISE_AND && op <= WGT_BINARY_SHIFT_RIGHT; }
+
+wgt_dtype wgt_binary_result_dtype(wgt_binary_op op, wgt_dtype a, wgt_dtype b)
+{
+    if (binary_is_compare(op)) return WGT_BOOL;
+    wgt_dtype t = op_promote(a, b);
+    if ((op == WGT_BINARY_DIV || op == WGT_BINARY_ATAN2) && op_is_int(t)) return WGT_F32;
+    if (t == WGT_BOOL && !binary_is_bitwise(op) && op != WGT_BINARY_MAXIMUM && op != WGT_BINARY_MINIMUM &&
+        op != WGT_BINARY_MUL)
+        return op == WGT_BINARY_ADD ? WGT_BOOL : WGT_I32; /* PyTorch: bool + bool is bool (or) */
+    return t;
+}
+
+static wgt_status binary_ref(void *arg, const wgt_cpu_tensor *in, const wgt_cpu_tensor *out)
+{
+    return wgt_cpu_binary(*(wgt_binary_op *)arg, &in[0], &in[1], &out[0]);
+}
+
+wgt_status wgt_binary(wgt_binary_op op, const wgt_tensor *a, const wgt_tensor *b, wgt_tensor **out)
+{
+    OP_BEGIN(a, out);
+    const wgt_tensor *ins[2] = {a, b};
+    wgt_status st = op_same_context("binary", ins, 2);
+    if (st) return st;
+    if ((unsigned)op >= WGT_BINARY_COUNT) return op_fail(ctx, WGT_ERR_INVALID_ARGUMENT, "binary: unknown op %d", (int)op);
+    const char *name = wgt_binary_op_name(op);
+    if (binary_is_bitwise(op) && (op_is_float(a->l.dtype) || op_is_float(b->l.dtype)))
+        return op_fail(ctx, WGT_ERR_DTYPE, "%s needs integer or bool tensors, not %s and %s", name,
+                       wgt_dtype_name(a->l.dtype), wgt_dtype_name(b->l.dtype));
+    int ndim;
+    int64_t shape[WGT_MAX_DIMS];
+    if ((st = op_broadcast_shape(ctx, name, &a->l, &b->l, &ndim, shape))) return st;
+    wgt_dtype odt = wgt_binary_result_dtype(op, a->l.dtype, b->l.dtype);
+    wgt_dtype cdt = binary_is_compare(op) ? op_promote(a->l.dtype, b->l.dtype) : odt;
+    wgt_tensor *y;
+    if ((st = wgt_tensor_new(ctx, odt, ndim, shape, &y))) return st;
+    int gpu_ok = a->l.dtype != WGT_I64 && b->l.dtype != WGT_I64 && odt != WGT_I64;
+    if (op_use_gpu(ctx, name, cdt, gpu_ok)) {
+        const char *ci = op_is_float(cdt) ? "f32" : op_compute_type(cdt);
+        wgt_kernel *k;
+        if (!(st = ew_kernel(ctx, EW_BINARY, ci, a->l.dtype, b->l.dtype, a->l.dtype, odt, &k)))
+            st = ew_run(ctx, k, ins, 2, y, (uint32_t)op, NULL);
+    } else if (!(st = op_fallback_status(ctx, name, cdt, gpu_ok)))
+        st = op_reference(ctx, binary_ref, &op, ins, 2, &y, 1);
+    return op_finish(st, y, out);
+}
+
+/* ---- where ---------------------------------------------------------------------------------- */
+
+static wgt_status where_ref(void *arg, const wgt_cpu_tensor *in, const wgt_cpu_tensor *out)
+{
+    return wgt_cpu_where(&in[0], &in[1], &in[2], &out[0]);
+}
+
+wgt_status wgt_where(const wgt_tensor *cond, const wgt_tensor *a, const wgt_tensor *b, wgt_tensor **out)
+{
+    OP_BEGIN(cond, out);
+    const wgt_tensor *ins[3] = {cond, a, b};
+    wgt_status st = op_same_context("where", ins, 3);
+    if (st) return st;
+    int n1, n2;
+    int64_t s1[WGT_MAX_DIMS], s2[WGT_MAX_DIMS];
+    wgt_layout tmp;
+    if ((st = op_broadcast_shape(ctx, "where", &a->l, &b->l, &n1, s1))) return st;
+    tmp = a->l;
+    tmp.ndim = n1;
+    memcpy(tmp.shape, s1, sizeof s1);
+    if ((st = op_broadcast_shape(ctx, "where", &cond->l, &tmp, &n2, s2))) return st;
+    wgt_dtype odt = op_promote(a->l.dtype, b->l.dtype);
+    wgt_tensor *y;
+    if ((st = wgt_tensor_new(ctx, odt, n2, s2, &y))) return st;
+    int gpu_ok = odt != WGT_I64 && cond->l.dtype != WGT_I64;
+    if (op_use_gpu(ctx, "where", odt, gpu_ok)) {
+        /* the condition loads as the value compute type: nonzero (or NaN) is true either way */
+        const char *ci = op_compute_type(odt);
+        wgt_kernel *k;
+        if (!(st = ew_kernel(ctx, EW_WHERE, ci, cond->l.dtype, a->l.dtype, b->l.dtype, odt, &k)))
+            st = ew_run(ctx, k, ins, 3, y, 0, NULL);
+    } else if (!(st = op_fallback_status(ctx, "where", odt, gpu_ok)))
+        st = op_reference(ctx, where_ref, NULL, ins, 3, &y, 1);
+    return op_finish(st, y, out);
+}
+
+/* ---- cast, copy, contiguous ----------------------------------------------------------------- */
+
+static wgt_status cast_ref(void *arg, const wgt_cpu_tensor *in, const wgt_cpu_tensor *out)
+{
+    return wgt_cpu_cast(&in[0], &out[0]);
+}
+
+/* Copy x into the new contiguous tensor y (same shape), converting dtype. */
+static wgt_status cast_into(wgt_context *ctx, const wgt_tensor *x, wgt_tensor *y)
+{
+    wgt_dtype in = x->l.dtype, odt = y->l.dtype;
+    wgt_status st;
+    if (!ctx->cpu && in == odt && wgt_layout_is_contiguous(&x->l) && (x->l.offset * wgt_dtype_size(in)) % 4 == 0) {
+        /* a plain buffer copy */
+        uint64_t bytes = ((uint64_t)wgt_layout_numel(&x->l) * wgt_dtype_size(in) + 3) & ~3ull;
+        uint64_t src = (uint64_t)x->l.offset * wgt_dtype_size(in);
+        if (src + bytes > x->st->bytes) bytes = x->st->bytes - src;
+        return wgt_gpu_copy(ctx, x->st->buf, src, y->st->buf, 0, bytes);
+    }
+    int gpu_ok = in != WGT_I64 && odt != WGT_I64;
+    if (op_use_gpu(ctx, "cast", in, gpu_ok)) {
+        const char *ci = op_is_float(in) ? "f32" : op_compute_type(in);
+        wgt_kernel *k;
+        const wgt_tensor *ins[1] = {x};
+        if (!(st = ew_kernel(ctx, EW_CAST, ci, in, in, in, odt, &k))) st = ew_run(ctx, k, ins, 1, y, 0, NULL);
+        return st;
+    }
+    if ((st = op_fallback_status(ctx, "cast", in, gpu_ok))) return st;
+    const wgt_tensor *ins[1] = {x};
+    return op_reference(ctx, cast_ref, NULL, ins, 1, &y, 1);
+}
+
+wgt_status wgt_tensor_cast(const wgt_tensor *x, wgt_dtype dtype, wgt_tensor **out)
+{
+    OP_BEGIN(x, out);
+    if ((unsigned)dtype >= WGT_DTYPE_COUNT) return op_fail(ctx, WGT_ERR_DTYPE, "cast: unknown dtype %d", (int)dtype);
+    wgt_tensor *y;
+    wgt_status st = wgt_tensor_new(ctx, dtype, x->l.ndim, x->l.shape, &y);
+    if (st) return st;
+    return op_finish(cast_into(ctx, x, y), y, out);
+}
+
+wgt_status wgt_tensor_copy(const wgt_tensor *x, wgt_tensor **out)
+{
+    if (!x) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "copy: NULL tensor");
+    return wgt_tensor_cast(x, x->l.dtype, out);
+}
+
+wgt_status wgt_tensor_contiguous(const wgt_tensor *x, wgt_tensor **out)
+{
+    OP_BEGIN(x, out);
+    if (wgt_layout_is_contiguous(&x->l)) {
+        *out = wgt_tensor_ref(x);
+        return *out ? WGT_OK : op_fail(ctx, WGT_ERR_OUT_OF_MEMORY, "out of host memory");
+    }
+    return wgt_tensor_copy(x, out);
+}
+
+wgt_status wgt_full(wgt_context *ctx, wgt_dtype dtype, int ndim, const int64_t *shape, double value, wgt_tensor **out)
+{
+    if (!ctx || !out) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "full: NULL argument");
+    *out = NULL;
+    /* a one-element host tensor of the value in dtype, broadcast by a cast */
+    wgt_tensor *one;
+    double v = value;
+    wgt_status st = wgt_tensor_from_host(ctx, WGT_F32, 0, NULL, &(float){(float)v}, &one);
+    if (st) return st;
+    if (op_is_int(dtype) && fabs(value) >= 16777216.0) { /* past f32's exact integers: go through i32 */
+        wgt_tensor_free(one);
+        int32_t iv = (int32_t)value;
+        if ((st = wgt_tensor_from_host(ctx, WGT_I32, 0, NULL, &iv, &one))) return st;
+    }
+    wgt_tensor *e, *y;
+    if ((st = wgt_tensor_expand(one, ndim, shape, &e))) {
+        wgt_tensor_free(one);
+        return st;
+    }
+    if (!(st = wgt_tensor_new(ctx, dtype, ndim, shape, &y))) st = op_finish(cast_into(ctx, e, y), y, out);
+    wgt_tensor_free(e);
+    wgt_tensor_free(one);
+    return st;
+}

@@ -1,0 +1,356 @@
+/* The op framework: dtype rules, broadcasting, path choice and fallback, WGSL loaders and storers,
+ * bindings of partial storage. */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops/ops.h"
+
+wgt_status op_fail(wgt_context *ctx, wgt_status st, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    return wgt_ctx_error(ctx, st, "%s", buf);
+}
+
+wgt_status op_finish(wgt_status st, wgt_tensor *result, wgt_tensor **out)
+{
+    if (st) {
+        wgt_tensor_free(result);
+        *out = NULL;
+    } else
+        *out = result;
+    return st;
+}
+
+wgt_status op_same_context(const char *op, const wgt_tensor *const *ts, int n)
+{
+    for (int i = 0; i < n; i++) {
+        if (!ts[i]) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: input %d is NULL", op, i);
+        if (ts[i]->st->ctx != ts[0]->st->ctx)
+            return wgt_ctx_error(ts[0]->st->ctx, WGT_ERR_INVALID_ARGUMENT,
+                                 "%s: input %d lives on another context: copy it through the host first", op, i);
+    }
+    return WGT_OK;
+}
+
+wgt_status op_dim(wgt_context *ctx, const char *op, int *dim, int ndim)
+{
+    int d = *dim < 0 ? *dim + ndim : *dim;
+    if (d < 0 || d >= (ndim ? ndim : 1))
+        return wgt_ctx_error(ctx, WGT_ERR_SHAPE, "%s: dim %d is out of range for a %d-D tensor", op, *dim, ndim);
+    *dim = d;
+    return WGT_OK;
+}
+
+int op_is_float(wgt_dtype d) { return d == WGT_F32 || d == WGT_F16 || d == WGT_BF16; }
+int op_is_int(wgt_dtype d) { return (unsigned)d < WGT_DTYPE_COUNT && !op_is_float(d); }
+
+static int rank(wgt_dtype d)
+{
+    switch (d) {
+    case WGT_BOOL: return 0;
+    case WGT_U8: return 1;
+    case WGT_I8: return 2;
+    case WGT_I32: return 3;
+    case WGT_U32: return 4;
+    case WGT_I64: return 5;
+    case WGT_BF16: case WGT_F16: return 6;
+    default: return 7;
+    }
+}
+
+wgt_dtype op_promote(wgt_dtype a, wgt_dtype b)
+{
+    if (a == b) return a;
+    if ((a == WGT_F16 && b == WGT_BF16) || (a == WGT_BF16 && b == WGT_F16)) return WGT_F32;
+    if ((a == WGT_U8 && b == WGT_I8) || (a == WGT_I8 && b == WGT_U8)) return WGT_I32;
+    if (op_is_float(a) && !op_is_float(b)) return a;
+    if (op_is_float(b) && !op_is_float(a)) return b;
+    return rank(a) >= rank(b) ? a : b;
+}
+
+wgt_status op_broadcast_shape(wgt_context *ctx, const char *op, const wgt_layout *a, const wgt_layout *b, int *ndim,
+                              int64_t *shape)
+{
+    int n = a->ndim > b->ndim ? a->ndim : b->ndim;
+    for (int d = 0; d < n; d++) {
+        int da = d - (n - a->ndim), db = d - (n - b->ndim);
+        int64_t sa = da >= 0 ? a->shape[da] : 1, sb = db >= 0 ? b->shape[db] : 1;
+        if (sa != sb && sa != 1 && sb != 1)
+            return wgt_ctx_error(ctx, WGT_ERR_SHAPE, "%s: shapes do not broadcast: size %lld against %lld at dim %d", op,
+                                 (long long)sa, (long long)sb, d);
+        shape[d] = sa == 1 ? sb : sa;
+    }
+    *ndim = n;
+    return WGT_OK;
+}
+
+void op_broadcast_layout(const wgt_layout *t, int ndim, const int64_t *shape, wgt_layout *out)
+{
+    *out = *t;
+    out->ndim = ndim;
+    for (int d = 0; d < ndim; d++) {
+        int dt = d - (ndim - t->ndim);
+        int64_t s = dt >= 0 ? t->shape[dt] : 1;
+        out->shape[d] = shape[d];
+        out->strides[d] = (dt >= 0 && s == shape[d]) ? t->strides[dt] : 0;
+    }
+}
+
+/* ---- path choice ---------------------------------------------------------------------------- */
+
+static int strict_mode(void)
+{
+    const char *v = getenv("WGT_STRICT");
+    return v && *v && strcmp(v, "0") != 0;
+}
+
+int op_use_gpu(wgt_context *ctx, const char *op, wgt_dtype dtype, int gpu_supported)
+{
+    if (ctx->cpu) return 0;
+    if (gpu_supported) return 1;
+    /* One warning per op and dtype for the life of the process. */
+    static char warned[256][32];
+    static int n_warned;
+    char key[32];
+    snprintf(key, sizeof key, "%.24s/%s", op, wgt_dtype_name(dtype));
+    for (int i = 0; i < n_warned; i++)
+        if (!strcmp(warned[i], key)) return 0;
+    if (n_warned < 256) snprintf(warned[n_warned++], 32, "%s", key);
+    if (!strict_mode())
+        fprintf(stderr, "wgt: warning: %s has no GPU kernel for %s; running the CPU reference (slow)\n", op,
+                wgt_dtype_name(dtype));
+    return 0;
+}
+
+wgt_status op_fallback_status(wgt_context *ctx, const char *op, wgt_dtype dtype, int gpu_supported)
+{
+    if (!ctx->cpu && !gpu_supported && strict_mode())
+        return wgt_ctx_error(ctx, WGT_ERR_UNSUPPORTED,
+                             "%s has no GPU kernel for %s and WGT_STRICT=1 forbids the CPU fallback", op,
+                             wgt_dtype_name(dtype));
+    return WGT_OK;
+}
+
+wgt_status op_reference(wgt_context *ctx, op_ref_fn fn, void *arg, const wgt_tensor *const *in, int n_in,
+                        wgt_tensor *const *out, int n_out)
+{
+    enum { MAX = 16 };
+    if (n_in > MAX || n_out > MAX) return wgt_ctx_error(ctx, WGT_ERR_INTERNAL, "op_reference: too many tensors");
+    wgt_host_view hin[MAX], hout[MAX];
+    wgt_cpu_tensor cin[MAX] = {0}, cout[MAX] = {0};
+    int got_in = 0, got_out = 0;
+    wgt_status st = WGT_OK;
+    for (; got_in < n_in && !st; got_in++) {
+        if (!in[got_in]) {
+            memset(&hin[got_in], 0, sizeof hin[got_in]);
+            memset(&cin[got_in], 0, sizeof cin[got_in]);
+            continue;
+        }
+        if ((st = wgt_host_view_get(in[got_in], &hin[got_in]))) break;
+        cin[got_in] = hin[got_in].t;
+    }
+    for (; !st && got_out < n_out; got_out++) {
+        if ((st = wgt_host_view_get(out[got_out], &hout[got_out]))) break;
+        cout[got_out] = hout[got_out].t;
+    }
+    if (!st) st = fn(arg, cin, cout);
+    if (st && !ctx->errmsg[0]) snprintf(ctx->errmsg, sizeof ctx->errmsg, "%s", wgt_errmsg());
+    else if (st) snprintf(ctx->errmsg, sizeof ctx->errmsg, "%s", wgt_errmsg());
+    for (int i = 0; !st && i < n_out; i++) st = wgt_host_view_put(out[i], &hout[i]);
+    for (int i = 0; i < got_in; i++) wgt_host_view_free(&hin[i]);
+    for (int i = 0; i < got_out; i++) wgt_host_view_free(&hout[i]);
+    return st;
+}
+
+/* ---- WGSL generation ------------------------------------------------------------------------- */
+
+const char *op_compute_type(wgt_dtype dt)
+{
+    if (op_is_float(dt)) return "f32";
+    return dt == WGT_U32 ? "u32" : "i32";
+}
+
+int op_pack(wgt_dtype dt)
+{
+    size_t s = wgt_dtype_size(dt);
+    return s == 1 ? 4 : s == 2 ? 2 : 1;
+}
+
+#define APPEND(...) (used += snprintf(buf + used, used < cap ? cap - used : 0, __VA_ARGS__))
+
+/* The element as f32, i32 or u32 from its raw bits, in WGSL; `r` names the value expression. */
+static void raw_expr(char *e, size_t cap, wgt_dtype dt, const char *binding)
+{
+    switch (dt) {
+    case WGT_F32: snprintf(e, cap, "bitcast<f32>(%s[i])", binding); break;
+    case WGT_I32: snprintf(e, cap, "bitcast<i32>(%s[i])", binding); break;
+    case WGT_U32: snprintf(e, cap, "%s[i]", binding); break;
+    case WGT_I64: snprintf(e, cap, "bitcast<i32>(%s[i * 2u])", binding); break;
+    case WGT_F16: snprintf(e, cap, "unpack2x16float(%s[i >> 1u])[i & 1u]", binding); break;
+    case WGT_BF16: snprintf(e, cap, "bitcast<f32>(((%s[i >> 1u] >> ((i & 1u) * 16u)) & 0xffffu) << 16u)", binding); break;
+    case WGT_I8: snprintf(e, cap, "extractBits(bitcast<i32>(%s[i >> 2u]), (i & 3u) * 8u, 8u)", binding); break;
+    case WGT_U8: snprintf(e, cap, "extractBits(%s[i >> 2u], (i & 3u) * 8u, 8u)", binding); break;
+    case WGT_BOOL: snprintf(e, cap, "select(0u, 1u, extractBits(%s[i >> 2u], (i & 3u) * 8u, 8u) != 0u)", binding); break;
+    default: snprintf(e, cap, "0u"); break;
+    }
+}
+
+/* The natural WGSL type of raw_expr's value. */
+static const char *raw_type(wgt_dtype dt)
+{
+    switch (dt) {
+    case WGT_F32: case WGT_F16: case WGT_BF16: return "f32";
+    case WGT_I32: case WGT_I64: case WGT_I8: return "i32";
+    default: return "u32";
+    }
+}
+
+void op_wgsl_loader(char *buf, size_t cap, const char *name, const char *binding, wgt_dtype dt, const char *ct)
+{
+    size_t used = strlen(buf);
+    char e[256];
+    raw_expr(e, sizeof e, dt, binding);
+    const char *rt = raw_type(dt);
+    if (!strcmp(rt, ct)) APPEND("fn %s(i: u32) -> %s { return %s; }\n", name, ct, e);
+    else APPEND("fn %s(i: u32) -> %s { return %s(%s); }\n", name, ct, ct, e);
+}
+
+void op_wgsl_storer(char *buf, size_t cap, const char *name, const char *binding, wgt_dtype dt, const char *ct)
+{
+    size_t used = strlen(buf);
+    APPEND("fn %s(w: u32, v: array<%s, 4>) {\n", name, ct);
+    switch (dt) {
+    case WGT_F32: APPEND("  %s[w] = bitcast<u32>(f32(v[0]));\n", binding); break;
+    case WGT_I32: APPEND("  %s[w] = bitcast<u32>(i32(v[0]));\n", binding); break;
+    case WGT_U32: APPEND("  %s[w] = u32(v[0]);\n", binding); break;
+    case WGT_I64:
+        APPEND("  let x = i32(v[0]);\n  %s[w * 2u] = bitcast<u32>(x);\n  %s[w * 2u + 1u] = select(0u, 0xffffffffu, x < 0);\n",
+               binding, binding);
+        break;
+    case WGT_F16: APPEND("  %s[w] = pack2x16float(vec2<f32>(f32(v[0]), f32(v[1])));\n", binding); break;
+    case WGT_BF16:
+        /* round to nearest even on the upper 16 bits; NaN stays a quiet NaN */
+        APPEND("  var r: u32 = 0u;\n"
+               "  for (var k = 0u; k < 2u; k++) {\n"
+               "    let b = bitcast<u32>(f32(v[k]));\n"
+               "    var h = (b + 0x7fffu + ((b >> 16u) & 1u)) >> 16u;\n"
+               "    if ((b & 0x7fffffffu) > 0x7f800000u) { h = (b >> 16u) | 0x40u; }\n"
+               "    r = r | (h << (k * 16u));\n"
+               "  }\n"
+               "  %s[w] = r;\n", binding);
+        break;
+    case WGT_I8: case WGT_U8:
+        APPEND("  var r: u32 = 0u;\n"
+               "  for (var k = 0u; k < 4u; k++) { r = r | ((bitcast<u32>(i32(v[k])) & 0xffu) << (k * 8u)); }\n"
+               "  %s[w] = r;\n", binding);
+        break;
+    case WGT_BOOL:
+        APPEND("  var r: u32 = 0u;\n"
+               "  for (var k = 0u; k < 4u; k++) { r = r | (select(0u, 1u, v[k] != %s(0)) << (k * 8u)); }\n"
+               "  %s[w] = r;\n", ct, binding);
+        break;
+    default: break;
+    }
+    APPEND("}\n");
+}
+
+/* ---- bindings -------------------------------------------------------------------------------- */
+
+void op_extent(const wgt_layout *l, int64_t *lo, int64_t *hi)
+{
+    *lo = l->offset;
+    *hi = l->offset;
+    for (int d = 0; d < l->ndim; d++) {
+        if (l->shape[d] == 0) {
+            *hi = *lo - 1;
+            return;
+        }
+        *hi += (l->shape[d] - 1) * l->strides[d];
+    }
+}
+
+wgt_status op_bind(const wgt_tensor *t, int64_t lo, int64_t hi, wgt_binding *b, int64_t *base)
+{
+    wgt_context *ctx = t->st->ctx;
+    size_t size = wgt_dtype_size(t->l.dtype);
+    uint64_t align = ctx->info.limits.min_storage_buffer_offset_alignment;
+    if (align < 4) align = 4;
+    if (hi < lo) hi = lo;
+    uint64_t start = (uint64_t)lo * size / align * align;
+    uint64_t end = ((uint64_t)(hi + 1) * size + 3) & ~3ull;
+    if (end > t->st->bytes) end = t->st->bytes;
+    if (end <= start) end = start + 4 <= t->st->bytes ? start + 4 : t->st->bytes;
+    if (end - start > ctx->info.limits.max_storage_buffer_binding_size)
+        return wgt_ctx_error(ctx, WGT_ERR_LIMIT,
+                             "a tensor range of %llu bytes is larger than one storage binding (%llu bytes) and the op "
+                             "cannot split it", (unsigned long long)(end - start),
+                             (unsigned long long)ctx->info.limits.max_storage_buffer_binding_size);
+    b->buffer = t->st->buf;
+    b->offset = start;
+    b->size = end - start;
+    *base = (int64_t)(start / size);
+    return WGT_OK;
+}
+
+wgt_status op_bind_all(const wgt_tensor *t, wgt_binding *b, int64_t *base)
+{
+    int64_t lo, hi;
+    op_extent(&t->l, &lo, &hi);
+    return op_bind(t, lo, hi, b, base);
+}
+
+int64_t op_rows_per_chunk(wgt_context *ctx, const wgt_layout *const *ls, int n)
+{
+    uint64_t limit = ctx->info.limits.max_storage_buffer_binding_size;
+    uint64_t align = ctx->info.limits.min_storage_buffer_offset_alignment;
+    int64_t rows = INT64_MAX;
+    for (int i = 0; i < n; i++) {
+        const wgt_layout *l = ls[i];
+        if (l->ndim == 0) continue;
+        /* bytes reached by one row of dim 0, and the step between rows */
+        int64_t lo = 0, hi = 0;
+        for (int d = 1; d < l->ndim; d++) hi += (l->shape[d] > 0 ? l->shape[d] - 1 : 0) * l->strides[d];
+        uint64_t size = wgt_dtype_size(l->dtype);
+        uint64_t row_bytes = (uint64_t)(hi - lo + 1) * size + align + 4;
+        uint64_t step = (uint64_t)l->strides[0] * size;
+        if (row_bytes > limit) return 0;
+        int64_t r = step ? (int64_t)((limit - row_bytes) / step) + 1 : INT64_MAX;
+        if (r < rows) rows = r;
+    }
+    return rows < 1 ? 1 : rows;
+}
+
+wgt_status op_layout_params_fill(wgt_context *ctx, const wgt_layout *l, op_layout_params *p)
+{
+    memset(p, 0, sizeof *p);
+    for (int d = 0; d < 8; d++) p->shape[d] = 1;
+    /* right-aligned into 8 slots so kernels always walk 8 dims */
+    int shift = 8 - l->ndim;
+    for (int d = 0; d < l->ndim; d++) {
+        if (l->shape[d] > UINT32_MAX || l->strides[d] > UINT32_MAX)
+            return wgt_ctx_error(ctx, WGT_ERR_LIMIT, "a dimension or stride past 2^32 elements");
+        p->shape[d + shift] = (uint32_t)l->shape[d];
+        p->strides[d + shift] = (uint32_t)l->strides[d];
+    }
+    return WGT_OK;
+}
+
+void op_grid(wgt_context *ctx, uint64_t groups, uint32_t *gx, uint32_t *gy)
+{
+    uint32_t max = ctx->info.limits.max_compute_workgroups_per_dimension;
+    if (max == 0) max = 65535;
+    if (groups <= max) {
+        *gx = (uint32_t)groups;
+        *gy = 1;
+    } else {
+        *gx = max;
+        *gy = (uint32_t)((groups + max - 1) / max);
+    }
+}
+
+const char *op_wgsl_lib(void) { return wgt_gpu_kernel_text("lib_index"); }

@@ -1,0 +1,128 @@
+/*
+ * The op framework: what every op file in src/ops/ uses. One file per op family holds, per op,
+ * its shape/dtype rule, its GPU path (WGSL kernel in src/kernels/<family>.wgsl) and its call of
+ * the CPU reference (src/cpu/), so backward rules can be added beside them later.
+ *
+ * The shape of an op function:
+ *
+ *   wgt_status wgt_foo(const wgt_tensor *x, ..., wgt_tensor **out)
+ *   {
+ *       OP_BEGIN(x, out);                         // NULL checks, *out = NULL, ctx, sticky errors
+ *       ... check shapes and dtypes: return op_fail(ctx, WGT_ERR_SHAPE, "foo: ...");
+ *       wgt_tensor *y;  wgt_status st = wgt_tensor_new(ctx, dtype, ndim, shape, &y);
+ *       if (op_use_gpu(ctx, "foo", dtype_supported_on_gpu))  st = foo_gpu(...);
+ *       else                                                 st = op_reference(...);
+ *       return op_finish(st, y, out);             // frees y on failure
+ *   }
+ *
+ * GPU kernels (see src/gpu/gpu.h for the binding convention):
+ *  - Every tensor is bound as raw 32-bit words, `array<u32>` (read-only) or `array<u32>`
+ *    read_write for outputs; op_wgsl_loader() generates a function that loads element i of any
+ *    dtype as f32 / i32 / u32, and op_wgsl_storer() one that stores (outputs of 1- and 2-byte
+ *    dtypes are written a whole word at a time: 4 / 2 elements per invocation, never a partial
+ *    word, so invocations never race on a word).
+ *  - Outputs are always contiguous (freshly allocated). Inputs may be strided views: pass their
+ *    strides in the uniform (op_layout_params) and index with them.
+ *  - op_bind() binds only the part of a storage buffer a tensor reaches, at an aligned offset, and
+ *    reports the element offset the kernel must add. Work over more than one binding's worth of
+ *    bytes is split by the op along its outermost dimension (op_rows_per_chunk()).
+ *  - Kernels run f32 arithmetic for f16/bf16 (the H200 build has no shader-f16); a kernel may use
+ *    native f16 when ctx->info.has_f16.
+ */
+#ifndef WGT_OPS_OPS_H
+#define WGT_OPS_OPS_H
+
+#include <stdio.h>
+
+#include "cpu/cpu.h"
+#include "gpu/gpu.h"
+#include "tensor/tensor.h"
+
+/* ---- calling conventions --------------------------------------------------------------------- */
+
+#define OP_BEGIN(first, out)                                                                       \
+    if (!(first) || !(out)) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: NULL argument", __func__); \
+    *(out) = NULL;                                                                                 \
+    wgt_context *ctx = (first)->st->ctx;                                                           \
+    {                                                                                              \
+        wgt_status begin_st_ = wgt_ctx_check(ctx);                                                 \
+        if (begin_st_) return begin_st_;                                                           \
+    }
+
+wgt_status op_fail(wgt_context *ctx, wgt_status st, const char *fmt, ...) WGT_PRINTF(3, 4);
+/* On success hand `result` to *out; on failure free it. Returns st. */
+wgt_status op_finish(wgt_status st, wgt_tensor *result, wgt_tensor **out);
+/* All tensors on one context? (a status naming the op if not) */
+wgt_status op_same_context(const char *op, const wgt_tensor *const *ts, int n);
+/* Normalise a possibly negative dim for ndim dims; WGT_ERR_SHAPE naming op if out of range. */
+wgt_status op_dim(wgt_context *ctx, const char *op, int *dim, int ndim);
+
+/* ---- dtypes and shapes ---------------------------------------------------------------------- */
+
+int op_is_float(wgt_dtype d);          /* f32, f16, bf16 */
+int op_is_int(wgt_dtype d);            /* i32, u32, i8, u8, bool, i64 */
+wgt_dtype op_promote(wgt_dtype a, wgt_dtype b); /* the lattice written in wgt.h */
+/* NumPy broadcasting of two shapes; WGT_ERR_SHAPE naming op if they do not broadcast. */
+wgt_status op_broadcast_shape(wgt_context *ctx, const char *op, const wgt_layout *a, const wgt_layout *b, int *ndim,
+                              int64_t *shape);
+/* The layout of t broadcast to (ndim, shape): strides 0 on broadcast dims. */
+void op_broadcast_layout(const wgt_layout *t, int ndim, const int64_t *shape, wgt_layout *out);
+
+/* ---- choosing the path ----------------------------------------------------------------------- */
+
+/* 1: run the GPU kernel. 0: run the reference, because the context is the CPU reference or because
+ * `gpu_supported` is 0 (then a one-time warning names op and dtype on stderr, and with WGT_STRICT=1
+ * op_fallback_status() is WGT_ERR_UNSUPPORTED with a message). */
+int op_use_gpu(wgt_context *ctx, const char *op, wgt_dtype dtype, int gpu_supported);
+wgt_status op_fallback_status(wgt_context *ctx, const char *op, wgt_dtype dtype, int gpu_supported);
+
+/* Run a reference function over host views of the inputs and outputs (downloaded from and
+ * uploaded back to the device on a GPU context; direct on a CPU context). */
+typedef wgt_status (*op_ref_fn)(void *arg, const wgt_cpu_tensor *in, const wgt_cpu_tensor *out);
+wgt_status op_reference(wgt_context *ctx, op_ref_fn fn, void *arg, const wgt_tensor *const *in, int n_in,
+                        wgt_tensor *const *out, int n_out);
+
+/* ---- WGSL generation ------------------------------------------------------------------------- */
+
+/* Append to buf (cap bytes) a WGSL function `fn NAME(i: u32) -> CT` that loads element i (in
+ * elements from the start of binding BUF, an array<u32>) of dtype dt as compute type ct
+ * ("f32", "i32" or "u32"). i64 loads its low word (exact for |v| < 2^31). */
+void op_wgsl_loader(char *buf, size_t cap, const char *name, const char *binding, wgt_dtype dt, const char *ct);
+/* How many elements of dt share one 32-bit word (4 for 1-byte, 2 for 2-byte, 1 otherwise). */
+int op_pack(wgt_dtype dt);
+/* Append `fn NAME(w: u32, v: array<CT, 4>)` that writes word w of binding BUF from op_pack(dt)
+ * values (i64: word pair 2w, 2w+1 from v[0], sign-extended). */
+void op_wgsl_storer(char *buf, size_t cap, const char *name, const char *binding, wgt_dtype dt, const char *ct);
+/* The WGSL type name of a compute type for dtype: "f32" for floats, "u32" for u32, else "i32". */
+const char *op_compute_type(wgt_dtype dt);
+
+/* ---- bindings and parameters ---------------------------------------------------------------- */
+
+/* Bind the storage words holding elements [lo, hi] (storage element indices, inclusive) of t's
+ * storage at an aligned offset; *base gets the element index the binding starts at (so the kernel
+ * reads element e at e - base). */
+wgt_status op_bind(const wgt_tensor *t, int64_t lo, int64_t hi, wgt_binding *b, int64_t *base);
+/* Bind all of t's reachable storage. */
+wgt_status op_bind_all(const wgt_tensor *t, wgt_binding *b, int64_t *base);
+/* Lowest and highest storage element index t's layout reaches (hi < lo when t is empty). */
+void op_extent(const wgt_layout *l, int64_t *lo, int64_t *hi);
+/* How many rows of dim 0 fit one binding for every tensor given (>= 1), or 0 if one row is too large. */
+int64_t op_rows_per_chunk(wgt_context *ctx, const wgt_layout *const *ls, int n);
+
+/* A uniform block describing up to 8 dims of a strided layout, 16-byte aligned as WGSL wants:
+ *   struct Layout { shape: array<vec4<u32>, 2>, strides: array<vec4<u32>, 2> }  (see index.wgsl)
+ * plus, separately, the element offset. Shapes/strides beyond 2^32 are refused. */
+typedef struct op_layout_params {
+    uint32_t shape[8];
+    uint32_t strides[8];
+} op_layout_params;
+wgt_status op_layout_params_fill(wgt_context *ctx, const wgt_layout *l, op_layout_params *p);
+
+/* Workgroup counts for `groups` workgroups spread over x then y (the per-dimension limit);
+ * kernels compute their linear workgroup index as wid.x + wid.y * num_workgroups.x. */
+void op_grid(wgt_context *ctx, uint64_t groups, uint32_t *gx, uint32_t *gy);
+
+/* Shared WGSL text (src/kernels/lib_index.wgsl): coordinates and strided index helpers. */
+const char *op_wgsl_lib(void);
+
+#endif

@@ -1,0 +1,48 @@
+/*
+ * Tensors: a handle over (storage, layout). Storage is reference-counted and shared by views.
+ * On a GPU context the storage is a pooled device buffer; on a CPU context (WGT_BACKEND=cpu) it is
+ * host memory and every op runs the reference in src/cpu/. Either way the same op functions apply.
+ */
+#ifndef WGT_TENSOR_TENSOR_H
+#define WGT_TENSOR_TENSOR_H
+
+#include "cpu/cpu.h"
+#include "gpu/gpu.h"
+#include "tensor/layout.h"
+
+typedef struct wgt_storage {
+    wgt_context *ctx;
+    int refs;
+    uint64_t bytes;    /* usable bytes (a multiple of 4) */
+    wgt_buffer *buf;   /* GPU context */
+    void *host;        /* CPU context */
+} wgt_storage;
+
+struct wgt_tensor {
+    wgt_storage *st;
+    wgt_layout l;
+};
+
+/* 1 when the context runs ops on the CPU reference. */
+int wgt_ctx_is_cpu(const wgt_context *ctx);
+
+/* A new contiguous tensor with uninitialised contents. */
+wgt_status wgt_tensor_new(wgt_context *ctx, wgt_dtype dtype, int ndim, const int64_t *shape, wgt_tensor **out);
+/* A new tensor sharing t's storage with another layout (a view). */
+wgt_status wgt_tensor_new_view(const wgt_tensor *t, const wgt_layout *l, wgt_tensor **out);
+
+/* Bytes of storage a layout reaches: (offset + max index + 1) elements, rounded up to 4 bytes. */
+uint64_t wgt_layout_extent_bytes(const wgt_layout *l);
+
+/* Host copies of tensors for the CPU reference: a wgt_cpu_tensor with t's layout over a host copy of
+ * the storage range it reaches. Free with wgt_host_view_free. On a CPU context no copy is made. */
+typedef struct wgt_host_view {
+    wgt_cpu_tensor t;
+    void *owned;
+} wgt_host_view;
+wgt_status wgt_host_view_get(const wgt_tensor *t, wgt_host_view *out);
+void wgt_host_view_free(wgt_host_view *v);
+/* After the reference wrote into v (a view of out made by wgt_host_view_get), send it to the device. */
+wgt_status wgt_host_view_put(const wgt_tensor *out, const wgt_host_view *v);
+
+#endif
