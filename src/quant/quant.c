@@ -108,10 +108,9 @@ static void deq_q4(const uint8_t *b, float *y, int with_min)
 {
     float d = h(b), m = with_min ? h(b + 2) : 0;
     const uint8_t *qs = b + (with_min ? 4 : 2);
-    int off = with_min ? 0 : 8;
-    for (int j = 0; j < 16; j++) {
-        y[j] = (float)((qs[j] & 0xf) - off) * d + m;
-        y[j + 16] = (float)((qs[j] >> 4) - off) * d + m;
+    for (int j = 0; j < 16; j++) { /* no "+ 0" for Q4_0: it would turn ggml's -0.0 into +0.0 */
+        y[j] = with_min ? (float)(qs[j] & 0xf) * d + m : (float)((qs[j] & 0xf) - 8) * d;
+        y[j + 16] = with_min ? (float)(qs[j] >> 4) * d + m : (float)((qs[j] >> 4) - 8) * d;
     }
 }
 
@@ -123,12 +122,11 @@ static void deq_q5(const uint8_t *b, float *y, int with_min)
     const uint8_t *p = b + (with_min ? 4 : 2);
     uint32_t qh = rd32(p);
     const uint8_t *qs = p + 4;
-    int off = with_min ? 0 : 16;
     for (int j = 0; j < 16; j++) {
         int lo = (qs[j] & 0xf) | (int)((qh >> j) & 1) << 4;
         int hi = (qs[j] >> 4) | (int)((qh >> (j + 16)) & 1) << 4;
-        y[j] = (float)(lo - off) * d + m;
-        y[j + 16] = (float)(hi - off) * d + m;
+        y[j] = with_min ? (float)lo * d + m : (float)(lo - 16) * d;
+        y[j + 16] = with_min ? (float)hi * d + m : (float)(hi - 16) * d;
     }
 }
 

@@ -68,7 +68,7 @@ static float make_qkx2_quants(int n, int nmax, const float *x, const float *weig
         int l = nearest_int(iscale * (x[i] - min));
         L[i] = (uint8_t)(l < 0 ? 0 : l > nmax ? nmax : l);
         float diff = scale * (float)L[i] + min - x[i];
-        best_error += weights[i] * diff * diff;
+        best_error += weights[i] * (diff * diff);
     }
     for (int is = 0; is <= nstep; is++) {
         iscale = (rmin + rdelta * (float)is + (float)nmax) / (max - min);
@@ -78,7 +78,7 @@ static float make_qkx2_quants(int n, int nmax, const float *x, const float *weig
             l = l < 0 ? 0 : l > nmax ? nmax : l;
             Laux[i] = (uint8_t)l;
             sum_l += weights[i] * (float)l;
-            sum_l2 += weights[i] * (float)(l * l);
+            sum_l2 += weights[i] * (float)l * (float)l; /* ggml's order of float operations */
             sum_xl += weights[i] * (float)l * x[i];
         }
         float D = sum_w * sum_l2 - sum_l * sum_l;
@@ -92,7 +92,7 @@ static float make_qkx2_quants(int n, int nmax, const float *x, const float *weig
             float cur_error = 0;
             for (int i = 0; i < n; i++) {
                 float diff = this_scale * (float)Laux[i] + this_min - x[i];
-                cur_error += weights[i] * diff * diff;
+                cur_error += weights[i] * (diff * diff);
             }
             if (cur_error < best_error) {
                 memcpy(L, Laux, (size_t)n);
@@ -186,7 +186,7 @@ static float make_qx_quants(int n, int nmax, const float *x, int8_t *L)
         L[i] = (int8_t)(l + nmax);
         float w = x[i] * x[i];
         sumlx += w * x[i] * (float)l;
-        suml2 += w * (float)(l * l);
+        suml2 += w * (float)l * (float)l;
     }
     float scale = suml2 ? sumlx / suml2 : 0.0f, best = scale * sumlx;
     for (int is = -9; is <= 9; is++) {
@@ -198,7 +198,7 @@ static float make_qx_quants(int n, int nmax, const float *x, int8_t *L)
             l = l < -nmax ? -nmax : l > nmax - 1 ? nmax - 1 : l;
             float w = x[i] * x[i];
             sumlx += w * x[i] * (float)l;
-            suml2 += w * (float)(l * l);
+            suml2 += w * (float)l * (float)l;
         }
         if (suml2 > 0 && sumlx * sumlx > best * suml2) {
             for (int i = 0; i < n; i++) {
