@@ -101,6 +101,8 @@ size_t wgt_dtype_size(wgt_dtype dtype);
  *   WGT_DUMP_SHADERS=dir         write every WGSL module compiled to dir
  *   WGT_MAX_BATCH=n              dispatches recorded before a submit (default 256)
  *   WGT_KERNEL_DIR=dir           load kernels from dir (NAME.wgsl) instead of the embedded copies
+ *   WGT_DAWN_TOGGLES=a,b         Dawn device toggles, passed through (e.g. disable_robustness)
+ *   WGT_STRICT=1                 an op without a GPU kernel for a dtype fails instead of falling back
  * Options given in wgt_context_options take precedence over the environment.
  * --------------------------------------------------------------------------------------------- */
 

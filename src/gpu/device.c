@@ -471,7 +471,22 @@ static wgt_status create_device(wgt_context *ctx, const resolved_options *r)
     WGPULimits limits = {0};
     int have_limits = wgt_W.AdapterGetLimits(ctx->adapter, &limits) == WGPUStatus_Success;
 
+    /* WGT_DAWN_TOGGLES=a,b,c enables Dawn device toggles (e.g. disable_robustness, skip_validation):
+     * Dawn-specific and passed through as given, for measurements and experiments. */
+    const char *toggle_names[16];
+    char toggles_buf[512] = "";
+    size_t n_toggles = 0;
+    const char *tv = getenv("WGT_DAWN_TOGGLES");
+    if (tv && *tv) {
+        snprintf(toggles_buf, sizeof toggles_buf, "%s", tv);
+        for (char *save = NULL, *tok = strtok_r(toggles_buf, ",", &save); tok && n_toggles < 16;
+             tok = strtok_r(NULL, ",", &save))
+            if (*tok) toggle_names[n_toggles++] = tok;
+    }
+    WGPUDawnTogglesDescriptor toggles = {{NULL, WGPUSType_DawnTogglesDescriptor}, n_toggles, toggle_names, 0, NULL};
+
     WGPUDeviceDescriptor desc = {0};
+    if (n_toggles) desc.nextInChain = &toggles.chain;
     desc.label = view("wgt");
     desc.requiredFeatureCount = nf;
     desc.requiredFeatures = features;
