@@ -527,6 +527,7 @@ static const struct {
     {"Constant", ox_constant},   {"Dropout", ox_dropout},   {"Hardmax", ox_hardmax},
     {"GlobalAveragePool", ox_global_pool}, {"GlobalMaxPool", ox_global_pool},
     {"ScatterND", ox_scatter_nd},
+    {"NegativeLogLikelihoodLoss", ox_nll_loss}, {"SoftmaxCrossEntropyLoss", ox_nll_loss},
 };
 
 static ox_fn find_fn(const char *op)

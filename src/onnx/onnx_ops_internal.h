@@ -82,4 +82,7 @@ wgt_status ox_hardmax(ox *c);
 wgt_status ox_global_pool(ox *c);
 wgt_status ox_scatter_nd(ox *c);
 
+/* Op handlers in onnx_ops_loss.c. */
+wgt_status ox_nll_loss(ox *c);
+
 #endif

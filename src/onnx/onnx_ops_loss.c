@@ -1,0 +1,110 @@
+/* NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss, composed from reference ops:
+ * log_softmax over the class dim (SCE only), gather of the target class, per-class weights by
+ * index_select, ignore_index as a 0/1 mask, then the reduction (none, sum, or the weighted mean
+ * sum(loss) / sum(weights of the kept targets)). */
+#include "onnx/onnx_ops_internal.h"
+
+#include <string.h>
+
+/* Scratch tensors freed together. */
+typedef struct scratch {
+    wgt_onnx_tensor t[8];
+    int n;
+} scratch;
+
+static wgt_status tmp(scratch *s, wgt_dtype dtype, int ndim, const int64_t *dims, wgt_cpu_tensor *v)
+{
+    if (s->n == 8) return wgt_error(WGT_ERR_INTERNAL, "onnx: loss: out of scratch slots");
+    OX_TRY(ox_temp(&s->t[s->n], dtype, ndim, dims));
+    *v = ox_view(&s->t[s->n++]);
+    return WGT_OK;
+}
+
+static wgt_status loss(ox *c, scratch *s)
+{
+    int sce = !strcmp(c->node->op_type, "SoftmaxCrossEntropyLoss");
+    const wgt_onnx_tensor *x, *target, *weight = ox_in(c, 2);
+    OX_TRY(ox_need(c, 0, &x));
+    OX_TRY(ox_need(c, 1, &target));
+    if (weight) OX_TRY(ox_need(c, 2, &weight));
+    const char *red = ox_attr_s(c, "reduction", "mean");
+    int mode = !strcmp(red, "none") ? 0 : !strcmp(red, "sum") ? 1 : !strcmp(red, "mean") ? 2 : -1;
+    if (mode < 0) return ox_unsupported(c, "unknown reduction");
+    if (x->ndim < 2 || target->ndim != x->ndim - 1 || target->dims[0] != x->dims[0])
+        return wgt_error(WGT_ERR_SHAPE, "%s: input [N, C, ...] and target [N, ...] expected", c->node->op_type);
+    for (int d = 1; d < target->ndim; d++)
+        if (target->dims[d] != x->dims[d + 1]) return wgt_error(WGT_ERR_SHAPE, "%s: target shape mismatch", c->node->op_type);
+    const wgt_onnx_attr *ign = ox_attr(c, "ignore_index");
+    int64_t C = x->dims[1], none = 0;
+    wgt_cpu_tensor xv = ox_view(x), tv = ox_view(target), lp = xv;
+    if (sce) { /* log-probabilities, also the optional second output */
+        int want = c->node->n_outputs > 1 && c->n_out > 1 && c->node->outputs[1][0];
+        if (want) OX_TRY(ox_alloc(c, 1, x->dtype, x->ndim, x->dims, &lp));
+        else OX_TRY(tmp(s, x->dtype, x->ndim, x->dims, &lp));
+        OX_TRY(OX_CALL(c, log_softmax, &xv, 1, &lp));
+    }
+    /* keep = target != ignore_index; safe = keep ? target : 0 (so gathers stay in range). */
+    wgt_cpu_tensor keep, safe, ignv, zero;
+    int64_t ig = ign ? ign->i : 0, zi = 0;
+    OX_TRY(tmp(s, WGT_F32, target->ndim, target->dims, &keep));
+    OX_TRY(tmp(s, WGT_I64, target->ndim, target->dims, &safe));
+    ignv = wgt_cpu_tensor_make(&ig, WGT_I64, 0, &none);
+    zero = wgt_cpu_tensor_make(&zi, WGT_I64, 0, &none);
+    if (ign) {
+        OX_TRY(OX_CALL(c, binary, WGT_BINARY_NE, &tv, &ignv, &keep));
+        OX_TRY(OX_CALL(c, where, &keep, &tv, &zero, &safe));
+    } else {
+        OX_TRY(OX_CALL(c, full, 1, &keep));
+        OX_TRY(OX_CALL(c, cast, &tv, &safe));
+    }
+    /* picked[n, ...] = lp[n, safe[n, ...], ...]: gather on dim 1 with safe viewed as [N, 1, ...]. */
+    wgt_cpu_tensor idx = safe, picked, w, wt;
+    for (int d = target->ndim; d > 1; d--) idx.l.shape[d] = idx.l.shape[d - 1], idx.l.strides[d] = idx.l.strides[d - 1];
+    idx.l.ndim = x->ndim, idx.l.shape[1] = 1, idx.l.strides[1] = 0;
+    OX_TRY(tmp(s, WGT_F32, x->ndim, idx.l.shape, &picked));
+    wgt_cpu_tensor lp32 = lp;
+    if (lp.l.dtype != WGT_F32) { /* gather keeps the dtype: widen first */
+        OX_TRY(tmp(s, WGT_F32, x->ndim, x->dims, &lp32));
+        OX_TRY(OX_CALL(c, cast, &lp, &lp32));
+    }
+    OX_TRY(OX_CALL(c, gather, &lp32, 1, &idx, &picked));
+    /* w[n, ...] = keep * weight[safe] */
+    OX_TRY(tmp(s, WGT_F32, target->ndim, target->dims, &w));
+    if (weight) {
+        wgt_cpu_tensor wv = ox_view(weight), flat = safe, wflat = w;
+        int64_t n = target->numel;
+        if (weight->ndim != 1 || weight->dims[0] != C) return wgt_error(WGT_ERR_SHAPE, "%s: weight must be [C]", c->node->op_type);
+        flat.l = wgt_cpu_tensor_make(NULL, WGT_I64, 1, &n).l, wflat.l = wgt_cpu_tensor_make(NULL, WGT_F32, 1, &n).l;
+        OX_TRY(tmp(s, WGT_F32, 1, &C, &wt));
+        OX_TRY(OX_CALL(c, cast, &wv, &wt));
+        OX_TRY(OX_CALL(c, index_select, &wt, 0, &flat, &wflat));
+        OX_TRY(OX_CALL(c, binary, WGT_BINARY_MUL, &w, &keep, &w));
+    } else OX_TRY(OX_CALL(c, cast, &keep, &w));
+    /* loss = -picked * w, picked viewed without its class dim. */
+    wgt_cpu_tensor pk = picked, l, out;
+    pk.l = w.l;
+    OX_TRY(tmp(s, WGT_F32, target->ndim, target->dims, &l));
+    OX_TRY(OX_CALL(c, binary, WGT_BINARY_MUL, &pk, &w, &l));
+    OX_TRY(OX_CALL(c, unary, WGT_UNARY_NEG, NULL, &l, &l));
+    if (mode == 0) {
+        OX_TRY(ox_alloc(c, 0, x->dtype, target->ndim, target->dims, &out));
+        return OX_CALL(c, cast, &l, &out);
+    }
+    float total = 0, wsum = 0;
+    wgt_cpu_tensor T = wgt_cpu_tensor_make(&total, WGT_F32, 0, &none), WS = wgt_cpu_tensor_make(&wsum, WGT_F32, 0, &none);
+    OX_TRY(OX_CALL(c, reduce, WGT_REDUCE_SUM, &l, 0, 0, 0, &T, NULL));
+    OX_TRY(ox_alloc(c, 0, x->dtype, 0, NULL, &out));
+    if (mode == 2) {
+        OX_TRY(OX_CALL(c, reduce, WGT_REDUCE_SUM, &w, 0, 0, 0, &WS, NULL));
+        OX_TRY(OX_CALL(c, binary, WGT_BINARY_DIV, &T, &WS, &out));
+    } else OX_TRY(OX_CALL(c, cast, &T, &out));
+    return WGT_OK;
+}
+
+wgt_status ox_nll_loss(ox *c)
+{
+    scratch s = {.n = 0};
+    wgt_status st = loss(c, &s);
+    for (int i = 0; i < s.n; i++) wgt_onnx_tensor_clear(&s.t[i]);
+    return st;
+}
