@@ -291,6 +291,7 @@ void wgt_tokenizer_free(wgt_tokenizer *t)
     strmap_free(&t->by_text);
     pairmap_free(&t->merges);
     for (int i = 0; i < t->n_split; i++) pcre2_code_free(t->split_re[i]);
+    pcre2_match_data_free(t->match);
     for (int i = 0; i < t->n_added; i++) free(t->added[i].content);
     free(t->added);
     free(t->eog);
@@ -334,9 +335,29 @@ static void split_level(enc_ctx *c, int level, const char *s, size_t n)
     if (n > gap) split_level(c, level + 1, s + gap, n - gap);
 }
 
-static int utf8_valid(const char *s, size_t n)
+/* Well-formed UTF-8 (no overlong forms, surrogates or code points past U+10FFFF). */
+static int utf8_valid(const char *str, size_t n)
 {
-    return utf8proc_decompose_custom((const utf8proc_uint8_t *)s, (utf8proc_ssize_t)n, NULL, 0, 0, NULL, NULL) >= 0;
+    const uint8_t *s = (const uint8_t *)str;
+    for (size_t i = 0; i < n;) {
+        uint8_t c = s[i];
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        size_t k = (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+        if (!k || i + k > n) return 0;
+        uint32_t cp = c & (0x7F >> k);
+        for (size_t j = 1; j < k; j++) {
+            if ((s[i + j] & 0xC0) != 0x80) return 0;
+            cp = (cp << 6) | (s[i + j] & 0x3F);
+        }
+        if ((k == 2 && cp < 0x80) || (k == 3 && cp < 0x800) || (k == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
+            (cp >= 0xD800 && cp <= 0xDFFF))
+            return 0;
+        i += k;
+    }
+    return 1;
 }
 
 static int is_ascii(const char *s, size_t n)
@@ -346,15 +367,48 @@ static int is_ascii(const char *s, size_t n)
     return 1;
 }
 
-/* NFC / NFKC through utf8proc; returns malloc'd text or NULL (out of memory). */
+/* NFC / NFKC through utf8proc, applied only to the islands of non-ASCII text (each with the
+ * ASCII character before it, which a combining mark may compose with): ASCII characters are
+ * starters that nothing before them changes, so the rest is already normalised. Returns
+ * malloc'd text, or NULL (out of memory). */
 static char *normalize(tok_norm norm, const char *s, size_t n, size_t *out_len)
 {
-    utf8proc_uint8_t *res = NULL;
     int opts = UTF8PROC_STABLE | UTF8PROC_COMPOSE | (norm == NORM_NFKC ? UTF8PROC_COMPAT : 0);
-    utf8proc_ssize_t r = utf8proc_map((const utf8proc_uint8_t *)s, (utf8proc_ssize_t)n, &res, (utf8proc_option_t)opts);
-    if (r < 0) return NULL;
-    *out_len = (size_t)r;
-    return (char *)res;
+    size_t cap = n * 2 + 16, k = 0;
+    char *out = malloc(cap);
+    if (!out) return NULL;
+    for (size_t i = 0; i < n;) {
+        if ((uint8_t)s[i] < 0x80) {
+            out[k++] = s[i++];
+            continue;
+        }
+        size_t start = i, end = i;
+        if (start > 0 && k > 0 && (uint8_t)s[start - 1] < 0x80) start--, k--;
+        while (end < n && (uint8_t)s[end] >= 0x80) end++;
+        utf8proc_uint8_t *res = NULL;
+        utf8proc_ssize_t r = utf8proc_map((const utf8proc_uint8_t *)s + start, (utf8proc_ssize_t)(end - start), &res,
+                                          (utf8proc_option_t)opts);
+        if (r < 0) {
+            free(out);
+            return NULL;
+        }
+        if (k + (size_t)r + (n - end) + 1 > cap) {
+            cap = (k + (size_t)r + (n - end) + 1) * 2;
+            char *p = realloc(out, cap);
+            if (!p) {
+                free(res);
+                free(out);
+                return NULL;
+            }
+            out = p;
+        }
+        memcpy(out + k, res, (size_t)r);
+        k += (size_t)r;
+        free(res);
+        i = end;
+    }
+    *out_len = k;
+    return out;
 }
 
 static wgt_status encode_segment(enc_ctx *c, const char *s, size_t n, int at_text_start)
@@ -468,8 +522,9 @@ wgt_status wgt_tokenizer_encode(wgt_tokenizer *t, const char *text, size_t len, 
     idvec out = {0};
     enc_ctx c = {t, &out, NULL};
     wgt_status st = WGT_OK;
-    if (t->kind == TOK_BYTE_BPE && !(c.md = pcre2_match_data_create(4, NULL)))
+    if (t->kind == TOK_BYTE_BPE && !t->match && !(t->match = pcre2_match_data_create(4, NULL)))
         return wgt_error(WGT_ERR_OUT_OF_MEMORY, "tokenizer: out of memory");
+    c.md = t->match;
     if ((flags & WGT_TOKENIZE_ADD_SPECIAL) && t->add_bos && t->bos >= 0) idvec_push(&out, t->bos);
     int parse_special = (flags & WGT_TOKENIZE_PARSE_SPECIAL) != 0;
     size_t seg = 0;
@@ -490,7 +545,6 @@ wgt_status wgt_tokenizer_encode(wgt_tokenizer *t, const char *text, size_t len, 
     }
     if (!st && len > seg) st = encode_segment(&c, text + seg, len - seg, seg == 0);
     if (!st && (flags & WGT_TOKENIZE_ADD_SPECIAL) && t->add_eos && t->eos >= 0) idvec_push(&out, t->eos);
-    pcre2_match_data_free(c.md);
     if (!st && out.oom) st = wgt_error(WGT_ERR_OUT_OF_MEMORY, "tokenizer: out of memory while encoding");
     if (st) {
         free(out.v);

@@ -80,6 +80,7 @@ struct wgt_tokenizer {
     pcre2_code *split_re[4];  /* pre-tokenizer regexes, applied in turn */
     split_behavior split_how[4];
     int n_split;
+    pcre2_match_data *match;  /* reused by every encode (a tokenizer serves one thread at a time) */
     int byte_level_regex;     /* ByteLevel pre-tokenizer with use_regex: the GPT-2 regex after the splits */
     int add_prefix_space;     /* ByteLevel add_prefix_space */
     int ignore_merges;        /* a word found whole in the vocabulary is one token (Llama 3) */
