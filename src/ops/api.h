@@ -16,4 +16,9 @@ wgt_status wgt_full(wgt_context *ctx, wgt_dtype dtype, int ndim, const int64_t *
 wgt_dtype wgt_unary_result_dtype(wgt_unary_op op, wgt_dtype x);
 wgt_dtype wgt_binary_result_dtype(wgt_binary_op op, wgt_dtype a, wgt_dtype b);
 
+/* ---- assignment (src/ops/assign.c) ---- */
+/* dst (a view into existing storage) = src, converting dtype; shapes must match. The one op that
+ * writes in place (KV caches, slice updates). */
+wgt_status wgt_tensor_assign(wgt_tensor *dst, const wgt_tensor *src);
+
 #endif

@@ -1,0 +1,78 @@
+/* In-place assignment into a view: dst[...] = src, for KV caches and slice writes. The only op
+ * that writes into existing storage. */
+#include <string.h>
+
+#include "ops/api.h"
+#include "ops/ops.h"
+
+typedef struct assign_params {
+    uint32_t n, off_dst, off_src, pad;
+    op_layout_params ldst, lsrc;
+} assign_params;
+
+/* The layout in 32-bit words of a 16-bit layout whose innermost dim is contiguous, even-sized and
+ * starts on a word: 0 if it is not such a layout. */
+static int to_words(const wgt_layout *l, wgt_layout *w)
+{
+    *w = *l;
+    if (wgt_dtype_size(l->dtype) == 4) return 1;
+    if (wgt_dtype_size(l->dtype) != 2 || l->ndim == 0) return 0;
+    int last = l->ndim - 1;
+    if (l->strides[last] != 1 || l->shape[last] % 2 || l->offset % 2) return 0;
+    for (int d = 0; d < last; d++)
+        if (l->strides[d] % 2) return 0;
+    w->shape[last] /= 2;
+    w->offset /= 2;
+    for (int d = 0; d < last; d++) w->strides[d] /= 2;
+    w->dtype = WGT_U32;
+    return 1;
+}
+
+static wgt_status assign_ref(void *arg, const wgt_cpu_tensor *in, const wgt_cpu_tensor *out)
+{
+    return wgt_cpu_cast(&in[0], &out[0]);
+}
+
+wgt_status wgt_tensor_assign(wgt_tensor *dst, const wgt_tensor *src)
+{
+    if (!dst || !src) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "assign: NULL tensor");
+    wgt_context *ctx = dst->st->ctx;
+    wgt_status st = wgt_ctx_check(ctx);
+    if (st) return st;
+    const wgt_tensor *both[2] = {dst, src};
+    if ((st = op_same_context("assign", both, 2))) return st;
+    if (dst->l.ndim != src->l.ndim || memcmp(dst->l.shape, src->l.shape, sizeof(int64_t) * dst->l.ndim))
+        return op_fail(ctx, WGT_ERR_SHAPE, "assign: the source's shape differs from the destination view's");
+    if (wgt_layout_numel(&dst->l) == 0) return WGT_OK;
+    wgt_layout wd, ws;
+    int gpu_ok = dst->l.dtype == src->l.dtype && to_words(&dst->l, &wd) && to_words(&src->l, &ws);
+    if (op_use_gpu(ctx, "assign", dst->l.dtype, gpu_ok)) {
+        wgt_kernel *k;
+        char pre[4096];
+        snprintf(pre, sizeof pre, "%s\nfn convert(w: u32) -> u32 { return w; }\n", op_wgsl_lib());
+        if ((st = wgt_gpu_kernel(ctx, "assign", pre, "main", NULL, 0, &k))) return st;
+        int64_t n = wgt_layout_numel(&wd);
+        assign_params p;
+        memset(&p, 0, sizeof p);
+        p.n = (uint32_t)n;
+        wgt_binding b[2];
+        int64_t lo, hi, base;
+        wgt_tensor ts = *src, td = *dst;
+        ts.l = ws, td.l = wd;
+        op_extent(&ws, &lo, &hi);
+        if ((st = op_bind(&ts, lo, hi, &b[0], &base))) return st;
+        p.off_src = (uint32_t)(ws.offset - base);
+        op_extent(&wd, &lo, &hi);
+        if ((st = op_bind(&td, lo, hi, &b[1], &base))) return st;
+        p.off_dst = (uint32_t)(wd.offset - base);
+        wd.offset = ws.offset = 0;
+        if ((st = op_layout_params_fill(ctx, &wd, &p.ldst)) || (st = op_layout_params_fill(ctx, &ws, &p.lsrc)))
+            return st;
+        uint32_t gx, gy;
+        op_grid(ctx, ((uint64_t)n + 255) / 256, &gx, &gy);
+        return wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 2, gx, gy, 1);
+    }
+    if ((st = op_fallback_status(ctx, "assign", dst->l.dtype, gpu_ok))) return st;
+    const wgt_tensor *ins[1] = {src};
+    return op_reference(ctx, assign_ref, NULL, ins, 1, &dst, 1);
+}
