@@ -236,7 +236,7 @@ def make_one(arch, cls, make_cfg, notes, out_root, log):
         GenerationConfig.from_model_config(model.config).save_pretrained(out)
 
     # Everything recorded comes from the model as reloaded from the files.
-    config_form = "transformers-" + transformers.__version__.split(".")[0] + " (rope_parameters)"
+    config_form = "as saved by transformers " + transformers.__version__
     ref_logits = model(input_ids=torch.tensor([prompts[-1]])).logits[0].float()
     if arch == "llama":
         cpath = os.path.join(out, "config.json")

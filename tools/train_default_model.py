@@ -3,7 +3,7 @@
 World English Bible, on one GPU (the H200 through the device tool; see tools/device_fixtures.sh).
 
     sh tools/train_tokenizer.sh                      # here: models/bible-llama/tokenizer.model
-    python3 tools/train_default_model.py --data world-english-bible.txt [--seconds 300]
+    python3 tools/train_default_model.py --data world-english-bible.txt [--seconds 45]
 
 Writes models/bible-llama/ (config.json, generation_config.json, model.safetensors in float16,
 tokenizer.model, tokenizer_config.json), tools/loss_curve.png, and
@@ -17,9 +17,12 @@ random line start, as a prompt given to the model later starts. 1% of the text, 
 lines spread over the whole book, is held out for validation.
 
 The model (8 layers, hidden 256, 8 heads, 4 kv heads, MLP 704, tied embeddings, vocab 4096:
-6.95M parameters, 13.9 MB in f16) sees the 1.2M-token book hundreds of times in a few minutes, so
-it overfits: dropout 0.1 on every attention and MLP output (forward hooks, so the saved model is a
-plain Llama), weight decay, and the weights with the best validation loss are the ones saved.
+6.95M parameters, 13.9 MB in f16) reads about a million tokens a second on the H200, so it sees the
+1.2M-token book dozens of times in under a minute and then only overfits (a 300-second run: best
+validation loss 3.35 after 12 epochs, 20 s in, then rising to 5.6 while the training loss fell to
+0.34). Hence a short run whose cosine schedule ends near that point, dropout 0.2 on every attention
+and MLP output (forward hooks, so the saved model is a plain Llama), weight decay, and the weights
+with the best validation loss (evaluated every 2 s) are the ones saved.
 """
 import argparse
 import json
@@ -152,15 +155,15 @@ def main():
     ap.add_argument("--curve", default=os.path.join(ROOT, "tools", "loss_curve.png"))
     ap.add_argument("--greedy-fixture",
                     default=os.path.join(ROOT, "tests", "fixtures", "hf", "bible-llama-greedy.json"))
-    ap.add_argument("--seconds", type=float, default=300, help="wall time of the training loop")
+    ap.add_argument("--seconds", type=float, default=45, help="wall time of the training loop")
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--seq", type=int, default=512)
     ap.add_argument("--lr", type=float, default=2e-3)
     ap.add_argument("--min-lr-frac", type=float, default=0.1)
-    ap.add_argument("--warmup", type=int, default=200, help="steps")
+    ap.add_argument("--warmup", type=int, default=100, help="steps")
     ap.add_argument("--wd", type=float, default=0.1)
-    ap.add_argument("--dropout", type=float, default=0.1)
-    ap.add_argument("--eval-seconds", type=float, default=10)
+    ap.add_argument("--dropout", type=float, default=0.2)
+    ap.add_argument("--eval-seconds", type=float, default=2)
     ap.add_argument("--hidden", type=int, default=256)
     ap.add_argument("--layers", type=int, default=8)
     ap.add_argument("--heads", type=int, default=8)
@@ -281,8 +284,7 @@ def main():
 
     # Save as float16 safetensors, a plain Llama (the dropout hooks hold no state).
     os.makedirs(a.out, exist_ok=True)
-    model.generation_config = GenerationConfig(bos_token_id=BOS, eos_token_id=EOS,
-                                               max_length=a.seq)
+    model.generation_config = GenerationConfig(bos_token_id=BOS, eos_token_id=EOS)
     model.half().save_pretrained(a.out)
     tok_cfg = {
         "tokenizer_class": "LlamaTokenizer",
@@ -332,7 +334,9 @@ def main():
         ref = AutoModelForCausalLM.from_pretrained(a.out, dtype=torch.float32,
                                                    attn_implementation="eager").eval()
         cases = []
-        for p in prompts[:3]:
+        for p in prompts + ["In the beginning, God created the heavens and the earth.",
+                            "Then Moses said to Aaron,", "The word of Yahweh came to",
+                            "For God so loved the world", "Love is"]:
             pid = [BOS] + sp.encode(p)
             seq, ids, margins, first = list(pid), [], [], None
             with torch.no_grad():
@@ -347,6 +351,7 @@ def main():
                     seq.append(t)
             cases.append({"prompt": p, "prompt_ids": pid, "greedy_ids": ids,
                           "text": sp.decode(ids), "min_margin": min(margins),
+                          "step_margins": [round(m, 5) for m in margins],
                           "first_step_top5": [[int(i), float(v)] for v, i in
                                               zip(*torch.topk(first, 5))]})
             log(f"f32 cpu greedy | {p} -> {sp.decode(ids)!r} (min margin {min(margins):.3f})")
