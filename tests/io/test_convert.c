@@ -226,6 +226,12 @@ static void make_fixtures(const char *base)
     fx_add(f, "model.layers.0.self_attn.k_proj.bias", 32, 0, WGT_FTYPE_F32);
     fx_add(f, "model.layers.0.self_attn.v_proj.weight", 32, 64, WGT_FTYPE_F32);
     fx_add(f, "model.layers.0.self_attn.v_proj.bias", 32, 0, WGT_FTYPE_F32);
+    fx_add(f, "model.layers.0.self_attn.o_proj.weight", 64, 64, WGT_FTYPE_F32);
+    fx_add(f, "model.layers.0.mlp.gate_proj.weight", 128, 64, WGT_FTYPE_F32);
+    fx_add(f, "model.layers.0.mlp.up_proj.weight", 128, 64, WGT_FTYPE_F32);
+    fx_add(f, "model.layers.0.mlp.down_proj.weight", 64, 128, WGT_FTYPE_F32);
+    fx_add(f, "model.layers.0.input_layernorm.weight", 64, 0, WGT_FTYPE_F32);
+    fx_add(f, "model.layers.0.post_attention_layernorm.weight", 64, 0, WGT_FTYPE_F32);
     fx_add(f, "model.norm.weight", 64, 0, WGT_FTYPE_F32);
     fx_write(f);
     put(f->dir, "config.json", "{\"model_type\":\"qwen2\",\"hidden_size\":64,\"num_hidden_layers\":1,\"num_attention_heads\":4,"
@@ -243,8 +249,13 @@ static void make_fixtures(const char *base)
     fx_add(f, "h.0.attn.c_attn.weight", 64, 192, WGT_FTYPE_F32);
     fx_add(f, "h.0.attn.c_attn.bias", 192, 0, WGT_FTYPE_F32);
     fx_add(f, "h.0.attn.c_proj.weight", 64, 64, WGT_FTYPE_F32);
+    fx_add(f, "h.0.attn.c_proj.bias", 64, 0, WGT_FTYPE_F32);
+    fx_add(f, "h.0.ln_2.weight", 64, 0, WGT_FTYPE_F32);
+    fx_add(f, "h.0.ln_2.bias", 64, 0, WGT_FTYPE_F32);
     fx_add(f, "h.0.mlp.c_fc.weight", 64, 256, WGT_FTYPE_F32);
+    fx_add(f, "h.0.mlp.c_fc.bias", 256, 0, WGT_FTYPE_F32);
     fx_add(f, "h.0.mlp.c_proj.weight", 256, 64, WGT_FTYPE_F32);
+    fx_add(f, "h.0.mlp.c_proj.bias", 64, 0, WGT_FTYPE_F32);
     fx_add(f, "ln_f.weight", 64, 0, WGT_FTYPE_F32);
     fx_add(f, "ln_f.bias", 64, 0, WGT_FTYPE_F32);
     fx_write(f);
@@ -497,7 +508,9 @@ static void check_gpt2(const char *out)
     expect_tensor(g, "blk.0.ffn_down.weight", WGT_FTYPE_F32, 256, 64);
     expect_tensor(g, "position_embd.weight", WGT_FTYPE_F32, 64, 32);
     expect_tensor(g, "output_norm.bias", WGT_FTYPE_F32, 64, 1);
-    CHECK(wgt_gguf_tensor_count(g) == 11, "attn.bias dropped: %lld tensors", (long long)wgt_gguf_tensor_count(g));
+    CHECK(wgt_gguf_tensor_count(g) == 16, "attn.bias dropped: %lld tensors", (long long)wgt_gguf_tensor_count(g));
+    expect_tensor(g, "blk.0.ffn_up.bias", WGT_FTYPE_F32, 256, 1);
+    expect_tensor(g, "blk.0.attn_output.bias", WGT_FTYPE_F32, 64, 1);
     /* Conv1D: y = x W (W is in x out). The GGUF matrix must give the same y as rows . x */
     int64_t n;
     float *w = source(&fxs[GPT2], "h.0.attn.c_attn.weight", &n), *gw = gguf_f32(g, "blk.0.attn_qkv.weight");

@@ -16,7 +16,7 @@ for want in "architecture: qwen3" "qwen3.embedding_length                       
   grep -qF "$want" <<<"$out" || fail "wgt info GGUF: missing '$want' in:"$'\n'"$out"
 done
 out=$("$WGT_BIN" info "$tmp/hf/gpt2" --tensors)
-for want in "format:       safetensors, 12 tensors" "hidden size 64, layers 1, heads 4" "parameters:   71872" \
+for want in "format:       safetensors, 17 tensors" "hidden size 64, layers 1, heads 4" "parameters:   72384" \
             "vocab.json + merges.txt" "h.0.attn.c_attn.weight                           f32      64 x 192"; do
   grep -qF "$want" <<<"$out" || fail "wgt info dir: missing '$want' in:"$'\n'"$out"
 done
