@@ -87,7 +87,14 @@ wgt_status wgt_tokenizer_open(const char *path, wgt_tokenizer **out)
         free(cfg);
         return st;
     }
-    return tok_load_spm_model(path, out);
+    wgt_status st = tok_load_spm_model(path, out);
+    if (st == WGT_ERR_FORMAT) {
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", wgt_errmsg());
+        st = wgt_error(st, "%s (it is neither GGUF nor JSON either; a tokenizer is a tokenizer.json, a .model, a GGUF "
+                           "file or a model directory)", msg);
+    }
+    return st;
 }
 
 /* ---- from arrays (GGUF metadata) ---- */
