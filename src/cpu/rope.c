@@ -1,7 +1,8 @@
 /* Rotary position embedding: inverse frequencies as Hugging Face transformers' rope init
  * functions compute them (default, linear, llama3, yarn), and the rotation itself.
- * transformers computes inv_freq and the angles in f32; the steps that matter for large positions
- * (inv_freq, the angle) are rounded to f32 here too, the rest stays in double (within an f32 ulp). */
+ * transformers computes inv_freq and the angles in f32: every step of inv_freq and the angle are
+ * rounded to f32 here too, so both agree to the bit (tests/cpu/test_cpu_rope_hf.c checks this
+ * against transformers' output); cos/sin and the rotation itself run in double. */
 #include "cpu/cpu_internal.h"
 
 #include <math.h>
@@ -48,17 +49,20 @@ wgt_status wgt_cpu_rope_inv_freq(const wgt_rope_params *p, int rot_dim, double *
         if (!(p->factor > 0) || !(p->original_max_position > 0) || p->high_freq_factor == p->low_freq_factor)
             return wgt_error(WGT_ERR_INVALID_ARGUMENT, "cpu: rope: llama3 scaling needs factor, "
                              "original_max_position and distinct low/high frequency factors");
-        double old = p->original_max_position;
-        double low_wl = old / p->low_freq_factor, high_wl = old / p->high_freq_factor;
+        /* Each step rounded to f32 in transformers' order (its tensors are f32 and Python scalars
+         * are cast to f32 in tensor ops), so the frequencies agree to the bit. */
+        double old = p->original_max_position, factor = f32(p->factor);
+        double low_wl = f32(old / p->low_freq_factor), high_wl = f32(old / p->high_freq_factor);
         for (int j = 0; j < half; j++) {
             double f = f32(1.0 / pos_freq(p->theta, j, rot_dim));
-            double wl = 2 * PI / f;
-            double scaled = wl > low_wl ? f / p->factor : f; /* low frequencies: interpolate */
-            if (!(wl < high_wl) && !(wl > low_wl)) {       /* medium: blend smoothly */
-                double smooth = (old / wl - p->low_freq_factor) / (p->high_freq_factor - p->low_freq_factor);
-                scaled = (1 - smooth) * scaled / p->factor + smooth * scaled;
+            double wl = f32(f32(2 * PI) / f);
+            double scaled = wl > low_wl ? f32(f / factor) : f; /* low frequencies: interpolate */
+            if (!(wl < high_wl) && !(wl > low_wl)) {           /* medium: blend smoothly */
+                double smooth = f32(f32(f32(f32(old) / wl) - f32(p->low_freq_factor)) /
+                                    f32(p->high_freq_factor - p->low_freq_factor));
+                scaled = f32(f32(f32(f32(1 - smooth) * scaled) / factor) + f32(smooth * scaled));
             }
-            inv_freq[j] = f32(scaled);
+            inv_freq[j] = scaled;
         }
         break;
     }
@@ -80,13 +84,13 @@ wgt_status wgt_cpu_rope_inv_freq(const wgt_rope_params *p, int rot_dim, double *
         if (low < 0) low = 0;
         if (high > rot_dim - 1) high = rot_dim - 1;
         if (low == high) high += 0.001; /* as transformers: avoids a division by zero */
-        for (int j = 0; j < half; j++) {
+        for (int j = 0; j < half; j++) { /* f32 steps in transformers' order, as for llama3 */
             double pf = pos_freq(p->theta, j, rot_dim);
-            double extra = f32(1.0 / pf), inter = f32(1.0 / f32(factor * pf));
-            double ramp = f32(((double)j - low) / (high - low));
+            double extra = f32(1.0 / pf), inter = f32(1.0 / f32(f32(factor) * pf));
+            double ramp = f32(f32((double)j - f32(low)) / f32(high - low));
             ramp = ramp < 0 ? 0 : ramp > 1 ? 1 : ramp;
-            double extra_factor = 1 - ramp;
-            inv_freq[j] = f32(inter * (1 - extra_factor) + extra * extra_factor);
+            double extra_factor = f32(1 - ramp);
+            inv_freq[j] = f32(f32(inter * f32(1 - extra_factor)) + f32(extra * extra_factor));
         }
         break;
     }
