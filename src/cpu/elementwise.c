@@ -17,7 +17,7 @@ static double unary_f(wgt_unary_op op, const wgt_unary_params *p, double x)
     switch (op) {
     case WGT_UNARY_NEG: return -x;
     case WGT_UNARY_ABS: return fabs(x);
-    case WGT_UNARY_SIGN: return isnan(x) ? x : (x > 0) - (x < 0); /* NumPy/ONNX keep NaN */
+    case WGT_UNARY_SIGN: return (x > 0) - (x < 0); /* PyTorch: sign(NaN) = 0 (NumPy/ONNX: NaN) */
     case WGT_UNARY_EXP: return exp(x);
     case WGT_UNARY_EXP2: return exp2(x);
     case WGT_UNARY_EXPM1: return expm1(x);
@@ -46,8 +46,9 @@ static double unary_f(wgt_unary_op op, const wgt_unary_params *p, double x)
     case WGT_UNARY_LGAMMA: return lgamma(x);
     case WGT_UNARY_DIGAMMA: return wgt_cpu_digamma(x);
     case WGT_UNARY_SIGMOID: return 1 / (1 + exp(-x));
-    case WGT_UNARY_RELU: return isnan(x) ? x : x > 0 ? x : 0;
-    case WGT_UNARY_GELU: return 0.5 * x * erfc(-x / sqrt(2.0));
+    case WGT_UNARY_RELU: return x < 0 ? 0 : x; /* keeps NaN and -0, as PyTorch */
+    case WGT_UNARY_GELU: /* PyTorch's form: its tail is exactly -0 where erf rounds to -1 */
+        return x * 0.5 * (1 + erf(x / sqrt(2.0)));
     case WGT_UNARY_GELU_TANH:
         return 0.5 * x * (1 + tanh(sqrt(2 / PI) * (x + 0.044715 * x * x * x)));
     case WGT_UNARY_SILU: return x / (1 + exp(-x));

@@ -8,7 +8,7 @@
 typedef enum wgt_unary_op {
     WGT_UNARY_NEG = 0,
     WGT_UNARY_ABS,
-    WGT_UNARY_SIGN,        /* -1, 0, +1; NaN stays NaN */
+    WGT_UNARY_SIGN,        /* -1, 0, +1; NaN gives 0 (PyTorch; NumPy and ONNX give NaN) */
     WGT_UNARY_EXP,
     WGT_UNARY_EXP2,
     WGT_UNARY_EXPM1,

@@ -141,6 +141,7 @@ typedef struct unary_map {
     int to_bool;
 } unary_map;
 
+/* Differences from ONNX kept on purpose (the reference follows PyTorch): Sign(NaN) is 0, not NaN. */
 static const unary_map unary_ops[] = {
     {"Abs", WGT_UNARY_ABS, 0},       {"Neg", WGT_UNARY_NEG, 0},         {"Ceil", WGT_UNARY_CEIL, 0},
     {"Floor", WGT_UNARY_FLOOR, 0},   {"Round", WGT_UNARY_ROUND, 0},     {"Exp", WGT_UNARY_EXP, 0},

@@ -583,7 +583,7 @@ static void test_unary_values(void)
         {WGT_UNARY_FRAC, -1.5, -0.5},                 {WGT_UNARY_RSQRT, 4, 0.5},
         {WGT_UNARY_EXP2, 3, 8},                       {WGT_UNARY_LOG2, 8, 3},
         {WGT_UNARY_LEAKY_RELU, -2, -0.02},            {WGT_UNARY_HARDTANH, 3, 1},
-        {WGT_UNARY_ISFINITE, INFINITY, 0},            {WGT_UNARY_SIGN, NAN, NAN},
+        {WGT_UNARY_ISFINITE, INFINITY, 0},            {WGT_UNARY_SIGN, NAN, 0},  
         {WGT_UNARY_CLAMP, NAN, NAN},                  {WGT_UNARY_DIGAMMA, 0, -INFINITY},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
