@@ -255,6 +255,7 @@ static void spm_unigram_word(wgt_tokenizer *t, const char *w, size_t len, idvec 
     for (i = 0; i < n; i++) {
         int32_t e = path[i], k = from[e];
         if (tokid[e] >= 0) idvec_push(out, tokid[e]);
+        else if (!t->byte_fallback && i > 0 && tokid[path[i - 1]] < 0) continue; /* SentencePiece fuses unknown runs */
         else spm_emit_unknown(t, w + offs[k], (size_t)(offs[e] - offs[k]), out);
     }
     free(path);

@@ -141,7 +141,8 @@ wgt_status tok_load_spm_model(const char *path, wgt_tokenizer **out)
     }
     tok_norm norm;
     if (!strcmp(spec.name, "identity")) norm = NORM_NONE;
-    else if (!strcmp(spec.name, "nmt_nfkc") || !strcmp(spec.name, "nfkc")) norm = NORM_NFKC;
+    else if (!strcmp(spec.name, "nmt_nfkc")) norm = NORM_NMT_NFKC;
+    else if (!strcmp(spec.name, "nfkc")) norm = NORM_NFKC;
     else {
         st = wgt_error(WGT_ERR_UNSUPPORTED, "%s: SentencePiece normalizer '%s' (identity, nfkc and nmt_nfkc are supported)",
                        path, spec.name);

@@ -367,48 +367,89 @@ static int is_ascii(const char *s, size_t n)
     return 1;
 }
 
-/* NFC / NFKC through utf8proc, applied only to the islands of non-ASCII text (each with the
- * ASCII character before it, which a combining mark may compose with): ASCII characters are
- * starters that nothing before them changes, so the rest is already normalised. Returns
- * malloc'd text, or NULL (out of memory). */
+/* SentencePiece's nmt_nfkc rules on top of NFKC (its normalizer builder): these code points
+ * become a space, these control characters vanish, and the full-width tilde is kept. Returns
+ * 1 and the replacement (" " or "") for a rule, 0 otherwise. */
+static int nmt_rule(int32_t cp, const char **repl)
+{
+    static const int32_t to_space[] = {0x09, 0x0A, 0x0C, 0x0D, 0x1680, 0x200B, 0x200C, 0x200E, 0x200F,
+                                       0x2028, 0x2029, 0x2581, 0xFEFF, 0xFFFD};
+    for (size_t i = 0; i < sizeof to_space / sizeof to_space[0]; i++)
+        if (cp == to_space[i]) {
+            *repl = " ";
+            return 1;
+        }
+    if ((cp >= 0x01 && cp <= 0x08) || cp == 0x0B || (cp >= 0x0E && cp <= 0x1F) || cp == 0x7F || cp == 0x8F || cp == 0x9F) {
+        *repl = "";
+        return 1;
+    }
+    return 0;
+}
+
+/* Append bytes to a growing buffer; 0, or -1 when out of memory. */
+static int buf_put(char **buf, size_t *k, size_t *cap, const char *s, size_t n)
+{
+    if (*k + n + 1 > *cap) {
+        size_t c = (*k + n + 1) * 2;
+        char *p = realloc(*buf, c);
+        if (!p) return -1;
+        *buf = p;
+        *cap = c;
+    }
+    memcpy(*buf + *k, s, n);
+    *k += n;
+    return 0;
+}
+
+/* NFC / NFKC (/ nmt_nfkc) through utf8proc, applied only to the islands of non-ASCII text (each
+ * with the ASCII character before it, which a combining mark may compose with): ASCII
+ * characters are starters that nothing before them changes, so the rest is already normalised.
+ * Returns malloc'd text, or NULL (out of memory). */
 static char *normalize(tok_norm norm, const char *s, size_t n, size_t *out_len)
 {
-    int opts = UTF8PROC_STABLE | UTF8PROC_COMPOSE | (norm == NORM_NFKC ? UTF8PROC_COMPAT : 0);
+    int opts = UTF8PROC_STABLE | UTF8PROC_COMPOSE | (norm != NORM_NFC ? UTF8PROC_COMPAT : 0);
+    int nmt = norm == NORM_NMT_NFKC;
     size_t cap = n * 2 + 16, k = 0;
     char *out = malloc(cap);
     if (!out) return NULL;
     for (size_t i = 0; i < n;) {
-        if ((uint8_t)s[i] < 0x80) {
-            out[k++] = s[i++];
+        const char *repl;
+        utf8proc_int32_t cp;
+        utf8proc_ssize_t l = utf8proc_iterate((const uint8_t *)s + i, (utf8proc_ssize_t)(n - i), &cp);
+        if (l <= 0) l = 1, cp = (uint8_t)s[i];
+        if (nmt && (nmt_rule(cp, &repl) || cp == 0xFF5E)) {
+            if (buf_put(&out, &k, &cap, cp == 0xFF5E ? s + i : repl, cp == 0xFF5E ? (size_t)l : strlen(repl))) goto oom;
+            i += (size_t)l;
+            continue;
+        }
+        if (cp < 0x80) {
+            if (buf_put(&out, &k, &cap, s + i, 1)) goto oom;
+            i++;
             continue;
         }
         size_t start = i, end = i;
-        if (start > 0 && k > 0 && (uint8_t)s[start - 1] < 0x80) start--, k--;
-        while (end < n && (uint8_t)s[end] >= 0x80) end++;
+        if (start > 0 && k > 0 && (uint8_t)s[start - 1] < 0x7F && (uint8_t)s[start - 1] >= 0x20) start--, k--;
+        while (end < n && (uint8_t)s[end] >= 0x80) { /* the island stops before a rule's code point */
+            utf8proc_ssize_t m = utf8proc_iterate((const uint8_t *)s + end, (utf8proc_ssize_t)(n - end), &cp);
+            if (m <= 0) m = 1;
+            if (nmt && (nmt_rule(cp, &repl) || cp == 0xFF5E)) break;
+            end += (size_t)m;
+        }
         utf8proc_uint8_t *res = NULL;
         utf8proc_ssize_t r = utf8proc_map((const utf8proc_uint8_t *)s + start, (utf8proc_ssize_t)(end - start), &res,
                                           (utf8proc_option_t)opts);
-        if (r < 0) {
-            free(out);
-            return NULL;
+        if (r < 0 || buf_put(&out, &k, &cap, (const char *)res, (size_t)r)) {
+            free(res);
+            goto oom;
         }
-        if (k + (size_t)r + (n - end) + 1 > cap) {
-            cap = (k + (size_t)r + (n - end) + 1) * 2;
-            char *p = realloc(out, cap);
-            if (!p) {
-                free(res);
-                free(out);
-                return NULL;
-            }
-            out = p;
-        }
-        memcpy(out + k, res, (size_t)r);
-        k += (size_t)r;
         free(res);
         i = end;
     }
     *out_len = k;
     return out;
+oom:
+    free(out);
+    return NULL;
 }
 
 static wgt_status encode_segment(enc_ctx *c, const char *s, size_t n, int at_text_start)
@@ -416,7 +457,7 @@ static wgt_status encode_segment(enc_ctx *c, const char *s, size_t n, int at_tex
     wgt_tokenizer *t = c->t;
     char *norm = NULL;
     size_t nn = n;
-    if (t->norm != NORM_NONE && !is_ascii(s, n)) {
+    if (t->norm != NORM_NONE && (t->norm == NORM_NMT_NFKC || !is_ascii(s, n))) {
         if (!(norm = normalize(t->norm, s, n, &nn))) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "tokenizer: normalisation failed");
         s = norm;
         n = nn;

@@ -16,7 +16,8 @@
 enum { TT_NORMAL = 1, TT_UNKNOWN = 2, TT_CONTROL = 3, TT_USER_DEFINED = 4, TT_UNUSED = 5, TT_BYTE = 6 };
 
 typedef enum tok_kind { TOK_BYTE_BPE, TOK_SPM_BPE, TOK_SPM_UNIGRAM } tok_kind;
-typedef enum tok_norm { NORM_NONE, NORM_NFC, NORM_NFKC } tok_norm;
+/* NORM_NMT_NFKC: SentencePiece's nmt_nfkc, NFKC plus its whitespace and control-character rules. */
+typedef enum tok_norm { NORM_NONE, NORM_NFC, NORM_NFKC, NORM_NMT_NFKC } tok_norm;
 
 /* ---- hash maps (maps.c) ---- */
 

@@ -155,6 +155,27 @@ if (process.env.WGT_BUILD) {
   console.log("GGUF comparison skipped: WGT_BUILD is not set");
 }
 
+// SentencePiece unigram and BPE models trained here by Debian's spm_train on 1 MB of the Brown
+// corpus with its defaults (nmt_nfkc normalisation, whitespace squeezing, dummy prefix; byte
+// fallback for the BPE one), compared with spm_encode on single-line strings and corpus lines.
+{
+  const data = dirname(llama2Model);
+  const train = join(tmp, "train.txt");
+  writeFileSync(train, readFileSync(join(data, "brown-corpus.txt")).subarray(0, 1 << 20));
+  const bible = readFileSync(join(data, "world-english-bible.txt"), "utf8").split("\n").filter((x, i) => i % 97 === 0 && x.length);
+  const strings = [...hardStrings.filter((x) => !/[\r\n]/.test(x)), "  squeezed   spaces  ", "ＦＵＬＬ　ｗｉｄｔｈ ｶﾀｶﾅ", ...bible];
+  const f = join(tmp, "spm.jsonl");
+  writeFileSync(f, strings.map((x) => JSON.stringify(x)).join("\n") + "\n");
+  for (const [type, extra] of [["unigram", []], ["bpe", ["--byte_fallback=true"]]]) {
+    const prefix = join(tmp, "spm-" + type);
+    execFileSync("spm_train", [`--input=${train}`, `--model_prefix=${prefix}`, "--vocab_size=2000", `--model_type=${type}`,
+                               "--minloglevel=2", ...extra], { stdio: "ignore" });
+    const want = execFileSync("spm_encode", [`--model=${prefix}.model`, "--output_format=id"], { input: strings.join("\n") + "\n" })
+      .toString().split("\n").slice(0, -1).map((l) => (l === "" ? [] : l.split(" ").map(Number)));
+    compare(`spm_train ${type} (nmt_nfkc) vs spm_encode`, strings, ours(prefix + ".model", ["--no-bos", "--no-special"], f), want);
+  }
+}
+
 // Corpora: every 30th line of the World English Bible and the Brown corpus (../shared/data),
 // each line encoded alone, against the references.
 {
