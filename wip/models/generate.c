@@ -1,0 +1,146 @@
+/* Generation: prefill the prompt in one forward pass, then one token per step. Greedy picks the
+ * argmax on the device and reads back one id; sampling (temperature, top-k, top-p, min-p,
+ * repetition penalty, seeded) reads the logits back and samples on the host. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu/gpu.h"
+#include "models/model.h"
+
+static uint64_t splitmix(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+typedef struct cand {
+    float logit;
+    int32_t id;
+} cand;
+
+static int by_logit_desc(const void *a, const void *b)
+{
+    float x = ((const cand *)a)->logit, y = ((const cand *)b)->logit;
+    if (x != y) return x < y ? 1 : -1;
+    return ((const cand *)a)->id - ((const cand *)b)->id;
+}
+
+/* Sample from logits[V] with the settings; history for the repetition penalty. */
+static int32_t sample(float *logits, int64_t V, const wgt_sampling *sp, const int32_t *hist, int64_t n_hist,
+                      uint64_t *rng, cand *cs)
+{
+    if (sp->repeat_penalty > 0 && sp->repeat_penalty != 1.0f)
+        for (int64_t i = 0; i < n_hist; i++) {
+            float *l = &logits[hist[i]];
+            *l = *l > 0 ? *l / sp->repeat_penalty : *l * sp->repeat_penalty;
+        }
+    int64_t best = 0;
+    for (int64_t i = 1; i < V; i++)
+        if (logits[i] > logits[best]) best = i;
+    if (sp->temperature <= 0) return (int32_t)best;
+    int64_t n = 0;
+    for (int64_t i = 0; i < V; i++) cs[n++] = (cand){logits[i] / sp->temperature, (int32_t)i};
+    qsort(cs, (size_t)n, sizeof *cs, by_logit_desc);
+    if (sp->top_k > 0 && sp->top_k < n) n = sp->top_k;
+    double maxl = cs[0].logit, total = 0;
+    for (int64_t i = 0; i < n; i++) total += exp(cs[i].logit - maxl);
+    if (sp->min_p > 0) { /* keep tokens with p >= min_p * p_max */
+        int64_t keep = 0;
+        while (keep < n && exp(cs[keep].logit - maxl) >= sp->min_p) keep++;
+        n = keep ? keep : 1;
+        total = 0;
+        for (int64_t i = 0; i < n; i++) total += exp(cs[i].logit - maxl);
+    }
+    if (sp->top_p > 0 && sp->top_p < 1) {
+        double cum = 0;
+        int64_t keep = 0;
+        while (keep < n) {
+            cum += exp(cs[keep].logit - maxl) / total;
+            keep++;
+            if (cum >= sp->top_p) break;
+        }
+        n = keep;
+        total = 0;
+        for (int64_t i = 0; i < n; i++) total += exp(cs[i].logit - maxl);
+    }
+    double r = (double)(splitmix(rng) >> 11) / 9007199254740992.0 * total, acc = 0;
+    for (int64_t i = 0; i < n; i++) {
+        acc += exp(cs[i].logit - maxl);
+        if (r < acc) return cs[i].id;
+    }
+    return cs[n - 1].id;
+}
+
+static int is_eos(const wgt_model *m, int32_t id)
+{
+    for (int i = 0; i < m->cfg.n_eos; i++)
+        if (m->cfg.eos[i] == id) return 1;
+    return m->tok && wgt_tokenizer_is_eog(m->tok, id);
+}
+
+wgt_status wgt_model_generate(wgt_model *m, const int32_t *prompt, int64_t n_prompt, int64_t n_new,
+                              const wgt_sampling *sp, wgt_token_fn on_token, void *user, wgt_generate_stats *stats)
+{
+    if (!m || !prompt || n_prompt <= 0 || !sp) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_model_generate: bad argument");
+    wgt_status st;
+    int64_t V = m->cfg.vocab;
+    int greedy = sp->temperature <= 0 && (sp->repeat_penalty <= 0 || sp->repeat_penalty == 1.0f);
+    float *logits = greedy ? NULL : malloc((size_t)V * sizeof *logits);
+    cand *cs = greedy ? NULL : malloc((size_t)V * sizeof *cs);
+    int32_t *hist = malloc((size_t)(n_prompt + n_new + 1) * sizeof *hist);
+    if ((!greedy && (!logits || !cs)) || !hist) {
+        free(logits), free(cs), free(hist);
+        return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory");
+    }
+    memcpy(hist, prompt, (size_t)n_prompt * sizeof *hist);
+    int64_t n_hist = n_prompt;
+    uint64_t rng = sp->seed;
+    wgt_generate_stats s = {0};
+    wgt_memory_stats m0, m1;
+    wgt_context_memory_stats(m->ctx, &m0);
+    double t0 = wgt_now_seconds(), t_prefill = 0;
+    wgt_model_reset(m);
+    const int32_t *feed = prompt;
+    int64_t n_feed = n_prompt;
+    int32_t next = 0;
+    for (int64_t step = 0; step < n_new; step++) {
+        wgt_tensor *lg = NULL, *am = NULL;
+        if ((st = wgt_model_forward(m, feed, n_feed, 0, &lg))) goto done;
+        if (greedy) {
+            st = wgt_reduce(WGT_REDUCE_ARGMAX, lg, 0, 0, 0, &am);
+            if (!st) st = wgt_tensor_to_host(am, &next, sizeof next);
+            wgt_tensor_free(am);
+        } else {
+            st = wgt_tensor_to_host(lg, logits, (size_t)V * sizeof *logits);
+            if (!st) next = sample(logits, V, sp, hist, n_hist, &rng, cs);
+        }
+        wgt_tensor_free(lg);
+        if (st) goto done;
+        if (step == 0) t_prefill = wgt_now_seconds() - t0;
+        hist[n_hist++] = next;
+        s.n_generated++;
+        if (on_token && on_token(next, user)) break;
+        if (!sp->ignore_eos && is_eos(m, next)) break;
+        feed = &hist[n_hist - 1];
+        n_feed = 1;
+    }
+    st = WGT_OK;
+done:
+    {
+        double t1 = wgt_now_seconds();
+        wgt_context_memory_stats(m->ctx, &m1);
+        s.n_prompt = n_prompt;
+        s.prefill_seconds = t_prefill;
+        s.decode_seconds = t1 - t0 - t_prefill;
+        s.submits = m1.submits - m0.submits;
+        s.dispatches = m1.dispatches - m0.dispatches;
+        if (stats) *stats = s;
+    }
+    free(logits);
+    free(cs);
+    free(hist);
+    return st;
+}

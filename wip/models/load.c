@@ -1,0 +1,498 @@
+/* Loading a model: the configuration and weights from a Hugging Face directory (config.json +
+ * safetensors, sharded or not) or a GGUF file, onto the context's device. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#include "models/model.h"
+#include "tensor/tensor.h"
+
+typedef struct source {
+    wgt_safetensors *st;
+    wgt_gguf *gguf;
+    const char *path;
+} source;
+
+static wgt_dtype dtype_of(wgt_ftype t, int *ok)
+{
+    *ok = 1;
+    switch (t) {
+    case WGT_FTYPE_F32: return WGT_F32;
+    case WGT_FTYPE_F16: return WGT_F16;
+    case WGT_FTYPE_BF16: return WGT_BF16;
+    default: *ok = 0; return WGT_F32;
+    }
+}
+
+/* Upload one weight by name; *out stays NULL (and WGT_OK) when optional and absent. */
+static wgt_status load_weight(wgt_model *m, const source *src, const char *name, int optional, wgt_tensor **out)
+{
+    *out = NULL;
+    int ndim = 0;
+    int64_t shape[8];
+    wgt_ftype type;
+    const void *data;
+    int64_t n;
+    if (src->st) {
+        const wgt_st_tensor *t = wgt_safetensors_find(src->st, name);
+        if (!t) {
+            if (optional) return WGT_OK;
+            return wgt_error(WGT_ERR_NOT_FOUND, "%s: the model has no tensor '%s'", src->path, name);
+        }
+        ndim = (int)t->n_dims;
+        for (int d = 0; d < ndim; d++) shape[d] = t->shape[d];
+        type = t->type, data = t->data, n = t->n_elements;
+    } else {
+        const wgt_gguf_tensor *t = wgt_gguf_tensor_find(src->gguf, name);
+        if (!t) {
+            if (optional) return WGT_OK;
+            return wgt_error(WGT_ERR_NOT_FOUND, "%s: the model has no tensor '%s'", src->path, name);
+        }
+        ndim = (int)t->n_dims;
+        for (int d = 0; d < ndim; d++) shape[d] = t->ne[ndim - 1 - d]; /* GGML order is reversed */
+        type = t->type, data = t->data, n = t->n_elements;
+    }
+    int ok;
+    wgt_dtype dt = dtype_of(type, &ok);
+    wgt_status st;
+    if (ok) {
+        st = wgt_tensor_from_host(m->ctx, dt, ndim, shape, data, out);
+    } else if (wgt_ftype_can_dequantize(type)) {
+        /* Quantized weights are expanded to f32 here for now: the quantized matmul kernels that read
+         * blocks directly come with the next step of the model work. */
+        float *f = malloc((size_t)n * sizeof(float));
+        if (!f) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory dequantizing '%s'", name);
+        st = wgt_dequantize(type, data, f, n);
+        if (!st) st = wgt_tensor_from_host(m->ctx, WGT_F32, ndim, shape, f, out);
+        free(f);
+    } else
+        return wgt_error(WGT_ERR_UNSUPPORTED, "%s: tensor '%s' has type %s, which wgt cannot load yet", src->path, name,
+                         wgt_ftype_name(type) ? wgt_ftype_name(type) : "?");
+    if (!st && *out) m->weight_bytes += (uint64_t)wgt_tensor_numel(*out) * wgt_dtype_size(wgt_tensor_dtype(*out));
+    return st;
+}
+
+static wgt_status expect_shape(const source *src, const char *name, const wgt_tensor *t, int ndim, int64_t d0, int64_t d1)
+{
+    if (!t) return WGT_OK;
+    int ok = wgt_tensor_ndim(t) == ndim && wgt_tensor_dim(t, 0) == d0 && (ndim < 2 || wgt_tensor_dim(t, 1) == d1);
+    if (!ok)
+        return wgt_error(WGT_ERR_FORMAT, "%s: tensor '%s' has the wrong shape for the configuration (want [%lld%s%lld])",
+                         src->path, name, (long long)d0, ndim > 1 ? ", " : "", ndim > 1 ? (long long)d1 : 0LL);
+    return WGT_OK;
+}
+
+/* ---- Hugging Face --------------------------------------------------------------------------- */
+
+static wgt_status config_from_hf(const wgt_hf_config *h, const char *dir, wgt_model_config *c)
+{
+    memset(c, 0, sizeof *c);
+    if (!strcmp(h->model_type, "llama") || !strcmp(h->model_type, "mistral")) c->arch = WGT_ARCH_LLAMA;
+    else if (!strcmp(h->model_type, "qwen2")) c->arch = WGT_ARCH_QWEN2;
+    else if (!strcmp(h->model_type, "qwen3")) c->arch = WGT_ARCH_QWEN3;
+    else if (!strcmp(h->model_type, "gpt2")) c->arch = WGT_ARCH_GPT2;
+    else
+        return wgt_error(WGT_ERR_UNSUPPORTED,
+                         "%s: model_type '%s' (%s) is not supported: wgt runs llama, mistral, qwen2, qwen3 and gpt2",
+                         dir, h->model_type, h->architecture);
+    c->dim = h->hidden_size;
+    c->n_layers = h->n_layers;
+    c->n_heads = h->n_heads;
+    c->n_kv_heads = h->n_kv_heads ? h->n_kv_heads : h->n_heads;
+    c->head_dim = h->head_dim ? h->head_dim : h->hidden_size / h->n_heads;
+    c->ffn = h->intermediate_size;
+    c->vocab = h->vocab_size;
+    c->max_pos = h->max_positions;
+    c->norm_eps = h->norm_eps;
+    c->rms = c->arch != WGT_ARCH_GPT2;
+    c->tied = h->tie_word_embeddings;
+    c->qkv_bias = c->arch == WGT_ARCH_QWEN2 || h->qkv_bias || h->attention_bias || c->arch == WGT_ARCH_GPT2;
+    c->o_bias = h->attention_bias || c->arch == WGT_ARCH_GPT2;
+    c->mlp_bias = h->mlp_bias || c->arch == WGT_ARCH_GPT2;
+    c->qk_norm = c->arch == WGT_ARCH_QWEN3;
+    c->rope.theta = h->rope_theta > 0 ? h->rope_theta : 10000;
+    if (!strcmp(h->rope_scaling_type, "llama3")) c->rope.scaling = WGT_ROPE_LLAMA3;
+    else if (!strcmp(h->rope_scaling_type, "linear")) c->rope.scaling = WGT_ROPE_LINEAR;
+    else if (!strcmp(h->rope_scaling_type, "yarn")) c->rope.scaling = WGT_ROPE_YARN;
+    else if (h->rope_scaling_type[0] && strcmp(h->rope_scaling_type, "default"))
+        return wgt_error(WGT_ERR_UNSUPPORTED, "%s: rope scaling '%s' is not supported (linear, llama3, yarn are)", dir,
+                         h->rope_scaling_type);
+    c->rope.factor = h->rope_factor;
+    c->rope.low_freq_factor = h->rope_low_freq_factor;
+    c->rope.high_freq_factor = h->rope_high_freq_factor;
+    c->rope.original_max_position = (double)h->rope_original_max_positions;
+    c->rope.truncate = 1;
+    c->bos = h->n_bos ? (int32_t)h->bos_ids[0] : -1;
+    c->n_eos = h->n_eos;
+    for (int i = 0; i < h->n_eos && i < 8; i++) c->eos[i] = (int32_t)h->eos_ids[i];
+    if (h->sliding_window && h->sliding_window < h->max_positions && c->arch == WGT_ARCH_LLAMA &&
+        !strcmp(h->model_type, "mistral"))
+        fprintf(stderr, "wgt: note: %s uses a sliding window of %lld; wgt attends to the whole context\n", dir,
+                (long long)h->sliding_window);
+    if (c->dim <= 0 || c->n_layers <= 0 || c->n_heads <= 0 || c->vocab <= 0 || c->head_dim <= 0 ||
+        c->n_heads % c->n_kv_heads)
+        return wgt_error(WGT_ERR_FORMAT, "%s/config.json: inconsistent sizes (hidden %lld, layers %lld, heads %lld/%lld)",
+                         dir, (long long)c->dim, (long long)c->n_layers, (long long)c->n_heads, (long long)c->n_kv_heads);
+    return WGT_OK;
+}
+
+#define TRY(x)                                                                                     \
+    do {                                                                                           \
+        if ((st = (x))) return st;                                                                 \
+    } while (0)
+
+static wgt_status load_hf_llama(wgt_model *m, const source *src)
+{
+    const wgt_model_config *c = &m->cfg;
+    wgt_status st;
+    char name[256];
+    TRY(load_weight(m, src, "model.embed_tokens.weight", 0, &m->tok_emb));
+    TRY(expect_shape(src, "model.embed_tokens.weight", m->tok_emb, 2, c->vocab, c->dim));
+    TRY(load_weight(m, src, "model.norm.weight", 0, &m->out_norm));
+    TRY(load_weight(m, src, "lm_head.weight", c->tied, &m->lm_head));
+    for (int64_t i = 0; i < c->n_layers; i++) {
+        wgt_layer_weights *L = &m->layers[i];
+#define W(field, fmt, opt)                                                                         \
+    snprintf(name, sizeof name, "model.layers.%lld." fmt, (long long)i);                           \
+    TRY(load_weight(m, src, name, opt, &L->field))
+        W(attn_norm, "input_layernorm.weight", 0);
+        W(wq, "self_attn.q_proj.weight", 0);
+        W(wk, "self_attn.k_proj.weight", 0);
+        W(wv, "self_attn.v_proj.weight", 0);
+        W(wo, "self_attn.o_proj.weight", 0);
+        W(bq, "self_attn.q_proj.bias", !c->qkv_bias);
+        W(bk, "self_attn.k_proj.bias", !c->qkv_bias);
+        W(bv, "self_attn.v_proj.bias", !c->qkv_bias);
+        W(bo, "self_attn.o_proj.bias", 1);
+        W(q_norm, "self_attn.q_norm.weight", !c->qk_norm);
+        W(k_norm, "self_attn.k_norm.weight", !c->qk_norm);
+        W(ffn_norm, "post_attention_layernorm.weight", 0);
+        W(w_gate, "mlp.gate_proj.weight", 0);
+        W(w_up, "mlp.up_proj.weight", 0);
+        W(w_down, "mlp.down_proj.weight", 0);
+#undef W
+        TRY(expect_shape(src, "q_proj", L->wq, 2, c->n_heads * c->head_dim, c->dim));
+        TRY(expect_shape(src, "k_proj", L->wk, 2, c->n_kv_heads * c->head_dim, c->dim));
+        TRY(expect_shape(src, "gate_proj", L->w_gate, 2, c->ffn, c->dim));
+    }
+    return WGT_OK;
+}
+
+/* GPT-2's Conv1D stores weights [in, out]: linear wants [out, in], so these are transposed views
+ * (no copy); c_attn's q, k and v are column slices of one [dim, 3 dim] matrix. */
+static wgt_status load_hf_gpt2(wgt_model *m, const source *src)
+{
+    const wgt_model_config *c = &m->cfg;
+    wgt_status st;
+    char name[256];
+    const char *pre = wgt_safetensors_find(src->st, "transformer.wte.weight") ? "transformer." : "";
+#define G(field, fmt, opt)                                                                         \
+    snprintf(name, sizeof name, "%s" fmt, pre);                                                    \
+    TRY(load_weight(m, src, name, opt, &field))
+    G(m->tok_emb, "wte.weight", 0);
+    G(m->pos_emb, "wpe.weight", 0);
+    G(m->out_norm, "ln_f.weight", 0);
+    G(m->out_norm_b, "ln_f.bias", 0);
+#undef G
+    for (int64_t i = 0; i < c->n_layers; i++) {
+        wgt_layer_weights *L = &m->layers[i];
+        wgt_tensor *attn_w, *attn_b, *proj_w, *fc_w, *mproj_w;
+#define G(field, fmt)                                                                              \
+    snprintf(name, sizeof name, "%sh.%lld." fmt, pre, (long long)i);                               \
+    TRY(load_weight(m, src, name, 0, &field))
+        G(L->attn_norm, "ln_1.weight");
+        G(L->attn_norm_b, "ln_1.bias");
+        G(attn_w, "attn.c_attn.weight");
+        G(attn_b, "attn.c_attn.bias");
+        G(proj_w, "attn.c_proj.weight");
+        G(L->bo, "attn.c_proj.bias");
+        G(L->ffn_norm, "ln_2.weight");
+        G(L->ffn_norm_b, "ln_2.bias");
+        G(fc_w, "mlp.c_fc.weight");
+        G(L->b_up, "mlp.c_fc.bias");
+        G(mproj_w, "mlp.c_proj.weight");
+        G(L->b_down, "mlp.c_proj.bias");
+#undef G
+        TRY(expect_shape(src, "attn.c_attn.weight", attn_w, 2, c->dim, 3 * c->dim));
+        wgt_tensor *part;
+        wgt_tensor **ws[3] = {&L->wq, &L->wk, &L->wv}, **bs[3] = {&L->bq, &L->bk, &L->bv};
+        for (int j = 0; j < 3; j++) {
+            TRY(wgt_tensor_narrow(attn_w, 1, j * c->dim, c->dim, &part));
+            st = wgt_tensor_transpose(part, 0, 1, ws[j]);
+            wgt_tensor_free(part);
+            if (st) return st;
+            TRY(wgt_tensor_narrow(attn_b, 0, j * c->dim, c->dim, bs[j]));
+        }
+        TRY(wgt_tensor_transpose(proj_w, 0, 1, &L->wo));
+        TRY(wgt_tensor_transpose(fc_w, 0, 1, &L->w_up));
+        TRY(wgt_tensor_transpose(mproj_w, 0, 1, &L->w_down));
+        wgt_tensor_free(attn_w);
+        wgt_tensor_free(attn_b);
+        wgt_tensor_free(proj_w);
+        wgt_tensor_free(fc_w);
+        wgt_tensor_free(mproj_w);
+    }
+    return WGT_OK;
+}
+
+/* ---- GGUF ----------------------------------------------------------------------------------- */
+
+static wgt_status gguf_int(const wgt_gguf *g, const char *arch, const char *key, int64_t def, int64_t *out)
+{
+    char k[160];
+    snprintf(k, sizeof k, "%s.%s", arch, key);
+    if (!wgt_gguf_find(g, k)) {
+        if (def < 0) return wgt_error(WGT_ERR_NOT_FOUND, "GGUF metadata '%s' is missing", k);
+        *out = def;
+        return WGT_OK;
+    }
+    return wgt_gguf_get_int(g, k, out);
+}
+
+static wgt_status gguf_float(const wgt_gguf *g, const char *arch, const char *key, double def, double *out)
+{
+    char k[160];
+    snprintf(k, sizeof k, "%s.%s", arch, key);
+    if (!wgt_gguf_find(g, k)) {
+        *out = def;
+        return WGT_OK;
+    }
+    return wgt_gguf_get_float(g, k, out);
+}
+
+/* llama.cpp stores Llama 3 rope scaling as per-frequency factors (rope_freqs.weight), not as the
+ * parameters. The factors depend on the parameters only through factor and the line
+ * smooth(wavelength) = A / wavelength - B, so two points of the smooth band recover an equivalent
+ * set (low_freq_factor 1, high_freq_factor 1 + 1/B, original positions A/B). */
+static void llama3_from_factors(const wgt_gguf_tensor *rf, wgt_model_config *c)
+{
+    const float *f = rf->data;
+    int64_t n = rf->n_elements;
+    double factor = 1;
+    for (int64_t i = 0; i < n; i++)
+        if (f[i] > factor) factor = f[i];
+    if (factor <= 1) return;
+    int64_t a = -1, b = -1;
+    for (int64_t i = 0; i < n; i++)
+        if (f[i] > 1 + 1e-6 && f[i] < factor - 1e-6) {
+            if (a < 0) a = i;
+            b = i;
+        }
+    c->rope.scaling = WGT_ROPE_LLAMA3;
+    c->rope.factor = factor;
+    c->rope.low_freq_factor = 1;
+    c->rope.high_freq_factor = 4;
+    c->rope.original_max_position = 8192;
+    if (a >= 0 && b > a) {
+        double d = 2.0 * (double)n, wl_a = 2 * M_PI * pow(c->rope.theta, 2.0 * a / d), wl_b = 2 * M_PI * pow(c->rope.theta, 2.0 * b / d);
+        double sa = (1 / f[a] - 1 / factor) / (1 - 1 / factor), sb = (1 / f[b] - 1 / factor) / (1 - 1 / factor);
+        double A = (sa - sb) / (1 / wl_a - 1 / wl_b), B = A / wl_a - sa;
+        if (B > 0) {
+            c->rope.high_freq_factor = 1 + 1 / B;
+            c->rope.original_max_position = A / B;
+        }
+    }
+}
+
+static wgt_status config_from_gguf(const wgt_gguf *g, const char *path, wgt_model_config *c)
+{
+    wgt_status st;
+    const char *arch;
+    memset(c, 0, sizeof *c);
+    TRY(wgt_gguf_get_str(g, "general.architecture", &arch));
+    if (!strcmp(arch, "llama")) c->arch = WGT_ARCH_LLAMA, c->rope_interleaved = 1;
+    else if (!strcmp(arch, "qwen2")) c->arch = WGT_ARCH_QWEN2;
+    else if (!strcmp(arch, "qwen3")) c->arch = WGT_ARCH_QWEN3;
+    else if (!strcmp(arch, "gpt2")) c->arch = WGT_ARCH_GPT2;
+    else
+        return wgt_error(WGT_ERR_UNSUPPORTED, "%s: architecture '%s' is not supported: wgt runs llama, qwen2, qwen3, gpt2",
+                         path, arch);
+    TRY(gguf_int(g, arch, "embedding_length", -1, &c->dim));
+    TRY(gguf_int(g, arch, "block_count", -1, &c->n_layers));
+    TRY(gguf_int(g, arch, "attention.head_count", -1, &c->n_heads));
+    TRY(gguf_int(g, arch, "attention.head_count_kv", c->n_heads, &c->n_kv_heads));
+    TRY(gguf_int(g, arch, "attention.key_length", c->dim / (c->n_heads ? c->n_heads : 1), &c->head_dim));
+    TRY(gguf_int(g, arch, "feed_forward_length", -1, &c->ffn));
+    TRY(gguf_int(g, arch, "context_length", 2048, &c->max_pos));
+    c->rms = c->arch != WGT_ARCH_GPT2;
+    TRY(gguf_float(g, arch, c->rms ? "attention.layer_norm_rms_epsilon" : "attention.layer_norm_epsilon", 1e-5,
+                   &c->norm_eps));
+    TRY(gguf_float(g, arch, "rope.freq_base", 10000, &c->rope.theta));
+    const wgt_gguf_tensor *emb = wgt_gguf_tensor_find(g, "token_embd.weight");
+    if (!emb) return wgt_error(WGT_ERR_NOT_FOUND, "%s: the model has no tensor 'token_embd.weight'", path);
+    c->vocab = emb->ne[1];
+    c->tied = wgt_gguf_tensor_find(g, "output.weight") == NULL;
+    c->qk_norm = c->arch == WGT_ARCH_QWEN3;
+    c->qkv_bias = wgt_gguf_tensor_find(g, "blk.0.attn_q.bias") != NULL;
+    c->o_bias = wgt_gguf_tensor_find(g, "blk.0.attn_output.bias") != NULL;
+    char k[160];
+    const char *stype = NULL;
+    snprintf(k, sizeof k, "%s.rope.scaling.type", arch);
+    if (wgt_gguf_find(g, k)) TRY(wgt_gguf_get_str(g, k, &stype));
+    if (stype && !strcmp(stype, "linear")) c->rope.scaling = WGT_ROPE_LINEAR;
+    else if (stype && !strcmp(stype, "yarn")) c->rope.scaling = WGT_ROPE_YARN;
+    else if (stype && !strcmp(stype, "llama3")) c->rope.scaling = WGT_ROPE_LLAMA3;
+    TRY(gguf_float(g, arch, "rope.scaling.factor", 0, &c->rope.factor));
+    TRY(gguf_float(g, arch, "rope.scaling.low_freq_factor", 1, &c->rope.low_freq_factor));
+    TRY(gguf_float(g, arch, "rope.scaling.high_freq_factor", 4, &c->rope.high_freq_factor));
+    TRY(gguf_float(g, arch, "rope.scaling.original_context_length", 0, &c->rope.original_max_position));
+    c->rope.truncate = 1;
+    const wgt_gguf_tensor *rf = wgt_gguf_tensor_find(g, "rope_freqs.weight");
+    if (rf && c->rope.scaling == WGT_ROPE_NONE && rf->type == WGT_FTYPE_F32) llama3_from_factors(rf, c);
+    int64_t v;
+    c->bos = wgt_gguf_find(g, "tokenizer.ggml.bos_token_id") && !wgt_gguf_get_int(g, "tokenizer.ggml.bos_token_id", &v)
+                 ? (int32_t)v : -1;
+    if (wgt_gguf_find(g, "tokenizer.ggml.eos_token_id") && !wgt_gguf_get_int(g, "tokenizer.ggml.eos_token_id", &v))
+        c->eos[c->n_eos++] = (int32_t)v;
+    if (c->n_heads <= 0 || c->n_kv_heads <= 0 || c->n_heads % c->n_kv_heads)
+        return wgt_error(WGT_ERR_FORMAT, "%s: %lld heads and %lld kv heads do not fit", path, (long long)c->n_heads,
+                         (long long)c->n_kv_heads);
+    return WGT_OK;
+}
+
+static wgt_status load_gguf_weights(wgt_model *m, const source *src)
+{
+    const wgt_model_config *c = &m->cfg;
+    wgt_status st;
+    char name[256];
+    TRY(load_weight(m, src, "token_embd.weight", 0, &m->tok_emb));
+    TRY(load_weight(m, src, "output_norm.weight", 0, &m->out_norm));
+    TRY(load_weight(m, src, "output_norm.bias", 1, &m->out_norm_b));
+    TRY(load_weight(m, src, "output.weight", 1, &m->lm_head));
+    TRY(load_weight(m, src, "position_embd.weight", c->arch != WGT_ARCH_GPT2, &m->pos_emb));
+    for (int64_t i = 0; i < c->n_layers; i++) {
+        wgt_layer_weights *L = &m->layers[i];
+#define W(field, fmt, opt)                                                                         \
+    snprintf(name, sizeof name, "blk.%lld." fmt, (long long)i);                                    \
+    TRY(load_weight(m, src, name, opt, &L->field))
+        W(attn_norm, "attn_norm.weight", 0);
+        W(attn_norm_b, "attn_norm.bias", 1);
+        W(wo, "attn_output.weight", 0);
+        W(bo, "attn_output.bias", 1);
+        W(ffn_norm, "ffn_norm.weight", 0);
+        W(ffn_norm_b, "ffn_norm.bias", 1);
+        W(w_up, "ffn_up.weight", 0);
+        W(b_up, "ffn_up.bias", 1);
+        W(w_down, "ffn_down.weight", 0);
+        W(b_down, "ffn_down.bias", 1);
+        W(w_gate, "ffn_gate.weight", c->arch == WGT_ARCH_GPT2);
+        W(q_norm, "attn_q_norm.weight", !c->qk_norm);
+        W(k_norm, "attn_k_norm.weight", !c->qk_norm);
+        if (c->arch == WGT_ARCH_GPT2) {
+            wgt_tensor *qkv, *qkv_b;
+            snprintf(name, sizeof name, "blk.%lld.attn_qkv.weight", (long long)i);
+            TRY(load_weight(m, src, name, 0, &qkv));
+            snprintf(name, sizeof name, "blk.%lld.attn_qkv.bias", (long long)i);
+            TRY(load_weight(m, src, name, 0, &qkv_b));
+            TRY(wgt_tensor_narrow(qkv, 0, 0, c->dim, &L->wq));
+            TRY(wgt_tensor_narrow(qkv, 0, c->dim, c->dim, &L->wk));
+            TRY(wgt_tensor_narrow(qkv, 0, 2 * c->dim, c->dim, &L->wv));
+            TRY(wgt_tensor_narrow(qkv_b, 0, 0, c->dim, &L->bq));
+            TRY(wgt_tensor_narrow(qkv_b, 0, c->dim, c->dim, &L->bk));
+            TRY(wgt_tensor_narrow(qkv_b, 0, 2 * c->dim, c->dim, &L->bv));
+            wgt_tensor_free(qkv);
+            wgt_tensor_free(qkv_b);
+        } else {
+            W(wq, "attn_q.weight", 0);
+            W(wk, "attn_k.weight", 0);
+            W(wv, "attn_v.weight", 0);
+            W(bq, "attn_q.bias", !c->qkv_bias);
+            W(bk, "attn_k.bias", !c->qkv_bias);
+            W(bv, "attn_v.bias", !c->qkv_bias);
+        }
+#undef W
+    }
+    return WGT_OK;
+}
+
+/* ---- the model ------------------------------------------------------------------------------ */
+
+static int is_dir(const char *p)
+{
+    struct stat sb;
+    return stat(p, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+static wgt_status alloc_cache(wgt_model *m, int64_t max_ctx)
+{
+    const wgt_model_config *c = &m->cfg;
+    if (max_ctx <= 0 || (c->max_pos > 0 && max_ctx > c->max_pos)) max_ctx = c->max_pos > 0 ? c->max_pos : 2048;
+    if (max_ctx > 4096) max_ctx = 4096;
+    m->max_ctx = max_ctx;
+    int64_t shape[3] = {c->n_kv_heads, max_ctx, c->head_dim};
+    wgt_status st;
+    for (int64_t i = 0; i < c->n_layers; i++) {
+        TRY(wgt_tensor_zeros(m->ctx, WGT_F32, 3, shape, &m->layers[i].k_cache));
+        TRY(wgt_tensor_zeros(m->ctx, WGT_F32, 3, shape, &m->layers[i].v_cache));
+    }
+    return WGT_OK;
+}
+
+wgt_status wgt_model_load(wgt_context *ctx, const char *path, int64_t max_ctx, wgt_model **out)
+{
+    if (!ctx || !path || !out) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_model_load: NULL argument");
+    *out = NULL;
+    wgt_model *m = calloc(1, sizeof *m);
+    if (!m) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory");
+    m->ctx = ctx;
+    source src = {0};
+    src.path = path;
+    wgt_status st;
+    if (is_dir(path)) {
+        wgt_hf_config h;
+        if ((st = wgt_hf_config_load(path, &h)) || (st = config_from_hf(&h, path, &m->cfg))) goto fail;
+        if ((st = wgt_safetensors_open(path, &src.st))) goto fail;
+    } else {
+        if ((st = wgt_gguf_open(path, &src.gguf)) || (st = config_from_gguf(src.gguf, path, &m->cfg))) goto fail;
+    }
+    m->layers = calloc((size_t)m->cfg.n_layers, sizeof *m->layers);
+    if (!m->layers) {
+        st = wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory");
+        goto fail;
+    }
+    if (src.gguf) st = load_gguf_weights(m, &src);
+    else if (m->cfg.arch == WGT_ARCH_GPT2) st = load_hf_gpt2(m, &src);
+    else st = load_hf_llama(m, &src);
+    if (st) goto fail;
+    if (!m->lm_head) m->lm_head = wgt_tensor_ref(m->tok_emb);
+    if ((st = alloc_cache(m, max_ctx))) goto fail;
+    /* The tokenizer, when the model carries one (a failure here is only a note: ids still work). */
+    if (src.gguf) {
+        if (wgt_gguf_find(src.gguf, "tokenizer.ggml.model") && wgt_tokenizer_from_gguf(src.gguf, path, &m->tok))
+            fprintf(stderr, "wgt: note: the model's tokenizer could not be read: %s\n", wgt_errmsg());
+    } else if (wgt_tokenizer_open(path, &m->tok)) {
+        m->tok = NULL;
+    }
+    wgt_safetensors_free(src.st);
+    wgt_gguf_free(src.gguf);
+    *out = m;
+    return WGT_OK;
+fail: {
+    char msg[2048];
+    snprintf(msg, sizeof msg, "%s", wgt_errmsg());
+    wgt_safetensors_free(src.st);
+    wgt_gguf_free(src.gguf);
+    wgt_model_free(m);
+    return wgt_error(st, "%s", msg);
+}
+}
+
+void wgt_model_free(wgt_model *m)
+{
+    if (!m) return;
+    wgt_tensor *top[] = {m->tok_emb, m->pos_emb, m->out_norm, m->out_norm_b, m->lm_head};
+    for (size_t i = 0; i < sizeof top / sizeof top[0]; i++) wgt_tensor_free(top[i]);
+    for (int64_t i = 0; m->layers && i < m->cfg.n_layers; i++) {
+        wgt_layer_weights *L = &m->layers[i];
+        wgt_tensor *ts[] = {L->attn_norm, L->attn_norm_b, L->wq, L->wk, L->wv, L->wo, L->bq, L->bk, L->bv, L->bo,
+                            L->q_norm, L->k_norm, L->ffn_norm, L->ffn_norm_b, L->w_gate, L->w_up, L->w_down,
+                            L->b_up, L->b_down, L->k_cache, L->v_cache};
+        for (size_t j = 0; j < sizeof ts / sizeof ts[0]; j++) wgt_tensor_free(ts[j]);
+    }
+    free(m->layers);
+    wgt_tokenizer_free(m->tok);
+    free(m);
+}

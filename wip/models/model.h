@@ -1,0 +1,94 @@
+/* Decoder-only language models as builders over ops: llama (Llama 2/3, TinyLlama, SmolLM2, Mistral
+ * without sliding window), qwen2 (q/k/v biases), qwen3 (q/k RMS norms), gpt2 (learned positions,
+ * LayerNorm, GELU-tanh, Conv1D weights). Weights from a Hugging Face directory or a GGUF file. */
+#ifndef WGT_MODELS_MODEL_H
+#define WGT_MODELS_MODEL_H
+
+#include "cpu/cpu.h"
+#include "ops/api.h"
+#include "models/shim.h"
+#include "wgt.h"
+
+typedef struct wgt_model wgt_model;
+
+typedef enum wgt_arch { WGT_ARCH_LLAMA, WGT_ARCH_QWEN2, WGT_ARCH_QWEN3, WGT_ARCH_GPT2 } wgt_arch;
+
+typedef struct wgt_model_config {
+    wgt_arch arch;
+    int64_t dim;        /* hidden size */
+    int64_t n_layers;
+    int64_t n_heads;
+    int64_t n_kv_heads;
+    int64_t head_dim;
+    int64_t ffn;        /* intermediate size */
+    int64_t vocab;
+    int64_t max_pos;
+    double norm_eps;
+    int rms;            /* RMSNorm (else LayerNorm with bias) */
+    int tied;           /* lm_head = token embedding */
+    int qkv_bias;       /* q/k/v projections carry biases */
+    int o_bias, mlp_bias;
+    int qk_norm;        /* qwen3: RMSNorm over head_dim of q and k */
+    int rope_interleaved; /* GGUF llama weights are permuted for interleaved pairs */
+    wgt_rope_params rope;
+    int32_t bos;        /* -1 if none */
+    int32_t eos[8];
+    int n_eos;
+} wgt_model_config;
+
+typedef struct wgt_layer_weights {
+    wgt_tensor *attn_norm, *attn_norm_b;  /* [dim] */
+    wgt_tensor *wq, *wk, *wv, *wo;        /* [out, in] row-major, or transposed views (gpt2) */
+    wgt_tensor *bq, *bk, *bv, *bo;        /* [out] or NULL */
+    wgt_tensor *q_norm, *k_norm;          /* [head_dim] (qwen3) */
+    wgt_tensor *ffn_norm, *ffn_norm_b;    /* [dim] */
+    wgt_tensor *w_gate, *w_up, *w_down;   /* [ffn, dim], [ffn, dim], [dim, ffn]; gpt2: no gate */
+    wgt_tensor *b_up, *b_down;            /* gpt2 */
+    wgt_tensor *k_cache, *v_cache;        /* [n_kv_heads, max_ctx, head_dim] f32 */
+} wgt_layer_weights;
+
+struct wgt_model {
+    wgt_context *ctx;
+    wgt_model_config cfg;
+    wgt_tensor *tok_emb;                  /* [vocab, dim] */
+    wgt_tensor *pos_emb;                  /* [max_pos, dim] (gpt2) */
+    wgt_tensor *out_norm, *out_norm_b;    /* [dim] */
+    wgt_tensor *lm_head;                  /* [vocab, dim] (tok_emb when tied) */
+    wgt_layer_weights *layers;            /* [n_layers] */
+    int64_t max_ctx;                      /* KV cache length */
+    int64_t n_past;                       /* tokens in the cache */
+    wgt_tokenizer *tok;                   /* NULL when the model has none */
+    uint64_t weight_bytes;                /* bytes of weights on the device */
+};
+
+/* ---- public surface (to move into include/wgt.h) ---- */
+typedef struct wgt_sampling {
+    float temperature;    /* 0: greedy */
+    int top_k;            /* 0: off */
+    float top_p;          /* 0 or 1: off */
+    float min_p;          /* 0: off */
+    float repeat_penalty; /* 1 or 0: off */
+    uint64_t seed;
+    int ignore_eos;
+} wgt_sampling;
+
+typedef struct wgt_generate_stats {
+    int64_t n_prompt, n_generated;
+    double prefill_seconds, decode_seconds;
+    uint64_t submits, dispatches;
+} wgt_generate_stats;
+
+/* Called with each new token; return non-zero to stop. */
+typedef int (*wgt_token_fn)(int32_t token, void *user);
+
+/* Load from a Hugging Face directory or a GGUF file; max_ctx: KV cache length (0: the model's,
+ * at most 4096). */
+wgt_status wgt_model_load(wgt_context *ctx, const char *path, int64_t max_ctx, wgt_model **out);
+void wgt_model_free(wgt_model *m);
+/* L new tokens after the n_past in the cache; logits [1, vocab] of the last one (all: [L, vocab]). */
+wgt_status wgt_model_forward(wgt_model *m, const int32_t *ids, int64_t L, int all_logits, wgt_tensor **logits);
+void wgt_model_reset(wgt_model *m);
+wgt_status wgt_model_generate(wgt_model *m, const int32_t *prompt, int64_t n_prompt, int64_t n_new,
+                              const wgt_sampling *sp, wgt_token_fn on_token, void *user, wgt_generate_stats *stats);
+
+#endif

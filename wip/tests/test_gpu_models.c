@@ -1,0 +1,152 @@
+/* Models against Hugging Face transformers: for every fixture in tests/fixtures/hf/<arch>/, the
+ * greedy continuation of each prompt must equal transformers' token for token, and the first-step
+ * logits must agree within a tolerance; then the same through GGUF conversions (f32, f16) made by
+ * `wgt convert`. Fixtures come from tools/make_fixtures.py (transformers 5.17, f32, CPU). */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/model.h"
+#include "support/check.h"
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc(n + 1);
+    if (s && fread(s, 1, n, f) != (size_t)n) s[0] = 0;
+    if (s) s[n] = 0;
+    fclose(f);
+    return s;
+}
+
+static int ids_of(const cJSON *arr, int32_t *out, int cap)
+{
+    int n = 0;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, arr) if (n < cap) out[n++] = (int32_t)it->valuedouble;
+    return n;
+}
+
+typedef struct collect {
+    int32_t ids[256];
+    int n;
+} collect;
+
+static int on_tok(int32_t id, void *u)
+{
+    collect *c = u;
+    if (c->n < 256) c->ids[c->n++] = id;
+    return 0;
+}
+
+/* Run every case of the fixture against the model at path; logits tolerance atol. */
+static void check_model(wgt_context *ctx, const char *label, const char *path, const cJSON *fx, double atol,
+                        int check_tokens)
+{
+    wgt_model *m;
+    wgt_status st = wgt_model_load(ctx, path, 0, &m);
+    CHECK(st == WGT_OK, "%s: load %s: %s", label, path, wgt_errmsg());
+    if (st) return;
+    const cJSON *cases = cJSON_GetObjectItem(fx, "cases"), *c;
+    int ncase = 0;
+    cJSON_ArrayForEach(c, cases)
+    {
+        int32_t prompt[256], want[256];
+        int np = ids_of(cJSON_GetObjectItem(c, "prompt_ids"), prompt, 256);
+        int nw = ids_of(cJSON_GetObjectItem(c, "greedy_ids"), want, 256);
+        /* first-step logits */
+        wgt_model_reset(m);
+        wgt_tensor *lg;
+        st = wgt_model_forward(m, prompt, np, 0, &lg);
+        CHECK(st == WGT_OK, "%s case %d: forward: %s", label, ncase, wgt_errmsg());
+        if (!st) {
+            int64_t V = m->cfg.vocab;
+            float *got = malloc(V * sizeof(float));
+            MUST(wgt_tensor_to_host(lg, got, V * sizeof(float)));
+            const cJSON *ref = cJSON_GetObjectItem(c, "first_step_logits"), *r;
+            int64_t i = 0;
+            double worst = 0;
+            cJSON_ArrayForEach(r, ref)
+            {
+                if (i < V) {
+                    double d = fabs(got[i] - r->valuedouble);
+                    if (!(d <= worst)) worst = d;
+                }
+                i++;
+            }
+            CHECK(i == V, "%s: fixture has %lld logits, model vocab %lld", label, (long long)i, (long long)V);
+            CHECK(worst <= atol, "%s case %d: first-step logits differ by up to %g (tolerance %g)", label, ncase,
+                  worst, atol);
+            free(got);
+            wgt_tensor_free(lg);
+        }
+        if (check_tokens) {
+            wgt_sampling sp = {0};
+            sp.ignore_eos = 1;
+            collect col = {0};
+            st = wgt_model_generate(m, prompt, np, nw, &sp, on_tok, &col, NULL);
+            CHECK(st == WGT_OK, "%s case %d: generate: %s", label, ncase, wgt_errmsg());
+            int same = col.n == nw && !memcmp(col.ids, want, nw * sizeof(int32_t));
+            CHECK(same, "%s case %d: greedy ids differ from transformers' (%d of %d tokens generated)", label, ncase,
+                  col.n, nw);
+            if (!same)
+                for (int k = 0; k < nw && k < col.n; k++)
+                    if (col.ids[k] != want[k]) {
+                        fprintf(stderr, "  first difference at token %d: wgt %d, transformers %d\n", k, col.ids[k],
+                                want[k]);
+                        break;
+                    }
+        }
+        ncase++;
+    }
+    CHECK(ncase >= 3, "%s: only %d cases", label, ncase);
+    wgt_model_free(m);
+}
+
+int main(void)
+{
+    const char *root = getenv("WGT_ROOT") ? getenv("WGT_ROOT") : ".";
+    const char *build = getenv("WGT_BUILD") ? getenv("WGT_BUILD") : "build";
+    const char *wgt = getenv("WGT_BIN") ? getenv("WGT_BIN") : "build/wgt";
+    const char *archs[] = {"llama", "qwen2", "qwen3", "gpt2", "mistral"};
+    wgt_context *ctx;
+    MUST(wgt_context_create(NULL, &ctx));
+    for (size_t a = 0; a < sizeof archs / sizeof archs[0]; a++) {
+        char dir[1024], path[1200], label[128];
+        snprintf(dir, sizeof dir, "%s/tests/fixtures/hf/%s", root, archs[a]);
+        snprintf(path, sizeof path, "%s/fixture.json", dir);
+        char *text = slurp(path);
+        CHECK(text != NULL, "missing fixture %s", path);
+        if (!text) continue;
+        cJSON *fx = cJSON_Parse(text);
+        free(text);
+        CHECK(fx != NULL, "%s: not JSON", path);
+        if (!fx) continue;
+        /* f32 checkpoint, computed in f32: logits agree to float rounding */
+        snprintf(label, sizeof label, "%s (HF)", archs[a]);
+        check_model(ctx, label, dir, fx, 2e-3, 1);
+        /* GGUF conversions by our own converter, read back by our loader */
+        const char *types[] = {"f32", "f16"};
+        for (int t = 0; t < 2; t++) {
+            char gguf[1200], cmd[4096];
+            snprintf(gguf, sizeof gguf, "%s/test-%s-%s.gguf", build, archs[a], types[t]);
+            snprintf(cmd, sizeof cmd, "'%s' convert '%s' '%s' --type %s >/dev/null 2>&1", wgt, dir, gguf, types[t]);
+            int rc = system(cmd);
+            CHECK(rc == 0, "%s: wgt convert --type %s failed", archs[a], types[t]);
+            if (rc) continue;
+            snprintf(label, sizeof label, "%s (GGUF %s)", archs[a], types[t]);
+            /* f16 weights move logits by about 1e-2 here; the fixtures' greedy margins are >= 0.1 */
+            check_model(ctx, label, gguf, fx, t == 0 ? 2e-3 : 5e-2, 1);
+            remove(gguf);
+        }
+        cJSON_Delete(fx);
+    }
+    wgt_context_free(ctx);
+    return test_finish("test_gpu_models");
+}
