@@ -100,3 +100,26 @@ write('config', 'llama.json', json.dumps(llama, indent=1).encode())
 write('config', 'gpt2.json', json.dumps(gpt2).encode())
 write('config', 'qwen2.json', json.dumps(qwen2).encode())
 write('config', 'generation.json', json.dumps(gen).encode())
+
+
+# tokenizer files for fuzz_tokenizer (first byte: 0 tokenizer.model, 1 tokenizer.json, 2 vocab.json NUL merges.txt)
+def varint(v):
+    out = b''
+    while True:
+        b = v & 0x7f; v >>= 7
+        out += bytes([b | (0x80 if v else 0)])
+        if not v: return out
+def field(num, wt, payload):
+    return varint(num << 3 | wt) + payload
+def ld(num, b):
+    return field(num, 2, varint(len(b)) + b)
+pieces = [('<unk>', 0.0, 2), ('<s>', 0.0, 3), ('</s>', 0.0, 3), ('<0x0A>', 0.0, 6), ('\u2581the', -1.5, 1), ('a', -2.0, 1)]
+spm = b''.join(ld(1, ld(1, p.encode()) + field(2, 5, struct.pack('<f', sc)) + field(3, 0, varint(t))) for p, sc, t in pieces)
+spm += ld(2, field(3, 0, varint(2)) + field(40, 0, varint(0)) + field(41, 0, varint(1)) + field(42, 0, varint(2)))
+spm += ld(3, field(3, 0, varint(1)))
+write('tokenizer', 'spm.bin', b'\0' + spm)
+tj = {"added_tokens": [{"id": 5, "content": "<|end|>", "special": True}],
+      "model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2, "\u0120": 3, "\u0120a": 4},
+                "merges": ["a b", ["\u0120", "a"]]}}
+write('tokenizer', 'tokenizer_json.bin', b'\1' + json.dumps(tj).encode())
+write('tokenizer', 'gpt2_files.bin', b'\2' + json.dumps({"a": 0, "b": 1, "ab": 2}).encode() + b'\0#version: 0.2\na b\n')

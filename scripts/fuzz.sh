@@ -3,7 +3,7 @@
 # (default 60), one after another, starting from the seed corpus in fuzz/corpus/<target>/.
 # New inputs go to $BUILD/fuzz/work/<target>/ (not committed); a crash stops the run with its
 # input under $BUILD/fuzz/crashes/ and a non-zero exit: turn it into a regression test.
-# Usage: scripts/fuzz.sh [target...]   (targets: gguf safetensors config; default all)
+# Usage: scripts/fuzz.sh [target...]   (targets: gguf safetensors config tokenizer; default all)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -12,7 +12,7 @@ CC=${FUZZ_CC:-clang-14}
 command -v "$CC" >/dev/null || CC=clang
 out=$BUILD/fuzz
 mkdir -p "$out/crashes"
-targets=${*:-gguf safetensors config}
+targets=${*:-gguf safetensors config tokenizer}
 flags="-g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
   -Iinclude -Isrc -DWGT_VERSION_STRING=\"fuzz\""
 lib_sources="src/core/error.c $(ls src/io/*.c src/quant/*.c)"

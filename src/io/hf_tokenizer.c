@@ -112,6 +112,7 @@ static wgt_status load_spm(const char *path, vocab *v)
     wgt_map m;
     wgt_status st = wgt_map_open(path, &m);
     if (st) return st;
+    if (!m.size) return wgt_error(WGT_ERR_FORMAT, "%s: empty file: not a SentencePiece model", path);
     pb b = {m.data, m.data + m.size}, sub;
     uint32_t f;
     int wt, bad = 0;
@@ -173,8 +174,14 @@ static wgt_status fill_vocab(const cJSON *vj, const cJSON *added, vocab *v, cons
         if (!wgt_json_uint(e, &id)) return wgt_error(WGT_ERR_FORMAT, "%s: token '%.64s' has no valid id", path, e->string);
         if (id + 1 > n) n = id + 1;
     }
-    for (const cJSON *e = added ? added->child : NULL; e; e = e->next)
+    uint64_t entries = (uint64_t)cJSON_GetArraySize(vj);
+    for (const cJSON *e = added ? added->child : NULL; e; e = e->next, entries++)
         if (wgt_json_uint(cJSON_GetObjectItemCaseSensitive(e, "id"), &id) && id + 1 > n) n = id + 1;
+    /* ids are dense in real vocabularies (a few holes at most): a tiny file must not make us
+     * build millions of placeholder tokens */
+    if (n > entries + 1024)
+        return wgt_error(WGT_ERR_FORMAT, "%s: token ids run up to %llu for only %llu tokens", path,
+                         (unsigned long long)n - 1, (unsigned long long)entries);
     wgt_status st = vocab_alloc(v, n, path);
     for (const cJSON *e = vj->child; !st && e; e = e->next) {
         wgt_json_uint(e, &id);
@@ -255,6 +262,10 @@ static wgt_status load_gpt2_files(const char *vocab_path, const char *merges_pat
     cJSON_Delete(j);
     wgt_map m;
     if (st || (st = wgt_map_open(merges_path, &m))) return st;
+    if (!m.size) {
+        wgt_map_close(&m);
+        return wgt_error(WGT_ERR_FORMAT, "%s: empty file: no merges", merges_path);
+    }
     uint64_t lines = 1;
     for (uint64_t i = 0; i < m.size; i++) lines += m.data[i] == '\n';
     if (!(v->merges = calloc((size_t)lines, sizeof *v->merges))) st = wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s", merges_path);
