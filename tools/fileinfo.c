@@ -57,9 +57,11 @@ static void print_value(const wgt_gguf_value *v)
     const char *s;
     if (t == WGT_GGUF_STRING) {
         wgt_gguf_value_str(v, &s, &len);
-        printf("\"%.*s\"%s", len > 80 ? 80 : (int)len, s, len > 80 ? "..." : "");
-        for (uint64_t k = 0; k < len && k < 80; k++)
-            if (s[k] == '\n') break;
+        putchar('"');
+        for (uint64_t k = 0; k < len && k < 80; k++) /* one line: chat templates hold newlines */
+            if (s[k] == '\n') fputs("\\n", stdout);
+            else putchar(s[k]);
+        printf("\"%s", len > 80 ? "..." : "");
     } else if (t == WGT_GGUF_ARRAY) {
         wgt_gguf_type e = wgt_gguf_array_type(v);
         uint64_t n = wgt_gguf_array_len(v);
