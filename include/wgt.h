@@ -633,6 +633,51 @@ wgt_status wgt_tokenizer_apply_chat_template(const wgt_tokenizer *tok, const wgt
                                              size_t n_msgs, int add_generation_prompt,
                                              const char *template_override, char **text);
 
+/* ------------------------------------------------------------------------------------------------
+ * Language models (src/models): llama (Llama 2/3, TinyLlama, SmolLM2, Mistral), qwen2, qwen3, gpt2,
+ * from a Hugging Face directory (config.json + safetensors, sharded or not), a GGUF file, or a
+ * config.json alone (random f16 weights of that shape, for benchmarks).
+ * --------------------------------------------------------------------------------------------- */
+
+typedef struct wgt_model wgt_model;
+
+typedef struct wgt_sampling {
+    float temperature;    /* 0: greedy */
+    int top_k;            /* 0: off */
+    float top_p;          /* 0 or 1: off */
+    float min_p;          /* 0: off */
+    float repeat_penalty; /* 1 or 0: off */
+    uint64_t seed;
+    int ignore_eos;
+} wgt_sampling;
+
+typedef struct wgt_generate_stats {
+    int64_t n_prompt, n_generated;
+    double prefill_seconds, decode_seconds;
+    uint64_t submits, dispatches;
+} wgt_generate_stats;
+
+/* Called with each new token; return non-zero to stop. */
+typedef int (*wgt_token_fn)(int32_t token, void *user);
+
+/* Load from a Hugging Face directory or a GGUF file; max_ctx: KV cache length (0: the model's,
+ * at most 4096). */
+wgt_status wgt_model_load(wgt_context *ctx, const char *path, int64_t max_ctx, wgt_model **out);
+void wgt_model_free(wgt_model *m);
+/* L new tokens after the n_past in the cache; logits [1, vocab] of the last one (all: [L, vocab]). */
+wgt_status wgt_model_forward(wgt_model *m, const int32_t *ids, int64_t L, int all_logits, wgt_tensor **logits);
+void wgt_model_reset(wgt_model *m);
+wgt_status wgt_model_generate(wgt_model *m, const int32_t *prompt, int64_t n_prompt, int64_t n_new,
+                              const wgt_sampling *sp, wgt_token_fn on_token, void *user, wgt_generate_stats *stats);
+
+/* The model's tokenizer (NULL when it has none); owned by the model. */
+wgt_tokenizer *wgt_model_tokenizer(const wgt_model *m);
+/* Vocabulary size, layers, hidden size; the architecture name ("llama", ...). */
+int64_t wgt_model_vocab(const wgt_model *m);
+const char *wgt_model_arch(const wgt_model *m);
+/* Bytes of weights on the device. */
+uint64_t wgt_model_weight_bytes(const wgt_model *m);
+
 #ifdef __cplusplus
 }
 #endif

@@ -98,9 +98,3 @@ int cmd_info(int argc, char **argv)
     return st ? 1 : 0;
 }
 
-/* Until the model-file reader lands (tools/fileinfo.c defines the real one). */
-__attribute__((weak)) int cmd_info_file(int argc, char **argv)
-{
-    fprintf(stderr, "wgt info: this build cannot read model files yet\n");
-    return 1;
-}

@@ -6,10 +6,9 @@
 
 #include "cpu/cpu.h"
 #include "ops/api.h"
-#include "models/shim.h"
+#include "models/bridge.h"
 #include "wgt.h"
 
-typedef struct wgt_model wgt_model;
 
 typedef enum wgt_arch { WGT_ARCH_LLAMA, WGT_ARCH_QWEN2, WGT_ARCH_QWEN3, WGT_ARCH_GPT2 } wgt_arch;
 
@@ -60,35 +59,5 @@ struct wgt_model {
     wgt_tokenizer *tok;                   /* NULL when the model has none */
     uint64_t weight_bytes;                /* bytes of weights on the device */
 };
-
-/* ---- public surface (to move into include/wgt.h) ---- */
-typedef struct wgt_sampling {
-    float temperature;    /* 0: greedy */
-    int top_k;            /* 0: off */
-    float top_p;          /* 0 or 1: off */
-    float min_p;          /* 0: off */
-    float repeat_penalty; /* 1 or 0: off */
-    uint64_t seed;
-    int ignore_eos;
-} wgt_sampling;
-
-typedef struct wgt_generate_stats {
-    int64_t n_prompt, n_generated;
-    double prefill_seconds, decode_seconds;
-    uint64_t submits, dispatches;
-} wgt_generate_stats;
-
-/* Called with each new token; return non-zero to stop. */
-typedef int (*wgt_token_fn)(int32_t token, void *user);
-
-/* Load from a Hugging Face directory or a GGUF file; max_ctx: KV cache length (0: the model's,
- * at most 4096). */
-wgt_status wgt_model_load(wgt_context *ctx, const char *path, int64_t max_ctx, wgt_model **out);
-void wgt_model_free(wgt_model *m);
-/* L new tokens after the n_past in the cache; logits [1, vocab] of the last one (all: [L, vocab]). */
-wgt_status wgt_model_forward(wgt_model *m, const int32_t *ids, int64_t L, int all_logits, wgt_tensor **logits);
-void wgt_model_reset(wgt_model *m);
-wgt_status wgt_model_generate(wgt_model *m, const int32_t *prompt, int64_t n_prompt, int64_t n_new,
-                              const wgt_sampling *sp, wgt_token_fn on_token, void *user, wgt_generate_stats *stats);
 
 #endif

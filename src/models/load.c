@@ -408,6 +408,78 @@ static wgt_status load_gguf_weights(wgt_model *m, const source *src)
     return WGT_OK;
 }
 
+/* ---- random weights of a configuration (benchmarks without downloads) ------------------------ */
+
+static uint64_t rng_state = 0x853c49e6748fea9bull;
+static float rand_weight(void)
+{
+    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
+    return ((float)(rng_state >> 40) / 16777216.0f - 0.5f) * 0.04f;
+}
+
+/* A [d0, d1] (d1 0: [d0]) tensor of dtype dt: small random values, or ones (norm weights). */
+static wgt_status random_weight(wgt_model *m, wgt_dtype dt, int64_t d0, int64_t d1, int ones, wgt_tensor **out)
+{
+    int64_t n = d0 * (d1 ? d1 : 1), shape[2] = {d0, d1};
+    float *f = malloc((size_t)n * sizeof *f);
+    if (!f) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory for random weights");
+    for (int64_t i = 0; i < n; i++) f[i] = ones ? 1.0f : rand_weight();
+    wgt_tensor *t;
+    wgt_status st = wgt_tensor_from_host(m->ctx, WGT_F32, d1 ? 2 : 1, shape, f, &t);
+    free(f);
+    if (st) return st;
+    if (dt != WGT_F32) {
+        st = wgt_tensor_cast(t, dt, out);
+        wgt_tensor_free(t);
+    } else
+        *out = t;
+    if (!st) m->weight_bytes += (uint64_t)n * wgt_dtype_size(dt);
+    return st;
+}
+
+static wgt_status load_random(wgt_model *m, wgt_dtype dt)
+{
+    const wgt_model_config *c = &m->cfg;
+    wgt_status st;
+    int64_t D = c->dim, F = c->ffn, qd = c->n_heads * c->head_dim, kd = c->n_kv_heads * c->head_dim;
+    TRY(random_weight(m, dt, c->vocab, D, 0, &m->tok_emb));
+    TRY(random_weight(m, WGT_F32, D, 0, 1, &m->out_norm));
+    if (!c->rms) TRY(random_weight(m, WGT_F32, D, 0, 0, &m->out_norm_b));
+    if (c->arch == WGT_ARCH_GPT2) TRY(random_weight(m, dt, c->max_pos, D, 0, &m->pos_emb));
+    if (!c->tied) TRY(random_weight(m, dt, c->vocab, D, 0, &m->lm_head));
+    for (int64_t i = 0; i < c->n_layers; i++) {
+        wgt_layer_weights *L = &m->layers[i];
+        TRY(random_weight(m, WGT_F32, D, 0, 1, &L->attn_norm));
+        TRY(random_weight(m, WGT_F32, D, 0, 1, &L->ffn_norm));
+        if (!c->rms) {
+            TRY(random_weight(m, WGT_F32, D, 0, 0, &L->attn_norm_b));
+            TRY(random_weight(m, WGT_F32, D, 0, 0, &L->ffn_norm_b));
+        }
+        TRY(random_weight(m, dt, qd, D, 0, &L->wq));
+        TRY(random_weight(m, dt, kd, D, 0, &L->wk));
+        TRY(random_weight(m, dt, kd, D, 0, &L->wv));
+        TRY(random_weight(m, dt, D, qd, 0, &L->wo));
+        if (c->qkv_bias) {
+            TRY(random_weight(m, WGT_F32, qd, 0, 0, &L->bq));
+            TRY(random_weight(m, WGT_F32, kd, 0, 0, &L->bk));
+            TRY(random_weight(m, WGT_F32, kd, 0, 0, &L->bv));
+        }
+        if (c->qk_norm) {
+            TRY(random_weight(m, WGT_F32, c->head_dim, 0, 1, &L->q_norm));
+            TRY(random_weight(m, WGT_F32, c->head_dim, 0, 1, &L->k_norm));
+        }
+        if (c->arch != WGT_ARCH_GPT2) TRY(random_weight(m, dt, F, D, 0, &L->w_gate));
+        TRY(random_weight(m, dt, F, D, 0, &L->w_up));
+        TRY(random_weight(m, dt, D, F, 0, &L->w_down));
+        if (c->arch == WGT_ARCH_GPT2) {
+            TRY(random_weight(m, WGT_F32, F, 0, 0, &L->b_up));
+            TRY(random_weight(m, WGT_F32, D, 0, 0, &L->b_down));
+            TRY(random_weight(m, WGT_F32, D, 0, 0, &L->bo));
+        }
+    }
+    return WGT_OK;
+}
+
 /* ---- the model ------------------------------------------------------------------------------ */
 
 static int is_dir(const char *p)
@@ -441,6 +513,37 @@ wgt_status wgt_model_load(wgt_context *ctx, const char *path, int64_t max_ctx, w
     source src = {0};
     src.path = path;
     wgt_status st;
+    size_t plen = strlen(path);
+    if (plen > 5 && !strcmp(path + plen - 5, ".json")) {
+        /* a config.json alone: random weights of that shape in f16 (benchmarks) */
+        wgt_hf_config h;
+        FILE *f = fopen(path, "rb");
+        if (!f) {
+            st = wgt_error(WGT_ERR_NOT_FOUND, "%s: cannot open the configuration", path);
+            goto fail;
+        }
+        char *json = malloc(1 << 20);
+        size_t n = json ? fread(json, 1, (1 << 20) - 1, f) : 0;
+        fclose(f);
+        if (!json) {
+            st = wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory");
+            goto fail;
+        }
+        json[n] = 0;
+        st = wgt_hf_config_parse(json, n, path, &h);
+        free(json);
+        if (!st) st = config_from_hf(&h, path, &m->cfg);
+        if (st) goto fail;
+        m->layers = calloc((size_t)m->cfg.n_layers, sizeof *m->layers);
+        if (!m->layers || (st = load_random(m, WGT_F16))) {
+            if (!st) st = wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory");
+            goto fail;
+        }
+        if (!m->lm_head) m->lm_head = wgt_tensor_ref(m->tok_emb);
+        if ((st = alloc_cache(m, max_ctx))) goto fail;
+        *out = m;
+        return WGT_OK;
+    }
     if (is_dir(path)) {
         wgt_hf_config h;
         if ((st = wgt_hf_config_load(path, &h)) || (st = config_from_hf(&h, path, &m->cfg))) goto fail;
@@ -495,4 +598,14 @@ void wgt_model_free(wgt_model *m)
     free(m->layers);
     wgt_tokenizer_free(m->tok);
     free(m);
+}
+
+wgt_tokenizer *wgt_model_tokenizer(const wgt_model *m) { return m ? m->tok : NULL; }
+int64_t wgt_model_vocab(const wgt_model *m) { return m ? m->cfg.vocab : 0; }
+uint64_t wgt_model_weight_bytes(const wgt_model *m) { return m ? m->weight_bytes : 0; }
+
+const char *wgt_model_arch(const wgt_model *m)
+{
+    static const char *names[] = {"llama", "qwen2", "qwen3", "gpt2"};
+    return m && (unsigned)m->cfg.arch < 4 ? names[m->cfg.arch] : "?";
 }

@@ -3,8 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "models/model.h"
-wgt_tokenizer *wgt_model_tokenizer(const wgt_model *m);
 #include "wgt.h"
 
 typedef struct stream {

@@ -110,7 +110,7 @@ wgt_status wgt_model_generate(wgt_model *m, const int32_t *prompt, int64_t n_pro
         wgt_tensor *lg = NULL, *am = NULL;
         if ((st = wgt_model_forward(m, feed, n_feed, 0, &lg))) goto done;
         if (greedy) {
-            st = wgt_reduce(WGT_REDUCE_ARGMAX, lg, 0, 0, 0, &am);
+            st = mdl_reduce(WGT_REDUCE_ARGMAX, lg, 0, 0, 0, &am);
             if (!st) st = wgt_tensor_to_host(am, &next, sizeof next);
             wgt_tensor_free(am);
         } else {
