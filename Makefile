@@ -14,8 +14,13 @@ build: deps
 	@cmake -S . -B $(BUILD) $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 
+MODEL ?= models/bible-llama.gguf
+PROMPT ?= In the beginning, God created the heavens and the earth.
+
 run: build
 	@$(BUILD)/wgt info
+	@echo
+	@$(BUILD)/wgt generate -m $(MODEL) -p "$(PROMPT)" -n 64 --temp 0.7 --top-p 0.9 --seed 7
 
 test: build
 	@bash tests/run.sh $(BUILD)
