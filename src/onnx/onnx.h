@@ -157,4 +157,18 @@ wgt_status wgt_onnx_run_node(const wgt_onnx_backend *backend, const wgt_onnx_nod
 /* 1 if the executor knows op_type at all (a finer check happens when running). */
 int wgt_onnx_op_known(const char *op_type);
 
+/* ---- Node-test runner (onnx_runner.c) ------------------------------------------------------- */
+
+typedef enum wgt_onnx_result { WGT_ONNX_PASS = 0, WGT_ONNX_FAIL = 1, WGT_ONNX_NA = 2 } wgt_onnx_result;
+
+/* Run the node test in dir (model.onnx and test_data_set_N/) on backend (NULL: the reference):
+ * PASS, FAIL (why: the worst element or the error) or NA (why: the op, attribute or type that is
+ * not mapped; multi-node graphs are NA). op gets the node's op_type. DOUBLE data runs in f32 (why
+ * says so on a PASS). Tolerances are per op (wgt_onnx_tolerance), times tol_scale. */
+wgt_onnx_result wgt_onnx_run_test(const char *dir, const wgt_onnx_backend *backend, double tol_scale,
+                                  char *op, size_t op_size, char *why, size_t why_size);
+/* The tolerance the runner applies to op_type's float outputs, and why (f16/bf16 outputs get at
+ * least 4e-3 relative). */
+void wgt_onnx_tolerance(const char *op_type, double *rtol, double *atol, const char **why);
+
 #endif
