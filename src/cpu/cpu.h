@@ -6,7 +6,9 @@
  *    src/ops/); each function checks the shapes it relies on and returns WGT_ERR_SHAPE /
  *    WGT_ERR_DTYPE / WGT_ERR_INVALID_ARGUMENT with a message instead of crashing.
  *  - Any layout is accepted (strides, offsets, broadcast strides of 0) for inputs and outputs.
- *    Outputs must not overlap inputs unless a function says so.
+ *    Outputs must not overlap inputs, except that elementwise ops (unary, binary, where, lerp,
+ *    addcmul, addcdiv, cast, copy, masked_fill) may write in place over an input of out's layout,
+ *    and scatter/index_add/index_put may take out == self.
  *  - Float math runs in double and is rounded once when stored (f32, f16, bf16: round to nearest
  *    even). Integer math runs exactly in int64 and wraps to the output's width when stored.
  *    An op runs in integers when its inputs and output are all integers (bool counts as one).
