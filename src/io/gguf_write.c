@@ -2,6 +2,7 @@
  * small — and written when the first tensor byte arrives; tensor bytes are streamed to the file
  * as they come, each tensor padded to the alignment, so a file of any size needs no more memory
  * than its header. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,7 +84,7 @@ wgt_status wgt_gguf_writer_create(const char *path, wgt_gguf_writer **out)
         return wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s: writer", path);
     }
     if (!(w->f = fopen(path, "wb"))) {
-        wgt_status st = wgt_error(WGT_ERR_IO, "%s: cannot create: %m", path);
+        wgt_status st = wgt_error(WGT_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
         free(w->path);
         free(w);
         return st;
@@ -378,9 +379,15 @@ wgt_status wgt_gguf_writer_finish(wgt_gguf_writer *w)
         w->current++;
         w->written = 0;
     }
-    if (!st && fflush(w->f)) st = wgt_error(WGT_ERR_IO, "%s: write failed: %m", w->path);
-    if (!st && fclose(w->f)) st = wgt_error(WGT_ERR_IO, "%s: close failed: %m", w->path);
-    if (!st) w->f = NULL;
+    if (!st && fflush(w->f)) st = wgt_error(WGT_ERR_IO, "%s: write failed: %s", w->path, strerror(errno));
+    if (!st) {
+        int rc = fclose(w->f);
+        w->f = NULL;
+        if (rc) {
+            st = wgt_error(WGT_ERR_IO, "%s: close failed: %s", w->path, strerror(errno));
+            remove(w->path);
+        }
+    }
     if (st) w->failed = st;
     return st;
 }

@@ -1,6 +1,7 @@
 /* safetensors writer: tensors declared first (the JSON header needs every offset), then their
  * bytes streamed in declared order. The header is padded with spaces to a multiple of 8 so the
  * data starts aligned, as the reference writer does. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +41,7 @@ wgt_status wgt_st_writer_create(const char *path, wgt_st_writer **out)
         return wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s: writer", path);
     }
     if (!(w->f = fopen(path, "wb"))) {
-        wgt_status st = wgt_error(WGT_ERR_IO, "%s: cannot create: %m", path);
+        wgt_status st = wgt_error(WGT_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
         free(w->path);
         free(w);
         return st;
@@ -173,8 +174,14 @@ wgt_status wgt_st_writer_finish(wgt_st_writer *w)
         w->current++;
         w->written = 0;
     }
-    if (!st && fclose(w->f)) st = wgt_error(WGT_ERR_IO, "%s: close failed: %m", w->path);
-    if (!st) w->f = NULL;
+    if (!st) {
+        int rc = fclose(w->f);
+        w->f = NULL;
+        if (rc) {
+            st = wgt_error(WGT_ERR_IO, "%s: close failed: %s", w->path, strerror(errno));
+            remove(w->path);
+        }
+    }
     if (st) w->failed = st;
     return st;
 }

@@ -85,7 +85,7 @@ static void byte_token(int b, char *out)
 }
 
 static const char *merges[][2] = {{"\xc4\xa0", "t"}, {"h", "e"}, {"\xc4\xa0t", "he"}, {"i", "n"}, {"\xc4\xa0", "a"}, {"a", "t"}};
-static const char *merged[] = {"\xc4\xa0t", "he", "\xc4\xa0the", "in", "\xc4\xa0" "a", "at"};
+static const char *merged[] = {"\xc4\xa0t", "he", "\xc4\xa0the", "in", ("\xc4\xa0" "a"), "at"};
 
 /* A byte-level BPE tokenizer.json: 256 byte tokens, 6 merges, 3 special tokens. */
 static void write_tokenizer_json(const char *dir)
