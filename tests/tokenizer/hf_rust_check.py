@@ -7,6 +7,8 @@ bin/ with wgt + bench_tokenizer + their libraries, llama3/ qwen3/ mistral/ gpt2/
 llama2-tokenizer.model, bible.txt). Not part of the test suite: no such packages here."""
 import json, os, subprocess, sys, time
 
+os.environ["RAYON_NUM_THREADS"] = "1"  # one core, like wgt
+
 d = sys.argv[1]
 env = dict(os.environ, LD_LIBRARY_PATH=os.path.join(d, "bin"))
 wgt = os.path.join(d, "bin", "wgt")
@@ -48,7 +50,6 @@ def report(label, tok, ref_lines, ref_whole, ref_time_lines, ref_time_whole, who
 try:
     import tokenizers
     from tokenizers import Tokenizer, models, pre_tokenizers
-    os.environ["RAYON_NUM_THREADS"] = "1"
     who = f"tokenizers {tokenizers.__version__} (Rust)"
     for name in ["llama3", "qwen3", "mistral"]:
         tj = os.path.join(d, name, "tokenizer.json")
