@@ -529,6 +529,9 @@ static const struct {
     {"GlobalAveragePool", ox_global_pool}, {"GlobalMaxPool", ox_global_pool},
     {"ScatterND", ox_scatter_nd},
     {"NegativeLogLikelihoodLoss", ox_nll_loss}, {"SoftmaxCrossEntropyLoss", ox_nll_loss},
+    {"PRelu", ox_composed_activation}, {"Selu", ox_composed_activation}, {"Celu", ox_composed_activation},
+    {"ThresholdedRelu", ox_composed_activation}, {"Softsign", ox_composed_activation},
+    {"Compress", ox_compress},
 };
 
 static ox_fn find_fn(const char *op)

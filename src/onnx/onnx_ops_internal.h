@@ -82,6 +82,10 @@ wgt_status ox_hardmax(ox *c);
 wgt_status ox_global_pool(ox *c);
 wgt_status ox_scatter_nd(ox *c);
 
+/* Op handlers in onnx_ops_compose.c. */
+wgt_status ox_composed_activation(ox *c);
+wgt_status ox_compress(ox *c);
+
 /* Op handlers in onnx_ops_loss.c. */
 wgt_status ox_nll_loss(ox *c);
 
