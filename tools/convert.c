@@ -120,7 +120,7 @@ static int get_row(const plan *p, int64_t r, float *row, int64_t d)
 
 static void progress(uint64_t done, uint64_t total, int tty)
 {
-    if (!tty || !total) return;
+    if (!tty || !total || done > total) return;
     int w = 40, k = (int)((double)done / (double)total * w);
     fprintf(stderr, "\r[%.*s%*s] %5.1f%%  %llu / %llu MB", k, "========================================", w - k, "",
             100.0 * (double)done / (double)total, (unsigned long long)(done >> 20), (unsigned long long)(total >> 20));
@@ -328,6 +328,8 @@ int cmd_convert(int argc, char **argv)
             if (get_row(p, r, row, head_dim)) goto failed;
             TRY(wgt_quantize(p->type, row, qrow, p->rl));
             TRY(wgt_gguf_writer_write(w, qrow, rb));
+            if (r % 1024 == 1023 && !p->generated) /* large tensors move the bar as they go */
+                progress(done + (uint64_t)((double)p->src->bytes * (double)r / (double)p->nr), total, tty);
         }
         done += p->generated ? 0 : p->src->bytes;
         progress(done, total, tty);
