@@ -43,7 +43,10 @@ bad:
 static void reduce_one(wgt_reduce_op op, const wgt_cpu_tensor *x, int64_t base, const wgt_layout *red,
                        int64_t n, double correction, int int_path, double *f, int64_t *iv, int64_t *arg)
 {
-#define AT(r) (base + wgt_layout_index(red, (r)))
+    /* The common cases, one reduced dim or a dense block, without divisions per element. */
+    int64_t step = red->ndim == 1 ? red->strides[0] : 1;
+    int simple = red->ndim <= 1 || wgt_layout_is_contiguous(red);
+#define AT(r) (simple ? base + (r) * step : base + wgt_layout_index(red, (r)))
     *arg = 0;
     if (int_path) {
         int64_t acc = op == WGT_REDUCE_PROD ? 1 : 0;
