@@ -11,7 +11,9 @@
  *    and scatter/index_add/index_put may take out == self.
  *  - Float math runs in double and is rounded once when stored (f32, f16, bf16: round to nearest
  *    even). Integer math runs exactly in int64 and wraps to the output's width when stored.
- *    An op runs in integers when its inputs and output are all integers (bool counts as one).
+ *    An op runs in integers when its inputs and output are all integers (bool counts as one) and
+ *    it has an integer form; the others (exp, sin, ...) run in double on any input and store
+ *    their result by the rules below.
  *  - Stores from a float value to an integer dtype truncate toward zero, saturate at the dtype's
  *    limits and turn NaN into 0 (PyTorch leaves these cases undefined); to bool: x != 0 (NaN is true).
  *  - Dimensions are given as non-negative indices (callers normalise negative ones); sets of

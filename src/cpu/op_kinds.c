@@ -2,6 +2,7 @@
 #include "cpu/op_kinds.h"
 
 #include <math.h>
+#include <string.h>
 
 #define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -53,6 +54,18 @@ const char *wgt_scan_op_name(wgt_scan_op op) { return NAME_OF(scan_names, op); }
 const char *wgt_scatter_mode_name(wgt_scatter_mode m) { return NAME_OF(scatter_names, m); }
 const char *wgt_pad_mode_name(wgt_pad_mode m) { return NAME_OF(pad_names, m); }
 const char *wgt_rope_scaling_name(wgt_rope_scaling s) { return NAME_OF(rope_names, s); }
+
+static int find(const char *const *table, int n, const char *name)
+{
+    for (int i = 0; name && i < n; i++)
+        if (!strcmp(table[i], name)) return i;
+    return -1;
+}
+
+int wgt_unary_op_from_name(const char *name) { return find(unary_names, WGT_UNARY_COUNT, name); }
+int wgt_binary_op_from_name(const char *name) { return find(binary_names, WGT_BINARY_COUNT, name); }
+int wgt_reduce_op_from_name(const char *name) { return find(reduce_names, WGT_REDUCE_COUNT, name); }
+int wgt_scan_op_from_name(const char *name) { return find(scan_names, WGT_SCAN_COUNT, name); }
 
 wgt_unary_params wgt_unary_params_default(wgt_unary_op op)
 {

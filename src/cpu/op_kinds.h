@@ -167,6 +167,12 @@ const char *wgt_scatter_mode_name(wgt_scatter_mode mode);
 const char *wgt_pad_mode_name(wgt_pad_mode mode);
 const char *wgt_rope_scaling_name(wgt_rope_scaling scaling);
 
+/* The value named name (as the tables above), or -1 when there is none. */
+int wgt_unary_op_from_name(const char *name);
+int wgt_binary_op_from_name(const char *name);
+int wgt_reduce_op_from_name(const char *name);
+int wgt_scan_op_from_name(const char *name);
+
 /* PyTorch's default parameters for op (zeros for ops without parameters). */
 wgt_unary_params wgt_unary_params_default(wgt_unary_op op);
 

@@ -14,10 +14,7 @@ static int failures, compared;
 
 static int find(const char *name, int unary)
 {
-    int n = unary ? WGT_UNARY_COUNT : WGT_BINARY_COUNT;
-    for (int i = 0; i < n; i++)
-        if (!strcmp(unary ? wgt_unary_op_name((wgt_unary_op)i) : wgt_binary_op_name((wgt_binary_op)i), name)) return i;
-    return -1;
+    return unary ? wgt_unary_op_from_name(name) : wgt_binary_op_from_name(name);
 }
 
 static int is_bool_op(const char *name, int unary)
