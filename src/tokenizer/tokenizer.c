@@ -413,6 +413,13 @@ static char *normalize(tok_norm norm, const char *s, size_t n, size_t *out_len)
     char *out = malloc(cap);
     if (!out) return NULL;
     for (size_t i = 0; i < n;) {
+        size_t run = i; /* ASCII that no rule touches is copied as it is */
+        while (run < n && (uint8_t)s[run] < 0x80 && (!nmt || ((uint8_t)s[run] >= 0x20 && s[run] != 0x7F))) run++;
+        if (run > i) {
+            if (buf_put(&out, &k, &cap, s + i, run - i)) goto oom;
+            i = run;
+            continue;
+        }
         const char *repl;
         utf8proc_int32_t cp;
         utf8proc_ssize_t l = utf8proc_iterate((const uint8_t *)s + i, (utf8proc_ssize_t)(n - i), &cp);
