@@ -47,9 +47,9 @@ wgt_status ox_temp(wgt_onnx_tensor *t, wgt_dtype dtype, int ndim, const int64_t 
     t->ndim = ndim;
     t->numel = 1;
     for (int d = 0; d < ndim; d++) {
-        if (dims[d] < 0 || (dims[d] && t->numel > ((int64_t)1 << 36) / dims[d]))
-            return wgt_error(WGT_ERR_LIMIT, "onnx: result dimension %lld is negative or too large",
-                             (long long)dims[d]);
+        if (dims[d] < 0 || (dims[d] && t->numel > ((int64_t)1 << 28) / dims[d]))
+            return wgt_error(WGT_ERR_LIMIT, "onnx: result dimension %lld is negative or makes more "
+                             "than 2^28 elements", (long long)dims[d]);
         t->dims[d] = dims[d], t->numel *= dims[d];
     }
     t->onnx_type = 0;

@@ -130,7 +130,7 @@ wgt_status ox_depth_space(ox *c)
     OX_TRY(ox_need(c, 0, &x));
     if (x->ndim != 4) return wgt_error(WGT_ERR_SHAPE, "%s: input must be [N, C, H, W]", c->node->op_type);
     int64_t b = ox_attr_i(c, "blocksize", 0), N = x->dims[0], C = x->dims[1], H = x->dims[2], W = x->dims[3];
-    if (b <= 0) return wgt_error(WGT_ERR_SHAPE, "%s: blocksize must be positive", c->node->op_type);
+    if (b <= 0 || b > 65536) return wgt_error(WGT_ERR_SHAPE, "%s: blocksize %lld out of range", c->node->op_type, (long long)b);
     int to_space = !strcmp(c->node->op_type, "DepthToSpace");
     int64_t in6[6], odims[4];
     int perm[6];

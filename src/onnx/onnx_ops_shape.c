@@ -274,6 +274,7 @@ wgt_status ox_trilu(ox *c)
     int64_t kv = 0;
     if (k) {
         OX_TRY(ox_need(c, 1, &k));
+        if (k->numel != 1) return wgt_error(WGT_ERR_SHAPE, "Trilu: k must hold one value");
         wgt_cpu_tensor v = ox_view(k);
         kv = wgt_cpu_load_i(&v, 0);
     }
