@@ -138,7 +138,12 @@ int cmd_generate(int argc, char **argv)
         if (!print_ids) printf("%s", prompt);
     }
     stream s = {NULL, print_ids, 1};
-    if (!print_ids && wgt_model_tokenizer(m)) wgt_detokenizer_create(wgt_model_tokenizer(m), 1, &s.detok);
+    if (!print_ids && wgt_model_tokenizer(m) && !wgt_detokenizer_create(wgt_model_tokenizer(m), 1, &s.detok) && prompt)
+        for (int64_t i = 0; i < n_ids; i++) { /* the prompt sets the context (spaces at word starts) */
+            const char *t;
+            size_t l;
+            wgt_detokenizer_push(s.detok, ids[i], &t, &l);
+        }
     wgt_generate_stats gs;
     if (wgt_model_generate(m, ids, n_ids, n_new, &sp, on_token, &s, &gs)) {
         fprintf(stderr, "\nwgt generate: %s\n", wgt_errmsg());

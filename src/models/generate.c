@@ -7,6 +7,7 @@
 
 #include "gpu/gpu.h"
 #include "models/model.h"
+#include "tensor/tensor.h"
 
 static uint64_t splitmix(uint64_t *s)
 {
@@ -85,17 +86,21 @@ wgt_status wgt_model_generate(wgt_model *m, const int32_t *prompt, int64_t n_pro
                               const wgt_sampling *sp, wgt_token_fn on_token, void *user, wgt_generate_stats *stats)
 {
     if (!m || !prompt || n_prompt <= 0 || !sp) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_model_generate: bad argument");
-    wgt_status st;
+    wgt_status st = WGT_OK;
     int64_t V = m->cfg.vocab;
-    int greedy = sp->temperature <= 0 && (sp->repeat_penalty <= 0 || sp->repeat_penalty == 1.0f);
-    float *logits = greedy ? NULL : malloc((size_t)V * sizeof *logits);
-    cand *cs = greedy ? NULL : malloc((size_t)V * sizeof *cs);
-    int32_t *hist = malloc((size_t)(n_prompt + n_new + 1) * sizeof *hist);
-    if ((!greedy && (!logits || !cs)) || !hist) {
-        free(logits), free(cs), free(hist);
-        return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory");
+    /* the device samples; a CPU-reference context samples on the host with the same rules */
+    int on_device = !wgt_ctx_is_cpu(m->ctx);
+    float *logits = on_device ? NULL : malloc((size_t)V * sizeof *logits);
+    cand *cs = on_device ? NULL : malloc((size_t)V * sizeof *cs);
+    int64_t cap = n_prompt + n_new + 1;
+    int32_t *hist = calloc((size_t)cap, sizeof *hist);
+    wgt_tensor *hist_t = NULL;
+    if ((!on_device && (!logits || !cs)) || !hist) {
+        st = wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory");
+        goto done;
     }
     memcpy(hist, prompt, (size_t)n_prompt * sizeof *hist);
+    if (on_device && (st = wgt_tensor_from_host(m->ctx, WGT_I32, 1, &cap, hist, &hist_t))) goto done;
     int64_t n_hist = n_prompt;
     uint64_t rng = sp->seed;
     wgt_generate_stats s = {0};
@@ -105,18 +110,22 @@ wgt_status wgt_model_generate(wgt_model *m, const int32_t *prompt, int64_t n_pro
     wgt_model_reset(m);
     const int32_t *feed = prompt;
     int64_t n_feed = n_prompt;
-    int32_t next = 0;
     for (int64_t step = 0; step < n_new; step++) {
-        wgt_tensor *lg = NULL, *am = NULL;
+        wgt_tensor *lg = NULL, *tok = NULL, *slot = NULL;
+        int32_t next = 0;
         if ((st = wgt_model_forward(m, feed, n_feed, 0, &lg))) goto done;
-        if (greedy) {
-            st = mdl_reduce(WGT_REDUCE_ARGMAX, lg, 0, 0, 0, &am);
-            if (!st) st = wgt_tensor_to_host(am, &next, sizeof next);
-            wgt_tensor_free(am);
+        if (on_device) {
+            st = wgt_sample_gpu(lg, hist_t, n_hist, sp, (uint32_t)step, &tok);
+            /* the id joins the history on the device, then comes back: one submit per token */
+            if (!st && n_hist < cap && !(st = wgt_tensor_narrow(hist_t, 0, n_hist, 1, &slot)))
+                st = wgt_tensor_assign(slot, tok);
+            if (!st) st = wgt_tensor_to_host(tok, &next, sizeof next);
         } else {
             st = wgt_tensor_to_host(lg, logits, (size_t)V * sizeof *logits);
             if (!st) next = sample(logits, V, sp, hist, n_hist, &rng, cs);
         }
+        wgt_tensor_free(slot);
+        wgt_tensor_free(tok);
         wgt_tensor_free(lg);
         if (st) goto done;
         if (step == 0) t_prefill = wgt_now_seconds() - t0;
@@ -127,8 +136,6 @@ wgt_status wgt_model_generate(wgt_model *m, const int32_t *prompt, int64_t n_pro
         feed = &hist[n_hist - 1];
         n_feed = 1;
     }
-    st = WGT_OK;
-done:
     {
         double t1 = wgt_now_seconds();
         wgt_context_memory_stats(m->ctx, &m1);
@@ -139,6 +146,8 @@ done:
         s.dispatches = m1.dispatches - m0.dispatches;
         if (stats) *stats = s;
     }
+done:
+    wgt_tensor_free(hist_t);
     free(logits);
     free(cs);
     free(hist);

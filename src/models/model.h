@@ -60,4 +60,9 @@ struct wgt_model {
     uint64_t weight_bytes;                /* bytes of weights on the device */
 };
 
+/* Draw the next token on the device from logits [1, vocab] f32 with the settings (temperature 0:
+ * the first maximum); hist holds the n_hist ids seen so far (repetition penalty). *out: i32 [1]. */
+wgt_status wgt_sample_gpu(const wgt_tensor *logits, const wgt_tensor *hist, int64_t n_hist, const wgt_sampling *sp,
+                          uint32_t step, wgt_tensor **out);
+
 #endif

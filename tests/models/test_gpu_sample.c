@@ -1,0 +1,139 @@
+/* Sampling on the device against the distribution it should draw from, computed here: repetition
+ * penalty, temperature, top-k, top-p (within top-k), min-p, then softmax over what is kept. A
+ * chi-square test over many draws (a fresh noise stream per step), greedy equal to the argmax, and
+ * the same seed and step giving the same token. */
+#include <math.h>
+#include <string.h>
+
+#include "models/model.h"
+#include "support/check.h"
+
+enum { V = 200, DRAWS = 3000 };
+
+static int by_desc(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* The probability of each token under the settings. */
+static void expected(const float *logits, const int32_t *hist, int nh, const wgt_sampling *sp, double *prob)
+{
+    double x[V], sorted[V];
+    for (int i = 0; i < V; i++) x[i] = logits[i];
+    for (int h = 0; h < nh; h++) {
+        double l = logits[hist[h]];
+        x[hist[h]] = l > 0 ? l / sp->repeat_penalty : l * sp->repeat_penalty;
+    }
+    for (int i = 0; i < V; i++) x[i] /= sp->temperature;
+    double m = -INFINITY;
+    for (int i = 0; i < V; i++) m = fmax(m, x[i]);
+    memcpy(sorted, x, sizeof x);
+    qsort(sorted, V, sizeof(double), by_desc);
+    double t = -INFINITY;
+    int kept = V;
+    if (sp->top_k > 0 && sp->top_k < V) t = sorted[sp->top_k - 1], kept = sp->top_k;
+    if (sp->top_p > 0 && sp->top_p < 1) {
+        double mass = 0, cum = 0;
+        for (int i = 0; i < kept; i++) mass += exp(sorted[i] - m);
+        for (int i = 0; i < kept; i++) {
+            cum += exp(sorted[i] - m);
+            if (cum >= sp->top_p * mass) {
+                t = sorted[i];
+                break;
+            }
+        }
+    }
+    if (sp->min_p > 0) t = fmax(t, m + log(sp->min_p));
+    double z = 0;
+    for (int i = 0; i < V; i++) z += x[i] >= t ? exp(x[i] - m) : 0;
+    for (int i = 0; i < V; i++) prob[i] = x[i] >= t ? exp(x[i] - m) / z : 0;
+}
+
+static void run(wgt_context *ctx, const wgt_sampling *sp, const char *what)
+{
+    float logits[V];
+    for (int i = 0; i < V; i++) logits[i] = (float)(3.0 * sin(i * 1.7) + 0.01 * i);
+    int32_t hist[4] = {3, 17, 17, 150};
+    int64_t shape[2] = {1, V}, hn = 4;
+    wgt_tensor *lt, *ht;
+    MUST(wgt_tensor_from_host(ctx, WGT_F32, 2, shape, logits, &lt));
+    MUST(wgt_tensor_from_host(ctx, WGT_I32, 1, &hn, hist, &ht));
+    double prob[V];
+    expected(logits, hist, 4, sp, prob);
+    long count[V] = {0};
+    for (int d = 0; d < DRAWS; d++) {
+        wgt_tensor *tok;
+        MUST(wgt_sample_gpu(lt, ht, 4, sp, (uint32_t)d, &tok));
+        int32_t id;
+        MUST(wgt_tensor_to_host(tok, &id, sizeof id));
+        wgt_tensor_free(tok);
+        CHECK(id >= 0 && id < V, "%s: token %d out of range", what, id);
+        if (id >= 0 && id < V) count[id]++;
+    }
+    /* chi-square over tokens with expected count >= 5; tokens with probability 0 must never appear */
+    double chi = 0;
+    int bins = 0, impossible = 0;
+    for (int i = 0; i < V; i++) {
+        double e = prob[i] * DRAWS;
+        if (prob[i] == 0) impossible += count[i];
+        else if (e >= 5) {
+            chi += (count[i] - e) * (count[i] - e) / e;
+            bins++;
+        }
+    }
+    /* the 0.1% upper quantile of chi-square with k dof is below k + 3.1 sqrt(2k) + 10 for these k */
+    double limit = (bins - 1) + 3.1 * sqrt(2.0 * (bins - 1)) + 10;
+    CHECK(impossible == 0, "%s: %d draws of tokens the filters remove", what, impossible);
+    CHECK(bins >= 2, "%s: only %d bins", what, bins);
+    CHECK(chi <= limit, "%s: chi-square %.1f over %d bins (limit %.1f)", what, chi, bins, limit);
+    /* reproducible: the same seed and step give the same token */
+    wgt_tensor *a, *b;
+    int32_t ia, ib;
+    MUST(wgt_sample_gpu(lt, ht, 4, sp, 77, &a));
+    MUST(wgt_sample_gpu(lt, ht, 4, sp, 77, &b));
+    MUST(wgt_tensor_to_host(a, &ia, 4));
+    MUST(wgt_tensor_to_host(b, &ib, 4));
+    CHECK(ia == ib, "%s: same seed and step gave %d and %d", what, ia, ib);
+    wgt_tensor_free(a);
+    wgt_tensor_free(b);
+    wgt_tensor_free(lt);
+    wgt_tensor_free(ht);
+}
+
+int main(void)
+{
+    wgt_context *ctx;
+    MUST(wgt_context_create(NULL, &ctx));
+    wgt_sampling sp = {0};
+    sp.seed = 42;
+    sp.repeat_penalty = 1;
+    sp.temperature = 1.0f;
+    run(ctx, &sp, "temperature 1");
+    sp.temperature = 0.7f, sp.top_k = 20;
+    run(ctx, &sp, "top-k 20");
+    sp.top_k = 0, sp.top_p = 0.8f;
+    run(ctx, &sp, "top-p 0.8");
+    sp.top_k = 50, sp.top_p = 0.9f, sp.repeat_penalty = 1.3f;
+    run(ctx, &sp, "top-k 50, top-p 0.9, penalty 1.3");
+    sp.top_k = 0, sp.top_p = 0, sp.min_p = 0.05f, sp.repeat_penalty = 1;
+    run(ctx, &sp, "min-p 0.05");
+    /* greedy: the first maximum */
+    float logits[V];
+    for (int i = 0; i < V; i++) logits[i] = (float)(i % 37);
+    int64_t shape[2] = {1, V}, hn = 1;
+    int32_t h0 = 0;
+    wgt_tensor *lt, *ht, *tok;
+    MUST(wgt_tensor_from_host(ctx, WGT_F32, 2, shape, logits, &lt));
+    MUST(wgt_tensor_from_host(ctx, WGT_I32, 1, &hn, &h0, &ht));
+    wgt_sampling g = {0};
+    MUST(wgt_sample_gpu(lt, ht, 0, &g, 0, &tok));
+    int32_t id;
+    MUST(wgt_tensor_to_host(tok, &id, 4));
+    CHECK(id == 36, "greedy picked %d, want the first maximum 36", id);
+    wgt_tensor_free(tok);
+    wgt_tensor_free(lt);
+    wgt_tensor_free(ht);
+    wgt_context_free(ctx);
+    return test_finish("test_gpu_sample");
+}
