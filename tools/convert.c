@@ -18,6 +18,7 @@
  *    requested type falls back to f16 (with a note).
  *  - tied embeddings: no output.weight is written; the loader uses token_embd.weight. */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,7 +48,8 @@ static int usage(FILE *f)
     fprintf(f, "usage: wgt convert <hf-dir | model.safetensors> <out.gguf> [--type T]\n\n"
                "T: f32, f16 (default), bf16, q8_0, q4_0, q4_k, q6_k. Architectures: llama, qwen2, qwen3,\n"
                "gpt2 (from config.json). Norms and 1-D tensors stay f32. The tokenizer (tokenizer.model,\n"
-               "tokenizer.json or vocab.json + merges.txt) is added when the directory holds one.\n");
+               "tokenizer.json or vocab.json + merges.txt) is added when the directory holds one.\n"
+               "Rows are quantised on WGT_THREADS threads (default: the processors online).\n");
     return f == stdout ? 0 : 2;
 }
 
@@ -116,6 +118,27 @@ static int get_row(const plan *p, int64_t r, float *row, int64_t d)
         src_row = h * d + s * (d / 2) + j;
     }
     return wgt_dequantize(t->type, base + (uint64_t)src_row * (uint64_t)p->rl * esize, row, p->rl) ? -1 : 0;
+}
+
+/* Rows [r0, r1) of a tensor, converted and quantised into out (row after row): the slow part
+ * (K-quant scale search), so chunks of rows are shared among threads. */
+typedef struct job {
+    const plan *p;
+    int64_t r0, r1, head_dim;
+    uint64_t row_bytes;
+    uint8_t *out;
+    float *row; /* (max row length) scratch */
+    int failed;
+} job;
+
+static void *run_job(void *arg)
+{
+    job *j = arg;
+    for (int64_t r = j->r0; r < j->r1 && !j->failed; r++)
+        if (get_row(j->p, r, j->row, j->head_dim) ||
+            wgt_quantize(j->p->type, j->row, j->out + (uint64_t)(r - j->r0) * j->row_bytes, j->p->rl))
+            j->failed = 1;
+    return NULL;
 }
 
 static void progress(uint64_t done, uint64_t total, int tty)
@@ -315,21 +338,41 @@ int cmd_convert(int argc, char **argv)
     else if (ts) goto failed;
 
     for (int64_t i = 0; i < n_plan; i++) TRY(wgt_gguf_writer_add_tensor(w, plans[i].name, plans[i].type, plans[i].n_dims, plans[i].ne));
-    row = malloc((size_t)max_row * sizeof *row);
-    uint64_t qbytes;
-    TRY(wgt_ftype_bytes(WGT_FTYPE_F32, max_row, &qbytes));
-    qrow = malloc(qbytes);
+    /* threads: WGT_THREADS, else the processors online (up to 64) */
+    int n_threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    const char *env = getenv("WGT_THREADS");
+    if (env && atoi(env) > 0) n_threads = atoi(env);
+    if (n_threads < 1) n_threads = 1;
+    if (n_threads > 64) n_threads = 64;
+    const uint64_t chunk_bytes = 16u << 20; /* output rows converted per round */
+    job jobs[64];
+    pthread_t tids[64];
+    row = calloc((size_t)n_threads * (size_t)max_row, sizeof *row);
+    qrow = malloc(chunk_bytes + (uint64_t)max_row * 4);
     if (!row || !qrow) goto failed;
     for (int64_t i = 0; i < n_plan; i++) {
         plan *p = &plans[i];
         uint64_t rb;
         TRY(wgt_ftype_bytes(p->type, p->rl, &rb));
-        for (int64_t r = 0; r < p->nr; r++) {
-            if (get_row(p, r, row, head_dim)) goto failed;
-            TRY(wgt_quantize(p->type, row, qrow, p->rl));
-            TRY(wgt_gguf_writer_write(w, qrow, rb));
-            if (r % 1024 == 1023 && !p->generated) /* large tensors move the bar as they go */
-                progress(done + (uint64_t)((double)p->src->bytes * (double)r / (double)p->nr), total, tty);
+        int64_t per_chunk = rb ? (int64_t)(chunk_bytes / rb) : p->nr;
+        if (per_chunk < 1) per_chunk = 1;
+        for (int64_t r0 = 0; r0 < p->nr; r0 += per_chunk) {
+            int64_t r1 = r0 + per_chunk < p->nr ? r0 + per_chunk : p->nr, n = r1 - r0;
+            int t_used = n < n_threads ? (int)n : n_threads, created[64] = {0};
+            for (int t = 0; t < t_used; t++) {
+                jobs[t] = (job){p, r0 + n * t / t_used, r0 + n * (t + 1) / t_used, head_dim, rb, NULL, row + (size_t)t * (size_t)max_row, 0};
+                jobs[t].out = qrow + (uint64_t)(jobs[t].r0 - r0) * rb;
+                created[t] = t > 0 && pthread_create(&tids[t], NULL, run_job, &jobs[t]) == 0;
+            }
+            for (int t = 0; t < t_used; t++)
+                if (!created[t]) run_job(&jobs[t]); /* this thread's share, or a thread that could not start */
+            for (int t = 1; t < t_used; t++)
+                if (created[t]) pthread_join(tids[t], NULL);
+            for (int t = 0; t < t_used; t++)
+                if (jobs[t].failed) goto failed;
+            TRY(wgt_gguf_writer_write(w, qrow, (uint64_t)n * rb));
+            if (!p->generated && r1 < p->nr) /* large tensors move the bar as they go */
+                progress(done + (uint64_t)((double)p->src->bytes * (double)r1 / (double)p->nr), total, tty);
         }
         done += p->generated ? 0 : p->src->bytes;
         progress(done, total, tty);
