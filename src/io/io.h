@@ -27,6 +27,9 @@ wgt_status wgt_gguf_open_memory(const char *name, const void *data, uint64_t siz
 wgt_status wgt_safetensors_open_memory(const char *name, const void *data, uint64_t size,
                                        wgt_safetensors **out);
 
+/* The safetensors dtype name of a type ("F32", "BF16", "F8_E4M3", ...), NULL if it has none. */
+const char *wgt_st_dtype_name(wgt_ftype t);
+
 /* 1 when s[0..len) is valid UTF-8 (no overlong forms, no surrogates, nothing past U+10FFFF). */
 int wgt_utf8_valid(const char *s, uint64_t len);
 

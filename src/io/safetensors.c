@@ -40,7 +40,6 @@ static const struct {
     {"U64", WGT_FTYPE_U64}, {"F8_E4M3", WGT_FTYPE_F8_E4M3}, {"F8_E5M2", WGT_FTYPE_F8_E5M2},
 };
 
-const char *wgt_st_dtype_name(wgt_ftype t);
 const char *wgt_st_dtype_name(wgt_ftype t)
 {
     for (size_t i = 0; i < sizeof dtypes / sizeof dtypes[0]; i++)

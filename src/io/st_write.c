@@ -10,8 +10,6 @@
 #include "io/io.h"
 #include "io/json_util.h"
 
-const char *wgt_st_dtype_name(wgt_ftype t);
-
 typedef struct st_wtensor {
     char *name;
     wgt_ftype type;
