@@ -228,6 +228,10 @@ int cmd_info_file(int argc, char **argv)
             return 2;
         }
     }
+    if (!path) {
+        fprintf(stderr, "usage: wgt info <model.gguf | model.safetensors | index.json | hf-dir> [--tensors]\n");
+        return 2;
+    }
     FILE *f = fopen(path, "rb");
     char magic[4] = {0};
     if (f) {
