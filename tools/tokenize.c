@@ -26,7 +26,9 @@ static void tokenize_usage(FILE *f)
                "  --render      with --chat: print the rendered text instead of ids\n"
                "  --messages F  with --chat: the conversation from F, a JSON array of {role, content}\n"
                "usage: wgt detokenize -t TOKENIZER [--skip-special] [--jsonl F | ID...]\n"
-               "  --jsonl F     each line of F is a JSON array of ids: print each text as a JSON string\n");
+               "  --jsonl F     each line of F is a JSON array of ids: print each text as a JSON string\n"
+               "  --stream      with --jsonl: decode with the streaming decoder, printing its chunks as a\n"
+               "                JSON array (a chunk never ends inside a UTF-8 sequence)\n");
 }
 
 static int read_all(FILE *f, char **out, size_t *len)
@@ -84,7 +86,7 @@ static int each_json_line(const char *path, int (*fn)(cJSON *v, void *arg), void
     return rc;
 }
 
-typedef struct batch { wgt_tokenizer *tok; unsigned flags; int skip_special; } batch;
+typedef struct batch { wgt_tokenizer *tok; unsigned flags; int skip_special, stream; } batch;
 
 static int print_ids(const int32_t *ids, size_t n)
 {
@@ -124,6 +126,31 @@ static int detokenize_line(cJSON *v, void *arg)
     int i = 0;
     cJSON *e;
     cJSON_ArrayForEach(e, v) ids[i++] = cJSON_IsNumber(e) ? (int32_t)e->valuedouble : -1;
+    if (b->stream) { /* the streaming decoder's chunks, as a JSON array of strings */
+        wgt_detokenizer *d;
+        cJSON *chunks = cJSON_CreateArray();
+        wgt_status st = wgt_detokenizer_create(b->tok, b->skip_special, &d);
+        for (int k = 0; !st && k <= n; k++) {
+            const char *chunk;
+            size_t len;
+            st = k < n ? wgt_detokenizer_push(d, ids[k], &chunk, &len) : wgt_detokenizer_flush(d, &chunk, &len);
+            char *copy = st ? NULL : malloc(len + 1);
+            if (copy) {
+                memcpy(copy, chunk, len);
+                copy[len] = 0;
+                cJSON_AddItemToArray(chunks, cJSON_CreateString(copy));
+                free(copy);
+            }
+        }
+        wgt_detokenizer_free(d);
+        free(ids);
+        char *out = st ? NULL : cJSON_PrintUnformatted(chunks);
+        if (out) printf("%s\n", out);
+        else fprintf(stderr, "wgt detokenize: %s\n", wgt_errmsg());
+        free(out);
+        cJSON_Delete(chunks);
+        return out ? 0 : 1;
+    }
     char *text;
     size_t len;
     wgt_status st = wgt_tokenizer_decode(b->tok, ids, (size_t)n, b->skip_special, &text, &len);
@@ -302,11 +329,12 @@ int cmd_detokenize(int argc, char **argv)
 {
     const char *tok_path = NULL;
     const char *jsonl = NULL;
-    int skip_special = 0, first_id = 0;
+    int skip_special = 0, first_id = 0, stream = 0;
     for (int i = 1; i < argc;) {
         int used = common_args(argc, argv, i, &tok_path);
         if (used) i += used;
         else if (!strcmp(argv[i], "--skip-special")) skip_special = 1, i++;
+        else if (!strcmp(argv[i], "--stream")) stream = 1, i++;
         else if (!strcmp(argv[i], "--jsonl") && i + 1 < argc) jsonl = argv[i + 1], i += 2;
         else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             tokenize_usage(stdout);
@@ -321,7 +349,7 @@ int cmd_detokenize(int argc, char **argv)
         return 2;
     }
     if (jsonl) {
-        batch b = {NULL, 0, skip_special};
+        batch b = {NULL, 0, skip_special, stream};
         if (wgt_tokenizer_open(tok_path, &b.tok)) {
             fprintf(stderr, "wgt detokenize: %s\n", wgt_errmsg());
             return 1;

