@@ -218,6 +218,7 @@ typedef struct wgt_device_bench {
     int n_sizes;
     uint64_t bytes[24];        /* bytes per buffer for each streaming size */
     double gbps[24];           /* streaming y = a*x + b: (read + written bytes) / second */
+    int items[24];             /* vec4s per invocation of the fastest kernel variant */
 } wgt_device_bench;
 
 /* Run the device micro-benchmarks, streaming sizes from 1 MiB up to max_bytes per buffer

@@ -23,7 +23,7 @@ int wgt_print_device_bench(wgt_context *ctx, uint64_t max_bytes)
     printf("submit and wait (median):  %7.1f us\n", b.submit_wait_us);
     printf("streaming y = a*x + b (bytes per buffer, read+write bandwidth):\n");
     for (int i = 0; i < b.n_sizes; i++)
-        printf("  %10.1f MiB  %9.1f GB/s\n", b.bytes[i] / 1048576.0, b.gbps[i]);
+        printf("  %10.1f MiB  %9.1f GB/s  (%d vec4 per invocation)\n", b.bytes[i] / 1048576.0, b.gbps[i], b.items[i]);
     return 0;
 }
 

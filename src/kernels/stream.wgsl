@@ -1,12 +1,14 @@
 // y = x * a + b over n vec4s: the streaming kernel of the self-check and the bandwidth benchmark.
-// Each invocation handles 4 vec4s, 256 apart, so a workgroup reads 16 KiB in coalesced rows and
-// fewer workgroups are scheduled per byte.
+// Each invocation handles ITEMS vec4s, 256 apart, so a workgroup reads ITEMS * 4 KiB in coalesced
+// rows; the benchmark tries several values (an override constant: one pipeline each).
 struct Params {
     n: u32,     // vec4 elements
     a: f32,
     b: f32,
     pad: u32,
 };
+
+override ITEMS: u32 = 4u;
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> x: array<vec4<f32>>;
@@ -15,8 +17,8 @@ struct Params {
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-    let base = (wid.x + wid.y * groups.x) * 1024u + lid;
-    for (var k = 0u; k < 4u; k++) {
+    let base = (wid.x + wid.y * groups.x) * (256u * ITEMS) + lid;
+    for (var k = 0u; k < ITEMS; k++) {
         let i = base + k * 256u;
         if (i < p.n) {
             y[i] = x[i] * p.a + p.b;
