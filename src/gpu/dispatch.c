@@ -106,6 +106,32 @@ wgt_status wgt_gpu_flush(wgt_context *ctx)
     return wgt_ctx_check(ctx);
 }
 
+/* ---- GPU timing ----------------------------------------------------------------------------- */
+
+/* Open a compute pass whose start and end are time-stamped into query slots 0 and 1 of qs; the
+ * dispatches recorded until wgt_gpu_timed_pass_end land in it. */
+wgt_status wgt_gpu_timed_pass_begin(wgt_context *ctx, WGPUQuerySet qs)
+{
+    wgt_status st = wgt_ctx_check(ctx);
+    if (st) return st;
+    ensure_encoder(ctx);
+    end_pass(ctx);
+    WGPUPassTimestampWrites tw = {NULL, qs, 0, 1};
+    WGPUComputePassDescriptor d = {NULL, {"wgt timed pass", WGPU_STRLEN}, &tw};
+    ctx->pass = wgt_W.CommandEncoderBeginComputePass(ctx->encoder, &d);
+    ctx->batch_dispatches = 0;
+    return WGT_OK;
+}
+
+/* Close the timed pass and resolve its two timestamps (ns, u64) into dst at offset 0. */
+wgt_status wgt_gpu_timed_pass_end(wgt_context *ctx, WGPUQuerySet qs, WGPUBuffer resolve, wgt_buffer *dst)
+{
+    end_pass(ctx);
+    wgt_W.CommandEncoderResolveQuerySet(ctx->encoder, qs, 0, 2, resolve, 0);
+    wgt_W.CommandEncoderCopyBufferToBuffer(ctx->encoder, resolve, 0, dst->handle, 0, 16);
+    return wgt_gpu_flush(ctx);
+}
+
 /* ---- bind groups ---------------------------------------------------------------------------- */
 
 static uint64_t mix(uint64_t h, uint64_t v) { return (h ^ v) * 0x100000001b3ull + (v >> 29); }

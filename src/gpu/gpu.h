@@ -168,6 +168,10 @@ wgt_status wgt_gpu_upload(wgt_context *ctx, wgt_buffer *dst, uint64_t offset, co
 wgt_status wgt_gpu_download(wgt_context *ctx, wgt_buffer *src, uint64_t offset, void *data,
                             uint64_t bytes);
 wgt_status wgt_gpu_flush(wgt_context *ctx);
+/* Time-stamped passes (benchmarks, profiler): needs ctx->info.has_timestamps. Keep the number of
+ * dispatches in between under max_batch, or the batch is submitted and the pass ends early. */
+wgt_status wgt_gpu_timed_pass_begin(wgt_context *ctx, WGPUQuerySet qs);
+wgt_status wgt_gpu_timed_pass_end(wgt_context *ctx, WGPUQuerySet qs, WGPUBuffer resolve, wgt_buffer *dst);
 void wgt_batch_destroy(wgt_context *ctx);
 wgt_status wgt_batch_init(wgt_context *ctx);
 
