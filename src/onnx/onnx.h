@@ -163,7 +163,8 @@ typedef enum wgt_onnx_result { WGT_ONNX_PASS = 0, WGT_ONNX_FAIL = 1, WGT_ONNX_NA
 
 /* Run the node test in dir (model.onnx and test_data_set_N/) on backend (NULL: the reference):
  * PASS, FAIL (why: the worst element or the error) or NA (why: the op, attribute or type that is
- * not mapped; multi-node graphs are NA). op gets the node's op_type. DOUBLE data runs in f32 (why
+ * not mapped). Graphs of several nodes (the "_expanded" tests) run node by node. op gets the
+ * node's op_type, or "(multi-node graph)". Not reentrant (the value table is static). DOUBLE data runs in f32 (why
  * says so on a PASS). Tolerances are per op (wgt_onnx_tolerance), times tol_scale. */
 wgt_onnx_result wgt_onnx_run_test(const char *dir, const wgt_onnx_backend *backend, double tol_scale,
                                   char *op, size_t op_size, char *why, size_t why_size);
