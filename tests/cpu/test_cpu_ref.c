@@ -600,6 +600,59 @@ static void test_unary_values(void)
           !strcmp(wgt_unary_op_name(WGT_UNARY_COUNT), "?"), "name tables");
 }
 
+/* Half types: inputs read exactly, math in double, one rounding into the output's type. */
+static void test_half_ops(void)
+{
+    static const wgt_dtype types[2] = {WGT_F16, WGT_BF16};
+    for (int t = 0; t < 2; t++) {
+        wgt_dtype dt = types[t];
+        uint16_t a[6], b[6], o[6];
+        double av[6], bv[6];
+        for (int i = 0; i < 6; i++) {
+            double x = 0.37 * (i + 1) - 1.1, y = 1.3 - 0.21 * i;
+            a[i] = dt == WGT_F16 ? wgt_cpu_f64_to_f16(x) : wgt_cpu_f64_to_bf16(x);
+            b[i] = dt == WGT_F16 ? wgt_cpu_f64_to_f16(y) : wgt_cpu_f64_to_bf16(y);
+            av[i] = dt == WGT_F16 ? wgt_cpu_f16_to_f64(a[i]) : wgt_cpu_bf16_to_f64(a[i]);
+            bv[i] = dt == WGT_F16 ? wgt_cpu_f16_to_f64(b[i]) : wgt_cpu_bf16_to_f64(b[i]);
+        }
+        int64_t s23[2] = {2, 3}, s32[2] = {3, 2}, s22[2] = {2, 2};
+        wgt_cpu_tensor A = t1(a, dt, 6), B = t1(b, dt, 6), O = t1(o, dt, 6);
+        uint16_t want;
+        wgt_cpu_unary(WGT_UNARY_EXP, NULL, &A, &O);
+        for (int i = 0; i < 6; i++) {
+            want = dt == WGT_F16 ? wgt_cpu_f64_to_f16(exp(av[i])) : wgt_cpu_f64_to_bf16(exp(av[i]));
+            CHECK(o[i] == want, "%s exp[%d]: 0x%04x, expected 0x%04x", wgt_dtype_name(dt), i, o[i], want);
+        }
+        wgt_cpu_binary(WGT_BINARY_DIV, &A, &B, &O);
+        for (int i = 0; i < 6; i++) {
+            want = dt == WGT_F16 ? wgt_cpu_f64_to_f16(av[i] / bv[i]) : wgt_cpu_f64_to_bf16(av[i] / bv[i]);
+            CHECK(o[i] == want, "%s div[%d]: 0x%04x, expected 0x%04x", wgt_dtype_name(dt), i, o[i], want);
+        }
+        wgt_cpu_tensor M1 = tn(a, dt, 2, s23), M2 = tn(b, dt, 2, s32), MO = tn(o, dt, 2, s22);
+        wgt_cpu_matmul(&M1, &M2, &MO);
+        for (int i = 0; i < 2; i++)
+            for (int j = 0; j < 2; j++) {
+                double acc = 0;
+                for (int k = 0; k < 3; k++) acc += av[i * 3 + k] * bv[k * 2 + j];
+                want = dt == WGT_F16 ? wgt_cpu_f64_to_f16(acc) : wgt_cpu_f64_to_bf16(acc);
+                CHECK(o[i * 2 + j] == want, "%s matmul[%d][%d]: 0x%04x, expected 0x%04x", wgt_dtype_name(dt), i, j,
+                      o[i * 2 + j], want);
+            }
+        wgt_cpu_tensor S = tn(a, dt, 2, s23), SO = tn(o, dt, 2, s23);
+        wgt_cpu_softmax(&S, 1, &SO);
+        for (int i = 0; i < 2; i++) {
+            double m = -INFINITY, sum = 0;
+            for (int k = 0; k < 3; k++) m = fmax(m, av[i * 3 + k]);
+            for (int k = 0; k < 3; k++) sum += exp(av[i * 3 + k] - m);
+            for (int k = 0; k < 3; k++) {
+                double y = exp(av[i * 3 + k] - m) / sum;
+                want = dt == WGT_F16 ? wgt_cpu_f64_to_f16(y) : wgt_cpu_f64_to_bf16(y);
+                CHECK(o[i * 3 + k] == want, "%s softmax[%d][%d]", wgt_dtype_name(dt), i, k);
+            }
+        }
+    }
+}
+
 int main(void)
 {
     test_division_signs();
@@ -616,6 +669,7 @@ int main(void)
     test_more_ops();
     test_norms();
     test_unary_values();
+    test_half_ops();
     printf("%d checks, %d failed\n", checks, failures);
     return failures ? 1 : 0;
 }
