@@ -480,6 +480,40 @@ static wgt_status load_random(wgt_model *m, wgt_dtype dt)
     return WGT_OK;
 }
 
+/* Refuse, before anything is uploaded, a model with a tensor larger than the adapter's largest
+ * buffer (quantized tensors count as the f32 they are expanded to for now). */
+static wgt_status check_fits(wgt_context *ctx, const source *src)
+{
+    wgt_adapter_info info;
+    wgt_context_adapter_info(ctx, &info);
+    uint64_t limit = info.limits.max_buffer_size, total = 0, largest = 0;
+    const char *name = "";
+    int64_t n = src->st ? wgt_safetensors_count(src->st) : wgt_gguf_tensor_count(src->gguf);
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t bytes;
+        const char *tn;
+        if (src->st) {
+            const wgt_st_tensor *t = wgt_safetensors_at(src->st, i);
+            bytes = t->bytes, tn = t->name;
+        } else {
+            const wgt_gguf_tensor *t = wgt_gguf_tensor_at(src->gguf, i);
+            int ok;
+            dtype_of(t->type, &ok);
+            bytes = ok ? t->bytes : (uint64_t)t->n_elements * 4;
+            tn = t->name;
+        }
+        total += bytes;
+        if (bytes > largest) largest = bytes, name = tn;
+    }
+    if (largest > limit)
+        return wgt_error(WGT_ERR_LIMIT,
+                         "%s: tensor '%s' needs %llu bytes, more than this adapter's largest buffer (%llu bytes; "
+                         "%llu bytes of weights in all): use a smaller model or a quantized conversion",
+                         src->path, name, (unsigned long long)largest, (unsigned long long)limit,
+                         (unsigned long long)total);
+    return WGT_OK;
+}
+
 /* ---- the model ------------------------------------------------------------------------------ */
 
 static int is_dir(const char *p)
@@ -556,6 +590,7 @@ wgt_status wgt_model_load(wgt_context *ctx, const char *path, int64_t max_ctx, w
         st = wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory");
         goto fail;
     }
+    if ((st = check_fits(ctx, &src))) goto fail;
     if (src.gguf) st = load_gguf_weights(m, &src);
     else if (m->cfg.arch == WGT_ARCH_GPT2) st = load_hf_gpt2(m, &src);
     else st = load_hf_llama(m, &src);
