@@ -417,7 +417,8 @@ wgt_status tok_load_gpt2_files(const char *encoder_json, const char *vocab_bpe, 
     }
     free(bpe);
     const cJSON *eot = cJSON_GetObjectItemCaseSensitive(enc, "<|endoftext|>");
-    if (cJSON_IsNumber(eot)) {
+    int32_t eot_id = cJSON_IsNumber(eot) && eot->valuedouble >= 0 && eot->valuedouble < 1e8 ? (int32_t)eot->valuedouble : -1;
+    if (eot_id >= 0) {
         cJSON *added = cJSON_AddArrayToObject(j, "added_tokens"), *a = cJSON_CreateObject();
         cJSON_AddNumberToObject(a, "id", eot->valuedouble);
         cJSON_AddStringToObject(a, "content", "<|endoftext|>");
@@ -427,8 +428,8 @@ wgt_status tok_load_gpt2_files(const char *encoder_json, const char *vocab_bpe, 
     st = merges ? load_hf(j, encoder_json, out) : wgt_error(WGT_ERR_OUT_OF_MEMORY, "tokenizer: out of memory");
     cJSON_Delete(j);
     cJSON_Delete(enc);
-    if (!st && cJSON_IsNumber(eot)) {
-        (*out)->bos = (*out)->eos = (int32_t)eot->valuedouble;
+    if (!st && eot_id >= 0) {
+        (*out)->bos = (*out)->eos = eot_id;
         st = tok_finish(*out, encoder_json);
     }
     return st;

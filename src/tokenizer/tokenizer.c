@@ -243,7 +243,7 @@ wgt_status tok_finish(wgt_tokenizer *t, const char *where)
             if (t->byte_id[b] < 0 && t->unk < 0)
                 return wgt_error(WGT_ERR_FORMAT, "%s: byte-level vocabulary has no token for byte 0x%02X and no unknown token",
                                  where, b);
-    qsort(t->added, (size_t)t->n_added, sizeof *t->added, added_cmp);
+    if (t->n_added) qsort(t->added, (size_t)t->n_added, sizeof *t->added, added_cmp);
     for (int i = t->n_added - 1; i >= 0; i--) t->added_first[(uint8_t)t->added[i].content[0]] = i;
     if (t->kind != TOK_BYTE_BPE) {
         t->min_score = 0;
@@ -690,7 +690,7 @@ wgt_status wgt_detokenizer_push(wgt_detokenizer *d, int32_t id, const char **tex
     if (id < 0 || id >= t->n_vocab)
         return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_detokenizer_push: id %d is outside the vocabulary (0..%d)", id, t->n_vocab - 1);
     /* Drop what was handed out last time; keep what was held. */
-    memmove(d->buf, d->buf + d->n - d->held, d->held);
+    if (d->held) memmove(d->buf, d->buf + d->n - d->held, d->held);
     d->n = d->held;
     if (!(d->skip_special && is_special(t, id))) {
         const char *p;
@@ -717,7 +717,7 @@ wgt_status wgt_detokenizer_push(wgt_detokenizer *d, int32_t id, const char **tex
 wgt_status wgt_detokenizer_flush(wgt_detokenizer *d, const char **text, size_t *len)
 {
     if (!d || !text || !len) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_detokenizer_flush: NULL argument");
-    memmove(d->buf, d->buf + d->n - d->held, d->held);
+    if (d->held) memmove(d->buf, d->buf + d->n - d->held, d->held);
     d->n = d->held;
     if (d->held) {
         if (d->cap < 8) {

@@ -34,12 +34,13 @@ static const char *const texts[] = {
 
 static int make_gguf(const char *dir, const char *arch, const char *out)
 {
-    wgt_gguf_writer *w;
     const char *kind;
+    wgt_gguf_writer *w = NULL;
     wgt_status st = wgt_gguf_writer_create(out, &w);
     if (!st) st = wgt_gguf_writer_add_str(w, "general.architecture", arch);
     if (!st) st = wgt_gguf_writer_add_tokenizer(w, dir, arch, NULL, &kind);
     if (!st) st = wgt_gguf_writer_finish(w);
+    wgt_gguf_writer_free(w);
     if (st) {
         fprintf(stderr, "make-gguf %s: %s\n", dir, wgt_errmsg());
         return 1;
