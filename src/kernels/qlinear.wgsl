@@ -1,0 +1,240 @@
+// Quantized linear layers: out[t, r] = sum_k x[t, k] * W[r, k] + bias[r], with W kept in its GGUF
+// block format (Q8_0, Q4_0, Q4_K, Q6_K) and dequantised in registers, never stored as f32.
+// The prelude (src/ops/qlinear.c) supplies:
+//   `enable subgroups;` when used, `const FMT: u32` (the wgt_ftype number), `const SG: u32` (the
+//   subgroup size, 1 without subgroups) and `fn sg_sum(v: f32) -> f32` (subgroupAdd, or v).
+// Two entry points:
+//   gemv:  decode (few tokens). 32 invocations per weight row, 8 rows per workgroup; each walks
+//          the row's 8-element pieces and keeps up to 4 token sums; one pass over the weights per
+//          4 tokens. Sums are reduced with subgroupAdd and then through workgroup memory.
+//   tiled: prefill. A tile of 64 rows x 32 tokens per workgroup; each 32-column step dequantises
+//          the 64 x 32 weight piece once into workgroup memory and multiplies it with 32 tokens.
+// GGML blocks are not 4-byte aligned (Q8_0 34 bytes, Q4_0 18, Q6_K 210): bytes are read out of the
+// u32 words of the binding (rd32 at any byte address).
+
+struct Params {
+    rows: u32,       // weight rows in this dispatch (a chunk of the whole)
+    cols: u32,       // columns (elements per row), a multiple of 32
+    tokens: u32,     // tokens in this dispatch
+    row_bytes: u32,  // bytes per weight row
+    w_off: u32,      // byte offset of row 0 of the chunk within the w binding
+    x_off: u32,      // vec4 index of x[token 0, 0] within the x binding
+    out_off: u32,    // element index of out[token 0, row 0] within the out binding
+    bias_off: u32,   // element index of bias[row 0] within the bias binding
+    has_bias: u32,
+    out_stride: u32, // elements between tokens in out (all rows of the layer)
+    units: u32,      // 32-element units per row: cols / 32
+    pad0: u32,
+};
+
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> x: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read> w: array<u32>;
+@group(0) @binding(3) var<storage, read> bias: array<f32>;
+@group(0) @binding(4) var<storage, read_write> out: array<f32>;
+
+const Q4_0: u32 = 2u;
+const Q8_0: u32 = 8u;
+const Q4_K: u32 = 12u;
+const Q6_K: u32 = 14u;
+
+// The 4 bytes at byte address b (any alignment), little-endian.
+fn rd32(b: u32) -> u32 {
+    let i = b >> 2u;
+    let s = (b & 3u) * 8u;
+    let lo = w[i];
+    if (s == 0u) { return lo; }
+    return (lo >> s) | (w[i + 1u] << (32u - s));
+}
+
+fn rd_f16(b: u32) -> f32 { return unpack2x16float(rd32(b) & 0xffffu).x; }
+
+fn byte_of(v: u32, k: u32) -> u32 { return (v >> (k * 8u)) & 0xffu; }
+
+// Four signed bytes of a word as f32.
+fn i8x4(v: u32) -> vec4<f32> {
+    return vec4<f32>((vec4<i32>(bitcast<i32>(v)) << vec4<u32>(24u, 16u, 8u, 0u)) >> vec4<u32>(24u));
+}
+
+// Nibbles at bit `s` of each byte of a word, as f32 (0..15).
+fn nib4(v: u32, s: u32) -> vec4<f32> {
+    return vec4<f32>((vec4<u32>(v) >> vec4<u32>(s, s + 8u, s + 16u, s + 24u)) & vec4<u32>(0xfu));
+}
+
+// Two bits at bit `s` of each byte of a word (0..3).
+fn bits2x4(v: u32, s: u32) -> vec4<u32> {
+    return (vec4<u32>(v) >> vec4<u32>(s, s + 8u, s + 16u, s + 24u)) & vec4<u32>(3u);
+}
+
+struct Piece { a: vec4<f32>, b: vec4<f32> };
+
+// Elements 32*u + 8*q .. +8 of the row whose bytes start at byte rb (q in 0..3), exactly as
+// src/quant/quant.c dequantises them (the same f32 operations in the same order).
+fn piece(rb: u32, u: u32, q: u32) -> Piece {
+    if (FMT == Q8_0) { // {f16 d; i8 qs[32]}
+        let blk = rb + u * 34u;
+        let d = rd_f16(blk);
+        return Piece(i8x4(rd32(blk + 2u + 8u * q)) * d, i8x4(rd32(blk + 6u + 8u * q)) * d);
+    }
+    if (FMT == Q4_0) { // {f16 d; u8 qs[16]}: low nibbles are elements 0..15, high ones 16..31
+        let blk = rb + u * 18u;
+        let d = rd_f16(blk);
+        let at = blk + 2u + 8u * (q & 1u);
+        let s = (q >> 1u) * 4u;
+        return Piece((nib4(rd32(at), s) - 8.0) * d, (nib4(rd32(at + 4u), s) - 8.0) * d);
+    }
+    if (FMT == Q4_K) { // {f16 d; f16 dmin; u8 scales[12]; u8 qs[128]}, sub-block j of 8
+        let sb = rb + (u >> 3u) * 144u;
+        let j = u & 7u;
+        let d = rd_f16(sb);
+        let dmin = rd_f16(sb + 2u);
+        let s0 = rd32(sb + 4u);
+        let s1 = rd32(sb + 8u);
+        let s2 = rd32(sb + 12u);
+        var sc: u32;
+        var m: u32;
+        if (j < 4u) {
+            sc = byte_of(s0, j) & 63u;
+            m = byte_of(s1, j) & 63u;
+        } else {
+            let hi = byte_of(s2, j - 4u);
+            sc = (hi & 0xfu) | ((byte_of(s0, j - 4u) >> 6u) << 4u);
+            m = (hi >> 4u) | ((byte_of(s1, j - 4u) >> 6u) << 4u);
+        }
+        let d0 = d * f32(sc);
+        let n0 = dmin * f32(m);
+        let at = sb + 16u + 32u * (j >> 1u) + 8u * q;
+        let s = (j & 1u) * 4u;
+        return Piece(d0 * nib4(rd32(at), s) - n0, d0 * nib4(rd32(at + 4u), s) - n0);
+    }
+    // Q6_K: {u8 ql[128]; u8 qh[64]; i8 scales[16]; f16 d}; sub-block j = 4 * half + k
+    let sb = rb + (u >> 3u) * 210u;
+    let j = u & 7u;
+    let half = j >> 2u;
+    let k = j & 3u;
+    let d = rd_f16(sb + 208u);
+    let scb = byte_of(rd32(sb + 192u + 8u * half + (q >> 1u) + 2u * k), 0u);
+    let dl = d * f32((bitcast<i32>(scb) << 24u) >> 24u);
+    let ql = sb + 64u * half + 32u * (k & 1u) + 8u * q;
+    let qh = sb + 128u + 32u * half + 8u * q;
+    let ls = (k >> 1u) * 4u;
+    let lo0 = (vec4<u32>(rd32(ql)) >> vec4<u32>(ls, ls + 8u, ls + 16u, ls + 24u)) & vec4<u32>(0xfu);
+    let lo1 = (vec4<u32>(rd32(ql + 4u)) >> vec4<u32>(ls, ls + 8u, ls + 16u, ls + 24u)) & vec4<u32>(0xfu);
+    let v0 = vec4<i32>(lo0 | (bits2x4(rd32(qh), 2u * k) << vec4<u32>(4u))) - vec4<i32>(32);
+    let v1 = vec4<i32>(lo1 | (bits2x4(rd32(qh + 4u), 2u * k) << vec4<u32>(4u))) - vec4<i32>(32);
+    return Piece(dl * vec4<f32>(v0), dl * vec4<f32>(v1));
+}
+
+// ---- gemv -----------------------------------------------------------------------------------
+
+const GV_WG: u32 = 256u;
+const GV_TPR: u32 = 32u;  // invocations per row
+const GV_RPW: u32 = 8u;   // rows per workgroup
+const GV_NT: u32 = 4u;    // tokens per pass
+
+var<workgroup> red: array<f32, 1024>; // GV_NT * GV_WG
+
+@compute @workgroup_size(256)
+fn gemv(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+        @builtin(num_workgroups) nwg: vec3<u32>) {
+    let group = wid.x + wid.y * nwg.x;
+    let lane = lid % GV_TPR;
+    let rl = lid / GV_TPR;
+    let row = group * GV_RPW + rl;
+    let t0 = wid.z * GV_NT;
+    let nt = min(GV_NT, p.tokens - t0);
+    let xrow = p.cols / 4u; // vec4s per token
+    var acc = vec4<f32>(0.0);
+    if (row < p.rows) {
+        let rb = p.w_off + row * p.row_bytes;
+        let items = p.units * 4u;
+        let xb = p.x_off + t0 * xrow;
+        for (var it = lane; it < items; it += GV_TPR) {
+            let u = it >> 2u;
+            let q = it & 3u;
+            let pc = piece(rb, u, q);
+            let xi = xb + u * 8u + q * 2u;
+            acc.x += dot(pc.a, x[xi]) + dot(pc.b, x[xi + 1u]);
+            if (nt > 1u) {
+                acc.y += dot(pc.a, x[xi + xrow]) + dot(pc.b, x[xi + xrow + 1u]);
+                if (nt > 2u) {
+                    acc.z += dot(pc.a, x[xi + 2u * xrow]) + dot(pc.b, x[xi + 2u * xrow + 1u]);
+                    if (nt > 3u) {
+                        acc.w += dot(pc.a, x[xi + 3u * xrow]) + dot(pc.b, x[xi + 3u * xrow + 1u]);
+                    }
+                }
+            }
+        }
+    }
+    // Subgroups (of SG consecutive invocations) sum first; workgroup memory gathers the 32 / SG
+    // partial sums of each row.
+    red[lid] = sg_sum(acc.x);
+    red[GV_WG + lid] = sg_sum(acc.y);
+    red[2u * GV_WG + lid] = sg_sum(acc.z);
+    red[3u * GV_WG + lid] = sg_sum(acc.w);
+    workgroupBarrier();
+    if (row < p.rows && lane < nt) {
+        let base = lane * GV_WG + rl * GV_TPR;
+        var s = 0.0;
+        for (var k = 0u; k < GV_TPR; k += SG) { s += red[base + k]; }
+        if (p.has_bias != 0u) { s += bias[p.bias_off + row]; }
+        out[p.out_off + (t0 + lane) * p.out_stride + row] = s;
+    }
+}
+
+// ---- tiled ----------------------------------------------------------------------------------
+
+const TL_R: u32 = 64u;   // rows per tile
+const TL_T: u32 = 32u;   // tokens per tile
+const TL_LD: u32 = 33u;  // padded row length in workgroup memory (no bank conflicts)
+
+var<workgroup> ws: array<f32, 2112>; // TL_R * TL_LD
+var<workgroup> xs: array<f32, 1056>; // TL_T * TL_LD
+
+@compute @workgroup_size(256)
+fn tiled(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+         @builtin(num_workgroups) nwg: vec3<u32>) {
+    let r0 = (wid.x + wid.y * nwg.x) * TL_R;
+    let t0 = wid.z * TL_T;
+    let xrow = p.cols / 4u;
+    // loading roles: weight row lid / 4, piece lid % 4; token lid / 8, vec4 lid % 8
+    let lr = lid >> 2u;
+    let lq = lid & 3u;
+    let lt = lid >> 3u;
+    let lv = lid & 7u;
+    let wrow = r0 + lr;
+    let rb = p.w_off + wrow * p.row_bytes;
+    let xt = t0 + lt;
+    // computing roles: rows tx + 16 i (i < 4), tokens ty + 16 j (j < 2)
+    let tx = lid & 15u;
+    let ty = lid >> 4u;
+    var acc0 = vec4<f32>(0.0);
+    var acc1 = vec4<f32>(0.0);
+    for (var u = 0u; u < p.units; u++) {
+        var pc = Piece(vec4<f32>(0.0), vec4<f32>(0.0));
+        if (wrow < p.rows) { pc = piece(rb, u, lq); }
+        let wo = lr * TL_LD + lq * 8u;
+        ws[wo] = pc.a.x; ws[wo + 1u] = pc.a.y; ws[wo + 2u] = pc.a.z; ws[wo + 3u] = pc.a.w;
+        ws[wo + 4u] = pc.b.x; ws[wo + 5u] = pc.b.y; ws[wo + 6u] = pc.b.z; ws[wo + 7u] = pc.b.w;
+        var xv = vec4<f32>(0.0);
+        if (xt < p.tokens) { xv = x[p.x_off + xt * xrow + u * 8u + lv]; }
+        let xo = lt * TL_LD + lv * 4u;
+        xs[xo] = xv.x; xs[xo + 1u] = xv.y; xs[xo + 2u] = xv.z; xs[xo + 3u] = xv.w;
+        workgroupBarrier();
+        for (var k = 0u; k < 32u; k++) {
+            let w4 = vec4<f32>(ws[tx * TL_LD + k], ws[(tx + 16u) * TL_LD + k],
+                               ws[(tx + 32u) * TL_LD + k], ws[(tx + 48u) * TL_LD + k]);
+            acc0 += w4 * xs[ty * TL_LD + k];
+            acc1 += w4 * xs[(ty + 16u) * TL_LD + k];
+        }
+        workgroupBarrier();
+    }
+    for (var i = 0u; i < 4u; i++) {
+        let r = r0 + tx + 16u * i;
+        if (r >= p.rows) { continue; }
+        var b = 0.0;
+        if (p.has_bias != 0u) { b = bias[p.bias_off + r]; }
+        if (t0 + ty < p.tokens) { out[p.out_off + (t0 + ty) * p.out_stride + r] = acc0[i] + b; }
+        if (t0 + ty + 16u < p.tokens) { out[p.out_off + (t0 + ty + 16u) * p.out_stride + r] = acc1[i] + b; }
+    }
+}
