@@ -1,0 +1,627 @@
+/* Indexing ops: index_select, gather, masked_fill (through the movement kernel of
+ * src/kernels/shape.wgsl), scatter (set/add/mul/amax/amin), scatter_add, index_add, index_put
+ * (src/kernels/scatter.wgsl), masked_select and nonzero (src/kernels/index.wgsl), one_hot (the
+ * fill kernel).
+ *
+ * Index tensors: any integer dtype; i64 indices are read as their low word and an index whose high
+ * word is not the low word's sign extension counts as out of range. Negative indices in [-n, 0)
+ * count from the end (as the reference). Out-of-range indices are validated on the GPU: the kernel
+ * reads element 0 (gather) or skips the write (scatter), never touching memory out of bounds, and
+ * ors a flag into a per-context error word. wgt_index_check() reads that word back (a sync) and
+ * returns WGT_ERR_INVALID_ARGUMENT naming the op family; with WGT_STRICT=1 or a debug context every
+ * op checks right away. Without a check an out-of-range index goes unreported: the price of not
+ * synchronising per op.
+ *
+ * masked_select and nonzero read the per-block counts back to the host (a sync): the result's
+ * length decides its allocation. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops/api.h"
+#include "ops/index_shape.h"
+
+wgt_status index_check_now(wgt_context *ctx); /* shape.c */
+
+static wgt_status index_dtype(wgt_context *ctx, const char *op, const wgt_tensor *index)
+{
+    if (!op_is_int(index->l.dtype) || index->l.dtype == WGT_BOOL)
+        return op_fail(ctx, WGT_ERR_DTYPE, "%s: the index must be an integer tensor, not %s", op,
+                       wgt_dtype_name(index->l.dtype));
+    return WGT_OK;
+}
+
+/* ---- index_select, gather, masked_fill ------------------------------------------------------ */
+
+typedef struct sel_arg { int op, dim; double value; } sel_arg;
+static wgt_status sel_ref(void *arg, const wgt_cpu_tensor *in, const wgt_cpu_tensor *out)
+{
+    sel_arg *a = arg;
+    if (a->op == 0) return wgt_cpu_index_select(&in[0], a->dim, &in[1], &out[0]);
+    if (a->op == 1) return wgt_cpu_gather(&in[0], a->dim, &in[1], &out[0]);
+    return wgt_cpu_masked_fill(&in[0], &in[1], a->value, &out[0]);
+}
+
+/* out (new, of its final shape) from x and ib through the movement kernel, or the reference. */
+static wgt_status sel_run(wgt_context *ctx, const char *name, sel_arg *a, const wgt_tensor *x, const wgt_layout *lx,
+                          const wgt_tensor *ib, const wgt_layout *li, wgt_tensor *y)
+{
+    const wgt_tensor *ins[2] = {x, ib};
+    int gpu_ok = fits_binding(ins, 2) && fits_binding((const wgt_tensor *const *)&y, 1);
+    wgt_status st;
+    if (op_use_gpu(ctx, name, x->l.dtype, gpu_ok)) {
+        move_args m;
+        memset(&m, 0, sizeof m);
+        m.op = a->op == 2 ? MOVE_MASKED_FILL : MOVE_GATHER;
+        m.x = x;
+        m.lx = lx;
+        m.ib = ib;
+        m.li = li;
+        m.dim = a->dim;
+        m.fill = a->value;
+        m.n = wgt_layout_numel(&y->l);
+        if (!(st = move_run(ctx, &m, y)) && a->op != 2) st = index_check_now(ctx);
+        return st;
+    }
+    if ((st = op_fallback_status(ctx, name, x->l.dtype, gpu_ok))) return st;
+    return op_reference(ctx, sel_ref, a, ins, 2, &y, 1);
+}
+
+wgt_status wgt_index_select(const wgt_tensor *x, int dim, const wgt_tensor *index, wgt_tensor **out)
+{
+    OP_BEGIN(x, out);
+    const wgt_tensor *ins[2] = {x, index};
+    wgt_status st = op_same_context("index_select", ins, 2);
+    if (st || (st = index_dtype(ctx, "index_select", index))) return st;
+    if (x->l.ndim == 0) return op_fail(ctx, WGT_ERR_SHAPE, "index_select: x must have at least one dim");
+    if ((st = op_dim(ctx, "index_select", &dim, x->l.ndim))) return st;
+    if (index->l.ndim > 1) return op_fail(ctx, WGT_ERR_SHAPE, "index_select: the index must be 1-D, not %d-D", index->l.ndim);
+    int64_t shape[WGT_MAX_DIMS];
+    memcpy(shape, x->l.shape, sizeof shape);
+    shape[dim] = wgt_layout_numel(&index->l);
+    wgt_tensor *y;
+    if ((st = wgt_tensor_new(ctx, x->l.dtype, x->l.ndim, shape, &y))) return st;
+    /* the 1-D index seen by output coordinates: it moves along dim only */
+    wgt_layout li = index->l;
+    li.ndim = x->l.ndim;
+    for (int d = 0; d < li.ndim; d++) li.shape[d] = shape[d], li.strides[d] = 0;
+    li.strides[dim] = index->l.ndim ? index->l.strides[0] : 0;
+    sel_arg a = {0, dim, 0};
+    return op_finish(sel_run(ctx, "index_select", &a, x, NULL, index, &li, y), y, out);
+}
+
+wgt_status wgt_gather(const wgt_tensor *x, int dim, const wgt_tensor *index, wgt_tensor **out)
+{
+    OP_BEGIN(x, out);
+    const wgt_tensor *ins[2] = {x, index};
+    wgt_status st = op_same_context("gather", ins, 2);
+    if (st || (st = index_dtype(ctx, "gather", index))) return st;
+    int nd = x->l.ndim;
+    if (nd == 0) return op_fail(ctx, WGT_ERR_SHAPE, "gather: x must have at least one dim");
+    if ((st = op_dim(ctx, "gather", &dim, nd))) return st;
+    if (index->l.ndim != nd) return op_fail(ctx, WGT_ERR_SHAPE, "gather: the index has %d dims, x has %d", index->l.ndim, nd);
+    for (int d = 0; d < nd; d++)
+        if (d != dim && index->l.shape[d] > x->l.shape[d])
+            return op_fail(ctx, WGT_ERR_SHAPE, "gather: index size %lld at dim %d exceeds x's %lld",
+                           (long long)index->l.shape[d], d, (long long)x->l.shape[d]);
+    wgt_tensor *y;
+    if ((st = wgt_tensor_new(ctx, x->l.dtype, nd, index->l.shape, &y))) return st;
+    sel_arg a = {1, dim, 0};
+    return op_finish(sel_run(ctx, "gather", &a, x, NULL, index, &index->l, y), y, out);
+}
+
+wgt_status wgt_masked_fill(const wgt_tensor *x, const wgt_tensor *mask, double value, wgt_tensor **out)
+{
+    OP_BEGIN(x, out);
+    const wgt_tensor *ins[2] = {x, mask};
+    wgt_status st = op_same_context("masked_fill", ins, 2);
+    if (st) return st;
+    int nd;
+    int64_t shape[WGT_MAX_DIMS];
+    if ((st = op_broadcast_shape(ctx, "masked_fill", &x->l, &mask->l, &nd, shape))) return st;
+    wgt_tensor *y;
+    if ((st = wgt_tensor_new(ctx, x->l.dtype, nd, shape, &y))) return st;
+    wgt_layout lx, lm;
+    op_broadcast_layout(&x->l, nd, shape, &lx);
+    op_broadcast_layout(&mask->l, nd, shape, &lm);
+    sel_arg a = {2, 0, value};
+    return op_finish(sel_run(ctx, "masked_fill", &a, x, &lx, mask, &lm, y), y, out);
+}
+
+/* ---- scatter family ------------------------------------------------------------------------- */
+
+typedef struct scat_params {
+    uint32_t n, mode, off_s, off_i, acc, isize, istride;
+    float alpha;
+    uint32_t cstride[8];
+    op_layout_params ls, li;
+} scat_params;
+
+static wgt_status scatter_kernel(wgt_context *ctx, wgt_dtype dt, wgt_dtype idt, const char *entry, wgt_kernel **k)
+{
+    char pre[12288];
+    const char *ct = op_compute_type(dt);
+    int es = (int)wgt_dtype_size(dt);
+    snprintf(pre, sizeof pre, "%s\nalias CT = %s;\nconst IS_FLOAT: bool = %s;\nconst ESIZE: u32 = %du;\nconst MASK: u32 = %uu;\n",
+             op_wgsl_lib(), ct, op_is_float(dt) ? "true" : "false", es, es == 4 ? 0xffffffffu : (1u << (es * 8)) - 1);
+    size_t used = strlen(pre);
+    const char *dec, *enc;
+    switch (dt) {
+    case WGT_F32: dec = "bitcast<f32>(b)"; enc = "bitcast<u32>(v)"; break;
+    case WGT_F16: dec = "unpack2x16float(b).x"; enc = "pack2x16float(vec2<f32>(v, 0.0))"; break;
+    case WGT_BF16: dec = "bitcast<f32>(b << 16u)"; enc = "bf16_bits(v)"; break;
+    case WGT_I32: dec = "bitcast<i32>(b)"; enc = "bitcast<u32>(v)"; break;
+    case WGT_U32: dec = "b"; enc = "v"; break;
+    case WGT_I8: dec = "extractBits(bitcast<i32>(b), 0u, 8u)"; enc = "bitcast<u32>(v)"; break;
+    case WGT_BOOL: dec = "select(0, 1, b != 0u)"; enc = "select(0u, 1u, v != 0)"; break;
+    default: dec = "i32(b)"; enc = "bitcast<u32>(v)"; break; /* u8 */
+    }
+    used += snprintf(pre + used, sizeof pre - used,
+                     "fn bf16_bits(v: f32) -> u32 {\n"
+                     "  let b = bitcast<u32>(v);\n"
+                     "  if ((b & 0x7fffffffu) > 0x7f800000u) { return (b >> 16u) | 0x40u; }\n"
+                     "  return (b + 0x7fffu + ((b >> 16u) & 1u)) >> 16u;\n}\n"
+                     "fn dec(b: u32) -> CT { return %s; }\nfn enc(v: CT) -> u32 { return %s; }\n"
+                     "fn nan_ct(x: CT) -> bool { return %s; }\n",
+                     dec, enc, op_is_float(dt) ? "(bitcast<u32>(f32(x)) & 0x7fffffffu) > 0x7f800000u" : "false");
+    index_wgsl(pre, sizeof pre, "ib", idt);
+    return wgt_gpu_kernel(ctx, "scatter", pre, entry, NULL, 0, k);
+}
+
+/* One pass of the update plan: the updates iterate over `it` (shape, with src strides); `li` (the
+ * index by iteration coordinates) with isize/istride; cstride: output strides of iteration coords. */
+typedef struct scat_pass {
+    const wgt_tensor *index;
+    wgt_layout li;
+    uint32_t isize, istride;
+    int64_t cstride[WGT_MAX_DIMS];
+    int acc;
+} scat_pass;
+
+/* out (a fresh copy of self) (mode)= src at the destinations the passes compute. */
+static wgt_status scatter_gpu(wgt_context *ctx, const wgt_tensor *src, const wgt_layout *it, const scat_pass *passes,
+                              int n_pass, wgt_scatter_mode mode, double alpha, wgt_tensor *out)
+{
+    int64_t n = wgt_layout_numel(it);
+    if (n == 0) return WGT_OK;
+    wgt_dtype dt = out->l.dtype;
+    wgt_tensor *dest = NULL, *win = NULL;
+    int64_t nn = n, no = wgt_layout_numel(&out->l);
+    wgt_status st = wgt_tensor_new(ctx, WGT_U32, 1, &nn, &dest);
+    if (!st && mode == WGT_SCATTER_SET) {
+        if (!(st = wgt_tensor_new(ctx, WGT_U32, 1, &no, &win))) st = wgt_gpu_fill_zero(ctx, win->st->buf, 0, win->st->bytes);
+    }
+    wgt_binding b[7];
+    int64_t base;
+    scat_params p;
+    memset(&p, 0, sizeof p);
+    p.n = (uint32_t)n;
+    p.mode = (uint32_t)mode;
+    p.alpha = (float)alpha;
+    if (!st) st = op_bind_all(src, &b[0], &base);
+    wgt_layout ls = *it;
+    p.off_s = (uint32_t)(ls.offset - base);
+    ls.offset = 0;
+    if (!st) st = op_layout_params_fill(ctx, &ls, &p.ls);
+    if (!st) st = op_bind_all(dest, &b[2], &base);
+    if (!st) st = op_bind_all(win ? win : dest, &b[3], &base);
+    if (!st) st = op_bind_all(out, &b[4], &base);
+    if (!st) st = index_err_bind(ctx, &b[5]);
+    uint32_t gx, gy;
+    op_grid(ctx, ((uint64_t)n + 255) / 256, &gx, &gy);
+    int shift = 8 - it->ndim;
+    for (int i = 0; i < n_pass && !st; i++) {
+        const scat_pass *ps = &passes[i];
+        wgt_kernel *k;
+        if ((st = scatter_kernel(ctx, dt, ps->index->l.dtype, "dest_main", &k))) break;
+        if ((st = op_bind_all(ps->index, &b[1], &base))) break;
+        p.off_i = (uint32_t)(ps->index->l.offset - base);
+        wgt_layout li = ps->li;
+        li.offset = 0;
+        if ((st = op_layout_params_fill(ctx, &li, &p.li))) break;
+        p.acc = (uint32_t)ps->acc, p.isize = ps->isize, p.istride = ps->istride;
+        memset(p.cstride, 0, sizeof p.cstride);
+        for (int d = 0; d < it->ndim; d++) p.cstride[d + shift] = (uint32_t)ps->cstride[d];
+        wgt_binding bb[6] = {b[0], b[1], b[2], b[3], b[4], b[5]};
+        st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, bb, 6, gx, gy, 1);
+    }
+    wgt_kernel *k;
+    if (!st && mode == WGT_SCATTER_SET && !(st = scatter_kernel(ctx, dt, passes[n_pass - 1].index->l.dtype, "winner_main", &k)))
+        st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 6, gx, gy, 1);
+    if (!st && !(st = scatter_kernel(ctx, dt, passes[n_pass - 1].index->l.dtype, "apply_main", &k)))
+        st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 6, gx, gy, 1);
+    wgt_tensor_free(dest);
+    wgt_tensor_free(win);
+    if (!st) st = index_check_now(ctx);
+    return st;
+}
+
+typedef struct scat_arg {
+    int op, dim, k, accumulate;
+    wgt_scatter_mode mode;
+    double alpha;
+} scat_arg;
+static wgt_status scat_ref(void *arg, const wgt_cpu_tensor *in, const wgt_cpu_tensor *out)
+{
+    scat_arg *a = arg;
+    if (a->op == 0) return wgt_cpu_scatter(&in[0], a->dim, &in[1], &in[2], a->mode, &out[0]);
+    if (a->op == 1) return wgt_cpu_index_add(&in[0], a->dim, &in[1], &in[2], a->alpha, &out[0]);
+    const wgt_cpu_tensor *idx[WGT_MAX_DIMS];
+    for (int i = 0; i < a->k; i++) idx[i] = &in[2 + i];
+    return wgt_cpu_index_put(&in[0], idx, a->k, &in[1], a->accumulate, &out[0]);
+}
+
+/* The checks shared by the scatter family: same context, index dtypes, src dtype == self's. */
+static wgt_status scat_check(wgt_context *ctx, const char *name, const wgt_tensor *const *ins, int n)
+{
+    wgt_status st = op_same_context(name, ins, n);
+    if (st) return st;
+    if (ins[1]->l.dtype != ins[0]->l.dtype)
+        return op_fail(ctx, WGT_ERR_DTYPE, "%s: the source is %s, self is %s (cast first)", name,
+                       wgt_dtype_name(ins[1]->l.dtype), wgt_dtype_name(ins[0]->l.dtype));
+    for (int i = 2; i < n; i++)
+        if ((st = index_dtype(ctx, name, ins[i]))) return st;
+    return WGT_OK;
+}
+
+wgt_status wgt_scatter(const wgt_tensor *self, int dim, const wgt_tensor *index, const wgt_tensor *src,
+                       wgt_scatter_mode mode, wgt_tensor **out)
+{
+    OP_BEGIN(self, out);
+    const wgt_tensor *ins[3] = {self, src, index};
+    wgt_status st = scat_check(ctx, "scatter", ins, 3);
+    if (st) return st;
+    if ((unsigned)mode >= WGT_SCATTER_COUNT) return op_fail(ctx, WGT_ERR_INVALID_ARGUMENT, "scatter: unknown mode %d", (int)mode);
+    int nd = self->l.ndim;
+    if (nd == 0) return op_fail(ctx, WGT_ERR_SHAPE, "scatter: self must have at least one dim");
+    if ((st = op_dim(ctx, "scatter", &dim, nd))) return st;
+    if (index->l.ndim != nd || src->l.ndim != nd)
+        return op_fail(ctx, WGT_ERR_SHAPE, "scatter: index and src must have self's %d dims", nd);
+    for (int d = 0; d < nd; d++)
+        if (index->l.shape[d] > src->l.shape[d] || (d != dim && index->l.shape[d] > self->l.shape[d]))
+            return op_fail(ctx, WGT_ERR_SHAPE, "scatter: index size %lld at dim %d exceeds src's or self's",
+                           (long long)index->l.shape[d], d);
+    wgt_tensor *y;
+    if ((st = wgt_tensor_copy(self, &y))) return st;
+    const wgt_tensor *all[3] = {self, src, index};
+    int gpu_ok = self->l.dtype != WGT_I64 && fits_binding(all, 3);
+    if (op_use_gpu(ctx, "scatter", self->l.dtype, gpu_ok)) {
+        wgt_layout it = src->l; /* src restricted to the index's shape */
+        memcpy(it.shape, index->l.shape, sizeof it.shape);
+        scat_pass ps;
+        memset(&ps, 0, sizeof ps);
+        ps.index = index;
+        ps.li = index->l;
+        ps.isize = (uint32_t)y->l.shape[dim];
+        ps.istride = (uint32_t)y->l.strides[dim];
+        for (int d = 0; d < nd; d++) ps.cstride[d] = d == dim ? 0 : y->l.strides[d];
+        st = scatter_gpu(ctx, src, &it, &ps, 1, mode, 1.0, y);
+    } else if (!(st = op_fallback_status(ctx, "scatter", self->l.dtype, gpu_ok))) {
+        scat_arg a = {0, dim, 0, 0, mode, 1};
+        const wgt_tensor *rin[3] = {y, index, src};
+        st = op_reference(ctx, scat_ref, &a, rin, 3, &y, 1);
+    }
+    return op_finish(st, y, out);
+}
+
+wgt_status wgt_scatter_add(const wgt_tensor *self, int dim, const wgt_tensor *index, const wgt_tensor *src,
+                           wgt_tensor **out)
+{
+    return wgt_scatter(self, dim, index, src, WGT_SCATTER_ADD, out);
+}
+
+wgt_status wgt_index_add(const wgt_tensor *self, int dim, const wgt_tensor *index, const wgt_tensor *source,
+                         double alpha, wgt_tensor **out)
+{
+    OP_BEGIN(self, out);
+    const wgt_tensor *ins[3] = {self, source, index};
+    wgt_status st = scat_check(ctx, "index_add", ins, 3);
+    if (st) return st;
+    int nd = self->l.ndim;
+    if (nd == 0) return op_fail(ctx, WGT_ERR_SHAPE, "index_add: self must have at least one dim");
+    if ((st = op_dim(ctx, "index_add", &dim, nd))) return st;
+    int64_t K = wgt_layout_numel(&index->l);
+    int ok = index->l.ndim <= 1 && source->l.ndim == nd;
+    for (int d = 0; ok && d < nd; d++) ok = source->l.shape[d] == (d == dim ? K : self->l.shape[d]);
+    if (!ok)
+        return op_fail(ctx, WGT_ERR_SHAPE, "index_add: source must have self's shape with dim %d of the 1-D index's length %lld",
+                       dim, (long long)K);
+    wgt_tensor *y;
+    if ((st = wgt_tensor_copy(self, &y))) return st;
+    int gpu_ok = self->l.dtype != WGT_I64 && (op_is_float(self->l.dtype) || alpha == 1.0) && fits_binding(ins, 3);
+    if (op_use_gpu(ctx, "index_add", self->l.dtype, gpu_ok)) {
+        scat_pass ps;
+        memset(&ps, 0, sizeof ps);
+        ps.index = index;
+        ps.li = index->l;
+        ps.li.ndim = nd;
+        for (int d = 0; d < nd; d++) ps.li.shape[d] = source->l.shape[d], ps.li.strides[d] = 0;
+        ps.li.strides[dim] = index->l.ndim ? index->l.strides[0] : 0;
+        ps.isize = (uint32_t)y->l.shape[dim];
+        ps.istride = (uint32_t)y->l.strides[dim];
+        for (int d = 0; d < nd; d++) ps.cstride[d] = d == dim ? 0 : y->l.strides[d];
+        st = scatter_gpu(ctx, source, &source->l, &ps, 1, WGT_SCATTER_ADD, alpha, y);
+    } else if (!(st = op_fallback_status(ctx, "index_add", self->l.dtype, gpu_ok))) {
+        scat_arg a = {1, dim, 0, 0, WGT_SCATTER_ADD, alpha};
+        const wgt_tensor *rin[3] = {y, index, source};
+        st = op_reference(ctx, scat_ref, &a, rin, 3, &y, 1);
+    }
+    return op_finish(st, y, out);
+}
+
+wgt_status wgt_index_put(const wgt_tensor *self, const wgt_tensor *const *indices, int k, const wgt_tensor *values,
+                         int accumulate, wgt_tensor **out)
+{
+    OP_BEGIN(self, out);
+    int nd = self->l.ndim;
+    if (!indices || k < 1 || k > nd)
+        return op_fail(ctx, WGT_ERR_SHAPE, "index_put: %d index tensors for a %d-D tensor (1 to ndim)", k, nd);
+    const wgt_tensor *ins[2 + WGT_MAX_DIMS] = {self, values};
+    for (int i = 0; i < k; i++) ins[2 + i] = indices[i];
+    wgt_status st = scat_check(ctx, "index_put", ins, 2 + k);
+    if (st) return st;
+    /* S: the indices' broadcast shape; the updates iterate over S + self.shape[k:] */
+    int sn = 0;
+    int64_t S[WGT_MAX_DIMS];
+    wgt_layout acc = indices[0]->l;
+    for (int i = 0; i < k; i++) {
+        if ((st = op_broadcast_shape(ctx, "index_put", &acc, &indices[i]->l, &sn, S))) return st;
+        acc.ndim = sn;
+        memcpy(acc.shape, S, sizeof S);
+    }
+    int un = sn + nd - k;
+    if (un > WGT_MAX_DIMS) return op_fail(ctx, WGT_ERR_SHAPE, "index_put: the update shape has more than %d dims", WGT_MAX_DIMS);
+    int64_t U[WGT_MAX_DIMS];
+    memcpy(U, S, sizeof(int64_t) * sn);
+    for (int d = k; d < nd; d++) U[sn + d - k] = self->l.shape[d];
+    if (values->l.ndim > un) return op_fail(ctx, WGT_ERR_SHAPE, "index_put: values have more dims than the update shape");
+    for (int d = 0; d < values->l.ndim; d++) {
+        int64_t v = values->l.shape[d], u = U[un - values->l.ndim + d];
+        if (v != u && v != 1)
+            return op_fail(ctx, WGT_ERR_SHAPE, "index_put: values of size %lld at dim %d do not broadcast to %lld",
+                           (long long)v, d, (long long)u);
+    }
+    wgt_tensor *y;
+    if ((st = wgt_tensor_copy(self, &y))) return st;
+    wgt_scatter_mode mode = accumulate ? WGT_SCATTER_ADD : WGT_SCATTER_SET;
+    int gpu_ok = self->l.dtype != WGT_I64 && fits_binding(ins, 2 + k);
+    if (op_use_gpu(ctx, "index_put", self->l.dtype, gpu_ok)) {
+        wgt_layout it;
+        op_broadcast_layout(&values->l, un, U, &it);
+        scat_pass ps[WGT_MAX_DIMS];
+        memset(ps, 0, sizeof ps);
+        for (int i = 0; i < k; i++) {
+            ps[i].index = indices[i];
+            wgt_layout lb;
+            op_broadcast_layout(&indices[i]->l, sn, S, &lb);
+            ps[i].li = lb; /* S dims, then the trailing dims with stride 0 */
+            ps[i].li.ndim = un;
+            for (int d = 0; d < un; d++) {
+                ps[i].li.shape[d] = U[d];
+                if (d >= sn) ps[i].li.strides[d] = 0;
+            }
+            ps[i].isize = (uint32_t)self->l.shape[i];
+            ps[i].istride = (uint32_t)y->l.strides[i];
+            ps[i].acc = i > 0;
+            if (i == 0)
+                for (int d = sn; d < un; d++) ps[i].cstride[d] = y->l.strides[k + d - sn];
+        }
+        st = scatter_gpu(ctx, values, &it, ps, k, mode, 1.0, y);
+    } else if (!(st = op_fallback_status(ctx, "index_put", self->l.dtype, gpu_ok))) {
+        scat_arg a = {2, 0, k, accumulate, mode, 1};
+        const wgt_tensor *rin[2 + WGT_MAX_DIMS] = {y, values};
+        for (int i = 0; i < k; i++) rin[2 + i] = indices[i];
+        st = op_reference(ctx, scat_ref, &a, rin, 2 + k, &y, 1);
+    }
+    return op_finish(st, y, out);
+}
+
+/* ---- masked_select, nonzero ----------------------------------------------------------------- */
+
+typedef struct cmp_params {
+    uint32_t n, off_m, nd, total;
+    op_layout_params lm;
+} cmp_params;
+
+/* Positions (u32, row-major over the mask's shape `lm`) of the set elements of mask: *pos gets a
+ * new [count] tensor (NULL when count is 0). Reads the block counts back (a sync). */
+static wgt_status compact(wgt_context *ctx, const wgt_tensor *mask, const wgt_layout *lm, wgt_tensor **pos,
+                          int64_t *count)
+{
+    *pos = NULL;
+    *count = 0;
+    int64_t n = wgt_layout_numel(lm);
+    if (n == 0) return WGT_OK;
+    char pre[8192];
+    snprintf(pre, sizeof pre, "%s\n", op_wgsl_lib());
+    index_wgsl(pre, sizeof pre, "ib", mask->l.dtype);
+    int64_t blocks = (n + 1023) / 1024;
+    wgt_tensor *counts;
+    wgt_status st = wgt_tensor_new(ctx, WGT_U32, 1, &blocks, &counts);
+    if (st) return st;
+    cmp_params p;
+    memset(&p, 0, sizeof p);
+    p.n = (uint32_t)n;
+    wgt_binding b[4];
+    int64_t base;
+    wgt_layout l = *lm;
+    wgt_kernel *kc, *kp;
+    uint32_t *host = NULL;
+    if (!(st = op_bind_all(mask, &b[0], &base))) {
+        p.off_m = (uint32_t)(l.offset - base);
+        l.offset = 0;
+        st = op_layout_params_fill(ctx, &l, &p.lm);
+    }
+    if (!st) st = op_bind_all(counts, &b[1], &base);
+    b[2] = b[3] = b[1];
+    uint32_t gx, gy;
+    op_grid(ctx, (uint64_t)blocks, &gx, &gy);
+    if (!st) st = wgt_gpu_kernel(ctx, "index", pre, "count_main", NULL, 0, &kc);
+    if (!st) st = wgt_gpu_dispatch(ctx, kc, &p, sizeof p, b, 4, gx, gy, 1);
+    if (!st && !(host = malloc(blocks * sizeof *host))) st = op_fail(ctx, WGT_ERR_OUT_OF_MEMORY, "out of host memory");
+    if (!st) st = wgt_gpu_download(ctx, counts->st->buf, 0, host, blocks * sizeof *host);
+    uint64_t total = 0;
+    for (int64_t i = 0; !st && i < blocks; i++) {
+        uint32_t c = host[i];
+        host[i] = (uint32_t)total;
+        total += c;
+    }
+    if (!st && total) st = wgt_gpu_upload(ctx, counts->st->buf, 0, host, blocks * sizeof *host);
+    int64_t t = (int64_t)total;
+    if (!st && total) st = wgt_tensor_new(ctx, WGT_U32, 1, &t, pos);
+    if (!st && total) st = op_bind_all(*pos, &b[2], &base);
+    if (!st && total) st = wgt_gpu_kernel(ctx, "index", pre, "compact_main", NULL, 0, &kp);
+    if (!st && total) st = wgt_gpu_dispatch(ctx, kp, &p, sizeof p, b, 4, gx, gy, 1);
+    free(host);
+    wgt_tensor_free(counts);
+    if (st) {
+        wgt_tensor_free(*pos);
+        *pos = NULL;
+        return st;
+    }
+    *count = t;
+    return WGT_OK;
+}
+
+static wgt_status msel_ref(void *arg, const wgt_cpu_tensor *in, const wgt_cpu_tensor *out)
+{
+    (void)arg;
+    int64_t count;
+    return wgt_cpu_masked_select(&in[0], &in[1], &out[0], &count);
+}
+static wgt_status msel_count_ref(void *arg, const wgt_cpu_tensor *in, const wgt_cpu_tensor *out)
+{
+    (void)out;
+    return wgt_cpu_masked_select(&in[0], &in[1], NULL, (int64_t *)arg);
+}
+typedef struct nz_arg { int64_t count; int write; } nz_arg;
+static wgt_status nz_ref(void *arg, const wgt_cpu_tensor *in, const wgt_cpu_tensor *out)
+{
+    nz_arg *a = arg;
+    return wgt_cpu_nonzero(&in[0], a->write ? &out[0] : NULL, &a->count);
+}
+
+wgt_status wgt_masked_select(const wgt_tensor *x, const wgt_tensor *mask, wgt_tensor **out)
+{
+    OP_BEGIN(x, out);
+    const wgt_tensor *ins[2] = {x, mask};
+    wgt_status st = op_same_context("masked_select", ins, 2);
+    if (st) return st;
+    int nd;
+    int64_t shape[WGT_MAX_DIMS];
+    if ((st = op_broadcast_shape(ctx, "masked_select", &x->l, &mask->l, &nd, shape))) return st;
+    int gpu_ok = fits_binding(ins, 2);
+    wgt_tensor *y = NULL;
+    if (op_use_gpu(ctx, "masked_select", x->l.dtype, gpu_ok)) {
+        wgt_layout lx, lm;
+        op_broadcast_layout(&x->l, nd, shape, &lx);
+        op_broadcast_layout(&mask->l, nd, shape, &lm);
+        wgt_tensor *pos;
+        int64_t count;
+        if ((st = compact(ctx, mask, &lm, &pos, &count))) return st;
+        if (!(st = wgt_tensor_new(ctx, x->l.dtype, 1, &count, &y)) && count) {
+            move_args m;
+            memset(&m, 0, sizeof m);
+            m.op = MOVE_TAKE;
+            m.x = x;
+            m.lx = &lx;
+            m.ib = pos;
+            m.li = &pos->l;
+            m.n = count;
+            st = move_run(ctx, &m, y);
+        }
+        wgt_tensor_free(pos);
+        return op_finish(st, y, out);
+    }
+    if ((st = op_fallback_status(ctx, "masked_select", x->l.dtype, gpu_ok))) return st;
+    int64_t count = 0;
+    if ((st = op_reference(ctx, msel_count_ref, &count, ins, 2, NULL, 0))) return st;
+    if ((st = wgt_tensor_new(ctx, x->l.dtype, 1, &count, &y))) return st;
+    return op_finish(op_reference(ctx, msel_ref, NULL, ins, 2, &y, 1), y, out);
+}
+
+wgt_status wgt_nonzero(const wgt_tensor *x, wgt_tensor **out)
+{
+    OP_BEGIN(x, out);
+    const wgt_tensor *ins[1] = {x};
+    int gpu_ok = fits_binding(ins, 1);
+    int nd = x->l.ndim;
+    wgt_tensor *y = NULL;
+    wgt_status st;
+    if (op_use_gpu(ctx, "nonzero", x->l.dtype, gpu_ok)) {
+        wgt_tensor *pos;
+        int64_t count;
+        if ((st = compact(ctx, x, &x->l, &pos, &count))) return st;
+        int64_t shape[2] = {count, nd};
+        if (!(st = wgt_tensor_new(ctx, WGT_I64, 2, shape, &y)) && count && nd) {
+            char pre[8192];
+            snprintf(pre, sizeof pre, "%s\n", op_wgsl_lib());
+            index_wgsl(pre, sizeof pre, "ib", x->l.dtype);
+            wgt_kernel *k;
+            cmp_params p;
+            memset(&p, 0, sizeof p);
+            p.n = (uint32_t)wgt_layout_numel(&x->l);
+            p.nd = (uint32_t)nd;
+            p.total = (uint32_t)count;
+            wgt_layout l = x->l;
+            l.offset = 0;
+            wgt_binding b[4];
+            int64_t base;
+            if (!(st = op_layout_params_fill(ctx, &l, &p.lm)) && !(st = op_bind_all(x, &b[0], &base)) &&
+                !(st = op_bind_all(pos, &b[2], &base)) && !(st = op_bind_all(y, &b[3], &base))) {
+                b[1] = b[2];
+                uint32_t gx, gy;
+                op_grid(ctx, ((uint64_t)count * nd + 255) / 256, &gx, &gy);
+                if (!(st = wgt_gpu_kernel(ctx, "index", pre, "coords_main", NULL, 0, &k)))
+                    st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 4, gx, gy, 1);
+            }
+        }
+        wgt_tensor_free(pos);
+        return op_finish(st, y, out);
+    }
+    if ((st = op_fallback_status(ctx, "nonzero", x->l.dtype, gpu_ok))) return st;
+    nz_arg a = {0, 0};
+    if ((st = op_reference(ctx, nz_ref, &a, ins, 1, NULL, 0))) return st;
+    int64_t shape[2] = {a.count, nd};
+    if ((st = wgt_tensor_new(ctx, WGT_I64, 2, shape, &y))) return st;
+    a.write = 1;
+    return op_finish(op_reference(ctx, nz_ref, &a, ins, 1, &y, 1), y, out);
+}
+
+/* ---- one_hot -------------------------------------------------------------------------------- */
+
+typedef struct oh_arg { int axis; double off, on; } oh_arg;
+static wgt_status oh_ref(void *arg, const wgt_cpu_tensor *in, const wgt_cpu_tensor *out)
+{
+    oh_arg *a = arg;
+    return wgt_cpu_one_hot(&in[0], a->axis, a->off, a->on, &out[0]);
+}
+
+wgt_status wgt_one_hot(const wgt_tensor *x, int64_t depth, int axis, double off_value, double on_value,
+                       wgt_dtype dtype, wgt_tensor **out)
+{
+    OP_BEGIN(x, out);
+    wgt_status st = index_dtype(ctx, "one_hot", x);
+    if (st) return st;
+    int nd = x->l.ndim;
+    if (axis < 0) axis += nd + 1;
+    if (axis < 0 || axis > nd) return op_fail(ctx, WGT_ERR_SHAPE, "one_hot: axis out of range for %d-D indices", nd);
+    if (depth < 1 || depth > INT32_MAX) return op_fail(ctx, WGT_ERR_INVALID_ARGUMENT, "one_hot: depth %lld out of range", (long long)depth);
+    if ((unsigned)dtype >= WGT_DTYPE_COUNT) return op_fail(ctx, WGT_ERR_DTYPE, "one_hot: unknown dtype %d", (int)dtype);
+    int64_t shape[WGT_MAX_DIMS], inner = 1;
+    if (nd + 1 > WGT_MAX_DIMS) return op_fail(ctx, WGT_ERR_SHAPE, "one_hot: too many dims");
+    for (int d = 0, s = 0; d <= nd; d++) shape[d] = d == axis ? depth : x->l.shape[s++];
+    for (int d = axis; d < nd; d++) inner *= x->l.shape[d];
+    wgt_tensor *y;
+    if ((st = wgt_tensor_new(ctx, dtype, nd + 1, shape, &y))) return st;
+    const wgt_tensor *ins[1] = {x};
+    int gpu_ok = fits_binding(ins, 1) && fits_binding((const wgt_tensor *const *)&y, 1) &&
+                 (op_is_float(dtype) || (on_value == (int32_t)on_value && off_value == (int32_t)off_value));
+    if (op_use_gpu(ctx, "one_hot", dtype, gpu_ok)) {
+        fill_args f = {FILL_ONE_HOT, 0, 0, 0, on_value, off_value, depth, inner, x};
+        st = fill_run(ctx, &f, y);
+    } else if (!(st = op_fallback_status(ctx, "one_hot", dtype, gpu_ok))) {
+        oh_arg a = {axis, off_value, on_value};
+        st = op_reference(ctx, oh_ref, &a, ins, 1, &y, 1);
+    }
+    return op_finish(st, y, out);
+}
