@@ -260,6 +260,81 @@ int main(int argc, char **argv)
         expect_clean(tmpdir, "directory without a tokenizer", 1);
     }
 
+    /* A small byte-level tokenizer.json written here (all 256 bytes, a few merges, added
+     * tokens, a Split regex), then the same file with random bytes changed: each opens or
+     * fails with a message, and whatever opens encodes random text and decodes it back. */
+    {
+        char json[65536];
+        size_t k = 0;
+        k += (size_t)snprintf(json + k, sizeof json - k, "{\"model\": {\"type\": \"BPE\", \"vocab\": {");
+        for (int b = 0; b < 256; b++) {
+            uint32_t cp = tok_byte_to_cp((uint8_t)b);
+            char u[8];
+            int ul = cp < 0x80 ? (u[0] = (char)cp, 1) : (u[0] = (char)(0xC0 | (cp >> 6)), u[1] = (char)(0x80 | (cp & 0x3F)), 2);
+            if (cp == '"' || cp == '\\') u[1] = u[0], u[0] = '\\', ul = 2;
+            k += (size_t)snprintf(json + k, sizeof json - k, "\"%.*s\": %d, ", ul, u, b);
+        }
+        k += (size_t)snprintf(json + k, sizeof json - k,
+                              "\"th\": 256, \"the\": 257, \"\u0120the\": 258, \"\u0120t\": 259}, \"merges\": [\"t h\", \"th e\", "
+                              "[\"\u0120\", \"t\"], \"\u0120t he\", \"\u0120 the\"]}, \"added_tokens\": [{\"id\": 260, "
+                              "\"content\": \"<|x|>\", \"special\": true, \"lstrip\": true}, {\"id\": 261, \"content\": \"zz\", "
+                              "\"single_word\": true}], \"normalizer\": {\"type\": \"NFC\"}, \"pre_tokenizer\": {\"type\": \"Sequence\", "
+                              "\"pretokenizers\": [{\"type\": \"Split\", \"pattern\": {\"Regex\": \" ?\\\\p{L}+|\\\\s+|.\"}, "
+                              "\"behavior\": \"Isolated\"}, {\"type\": \"ByteLevel\", \"use_regex\": false}]}, "
+                              "\"decoder\": {\"type\": \"ByteLevel\"}}");
+        snprintf(path, sizeof path, "%s/tokenizer.json", tmpdir);
+        write_file(path, json, k);
+        wgt_tokenizer *small;
+        CHECK(wgt_tokenizer_open(path, &small) == WGT_OK, "small tokenizer.json: %s", wgt_errmsg());
+        if (small) {
+            int32_t *ids2;
+            size_t n2;
+            CHECK(wgt_tokenizer_encode(small, "the the <|x|> zz", (size_t)-1, WGT_TOKENIZE_PARSE_SPECIAL, &ids2, &n2) == WGT_OK &&
+                      n2 == 5 && ids2[0] == 257 && ids2[1] == 258 && ids2[2] == 260 && ids2[3] == 32 && ids2[4] == 261,
+                  "small tokenizer: merges, lstrip and single_word");
+            free(ids2);
+            check_streaming(small, "small byte-level");
+            wgt_tokenizer_free(small);
+        }
+        char *copy = malloc(k);
+        srand(11);
+        for (int r = 0; r < 300; r++) {
+            memcpy(copy, json, k);
+            for (int m = 0; m < 1 + r % 4; m++) copy[rand() % k] = (char)(rand() % 256);
+            write_file(path, copy, k);
+            wgt_tokenizer *t = NULL;
+            if (wgt_tokenizer_open(path, &t) != WGT_OK) {
+                CHECK(wgt_errmsg()[0], "mutated tokenizer.json failed without a message");
+                continue;
+            }
+            for (int q = 0; q < 5; q++) {
+                char text[64];
+                int tl = 0;
+                while (tl < 60) { /* random ASCII and a few multi-byte characters */
+                    int c = rand() % 100;
+                    const char *piece = c < 5 ? "\xC3\xA9" : c < 8 ? "\xE4\xBD\xA0" : c < 10 ? "<|x|>" : NULL;
+                    if (piece) {
+                        int pl = (int)strlen(piece);
+                        if (tl + pl > 60) break;
+                        memcpy(text + tl, piece, (size_t)pl);
+                        tl += pl;
+                    } else text[tl++] = (char)(32 + rand() % 95);
+                }
+                int32_t *rid;
+                size_t rn;
+                char *back;
+                if (wgt_tokenizer_encode(t, text, (size_t)tl, WGT_TOKENIZE_PARSE_SPECIAL, &rid, &rn) == WGT_OK) {
+                    CHECK(wgt_tokenizer_decode(t, rid, rn, 0, &back, NULL) == WGT_OK, "decode after a mutated load");
+                    free(back);
+                    free(rid);
+                }
+            }
+            wgt_tokenizer_free(t);
+        }
+        free(copy);
+        unlink(path);
+    }
+
     /* Chat templates: errors are statuses naming the problem. */
     {
         wgt_chat_message m[] = {{"user", "hi"}};
