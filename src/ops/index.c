@@ -203,7 +203,7 @@ static wgt_status scatter_gpu(wgt_context *ctx, const wgt_tensor *src, const wgt
     ls.offset = 0;
     if (!st) st = op_layout_params_fill(ctx, &ls, &p.ls);
     if (!st) st = op_bind_all(dest, &b[2], &base);
-    if (!st) st = op_bind_all(win ? win : dest, &b[3], &base);
+    if (!st) st = win ? op_bind_all(win, &b[3], &base) : index_dummy_bind(ctx, 1, &b[3]);
     if (!st) st = op_bind_all(out, &b[4], &base);
     if (!st) st = index_err_bind(ctx, &b[5]);
     uint32_t gx, gy;
@@ -452,7 +452,8 @@ static wgt_status compact(wgt_context *ctx, const wgt_tensor *mask, const wgt_la
         st = op_layout_params_fill(ctx, &l, &p.lm);
     }
     if (!st) st = op_bind_all(counts, &b[1], &base);
-    b[2] = b[3] = b[1];
+    if (!st) st = index_dummy_bind(ctx, 1, &b[2]);
+    if (!st) st = index_dummy_bind(ctx, 2, &b[3]);
     uint32_t gx, gy;
     op_grid(ctx, (uint64_t)blocks, &gx, &gy);
     if (!st) st = wgt_gpu_kernel(ctx, "index", pre, "count_main", NULL, 0, &kc);
@@ -567,8 +568,8 @@ wgt_status wgt_nonzero(const wgt_tensor *x, wgt_tensor **out)
             wgt_binding b[4];
             int64_t base;
             if (!(st = op_layout_params_fill(ctx, &l, &p.lm)) && !(st = op_bind_all(x, &b[0], &base)) &&
-                !(st = op_bind_all(pos, &b[2], &base)) && !(st = op_bind_all(y, &b[3], &base))) {
-                b[1] = b[2];
+                !(st = op_bind_all(pos, &b[2], &base)) && !(st = op_bind_all(y, &b[3], &base)) &&
+                !(st = index_dummy_bind(ctx, 1, &b[1]))) {
                 uint32_t gx, gy;
                 op_grid(ctx, ((uint64_t)count * nd + 255) / 256, &gx, &gy);
                 if (!(st = wgt_gpu_kernel(ctx, "index", pre, "coords_main", NULL, 0, &k)))

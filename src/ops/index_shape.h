@@ -37,6 +37,8 @@ int fits_binding(const wgt_tensor *const *ts, int n);
 
 /* The per-context index error word, bound read_write at binding `b`; flags are 1 << op family. */
 wgt_status index_err_bind(wgt_context *ctx, wgt_binding *b);
+/* A scratch range (slot 1..3, 256 bytes) of that buffer for a writable binding an entry ignores. */
+wgt_status index_dummy_bind(wgt_context *ctx, int slot, wgt_binding *b);
 
 /* WGSL for the index binding BUF of dtype dt: ld_idx(i) -> i32, idx_ok(i) -> bool, ld_mask(i) -> bool. */
 void index_wgsl(char *buf, size_t cap, const char *binding, wgt_dtype dt);

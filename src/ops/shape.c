@@ -49,6 +49,14 @@ static struct err_entry {
     uint64_t id;
 } err_table[16];
 
+/* Bytes per slot of the error buffer: slot 0 holds the flags, slots 1..3 stand in for bindings a
+ * kernel entry does not use (WebGPU forbids two writable bindings over the same bytes). */
+static uint64_t err_slot(wgt_context *ctx)
+{
+    uint64_t a = ctx->info.limits.min_storage_buffer_offset_alignment;
+    return a > 256 ? a : 256;
+}
+
 static struct err_entry *err_find(wgt_context *ctx)
 {
     for (int i = 0; i < 16; i++) {
@@ -69,14 +77,22 @@ wgt_status index_err_bind(wgt_context *ctx, wgt_binding *b)
             if (!err_table[i].ctx) { slot = i; break; }
         e = &err_table[slot];
         wgt_buffer *buf;
-        wgt_status st = wgt_gpu_alloc(ctx, 256, &buf);
+        wgt_status st = wgt_gpu_alloc(ctx, 4 * err_slot(ctx), &buf);
         if (st) return st;
-        if ((st = wgt_gpu_fill_zero(ctx, buf, 0, 256))) return st;
+        if ((st = wgt_gpu_fill_zero(ctx, buf, 0, 4 * err_slot(ctx)))) return st;
         *e = (struct err_entry){ctx, ctx->device, buf, buf->id};
     }
     b->buffer = e->buf;
     b->offset = 0;
     b->size = 256;
+    return WGT_OK;
+}
+
+wgt_status index_dummy_bind(wgt_context *ctx, int slot, wgt_binding *b)
+{
+    wgt_status st = index_err_bind(ctx, b);
+    if (st) return st;
+    b->offset = (uint64_t)slot * err_slot(ctx);
     return WGT_OK;
 }
 
@@ -90,7 +106,7 @@ wgt_status wgt_index_check(wgt_context *ctx)
     uint32_t flags = 0;
     if ((st = wgt_gpu_download(ctx, e->buf, 0, &flags, 4))) return st;
     if (!flags) return WGT_OK;
-    if ((st = wgt_gpu_fill_zero(ctx, e->buf, 0, 256))) return st;
+    if ((st = wgt_gpu_fill_zero(ctx, e->buf, 0, 4))) return st;
     return wgt_ctx_error(ctx, WGT_ERR_INVALID_ARGUMENT,
                          "an index was out of range in %s%s%s since the last check (the kernel read or wrote "
                          "element 0 instead, or skipped the write): the results of those ops are wrong",
@@ -125,8 +141,9 @@ void index_wgsl(char *buf, size_t cap, const char *binding, wgt_dtype dt)
     /* masks: nonzero, NaN counts as set */
     op_wgsl_loader(buf, cap, "ld_mask_v", binding, dt, op_is_float(dt) ? "f32" : "u32");
     used = strlen(buf);
-    snprintf(buf + used, cap - used, "fn ld_mask(i: u32) -> bool { return ld_mask_v(i) != %s; }\n",
-             op_is_float(dt) ? "0.0" : "0u");
+    /* on the bits, so that no compiler folds NaN != 0 away */
+    snprintf(buf + used, cap - used, "fn ld_mask(i: u32) -> bool { return %s; }\n",
+             op_is_float(dt) ? "(bitcast<u32>(ld_mask_v(i)) & 0x7fffffffu) != 0u" : "ld_mask_v(i) != 0u");
 }
 
 /* ---- the movement kernel -------------------------------------------------------------------- */

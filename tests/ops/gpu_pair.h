@@ -63,7 +63,7 @@ static pair pair_narrow(pair x, int dim, int64_t start, int64_t len)
     for (int s = 0; s < 2; s++) MUST(wgt_tensor_narrow(x.t[s], dim, start, len, &p.t[s]));
     return p;
 }
-static pair pair_expand(pair x, int ndim, const int64_t *shape)
+static inline pair pair_expand(pair x, int ndim, const int64_t *shape)
 {
     pair p;
     for (int s = 0; s < 2; s++) MUST(wgt_tensor_expand(x.t[s], ndim, shape, &p.t[s]));
