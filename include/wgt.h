@@ -773,8 +773,9 @@ wgt_status wgt_tokenizer_encode(wgt_tokenizer *tok, const char *text, size_t len
 wgt_status wgt_tokenizer_decode(const wgt_tokenizer *tok, const int32_t *ids, size_t n_ids,
                                 int skip_special, char **text, size_t *len);
 
-/* The bytes one token stands for, as decoding it alone would give them (a SentencePiece
- * piece's U+2581 as a space, a byte token as its byte). *piece stays valid while tok lives. */
+/* The bytes one token stands for inside a text (a SentencePiece piece's U+2581 as a space, a
+ * byte token as its byte; decoding also drops the dummy-prefix space of the first piece).
+ * *piece stays valid while tok lives. */
 wgt_status wgt_tokenizer_token_to_piece(const wgt_tokenizer *tok, int32_t id, const char **piece,
                                         size_t *len);
 /* The vocabulary entry itself ("Ġthe", "▁the", "<0x0A>"); NULL for an id out of range. */

@@ -1,5 +1,6 @@
 /* The tokenizer object: building it (shared by every loader), the encode pipeline
  * (added tokens -> normalizer -> pre-tokenizer -> model -> BOS/EOS), decoding, streaming. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,16 +21,19 @@ uint32_t tok_byte_to_cp(uint8_t b)
     return 256 + n;
 }
 
+static int16_t cp_to_byte_table[512];
+static pthread_once_t cp_to_byte_once = PTHREAD_ONCE_INIT;
+
+static void cp_to_byte_init(void)
+{
+    for (int i = 0; i < 512; i++) cp_to_byte_table[i] = -1;
+    for (int b = 0; b < 256; b++) cp_to_byte_table[tok_byte_to_cp((uint8_t)b)] = (int16_t)b;
+}
+
 int tok_cp_to_byte(uint32_t cp)
 {
-    static int16_t table[512];
-    static int ready;
-    if (!ready) { /* idempotent: racing threads write the same values */
-        for (int i = 0; i < 512; i++) table[i] = -1;
-        for (int b = 0; b < 256; b++) table[tok_byte_to_cp((uint8_t)b)] = (int16_t)b;
-        ready = 1;
-    }
-    return cp < 512 ? table[cp] : -1;
+    pthread_once(&cp_to_byte_once, cp_to_byte_init);
+    return cp < 512 ? cp_to_byte_table[cp] : -1;
 }
 
 /* ---- building ---- */
