@@ -439,6 +439,15 @@ wgt_status wgt_cat(const wgt_tensor *const *xs, int n, int dim, wgt_tensor **out
             int outer_one = 1;
             for (int d = 0; d < dim; d++) outer_one &= shape[d] == 1;
             if (outer_one) first = lo * inner, last = (lo + len) * inner;
+            size_t es = wgt_dtype_size(x0->l.dtype);
+            if (outer_one && wgt_layout_is_contiguous(&xs[i]->l) && (xs[i]->l.offset * es) % 4 == 0 &&
+                (first * es) % 4 == 0 && ((last - first) * es) % 4 == 0) {
+                /* a contiguous slab into a contiguous range: a plain buffer copy */
+                st = wgt_gpu_copy(ctx, xs[i]->st->buf, (uint64_t)xs[i]->l.offset * es, y->st->buf,
+                                  (uint64_t)first * es, (uint64_t)(last - first) * es);
+                lo += len;
+                continue;
+            }
             first -= first % pack;
             m.first = first;
             m.n = last - first;
