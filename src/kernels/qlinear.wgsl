@@ -38,13 +38,14 @@ const Q8_0: u32 = 8u;
 const Q4_K: u32 = 12u;
 const Q6_K: u32 = 14u;
 
-// The 4 bytes at byte address b (any alignment), little-endian.
+// The 4 bytes at byte address b (any alignment), little-endian. Branch-free, so the loads of a
+// whole block issue together (more bytes in flight per invocation).
 fn rd32(b: u32) -> u32 {
     let i = b >> 2u;
     let s = (b & 3u) * 8u;
     let lo = w[i];
-    if (s == 0u) { return lo; }
-    return (lo >> s) | (w[i + 1u] << (32u - s));
+    let hi = w[i + 1u];
+    return select((lo >> s) | (hi << (32u - s)), lo, s == 0u);
 }
 
 fn rd_f16(b: u32) -> f32 { return unpack2x16float(rd32(b) & 0xffffu).x; }
@@ -134,6 +135,14 @@ const GV_NT: u32 = 4u;    // tokens per pass
 
 var<workgroup> red: array<f32, 1024>; // GV_NT * GV_WG
 
+// acc[t] += piece . x[token t][the piece's 8 columns], for the nt (<= 4) tokens; xi indexes token 0.
+fn acc_piece(acc: ptr<function, vec4<f32>>, pc: Piece, xi: u32, xrow: u32, nt: u32) {
+    (*acc).x += dot(pc.a, x[xi]) + dot(pc.b, x[xi + 1u]);
+    if (nt > 1u) { (*acc).y += dot(pc.a, x[xi + xrow]) + dot(pc.b, x[xi + xrow + 1u]); }
+    if (nt > 2u) { (*acc).z += dot(pc.a, x[xi + 2u * xrow]) + dot(pc.b, x[xi + 2u * xrow + 1u]); }
+    if (nt > 3u) { (*acc).w += dot(pc.a, x[xi + 3u * xrow]) + dot(pc.b, x[xi + 3u * xrow + 1u]); }
+}
+
 @compute @workgroup_size(256)
 fn gemv(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
         @builtin(num_workgroups) nwg: vec3<u32>) {
@@ -147,23 +156,11 @@ fn gemv(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     var acc = vec4<f32>(0.0);
     if (row < p.rows) {
         let rb = p.w_off + row * p.row_bytes;
-        let items = p.units * 4u;
         let xb = p.x_off + t0 * xrow;
-        for (var it = lane; it < items; it += GV_TPR) {
-            let u = it >> 2u;
-            let q = it & 3u;
-            let pc = piece(rb, u, q);
-            let xi = xb + u * 8u + q * 2u;
-            acc.x += dot(pc.a, x[xi]) + dot(pc.b, x[xi + 1u]);
-            if (nt > 1u) {
-                acc.y += dot(pc.a, x[xi + xrow]) + dot(pc.b, x[xi + xrow + 1u]);
-                if (nt > 2u) {
-                    acc.z += dot(pc.a, x[xi + 2u * xrow]) + dot(pc.b, x[xi + 2u * xrow + 1u]);
-                    if (nt > 3u) {
-                        acc.w += dot(pc.a, x[xi + 3u * xrow]) + dot(pc.b, x[xi + 3u * xrow + 1u]);
-                    }
-                }
-            }
+        // each invocation takes whole 32-element units (a Q8_0/Q4_0 block, a K-quant sub-block):
+        // consecutive invocations read consecutive bytes
+        for (var u = lane; u < p.units; u += GV_TPR) {
+            for (var q = 0u; q < 4u; q++) { acc_piece(&acc, piece(rb, u, q), xb + u * 8u + q * 2u, xrow, nt); }
         }
     }
     // Subgroups (of SG consecutive invocations) sum first; workgroup memory gathers the 32 / SG
