@@ -1,0 +1,112 @@
+// Matrix-vector products for decode (M <= MAXM rows of A per batch): out[z, m, n0 + n] =
+// alpha * dot(A[z, m, :], B[z, :, n]) + beta * C[z, m, n], with A and B contiguous along k (B is
+// a weight matrix stored [N, K] row-major, as PyTorch and GGUF keep it). Weight rows are streamed
+// once with 16-byte loads; p.tpr invocations share one output row (256 / p.tpr rows per
+// workgroup), then reduce through subgroups (when granted) and workgroup memory.
+// The prelude (src/ops/matmul.c) supplies: ldA8(v) / ldB8(v), 8 elements from vec4 index v as
+// two vec4<f32>; VA / VB, vec4s per 8 elements (2 for f32, 1 for f16/bf16); ldC (scalar, strided);
+// fn rsum(x: f32) -> f32 (subgroupAdd, or x itself), fn rsize() -> u32 (the subgroup size, or 1)
+// and const HAS_SG: bool.
+// Offsets and strides of A and B arrive in vec4 units.
+
+struct Params {
+    M: u32, N: u32, K: u32, batch: u32,
+    off_a: u32, off_b: u32, off_c: u32, has_c: u32,
+    sam: u32, sak: u32, sbk: u32, sbn: u32,
+    scm: u32, scn: u32, alpha: f32, beta: f32,
+    bshape: vec4<u32>,
+    bsa: vec4<u32>,
+    bsb: vec4<u32>,
+    bsc: vec4<u32>,
+    ldo: u32, n0: u32, z0: u32, tpr: u32,
+};
+
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> a: array<vec4<u32>>;
+@group(0) @binding(2) var<storage, read> b: array<vec4<u32>>;
+@group(0) @binding(3) var<storage, read> c: array<u32>;
+@group(0) @binding(4) var<storage, read_write> out: array<f32>;
+
+const MAXM: u32 = 4u;
+
+fn batch_offsets(z: u32) -> vec3<u32> {
+    var rem = z;
+    var o = vec3<u32>(0u, 0u, 0u);
+    for (var d = 3i; d >= 0; d = d - 1i) {
+        let n = p.bshape[d];
+        let i = rem % n;
+        rem = rem / n;
+        o = o + i * vec3<u32>(p.bsa[d], p.bsb[d], p.bsc[d]);
+    }
+    return o;
+}
+
+fn dot8(w: array<vec4<f32>, 2>, x: array<vec4<f32>, 2>) -> f32 {
+    return dot(w[0], x[0]) + dot(w[1], x[1]);
+}
+
+var<workgroup> red: array<f32, 1024>; // [MAXM][256]
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+    let rows = 256u / p.tpr;
+    let r = lid / p.tpr;
+    let lane = lid % p.tpr;
+    let n = (wid.x + wid.y * nwg.x) * rows + r;
+    let z = wid.z + p.z0;
+    let bo = batch_offsets(z);
+    var acc = array<f32, MAXM>(0.0, 0.0, 0.0, 0.0);
+    let groups = p.K / 8u;
+    if (n < p.N) {
+        let brow = p.off_b + bo.y + n * p.sbn;
+        let arow = p.off_a + bo.x;
+        var g = lane;
+        // two weight loads in flight per iteration
+        for (; g + p.tpr < groups; g = g + 2u * p.tpr) {
+            let w0 = ldB8(brow + g * VB);
+            let w1 = ldB8(brow + (g + p.tpr) * VB);
+            for (var m = 0u; m < MAXM; m++) {
+                if (m < p.M) {
+                    let x0 = ldA8(arow + m * p.sam + g * VA);
+                    let x1 = ldA8(arow + m * p.sam + (g + p.tpr) * VA);
+                    acc[m] = acc[m] + dot8(w0, x0) + dot8(w1, x1);
+                }
+            }
+        }
+        if (g < groups) {
+            let w0 = ldB8(brow + g * VB);
+            for (var m = 0u; m < MAXM; m++) {
+                if (m < p.M) { acc[m] = acc[m] + dot8(w0, ldA8(arow + m * p.sam + g * VA)); }
+            }
+        }
+    }
+    // Each subgroup sums its lanes (subgroups are aligned runs of local_invocation_index, and p.tpr
+    // is a multiple of their size); then the first lane of a row adds the subgroup sums.
+    let sg = rsize();
+    for (var m = 0u; m < MAXM; m++) { red[m * 256u + lid] = rsum(acc[m]); }
+    workgroupBarrier();
+    if (!HAS_SG) { // no subgroups: a tree in workgroup memory
+        for (var s = p.tpr / 2u; s > 0u; s = s / 2u) {
+            if (lane < s) {
+                for (var m = 0u; m < MAXM; m++) { red[m * 256u + lid] = red[m * 256u + lid] + red[m * 256u + lid + s]; }
+            }
+            workgroupBarrier();
+        }
+    }
+    if (lane == 0u && n < p.N) {
+        for (var m = 0u; m < MAXM; m++) {
+            if (m < p.M) {
+                var t = 0.0;
+                if (!HAS_SG) {
+                    t = red[m * 256u + lid];
+                } else {
+                    for (var j = 0u; j < p.tpr; j = j + sg) { t = t + red[m * 256u + lid + j]; }
+                }
+                var v = p.alpha * t;
+                if (p.has_c != 0u) { v = v + p.beta * ldC(p.off_c + bo.z + m * p.scm + n * p.scn); }
+                out[(z * p.M + m) * p.ldo + p.n0 + n] = v;
+            }
+        }
+    }
+}

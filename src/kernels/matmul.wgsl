@@ -1,0 +1,114 @@
+// Tiled matrix product: out[z, m, n0 + n] = alpha * sum_k A[z, m, k] B[z, k, n] + beta * C[z, m, n].
+// A, B and C are read through strided loaders (ldA, ldB, ldC from the prelude, any float dtype),
+// so transposed and broadcast operands need no copies; out is f32, contiguous, row stride ldo.
+// The prelude (src/ops/matmul.c) also sets BM (tile rows and columns: 64 or 128), TM (outputs per
+// invocation along each axis: BM / 16) and BK (the k step). 256 invocations (16 x 16) per tile.
+
+struct Params {
+    M: u32, N: u32, K: u32, batch: u32,
+    off_a: u32, off_b: u32, off_c: u32, has_c: u32,
+    sam: u32, sak: u32, sbk: u32, sbn: u32,
+    scm: u32, scn: u32, alpha: f32, beta: f32,
+    bshape: vec4<u32>, // batch dims (collapsed, right-aligned, unused leading ones 1)
+    bsa: vec4<u32>,    // their strides in A, B, C
+    bsb: vec4<u32>,
+    bsc: vec4<u32>,
+    ldo: u32, n0: u32, z0: u32, tpr: u32,
+};
+
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> a: array<u32>;
+@group(0) @binding(2) var<storage, read> b: array<u32>;
+@group(0) @binding(3) var<storage, read> c: array<u32>;
+@group(0) @binding(4) var<storage, read_write> out: array<f32>;
+
+// Element offsets of batch z in A, B and C.
+fn batch_offsets(z: u32) -> vec3<u32> {
+    var rem = z;
+    var o = vec3<u32>(0u, 0u, 0u);
+    for (var d = 3i; d >= 0; d = d - 1i) {
+        let n = p.bshape[d];
+        let i = rem % n;
+        rem = rem / n;
+        o = o + i * vec3<u32>(p.bsa[d], p.bsb[d], p.bsc[d]);
+    }
+    return o;
+}
+
+const THREADS: u32 = 256u;
+const A_PER: u32 = BM * BK / THREADS; // tile elements each invocation loads per operand
+
+// Tiles stored k-major: As[k][m], Bs[k][n], as vec4 so the inner loop reads 4 outputs' operands at once.
+var<workgroup> As: array<vec4<f32>, BM * BK / 4u>;
+var<workgroup> Bs: array<vec4<f32>, BM * BK / 4u>;
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let z = wid.z + p.z0;
+    let bo = batch_offsets(z);
+    let m0 = wid.y * BM;
+    let n0 = wid.x * BM;
+    let tx = lid % 16u;
+    let ty = lid / 16u;
+    // Load order: along k when the operand is contiguous in k, else along m (n): coalesced reads.
+    let a_kfast = p.sak == 1u || p.sam != 1u;
+    let b_kfast = p.sbk == 1u && p.sbn != 1u;
+    let abase = p.off_a + bo.x;
+    let bbase = p.off_b + bo.y;
+
+    var acc: array<array<f32, TM>, TM>;
+    for (var i = 0u; i < TM; i++) {
+        for (var j = 0u; j < TM; j++) { acc[i][j] = 0.0; }
+    }
+
+    for (var k0 = 0u; k0 < p.K; k0 = k0 + BK) {
+        for (var r = 0u; r < A_PER; r++) {
+            let e = lid + r * THREADS;
+            var kk: u32;
+            var mm: u32;
+            if (a_kfast) { kk = e % BK; mm = e / BK; } else { mm = e % BM; kk = e / BM; }
+            let gm = m0 + mm;
+            let gk = k0 + kk;
+            var v = 0.0;
+            if (gm < p.M && gk < p.K) { v = ldA(abase + gm * p.sam + gk * p.sak); }
+            let t = kk * BM + mm;
+            As[t / 4u][t % 4u] = v;
+            var nn: u32;
+            if (b_kfast) { kk = e % BK; nn = e / BK; } else { nn = e % BM; kk = e / BM; }
+            let gn = n0 + nn;
+            let gk2 = k0 + kk;
+            var w = 0.0;
+            if (gn < p.N && gk2 < p.K) { w = ldB(bbase + gk2 * p.sbk + gn * p.sbn); }
+            let u = kk * BM + nn;
+            Bs[u / 4u][u % 4u] = w;
+        }
+        workgroupBarrier();
+        for (var kk = 0u; kk < BK; kk++) {
+            // this invocation's rows are ty * TM .. + TM, columns tx * TM .. + TM
+            var av: array<f32, TM>;
+            var bv: array<f32, TM>;
+            for (var q = 0u; q < TM / 4u; q++) {
+                let x = As[(kk * BM + ty * TM) / 4u + q];
+                let y = Bs[(kk * BM + tx * TM) / 4u + q];
+                av[q * 4u] = x.x; av[q * 4u + 1u] = x.y; av[q * 4u + 2u] = x.z; av[q * 4u + 3u] = x.w;
+                bv[q * 4u] = y.x; bv[q * 4u + 1u] = y.y; bv[q * 4u + 2u] = y.z; bv[q * 4u + 3u] = y.w;
+            }
+            for (var i = 0u; i < TM; i++) {
+                for (var j = 0u; j < TM; j++) { acc[i][j] = fma(av[i], bv[j], acc[i][j]); }
+            }
+        }
+        workgroupBarrier();
+    }
+
+    for (var i = 0u; i < TM; i++) {
+        let m = m0 + ty * TM + i;
+        if (m >= p.M) { break; }
+        for (var j = 0u; j < TM; j++) {
+            let n = n0 + tx * TM + j;
+            if (n >= p.N) { break; }
+            var v = p.alpha * acc[i][j];
+            if (p.has_c != 0u) { v = v + p.beta * ldC(p.off_c + bo.z + m * p.scm + n * p.scn); }
+            out[(z * p.M + m) * p.ldo + p.n0 + n] = v;
+        }
+    }
+}

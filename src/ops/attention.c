@@ -1,0 +1,161 @@
+/* Scaled dot-product attention (src/kernels/attention.wgsl): a flash-style kernel (online softmax
+ * over blocks of keys, no score matrix), one workgroup per query row; when there are few query
+ * rows (decode) the keys are split across workgroups and a second kernel merges the splits.
+ * Results are computed in f32 and cast to q's dtype. */
+#include <math.h>
+#include <string.h>
+
+#include "ops/api.h"
+#include "ops/ops.h"
+
+typedef struct sdpa_gpu_params {
+    uint32_t B, Hq, Lq, Lk;
+    uint32_t D, Dv, group, nsplit;
+    float scale;
+    uint32_t causal;
+    int32_t coff;
+    uint32_t mask_kind;
+    uint32_t per_split, off_q, off_k, off_v;
+    uint32_t off_m, pad0, pad1, pad2;
+    uint32_t sq[4], sk[4], sv[4], sm[4];
+} sdpa_gpu_params;
+
+static wgt_status sdpa_ref(void *arg, const wgt_cpu_tensor *in, const wgt_cpu_tensor *out)
+{
+    return wgt_cpu_sdpa(&in[0], &in[1], &in[2], in[3].data ? &in[3] : NULL, arg, &out[0]);
+}
+
+static wgt_status strides4(wgt_context *ctx, const wgt_layout *l, uint32_t *s)
+{
+    for (int d = 0; d < 4; d++) {
+        if (l->strides[d] > UINT32_MAX) return op_fail(ctx, WGT_ERR_LIMIT, "sdpa: a stride past 2^32 elements");
+        s[d] = (uint32_t)l->strides[d];
+    }
+    return WGT_OK;
+}
+
+static wgt_status sdpa_gpu(wgt_context *ctx, const wgt_tensor *q, const wgt_tensor *k, const wgt_tensor *v,
+                           const wgt_tensor *mask, const wgt_layout *lmask, const wgt_sdpa_params *sp, wgt_dtype odt,
+                           wgt_tensor **y)
+{
+    wgt_tensor *out32 = NULL, *part = NULL;
+    int64_t B = q->l.shape[0], Hq = q->l.shape[1], Lq = q->l.shape[2], D = q->l.shape[3];
+    int64_t Hkv = k->l.shape[1], Lk = k->l.shape[2], Dv = v->l.shape[3];
+    int64_t rows = B * Hq * Lq;
+    int64_t oshape[4] = {B, Hq, Lq, Dv};
+    wgt_status st = wgt_tensor_new(ctx, WGT_F32, 4, oshape, &out32);
+    if (st) return st;
+    if (rows == 0 || Dv == 0) goto finish;
+    sdpa_gpu_params p;
+    memset(&p, 0, sizeof p);
+    p.B = (uint32_t)B, p.Hq = (uint32_t)Hq, p.Lq = (uint32_t)Lq, p.Lk = (uint32_t)Lk;
+    p.D = (uint32_t)D, p.Dv = (uint32_t)Dv, p.group = (uint32_t)(Hq / Hkv);
+    p.scale = (float)(sp && sp->scale != 0 ? sp->scale : 1.0 / sqrt((double)D));
+    p.causal = sp && sp->causal;
+    int64_t coff = sp ? sp->causal_offset : 0;
+    if (coff > INT32_MAX / 2) coff = INT32_MAX / 2; /* sees every key anyway */
+    if (coff < INT32_MIN / 2) coff = INT32_MIN / 2;
+    p.coff = (int32_t)coff;
+    p.mask_kind = !mask ? 0 : mask->l.dtype == WGT_BOOL ? 2 : 1;
+    /* Split the keys when there are too few rows to fill the device: aim at ~512 workgroups, each
+     * with at least a block of 64 keys. */
+    int64_t nsplit = 1;
+    if (rows < 512 && Lk > 128) {
+        nsplit = (512 + rows - 1) / rows;
+        int64_t max_split = (Lk + 63) / 64;
+        if (nsplit > max_split) nsplit = max_split;
+        if (nsplit > 64) nsplit = 64;
+    }
+    int64_t per = (Lk + nsplit - 1) / nsplit;
+    per = (per + 63) / 64 * 64;
+    if (per == 0) per = 64;
+    nsplit = Lk ? (Lk + per - 1) / per : 1;
+    p.nsplit = (uint32_t)nsplit, p.per_split = (uint32_t)per;
+    if ((st = strides4(ctx, &q->l, p.sq)) || (st = strides4(ctx, &k->l, p.sk)) || (st = strides4(ctx, &v->l, p.sv)))
+        goto done;
+    if (mask && (st = strides4(ctx, lmask, p.sm))) goto done;
+
+    char pre[4096] = "";
+    op_wgsl_loader(pre, sizeof pre, "ldq", "q", q->l.dtype, "f32");
+    op_wgsl_loader(pre, sizeof pre, "ldk", "k", k->l.dtype, "f32");
+    op_wgsl_loader(pre, sizeof pre, "ldv", "v", v->l.dtype, "f32");
+    op_wgsl_loader(pre, sizeof pre, "ldm", "mask", mask ? mask->l.dtype : q->l.dtype, "f32");
+    wgt_kernel *kmain, *kcomb = NULL;
+    if ((st = wgt_gpu_kernel(ctx, "attention", pre, "main", NULL, 0, &kmain))) goto done;
+    if (nsplit > 1 && (st = wgt_gpu_kernel(ctx, "attention", pre, "combine", NULL, 0, &kcomb))) goto done;
+    int64_t pn = nsplit > 1 ? rows * nsplit * (Dv + 2) : 1;
+    if ((st = wgt_tensor_new(ctx, WGT_F32, 1, &pn, &part))) goto done;
+    wgt_binding b[6];
+    int64_t base;
+    if ((st = op_bind_all(q, &b[0], &base))) goto done;
+    p.off_q = (uint32_t)(q->l.offset - base);
+    if ((st = op_bind_all(k, &b[1], &base))) goto done;
+    p.off_k = (uint32_t)(k->l.offset - base);
+    if ((st = op_bind_all(v, &b[2], &base))) goto done;
+    p.off_v = (uint32_t)(v->l.offset - base);
+    if (mask) {
+        wgt_tensor tm = *mask;
+        tm.l = *lmask;
+        if ((st = op_bind_all(&tm, &b[3], &base))) goto done;
+        p.off_m = (uint32_t)(lmask->offset - base);
+    } else
+        b[3] = b[0];
+    if ((st = op_bind_all(out32, &b[4], &base)) || (st = op_bind_all(part, &b[5], &base))) goto done;
+    uint32_t gx, gy;
+    op_grid(ctx, (uint64_t)rows, &gx, &gy);
+    if ((st = wgt_gpu_dispatch(ctx, kmain, &p, sizeof p, b, 6, gx, gy, (uint32_t)nsplit))) goto done;
+    if (nsplit > 1 && (st = wgt_gpu_dispatch(ctx, kcomb, &p, sizeof p, b, 6, gx, gy, 1))) goto done;
+finish:
+    if (odt == WGT_F32) {
+        *y = out32;
+        out32 = NULL;
+    } else
+        st = wgt_tensor_cast(out32, odt, y);
+done:
+    wgt_tensor_free(out32);
+    wgt_tensor_free(part);
+    return st;
+}
+
+wgt_status wgt_sdpa(const wgt_tensor *q, const wgt_tensor *k, const wgt_tensor *v, const wgt_tensor *mask,
+                    const wgt_sdpa_params *params, wgt_tensor **out)
+{
+    OP_BEGIN(q, out);
+    const wgt_tensor *ins[4] = {q, k, v, mask};
+    wgt_status st = op_same_context("sdpa", ins, mask ? 4 : 3);
+    if (st) return st;
+    if (q->l.ndim != 4 || k->l.ndim != 4 || v->l.ndim != 4)
+        return op_fail(ctx, WGT_ERR_SHAPE, "sdpa: q, k and v must be 4-D [B, H, L, D] (got %d, %d, %d dims)", q->l.ndim,
+                       k->l.ndim, v->l.ndim);
+    int64_t B = q->l.shape[0], Hq = q->l.shape[1], Lq = q->l.shape[2], D = q->l.shape[3];
+    int64_t Hkv = k->l.shape[1], Lk = k->l.shape[2], Dv = v->l.shape[3];
+    if (k->l.shape[0] != B || v->l.shape[0] != B || v->l.shape[1] != Hkv || v->l.shape[2] != Lk || k->l.shape[3] != D ||
+        Hkv == 0 || Hq % Hkv)
+        return op_fail(ctx, WGT_ERR_SHAPE, "sdpa: shapes must be q [B, Hq, Lq, D], k [B, Hkv, Lk, D], v [B, Hkv, Lk, Dv] "
+                       "with Hq a multiple of Hkv");
+    if (!op_is_float(q->l.dtype) || !op_is_float(k->l.dtype) || !op_is_float(v->l.dtype))
+        return op_fail(ctx, WGT_ERR_DTYPE, "sdpa: q, k and v must be f32, f16 or bf16");
+    wgt_layout lmask;
+    if (mask) {
+        int64_t full[4] = {B, Hq, Lq, Lk};
+        wgt_layout lf;
+        wgt_layout_contiguous(&lf, WGT_F32, 4, full);
+        int n;
+        int64_t s[WGT_MAX_DIMS];
+        if ((st = op_broadcast_shape(ctx, "sdpa", &mask->l, &lf, &n, s))) return st;
+        if (n != 4 || memcmp(s, full, sizeof full))
+            return op_fail(ctx, WGT_ERR_SHAPE, "sdpa: the mask must broadcast to [B, Hq, Lq, Lk]");
+        if (mask->l.dtype != WGT_BOOL && !op_is_float(mask->l.dtype))
+            return op_fail(ctx, WGT_ERR_DTYPE, "sdpa: the mask must be bool or float, not %s", wgt_dtype_name(mask->l.dtype));
+        op_broadcast_layout(&mask->l, 4, full, &lmask);
+    }
+    int gpu_ok = D <= 256 && Dv <= 256;
+    if (op_use_gpu(ctx, "sdpa", q->l.dtype, gpu_ok)) return sdpa_gpu(ctx, q, k, v, mask, &lmask, params, q->l.dtype, out);
+    if ((st = op_fallback_status(ctx, "sdpa", q->l.dtype, gpu_ok))) return st;
+    wgt_tensor *y;
+    int64_t shape[4] = {B, Hq, Lq, Dv};
+    if ((st = wgt_tensor_new(ctx, q->l.dtype, 4, shape, &y))) return st;
+    wgt_sdpa_params none = {0, 0, 0};
+    st = op_reference(ctx, sdpa_ref, params ? (void *)params : &none, ins, 4, &y, 1);
+    return op_finish(st, y, out);
+}

@@ -1,0 +1,524 @@
+/* Matrix products: matmul (torch.matmul, 1-D to N-D, broadcast batch dims), linear, addmm,
+ * baddbmm, outer. One GPU core computes out[z, m, n] = alpha * A[z] @ B[z] + beta * C[z] for
+ * strided A [.., M, K], B [.., K, N], C [.., M, N] (transposed and broadcast views read in place)
+ * into a contiguous f32 tensor, through one of two kernels:
+ *  - src/kernels/gemv.wgsl for M <= 4 (decode), when A and B are contiguous along k (a weight
+ *    stored [N, K], as PyTorch and GGUF keep it): each weight row streamed once, 16-byte loads;
+ *  - src/kernels/matmul.wgsl otherwise: 64x64 or 128x128 tiles in workgroup memory.
+ * f16/bf16 operands are converted in the kernel and every product accumulates in f32; results of
+ * a half dtype are rounded once by a cast at the end. Integer products run the reference (exact
+ * in int64). */
+#include <string.h>
+
+#include "ops/api.h"
+#include "ops/ops.h"
+
+typedef struct mm_params {
+    uint32_t M, N, K, batch;
+    uint32_t off_a, off_b, off_c, has_c;
+    uint32_t sam, sak, sbk, sbn;
+    uint32_t scm, scn;
+    float alpha, beta;
+    uint32_t bshape[4], bsa[4], bsb[4], bsc[4];
+    uint32_t ldo, n0, z0, tpr;
+} mm_params;
+
+/* A product to run: layouts with the same number of dims (>= 2), batch dims already broadcast
+ * to the output's (stride 0 where an operand repeats). c may be absent (has_c 0). */
+typedef struct mm_job {
+    const wgt_tensor *ta, *tb, *tc;
+    wgt_layout a, b, c;
+    int has_c;
+    double alpha, beta;
+} mm_job;
+
+#define MM_MAXM_GEMV 4
+
+/* ---- kernels --------------------------------------------------------------------------------- */
+
+static void vec_loader(char *buf, size_t cap, const char *name, const char *binding, wgt_dtype dt)
+{
+    size_t used = strlen(buf);
+    const char *body;
+    char tmp[512];
+    if (dt == WGT_F32) {
+        snprintf(tmp, sizeof tmp, "return array<vec4<f32>, 2>(bitcast<vec4<f32>>(%s[v]), bitcast<vec4<f32>>(%s[v + 1u]));",
+                 binding, binding);
+    } else if (dt == WGT_F16) {
+        snprintf(tmp, sizeof tmp, "let w = %s[v]; return array<vec4<f32>, 2>(vec4<f32>(unpack2x16float(w.x), "
+                 "unpack2x16float(w.y)), vec4<f32>(unpack2x16float(w.z), unpack2x16float(w.w)));", binding);
+    } else { /* bf16: element 2i in the low half of word i */
+        snprintf(tmp, sizeof tmp, "let w = %s[v]; let lo = bitcast<vec4<f32>>(w << vec4<u32>(16u)); "
+                 "let hi = bitcast<vec4<f32>>(w & vec4<u32>(0xffff0000u)); return array<vec4<f32>, 2>("
+                 "vec4<f32>(lo.x, hi.x, lo.y, hi.y), vec4<f32>(lo.z, hi.z, lo.w, hi.w));", binding);
+    }
+    body = tmp;
+    used += snprintf(buf + used, used < cap ? cap - used : 0, "fn %s(v: u32) -> array<vec4<f32>, 2> { %s }\n", name, body);
+}
+
+static int use_subgroups(wgt_context *ctx)
+{
+    /* the reduction needs subgroups no wider than the 32 invocations that share a row */
+    return ctx->info.has_subgroups && ctx->info.limits.subgroup_max_size >= 1 &&
+           ctx->info.limits.subgroup_max_size <= 32;
+}
+
+static wgt_status gemv_kernel(wgt_context *ctx, wgt_dtype da, wgt_dtype db, wgt_dtype dc, wgt_kernel **k)
+{
+    char pre[4096] = "";
+    if (use_subgroups(ctx))
+        snprintf(pre, sizeof pre, "enable subgroups;\nconst HAS_SG: bool = true;\n"
+                 "fn rsum(x: f32) -> f32 { return subgroupAdd(x); }\nfn rsize() -> u32 { return subgroupAdd(1u); }\n");
+    else
+        snprintf(pre, sizeof pre, "const HAS_SG: bool = false;\n"
+                 "fn rsum(x: f32) -> f32 { return x; }\nfn rsize() -> u32 { return 1u; }\n");
+    size_t used = strlen(pre);
+    snprintf(pre + used, sizeof pre - used, "const VA: u32 = %du;\nconst VB: u32 = %du;\n", da == WGT_F32 ? 2 : 1,
+             db == WGT_F32 ? 2 : 1);
+    vec_loader(pre, sizeof pre, "ldA8", "a", da);
+    vec_loader(pre, sizeof pre, "ldB8", "b", db);
+    op_wgsl_loader(pre, sizeof pre, "ldC", "c", dc, "f32");
+    return wgt_gpu_kernel(ctx, "gemv", pre, "main", NULL, 0, k);
+}
+
+static wgt_status tiled_kernel(wgt_context *ctx, int big, wgt_dtype da, wgt_dtype db, wgt_dtype dc, wgt_kernel **k)
+{
+    char pre[4096];
+    /* 128x128 tiles (8x8 outputs per invocation) once there are enough tiles to fill the device */
+    snprintf(pre, sizeof pre, "const BM: u32 = %du;\nconst TM: u32 = %du;\nconst BK: u32 = %du;\n", big ? 128 : 64,
+             big ? 8 : 4, big ? 8 : 16);
+    op_wgsl_loader(pre, sizeof pre, "ldA", "a", da, "f32");
+    op_wgsl_loader(pre, sizeof pre, "ldB", "b", db, "f32");
+    op_wgsl_loader(pre, sizeof pre, "ldC", "c", dc, "f32");
+    return wgt_gpu_kernel(ctx, "matmul", pre, "main", NULL, 0, k);
+}
+
+/* ---- the core -------------------------------------------------------------------------------- */
+
+/* Fold batch dims into M where A, C and the output step over them as over more rows and B repeats
+ * (x [B, L, K] @ w: one [B * L, K] product), then drop size-1 batch dims and merge the rest where
+ * all operands allow. Leaves at most WGT_MAX_DIMS - 2 batch dims in job->*.shape[0 .. *nb). */
+static void mm_simplify(mm_job *j, int *nb_out)
+{
+    int nb = j->a.ndim - 2;
+    wgt_layout *ls[3] = {&j->a, &j->b, &j->c};
+    int nl = j->has_c ? 3 : 2;
+    /* fold the innermost batch dim into M while possible */
+    while (nb > 0) {
+        int d = nb - 1;
+        int64_t M = j->a.shape[nb];
+        int ok = j->b.strides[d] == 0 || j->a.shape[d] == 1;
+        ok = ok && (j->a.shape[d] == 1 || j->a.strides[d] == M * j->a.strides[nb] || M == 1);
+        if (j->has_c) ok = ok && (j->a.shape[d] == 1 || j->c.strides[d] == M * j->c.strides[nb] || M == 1);
+        if (!ok) break;
+        for (int i = 0; i < nl; i++) {
+            wgt_layout *l = ls[i];
+            if (i != 1) { /* A and C: rows */
+                if (M == 1) l->strides[nb] = l->strides[d];
+                l->shape[nb] *= l->shape[d];
+            }
+        }
+        for (int i = 0; i < nl; i++) { /* remove dim d */
+            wgt_layout *l = ls[i];
+            for (int e = d; e < l->ndim - 1; e++) l->shape[e] = l->shape[e + 1], l->strides[e] = l->strides[e + 1];
+            l->ndim--;
+        }
+        nb--;
+    }
+    /* drop size-1 batch dims, then merge neighbours */
+    int w = 0;
+    for (int d = 0; d < nb; d++) {
+        if (j->a.shape[d] == 1) continue;
+        for (int i = 0; i < nl; i++) ls[i]->shape[w] = ls[i]->shape[d], ls[i]->strides[w] = ls[i]->strides[d];
+        if (w > 0) {
+            int merge = 1;
+            for (int i = 0; i < nl; i++)
+                merge = merge && ls[i]->strides[w - 1] == ls[i]->strides[w] * ls[i]->shape[w];
+            if (merge) {
+                for (int i = 0; i < nl; i++) ls[i]->shape[w - 1] *= ls[i]->shape[w], ls[i]->strides[w - 1] = ls[i]->strides[w];
+                continue;
+            }
+        }
+        w++;
+    }
+    for (int i = 0; i < nl; i++) {
+        wgt_layout *l = ls[i];
+        l->shape[w] = l->shape[nb], l->strides[w] = l->strides[nb];
+        l->shape[w + 1] = l->shape[nb + 1], l->strides[w + 1] = l->strides[nb + 1];
+        l->ndim = w + 2;
+    }
+    *nb_out = w;
+}
+
+/* Can layout l (dims [.., rows, K]) be read as vec4s along k? All offsets and strides but the
+ * innermost in whole 16-byte units, k contiguous. */
+static int vec_ok(const wgt_layout *l, int64_t base, int kdim)
+{
+    int epv = 16 / (int)wgt_dtype_size(l->dtype);
+    if (l->strides[kdim] != 1 && l->shape[kdim] > 1) return 0;
+    if ((l->offset - base) % epv) return 0;
+    for (int d = 0; d < l->ndim; d++)
+        if (d != kdim && l->shape[d] > 1 && l->strides[d] % epv) return 0;
+    return 1;
+}
+
+static wgt_status fits_u32(wgt_context *ctx, int64_t v)
+{
+    if (v < 0 || v > (int64_t)UINT32_MAX)
+        return wgt_ctx_error(ctx, WGT_ERR_LIMIT, "matmul: a size or stride past 2^32 elements");
+    return WGT_OK;
+}
+
+/* 1 when mm_gpu can take the job (at most 4 batch dims after simplification, sizes in range). */
+static int mm_gpu_ok(const mm_job *j)
+{
+    mm_job t = *j;
+    int nb;
+    mm_simplify(&t, &nb);
+    return nb <= 4 && op_is_float(j->a.dtype) && op_is_float(j->b.dtype) && (!j->has_c || op_is_float(j->c.dtype));
+}
+
+/* out (f32, contiguous, [batch.., M, N] in any grouping of those dims) = the job. */
+static wgt_status mm_gpu(wgt_context *ctx, const mm_job *job, wgt_tensor *out)
+{
+    mm_job j = *job;
+    int nb;
+    mm_simplify(&j, &nb);
+    if (nb > 4) return wgt_ctx_error(ctx, WGT_ERR_INTERNAL, "matmul: more than 4 batch dims reached the GPU path");
+    int64_t M = j.a.shape[nb], K = j.a.shape[nb + 1], N = j.b.shape[nb + 1];
+    int64_t batch = 1;
+    for (int d = 0; d < nb; d++) batch *= j.a.shape[d];
+    if (M == 0 || N == 0 || batch == 0) return WGT_OK;
+    wgt_status st;
+    if (!j.has_c) { /* the kernel still binds something there (A again, never read through it) */
+        j.c = j.a;
+        for (int d = 0; d < j.c.ndim; d++) j.c.strides[d] = 0;
+        j.tc = j.ta;
+    }
+    mm_params p;
+    memset(&p, 0, sizeof p);
+    const int64_t sizes[] = {M, N, K, batch};
+    for (int i = 0; i < 4; i++)
+        if ((st = fits_u32(ctx, sizes[i]))) return st;
+    p.M = (uint32_t)M, p.N = (uint32_t)N, p.K = (uint32_t)K, p.batch = (uint32_t)batch;
+    p.has_c = (uint32_t)j.has_c;
+    p.alpha = (float)j.alpha, p.beta = (float)j.beta;
+    p.ldo = (uint32_t)N;
+    for (int d = 0; d < 4; d++) p.bshape[d] = 1;
+    for (int d = 0; d < nb; d++) {
+        int s = 4 - nb + d;
+        p.bshape[s] = (uint32_t)j.a.shape[d];
+        if ((st = fits_u32(ctx, j.a.strides[d])) || (st = fits_u32(ctx, j.b.strides[d])) ||
+            (st = fits_u32(ctx, j.has_c ? j.c.strides[d] : 0)))
+            return st;
+    }
+
+    /* Split along N when B is larger than one binding (a big vocabulary's output projection on a
+     * device with small bindings): each chunk binds its weight rows / columns. */
+    uint64_t limit = ctx->info.limits.max_storage_buffer_binding_size;
+    int64_t blo, bhi;
+    op_extent(&j.b, &blo, &bhi);
+    uint64_t bbytes = (uint64_t)(bhi - blo + 1) * wgt_dtype_size(j.b.dtype);
+    int64_t nchunks = bbytes > limit / 2 ? (int64_t)(bbytes / (limit / 2) + 1) : 1;
+    int64_t nper = (N + nchunks - 1) / nchunks;
+    nper = (nper + 127) / 128 * 128;
+
+    wgt_binding bo_out;
+    int64_t obase;
+    if ((st = op_bind_all(out, &bo_out, &obase))) return st;
+    for (int64_t n0 = 0; n0 < N; n0 += nper) {
+        int64_t n1 = n0 + nper < N ? n0 + nper : N;
+        wgt_layout la = j.a, lb = j.b, lc = j.c;
+        lb.offset += n0 * lb.strides[nb + 1], lb.shape[nb + 1] = n1 - n0;
+        lc.offset += n0 * lc.strides[nb + 1], lc.shape[nb + 1] = n1 - n0;
+        wgt_binding bind[4];
+        int64_t base[3], lo, hi;
+        wgt_tensor ta = *j.ta, tb = *j.tb, tc = *j.tc;
+        ta.l = la, tb.l = lb, tc.l = lc;
+        const wgt_tensor *ts[3] = {&ta, &tb, &tc};
+        for (int i = 0; i < 3; i++) {
+            op_extent(&ts[i]->l, &lo, &hi);
+            if ((st = op_bind(ts[i], lo, hi, &bind[i], &base[i]))) return st;
+        }
+        bind[3] = bo_out;
+        p.N = (uint32_t)(n1 - n0);
+        p.n0 = (uint32_t)n0;
+        int gemv = M <= MM_MAXM_GEMV && K > 0 && K % 8 == 0 && vec_ok(&la, base[0], nb + 1);
+        /* B [.., K, N] read along k: the k dim is nb, rows are n */
+        if (gemv) {
+            wgt_layout bt = lb; /* as [.., N, K] */
+            bt.shape[nb] = lb.shape[nb + 1], bt.strides[nb] = lb.strides[nb + 1];
+            bt.shape[nb + 1] = lb.shape[nb], bt.strides[nb + 1] = lb.strides[nb];
+            gemv = vec_ok(&bt, base[1], nb + 1);
+        }
+        wgt_kernel *k;
+        uint32_t gx, gy;
+        uint64_t groups;
+        if (gemv) {
+            int epa = 16 / (int)wgt_dtype_size(la.dtype), epb = 16 / (int)wgt_dtype_size(lb.dtype);
+            p.off_a = (uint32_t)((la.offset - base[0]) / epa);
+            p.off_b = (uint32_t)((lb.offset - base[1]) / epb);
+            p.sam = (uint32_t)(la.strides[nb] / epa);
+            p.sbn = (uint32_t)(lb.strides[nb + 1] / epb);
+            for (int d = 0; d < nb; d++) {
+                p.bsa[4 - nb + d] = (uint32_t)(la.strides[d] / epa);
+                p.bsb[4 - nb + d] = (uint32_t)(lb.strides[d] / epb);
+            }
+            /* rows per workgroup: enough workgroups (~1024) to keep every unit streaming */
+            int rows = 8;
+            while (rows > 1 && (n1 - n0) / rows < 1024) rows /= 2;
+            p.tpr = (uint32_t)(256 / rows);
+            if ((st = gemv_kernel(ctx, la.dtype, lb.dtype, lc.dtype, &k))) return st;
+            groups = ((uint64_t)(n1 - n0) + rows - 1) / rows;
+        } else {
+            p.off_a = (uint32_t)(la.offset - base[0]);
+            p.off_b = (uint32_t)(lb.offset - base[1]);
+            p.sam = (uint32_t)la.strides[nb], p.sak = (uint32_t)la.strides[nb + 1];
+            p.sbk = (uint32_t)lb.strides[nb], p.sbn = (uint32_t)lb.strides[nb + 1];
+            for (int d = 0; d < nb; d++) {
+                p.bsa[4 - nb + d] = (uint32_t)la.strides[d];
+                p.bsb[4 - nb + d] = (uint32_t)lb.strides[d];
+            }
+            int big = M >= 512 && (n1 - n0) >= 512;
+            if ((st = tiled_kernel(ctx, big, la.dtype, lb.dtype, lc.dtype, &k))) return st;
+            int tile = big ? 128 : 64;
+            groups = 0;
+            gx = (uint32_t)((n1 - n0 + tile - 1) / tile);
+            gy = (uint32_t)((M + tile - 1) / tile);
+        }
+        p.off_c = (uint32_t)(lc.offset - base[2]);
+        p.scm = (uint32_t)lc.strides[nb], p.scn = (uint32_t)lc.strides[nb + 1];
+        for (int d = 0; d < nb; d++) p.bsc[4 - nb + d] = (uint32_t)lc.strides[d];
+        if (gemv) op_grid(ctx, groups, &gx, &gy);
+        uint32_t zmax = ctx->info.limits.max_compute_workgroups_per_dimension;
+        if (zmax == 0) zmax = 65535;
+        for (int64_t z0 = 0; z0 < batch; z0 += zmax) {
+            p.z0 = (uint32_t)z0;
+            uint32_t gz = (uint32_t)(batch - z0 < zmax ? batch - z0 : zmax);
+            if ((st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, bind, 4, gx, gy, gz))) return st;
+        }
+    }
+    return WGT_OK;
+}
+
+/* Run the job into a new tensor of (ndim, shape) and dtype odt. */
+static wgt_status mm_run(wgt_context *ctx, const mm_job *j, int ndim, const int64_t *shape, wgt_dtype odt,
+                         wgt_tensor **out)
+{
+    wgt_tensor *y;
+    wgt_status st = wgt_tensor_new(ctx, WGT_F32, ndim, shape, &y);
+    if (st) return st;
+    if ((st = mm_gpu(ctx, j, y))) {
+        wgt_tensor_free(y);
+        return st;
+    }
+    if (odt == WGT_F32) {
+        *out = y;
+        return WGT_OK;
+    }
+    st = wgt_tensor_cast(y, odt, out);
+    wgt_tensor_free(y);
+    return st;
+}
+
+static wgt_status need_float_or_int(wgt_context *ctx, const char *op, const wgt_tensor *t)
+{
+    if (t->l.dtype == WGT_BOOL)
+        return op_fail(ctx, WGT_ERR_DTYPE, "%s: bool tensors have no product; cast them first", op);
+    return WGT_OK;
+}
+
+/* ---- matmul ---------------------------------------------------------------------------------- */
+
+static wgt_status matmul_ref(void *arg, const wgt_cpu_tensor *in, const wgt_cpu_tensor *out)
+{
+    return wgt_cpu_matmul(&in[0], &in[1], &out[0]);
+}
+
+wgt_status wgt_matmul(const wgt_tensor *a, const wgt_tensor *b, wgt_tensor **out)
+{
+    OP_BEGIN(a, out);
+    const wgt_tensor *ins[2] = {a, b};
+    wgt_status st = op_same_context("matmul", ins, 2);
+    if (st || (st = need_float_or_int(ctx, "matmul", a)) || (st = need_float_or_int(ctx, "matmul", b))) return st;
+    int na = a->l.ndim, nbd = b->l.ndim;
+    if (na < 1 || nbd < 1)
+        return op_fail(ctx, WGT_ERR_SHAPE, "matmul: operands need at least 1 dim (got %d and %d)", na, nbd);
+    /* 1-D operands gain a dim: a [K] -> [1, K], b [K] -> [K, 1] */
+    wgt_layout a2 = a->l, b2 = b->l;
+    if (na == 1) {
+        a2.ndim = 2, a2.shape[1] = a->l.shape[0], a2.strides[1] = a->l.strides[0];
+        a2.shape[0] = 1, a2.strides[0] = 0;
+    }
+    if (nbd == 1) {
+        b2.ndim = 2, b2.shape[0] = b->l.shape[0], b2.strides[0] = b->l.strides[0];
+        b2.shape[1] = 1, b2.strides[1] = 0;
+    }
+    int64_t M = a2.shape[a2.ndim - 2], K = a2.shape[a2.ndim - 1], N = b2.shape[b2.ndim - 1];
+    if (b2.shape[b2.ndim - 2] != K)
+        return op_fail(ctx, WGT_ERR_SHAPE, "matmul: inner sizes differ: a has %lld columns, b %lld rows", (long long)K,
+                       (long long)b2.shape[b2.ndim - 2]);
+    /* broadcast the batch dims */
+    wgt_layout ba = a2, bb = b2;
+    ba.ndim -= 2, bb.ndim -= 2;
+    int nbatch;
+    int64_t full[WGT_MAX_DIMS + 2];
+    if ((st = op_broadcast_shape(ctx, "matmul", &ba, &bb, &nbatch, full))) return st;
+    if (nbatch + 2 > WGT_MAX_DIMS) return op_fail(ctx, WGT_ERR_SHAPE, "matmul: more than %d dims", WGT_MAX_DIMS);
+    int64_t ashape[WGT_MAX_DIMS], bshape[WGT_MAX_DIMS];
+    memcpy(ashape, full, sizeof(int64_t) * nbatch);
+    memcpy(bshape, full, sizeof(int64_t) * nbatch);
+    ashape[nbatch] = M, ashape[nbatch + 1] = K, bshape[nbatch] = K, bshape[nbatch + 1] = N;
+    mm_job j = {a, b, NULL, {0}, {0}, {0}, 0, 1, 0};
+    op_broadcast_layout(&a2, nbatch + 2, ashape, &j.a);
+    op_broadcast_layout(&b2, nbatch + 2, bshape, &j.b);
+    /* broadcast_layout zeroes strides where sizes differ; the 1-D promotions are already right */
+    int ond = 0;
+    int64_t oshape[WGT_MAX_DIMS];
+    for (int d = 0; d < nbatch; d++) oshape[ond++] = full[d];
+    if (na > 1) oshape[ond++] = M;
+    if (nbd > 1) oshape[ond++] = N;
+    wgt_dtype odt = op_promote(a->l.dtype, b->l.dtype);
+    int gpu_ok = op_is_float(odt) && mm_gpu_ok(&j);
+    if (op_use_gpu(ctx, "matmul", odt, gpu_ok)) return mm_run(ctx, &j, ond, oshape, odt, out);
+    if ((st = op_fallback_status(ctx, "matmul", odt, gpu_ok))) return st;
+    wgt_tensor *y;
+    if ((st = wgt_tensor_new(ctx, odt, ond, oshape, &y))) return st;
+    return op_finish(op_reference(ctx, matmul_ref, NULL, ins, 2, &y, 1), y, out);
+}
+
+/* ---- linear ---------------------------------------------------------------------------------- */
+
+static wgt_status linear_ref(void *arg, const wgt_cpu_tensor *in, const wgt_cpu_tensor *out)
+{
+    return wgt_cpu_linear(&in[0], &in[1], in[2].data ? &in[2] : NULL, &out[0]);
+}
+
+wgt_status wgt_linear(const wgt_tensor *x, const wgt_tensor *w, const wgt_tensor *bias, wgt_tensor **out)
+{
+    OP_BEGIN(x, out);
+    const wgt_tensor *ins[3] = {x, w, bias};
+    wgt_status st = op_same_context("linear", ins, bias ? 3 : 2);
+    if (st || (st = need_float_or_int(ctx, "linear", x)) || (st = need_float_or_int(ctx, "linear", w))) return st;
+    int nd = x->l.ndim;
+    if (nd < 1 || nd + 1 > WGT_MAX_DIMS || w->l.ndim != 2 || w->l.shape[1] != x->l.shape[nd - 1])
+        return op_fail(ctx, WGT_ERR_SHAPE, "linear: x [..., I] and w [O, I] do not fit (x has %d dims, last %lld; w has %d dims)",
+                       nd, nd ? (long long)x->l.shape[nd - 1] : 0LL, w->l.ndim);
+    int64_t O = w->l.shape[0], I = w->l.shape[1];
+    if (bias && (bias->l.ndim != 1 || bias->l.shape[0] != O))
+        return op_fail(ctx, WGT_ERR_SHAPE, "linear: bias must be [%lld]", (long long)O);
+    /* x [lead.., I] as [lead[:-1].., rows, I] times w^T [I, O] (a view), repeated over the lead dims */
+    mm_job j = {x, w, bias, {0}, {0}, {0}, bias != NULL, 1, 1};
+    j.a = x->l;
+    if (nd == 1) { /* [I] -> [1, I] */
+        j.a.ndim = 2, j.a.shape[1] = I, j.a.strides[1] = x->l.strides[0], j.a.shape[0] = 1, j.a.strides[0] = 0;
+    }
+    int n = j.a.ndim; /* batch dims n - 2 */
+    j.b = w->l;
+    j.b.ndim = n;
+    for (int d = 0; d < n - 2; d++) j.b.shape[d] = j.a.shape[d], j.b.strides[d] = 0;
+    j.b.shape[n - 2] = I, j.b.strides[n - 2] = w->l.strides[1];
+    j.b.shape[n - 1] = O, j.b.strides[n - 1] = w->l.strides[0];
+    j.b.offset = w->l.offset;
+    if (bias) {
+        j.c = bias->l;
+        j.c.ndim = n;
+        for (int d = 0; d < n - 1; d++) j.c.shape[d] = j.a.shape[d], j.c.strides[d] = 0;
+        j.c.shape[n - 1] = O, j.c.strides[n - 1] = bias->l.strides[0];
+    }
+    int64_t oshape[WGT_MAX_DIMS];
+    memcpy(oshape, x->l.shape, sizeof(int64_t) * nd);
+    oshape[nd - 1] = O;
+    wgt_dtype odt = op_promote(x->l.dtype, w->l.dtype);
+    if (bias) odt = op_promote(odt, bias->l.dtype);
+    int gpu_ok = op_is_float(odt) && mm_gpu_ok(&j);
+    if (op_use_gpu(ctx, "linear", odt, gpu_ok)) return mm_run(ctx, &j, nd, oshape, odt, out);
+    if ((st = op_fallback_status(ctx, "linear", odt, gpu_ok))) return st;
+    wgt_tensor *y;
+    if ((st = wgt_tensor_new(ctx, odt, nd, oshape, &y))) return st;
+    return op_finish(op_reference(ctx, linear_ref, NULL, ins, 3, &y, 1), y, out);
+}
+
+/* ---- addmm, baddbmm, outer ------------------------------------------------------------------- */
+
+typedef struct addmm_arg {
+    int nd;
+    double beta, alpha;
+} addmm_arg;
+
+static wgt_status addmm_ref(void *arg, const wgt_cpu_tensor *in, const wgt_cpu_tensor *out)
+{
+    addmm_arg *a = arg;
+    const wgt_cpu_tensor *self = in[0].data ? &in[0] : NULL;
+    if (a->nd == 2) return wgt_cpu_addmm(self, &in[1], &in[2], a->beta, a->alpha, &out[0]);
+    return wgt_cpu_baddbmm(self, &in[1], &in[2], a->beta, a->alpha, &out[0]);
+}
+
+static wgt_status addmm_nd(const char *op, int nd, const wgt_tensor *self, const wgt_tensor *m1, const wgt_tensor *m2,
+                           double beta, double alpha, wgt_tensor **out)
+{
+    OP_BEGIN(m1, out);
+    const wgt_tensor *ins[3] = {m1, m2, self};
+    wgt_status st = op_same_context(op, ins, self ? 3 : 2);
+    if (st || (st = need_float_or_int(ctx, op, m1)) || (st = need_float_or_int(ctx, op, m2))) return st;
+    if (m1->l.ndim != nd || m2->l.ndim != nd || m1->l.shape[nd - 1] != m2->l.shape[nd - 2] ||
+        (nd == 3 && m1->l.shape[0] != m2->l.shape[0]))
+        return op_fail(ctx, WGT_ERR_SHAPE, "%s: needs %s with matching inner sizes", op,
+                       nd == 2 ? "m1 [M, K] and m2 [K, N]" : "b1 [B, M, K] and b2 [B, K, N]");
+    int64_t oshape[3];
+    for (int d = 0; d < nd - 1; d++) oshape[d] = m1->l.shape[d];
+    oshape[nd - 1] = m2->l.shape[nd - 1];
+    mm_job j = {m1, m2, self, m1->l, m2->l, {0}, self && beta != 0, alpha, beta};
+    if (self) {
+        wgt_layout o;
+        wgt_layout_contiguous(&o, WGT_F32, nd, oshape);
+        int ndim;
+        int64_t bs[WGT_MAX_DIMS];
+        if ((st = op_broadcast_shape(ctx, op, &self->l, &o, &ndim, bs))) return st;
+        if (ndim != nd || memcmp(bs, oshape, sizeof(int64_t) * nd))
+            return op_fail(ctx, WGT_ERR_SHAPE, "%s: self does not broadcast to the product's shape", op);
+        op_broadcast_layout(&self->l, nd, oshape, &j.c);
+    }
+    wgt_dtype odt = op_promote(m1->l.dtype, m2->l.dtype);
+    if (self) odt = op_promote(odt, self->l.dtype);
+    int gpu_ok = op_is_float(odt) && mm_gpu_ok(&j);
+    if (op_use_gpu(ctx, op, odt, gpu_ok)) return mm_run(ctx, &j, nd, oshape, odt, out);
+    if ((st = op_fallback_status(ctx, op, odt, gpu_ok))) return st;
+    wgt_tensor *y;
+    if ((st = wgt_tensor_new(ctx, odt, nd, oshape, &y))) return st;
+    addmm_arg arg = {nd, beta, alpha};
+    const wgt_tensor *rin[3] = {self, m1, m2};
+    return op_finish(op_reference(ctx, addmm_ref, &arg, rin, 3, &y, 1), y, out);
+}
+
+wgt_status wgt_addmm(const wgt_tensor *self, const wgt_tensor *m1, const wgt_tensor *m2, double beta, double alpha,
+                     wgt_tensor **out)
+{
+    return addmm_nd("addmm", 2, self, m1, m2, beta, alpha, out);
+}
+
+wgt_status wgt_baddbmm(const wgt_tensor *self, const wgt_tensor *b1, const wgt_tensor *b2, double beta, double alpha,
+                       wgt_tensor **out)
+{
+    return addmm_nd("baddbmm", 3, self, b1, b2, beta, alpha, out);
+}
+
+wgt_status wgt_outer(const wgt_tensor *a, const wgt_tensor *b, wgt_tensor **out)
+{
+    OP_BEGIN(a, out);
+    const wgt_tensor *ins[2] = {a, b};
+    wgt_status st = op_same_context("outer", ins, 2);
+    if (st) return st;
+    if (a->l.ndim != 1 || b->l.ndim != 1) return op_fail(ctx, WGT_ERR_SHAPE, "outer: needs two 1-D tensors");
+    /* a [N] as [N, 1] times b [M] as [1, M] */
+    wgt_tensor *a2, *b2;
+    if ((st = wgt_tensor_unsqueeze(a, 1, &a2))) return st;
+    if ((st = wgt_tensor_unsqueeze(b, 0, &b2))) {
+        wgt_tensor_free(a2);
+        return st;
+    }
+    st = wgt_matmul(a2, b2, out);
+    wgt_tensor_free(a2);
+    wgt_tensor_free(b2);
+    return st;
+}

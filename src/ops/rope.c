@@ -1,0 +1,205 @@
+/* The transformer's two embeddings: rotary position embedding (src/kernels/rope.wgsl) and the
+ * token embedding gather (src/kernels/embedding.wgsl).
+ * Rope's inverse frequencies come from the reference (wgt_cpu_rope_inv_freq: transformers' values
+ * to the bit, every scaling) and are uploaded per call, a few hundred bytes copied in-stream: a
+ * cache per context would need the context to tell us when it dies. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops/api.h"
+#include "ops/ops.h"
+
+typedef struct rope_params {
+    uint32_t n, D, rot, interleaved, off_x, off_p;
+    float af;
+    uint32_t pad;
+    op_layout_params lx, lp;
+} rope_params;
+
+typedef struct rope_arg {
+    int rot, interleaved;
+    const wgt_rope_params *p;
+} rope_arg;
+
+static wgt_status rope_ref(void *arg, const wgt_cpu_tensor *in, const wgt_cpu_tensor *out)
+{
+    rope_arg *a = arg;
+    return wgt_cpu_rope(&in[0], &in[1], a->rot, a->interleaved, a->p, &out[0]);
+}
+
+static wgt_status rope_gpu(wgt_context *ctx, const wgt_tensor *x, const wgt_tensor *pos, int rot, int interleaved,
+                           const wgt_rope_params *rp, const wgt_layout *lpos, wgt_tensor *y)
+{
+    int64_t n = wgt_layout_numel(&y->l);
+    if (n == 0) return WGT_OK;
+    int half = rot / 2;
+    double *inv = malloc(sizeof(double) * half);
+    float *invf = malloc(sizeof(float) * half);
+    double af = 1;
+    wgt_status st = inv && invf ? wgt_cpu_rope_inv_freq(rp, rot, inv, &af)
+                                : op_fail(ctx, WGT_ERR_OUT_OF_MEMORY, "rope: out of host memory");
+    for (int j = 0; !st && j < half; j++) invf[j] = (float)inv[j];
+    wgt_tensor *freq = NULL;
+    if (!st) st = wgt_tensor_from_host(ctx, WGT_F32, 1, (int64_t[]){half}, invf, &freq);
+    free(inv);
+    free(invf);
+    if (st) return st;
+    char pre[8192];
+    snprintf(pre, sizeof pre, "%s\nalias CO = %s;\nconst PACK: u32 = %du;\n", op_wgsl_lib(), op_compute_type(y->l.dtype),
+             op_pack(y->l.dtype));
+    op_wgsl_loader(pre, sizeof pre, "ldx", "x", x->l.dtype, "f32");
+    op_wgsl_loader(pre, sizeof pre, "ldp", "pos", pos->l.dtype, "i32");
+    op_wgsl_storer(pre, sizeof pre, "st", "out", y->l.dtype, "f32");
+    wgt_kernel *k;
+    if ((st = wgt_gpu_kernel(ctx, "rope", pre, "main", NULL, 0, &k))) goto done;
+    rope_params p;
+    memset(&p, 0, sizeof p);
+    p.n = (uint32_t)n, p.D = (uint32_t)x->l.shape[x->l.ndim - 1], p.rot = (uint32_t)rot;
+    p.interleaved = (uint32_t)interleaved, p.af = (float)af;
+    wgt_binding b[4];
+    int64_t base;
+    wgt_tensor tp = *pos;
+    tp.l = *lpos;
+    if ((st = op_bind_all(x, &b[0], &base))) goto done;
+    p.off_x = (uint32_t)(x->l.offset - base);
+    if ((st = op_bind_all(&tp, &b[1], &base))) goto done;
+    p.off_p = (uint32_t)(lpos->offset - base);
+    if ((st = op_bind_all(freq, &b[2], &base))) goto done;
+    if ((st = op_bind_all(y, &b[3], &base))) goto done;
+    if ((st = op_layout_params_fill(ctx, &x->l, &p.lx)) || (st = op_layout_params_fill(ctx, lpos, &p.lp))) goto done;
+    if (n > UINT32_MAX) {
+        st = op_fail(ctx, WGT_ERR_LIMIT, "rope: more than 2^32 elements");
+        goto done;
+    }
+    uint32_t gx, gy;
+    uint64_t words = ((uint64_t)n + op_pack(y->l.dtype) - 1) / op_pack(y->l.dtype);
+    op_grid(ctx, (words + 255) / 256, &gx, &gy);
+    st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 4, gx, gy, 1);
+done:
+    wgt_tensor_free(freq);
+    return st;
+}
+
+wgt_status wgt_rope(const wgt_tensor *x, const wgt_tensor *positions, int rot_dim, int interleaved,
+                    const wgt_rope_params *params, wgt_tensor **out)
+{
+    OP_BEGIN(x, out);
+    const wgt_tensor *ins[2] = {x, positions};
+    wgt_status st = op_same_context("rope", ins, 2);
+    if (st) return st;
+    if (!params) return op_fail(ctx, WGT_ERR_INVALID_ARGUMENT, "rope: NULL parameters");
+    int nd = x->l.ndim;
+    if (nd < 2) return op_fail(ctx, WGT_ERR_SHAPE, "rope: x must be [..., L, D] (got %d dims)", nd);
+    int64_t D = x->l.shape[nd - 1];
+    if (rot_dim <= 0 || rot_dim % 2 || rot_dim > D)
+        return op_fail(ctx, WGT_ERR_SHAPE, "rope: rotary dim %d must be even, positive and at most D = %lld", rot_dim,
+                       (long long)D);
+    if (!op_is_int(positions->l.dtype) || positions->l.dtype == WGT_BOOL)
+        return op_fail(ctx, WGT_ERR_DTYPE, "rope: positions must be integers, not %s", wgt_dtype_name(positions->l.dtype));
+    /* positions broadcast to x's shape without D, then a stride-0 D dim */
+    wgt_layout lpos;
+    {
+        wgt_layout rows = x->l;
+        rows.ndim = nd - 1;
+        int n2;
+        int64_t s2[WGT_MAX_DIMS];
+        if ((st = op_broadcast_shape(ctx, "rope", &positions->l, &rows, &n2, s2))) return st;
+        if (n2 != nd - 1 || memcmp(s2, x->l.shape, sizeof(int64_t) * (nd - 1)))
+            return op_fail(ctx, WGT_ERR_SHAPE, "rope: positions do not broadcast to x's [..., L]");
+        op_broadcast_layout(&positions->l, nd - 1, x->l.shape, &lpos);
+        lpos.ndim = nd;
+        lpos.shape[nd - 1] = D, lpos.strides[nd - 1] = 0;
+    }
+    if (!op_is_float(x->l.dtype)) return op_fail(ctx, WGT_ERR_DTYPE, "rope: x must be f32, f16 or bf16");
+    double probe[1];
+    if (wgt_cpu_rope_inv_freq(params, 2, probe, NULL)) /* the parameters' own checks, as a status */
+        return op_fail(ctx, WGT_ERR_INVALID_ARGUMENT, "rope: %s", wgt_errmsg());
+    wgt_tensor *y;
+    if ((st = wgt_tensor_new(ctx, x->l.dtype, nd, x->l.shape, &y))) return st;
+    int gpu_ok = 1; /* i64 positions load their low word: exact below 2^31 */
+    rope_arg a = {rot_dim, interleaved, params};
+    if (op_use_gpu(ctx, "rope", x->l.dtype, gpu_ok)) st = rope_gpu(ctx, x, positions, rot_dim, interleaved, params, &lpos, y);
+    else if (!(st = op_fallback_status(ctx, "rope", x->l.dtype, gpu_ok)))
+        st = op_reference(ctx, rope_ref, &a, ins, 2, &y, 1);
+    return op_finish(st, y, out);
+}
+
+/* ---- embedding ------------------------------------------------------------------------------- */
+
+typedef struct emb_params {
+    uint32_t n, D, V, off_w, off_i, sw0, sw1, pad;
+    op_layout_params li;
+} emb_params;
+
+static wgt_status emb_ref(void *arg, const wgt_cpu_tensor *in, const wgt_cpu_tensor *out)
+{
+    return wgt_cpu_embedding(&in[0], &in[1], &out[0]);
+}
+
+wgt_status wgt_embedding(const wgt_tensor *weight, const wgt_tensor *ids, wgt_dtype out_dtype, wgt_tensor **out)
+{
+    OP_BEGIN(weight, out);
+    const wgt_tensor *ins[2] = {weight, ids};
+    wgt_status st = op_same_context("embedding", ins, 2);
+    if (st) return st;
+    if (weight->l.ndim != 2) return op_fail(ctx, WGT_ERR_SHAPE, "embedding: weight must be [V, D] (got %d dims)", weight->l.ndim);
+    if (!op_is_int(ids->l.dtype) || ids->l.dtype == WGT_BOOL)
+        return op_fail(ctx, WGT_ERR_DTYPE, "embedding: ids must be integers, not %s", wgt_dtype_name(ids->l.dtype));
+    if (out_dtype != WGT_F32 && out_dtype != weight->l.dtype)
+        return op_fail(ctx, WGT_ERR_DTYPE, "embedding: the result is f32 or the weight's dtype (%s), not %s",
+                       wgt_dtype_name(weight->l.dtype), wgt_dtype_name(out_dtype));
+    int ni = ids->l.ndim;
+    if (ni + 1 > WGT_MAX_DIMS) return op_fail(ctx, WGT_ERR_SHAPE, "embedding: ids have too many dims");
+    int64_t shape[WGT_MAX_DIMS];
+    memcpy(shape, ids->l.shape, sizeof(int64_t) * ni);
+    shape[ni] = weight->l.shape[1];
+    int64_t V = weight->l.shape[0], D = weight->l.shape[1];
+    wgt_tensor *y;
+    if ((st = wgt_tensor_new(ctx, out_dtype, ni + 1, shape, &y))) return st;
+    int64_t n = wgt_layout_numel(&y->l);
+    int gpu_ok = op_is_float(weight->l.dtype) && V <= INT32_MAX;
+    if (op_use_gpu(ctx, "embedding", weight->l.dtype, gpu_ok)) {
+        if (n == 0) return op_finish(WGT_OK, y, out);
+        char pre[8192];
+        snprintf(pre, sizeof pre, "%s\nalias CO = %s;\nconst PACK: u32 = %du;\n", op_wgsl_lib(),
+                 op_compute_type(out_dtype), op_pack(out_dtype));
+        op_wgsl_loader(pre, sizeof pre, "ldw", "weight", weight->l.dtype, "f32");
+        op_wgsl_loader(pre, sizeof pre, "ldi", "ids", ids->l.dtype, "i32");
+        op_wgsl_storer(pre, sizeof pre, "st", "out", out_dtype, "f32");
+        wgt_kernel *k;
+        emb_params p;
+        memset(&p, 0, sizeof p);
+        wgt_binding b[3];
+        int64_t base;
+        if ((st = wgt_gpu_kernel(ctx, "embedding", pre, "main", NULL, 0, &k))) goto done;
+        if (n > UINT32_MAX || weight->l.strides[0] > UINT32_MAX) {
+            st = op_fail(ctx, WGT_ERR_LIMIT, "embedding: more than 2^32 elements");
+            goto done;
+        }
+        p.n = (uint32_t)n, p.D = (uint32_t)D, p.V = (uint32_t)V;
+        p.sw0 = (uint32_t)weight->l.strides[0], p.sw1 = (uint32_t)weight->l.strides[1];
+        if ((st = op_bind_all(weight, &b[0], &base))) goto done;
+        p.off_w = (uint32_t)(weight->l.offset - base);
+        if ((st = op_bind_all(ids, &b[1], &base))) goto done;
+        p.off_i = (uint32_t)(ids->l.offset - base);
+        if ((st = op_bind_all(y, &b[2], &base))) goto done;
+        if ((st = op_layout_params_fill(ctx, &ids->l, &p.li))) goto done;
+        uint32_t gx, gy;
+        uint64_t words = ((uint64_t)n + op_pack(out_dtype) - 1) / op_pack(out_dtype);
+        op_grid(ctx, (words + 255) / 256, &gx, &gy);
+        st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 3, gx, gy, 1);
+    } else if (!(st = op_fallback_status(ctx, "embedding", weight->l.dtype, gpu_ok))) {
+        /* the reference gathers in the weight's dtype */
+        wgt_tensor *g = y;
+        if (out_dtype != weight->l.dtype) st = wgt_tensor_new(ctx, weight->l.dtype, ni + 1, shape, &g);
+        if (!st) st = op_reference(ctx, emb_ref, NULL, ins, 2, &g, 1);
+        if (!st && g != y) {
+            wgt_tensor_free(y);
+            y = NULL;
+            st = wgt_tensor_cast(g, out_dtype, &y);
+        }
+        if (g != y) wgt_tensor_free(g);
+    }
+done:
+    return op_finish(st, y, out);
+}

@@ -1,0 +1,304 @@
+/* Transformer ops on the GPU against the CPU reference: sdpa (GQA/MQA, causal with a KV-cache
+ * offset, float and bool masks, k/v as views into a larger cache, the split-keys decode path,
+ * empty keys, NaN), rope (half-split and interleaved, partial rotary dims, none/linear/llama3/YaRN
+ * scaling, large positions, strided x, broadcast positions) and embedding.
+ * Tolerances: sdpa computes scores and the softmax in f32 (the reference in double): atol 3e-5
+ * on outputs of magnitude <= 1. rope rotates in f32 with cos/sin of the f32 angle reduced to
+ * [-pi, pi]: the GPU's cos/sin carry ~1e-6 absolute error there, atol 2e-5. Half-precision
+ * results: one ulp of the output (2e-3 / 1.6e-2 relative) plus the f32 error. embedding copies:
+ * exact. */
+#include <math.h>
+#include <string.h>
+
+#include "ops/api.h"
+#include "ops/ops.h"
+#include "support/check.h"
+
+static uint64_t rng = 0x13198A2E03707344ull;
+static double uniform(double lo, double hi)
+{
+    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+    return lo + (hi - lo) * (double)(rng >> 11) / 9007199254740992.0;
+}
+
+static wgt_context *ctx;
+
+typedef struct pair {
+    void *data;
+    wgt_cpu_tensor h;
+    wgt_tensor *d;
+} pair;
+
+static pair make(wgt_dtype dt, int nd, const int64_t *shape, double lo, double hi)
+{
+    pair p;
+    int64_t n = 1;
+    for (int i = 0; i < nd; i++) n *= shape[i];
+    p.data = calloc(n ? n : 1, 8);
+    p.h = wgt_cpu_tensor_make(p.data, dt, nd, shape);
+    for (int64_t i = 0; i < n; i++) {
+        if (op_is_int(dt)) wgt_cpu_store_i(&p.h, i, (int64_t)floor(uniform(lo, hi)));
+        else wgt_cpu_store_f(&p.h, i, uniform(lo, hi));
+    }
+    MUST(wgt_tensor_from_host(ctx, dt, nd, shape, p.data, &p.d));
+    return p;
+}
+
+static void reupload(pair *p)
+{
+    wgt_tensor_free(p->d);
+    MUST(wgt_tensor_from_host(ctx, p->h.l.dtype, p->h.l.ndim, p->h.l.shape, p->data, &p->d));
+}
+
+static void drop(pair *p)
+{
+    wgt_tensor_free(p->d);
+    free(p->data);
+}
+
+/* A view of p (both sides) with layout l: built through narrow/transpose on the device by the
+ * caller; here the host side only. */
+static pair view_of(const pair *p, wgt_tensor *d, const wgt_layout *hl)
+{
+    pair v = *p;
+    v.d = d;
+    v.h.l = *hl;
+    v.data = NULL;
+    return v;
+}
+
+static int compare(const char *what, const wgt_tensor *y, const wgt_cpu_tensor *ref, double atol, double rtol)
+{
+    int64_t n = wgt_tensor_numel(y);
+    CHECK(wgt_tensor_ndim(y) == ref->l.ndim && !memcmp(wgt_tensor_shape(y), ref->l.shape, sizeof(int64_t) * ref->l.ndim),
+          "%s: shape differs", what);
+    CHECK(wgt_tensor_dtype(y) == ref->l.dtype, "%s: dtype differs", what);
+    size_t sz = wgt_dtype_size(wgt_tensor_dtype(y));
+    void *got = malloc(n * sz + 8);
+    if (wgt_tensor_to_host(y, got, n * sz)) {
+        CHECK(0, "%s: to_host: %s", what, wgt_errmsg());
+        free(got);
+        return 1;
+    }
+    wgt_cpu_tensor g = wgt_cpu_tensor_make(got, wgt_tensor_dtype(y), wgt_tensor_ndim(y), wgt_tensor_shape(y));
+    int bad = 0;
+    for (int64_t i = 0; i < n && bad < 3; i++) {
+        double a = wgt_cpu_load_f(&g, i), b = wgt_cpu_load_f(ref, wgt_layout_index(&ref->l, i));
+        int ok = (isnan(a) && isnan(b)) || a == b || fabs(a - b) <= atol + rtol * fabs(b);
+        if (!ok) {
+            bad++;
+            CHECK(0, "%s: element %lld: gpu %.9g, reference %.9g", what, (long long)i, a, b);
+        }
+    }
+    test_checks++;
+    free(got);
+    return bad;
+}
+
+static double rtol_of(wgt_dtype dt) { return dt == WGT_F32 ? 1e-4 : dt == WGT_F16 ? 2e-3 : 1.6e-2; }
+
+static void check_sdpa(const char *what, const pair *q, const pair *k, const pair *v, const pair *mask,
+                       const wgt_sdpa_params *sp)
+{
+    wgt_tensor *y = NULL;
+    wgt_status st = wgt_sdpa(q->d, k->d, v->d, mask ? mask->d : NULL, sp, &y);
+    CHECK(st == WGT_OK, "%s: %s", what, wgt_errmsg());
+    if (st) return;
+    int64_t n = wgt_tensor_numel(y);
+    void *buf = calloc(n ? n : 1, 8);
+    wgt_cpu_tensor r = wgt_cpu_tensor_make(buf, wgt_tensor_dtype(y), 4, wgt_tensor_shape(y));
+    wgt_sdpa_params none = {0, 0, 0};
+    MUST(wgt_cpu_sdpa(&q->h, &k->h, &v->h, mask ? &mask->h : NULL, sp ? sp : &none, &r));
+    compare(what, y, &r, 3e-5, rtol_of(r.l.dtype));
+    free(buf);
+    wgt_tensor_free(y);
+}
+
+static void sdpa_cases(void)
+{
+    const wgt_dtype dts[] = {WGT_F32, WGT_F16, WGT_BF16};
+    for (int i = 0; i < 3; i++) {
+        wgt_dtype dt = dts[i];
+        char what[128];
+        pair q = make(dt, 4, (int64_t[]){2, 4, 5, 16}, -1, 1), k = make(dt, 4, (int64_t[]){2, 2, 7, 16}, -1, 1);
+        pair v = make(dt, 4, (int64_t[]){2, 2, 7, 12}, -1, 1);
+        snprintf(what, sizeof what, "sdpa %s GQA", wgt_dtype_name(dt));
+        check_sdpa(what, &q, &k, &v, NULL, NULL);
+        wgt_sdpa_params causal = {0, 1, 2};
+        snprintf(what, sizeof what, "sdpa %s causal offset 2", wgt_dtype_name(dt));
+        check_sdpa(what, &q, &k, &v, NULL, &causal);
+        drop(&q), drop(&k), drop(&v);
+    }
+    /* a KV cache [1, 2, 40, 24] read through a narrow to 20 keys; q [1, 6 heads, 3 rows, 24] a
+     * transposed [1, L, H, D] */
+    pair kc = make(WGT_F32, 4, (int64_t[]){1, 2, 40, 24}, -1, 1), vc = make(WGT_F32, 4, (int64_t[]){1, 2, 40, 24}, -1, 1);
+    pair q0 = make(WGT_F32, 4, (int64_t[]){1, 3, 6, 24}, -1, 1);
+    wgt_tensor *kn, *vn, *qt;
+    MUST(wgt_tensor_narrow(kc.d, 2, 0, 20, &kn));
+    MUST(wgt_tensor_narrow(vc.d, 2, 0, 20, &vn));
+    MUST(wgt_tensor_transpose(q0.d, 1, 2, &qt));
+    wgt_layout lk = kc.h.l, lq = q0.h.l;
+    lk.shape[2] = 20;
+    lq.shape[1] = 6, lq.shape[2] = 3, lq.strides[1] = q0.h.l.strides[2], lq.strides[2] = q0.h.l.strides[1];
+    pair kv = view_of(&kc, kn, &lk), vv = view_of(&vc, vn, &lk), qv = view_of(&q0, qt, &lq);
+    wgt_sdpa_params cache = {0.3, 1, 14};
+    check_sdpa("sdpa KV-cache views, q transposed (GQA 6/2), causal offset 14, scale 0.3", &qv, &kv, &vv, NULL, &cache);
+    /* masks: a float [Lq, Lk] mask broadcast; a bool mask with one row fully masked */
+    pair fm = make(WGT_F32, 2, (int64_t[]){3, 20}, -2, 0.5);
+    check_sdpa("sdpa float mask [Lq, Lk]", &qv, &kv, &vv, &fm, NULL);
+    pair bm = make(WGT_BOOL, 4, (int64_t[]){1, 1, 3, 20}, 0, 2);
+    uint8_t *bd = bm.data;
+    for (int j = 0; j < 20; j++) bd[2 * 20 + j] = 0; /* row 2 sees nothing: zeros */
+    reupload(&bm);
+    check_sdpa("sdpa bool mask, one row fully masked", &qv, &kv, &vv, &bm, &cache);
+    drop(&fm), drop(&bm);
+    wgt_tensor_free(kn), wgt_tensor_free(vn), wgt_tensor_free(qt);
+    drop(&kc), drop(&vc), drop(&q0);
+
+    /* decode: one query against 300 keys, MQA, split across workgroups and merged */
+    for (int i = 0; i < 2; i++) {
+        wgt_dtype dt = i ? WGT_F16 : WGT_F32;
+        pair q = make(dt, 4, (int64_t[]){1, 3, 1, 64}, -1, 1), k = make(dt, 4, (int64_t[]){1, 1, 300, 64}, -1, 1);
+        pair v = make(dt, 4, (int64_t[]){1, 1, 300, 80}, -1, 1);
+        wgt_sdpa_params dec = {0, 1, 299};
+        check_sdpa(i ? "sdpa decode split f16" : "sdpa decode split f32 (MQA)", &q, &k, &v, NULL, &dec);
+        wgt_sdpa_params part = {0, 1, 150}; /* later splits see nothing */
+        check_sdpa("sdpa decode split, causal cut mid-way", &q, &k, &v, NULL, &part);
+        drop(&q), drop(&k), drop(&v);
+    }
+    /* head dims 80 / 128 / 256, prefill 130 keys */
+    const int64_t dims[] = {80, 128, 256};
+    for (int i = 0; i < 3; i++) {
+        int64_t D = dims[i];
+        pair q = make(WGT_F32, 4, (int64_t[]){1, 2, 3, D}, -1, 1), k = make(WGT_F32, 4, (int64_t[]){1, 2, 130, D}, -1, 1);
+        pair v = make(WGT_F32, 4, (int64_t[]){1, 2, 130, D}, -1, 1);
+        char what[64];
+        snprintf(what, sizeof what, "sdpa D = %lld", (long long)D);
+        check_sdpa(what, &q, &k, &v, NULL, NULL);
+        drop(&q), drop(&k), drop(&v);
+    }
+    /* no keys: zeros; NaN in q: a NaN row */
+    pair q = make(WGT_F32, 4, (int64_t[]){1, 1, 2, 8}, -1, 1), k = make(WGT_F32, 4, (int64_t[]){1, 1, 0, 8}, -1, 1);
+    pair v = make(WGT_F32, 4, (int64_t[]){1, 1, 0, 8}, -1, 1);
+    check_sdpa("sdpa no keys", &q, &k, &v, NULL, NULL);
+    pair k2 = make(WGT_F32, 4, (int64_t[]){1, 1, 5, 8}, -1, 1), v2 = make(WGT_F32, 4, (int64_t[]){1, 1, 5, 8}, -1, 1);
+    ((float *)q.data)[3] = NAN;
+    reupload(&q);
+    {
+        /* PyTorch: a NaN score makes its row NaN (the reference gives zeros there: see the
+         * report); the other row is unaffected */
+        wgt_tensor *y;
+        MUST(wgt_sdpa(q.d, k2.d, v2.d, NULL, NULL, &y));
+        float got[16], ref[16];
+        MUST(wgt_tensor_to_host(y, got, sizeof got));
+        wgt_cpu_tensor r = wgt_cpu_tensor_make(ref, WGT_F32, 4, (int64_t[]){1, 1, 2, 8});
+        wgt_sdpa_params none = {0, 0, 0};
+        MUST(wgt_cpu_sdpa(&q.h, &k2.h, &v2.h, NULL, &none, &r));
+        int nan_row = 1, ok_row = 1;
+        for (int d = 0; d < 8; d++) {
+            nan_row = nan_row && isnan(got[d]);
+            ok_row = ok_row && fabs(got[8 + d] - ref[8 + d]) <= 3e-5 + 1e-4 * fabs(ref[8 + d]);
+        }
+        CHECK(nan_row, "sdpa NaN in q: row 0 should be NaN, got %g", got[0]);
+        CHECK(ok_row, "sdpa NaN in q: row 1 differs from the reference");
+        wgt_tensor_free(y);
+    }
+    drop(&q), drop(&k), drop(&v), drop(&k2), drop(&v2);
+    /* bad shapes are statuses */
+    pair a = make(WGT_F32, 4, (int64_t[]){1, 3, 2, 8}, -1, 1), b = make(WGT_F32, 4, (int64_t[]){1, 2, 2, 8}, -1, 1);
+    wgt_tensor *y = NULL;
+    CHECK(wgt_sdpa(a.d, b.d, b.d, NULL, NULL, &y) == WGT_ERR_SHAPE && !y, "sdpa with Hq = 3, Hkv = 2 must fail");
+    drop(&a), drop(&b);
+}
+
+static void check_rope(const char *what, const pair *x, const pair *pos, int rot, int inter, const wgt_rope_params *rp,
+                       double atol)
+{
+    wgt_tensor *y = NULL;
+    wgt_status st = wgt_rope(x->d, pos->d, rot, inter, rp, &y);
+    CHECK(st == WGT_OK, "%s: %s", what, wgt_errmsg());
+    if (st) return;
+    int64_t n = wgt_tensor_numel(y);
+    void *buf = calloc(n ? n : 1, 8);
+    wgt_cpu_tensor r = wgt_cpu_tensor_make(buf, wgt_tensor_dtype(y), wgt_tensor_ndim(y), wgt_tensor_shape(y));
+    MUST(wgt_cpu_rope(&x->h, &pos->h, rot, inter, rp, &r));
+    compare(what, y, &r, atol, x->h.l.dtype == WGT_F32 ? 0 : rtol_of(x->h.l.dtype));
+    free(buf);
+    wgt_tensor_free(y);
+}
+
+static void rope_cases(void)
+{
+    wgt_rope_params none = {10000};
+    wgt_rope_params linear = {10000, WGT_ROPE_LINEAR, 2.0};
+    wgt_rope_params llama3 = {500000, WGT_ROPE_LLAMA3, 8.0, 1.0, 4.0, 8192};
+    wgt_rope_params yarn = {10000, WGT_ROPE_YARN, 4.0, 0, 0, 2048};
+    yarn.truncate = 1;
+    const wgt_rope_params *ps[] = {&none, &linear, &llama3, &yarn};
+    const char *names[] = {"none", "linear", "llama3", "yarn"};
+    pair pos = make(WGT_I32, 1, (int64_t[]){7}, 0, 4000);
+    const wgt_dtype dts[] = {WGT_F32, WGT_F16, WGT_BF16};
+    for (int di = 0; di < 3; di++) {
+        pair x = make(dts[di], 4, (int64_t[]){2, 3, 7, 16}, -1, 1);
+        for (int s = 0; s < 4; s++)
+            for (int inter = 0; inter < 2; inter++) {
+                if (di && s) continue; /* scalings in f32 only: the kernel is the same */
+                char what[96];
+                snprintf(what, sizeof what, "rope %s %s %s", wgt_dtype_name(dts[di]), names[s],
+                         inter ? "interleaved" : "half-split");
+                check_rope(what, &x, &pos, 16, inter, ps[s], 2e-5);
+            }
+        drop(&x);
+    }
+    /* partial rotary dim (rot 8 of D 20), x a transposed [L, H, D] view, positions [B, 1, L] */
+    pair x0 = make(WGT_F32, 3, (int64_t[]){7, 3, 20}, -1, 1);
+    wgt_tensor *xt;
+    MUST(wgt_tensor_transpose(x0.d, 0, 1, &xt));
+    wgt_layout l = x0.h.l;
+    l.shape[0] = 3, l.shape[1] = 7, l.strides[0] = x0.h.l.strides[1], l.strides[1] = x0.h.l.strides[0];
+    pair xv = view_of(&x0, xt, &l);
+    check_rope("rope rot 8 of 20, transposed x", &xv, &pos, 8, 0, &none, 2e-5);
+    check_rope("rope rot 8 of 20 interleaved, transposed x", &xv, &pos, 8, 1, &llama3, 2e-5);
+    pair x4 = make(WGT_F16, 4, (int64_t[]){2, 3, 7, 10}, -1, 1), pos2 = make(WGT_I32, 3, (int64_t[]){2, 1, 7}, 0, 100);
+    check_rope("rope f16 D 10, positions [B, 1, L]", &x4, &pos2, 10, 0, &none, 2e-5);
+    wgt_tensor_free(xt);
+    drop(&x0), drop(&x4), drop(&pos2), drop(&pos);
+}
+
+static void embedding_cases(void)
+{
+    const wgt_dtype dts[] = {WGT_F32, WGT_F16, WGT_BF16};
+    pair ids = make(WGT_I32, 2, (int64_t[]){3, 4}, 0, 50);
+    for (int i = 0; i < 3; i++) {
+        pair w = make(dts[i], 2, (int64_t[]){50, 7}, -1, 1);
+        for (int of = 0; of < 2; of++) {
+            wgt_dtype odt = of ? WGT_F32 : dts[i];
+            wgt_tensor *y = NULL;
+            char what[64];
+            snprintf(what, sizeof what, "embedding %s -> %s", wgt_dtype_name(dts[i]), wgt_dtype_name(odt));
+            wgt_status st = wgt_embedding(w.d, ids.d, odt, &y);
+            CHECK(st == WGT_OK, "%s: %s", what, wgt_errmsg());
+            if (st) continue;
+            void *rb = calloc(84, 8), *fb = calloc(84, 8);
+            int64_t shape[3] = {3, 4, 7};
+            wgt_cpu_tensor r = wgt_cpu_tensor_make(rb, dts[i], 3, shape), f = wgt_cpu_tensor_make(fb, odt, 3, shape);
+            MUST(wgt_cpu_embedding(&w.h, &ids.h, &r));
+            MUST(wgt_cpu_cast(&r, &f));
+            compare(what, y, &f, 0, 0);
+            free(rb), free(fb);
+            wgt_tensor_free(y);
+        }
+        drop(&w);
+    }
+    drop(&ids);
+}
+
+int main(void)
+{
+    MUST(wgt_context_create(NULL, &ctx));
+    sdpa_cases();
+    rope_cases();
+    embedding_cases();
+    wgt_context_free(ctx);
+    return test_finish("test_gpu_attention");
+}

@@ -1,0 +1,300 @@
+/* Matrix products on the GPU against the CPU reference (src/cpu/matmul.c): matmul 1-D to N-D with
+ * broadcast batch dims, transposed and narrowed operands, linear (GEMV and tiled paths, mixed
+ * f32 x f16/bf16 weights, bias), addmm, baddbmm, outer; empty and one-element shapes, NaN/inf
+ * propagation, integer fallback.
+ * Tolerances: the kernels accumulate in f32 in another order than the reference (double), so f32
+ * results differ by about K * 2^-24 relative to sum |a||b|: atol 1e-4 for the unit-range inputs
+ * here (K <= 300). f16 / bf16 results are rounded once from f32 by both: one ulp (rtol 2e-3 /
+ * 1.6e-2). */
+#include <math.h>
+#include <string.h>
+
+#include "ops/api.h"
+#include "ops/ops.h"
+#include "support/check.h"
+
+static uint64_t rng = 0x243F6A8885A308D3ull;
+static double uniform(double lo, double hi)
+{
+    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+    return lo + (hi - lo) * (double)(rng >> 11) / 9007199254740992.0;
+}
+
+/* A host tensor and its device copy, with values in [-1, 1] (ints in [-3, 3]). */
+typedef struct pair {
+    void *data;
+    wgt_cpu_tensor h;
+    wgt_tensor *d;
+} pair;
+
+static wgt_context *ctx;
+
+static pair make(wgt_dtype dt, int nd, const int64_t *shape)
+{
+    pair p;
+    int64_t n = 1;
+    for (int i = 0; i < nd; i++) n *= shape[i];
+    p.data = calloc(n ? n : 1, 8);
+    p.h = wgt_cpu_tensor_make(p.data, dt, nd, shape);
+    for (int64_t i = 0; i < n; i++) {
+        if (op_is_int(dt)) wgt_cpu_store_i(&p.h, i, (int64_t)floor(uniform(-3, 4)));
+        else wgt_cpu_store_f(&p.h, i, uniform(-1, 1));
+    }
+    MUST(wgt_tensor_from_host(ctx, dt, nd, shape, p.data, &p.d));
+    return p;
+}
+
+static void drop(pair *p)
+{
+    wgt_tensor_free(p->d);
+    free(p->data);
+}
+
+/* A view of both: transpose dims d0, d1. */
+static pair transposed(const pair *p, int d0, int d1)
+{
+    pair t = *p;
+    int64_t s = t.h.l.shape[d0], st = t.h.l.strides[d0];
+    t.h.l.shape[d0] = t.h.l.shape[d1], t.h.l.strides[d0] = t.h.l.strides[d1];
+    t.h.l.shape[d1] = s, t.h.l.strides[d1] = st;
+    MUST(wgt_tensor_transpose(p->d, d0, d1, &t.d));
+    t.data = NULL;
+    return t;
+}
+
+static int compare(const char *what, const wgt_tensor *y, const wgt_cpu_tensor *ref, double atol, double rtol)
+{
+    int64_t n = wgt_tensor_numel(y);
+    CHECK(wgt_tensor_ndim(y) == ref->l.ndim && !memcmp(wgt_tensor_shape(y), ref->l.shape, sizeof(int64_t) * ref->l.ndim),
+          "%s: shape differs", what);
+    CHECK(wgt_tensor_dtype(y) == ref->l.dtype, "%s: dtype %s, expected %s", what, wgt_dtype_name(wgt_tensor_dtype(y)),
+          wgt_dtype_name(ref->l.dtype));
+    size_t sz = wgt_dtype_size(wgt_tensor_dtype(y));
+    void *got = malloc(n * sz + 8);
+    if (wgt_tensor_to_host(y, got, n * sz)) {
+        CHECK(0, "%s: to_host: %s", what, wgt_errmsg());
+        free(got);
+        return 1;
+    }
+    wgt_cpu_tensor g = wgt_cpu_tensor_make(got, wgt_tensor_dtype(y), wgt_tensor_ndim(y), wgt_tensor_shape(y));
+    int bad = 0;
+    for (int64_t i = 0; i < n && bad < 3; i++) {
+        double a = wgt_cpu_load_f(&g, i), b = wgt_cpu_load_f(ref, wgt_layout_index(&ref->l, i));
+        int ok = (isnan(a) && isnan(b)) || a == b || fabs(a - b) <= atol + rtol * fabs(b);
+        if (!ok) {
+            bad++;
+            CHECK(0, "%s: element %lld: gpu %.9g, reference %.9g", what, (long long)i, a, b);
+        }
+    }
+    test_checks++;
+    free(got);
+    return bad;
+}
+
+static double rtol_of(wgt_dtype dt) { return dt == WGT_F32 ? 1e-4 : dt == WGT_F16 ? 2e-3 : dt == WGT_BF16 ? 1.6e-2 : 0; }
+static double atol_of(wgt_dtype dt) { return dt == WGT_F32 ? 1e-4 : dt == WGT_F16 ? 2e-3 : dt == WGT_BF16 ? 2e-2 : 0; }
+
+/* A reference output of y's shape and dtype. */
+static wgt_cpu_tensor ref_like(const wgt_tensor *y, void **buf)
+{
+    int64_t n = wgt_tensor_numel(y);
+    *buf = calloc(n ? n : 1, 8);
+    return wgt_cpu_tensor_make(*buf, wgt_tensor_dtype(y), wgt_tensor_ndim(y), wgt_tensor_shape(y));
+}
+
+static void check_matmul(const char *what, const pair *a, const pair *b)
+{
+    wgt_tensor *y = NULL;
+    wgt_status st = wgt_matmul(a->d, b->d, &y);
+    CHECK(st == WGT_OK, "%s: %s", what, wgt_errmsg());
+    if (st) return;
+    void *buf;
+    wgt_cpu_tensor r = ref_like(y, &buf);
+    MUST(wgt_cpu_matmul(&a->h, &b->h, &r));
+    compare(what, y, &r, atol_of(r.l.dtype), rtol_of(r.l.dtype));
+    free(buf);
+    wgt_tensor_free(y);
+}
+
+static void check_linear(const char *what, const pair *x, const pair *w, const pair *bias)
+{
+    wgt_tensor *y = NULL;
+    wgt_status st = wgt_linear(x->d, w->d, bias ? bias->d : NULL, &y);
+    CHECK(st == WGT_OK, "%s: %s", what, wgt_errmsg());
+    if (st) return;
+    void *buf;
+    wgt_cpu_tensor r = ref_like(y, &buf);
+    MUST(wgt_cpu_linear(&x->h, &w->h, bias ? &bias->h : NULL, &r));
+    compare(what, y, &r, atol_of(r.l.dtype), rtol_of(r.l.dtype));
+    free(buf);
+    wgt_tensor_free(y);
+}
+
+static void matmul_cases(void)
+{
+    const wgt_dtype dts[] = {WGT_F32, WGT_F16, WGT_BF16};
+    for (int i = 0; i < 3; i++) {
+        wgt_dtype dt = dts[i];
+        char what[128];
+        /* plain, odd sizes (64-tiles, partial) */
+        pair a = make(dt, 2, (int64_t[]){37, 53}), b = make(dt, 2, (int64_t[]){53, 29});
+        snprintf(what, sizeof what, "matmul %s [37,53]x[53,29]", wgt_dtype_name(dt));
+        check_matmul(what, &a, &b);
+        /* transposed operands: a^T^T via a [53, 37] transposed, b likewise */
+        pair at0 = make(dt, 2, (int64_t[]){53, 37}), bt0 = make(dt, 2, (int64_t[]){29, 53});
+        pair at = transposed(&at0, 0, 1), bt = transposed(&bt0, 0, 1);
+        snprintf(what, sizeof what, "matmul %s transposed a and b", wgt_dtype_name(dt));
+        check_matmul(what, &at, &bt);
+        wgt_tensor_free(at.d);
+        wgt_tensor_free(bt.d);
+        drop(&at0), drop(&bt0), drop(&a), drop(&b);
+        /* batch broadcast [3,1,5,24] x [4,24,7] */
+        pair c = make(dt, 4, (int64_t[]){3, 1, 5, 24}), d = make(dt, 3, (int64_t[]){4, 24, 7});
+        snprintf(what, sizeof what, "matmul %s batch broadcast", wgt_dtype_name(dt));
+        check_matmul(what, &c, &d);
+        drop(&c), drop(&d);
+    }
+    /* 1-D operands, f32 */
+    pair v = make(WGT_F32, 1, (int64_t[]){24}), m = make(WGT_F32, 2, (int64_t[]){24, 9}), m2 = make(WGT_F32, 2, (int64_t[]){5, 24});
+    pair v2 = make(WGT_F32, 1, (int64_t[]){24});
+    check_matmul("matmul [24]x[24,9]", &v, &m);
+    check_matmul("matmul [5,24]x[24]", &m2, &v);
+    check_matmul("matmul [24]x[24]", &v, &v2);
+    drop(&v), drop(&m), drop(&m2), drop(&v2);
+    /* 128-tiles: M, N >= 512 */
+    pair big_a = make(WGT_F32, 2, (int64_t[]){520, 40}), big_b = make(WGT_F32, 2, (int64_t[]){40, 515});
+    check_matmul("matmul f32 [520,40]x[40,515] (128 tiles)", &big_a, &big_b);
+    drop(&big_a), drop(&big_b);
+    /* mixed: f32 x f16 and bf16 x f32 */
+    pair ma = make(WGT_F32, 2, (int64_t[]){6, 33}), mb = make(WGT_F16, 2, (int64_t[]){33, 11});
+    check_matmul("matmul f32 x f16", &ma, &mb);
+    pair mc = make(WGT_BF16, 2, (int64_t[]){6, 33});
+    check_matmul("matmul bf16 x f16 (-> f32)", &mc, &mb);
+    drop(&ma), drop(&mb), drop(&mc);
+    /* empty: K = 0 gives zeros; M = 0 gives an empty result; one element */
+    pair e1 = make(WGT_F32, 2, (int64_t[]){3, 0}), e2 = make(WGT_F32, 2, (int64_t[]){0, 4});
+    check_matmul("matmul K = 0", &e1, &e2);
+    pair e3 = make(WGT_F32, 2, (int64_t[]){0, 5}), e4 = make(WGT_F32, 2, (int64_t[]){5, 4});
+    check_matmul("matmul M = 0", &e3, &e4);
+    pair o1 = make(WGT_F32, 2, (int64_t[]){1, 1}), o2 = make(WGT_F32, 2, (int64_t[]){1, 1});
+    check_matmul("matmul 1x1", &o1, &o2);
+    drop(&e1), drop(&e2), drop(&e3), drop(&e4), drop(&o1), drop(&o2);
+    /* NaN and inf propagate (tiled and GEMV paths) */
+    pair na = make(WGT_F32, 2, (int64_t[]){4, 16}), nb = make(WGT_F32, 2, (int64_t[]){16, 6});
+    float *fa = na.data;
+    fa[3] = NAN, fa[16 + 5] = INFINITY;
+    wgt_tensor_free(na.d);
+    MUST(wgt_tensor_from_host(ctx, WGT_F32, 2, na.h.l.shape, na.data, &na.d));
+    check_matmul("matmul NaN/inf (tiled)", &na, &nb);
+    pair nw = make(WGT_F32, 2, (int64_t[]){6, 16});
+    check_linear("linear NaN/inf (GEMV)", &na, &nw, NULL);
+    drop(&na), drop(&nb), drop(&nw);
+    /* integers run the reference, exactly */
+    pair ia = make(WGT_I32, 2, (int64_t[]){5, 7}), ib = make(WGT_I32, 2, (int64_t[]){7, 3});
+    check_matmul("matmul i32 (reference)", &ia, &ib);
+    drop(&ia), drop(&ib);
+}
+
+static void linear_cases(void)
+{
+    const wgt_dtype wdts[] = {WGT_F32, WGT_F16, WGT_BF16};
+    for (int i = 0; i < 3; i++) {
+        wgt_dtype wd = wdts[i];
+        char what[128];
+        /* decode: x [1, 72] f32 x w [45, 72] (GEMV), with and without bias */
+        pair x = make(WGT_F32, 2, (int64_t[]){1, 72}), w = make(wd, 2, (int64_t[]){45, 72}), bias = make(WGT_F32, 1, (int64_t[]){45});
+        snprintf(what, sizeof what, "linear GEMV f32 x %s", wgt_dtype_name(wd));
+        check_linear(what, &x, &w, NULL);
+        snprintf(what, sizeof what, "linear GEMV f32 x %s + bias", wgt_dtype_name(wd));
+        check_linear(what, &x, &w, &bias);
+        /* small M (3 rows, GEMV) and 1-D x */
+        pair x3 = make(WGT_F32, 3, (int64_t[]){3, 1, 72});
+        snprintf(what, sizeof what, "linear GEMV M=3 f32 x %s", wgt_dtype_name(wd));
+        check_linear(what, &x3, &w, &bias);
+        pair x1 = make(WGT_F32, 1, (int64_t[]){72});
+        snprintf(what, sizeof what, "linear 1-D x, %s", wgt_dtype_name(wd));
+        check_linear(what, &x1, &w, NULL);
+        /* prefill: x [2, 9, 72] (tiled, batch folded into rows) */
+        pair xp = make(WGT_F32, 3, (int64_t[]){2, 9, 72});
+        snprintf(what, sizeof what, "linear tiled f32 x %s + bias", wgt_dtype_name(wd));
+        check_linear(what, &xp, &w, &bias);
+        /* same-dtype activations (f16 x f16 gives f16) */
+        pair xs = make(wd, 2, (int64_t[]){2, 72});
+        snprintf(what, sizeof what, "linear %s x %s", wgt_dtype_name(wd), wgt_dtype_name(wd));
+        check_linear(what, &xs, &w, NULL);
+        drop(&x), drop(&w), drop(&bias), drop(&x3), drop(&x1), drop(&xp), drop(&xs);
+    }
+    /* I not a multiple of 8: the tiled path serves M = 1 */
+    pair x = make(WGT_F32, 2, (int64_t[]){1, 61}), w = make(WGT_F16, 2, (int64_t[]){13, 61});
+    check_linear("linear M=1, I=61 (tiled)", &x, &w, NULL);
+    drop(&x), drop(&w);
+    /* a weight narrowed along its rows and x a strided column view */
+    pair wbig = make(WGT_F16, 2, (int64_t[]){50, 64}), xbig = make(WGT_F32, 2, (int64_t[]){64, 4});
+    pair wn = wbig, xt = transposed(&xbig, 0, 1);
+    MUST(wgt_tensor_narrow(wbig.d, 0, 8, 30, &wn.d));
+    wn.h.l.shape[0] = 30, wn.h.l.offset = 8 * 64;
+    check_linear("linear narrowed weight, transposed x", &xt, &wn, NULL);
+    wgt_tensor_free(wn.d), wgt_tensor_free(xt.d);
+    drop(&wbig), drop(&xbig);
+    /* a long output (several GEMV workgroup shapes) */
+    pair xl = make(WGT_F32, 2, (int64_t[]){1, 256}), wl = make(WGT_F16, 2, (int64_t[]){2100, 256});
+    check_linear("linear GEMV N=2100, I=256", &xl, &wl, NULL);
+    drop(&xl), drop(&wl);
+}
+
+static void addmm_cases(void)
+{
+    pair self = make(WGT_F32, 1, (int64_t[]){11}), m1 = make(WGT_F32, 2, (int64_t[]){7, 19}), m2 = make(WGT_F32, 2, (int64_t[]){19, 11});
+    wgt_tensor *y;
+    void *buf;
+    wgt_cpu_tensor r;
+    MUST(wgt_addmm(self.d, m1.d, m2.d, 0.5, 2.0, &y));
+    r = ref_like(y, &buf);
+    MUST(wgt_cpu_addmm(&self.h, &m1.h, &m2.h, 0.5, 2.0, &r));
+    compare("addmm beta 0.5 alpha 2, self broadcast", y, &r, 1e-4, 1e-4);
+    free(buf), wgt_tensor_free(y);
+    /* beta 0: self (NaN here) is not read */
+    float *fs = self.data;
+    for (int i = 0; i < 11; i++) fs[i] = NAN;
+    wgt_tensor_free(self.d);
+    MUST(wgt_tensor_from_host(ctx, WGT_F32, 1, self.h.l.shape, self.data, &self.d));
+    MUST(wgt_addmm(self.d, m1.d, m2.d, 0.0, 1.0, &y));
+    r = ref_like(y, &buf);
+    MUST(wgt_cpu_addmm(&self.h, &m1.h, &m2.h, 0.0, 1.0, &r));
+    compare("addmm beta 0 ignores NaN self", y, &r, 1e-4, 1e-4);
+    free(buf), wgt_tensor_free(y);
+    drop(&self), drop(&m1), drop(&m2);
+
+    pair bs = make(WGT_F16, 3, (int64_t[]){3, 5, 6}), b1 = make(WGT_F16, 3, (int64_t[]){3, 5, 8}), b2 = make(WGT_F16, 3, (int64_t[]){3, 8, 6});
+    MUST(wgt_baddbmm(bs.d, b1.d, b2.d, 1.0, -1.0, &y));
+    r = ref_like(y, &buf);
+    MUST(wgt_cpu_baddbmm(&bs.h, &b1.h, &b2.h, 1.0, -1.0, &r));
+    compare("baddbmm f16", y, &r, 2e-3, 2e-3);
+    free(buf), wgt_tensor_free(y);
+    drop(&bs), drop(&b1), drop(&b2);
+
+    pair oa = make(WGT_F32, 1, (int64_t[]){9}), ob = make(WGT_BF16, 1, (int64_t[]){13});
+    MUST(wgt_outer(oa.d, ob.d, &y));
+    r = ref_like(y, &buf);
+    MUST(wgt_cpu_outer(&oa.h, &ob.h, &r));
+    compare("outer f32 x bf16", y, &r, 1e-6, 1e-6);
+    free(buf), wgt_tensor_free(y);
+    drop(&oa), drop(&ob);
+
+    /* shape errors are statuses */
+    pair s1 = make(WGT_F32, 2, (int64_t[]){3, 4}), s2 = make(WGT_F32, 2, (int64_t[]){5, 6});
+    y = NULL;
+    CHECK(wgt_matmul(s1.d, s2.d, &y) == WGT_ERR_SHAPE && !y, "matmul of [3,4] and [5,6] must fail with a shape error");
+    CHECK(wgt_linear(s1.d, s2.d, NULL, &y) == WGT_ERR_SHAPE, "linear shape mismatch must fail");
+    drop(&s1), drop(&s2);
+}
+
+int main(void)
+{
+    MUST(wgt_context_create(NULL, &ctx));
+    matmul_cases();
+    linear_cases();
+    addmm_cases();
+    wgt_context_free(ctx);
+    return test_finish("test_gpu_matmul");
+}
