@@ -5,7 +5,7 @@
 //           index tensor, accumulating.
 //   winner: (set only) win[d] = max(i + 1) over updates to d: the last update in index order,
 //           so "last write wins" holds whatever order the invocations run in.
-//   apply:  set: the winner writes its bits; other modes combine with a compare-exchange loop on
+//   apply:  set: the winner writes its bits (i64: set only, both words); other modes combine with a compare-exchange loop on
 //           the 32-bit word holding the element (f16/bf16/8-bit elements share words).
 // The prelude (src/ops/index.c) supplies lib_index.wgsl, `alias CT`, `const ESIZE: u32`,
 // `const MASK: u32` (the element's bits), dec(bits) -> CT, enc(CT) -> bits, nan_ct(CT) -> bool,
@@ -98,6 +98,12 @@ fn apply_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) gr
     if (d == INVALID) { return; }
     let is_set = p.mode == 0u;
     if (is_set && atomicLoad(&win[d]) != i + 1u) { return; }
+    if (ESIZE == 8u) { // i64, set only: the winner owns both words
+        let at = layout_index(p.ls, i) + p.off_s;
+        atomicStore(&out[2u * d], src[2u * at]);
+        atomicStore(&out[2u * d + 1u], src[2u * at + 1u]);
+        return;
+    }
     let bits = src_bits(layout_index(p.ls, i) + p.off_s);
     var v = dec(bits);
     if (IS_FLOAT) { v = v * CT(p.alpha); }

@@ -142,7 +142,7 @@ static wgt_status scatter_kernel(wgt_context *ctx, wgt_dtype dt, wgt_dtype idt, 
     const char *ct = op_compute_type(dt);
     int es = (int)wgt_dtype_size(dt);
     snprintf(pre, sizeof pre, "%s\nalias CT = %s;\nconst IS_FLOAT: bool = %s;\nconst ESIZE: u32 = %du;\nconst MASK: u32 = %uu;\n",
-             op_wgsl_lib(), ct, op_is_float(dt) ? "true" : "false", es, es == 4 ? 0xffffffffu : (1u << (es * 8)) - 1);
+             op_wgsl_lib(), ct, op_is_float(dt) ? "true" : "false", es, es >= 4 ? 0xffffffffu : (1u << (es * 8)) - 1);
     size_t used = strlen(pre);
     const char *dec, *enc;
     switch (dt) {
@@ -283,7 +283,7 @@ wgt_status wgt_scatter(const wgt_tensor *self, int dim, const wgt_tensor *index,
     wgt_tensor *y;
     if ((st = wgt_tensor_copy(self, &y))) return st;
     const wgt_tensor *all[3] = {self, src, index};
-    int gpu_ok = self->l.dtype != WGT_I64 && fits_binding(all, 3);
+    int gpu_ok = (self->l.dtype != WGT_I64 || mode == WGT_SCATTER_SET) && fits_binding(all, 3);
     if (op_use_gpu(ctx, "scatter", self->l.dtype, gpu_ok)) {
         wgt_layout it = src->l; /* src restricted to the index's shape */
         memcpy(it.shape, index->l.shape, sizeof it.shape);
@@ -383,7 +383,7 @@ wgt_status wgt_index_put(const wgt_tensor *self, const wgt_tensor *const *indice
     wgt_tensor *y;
     if ((st = wgt_tensor_copy(self, &y))) return st;
     wgt_scatter_mode mode = accumulate ? WGT_SCATTER_ADD : WGT_SCATTER_SET;
-    int gpu_ok = self->l.dtype != WGT_I64 && fits_binding(ins, 2 + k);
+    int gpu_ok = (self->l.dtype != WGT_I64 || !accumulate) && fits_binding(ins, 2 + k);
     if (op_use_gpu(ctx, "index_put", self->l.dtype, gpu_ok)) {
         wgt_layout it;
         op_broadcast_layout(&values->l, un, U, &it);

@@ -579,7 +579,10 @@ wgt_status wgt_roll(const wgt_tensor *x, const int64_t *shifts, const int *dims,
         if (n != 1) return op_fail(ctx, WGT_ERR_INVALID_ARGUMENT, "roll: without dims, exactly one shift");
         wgt_tensor *c, *flat, *rolled;
         int64_t numel = wgt_layout_numel(&x->l);
-        wgt_status st = wgt_tensor_contiguous(x, &c);
+        /* a contiguous copy through repeat by ones: the movement kernel handles every dtype */
+        int64_t ones[WGT_MAX_DIMS] = {1, 1, 1, 1, 1, 1, 1, 1};
+        wgt_status st = wgt_layout_is_contiguous(&x->l) ? ((c = wgt_tensor_ref(x)) ? WGT_OK : WGT_ERR_OUT_OF_MEMORY)
+                                                        : wgt_repeat(x, ones, x->l.ndim, &c);
         if (st) return st;
         st = wgt_tensor_reshape(c, 1, &numel, &flat);
         wgt_tensor_free(c);
