@@ -812,6 +812,12 @@ typedef struct wgt_chat_message {
 wgt_status wgt_tokenizer_apply_chat_template(const wgt_tokenizer *tok, const wgt_chat_message *msgs,
                                              size_t n_msgs, int add_generation_prompt,
                                              const char *template_override, char **text);
+/* As above, with extra template variables, each "name=value": true/false become booleans, an
+ * integer a number, anything else a string (Qwen 3: "enable_thinking=false"). */
+wgt_status wgt_tokenizer_apply_chat_template_vars(const wgt_tokenizer *tok, const wgt_chat_message *msgs,
+                                                  size_t n_msgs, int add_generation_prompt,
+                                                  const char *template_override,
+                                                  const char *const *vars, size_t n_vars, char **text);
 
 /* ------------------------------------------------------------------------------------------------
  * Language models (src/models): llama (Llama 2/3, TinyLlama, SmolLM2, Mistral), qwen2, qwen3, gpt2,

@@ -25,6 +25,7 @@ static void tokenize_usage(FILE *f)
                "                llama2, mistral, or @FILE for a Jinja template file\n"
                "  --render      with --chat: print the rendered text instead of ids\n"
                "  --messages F  with --chat: the conversation from F, a JSON array of {role, content}\n"
+               "  --var N=V     with --chat: a template variable (repeatable), e.g. enable_thinking=false\n"
                "usage: wgt detokenize -t TOKENIZER [--skip-special] [--jsonl F | ID...]\n"
                "  --jsonl F     each line of F is a JSON array of ids: print each text as a JSON string\n"
                "  --stream      with --jsonl: decode with the streaming decoder, printing its chunks as a\n"
@@ -180,7 +181,8 @@ static int common_args(int argc, char **argv, int i, const char **tok_path)
 int cmd_tokenize(int argc, char **argv)
 {
     const char *tok_path = NULL, *file = NULL, *jsonl = NULL, *system = NULL, *tmpl = NULL;
-    int chat = 0, render = 0, messages = 0;
+    int chat = 0, render = 0, messages = 0, n_vars = 0;
+    const char *vars[16];
     unsigned flags = WGT_TOKENIZE_ADD_SPECIAL | WGT_TOKENIZE_PARSE_SPECIAL;
     int first_text = 0;
     for (int i = 1; i < argc;) {
@@ -192,6 +194,7 @@ int cmd_tokenize(int argc, char **argv)
         else if (!strcmp(argv[i], "--jsonl") && i + 1 < argc) jsonl = argv[i + 1], i += 2;
         else if (!strcmp(argv[i], "--chat")) chat = 1, i++;
         else if (!strcmp(argv[i], "--render")) render = 1, i++;
+        else if (!strcmp(argv[i], "--var") && i + 1 < argc && n_vars < 16) vars[n_vars++] = argv[i + 1], chat = 1, i += 2;
         else if (!strcmp(argv[i], "--system") && i + 1 < argc) system = argv[i + 1], i += 2;
         else if (!strcmp(argv[i], "--template") && i + 1 < argc) tmpl = argv[i + 1], i += 2;
         else if (!strcmp(argv[i], "--messages") && i + 1 < argc) file = argv[i + 1], chat = messages = 1, i += 2;
@@ -285,9 +288,9 @@ int cmd_tokenize(int argc, char **argv)
             fprintf(stderr, "wgt tokenize: %s is not a JSON array of {role, content}\n", file);
             st = WGT_ERR_INVALID_ARGUMENT;
         } else {
-            st = wgt_tokenizer_apply_chat_template(tok, messages ? conv : system ? msgs : msgs + 1,
-                                                   messages ? n_conv : system ? 2 : 1, 1, tmpl_text ? tmpl_text : tmpl,
-                                                   &rendered);
+            st = wgt_tokenizer_apply_chat_template_vars(tok, messages ? conv : system ? msgs : msgs + 1,
+                                                        messages ? n_conv : system ? 2 : 1, 1, tmpl_text ? tmpl_text : tmpl,
+                                                        vars, (size_t)n_vars, &rendered);
         }
         free(conv);
         cJSON_Delete(json);

@@ -1297,7 +1297,7 @@ static void arena_free(jctx *c)
 
 /* Lex, parse and run tmpl; the text lands in *result (arena memory). Errors longjmp. */
 static void render(jctx *c, const char *tmpl, const wgt_chat_message *msgs, size_t n_msgs, int add_gen, const char *bos,
-                   const char *eos, sbuf *result)
+                   const char *eos, const char *const *vars, size_t n_vars, sbuf *result)
 {
     lexer lx = {.c = c};
     /* Jinja drops one newline at the very end of a template (keep_trailing_newline off). */
@@ -1324,11 +1324,23 @@ static void render(jctx *c, const char *tmpl, const wgt_chat_message *msgs, size
     set_var(&e, "add_generation_prompt", 21, v_bool(add_gen));
     set_var(&e, "bos_token", 9, v_str(bos, strlen(bos)));
     set_var(&e, "eos_token", 9, v_str(eos, strlen(eos)));
+    for (size_t i = 0; i < n_vars; i++) { /* "name=value": true/false, an integer, or a string */
+        const char *eq = vars[i] ? strchr(vars[i], '=') : NULL;
+        if (!eq || eq == vars[i]) jfail(c, WGT_ERR_INVALID_ARGUMENT, "variable %zu is not name=value", i);
+        const char *v = eq + 1;
+        char *end;
+        long long num = strtoll(v, &end, 10);
+        value val = !strcmp(v, "true") || !strcmp(v, "True")    ? v_bool(1)
+                    : !strcmp(v, "false") || !strcmp(v, "False") ? v_bool(0)
+                    : *v && !*end                                ? v_int(num)
+                                                                 : v_str(v, strlen(v));
+        set_var(&e, vars[i], (size_t)(eq - vars[i]), val);
+    }
     exec_block(&e, root);
 }
 
 wgt_status tok_render_template(const char *tmpl, const wgt_chat_message *msgs, size_t n_msgs, int add_gen,
-                               const char *bos, const char *eos, char **out)
+                               const char *bos, const char *eos, const char *const *vars, size_t n_vars, char **out)
 {
     *out = NULL;
     /* On the heap: longjmp leaves automatic variables changed after setjmp indeterminate. */
@@ -1340,7 +1352,7 @@ wgt_status tok_render_template(const char *tmpl, const wgt_chat_message *msgs, s
         return st;
     }
     sbuf result = {.c = c};
-    render(c, tmpl, msgs, n_msgs, add_gen, bos, eos, &result);
+    render(c, tmpl, msgs, n_msgs, add_gen, bos, eos, vars, n_vars, &result);
     wgt_status st = WGT_OK;
     if (!(*out = malloc(result.n + 1))) st = wgt_error(WGT_ERR_OUT_OF_MEMORY, "chat template: out of memory");
     else {

@@ -177,6 +177,13 @@ fail:
 wgt_status wgt_tokenizer_apply_chat_template(const wgt_tokenizer *t, const wgt_chat_message *msgs, size_t n_msgs,
                                              int add_generation_prompt, const char *template_override, char **text)
 {
+    return wgt_tokenizer_apply_chat_template_vars(t, msgs, n_msgs, add_generation_prompt, template_override, NULL, 0, text);
+}
+
+wgt_status wgt_tokenizer_apply_chat_template_vars(const wgt_tokenizer *t, const wgt_chat_message *msgs, size_t n_msgs,
+                                                  int add_generation_prompt, const char *template_override,
+                                                  const char *const *vars, size_t n_vars, char **text)
+{
     if (!t || !text || (!msgs && n_msgs)) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_tokenizer_apply_chat_template: NULL argument");
     *text = NULL;
     /* The templates these families ship on the Hugging Face hub (tests/tokenizer/templates/). */
@@ -221,5 +228,5 @@ wgt_status wgt_tokenizer_apply_chat_template(const wgt_tokenizer *t, const wgt_c
         return wgt_error(WGT_ERR_NOT_FOUND, "the tokenizer has no chat template: pass one, or a family name "
                                             "(chatml, llama3, llama2, mistral), as the override");
     const char *bos = t->bos >= 0 ? t->text[t->bos] : "", *eos = t->eos >= 0 ? t->text[t->eos] : "";
-    return tok_render_template(tmpl, msgs, n_msgs, add_generation_prompt, bos, eos, text);
+    return tok_render_template(tmpl, msgs, n_msgs, add_generation_prompt, bos, eos, vars, n_vars, text);
 }

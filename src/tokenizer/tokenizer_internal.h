@@ -141,6 +141,6 @@ wgt_status tok_read_file(const char *path, char **data, size_t *len);
 
 /* Chat template rendering (chat_template.c). */
 wgt_status tok_render_template(const char *tmpl, const wgt_chat_message *msgs, size_t n, int add_gen,
-                               const char *bos, const char *eos, char **out);
+                               const char *bos, const char *eos, const char *const *vars, size_t n_vars, char **out);
 
 #endif

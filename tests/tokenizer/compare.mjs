@@ -224,10 +224,10 @@ const conversations = [
   [{ role: "user", content: "  spaced  " }, { role: "assistant", content: " 你好 👋🏽 " }, { role: "user", content: "a b c d" }],
   [{ role: "assistant", content: "starts with the assistant" }],
 ];
-function renderRef(tmpl, conv, bos, eos) {
+function renderRef(tmpl, conv, bos, eos, vars = {}) {
   try {
     // raise_exception is built into @huggingface/jinja.
-    return new Template(tmpl).render({ messages: conv, add_generation_prompt: true, bos_token: bos, eos_token: eos });
+    return new Template(tmpl).render({ messages: conv, add_generation_prompt: true, bos_token: bos, eos_token: eos, ...vars });
   } catch (e) {
     return null; // the template refused the conversation (raise_exception): ours must fail too
   }
@@ -251,6 +251,9 @@ function renderOurs(tok, conv, extra, idsToo) {
     const ref = hfRef(pkg);
     cases.push({ label: `${name} model template`, tok: join(dir, "tokenizer.json"), tmpl: cfg.chat_template, extra: [],
                  bos: cfg.bos_token ?? "", eos: cfg.eos_token ?? "", ref });
+    if (name === "qwen3")
+      cases.push({ label: "qwen3 model template, enable_thinking=false", tok: join(dir, "tokenizer.json"), tmpl: cfg.chat_template,
+                   extra: ["--var", "enable_thinking=false"], vars: { enable_thinking: false }, bos: "", eos: cfg.eos_token, ref });
   }
   for (const fam of ["chatml", "llama3", "llama2", "mistral"]) {
     const tmpl = readFileSync(join(here, "templates", fam + ".jinja"), "utf8").replace(/\n$/, "");
@@ -261,7 +264,7 @@ function renderOurs(tok, conv, extra, idsToo) {
   for (const c of cases) {
     let pass = 0;
     for (const conv of conversations) {
-      const want = renderRef(c.tmpl, conv, c.bos, c.eos);
+      const want = renderRef(c.tmpl, conv, c.bos, c.eos, c.vars);
       const got = renderOurs(c.tok, conv, c.extra, !!c.ref);
       let ok = (want === null) === (got === null) && (want === null || got.text === want);
       if (ok && want !== null && c.ref) ok = JSON.stringify(got.ids) === JSON.stringify(c.ref.encode(want, { add_special_tokens: false }).ids);
