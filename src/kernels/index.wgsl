@@ -53,7 +53,7 @@ fn count_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) gr
     let g = group_index(wid, groups);
     let b = bits4(g * 1024u + lid * 4u);
     let total = workgroup_scan(lid, countOneBits(b));
-    if (lid == 255u) { counts[g] = total; }
+    if (lid == 255u && g * 1024u < p.n) { counts[g] = total; } // the grid may have spare groups
 }
 
 @compute @workgroup_size(256)
@@ -63,7 +63,9 @@ fn compact_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
     let base = g * 1024u + lid * 4u;
     let b = bits4(base);
     let c = countOneBits(b);
-    var at = counts[g] + workgroup_scan(lid, c) - c;
+    let prefix = workgroup_scan(lid, c) - c;
+    if (g * 1024u >= p.n) { return; } // a spare group of the grid (after the barriers)
+    var at = counts[g] + prefix;
     for (var k = 0u; k < 4u; k = k + 1u) {
         if ((b & (1u << k)) != 0u) { pos[at] = base + k; at = at + 1u; }
     }

@@ -75,6 +75,7 @@ fn element(j: u32) -> vec2<u32> {
         let n = sh(p.out_shape, d);
         c[d] = rem % n;
         rem = rem / n;
+        if (rem == 0u) { break; } // the outer coordinates stay 0: low-rank shapes skip divisions
     }
     var iat = 0u;
     for (var d = 0u; d < 8u; d = d + 1u) { iat = iat + c[d] * sh(p.li.strides, d); }
