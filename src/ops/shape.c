@@ -255,7 +255,7 @@ wgt_status fill_run(wgt_context *ctx, const fill_args *f, wgt_tensor *out)
     p.op = (uint32_t)f->op;
     p.cols = (uint32_t)(f->cols > 0 ? f->cols : 1);
     p.inner = (uint32_t)(f->inner > 0 ? f->inner : 1);
-    p.half = (uint32_t)(n / 2);
+    p.half = (uint32_t)(n > 1 ? n / 2 : 1); /* a single element is start (PyTorch) */
     p.start = (float)f->start, p.step = (float)f->step, p.end = (float)f->end, p.on = (float)f->on;
     p.off = (float)f->off;
     p.starti = (int32_t)f->start, p.stepi = (int32_t)f->step, p.oni = (int32_t)f->on, p.offi = (int32_t)f->off;

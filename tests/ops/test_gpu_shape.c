@@ -102,7 +102,15 @@ int main(void)
         if (op_is_float(dt)) {
             DIFF("arange fractional", 1e-6, rt, wgt_arange(side[S], -1.5, 2.25, 0.125, dt, &y_[S]));
             DIFF("linspace", 1e-5, rt, wgt_linspace(side[S], -3, 11, 1001, dt, &y_[S]));
-            DIFF("linspace one", 0, 0, wgt_linspace(side[S], 2, 5, 1, dt, &y_[S]));
+            /* one step is start, as PyTorch (the reference gives end: reported) */
+            wgt_tensor *one;
+            MUST(wgt_linspace(side[0], 2, 5, 1, dt, &one));
+            float got = 0;
+            wgt_tensor *f;
+            MUST(wgt_tensor_cast(one, WGT_F32, &f));
+            MUST(wgt_tensor_to_host(f, &got, 4));
+            CHECK(got == 2, "linspace(2, 5, 1) %s = %g, not 2", wgt_dtype_name(dt), got);
+            wgt_tensor_free(f), wgt_tensor_free(one);
         }
         DIFF("eye", 0, 0, wgt_eye(side[S], 5, 7, dt, &y_[S]));
         DIFF("eye empty", 0, 0, wgt_eye(side[S], 0, 3, dt, &y_[S]));
