@@ -574,6 +574,8 @@ int main(int argc, char **argv)
         CHECK(convert(dirs[QWEN3], out, types[i]) == 0, "convert qwen3 %s", types[i]);
         check_qwen3(out, ft[i]);
     }
+    snprintf(spm, sizeof spm, "%s/tokenizer.json", dirs[QWEN3]); /* with its tokenizer_config.json */
+    compare_tokenizers(spm, out);
 
     snprintf(out, sizeof out, "%s/qwen2.gguf", base);
     snprintf(spm, sizeof spm, "%s/model.safetensors", dirs[QWEN2]);
