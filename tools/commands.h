@@ -10,5 +10,7 @@ int cmd_tokenize(int argc, char **argv);   /* tools/tokenize.c */
 int cmd_detokenize(int argc, char **argv); /* tools/tokenize.c */
 int cmd_info_file(int argc, char **argv); /* tools/fileinfo.c: wgt info <model file> */
 int cmd_convert(int argc, char **argv);   /* tools/convert.c: HF checkpoint -> GGUF */
+int cmd_ops(int argc, char **argv);        /* tools/ops.c: the op x dtype table, --check runs the harness */
+int cmd_onnx_test(int argc, char **argv);  /* tools/onnx_test.c: ONNX node tests on the device */
 
 #endif

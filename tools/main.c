@@ -18,6 +18,8 @@ static const command commands[] = {
     {"tokenize", cmd_tokenize, "text to token ids: -t TOKENIZER [--file F | TEXT]"},
     {"detokenize", cmd_detokenize, "token ids to text: -t TOKENIZER ID..."},
     {"convert", cmd_convert, "a Hugging Face checkpoint to GGUF: <hf-dir|.safetensors> <out.gguf> --type T"},
+    {"ops", cmd_ops, "the op x dtype table (GPU or fallback); --check [OP...] runs the op harness"},
+    {"onnx-test", cmd_onnx_test, "ONNX node test directories on the device: PASS / FAIL / N/A per test"},
 };
 
 static void usage(FILE *f)

@@ -1,0 +1,498 @@
+/* The harness runner: input generation, the two runs, comparison, sentinels, probing. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness/harness.h"
+#include "ops/ops.h"
+
+#define SENTINEL 0xA5u
+#define N_SENTINEL_BUFFERS 3
+
+const char *hx_case_name(hx_case c)
+{
+    static const char *names[HX_CASE_COUNT] = {"contiguous", "strided", "broadcast", "empty", "scalar",
+                                               "size-1", "size-7", "size-1000003", "nan-inf", "over-binding"};
+    return (unsigned)c < HX_CASE_COUNT ? names[c] : "?";
+}
+
+/* ---- generation ------------------------------------------------------------------------------ */
+
+typedef struct rng {
+    uint64_t s;
+} rng;
+
+static uint64_t next(rng *r)
+{
+    r->s ^= r->s << 13, r->s ^= r->s >> 7, r->s ^= r->s << 17;
+    return r->s;
+}
+static double uniform(rng *r, double lo, double hi) { return lo + (hi - lo) * (double)(next(r) >> 11) / 9007199254740992.0; }
+
+static uint64_t seed_for(const char *name, wgt_dtype dt, hx_case c)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (const char *p = name; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    h = (h ^ (uint64_t)dt) * 1099511628211ull;
+    h = (h ^ (uint64_t)c) * 1099511628211ull;
+    return h | 1;
+}
+
+static void int_range(wgt_dtype dt, double *lo, double *hi)
+{
+    switch (dt) {
+    case WGT_BOOL: *lo = 0, *hi = 1; break;
+    case WGT_U8: *lo = 0, *hi = 255; break;
+    case WGT_I8: *lo = -128, *hi = 127; break;
+    case WGT_U32: *lo = 0, *hi = 4294967295.0; break;
+    case WGT_I32: *lo = -2147483648.0, *hi = 2147483647.0; break;
+    default: *lo = -9223372036854775808.0, *hi = 9223372036854775807.0; break;
+    }
+}
+
+/* One generated value of input `in` (dtype dt) into element i of the 1-D host tensor t. */
+static void gen_value(rng *r, const hx_op *op, const hx_input *in, hx_case c, const wgt_cpu_tensor *t, int64_t i)
+{
+    wgt_dtype dt = in->dtype;
+    if (in->index_bound > 0) {
+        wgt_cpu_store_i(t, i, (int64_t)(next(r) % (uint64_t)in->index_bound));
+        return;
+    }
+    int special = c == HX_SPECIAL && next(r) % 5 < 2;
+    if (op_is_float(dt)) {
+        static const double sp[] = {NAN, INFINITY, -INFINITY, -0.0, 0.0, 1e30, -1e30, 1.0, -1.0, 0.5};
+        double v = special ? sp[next(r) % (sizeof sp / sizeof *sp)] : uniform(r, in->dom.lo, in->dom.hi);
+        if (special && op->no_huge && fabs(v) == 1e30) v = v > 0 ? 3.0 : -3.0;
+        if (!special && in->dom.nonzero && fabs(v) < 0.5) v = v < 0 ? v - 0.5 : v + 0.5;
+        wgt_cpu_store_f(t, i, v);
+        return;
+    }
+    double lo, hi;
+    int_range(dt, &lo, &hi);
+    if (special) {
+        if (op->no_huge) lo = lo < 0 ? -3 : 0, hi = 3;
+        const double sp[] = {0, 1, lo, hi, lo < 0 ? -1 : 2};
+        double v = sp[next(r) % 5];
+        if (dt == WGT_I64) wgt_cpu_store_i(t, i, v == lo ? INT64_MIN : v == hi ? INT64_MAX : (int64_t)v);
+        else wgt_cpu_store_i(t, i, (int64_t)v);
+        return;
+    }
+    double a = in->dom.lo > lo ? in->dom.lo : lo, b = in->dom.hi < hi ? in->dom.hi : hi;
+    if (b < a) a = lo, b = lo < 0 ? 20 : 40;
+    int64_t v = (int64_t)floor(uniform(r, a, b + 0.999));
+    if (in->dom.nonzero && v == 0) v = 1;
+    if (dt == WGT_BOOL) v = v != 0;
+    wgt_cpu_store_i(t, i, v);
+}
+
+/* An input's layout for the case and the number of storage elements it needs. */
+static int64_t input_layout(const hx_input *in, hx_case c, wgt_layout *l)
+{
+    wgt_layout_contiguous(l, in->dtype, in->ndim, in->shape);
+    int64_t numel = wgt_layout_numel(l);
+    if (!in->fixed_layout && in->ndim >= 1 && numel > 0) {
+        if (c == HX_STRIDED) {
+            /* dims stored in reverse order (a transpose for 2-D; every other element for 1-D),
+             * from an odd offset so that packed dtypes start inside a word */
+            int64_t s = 1;
+            for (int d = 0; d < in->ndim; d++) {
+                l->strides[d] = s;
+                s *= in->shape[d];
+            }
+            if (in->ndim == 1) l->strides[0] = 2;
+            l->offset = 3;
+        } else if (c == HX_BROADCAST && in->shape[0] > 1) {
+            l->strides[0] = 0; /* an expanded view: every row reads the same storage */
+        }
+    }
+    int64_t lo, hi;
+    op_extent(l, &lo, &hi);
+    return hi >= lo ? hi + 1 : l->offset + 1;
+}
+
+/* Host storage for an input: storage elements, generated; the layout in *l. */
+static void *gen_input(rng *r, const hx_op *op, const hx_input *in, hx_case c, wgt_layout *l, int64_t *n_storage)
+{
+    int64_t n = input_layout(in, c, l);
+    void *data = calloc((size_t)n, wgt_dtype_size(in->dtype));
+    if (!data) return NULL;
+    wgt_cpu_tensor t = wgt_cpu_tensor_make(data, in->dtype, 1, &n);
+    for (int64_t i = 0; i < n; i++) gen_value(r, op, in, c, &t, i);
+    *n_storage = n;
+    return data;
+}
+
+static wgt_status make_tensor(wgt_context *ctx, const void *data, int64_t n_storage, const wgt_layout *l,
+                              wgt_tensor **out)
+{
+    wgt_tensor *base;
+    wgt_status st = wgt_tensor_from_host(ctx, l->dtype, 1, &n_storage, data, &base);
+    if (st) return st;
+    st = wgt_tensor_new_view(base, l, out);
+    wgt_tensor_free(base);
+    return st;
+}
+
+/* ---- comparison ------------------------------------------------------------------------------ */
+
+static void tol_for(const hx_op *op, wgt_dtype out, double *rtol, double *atol)
+{
+    *rtol = op->tol.rtol, *atol = op->tol.atol;
+    /* both sides round once to the output dtype from values that differ by the f32 error, so they may
+     * land one unit apart */
+    if (out == WGT_F16) *rtol += 1.0 / 1024, *atol += 6e-8;
+    if (out == WGT_BF16) *rtol += 1.0 / 128, *atol += 1e-38;
+}
+
+typedef struct cmp {
+    double worst;
+    int64_t worst_i;
+    double got, want;
+    int bad;
+} cmp;
+
+static void compare(const hx_op *op, const wgt_cpu_tensor *g, const wgt_cpu_tensor *w, int64_t n, cmp *res)
+{
+    memset(res, 0, sizeof *res);
+    res->worst_i = -1;
+    wgt_dtype dt = g->l.dtype;
+    double rtol, atol;
+    tol_for(op, dt, &rtol, &atol);
+    for (int64_t i = 0; i < n; i++) {
+        double err;
+        double a, b;
+        if (!op_is_float(dt)) {
+            int64_t x = wgt_cpu_load_i(g, i), y = wgt_cpu_load_i(w, i);
+            a = (double)x, b = (double)y;
+            err = x == y ? 0 : INFINITY;
+        } else {
+            a = wgt_cpu_load_f(g, i), b = wgt_cpu_load_f(w, i);
+            if (isnan(a) || isnan(b) || isinf(a) || isinf(b)) err = (isnan(a) && isnan(b)) || a == b ? 0 : INFINITY;
+            else {
+                double lim = atol + rtol * fabs(b), d = fabs(a - b);
+                err = d == 0 ? 0 : lim > 0 ? d / lim : INFINITY;
+            }
+        }
+        if (err > 1) res->bad++;
+        if (err > res->worst || (res->worst_i < 0 && err > 0)) {
+            res->worst = err, res->worst_i = i, res->got = a, res->want = b;
+        }
+    }
+}
+
+/* ---- sentinels ------------------------------------------------------------------------------- */
+
+typedef struct sentinels {
+    wgt_buffer *buf[N_SENTINEL_BUFFERS];
+    int n;
+} sentinels;
+
+/* Fill a few pool buffers of the size a `bytes` tensor gets with the pattern and release them, so
+ * the op's output most likely lands in one of them. */
+static void sentinels_place(wgt_context *dev, uint64_t bytes, sentinels *s)
+{
+    s->n = 0;
+    bytes = (bytes + 3) & ~3ull;
+    if (!bytes) bytes = 4;
+    if (bytes > (64ull << 20)) return; /* the pattern upload would cost more than it tells */
+    for (int i = 0; i < N_SENTINEL_BUFFERS; i++) {
+        if (wgt_gpu_alloc(dev, bytes, &s->buf[s->n])) break;
+        wgt_buffer *b = s->buf[s->n];
+        unsigned char *pat = malloc(b->size);
+        if (pat) {
+            memset(pat, SENTINEL, b->size);
+            wgt_gpu_upload(dev, b, 0, pat, b->size);
+            free(pat);
+        }
+        s->n++;
+    }
+    for (int i = s->n - 1; i >= 0; i--) wgt_gpu_release(dev, s->buf[i]);
+}
+
+/* 1: checked and intact; 0: the output is not in a sentinel buffer or has no slack; -1: overwritten
+ * (*at gets the first byte past the tensor's storage that changed). */
+static int sentinels_check(wgt_context *dev, const sentinels *s, const wgt_tensor *out, uint64_t *at)
+{
+    wgt_buffer *b = out->st->buf;
+    int mine = 0;
+    for (int i = 0; i < s->n; i++) mine |= s->buf[i] == b;
+    uint64_t from = out->st->bytes;
+    if (!mine || from >= b->size) return 0;
+    uint64_t n = b->size - from;
+    unsigned char *got = malloc(n);
+    if (!got) return 0;
+    int res = 1;
+    if (wgt_gpu_download(dev, b, from, got, n)) res = 0;
+    for (uint64_t i = 0; res == 1 && i < n; i++)
+        if (got[i] != SENTINEL) {
+            *at = i;
+            res = -1;
+        }
+    free(got);
+    return res;
+}
+
+/* ---- one run --------------------------------------------------------------------------------- */
+
+typedef struct run_ctx {
+    const hx_op *op;
+    hx_case c;
+    wgt_dtype dt;
+    int variant;
+    hx_result *res;
+} run_ctx;
+
+static void fail(run_ctx *rc, const char *fmt, ...) WGT_PRINTF(2, 3);
+static void fail(run_ctx *rc, const char *fmt, ...)
+{
+    rc->res->failures++;
+    rc->res->failed_dtypes |= HX_DT(rc->dt);
+    if (rc->res->message[0]) return;
+    char buf[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (rc->op->n_variants > 1)
+        snprintf(rc->res->message, sizeof rc->res->message, "%s variant %d: %s", wgt_dtype_name(rc->dt), rc->variant, buf);
+    else snprintf(rc->res->message, sizeof rc->res->message, "%s: %s", wgt_dtype_name(rc->dt), buf);
+}
+
+static void *download(const wgt_tensor *t, size_t *bytes)
+{
+    *bytes = (size_t)wgt_tensor_numel(t) * wgt_dtype_size(wgt_tensor_dtype(t));
+    void *d = malloc(*bytes ? *bytes : 1);
+    if (d && wgt_tensor_to_host(t, d, *bytes)) {
+        free(d);
+        return NULL;
+    }
+    return d;
+}
+
+static void compare_outputs(run_ctx *rc, const wgt_tensor *g, const wgt_tensor *w, int k)
+{
+    if (wgt_tensor_dtype(g) != wgt_tensor_dtype(w)) {
+        fail(rc, "output %d: dtype %s, reference %s", k, wgt_dtype_name(wgt_tensor_dtype(g)),
+             wgt_dtype_name(wgt_tensor_dtype(w)));
+        return;
+    }
+    int same = wgt_tensor_ndim(g) == wgt_tensor_ndim(w);
+    for (int d = 0; same && d < wgt_tensor_ndim(g); d++) same = wgt_tensor_shape(g)[d] == wgt_tensor_shape(w)[d];
+    if (!same) {
+        fail(rc, "output %d: shape differs from the reference's (rank %d vs %d)", k, wgt_tensor_ndim(g),
+             wgt_tensor_ndim(w));
+        return;
+    }
+    size_t gb, wb;
+    void *gd = download(g, &gb), *wd = download(w, &wb);
+    if (!gd || !wd) {
+        fail(rc, "output %d: reading back failed: %s", k, wgt_errmsg());
+        free(gd), free(wd);
+        return;
+    }
+    wgt_cpu_tensor gt = wgt_cpu_tensor_make(gd, wgt_tensor_dtype(g), wgt_tensor_ndim(g), wgt_tensor_shape(g));
+    wgt_cpu_tensor wt = wgt_cpu_tensor_make(wd, wgt_tensor_dtype(w), wgt_tensor_ndim(w), wgt_tensor_shape(w));
+    cmp c;
+    compare(rc->op, &gt, &wt, wgt_tensor_numel(g), &c);
+    rc->res->runs++;
+    if (c.worst > rc->res->worst || (c.worst_i >= 0 && !rc->res->worst_at[0])) {
+        if (c.worst >= rc->res->worst) rc->res->worst = c.worst;
+        snprintf(rc->res->worst_at, sizeof rc->res->worst_at, "%s%s%.0d element %lld: %.9g vs %.9g",
+                 wgt_dtype_name(rc->dt), rc->op->n_variants > 1 ? " variant " : "", rc->op->n_variants > 1 ? rc->variant : 0,
+                 (long long)c.worst_i, c.got, c.want);
+    }
+    if (c.bad)
+        fail(rc, "output %d: %d of %lld elements differ; element %lld is %.9g, reference %.9g", k, c.bad,
+             (long long)wgt_tensor_numel(g), (long long)c.worst_i, c.got, c.want);
+    free(gd), free(wd);
+}
+
+/* Inputs must come out of the op unchanged: compare each device input's storage with its data. */
+static void check_inputs(run_ctx *rc, wgt_tensor *const *in, void *const *data, const int64_t *n_storage, int n)
+{
+    for (int i = 0; i < n; i++) {
+        size_t bytes = (size_t)n_storage[i] * wgt_dtype_size(in[i]->l.dtype);
+        size_t whole = bytes & ~(size_t)3;
+        unsigned char *got = malloc(whole ? whole : 1);
+        if (!got) return;
+        if (whole && !wgt_gpu_download(in[i]->st->ctx, in[i]->st->buf, 0, got, whole) && memcmp(got, data[i], whole))
+            fail(rc, "input %d was modified by the op", i);
+        free(got);
+    }
+}
+
+static void run_variant(run_ctx *rc, wgt_context *dev, wgt_context *ref, const hx_input *ins, int n_in,
+                        void *const *data, const wgt_layout *ls, const int64_t *n_storage)
+{
+    wgt_tensor *din[HX_MAX_IN] = {0}, *rin[HX_MAX_IN] = {0};
+    wgt_tensor *dout[2] = {0}, *rout[2] = {0};
+    for (int i = 0; i < n_in; i++) {
+        if (make_tensor(ref, data[i], n_storage[i], &ls[i], &rin[i]) ||
+            make_tensor(dev, data[i], n_storage[i], &ls[i], &din[i])) {
+            fail(rc, "making input %d: %s", i, wgt_errmsg());
+            goto done;
+        }
+    }
+    wgt_status sr = rc->op->call(rc->op, rc->variant, rin, rout);
+    char rmsg[300];
+    snprintf(rmsg, sizeof rmsg, "%s", wgt_errmsg());
+    sentinels s = {0};
+    if (!sr && rout[0])
+        sentinels_place(dev, (uint64_t)wgt_tensor_numel(rout[0]) * wgt_dtype_size(wgt_tensor_dtype(rout[0])), &s);
+    wgt_status sd = rc->op->call(rc->op, rc->variant, din, dout);
+    if (sr || sd) {
+        if (!sr != !sd)
+            fail(rc, "the device run %s (%s) but the reference %s (%s)", sd ? "failed" : "succeeded",
+                 sd ? wgt_errmsg() : "", sr ? "failed" : "succeeded", sr ? rmsg : "");
+        else
+            rc->res->runs++; /* both refuse: they agree */
+        goto done;
+    }
+    for (int k = 0; k < 2; k++) {
+        if (!rout[k] != !dout[k]) fail(rc, "output %d is missing on one side", k);
+        else if (rout[k]) compare_outputs(rc, dout[k], rout[k], k);
+    }
+    uint64_t at = 0;
+    if (dout[0] && sentinels_check(dev, &s, dout[0], &at) < 0)
+        fail(rc, "a write past the output's %llu bytes (byte %llu after its end)",
+             (unsigned long long)dout[0]->st->bytes, (unsigned long long)at);
+    if (rc->c != HX_BIG) check_inputs(rc, din, data, n_storage, n_in);
+done:
+    for (int i = 0; i < n_in; i++) wgt_tensor_free(din[i]), wgt_tensor_free(rin[i]);
+    for (int k = 0; k < 2; k++) wgt_tensor_free(dout[k]), wgt_tensor_free(rout[k]);
+}
+
+static int case_applies(const hx_op *op, hx_case c, wgt_dtype dt, hx_result *res)
+{
+    if (c == HX_ODD_LARGE && (!op->large || dt != WGT_F32)) {
+        if (!op->large) snprintf(res->skipped, sizeof res->skipped, "run for a few ops only (time)");
+        return 0;
+    }
+    if (c == HX_BIG && (!op->big || dt != WGT_F32)) {
+        if (!op->big) snprintf(res->skipped, sizeof res->skipped, "run for a few ops only (time)");
+        return 0;
+    }
+    if (c == HX_SPECIAL && op->no_special) {
+        snprintf(res->skipped, sizeof res->skipped, "%s", op->special_why ? op->special_why : "not meaningful");
+        return 0;
+    }
+    return 1;
+}
+
+/* A failing case whose failing dtypes known issues cover (same op and case) becomes KNOWN. */
+static void known_check(hx_result *res)
+{
+    int n;
+    const hx_known *k = hx_known_issues(&n);
+    uint32_t covered = 0;
+    const char *why = NULL;
+    for (int i = 0; res->failures && i < n; i++) {
+        if ((strcmp(k[i].op, "*") && strcmp(k[i].op, res->op->name)) || (k[i].c >= 0 && k[i].c != (int)res->c) ||
+            (k[i].msg && !strstr(res->message, k[i].msg)))
+            continue;
+        uint32_t m = k[i].dtype >= 0 ? HX_DT(k[i].dtype) : ~0u;
+        if (!why && (m & res->failed_dtypes)) why = k[i].why;
+        covered |= m;
+    }
+    if (res->failures && why && !(res->failed_dtypes & ~covered)) {
+        res->known = why;
+        res->known_failures = res->failures;
+        res->failures = 0;
+    }
+}
+
+int hx_check(wgt_context *dev, wgt_context *ref, const hx_op *op, const hx_options *opt, hx_report_fn report,
+             void *user)
+{
+    uint32_t cases = opt && opt->cases ? opt->cases : ((1u << HX_CASE_COUNT) - 1) & ~(1u << HX_BIG);
+    uint32_t dtypes = op->dtypes & (opt && opt->dtypes ? opt->dtypes : ~0u);
+    int failing = 0;
+    for (int c = 0; c < HX_CASE_COUNT; c++) {
+        if (!(cases & (1u << c))) continue;
+        hx_result res;
+        memset(&res, 0, sizeof res);
+        res.op = op;
+        res.c = (hx_case)c;
+        for (int dt = 0; dt < WGT_DTYPE_COUNT; dt++) {
+            if (!(dtypes & HX_DT(dt)) || !case_applies(op, (hx_case)c, (wgt_dtype)dt, &res)) continue;
+            hx_input ins[HX_MAX_IN];
+            memset(ins, 0, sizeof ins);
+            int n_in = op->setup(op, (hx_case)c, (wgt_dtype)dt, ins);
+            if (n_in <= 0) continue;
+            rng r = {seed_for(op->name, (wgt_dtype)dt, (hx_case)c)};
+            void *data[HX_MAX_IN] = {0};
+            wgt_layout ls[HX_MAX_IN];
+            int64_t n_storage[HX_MAX_IN];
+            run_ctx rc = {op, (hx_case)c, (wgt_dtype)dt, 0, &res};
+            int ok = 1;
+            for (int i = 0; i < n_in && ok; i++) ok = (data[i] = gen_input(&r, op, &ins[i], (hx_case)c, &ls[i], &n_storage[i])) != NULL;
+            if (!ok) fail(&rc, "out of host memory for the inputs");
+            for (int v = 0; ok && v < op->n_variants; v++) {
+                if (c == HX_BIG && v != op->big_variant) continue;
+                rc.variant = v;
+                run_variant(&rc, dev, ref, ins, n_in, data, ls, n_storage);
+            }
+            for (int i = 0; i < n_in; i++) free(data[i]);
+            wgt_context_empty_cache(ref);
+            if (c == HX_BIG) wgt_context_empty_cache(dev);
+        }
+        if (!res.runs && !res.failures && !res.skipped[0]) snprintf(res.skipped, sizeof res.skipped, "no input of this kind");
+        known_check(&res);
+        if (res.failures) failing++;
+        if (res.runs || res.failures || res.skipped[0]) report(&res, user);
+    }
+    return failing;
+}
+
+/* ---- probing --------------------------------------------------------------------------------- */
+
+int hx_probe(wgt_context *dev, const hx_op *op, wgt_dtype dt, char *msg, size_t msg_size)
+{
+    msg[0] = 0;
+    if (!(op->dtypes & HX_DT(dt))) return -1;
+    hx_input ins[HX_MAX_IN];
+    memset(ins, 0, sizeof ins);
+    int n_in = op->setup(op, HX_ODD7, dt, ins);
+    if (n_in <= 0) n_in = op->setup(op, HX_CONTIGUOUS, dt, ins);
+    if (n_in <= 0) return -1;
+    rng r = {seed_for(op->name, dt, HX_ODD7)};
+    wgt_tensor *in[HX_MAX_IN] = {0};
+    int result = -1;
+    const char *old = getenv("WGT_STRICT");
+    char saved[64] = "";
+    if (old) snprintf(saved, sizeof saved, "%s", old);
+    setenv("WGT_STRICT", "1", 1);
+    int gpu = 0, fallback = 0, refused = 0;
+    for (int i = 0; i < n_in; i++) {
+        wgt_layout l;
+        int64_t n;
+        void *d = gen_input(&r, op, &ins[i], HX_CONTIGUOUS, &l, &n);
+        wgt_status st = d ? make_tensor(dev, d, n, &l, &in[i]) : WGT_ERR_OUT_OF_MEMORY;
+        free(d);
+        if (st) {
+            snprintf(msg, msg_size, "making an input: %s", wgt_errmsg());
+            goto done;
+        }
+    }
+    for (int v = 0; v < op->n_variants; v++) {
+        wgt_tensor *out[2] = {0};
+        wgt_status st = op->call(op, v, in, out);
+        if (!st) gpu++;
+        else if (st == WGT_ERR_UNSUPPORTED && strstr(wgt_errmsg(), "WGT_STRICT")) fallback++;
+        else {
+            refused++;
+            if (!msg[0]) snprintf(msg, msg_size, "%s: %s", wgt_status_str(st), wgt_errmsg());
+        }
+        wgt_tensor_free(out[0]);
+        wgt_tensor_free(out[1]);
+    }
+    result = gpu && !fallback ? 2 : gpu ? 1 : fallback ? 0 : -1;
+    (void)refused;
+done:
+    if (old) setenv("WGT_STRICT", saved, 1);
+    else unsetenv("WGT_STRICT");
+    for (int i = 0; i < n_in; i++) wgt_tensor_free(in[i]);
+    return result;
+}

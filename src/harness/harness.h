@@ -1,0 +1,146 @@
+/*
+ * The differential op harness: a table of ops (table.c), each run through the op API twice on the
+ * same generated inputs, once on a device context and once on a CPU-reference context
+ * (WGT_BACKEND=cpu, where every op runs src/cpu/), and the two results compared with a tolerance
+ * declared per op and dtype. Used by `wgt ops` (tools/ops.c) and tests/ops/test_gpu_harness.c.
+ *
+ * Cases per op and dtype (hx_case): contiguous, transposed/strided with an odd offset, broadcast
+ * (stride-0 views and op broadcasting), empty, a 0-D scalar, odd sizes (1, 7, 1000003 elements),
+ * special values (NaN, +-inf, -0 / integer extremes), and a tensor larger than one storage
+ * binding. Every device run also checks sentinel bytes past the output's storage (the output buffer
+ * is one the harness filled with a pattern beforehand) and that the inputs are unchanged.
+ */
+#ifndef WGT_HARNESS_HARNESS_H
+#define WGT_HARNESS_HARNESS_H
+
+#include <stdint.h>
+
+#include "tensor/layout.h"
+#include "wgt.h"
+
+typedef enum hx_case {
+    HX_CONTIGUOUS = 0,
+    HX_STRIDED,   /* inputs are transposed views at an odd element offset */
+    HX_BROADCAST, /* stride-0 views; ops that broadcast get differently shaped inputs */
+    HX_EMPTY,     /* a zero-size dimension */
+    HX_SCALAR,    /* 0-D tensors */
+    HX_ODD1,      /* [1] */
+    HX_ODD7,      /* [7] */
+    HX_ODD_LARGE, /* [1000003]: f32, a few ops (time) */
+    HX_SPECIAL,   /* NaN, +-inf, -0, huge values; integer min/max/0/-1 */
+    HX_BIG,       /* more than one storage binding (128 MiB on llvmpipe): a few ops, f32 only */
+    HX_CASE_COUNT
+} hx_case;
+
+const char *hx_case_name(hx_case c);
+
+/* A value domain for generated inputs. */
+typedef struct hx_dom {
+    double lo, hi;   /* uniform in [lo, hi]; integers: floor of it, clamped to the dtype */
+    int nonzero;     /* avoid |v| < 0.5 (divisors) */
+} hx_dom;
+
+/* The inputs of one case, as the entry's setup describes them. */
+#define HX_MAX_IN 4
+typedef struct hx_input {
+    wgt_dtype dtype;
+    int ndim;
+    int64_t shape[WGT_MAX_DIMS];
+    hx_dom dom;
+    int index_bound;  /* > 0: integer indices in [0, index_bound) instead of dom */
+    int fixed_layout; /* 1: never strided/expanded (index tensors, parameters) */
+} hx_input;
+
+typedef struct hx_op hx_op;
+
+/* Fill the inputs for (case, dtype); return their number, or 0 when the case does not apply. */
+typedef int (*hx_setup_fn)(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in);
+/* The op through the op API. variant selects parameters (dims, a target dtype, ...). Up to two
+ * outputs; out[1] stays NULL for single-output ops. */
+typedef wgt_status (*hx_call_fn)(const hx_op *op, int variant, wgt_tensor *const *in, wgt_tensor **out);
+
+/* A tolerance for a float output: |gpu - ref| <= atol + rtol |ref|. */
+typedef struct hx_tol {
+    double rtol, atol;
+    const char *why;
+} hx_tol;
+
+struct hx_op {
+    const char *name;   /* as `wgt ops` prints it and `wgt ops --check NAME` takes it */
+    const char *family; /* "unary", "binary", "reduce", ... */
+    uint32_t dtypes;    /* bit d: dtype d is accepted */
+    int code;           /* the op's enum value in its family (wgt_unary_op, ...) */
+    int n_variants;     /* >= 1 */
+    hx_setup_fn setup;
+    hx_call_fn call;
+    hx_dom dom;         /* float inputs (integers use int_dom unless it is empty) */
+    hx_dom int_dom;
+    hx_tol tol;         /* the f32 compute error against the double reference; the harness adds one
+                           unit of rounding of f16/bf16 outputs */
+    int big;            /* 1: run the larger-than-a-binding case (f32, variant big_variant only) */
+    int big_variant;
+    int large;          /* 1: run the 1000003-element case (f32) */
+    int no_huge;        /* 1: special values leave out +-1e30 (periodic functions: WGSL defines
+                           sin/cos on [-pi, pi] only) */
+    int no_special;     /* 1: skip HX_SPECIAL, with the reason in special_why */
+    const char *special_why;
+};
+
+/* Bit for a dtype, and common sets. */
+#define HX_DT(d) (1u << (d))
+#define HX_FLOATS (HX_DT(WGT_F32) | HX_DT(WGT_F16) | HX_DT(WGT_BF16))
+#define HX_INTS (HX_DT(WGT_I32) | HX_DT(WGT_U32) | HX_DT(WGT_I8) | HX_DT(WGT_U8) | HX_DT(WGT_I64))
+#define HX_ALL (HX_FLOATS | HX_INTS | HX_DT(WGT_BOOL))
+
+/* The table. */
+const hx_op *hx_ops(int *count);
+const hx_op *hx_find(const char *name);
+
+/* ---- running ---- */
+
+typedef struct hx_options {
+    uint32_t dtypes;     /* 0: all the op accepts */
+    uint32_t cases;      /* bit per hx_case; 0: all but HX_BIG */
+    int verbose;         /* print passing lines too */
+} hx_options;
+
+/* One line of results: an op, a case, and the dtypes run. */
+typedef struct hx_result {
+    const hx_op *op;
+    hx_case c;
+    int runs;           /* comparisons made (dtypes x variants) */
+    int failures;
+    uint32_t failed_dtypes; /* bit per dtype with a failure */
+    double worst;       /* worst error as a fraction of the tolerance (0: exact) */
+    char worst_at[160]; /* where: dtype, variant, element */
+    char message[512];  /* the first failure */
+    char skipped[160];  /* why nothing ran, when runs == 0 */
+    const char *known;  /* failures == 0 and this set: it failed as a known issue says (the reason) */
+    int known_failures;
+} hx_result;
+
+/* Known differences between a device kernel and the reference, kept visible: a failing case that
+ * matches one is reported as KNOWN with the reason instead of failing. Remove an entry when the
+ * kernel is fixed (the case then passes and hx_check reports the entry as stale in message). */
+typedef struct hx_known {
+    const char *op; /* "*": any op */
+    int c;        /* hx_case, or -1 for any */
+    int dtype;    /* wgt_dtype, or -1 for any */
+    const char *msg; /* NULL, or a substring the failure message must contain */
+    const char *why;
+} hx_known;
+const hx_known *hx_known_issues(int *count);
+
+typedef void (*hx_report_fn)(const hx_result *r, void *user);
+
+/* Run op's cases on dev against ref (a CPU-reference context). report is called once per case.
+ * Returns the number of failing cases. */
+int hx_check(wgt_context *dev, wgt_context *ref, const hx_op *op, const hx_options *opt, hx_report_fn report,
+             void *user);
+
+/* How op runs dtype dt on dev: calls every variant on a small input with WGT_STRICT=1.
+ * Returns 2: the GPU kernel for every variant; 1: for some; 0: the reference for all;
+ * -1: the op refuses the dtype (or errors: msg says why). */
+int hx_probe(wgt_context *dev, const hx_op *op, wgt_dtype dt, char *msg, size_t msg_size);
+
+#endif

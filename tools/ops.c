@@ -1,0 +1,203 @@
+/* wgt ops: the op x dtype table (GPU kernel or CPU-reference fallback, probed on the current
+ * adapter, not written by hand), and --check: the differential harness (src/harness/) on it. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "harness/harness.h"
+#include "wgt.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: wgt ops [--markdown]\n"
+               "       wgt ops --check [--big] [--dtype D]... [-v] [OP...]\n\n"
+               "Without --check: one row per op with the dtypes it accepts and, for each, whether the\n"
+               "current adapter runs it with a GPU kernel (gpu), for some of its variants only (part),\n"
+               "or on the CPU reference (ref); '-' marks a dtype the op does not take. Found by calling\n"
+               "every op with WGT_STRICT=1. --markdown prints the same table in Markdown.\n\n"
+               "--check runs every op (or the OPs named, or every op of a family named) through the\n"
+               "differential harness: the op on this adapter against the same op on the CPU reference,\n"
+               "on contiguous, strided, broadcast, empty, 0-D, odd-sized and NaN/inf inputs, with sentinel\n"
+               "bytes past the outputs. One line per op and case: PASS, FAIL (the first mismatch), KNOWN\n"
+               "(a difference the table lists, with why) or SKIP (why). --big adds the tensors larger than\n"
+               "one storage binding (slow). Exits 1 on any FAIL.\n"
+               "The adapter comes from the environment: WGT_BACKEND, WGT_ADAPTER, WGT_LIMITS=default, ...\n");
+}
+
+static const wgt_dtype order[] = {WGT_F32, WGT_F16, WGT_BF16, WGT_I32, WGT_U32, WGT_I8, WGT_U8, WGT_BOOL, WGT_I64};
+#define N_ORDER 9
+
+static int selected(const hx_op *op, int n_names, char **names)
+{
+    if (!n_names) return 1;
+    for (int i = 0; i < n_names; i++)
+        if (!strcmp(names[i], op->name) || !strcmp(names[i], op->family)) return 1;
+    return 0;
+}
+
+static int table(wgt_context *dev, int markdown)
+{
+    wgt_adapter_info info;
+    wgt_context_adapter_info(dev, &info);
+    int n;
+    const hx_op *ops = hx_ops(&n);
+    static const char *mark[] = {"ref", "part", "gpu"};
+    if (markdown) {
+        printf("| op | family |");
+        for (int d = 0; d < N_ORDER; d++) printf(" %s |", wgt_dtype_name(order[d]));
+        printf("\n|---|---|");
+        for (int d = 0; d < N_ORDER; d++) printf(":-:|");
+        printf("\n");
+    } else {
+        printf("adapter: %s (%s)\n%-16s %-12s", info.name, info.backend_name, "op", "family");
+        for (int d = 0; d < N_ORDER; d++) printf(" %-5s", wgt_dtype_name(order[d]));
+        printf("\n");
+    }
+    int errors = 0;
+    for (int i = 0; i < n; i++) {
+        char cells[N_ORDER][64];
+        for (int d = 0; d < N_ORDER; d++) {
+            char msg[256];
+            int p = hx_probe(dev, &ops[i], order[d], msg, sizeof msg);
+            snprintf(cells[d], sizeof cells[d], "%s", p >= 0 ? mark[p] : "-");
+            if (p < 0 && msg[0] && (ops[i].dtypes & HX_DT(order[d]))) {
+                fprintf(stderr, "wgt ops: %s %s: %s\n", ops[i].name, wgt_dtype_name(order[d]), msg);
+                snprintf(cells[d], sizeof cells[d], "error");
+                errors++;
+            }
+        }
+        if (markdown) {
+            printf("| %s | %s |", ops[i].name, ops[i].family);
+            for (int d = 0; d < N_ORDER; d++) printf(" %s |", cells[d]);
+        } else {
+            printf("%-16s %-12s", ops[i].name, ops[i].family);
+            for (int d = 0; d < N_ORDER; d++) printf(" %-5s", cells[d]);
+        }
+        printf("\n");
+    }
+    if (markdown)
+        printf("\ngpu: a WGSL kernel; part: a kernel for some variants (e.g. cast to i64 runs the reference); "
+               "ref: the CPU reference (a one-time warning; an error under WGT_STRICT=1); -: not taken.\n"
+               "Probed on %s (%s%s) by `wgt ops --markdown`.\n", info.name, info.backend_name,
+               info.has_f16 ? ", shader-f16" : "");
+    return errors ? 1 : 0;
+}
+
+typedef struct tally {
+    int pass, fail, known, skip, runs;
+    int verbose;
+} tally;
+
+static void report(const hx_result *r, void *user)
+{
+    tally *t = user;
+    t->runs += r->runs;
+    const char *name = r->op->name, *c = hx_case_name(r->c);
+    if (r->failures) {
+        t->fail++;
+        printf("FAIL  %-16s %-13s %s\n", name, c, r->message);
+    } else if (r->known) {
+        t->known++;
+        printf("KNOWN %-16s %-13s %s (%s)\n", name, c, r->known, r->message);
+    } else if (!r->runs) {
+        t->skip++;
+        if (t->verbose) printf("SKIP  %-16s %-13s %s\n", name, c, r->skipped);
+    } else {
+        t->pass++;
+        printf("PASS  %-16s %-13s %3d runs, worst %.2f of the tolerance%s%s\n", name, c, r->runs, r->worst,
+               r->worst > 0 ? " at " : "", r->worst > 0 ? r->worst_at : "");
+    }
+    fflush(stdout);
+}
+
+static int check(wgt_context *dev, int n_names, char **names, uint32_t dtypes, int big, int verbose)
+{
+    wgt_context *ref;
+    wgt_context_options ro = {0};
+    ro.backend = WGT_BACKEND_CPU;
+    if (wgt_context_create(&ro, &ref)) {
+        fprintf(stderr, "wgt ops: the CPU reference context: %s\n", wgt_errmsg());
+        return 1;
+    }
+    int n;
+    const hx_op *ops = hx_ops(&n);
+    tally t = {0};
+    t.verbose = verbose;
+    hx_options opt = {0};
+    opt.dtypes = dtypes;
+    if (big) opt.cases = (1u << HX_CASE_COUNT) - 1;
+    int matched = 0;
+    for (int i = 0; i < n; i++) {
+        if (!selected(&ops[i], n_names, names)) continue;
+        matched++;
+        hx_check(dev, ref, &ops[i], &opt, report, &t);
+    }
+    wgt_context_free(ref);
+    printf("\n%d ops: %d cases passed, %d failed, %d known issues, %d skipped; %d comparisons\n", matched, t.pass,
+           t.fail, t.known, t.skip, t.runs);
+    return t.fail ? 1 : 0;
+}
+
+int cmd_ops(int argc, char **argv)
+{
+    int markdown = 0, do_check = 0, big = 0, verbose = 0, n_names = 0;
+    uint32_t dtypes = 0;
+    char **names = calloc((size_t)argc + 1, sizeof *names);
+    if (!names) return 1;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            free(names);
+            return 0;
+        } else if (!strcmp(a, "--markdown")) markdown = 1;
+        else if (!strcmp(a, "--check")) do_check = 1;
+        else if (!strcmp(a, "--big")) big = 1;
+        else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) verbose = 1;
+        else if (!strcmp(a, "--dtype") && i + 1 < argc) {
+            const char *d = argv[++i];
+            int found = -1;
+            for (int k = 0; k < WGT_DTYPE_COUNT; k++)
+                if (!strcmp(d, wgt_dtype_name((wgt_dtype)k))) found = k;
+            if (found < 0) {
+                fprintf(stderr, "wgt ops: unknown dtype '%s' (f32, f16, bf16, i32, u32, i8, u8, bool, i64)\n", d);
+                free(names);
+                return 2;
+            }
+            dtypes |= HX_DT(found);
+        } else if (a[0] == '-') {
+            fprintf(stderr, "wgt ops: unknown option '%s'\n\n", a);
+            usage(stderr);
+            free(names);
+            return 2;
+        } else
+            names[n_names++] = argv[i];
+    }
+    int n;
+    const hx_op *ops = hx_ops(&n);
+    for (int k = 0; k < n_names; k++) {
+        int found = 0;
+        for (int i = 0; i < n && !found; i++) found = !strcmp(names[k], ops[i].name) || !strcmp(names[k], ops[i].family);
+        if (!found) {
+            fprintf(stderr, "wgt ops: no op or family named '%s' (`wgt ops` lists them)\n", names[k]);
+            free(names);
+            return 2;
+        }
+    }
+    if (n_names && !do_check) {
+        fprintf(stderr, "wgt ops: op names go with --check\n");
+        free(names);
+        return 2;
+    }
+    wgt_context *dev;
+    if (wgt_context_create(NULL, &dev)) {
+        fprintf(stderr, "wgt ops: %s\n", wgt_errmsg());
+        free(names);
+        return 1;
+    }
+    int rc = do_check ? check(dev, n_names, names, dtypes, big, verbose) : table(dev, markdown);
+    wgt_context_free(dev);
+    free(names);
+    return rc;
+}
