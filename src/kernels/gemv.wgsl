@@ -62,19 +62,21 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         let brow = p.off_b + bo.y + n * p.sbn;
         let arow = p.off_a + bo.x;
         var g = lane;
-        // two weight loads in flight per iteration
-        for (; g + p.tpr < groups; g = g + 2u * p.tpr) {
+        // four weight loads in flight per iteration
+        for (; g + 3u * p.tpr < groups; g = g + 4u * p.tpr) {
             let w0 = ldB8(brow + g * VB);
             let w1 = ldB8(brow + (g + p.tpr) * VB);
+            let w2 = ldB8(brow + (g + 2u * p.tpr) * VB);
+            let w3 = ldB8(brow + (g + 3u * p.tpr) * VB);
             for (var m = 0u; m < MAXM; m++) {
                 if (m < p.M) {
-                    let x0 = ldA8(arow + m * p.sam + g * VA);
-                    let x1 = ldA8(arow + m * p.sam + (g + p.tpr) * VA);
-                    acc[m] = acc[m] + dot8(w0, x0) + dot8(w1, x1);
+                    let xr = arow + m * p.sam;
+                    acc[m] = acc[m] + dot8(w0, ldA8(xr + g * VA)) + dot8(w1, ldA8(xr + (g + p.tpr) * VA)) +
+                             dot8(w2, ldA8(xr + (g + 2u * p.tpr) * VA)) + dot8(w3, ldA8(xr + (g + 3u * p.tpr) * VA));
                 }
             }
         }
-        if (g < groups) {
+        for (; g < groups; g = g + p.tpr) {
             let w0 = ldB8(brow + g * VB);
             for (var m = 0u; m < MAXM; m++) {
                 if (m < p.M) { acc[m] = acc[m] + dot8(w0, ldA8(arow + m * p.sam + g * VA)); }

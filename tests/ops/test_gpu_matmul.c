@@ -236,9 +236,9 @@ static void linear_cases(void)
     check_linear("linear narrowed weight, transposed x", &xt, &wn, NULL);
     wgt_tensor_free(wn.d), wgt_tensor_free(xt.d);
     drop(&wbig), drop(&xbig);
-    /* a long output (several GEMV workgroup shapes) */
-    pair xl = make(WGT_F32, 2, (int64_t[]){1, 256}), wl = make(WGT_F16, 2, (int64_t[]){2100, 256});
-    check_linear("linear GEMV N=2100, I=256", &xl, &wl, NULL);
+    /* a long output and input: 8 rows a workgroup, the four-load loop and its tail */
+    pair xl = make(WGT_F32, 2, (int64_t[]){2, 1040}), wl = make(WGT_F16, 2, (int64_t[]){2100, 1040});
+    check_linear("linear GEMV M=2, N=2100, I=1040", &xl, &wl, NULL);
     drop(&xl), drop(&wl);
 }
 

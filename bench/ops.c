@@ -1,0 +1,157 @@
+/* Op kernel throughput: bench_ops [--size small|large] [--reps N]
+ * Prints GB/s for a large elementwise add, GB/s of weight bytes for GEMV (one token through a
+ * linear layer, f32 and f16 weights) and TFLOP/s for GEMM (square f32, and a 512-token prefill
+ * through a 4096 x 4096 linear layer). Each figure: a few warm-up calls, then N calls recorded
+ * back to back between two wgt_context_sync, wall clock (so host recording overlaps the device;
+ * a kernel shorter than the host's per-call cost shows the host's rate). --size small suits the
+ * CPU adapters. A sum reduction is left out: this benchmark uses only the elementwise and matrix
+ * ops. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu/gpu.h"
+#include "ops/api.h"
+#include "ops/ops.h"
+
+static wgt_context *ctx;
+static int reps = 50;
+
+#define TRY(call)                                                                                  \
+    do {                                                                                           \
+        wgt_status st_ = (call);                                                                   \
+        if (st_) {                                                                                 \
+            fprintf(stderr, "%s failed: %s: %s\n", #call, wgt_status_str(st_), wgt_errmsg());      \
+            exit(1);                                                                               \
+        }                                                                                          \
+    } while (0)
+
+typedef wgt_status (*op_fn)(const wgt_tensor *a, const wgt_tensor *b, wgt_tensor **out);
+
+static wgt_status add_op(const wgt_tensor *a, const wgt_tensor *b, wgt_tensor **out)
+{
+    return wgt_binary(WGT_BINARY_ADD, a, b, out);
+}
+static wgt_status linear_op(const wgt_tensor *a, const wgt_tensor *b, wgt_tensor **out)
+{
+    return wgt_linear(a, b, NULL, out);
+}
+
+/* Seconds per call of op(a, b). */
+static double time_op(op_fn op, const wgt_tensor *a, const wgt_tensor *b)
+{
+    wgt_tensor *y;
+    for (int i = 0; i < 3; i++) {
+        TRY(op(a, b, &y));
+        wgt_tensor_free(y);
+    }
+    TRY(wgt_context_sync(ctx, -1));
+    double t0 = wgt_now_seconds();
+    for (int i = 0; i < reps; i++) {
+        TRY(op(a, b, &y));
+        wgt_tensor_free(y);
+    }
+    TRY(wgt_context_sync(ctx, -1));
+    return (wgt_now_seconds() - t0) / reps;
+}
+
+/* A tensor of small random values (f32 or f16), made on the device from an f32 upload. */
+static wgt_tensor *random_tensor(wgt_dtype dt, int nd, const int64_t *shape)
+{
+    int64_t n = 1;
+    for (int i = 0; i < nd; i++) n *= shape[i];
+    float *h = malloc(sizeof(float) * n);
+    uint32_t s = 12345;
+    for (int64_t i = 0; i < n; i++) {
+        s = s * 1664525u + 1013904223u;
+        h[i] = ((s >> 8) / 16777216.0f - 0.5f) * 0.1f;
+    }
+    wgt_tensor *t, *c;
+    TRY(wgt_tensor_from_host(ctx, WGT_F32, nd, shape, h, &t));
+    free(h);
+    if (dt == WGT_F32) return t;
+    TRY(wgt_tensor_cast(t, dt, &c));
+    wgt_tensor_free(t);
+    return c;
+}
+
+static void bench_add(int64_t n)
+{
+    wgt_tensor *a = random_tensor(WGT_F32, 1, &n), *b = random_tensor(WGT_F32, 1, &n);
+    double t = time_op(add_op, a, b);
+    printf("add f32 %lld elements: %9.2f GB/s (%.1f us)\n", (long long)n, 3.0 * 4 * n / t / 1e9, t * 1e6);
+    wgt_tensor_free(a);
+    wgt_tensor_free(b);
+}
+
+static void bench_gemv(int64_t O, int64_t I, wgt_dtype wdt)
+{
+    int64_t xs[2] = {1, I}, ws[2] = {O, I};
+    wgt_tensor *x = random_tensor(WGT_F32, 2, xs), *w = random_tensor(wdt, 2, ws);
+    double t = time_op(linear_op, x, w);
+    double bytes = (double)O * I * wgt_dtype_size(wdt);
+    printf("gemv x[1,%lld] f32 . w[%lld,%lld]^T %s: %9.2f GB/s of weights (%.1f us)\n", (long long)I, (long long)O,
+           (long long)I, wgt_dtype_name(wdt), bytes / t / 1e9, t * 1e6);
+    wgt_tensor_free(x);
+    wgt_tensor_free(w);
+}
+
+static void bench_gemm(int64_t M, int64_t N, int64_t K, wgt_dtype wdt, int as_linear)
+{
+    wgt_tensor *a, *b;
+    double t;
+    if (as_linear) {
+        int64_t xs[2] = {M, K}, ws[2] = {N, K};
+        a = random_tensor(WGT_F32, 2, xs), b = random_tensor(wdt, 2, ws);
+        t = time_op(linear_op, a, b);
+    } else {
+        int64_t as[2] = {M, K}, bs[2] = {K, N};
+        a = random_tensor(WGT_F32, 2, as), b = random_tensor(wdt, 2, bs);
+        t = time_op(wgt_matmul, a, b);
+    }
+    printf("%s %lld x %lld x %lld (%s B): %8.2f TFLOP/s (%.1f us)\n", as_linear ? "linear" : "matmul", (long long)M,
+           (long long)N, (long long)K, wgt_dtype_name(wdt), 2.0 * M * N * K / t / 1e12, t * 1e6);
+    wgt_tensor_free(a);
+    wgt_tensor_free(b);
+}
+
+int main(int argc, char **argv)
+{
+    int large = 1;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--size") && i + 1 < argc) large = strcmp(argv[++i], "small") != 0;
+        else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
+        else {
+            fprintf(stderr, "usage: %s [--size small|large] [--reps N]\n", argv[0]);
+            return 2;
+        }
+    }
+    if (reps < 1) reps = 1;
+    TRY(wgt_context_create(NULL, &ctx));
+    wgt_adapter_info info;
+    TRY(wgt_context_adapter_info(ctx, &info));
+    printf("adapter: %s (%s), subgroups %s, %s sizes, %d reps\n", info.name, info.backend_name,
+           info.has_subgroups ? "yes" : "no", large ? "large" : "small", reps);
+    if (large) {
+        bench_add(64ll << 20);
+        bench_gemv(4096, 4096, WGT_F32);
+        bench_gemv(4096, 4096, WGT_F16);
+        bench_gemv(4864, 896, WGT_F16);
+        bench_gemv(896, 4864, WGT_F16);
+        bench_gemv(14336, 4096, WGT_F16);
+        bench_gemv(151936, 896, WGT_F16);
+        bench_gemm(2048, 2048, 2048, WGT_F32, 0);
+        bench_gemm(512, 4096, 4096, WGT_F32, 1);
+        bench_gemm(512, 4096, 4096, WGT_F16, 1);
+    } else {
+        bench_add(1 << 20);
+        bench_gemv(512, 512, WGT_F32);
+        bench_gemv(512, 512, WGT_F16);
+        bench_gemv(896, 256, WGT_F16);
+        bench_gemm(128, 128, 128, WGT_F32, 0);
+        bench_gemm(64, 256, 256, WGT_F16, 1);
+    }
+    puts("sum reduction: not measured here (bench_ops uses the elementwise and matrix ops only)");
+    wgt_context_free(ctx);
+    return 0;
+}
