@@ -1,0 +1,191 @@
+// Reductions (wgt_reduce_op) of a strided input over any set of dims into a contiguous output.
+// The input is viewed as [kept..., reduced...] through two Layouts (the reduced dims need not be
+// innermost in storage: only strides say where they are); output o reduces R elements.
+//
+// The prelude (src/ops/reduce.c) supplies: lib_index.wgsl, `alias CT` (the accumulation type:
+// f32 for floats and float-valued ops, else i32/u32), `alias CO` (the output's compute type),
+// `const PACK: u32` (outputs per 32-bit word), `const SG: u32` (fixed subgroup size, 1 without
+// subgroups), `fn ld(i: u32) -> CT`, `fn st(w: u32, v: array<CO, 4>)`, `fn sti(o: u32, i: u32)`
+// (stores an index output, or nothing; it declares binding 3 when it stores) and
+// `fn sg_reduce(s: S) -> S` (combine over a subgroup with shuffles, or s itself).
+//
+// Two entry points:
+//   row_main: one workgroup per PACK outputs, 256 invocations stride over the R elements, then a
+//             tree (subgroup shuffles, then workgroup memory). For long reductions.
+//   col_main: one invocation per PACK outputs, a serial loop over R. For short reductions and for
+//             reductions over outer dims, where neighbouring invocations read neighbouring words.
+
+struct Params {
+    n_out: u32,       // outputs in this dispatch
+    R: u32,           // elements reduced per output
+    op: u32,          // wgt_reduce_op
+    off: u32,         // element offset of the input within its binding
+    red_simple: u32,  // 1: the reduced dims are one stride, red_stride
+    red_stride: u32,
+    correction: f32,  // var/std: divide by R - correction
+    zero: u32,        // 0 (a runtime zero for NaN and infinity)
+    out_w0: u32,      // word offset of the output within its binding
+    idx_off: u32,     // element offset of the index output within its binding
+    pad0: u32,
+    pad1: u32,
+    kept: Layout,     // input strides of the kept dims (n_out positions)
+    red: Layout,      // input strides of the reduced dims (R positions, row-major)
+};
+
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> x: array<u32>;
+@group(0) @binding(2) var<storage, read_write> out: array<u32>;
+
+// The running state of one reduction. v: sum/product/extreme value/0-1 flag; m, s: mean and sum of
+// squared deviations (var/std, Chan's merge) or running max and sum of exp(x - max) (logsumexp);
+// c: elements seen (0: the empty state, the identity of combine); i: index of the extreme.
+struct S {
+    v: CT,
+    m: f32,
+    s: f32,
+    c: u32,
+    i: u32,
+};
+
+fn nan_f() -> f32 { return bitcast<f32>(p.zero | 0x7fc00000u); }
+fn inf_f() -> f32 { return bitcast<f32>(p.zero | 0x7f800000u); }
+fn is_nan_f(v: f32) -> bool { return (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u; }
+
+fn empty() -> S { return S(CT(0), 0.0, 0.0, 0u, 0u); }
+
+fn elem(v: CT, r: u32) -> S {
+    var s = S(v, 0.0, 0.0, 1u, r);
+    switch p.op {
+        case 7u, 9u: { s.v = abs(v); }                  // norm1, norm_inf
+        case 8u: { s.v = v * v; }                       // norm2
+        case 5u, 6u: { s.m = f32(v); }                  // var, std
+        case 10u: {                                      // logsumexp: NaN poisons the sum
+            let f = f32(v);
+            if (is_nan_f(f)) { s.m = -inf_f(); s.s = nan_f(); } else { s.m = f; s.s = 1.0; }
+        }
+        case 11u, 12u: { s.v = select(CT(0), CT(1), v != CT(0) || is_nan_f(f32(v))); } // all, any (NaN is true)
+        default: {}
+    }
+    return s;
+}
+
+// Does b replace a as the extreme? A NaN beats numbers; equal values go to the lower index.
+fn wins(a: S, b: S, want_max: bool) -> bool {
+    let na = is_nan_f(f32(a.v));
+    let nb = is_nan_f(f32(b.v));
+    if (na || nb) { return nb && (!na || b.i < a.i); }
+    if (b.v == a.v) { return b.i < a.i; }
+    return (b.v > a.v) == want_max;
+}
+
+fn combine(a: S, b: S) -> S {
+    if (a.c == 0u) { return b; }
+    if (b.c == 0u) { return a; }
+    var r = a;
+    r.c = a.c + b.c;
+    switch p.op {
+        case 0u, 1u, 7u, 8u: { r.v = a.v + b.v; }
+        case 2u: { r.v = a.v * b.v; }
+        case 3u, 9u, 13u: { if (wins(a, b, true)) { r.v = b.v; r.i = b.i; } }
+        case 4u, 14u: { if (wins(a, b, false)) { r.v = b.v; r.i = b.i; } }
+        case 5u, 6u: {
+            let na = f32(a.c);
+            let nb = f32(b.c);
+            let d = b.m - a.m;
+            r.m = a.m + d * (nb / (na + nb));
+            r.s = a.s + b.s + d * d * (na * nb / (na + nb));
+        }
+        case 10u: {
+            let m = max(a.m, b.m);
+            r.m = m;
+            r.s = a.s * select(exp(a.m - m), 1.0, a.m == m) + b.s * select(exp(b.m - m), 1.0, b.m == m);
+        }
+        case 11u: { r.v = min(a.v, b.v); }
+        case 12u: { r.v = max(a.v, b.v); }
+        default: {}
+    }
+    return r;
+}
+
+fn finalize(s: S) -> CO {
+    let n = f32(p.R);
+    if (s.c == 0u) { // reducing nothing (amax and friends are refused before)
+        switch p.op {
+            case 1u, 5u, 6u: { return CO(nan_f()); }
+            case 2u, 11u: { return CO(1); }
+            case 10u: { return CO(-inf_f()); }
+            default: { return CO(0); }
+        }
+    }
+    switch p.op {
+        case 1u: { return CO(f32(s.v) / n); }
+        case 5u, 6u: {
+            var v = s.s / max(n - p.correction, 0.0);
+            if (p.op == 6u) { v = sqrt(v); }
+            return CO(v);
+        }
+        case 8u: { return CO(sqrt(f32(s.v))); }
+        case 10u: { return CO(s.m + log(s.s)); }
+        case 13u, 14u: { return CO(s.i); }
+        default: { return CO(s.v); }
+    }
+}
+
+fn load_elem(base: u32, r: u32) -> S {
+    if (p.red_simple != 0u) { return elem(ld(base + r * p.red_stride), r); }
+    return elem(ld(base + layout_index(p.red, r)), r);
+}
+
+var<workgroup> sh: array<S, 256>;
+
+fn wg_reduce(s0: S, lid: u32) -> S {
+    let s = sg_reduce(s0);
+    if (lid % SG == 0u) { sh[lid / SG] = s; }
+    workgroupBarrier();
+    for (var stride = 128u / SG; stride > 0u; stride = stride >> 1u) {
+        if (lid < stride) { sh[lid] = combine(sh[lid], sh[lid + stride]); }
+        workgroupBarrier();
+    }
+    let r = sh[0];
+    workgroupBarrier(); // sh is reused by the next output
+    return r;
+}
+
+@compute @workgroup_size(256)
+fn row_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+            @builtin(local_invocation_index) lid: u32) {
+    let w = wid.x + wid.y * groups.x;
+    if (w * PACK >= p.n_out) { return; } // the whole workgroup leaves together
+    var vals: array<CO, 4>;
+    for (var k = 0u; k < PACK; k = k + 1u) {
+        let o = w * PACK + k;
+        var s = empty();
+        if (o < p.n_out) {
+            let base = layout_index(p.kept, o) + p.off;
+            for (var r = lid; r < p.R; r = r + 256u) { s = combine(s, load_elem(base, r)); }
+        }
+        s = wg_reduce(s, lid);
+        vals[k] = finalize(s);
+        if (lid == 0u && o < p.n_out) { sti(o, s.i); }
+    }
+    if (lid == 0u) { st(p.out_w0 + w, vals); }
+}
+
+@compute @workgroup_size(256)
+fn col_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+            @builtin(local_invocation_index) lid: u32) {
+    let w = (wid.x + wid.y * groups.x) * 256u + lid;
+    if (w * PACK >= p.n_out) { return; }
+    var vals: array<CO, 4>;
+    for (var k = 0u; k < PACK; k = k + 1u) {
+        let o = w * PACK + k;
+        if (o < p.n_out) {
+            let base = layout_index(p.kept, o) + p.off;
+            var s = empty();
+            for (var r = 0u; r < p.R; r = r + 1u) { s = combine(s, load_elem(base, r)); }
+            vals[k] = finalize(s);
+            sti(o, s.i);
+        }
+    }
+    st(p.out_w0 + w, vals);
+}

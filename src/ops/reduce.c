@@ -1,0 +1,288 @@
+/* Reductions over any set of dims (wgt_reduce, wgt_max_dim, wgt_min_dim) and scans along one dim
+ * (wgt_scan). Kernels: src/kernels/reduce.wgsl and src/kernels/scan.wgsl; the op is a uniform, so
+ * every reduction of one dtype signature shares one pipeline.
+ *
+ * Result dtypes follow PyTorch except where 64-bit integers would be needed: sum and prod of
+ * i32/i8/u8/bool give i32 here (PyTorch: i64), of u32 give u32; argmax/argmin and the indices of
+ * max/min/cummax/cummin are i32 (PyTorch: i64). mean, var, std and norms of integers are refused
+ * (PyTorch raises for mean/var/std too); logsumexp of integers gives f32. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops/api.h"
+#include "ops/ops.h"
+
+typedef struct red_params {
+    uint32_t n_out, R, op, off, red_simple, red_stride;
+    float correction;
+    uint32_t zero, out_w0, idx_off, pad0, pad1;
+    op_layout_params kept, red;
+} red_params;
+
+wgt_dtype wgt_reduce_result_dtype(wgt_reduce_op op, wgt_dtype x)
+{
+    switch (op) {
+    case WGT_REDUCE_SUM: case WGT_REDUCE_PROD:
+        if (op_is_float(x) || x == WGT_U32 || x == WGT_I64) return x;
+        return WGT_I32; /* PyTorch: i64 */
+    case WGT_REDUCE_ALL: case WGT_REDUCE_ANY: return WGT_BOOL;
+    case WGT_REDUCE_ARGMAX: case WGT_REDUCE_ARGMIN: return WGT_I32; /* PyTorch: i64 */
+    case WGT_REDUCE_LOGSUMEXP: return op_is_float(x) ? x : WGT_F32;
+    default: return x;
+    }
+}
+
+static int float_only(wgt_reduce_op op)
+{
+    return op == WGT_REDUCE_MEAN || op == WGT_REDUCE_VAR || op == WGT_REDUCE_STD || op == WGT_REDUCE_NORM1 ||
+           op == WGT_REDUCE_NORM2 || op == WGT_REDUCE_NORM_INF;
+}
+
+/* Subgroup size for shuffles: known and fixed, else 1 (the workgroup-memory tree alone). */
+static uint32_t red_sg(wgt_context *ctx)
+{
+    const wgt_limits *lim = &ctx->info.limits;
+    if (ctx->info.has_subgroups && lim->subgroup_min_size == lim->subgroup_max_size && lim->subgroup_min_size >= 2 &&
+        lim->subgroup_min_size <= 64 && !(lim->subgroup_min_size & (lim->subgroup_min_size - 1)))
+        return lim->subgroup_min_size;
+    return 1;
+}
+
+static wgt_status red_kernel(wgt_context *ctx, const char *ct, wgt_dtype xdt, wgt_dtype odt, int with_idx, int col,
+                             wgt_kernel **k)
+{
+    size_t cap = 16384;
+    char *pre = malloc(cap);
+    if (!pre) return wgt_ctx_error(ctx, WGT_ERR_OUT_OF_MEMORY, "out of host memory");
+    uint32_t sg = red_sg(ctx);
+    const char *lib = op_wgsl_lib();
+    snprintf(pre, cap, "%s%s\nalias CT = %s;\nalias CO = %s;\nconst PACK: u32 = %du;\nconst SG: u32 = %uu;\n",
+             sg > 1 ? "enable subgroups;\n" : "", lib ? lib : "", ct, op_compute_type(odt), op_pack(odt), sg);
+    op_wgsl_loader(pre, cap, "ld", "x", xdt, ct);
+    op_wgsl_storer(pre, cap, "st", "out", odt, op_compute_type(odt));
+    size_t used = strlen(pre);
+    if (with_idx)
+        used += snprintf(pre + used, cap - used,
+                         "@group(0) @binding(3) var<storage, read_write> iout: array<u32>;\n"
+                         "fn sti(o: u32, i: u32) { iout[p.idx_off + o] = i; }\n");
+    else
+        used += snprintf(pre + used, cap - used, "fn sti(o: u32, i: u32) {}\n");
+    if (sg > 1)
+        used += snprintf(pre + used, cap - used,
+                         "fn sg_reduce(s0: S) -> S {\n  var s = s0;\n"
+                         "  for (var m = 1u; m < SG; m = m << 1u) {\n"
+                         "    let o = S(subgroupShuffleXor(s.v, m), subgroupShuffleXor(s.m, m), subgroupShuffleXor(s.s, m),\n"
+                         "              subgroupShuffleXor(s.c, m), subgroupShuffleXor(s.i, m));\n"
+                         "    s = combine(s, o);\n  }\n  return s;\n}\n");
+    else
+        used += snprintf(pre + used, cap - used, "fn sg_reduce(s: S) -> S { return s; }\n");
+    wgt_status st = used >= cap ? wgt_ctx_error(ctx, WGT_ERR_INTERNAL, "reduce: kernel prelude too long")
+                                : wgt_gpu_kernel(ctx, "reduce", pre, col ? "col_main" : "row_main", NULL, 0, k);
+    free(pre);
+    return st;
+}
+
+/* Merge neighbouring dims that one stride walks (shape/stride lists, in place); returns the count. */
+static int merge_dims(int n, int64_t *shape, int64_t *stride)
+{
+    int m = 0;
+    for (int d = 0; d < n; d++) {
+        if (shape[d] == 1 && n > 1) continue; /* size-1 dims do not move the index */
+        if (m > 0 && stride[m - 1] == stride[d] * shape[d]) {
+            shape[m - 1] *= shape[d];
+            stride[m - 1] = stride[d];
+        } else {
+            shape[m] = shape[d];
+            stride[m] = stride[d];
+            m++;
+        }
+    }
+    return m;
+}
+
+/* Run the reduction of x over `dims` (bit mask, non-empty set normalised) into the contiguous out
+ * (and idx, i32, when given): the kept dims are split into chunks that each fit one binding. */
+static wgt_status red_gpu(wgt_context *ctx, wgt_reduce_op op, const wgt_tensor *x, uint32_t dims, double correction,
+                          wgt_tensor *out, wgt_tensor *idx)
+{
+    const wgt_layout *l = &x->l;
+    int nk = 0, nr = 0;
+    int64_t ks[WGT_MAX_DIMS], kst[WGT_MAX_DIMS], rs[WGT_MAX_DIMS], rst[WGT_MAX_DIMS];
+    for (int d = 0; d < l->ndim; d++) {
+        if (dims >> d & 1) rs[nr] = l->shape[d], rst[nr++] = l->strides[d];
+        else ks[nk] = l->shape[d], kst[nk++] = l->strides[d];
+    }
+    int64_t n_out = 1, R = 1;
+    for (int d = 0; d < nk; d++) n_out *= ks[d];
+    for (int d = 0; d < nr; d++) R *= rs[d];
+    if (n_out == 0) return WGT_OK;
+    if (R > UINT32_MAX || n_out > UINT32_MAX)
+        return op_fail(ctx, WGT_ERR_LIMIT, "%s: more than 2^32 elements per reduction or outputs", wgt_reduce_op_name(op));
+    if (R > 0) nr = merge_dims(nr, rs, rst);
+    else nr = 0, R = 0;
+    nk = merge_dims(nk, ks, kst);
+    /* The input as [kept..., reduced...] and the outputs as [kept...], chunked along kept dim 0. */
+    wgt_layout P = *l, O, I;
+    P.ndim = nk + nr;
+    for (int d = 0; d < nk; d++) P.shape[d] = ks[d], P.strides[d] = kst[d];
+    for (int d = 0; d < nr; d++) P.shape[nk + d] = rs[d], P.strides[nk + d] = rst[d];
+    if (R == 0) /* an empty reduction reads nothing: bind one element */
+        for (int d = 0; d < nk; d++) P.strides[d] = 0;
+    wgt_layout_contiguous(&O, out->l.dtype, nk, ks);
+    wgt_layout_contiguous(&I, WGT_I32, nk, ks);
+    int64_t rows = nk ? ks[0] : 1, per_row = n_out / rows, per = rows;
+    if (nk) {
+        const wgt_layout *ls[3] = {&P, &O, &I};
+        per = op_rows_per_chunk(ctx, ls, idx ? 3 : 2);
+        if (per == 0) return op_fail(ctx, WGT_ERR_LIMIT, "%s: one slice of the input is larger than a storage binding",
+                                     wgt_reduce_op_name(op));
+    }
+    int pack = op_pack(out->l.dtype);
+    if (per < rows) {
+        while (per > 1 && (per * per_row) % pack) per--;
+        if ((per * per_row) % pack)
+            return op_fail(ctx, WGT_ERR_LIMIT, "%s: cannot split this reduction on output word boundaries",
+                           wgt_reduce_op_name(op));
+    }
+    /* Short reductions, and reductions whose inner stride is not 1 over many outputs, run one
+     * invocation per output; the rest one workgroup per output. */
+    int inner_unit = nr == 0 || rst[nr - 1] == 1;
+    int col = R <= 32 || (!inner_unit && n_out >= 1024);
+    const char *ct = op_is_float(x->l.dtype) || float_only(op) || op == WGT_REDUCE_LOGSUMEXP ? "f32"
+                                                                                            : op_compute_type(x->l.dtype);
+    wgt_kernel *k;
+    wgt_status st = red_kernel(ctx, ct, x->l.dtype, out->l.dtype, idx != NULL, col, &k);
+    if (st) return st;
+    for (int64_t r0 = 0; r0 < rows; r0 += per) {
+        int64_t r1 = r0 + per < rows ? r0 + per : rows;
+        red_params p;
+        memset(&p, 0, sizeof p);
+        p.n_out = (uint32_t)((r1 - r0) * per_row);
+        p.R = (uint32_t)R;
+        p.op = (uint32_t)op;
+        p.correction = (float)correction;
+        wgt_layout c = P;
+        if (nk) c.offset += r0 * c.strides[0], c.shape[0] = r1 - r0;
+        int64_t lo, hi, base;
+        op_extent(&c, &lo, &hi);
+        wgt_binding b[3];
+        if ((st = op_bind(x, lo, hi, &b[0], &base))) return st;
+        p.off = (uint32_t)(c.offset - base);
+        wgt_layout kl = c, rl = c;
+        kl.ndim = nk;
+        rl.ndim = nr;
+        for (int d = 0; d < nr; d++) rl.shape[d] = c.shape[nk + d], rl.strides[d] = c.strides[nk + d];
+        if ((st = op_layout_params_fill(ctx, &kl, &p.kept)) || (st = op_layout_params_fill(ctx, &rl, &p.red))) return st;
+        p.red_simple = nr <= 1;
+        p.red_stride = nr == 1 ? (uint32_t)rl.strides[0] : 0;
+        if (nr == 1 && rl.strides[0] > UINT32_MAX) return op_fail(ctx, WGT_ERR_LIMIT, "reduce: stride past 2^32");
+        if ((st = op_bind(out, r0 * per_row, r1 * per_row - 1, &b[1], &base))) return st;
+        p.out_w0 = (uint32_t)((r0 * per_row - base) / pack);
+        int nb = 2;
+        if (idx) {
+            if ((st = op_bind(idx, r0 * per_row, r1 * per_row - 1, &b[2], &base))) return st;
+            p.idx_off = (uint32_t)(r0 * per_row - base);
+            nb = 3;
+        }
+        uint64_t words = ((uint64_t)p.n_out + pack - 1) / pack;
+        uint32_t gx, gy;
+        op_grid(ctx, col ? (words + 255) / 256 : words, &gx, &gy);
+        if ((st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, nb, gx, gy, 1))) return st;
+    }
+    return WGT_OK;
+}
+
+typedef struct reduce_arg {
+    wgt_reduce_op op;
+    uint32_t dims;
+    int keepdim;
+    double correction;
+} reduce_arg;
+
+static wgt_status reduce_ref(void *arg, const wgt_cpu_tensor *in, const wgt_cpu_tensor *out)
+{
+    reduce_arg *a = arg;
+    return wgt_cpu_reduce(a->op, &in[0], a->dims, a->keepdim, a->correction, &out[0], out[1].data ? &out[1] : NULL);
+}
+
+/* The shared body of wgt_reduce and wgt_max_dim/wgt_min_dim: idx_out non-NULL asks for indices. */
+static wgt_status reduce_impl(wgt_context *ctx, wgt_reduce_op op, const wgt_tensor *x, uint32_t dims, int keepdim,
+                              double correction, wgt_tensor **out, wgt_tensor **idx_out)
+{
+    const char *name = wgt_reduce_op_name(op);
+    int ndim = x->l.ndim;
+    if (ndim < 32 && (dims >> ndim) != 0)
+        return op_fail(ctx, WGT_ERR_SHAPE, "%s: dims mask 0x%x names dims past the input's %d", name, dims, ndim);
+    if (dims == 0) dims = ndim ? (uint32_t)((1ull << ndim) - 1) : 0;
+    wgt_dtype xdt = x->l.dtype;
+    if (float_only(op) && !op_is_float(xdt))
+        return op_fail(ctx, WGT_ERR_DTYPE, "%s needs a floating-point tensor, not %s (cast it first)", name,
+                       wgt_dtype_name(xdt));
+    int needs_elems = op == WGT_REDUCE_AMAX || op == WGT_REDUCE_AMIN || op == WGT_REDUCE_ARGMAX || op == WGT_REDUCE_ARGMIN;
+    int64_t shape[WGT_MAX_DIMS], R = 1, n_out = 1;
+    int on = 0;
+    for (int d = 0; d < ndim; d++) {
+        if (dims >> d & 1) {
+            R *= x->l.shape[d];
+            if (keepdim) shape[on++] = 1;
+        } else
+            shape[on++] = x->l.shape[d], n_out *= x->l.shape[d];
+    }
+    if (needs_elems && R == 0 && n_out > 0)
+        return op_fail(ctx, WGT_ERR_SHAPE, "%s over an empty set of elements has no value", name);
+    wgt_dtype odt = wgt_reduce_result_dtype(op, xdt);
+    wgt_tensor *y = NULL, *iy = NULL;
+    wgt_status st = wgt_tensor_new(ctx, odt, on, shape, &y);
+    if (!st && idx_out) st = wgt_tensor_new(ctx, WGT_I32, on, shape, &iy);
+    if (st) {
+        wgt_tensor_free(y);
+        return st;
+    }
+    int gpu_ok = xdt != WGT_I64 && odt != WGT_I64;
+    if (op_use_gpu(ctx, name, xdt, gpu_ok))
+        st = red_gpu(ctx, op, x, dims, correction, y, iy);
+    else if (!(st = op_fallback_status(ctx, name, xdt, gpu_ok))) {
+        reduce_arg a = {op, dims, keepdim, correction};
+        const wgt_tensor *ins[1] = {x};
+        wgt_tensor *outs[2] = {y, iy};
+        st = op_reference(ctx, reduce_ref, &a, ins, 1, outs, iy ? 2 : 1);
+    }
+    if (st) {
+        wgt_tensor_free(iy);
+        return op_finish(st, y, out);
+    }
+    *out = y;
+    if (idx_out) *idx_out = iy;
+    return WGT_OK;
+}
+
+wgt_status wgt_reduce(wgt_reduce_op op, const wgt_tensor *x, uint32_t dims, int keepdim, double correction,
+                      wgt_tensor **out)
+{
+    OP_BEGIN(x, out);
+    if ((unsigned)op >= WGT_REDUCE_COUNT) return op_fail(ctx, WGT_ERR_INVALID_ARGUMENT, "reduce: unknown op %d", (int)op);
+    return reduce_impl(ctx, op, x, dims, keepdim, correction, out, NULL);
+}
+
+static wgt_status extreme_dim(wgt_reduce_op op, const wgt_tensor *x, int dim, int keepdim, wgt_tensor **values,
+                              wgt_tensor **indices)
+{
+    OP_BEGIN(x, values);
+    if (!indices) return op_fail(ctx, WGT_ERR_INVALID_ARGUMENT, "%s: NULL indices", wgt_reduce_op_name(op));
+    *indices = NULL;
+    const char *name = op == WGT_REDUCE_AMAX ? "max_dim" : "min_dim";
+    wgt_status st = op_dim(ctx, name, &dim, x->l.ndim);
+    if (st) return st;
+    uint32_t dims = x->l.ndim ? 1u << dim : 0;
+    return reduce_impl(ctx, op, x, dims, keepdim, 0, values, indices);
+}
+
+wgt_status wgt_max_dim(const wgt_tensor *x, int dim, int keepdim, wgt_tensor **values, wgt_tensor **indices)
+{
+    return extreme_dim(WGT_REDUCE_AMAX, x, dim, keepdim, values, indices);
+}
+
+wgt_status wgt_min_dim(const wgt_tensor *x, int dim, int keepdim, wgt_tensor **values, wgt_tensor **indices)
+{
+    return extreme_dim(WGT_REDUCE_AMIN, x, dim, keepdim, values, indices);
+}

@@ -1,0 +1,259 @@
+/* Reductions and scans on the GPU against the CPU reference (src/cpu/reduce.c): every wgt_reduce_op
+ * over single dims, several dims and all dims, with keepdim, on contiguous, transposed, narrowed and
+ * broadcast (stride 0) inputs, in f32, f16, bf16, i32, u8 and bool; empty and one-element inputs;
+ * NaN and infinity propagation; max/min with indices; cumsum/cumprod/cummax/cummin on any dim. */
+#include <math.h>
+#include <string.h>
+
+#include "ops/api.h"
+#include "ops/ops.h"
+#include "support/check.h"
+
+static uint64_t rng = 0x9E3779B97F4A7C15ull;
+static double uniform(double lo, double hi)
+{
+    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+    return lo + (hi - lo) * (double)(rng >> 11) / 9007199254740992.0;
+}
+
+/* Host storage of n elements of dt in [lo, hi] (integers: floor). */
+static void *make_data(wgt_dtype dt, int64_t n, double lo, double hi)
+{
+    void *d = calloc(n ? n : 1, 8);
+    wgt_cpu_tensor t = wgt_cpu_tensor_make(d, dt, 1, &n);
+    for (int64_t i = 0; i < n; i++) {
+        double v = uniform(lo, hi);
+        if (op_is_int(dt)) wgt_cpu_store_i(&t, i, (int64_t)floor(v));
+        else wgt_cpu_store_f(&t, i, v);
+    }
+    return d;
+}
+
+/* y (GPU) against ref (host, contiguous, y's shape and dtype). Returns the elements compared. */
+static int64_t compare(const char *what, const wgt_tensor *y, const wgt_cpu_tensor *ref, double atol, double rtol)
+{
+    int64_t n = wgt_tensor_numel(y);
+    size_t sz = wgt_dtype_size(wgt_tensor_dtype(y));
+    void *got = malloc(n * sz + 8);
+    if (wgt_tensor_to_host(y, got, n * sz)) {
+        CHECK(0, "%s: to_host: %s", what, wgt_errmsg());
+        free(got);
+        return 0;
+    }
+    wgt_cpu_tensor g = wgt_cpu_tensor_make(got, wgt_tensor_dtype(y), wgt_tensor_ndim(y), wgt_tensor_shape(y));
+    int bad = 0;
+    for (int64_t i = 0; i < n && bad < 3; i++) {
+        double a = wgt_cpu_load_f(&g, i), b = wgt_cpu_load_f(ref, i);
+        int ok = (isnan(a) && isnan(b)) || a == b || fabs(a - b) <= atol + rtol * fabs(b);
+        if (!ok) {
+            bad++;
+            CHECK(0, "%s: element %lld: gpu %.9g, reference %.9g", what, (long long)i, a, b);
+        }
+    }
+    free(got);
+    return n;
+}
+
+static int64_t compared; /* elements compared in total: the test must not pass vacuously */
+
+/* The host view of t, a view of storage `data`. */
+static wgt_cpu_tensor host_of(const wgt_tensor *t, void *data)
+{
+    wgt_cpu_tensor h;
+    h.data = data;
+    h.l = t->l;
+    return h;
+}
+
+static double tol_rel(wgt_dtype dt)
+{
+    /* one rounding of the output (f16 2^-11, bf16 2^-8) plus f32 accumulation against double */
+    return dt == WGT_F16 ? 1.5e-3 : dt == WGT_BF16 ? 1e-2 : 2e-5;
+}
+
+static void check_reduce(wgt_reduce_op op, const wgt_tensor *x, void *data, uint32_t dims, int keepdim,
+                         double correction, const char *layout)
+{
+    char what[160];
+    wgt_dtype dt = wgt_tensor_dtype(x);
+    snprintf(what, sizeof what, "%s %s %s dims 0x%x keepdim %d", wgt_reduce_op_name(op), wgt_dtype_name(dt), layout,
+             dims, keepdim);
+    wgt_tensor *y = NULL;
+    wgt_status st = wgt_reduce(op, x, dims, keepdim, correction, &y);
+    CHECK(st == WGT_OK, "%s: %s", what, wgt_errmsg());
+    if (st) return;
+    CHECK(wgt_tensor_dtype(y) == wgt_reduce_result_dtype(op, dt), "%s: result dtype %s", what,
+          wgt_dtype_name(wgt_tensor_dtype(y)));
+    int64_t n = wgt_tensor_numel(y);
+    void *rd = calloc(n ? n : 1, 8);
+    wgt_cpu_tensor hx = host_of(x, data);
+    wgt_cpu_tensor r = wgt_cpu_tensor_make(rd, wgt_tensor_dtype(y), wgt_tensor_ndim(y), wgt_tensor_shape(y));
+    MUST(wgt_cpu_reduce(op, &hx, dims, keepdim, correction, &r, NULL));
+    int64_t R = wgt_tensor_numel(x) / (n ? n : 1);
+    double rtol = tol_rel(wgt_tensor_dtype(y)), atol = 0;
+    if (op_is_float(wgt_tensor_dtype(y)) && op_is_float(dt)) {
+        /* f32 sums of R terms of size ~1 carry ~R * 2^-24 of absolute error against double */
+        atol = 1e-6 * (double)(R + 1);
+        if (op == WGT_REDUCE_VAR || op == WGT_REDUCE_STD) rtol += 1e-5 * sqrt((double)R);
+        if (op == WGT_REDUCE_PROD) rtol += 2e-6 * (double)R;
+    }
+    compared += compare(what, y, &r, atol, rtol);
+    free(rd);
+    wgt_tensor_free(y);
+}
+
+static void check_extreme_dim(int is_max, const wgt_tensor *x, void *data, int dim, int keepdim, const char *layout)
+{
+    char what[160];
+    snprintf(what, sizeof what, "%s %s %s dim %d", is_max ? "max_dim" : "min_dim", wgt_dtype_name(wgt_tensor_dtype(x)),
+             layout, dim);
+    wgt_tensor *v = NULL, *ix = NULL;
+    wgt_status st = is_max ? wgt_max_dim(x, dim, keepdim, &v, &ix) : wgt_min_dim(x, dim, keepdim, &v, &ix);
+    CHECK(st == WGT_OK, "%s: %s", what, wgt_errmsg());
+    if (st) return;
+    int64_t n = wgt_tensor_numel(v);
+    void *rv = calloc(n ? n : 1, 8), *ri = calloc(n ? n : 1, 8);
+    wgt_cpu_tensor hx = host_of(x, data);
+    wgt_cpu_tensor r = wgt_cpu_tensor_make(rv, wgt_tensor_dtype(v), wgt_tensor_ndim(v), wgt_tensor_shape(v));
+    wgt_cpu_tensor i = wgt_cpu_tensor_make(ri, WGT_I32, wgt_tensor_ndim(ix), wgt_tensor_shape(ix));
+    MUST(wgt_cpu_reduce(is_max ? WGT_REDUCE_AMAX : WGT_REDUCE_AMIN, &hx, 1u << dim, keepdim, 0, &r, &i));
+    compared += compare(what, v, &r, 0, 0);
+    compared += compare(what, ix, &i, 0, 0);
+    free(rv);
+    free(ri);
+    wgt_tensor_free(v);
+    wgt_tensor_free(ix);
+}
+
+static int op_applies(wgt_reduce_op op, wgt_dtype dt)
+{
+    if (op_is_float(dt)) return 1;
+    switch (op) {
+    case WGT_REDUCE_MEAN: case WGT_REDUCE_VAR: case WGT_REDUCE_STD: case WGT_REDUCE_NORM1: case WGT_REDUCE_NORM2:
+    case WGT_REDUCE_NORM_INF: return 0;
+    default: return 1;
+    }
+}
+
+static void reductions(wgt_context *ctx)
+{
+    const wgt_dtype dts[] = {WGT_F32, WGT_F16, WGT_BF16, WGT_I32, WGT_U8, WGT_BOOL};
+    for (size_t di = 0; di < sizeof dts / sizeof *dts; di++) {
+        wgt_dtype dt = dts[di];
+        /* [6, 7, 45] storage: contiguous, a permuted view, a narrowed view; and a [1000] row */
+        int64_t shape[3] = {6, 7, 45}, nel = 6 * 7 * 45;
+        double lo = dt == WGT_U8 ? 0 : -3, hi = dt == WGT_BOOL ? 2 : dt == WGT_U8 ? 200 : 3;
+        void *data = make_data(dt, nel, lo, hi);
+        void *pdata = make_data(dt, nel, 0.8, 1.25); /* prod: factors near 1 */
+        if (dt == WGT_BOOL) memset(pdata, 1, nel);
+        wgt_tensor *x, *px, *xp, *xn, *pxp;
+        MUST(wgt_tensor_from_host(ctx, dt, 3, shape, data, &x));
+        MUST(wgt_tensor_from_host(ctx, dt, 3, shape, pdata, &px));
+        int perm[3] = {2, 0, 1};
+        MUST(wgt_tensor_permute(x, perm, &xp));   /* [45, 6, 7] strides (1, 315, 45) */
+        MUST(wgt_tensor_permute(px, perm, &pxp));
+        MUST(wgt_tensor_narrow(x, 2, 3, 40, &xn)); /* [6, 7, 40] offset 3 */
+        for (int op = 0; op < WGT_REDUCE_COUNT; op++) {
+            if (!op_applies(op, dt)) continue;
+            if (dt == WGT_U8 && op != WGT_REDUCE_SUM && op != WGT_REDUCE_AMAX) continue; /* i32's kernels, u8 loads */
+            int is_prod = op == WGT_REDUCE_PROD;
+            const wgt_tensor *base = is_prod ? px : x, *perm_v = is_prod ? pxp : xp;
+            void *bd = is_prod ? pdata : data;
+            static const uint32_t masks[] = {4, 1, 3, 6, 0};
+            for (size_t m = 0; m < sizeof masks / sizeof *masks; m++)
+                check_reduce(op, base, bd, masks[m], m & 1, 1, "contiguous");
+            check_reduce(op, perm_v, bd, 1, 0, 1, "permuted");
+            check_reduce(op, perm_v, bd, 6, 1, 0, "permuted");
+            check_reduce(op, xn, data, 4, 0, 1, "narrowed");
+        }
+        for (int d = 0; d < 3; d++) {
+            check_extreme_dim(1, xp, data, d, d == 1, "permuted");
+            check_extreme_dim(0, x, data, d, 0, "contiguous");
+        }
+        wgt_tensor_free(xn);
+        wgt_tensor_free(xp);
+        wgt_tensor_free(pxp);
+        wgt_tensor_free(px);
+        wgt_tensor_free(x);
+        free(data);
+        free(pdata);
+    }
+}
+
+/* Long rows (several strides of the workgroup), a broadcast input, an empty and a 0-d input,
+ * NaN/inf, and the LLM fast paths: sum and argmax over the last dim of [tokens, vocab]. */
+static void edge_cases(wgt_context *ctx)
+{
+    int64_t shape[2] = {3, 5003};
+    void *data = make_data(WGT_F32, 3 * 5003, -4, 4);
+    float *f = data;
+    wgt_tensor *x;
+    MUST(wgt_tensor_from_host(ctx, WGT_F32, 2, shape, data, &x));
+    for (int op = 0; op < WGT_REDUCE_COUNT; op++)
+        if (op != WGT_REDUCE_PROD) check_reduce(op, x, data, 2, 0, 1, "long rows");
+    check_extreme_dim(1, x, data, 1, 0, "long rows");
+    wgt_tensor_free(x);
+    /* NaN in row 0, +inf in row 1, -inf everywhere in row 2 */
+    f[100] = NAN, f[4000] = 7;
+    f[5003 + 17] = INFINITY;
+    for (int i = 0; i < 5003; i++) f[2 * 5003 + i] = -INFINITY;
+    MUST(wgt_tensor_from_host(ctx, WGT_F32, 2, shape, data, &x));
+    for (int op = 0; op < WGT_REDUCE_COUNT; op++)
+        if (op != WGT_REDUCE_PROD && op != WGT_REDUCE_VAR && op != WGT_REDUCE_STD) check_reduce(op, x, data, 2, 0, 1, "nan/inf");
+    check_reduce(WGT_REDUCE_SUM, x, data, 1, 0, 1, "nan/inf columns");
+    check_reduce(WGT_REDUCE_ARGMAX, x, data, 1, 0, 1, "nan/inf columns");
+    wgt_tensor_free(x);
+    free(data);
+
+    /* a [1, 4] row broadcast to [300, 4] (stride 0), reduced over both dims and over dim 0 */
+    int64_t s1[2] = {1, 4}, s2[2] = {300, 4};
+    void *bd = make_data(WGT_F32, 4, -2, 2);
+    wgt_tensor *b, *be;
+    MUST(wgt_tensor_from_host(ctx, WGT_F32, 2, s1, bd, &b));
+    MUST(wgt_tensor_expand(b, 2, s2, &be));
+    check_reduce(WGT_REDUCE_SUM, be, bd, 0, 0, 1, "broadcast");
+    check_reduce(WGT_REDUCE_MEAN, be, bd, 1, 1, 1, "broadcast");
+    check_reduce(WGT_REDUCE_ARGMIN, be, bd, 2, 0, 1, "broadcast");
+    wgt_tensor_free(be);
+    wgt_tensor_free(b);
+    free(bd);
+
+    /* empty: [0, 5] reduced over dim 0 gives five identities; over dim 1 an empty result */
+    int64_t se[2] = {0, 5};
+    wgt_tensor *e;
+    float dummy[1] = {0};
+    MUST(wgt_tensor_from_host(ctx, WGT_F32, 2, se, dummy, &e));
+    check_reduce(WGT_REDUCE_SUM, e, dummy, 1, 0, 1, "empty");
+    check_reduce(WGT_REDUCE_PROD, e, dummy, 1, 1, 1, "empty");
+    check_reduce(WGT_REDUCE_LOGSUMEXP, e, dummy, 1, 0, 1, "empty");
+    check_reduce(WGT_REDUCE_AMAX, e, dummy, 2, 0, 1, "empty result");
+    wgt_tensor *bad = NULL;
+    CHECK(wgt_reduce(WGT_REDUCE_AMAX, e, 1, 0, 0, &bad) == WGT_ERR_SHAPE && !bad, "amax over nothing must fail");
+    wgt_tensor_free(e);
+    /* 0-d */
+    float one = 2.5f;
+    wgt_tensor *sc;
+    MUST(wgt_tensor_from_host(ctx, WGT_F32, 0, NULL, &one, &sc));
+    check_reduce(WGT_REDUCE_SUM, sc, &one, 0, 0, 1, "0-d");
+    check_reduce(WGT_REDUCE_ARGMAX, sc, &one, 0, 0, 1, "0-d");
+    /* dtype and dims errors */
+    int32_t iv[4] = {1, 2, 3, 4};
+    int64_t s4[1] = {4};
+    wgt_tensor *it;
+    MUST(wgt_tensor_from_host(ctx, WGT_I32, 1, s4, iv, &it));
+    CHECK(wgt_reduce(WGT_REDUCE_MEAN, it, 0, 0, 0, &bad) == WGT_ERR_DTYPE && !bad, "mean of i32 must fail");
+    CHECK(wgt_reduce(WGT_REDUCE_SUM, it, 2, 0, 0, &bad) == WGT_ERR_SHAPE && !bad, "dims past ndim must fail");
+    wgt_tensor_free(it);
+    wgt_tensor_free(sc);
+}
+
+int main(void)
+{
+    wgt_context *ctx;
+    MUST(wgt_context_create(NULL, &ctx));
+    reductions(ctx);
+    edge_cases(ctx);
+    CHECK(compared > 10000, "only %lld elements compared", (long long)compared);
+    wgt_context_free(ctx);
+    return test_finish("test_gpu_reduce");
+}
