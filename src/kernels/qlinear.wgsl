@@ -39,8 +39,10 @@ const Q4_K: u32 = 12u;
 const Q6_K: u32 = 14u;
 
 // The 4 bytes at byte address b (any alignment), little-endian. Branch-free, so the loads of a
-// whole block issue together (more bytes in flight per invocation).
+// piece issue together. Q4_K's reads are all 4-byte aligned (144-byte super-blocks, fields at
+// multiples of 4; the op guarantees row starts at multiples of 4) and read one word.
 fn rd32(b: u32) -> u32 {
+    if (FMT == Q4_K) { return w[b >> 2u]; }
     let i = b >> 2u;
     let s = (b & 3u) * 8u;
     let lo = w[i];
@@ -87,8 +89,9 @@ fn piece(rb: u32, u: u32, q: u32) -> Piece {
     if (FMT == Q4_K) { // {f16 d; f16 dmin; u8 scales[12]; u8 qs[128]}, sub-block j of 8
         let sb = rb + (u >> 3u) * 144u;
         let j = u & 7u;
-        let d = rd_f16(sb);
-        let dmin = rd_f16(sb + 2u);
+        let dd = unpack2x16float(rd32(sb)); // d, dmin
+        let d = dd.x;
+        let dmin = dd.y;
         let s0 = rd32(sb + 4u);
         let s1 = rd32(sb + 8u);
         let s2 = rd32(sb + 12u);
@@ -157,11 +160,26 @@ fn gemv(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     if (row < p.rows) {
         let rb = p.w_off + row * p.row_bytes;
         let xb = p.x_off + t0 * xrow;
-        // each invocation takes whole 32-element units (a Q8_0/Q4_0 block, a K-quant sub-block):
-        // consecutive invocations read consecutive bytes
-        for (var u = lane; u < p.units; u += GV_TPR) {
-            for (var q = 0u; q < 4u; q++) { acc_piece(&acc, piece(rb, u, q), xb + u * 8u + q * 2u, xrow, nt); }
+        // Item i of a row is its 8-element piece i (unit i / 4, piece i % 4): the 32 invocations
+        // of a row read consecutive pieces, so each load instruction of a subgroup touches one
+        // stretch of bytes. Four items per step, their loads issued before any is used: enough
+        // bytes in flight to stream the weights.
+        let items = p.units * 4u;
+        var it = lane;
+        for (; it + 3u * GV_TPR < items; it += 4u * GV_TPR) {
+            let i1 = it + GV_TPR;
+            let i2 = it + 2u * GV_TPR;
+            let i3 = it + 3u * GV_TPR;
+            let p0 = piece(rb, it >> 2u, it & 3u);
+            let p1 = piece(rb, i1 >> 2u, i1 & 3u);
+            let p2 = piece(rb, i2 >> 2u, i2 & 3u);
+            let p3 = piece(rb, i3 >> 2u, i3 & 3u);
+            acc_piece(&acc, p0, xb + it * 2u, xrow, nt);
+            acc_piece(&acc, p1, xb + i1 * 2u, xrow, nt);
+            acc_piece(&acc, p2, xb + i2 * 2u, xrow, nt);
+            acc_piece(&acc, p3, xb + i3 * 2u, xrow, nt);
         }
+        for (; it < items; it += GV_TPR) { acc_piece(&acc, piece(rb, it >> 2u, it & 3u), xb + it * 2u, xrow, nt); }
     }
     // Subgroups (of SG consecutive invocations) sum first; workgroup memory gathers the 32 / SG
     // partial sums of each row.

@@ -215,8 +215,13 @@ wgt_status wgt_qlinear(const wgt_tensor *x, const wgt_tensor *w, wgt_ftype type,
         else if (!wgt_layout_is_contiguous(&x->l) || x->l.offset % 4) st = wgt_tensor_copy(x, &xc);
         if (!st && bias && (bias->l.dtype != WGT_F32 || !wgt_layout_is_contiguous(&bias->l)))
             st = wgt_tensor_cast(bias, WGT_F32, &bc);
+        /* the Q4_K kernel reads whole words: its rows must start at multiples of 4 bytes (always
+         * so for uploaded weights and their row narrows) */
+        wgt_tensor *wc = NULL;
+        if (!st && type == WGT_FTYPE_Q4_K && w->l.offset % 4) st = wgt_tensor_copy(w, &wc);
         if (!st)
-            st = ql_gpu(ctx, type, xc ? xc : x, w, bc ? bc : bias, tokens, rows, cols, y);
+            st = ql_gpu(ctx, type, xc ? xc : x, wc ? wc : w, bc ? bc : bias, tokens, rows, cols, y);
+        wgt_tensor_free(wc);
         wgt_tensor_free(xc);
         wgt_tensor_free(bc);
     } else if (!(st = op_fallback_status(ctx, opname, WGT_U8, ql_gpu_format(type)))) {

@@ -2,8 +2,8 @@
  * wgt_quantize (Q8_0, Q4_0, Q4_K, Q6_K), dequantised with wgt_dequantize, products accumulated in
  * double. Both kernels (gemv for 1, 3 and 7 tokens, tiled for 17 and 40), bias and none, rows
  * whose bytes are not 4-byte aligned (Q8_0 34-byte rows, Q4_0 54-byte rows, Q6_K 210-byte rows),
- * a weight narrowed along its rows, strided and f16 inputs, 3-D inputs, and the refusals. The
- * CPU-reference context runs the same cases (the fallback path). */
+ * a weight narrowed along its rows, Q4_K rows at an odd byte offset, strided and f16 inputs, 3-D
+ * inputs, and the refusals. The CPU-reference context runs the same cases (the fallback path). */
 #include <math.h>
 #include <string.h>
 
@@ -128,10 +128,10 @@ static void run_case(wgt_context *ctx, const qw *q, const wgt_tensor *w, int64_t
 static void test_formats(wgt_context *ctx)
 {
     const wgt_ftype types[] = {WGT_FTYPE_Q8_0, WGT_FTYPE_Q4_0, WGT_FTYPE_Q4_K, WGT_FTYPE_Q6_K};
-    const int64_t sizes[][2] = {{64, 256}, {96, 512}};
+    const int64_t sizes[][2] = {{64, 256}, {96, 512}, {24, 2304}}; /* 2304: gemv's four-item steps */
     const int64_t toks[] = {1, 3, 7, 17, 40};
     for (int ti = 0; ti < 4; ti++)
-        for (int si = 0; si < 2; si++) {
+        for (int si = 0; si < 3; si++) {
             qw q;
             make_weight(&q, types[ti], sizes[si][0], sizes[si][1]);
             wgt_tensor *w;
@@ -179,6 +179,23 @@ static void test_views(wgt_context *ctx)
     part.deq = q.deq + 17 * q.cols;
     run_case(ctx, &part, wn, 1, 1);
     run_case(ctx, &part, wn, 12, 0);
+
+    /* Q4_K rows starting 2 bytes into their storage: the op copies them to whole words first */
+    qw k4;
+    make_weight(&k4, WGT_FTYPE_Q4_K, 3, 256);
+    uint8_t *raw = calloc(3 * 144 + 4, 1);
+    memcpy(raw + 2, k4.blocks, 3 * 144);
+    wgt_tensor *traw, *tflat, *tk4;
+    MUST(wgt_tensor_from_host(ctx, WGT_U8, 1, (int64_t[]){3 * 144 + 4}, raw, &traw));
+    MUST(wgt_tensor_narrow(traw, 0, 2, 3 * 144, &tflat));
+    MUST(wgt_tensor_reshape(tflat, 2, (int64_t[]){3, 144}, &tk4));
+    run_case(ctx, &k4, tk4, 2, 1);
+    run_case(ctx, &k4, tk4, 9, 0);
+    wgt_tensor_free(tk4);
+    wgt_tensor_free(tflat);
+    wgt_tensor_free(traw);
+    free(raw);
+    free_weight(&k4);
 
     /* x given transposed: [cols, tokens] stored, viewed as [tokens, cols] */
     int64_t tokens = 6;
