@@ -110,9 +110,10 @@ int main(void)
         DIFF("index_add", fl ? atol : 0, fl ? rtol : 0, wgt_index_add(self.t[S], 0, aidx.t[S], source.t[S], 1, &y_[S]));
         if (fl) DIFF("index_add alpha", atol, rtol, wgt_index_add(self.t[S], 0, aidx.t[S], source.t[S], 0.5, &y_[S]));
         pair srcT = pair_transpose(source, 0, 1), aidx8 = pair_index(WGT_I64, 1, &k7, 8);
+        pair src6 = pair_narrow(srcT, 0, 0, 6);
         DIFF("index_add dim 1 transposed", fl ? atol : 0, fl ? rtol : 0,
-             wgt_index_add(self.t[S], 1, aidx8.t[S], pair_narrow(srcT, 0, 0, 6).t[S], 1, &y_[S]));
-        pair_free(srcT), pair_free(aidx8), pair_free(aidx), pair_free(source);
+             wgt_index_add(self.t[S], 1, aidx8.t[S], src6.t[S], 1, &y_[S]));
+        pair_free(src6), pair_free(srcT), pair_free(aidx8), pair_free(aidx), pair_free(source);
         /* index_put: self [6, 8], indices [3, 1] and [1, 2] broadcast to S = [3, 2]; values [2] */
         pair i0 = pair_index(WGT_I32, 2, (int64_t[]){3, 1}, 6), i1 = pair_index(WGT_I64, 2, (int64_t[]){1, 2}, 8);
         pair vals = pair_rand(dt, 1, (int64_t[]){2}, fl ? -4 : lo_of(dt), fl ? 4 : hi_of(dt), 0);
