@@ -76,24 +76,24 @@ static void bpe_push_pair(const wgt_tokenizer *t, heap *h, const symbols *s, int
 {
     int32_t j = s->next[i];
     if (i < 0 || j < 0) return;
-    const struct pair_slot *m = pairmap_get(&t->merges, s->id[i], s->id[j]);
+    const struct pair_slot *m = tok_pairmap_get(&t->merges, s->id[i], s->id[j]);
     if (m) heap_push(h, (cand){(float)m->rank, i, s->id[i], s->id[j]});
 }
 
-void bpe_encode_word(wgt_tokenizer *t, const char *w, size_t len, idvec *out)
+void tok_bpe_encode_word(wgt_tokenizer *t, const char *w, size_t len, idvec *out)
 {
     if (!len) return;
     if (t->ignore_merges) {
-        int32_t id = strmap_get(&t->vocab, w, len);
+        int32_t id = tok_strmap_get(&t->vocab, w, len);
         if (id >= 0) {
-            idvec_push(out, id);
+            tok_idvec_push(out, id);
             return;
         }
     }
     int32_t n_cached;
-    const int32_t *cached = wordcache_get(&t->cache, w, len, &n_cached);
+    const int32_t *cached = tok_wordcache_get(&t->cache, w, len, &n_cached);
     if (cached) {
-        for (int32_t i = 0; i < n_cached; i++) idvec_push(out, cached[i]);
+        for (int32_t i = 0; i < n_cached; i++) tok_idvec_push(out, cached[i]);
         return;
     }
     symbols s;
@@ -108,7 +108,7 @@ void bpe_encode_word(wgt_tokenizer *t, const char *w, size_t len, idvec *out)
         cand c = heap_pop(&h);
         int32_t i = c.pos, j = s.next[i];
         if (s.id[i] != c.a || j < 0 || s.id[j] != c.b) continue; /* stale */
-        s.id[i] = pairmap_get(&t->merges, c.a, c.b)->merged;
+        s.id[i] = tok_pairmap_get(&t->merges, c.a, c.b)->merged;
         s.next[i] = s.next[j];
         if (s.next[j] >= 0) s.prev[s.next[j]] = i;
         s.id[j] = -2; /* dead */
@@ -117,10 +117,10 @@ void bpe_encode_word(wgt_tokenizer *t, const char *w, size_t len, idvec *out)
     }
     size_t start = out->n;
     for (int32_t i = 0; i >= 0; i = s.next[i]) {
-        if (s.id[i] >= 0) idvec_push(out, s.id[i]);
-        else if (t->unk >= 0) idvec_push(out, t->unk); /* a byte missing from the vocabulary */
+        if (s.id[i] >= 0) tok_idvec_push(out, s.id[i]);
+        else if (t->unk >= 0) tok_idvec_push(out, t->unk); /* a byte missing from the vocabulary */
     }
-    if (!out->oom) wordcache_put(&t->cache, w, len, out->v + start, (int32_t)(out->n - start));
+    if (!out->oom) tok_wordcache_put(&t->cache, w, len, out->v + start, (int32_t)(out->n - start));
     free(s.id);
     free(h.v);
 }
@@ -133,7 +133,7 @@ static int utf8_len(uint8_t c)
 /* A piece SentencePiece may produce by merging or by the Viterbi search. */
 static int32_t spm_usable(const wgt_tokenizer *t, const char *p, size_t n)
 {
-    int32_t id = strmap_get(&t->vocab, p, n);
+    int32_t id = tok_strmap_get(&t->vocab, p, n);
     return id;
 }
 
@@ -142,10 +142,10 @@ static void spm_emit_unknown(const wgt_tokenizer *t, const char *p, size_t n, id
     if (t->byte_fallback) {
         for (size_t k = 0; k < n; k++) {
             int32_t b = t->byte_id[(uint8_t)p[k]];
-            idvec_push(out, b >= 0 ? b : t->unk);
+            tok_idvec_push(out, b >= 0 ? b : t->unk);
         }
     } else if (t->unk >= 0) {
-        idvec_push(out, t->unk);
+        tok_idvec_push(out, t->unk);
     }
 }
 
@@ -192,7 +192,7 @@ static void spm_bpe_word(wgt_tokenizer *t, const char *w, size_t len, idvec *out
     }
     for (int32_t i = 0; i >= 0 && s.n; i = s.next[i]) {
         int32_t id = spm_usable(t, w + s.id[i], (size_t)s.len[i]);
-        if (id >= 0) idvec_push(out, id);
+        if (id >= 0) tok_idvec_push(out, id);
         else spm_emit_unknown(t, w + s.id[i], (size_t)s.len[i], out);
     }
     free(s.id);
@@ -254,7 +254,7 @@ static void spm_unigram_word(wgt_tokenizer *t, const char *w, size_t len, idvec 
     for (size_t e = nchars; e > 0; e = (size_t)from[e]) path[--i] = (int32_t)e;
     for (i = 0; i < n; i++) {
         int32_t e = path[i], k = from[e];
-        if (tokid[e] >= 0) idvec_push(out, tokid[e]);
+        if (tokid[e] >= 0) tok_idvec_push(out, tokid[e]);
         else if (!t->byte_fallback && i > 0 && tokid[path[i - 1]] < 0) continue; /* SentencePiece fuses unknown runs */
         else spm_emit_unknown(t, w + offs[k], (size_t)(offs[e] - offs[k]), out);
     }
@@ -269,15 +269,15 @@ done:
 static void spm_word(wgt_tokenizer *t, const char *w, size_t len, idvec *out)
 {
     int32_t n_cached;
-    const int32_t *cached = wordcache_get(&t->cache, w, len, &n_cached);
+    const int32_t *cached = tok_wordcache_get(&t->cache, w, len, &n_cached);
     if (cached) {
-        for (int32_t i = 0; i < n_cached; i++) idvec_push(out, cached[i]);
+        for (int32_t i = 0; i < n_cached; i++) tok_idvec_push(out, cached[i]);
         return;
     }
     size_t start = out->n;
     if (t->kind == TOK_SPM_BPE) spm_bpe_word(t, w, len, out);
     else spm_unigram_word(t, w, len, out);
-    if (!out->oom) wordcache_put(&t->cache, w, len, out->v + start, (int32_t)(out->n - start));
+    if (!out->oom) tok_wordcache_put(&t->cache, w, len, out->v + start, (int32_t)(out->n - start));
 }
 
 /* U+2581, the escaped space. */
@@ -286,7 +286,7 @@ static int is_ws_mark(const char *p, const char *end)
     return end - p >= 3 && (uint8_t)p[0] == 0xE2 && (uint8_t)p[1] == 0x96 && (uint8_t)p[2] == 0x81;
 }
 
-void spm_encode_text(wgt_tokenizer *t, const char *w, size_t len, idvec *out)
+void tok_spm_encode_text(wgt_tokenizer *t, const char *w, size_t len, idvec *out)
 {
     if (!t->split_at_space) {
         spm_word(t, w, len, out);

@@ -264,7 +264,7 @@ static wgt_status load_merges(wgt_tokenizer *t, const cJSON *merges, const char 
             if (!ab) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "tokenizer: out of memory");
             memcpy(ab, a, al);
             memcpy(ab + al, b, bl);
-            int32_t id = strmap_get(&t->by_text, ab, al + bl);
+            int32_t id = tok_strmap_get(&t->by_text, ab, al + bl);
             free(ab);
             if (id >= 0 && t->scores[id] == 0) t->scores[id] = -(float)rank - 1;
         }

@@ -48,7 +48,7 @@ static int strmap_grow(strmap *m)
     return 0;
 }
 
-int strmap_put(strmap *m, const char *key, size_t len, int32_t value)
+int tok_strmap_put(strmap *m, const char *key, size_t len, int32_t value)
 {
     if ((m->count + 1) * 2 > m->cap && strmap_grow(m)) return -1;
     uint32_t h = hash_bytes(key, len);
@@ -67,7 +67,7 @@ int strmap_put(strmap *m, const char *key, size_t len, int32_t value)
     return 0;
 }
 
-int32_t strmap_get(const strmap *m, const char *key, size_t len)
+int32_t tok_strmap_get(const strmap *m, const char *key, size_t len)
 {
     if (!m->cap) return -1;
     uint32_t h = hash_bytes(key, len);
@@ -78,7 +78,7 @@ int32_t strmap_get(const strmap *m, const char *key, size_t len)
     return -1;
 }
 
-void strmap_free(strmap *m)
+void tok_strmap_free(strmap *m)
 {
     for (size_t i = 0; i < m->n_arenas; i++) free(m->arenas[i]);
     free(m->arenas);
@@ -90,7 +90,7 @@ static uint64_t pair_key(int32_t a, int32_t b) { return ((uint64_t)(uint32_t)(a 
 
 static size_t pair_hash(uint64_t k) { return (size_t)((k * 0x9E3779B97F4A7C15ull) >> 20); }
 
-int pairmap_put(pairmap *m, int32_t a, int32_t b, int32_t rank, int32_t merged)
+int tok_pairmap_put(pairmap *m, int32_t a, int32_t b, int32_t rank, int32_t merged)
 {
     if ((m->count + 1) * 2 > m->cap) {
         size_t cap = m->cap ? m->cap * 2 : 4096;
@@ -115,7 +115,7 @@ int pairmap_put(pairmap *m, int32_t a, int32_t b, int32_t rank, int32_t merged)
     return 0;
 }
 
-const struct pair_slot *pairmap_get(const pairmap *m, int32_t a, int32_t b)
+const struct pair_slot *tok_pairmap_get(const pairmap *m, int32_t a, int32_t b)
 {
     if (!m->cap) return NULL;
     uint64_t k = pair_key(a, b);
@@ -124,7 +124,7 @@ const struct pair_slot *pairmap_get(const pairmap *m, int32_t a, int32_t b)
     return NULL;
 }
 
-void pairmap_free(pairmap *m)
+void tok_pairmap_free(pairmap *m)
 {
     free(m->slots);
     memset(m, 0, sizeof *m);
@@ -133,19 +133,19 @@ void pairmap_free(pairmap *m)
 /* The cache stays under about 8 MB of ids and 256k words; then it starts over. */
 enum { CACHE_MAX_WORDS = 1 << 18, CACHE_MAX_IDS = 1 << 21, CACHE_MAX_WORD_BYTES = 256 };
 
-const int32_t *wordcache_get(const wordcache *c, const char *w, size_t len, int32_t *n)
+const int32_t *tok_wordcache_get(const wordcache *c, const char *w, size_t len, int32_t *n)
 {
-    int32_t off = strmap_get(&c->index, w, len);
+    int32_t off = tok_strmap_get(&c->index, w, len);
     if (off < 0) return NULL;
     *n = c->ids[off];
     return c->ids + off + 1;
 }
 
-void wordcache_put(wordcache *c, const char *w, size_t len, const int32_t *ids, int32_t n)
+void tok_wordcache_put(wordcache *c, const char *w, size_t len, const int32_t *ids, int32_t n)
 {
     if (len > CACHE_MAX_WORD_BYTES) return;
     if (c->index.count >= CACHE_MAX_WORDS || c->n + n + 1 > CACHE_MAX_IDS) {
-        strmap_free(&c->index);
+        tok_strmap_free(&c->index);
         c->n = 0;
     }
     if (c->n + n + 1 > c->cap) {
@@ -159,17 +159,17 @@ void wordcache_put(wordcache *c, const char *w, size_t len, const int32_t *ids, 
     size_t off = c->n;
     c->ids[off] = n;
     memcpy(c->ids + off + 1, ids, (size_t)n * sizeof *ids);
-    if (strmap_put(&c->index, w, len, (int32_t)off) == 0) c->n += (size_t)n + 1;
+    if (tok_strmap_put(&c->index, w, len, (int32_t)off) == 0) c->n += (size_t)n + 1;
 }
 
-void wordcache_free(wordcache *c)
+void tok_wordcache_free(wordcache *c)
 {
-    strmap_free(&c->index);
+    tok_strmap_free(&c->index);
     free(c->ids);
     memset(c, 0, sizeof *c);
 }
 
-void idvec_push(idvec *v, int32_t id)
+void tok_idvec_push(idvec *v, int32_t id)
 {
     if (v->n == v->cap) {
         size_t cap = v->cap ? v->cap * 2 : 64;

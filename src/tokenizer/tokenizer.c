@@ -145,10 +145,10 @@ wgt_status tok_set_token(wgt_tokenizer *t, int32_t id, const char *text, size_t 
     int usable = t->kind == TOK_BYTE_BPE ? t->type[id] == TT_NORMAL
                                          : (t->type[id] == TT_NORMAL || t->type[id] == TT_USER_DEFINED);
     if (t->kind == TOK_BYTE_BPE && usable && plen == 1) t->byte_id[(uint8_t)piece[0]] = id;
-    if (usable && strmap_put(&t->vocab, t->kind == TOK_BYTE_BPE ? piece : text,
+    if (usable && tok_strmap_put(&t->vocab, t->kind == TOK_BYTE_BPE ? piece : text,
                              t->kind == TOK_BYTE_BPE ? plen : len, id))
         return wgt_error(WGT_ERR_OUT_OF_MEMORY, "tokenizer: out of memory");
-    if (strmap_get(&t->by_text, text, len) < 0 && strmap_put(&t->by_text, text, len, id))
+    if (tok_strmap_get(&t->by_text, text, len) < 0 && tok_strmap_put(&t->by_text, text, len, id))
         return wgt_error(WGT_ERR_OUT_OF_MEMORY, "tokenizer: out of memory");
     return WGT_OK;
 }
@@ -175,7 +175,7 @@ wgt_status tok_add_added(wgt_tokenizer *t, const char *content, size_t len, int3
     if (!(t->piece[id] = dup_bytes(content, len))) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "tokenizer: out of memory");
     t->piece_len[id] = (uint32_t)len;
     t->type[id] = special ? TT_CONTROL : TT_USER_DEFINED;
-    if (strmap_put(&t->by_text, content, len, id)) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "tokenizer: out of memory");
+    if (tok_strmap_put(&t->by_text, content, len, id)) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "tokenizer: out of memory");
     return WGT_OK;
 }
 
@@ -193,9 +193,9 @@ wgt_status tok_add_merge(wgt_tokenizer *t, const char *a, size_t alen, const cha
     }
     memcpy(ab, pa, la);
     memcpy(ab + la, pb, lb);
-    int32_t ia = strmap_get(&t->vocab, pa, la), ib = strmap_get(&t->vocab, pb, lb), im = strmap_get(&t->vocab, ab, la + lb);
+    int32_t ia = tok_strmap_get(&t->vocab, pa, la), ib = tok_strmap_get(&t->vocab, pb, lb), im = tok_strmap_get(&t->vocab, ab, la + lb);
     /* Hugging Face refuses such a file; a merge that can never apply is harmless, so skip it. */
-    if (ia >= 0 && ib >= 0 && im >= 0 && pairmap_put(&t->merges, ia, ib, rank, im))
+    if (ia >= 0 && ib >= 0 && im >= 0 && tok_pairmap_put(&t->merges, ia, ib, rank, im))
         st = wgt_error(WGT_ERR_OUT_OF_MEMORY, "tokenizer: out of memory");
 done:
     free(pa);
@@ -222,7 +222,7 @@ wgt_status tok_set_split_regex(wgt_tokenizer *t, const char *pattern, split_beha
     return WGT_OK;
 }
 
-int32_t tok_find_text(const wgt_tokenizer *t, const char *s) { return s ? strmap_get(&t->by_text, s, strlen(s)) : -1; }
+int32_t tok_find_text(const wgt_tokenizer *t, const char *s) { return s ? tok_strmap_get(&t->by_text, s, strlen(s)) : -1; }
 
 static int added_cmp(const void *x, const void *y)
 {
@@ -291,16 +291,16 @@ void wgt_tokenizer_free(wgt_tokenizer *t)
     free(t->piece_len);
     free(t->scores);
     free(t->type);
-    strmap_free(&t->vocab);
-    strmap_free(&t->by_text);
-    pairmap_free(&t->merges);
+    tok_strmap_free(&t->vocab);
+    tok_strmap_free(&t->by_text);
+    tok_pairmap_free(&t->merges);
     for (int i = 0; i < t->n_split; i++) pcre2_code_free(t->split_re[i]);
     pcre2_match_data_free(t->match);
     for (int i = 0; i < t->n_added; i++) free(t->added[i].content);
     free(t->added);
     free(t->eog);
     free(t->chat_template);
-    wordcache_free(&t->cache);
+    tok_wordcache_free(&t->cache);
     free(t);
 }
 
@@ -317,7 +317,7 @@ static void split_level(enc_ctx *c, int level, const char *s, size_t n)
     wgt_tokenizer *t = c->t;
     if (!n) return;
     if (level == t->n_split) {
-        bpe_encode_word(t, s, n, c->out);
+        tok_bpe_encode_word(t, s, n, c->out);
         return;
     }
     pcre2_code *re = t->split_re[level];
@@ -514,7 +514,7 @@ static wgt_status encode_segment(enc_ctx *c, const char *s, size_t n, int at_tex
             }
             buf[k++] = s[i];
         }
-        spm_encode_text(t, buf, k, c->out);
+        tok_spm_encode_text(t, buf, k, c->out);
         free(buf);
     }
     free(norm);
@@ -577,7 +577,7 @@ wgt_status wgt_tokenizer_encode(wgt_tokenizer *t, const char *text, size_t len, 
     if (t->kind == TOK_BYTE_BPE && !t->match && !(t->match = pcre2_match_data_create(4, NULL)))
         return wgt_error(WGT_ERR_OUT_OF_MEMORY, "tokenizer: out of memory");
     c.md = t->match;
-    if ((flags & WGT_TOKENIZE_ADD_SPECIAL) && t->add_bos && t->bos >= 0) idvec_push(&out, t->bos);
+    if ((flags & WGT_TOKENIZE_ADD_SPECIAL) && t->add_bos && t->bos >= 0) tok_idvec_push(&out, t->bos);
     int parse_special = (flags & WGT_TOKENIZE_PARSE_SPECIAL) != 0;
     size_t seg = 0;
     for (size_t pos = 0; pos < len && !st;) {
@@ -592,11 +592,11 @@ wgt_status wgt_tokenizer_encode(wgt_tokenizer *t, const char *text, size_t len, 
         if (a->rstrip)
             while (me < len && is_space(text[me])) me++;
         if (ms > seg) st = encode_segment(&c, text + seg, ms - seg, seg == 0);
-        idvec_push(&out, a->id);
+        tok_idvec_push(&out, a->id);
         pos = seg = me;
     }
     if (!st && len > seg) st = encode_segment(&c, text + seg, len - seg, seg == 0);
-    if (!st && (flags & WGT_TOKENIZE_ADD_SPECIAL) && t->add_eos && t->eos >= 0) idvec_push(&out, t->eos);
+    if (!st && (flags & WGT_TOKENIZE_ADD_SPECIAL) && t->add_eos && t->eos >= 0) tok_idvec_push(&out, t->eos);
     if (!st && out.oom) st = wgt_error(WGT_ERR_OUT_OF_MEMORY, "tokenizer: out of memory while encoding");
     if (st) {
         free(out.v);

@@ -27,31 +27,31 @@ typedef struct strmap {
     size_t cap, count;
     char **arenas; size_t n_arenas, arena_used, arena_cap;
 } strmap;
-int strmap_put(strmap *m, const char *key, size_t len, int32_t value); /* 0, or -1 out of memory */
-int32_t strmap_get(const strmap *m, const char *key, size_t len);     /* -1 if absent */
-void strmap_free(strmap *m);
+int tok_strmap_put(strmap *m, const char *key, size_t len, int32_t value); /* 0, or -1 out of memory */
+int32_t tok_strmap_get(const strmap *m, const char *key, size_t len);     /* -1 if absent */
+void tok_strmap_free(strmap *m);
 
 /* (left id, right id) -> (rank, merged id): the BPE merge table. */
 typedef struct pairmap {
     struct pair_slot { uint64_t key; int32_t rank, merged; } *slots; /* key 0 = empty (ids + 1) */
     size_t cap, count;
 } pairmap;
-int pairmap_put(pairmap *m, int32_t a, int32_t b, int32_t rank, int32_t merged);
-const struct pair_slot *pairmap_get(const pairmap *m, int32_t a, int32_t b);
-void pairmap_free(pairmap *m);
+int tok_pairmap_put(pairmap *m, int32_t a, int32_t b, int32_t rank, int32_t merged);
+const struct pair_slot *tok_pairmap_get(const pairmap *m, int32_t a, int32_t b);
+void tok_pairmap_free(pairmap *m);
 
 /* Encoded words: word bytes -> ids. Bounded: cleared when it grows past its budget. */
 typedef struct wordcache {
     strmap index;     /* word -> offset into ids (count stored first) */
     int32_t *ids; size_t n, cap;
 } wordcache;
-const int32_t *wordcache_get(const wordcache *c, const char *w, size_t len, int32_t *n);
-void wordcache_put(wordcache *c, const char *w, size_t len, const int32_t *ids, int32_t n);
-void wordcache_free(wordcache *c);
+const int32_t *tok_wordcache_get(const wordcache *c, const char *w, size_t len, int32_t *n);
+void tok_wordcache_put(wordcache *c, const char *w, size_t len, const int32_t *ids, int32_t n);
+void tok_wordcache_free(wordcache *c);
 
 /* ---- growable id vector ---- */
 typedef struct idvec { int32_t *v; size_t n, cap; int oom; } idvec;
-void idvec_push(idvec *v, int32_t id);
+void tok_idvec_push(idvec *v, int32_t id);
 
 /* ---- the tokenizer ---- */
 
@@ -126,8 +126,8 @@ uint32_t tok_byte_to_cp(uint8_t b);
 int tok_cp_to_byte(uint32_t cp); /* -1 if cp is not in the table */
 
 /* Models: encode one pre-tokenized word (bytes) and append ids. */
-void bpe_encode_word(wgt_tokenizer *t, const char *w, size_t len, idvec *out);
-void spm_encode_text(wgt_tokenizer *t, const char *w, size_t len, idvec *out);
+void tok_bpe_encode_word(wgt_tokenizer *t, const char *w, size_t len, idvec *out);
+void tok_spm_encode_text(wgt_tokenizer *t, const char *w, size_t len, idvec *out);
 
 /* Loaders. */
 wgt_status tok_load_hf_json(const char *path, const char *config_path, wgt_tokenizer **out);
