@@ -1,6 +1,7 @@
-// Scaled dot-product attention, flash style: one workgroup of 64 invocations per query row and key
-// split; keys are visited in blocks of 64 with an online softmax (running max m and sum l), the
-// block's probabilities shared through workgroup memory, so the [Lq, Lk] scores never exist.
+// Scaled dot-product attention, flash style: one workgroup of 64 invocations per 4 query rows (of
+// one batch and head) and key split; keys are visited in blocks of 64 with an online softmax
+// (running max m and sum l per row), the block's probabilities shared through workgroup memory,
+// so the [Lq, Lk] scores never exist and each key and value row is read once per 4 queries.
 //  - main: with p.nsplit == 1 writes out[row, :]; with several splits (decode: few query rows, a
 //    long cache) writes each split's (m, l, acc[Dv]) to part, and `combine` merges them.
 // GQA/MQA: query head h reads kv head h / p.group. k and v are strided views (a KV cache read in
@@ -29,22 +30,25 @@ struct Params {
 @group(0) @binding(6) var<storage, read_write> part: array<f32>;
 
 const BLK: u32 = 64u;
+const QR: u32 = 4u; // query rows per workgroup: each key and value row read once serves all four
 
-var<workgroup> qs: array<f32, 256>;
-var<workgroup> ps: array<f32, 64>;
-var<workgroup> red: array<f32, 64>;
-var<workgroup> red2: array<vec2<f32>, 64>;
+var<workgroup> qs: array<vec4<f32>, 256>; // qs[d] = the four rows' q[d] * scale
+var<workgroup> ps: array<vec4<f32>, 64>;  // the block's probabilities, per key, for the four rows
+var<workgroup> red: array<vec4<f32>, 64>;
+var<workgroup> red2: array<vec4<f32>, 64>;
 
 fn is_nan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
+fn is_nan4(x: vec4<f32>) -> vec4<bool> { return (bitcast<vec4<u32>>(x) & vec4<u32>(0x7fffffffu)) > vec4<u32>(0x7f800000u); }
 // max that keeps NaN (the reference's max does)
-fn nmax(a: f32, b: f32) -> f32 { return select(max(a, b), a + b, is_nan(a) || is_nan(b)); }
+fn nmax4(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> { return select(max(a, b), a + b, is_nan4(a) | is_nan4(b)); }
 fn neg_inf() -> f32 { return bitcast<f32>(0xff800000u | p.pad0); }
+fn nan_f() -> f32 { return bitcast<f32>(0x7fc00000u | p.pad0); }
 
-fn block_max(x: f32, lid: u32) -> f32 {
+fn block_max4(x: vec4<f32>, lid: u32) -> vec4<f32> {
     red[lid] = x;
     workgroupBarrier();
     for (var s = 32u; s > 0u; s = s / 2u) {
-        if (lid < s) { red[lid] = nmax(red[lid], red[lid + s]); }
+        if (lid < s) { red[lid] = nmax4(red[lid], red[lid + s]); }
         workgroupBarrier();
     }
     let r = red[0];
@@ -52,89 +56,110 @@ fn block_max(x: f32, lid: u32) -> f32 {
     return r;
 }
 
-// Sums of two values at once: the probabilities and a count of NaN scores. NaN is tracked
-// explicitly because some compilers fold comparisons as if NaN could not occur.
-fn block_sum2(x: vec2<f32>, lid: u32) -> vec2<f32> {
-    red2[lid] = x;
+// Sums of the probabilities and of a count of NaN scores, per row. NaN is tracked explicitly
+// because some compilers fold comparisons as if NaN could not occur.
+fn block_sum2(x: vec4<f32>, y: vec4<f32>, lid: u32) -> array<vec4<f32>, 2> {
+    red[lid] = x;
+    red2[lid] = y;
     workgroupBarrier();
     for (var s = 32u; s > 0u; s = s / 2u) {
-        if (lid < s) { red2[lid] = red2[lid] + red2[lid + s]; }
+        if (lid < s) {
+            red[lid] = red[lid] + red[lid + s];
+            red2[lid] = red2[lid] + red2[lid + s];
+        }
         workgroupBarrier();
     }
-    let r = red2[0];
+    let r = array<vec4<f32>, 2>(red[0], red2[0]);
     workgroupBarrier();
     return r;
 }
-fn nan_f() -> f32 { return bitcast<f32>(0x7fc00000u | p.pad0); }
 
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-    let row = wid.x + wid.y * nwg.x; // (b, h, i) row-major
+    let t = wid.x + wid.y * nwg.x; // (b, h, block of QR rows) row-major
     let split = wid.z;
-    let i = row % p.Lq;
-    let h = (row / p.Lq) % p.Hq;
-    let b = row / (p.Lq * p.Hq);
+    let nqb = (p.Lq + QR - 1u) / QR;
+    let i0 = (t % nqb) * QR;
+    let h = (t / nqb) % p.Hq;
+    let b = t / (nqb * p.Hq);
     let hk = h / p.group;
     let valid = b < p.B; // uniform across the workgroup
-    let qb = p.off_q + b * p.sq.x + h * p.sq.y + i * p.sq.z;
-    for (var d = lid; d < p.D; d = d + 64u) { qs[d] = select(0.0, ldq(qb + d * p.sq.w) * p.scale, valid); }
+    let nrows = select(0u, min(QR, p.Lq - i0), valid);
+    let qb = p.off_q + b * p.sq.x + h * p.sq.y + i0 * p.sq.z;
+    for (var d = lid; d < p.D; d = d + 64u) {
+        var qv = vec4<f32>(0.0);
+        for (var r = 0u; r < QR; r++) {
+            if (r < nrows) { qv[r] = ldq(qb + r * p.sq.z + d * p.sq.w) * p.scale; }
+        }
+        qs[d] = qv;
+    }
     workgroupBarrier();
     let kb = p.off_k + b * p.sk.x + hk * p.sk.y;
     let vb = p.off_v + b * p.sv.x + hk * p.sv.y;
-    let mb = p.off_m + b * p.sm.x + h * p.sm.y + i * p.sm.z;
+    let mb = p.off_m + b * p.sm.x + h * p.sm.y + i0 * p.sm.z;
     let j0 = split * p.per_split;
     var j1 = min(j0 + p.per_split, p.Lk);
-    if (p.causal != 0u) { j1 = u32(clamp(p.coff + i32(i) + 1, 0, i32(j1))); }
-    var m = neg_inf();
-    var l = 0.0;
-    var acc = array<f32, 4>(0.0, 0.0, 0.0, 0.0);
-    var nan_seen = false;
+    if (p.causal != 0u && nrows > 0u) { j1 = u32(clamp(p.coff + i32(i0 + nrows), 0, i32(j1))); }
+    if (nrows == 0u) { j1 = j0; } // past the last row (the grid is rounded up)
+    let ninf = vec4<f32>(neg_inf());
+    var m = ninf;
+    var l = vec4<f32>(0.0);
+    var acc = array<vec4<f32>, 4>(vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0));
+    var nan_seen = vec4<bool>(false);
     for (var jb = j0; jb < j1; jb = jb + BLK) {
         let j = jb + lid;
-        var s = neg_inf();
-        if (valid && j < j1) {
-            var dot = 0.0;
+        var s = ninf;
+        if (j < j1) {
+            var dot = vec4<f32>(0.0);
             let kr = kb + j * p.sk.z;
-            for (var d = 0u; d < p.D; d++) { dot = fma(qs[d], ldk(kr + d * p.sk.w), dot); }
-            s = dot;
-            if (p.mask_kind == 1u) { s = s + ldm(mb + j * p.sm.w); }
-            if (p.mask_kind == 2u && ldm(mb + j * p.sm.w) == 0.0) { s = neg_inf(); }
+            for (var d = 0u; d < p.D; d++) { dot = fma(qs[d], vec4<f32>(ldk(kr + d * p.sk.w)), dot); }
+            for (var r = 0u; r < QR; r++) {
+                var keep = r < nrows && (p.causal == 0u || i32(j) <= p.coff + i32(i0 + r));
+                var sr = dot[r];
+                if (p.mask_kind == 1u) { sr = sr + ldm(mb + r * p.sm.z + j * p.sm.w); }
+                if (p.mask_kind == 2u) { keep = keep && ldm(mb + r * p.sm.z + j * p.sm.w) != 0.0; }
+                if (keep) { s[r] = sr; }
+            }
         }
-        let m_new = nmax(m, block_max(s, lid));
+        let m_new = nmax4(m, block_max4(s, lid));
         // rows that have seen only masked keys so far keep m = -inf and add nothing
-        let seen = m_new != neg_inf();
-        let pj = select(0.0, exp(s - m_new), seen);
+        let seen = m_new != ninf;
+        let pj = select(vec4<f32>(0.0), exp(s - m_new), seen);
         ps[lid] = pj;
-        let corr = select(1.0, exp(m - m_new), seen);
-        let sums = block_sum2(vec2<f32>(pj, select(0.0, 1.0, is_nan(s))), lid); // also publishes ps
-        nan_seen = nan_seen || sums.y > 0.0;
-        l = l * corr + sums.x;
+        let corr = select(vec4<f32>(1.0), exp(m - m_new), seen);
+        let sums = block_sum2(pj, select(vec4<f32>(0.0), vec4<f32>(1.0), is_nan4(s)), lid); // also publishes ps
+        nan_seen = nan_seen | (sums[1] > vec4<f32>(0.0));
+        l = l * corr + sums[0];
         let n = min(BLK, j1 - jb);
         for (var r = 0u; r < 4u; r++) {
             let d = lid + r * 64u;
             if (d < p.Dv) {
                 var a = acc[r] * corr;
                 let vr = vb + jb * p.sv.z + d * p.sv.w;
-                for (var jj = 0u; jj < n; jj++) { a = fma(ps[jj], ldv(vr + jj * p.sv.z), a); }
+                for (var jj = 0u; jj < n; jj++) { a = fma(ps[jj], vec4<f32>(ldv(vr + jj * p.sv.z)), a); }
                 acc[r] = a;
             }
         }
         m = m_new;
         workgroupBarrier(); // ps is rewritten by the next block
     }
-    if (!valid) { return; }
-    if (p.nsplit == 1u) {
-        for (var r = 0u; r < 4u; r++) {
-            let d = lid + r * 64u;
-            if (d < p.Dv) { out[row * p.Dv + d] = select(select(0.0, acc[r] / l, l > 0.0), nan_f(), nan_seen); }
-        }
-    } else {
-        let pb = (row * p.nsplit + split) * (p.Dv + 2u);
-        if (lid == 0u) { part[pb] = m; part[pb + 1u] = select(l, nan_f(), nan_seen); }
-        for (var r = 0u; r < 4u; r++) {
-            let d = lid + r * 64u;
-            if (d < p.Dv) { part[pb + 2u + d] = acc[r]; }
+    let orow = (b * p.Hq + h) * p.Lq + i0; // output row of the first query row
+    for (var q = 0u; q < nrows; q++) {
+        if (p.nsplit == 1u) {
+            for (var r = 0u; r < 4u; r++) {
+                let d = lid + r * 64u;
+                if (d < p.Dv) {
+                    out[(orow + q) * p.Dv + d] = select(select(0.0, acc[r][q] / l[q], l[q] > 0.0), nan_f(), nan_seen[q]);
+                }
+            }
+        } else {
+            let pb = ((orow + q) * p.nsplit + split) * (p.Dv + 2u);
+            if (lid == 0u) { part[pb] = m[q]; part[pb + 1u] = select(l[q], nan_f(), nan_seen[q]); }
+            for (var r = 0u; r < 4u; r++) {
+                let d = lid + r * 64u;
+                if (d < p.Dv) { part[pb + 2u + d] = acc[r][q]; }
+            }
         }
     }
 }
@@ -148,7 +173,7 @@ fn combine(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     let stride = p.Dv + 2u;
     let pb = row * p.nsplit * stride;
     var big = neg_inf();
-    for (var s = 0u; s < p.nsplit; s++) { big = nmax(big, part[pb + s * stride]); }
+    for (var s = 0u; s < p.nsplit; s++) { big = nmax4(vec4<f32>(big), vec4<f32>(part[pb + s * stride])).x; }
     var l = 0.0;
     var nan_seen = false;
     for (var s = 0u; s < p.nsplit; s++) {

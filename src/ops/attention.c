@@ -1,5 +1,5 @@
 /* Scaled dot-product attention (src/kernels/attention.wgsl): a flash-style kernel (online softmax
- * over blocks of keys, no score matrix), one workgroup per query row; when there are few query
+ * over blocks of keys, no score matrix), one workgroup per 4 query rows; when there are few query
  * rows (decode) the keys are split across workgroups and a second kernel merges the splits.
  * Results are computed in f32 and cast to q's dtype. */
 #include <math.h>
@@ -57,11 +57,12 @@ static wgt_status sdpa_gpu(wgt_context *ctx, const wgt_tensor *q, const wgt_tens
     if (coff < INT32_MIN / 2) coff = INT32_MIN / 2;
     p.coff = (int32_t)coff;
     p.mask_kind = !mask ? 0 : mask->l.dtype == WGT_BOOL ? 2 : 1;
-    /* Split the keys when there are too few rows to fill the device: aim at ~512 workgroups, each
-     * with at least a block of 64 keys. */
+    /* One workgroup per 4 query rows; split the keys when that leaves too few workgroups to fill
+     * the device: aim at ~512, each with at least a block of 64 keys. */
+    int64_t groups = B * Hq * ((Lq + 3) / 4);
     int64_t nsplit = 1;
-    if (rows < 512 && Lk > 128) {
-        nsplit = (512 + rows - 1) / rows;
+    if (groups < 512 && Lk > 128) {
+        nsplit = (512 + groups - 1) / groups;
         int64_t max_split = (Lk + 63) / 64;
         if (nsplit > max_split) nsplit = max_split;
         if (nsplit > 64) nsplit = 64;
@@ -102,8 +103,9 @@ static wgt_status sdpa_gpu(wgt_context *ctx, const wgt_tensor *q, const wgt_tens
         b[3] = b[0];
     if ((st = op_bind_all(out32, &b[4], &base)) || (st = op_bind_all(part, &b[5], &base))) goto done;
     uint32_t gx, gy;
-    op_grid(ctx, (uint64_t)rows, &gx, &gy);
+    op_grid(ctx, (uint64_t)groups, &gx, &gy);
     if ((st = wgt_gpu_dispatch(ctx, kmain, &p, sizeof p, b, 6, gx, gy, (uint32_t)nsplit))) goto done;
+    op_grid(ctx, (uint64_t)rows, &gx, &gy);
     if (nsplit > 1 && (st = wgt_gpu_dispatch(ctx, kcomb, &p, sizeof p, b, 6, gx, gy, 1))) goto done;
 finish:
     if (odt == WGT_F32) {
