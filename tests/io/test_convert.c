@@ -65,6 +65,42 @@ static void fx_write(fx *f)
     wgt_st_writer_free(f->w);
 }
 
+/* The same tensors as fx_write, in two shards with a model.safetensors.index.json, in dir. */
+static void fx_write_sharded(const fx *f, const char *dir)
+{
+    char p[4096], *idx = NULL;
+    uint64_t len = 0, cap = 0;
+    const char *head = "{\"metadata\":{},\"weight_map\":{";
+    wgt_buf_append(&idx, &len, &cap, head, strlen(head));
+    for (int s = 0; s < 2; s++) {
+        int first = s ? f->n / 2 : 0, last = s ? f->n : f->n / 2;
+        snprintf(p, sizeof p, "%s/model-0000%d-of-00002.safetensors", dir, s + 1);
+        wgt_st_writer *w;
+        CHECK_OK(wgt_st_writer_create(p, &w));
+        for (int i = first; i < last; i++) {
+            CHECK_OK(wgt_st_writer_add_tensor(w, f->t[i].name, f->t[i].type, f->t[i].nd, f->t[i].shape));
+            char e[200];
+            snprintf(e, sizeof e, "%s\"%s\":\"model-0000%d-of-00002.safetensors\"", i ? "," : "", f->t[i].name, s + 1);
+            wgt_buf_append(&idx, &len, &cap, e, strlen(e));
+        }
+        for (int i = first; i < last; i++) {
+            int64_t n = f->t[i].shape[0] * (f->t[i].nd == 2 ? f->t[i].shape[1] : 1);
+            for (int64_t k = 0; k < n; k++) {
+                float v = src_val(i, k);
+                uint8_t b[4];
+                wgt_quantize(f->t[i].type, &v, b, 1);
+                CHECK_OK(wgt_st_writer_write(w, b, wgt_ftype_block_bytes(f->t[i].type)));
+            }
+        }
+        CHECK_OK(wgt_st_writer_finish(w));
+        wgt_st_writer_free(w);
+    }
+    wgt_buf_append(&idx, &len, &cap, "}}", 2);
+    snprintf(p, sizeof p, "%s/model.safetensors.index.json", dir);
+    write_file(p, idx, len);
+    free(idx);
+}
+
 static void put(const char *dir, const char *name, const char *text)
 {
     char p[1200];
@@ -594,6 +630,29 @@ int main(int argc, char **argv)
         free(a), free(b);
         wgt_gguf_free(g);
     }
+    /* the same checkpoint in two shards converts to the same tensors */
+    char sharded[1200], cfgp[1300], sout[1300];
+    snprintf(sharded, sizeof sharded, "%s/qwen2-sharded", base);
+    mkdir(sharded, 0755);
+    fx_write_sharded(&fxs[QWEN2], sharded);
+    size_t clen = 0;
+    snprintf(cfgp, sizeof cfgp, "%s/config.json", dirs[QWEN2]);
+    char *cfg = read_file(cfgp, &clen);
+    if (cfg) put(sharded, "config.json", (cfg[clen] = 0, cfg));
+    free(cfg);
+    snprintf(sout, sizeof sout, "%s/qwen2-sharded.gguf", base);
+    CHECK(convert(sharded, sout, "q8_0") == 0, "convert a sharded checkpoint");
+    wgt_gguf *g1 = NULL, *g2 = NULL;
+    if (!wgt_gguf_open(out, &g1) && !wgt_gguf_open(sout, &g2)) {
+        CHECK(wgt_gguf_tensor_count(g1) == wgt_gguf_tensor_count(g2), "sharded: %lld tensors vs %lld", (long long)wgt_gguf_tensor_count(g2),
+              (long long)wgt_gguf_tensor_count(g1));
+        for (int64_t i = 0; i < wgt_gguf_tensor_count(g1); i++) {
+            const wgt_gguf_tensor *a = wgt_gguf_tensor_at(g1, i), *b = wgt_gguf_tensor_find(g2, a->name);
+            CHECK(b && a->bytes == b->bytes && !memcmp(a->data, b->data, a->bytes), "sharded: tensor %s differs", a->name);
+        }
+    }
+    wgt_gguf_free(g1);
+    wgt_gguf_free(g2);
     /* the qwen2 directory has the same tokenizer.json without a tokenizer_config.json */
     snprintf(spm, sizeof spm, "%s/tokenizer.json", dirs[QWEN2]);
     compare_tokenizers(spm, out);
