@@ -42,6 +42,9 @@ const OP_PAD_CIRCULAR: u32 = 9u;
 const OP_TRIL: u32 = 10u;       // a0 = k: keep col - row <= k
 const OP_TRIU: u32 = 11u;       // keep col - row >= k
 const OP_TAKE: u32 = 12u;       // out[j] = x at flat position ib[j] of lx's shape
+const OP_SLAB: u32 = 13u;       // cat fast path: x's elements j (row-major) go to
+                                // (j / a2) * a3 + a4 + j % a2 (slab, output row, slab start), all
+                                // multiples of the elements per word, so words are never shared
 
 fn sh(v: array<vec4<u32>, 2>, d: u32) -> u32 { return v[d >> 2u][d & 3u]; }
 fn pa(d: u32) -> i32 { return p.a[d >> 2u][d & 3u]; }
@@ -139,14 +142,33 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: 
         @builtin(local_invocation_index) lid: u32) {
     let w = (wid.x + wid.y * groups.x) * 256u + lid;
     if (ESIZE == 8u) {
-        let j = p.first + w;
         if (w >= p.n) { return; }
-        let e = element(j);
+        var j = p.first + w;
+        var e: vec2<u32>;
+        if (p.op == OP_SLAB) {
+            let slab = u32(p.a[0].z);
+            e = rd_x(layout_index(p.lx, w) + p.off_x);
+            j = (w / slab) * u32(p.a[0].w) + u32(p.a[1].x) + w % slab;
+        } else {
+            e = element(j);
+        }
         out[2u * j] = e.x;
         out[2u * j + 1u] = e.y;
         return;
     }
     let pack = 4u / ESIZE;
+    if (p.op == OP_SLAB) {
+        let j = w * pack;
+        if (j >= p.n) { return; }
+        let slab = u32(p.a[0].z);
+        let d = (j / slab) * u32(p.a[0].w) + u32(p.a[1].x) + j % slab;
+        var word = 0u;
+        for (var k = 0u; k < pack; k = k + 1u) {
+            word = word | (rd_x(layout_index(p.lx, j + k) + p.off_x).x << (k * ESIZE * 8u));
+        }
+        out[d / pack] = word;
+        return;
+    }
     let j0 = p.first + w * pack;
     if (w * pack >= p.n) { return; }
     var word = 0u;

@@ -8,13 +8,13 @@
 /* Ops of shape.wgsl (its OP_* constants). */
 enum {
     MOVE_COPY = 0, MOVE_GATHER, MOVE_MASKED_FILL, MOVE_FLIP, MOVE_ROLL, MOVE_REPEAT, MOVE_PAD_CONSTANT,
-    MOVE_PAD_REFLECT, MOVE_PAD_REPLICATE, MOVE_PAD_CIRCULAR, MOVE_TRIL, MOVE_TRIU, MOVE_TAKE
+    MOVE_PAD_REFLECT, MOVE_PAD_REPLICATE, MOVE_PAD_CIRCULAR, MOVE_TRIL, MOVE_TRIU, MOVE_TAKE, MOVE_SLAB
 };
 
 /* One dispatch of shape.wgsl writing out elements [first, first + n) (first on a word boundary):
  * x's layout right-aligned to out's ndim, ib (NULL: none) read through `li` (a layout whose strides
  * are indexed by output coordinates; shape unused), dim as a dim of out, a[8] per-dim parameters
- * (in out's dims; a[0], a[1] are scalars for cat and tril), fill in out's dtype. op names the op
+ * (in out's dims; a[0], a[1] are scalars for cat and tril; a[0..4] for the slab copy), fill in out's dtype. op names the op
  * in the error flag. */
 typedef struct move_args {
     int op;

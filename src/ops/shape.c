@@ -178,7 +178,8 @@ wgt_status move_run(wgt_context *ctx, const move_args *m, wgt_tensor *out)
     p.fill = (uint32_t)fb, p.fill_hi = (uint32_t)(fb >> 32);
     for (int d = 0; d < 8; d++) p.out_shape[d] = d < shift ? 1 : (uint32_t)out->l.shape[d - shift];
     for (int d = 0; d < nd; d++) p.a[d + shift] = (int32_t)m->a[d];
-    if (m->op == MOVE_COPY || m->op == MOVE_TRIL || m->op == MOVE_TRIU) p.a[0] = (int32_t)m->a[0], p.a[1] = (int32_t)m->a[1];
+    if (m->op == MOVE_COPY || m->op == MOVE_TRIL || m->op == MOVE_TRIU || m->op == MOVE_SLAB)
+        for (int i = 0; i < 5; i++) p.a[i] = (int32_t)m->a[i];
 
     wgt_binding b[4];
     int64_t base;
@@ -445,6 +446,16 @@ wgt_status wgt_cat(const wgt_tensor *const *xs, int n, int dim, wgt_tensor **out
                 /* a contiguous slab into a contiguous range: a plain buffer copy */
                 st = wgt_gpu_copy(ctx, xs[i]->st->buf, (uint64_t)xs[i]->l.offset * es, y->st->buf,
                                   (uint64_t)first * es, (uint64_t)(last - first) * es);
+                lo += len;
+                continue;
+            }
+            int64_t slab = len * inner, row = shape[dim] * inner;
+            if (slab % pack == 0 && row % pack == 0 && (lo * inner) % pack == 0 && row < INT32_MAX) {
+                /* whole words per input: walk the input only (one read, one write per element) */
+                m.op = MOVE_SLAB;
+                m.a[2] = slab, m.a[3] = row, m.a[4] = lo * inner;
+                m.n = wgt_layout_numel(&xs[i]->l);
+                st = move_run(ctx, &m, y);
                 lo += len;
                 continue;
             }

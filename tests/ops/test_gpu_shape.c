@@ -73,6 +73,17 @@ int main(void)
                 pair_free(part);
             }
         }
+        /* even sizes: the word-aligned slab path of cat for 8- and 16-bit elements too */
+        int64_t eshape[3] = {3, 4, 8};
+        pair ev = pair_rand(dt, 3, eshape, lo_of(dt), hi_of(dt), 1), evn = pair_narrow(ev, 2, 4, 4);
+        for (int d = 1; d < 3; d++) {
+            const wgt_tensor *g[3] = {ev.t[0], ev.t[0], ev.t[0]}, *c[3] = {ev.t[1], ev.t[1], ev.t[1]};
+            snprintf(what, sizeof what, "cat even dim %d", d);
+            DIFF(what, 0, 0, wgt_cat(S ? c : g, 3, d, &y_[S]));
+        }
+        const wgt_tensor *gn[2] = {evn.t[0], ev.t[0]}, *cn[2] = {evn.t[1], ev.t[1]};
+        DIFF("cat even narrowed dim 2", 0, 0, wgt_cat(S ? cn : gn, 2, 2, &y_[S]));
+        pair_free(evn), pair_free(ev);
         /* split and chunk are views: their copies equal the reference's narrowed copies */
         for (int s = 0; s < 2; s++) {
             wgt_tensor *parts[4];
