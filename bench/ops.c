@@ -1,7 +1,8 @@
 /* Op kernel throughput: bench_ops [--size small|large] [--reps N]
  * Prints GB/s for a large elementwise add, GB/s of weight bytes for GEMV (one token through a
  * linear layer, f32 and f16 weights) and TFLOP/s for GEMM (square f32, and a 512-token prefill
- * through a 4096 x 4096 linear layer). Each figure: a few warm-up calls, then N calls recorded
+ * through a 4096 x 4096 linear layer), and attention over a KV cache (decode: GB/s of K and V;
+ * prefill: TFLOP/s counting 2 L^2 D per head, QK^T and PV over the causal half). Each figure: a few warm-up calls, then N calls recorded
  * back to back between two wgt_context_sync, wall clock (so host recording overlaps the device;
  * a kernel shorter than the host's per-call cost shows the host's rate). --size small suits the
  * CPU adapters. A sum reduction is left out: this benchmark uses only the elementwise and matrix
@@ -115,6 +116,34 @@ static void bench_gemm(int64_t M, int64_t N, int64_t K, wgt_dtype wdt, int as_li
     wgt_tensor_free(b);
 }
 
+/* Attention over a KV cache: decode (one query) as GB/s of K and V read, prefill as TFLOP/s. */
+static const wgt_tensor *sdpa_k, *sdpa_v;
+static wgt_sdpa_params sdpa_p;
+static wgt_status sdpa_op(const wgt_tensor *q, const wgt_tensor *unused, wgt_tensor **out)
+{
+    return wgt_sdpa(q, sdpa_k, sdpa_v, NULL, &sdpa_p, out);
+}
+
+static void bench_sdpa(int64_t Hq, int64_t Hkv, int64_t Lq, int64_t Lk, int64_t D, wgt_dtype dt)
+{
+    int64_t qs[4] = {1, Hq, Lq, D}, ks[4] = {1, Hkv, Lk, D};
+    wgt_tensor *q = random_tensor(dt, 4, qs), *k = random_tensor(dt, 4, ks), *v = random_tensor(dt, 4, ks);
+    sdpa_k = k, sdpa_v = v;
+    sdpa_p = (wgt_sdpa_params){0, 1, Lk - Lq};
+    double t = time_op(sdpa_op, q, NULL);
+    if (Lq == 1)
+        printf("sdpa decode Hq %lld Hkv %lld Lk %lld D %lld %s: %9.2f GB/s of K and V (%.1f us)\n", (long long)Hq,
+               (long long)Hkv, (long long)Lk, (long long)D, wgt_dtype_name(dt),
+               2.0 * Hkv * Lk * D * wgt_dtype_size(dt) / t / 1e9, t * 1e6);
+    else /* causal: about half the score matrix */
+        printf("sdpa prefill Hq %lld Hkv %lld L %lld D %lld %s: %8.2f TFLOP/s (%.1f us)\n", (long long)Hq,
+               (long long)Hkv, (long long)Lq, (long long)D, wgt_dtype_name(dt),
+               2.0 * Hq * Lq * Lk * D / t / 1e12, t * 1e6);
+    wgt_tensor_free(q);
+    wgt_tensor_free(k);
+    wgt_tensor_free(v);
+}
+
 int main(int argc, char **argv)
 {
     int large = 1;
@@ -143,6 +172,9 @@ int main(int argc, char **argv)
         bench_gemm(2048, 2048, 2048, WGT_F32, 0);
         bench_gemm(512, 4096, 4096, WGT_F32, 1);
         bench_gemm(512, 4096, 4096, WGT_F16, 1);
+        bench_sdpa(32, 8, 1, 4096, 128, WGT_F16);
+        bench_sdpa(14, 2, 1, 1024, 64, WGT_F32);
+        bench_sdpa(32, 8, 512, 512, 128, WGT_F16);
     } else {
         bench_add(1 << 20);
         bench_gemv(512, 512, WGT_F32);
@@ -150,6 +182,8 @@ int main(int argc, char **argv)
         bench_gemv(896, 256, WGT_F16);
         bench_gemm(128, 128, 128, WGT_F32, 0);
         bench_gemm(64, 256, 256, WGT_F16, 1);
+        bench_sdpa(4, 2, 1, 256, 64, WGT_F16);
+        bench_sdpa(4, 2, 32, 32, 64, WGT_F32);
     }
     puts("sum reduction: not measured here (bench_ops uses the elementwise and matrix ops only)");
     wgt_context_free(ctx);
