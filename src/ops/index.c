@@ -13,7 +13,16 @@
  * synchronising per op.
  *
  * masked_select and nonzero read the per-block counts back to the host (a sync): the result's
- * length decides its allocation. */
+ * length decides its allocation.
+ *
+ * Scatter ordering: set mode is deterministic (the update latest in index order wins, through an
+ * atomicMax of update numbers per destination); add/mul accumulate in whatever order the atomics
+ * run, rounding to the element's dtype at each step (floats differ from the reference by a few
+ * ulps; integers are exact, wrapping). WGSL has only 32-bit atomics: f32/i32/u32 combine with a
+ * compare-exchange loop on their word, f16/bf16/8-bit elements on the word holding them. i64 runs
+ * set on the GPU (the single winner writes both words); i64 add/mul/amax/amin and index_add run
+ * the reference. u32 indices of 2^31 or more read as negative (and then count as out of range).
+ * Tensors past one storage binding (or 2^31 elements) run the reference. */
 #include <stdlib.h>
 #include <string.h>
 
