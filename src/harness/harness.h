@@ -38,6 +38,7 @@ const char *hx_case_name(hx_case c);
 typedef struct hx_dom {
     double lo, hi;   /* uniform in [lo, hi]; integers: floor of it, clamped to the dtype */
     int nonzero;     /* avoid |v| < 0.5 (divisors) */
+    int integral;    /* floats too take whole values (ops that look for zeros) */
 } hx_dom;
 
 /* The inputs of one case, as the entry's setup describes them. */
@@ -77,6 +78,8 @@ struct hx_op {
     hx_dom int_dom;
     hx_tol tol;         /* the f32 compute error against the double reference; the harness adds one
                            unit of rounding of f16/bf16 outputs */
+    double accum;       /* ops that accumulate in the output's dtype (scatter add into f16): f16/bf16
+                           outputs get accum units of their rounding (2^-10, 2^-7) absolute */
     int big;            /* 1: run the larger-than-a-binding case (f32, variant big_variant only) */
     int big_variant;
     int large;          /* 1: run the 1000003-element case (f32) */
@@ -91,6 +94,12 @@ struct hx_op {
 #define HX_FLOATS (HX_DT(WGT_F32) | HX_DT(WGT_F16) | HX_DT(WGT_BF16))
 #define HX_INTS (HX_DT(WGT_I32) | HX_DT(WGT_U32) | HX_DT(WGT_I8) | HX_DT(WGT_U8) | HX_DT(WGT_I64))
 #define HX_ALL (HX_FLOATS | HX_INTS | HX_DT(WGT_BOOL))
+
+/* Table building (table.c; table_ops.c adds the ops beyond the elementwise family). */
+typedef hx_op *(*hx_add_fn)(const char *name, const char *family, uint32_t dtypes, hx_setup_fn setup, hx_call_fn call);
+void hx_table_ops(hx_add_fn add);
+/* The shape of the main input of an elementwise-like op for case c ([37, 53], [4, 0, 3], ...). */
+void hx_case_shape(hx_case c, hx_input *in);
 
 /* The table. */
 const hx_op *hx_ops(int *count);

@@ -18,7 +18,7 @@ static void set_shape(hx_input *in, int ndim, const int64_t *shape)
 }
 
 /* The shape of the main input for a case (elementwise-like ops). */
-static void case_shape(hx_case c, hx_input *in)
+void hx_case_shape(hx_case c, hx_input *in)
 {
     switch (c) {
     case HX_EMPTY: set_shape(in, 3, (int64_t[]){4, 0, 3}); break;
@@ -45,7 +45,7 @@ static int setup_unary(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
 {
     in[0].dtype = dt;
     in[0].dom = dom_for(op, dt);
-    case_shape(c, &in[0]);
+    hx_case_shape(c, &in[0]);
     return 1;
 }
 
@@ -55,7 +55,7 @@ static int setup_binary(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
     for (int i = 0; i < 2; i++) {
         in[i].dtype = dt;
         in[i].dom = dom_for(op, dt);
-        case_shape(c, &in[i]);
+        hx_case_shape(c, &in[i]);
     }
     in[0].dom.nonzero = 0;
     if (c == HX_BROADCAST) {
@@ -262,6 +262,7 @@ static void build(void)
     o = add("contiguous", "copy", HX_ALL, setup_unary, call_contiguous);
     o = add("full", "creation", HX_ALL, setup_unary, call_full);
     o->n_variants = 2;
+    hx_table_ops(add);
 }
 
 const hx_op *hx_ops(int *count)
@@ -286,6 +287,8 @@ const hx_op *hx_find(const char *name)
 static const hx_known known[] = {
     {"*", -1, -1, "workgroup_size(256", "elementwise.wgsl asks for workgroup_size(256), past the default limit "
                                        "of compatibility mode (128): WGT_LIMITS=default on OpenGL ES"},
+    {"sdpa", NANINF, -1, NULL, "with NaN in q/k the reference gives rows of 0 (its rule for a row with no key "
+                               "left), the device NaN; PyTorch gives NaN"},
     {"tanh", NANINF, -1, NULL, "tanh(NaN) is -1 on llvmpipe's OpenGL ES (NaN lost before the kernel's exp)"},
     {"sign", NANINF, -1, NULL, "sign(NaN) is NaN on the device; the reference follows PyTorch (0)"},
     {"asinh", NANINF, -1, NULL, "asinh(+-1e30) overflows to +-inf: the kernel squares x (log(x + sqrt(x*x + 1)))"},

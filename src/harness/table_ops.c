@@ -1,0 +1,477 @@
+/* Harness entries beyond the elementwise family: matrix products, transformer ops, indexing,
+ * shape and creation ops. Each has its input shapes per case (0 inputs: the case does not apply),
+ * its call through the op API, and its tolerance with the reason. Index tensors are i32 with a
+ * fixed contiguous layout; the data inputs take the case's layouts. */
+#include <string.h>
+
+#include "harness/harness.h"
+#include "ops/api.h"
+#include "ops/ops.h"
+
+#define DIMS(...) (int64_t[]){__VA_ARGS__}
+
+static void set(hx_input *in, wgt_dtype dt, int ndim, const int64_t *shape, hx_dom dom)
+{
+    in->dtype = dt;
+    in->ndim = ndim;
+    for (int d = 0; d < ndim; d++) in->shape[d] = shape[d];
+    in->dom = dom;
+}
+
+static void index_input(hx_input *in, int ndim, const int64_t *shape, int bound)
+{
+    set(in, WGT_I32, ndim, shape, (hx_dom){0, 0, 0, 0});
+    in->index_bound = bound;
+    in->fixed_layout = 1;
+}
+
+static const hx_dom unit = {-1, 1, 0, 0};
+
+/* ---- matrix products ------------------------------------------------------------------------- */
+
+static int setup_matmul(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+{
+    switch (c) {
+    case HX_CONTIGUOUS: case HX_STRIDED: set(&in[0], dt, 2, DIMS(37, 29), unit), set(&in[1], dt, 2, DIMS(29, 23), unit); break;
+    case HX_BROADCAST: set(&in[0], dt, 4, DIMS(3, 1, 9, 13), unit), set(&in[1], dt, 3, DIMS(5, 13, 6), unit); break;
+    case HX_EMPTY: set(&in[0], dt, 2, DIMS(5, 0), unit), set(&in[1], dt, 2, DIMS(0, 4), unit); break;
+    case HX_ODD1: set(&in[0], dt, 1, DIMS(1), unit), set(&in[1], dt, 1, DIMS(1), unit); break;
+    case HX_ODD7: set(&in[0], dt, 1, DIMS(7), unit), set(&in[1], dt, 2, DIMS(7, 3), unit); break;
+    case HX_SPECIAL: set(&in[0], dt, 2, DIMS(7, 9), unit), set(&in[1], dt, 2, DIMS(9, 5), unit); break;
+    default: return 0;
+    }
+    return 2;
+}
+
+static wgt_status call_matmul(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+{
+    return wgt_matmul(in[0], in[1], out);
+}
+
+static int setup_linear(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+{
+    switch (c) {
+    case HX_CONTIGUOUS: case HX_STRIDED: case HX_SPECIAL: set(&in[0], dt, 2, DIMS(37, 29), unit); break;
+    case HX_BROADCAST: set(&in[0], dt, 3, DIMS(3, 5, 29), unit); break;
+    case HX_ODD1: set(&in[0], dt, 1, DIMS(29), unit); break;
+    case HX_EMPTY: set(&in[0], dt, 2, DIMS(0, 29), unit); break;
+    default: return 0;
+    }
+    set(&in[1], dt, 2, DIMS(23, 29), unit);
+    set(&in[2], dt, 1, DIMS(23), unit);
+    return 3;
+}
+
+static wgt_status call_linear(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+{
+    return wgt_linear(in[0], in[1], v ? NULL : in[2], out);
+}
+
+static int setup_addmm(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+{
+    if (c != HX_CONTIGUOUS && c != HX_STRIDED && c != HX_SPECIAL && c != HX_BROADCAST) return 0;
+    set(&in[0], dt, c == HX_BROADCAST ? 1 : 2, c == HX_BROADCAST ? DIMS(23) : DIMS(37, 23), unit);
+    set(&in[1], dt, 2, DIMS(37, 29), unit);
+    set(&in[2], dt, 2, DIMS(29, 23), unit);
+    return 3;
+}
+
+static wgt_status call_addmm(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+{
+    return wgt_addmm(in[0], in[1], in[2], v ? 0.0 : 0.5, 2.0, out);
+}
+
+static int setup_baddbmm(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+{
+    if (c != HX_CONTIGUOUS && c != HX_STRIDED && c != HX_SPECIAL) return 0;
+    set(&in[0], dt, 3, DIMS(3, 11, 7), unit);
+    set(&in[1], dt, 3, DIMS(3, 11, 13), unit);
+    set(&in[2], dt, 3, DIMS(3, 13, 7), unit);
+    return 3;
+}
+
+static wgt_status call_baddbmm(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+{
+    return wgt_baddbmm(in[0], in[1], in[2], 0.5, 2.0, out);
+}
+
+static int setup_outer(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+{
+    switch (c) {
+    case HX_CONTIGUOUS: case HX_STRIDED: case HX_SPECIAL: set(&in[0], dt, 1, DIMS(37), unit), set(&in[1], dt, 1, DIMS(53), unit); break;
+    case HX_EMPTY: set(&in[0], dt, 1, DIMS(0), unit), set(&in[1], dt, 1, DIMS(5), unit); break;
+    case HX_ODD1: set(&in[0], dt, 1, DIMS(1), unit), set(&in[1], dt, 1, DIMS(1), unit); break;
+    default: return 0;
+    }
+    return 2;
+}
+
+static wgt_status call_outer(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+{
+    return wgt_outer(in[0], in[1], out);
+}
+
+/* ---- transformer ops ------------------------------------------------------------------------- */
+
+/* q [2, 4, Lq, 16], k/v [2, 2, 7, 16]: grouped-query attention. */
+static int setup_sdpa(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+{
+    int64_t lq;
+    switch (c) {
+    case HX_CONTIGUOUS: case HX_STRIDED: case HX_SPECIAL: case HX_BROADCAST: lq = 5; break;
+    case HX_ODD1: lq = 1; break; /* decode */
+    default: return 0;
+    }
+    set(&in[0], dt, 4, DIMS(2, 4, lq, 16), unit);
+    set(&in[1], dt, 4, DIMS(2, 2, 7, 16), unit);
+    set(&in[2], dt, 4, DIMS(2, 2, 7, 16), unit);
+    return 3;
+}
+
+static wgt_status call_sdpa(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+{
+    wgt_sdpa_params p = {0};
+    p.causal = v >= 1;
+    p.causal_offset = v == 2 ? 2 : 0;
+    return wgt_sdpa(in[0], in[1], in[2], NULL, &p, out);
+}
+
+static int setup_rope(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+{
+    switch (c) {
+    case HX_CONTIGUOUS: case HX_STRIDED: case HX_SPECIAL: case HX_BROADCAST: set(&in[0], dt, 4, DIMS(2, 3, 5, 16), unit); break;
+    case HX_ODD1: set(&in[0], dt, 2, DIMS(1, 16), unit); break;
+    default: return 0;
+    }
+    index_input(&in[1], 1, &in[0].shape[in[0].ndim - 2], 64);
+    return 2;
+}
+
+static wgt_status call_rope(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+{
+    wgt_rope_params p = {0};
+    p.theta = 10000;
+    if (v == 2) p.scaling = WGT_ROPE_LINEAR, p.factor = 4;
+    return wgt_rope(in[0], in[1], v == 3 ? 8 : 16, v == 1, &p, out);
+}
+
+static int setup_embedding(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+{
+    switch (c) {
+    case HX_CONTIGUOUS: case HX_STRIDED: case HX_SPECIAL: index_input(&in[1], 2, DIMS(3, 7), 50); break;
+    case HX_SCALAR: index_input(&in[1], 0, NULL, 50); break;
+    case HX_EMPTY: index_input(&in[1], 1, DIMS(0), 50); break;
+    case HX_ODD1: index_input(&in[1], 1, DIMS(1), 50); break;
+    default: return 0;
+    }
+    set(&in[0], dt, 2, DIMS(50, 16), unit);
+    return 2;
+}
+
+static wgt_status call_embedding(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+{
+    return wgt_embedding(in[0], in[1], v ? WGT_F32 : wgt_tensor_dtype(in[0]), out);
+}
+
+/* ---- indexing -------------------------------------------------------------------------------- */
+
+/* x [37, 53] (or the case's shape) with an index tensor after it. */
+static int setup_x(hx_case c, wgt_dtype dt, hx_input *in, hx_dom dom)
+{
+    if (c == HX_BIG || c == HX_ODD_LARGE) return 0;
+    in[0].dtype = dt;
+    in[0].dom = dom;
+    hx_case_shape(c, &in[0]);
+    return 1;
+}
+
+static int setup_index_select(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+{
+    if (!setup_x(c, dt, in, op->dom) || in[0].ndim == 0) return 0;
+    int bound = (int)(in[0].shape[0] < 37 ? in[0].shape[0] : 37);
+    index_input(&in[1], 1, DIMS(11), bound > 0 ? bound : 1);
+    if (bound == 0) in[1].shape[0] = 0;
+    return 2;
+}
+
+static wgt_status call_index_select(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+{
+    return wgt_index_select(in[0], v ? wgt_tensor_ndim(in[0]) - 1 : 0, in[1], out);
+}
+
+static int setup_gather(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+{
+    if (c != HX_CONTIGUOUS && c != HX_STRIDED && c != HX_BROADCAST && c != HX_SPECIAL) return 0;
+    setup_x(c, dt, in, op->dom);
+    index_input(&in[1], 2, DIMS(5, 7), 7);
+    return 2;
+}
+
+static wgt_status call_gather(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+{
+    return wgt_gather(in[0], v, in[1], out);
+}
+
+/* self [37, 53] (or [7, 9]), index [5, 7] into dim `variant-chosen`, src [5, 7]. Indices are
+ * distinct along the scattered dim? No: duplicates test the combining mode (set: the last wins). */
+static int setup_scatter(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+{
+    if (c != HX_CONTIGUOUS && c != HX_STRIDED && c != HX_SPECIAL) return 0;
+    setup_x(c, dt, in, op->dom);
+    index_input(&in[1], 2, DIMS(5, 7), 7);
+    set(&in[2], dt, 2, DIMS(5, 7), op->dom);
+    return 3;
+}
+
+static wgt_status call_scatter(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+{
+    return wgt_scatter(in[0], 0, in[1], in[2], (wgt_scatter_mode)v, out);
+}
+
+static wgt_status call_scatter_add(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+{
+    return wgt_scatter_add(in[0], v, in[1], in[2], out);
+}
+
+static int setup_index_add(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+{
+    if (c != HX_CONTIGUOUS && c != HX_STRIDED && c != HX_SPECIAL) return 0;
+    setup_x(c, dt, in, op->dom);
+    index_input(&in[1], 1, DIMS(11), 7);
+    set(&in[2], dt, 2, DIMS(11, in[0].shape[1]), op->dom);
+    return 3;
+}
+
+static wgt_status call_index_add(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+{
+    return wgt_index_add(in[0], 0, in[1], in[2], op_is_float(wgt_tensor_dtype(in[0])) ? 1.5 : 2.0, out);
+}
+
+static wgt_status call_index_put(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+{
+    const wgt_tensor *idx[1] = {in[1]};
+    return wgt_index_put(in[0], idx, 1, in[2], v, out);
+}
+
+static int setup_masked(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+{
+    if (!setup_x(c, dt, in, op->dom)) return 0;
+    in[1] = in[0];
+    in[1].dtype = WGT_BOOL;
+    in[1].dom = (hx_dom){0, 1, 0, 0};
+    if (c == HX_BROADCAST) in[1].ndim = 1, in[1].shape[0] = in[0].shape[1]; /* a row mask */
+    return 2;
+}
+
+static wgt_status call_masked_fill(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+{
+    return wgt_masked_fill(in[0], in[1], -2.5, out);
+}
+
+static wgt_status call_masked_select(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+{
+    return wgt_masked_select(in[0], in[1], out);
+}
+
+static int setup_nonzero(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+{
+    return setup_x(c, dt, in, (hx_dom){-1, 1.9, 0, 1}); /* whole values: about a third are 0 */
+}
+
+static wgt_status call_nonzero(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+{
+    return wgt_nonzero(in[0], out);
+}
+
+/* indices [37] (i32) and a [1] tensor whose dtype is the output's. */
+static int setup_one_hot(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+{
+    switch (c) {
+    case HX_CONTIGUOUS: index_input(&in[0], 1, DIMS(37), 12); break; /* 10 and 11 are off rows */
+    case HX_SCALAR: index_input(&in[0], 0, NULL, 10); break;
+    case HX_EMPTY: index_input(&in[0], 1, DIMS(0), 10); break;
+    case HX_ODD7: index_input(&in[0], 2, DIMS(7, 3), 10); break;
+    default: return 0;
+    }
+    set(&in[1], dt, 1, DIMS(1), unit);
+    in[1].fixed_layout = 1;
+    return 2;
+}
+
+static wgt_status call_one_hot(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+{
+    return wgt_one_hot(in[0], 10, v ? 0 : -1, 0.25, 3, wgt_tensor_dtype(in[1]), out);
+}
+
+/* ---- shape and creation ---------------------------------------------------------------------- */
+
+static int setup_x_any(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in) { return setup_x(c, dt, in, op->dom); }
+
+static wgt_status call_tril(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+{
+    static const int64_t k[3] = {0, 2, -3};
+    return strcmp(op->name, "tril") ? wgt_triu(in[0], k[v], out) : wgt_tril(in[0], k[v], out);
+}
+
+/* Creation ops: a [1] input of the dtype to make (and the context). */
+static int setup_dtype_only(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+{
+    if (c != HX_CONTIGUOUS) return 0;
+    set(&in[0], dt, 1, DIMS(1), unit);
+    in[0].fixed_layout = 1;
+    return 1;
+}
+
+static wgt_status call_arange(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+{
+    wgt_context *ctx = wgt_tensor_context(in[0]);
+    wgt_dtype dt = wgt_tensor_dtype(in[0]);
+    return v ? wgt_arange(ctx, 40, -5, -3, dt, out) : wgt_arange(ctx, 0, 37, 1, dt, out);
+}
+
+static wgt_status call_linspace(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+{
+    return wgt_linspace(wgt_tensor_context(in[0]), v ? 10 : -1, v ? -10 : 2, v ? 7 : 37, wgt_tensor_dtype(in[0]), out);
+}
+
+static wgt_status call_eye(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+{
+    return wgt_eye(wgt_tensor_context(in[0]), 7, v ? 9 : 7, wgt_tensor_dtype(in[0]), out);
+}
+
+/* Three inputs differing in the last dim (one of them empty), cat along it. */
+static int setup_cat(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+{
+    if (!setup_x(c, dt, in, op->dom) || in[0].ndim == 0) return 0;
+    in[1] = in[2] = in[0];
+    in[1].shape[in[0].ndim - 1] = 0;
+    in[2].shape[in[0].ndim - 1] = 5;
+    return 3;
+}
+
+static wgt_status call_cat(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+{
+    const wgt_tensor *xs[3] = {in[0], in[1], in[2]};
+    return wgt_cat(xs, 3, v ? 0 : wgt_tensor_ndim(in[0]) - 1, out);
+}
+
+static int setup_stack(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+{
+    if (!setup_x(c, dt, in, op->dom)) return 0;
+    in[1] = in[2] = in[0];
+    return 3;
+}
+
+static wgt_status call_stack(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+{
+    const wgt_tensor *xs[3] = {in[0], in[1], in[2]};
+    return wgt_stack(xs, 3, v ? wgt_tensor_ndim(in[0]) : 0, out);
+}
+
+static wgt_status call_flip(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+{
+    int dims[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    int nd = wgt_tensor_ndim(in[0]);
+    return wgt_flip(in[0], dims, v ? nd : (nd > 0), out);
+}
+
+static wgt_status call_roll(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+{
+    int64_t shifts[2] = {5, -7};
+    int dims[2] = {0, 1};
+    int nd = wgt_tensor_ndim(in[0]);
+    if (v || nd == 0) return wgt_roll(in[0], &shifts[1], NULL, 1, out);
+    return wgt_roll(in[0], shifts, dims, nd >= 2 ? 2 : 1, out);
+}
+
+static wgt_status call_repeat(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+{
+    int64_t r[9] = {2, 1, 3, 1, 1, 1, 1, 1, 1};
+    int nd = wgt_tensor_ndim(in[0]);
+    return wgt_repeat(in[0], r, nd + (v ? 1 : 0) > 0 ? nd + v : 1, out);
+}
+
+static wgt_status call_pad(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+{
+    int64_t pads[16];
+    int nd = wgt_tensor_ndim(in[0]);
+    for (int d = 0; d < nd; d++) pads[d] = 2, pads[nd + d] = d ? 1 : -1; /* a crop at the end of dim 0 */
+    return wgt_pad(in[0], (wgt_pad_mode)v, pads, -1.5, out);
+}
+
+/* ---- the entries ----------------------------------------------------------------------------- */
+
+void hx_table_ops(hx_add_fn add)
+{
+    const hx_tol dot = {2e-5, 2e-5, "f32 accumulation of up to 29 products against a double sum"};
+    /* no_huge: 1e30 * 1e30 overflows in f32 but not in the reference's double, so sums of such
+     * products legitimately differ (inf - inf = NaN on the device) */
+    hx_op *o = add("matmul", "matmul", HX_FLOATS | HX_DT(WGT_I32), setup_matmul, call_matmul);
+    o->dom = unit, o->tol = dot, o->no_huge = 1;
+    o = add("linear", "matmul", HX_FLOATS, setup_linear, call_linear);
+    o->dom = unit, o->tol = dot, o->n_variants = 2, o->no_huge = 1; /* with and without bias */
+    o = add("addmm", "matmul", HX_FLOATS, setup_addmm, call_addmm);
+    o->dom = unit, o->tol = dot, o->n_variants = 2, o->no_huge = 1; /* beta 0.5, beta 0 (self not read) */
+    o = add("baddbmm", "matmul", HX_FLOATS, setup_baddbmm, call_baddbmm);
+    o->dom = unit, o->tol = dot, o->no_huge = 1;
+    o = add("outer", "matmul", HX_FLOATS | HX_DT(WGT_I32), setup_outer, call_outer);
+    o->dom = unit, o->tol = (hx_tol){2e-7, 0, "one f32 product"};
+
+    o = add("sdpa", "attention", HX_FLOATS, setup_sdpa, call_sdpa);
+    o->dom = unit, o->n_variants = 3, o->no_huge = 1; /* plain, causal, causal with an offset of 2 */
+    o->tol = (hx_tol){2e-5, 2e-5, "f32 dot products of 16, exp and a weighted sum of 7 against double"};
+    o = add("rope", "attention", HX_FLOATS, setup_rope, call_rope);
+    o->dom = unit, o->n_variants = 4; /* half-split, interleaved, linear scaling, partial rot_dim */
+    o->tol = (hx_tol){1e-5, 2e-5, "f32 sin/cos of angles up to 64 rad (llvmpipe: ~1e-6 absolute)"};
+    o = add("embedding", "attention", HX_FLOATS, setup_embedding, call_embedding);
+    o->n_variants = 2; /* the weight's dtype, f32 */
+
+    o = add("index_select", "index", HX_ALL, setup_index_select, call_index_select);
+    o->n_variants = 2; /* dim 0, last dim */
+    o = add("gather", "index", HX_ALL, setup_gather, call_gather);
+    o->n_variants = 2;
+    o = add("scatter", "index", HX_ALL, setup_scatter, call_scatter);
+    o->n_variants = WGT_SCATTER_COUNT; /* set, add, mul, amax, amin */
+    o->dom = (hx_dom){-2, 2, 0, 0};
+    o->tol = (hx_tol){1e-6, 1e-6, "sums/products of up to 5 values in another order"};
+    o->accum = 5 * 4; /* 5 roundings of partial results up to 4 in f16/bf16 */
+    o = add("scatter_add", "index", HX_ALL, setup_scatter, call_scatter_add);
+    o->tol = (hx_tol){1e-6, 1e-6, "sums of up to 5 values in another order"};
+    o->accum = 5 * 4 * 4; /* 5 roundings of partial sums up to 16 (values up to 4) */
+    o = add("index_add", "index", HX_ALL, setup_index_add, call_index_add);
+    o->tol = (hx_tol){1e-6, 1e-6, "sums of up to 11 values in another order"};
+    o->accum = 11 * 16; /* 11 roundings of partial sums up to 16 */
+    o = add("index_put", "index", HX_ALL, setup_index_add, call_index_put);
+    o->n_variants = 2; /* assign, accumulate */
+    o->tol = (hx_tol){1e-6, 1e-6, "sums of up to 11 values in another order"};
+    o->accum = 11 * 16;
+    o = add("masked_fill", "index", HX_ALL, setup_masked, call_masked_fill);
+    o = add("masked_select", "index", HX_ALL, setup_masked, call_masked_select);
+    o = add("nonzero", "index", HX_ALL, setup_nonzero, call_nonzero);
+    o = add("one_hot", "index", HX_ALL, setup_one_hot, call_one_hot);
+    o->n_variants = 2; /* axis -1, axis 0 */
+
+    o = add("tril", "shape", HX_ALL, setup_x_any, call_tril);
+    o->n_variants = 3; /* k = 0, 2, -3 */
+    o = add("triu", "shape", HX_ALL, setup_x_any, call_tril);
+    o->n_variants = 3;
+    o = add("arange", "creation", HX_ALL & ~HX_DT(WGT_BOOL), setup_dtype_only, call_arange);
+    o->n_variants = 2;
+    o = add("linspace", "creation", HX_ALL & ~HX_DT(WGT_BOOL), setup_dtype_only, call_linspace);
+    o->n_variants = 2;
+    o->tol = (hx_tol){2e-7, 1e-6, "start + i * step in f32"};
+    o = add("eye", "creation", HX_ALL, setup_dtype_only, call_eye);
+    o->n_variants = 2;
+    o = add("cat", "shape", HX_ALL, setup_cat, call_cat);
+    o->n_variants = 2; /* last dim, dim 0 (shapes differ: both refuse) */
+    o = add("stack", "shape", HX_ALL, setup_stack, call_stack);
+    o->n_variants = 2;
+    o = add("flip", "shape", HX_ALL, setup_x_any, call_flip);
+    o->n_variants = 2;
+    o = add("roll", "shape", HX_ALL, setup_x_any, call_roll);
+    o->n_variants = 2;
+    o = add("repeat", "shape", HX_ALL, setup_x_any, call_repeat);
+    o->n_variants = 2;
+    o = add("pad", "shape", HX_ALL, setup_x_any, call_pad);
+    o->n_variants = WGT_PAD_COUNT; /* constant, reflect, replicate, circular */
+}
