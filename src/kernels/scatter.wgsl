@@ -106,7 +106,7 @@ fn apply_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) gr
     }
     let bits = src_bits(layout_index(p.ls, i) + p.off_s);
     var v = dec(bits);
-    if (IS_FLOAT) { v = v * CT(p.alpha); }
+    v = v * CT(p.alpha); // index_add's alpha (1 otherwise, and always 1 for integers)
     let per = 4u / ESIZE;
     let w = d / per;
     let shift = (d % per) * ESIZE * 8u;

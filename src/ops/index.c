@@ -336,7 +336,9 @@ wgt_status wgt_index_add(const wgt_tensor *self, int dim, const wgt_tensor *inde
                        dim, (long long)K);
     wgt_tensor *y;
     if ((st = wgt_tensor_copy(self, &y))) return st;
-    int gpu_ok = self->l.dtype != WGT_I64 && (op_is_float(self->l.dtype) || alpha == 1.0) && fits_binding(ins, 3);
+    /* integers with alpha != 1 compute in double and saturate in the reference, which 32-bit
+     * integer kernels cannot follow on overflow: those run the reference */
+    int gpu_ok = self->l.dtype != WGT_I64 && fits_binding(ins, 3) && (op_is_float(self->l.dtype) || alpha == 1.0);
     if (op_use_gpu(ctx, "index_add", self->l.dtype, gpu_ok)) {
         scat_pass ps;
         memset(&ps, 0, sizeof ps);
@@ -599,6 +601,20 @@ wgt_status wgt_nonzero(const wgt_tensor *x, wgt_tensor **out)
 
 /* ---- one_hot -------------------------------------------------------------------------------- */
 
+/* The integer a float store of v into dt leaves (the reference's rules), if the kernel's 32-bit
+ * values reach it: 0 otherwise. */
+static int stored_int(wgt_dtype dt, double v, double *out)
+{
+    uint64_t bits = 0;
+    int64_t one = 1;
+    wgt_cpu_tensor t = wgt_cpu_tensor_make(&bits, dt, 1, &one);
+    wgt_cpu_store_f(&t, 0, v);
+    int64_t r = wgt_cpu_load_i(&t, 0);
+    if (r < INT32_MIN || r > (dt == WGT_U32 ? (int64_t)UINT32_MAX : (int64_t)INT32_MAX)) return 0;
+    *out = (double)r;
+    return 1;
+}
+
 typedef struct oh_arg { int axis; double off, on; } oh_arg;
 static wgt_status oh_ref(void *arg, const wgt_cpu_tensor *in, const wgt_cpu_tensor *out)
 {
@@ -624,10 +640,12 @@ wgt_status wgt_one_hot(const wgt_tensor *x, int64_t depth, int axis, double off_
     wgt_tensor *y;
     if ((st = wgt_tensor_new(ctx, dtype, nd + 1, shape, &y))) return st;
     const wgt_tensor *ins[1] = {x};
-    int gpu_ok = fits_binding(ins, 1) && fits_binding((const wgt_tensor *const *)&y, 1) &&
-                 (op_is_float(dtype) || (on_value == (int32_t)on_value && off_value == (int32_t)off_value));
+    /* integer outputs: the values the reference stores (truncated, saturated), exact in 32 bits */
+    double on = on_value, off = off_value;
+    int ints_ok = op_is_float(dtype) || (stored_int(dtype, on_value, &on) && stored_int(dtype, off_value, &off));
+    int gpu_ok = fits_binding(ins, 1) && fits_binding((const wgt_tensor *const *)&y, 1) && ints_ok;
     if (op_use_gpu(ctx, "one_hot", dtype, gpu_ok)) {
-        fill_args f = {FILL_ONE_HOT, 0, 0, 0, on_value, off_value, depth, inner, x};
+        fill_args f = {FILL_ONE_HOT, 0, 0, 0, on, off, depth, inner, x};
         st = fill_run(ctx, &f, y);
     } else if (!(st = op_fallback_status(ctx, "one_hot", dtype, gpu_ok))) {
         oh_arg a = {axis, off_value, on_value};

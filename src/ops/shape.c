@@ -259,7 +259,9 @@ wgt_status fill_run(wgt_context *ctx, const fill_args *f, wgt_tensor *out)
     p.half = (uint32_t)(n > 1 ? n / 2 : 1); /* a single element is start (PyTorch) */
     p.start = (float)f->start, p.step = (float)f->step, p.end = (float)f->end, p.on = (float)f->on;
     p.off = (float)f->off;
-    p.starti = (int32_t)f->start, p.stepi = (int32_t)f->step, p.oni = (int32_t)f->on, p.offi = (int32_t)f->off;
+    /* integers were checked to fit 32 bits by the caller (u32 values as their bits) */
+    p.starti = (int32_t)f->start, p.stepi = (int32_t)f->step;
+    p.oni = (int32_t)(uint32_t)(int64_t)f->on, p.offi = (int32_t)(uint32_t)(int64_t)f->off;
     wgt_binding b[2];
     int64_t base;
     if (f->x) {
