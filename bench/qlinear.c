@@ -4,7 +4,8 @@
  * GB/s of quantized weight bytes streamed by the one-token GEMV (decode), and TFLOP/s of a
  * 512-token product (prefill; 64 tokens with --size small). Wall time of N back-to-back calls on
  * the current adapter (WGT_BACKEND, WGT_ADAPTER), after a warm-up, ended by a sync: submission
- * overhead is included, as a model's decode pays it. Weights are random bytes with small scales
+ * overhead is included, as a model's decode pays it (a 4096 x 4096 GEMV is short enough for it
+ * to matter: compare with --n 16384). Weights are random bytes with small scales
  * (the kernels' speed does not depend on the values). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,25 +47,33 @@ static int fail(const char *what)
     return 1;
 }
 
-/* Seconds per call of wgt_qlinear over iters calls (after 3 warm-up calls); *record: the host's
- * share (recording and submitting, before the final wait). When the two are close the figure is
- * bound by the host, not by the kernel. */
+/* Seconds per call of wgt_qlinear over iters calls, after a quarter second of the same calls (a
+ * GPU idling at low clocks needs that long to speed up); *record: the host's share (recording
+ * and submitting, before the final wait). When the two are close the figure is bound by the
+ * host, not by the kernel. */
 static int time_calls(wgt_context *ctx, const wgt_tensor *x, const wgt_tensor *w, wgt_ftype type, int iters,
                       double *per_call, double *record)
 {
-    for (int i = 0; i < iters + 3; i++) {
-        if (i == 3) {
+    double warm_until = wgt_now_seconds() + 0.25;
+    for (int i = 0;; i++) {
+        wgt_tensor *y;
+        if (wgt_qlinear(x, w, type, NULL, &y)) return fail("qlinear");
+        wgt_tensor_free(y);
+        if (i % 16 == 15) {
             if (wgt_gpu_flush(ctx) || wgt_context_sync(ctx, -1)) return fail("sync");
-            *per_call = wgt_now_seconds();
+            if (wgt_now_seconds() > warm_until) break;
         }
+    }
+    double t0 = wgt_now_seconds();
+    for (int i = 0; i < iters; i++) {
         wgt_tensor *y;
         if (wgt_qlinear(x, w, type, NULL, &y)) return fail("qlinear");
         wgt_tensor_free(y);
     }
     if (wgt_gpu_flush(ctx)) return fail("flush");
-    *record = (wgt_now_seconds() - *per_call) / iters;
+    *record = (wgt_now_seconds() - t0) / iters;
     if (wgt_context_sync(ctx, -1)) return fail("sync");
-    *per_call = (wgt_now_seconds() - *per_call) / iters;
+    *per_call = (wgt_now_seconds() - t0) / iters;
     return 0;
 }
 
