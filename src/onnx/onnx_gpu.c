@@ -141,6 +141,207 @@ static wgt_status g_full(double value, const wgt_cpu_tensor *out)
     return st ? st : down(y, out);
 }
 
+/* ---- matrix products, indexing, shape ops ---- */
+
+static wgt_status g_matmul(const wgt_cpu_tensor *a, const wgt_cpu_tensor *b, const wgt_cpu_tensor *out)
+{
+    wgt_tensor *ta, *tb = NULL, *y;
+    wgt_status st = up(a, &ta);
+    if (!st) st = up(b, &tb);
+    if (!st) st = wgt_matmul(ta, tb, &y);
+    wgt_tensor_free(ta);
+    wgt_tensor_free(tb);
+    return st ? st : down(y, out);
+}
+
+static wgt_status g_addmm(const wgt_cpu_tensor *self, const wgt_cpu_tensor *m1, const wgt_cpu_tensor *m2,
+                          double beta, double alpha, const wgt_cpu_tensor *out)
+{
+    wgt_tensor *ts = NULL, *t1 = NULL, *t2 = NULL, *y;
+    wgt_status st = self ? up(self, &ts) : WGT_OK;
+    if (!st) st = up(m1, &t1);
+    if (!st) st = up(m2, &t2);
+    if (!st) st = wgt_addmm(ts, t1, t2, beta, alpha, &y);
+    wgt_tensor_free(ts);
+    wgt_tensor_free(t1);
+    wgt_tensor_free(t2);
+    return st ? st : down(y, out);
+}
+
+static wgt_status g_index_select(const wgt_cpu_tensor *x, int dim, const wgt_cpu_tensor *index,
+                                 const wgt_cpu_tensor *out)
+{
+    wgt_tensor *tx, *ti = NULL, *y;
+    wgt_status st = up(x, &tx);
+    if (!st) st = up(index, &ti);
+    if (!st) st = wgt_index_select(tx, dim, ti, &y);
+    if (!st && (st = wgt_index_check(gctx))) wgt_tensor_free(y);
+    wgt_tensor_free(tx);
+    wgt_tensor_free(ti);
+    return st ? st : down(y, out);
+}
+
+static wgt_status g_gather(const wgt_cpu_tensor *x, int dim, const wgt_cpu_tensor *index, const wgt_cpu_tensor *out)
+{
+    wgt_tensor *tx, *ti = NULL, *y;
+    wgt_status st = up(x, &tx);
+    if (!st) st = up(index, &ti);
+    if (!st) st = wgt_gather(tx, dim, ti, &y);
+    if (!st && (st = wgt_index_check(gctx))) wgt_tensor_free(y);
+    wgt_tensor_free(tx);
+    wgt_tensor_free(ti);
+    return st ? st : down(y, out);
+}
+
+static wgt_status g_scatter(const wgt_cpu_tensor *self, int dim, const wgt_cpu_tensor *index,
+                            const wgt_cpu_tensor *src, wgt_scatter_mode mode, const wgt_cpu_tensor *out)
+{
+    wgt_tensor *ts, *ti = NULL, *tv = NULL, *y;
+    wgt_status st = up(self, &ts);
+    if (!st) st = up(index, &ti);
+    if (!st) st = up(src, &tv);
+    if (!st) st = wgt_scatter(ts, dim, ti, tv, mode, &y);
+    if (!st && (st = wgt_index_check(gctx))) wgt_tensor_free(y);
+    wgt_tensor_free(ts);
+    wgt_tensor_free(ti);
+    wgt_tensor_free(tv);
+    return st ? st : down(y, out);
+}
+
+static wgt_status g_index_put(const wgt_cpu_tensor *self, const wgt_cpu_tensor *const *indices, int k,
+                              const wgt_cpu_tensor *values, int accumulate, const wgt_cpu_tensor *out)
+{
+    enum { MAX = 8 };
+    if (k > MAX) return wgt_error(WGT_ERR_UNSUPPORTED, "onnx gpu: index_put with %d index tensors", k);
+    wgt_tensor *ts, *tv = NULL, *ti[MAX] = {0}, *y;
+    wgt_status st = up(self, &ts);
+    if (!st) st = up(values, &tv);
+    for (int i = 0; !st && i < k; i++) st = up(indices[i], &ti[i]);
+    if (!st) st = wgt_index_put(ts, (const wgt_tensor *const *)ti, k, tv, accumulate, &y);
+    if (!st && (st = wgt_index_check(gctx))) wgt_tensor_free(y);
+    wgt_tensor_free(ts);
+    wgt_tensor_free(tv);
+    for (int i = 0; i < k; i++) wgt_tensor_free(ti[i]);
+    return st ? st : down(y, out);
+}
+
+/* The reference's out is [cap, ndim] (or NULL to count): the device's [count, ndim] fills its
+ * first count rows. */
+static wgt_status g_nonzero(const wgt_cpu_tensor *x, const wgt_cpu_tensor *out, int64_t *count)
+{
+    wgt_tensor *tx, *y;
+    wgt_status st = up(x, &tx);
+    if (!st) st = wgt_nonzero(tx, &y);
+    wgt_tensor_free(tx);
+    if (st) return st;
+    *count = wgt_tensor_dim(y, 0);
+    if (!out) {
+        wgt_tensor_free(y);
+        return WGT_OK;
+    }
+    if (out->l.ndim != 2 || out->l.shape[0] < *count) {
+        wgt_tensor_free(y);
+        return wgt_error(WGT_ERR_SHAPE, "onnx gpu: nonzero found %lld elements, more than the output holds",
+                         (long long)*count);
+    }
+    wgt_cpu_tensor rows = *out;
+    rows.l.shape[0] = *count;
+    return down(y, &rows);
+}
+
+static wgt_status g_one_hot(const wgt_cpu_tensor *x, int axis, double off, double on, const wgt_cpu_tensor *out)
+{
+    wgt_tensor *tx, *y;
+    wgt_status st = up(x, &tx);
+    int a = axis < 0 ? axis + out->l.ndim : axis;
+    if (!st && (a < 0 || a >= out->l.ndim)) st = wgt_error(WGT_ERR_SHAPE, "onnx gpu: one_hot axis %d", axis);
+    if (!st) st = wgt_one_hot(tx, out->l.shape[a], axis, off, on, out->l.dtype, &y);
+    wgt_tensor_free(tx);
+    return st ? st : down(y, out);
+}
+
+static wgt_status g_tri(const wgt_cpu_tensor *x, int64_t k, const wgt_cpu_tensor *out, int upper)
+{
+    wgt_tensor *tx, *y;
+    wgt_status st = up(x, &tx);
+    if (!st) st = upper ? wgt_triu(tx, k, &y) : wgt_tril(tx, k, &y);
+    wgt_tensor_free(tx);
+    return st ? st : down(y, out);
+}
+static wgt_status g_tril(const wgt_cpu_tensor *x, int64_t k, const wgt_cpu_tensor *out) { return g_tri(x, k, out, 0); }
+static wgt_status g_triu(const wgt_cpu_tensor *x, int64_t k, const wgt_cpu_tensor *out) { return g_tri(x, k, out, 1); }
+
+/* The reference sizes arange by its output: an end half a step short of n steps gives n values. */
+static wgt_status g_arange(double start, double step, const wgt_cpu_tensor *out)
+{
+    int64_t n = wgt_layout_numel(&out->l);
+    wgt_tensor *y;
+    wgt_status st = wgt_arange(gctx, start, start + ((double)n - 0.5) * step, step, out->l.dtype, &y);
+    if (!st && wgt_tensor_numel(y) != n) {
+        wgt_tensor_free(y);
+        return wgt_error(WGT_ERR_INTERNAL, "onnx gpu: arange gave %lld values, %lld expected",
+                         (long long)wgt_tensor_numel(y), (long long)n);
+    }
+    if (!st && out->l.ndim != 1) {
+        wgt_tensor *r;
+        st = wgt_tensor_reshape(y, out->l.ndim, out->l.shape, &r);
+        wgt_tensor_free(y);
+        y = r;
+    }
+    return st ? st : down(y, out);
+}
+
+static wgt_status g_cat(const wgt_cpu_tensor *const *xs, int n, int dim, const wgt_cpu_tensor *out)
+{
+    enum { MAX = 64 };
+    if (n > MAX) return wgt_error(WGT_ERR_UNSUPPORTED, "onnx gpu: cat of %d tensors (at most %d)", n, MAX);
+    wgt_tensor *t[MAX] = {0}, *y;
+    wgt_status st = WGT_OK;
+    for (int i = 0; !st && i < n; i++) st = up(xs[i], &t[i]);
+    if (!st) st = wgt_cat((const wgt_tensor *const *)t, n, dim, &y);
+    for (int i = 0; i < n; i++) wgt_tensor_free(t[i]);
+    return st ? st : down(y, out);
+}
+
+static wgt_status g_flip(const wgt_cpu_tensor *x, uint32_t mask, const wgt_cpu_tensor *out)
+{
+    int dims[WGT_MAX_DIMS], n = 0;
+    for (int d = 0; d < x->l.ndim; d++)
+        if (mask & (1u << d)) dims[n++] = d;
+    wgt_tensor *tx, *y;
+    wgt_status st = up(x, &tx);
+    if (!st) st = wgt_flip(tx, dims, n, &y);
+    wgt_tensor_free(tx);
+    return st ? st : down(y, out);
+}
+
+/* The repeat factors are out's shape over x's, aligned on the right. */
+static wgt_status g_repeat(const wgt_cpu_tensor *x, const wgt_cpu_tensor *out)
+{
+    int64_t r[WGT_MAX_DIMS];
+    int n = out->l.ndim, shift = n - x->l.ndim;
+    if (shift < 0) return wgt_error(WGT_ERR_SHAPE, "onnx gpu: repeat to fewer dims");
+    for (int d = 0; d < n; d++) {
+        int64_t s = d >= shift ? x->l.shape[d - shift] : 1;
+        r[d] = s ? out->l.shape[d] / s : 0;
+    }
+    wgt_tensor *tx, *y;
+    wgt_status st = up(x, &tx);
+    if (!st) st = wgt_repeat(tx, r, n, &y);
+    wgt_tensor_free(tx);
+    return st ? st : down(y, out);
+}
+
+static wgt_status g_pad(const wgt_cpu_tensor *x, wgt_pad_mode mode, const int64_t *pads, double value,
+                        const wgt_cpu_tensor *out)
+{
+    wgt_tensor *tx, *y;
+    wgt_status st = up(x, &tx);
+    if (!st) st = wgt_pad(tx, mode, pads, value, &y);
+    wgt_tensor_free(tx);
+    return st ? st : down(y, out);
+}
+
 void wgt_onnx_gpu_backend(wgt_context *ctx, wgt_onnx_backend *out)
 {
     gctx = ctx;
@@ -152,4 +353,19 @@ void wgt_onnx_gpu_backend(wgt_context *ctx, wgt_onnx_backend *out)
     out->cast = g_cast;
     out->copy = g_copy;
     out->full = g_full;
+    out->matmul = g_matmul;
+    out->addmm = g_addmm;
+    out->index_select = g_index_select;
+    out->gather = g_gather;
+    out->scatter = g_scatter;
+    out->index_put = g_index_put;
+    out->nonzero = g_nonzero;
+    out->one_hot = g_one_hot;
+    out->tril = g_tril;
+    out->triu = g_triu;
+    out->arange = g_arange;
+    out->cat = g_cat;
+    out->flip = g_flip;
+    out->repeat = g_repeat;
+    out->pad = g_pad;
 }
