@@ -161,6 +161,12 @@ static void matmul_cases(void)
     check_matmul("matmul [5,24]x[24]", &m2, &v);
     check_matmul("matmul [24]x[24]", &v, &v2);
     drop(&v), drop(&m), drop(&m2), drop(&v2);
+    /* batched GEMV: [3, 2, 16] x [3, 10, 16]^T (weights contiguous along k, one per batch) */
+    pair ga = make(WGT_F32, 3, (int64_t[]){3, 2, 16}), gw = make(WGT_F16, 3, (int64_t[]){3, 10, 16});
+    pair gt = transposed(&gw, 1, 2);
+    check_matmul("matmul batched GEMV f32 x f16^T", &ga, &gt);
+    wgt_tensor_free(gt.d);
+    drop(&ga), drop(&gw);
     /* 128-tiles: M, N >= 512 */
     pair big_a = make(WGT_F32, 2, (int64_t[]){520, 40}), big_b = make(WGT_F32, 2, (int64_t[]){40, 515});
     check_matmul("matmul f32 [520,40]x[40,515] (128 tiles)", &big_a, &big_b);
