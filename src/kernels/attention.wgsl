@@ -1,7 +1,8 @@
-// Scaled dot-product attention, flash style: one workgroup of 64 invocations per 4 query rows (of
-// one batch and head) and key split; keys are visited in blocks of 64 with an online softmax
-// (running max m and sum l per row), the block's probabilities shared through workgroup memory,
-// so the [Lq, Lk] scores never exist and each key and value row is read once per 4 queries.
+// Scaled dot-product attention, flash style: one workgroup of 64 invocations per 4 query rows of
+// one kv head (queries of one head, or heads of one GQA group) and key split; keys are visited in
+// blocks of 64 with an online softmax (running max m and sum l per row), the block's
+// probabilities shared through workgroup memory, so the [Lq, Lk] scores never exist and each key
+// and value row is read once per 4 query rows.
 //  - main: with p.nsplit == 1 writes out[row, :]; with several splits (decode: few query rows, a
 //    long cache) writes each split's (m, l, acc[Dv]) to part, and `combine` merges them.
 // GQA/MQA: query head h reads kv head h / p.group. k and v are strided views (a KV cache read in
@@ -77,30 +78,47 @@ fn block_sum2(x: vec4<f32>, y: vec4<f32>, lid: u32) -> array<vec4<f32>, 2> {
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-    let t = wid.x + wid.y * nwg.x; // (b, h, block of QR rows) row-major
+    // The rows of one kv head are its group's (query head, query) pairs, the query fastest; a
+    // workgroup takes QR consecutive ones: four queries of a head in prefill, four heads of a
+    // GQA group in decode. Either way each key and value row read serves all four.
+    let t = wid.x + wid.y * nwg.x; // (b, kv head, block of QR rows) row-major
     let split = wid.z;
-    let nqb = (p.Lq + QR - 1u) / QR;
-    let i0 = (t % nqb) * QR;
-    let h = (t / nqb) % p.Hq;
-    let b = t / (nqb * p.Hq);
-    let hk = h / p.group;
+    let hkv = p.Hq / p.group;
+    let per_kv = p.group * p.Lq;
+    let nqb = (per_kv + QR - 1u) / QR;
+    let r0 = (t % nqb) * QR;
+    let hk = (t / nqb) % hkv;
+    let b = t / (nqb * hkv);
     let valid = b < p.B; // uniform across the workgroup
-    let nrows = select(0u, min(QR, p.Lq - i0), valid);
-    let qb = p.off_q + b * p.sq.x + h * p.sq.y + i0 * p.sq.z;
+    let nrows = select(0u, min(QR, per_kv - r0), valid);
+    var qrow: array<u32, 4>;  // q element offset of each row
+    var mrow: array<u32, 4>;  // mask element offset
+    var orow: array<u32, 4>;  // output row
+    var limit = vec4<i32>(0); // causal: the last key each row sees
+    var last = -2147483647i;
+    for (var r = 0u; r < QR; r++) {
+        let rr = min(r0 + r, per_kv - 1u);
+        let h = hk * p.group + rr / p.Lq;
+        let i = rr % p.Lq;
+        qrow[r] = p.off_q + b * p.sq.x + h * p.sq.y + i * p.sq.z;
+        mrow[r] = p.off_m + b * p.sm.x + h * p.sm.y + i * p.sm.z;
+        orow[r] = (b * p.Hq + h) * p.Lq + i;
+        limit[r] = p.coff + i32(i);
+        if (r < nrows) { last = max(last, limit[r]); }
+    }
     for (var d = lid; d < p.D; d = d + 64u) {
         var qv = vec4<f32>(0.0);
         for (var r = 0u; r < QR; r++) {
-            if (r < nrows) { qv[r] = ldq(qb + r * p.sq.z + d * p.sq.w) * p.scale; }
+            if (r < nrows) { qv[r] = ldq(qrow[r] + d * p.sq.w) * p.scale; }
         }
         qs[d] = qv;
     }
     workgroupBarrier();
     let kb = p.off_k + b * p.sk.x + hk * p.sk.y;
     let vb = p.off_v + b * p.sv.x + hk * p.sv.y;
-    let mb = p.off_m + b * p.sm.x + h * p.sm.y + i0 * p.sm.z;
     let j0 = split * p.per_split;
     var j1 = min(j0 + p.per_split, p.Lk);
-    if (p.causal != 0u && nrows > 0u) { j1 = u32(clamp(p.coff + i32(i0 + nrows), 0, i32(j1))); }
+    if (p.causal != 0u && nrows > 0u) { j1 = u32(clamp(last + 1, 0, i32(j1))); }
     if (nrows == 0u) { j1 = j0; } // past the last row (the grid is rounded up)
     let ninf = vec4<f32>(neg_inf());
     var m = ninf;
@@ -115,10 +133,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             let kr = kb + j * p.sk.z;
             for (var d = 0u; d < p.D; d++) { dot = fma(qs[d], vec4<f32>(ldk(kr + d * p.sk.w)), dot); }
             for (var r = 0u; r < QR; r++) {
-                var keep = r < nrows && (p.causal == 0u || i32(j) <= p.coff + i32(i0 + r));
+                var keep = r < nrows && (p.causal == 0u || i32(j) <= limit[r]);
                 var sr = dot[r];
-                if (p.mask_kind == 1u) { sr = sr + ldm(mb + r * p.sm.z + j * p.sm.w); }
-                if (p.mask_kind == 2u) { keep = keep && ldm(mb + r * p.sm.z + j * p.sm.w) != 0.0; }
+                if (p.mask_kind == 1u) { sr = sr + ldm(mrow[r] + j * p.sm.w); }
+                if (p.mask_kind == 2u) { keep = keep && ldm(mrow[r] + j * p.sm.w) != 0.0; }
                 if (keep) { s[r] = sr; }
             }
         }
@@ -144,17 +162,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         m = m_new;
         workgroupBarrier(); // ps is rewritten by the next block
     }
-    let orow = (b * p.Hq + h) * p.Lq + i0; // output row of the first query row
     for (var q = 0u; q < nrows; q++) {
         if (p.nsplit == 1u) {
             for (var r = 0u; r < 4u; r++) {
                 let d = lid + r * 64u;
                 if (d < p.Dv) {
-                    out[(orow + q) * p.Dv + d] = select(select(0.0, acc[r][q] / l[q], l[q] > 0.0), nan_f(), nan_seen[q]);
+                    out[orow[q] * p.Dv + d] = select(select(0.0, acc[r][q] / l[q], l[q] > 0.0), nan_f(), nan_seen[q]);
                 }
             }
         } else {
-            let pb = ((orow + q) * p.nsplit + split) * (p.Dv + 2u);
+            let pb = (orow[q] * p.nsplit + split) * (p.Dv + 2u);
             if (lid == 0u) { part[pb] = m[q]; part[pb + 1u] = select(l[q], nan_f(), nan_seen[q]); }
             for (var r = 0u; r < 4u; r++) {
                 let d = lid + r * 64u;

@@ -1,6 +1,8 @@
 /* Scaled dot-product attention (src/kernels/attention.wgsl): a flash-style kernel (online softmax
- * over blocks of keys, no score matrix), one workgroup per 4 query rows; when there are few query
- * rows (decode) the keys are split across workgroups and a second kernel merges the splits.
+ * over blocks of keys, no score matrix), one workgroup per 4 query rows of a kv head (4 queries of
+ * a head, or in decode 4 heads of a GQA group: K and V are read once for the four); when that
+ * gives few workgroups (decode) the keys are split across workgroups and a second kernel merges
+ * the splits.
  * Results are computed in f32 and cast to q's dtype. */
 #include <math.h>
 #include <string.h>
@@ -59,7 +61,7 @@ static wgt_status sdpa_gpu(wgt_context *ctx, const wgt_tensor *q, const wgt_tens
     p.mask_kind = !mask ? 0 : mask->l.dtype == WGT_BOOL ? 2 : 1;
     /* One workgroup per 4 query rows; split the keys when that leaves too few workgroups to fill
      * the device: aim at ~512, each with at least a block of 64 keys. */
-    int64_t groups = B * Hq * ((Lq + 3) / 4);
+    int64_t groups = B * Hkv * ((Hq / Hkv * Lq + 3) / 4);
     int64_t nsplit = 1;
     if (groups < 512 && Lk > 128) {
         nsplit = (512 + groups - 1) / groups;
