@@ -9,10 +9,10 @@
 // (stores an index output, or nothing; it declares binding 3 when it stores) and
 // `fn sg_reduce(s: S) -> S` (combine over a subgroup with shuffles, or s itself).
 //
-// Two entry points:
-//   row_main: one workgroup per PACK outputs, 256 invocations stride over the R elements, then a
+// One entry point, two strategies (a uniform, p.col, picks one; one pipeline keeps compiles few):
+//   rows:    one workgroup per PACK outputs, 256 invocations stride over the R elements, then a
 //             tree (subgroup shuffles, then workgroup memory). For long reductions.
-//   col_main: one invocation per PACK outputs, a serial loop over R. For short reductions and for
+//   columns: one invocation per PACK outputs, a serial loop over R. For short reductions and for
 //             reductions over outer dims, where neighbouring invocations read neighbouring words.
 
 struct Params {
@@ -26,7 +26,7 @@ struct Params {
     zero: u32,        // 0 (a runtime zero for NaN and infinity)
     out_w0: u32,      // word offset of the output within its binding
     idx_off: u32,     // element offset of the index output within its binding
-    pad0: u32,
+    col: u32,         // 1: the column strategy
     pad1: u32,
     kept: Layout,     // input strides of the kept dims (n_out positions)
     red: Layout,      // input strides of the reduced dims (R positions, row-major)
@@ -151,10 +151,7 @@ fn wg_reduce(s0: S, lid: u32) -> S {
     return r;
 }
 
-@compute @workgroup_size(256)
-fn row_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
-            @builtin(local_invocation_index) lid: u32) {
-    let w = wid.x + wid.y * groups.x;
+fn by_rows(w: u32, lid: u32) {
     if (w * PACK >= p.n_out) { return; } // the whole workgroup leaves together
     var vals: array<CO, 4>;
     for (var k = 0u; k < PACK; k = k + 1u) {
@@ -171,10 +168,7 @@ fn row_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) grou
     if (lid == 0u) { st(p.out_w0 + w, vals); }
 }
 
-@compute @workgroup_size(256)
-fn col_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
-            @builtin(local_invocation_index) lid: u32) {
-    let w = (wid.x + wid.y * groups.x) * 256u + lid;
+fn by_columns(w: u32) {
     if (w * PACK >= p.n_out) { return; }
     var vals: array<CO, 4>;
     for (var k = 0u; k < PACK; k = k + 1u) {
@@ -188,4 +182,11 @@ fn col_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) grou
         }
     }
     st(p.out_w0 + w, vals);
+}
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+    let g = wid.x + wid.y * groups.x;
+    if (p.col != 0u) { by_columns(g * 256u + lid); } else { by_rows(g, lid); }
 }

@@ -15,7 +15,7 @@
 typedef struct red_params {
     uint32_t n_out, R, op, off, red_simple, red_stride;
     float correction;
-    uint32_t zero, out_w0, idx_off, pad0, pad1;
+    uint32_t zero, out_w0, idx_off, col, pad1;
     op_layout_params kept, red;
 } red_params;
 
@@ -48,8 +48,7 @@ static uint32_t red_sg(wgt_context *ctx)
     return 1;
 }
 
-static wgt_status red_kernel(wgt_context *ctx, const char *ct, wgt_dtype xdt, wgt_dtype odt, int with_idx, int col,
-                             wgt_kernel **k)
+static wgt_status red_kernel(wgt_context *ctx, const char *ct, wgt_dtype xdt, wgt_dtype odt, int with_idx, wgt_kernel **k)
 {
     size_t cap = 16384;
     char *pre = malloc(cap);
@@ -77,7 +76,7 @@ static wgt_status red_kernel(wgt_context *ctx, const char *ct, wgt_dtype xdt, wg
     else
         used += snprintf(pre + used, cap - used, "fn sg_reduce(s: S) -> S { return s; }\n");
     wgt_status st = used >= cap ? wgt_ctx_error(ctx, WGT_ERR_INTERNAL, "reduce: kernel prelude too long")
-                                : wgt_gpu_kernel(ctx, "reduce", pre, col ? "col_main" : "row_main", NULL, 0, k);
+                                : wgt_gpu_kernel(ctx, "reduce", pre, "main", NULL, 0, k);
     free(pre);
     return st;
 }
@@ -151,7 +150,7 @@ static wgt_status red_gpu(wgt_context *ctx, wgt_reduce_op op, const wgt_tensor *
     const char *ct = op_is_float(x->l.dtype) || float_only(op) || op == WGT_REDUCE_LOGSUMEXP ? "f32"
                                                                                             : op_compute_type(x->l.dtype);
     wgt_kernel *k;
-    wgt_status st = red_kernel(ctx, ct, x->l.dtype, out->l.dtype, idx != NULL, col, &k);
+    wgt_status st = red_kernel(ctx, ct, x->l.dtype, out->l.dtype, idx != NULL, &k);
     if (st) return st;
     for (int64_t r0 = 0; r0 < rows; r0 += per) {
         int64_t r1 = r0 + per < rows ? r0 + per : rows;
@@ -161,6 +160,7 @@ static wgt_status red_gpu(wgt_context *ctx, wgt_reduce_op op, const wgt_tensor *
         p.R = (uint32_t)R;
         p.op = (uint32_t)op;
         p.correction = (float)correction;
+        p.col = (uint32_t)col;
         wgt_layout c = P;
         if (nk) c.offset += r0 * c.strides[0], c.shape[0] = r1 - r0;
         int64_t lo, hi, base;
@@ -285,4 +285,130 @@ wgt_status wgt_max_dim(const wgt_tensor *x, int dim, int keepdim, wgt_tensor **v
 wgt_status wgt_min_dim(const wgt_tensor *x, int dim, int keepdim, wgt_tensor **values, wgt_tensor **indices)
 {
     return extreme_dim(WGT_REDUCE_AMIN, x, dim, keepdim, values, indices);
+}
+
+/* ---- scans ----------------------------------------------------------------------------------- */
+
+typedef struct scan_params {
+    uint32_t n_rows, L, op, off, stride, inner, zero, col;
+    op_layout_params kept;
+} scan_params;
+
+static wgt_status scan_kernel(wgt_context *ctx, const char *ct, wgt_dtype xdt, int with_idx, wgt_kernel **k)
+{
+    size_t cap = 8192;
+    char *pre = malloc(cap);
+    if (!pre) return wgt_ctx_error(ctx, WGT_ERR_OUT_OF_MEMORY, "out of host memory");
+    const char *lib = op_wgsl_lib();
+    snprintf(pre, cap, "%s\nalias CT = %s;\n", lib ? lib : "", ct);
+    op_wgsl_loader(pre, cap, "ld", "x", xdt, ct);
+    size_t used = strlen(pre);
+    if (with_idx)
+        used += snprintf(pre + used, cap - used,
+                         "@group(0) @binding(3) var<storage, read_write> iout: array<u32>;\n"
+                         "fn sti(i: u32, v: u32) { iout[i] = v; }\n");
+    else
+        used += snprintf(pre + used, cap - used, "fn sti(i: u32, v: u32) {}\n");
+    wgt_status st = used >= cap ? wgt_ctx_error(ctx, WGT_ERR_INTERNAL, "scan: kernel prelude too long")
+                                : wgt_gpu_kernel(ctx, "scan", pre, "main", NULL, 0, k);
+    free(pre);
+    return st;
+}
+
+/* Scan x along dim into y (contiguous, 4-byte dtype ct) and idx (i32, or NULL). */
+static wgt_status scan_gpu(wgt_context *ctx, wgt_scan_op op, const wgt_tensor *x, int dim, wgt_tensor *y, wgt_tensor *idx)
+{
+    const wgt_layout *l = &x->l;
+    int64_t L = l->ndim ? l->shape[dim] : 1, inner = 1, n_rows = 1;
+    int nk = 0;
+    int64_t ks[WGT_MAX_DIMS], kst[WGT_MAX_DIMS];
+    for (int d = 0; d < l->ndim; d++) {
+        if (d == dim) continue;
+        ks[nk] = l->shape[d], kst[nk++] = l->strides[d];
+        n_rows *= l->shape[d];
+        if (d > dim) inner *= l->shape[d];
+    }
+    if (n_rows == 0 || L == 0) return WGT_OK;
+    if (n_rows * L > UINT32_MAX) return op_fail(ctx, WGT_ERR_LIMIT, "%s: more than 2^32 elements", wgt_scan_op_name(op));
+    nk = merge_dims(nk, ks, kst);
+    scan_params p;
+    memset(&p, 0, sizeof p);
+    p.n_rows = (uint32_t)n_rows;
+    p.L = (uint32_t)L;
+    p.op = (uint32_t)op;
+    p.stride = l->ndim ? (uint32_t)l->strides[dim] : 0;
+    p.inner = (uint32_t)inner;
+    wgt_layout kl = *l;
+    kl.ndim = nk;
+    for (int d = 0; d < nk; d++) kl.shape[d] = ks[d], kl.strides[d] = kst[d];
+    wgt_status st = op_layout_params_fill(ctx, &kl, &p.kept);
+    if (st) return st;
+    wgt_binding b[3];
+    int64_t base;
+    if ((st = op_bind_all(x, &b[0], &base)) || (st = op_bind_all(y, &b[1], &base))) return st;
+    p.off = (uint32_t)(l->offset - base);
+    if (idx && (st = op_bind_all(idx, &b[2], &base))) return st;
+    int col = L <= 64;
+    p.col = (uint32_t)col;
+    wgt_kernel *k;
+    if ((st = scan_kernel(ctx, op_compute_type(y->l.dtype), x->l.dtype, idx != NULL, &k))) return st;
+    uint32_t gx, gy;
+    op_grid(ctx, col ? ((uint64_t)n_rows + 255) / 256 : (uint64_t)n_rows, &gx, &gy);
+    return wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, idx ? 3 : 2, gx, gy, 1);
+}
+
+typedef struct scan_arg {
+    wgt_scan_op op;
+    int dim;
+} scan_arg;
+
+static wgt_status scan_ref(void *arg, const wgt_cpu_tensor *in, const wgt_cpu_tensor *out)
+{
+    scan_arg *a = arg;
+    return wgt_cpu_scan(a->op, &in[0], a->dim, 0, 0, &out[0], out[1].data ? &out[1] : NULL);
+}
+
+wgt_status wgt_scan(wgt_scan_op op, const wgt_tensor *x, int dim, wgt_tensor **out, wgt_tensor **indices)
+{
+    OP_BEGIN(x, out);
+    if (indices) *indices = NULL;
+    if ((unsigned)op >= WGT_SCAN_COUNT) return op_fail(ctx, WGT_ERR_INVALID_ARGUMENT, "scan: unknown op %d", (int)op);
+    const char *name = wgt_scan_op_name(op);
+    int is_ext = op == WGT_SCAN_CUMMAX || op == WGT_SCAN_CUMMIN;
+    if (indices && !is_ext) return op_fail(ctx, WGT_ERR_INVALID_ARGUMENT, "%s has no indices (cummax/cummin do)", name);
+    wgt_status st = op_dim(ctx, name, &dim, x->l.ndim);
+    if (st) return st;
+    wgt_dtype xdt = x->l.dtype, odt = xdt;
+    if (!is_ext && !op_is_float(xdt) && xdt != WGT_U32 && xdt != WGT_I64) odt = WGT_I32; /* PyTorch: i64 */
+    wgt_tensor *y = NULL, *iy = NULL;
+    if ((st = wgt_tensor_new(ctx, odt, x->l.ndim, x->l.shape, &y))) return st;
+    if (indices && (st = wgt_tensor_new(ctx, WGT_I32, x->l.ndim, x->l.shape, &iy))) return op_finish(st, y, out);
+    int gpu_ok = xdt != WGT_I64;
+    if (op_use_gpu(ctx, name, xdt, gpu_ok)) {
+        /* the kernel writes 4-byte elements: 16- and 8-bit results go through f32/i32 and a cast */
+        wgt_dtype wdt = op_is_float(odt) ? WGT_F32 : odt == WGT_U32 ? WGT_U32 : WGT_I32;
+        wgt_tensor *w = y;
+        if (wdt != odt) st = wgt_tensor_new(ctx, wdt, x->l.ndim, x->l.shape, &w);
+        if (!st) st = scan_gpu(ctx, op, x, dim, w, iy);
+        if (w != y) {
+            wgt_tensor *c = NULL;
+            if (!st && !(st = wgt_tensor_cast(w, odt, &c))) {
+                wgt_tensor_free(y);
+                y = c;
+            }
+            wgt_tensor_free(w);
+        }
+    } else if (!(st = op_fallback_status(ctx, name, xdt, gpu_ok))) {
+        scan_arg a = {op, dim};
+        const wgt_tensor *ins[1] = {x};
+        wgt_tensor *outs[2] = {y, iy};
+        st = op_reference(ctx, scan_ref, &a, ins, 1, outs, iy ? 2 : 1);
+    }
+    if (st) {
+        wgt_tensor_free(iy);
+        return op_finish(st, y, out);
+    }
+    *out = y;
+    if (indices) *indices = iy;
+    return WGT_OK;
 }

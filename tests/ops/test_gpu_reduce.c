@@ -247,12 +247,78 @@ static void edge_cases(wgt_context *ctx)
     wgt_tensor_free(sc);
 }
 
+static void check_scan(wgt_scan_op op, const wgt_tensor *x, void *data, int dim, const char *layout)
+{
+    char what[160];
+    wgt_dtype dt = wgt_tensor_dtype(x);
+    int ext = op == WGT_SCAN_CUMMAX || op == WGT_SCAN_CUMMIN;
+    snprintf(what, sizeof what, "%s %s %s dim %d", wgt_scan_op_name(op), wgt_dtype_name(dt), layout, dim);
+    wgt_tensor *y = NULL, *ix = NULL;
+    wgt_status st = wgt_scan(op, x, dim, &y, ext ? &ix : NULL);
+    CHECK(st == WGT_OK, "%s: %s", what, wgt_errmsg());
+    if (st) return;
+    int64_t n = wgt_tensor_numel(y);
+    void *rv = calloc(n ? n : 1, 8), *ri = calloc(n ? n : 1, 8);
+    wgt_cpu_tensor hx = host_of(x, data);
+    wgt_cpu_tensor r = wgt_cpu_tensor_make(rv, wgt_tensor_dtype(y), wgt_tensor_ndim(y), wgt_tensor_shape(y));
+    wgt_cpu_tensor i = wgt_cpu_tensor_make(ri, WGT_I32, wgt_tensor_ndim(y), wgt_tensor_shape(y));
+    MUST(wgt_cpu_scan(op, &hx, dim, 0, 0, &r, ext ? &i : NULL));
+    int64_t L = wgt_tensor_ndim(x) ? wgt_tensor_shape(x)[dim] : 1;
+    double rtol = ext ? 0 : tol_rel(wgt_tensor_dtype(y)) + (op == WGT_SCAN_CUMPROD ? 2e-6 * (double)L : 0);
+    compared += compare(what, y, &r, ext || !op_is_float(dt) ? 0 : 1e-6 * (double)L, rtol);
+    if (ext) compared += compare(what, ix, &i, 0, 0);
+    free(rv);
+    free(ri);
+    wgt_tensor_free(y);
+    wgt_tensor_free(ix);
+}
+
+/* Scans on every dim of [5, 3, 300] (short rows in columns, long rows in blocks), a transposed
+ * view, a long row of 3000 (three blocks) with NaN for cummax/cummin, and ties. */
+static void scans(wgt_context *ctx)
+{
+    const wgt_dtype dts[] = {WGT_F32, WGT_F16, WGT_BF16, WGT_I32, WGT_U8};
+    for (size_t di = 0; di < sizeof dts / sizeof *dts; di++) {
+        wgt_dtype dt = dts[di];
+        int64_t shape[3] = {5, 3, 300};
+        void *data = make_data(dt, 4500, dt == WGT_U8 ? 0 : -2, dt == WGT_U8 ? 6 : 2);
+        void *pdata = make_data(dt, 4500, 0.9, 1.1);
+        if (!op_is_float(dt)) memset(pdata, dt == WGT_U8 ? 1 : 0, 4500 * wgt_dtype_size(dt));
+        wgt_tensor *x, *px, *xt;
+        MUST(wgt_tensor_from_host(ctx, dt, 3, shape, data, &x));
+        MUST(wgt_tensor_from_host(ctx, dt, 3, shape, pdata, &px));
+        MUST(wgt_tensor_transpose(x, 0, 2, &xt));
+        for (int op = 0; op < WGT_SCAN_COUNT; op++) {
+            if (op == WGT_SCAN_CUMPROD && dt == WGT_I32) continue; /* i32 wraps the same way: the u8 case covers it */
+            const wgt_tensor *src = op == WGT_SCAN_CUMPROD ? px : x;
+            void *sd = op == WGT_SCAN_CUMPROD ? pdata : data;
+            for (int d = 0; d < 3; d++) check_scan(op, src, sd, d, "contiguous");
+            check_scan(op, xt, data, 0, "transposed");
+        }
+        wgt_tensor_free(xt);
+        wgt_tensor_free(x);
+        wgt_tensor_free(px);
+        free(data);
+        free(pdata);
+    }
+    int64_t s[1] = {3000};
+    float *f = make_data(WGT_F32, 3000, -3, 3);
+    f[1500] = NAN, f[2500] = NAN, f[10] = 100, f[20] = 100;
+    wgt_tensor *x;
+    MUST(wgt_tensor_from_host(ctx, WGT_F32, 1, s, f, &x));
+    for (int op = 0; op < WGT_SCAN_COUNT; op++) /* cumprod of 3000 factors overflows f32 before double */
+        if (op != WGT_SCAN_CUMPROD) check_scan(op, x, f, 0, "long/nan");
+    wgt_tensor_free(x);
+    free(f);
+}
+
 int main(void)
 {
     wgt_context *ctx;
     MUST(wgt_context_create(NULL, &ctx));
     reductions(ctx);
     edge_cases(ctx);
+    scans(ctx);
     CHECK(compared > 10000, "only %lld elements compared", (long long)compared);
     wgt_context_free(ctx);
     return test_finish("test_gpu_reduce");
