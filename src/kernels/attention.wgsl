@@ -8,14 +8,15 @@
 // GQA/MQA: query head h reads kv head h / p.group. k and v are strided views (a KV cache read in
 // place). Causal: key j is visible to query i when j <= coff + i. Masks: float (added) or bool
 // (keep where set). A row that sees no key gives zeros. D and Dv are at most 256.
-// The prelude (src/ops/attention.c) supplies the loaders ldq, ldk, ldv, ldm (all f32).
+// The prelude (src/ops/attention.c) supplies the loaders ldq, ldk, ldv, ldm (all f32) and ldk4
+// (four consecutive elements of k from an even element index).
 
 struct Params {
     B: u32, Hq: u32, Lq: u32, Lk: u32,
     D: u32, Dv: u32, group: u32, nsplit: u32,
     scale: f32, causal: u32, coff: i32, mask_kind: u32, // mask_kind 0 none, 1 float, 2 bool
     per_split: u32, off_q: u32, off_k: u32, off_v: u32,
-    off_m: u32, pad0: u32, pad1: u32, pad2: u32,
+    off_m: u32, pad0: u32, kvec: u32, pad2: u32, // kvec: k rows contiguous, D % 4 == 0, rows start even
     sq: vec4<u32>, // strides of q [B, Hq, Lq, D], k and v [B, Hkv, Lk, D], mask [B, Hq, Lq, Lk]
     sk: vec4<u32>,
     sv: vec4<u32>,
@@ -131,7 +132,17 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         if (j < j1) {
             var dot = vec4<f32>(0.0);
             let kr = kb + j * p.sk.z;
-            for (var d = 0u; d < p.D; d++) { dot = fma(qs[d], vec4<f32>(ldk(kr + d * p.sk.w)), dot); }
+            if (p.kvec != 0u) { // k rows contiguous: four elements per load call
+                for (var d = 0u; d < p.D; d = d + 4u) {
+                    let kv = ldk4(kr + d);
+                    dot = fma(qs[d], vec4<f32>(kv.x), dot);
+                    dot = fma(qs[d + 1u], vec4<f32>(kv.y), dot);
+                    dot = fma(qs[d + 2u], vec4<f32>(kv.z), dot);
+                    dot = fma(qs[d + 3u], vec4<f32>(kv.w), dot);
+                }
+            } else {
+                for (var d = 0u; d < p.D; d++) { dot = fma(qs[d], vec4<f32>(ldk(kr + d * p.sk.w)), dot); }
+            }
             for (var r = 0u; r < QR; r++) {
                 var keep = r < nrows && (p.causal == 0u || i32(j) <= limit[r]);
                 var sr = dot[r];

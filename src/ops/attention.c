@@ -18,7 +18,7 @@ typedef struct sdpa_gpu_params {
     int32_t coff;
     uint32_t mask_kind;
     uint32_t per_split, off_q, off_k, off_v;
-    uint32_t off_m, pad0, pad1, pad2;
+    uint32_t off_m, pad0, kvec, pad2;
     uint32_t sq[4], sk[4], sv[4], sm[4];
 } sdpa_gpu_params;
 
@@ -34,6 +34,19 @@ static wgt_status strides4(wgt_context *ctx, const wgt_layout *l, uint32_t *s)
         s[d] = (uint32_t)l->strides[d];
     }
     return WGT_OK;
+}
+
+/* fn ldk4(i: u32) -> vec4<f32>: elements i .. i + 3 of k, i even (16-bit dtypes: two words). */
+static void ldk4_fn(char *buf, size_t cap, wgt_dtype dt)
+{
+    size_t used = strlen(buf);
+    const char *body =
+        dt == WGT_F32 ? "return vec4<f32>(bitcast<f32>(k[i]), bitcast<f32>(k[i + 1u]), bitcast<f32>(k[i + 2u]), "
+                        "bitcast<f32>(k[i + 3u]));"
+        : dt == WGT_F16 ? "let w = i >> 1u; return vec4<f32>(unpack2x16float(k[w]), unpack2x16float(k[w + 1u]));"
+                        : "let w = i >> 1u; let a = k[w]; let b = k[w + 1u]; return bitcast<vec4<f32>>(vec4<u32>("
+                          "a << 16u, a & 0xffff0000u, b << 16u, b & 0xffff0000u));";
+    snprintf(buf + used, used < cap ? cap - used : 0, "fn ldk4(i: u32) -> vec4<f32> { %s }\n", body);
 }
 
 static wgt_status sdpa_gpu(wgt_context *ctx, const wgt_tensor *q, const wgt_tensor *k, const wgt_tensor *v,
@@ -83,6 +96,7 @@ static wgt_status sdpa_gpu(wgt_context *ctx, const wgt_tensor *q, const wgt_tens
     op_wgsl_loader(pre, sizeof pre, "ldk", "k", k->l.dtype, "f32");
     op_wgsl_loader(pre, sizeof pre, "ldv", "v", v->l.dtype, "f32");
     op_wgsl_loader(pre, sizeof pre, "ldm", "mask", mask ? mask->l.dtype : q->l.dtype, "f32");
+    ldk4_fn(pre, sizeof pre, k->l.dtype);
     wgt_kernel *kmain, *kcomb = NULL;
     if ((st = wgt_gpu_kernel(ctx, "attention", pre, "main", NULL, 0, &kmain))) goto done;
     if (nsplit > 1 && (st = wgt_gpu_kernel(ctx, "attention", pre, "combine", NULL, 0, &kcomb))) goto done;
@@ -105,6 +119,9 @@ static wgt_status sdpa_gpu(wgt_context *ctx, const wgt_tensor *q, const wgt_tens
         b[3] = b[0];
     if ((st = op_bind_all(out32, &b[4], &base)) || (st = op_bind_all(part, &b[5], &base))) goto done;
     uint32_t gx, gy;
+    /* the vector path reads whole rows of k from even element indices */
+    p.kvec = k->l.strides[3] == 1 && D % 4 == 0 && p.off_k % 2 == 0 && p.sk[0] % 2 == 0 && p.sk[1] % 2 == 0 &&
+             p.sk[2] % 2 == 0;
     op_grid(ctx, (uint64_t)groups, &gx, &gy);
     if ((st = wgt_gpu_dispatch(ctx, kmain, &p, sizeof p, b, 6, gx, gy, (uint32_t)nsplit))) goto done;
     op_grid(ctx, (uint64_t)rows, &gx, &gy);

@@ -129,6 +129,19 @@ static void sdpa_cases(void)
         check_sdpa(what, &q, &k, &v, NULL, &causal);
         drop(&q), drop(&k), drop(&v);
     }
+    /* k stored [B, H, D, L] and read transposed (the scalar key path), f16 */
+    {
+        pair q = make(WGT_F16, 4, (int64_t[]){1, 4, 3, 16}, -1, 1), k0 = make(WGT_F16, 4, (int64_t[]){1, 2, 16, 9}, -1, 1);
+        pair v = make(WGT_F16, 4, (int64_t[]){1, 2, 9, 16}, -1, 1);
+        wgt_tensor *kt;
+        MUST(wgt_tensor_transpose(k0.d, 2, 3, &kt));
+        wgt_layout l = k0.h.l;
+        l.shape[2] = 9, l.shape[3] = 16, l.strides[2] = 1, l.strides[3] = 9;
+        pair kv = view_of(&k0, kt, &l);
+        check_sdpa("sdpa f16, k a transposed view", &q, &kv, &v, NULL, NULL);
+        wgt_tensor_free(kt);
+        drop(&q), drop(&k0), drop(&v);
+    }
     /* a KV cache [1, 2, 40, 24] read through a narrow to 20 keys; q [1, 6 heads, 3 rows, 24] a
      * transposed [1, L, H, D] */
     pair kc = make(WGT_F32, 4, (int64_t[]){1, 2, 40, 24}, -1, 1), vc = make(WGT_F32, 4, (int64_t[]){1, 2, 40, 24}, -1, 1);
