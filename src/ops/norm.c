@@ -1,0 +1,433 @@
+/* Softmax and normalisation: softmax, log_softmax (any dim), layer_norm, rms_norm, group_norm,
+ * batch_norm. One kernel (src/kernels/norm.wgsl) normalises rows of a strided input, a workgroup per
+ * row (per 2 or 4 rows for 16- and 8-bit outputs), statistics in f32; the op is a uniform. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops/api.h"
+#include "ops/ops.h"
+
+enum { NORM_SOFTMAX, NORM_LOG_SOFTMAX, NORM_LAYER, NORM_RMS, NORM_GIVEN };
+
+typedef struct norm_params {
+    uint32_t n_rows, R, op, off, row_simple, row_stride;
+    float eps;
+    uint32_t zero, inner, has_w, has_b, wmod, wmul, wdiv, w_off, b_off, m_off, v_off, pdt, pad1;
+    op_layout_params kept, row;
+} norm_params;
+
+/* The optional per-element parameters of a normalisation (contiguous, or NULL) and their indexing:
+ * element (o, r) reads (o % wmod) * wmul + r / wdiv. */
+typedef struct norm_aux {
+    const wgt_tensor *w, *b, *mean, *var;
+    uint32_t wmod, wmul, wdiv;
+} norm_aux;
+
+static uint32_t norm_sg(wgt_context *ctx)
+{
+    const wgt_limits *lim = &ctx->info.limits;
+    if (ctx->info.has_subgroups && lim->subgroup_min_size == lim->subgroup_max_size && lim->subgroup_min_size >= 2 &&
+        lim->subgroup_min_size <= 64 && !(lim->subgroup_min_size & (lim->subgroup_min_size - 1)))
+        return lim->subgroup_min_size;
+    return 1;
+}
+
+static wgt_status norm_kernel(wgt_context *ctx, wgt_dtype xdt, wgt_dtype odt, wgt_kernel **k)
+{
+    size_t cap = 16384;
+    char *pre = malloc(cap);
+    if (!pre) return wgt_ctx_error(ctx, WGT_ERR_OUT_OF_MEMORY, "out of host memory");
+    uint32_t sg = norm_sg(ctx);
+    const char *lib = op_wgsl_lib();
+    snprintf(pre, cap, "%s%s\nconst PACK: u32 = %du;\nconst SG: u32 = %uu;\n", sg > 1 ? "enable subgroups;\n" : "",
+             lib ? lib : "", op_pack(odt), sg);
+    op_wgsl_loader(pre, cap, "ldx", "xs", xdt, "f32");
+    op_wgsl_storer(pre, cap, "st", "out", odt, "f32");
+    size_t used = strlen(pre);
+    if (sg > 1)
+        used += snprintf(pre + used, cap - used,
+                         "fn sg_combine(t0: T) -> T {\n  var t = t0;\n"
+                         "  for (var m = 1u; m < SG; m = m << 1u) {\n"
+                         "    t = t_combine(t, T(subgroupShuffleXor(t.a, m), subgroupShuffleXor(t.b, m), "
+                         "subgroupShuffleXor(t.c, m)));\n  }\n  return t;\n}\n");
+    else
+        used += snprintf(pre + used, cap - used, "fn sg_combine(t: T) -> T { return t; }\n");
+    wgt_status st = used >= cap ? wgt_ctx_error(ctx, WGT_ERR_INTERNAL, "norm: kernel prelude too long")
+                                : wgt_gpu_kernel(ctx, "norm", pre, "main", NULL, 0, k);
+    free(pre);
+    return st;
+}
+
+/* Merge neighbouring dims that one stride walks, dropping size-1 dims; returns the count. */
+static int merge_dims(int n, int64_t *shape, int64_t *stride)
+{
+    int m = 0;
+    for (int d = 0; d < n; d++) {
+        if (shape[d] == 1) continue;
+        if (m > 0 && stride[m - 1] == stride[d] * shape[d]) {
+            shape[m - 1] *= shape[d];
+            stride[m - 1] = stride[d];
+        } else {
+            shape[m] = shape[d];
+            stride[m] = stride[d];
+            m++;
+        }
+    }
+    return m;
+}
+
+/* Normalise the rows of x into y (contiguous, x's shape): rows are positions over the kept dims
+ * (ks/kst), each of R elements over the row dims (rs/rst); inner: see norm.wgsl. */
+static wgt_status norm_gpu(wgt_context *ctx, int op, const wgt_tensor *x, int nk, int64_t *ks, int64_t *kst, int nr,
+                           int64_t *rs, int64_t *rst, int64_t inner, const norm_aux *a, double eps, wgt_tensor *y)
+{
+    int64_t n_rows = 1, R = 1;
+    for (int d = 0; d < nk; d++) n_rows *= ks[d];
+    for (int d = 0; d < nr; d++) R *= rs[d];
+    if (n_rows == 0 || R == 0) return WGT_OK;
+    if (n_rows * R > UINT32_MAX) return op_fail(ctx, WGT_ERR_LIMIT, "norm: more than 2^32 elements");
+    nk = merge_dims(nk, ks, kst);
+    nr = merge_dims(nr, rs, rst);
+    norm_params p;
+    memset(&p, 0, sizeof p);
+    p.n_rows = (uint32_t)n_rows;
+    p.R = (uint32_t)R;
+    p.op = (uint32_t)op;
+    p.eps = (float)eps;
+    p.inner = (uint32_t)inner;
+    p.wmod = a->wmod ? a->wmod : 1;
+    p.wmul = a->wmul;
+    p.wdiv = a->wdiv ? a->wdiv : 1;
+    p.has_w = a->w != NULL;
+    p.has_b = a->b != NULL;
+    wgt_layout kl = x->l, rl = x->l;
+    kl.ndim = nk;
+    rl.ndim = nr;
+    for (int d = 0; d < nk; d++) kl.shape[d] = ks[d], kl.strides[d] = kst[d];
+    for (int d = 0; d < nr; d++) rl.shape[d] = rs[d], rl.strides[d] = rst[d];
+    wgt_status st;
+    if ((st = op_layout_params_fill(ctx, &kl, &p.kept)) || (st = op_layout_params_fill(ctx, &rl, &p.row))) return st;
+    p.row_simple = nr <= 1;
+    p.row_stride = nr == 1 ? (uint32_t)rst[0] : 0;
+    wgt_binding b[6];
+    int64_t base;
+    if ((st = op_bind_all(x, &b[0], &base))) return st;
+    p.off = (uint32_t)(x->l.offset - base);
+    if ((st = op_bind_all(y, &b[1], &base))) return st;
+    const wgt_tensor *aux[4] = {a->w, a->b, a->mean, a->var};
+    uint32_t *offs[4] = {&p.w_off, &p.b_off, &p.m_off, &p.v_off};
+    for (int i = 0; i < 4; i++) {
+        if (!aux[i]) {
+            b[2 + i] = b[0];
+            continue;
+        }
+        if ((st = op_bind_all(aux[i], &b[2 + i], &base))) return st;
+        *offs[i] = (uint32_t)(aux[i]->l.offset - base);
+        wgt_dtype dt = aux[i]->l.dtype;
+        p.pdt |= (uint32_t)(dt == WGT_F16 ? 1 : dt == WGT_BF16 ? 2 : 0) << (2 * i);
+    }
+    wgt_kernel *k;
+    if ((st = norm_kernel(ctx, x->l.dtype, y->l.dtype, &k))) return st;
+    uint32_t gx, gy;
+    op_grid(ctx, ((uint64_t)n_rows + op_pack(y->l.dtype) - 1) / op_pack(y->l.dtype), &gx, &gy);
+    return wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 6, gx, gy, 1);
+}
+
+/* ---- softmax -------------------------------------------------------------------------------- */
+
+typedef struct softmax_arg {
+    int dim, log;
+} softmax_arg;
+
+static wgt_status softmax_ref(void *arg, const wgt_cpu_tensor *in, const wgt_cpu_tensor *out)
+{
+    softmax_arg *a = arg;
+    return a->log ? wgt_cpu_log_softmax(&in[0], a->dim, &out[0]) : wgt_cpu_softmax(&in[0], a->dim, &out[0]);
+}
+
+static wgt_status softmax_impl(const wgt_tensor *x, int dim, int log, wgt_tensor **out)
+{
+    OP_BEGIN(x, out);
+    const char *name = log ? "log_softmax" : "softmax";
+    wgt_status st = op_dim(ctx, name, &dim, x->l.ndim);
+    if (st) return st;
+    wgt_dtype odt = op_is_float(x->l.dtype) ? x->l.dtype : WGT_F32;
+    wgt_tensor *y;
+    if ((st = wgt_tensor_new(ctx, odt, x->l.ndim, x->l.shape, &y))) return st;
+    int gpu_ok = x->l.dtype != WGT_I64;
+    if (op_use_gpu(ctx, name, x->l.dtype, gpu_ok)) {
+        int nk = 0;
+        int64_t ks[WGT_MAX_DIMS], kst[WGT_MAX_DIMS], rs[1] = {1}, rst[1] = {0}, inner = 1;
+        for (int d = 0; d < x->l.ndim; d++) {
+            if (d == dim) rs[0] = x->l.shape[d], rst[0] = x->l.strides[d];
+            else ks[nk] = x->l.shape[d], kst[nk++] = x->l.strides[d];
+            if (d > dim) inner *= x->l.shape[d];
+        }
+        norm_aux a = {0};
+        int pack = op_pack(odt);
+        if (inner == 1 || inner % pack == 0)
+            st = norm_gpu(ctx, log ? NORM_LOG_SOFTMAX : NORM_SOFTMAX, x, nk, ks, kst, 1, rs, rst, inner, &a, 0, y);
+        else { /* 16-bit words would straddle rows: normalise in f32, then convert */
+            wgt_tensor *t;
+            if (!(st = wgt_tensor_new(ctx, WGT_F32, x->l.ndim, x->l.shape, &t))) {
+                st = norm_gpu(ctx, log ? NORM_LOG_SOFTMAX : NORM_SOFTMAX, x, nk, ks, kst, 1, rs, rst, inner, &a, 0, t);
+                wgt_tensor *c = NULL;
+                if (!st && !(st = wgt_tensor_cast(t, odt, &c))) {
+                    wgt_tensor_free(y);
+                    y = c;
+                }
+                wgt_tensor_free(t);
+            }
+        }
+    } else if (!(st = op_fallback_status(ctx, name, x->l.dtype, gpu_ok))) {
+        softmax_arg a = {dim, log};
+        const wgt_tensor *ins[1] = {x};
+        st = op_reference(ctx, softmax_ref, &a, ins, 1, &y, 1);
+    }
+    return op_finish(st, y, out);
+}
+
+wgt_status wgt_softmax(const wgt_tensor *x, int dim, wgt_tensor **out) { return softmax_impl(x, dim, 0, out); }
+wgt_status wgt_log_softmax(const wgt_tensor *x, int dim, wgt_tensor **out) { return softmax_impl(x, dim, 1, out); }
+
+/* ---- layer_norm, rms_norm ------------------------------------------------------------------- */
+
+/* A contiguous version of an optional parameter tensor whose shape must equal (n, shape). */
+static wgt_status norm_param(wgt_context *ctx, const char *op, const char *what, const wgt_tensor *t, int n,
+                             const int64_t *shape, const wgt_tensor **out)
+{
+    *out = NULL;
+    if (!t) return WGT_OK;
+    if (t->st->ctx != ctx) return op_fail(ctx, WGT_ERR_INVALID_ARGUMENT, "%s: %s lives on another context", op, what);
+    int ok = t->l.ndim == n;
+    for (int d = 0; ok && d < n; d++) ok = t->l.shape[d] == shape[d];
+    if (!ok) return op_fail(ctx, WGT_ERR_SHAPE, "%s: %s has the wrong shape (want the normalised dims' shape)", op, what);
+    if (!op_is_float(t->l.dtype))
+        return op_fail(ctx, WGT_ERR_DTYPE, "%s: %s must be f32, f16 or bf16, not %s", op, what, wgt_dtype_name(t->l.dtype));
+    wgt_tensor *c;
+    wgt_status st = wgt_tensor_contiguous(t, &c);
+    *out = c;
+    return st;
+}
+
+typedef struct ln_arg {
+    int norm_ndim, rms, has_w, has_b;
+    double eps;
+} ln_arg;
+
+static wgt_status ln_ref(void *arg, const wgt_cpu_tensor *in, const wgt_cpu_tensor *out)
+{
+    ln_arg *a = arg;
+    const wgt_cpu_tensor *w = a->has_w ? &in[1] : NULL, *b = a->has_b ? &in[2] : NULL;
+    if (a->rms) return wgt_cpu_rms_norm(&in[0], a->norm_ndim, w, a->eps, &out[0]);
+    return wgt_cpu_layer_norm(&in[0], a->norm_ndim, w, b, a->eps, &out[0], NULL, NULL);
+}
+
+static wgt_status ln_impl(const char *name, int rms, const wgt_tensor *x, int norm_ndim, const wgt_tensor *weight,
+                          const wgt_tensor *bias, double eps, wgt_tensor **out)
+{
+    OP_BEGIN(x, out);
+    int nd = x->l.ndim;
+    if (norm_ndim < 1 || norm_ndim > nd)
+        return op_fail(ctx, WGT_ERR_SHAPE, "%s: norm_ndim %d must be in 1..%d (the input's dims)", name, norm_ndim, nd);
+    if (!op_is_float(x->l.dtype))
+        return op_fail(ctx, WGT_ERR_DTYPE, "%s needs a floating-point tensor, not %s", name, wgt_dtype_name(x->l.dtype));
+    const int64_t *nshape = x->l.shape + nd - norm_ndim;
+    const wgt_tensor *w = NULL, *b = NULL;
+    wgt_status st = norm_param(ctx, name, "weight", weight, norm_ndim, nshape, &w);
+    if (!st) st = norm_param(ctx, name, "bias", bias, norm_ndim, nshape, &b);
+    wgt_tensor *y = NULL;
+    if (!st) st = wgt_tensor_new(ctx, x->l.dtype, nd, x->l.shape, &y);
+    if (!st) {
+        if (op_use_gpu(ctx, name, x->l.dtype, 1)) {
+            int64_t ks[WGT_MAX_DIMS], kst[WGT_MAX_DIMS], rs[WGT_MAX_DIMS], rst[WGT_MAX_DIMS];
+            int nk = nd - norm_ndim;
+            memcpy(ks, x->l.shape, nk * sizeof *ks);
+            memcpy(kst, x->l.strides, nk * sizeof *kst);
+            memcpy(rs, x->l.shape + nk, norm_ndim * sizeof *rs);
+            memcpy(rst, x->l.strides + nk, norm_ndim * sizeof *rst);
+            norm_aux a = {w, b, NULL, NULL, 1, 0, 1};
+            st = norm_gpu(ctx, rms ? NORM_RMS : NORM_LAYER, x, nk, ks, kst, norm_ndim, rs, rst, 1, &a, eps, y);
+        } else {
+            ln_arg a = {norm_ndim, rms, w != NULL, b != NULL, eps};
+            const wgt_tensor *ins[3] = {x, w, b};
+            st = op_reference(ctx, ln_ref, &a, ins, 3, &y, 1);
+        }
+    }
+    wgt_tensor_free((wgt_tensor *)w);
+    wgt_tensor_free((wgt_tensor *)b);
+    return op_finish(st, y, out);
+}
+
+wgt_status wgt_layer_norm(const wgt_tensor *x, int norm_ndim, const wgt_tensor *weight, const wgt_tensor *bias,
+                          double eps, wgt_tensor **out)
+{
+    return ln_impl("layer_norm", 0, x, norm_ndim, weight, bias, eps, out);
+}
+
+wgt_status wgt_rms_norm(const wgt_tensor *x, int norm_ndim, const wgt_tensor *weight, double eps, wgt_tensor **out)
+{
+    return ln_impl("rms_norm", 1, x, norm_ndim, weight, NULL, eps, out);
+}
+
+/* ---- group_norm, batch_norm ------------------------------------------------------------------ */
+
+typedef struct gn_arg {
+    int groups, has_w, has_b;
+    double eps;
+} gn_arg;
+
+static wgt_status gn_ref(void *arg, const wgt_cpu_tensor *in, const wgt_cpu_tensor *out)
+{
+    gn_arg *a = arg;
+    return wgt_cpu_group_norm(&in[0], a->groups, a->has_w ? &in[1] : NULL, a->has_b ? &in[2] : NULL, a->eps, &out[0]);
+}
+
+wgt_status wgt_group_norm(const wgt_tensor *x, int groups, const wgt_tensor *weight, const wgt_tensor *bias,
+                          double eps, wgt_tensor **out)
+{
+    OP_BEGIN(x, out);
+    int nd = x->l.ndim;
+    if (nd < 2) return op_fail(ctx, WGT_ERR_SHAPE, "group_norm: the input must be [N, C, *], not %d-D", nd);
+    int64_t C = x->l.shape[1];
+    if (groups < 1 || C % groups)
+        return op_fail(ctx, WGT_ERR_SHAPE, "group_norm: %d groups do not divide %lld channels", groups, (long long)C);
+    if (!op_is_float(x->l.dtype))
+        return op_fail(ctx, WGT_ERR_DTYPE, "group_norm needs a floating-point tensor, not %s", wgt_dtype_name(x->l.dtype));
+    const wgt_tensor *w = NULL, *b = NULL;
+    wgt_status st = norm_param(ctx, "group_norm", "weight", weight, 1, &C, &w);
+    if (!st) st = norm_param(ctx, "group_norm", "bias", bias, 1, &C, &b);
+    wgt_tensor *y = NULL;
+    if (!st) st = wgt_tensor_new(ctx, x->l.dtype, nd, x->l.shape, &y);
+    if (!st) {
+        if (op_use_gpu(ctx, "group_norm", x->l.dtype, 1)) {
+            /* rows [N, groups] of [C / groups, spatial...] elements, read in place */
+            int64_t cpg = C / groups, S = 1;
+            int64_t ks[2] = {x->l.shape[0], groups}, kst[2] = {x->l.strides[0], x->l.strides[1] * cpg};
+            int64_t rs[WGT_MAX_DIMS], rst[WGT_MAX_DIMS];
+            rs[0] = cpg, rst[0] = x->l.strides[1];
+            for (int d = 2; d < nd; d++) rs[d - 1] = x->l.shape[d], rst[d - 1] = x->l.strides[d], S *= x->l.shape[d];
+            if (S > UINT32_MAX) st = op_fail(ctx, WGT_ERR_LIMIT, "group_norm: spatial size past 2^32");
+            norm_aux a = {w, b, NULL, NULL, (uint32_t)groups, (uint32_t)cpg, (uint32_t)(S ? S : 1)};
+            if (!st) st = norm_gpu(ctx, NORM_LAYER, x, 2, ks, kst, nd - 1, rs, rst, 1, &a, eps, y);
+        } else {
+            gn_arg a = {groups, w != NULL, b != NULL, eps};
+            const wgt_tensor *ins[3] = {x, w, b};
+            st = op_reference(ctx, gn_ref, &a, ins, 3, &y, 1);
+        }
+    }
+    wgt_tensor_free((wgt_tensor *)w);
+    wgt_tensor_free((wgt_tensor *)b);
+    return op_finish(st, y, out);
+}
+
+/* alpha * a + beta * b (new tensor, f32 or a's dtype by promotion). */
+static wgt_status axpby(wgt_context *ctx, const wgt_tensor *a, double alpha, const wgt_tensor *b, double beta,
+                        wgt_tensor **out)
+{
+    wgt_tensor *sa = NULL, *sb = NULL, *ta = NULL, *tb = NULL;
+    wgt_status st = wgt_full(ctx, WGT_F32, 0, NULL, alpha, &sa);
+    if (!st) st = wgt_full(ctx, WGT_F32, 0, NULL, beta, &sb);
+    if (!st) st = wgt_binary(WGT_BINARY_MUL, a, sa, &ta);
+    if (!st) st = wgt_binary(WGT_BINARY_MUL, b, sb, &tb);
+    if (!st) st = wgt_binary(WGT_BINARY_ADD, ta, tb, out);
+    wgt_tensor_free(sa);
+    wgt_tensor_free(sb);
+    wgt_tensor_free(ta);
+    wgt_tensor_free(tb);
+    return st;
+}
+
+/* Training batch_norm on the GPU: the batch's mean and biased variance per channel (f32, through
+ * wgt_reduce), normalisation with them, then running = (1 - momentum) running + momentum * batch
+ * (the variance unbiased) written in place. n = N * spatial > 1. */
+static wgt_status bn_train_gpu(wgt_context *ctx, const wgt_tensor *x, wgt_tensor *running_mean,
+                               wgt_tensor *running_var, norm_aux *a, int64_t n, double momentum, double eps,
+                               int nk, int64_t *ks, int64_t *kst, int nr, int64_t *rs, int64_t *rst, wgt_tensor *y)
+{
+    uint32_t dims = (uint32_t)((1ull << x->l.ndim) - 1) & ~2u;
+    wgt_tensor *xf = NULL, *mean = NULL, *var = NULL, *nm = NULL, *nv = NULL;
+    wgt_status st = x->l.dtype == WGT_F32 ? (xf = wgt_tensor_ref(x)) ? WGT_OK : WGT_ERR_OUT_OF_MEMORY
+                                          : wgt_tensor_cast(x, WGT_F32, &xf);
+    if (!st) st = wgt_reduce(WGT_REDUCE_MEAN, xf, dims, 0, 0, &mean);
+    if (!st) st = wgt_reduce(WGT_REDUCE_VAR, xf, dims, 0, 0, &var);
+    if (!st) {
+        a->mean = mean, a->var = var;
+        st = norm_gpu(ctx, NORM_GIVEN, x, nk, ks, kst, nr, rs, rst, 1, a, eps, y);
+    }
+    if (!st && running_mean) {
+        if (!(st = axpby(ctx, running_mean, 1 - momentum, mean, momentum, &nm))) st = wgt_tensor_assign(running_mean, nm);
+        if (!st && !(st = axpby(ctx, running_var, 1 - momentum, var, momentum * (double)n / (double)(n - 1), &nv)))
+            st = wgt_tensor_assign(running_var, nv);
+    }
+    wgt_tensor_free(xf);
+    wgt_tensor_free(mean);
+    wgt_tensor_free(var);
+    wgt_tensor_free(nm);
+    wgt_tensor_free(nv);
+    return st;
+}
+
+typedef struct bn_arg {
+    int training, has_w, has_b, has_rs;
+    double momentum, eps;
+} bn_arg;
+
+/* in: x, weight, bias; out: y, running_mean, running_var (updated in place when training). */
+static wgt_status bn_ref(void *arg, const wgt_cpu_tensor *in, const wgt_cpu_tensor *out)
+{
+    bn_arg *a = arg;
+    return wgt_cpu_batch_norm(&in[0], a->has_rs ? &out[1] : NULL, a->has_rs ? &out[2] : NULL,
+                              a->has_w ? &in[1] : NULL, a->has_b ? &in[2] : NULL, a->training, a->momentum, a->eps,
+                              &out[0]);
+}
+
+wgt_status wgt_batch_norm(const wgt_tensor *x, wgt_tensor *running_mean, wgt_tensor *running_var,
+                          const wgt_tensor *weight, const wgt_tensor *bias, int training, double momentum, double eps,
+                          wgt_tensor **out)
+{
+    OP_BEGIN(x, out);
+    int nd = x->l.ndim;
+    if (nd < 2) return op_fail(ctx, WGT_ERR_SHAPE, "batch_norm: the input must be [N, C, *], not %d-D", nd);
+    if (!op_is_float(x->l.dtype))
+        return op_fail(ctx, WGT_ERR_DTYPE, "batch_norm needs a floating-point tensor, not %s", wgt_dtype_name(x->l.dtype));
+    if (!running_mean != !running_var)
+        return op_fail(ctx, WGT_ERR_INVALID_ARGUMENT, "batch_norm: give both running_mean and running_var, or neither");
+    if (!training && !running_mean)
+        return op_fail(ctx, WGT_ERR_INVALID_ARGUMENT, "batch_norm: inference needs running_mean and running_var");
+    int64_t C = x->l.shape[1];
+    const wgt_tensor *w = NULL, *b = NULL, *m = NULL, *v = NULL;
+    wgt_status st = norm_param(ctx, "batch_norm", "weight", weight, 1, &C, &w);
+    if (!st) st = norm_param(ctx, "batch_norm", "bias", bias, 1, &C, &b);
+    if (!st) st = norm_param(ctx, "batch_norm", "running_mean", running_mean, 1, &C, &m);
+    if (!st) st = norm_param(ctx, "batch_norm", "running_var", running_var, 1, &C, &v);
+    wgt_tensor *y = NULL;
+    if (!st) st = wgt_tensor_new(ctx, x->l.dtype, nd, x->l.shape, &y);
+    int64_t S = 1;
+    for (int d = 2; d < nd; d++) S *= x->l.shape[d];
+    /* one value per channel has no unbiased variance: the reference says so */
+    int gpu_ok = !training || x->l.shape[0] * S > 1;
+    const char *name = training ? "batch_norm(training)" : "batch_norm";
+    if (!st && op_use_gpu(ctx, name, x->l.dtype, gpu_ok)) {
+        /* rows [N, C] of the spatial elements; the statistics of row (n, c) are those of channel c */
+        int64_t ks[2] = {x->l.shape[0], C}, kst[2] = {x->l.strides[0], x->l.strides[1]};
+        int64_t rs[WGT_MAX_DIMS], rst[WGT_MAX_DIMS];
+        for (int d = 2; d < nd; d++) rs[d - 2] = x->l.shape[d], rst[d - 2] = x->l.strides[d];
+        norm_aux a = {w, b, m, v, (uint32_t)C, 1, 0xffffffffu};
+        if (S >= UINT32_MAX) st = op_fail(ctx, WGT_ERR_LIMIT, "batch_norm: spatial size past 2^32");
+        else if (training)
+            st = bn_train_gpu(ctx, x, running_mean, running_var, &a, x->l.shape[0] * S, momentum, eps, 2, ks, kst,
+                              nd - 2, rs, rst, y);
+        else st = norm_gpu(ctx, NORM_GIVEN, x, 2, ks, kst, nd - 2, rs, rst, 1, &a, eps, y);
+    } else if (!st && !(st = op_fallback_status(ctx, name, x->l.dtype, gpu_ok))) {
+        bn_arg a = {training, w != NULL, b != NULL, running_mean != NULL, momentum, eps};
+        const wgt_tensor *ins[3] = {x, w, b};
+        wgt_tensor *outs[3] = {y, running_mean, running_var};
+        st = op_reference(ctx, bn_ref, &a, ins, 3, outs, running_mean ? 3 : 1);
+    }
+    wgt_tensor_free((wgt_tensor *)w);
+    wgt_tensor_free((wgt_tensor *)b);
+    wgt_tensor_free((wgt_tensor *)m);
+    wgt_tensor_free((wgt_tensor *)v);
+    return op_finish(st, y, out);
+}
