@@ -289,6 +289,11 @@ static const hx_known known[] = {
                                        "of compatibility mode (128): WGT_LIMITS=default on OpenGL ES"},
     {"sdpa", NANINF, -1, NULL, "with NaN in q/k the reference gives rows of 0 (its rule for a row with no key "
                                "left), the device NaN; PyTorch gives NaN"},
+    {"var", NANINF, -1, NULL, "var of values holding an infinity is inf on the device, NaN in the reference "
+                              "and PyTorch (x - mean is inf - inf)"},
+    {"std", NANINF, -1, NULL, "as var"},
+    {"amax", HX_BIG, -1, NULL, "a reduction over every dim of a tensor past one storage binding is refused "
+                               "(\"the op cannot split it\"): the reduce kernels split along kept dims only"},
     {"tanh", NANINF, -1, NULL, "tanh(NaN) is -1 on llvmpipe's OpenGL ES (NaN lost before the kernel's exp)"},
     {"sign", NANINF, -1, NULL, "sign(NaN) is NaN on the device; the reference follows PyTorch (0)"},
     {"asinh", NANINF, -1, NULL, "asinh(+-1e30) overflows to +-inf: the kernel squares x (log(x + sqrt(x*x + 1)))"},

@@ -399,10 +399,71 @@ static wgt_status call_pad(const hx_op *op, int v, wgt_tensor *const *in, wgt_te
     return wgt_pad(in[0], (wgt_pad_mode)v, pads, -1.5, out);
 }
 
+/* ---- reductions ------------------------------------------------------------------------------ */
+
+static int setup_reduce(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+{
+    if (c == HX_ODD_LARGE) return 0;
+    in[0].dtype = dt;
+    in[0].dom = op_is_float(dt) || (op->int_dom.lo == 0 && op->int_dom.hi == 0) ? op->dom : op->int_dom;
+    if (!op_is_float(dt)) in[0].dom = (hx_dom){-20, 20, 0, 0};
+    if (op->code == WGT_REDUCE_PROD && !op_is_float(dt)) in[0].dom = (hx_dom){-2, 2, 0, 0};
+    hx_case_shape(c, &in[0]);
+    return 1;
+}
+
+/* variant 0: the last dim; 1: dim 0, keepdim; 2: every dim */
+static uint32_t reduce_dims(int v, int ndim)
+{
+    if (ndim == 0 || v == 2) return 0;
+    return v == 0 ? 1u << (ndim - 1) : 1u;
+}
+
+static wgt_status call_reduce(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+{
+    return wgt_reduce((wgt_reduce_op)op->code, in[0], reduce_dims(v, wgt_tensor_ndim(in[0])), v == 1, 1.0, out);
+}
+
+static wgt_status call_max_dim(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+{
+    int nd = wgt_tensor_ndim(in[0]), dim = v == 0 && nd ? nd - 1 : 0;
+    return strcmp(op->name, "max_dim") ? wgt_min_dim(in[0], dim, v, &out[0], &out[1])
+                                       : wgt_max_dim(in[0], dim, v, &out[0], &out[1]);
+}
+
+static void reductions(hx_add_fn add)
+{
+    for (int r = 0; r < WGT_REDUCE_COUNT; r++) {
+        int float_only = r == WGT_REDUCE_MEAN || r == WGT_REDUCE_VAR || r == WGT_REDUCE_STD || r == WGT_REDUCE_NORM1 ||
+                         r == WGT_REDUCE_NORM2 || r == WGT_REDUCE_NORM_INF || r == WGT_REDUCE_LOGSUMEXP;
+        hx_op *o = add(wgt_reduce_op_name((wgt_reduce_op)r), "reduce", float_only ? HX_FLOATS : HX_ALL, setup_reduce,
+                       call_reduce);
+        o->code = r;
+        o->n_variants = 3;
+        o->tol = (hx_tol){1e-5, 1e-4, "f32 tree sums of up to 1961 values in [-4, 4] against a double sum"};
+        if (r == WGT_REDUCE_PROD) {
+            o->dom = (hx_dom){0.7, 1.4, 0, 0};
+            o->tol = (hx_tol){2e-5, 1e-6, "f32 products of up to 1961 factors near 1 (a rounding each)"};
+        }
+        if (r == WGT_REDUCE_AMAX || r == WGT_REDUCE_AMIN || r == WGT_REDUCE_ARGMAX || r == WGT_REDUCE_ARGMIN ||
+            r == WGT_REDUCE_ALL || r == WGT_REDUCE_ANY || r == WGT_REDUCE_NORM_INF)
+            o->tol = (hx_tol){0, 0, "exact: a selection, not arithmetic"};
+        /* squares of 1e30 overflow f32 (the reference squares in double) */
+        o->no_huge = r == WGT_REDUCE_VAR || r == WGT_REDUCE_STD || r == WGT_REDUCE_NORM2;
+        o->big = r == WGT_REDUCE_SUM || r == WGT_REDUCE_AMAX;
+        o->big_variant = r == WGT_REDUCE_SUM ? 0 : 2; /* rows; every dim */
+    }
+    hx_op *o = add("max_dim", "reduce", HX_ALL, setup_reduce, call_max_dim);
+    o->n_variants = 2; /* last dim, dim 0 keepdim */
+    o = add("min_dim", "reduce", HX_ALL, setup_reduce, call_max_dim);
+    o->n_variants = 2;
+}
+
 /* ---- the entries ----------------------------------------------------------------------------- */
 
 void hx_table_ops(hx_add_fn add)
 {
+    reductions(add);
     const hx_tol dot = {2e-5, 2e-5, "f32 accumulation of up to 29 products against a double sum"};
     /* no_huge: 1e30 * 1e30 overflows in f32 but not in the reference's double, so sums of such
      * products legitimately differ (inf - inf = NaN on the device) */
