@@ -463,10 +463,10 @@ int hx_probe(wgt_context *dev, const hx_op *op, wgt_dtype dt, char *msg, size_t 
     if (!(op->dtypes & HX_DT(dt))) return -1;
     hx_input ins[HX_MAX_IN];
     memset(ins, 0, sizeof ins);
-    int n_in = op->setup(op, HX_ODD7, dt, ins);
-    if (n_in <= 0) n_in = op->setup(op, HX_CONTIGUOUS, dt, ins);
+    int n_in = op->setup(op, HX_CONTIGUOUS, dt, ins);
+    if (n_in <= 0) n_in = op->setup(op, HX_ODD7, dt, ins);
     if (n_in <= 0) return -1;
-    rng r = {seed_for(op->name, dt, HX_ODD7)};
+    rng r = {seed_for(op->name, dt, HX_CONTIGUOUS)};
     wgt_tensor *in[HX_MAX_IN] = {0};
     int result = -1;
     const char *old = getenv("WGT_STRICT");
