@@ -34,7 +34,11 @@ struct Params {
     m_off: u32,
     v_off: u32,
     pdt: u32,         // 2 bits each for weight, bias, mean, var: 0 f32, 1 f16, 2 bf16
+    row0: u32,        // rows before this dispatch (work split over bindings), for parameter indices
+    out_w0: u32,      // word offset of this dispatch's output within its binding
+    pad0: u32,
     pad1: u32,
+    pad2: u32,
     kept: Layout,
     row: Layout,
 };
@@ -146,7 +150,7 @@ fn row_index(r: u32) -> u32 {
     return layout_index(p.row, r);
 }
 
-fn param_index(o: u32, r: u32) -> u32 { return (o % p.wmod) * p.wmul + r / p.wdiv; }
+fn param_index(o: u32, r: u32) -> u32 { return ((o + p.row0) % p.wmod) * p.wmul + r / p.wdiv; }
 
 // The output value of element r of row o, from the row's statistics.
 fn finish(o: u32, k: u32, r: u32, v: f32) -> f32 {
@@ -198,7 +202,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: 
         var word: u32;
         if (p.inner == 1u) {
             if (o0 * p.R + t * PACK >= total) { break; } // past the output: robust access would clamp it onto the last word
-            word = o0 * p.R / PACK + t;
+            word = p.out_w0 + o0 * p.R / PACK + t;
             for (var k = 0u; k < PACK; k = k + 1u) {
                 let e = t * PACK + k;
                 let row = e / p.R;

@@ -12,7 +12,7 @@ enum { NORM_SOFTMAX, NORM_LOG_SOFTMAX, NORM_LAYER, NORM_RMS, NORM_GIVEN };
 typedef struct norm_params {
     uint32_t n_rows, R, op, off, row_simple, row_stride;
     float eps;
-    uint32_t zero, inner, has_w, has_b, wmod, wmul, wdiv, w_off, b_off, m_off, v_off, pdt, pad1;
+    uint32_t zero, inner, has_w, has_b, wmod, wmul, wdiv, w_off, b_off, m_off, v_off, pdt, row0, out_w0, pad0, pad1, pad2;
     op_layout_params kept, row;
 } norm_params;
 
@@ -90,7 +90,6 @@ static wgt_status norm_gpu(wgt_context *ctx, int op, const wgt_tensor *x, int nk
     nr = merge_dims(nr, rs, rst);
     norm_params p;
     memset(&p, 0, sizeof p);
-    p.n_rows = (uint32_t)n_rows;
     p.R = (uint32_t)R;
     p.op = (uint32_t)op;
     p.eps = (float)eps;
@@ -100,37 +99,69 @@ static wgt_status norm_gpu(wgt_context *ctx, int op, const wgt_tensor *x, int nk
     p.wdiv = a->wdiv ? a->wdiv : 1;
     p.has_w = a->w != NULL;
     p.has_b = a->b != NULL;
-    wgt_layout kl = x->l, rl = x->l;
-    kl.ndim = nk;
+    wgt_layout rl = x->l;
     rl.ndim = nr;
-    for (int d = 0; d < nk; d++) kl.shape[d] = ks[d], kl.strides[d] = kst[d];
     for (int d = 0; d < nr; d++) rl.shape[d] = rs[d], rl.strides[d] = rst[d];
     wgt_status st;
-    if ((st = op_layout_params_fill(ctx, &kl, &p.kept)) || (st = op_layout_params_fill(ctx, &rl, &p.row))) return st;
+    if ((st = op_layout_params_fill(ctx, &rl, &p.row))) return st;
     p.row_simple = nr <= 1;
     p.row_stride = nr == 1 ? (uint32_t)rst[0] : 0;
     wgt_binding b[6];
     int64_t base;
-    if ((st = op_bind_all(x, &b[0], &base))) return st;
-    p.off = (uint32_t)(x->l.offset - base);
-    if ((st = op_bind_all(y, &b[1], &base))) return st;
     const wgt_tensor *aux[4] = {a->w, a->b, a->mean, a->var};
     uint32_t *offs[4] = {&p.w_off, &p.b_off, &p.m_off, &p.v_off};
     for (int i = 0; i < 4; i++) {
-        if (!aux[i]) {
-            b[2 + i] = b[0];
-            continue;
-        }
+        if (!aux[i]) continue;
         if ((st = op_bind_all(aux[i], &b[2 + i], &base))) return st;
         *offs[i] = (uint32_t)(aux[i]->l.offset - base);
         wgt_dtype dt = aux[i]->l.dtype;
         p.pdt |= (uint32_t)(dt == WGT_F16 ? 1 : dt == WGT_BF16 ? 2 : 0) << (2 * i);
     }
+    /* The input as [kept..., row...]; with rows end to end in the output (inner 1), the work splits
+     * along kept dim 0 into parts that each fit one binding. */
+    wgt_layout P = x->l, O;
+    P.ndim = nk + nr;
+    for (int d = 0; d < nk; d++) P.shape[d] = ks[d], P.strides[d] = kst[d];
+    for (int d = 0; d < nr; d++) P.shape[nk + d] = rs[d], P.strides[nk + d] = rst[d];
+    int64_t oshape[WGT_MAX_DIMS];
+    memcpy(oshape, ks, nk * sizeof *ks);
+    oshape[nk] = R;
+    wgt_layout_contiguous(&O, y->l.dtype, nk + 1, oshape);
+    int pack = op_pack(y->l.dtype);
+    int64_t rows = nk ? ks[0] : 1, per_row = n_rows / rows, per = rows;
+    if (nk && inner == 1) {
+        const wgt_layout *ls[2] = {&P, &O};
+        per = op_rows_per_chunk(ctx, ls, 2);
+        if (per == 0) return op_fail(ctx, WGT_ERR_LIMIT, "norm: one row is larger than a storage binding");
+        if (per < rows) {
+            while (per > 1 && (per * per_row) % pack) per--;
+            if ((per * per_row) % pack) return op_fail(ctx, WGT_ERR_LIMIT, "norm: cannot split on output word boundaries");
+        }
+    }
     wgt_kernel *k;
     if ((st = norm_kernel(ctx, x->l.dtype, y->l.dtype, &k))) return st;
-    uint32_t gx, gy;
-    op_grid(ctx, ((uint64_t)n_rows + op_pack(y->l.dtype) - 1) / op_pack(y->l.dtype), &gx, &gy);
-    return wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 6, gx, gy, 1);
+    for (int64_t r0 = 0; r0 < rows; r0 += per) {
+        int64_t r1 = r0 + per < rows ? r0 + per : rows;
+        wgt_layout c = P;
+        if (nk) c.offset += r0 * c.strides[0], c.shape[0] = r1 - r0;
+        int64_t lo, hi;
+        op_extent(&c, &lo, &hi);
+        if ((st = op_bind(x, lo, hi, &b[0], &base))) return st;
+        p.off = (uint32_t)(c.offset - base);
+        c.ndim = nk;
+        if ((st = op_layout_params_fill(ctx, &c, &p.kept))) return st;
+        p.n_rows = (uint32_t)((r1 - r0) * per_row);
+        p.row0 = (uint32_t)(r0 * per_row);
+        int64_t e0 = r0 * per_row * R;
+        if ((st = op_bind(y, e0, r1 * per_row * R - 1, &b[1], &base))) return st;
+        p.out_w0 = (uint32_t)((e0 - base) / pack);
+        for (int i = 0; i < 4; i++)
+            if (!aux[i]) b[2 + i] = b[0];
+        uint32_t gx, gy;
+        op_grid(ctx, ((uint64_t)p.n_rows + pack - 1) / pack, &gx, &gy);
+        if ((st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 6, gx, gy, 1))) return st;
+    }
+    return WGT_OK;
 }
 
 /* ---- softmax -------------------------------------------------------------------------------- */
