@@ -342,6 +342,32 @@ static wgt_status g_pad(const wgt_cpu_tensor *x, wgt_pad_mode mode, const int64_
     return st ? st : down(y, out);
 }
 
+/* ---- reductions ---- */
+
+static wgt_status g_reduce(wgt_reduce_op op, const wgt_cpu_tensor *x, uint32_t dims, int keepdim, double correction,
+                           const wgt_cpu_tensor *out, const wgt_cpu_tensor *indices)
+{
+    wgt_tensor *tx, *y = NULL, *idx = NULL;
+    wgt_status st = up(x, &tx);
+    if (st) return st;
+    if (indices) {
+        /* values and indices together: torch.max(x, dim) for one dim */
+        int dim = -1, n = 0;
+        for (int d = 0; d < x->l.ndim; d++)
+            if ((dims ? dims : ~0u) & (1u << d)) dim = d, n++;
+        if (n != 1 || (op != WGT_REDUCE_AMAX && op != WGT_REDUCE_AMIN))
+            st = wgt_error(WGT_ERR_UNSUPPORTED, "onnx gpu: %s with indices over %d dims", wgt_reduce_op_name(op), n);
+        else if (op == WGT_REDUCE_AMAX) st = wgt_max_dim(tx, dim, keepdim, &y, &idx);
+        else st = wgt_min_dim(tx, dim, keepdim, &y, &idx);
+    } else
+        st = wgt_reduce(op, tx, dims, keepdim, correction, &y);
+    wgt_tensor_free(tx);
+    if (st) return st;
+    st = down(y, out);
+    if (idx) st = st ? (wgt_tensor_free(idx), st) : down(idx, indices);
+    return st;
+}
+
 void wgt_onnx_gpu_backend(wgt_context *ctx, wgt_onnx_backend *out)
 {
     gctx = ctx;
@@ -368,4 +394,5 @@ void wgt_onnx_gpu_backend(wgt_context *ctx, wgt_onnx_backend *out)
     out->flip = g_flip;
     out->repeat = g_repeat;
     out->pad = g_pad;
+    out->reduce = g_reduce;
 }
