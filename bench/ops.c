@@ -1,6 +1,6 @@
 /* Op kernel throughput: bench_ops [--size small|large] [--reps N]
  * Prints GB/s for a large elementwise add, GB/s of weight bytes for GEMV (one token through a
- * linear layer, f32 and f16 weights), TFLOP/s for GEMM (square f32, and a 512-token prefill
+ * linear layer, f32 and f16 weights; Q8_0 and Q4_K weights through wgt_qlinear), TFLOP/s for GEMM (square f32, and a 512-token prefill
  * through a 4096 x 4096 linear layer), and attention over a KV cache (decode: GB/s of K and V
  * read; prefill: TFLOP/s counting 2 L^2 D per head, QK^T and PV over the causal half).
  * Each figure: a few warm-up calls, then N calls recorded back to back between two
@@ -144,6 +144,38 @@ static void bench_sdpa(int64_t Hq, int64_t Hkv, int64_t Lq, int64_t Lk, int64_t 
     wgt_tensor_free(v);
 }
 
+/* ---- quantized GEMV (src/ops/qlinear.c): GB/s of the quantized weight bytes ---- */
+static wgt_ftype qgemv_type;
+static wgt_status qlinear_op(const wgt_tensor *x, const wgt_tensor *w, wgt_tensor **out)
+{
+    return wgt_qlinear(x, w, qgemv_type, NULL, out);
+}
+
+/* Random blocks with f16 scales of 2^-10 (the kernel's speed does not depend on the values). */
+static void bench_qgemv(int64_t O, int64_t I, wgt_ftype type)
+{
+    uint64_t bytes;
+    TRY(wgt_ftype_bytes(type, O * I, &bytes));
+    uint8_t *b = malloc(bytes);
+    uint32_t s = 777, bb = wgt_ftype_block_bytes(type);
+    for (uint64_t i = 0; i < bytes; i++) b[i] = (uint8_t)((s = s * 1664525u + 1013904223u) >> 24);
+    for (uint64_t o = 0; o < bytes; o += bb) {
+        uint8_t *d = b + o + (type == WGT_FTYPE_Q6_K ? 208 : 0);
+        d[0] = 0x00, d[1] = 0x14;
+        if (type == WGT_FTYPE_Q4_K) d[2] = 0x00, d[3] = 0x14;
+    }
+    int64_t xs[2] = {1, I};
+    wgt_tensor *x = random_tensor(WGT_F32, 2, xs), *w;
+    TRY(wgt_qweight_upload(ctx, type, O, I, b, &w));
+    qgemv_type = type;
+    double t = time_op(qlinear_op, x, w);
+    printf("qgemv x[1,%lld] f32 . w[%lld,%lld]^T %s: %9.2f GB/s of weights (%.1f us)\n", (long long)I, (long long)O,
+           (long long)I, wgt_ftype_name(type), (double)bytes / t / 1e9, t * 1e6);
+    wgt_tensor_free(x);
+    wgt_tensor_free(w);
+    free(b);
+}
+
 int main(int argc, char **argv)
 {
     int large = 1;
@@ -169,6 +201,9 @@ int main(int argc, char **argv)
         bench_gemv(896, 4864, WGT_F16);
         bench_gemv(14336, 4096, WGT_F16);
         bench_gemv(151936, 896, WGT_F16);
+        bench_qgemv(4096, 4096, WGT_FTYPE_Q8_0);
+        bench_qgemv(4096, 4096, WGT_FTYPE_Q4_K);
+        bench_qgemv(14336, 4096, WGT_FTYPE_Q8_0);
         bench_gemm(2048, 2048, 2048, WGT_F32, 0);
         bench_gemm(512, 4096, 4096, WGT_F32, 1);
         bench_gemm(512, 4096, 4096, WGT_F16, 1);
@@ -180,6 +215,8 @@ int main(int argc, char **argv)
         bench_gemv(512, 512, WGT_F32);
         bench_gemv(512, 512, WGT_F16);
         bench_gemv(896, 256, WGT_F16);
+        bench_qgemv(512, 512, WGT_FTYPE_Q8_0);
+        bench_qgemv(512, 512, WGT_FTYPE_Q4_K);
         bench_gemm(128, 128, 128, WGT_F32, 0);
         bench_gemm(64, 256, 256, WGT_F16, 1);
         bench_sdpa(4, 2, 1, 256, 64, WGT_F16);
