@@ -265,12 +265,33 @@ static void norms(wgt_context *ctx)
     free(wd);
 }
 
+/* Rows split over several bindings: the binding limit lowered to 8 KiB for a moment. */
+static void split_bindings(wgt_context *ctx)
+{
+    if (wgt_ctx_is_cpu(ctx)) return;
+    uint64_t saved = ctx->info.limits.max_storage_buffer_binding_size;
+    ctx->info.limits.max_storage_buffer_binding_size = 8192;
+    int64_t shape[2] = {65, 301}, ws[1] = {301};
+    void *xd = make_data(WGT_F16, 65 * 301, -3, 3), *wd = make_data(WGT_F32, 301, 0.5, 1.5);
+    wgt_tensor *x, *w;
+    MUST(wgt_tensor_from_host(ctx, WGT_F16, 2, shape, xd, &x));
+    MUST(wgt_tensor_from_host(ctx, WGT_F32, 1, ws, wd, &w));
+    check_ln(1, x, xd, 1, w, wd, NULL, NULL, "split");
+    check_softmax(x, xd, 1, "split");
+    wgt_tensor_free(x);
+    wgt_tensor_free(w);
+    free(xd);
+    free(wd);
+    ctx->info.limits.max_storage_buffer_binding_size = saved;
+}
+
 int main(void)
 {
     wgt_context *ctx;
     MUST(wgt_context_create(NULL, &ctx));
     softmaxes(ctx);
     norms(ctx);
+    split_bindings(ctx);
     CHECK(compared > 50000, "only %lld elements compared", (long long)compared);
     wgt_context_free(ctx);
     return test_finish("test_gpu_norm");

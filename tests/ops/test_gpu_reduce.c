@@ -312,6 +312,31 @@ static void scans(wgt_context *ctx)
     free(f);
 }
 
+/* Work split over several bindings: the context's binding limit is lowered to 8 KiB for a moment
+ * (the device's real limit is larger, so the smaller bindings stay valid). */
+static void split_bindings(wgt_context *ctx)
+{
+    if (wgt_ctx_is_cpu(ctx)) return;
+    uint64_t saved = ctx->info.limits.max_storage_buffer_binding_size;
+    ctx->info.limits.max_storage_buffer_binding_size = 8192;
+    int64_t shape[2] = {64, 301};
+    const wgt_dtype dts[2] = {WGT_F32, WGT_F16};
+    for (int i = 0; i < 2; i++) {
+        void *data = make_data(dts[i], 64 * 301, -3, 3);
+        wgt_tensor *x;
+        MUST(wgt_tensor_from_host(ctx, dts[i], 2, shape, data, &x));
+        check_reduce(WGT_REDUCE_SUM, x, data, 2, 0, 1, "split");
+        check_reduce(WGT_REDUCE_ARGMAX, x, data, 2, 1, 1, "split");
+        check_extreme_dim(0, x, data, 1, 0, "split");
+        /* reducing over dim 0 reaches the whole tensor from every output: it cannot split */
+        wgt_tensor *y = NULL;
+        CHECK(wgt_reduce(WGT_REDUCE_SUM, x, 1, 0, 0, &y) == WGT_ERR_LIMIT && !y, "an unsplittable reduction must fail");
+        wgt_tensor_free(x);
+        free(data);
+    }
+    ctx->info.limits.max_storage_buffer_binding_size = saved;
+}
+
 int main(void)
 {
     wgt_context *ctx;
@@ -319,6 +344,7 @@ int main(void)
     reductions(ctx);
     edge_cases(ctx);
     scans(ctx);
+    split_bindings(ctx);
     CHECK(compared > 10000, "only %lld elements compared", (long long)compared);
     wgt_context_free(ctx);
     return test_finish("test_gpu_reduce");
