@@ -1,8 +1,9 @@
 /* Op kernel throughput: bench_ops [--size small|large] [--reps N]
  * Prints GB/s for a large elementwise add, GB/s of weight bytes for GEMV (one token through a
  * linear layer, f32 and f16 weights; Q8_0 and Q4_K weights through wgt_qlinear), TFLOP/s for
- * GEMM (square f32, and a 512-token prefill through a 4096 x 4096 linear layer), and attention over a KV cache (decode: GB/s of K and V
- * read; prefill: TFLOP/s counting 2 L^2 D per head, QK^T and PV over the causal half).
+ * GEMM (square f32, and a 512-token prefill through a 4096 x 4096 linear layer), and attention
+ * over a KV cache (decode: GB/s of K and V read; prefill: TFLOP/s counting 2 L^2 D per head, QK^T
+ * and PV over the causal half).
  * Each figure: a few warm-up calls, then N calls recorded back to back between two
  * wgt_context_sync, wall clock (host recording overlaps the device, so a kernel shorter than the
  * host's per-call cost shows the host's rate). --size small suits the CPU adapters. A sum
