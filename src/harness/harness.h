@@ -42,7 +42,7 @@ typedef struct hx_dom {
 } hx_dom;
 
 /* The inputs of one case, as the entry's setup describes them. */
-#define HX_MAX_IN 4
+#define HX_MAX_IN 6
 typedef struct hx_input {
     wgt_dtype dtype;
     int ndim;

@@ -294,6 +294,9 @@ static const hx_known known[] = {
     {"std", NANINF, -1, NULL, "as var"},
     {"amax", HX_BIG, -1, NULL, "a reduction over every dim of a tensor past one storage binding is refused "
                                "(\"the op cannot split it\"): the reduce kernels split along kept dims only"},
+    {"softmax", NANINF, -1, NULL, "a row holding NaN gives numbers besides the NaN on the device (the running max "
+                                  "skips NaN: WGSL max(NaN, x) may return x); the reference and PyTorch give a NaN row"},
+    {"log_softmax", NANINF, -1, NULL, "as softmax: NaN rows are not all NaN on the device"},
     {"tanh", NANINF, -1, NULL, "tanh(NaN) is -1 on llvmpipe's OpenGL ES (NaN lost before the kernel's exp)"},
     {"sign", NANINF, -1, NULL, "sign(NaN) is NaN on the device; the reference follows PyTorch (0)"},
     {"asinh", NANINF, -1, NULL, "asinh(+-1e30) overflows to +-inf: the kernel squares x (log(x + sqrt(x*x + 1)))"},

@@ -459,11 +459,110 @@ static void reductions(hx_add_fn add)
     o->n_variants = 2;
 }
 
+/* ---- scans, softmax, norms ------------------------------------------------------------------- */
+
+static wgt_status call_scan(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+{
+    int nd = wgt_tensor_ndim(in[0]);
+    int with_idx = op->code == WGT_SCAN_CUMMAX || op->code == WGT_SCAN_CUMMIN;
+    return wgt_scan((wgt_scan_op)op->code, in[0], v == 0 && nd ? nd - 1 : 0, &out[0], with_idx ? &out[1] : NULL);
+}
+
+static wgt_status call_softmax(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+{
+    int nd = wgt_tensor_ndim(in[0]), dim = v == 0 && nd ? nd - 1 : 0;
+    return strcmp(op->name, "softmax") ? wgt_log_softmax(in[0], dim, out) : wgt_softmax(in[0], dim, out);
+}
+
+/* x [.., 53] (the case's shape), weight and bias [53] of x's dtype. */
+static int setup_norm(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+{
+    if (c == HX_ODD_LARGE || c == HX_SCALAR) return 0;
+    in[0].dtype = dt;
+    in[0].dom = (hx_dom){-4, 4, 0, 0};
+    hx_case_shape(c, &in[0]);
+    if (c == HX_BIG) in[0].shape[0] = 2049, in[0].shape[1] = 16385; /* 134,348,996 bytes of f32 */
+    int64_t last = in[0].shape[in[0].ndim - 1];
+    set(&in[1], dt, 1, &last, (hx_dom){0.5, 1.5, 0, 0});
+    set(&in[2], dt, 1, &last, unit);
+    in[1].fixed_layout = in[2].fixed_layout = c == HX_BROADCAST; /* weights are not expanded there */
+    return 3;
+}
+
+static wgt_status call_layer_norm(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+{
+    return wgt_layer_norm(in[0], 1, v ? NULL : in[1], v ? NULL : in[2], 1e-5, out);
+}
+
+static wgt_status call_rms_norm(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+{
+    return wgt_rms_norm(in[0], 1, v ? NULL : in[1], 1e-6, out);
+}
+
+/* x [N, C, *] with C = 6: weight/bias [6]; running statistics for batch_norm. */
+static int setup_channels(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+{
+    switch (c) {
+    case HX_CONTIGUOUS: case HX_STRIDED: case HX_SPECIAL: case HX_BROADCAST: set(&in[0], dt, 3, DIMS(4, 6, 29), unit); break;
+    case HX_ODD1: set(&in[0], dt, 2, DIMS(1, 6), unit); break;
+    case HX_EMPTY: set(&in[0], dt, 3, DIMS(0, 6, 5), unit); break;
+    default: return 0;
+    }
+    for (int i = 1; i < 5; i++) {
+        set(&in[i], dt, 1, DIMS(6), i == 2 || i == 4 ? (hx_dom){0.5, 1.5, 0, 0} : unit);
+        in[i].fixed_layout = 1;
+    }
+    return 5; /* x, weight, bias, running mean, running var */
+}
+
+static wgt_status call_group_norm(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+{
+    return wgt_group_norm(in[0], v ? 2 : 3, in[1], in[2], 1e-5, out);
+}
+
+/* Inference with running statistics (training would update them in place: not differential). */
+static wgt_status call_batch_norm(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+{
+    return wgt_batch_norm(in[0], in[3], in[4], in[1], in[2], 0, 0.1, 1e-5, out);
+}
+
+static void norms(hx_add_fn add)
+{
+    for (int sc = 0; sc < WGT_SCAN_COUNT; sc++) {
+        hx_op *o = add(wgt_scan_op_name((wgt_scan_op)sc), "scan", HX_ALL, setup_reduce, call_scan);
+        o->code = sc;
+        o->n_variants = 2; /* the last dim, dim 0 */
+        o->tol = (hx_tol){1e-5, 1e-4, "running f32 sums of up to 53 values in [-4, 4] against double"};
+        if (sc == WGT_SCAN_CUMPROD) {
+            o->dom = (hx_dom){0.7, 1.4, 0, 0};
+            o->tol = (hx_tol){2e-5, 1e-6, "running f32 products of up to 53 factors near 1"};
+        }
+        if (sc == WGT_SCAN_CUMMAX || sc == WGT_SCAN_CUMMIN) o->tol = (hx_tol){0, 0, "exact: a selection"};
+    }
+    hx_op *o = add("softmax", "norm", HX_FLOATS, setup_reduce, call_softmax);
+    o->n_variants = 2;
+    o->tol = (hx_tol){1e-5, 1e-7, "f32 exp and a sum of up to 53 terms"};
+    o = add("log_softmax", "norm", HX_FLOATS, setup_reduce, call_softmax);
+    o->n_variants = 2;
+    o->tol = (hx_tol){1e-5, 1e-5, "f32 exp, sum and log"};
+    const hx_tol ln = {2e-5, 2e-5, "f32 mean and variance of up to 53 values, rsqrt"};
+    o = add("layer_norm", "norm", HX_FLOATS, setup_norm, call_layer_norm);
+    /* no_huge: squares of 1e30 overflow f32, not the reference's double */
+    o->n_variants = 2, o->tol = ln, o->big = 1, o->no_huge = 1; /* with and without weight and bias */
+    o = add("rms_norm", "norm", HX_FLOATS, setup_norm, call_rms_norm);
+    o->n_variants = 2, o->tol = ln, o->no_huge = 1;
+    o = add("group_norm", "norm", HX_FLOATS, setup_channels, call_group_norm);
+    o->n_variants = 2, o->tol = ln, o->no_huge = 1; /* 3 groups, 2 groups */
+    o = add("batch_norm", "norm", HX_FLOATS, setup_channels, call_batch_norm);
+    o->tol = ln;
+}
+
 /* ---- the entries ----------------------------------------------------------------------------- */
 
 void hx_table_ops(hx_add_fn add)
 {
     reductions(add);
+    norms(add);
     const hx_tol dot = {2e-5, 2e-5, "f32 accumulation of up to 29 products against a double sum"};
     /* no_huge: 1e30 * 1e30 overflows in f32 but not in the reference's double, so sums of such
      * products legitimately differ (inf - inf = NaN on the device) */
