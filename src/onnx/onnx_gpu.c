@@ -368,6 +368,124 @@ static wgt_status g_reduce(wgt_reduce_op op, const wgt_cpu_tensor *x, uint32_t d
     return st;
 }
 
+/* ---- scans, softmax, norms ---- */
+
+/* ONNX CumSum's reverse and exclusive forms from the inclusive scan: flip around it, and shift by
+ * one along dim (pad the identity in front, crop the last) before it. */
+static wgt_status g_scan(wgt_scan_op op, const wgt_cpu_tensor *x, int dim, int exclusive, int reverse,
+                         const wgt_cpu_tensor *out, const wgt_cpu_tensor *indices)
+{
+    if ((exclusive || reverse) && indices)
+        return wgt_error(WGT_ERR_UNSUPPORTED, "onnx gpu: %s with indices, exclusive or reversed", wgt_scan_op_name(op));
+    if (exclusive && op != WGT_SCAN_CUMSUM && op != WGT_SCAN_CUMPROD)
+        return wgt_error(WGT_ERR_UNSUPPORTED, "onnx gpu: exclusive %s", wgt_scan_op_name(op));
+    wgt_tensor *t, *u, *y = NULL, *idx = NULL;
+    wgt_status st = up(x, &t);
+    if (!st && reverse) {
+        st = wgt_flip(t, &dim, 1, &u);
+        wgt_tensor_free(t);
+        t = st ? NULL : u;
+    }
+    if (!st && exclusive && x->l.ndim > 0) {
+        int64_t pads[2 * WGT_MAX_DIMS] = {0};
+        pads[dim] = 1, pads[x->l.ndim + dim] = -1;
+        st = wgt_pad(t, WGT_PAD_CONSTANT, pads, op == WGT_SCAN_CUMPROD ? 1.0 : 0.0, &u);
+        wgt_tensor_free(t);
+        t = st ? NULL : u;
+    }
+    if (!st) st = wgt_scan(op, t, dim, &y, indices ? &idx : NULL);
+    wgt_tensor_free(t);
+    if (!st && reverse) {
+        st = wgt_flip(y, &dim, 1, &u);
+        wgt_tensor_free(y);
+        y = st ? NULL : u;
+    }
+    if (st) {
+        wgt_tensor_free(idx);
+        return st;
+    }
+    st = down(y, out);
+    if (idx) st = st ? (wgt_tensor_free(idx), st) : down(idx, indices);
+    return st;
+}
+
+static wgt_status g_softmax_any(const wgt_cpu_tensor *x, int dim, const wgt_cpu_tensor *out, int log)
+{
+    wgt_tensor *t, *y;
+    wgt_status st = up(x, &t);
+    if (!st) st = log ? wgt_log_softmax(t, dim, &y) : wgt_softmax(t, dim, &y);
+    wgt_tensor_free(t);
+    return st ? st : down(y, out);
+}
+static wgt_status g_softmax(const wgt_cpu_tensor *x, int dim, const wgt_cpu_tensor *out)
+{
+    return g_softmax_any(x, dim, out, 0);
+}
+static wgt_status g_log_softmax(const wgt_cpu_tensor *x, int dim, const wgt_cpu_tensor *out)
+{
+    return g_softmax_any(x, dim, out, 1);
+}
+
+/* Optional inputs: NULL stays NULL. */
+static wgt_status up_opt(const wgt_cpu_tensor *t, wgt_tensor **out)
+{
+    *out = NULL;
+    return t ? up(t, out) : WGT_OK;
+}
+
+static wgt_status g_layer_norm(const wgt_cpu_tensor *x, int norm_ndim, const wgt_cpu_tensor *w,
+                               const wgt_cpu_tensor *b, double eps, const wgt_cpu_tensor *out,
+                               const wgt_cpu_tensor *mean, const wgt_cpu_tensor *rstd)
+{
+    if (mean || rstd) return wgt_error(WGT_ERR_UNSUPPORTED, "onnx gpu: layer_norm's mean/rstd outputs (the op API has none)");
+    wgt_tensor *tx, *tw = NULL, *tb = NULL, *y;
+    wgt_status st = up(x, &tx);
+    if (!st) st = up_opt(w, &tw);
+    if (!st) st = up_opt(b, &tb);
+    if (!st) st = wgt_layer_norm(tx, norm_ndim, tw, tb, eps, &y);
+    wgt_tensor_free(tx);
+    wgt_tensor_free(tw);
+    wgt_tensor_free(tb);
+    return st ? st : down(y, out);
+}
+
+static wgt_status g_group_norm(const wgt_cpu_tensor *x, int groups, const wgt_cpu_tensor *w, const wgt_cpu_tensor *b,
+                               double eps, const wgt_cpu_tensor *out)
+{
+    wgt_tensor *tx, *tw = NULL, *tb = NULL, *y;
+    wgt_status st = up(x, &tx);
+    if (!st) st = up_opt(w, &tw);
+    if (!st) st = up_opt(b, &tb);
+    if (!st) st = wgt_group_norm(tx, groups, tw, tb, eps, &y);
+    wgt_tensor_free(tx);
+    wgt_tensor_free(tw);
+    wgt_tensor_free(tb);
+    return st ? st : down(y, out);
+}
+
+/* Training updates the running statistics in place: they are read back into the caller's. */
+static wgt_status g_batch_norm(const wgt_cpu_tensor *x, const wgt_cpu_tensor *rm, const wgt_cpu_tensor *rv,
+                               const wgt_cpu_tensor *w, const wgt_cpu_tensor *b, int training, double momentum,
+                               double eps, const wgt_cpu_tensor *out)
+{
+    wgt_tensor *tx, *tm = NULL, *tv = NULL, *tw = NULL, *tb = NULL, *y;
+    wgt_status st = up(x, &tx);
+    if (!st) st = up_opt(rm, &tm);
+    if (!st) st = up_opt(rv, &tv);
+    if (!st) st = up_opt(w, &tw);
+    if (!st) st = up_opt(b, &tb);
+    if (!st) st = wgt_batch_norm(tx, tm, tv, tw, tb, training, momentum, eps, &y);
+    if (!st) st = down(y, out);
+    if (!st && training && tm) st = down(tm, rm), tm = NULL;
+    if (!st && training && tv) st = down(tv, rv), tv = NULL;
+    wgt_tensor_free(tx);
+    wgt_tensor_free(tm);
+    wgt_tensor_free(tv);
+    wgt_tensor_free(tw);
+    wgt_tensor_free(tb);
+    return st;
+}
+
 void wgt_onnx_gpu_backend(wgt_context *ctx, wgt_onnx_backend *out)
 {
     gctx = ctx;
@@ -395,4 +513,10 @@ void wgt_onnx_gpu_backend(wgt_context *ctx, wgt_onnx_backend *out)
     out->repeat = g_repeat;
     out->pad = g_pad;
     out->reduce = g_reduce;
+    out->scan = g_scan;
+    out->softmax = g_softmax;
+    out->log_softmax = g_log_softmax;
+    out->layer_norm = g_layer_norm;
+    out->group_norm = g_group_norm;
+    out->batch_norm = g_batch_norm;
 }
