@@ -437,16 +437,31 @@ static wgt_status g_layer_norm(const wgt_cpu_tensor *x, int norm_ndim, const wgt
                                const wgt_cpu_tensor *b, double eps, const wgt_cpu_tensor *out,
                                const wgt_cpu_tensor *mean, const wgt_cpu_tensor *rstd)
 {
-    if (mean || rstd) return wgt_error(WGT_ERR_UNSUPPORTED, "onnx gpu: layer_norm's mean/rstd outputs (the op API has none)");
     wgt_tensor *tx, *tw = NULL, *tb = NULL, *y;
     wgt_status st = up(x, &tx);
     if (!st) st = up_opt(w, &tw);
     if (!st) st = up_opt(b, &tb);
     if (!st) st = wgt_layer_norm(tx, norm_ndim, tw, tb, eps, &y);
+    if (!st) st = down(y, out);
+    if (!st && (mean || rstd)) {
+        /* ONNX's optional outputs, which the op does not return: mean and 1 / sqrt(var + eps) over
+         * the normalised dims (biased variance), from the reductions */
+        uint32_t dims = 0;
+        for (int d = x->l.ndim - norm_ndim; d < x->l.ndim; d++) dims |= 1u << d;
+        wgt_tensor *m = NULL, *v = NULL, *e = NULL, *ve = NULL, *r = NULL;
+        if (mean && !(st = wgt_reduce(WGT_REDUCE_MEAN, tx, dims, 1, 0, &m))) st = down(m, mean);
+        if (!st && rstd && !(st = wgt_reduce(WGT_REDUCE_VAR, tx, dims, 1, 0, &v)) &&
+            !(st = wgt_full(gctx, wgt_tensor_dtype(v), 0, NULL, eps, &e)) && !(st = wgt_binary(WGT_BINARY_ADD, v, e, &ve)) &&
+            !(st = wgt_unary(WGT_UNARY_RSQRT, ve, &r)))
+            st = down(r, rstd);
+        wgt_tensor_free(v);
+        wgt_tensor_free(e);
+        wgt_tensor_free(ve);
+    }
     wgt_tensor_free(tx);
     wgt_tensor_free(tw);
     wgt_tensor_free(tb);
-    return st ? st : down(y, out);
+    return st;
 }
 
 static wgt_status g_group_norm(const wgt_cpu_tensor *x, int groups, const wgt_cpu_tensor *w, const wgt_cpu_tensor *b,

@@ -6,7 +6,7 @@
 set -u
 bin=${WGT_BIN:-build/wgt}
 data=${WGT_ONNX_NODE_DIR:-/usr/share/libonnx-testdata/data/node}
-min_pass=${WGT_ONNX_MIN_PASS:-600}
+min_pass=${WGT_ONNX_MIN_PASS:-650}
 if [ ! -d "$data" ]; then
     echo "test_onnx_gpu: $data is missing: install Debian's libonnx-testdata (scripts/deps.sh does)"
     exit 1
