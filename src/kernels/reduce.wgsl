@@ -12,6 +12,9 @@
 // One entry point, two strategies (a uniform, p.col, picks one; one pipeline keeps compiles few):
 //   rows:    one workgroup per PACK outputs, 256 invocations stride over the R elements, then a
 //             tree (subgroup shuffles, then workgroup memory). For long reductions.
+//   parts:   (p.stage 1) few outputs of long reductions: workgroup w reduces part w % G of output
+//            w / G and writes its raw state (5 words) to `out`; then (p.stage 2) a workgroup per
+//            PACK outputs combines the G states read from `x` (bound to those states).
 //   columns: one invocation per PACK outputs, a serial loop over R. For short reductions and for
 //             reductions over outer dims, where neighbouring invocations read neighbouring words.
 
@@ -27,7 +30,12 @@ struct Params {
     out_w0: u32,      // word offset of the output within its binding
     idx_off: u32,     // element offset of the index output within its binding
     col: u32,         // 1: the column strategy
+    stage: u32,       // 0: one pass; 1: partial states of G parts; 2: combine G states per output
+    G: u32,           // parts per output (stages 1 and 2)
+    part: u32,        // elements per part (stage 1)
+    pad0: u32,
     pad1: u32,
+    pad2: u32,
     kept: Layout,     // input strides of the kept dims (n_out positions)
     red: Layout,      // input strides of the reduced dims (R positions, row-major)
 };
@@ -184,9 +192,56 @@ fn by_columns(w: u32) {
     st(p.out_w0 + w, vals);
 }
 
+fn load_state(j: u32) -> S {
+    let b = j * 5u;
+    return S(bitcast<CT>(x[b]), bitcast<f32>(x[b + 1u]), bitcast<f32>(x[b + 2u]), x[b + 3u], x[b + 4u]);
+}
+
+fn by_parts(w: u32, lid: u32) {
+    let o = w / p.G;
+    if (o >= p.n_out) { return; }
+    let base = layout_index(p.kept, o) + p.off;
+    let r0 = (w % p.G) * p.part;
+    let r1 = min(r0 + p.part, p.R);
+    var s = empty();
+    for (var r = r0 + lid; r < r1; r = r + 256u) { s = combine(s, load_elem(base, r)); }
+    s = wg_reduce(s, lid);
+    if (lid == 0u) {
+        out[w * 5u] = bitcast<u32>(s.v);
+        out[w * 5u + 1u] = bitcast<u32>(s.m);
+        out[w * 5u + 2u] = bitcast<u32>(s.s);
+        out[w * 5u + 3u] = s.c;
+        out[w * 5u + 4u] = s.i;
+    }
+}
+
+fn by_states(w: u32, lid: u32) {
+    if (w * PACK >= p.n_out) { return; }
+    var vals: array<CO, 4>;
+    for (var k = 0u; k < PACK; k = k + 1u) {
+        let o = w * PACK + k;
+        var s = empty();
+        if (o < p.n_out) {
+            for (var j = lid; j < p.G; j = j + 256u) { s = combine(s, load_state(o * p.G + j)); }
+        }
+        s = wg_reduce(s, lid);
+        vals[k] = finalize(s);
+        if (lid == 0u && o < p.n_out) { sti(o, s.i); }
+    }
+    if (lid == 0u) { st(p.out_w0 + w, vals); }
+}
+
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
     let g = wid.x + wid.y * groups.x;
-    if (p.col != 0u) { by_columns(g * 256u + lid); } else { by_rows(g, lid); }
+    if (p.col != 0u) {
+        by_columns(g * 256u + lid);
+    } else if (p.stage == 1u) {
+        by_parts(g, lid);
+    } else if (p.stage == 2u) {
+        by_states(g, lid);
+    } else {
+        by_rows(g, lid);
+    }
 }

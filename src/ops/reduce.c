@@ -15,7 +15,7 @@
 typedef struct red_params {
     uint32_t n_out, R, op, off, red_simple, red_stride;
     float correction;
-    uint32_t zero, out_w0, idx_off, col, pad1;
+    uint32_t zero, out_w0, idx_off, col, stage, G, part, pad0, pad1, pad2;
     op_layout_params kept, red;
 } red_params;
 
@@ -147,6 +147,9 @@ static wgt_status red_gpu(wgt_context *ctx, wgt_reduce_op op, const wgt_tensor *
      * invocation per output; the rest one workgroup per output. */
     int inner_unit = nr == 0 || rst[nr - 1] == 1;
     int col = R <= 32 || (!inner_unit && n_out >= 1024);
+    /* Few outputs of long reductions would leave most of a large GPU idle with a workgroup each:
+     * split each into parts, then combine the parts' states. */
+    int two_stage = !col && per >= rows && n_out <= 64 && R >= 32768;
     const char *ct = op_is_float(x->l.dtype) || float_only(op) || op == WGT_REDUCE_LOGSUMEXP ? "f32"
                                                                                             : op_compute_type(x->l.dtype);
     wgt_kernel *k;
@@ -186,6 +189,29 @@ static wgt_status red_gpu(wgt_context *ctx, wgt_reduce_op op, const wgt_tensor *
         }
         uint64_t words = ((uint64_t)p.n_out + pack - 1) / pack;
         uint32_t gx, gy;
+        if (two_stage) { /* partial states into a scratch tensor, then one pass over them */
+            uint32_t G = (uint32_t)(R / 8192 < 2 ? 2 : R / 8192 > 1024 ? 1024 : R / 8192);
+            int64_t n_states = (int64_t)p.n_out * G * 5;
+            wgt_tensor *states;
+            if ((st = wgt_tensor_new(ctx, WGT_U32, 1, &n_states, &states))) return st;
+            red_params p1 = p;
+            p1.stage = 1, p1.G = G, p1.part = (uint32_t)((R + G - 1) / G);
+            wgt_binding b1[3] = {b[0], {0}, b[2]};
+            int64_t sbase;
+            if (!(st = op_bind_all(states, &b1[1], &sbase))) {
+                op_grid(ctx, (uint64_t)p.n_out * G, &gx, &gy);
+                st = wgt_gpu_dispatch(ctx, k, &p1, sizeof p1, b1, nb, gx, gy, 1);
+            }
+            red_params p2 = p;
+            p2.stage = 2, p2.G = G;
+            if (!st && !(st = op_bind_all(states, &b[0], &sbase))) {
+                op_grid(ctx, words, &gx, &gy);
+                st = wgt_gpu_dispatch(ctx, k, &p2, sizeof p2, b, nb, gx, gy, 1);
+            }
+            wgt_tensor_free(states);
+            if (st) return st;
+            continue;
+        }
         op_grid(ctx, col ? (words + 255) / 256 : words, &gx, &gy);
         if ((st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, nb, gx, gy, 1))) return st;
     }

@@ -337,6 +337,30 @@ static void split_bindings(wgt_context *ctx)
     ctx->info.limits.max_storage_buffer_binding_size = saved;
 }
 
+/* Few outputs of long reductions run in two stages (parts, then their states): [2, 70001] over
+ * dim 1, and [3, 40000] over all dims, in f32 and bf16, with a NaN in one row for argmax/amax. */
+static void two_stage(wgt_context *ctx)
+{
+    const wgt_dtype dts[2] = {WGT_F32, WGT_BF16};
+    for (int i = 0; i < 2; i++) {
+        int64_t shape[2] = {2, 70001}, s2[2] = {3, 40000};
+        void *data = make_data(dts[i], 2 * 70001, -3, 3);
+        wgt_tensor *x, *x2;
+        MUST(wgt_tensor_from_host(ctx, dts[i], 2, shape, data, &x));
+        MUST(wgt_tensor_from_host(ctx, dts[i], 2, s2, data, &x2));
+        static const wgt_reduce_op ops[] = {WGT_REDUCE_SUM, WGT_REDUCE_MEAN, WGT_REDUCE_VAR, WGT_REDUCE_ARGMAX,
+                                            WGT_REDUCE_AMIN, WGT_REDUCE_LOGSUMEXP, WGT_REDUCE_ANY, WGT_REDUCE_NORM2};
+        for (size_t k = 0; k < sizeof ops / sizeof *ops; k++) {
+            check_reduce(ops[k], x, data, 2, 0, 1, "two-stage");
+            check_reduce(ops[k], x2, data, 0, 0, 1, "two-stage all");
+        }
+        check_extreme_dim(1, x, data, 1, 1, "two-stage");
+        wgt_tensor_free(x);
+        wgt_tensor_free(x2);
+        free(data);
+    }
+}
+
 int main(void)
 {
     wgt_context *ctx;
@@ -345,6 +369,7 @@ int main(void)
     edge_cases(ctx);
     scans(ctx);
     split_bindings(ctx);
+    two_stage(ctx);
     CHECK(compared > 10000, "only %lld elements compared", (long long)compared);
     wgt_context_free(ctx);
     return test_finish("test_gpu_reduce");
