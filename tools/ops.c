@@ -85,7 +85,7 @@ static int table(wgt_context *dev, int markdown)
 }
 
 typedef struct tally {
-    int pass, fail, known, skip, runs;
+    int pass, fail, known, skip, runs, sentinels;
     int verbose;
 } tally;
 
@@ -93,6 +93,7 @@ static void report(const hx_result *r, void *user)
 {
     tally *t = user;
     t->runs += r->runs;
+    t->sentinels += r->sentinels;
     const char *name = r->op->name, *c = hx_case_name(r->c);
     if (r->failures) {
         t->fail++;
@@ -134,8 +135,8 @@ static int check(wgt_context *dev, int n_names, char **names, uint32_t dtypes, i
         hx_check(dev, ref, &ops[i], &opt, report, &t);
     }
     wgt_context_free(ref);
-    printf("\n%d ops: %d cases passed, %d failed, %d known issues, %d skipped; %d comparisons\n", matched, t.pass,
-           t.fail, t.known, t.skip, t.runs);
+    printf("\n%d ops: %d cases passed, %d failed, %d known issues, %d skipped; %d comparisons (%d with the bytes "
+           "past the output checked)\n", matched, t.pass, t.fail, t.known, t.skip, t.runs, t.sentinels);
     return t.fail ? 1 : 0;
 }
 

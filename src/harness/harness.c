@@ -364,7 +364,9 @@ static void run_variant(run_ctx *rc, wgt_context *dev, wgt_context *ref, const h
         else if (rout[k]) compare_outputs(rc, dout[k], rout[k], k);
     }
     uint64_t at = 0;
-    if (dout[0] && sentinels_check(dev, &s, dout[0], &at) < 0)
+    int sent = dout[0] ? sentinels_check(dev, &s, dout[0], &at) : 0;
+    if (sent > 0) rc->res->sentinels++;
+    if (sent < 0)
         fail(rc, "a write past the output's %llu bytes (byte %llu after its end)",
              (unsigned long long)dout[0]->st->bytes, (unsigned long long)at);
     if (rc->c != HX_BIG) check_inputs(rc, din, data, n_storage, n_in);

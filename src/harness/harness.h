@@ -120,6 +120,7 @@ typedef struct hx_result {
     int runs;           /* comparisons made (dtypes x variants) */
     int failures;
     uint32_t failed_dtypes; /* bit per dtype with a failure */
+    int sentinels;      /* runs whose output slack was checked (the op allocated only its output) */
     double worst;       /* worst error as a fraction of the tolerance (0: exact) */
     char worst_at[160]; /* where: dtype, variant, element */
     char message[512];  /* the first failure */
