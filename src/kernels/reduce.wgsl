@@ -159,21 +159,41 @@ fn wg_reduce(s0: S, lid: u32) -> S {
     return r;
 }
 
+// Rows, parts and states share one body (one copy of the workgroup tree keeps the shader small).
 fn by_rows(w: u32, lid: u32) {
-    if (w * PACK >= p.n_out) { return; } // the whole workgroup leaves together
+    let parts = p.stage == 1u;
+    if (select(w * PACK, w / p.G, parts) >= p.n_out) { return; } // the whole workgroup leaves together
     var vals: array<CO, 4>;
-    for (var k = 0u; k < PACK; k = k + 1u) {
-        let o = w * PACK + k;
+    for (var k = 0u; k < select(PACK, 1u, parts); k = k + 1u) {
+        let o = select(w * PACK + k, w / p.G, parts);
+        var lo = 0u;
+        var hi = select(p.R, p.G, p.stage == 2u);
+        if (parts) {
+            lo = (w % p.G) * p.part;
+            hi = min(lo + p.part, p.R);
+        }
         var s = empty();
         if (o < p.n_out) {
             let base = layout_index(p.kept, o) + p.off;
-            for (var r = lid; r < p.R; r = r + 256u) { s = combine(s, load_elem(base, r)); }
+            for (var r = lo + lid; r < hi; r = r + 256u) {
+                if (p.stage == 2u) { s = combine(s, load_state(o * p.G + r)); } else { s = combine(s, load_elem(base, r)); }
+            }
         }
         s = wg_reduce(s, lid);
-        vals[k] = finalize(s);
-        if (lid == 0u && o < p.n_out) { sti(o, s.i); }
+        if (parts) {
+            if (lid == 0u) {
+                out[w * 5u] = bitcast<u32>(s.v);
+                out[w * 5u + 1u] = bitcast<u32>(s.m);
+                out[w * 5u + 2u] = bitcast<u32>(s.s);
+                out[w * 5u + 3u] = s.c;
+                out[w * 5u + 4u] = s.i;
+            }
+        } else {
+            vals[k] = finalize(s);
+            if (lid == 0u && o < p.n_out) { sti(o, s.i); }
+        }
     }
-    if (lid == 0u) { st(p.out_w0 + w, vals); }
+    if (lid == 0u && !parts) { st(p.out_w0 + w, vals); }
 }
 
 fn by_columns(w: u32) {
@@ -197,50 +217,12 @@ fn load_state(j: u32) -> S {
     return S(bitcast<CT>(x[b]), bitcast<f32>(x[b + 1u]), bitcast<f32>(x[b + 2u]), x[b + 3u], x[b + 4u]);
 }
 
-fn by_parts(w: u32, lid: u32) {
-    let o = w / p.G;
-    if (o >= p.n_out) { return; }
-    let base = layout_index(p.kept, o) + p.off;
-    let r0 = (w % p.G) * p.part;
-    let r1 = min(r0 + p.part, p.R);
-    var s = empty();
-    for (var r = r0 + lid; r < r1; r = r + 256u) { s = combine(s, load_elem(base, r)); }
-    s = wg_reduce(s, lid);
-    if (lid == 0u) {
-        out[w * 5u] = bitcast<u32>(s.v);
-        out[w * 5u + 1u] = bitcast<u32>(s.m);
-        out[w * 5u + 2u] = bitcast<u32>(s.s);
-        out[w * 5u + 3u] = s.c;
-        out[w * 5u + 4u] = s.i;
-    }
-}
-
-fn by_states(w: u32, lid: u32) {
-    if (w * PACK >= p.n_out) { return; }
-    var vals: array<CO, 4>;
-    for (var k = 0u; k < PACK; k = k + 1u) {
-        let o = w * PACK + k;
-        var s = empty();
-        if (o < p.n_out) {
-            for (var j = lid; j < p.G; j = j + 256u) { s = combine(s, load_state(o * p.G + j)); }
-        }
-        s = wg_reduce(s, lid);
-        vals[k] = finalize(s);
-        if (lid == 0u && o < p.n_out) { sti(o, s.i); }
-    }
-    if (lid == 0u) { st(p.out_w0 + w, vals); }
-}
-
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
     let g = wid.x + wid.y * groups.x;
     if (p.col != 0u) {
         by_columns(g * 256u + lid);
-    } else if (p.stage == 1u) {
-        by_parts(g, lid);
-    } else if (p.stage == 2u) {
-        by_states(g, lid);
     } else {
         by_rows(g, lid);
     }
