@@ -232,18 +232,7 @@ wgt_status wgt_cpu_pad(const wgt_cpu_tensor *x, wgt_pad_mode mode, const int64_t
 
 /* ---- Transformer ops (rope.c, attention.c) ---------------------------------------------------- */
 
-typedef struct wgt_rope_params {
-    double theta;                 /* base, e.g. 10000 */
-    wgt_rope_scaling scaling;
-    double factor;                /* linear, llama3, yarn */
-    double low_freq_factor;       /* llama3 */
-    double high_freq_factor;      /* llama3 */
-    double original_max_position; /* llama3, yarn: original_max_position_embeddings */
-    double beta_fast, beta_slow;  /* yarn; 0 means transformers' defaults 32 and 1 */
-    double mscale, mscale_all_dim; /* yarn; 0 means unset */
-    double attention_factor;      /* yarn; 0 means computed from factor and mscale */
-    int truncate;                 /* yarn: floor/ceil the correction range (transformers' default 1) */
-} wgt_rope_params;
+/* wgt_rope_params is in include/wgt.h. */
 
 /* inv_freq[j], j < rot_dim / 2, and the factor cos/sin are multiplied by (1 except YaRN), as
  * transformers' _compute_*_rope_parameters; inv_freq is rounded to f32 as transformers does. */
@@ -256,11 +245,7 @@ wgt_status wgt_cpu_rope_inv_freq(const wgt_rope_params *p, int rot_dim, double *
 wgt_status wgt_cpu_rope(const wgt_cpu_tensor *x, const wgt_cpu_tensor *positions, int rot_dim,
                         int interleaved, const wgt_rope_params *p, const wgt_cpu_tensor *out);
 
-typedef struct wgt_sdpa_params {
-    double scale;     /* 0: 1 / sqrt(D) */
-    int causal;       /* query i attends keys 0 .. causal_offset + i */
-    int64_t causal_offset;
-} wgt_sdpa_params;
+/* wgt_sdpa_params is in include/wgt.h. */
 
 /* q [B, Hq, Lq, D], k [B, Hkv, Lk, D], v [B, Hkv, Lk, Dv], out [B, Hq, Lq, Dv]; Hq a multiple of
  * Hkv: query head h reads kv head h / (Hq / Hkv) (GQA/MQA, no copies). mask (optional) broadcasts
