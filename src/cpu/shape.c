@@ -61,6 +61,10 @@ wgt_status wgt_cpu_linspace(double start, double end, const wgt_cpu_tensor *out)
     CPU_TRY(check_1d("linspace", out));
     int64_t n = out->l.shape[0];
     double step = n > 1 ? (end - start) / (double)(n - 1) : 0;
+    if (n == 1) { /* PyTorch fills one step with start (RangeFactories.cpp: steps == 1 -> fill_(start)) */
+        wgt_cpu_store_f(out, cpu_at(out, 0), start);
+        return WGT_OK;
+    }
     for (int64_t i = 0; i < n; i++) /* from both ends, so the last element is exactly end */
         wgt_cpu_store_f(out, cpu_at(out, i), i < n / 2 ? start + step * (double)i
                                                         : end - step * (double)(n - 1 - i));
