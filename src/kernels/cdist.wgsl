@@ -1,0 +1,72 @@
+// cdist: out [B, P, R] = p-norm distances of the rows of x1 [B, P, M] and x2 [B, R, M], one output
+// word (PACK elements) per invocation, batch dims broadcast through the layouts. Mode 5 is the
+// epilogue of the matrix-product path for p = 2: sqrt(max(|a|^2 + |b|^2 - 2 g, 0)) with xa = |a|
+// [B, P], xb = |b| [B, R] and g = a.b [B, P, R] (contiguous).
+// The prelude (src/ops/misc.c) supplies lib_index.wgsl, `const PACK: u32`, the loaders l1, l2, lg
+// (-> f32) and the storer st.
+
+struct Params {
+    n: u32,          // output elements
+    P: u32,
+    R: u32,
+    M: u32,
+    mode: u32,       // 0: p = 0, 1: p = 1, 2: p = 2, 3: inf, 4: general p, 5: mm epilogue
+    off1: u32,
+    off2: u32,
+    off_g: u32,
+    s1p: u32,        // x1's strides along P and M, x2's along R and M
+    s1m: u32,
+    s2r: u32,
+    s2m: u32,
+    pw: f32,
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
+    lb1: Layout,     // the batch dims (B...) with x1's strides
+    lb2: Layout,     // with x2's
+};
+
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> xa: array<u32>;
+@group(0) @binding(2) var<storage, read> xb: array<u32>;
+@group(0) @binding(3) var<storage, read> gs: array<u32>;
+@group(0) @binding(4) var<storage, read_write> out: array<u32>;
+
+fn dist(e: u32) -> f32 {
+    let j = e % p.R;
+    let i = (e / p.R) % p.P;
+    let b = e / (p.R * p.P);
+    let a0 = layout_index(p.lb1, b) + p.off1 + i * p.s1p;
+    let b0 = layout_index(p.lb2, b) + p.off2 + j * p.s2r;
+    if (p.mode == 5u) {
+        let na = l1(a0);
+        let nb = l2(b0);
+        return sqrt(max(na * na + nb * nb - 2.0 * lg(p.off_g + e), 0.0));
+    }
+    var acc = 0.0;
+    for (var k = 0u; k < p.M; k = k + 1u) {
+        let d = abs(l1(a0 + k * p.s1m) - l2(b0 + k * p.s2m));
+        switch p.mode {
+            case 0u: { acc = acc + select(0.0, 1.0, d != 0.0); }
+            case 1u: { acc = acc + d; }
+            case 2u: { acc = acc + d * d; }
+            case 3u: { acc = select(acc, d, d > acc || d != d); }
+            default: { if (d != 0.0) { acc = acc + pow(d, p.pw); } } // pow(0, y) is undefined in WGSL
+        }
+    }
+    if (p.mode == 2u) { return sqrt(acc); }
+    if (p.mode == 4u && acc != 0.0) { return pow(acc, 1.0 / p.pw); }
+    return acc;
+}
+
+@compute @workgroup_size(256)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let w = gid.x + gid.y * groups.x * 256u;
+    if (w * PACK >= p.n) { return; }
+    var v: array<f32, 4>;
+    for (var k = 0u; k < PACK; k = k + 1u) {
+        let e = w * PACK + k;
+        if (e < p.n) { v[k] = dist(e); }
+    }
+    st(w, v);
+}
