@@ -255,4 +255,99 @@ wgt_status wgt_cpu_sdpa(const wgt_cpu_tensor *q, const wgt_cpu_tensor *k, const 
                         const wgt_cpu_tensor *mask, const wgt_sdpa_params *p,
                         const wgt_cpu_tensor *out);
 
+/* ---- Convolutions (conv.c) ---------------------------------------------------------------------- */
+
+/* wgt_conv_params is in include/wgt.h. The geometry of nsp spatial dims: output sizes O and the
+ * resolved pad_begin (from params->padding), with op naming the caller in messages. */
+wgt_status wgt_cpu_conv_geometry(const char *op, const wgt_conv_params *p, int transposed, int nsp,
+                                 const int64_t *S, const int64_t *K, int64_t *O, int64_t *pad_begin);
+/* x [N, Cin, *S], w [Cout, Cin/groups, *K], bias [Cout] or NULL, out [N, Cout, *O] (checked
+ * against the geometry). Sums in double; padding contributes zeros times the weight (so an
+ * infinite weight over padding gives NaN, as PyTorch's zero-padded product). */
+wgt_status wgt_cpu_conv(const wgt_cpu_tensor *x, const wgt_cpu_tensor *w, const wgt_cpu_tensor *bias,
+                        const wgt_conv_params *p, const wgt_cpu_tensor *out);
+/* x [N, Cin, *S], w [Cin, Cout/groups, *K]: out[o] = sum of x[i] w[k] over o = i stride - pad_begin
+ * + k dilation (only products that land on an output). */
+wgt_status wgt_cpu_conv_transpose(const wgt_cpu_tensor *x, const wgt_cpu_tensor *w, const wgt_cpu_tensor *bias,
+                                  const wgt_conv_params *p, const wgt_cpu_tensor *out);
+
+/* ---- Losses and misc ops (loss.c, misc.c) ------------------------------------------------------
+ * Semantics and argument rules as the op functions of include/wgt.h (wgt_cross_entropy, ...). Loss
+ * outputs are the per-element losses (reduction none: target's shape / the broadcast shape) or a
+ * 0-D tensor; sums run in double. */
+
+typedef enum wgt_cpu_loss {
+    WGT_CPU_LOSS_MSE = 0,
+    WGT_CPU_LOSS_L1,
+    WGT_CPU_LOSS_SMOOTH_L1,   /* param: beta */
+    WGT_CPU_LOSS_HUBER,       /* param: delta */
+    WGT_CPU_LOSS_BCE,         /* aux: weight */
+    WGT_CPU_LOSS_BCE_LOGITS,  /* aux: weight, aux2: pos_weight */
+    WGT_CPU_LOSS_KL_DIV,      /* param: log_target (0 / 1) */
+    WGT_CPU_LOSS_COUNT
+} wgt_cpu_loss;
+
+/* x [N, C, d...] or [C]; target class indices (integer, x's shape without C) or probabilities
+ * (float, x's shape). log_input 1: x already holds log-probabilities (nll_loss; indices only). */
+wgt_status wgt_cpu_cross_entropy(const wgt_cpu_tensor *x, const wgt_cpu_tensor *target,
+                                 const wgt_cpu_tensor *weight, int64_t ignore_index,
+                                 double label_smoothing, int log_input, wgt_reduction reduction,
+                                 const wgt_cpu_tensor *out);
+/* x and target broadcast (aux, aux2 broadcast to that shape, may be NULL). */
+wgt_status wgt_cpu_pointwise_loss(wgt_cpu_loss kind, const wgt_cpu_tensor *x, const wgt_cpu_tensor *target,
+                                  const wgt_cpu_tensor *aux, const wgt_cpu_tensor *aux2, double param,
+                                  wgt_reduction reduction, const wgt_cpu_tensor *out);
+/* out: the broadcast shape of x1 and x2 without dim (dim counted in that shape). */
+wgt_status wgt_cpu_cosine_similarity(const wgt_cpu_tensor *x1, const wgt_cpu_tensor *x2, int dim,
+                                     double eps, const wgt_cpu_tensor *out);
+/* x1 [B..., P, M], x2 [B..., R, M] -> out [B..., P, R], direct differences in double. */
+wgt_status wgt_cpu_cdist(const wgt_cpu_tensor *x1, const wgt_cpu_tensor *x2, double p,
+                         const wgt_cpu_tensor *out);
+/* prepend/append may be NULL; out has x's shape with dim's size (joined length - n). */
+wgt_status wgt_cpu_diff(const wgt_cpu_tensor *x, int n, int dim, const wgt_cpu_tensor *prepend,
+                        const wgt_cpu_tensor *append, const wgt_cpu_tensor *out);
+/* x 2-D; out 0-D (integers summed exactly in int64). */
+wgt_status wgt_cpu_trace(const wgt_cpu_tensor *x, const wgt_cpu_tensor *out);
+/* x 1-D: out [n + |k|, n + |k|]; x 2-D: out [diagonal length]. */
+wgt_status wgt_cpu_diag(const wgt_cpu_tensor *x, int64_t offset, const wgt_cpu_tensor *out);
+/* dim1, dim2: non-negative dims of out (x.ndim + 1 dims), different. */
+wgt_status wgt_cpu_diag_embed(const wgt_cpu_tensor *x, int64_t offset, int dim1, int dim2,
+                              const wgt_cpu_tensor *out);
+
+/* ---- Sorting and searching (sort.c) ------------------------------------------------------------ */
+
+/* Rows along dim sorted stably (equal values keep their order; -0 equals +0); NaN is above +inf
+ * (last ascending, first descending), as PyTorch. values/indices (either may be NULL) have x's
+ * shape; indices are positions along dim in any integer dtype. */
+wgt_status wgt_cpu_sort(const wgt_cpu_tensor *x, int dim, int descending, const wgt_cpu_tensor *values,
+                        const wgt_cpu_tensor *indices);
+/* The first k of each row sorted descending (largest) or ascending: x's shape with dim = k. Equal
+ * values: the lower index first (ONNX TopK). */
+wgt_status wgt_cpu_topk(const wgt_cpu_tensor *x, int64_t k, int dim, int largest, const wgt_cpu_tensor *values,
+                        const wgt_cpu_tensor *indices);
+/* The k-th smallest (1-based, position k - 1 of the stable ascending sort); outputs x's shape with
+ * dim of size 1 (keepdim) or without dim. */
+wgt_status wgt_cpu_kthvalue(const wgt_cpu_tensor *x, int64_t k, int dim, int keepdim, const wgt_cpu_tensor *values,
+                            const wgt_cpu_tensor *indices);
+/* The lower median (position (n - 1) / 2 of the sorted row); a row with a NaN gives its first NaN
+ * and that NaN's index (torch.median). */
+wgt_status wgt_cpu_median(const wgt_cpu_tensor *x, int dim, int keepdim, const wgt_cpu_tensor *values,
+                          const wgt_cpu_tensor *indices);
+/* The distinct values of the flattened x, ascending (NaNs are all distinct, -0 equals +0). Outputs
+ * (each may be NULL): values [count] (x's dtype), inverse (x's size: the group of each element),
+ * counts [count], first [count] (the flat index of each value's first occurrence). The outputs
+ * with count elements must have exactly that many; *count (may be NULL) gets it. */
+wgt_status wgt_cpu_unique(const wgt_cpu_tensor *x, const wgt_cpu_tensor *values, const wgt_cpu_tensor *inverse,
+                          const wgt_cpu_tensor *counts, const wgt_cpu_tensor *first, int64_t *count);
+/* For each element of values, the insertion index into the last dim of seq (1-D, or with leading
+ * dims equal to values'): the first position with seq >= v (right: seq > v), through PyTorch's
+ * binary search (a NaN value gives the length). sorter (optional, seq's shape): seq read in that
+ * order. out has values' shape, any integer dtype. */
+wgt_status wgt_cpu_searchsorted(const wgt_cpu_tensor *seq, const wgt_cpu_tensor *values, int right,
+                                const wgt_cpu_tensor *sorter, const wgt_cpu_tensor *out);
+/* torch.histc: bins equal bins over [min, max] (min == max: the data's range, NaN ignored, widened by
+ * 1 each way when flat); elements outside and NaN are not counted; bin = (v - min) * bins / (max - min)
+ * in f32, the top edge in the last bin. out [bins] any dtype. */
+wgt_status wgt_cpu_histc(const wgt_cpu_tensor *x, int64_t bins, double min, double max, const wgt_cpu_tensor *out);
+
 #endif

@@ -1,0 +1,281 @@
+// Convolutions over up to 3 spatial dims (1-D and 2-D run as 3-D with leading dims of size 1),
+// f32 accumulation. Two entry points:
+//  - `direct`: any convolution or transposed convolution. An invocation computes the 4 outputs
+//    j0 .. j0 + 3 of the flat output (so 16-bit outputs are written in whole words); when the four
+//    lie on one output row of a convolution they share each weight load and the row's geometry
+//    (the depthwise case: one input channel per output, K taps each). Else each output on its own.
+//  - `gemm`: an implicit GEMM for convolutions (not transposed): out[g] [M = N * P pixels, Cout/G]
+//    = A [M, Kd = Cin/G * K0 K1 K2] (x gathered on the fly, no im2col buffer) @ W^T, in 64 x 64
+//    tiles with a k step of 16; 256 invocations of 4 x 4 outputs.
+// x is read through its strides; the weight is contiguous ([Cout, Cin/G, K..], transposed
+// [Cin, Cout/G, K..]); padding reads zeros (multiplied like any input, as a zero-padded product).
+//
+// The prelude (src/ops/conv.c) supplies the loaders ldx, ldw, ldb (-> f32), the storer st, and
+// `const PACK: u32` (outputs per 32-bit word).
+
+struct Params {
+    isz: vec4<u32>,  // input spatial sizes S0, S1, S2; Cin
+    osz: vec4<u32>,  // output spatial sizes O0, O1, O2; Cout
+    ksz: vec4<u32>,  // kernel sizes K0, K1, K2; Cin / groups
+    str: vec4<u32>,  // strides; Cout / groups
+    dil: vec4<u32>,  // dilations; 1 for a transposed convolution
+    pad: vec4<i32>,  // pad_begin per dim; 1 with a bias
+    xs: vec4<u32>,   // x's strides of S0, S1, S2 and of the channel
+    xn: u32,         // x's stride of the batch
+    x_off: u32,      // element offsets within the bindings
+    w_off: u32,
+    b_off: u32,
+    total: u32,      // outputs of this dispatch (direct); M (gemm)
+    out_w0: u32,     // word offset of this dispatch's output within its binding
+    n_img: u32,      // images in this dispatch
+    zero: u32,
+};
+
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> xs: array<u32>;
+@group(0) @binding(2) var<storage, read> ws: array<u32>;
+@group(0) @binding(3) var<storage, read> bs: array<u32>;
+@group(0) @binding(4) var<storage, read_write> out: array<u32>;
+
+fn x_at(n: u32, c: u32, i0: u32, i1: u32, i2: u32) -> u32 {
+    return p.x_off + n * p.xn + c * p.xs.w + i0 * p.xs.x + i1 * p.xs.y + i2 * p.xs.z;
+}
+
+fn bias_of(co: u32) -> f32 {
+    if (p.pad.w != 0) { return ldb(p.b_off + co); }
+    return 0.0;
+}
+
+// Output element coordinates: (n, co, o0, o1, o2) of flat index j.
+fn decompose(j: u32) -> array<u32, 5> {
+    var r = j;
+    let o2 = r % p.osz.z; r = r / p.osz.z;
+    let o1 = r % p.osz.y; r = r / p.osz.y;
+    let o0 = r % p.osz.x; r = r / p.osz.x;
+    let co = r % p.osz.w;
+    return array<u32, 5>(r / p.osz.w, co, o0, o1, o2);
+}
+
+// Input index of output position o through tap k along a dim of a convolution; -1 in the padding.
+fn conv_in(o: u32, k: u32, s: u32, d: u32, pb: i32, size: u32) -> i32 {
+    let i = i32(o * s + k * d) - pb;
+    return select(-1, i, i >= 0 && i < i32(size));
+}
+
+// Input index of output position o through tap k of a transposed convolution, or -1.
+fn tconv_in(o: u32, k: u32, s: u32, d: u32, pb: i32, size: u32) -> i32 {
+    let t = i32(o) + pb - i32(k * d);
+    if (t < 0 || (u32(t) % s) != 0u) { return -1; }
+    let i = u32(t) / s;
+    return select(-1, i32(i), i < size);
+}
+
+fn one_conv(n: u32, co: u32, o0: u32, o1: u32, o2: u32) -> f32 {
+    var acc = 0.0;
+    let cin_g = p.ksz.w;
+    let c0 = (co / p.str.w) * cin_g;
+    var wi = p.w_off + co * cin_g * p.ksz.x * p.ksz.y * p.ksz.z;
+    for (var ci = 0u; ci < cin_g; ci++) {
+        for (var k0 = 0u; k0 < p.ksz.x; k0++) {
+            let i0 = conv_in(o0, k0, p.str.x, p.dil.x, p.pad.x, p.isz.x);
+            for (var k1 = 0u; k1 < p.ksz.y; k1++) {
+                let i1 = conv_in(o1, k1, p.str.y, p.dil.y, p.pad.y, p.isz.y);
+                for (var k2 = 0u; k2 < p.ksz.z; k2++) {
+                    let i2 = conv_in(o2, k2, p.str.z, p.dil.z, p.pad.z, p.isz.z);
+                    var xv = 0.0;
+                    if (i0 >= 0 && i1 >= 0 && i2 >= 0) { xv = ldx(x_at(n, c0 + ci, u32(i0), u32(i1), u32(i2))); }
+                    acc = fma(xv, ldw(wi), acc);
+                    wi++;
+                }
+            }
+        }
+    }
+    return acc + bias_of(co);
+}
+
+fn one_tconv(n: u32, co: u32, o0: u32, o1: u32, o2: u32) -> f32 {
+    var acc = 0.0;
+    let cin_g = p.ksz.w;
+    let cout_g = p.str.w;
+    let c0 = (co / cout_g) * cin_g;
+    let col = co % cout_g;
+    let kk = p.ksz.x * p.ksz.y * p.ksz.z;
+    for (var k0 = 0u; k0 < p.ksz.x; k0++) {
+        let i0 = tconv_in(o0, k0, p.str.x, p.dil.x, p.pad.x, p.isz.x);
+        if (i0 < 0) { continue; }
+        for (var k1 = 0u; k1 < p.ksz.y; k1++) {
+            let i1 = tconv_in(o1, k1, p.str.y, p.dil.y, p.pad.y, p.isz.y);
+            if (i1 < 0) { continue; }
+            for (var k2 = 0u; k2 < p.ksz.z; k2++) {
+                let i2 = tconv_in(o2, k2, p.str.z, p.dil.z, p.pad.z, p.isz.z);
+                if (i2 < 0) { continue; }
+                let tapk = (k0 * p.ksz.y + k1) * p.ksz.z + k2;
+                for (var ci = 0u; ci < cin_g; ci++) {
+                    let c = c0 + ci;
+                    acc = fma(ldx(x_at(n, c, u32(i0), u32(i1), u32(i2))), ldw(p.w_off + (c * cout_g + col) * kk + tapk), acc);
+                }
+            }
+        }
+    }
+    return acc + bias_of(co);
+}
+
+// Four neighbouring outputs o2 .. o2 + 3 of one row of a convolution.
+fn row_conv(n: u32, co: u32, o0: u32, o1: u32, o2: u32) -> vec4<f32> {
+    var acc = vec4<f32>(0.0);
+    let cin_g = p.ksz.w;
+    let c0 = (co / p.str.w) * cin_g;
+    var wi = p.w_off + co * cin_g * p.ksz.x * p.ksz.y * p.ksz.z;
+    let base2 = i32(o2 * p.str.z) - p.pad.z;
+    let step = i32(p.str.z);
+    for (var ci = 0u; ci < cin_g; ci++) {
+        for (var k0 = 0u; k0 < p.ksz.x; k0++) {
+            let i0 = conv_in(o0, k0, p.str.x, p.dil.x, p.pad.x, p.isz.x);
+            for (var k1 = 0u; k1 < p.ksz.y; k1++) {
+                let i1 = conv_in(o1, k1, p.str.y, p.dil.y, p.pad.y, p.isz.y);
+                let live = i0 >= 0 && i1 >= 0;
+                let rowi = x_at(n, c0 + ci, u32(max(i0, 0)), u32(max(i1, 0)), 0u);
+                for (var k2 = 0u; k2 < p.ksz.z; k2++) {
+                    let wv = ldw(wi);
+                    wi++;
+                    let i2 = base2 + i32(k2 * p.dil.z);
+                    var xv = vec4<f32>(0.0);
+                    if (live) {
+                        for (var q = 0; q < 4; q++) {
+                            let iq = i2 + q * step;
+                            if (iq >= 0 && iq < i32(p.isz.z)) { xv[q] = ldx(rowi + u32(iq) * p.xs.z); }
+                        }
+                    }
+                    acc = fma(xv, vec4<f32>(wv), acc);
+                }
+            }
+        }
+    }
+    return acc + vec4<f32>(bias_of(co));
+}
+
+@compute @workgroup_size(128)
+fn direct(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+          @builtin(local_invocation_index) lid: u32) {
+    let t = (wid.x + wid.y * nwg.x) * 128u + lid;
+    let j0 = t * 4u;
+    if (j0 >= p.total) { return; }
+    var v: array<f32, 4>;
+    let c = decompose(j0);
+    if (p.dil.w == 0u && c[4] + 3u < p.osz.z) {
+        let r = row_conv(c[0], c[1], c[2], c[3], c[4]);
+        v = array<f32, 4>(r.x, r.y, r.z, r.w);
+    } else {
+        for (var q = 0u; q < 4u; q++) {
+            if (j0 + q >= p.total) { v[q] = 0.0; continue; }
+            let e = decompose(j0 + q);
+            if (p.dil.w == 0u) { v[q] = one_conv(e[0], e[1], e[2], e[3], e[4]); }
+            else { v[q] = one_tconv(e[0], e[1], e[2], e[3], e[4]); }
+        }
+    }
+    for (var h = 0u; h < 4u / PACK; h++) {
+        if (j0 + h * PACK >= p.total) { break; }
+        var u: array<f32, 4>;
+        for (var q = 0u; q < PACK; q++) { u[q] = v[h * PACK + q]; }
+        st(p.out_w0 + j0 / PACK + h, u);
+    }
+}
+
+// ---- implicit GEMM ----
+
+const BM: u32 = 64u;  // pixels per tile
+const BN: u32 = 64u;  // output channels per tile
+const BK: u32 = 16u;  // reduction step
+
+var<workgroup> As: array<vec4<f32>, BM * BK / 4u>; // As[k][m]
+var<workgroup> Bs: array<vec4<f32>, BN * BK / 4u>; // Bs[k][n]
+
+@compute @workgroup_size(256)
+fn gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let g = wid.z;
+    let cin_g = p.ksz.w;
+    let cout_g = p.str.w;
+    let kk = p.ksz.x * p.ksz.y * p.ksz.z;
+    let K1K2 = p.ksz.y * p.ksz.z;
+    let Kd = cin_g * kk;
+    let P = p.osz.x * p.osz.y * p.osz.z;
+    let M = p.total;
+    let m0 = wid.y * BM;
+    let n0 = wid.x * BN;
+
+    // The pixel this invocation loads A for (fixed over k): its image and input origin.
+    let am = lid % BM;
+    let gm = m0 + am;
+    let m_ok = gm < M;
+    var pix = gm % P;
+    let img = gm / P;
+    let a2 = pix % p.osz.z; pix = pix / p.osz.z;
+    let a1 = pix % p.osz.y;
+    let a0 = pix / p.osz.y;
+    let org = vec3<i32>(i32(a0 * p.str.x) - p.pad.x, i32(a1 * p.str.y) - p.pad.y, i32(a2 * p.str.z) - p.pad.z);
+    let xbase = p.x_off + img * p.xn + g * cin_g * p.xs.w;
+    // The output channel this invocation loads B for: k along the lanes (contiguous weight rows).
+    let bk = lid % BK;
+    let tx = lid % 16u;
+    let ty = lid / 16u;
+
+    var acc: array<vec4<f32>, 4>;
+    for (var i = 0u; i < 4u; i++) { acc[i] = vec4<f32>(0.0); }
+
+    for (var k0 = 0u; k0 < Kd; k0 = k0 + BK) {
+        for (var r = 0u; r < 4u; r++) {
+            let ak = lid / BM + r * 4u;
+            let k = k0 + ak;
+            var v = 0.0;
+            if (m_ok && k < Kd) {
+                let ci = k / kk;
+                let rr = k % kk;
+                let t0 = rr / K1K2;
+                let rr2 = rr % K1K2;
+                let t1 = rr2 / p.ksz.z;
+                let t2 = rr2 % p.ksz.z;
+                let i = org + vec3<i32>(i32(t0 * p.dil.x), i32(t1 * p.dil.y), i32(t2 * p.dil.z));
+                if (all(i >= vec3<i32>(0)) && all(vec3<u32>(i) < p.isz.xyz)) {
+                    v = ldx(xbase + ci * p.xs.w + u32(i.x) * p.xs.x + u32(i.y) * p.xs.y + u32(i.z) * p.xs.z);
+                }
+            }
+            let ta = ak * BM + am;
+            As[ta / 4u][ta % 4u] = v;
+            let bn = lid / BK + r * 16u;
+            let co = n0 + bn;
+            let kb = k0 + bk;
+            var w = 0.0;
+            if (co < cout_g && kb < Kd) { w = ldw(p.w_off + (g * cout_g + co) * Kd + kb); }
+            let tb = bk * BN + bn;
+            Bs[tb / 4u][tb % 4u] = w;
+        }
+        workgroupBarrier();
+        for (var k = 0u; k < BK; k++) {
+            let a = As[(k * BM) / 4u + ty];
+            let b = Bs[(k * BN) / 4u + tx];
+            acc[0] = fma(vec4<f32>(a.x), b, acc[0]);
+            acc[1] = fma(vec4<f32>(a.y), b, acc[1]);
+            acc[2] = fma(vec4<f32>(a.z), b, acc[2]);
+            acc[3] = fma(vec4<f32>(a.w), b, acc[3]);
+        }
+        workgroupBarrier();
+    }
+
+    // acc[i][j]: pixel m0 + ty * 4 + i, channel n0 + tx * 4 + j. P % PACK == 0 (the op checks), so
+    // the pixels of one output word belong to one image.
+    let mb = m0 + ty * 4u;
+    for (var j = 0u; j < 4u; j++) {
+        let co = n0 + tx * 4u + j;
+        if (co >= cout_g) { break; }
+        let cg = g * cout_g + co;
+        let bv = bias_of(cg);
+        for (var i = 0u; i < 4u; i = i + PACK) {
+            let m = mb + i;
+            if (m >= M) { break; }
+            let e = ((m / P) * p.osz.w + cg) * P + m % P;
+            var u: array<f32, 4>;
+            for (var q = 0u; q < PACK; q++) { u[q] = acc[i + q][j] + bv; }
+            st(p.out_w0 + e / PACK, u);
+        }
+    }
+}
