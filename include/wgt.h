@@ -645,6 +645,86 @@ wgt_status wgt_conv_output_shape(const wgt_conv_params *params, int transposed, 
                                  const int64_t *K, int64_t *O, int64_t *pad_begin);
 
 
+/* ---- losses (src/ops/loss.c) and misc ops (src/ops/misc.c) ---- */
+/* How a loss reduces its per-element values: PyTorch's reduction argument. BATCHMEAN (kl_div
+ * only) is the sum divided by the input's first dim. The mean of no values is NaN, as PyTorch. */
+typedef enum wgt_reduction {
+    WGT_REDUCTION_NONE = 0,
+    WGT_REDUCTION_MEAN,
+    WGT_REDUCTION_SUM,
+    WGT_REDUCTION_BATCHMEAN,
+    WGT_REDUCTION_COUNT
+} wgt_reduction;
+
+/* ignore_index value that matches no target (ONNX without ignore_index). PyTorch's default is -100. */
+#define WGT_NO_IGNORE_INDEX INT64_MIN
+
+/* Losses take float inputs (f32, f16, bf16) and return the input's dtype: the per-element losses
+ * (NONE) or a 0-D tensor. Class dims follow PyTorch: input [N, C, d1...] (or [C]).
+ * cross_entropy, class indices: target [N, d1...] (or 0-D) of any integer dtype, log_softmax over
+ * C and the target's entry picked in one pass over the logits; weight [C] or NULL; targets equal
+ * to ignore_index add nothing (mean divides by the summed weight of the others); label_smoothing
+ * in [0, 1] mixes in the mean over classes as PyTorch does. Class probabilities: target of the
+ * input's shape and a float dtype (mean divides by N * d1...). A class index out of [0, C) that
+ * is not ignore_index gives NaN on the device and flags the context (wgt_index_check). */
+wgt_status wgt_cross_entropy(const wgt_tensor *input, const wgt_tensor *target, const wgt_tensor *weight,
+                             int64_t ignore_index, double label_smoothing, wgt_reduction reduction, wgt_tensor **out);
+/* input: log-probabilities [N, C, d1...] (or [C]); target, weight, ignore_index as above. */
+wgt_status wgt_nll_loss(const wgt_tensor *input, const wgt_tensor *target, const wgt_tensor *weight,
+                        int64_t ignore_index, wgt_reduction reduction, wgt_tensor **out);
+/* Elementwise losses; input and target broadcast (PyTorch warns, then broadcasts). */
+wgt_status wgt_mse_loss(const wgt_tensor *input, const wgt_tensor *target, wgt_reduction reduction, wgt_tensor **out);
+wgt_status wgt_l1_loss(const wgt_tensor *input, const wgt_tensor *target, wgt_reduction reduction, wgt_tensor **out);
+/* |d| < beta ? 0.5 d^2 / beta : |d| - 0.5 beta (beta 0: l1); beta >= 0. */
+wgt_status wgt_smooth_l1_loss(const wgt_tensor *input, const wgt_tensor *target, wgt_reduction reduction,
+                              double beta, wgt_tensor **out);
+/* |d| <= delta ? 0.5 d^2 : delta (|d| - 0.5 delta); delta > 0. */
+wgt_status wgt_huber_loss(const wgt_tensor *input, const wgt_tensor *target, wgt_reduction reduction,
+                          double delta, wgt_tensor **out);
+/* -weight (t log(x) + (1 - t) log(1 - x)), each log clamped to >= -100 (PyTorch); weight broadcasts
+ * to the input (or NULL). */
+wgt_status wgt_binary_cross_entropy(const wgt_tensor *input, const wgt_tensor *target, const wgt_tensor *weight,
+                                    wgt_reduction reduction, wgt_tensor **out);
+/* From logits, in the stable form -weight (pos_weight t log_sigmoid(x) + (1 - t) log_sigmoid(-x));
+ * pos_weight broadcasts to the input (usually [C]); weight and pos_weight may be NULL. */
+wgt_status wgt_binary_cross_entropy_with_logits(const wgt_tensor *input, const wgt_tensor *target,
+                                                const wgt_tensor *weight, const wgt_tensor *pos_weight,
+                                                wgt_reduction reduction, wgt_tensor **out);
+/* input: log-probabilities. log_target 0: t (log t - input), 0 where t == 0 (xlogy); 1: exp(t) (t - input).
+ * BATCHMEAN divides the sum by input's dim 0. */
+wgt_status wgt_kl_div(const wgt_tensor *input, const wgt_tensor *target, wgt_reduction reduction, int log_target,
+                      wgt_tensor **out);
+/* sum(x1 x2) / (max(|x1|, eps) max(|x2|, eps)) along dim of the broadcast shape (PyTorch >= 1.12 clamps
+ * each norm; eps 1e-8 is its default); out drops dim, in the promoted float dtype. */
+wgt_status wgt_cosine_similarity(const wgt_tensor *x1, const wgt_tensor *x2, int dim, double eps, wgt_tensor **out);
+
+/* n-th forward difference along dim (torch.diff): out[i] = x[i + 1] - x[i], n times, after
+ * prepend/append (may be NULL; x's shape off dim) are joined on. bool uses logical xor. n >= 0. */
+wgt_status wgt_diff(const wgt_tensor *x, int n, int dim, const wgt_tensor *prepend, const wgt_tensor *append,
+                    wgt_tensor **out);
+/* Sum of the main diagonal of a 2-D tensor: 0-D, wgt_reduce_result_dtype(WGT_REDUCE_SUM, dtype). */
+wgt_status wgt_trace(const wgt_tensor *x, wgt_tensor **out);
+/* torch.diag: 1-D x [n] -> 2-D [n + |offset|]^2 with x on diagonal offset (> 0 above the main one);
+ * 2-D x -> 1-D copy of its diagonal offset (empty when the offset is past the matrix). */
+wgt_status wgt_diag(const wgt_tensor *x, int64_t offset, wgt_tensor **out);
+/* torch.diag_embed: x [..., n] -> the last dim placed on diagonal offset of dims (dim1, dim2) of a
+ * zero tensor of x.ndim + 1 dims, each n + |offset| long (defaults: 0, -2, -1). */
+wgt_status wgt_diag_embed(const wgt_tensor *x, int64_t offset, int dim1, int dim2, wgt_tensor **out);
+/* torch.meshgrid: n 1-D (or 0-D) tensors -> n views (no copies) of shape (len0, len1, ...); xy:
+ * indexing="xy", the first two dims swapped. outs[i] are new handles (free each). n <= 8. */
+wgt_status wgt_meshgrid(const wgt_tensor *const *xs, int n, int xy, wgt_tensor **outs);
+/* torch.cdist's compute_mode: when the p = 2 distance goes through a matrix product
+ * (|a|^2 + |b|^2 - 2 a.b, clamped at 0: fast, but relative error ~1e-7 |a|^2 / d^2 for close points). */
+typedef enum wgt_cdist_mode {
+    WGT_CDIST_MM_IF_NECESSARY = 0, /* PyTorch's default: the product when P > 25 or R > 25 */
+    WGT_CDIST_MM,                  /* use_mm_for_euclid_dist: always */
+    WGT_CDIST_NO_MM,               /* donot_use_mm_for_euclid_dist: never (direct differences) */
+} wgt_cdist_mode;
+/* x1 [B..., P, M], x2 [B..., R, M] (batch dims broadcast) -> [B..., P, R] p-norm distances:
+ * p >= 0 (0 counts nonzero differences; INFINITY the largest). Floats only. */
+wgt_status wgt_cdist(const wgt_tensor *x1, const wgt_tensor *x2, double p, wgt_cdist_mode mode, wgt_tensor **out);
+
+
 /* ------------------------------------------------------------------------------------------------
  * Model files (src/io): GGUF and safetensors.
  *
