@@ -725,6 +725,58 @@ typedef enum wgt_cdist_mode {
 wgt_status wgt_cdist(const wgt_tensor *x1, const wgt_tensor *x2, double p, wgt_cdist_mode mode, wgt_tensor **out);
 
 
+/* ---- pooling and resampling (src/ops/pool.c, src/ops/resample.c) ---- */
+/* PyTorch semantics over the last `spatial` (1 or 2) dims of x [..., *S] (usually [N, C, *S]; every
+ * leading dim is a batch dim). Arrays hold one entry per spatial dim, outermost first. The output
+ * has x's dtype; max pools take integers too, the others f32/f16/bf16. Indices (may be NULL) are
+ * i32 flat positions within one [*S] plane, as PyTorch's return_indices (which gives i64). */
+typedef struct wgt_pool_params {
+    int64_t kernel[2];
+    int64_t stride[2];        /* 0: the kernel size (PyTorch's default) */
+    int64_t padding[2];       /* on both sides (implicit -inf / zeros), at most kernel / 2 */
+    int64_t dilation[2];      /* 0 means 1; max pools only */
+    int ceil_mode;            /* O = ceil((S + 2 pad - dil (K - 1) - 1) / stride) + 1, but the last
+                                 window must start inside S + pad (PyTorch's rule) */
+    int count_include_pad;    /* avg: padded zeros count in the divisor */
+    int64_t divisor_override; /* avg: > 0 replaces the divisor */
+} wgt_pool_params;
+/* max_pool1d/2d. A NaN in a window is its maximum (index: the last NaN), as PyTorch. */
+wgt_status wgt_max_pool(const wgt_tensor *x, int spatial, const wgt_pool_params *p, wgt_tensor **out,
+                        wgt_tensor **indices);
+/* avg_pool1d/2d (dilation must be 1). */
+wgt_status wgt_avg_pool(const wgt_tensor *x, int spatial, const wgt_pool_params *p, wgt_tensor **out);
+/* adaptive_avg_pool / adaptive_max_pool 1d/2d: output position o of a dim of input size S and output
+ * size O covers [floor(o S / O), ceil((o + 1) S / O)). output_size[d] > 0 (S may not be 0). */
+wgt_status wgt_adaptive_avg_pool(const wgt_tensor *x, int spatial, const int64_t *output_size, wgt_tensor **out);
+wgt_status wgt_adaptive_max_pool(const wgt_tensor *x, int spatial, const int64_t *output_size, wgt_tensor **out,
+                                 wgt_tensor **indices);
+
+typedef enum wgt_interp_mode {
+    WGT_INTERP_NEAREST = 0,  /* 'nearest': src = min(floor(dst * scale), S - 1) (PyTorch's, not centred) */
+    WGT_INTERP_NEAREST_EXACT,/* 'nearest-exact': src = min(floor((dst + 0.5) * scale), S - 1) */
+    WGT_INTERP_LINEAR,       /* 'linear' (1 spatial dim) / 'bilinear' (2) */
+    WGT_INTERP_CUBIC,        /* 'bicubic' (Keys, A = -0.75, edge samples repeated); 1-D too */
+    WGT_INTERP_COUNT
+} wgt_interp_mode;
+const char *wgt_interp_mode_name(wgt_interp_mode mode);
+/* F.interpolate over the last `spatial` (1 or 2) dims of x [..., *S]. size: output sizes, or NULL
+ * for floor(S * scales[d]). scales: the factors the coordinates use (PyTorch's scale_factor with
+ * recompute_scale_factor off), or NULL (or an entry <= 0) for S / O. align_corners (linear and
+ * cubic only): corner pixel centres map to each other, scale (S - 1) / (O - 1). Coordinates are
+ * computed in f32 as PyTorch does; f32/f16/bf16 (nearest takes integers too). */
+wgt_status wgt_interpolate(const wgt_tensor *x, int spatial, wgt_interp_mode mode, const int64_t *size,
+                           const double *scales, int align_corners, wgt_tensor **out);
+
+typedef enum wgt_grid_mode { WGT_GRID_BILINEAR = 0, WGT_GRID_NEAREST, WGT_GRID_MODE_COUNT } wgt_grid_mode;
+typedef enum wgt_grid_padding {
+    WGT_GRID_PAD_ZEROS = 0, WGT_GRID_PAD_BORDER, WGT_GRID_PAD_REFLECTION, WGT_GRID_PAD_COUNT
+} wgt_grid_padding;
+/* F.grid_sample, 2-D: x [N, C, H, W], grid [N, Ho, Wo, 2] of (x, y) in [-1, 1] (align_corners: -1
+ * and 1 are the centres of the corner pixels; else their outer edges) -> out [N, C, Ho, Wo] of x's
+ * dtype. Nearest rounds half to even (nearbyint). x and grid f32/f16/bf16 (any mix). */
+wgt_status wgt_grid_sample(const wgt_tensor *x, const wgt_tensor *grid, wgt_grid_mode mode, wgt_grid_padding padding,
+                           int align_corners, wgt_tensor **out);
+
 /* ------------------------------------------------------------------------------------------------
  * Model files (src/io): GGUF and safetensors.
  *

@@ -1,0 +1,157 @@
+// Resampling: F.interpolate over [H, W] planes (a 1-D resize is a [1, W] plane; nearest,
+// nearest-exact, linear, cubic) and 2-D F.grid_sample (bilinear, nearest; zeros/border/reflection
+// padding). One invocation writes one output word (PACK elements). Source coordinates are computed
+// in f32 as PyTorch's kernels compute them, so nearest picks the same pixels as the reference.
+// The prelude (src/ops/resample.c) supplies lib_index.wgsl, `alias CT`, `const PACK: u32`,
+// `fn ldx(i: u32) -> CT` (binding xs), `fn ldg(i: u32) -> f32` (binding gs: the grid; the input
+// again for interpolate) and `fn st(w: u32, v: array<CT, 4>)` (binding out).
+
+struct Params {
+    n: u32,         // output elements of this dispatch
+    out_w0: u32,    // its first output word in the out binding
+    off_x: u32,     // element offsets in the xs / gs bindings
+    off_g: u32,
+    op: u32,        // 0 interpolate, 1 grid_sample
+    mode: u32,      // interpolate: 0 nearest, 1 nearest-exact, 2 linear, 3 cubic; grid: 0 bilinear, 1 nearest
+    align: u32,     // align_corners
+    padding: u32,   // grid: 0 zeros, 1 border, 2 reflection
+    H: u32, W: u32, OH: u32, OW: u32,
+    sxh: u32, sxw: u32, C: u32, sp2: u32,   // sp2: two spatial dims (else H = OH = 1)
+    scale_h: f32, scale_w: f32,              // interpolate: PyTorch's f32 scales per dim
+    sgn: u32, sgh: u32, sgw: u32, sgc: u32,  // grid strides: n, Ho, Wo, coordinate
+    pad0: u32, pad1: u32,
+    lead: Layout,   // interpolate: the batch dims; grid: [N, C]
+};
+
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> xs: array<u32>;
+@group(0) @binding(2) var<storage, read> gs: array<u32>;
+@group(0) @binding(3) var<storage, read_write> out: array<u32>;
+
+struct Taps { n: u32, i: vec4<u32>, w: vec4<f32> };
+
+fn cubic1(x: f32) -> f32 { let A = -0.75; return ((A + 2.0) * x - (A + 3.0)) * x * x + 1.0; }
+fn cubic2(x: f32) -> f32 { let A = -0.75; return ((A * x - 5.0 * A) * x + 8.0 * A) * x - 4.0 * A; }
+
+// The taps of output position o along a dim of input size n, output size m, f32 scale s.
+fn dim_taps(o: u32, n: u32, m: u32, s: f32) -> Taps {
+    var t: Taps;
+    if (p.mode <= 1u) {
+        var i: u32;
+        if (p.mode == 1u) { i = u32(floor((f32(o) + 0.5) * s)); }
+        else if (m == n) { i = o; }                 // PyTorch's nearest_idx shortcuts
+        else if (m == 2u * n) { i = o >> 1u; }
+        else { i = u32(floor(f32(o) * s)); }
+        t.n = 1u;
+        t.i = vec4<u32>(min(i, n - 1u), 0u, 0u, 0u);
+        t.w = vec4<f32>(1.0, 0.0, 0.0, 0.0);
+        return t;
+    }
+    var src = select(s * (f32(o) + 0.5) - 0.5, s * f32(o), p.align != 0u);
+    if (p.mode == 2u && src < 0.0) { src = 0.0; }
+    let i0 = min(i32(floor(src)), i32(n) - 1);
+    let lam = clamp(src - f32(i0), 0.0, 1.0);
+    if (p.mode == 2u) {
+        t.n = 2u;
+        t.i = vec4<u32>(u32(i0), u32(i0) + select(0u, 1u, i0 < i32(n) - 1), 0u, 0u);
+        t.w = vec4<f32>(1.0 - lam, lam, 0.0, 0.0);
+        return t;
+    }
+    t.n = 4u;
+    t.w = vec4<f32>(cubic2(lam + 1.0), cubic1(lam), cubic1(1.0 - lam), cubic2(2.0 - lam));
+    let hi = i32(n) - 1;
+    t.i = vec4<u32>(u32(clamp(i0 - 1, 0, hi)), u32(clamp(i0, 0, hi)), u32(clamp(i0 + 1, 0, hi)), u32(clamp(i0 + 2, 0, hi)));
+    return t;
+}
+
+fn interp_one(e: u32) -> CT {
+    let per = p.OH * p.OW;
+    let plane = e / per;
+    let r = e % per;
+    let oh = r / p.OW;
+    let ow = r % p.OW;
+    let base = p.off_x + layout_index(p.lead, plane);
+    var th: Taps;
+    if (p.sp2 != 0u) { th = dim_taps(oh, p.H, p.OH, p.scale_h); }
+    else { th.n = 1u; th.i = vec4<u32>(0u); th.w = vec4<f32>(1.0, 0.0, 0.0, 0.0); }
+    let tw = dim_taps(ow, p.W, p.OW, p.scale_w);
+    if (p.mode <= 1u) { return ldx(base + th.i[0] * p.sxh + tw.i[0] * p.sxw); }
+    var acc = 0.0;
+    for (var a = 0u; a < th.n; a = a + 1u) {
+        let row = base + th.i[a] * p.sxh;
+        var rs = 0.0;
+        for (var b = 0u; b < tw.n; b = b + 1u) { rs = rs + tw.w[b] * f32(ldx(row + tw.i[b] * p.sxw)); }
+        acc = acc + th.w[a] * rs;
+    }
+    return CT(acc);
+}
+
+fn finite(v: f32) -> bool { return (bitcast<u32>(v) & 0x7f800000u) != 0x7f800000u; }
+
+fn reflect(v0: f32, twice_lo: f32, twice_hi: f32) -> f32 {
+    if (twice_lo == twice_hi) { return 0.0; }
+    let mn = twice_lo / 2.0;
+    let span = (twice_hi - twice_lo) / 2.0;
+    let v = abs(v0 - mn);
+    let extra = v - span * floor(v / span); // fmod of a non-negative value
+    let flips = u32(floor(v / span));
+    return select(span - extra + mn, extra + mn, (flips & 1u) == 0u);
+}
+
+// PyTorch's grid_sampler_compute_source_index.
+fn source_index(c0: f32, size: u32) -> f32 {
+    let s = f32(size);
+    var c = select(((c0 + 1.0) * s - 1.0) / 2.0, ((c0 + 1.0) / 2.0) * (s - 1.0), p.align != 0u);
+    if (p.padding == 2u) {
+        c = select(reflect(c, -1.0, 2.0 * s - 1.0), reflect(c, 0.0, 2.0 * (s - 1.0)), p.align != 0u);
+    }
+    if (p.padding != 0u) {  // std::min(S - 1, std::max(c, 0)): a NaN ends at S - 1
+        c = select(c, 0.0, c < 0.0);
+        c = select(s - 1.0, c, c < s - 1.0);
+    }
+    if (!finite(c) || c > 2147483647.0 || c < -2147483648.0) { c = -100.0; }
+    return c;
+}
+
+fn tap(base: u32, x: i32, y: i32) -> f32 {
+    if (x < 0 || y < 0 || x >= i32(p.W) || y >= i32(p.H)) { return 0.0; }
+    return f32(ldx(base + u32(y) * p.sxh + u32(x) * p.sxw));
+}
+
+fn grid_one(e: u32) -> CT {
+    let per = p.OH * p.OW;
+    let plane = e / per;
+    let r = e % per;
+    let oh = r / p.OW;
+    let ow = r % p.OW;
+    let n = plane / p.C;
+    let base = p.off_x + layout_index(p.lead, plane);
+    let g = p.off_g + n * p.sgn + oh * p.sgh + ow * p.sgw;
+    let ix = source_index(ldg(g), p.W);
+    let iy = source_index(ldg(g + p.sgc), p.H);
+    if (p.mode == 1u) { return CT(tap(base, i32(round(ix)), i32(round(iy)))); }
+    let x0 = floor(ix);
+    let y0 = floor(iy);
+    let fx = vec2<f32>(x0 + 1.0 - ix, ix - x0);
+    let fy = vec2<f32>(y0 + 1.0 - iy, iy - y0);
+    let xi = i32(x0);
+    let yi = i32(y0);
+    return CT(fy.x * fx.x * tap(base, xi, yi) + fy.x * fx.y * tap(base, xi + 1, yi) +
+              fy.y * fx.x * tap(base, xi, yi + 1) + fy.y * fx.y * tap(base, xi + 1, yi + 1));
+}
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+    let w = (wid.x + wid.y * groups.x) * 256u + lid;
+    let e0 = w * PACK;
+    if (e0 >= p.n) { return; }
+    var vals: array<CT, 4>;
+    for (var k = 0u; k < PACK; k = k + 1u) {
+        let e = e0 + k;
+        if (e < p.n) {
+            if (p.op == 1u) { vals[k] = grid_one(e); } else { vals[k] = interp_one(e); }
+        }
+    }
+    st(p.out_w0 + w, vals);
+}
