@@ -777,6 +777,40 @@ typedef enum wgt_grid_padding {
 wgt_status wgt_grid_sample(const wgt_tensor *x, const wgt_tensor *grid, wgt_grid_mode mode, wgt_grid_padding padding,
                            int align_corners, wgt_tensor **out);
 
+/* ---- sorting and searching (src/ops/sort.c, src/ops/search.c) ---- */
+/* Indices are i32 positions along the dim (the codebase's index dtype; cast for i64). Sorts are
+ * stable (equal values keep their order, -0 equals +0) and NaN counts as above +inf: last
+ * ascending, first descending, as PyTorch. f32/f16/bf16 and the 8/32-bit integers and bool run on
+ * the GPU; i64 runs the reference (32-bit keys). values or indices may be NULL (not both). */
+wgt_status wgt_sort(const wgt_tensor *x, int dim, int descending, wgt_tensor **values, wgt_tensor **indices);
+wgt_status wgt_argsort(const wgt_tensor *x, int dim, int descending, wgt_tensor **indices);
+/* The k largest (or smallest) along dim, always sorted (the flag is accepted for PyTorch's
+ * signature); equal values: the lower index first (ONNX TopK). x's shape with dim = k. */
+wgt_status wgt_topk(const wgt_tensor *x, int64_t k, int dim, int largest, int sorted, wgt_tensor **values,
+                    wgt_tensor **indices);
+/* The k-th smallest (k from 1) along dim: the element at position k - 1 of the stable sort. */
+wgt_status wgt_kthvalue(const wgt_tensor *x, int64_t k, int dim, int keepdim, wgt_tensor **values,
+                        wgt_tensor **indices);
+/* The lower median along dim (position (n - 1) / 2 of the sorted row); a row holding NaN gives its
+ * first NaN and that NaN's index, as torch.median. */
+wgt_status wgt_median(const wgt_tensor *x, int dim, int keepdim, wgt_tensor **values, wgt_tensor **indices);
+/* torch.unique(x, sorted=True) over the flattened x: values [count] ascending (each NaN its own
+ * value), and optionally inverse (i32, x's shape), counts and first (i32 [count]: the flat index
+ * of each value's first occurrence, ONNX Unique's indices). Reads the count back (a sync). */
+wgt_status wgt_unique(const wgt_tensor *x, wgt_tensor **values, wgt_tensor **inverse, wgt_tensor **counts,
+                      wgt_tensor **first);
+/* i32 insertion indices of values into the last dim of sorted_sequence (1-D, or with values'
+ * leading dims); right: after equal elements. sorter (may be NULL, an integer tensor of the
+ * sequence's shape) reads the sequence in that order (indices outside [0, m) are clamped on the
+ * GPU). Both tensors must have one dtype (not bool). */
+wgt_status wgt_searchsorted(const wgt_tensor *sorted_sequence, const wgt_tensor *values, int right,
+                            const wgt_tensor *sorter, wgt_tensor **out);
+/* torch.bucketize: boundaries 1-D ascending; right 0: boundaries[i-1] < x <= boundaries[i]. */
+wgt_status wgt_bucketize(const wgt_tensor *x, const wgt_tensor *boundaries, int right, wgt_tensor **out);
+/* torch.histc of a float tensor: out [bins] (x's dtype); min == max uses the data's range (NaN
+ * ignored; PyTorch raises on NaN there); bins computed in f32. */
+wgt_status wgt_histc(const wgt_tensor *x, int64_t bins, double min, double max, wgt_tensor **out);
+
 /* ------------------------------------------------------------------------------------------------
  * Model files (src/io): GGUF and safetensors.
  *

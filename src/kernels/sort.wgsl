@@ -1,0 +1,261 @@
+// Sorting (sort, argsort, topk, kthvalue, median, unique) over rows of (key, index) pairs.
+//
+// A row is the elements of x along the sorted dim; row r is a position over x's other dims
+// (p.kept, row-major) and element j of it lives at layout_index(p.kept, r) + j * p.stride + p.off.
+// Elements become u32 keys whose unsigned order is the wanted order (floats: sign-magnitude flip,
+// -0 -> +0, NaN -> p.nan_key; descending: every key complemented), carried with their position j.
+// Pairs compare by key, then by position: a total order, so every network below sorts stably.
+// Padding pairs are (0xffffffff, 0xffffffff), above every real pair.
+//
+// tile_main:   a workgroup sorts TILE pair slots in workgroup memory with a bitonic network, as
+//              blocks of p.S (a power of two <= TILE) slots, one segment each: segment g is tile
+//              g % p.nt of row g / p.nt (p.S elements from position (g % p.nt) * p.S). It writes the
+//              first p.keep pairs of each segment, compacted: full sorts keep everything (runs of
+//              p.S), topk keeps k per segment and runs again over the survivors.
+// merge_main:  one step of a merge sort over rows of p.L pairs: runs of p.w merge pairwise; each
+//              pair's destination is its rank in its run plus its rank in the partner run (a binary
+//              search: ranks are exact because the order is total).
+// unpack_main: the results: output element (outer, q, inner) of x's shape with the dim of length
+//              p.n_out reads pair q of row outer * p.inner + inner (or a picked position, for
+//              kthvalue/median), the value gathered from x at the pair's position.
+// uflag_main, ustart_main, ugather_main: unique over one sorted row (see src/ops/sort.c).
+//
+// The prelude (src/ops/sort.c) supplies lib_index.wgsl, `const TILE`, `const WG`, `alias CT`,
+// `fn ldx(i: u32) -> CT` (x), `fn key_of(v: CT) -> u32`, `fn stv(w: u32, v: array<CT, 4>)` (values,
+// PACK per word) and `fn sti(w: u32, v: array<i32, 4>)` (indices).
+
+struct Params {
+    rows: u32,
+    Lin: u32,     // tile: row length read; merge: row length
+    S: u32,       // tile: segment size (a power of two <= TILE)
+    nt: u32,      // tile: segments per row
+    keep: u32,    // tile: pairs kept per segment
+    Lout: u32,    // tile: row length written
+    from_x: u32,  // tile: 1 reads x (keys made here), 0 reads pairs
+    off: u32,     // element offset of x in its binding
+    stride: u32,  // x's stride along the dim
+    flip: u32,    // 0xffffffff: descending
+    nan_key: u32, // key of NaN before the flip (0xffffffff: above +inf; 0: below -inf, median)
+    w: u32,       // merge: run width
+    n_out: u32,   // unpack: output length along the dim; unique: number of groups
+    inner: u32,   // unpack: elements after the dim
+    pick: u32,    // unpack: 0 take pairs 0..n_out-1; 1 pair p.pos; 2 pair p.pos or 0 when that is NaN
+    pos: u32,
+    n: u32,       // elements (unpack: output words; unique: pairs)
+    Ls: u32,      // unpack: row length of the pair buffers
+    is_float: u32,
+    pad0: u32,
+    kept: Layout,
+};
+
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> xs: array<u32>;
+@group(0) @binding(2) var<storage, read> ka: array<u32>;
+@group(0) @binding(3) var<storage, read> ia: array<u32>;
+@group(0) @binding(4) var<storage, read_write> kb: array<u32>;
+@group(0) @binding(5) var<storage, read_write> ib: array<u32>;
+@group(0) @binding(6) var<storage, read_write> ov: array<u32>;
+@group(0) @binding(7) var<storage, read_write> oi: array<u32>;
+
+fn less(k0: u32, i0: u32, k1: u32, i1: u32) -> bool { return k0 < k1 || (k0 == k1 && i0 < i1); }
+
+fn row_base(r: u32) -> u32 { return layout_index(p.kept, r) + p.off; }
+
+fn flat_id(wid: vec3<u32>, nwg: vec3<u32>) -> u32 { return wid.x + wid.y * nwg.x; }
+
+// ---- tile_main ----
+
+var<workgroup> sk: array<u32, TILE>;
+var<workgroup> si: array<u32, TILE>;
+
+fn cas(a: u32, b: u32) {
+    let ka0 = sk[a];
+    let ia0 = si[a];
+    let kb0 = sk[b];
+    let ib0 = si[b];
+    if (less(kb0, ib0, ka0, ia0)) {
+        sk[a] = kb0;
+        si[a] = ib0;
+        sk[b] = ka0;
+        si[b] = ia0;
+    }
+}
+
+@compute @workgroup_size(WG)
+fn tile_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+             @builtin(local_invocation_index) lid: u32) {
+    let per = TILE / p.S;
+    let g0 = flat_id(wid, nwg) * per;
+    let nseg = p.rows * p.nt;
+    for (var q = lid; q < TILE; q += WG) {
+        let g = g0 + q / p.S;
+        var k = 0xffffffffu;
+        var i = 0xffffffffu;
+        if (g < nseg) {
+            let r = g / p.nt;
+            let j = (g % p.nt) * p.S + q % p.S;
+            if (j < p.Lin) {
+                if (p.from_x != 0u) {
+                    k = key_of(ldx(row_base(r) + j * p.stride)) ^ p.flip;
+                    i = j;
+                } else {
+                    k = ka[r * p.Lin + j];
+                    i = ia[r * p.Lin + j];
+                }
+            }
+        }
+        sk[q] = k;
+        si[q] = i;
+    }
+    workgroupBarrier();
+    // Bitonic sort of every block of p.S slots, ascending: for each size, a flip step (slot a
+    // against its mirror in the size-block) then half-cleaners of shrinking distance.
+    for (var size = 2u; size <= p.S; size = size << 1u) {
+        let half = size >> 1u;
+        for (var q = lid; q < TILE / 2u; q += WG) {
+            let blk = (q / half) * size;
+            let r = q % half;
+            cas(blk + r, blk + size - 1u - r);
+        }
+        workgroupBarrier();
+        for (var h = half >> 1u; h > 0u; h = h >> 1u) {
+            for (var q = lid; q < TILE / 2u; q += WG) {
+                let a = (q / h) * (h << 1u) + q % h;
+                cas(a, a + h);
+            }
+            workgroupBarrier();
+        }
+    }
+    for (var q = lid; q < TILE; q += WG) {
+        let g = g0 + q / p.S;
+        let s = q % p.S;
+        if (g >= nseg || s >= p.keep) { continue; }
+        let r = g / p.nt;
+        let t = g % p.nt;
+        if (t * p.S + s >= p.Lin) { continue; } // past the row's end: padding
+        let o = r * p.Lout + t * p.keep + s;
+        kb[o] = sk[q];
+        ib[o] = si[q];
+    }
+}
+
+// ---- merge_main ----
+
+@compute @workgroup_size(256)
+fn merge_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+              @builtin(local_invocation_index) lid: u32) {
+    let e = flat_id(wid, nwg) * 256u + lid;
+    if (e >= p.n) { return; }
+    let r = e / p.Lin;
+    let j = e % p.Lin;
+    let run = j / p.w;
+    let mate = run ^ 1u;
+    let k = ka[e];
+    let i = ia[e];
+    let ms = mate * p.w;
+    if (ms >= p.Lin) { // no partner: the run stays where it is
+        kb[e] = k;
+        ib[e] = i;
+        return;
+    }
+    let mb = r * p.Lin + ms;
+    var lo = 0u;
+    var hi = min(p.w, p.Lin - ms);
+    while (lo < hi) {
+        let mid = (lo + hi) >> 1u;
+        if (less(ka[mb + mid], ia[mb + mid], k, i)) { lo = mid + 1u; } else { hi = mid; }
+    }
+    let d = r * p.Lin + min(run, mate) * p.w + (j - run * p.w) + lo;
+    kb[d] = k;
+    ib[d] = i;
+}
+
+// ---- unpack_main ----
+
+// Pair index (in the pair buffers) of output element e, and the x element it names.
+fn src_of(e: u32) -> vec2<u32> {
+    let q = (e / p.inner) % p.n_out;
+    let r = (e / (p.inner * p.n_out)) * p.inner + e % p.inner;
+    var s = q;
+    if (p.pick != 0u) {
+        s = p.pos;
+        if (p.pick == 2u && ka[r * p.Ls] == p.nan_key) { s = 0u; } // a NaN row: its first NaN
+    }
+    let j = ia[r * p.Ls + s];
+    return vec2<u32>(row_base(r) + j * p.stride, j);
+}
+
+@compute @workgroup_size(256)
+fn unpack_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+               @builtin(local_invocation_index) lid: u32) {
+    let w = flat_id(wid, nwg) * 256u + lid;
+    let total = p.rows * p.n_out * p.inner; // output elements
+    if ((p.pad0 & 1u) != 0u && w * PACK < total) {
+        var v: array<CT, 4>;
+        for (var c = 0u; c < PACK; c++) {
+            let e = w * PACK + c;
+            if (e < total) { v[c] = ldx(src_of(e).x); }
+        }
+        stv(w, v);
+    }
+    if ((p.pad0 & 2u) != 0u && w < total) {
+        var v: array<i32, 4>;
+        v[0] = i32(src_of(w).y);
+        sti(w, v);
+    }
+}
+
+// ---- unique over one sorted row of p.n pairs ----
+
+// 1 where a group starts: the first pair, a new key, or a NaN (NaNs never equal anything).
+@compute @workgroup_size(256)
+fn uflag_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+              @builtin(local_invocation_index) lid: u32) {
+    let e = flat_id(wid, nwg) * 256u + lid;
+    if (e >= p.n) { return; }
+    let k = ka[e];
+    let start = e == 0u || k != ka[e - 1u] || (p.is_float != 0u && k == p.nan_key);
+    kb[e] = select(0u, 1u, start);
+}
+
+// ka: the inclusive scan of the flags (group number + 1); ia: positions. Writes each group's start
+// pair into kb and the group of each element (inverse) through sti.
+@compute @workgroup_size(256)
+fn ustart_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+               @builtin(local_invocation_index) lid: u32) {
+    let e = flat_id(wid, nwg) * 256u + lid;
+    if (e >= p.n) { return; }
+    let g = ka[e] - 1u;
+    if (e == 0u || ka[e - 1u] != ka[e]) { kb[g] = e; }
+    if ((p.pad0 & 2u) != 0u) {
+        var v: array<i32, 4>;
+        v[0] = i32(g);
+        sti(ia[e], v);
+    }
+}
+
+// ka: group starts, ia: positions. Values (stv, x flattened through p.kept), counts (sti) and the
+// first occurrence (ib) per group.
+@compute @workgroup_size(256)
+fn ugather_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                @builtin(local_invocation_index) lid: u32) {
+    let w = flat_id(wid, nwg) * 256u + lid;
+    if ((p.pad0 & 1u) != 0u && w * PACK < p.n_out) {
+        var v: array<CT, 4>;
+        for (var c = 0u; c < PACK; c++) {
+            let g = w * PACK + c;
+            if (g < p.n_out) { v[c] = ldx(layout_index(p.kept, ia[ka[g]]) + p.off); }
+        }
+        stv(w, v);
+    }
+    if (w < p.n_out) {
+        let s = ka[w];
+        let end = select(p.n, ka[w + 1u], w + 1u < p.n_out);
+        if ((p.pad0 & 2u) != 0u) {
+            var v: array<i32, 4>;
+            v[0] = i32(end - s);
+            sti(w, v);
+        }
+        if ((p.pad0 & 4u) != 0u) { ib[w] = ia[s]; }
+    }
+}
