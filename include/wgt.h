@@ -777,6 +777,59 @@ typedef enum wgt_grid_padding {
 wgt_status wgt_grid_sample(const wgt_tensor *x, const wgt_tensor *grid, wgt_grid_mode mode, wgt_grid_padding padding,
                            int align_corners, wgt_tensor **out);
 
+/* ---- random numbers (src/ops/random.c) ---- */
+/* A counter-based generator: Philox4x32-10 keyed by the seed, on a 128-bit counter made of the
+ * offset (32-bit words of the stream consumed). Every call starts at the offset (a multiple of 4)
+ * and advances it by the words it draws (one per element, rounded up to 4; randperm 4;
+ * multinomial one per sample), so successive calls differ and a reseed, or setting the offset
+ * back, replays them. Results are the same integers on every adapter and on the CPU reference
+ * (WGT_BACKEND=cpu); floats come from them through exact mappings (u = (word >> 8) * 2^-24), normal
+ * through f32 Box-Muller (within the transcendental error of the adapter). A generator is plain
+ * host state, usable with any context; not thread-safe. */
+typedef struct wgt_generator wgt_generator;
+wgt_status wgt_generator_create(uint64_t seed, wgt_generator **out);
+void wgt_generator_free(wgt_generator *g);
+void wgt_generator_manual_seed(wgt_generator *g, uint64_t seed); /* and offset 0 */
+uint64_t wgt_generator_seed(const wgt_generator *g);
+uint64_t wgt_generator_offset(const wgt_generator *g);
+void wgt_generator_set_offset(wgt_generator *g, uint64_t offset); /* rounded up to a multiple of 4 */
+/* The raw 32-bit words of the stream (u32). */
+wgt_status wgt_random_bits(wgt_context *ctx, wgt_generator *gen, int ndim, const int64_t *shape, wgt_tensor **out);
+/* torch.rand * (hi - lo) + lo: fma(u, hi - lo, lo) in f32, rounded to dtype (f32/f16/bf16); like
+ * PyTorch's, rounding may give hi itself. */
+wgt_status wgt_rand_uniform(wgt_context *ctx, wgt_generator *gen, wgt_dtype dtype, int ndim, const int64_t *shape,
+                            double lo, double hi, wgt_tensor **out);
+/* mean + std * z, z standard normal by Box-Muller (|z| <= 5.77: u1 >= 2^-24). f32/f16/bf16. */
+wgt_status wgt_rand_normal(wgt_context *ctx, wgt_generator *gen, wgt_dtype dtype, int ndim, const int64_t *shape,
+                           double mean, double std, wgt_tensor **out);
+/* 1 with probability p (in [0, 1]), else 0: u < p in f32. Floats, integers or bool. */
+wgt_status wgt_bernoulli_scalar(wgt_context *ctx, wgt_generator *gen, wgt_dtype dtype, int ndim, const int64_t *shape,
+                                double p, wgt_tensor **out);
+/* torch.bernoulli(p): p f32/f16/bf16 of any layout; out has p's shape and dtype. A p outside
+ * [0, 1] acts as clamped (not checked: that would need a sync); NaN gives 0. */
+wgt_status wgt_bernoulli(wgt_generator *gen, const wgt_tensor *p, wgt_tensor **out);
+/* Integers in [lo, hi): lo + floor(word * (hi - lo) / 2^32) (bias below (hi - lo) / 2^32). Integer
+ * dtypes and floats; [lo, hi) must lie in the dtype's exact range and within 32 bits. */
+wgt_status wgt_randint(wgt_context *ctx, wgt_generator *gen, int64_t lo, int64_t hi, wgt_dtype dtype, int ndim,
+                       const int64_t *shape, wgt_tensor **out);
+/* A permutation of 0..n-1 [n]: a keyed 6-round Feistel network with cycle walking, one element per
+ * invocation (no sort). Every position is uniform, but it is a pseudorandom permutation: not every
+ * one of the n! permutations is reachable (for n a power of 4 only even ones). */
+wgt_status wgt_randperm(wgt_context *ctx, wgt_generator *gen, int64_t n, wgt_dtype dtype, wgt_tensor **out);
+/* torch.multinomial: probs [K] or [N, K] (f32/f16/bf16 weights, need not sum to 1; negative and
+ * NaN weigh 0) -> out [num_samples] or [N, num_samples] category indices (i32 or i64). Without
+ * replacement num_samples <= K; a row whose weights are exhausted gives -1 for its remaining
+ * samples (PyTorch raises: checking would need a sync). With replacement each row draws in
+ * parallel (O(K / 256) per sample); without, one invocation per row draws in turn (O(K / 256 + 256)
+ * per sample). */
+wgt_status wgt_multinomial(wgt_generator *gen, const wgt_tensor *probs, int64_t num_samples, int replacement,
+                           wgt_dtype dtype, wgt_tensor **out);
+/* F.dropout: training and p > 0: out = x * mask / (1 - p) (x's dtype, f32/f16/bf16; a dropped NaN
+ * or inf stays NaN as in PyTorch), mask (bool, x's shape; may be NULL) = the kept elements, kept
+ * with probability 1 - p. Not training or p = 0: a copy of x and a mask of ones, no numbers drawn. */
+wgt_status wgt_dropout(wgt_generator *gen, const wgt_tensor *x, double p, int training, wgt_tensor **out,
+                       wgt_tensor **mask);
+
 /* ---- sorting and searching (src/ops/sort.c, src/ops/search.c) ---- */
 /* Indices are i32 positions along the dim (the codebase's index dtype; cast for i64). Sorts are
  * stable (equal values keep their order, -0 equals +0) and NaN counts as above +inf: last
@@ -1212,9 +1265,19 @@ typedef struct wgt_generate_stats {
 /* Called with each new token; return non-zero to stop. */
 typedef int (*wgt_token_fn)(int32_t token, void *user);
 
-/* Load from a Hugging Face directory or a GGUF file; max_ctx: KV cache length (0: the model's,
- * at most 4096). */
+/* Load from a Hugging Face directory (config.json + safetensors, sharded or not), a GGUF file, or a
+ * config.json alone (random weights of that shape, for benchmarks). max_ctx: KV cache length (0:
+ * the model's, at most 4096). Weights f32/f16/bf16 stay as they are; Q8_0, Q4_0, Q4_K and Q6_K
+ * stay quantized on the device (dequantised inside the matmul kernels); other GGUF block types
+ * are expanded to f32. A tensor past the adapter's largest buffer is refused before loading. */
 wgt_status wgt_model_load(wgt_context *ctx, const char *path, int64_t max_ctx, wgt_model **out);
+typedef struct wgt_model_options {
+    int64_t max_ctx;
+    const char *random_type; /* config.json alone: the linear weights' type (default "f16"; f32, bf16,
+                                q8_0, q4_0, q4_k, q6_k) */
+    int dequantize;          /* expand quantized weights to f32 (a reference for the quantized kernels) */
+} wgt_model_options;
+wgt_status wgt_model_load_ex(wgt_context *ctx, const char *path, const wgt_model_options *opt, wgt_model **out);
 void wgt_model_free(wgt_model *m);
 /* L new tokens after the n_past in the cache; logits [1, vocab] of the last one (all: [L, vocab]). */
 wgt_status wgt_model_forward(wgt_model *m, const int32_t *ids, int64_t L, int all_logits, wgt_tensor **logits);

@@ -39,8 +39,33 @@ static void scratch_free(scratch *s)
 static wgt_status norm(const wgt_model *m, const wgt_tensor *x, const wgt_tensor *w, const wgt_tensor *b,
                        wgt_tensor **out)
 {
-    if (m->cfg.rms) return mdl_rms_norm(x, 1, w, m->cfg.norm_eps, out);
-    return mdl_layer_norm(x, 1, w, b, m->cfg.norm_eps, out);
+    if (m->cfg.rms) return wgt_rms_norm(x, 1, w, m->cfg.norm_eps, out);
+    return wgt_layer_norm(x, 1, w, b, m->cfg.norm_eps, out);
+}
+
+/* out [L, out] f32 = x [L, in] @ w^T + b, through the quantized kernel when w holds blocks. */
+static wgt_status linear(const wgt_tensor *x, const mdl_weight *w, const wgt_tensor *b, wgt_tensor **out)
+{
+    if (w->q != WGT_FTYPE_F32) return wgt_qlinear(x, w->t, w->q, b, out);
+    return wgt_linear(x, w->t, b, out);
+}
+
+/* The rows of the token embedding at ids [L], as f32 [L, dim]: gathered on the device, or, for a
+ * quantized table, dequantised on the host and uploaded in the step's stream (L rows only). */
+static wgt_status embed(const wgt_model *m, const wgt_tensor *ids_t, const int32_t *ids, int64_t L,
+                        wgt_tensor **out)
+{
+    if (m->tok_emb) return wgt_embedding(m->tok_emb, ids_t, WGT_F32, out);
+    int64_t D = m->cfg.dim, shape[2] = {L, D};
+    float *rows = malloc((size_t)(L * D) * sizeof *rows);
+    if (!rows) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory for %lld embedding rows", (long long)L);
+    wgt_status st = WGT_OK;
+    for (int64_t i = 0; i < L && !st; i++)
+        st = wgt_dequantize(m->tok_emb_q, (const uint8_t *)m->tok_emb_blocks + (uint64_t)ids[i] * m->tok_emb_row_bytes,
+                            rows + i * D, D);
+    if (!st) st = wgt_tensor_from_host(m->ctx, WGT_F32, 2, shape, rows, out);
+    free(rows);
+    return st;
 }
 
 wgt_status wgt_model_forward(wgt_model *m, const int32_t *ids, int64_t L, int all_logits, wgt_tensor **logits)
@@ -63,11 +88,10 @@ wgt_status wgt_model_forward(wgt_model *m, const int32_t *ids, int64_t L, int al
     if (!pos) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory");
     for (int64_t i = 0; i < L; i++) pos[i] = (int32_t)(pos0 + i);
     int64_t lshape[1] = {L};
-    wgt_tensor *ids_t, *pos_t, *x, *e;
+    wgt_tensor *ids_t, *pos_t, *x;
     T(ids_t, wgt_tensor_from_host(ctx, WGT_I32, 1, lshape, ids, &ids_t));
     T(pos_t, wgt_tensor_from_host(ctx, WGT_I32, 1, lshape, pos, &pos_t));
-    T(e, mdl_embedding(m->tok_emb, ids_t, &e));
-    T(x, wgt_tensor_cast(e, WGT_F32, &x));
+    T(x, embed(m, ids_t, ids, L, &x));
     if (m->pos_emb) {
         wgt_tensor *pe, *x2;
         T(pe, wgt_tensor_narrow(m->pos_emb, 0, pos0, L, &pe));
@@ -80,25 +104,25 @@ wgt_status wgt_model_forward(wgt_model *m, const int32_t *ids, int64_t L, int al
         int mark = s.n;
         wgt_tensor *h, *q, *k, *v, *q3, *k3, *v3, *qt, *kt, *vt, *qr, *kr;
         T(h, norm(m, x, W->attn_norm, W->attn_norm_b, &h));
-        T(q, mdl_linear(h, W->wq, W->bq, &q));
-        T(k, mdl_linear(h, W->wk, W->bk, &k));
-        T(v, mdl_linear(h, W->wv, W->bv, &v));
+        T(q, linear(h, &W->wq, W->bq, &q));
+        T(k, linear(h, &W->wk, W->bk, &k));
+        T(v, linear(h, &W->wv, W->bv, &v));
         int64_t qs[3] = {L, Hq, hd}, ks[3] = {L, Hkv, hd};
         T(q3, wgt_tensor_reshape(q, 3, qs, &q3));
         T(k3, wgt_tensor_reshape(k, 3, ks, &k3));
         T(v3, wgt_tensor_reshape(v, 3, ks, &v3));
         if (c->qk_norm) {
             wgt_tensor *qn, *kn;
-            T(qn, mdl_rms_norm(q3, 1, W->q_norm, c->norm_eps, &qn));
-            T(kn, mdl_rms_norm(k3, 1, W->k_norm, c->norm_eps, &kn));
+            T(qn, wgt_rms_norm(q3, 1, W->q_norm, c->norm_eps, &qn));
+            T(kn, wgt_rms_norm(k3, 1, W->k_norm, c->norm_eps, &kn));
             q3 = qn, k3 = kn;
         }
         T(qt, wgt_tensor_transpose(q3, 0, 1, &qt)); /* [H, L, hd] views */
         T(kt, wgt_tensor_transpose(k3, 0, 1, &kt));
         T(vt, wgt_tensor_transpose(v3, 0, 1, &vt));
         if (c->arch != WGT_ARCH_GPT2) {
-            T(qr, mdl_rope(qt, pos_t, (int)hd, c->rope_interleaved, &c->rope, &qr));
-            T(kr, mdl_rope(kt, pos_t, (int)hd, c->rope_interleaved, &c->rope, &kr));
+            T(qr, wgt_rope(qt, pos_t, (int)hd, c->rope_interleaved, &c->rope, &qr));
+            T(kr, wgt_rope(kt, pos_t, (int)hd, c->rope_interleaved, &c->rope, &kr));
         } else
             qr = qt, kr = kt;
         wgt_tensor *kslot, *vslot, *kc, *vc, *q4, *k4, *v4, *att, *att3, *att2, *att_t, *o, *x2;
@@ -112,26 +136,26 @@ wgt_status wgt_model_forward(wgt_model *m, const int32_t *ids, int64_t L, int al
         T(k4, wgt_tensor_unsqueeze(kc, 0, &k4));
         T(v4, wgt_tensor_unsqueeze(vc, 0, &v4));
         wgt_sdpa_params sp = {0, 1, pos0};
-        T(att, mdl_sdpa(q4, k4, v4, NULL, &sp, &att)); /* [1, Hq, L, hd] */
+        T(att, wgt_sdpa(q4, k4, v4, NULL, &sp, &att)); /* [1, Hq, L, hd] */
         T(att3, wgt_tensor_squeeze(att, 0, &att3));
         T(att_t, wgt_tensor_transpose(att3, 0, 1, &att_t)); /* [L, Hq, hd] */
         int64_t fs[2] = {L, Hq * hd};
         T(att2, wgt_tensor_reshape(att_t, 2, fs, &att2));
-        T(o, mdl_linear(att2, W->wo, W->bo, &o));
+        T(o, linear(att2, &W->wo, W->bo, &o));
         T(x2, wgt_binary(WGT_BINARY_ADD, x, o, &x2));
         wgt_tensor *h2, *up, *act, *down, *x3;
         T(h2, norm(m, x2, W->ffn_norm, W->ffn_norm_b, &h2));
         if (c->arch == WGT_ARCH_GPT2) {
-            T(up, mdl_linear(h2, W->w_up, W->b_up, &up));
+            T(up, linear(h2, &W->w_up, W->b_up, &up));
             T(act, wgt_unary(WGT_UNARY_GELU_TANH, up, &act));
         } else {
             wgt_tensor *g, *sg;
-            T(g, mdl_linear(h2, W->w_gate, NULL, &g));
-            T(up, mdl_linear(h2, W->w_up, NULL, &up));
+            T(g, linear(h2, &W->w_gate, NULL, &g));
+            T(up, linear(h2, &W->w_up, NULL, &up));
             T(sg, wgt_unary(WGT_UNARY_SILU, g, &sg));
             T(act, wgt_binary(WGT_BINARY_MUL, sg, up, &act));
         }
-        T(down, mdl_linear(act, W->w_down, W->b_down, &down));
+        T(down, linear(act, &W->w_down, W->b_down, &down));
         T(x3, wgt_binary(WGT_BINARY_ADD, x2, down, &x3));
         /* keep only the residual stream of this layer: free the rest now (buffers go back to the pool) */
         wgt_tensor *carry = wgt_tensor_ref(x3);
@@ -143,7 +167,7 @@ wgt_status wgt_model_forward(wgt_model *m, const int32_t *ids, int64_t L, int al
     T(xn, norm(m, x, m->out_norm, m->out_norm_b, &xn));
     if (all_logits) xl = xn;
     else T(xl, wgt_tensor_narrow(xn, 0, L - 1, 1, &xl));
-    DO(mdl_linear(xl, m->lm_head, NULL, &lg));
+    DO(linear(xl, &m->lm_head, NULL, &lg));
     *logits = lg;
     m->n_past = pos0 + L;
 done:

@@ -27,52 +27,127 @@ static wgt_dtype dtype_of(wgt_ftype t, int *ok)
     }
 }
 
-/* Upload one weight by name; *out stays NULL (and WGT_OK) when optional and absent. */
-static wgt_status load_weight(wgt_model *m, const source *src, const char *name, int optional, wgt_tensor **out)
-{
-    *out = NULL;
-    int ndim = 0;
+/* Where a named tensor lies in the source: WGT_NOT_FOUND-free lookup; *found 0 when absent. */
+typedef struct tinfo {
+    int ndim;
     int64_t shape[8];
     wgt_ftype type;
     const void *data;
     int64_t n;
+} tinfo;
+
+static wgt_status find_tensor(const source *src, const char *name, int optional, tinfo *ti, int *found)
+{
+    *found = 0;
     if (src->st) {
         const wgt_st_tensor *t = wgt_safetensors_find(src->st, name);
-        if (!t) {
-            if (optional) return WGT_OK;
-            return wgt_error(WGT_ERR_NOT_FOUND, "%s: the model has no tensor '%s'", src->path, name);
+        if (t) {
+            ti->ndim = (int)t->n_dims;
+            for (int d = 0; d < ti->ndim; d++) ti->shape[d] = t->shape[d];
+            ti->type = t->type, ti->data = t->data, ti->n = t->n_elements, *found = 1;
         }
-        ndim = (int)t->n_dims;
-        for (int d = 0; d < ndim; d++) shape[d] = t->shape[d];
-        type = t->type, data = t->data, n = t->n_elements;
     } else {
         const wgt_gguf_tensor *t = wgt_gguf_tensor_find(src->gguf, name);
-        if (!t) {
-            if (optional) return WGT_OK;
-            return wgt_error(WGT_ERR_NOT_FOUND, "%s: the model has no tensor '%s'", src->path, name);
+        if (t) {
+            ti->ndim = (int)t->n_dims;
+            for (int d = 0; d < ti->ndim; d++) ti->shape[d] = t->ne[ti->ndim - 1 - d]; /* GGML order is reversed */
+            ti->type = t->type, ti->data = t->data, ti->n = t->n_elements, *found = 1;
         }
-        ndim = (int)t->n_dims;
-        for (int d = 0; d < ndim; d++) shape[d] = t->ne[ndim - 1 - d]; /* GGML order is reversed */
-        type = t->type, data = t->data, n = t->n_elements;
     }
+    if (!*found && !optional) return wgt_error(WGT_ERR_NOT_FOUND, "%s: the model has no tensor '%s'", src->path, name);
+    return WGT_OK;
+}
+
+/* 1 when wgt_qlinear reads the type's blocks on the GPU. */
+static int gpu_block_type(wgt_ftype t)
+{
+    return t == WGT_FTYPE_Q8_0 || t == WGT_FTYPE_Q4_0 || t == WGT_FTYPE_Q4_K || t == WGT_FTYPE_Q6_K;
+}
+
+/* A float tensor on the device from ti: float types as they are; other types that wgt_dequantize
+ * reads, expanded to f32 (used for small tensors: norms, biases, positions; and for weights when
+ * the caller asked for dequantised weights). */
+static wgt_status upload_float(wgt_model *m, const source *src, const char *name, const tinfo *ti, wgt_tensor **out)
+{
     int ok;
-    wgt_dtype dt = dtype_of(type, &ok);
+    wgt_dtype dt = dtype_of(ti->type, &ok);
     wgt_status st;
     if (ok) {
-        st = wgt_tensor_from_host(m->ctx, dt, ndim, shape, data, out);
-    } else if (wgt_ftype_can_dequantize(type)) {
-        /* Quantized weights are expanded to f32 here for now: the quantized matmul kernels that read
-         * blocks directly come with the next step of the model work. */
-        float *f = malloc((size_t)n * sizeof(float));
+        st = wgt_tensor_from_host(m->ctx, dt, ti->ndim, ti->shape, ti->data, out);
+    } else if (wgt_ftype_can_dequantize(ti->type)) {
+        float *f = malloc((size_t)ti->n * sizeof(float));
         if (!f) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory dequantizing '%s'", name);
-        st = wgt_dequantize(type, data, f, n);
-        if (!st) st = wgt_tensor_from_host(m->ctx, WGT_F32, ndim, shape, f, out);
+        st = wgt_dequantize(ti->type, ti->data, f, ti->n);
+        if (!st) st = wgt_tensor_from_host(m->ctx, WGT_F32, ti->ndim, ti->shape, f, out);
         free(f);
     } else
         return wgt_error(WGT_ERR_UNSUPPORTED, "%s: tensor '%s' has type %s, which wgt cannot load yet", src->path, name,
-                         wgt_ftype_name(type) ? wgt_ftype_name(type) : "?");
-    if (!st && *out) m->weight_bytes += (uint64_t)wgt_tensor_numel(*out) * wgt_dtype_size(wgt_tensor_dtype(*out));
+                         wgt_ftype_name(ti->type) ? wgt_ftype_name(ti->type) : "?");
+    if (!st) m->weight_bytes += (uint64_t)wgt_tensor_numel(*out) * wgt_dtype_size(wgt_tensor_dtype(*out));
     return st;
+}
+
+/* Upload one weight by name as a float tensor; *out stays NULL (and WGT_OK) when optional and absent. */
+static wgt_status load_weight(wgt_model *m, const source *src, const char *name, int optional, wgt_tensor **out)
+{
+    *out = NULL;
+    tinfo ti;
+    int found;
+    wgt_status st = find_tensor(src, name, optional, &ti, &found);
+    if (st || !found) return st;
+    return upload_float(m, src, name, &ti, out);
+}
+
+/* Upload a linear layer's [out, in] weight: quantized blocks stay blocks (read by wgt_qlinear)
+ * unless the model was opened with dequantize set; other types as load_weight. */
+static wgt_status load_linear(wgt_model *m, const source *src, const char *name, int optional, mdl_weight *out)
+{
+    out->t = NULL, out->q = WGT_FTYPE_F32;
+    tinfo ti;
+    int found;
+    wgt_status st = find_tensor(src, name, optional, &ti, &found);
+    if (st || !found) return st;
+    if (gpu_block_type(ti.type) && !m->dequantize && ti.ndim == 2) {
+        st = wgt_qweight_upload(m->ctx, ti.type, ti.shape[0], ti.shape[1], ti.data, &out->t);
+        if (st) return wgt_error(st, "%s: tensor '%s': %s", src->path, name, wgt_errmsg());
+        out->q = ti.type;
+        m->weight_bytes += (uint64_t)wgt_tensor_numel(out->t);
+        return WGT_OK;
+    }
+    return upload_float(m, src, name, &ti, &out->t);
+}
+
+/* The token embedding (and the output head when tied): a float table on the device, or a
+ * quantized one kept as blocks (on the host for the row lookups; on the device for a tied head). */
+static wgt_status load_embedding(wgt_model *m, const source *src, const char *name)
+{
+    tinfo ti;
+    int found;
+    wgt_status st = find_tensor(src, name, 0, &ti, &found);
+    if (st) return st;
+    if (ti.ndim != 2 || ti.shape[0] != m->cfg.vocab || ti.shape[1] != m->cfg.dim)
+        return wgt_error(WGT_ERR_FORMAT, "%s: tensor '%s' has the wrong shape for the configuration (want [%lld, %lld])",
+                         src->path, name, (long long)m->cfg.vocab, (long long)m->cfg.dim);
+    int ok;
+    dtype_of(ti.type, &ok);
+    if (ok || m->dequantize || !wgt_ftype_can_dequantize(ti.type)) return upload_float(m, src, name, &ti, &m->tok_emb);
+    uint64_t bytes;
+    if ((st = wgt_ftype_bytes(ti.type, ti.n, &bytes))) return st;
+    m->tok_emb_blocks = malloc(bytes);
+    if (!m->tok_emb_blocks) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory for '%s'", name);
+    memcpy(m->tok_emb_blocks, ti.data, bytes);
+    m->tok_emb_q = ti.type;
+    m->tok_emb_row_bytes = bytes / (uint64_t)ti.shape[0];
+    if (!m->lm_head.t) { /* tied */
+        if (gpu_block_type(ti.type)) {
+            if ((st = wgt_qweight_upload(m->ctx, ti.type, ti.shape[0], ti.shape[1], ti.data, &m->lm_head.t)))
+                return st;
+            m->lm_head.q = ti.type;
+            m->weight_bytes += bytes;
+        } else
+            return upload_float(m, src, name, &ti, &m->lm_head.t);
+    }
+    return WGT_OK;
 }
 
 static wgt_status expect_shape(const source *src, const char *name, const wgt_tensor *t, int ndim, int64_t d0, int64_t d1)
@@ -149,20 +224,23 @@ static wgt_status load_hf_llama(wgt_model *m, const source *src)
     const wgt_model_config *c = &m->cfg;
     wgt_status st;
     char name[256];
-    TRY(load_weight(m, src, "model.embed_tokens.weight", 0, &m->tok_emb));
-    TRY(expect_shape(src, "model.embed_tokens.weight", m->tok_emb, 2, c->vocab, c->dim));
+    /* the head first: a tied quantized embedding sets it */
+    TRY(load_linear(m, src, "lm_head.weight", c->tied, &m->lm_head));
+    TRY(load_embedding(m, src, "model.embed_tokens.weight"));
     TRY(load_weight(m, src, "model.norm.weight", 0, &m->out_norm));
-    TRY(load_weight(m, src, "lm_head.weight", c->tied, &m->lm_head));
     for (int64_t i = 0; i < c->n_layers; i++) {
         wgt_layer_weights *L = &m->layers[i];
 #define W(field, fmt, opt)                                                                         \
     snprintf(name, sizeof name, "model.layers.%lld." fmt, (long long)i);                           \
     TRY(load_weight(m, src, name, opt, &L->field))
+#define LW(field, fmt)                                                                             \
+    snprintf(name, sizeof name, "model.layers.%lld." fmt, (long long)i);                           \
+    TRY(load_linear(m, src, name, 0, &L->field))
         W(attn_norm, "input_layernorm.weight", 0);
-        W(wq, "self_attn.q_proj.weight", 0);
-        W(wk, "self_attn.k_proj.weight", 0);
-        W(wv, "self_attn.v_proj.weight", 0);
-        W(wo, "self_attn.o_proj.weight", 0);
+        LW(wq, "self_attn.q_proj.weight");
+        LW(wk, "self_attn.k_proj.weight");
+        LW(wv, "self_attn.v_proj.weight");
+        LW(wo, "self_attn.o_proj.weight");
         W(bq, "self_attn.q_proj.bias", !c->qkv_bias);
         W(bk, "self_attn.k_proj.bias", !c->qkv_bias);
         W(bv, "self_attn.v_proj.bias", !c->qkv_bias);
@@ -170,19 +248,31 @@ static wgt_status load_hf_llama(wgt_model *m, const source *src)
         W(q_norm, "self_attn.q_norm.weight", !c->qk_norm);
         W(k_norm, "self_attn.k_norm.weight", !c->qk_norm);
         W(ffn_norm, "post_attention_layernorm.weight", 0);
-        W(w_gate, "mlp.gate_proj.weight", 0);
-        W(w_up, "mlp.up_proj.weight", 0);
-        W(w_down, "mlp.down_proj.weight", 0);
+        LW(w_gate, "mlp.gate_proj.weight");
+        LW(w_up, "mlp.up_proj.weight");
+        LW(w_down, "mlp.down_proj.weight");
 #undef W
-        TRY(expect_shape(src, "q_proj", L->wq, 2, c->n_heads * c->head_dim, c->dim));
-        TRY(expect_shape(src, "k_proj", L->wk, 2, c->n_kv_heads * c->head_dim, c->dim));
-        TRY(expect_shape(src, "gate_proj", L->w_gate, 2, c->ffn, c->dim));
+#undef LW
+        TRY(expect_shape(src, "q_proj", L->wq.t, 2, c->n_heads * c->head_dim, c->dim));
+        TRY(expect_shape(src, "k_proj", L->wk.t, 2, c->n_kv_heads * c->head_dim, c->dim));
+        TRY(expect_shape(src, "gate_proj", L->w_gate.t, 2, c->ffn, c->dim));
     }
     return WGT_OK;
 }
 
-/* GPT-2's Conv1D stores weights [in, out]: linear wants [out, in], so these are transposed views
- * (no copy); c_attn's q, k and v are column slices of one [dim, 3 dim] matrix. */
+/* GPT-2's Conv1D stores weights [in, out]: linear wants [out, in], so each is transposed once on
+ * the device at load (row-major weights are what the GEMV kernels read fastest); c_attn's q, k
+ * and v are column slices of one [dim, 3 dim] matrix. */
+static wgt_status transposed(const wgt_tensor *w, mdl_weight *out)
+{
+    wgt_tensor *t;
+    wgt_status st = wgt_tensor_transpose(w, 0, 1, &t);
+    if (!st) st = wgt_tensor_copy(t, &out->t);
+    if (!st) out->q = WGT_FTYPE_F32;
+    wgt_tensor_free(t);
+    return st;
+}
+
 static wgt_status load_hf_gpt2(wgt_model *m, const source *src)
 {
     const wgt_model_config *c = &m->cfg;
@@ -192,7 +282,8 @@ static wgt_status load_hf_gpt2(wgt_model *m, const source *src)
 #define G(field, fmt, opt)                                                                         \
     snprintf(name, sizeof name, "%s" fmt, pre);                                                    \
     TRY(load_weight(m, src, name, opt, &field))
-    G(m->tok_emb, "wte.weight", 0);
+    snprintf(name, sizeof name, "%swte.weight", pre);
+    TRY(load_embedding(m, src, name));
     G(m->pos_emb, "wpe.weight", 0);
     G(m->out_norm, "ln_f.weight", 0);
     G(m->out_norm_b, "ln_f.bias", 0);
@@ -218,17 +309,18 @@ static wgt_status load_hf_gpt2(wgt_model *m, const source *src)
 #undef G
         TRY(expect_shape(src, "attn.c_attn.weight", attn_w, 2, c->dim, 3 * c->dim));
         wgt_tensor *part;
-        wgt_tensor **ws[3] = {&L->wq, &L->wk, &L->wv}, **bs[3] = {&L->bq, &L->bk, &L->bv};
+        mdl_weight *ws[3] = {&L->wq, &L->wk, &L->wv};
+        wgt_tensor **bs[3] = {&L->bq, &L->bk, &L->bv};
         for (int j = 0; j < 3; j++) {
             TRY(wgt_tensor_narrow(attn_w, 1, j * c->dim, c->dim, &part));
-            st = wgt_tensor_transpose(part, 0, 1, ws[j]);
+            st = transposed(part, ws[j]);
             wgt_tensor_free(part);
             if (st) return st;
             TRY(wgt_tensor_narrow(attn_b, 0, j * c->dim, c->dim, bs[j]));
         }
-        TRY(wgt_tensor_transpose(proj_w, 0, 1, &L->wo));
-        TRY(wgt_tensor_transpose(fc_w, 0, 1, &L->w_up));
-        TRY(wgt_tensor_transpose(mproj_w, 0, 1, &L->w_down));
+        TRY(transposed(proj_w, &L->wo));
+        TRY(transposed(fc_w, &L->w_up));
+        TRY(transposed(mproj_w, &L->w_down));
         wgt_tensor_free(attn_w);
         wgt_tensor_free(attn_b);
         wgt_tensor_free(proj_w);
@@ -358,52 +450,59 @@ static wgt_status load_gguf_weights(wgt_model *m, const source *src)
     const wgt_model_config *c = &m->cfg;
     wgt_status st;
     char name[256];
-    TRY(load_weight(m, src, "token_embd.weight", 0, &m->tok_emb));
+    TRY(load_linear(m, src, "output.weight", 1, &m->lm_head)); /* first: see load_hf_llama */
+    TRY(load_embedding(m, src, "token_embd.weight"));
     TRY(load_weight(m, src, "output_norm.weight", 0, &m->out_norm));
     TRY(load_weight(m, src, "output_norm.bias", 1, &m->out_norm_b));
-    TRY(load_weight(m, src, "output.weight", 1, &m->lm_head));
     TRY(load_weight(m, src, "position_embd.weight", c->arch != WGT_ARCH_GPT2, &m->pos_emb));
     for (int64_t i = 0; i < c->n_layers; i++) {
         wgt_layer_weights *L = &m->layers[i];
 #define W(field, fmt, opt)                                                                         \
     snprintf(name, sizeof name, "blk.%lld." fmt, (long long)i);                                    \
     TRY(load_weight(m, src, name, opt, &L->field))
+#define LW(field, fmt, opt)                                                                        \
+    snprintf(name, sizeof name, "blk.%lld." fmt, (long long)i);                                    \
+    TRY(load_linear(m, src, name, opt, &L->field))
         W(attn_norm, "attn_norm.weight", 0);
         W(attn_norm_b, "attn_norm.bias", 1);
-        W(wo, "attn_output.weight", 0);
+        LW(wo, "attn_output.weight", 0);
         W(bo, "attn_output.bias", 1);
         W(ffn_norm, "ffn_norm.weight", 0);
         W(ffn_norm_b, "ffn_norm.bias", 1);
-        W(w_up, "ffn_up.weight", 0);
+        LW(w_up, "ffn_up.weight", 0);
         W(b_up, "ffn_up.bias", 1);
-        W(w_down, "ffn_down.weight", 0);
+        LW(w_down, "ffn_down.weight", 0);
         W(b_down, "ffn_down.bias", 1);
-        W(w_gate, "ffn_gate.weight", c->arch == WGT_ARCH_GPT2);
+        LW(w_gate, "ffn_gate.weight", c->arch == WGT_ARCH_GPT2);
         W(q_norm, "attn_q_norm.weight", !c->qk_norm);
         W(k_norm, "attn_k_norm.weight", !c->qk_norm);
         if (c->arch == WGT_ARCH_GPT2) {
-            wgt_tensor *qkv, *qkv_b;
+            mdl_weight qkv;
+            wgt_tensor *qkv_b;
             snprintf(name, sizeof name, "blk.%lld.attn_qkv.weight", (long long)i);
-            TRY(load_weight(m, src, name, 0, &qkv));
+            TRY(load_linear(m, src, name, 0, &qkv));
             snprintf(name, sizeof name, "blk.%lld.attn_qkv.bias", (long long)i);
             TRY(load_weight(m, src, name, 0, &qkv_b));
-            TRY(wgt_tensor_narrow(qkv, 0, 0, c->dim, &L->wq));
-            TRY(wgt_tensor_narrow(qkv, 0, c->dim, c->dim, &L->wk));
-            TRY(wgt_tensor_narrow(qkv, 0, 2 * c->dim, c->dim, &L->wv));
+            /* q, k and v are row ranges of one weight (row narrows of quantized blocks too) */
+            L->wq.q = L->wk.q = L->wv.q = qkv.q;
+            TRY(wgt_tensor_narrow(qkv.t, 0, 0, c->dim, &L->wq.t));
+            TRY(wgt_tensor_narrow(qkv.t, 0, c->dim, c->dim, &L->wk.t));
+            TRY(wgt_tensor_narrow(qkv.t, 0, 2 * c->dim, c->dim, &L->wv.t));
             TRY(wgt_tensor_narrow(qkv_b, 0, 0, c->dim, &L->bq));
             TRY(wgt_tensor_narrow(qkv_b, 0, c->dim, c->dim, &L->bk));
             TRY(wgt_tensor_narrow(qkv_b, 0, 2 * c->dim, c->dim, &L->bv));
-            wgt_tensor_free(qkv);
+            wgt_tensor_free(qkv.t);
             wgt_tensor_free(qkv_b);
         } else {
-            W(wq, "attn_q.weight", 0);
-            W(wk, "attn_k.weight", 0);
-            W(wv, "attn_v.weight", 0);
+            LW(wq, "attn_q.weight", 0);
+            LW(wk, "attn_k.weight", 0);
+            LW(wv, "attn_v.weight", 0);
             W(bq, "attn_q.bias", !c->qkv_bias);
             W(bk, "attn_k.bias", !c->qkv_bias);
             W(bv, "attn_v.bias", !c->qkv_bias);
         }
 #undef W
+#undef LW
     }
     return WGT_OK;
 }
@@ -437,16 +536,44 @@ static wgt_status random_weight(wgt_model *m, wgt_dtype dt, int64_t d0, int64_t 
     return st;
 }
 
-static wgt_status load_random(wgt_model *m, wgt_dtype dt)
+/* A random [d0, d1] linear weight stored as type: a float dtype, or quantized blocks (the random
+ * values quantised on the host) that wgt_qlinear reads. */
+static wgt_status random_linear(wgt_model *m, wgt_ftype type, int64_t d0, int64_t d1, mdl_weight *out)
+{
+    int ok;
+    wgt_dtype dt = dtype_of(type, &ok);
+    out->q = WGT_FTYPE_F32;
+    if (ok) return random_weight(m, dt, d0, d1, 0, &out->t);
+    uint64_t bytes;
+    wgt_status st = wgt_ftype_bytes(type, d0 * d1, &bytes);
+    if (st) return st;
+    float *f = malloc((size_t)(d0 * d1) * sizeof *f);
+    void *blocks = malloc(bytes);
+    if (!f || !blocks) st = wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory for random weights");
+    for (int64_t i = 0; !st && i < d0 * d1; i++) f[i] = rand_weight();
+    if (!st) st = wgt_quantize(type, f, blocks, d0 * d1);
+    if (!st) st = wgt_qweight_upload(m->ctx, type, d0, d1, blocks, &out->t);
+    if (!st) out->q = type, m->weight_bytes += bytes;
+    free(f);
+    free(blocks);
+    return st;
+}
+
+/* Random weights of the configuration's shapes, linear weights (and the tied head) stored as type;
+ * norms and biases f32. A quantized type keeps the token embedding on the host as f16 rows. */
+static wgt_status load_random(wgt_model *m, wgt_ftype type)
 {
     const wgt_model_config *c = &m->cfg;
     wgt_status st;
+    int ok;
+    wgt_dtype dt = dtype_of(type, &ok);
+    if (!ok) dt = WGT_F16;
     int64_t D = c->dim, F = c->ffn, qd = c->n_heads * c->head_dim, kd = c->n_kv_heads * c->head_dim;
     TRY(random_weight(m, dt, c->vocab, D, 0, &m->tok_emb));
     TRY(random_weight(m, WGT_F32, D, 0, 1, &m->out_norm));
     if (!c->rms) TRY(random_weight(m, WGT_F32, D, 0, 0, &m->out_norm_b));
     if (c->arch == WGT_ARCH_GPT2) TRY(random_weight(m, dt, c->max_pos, D, 0, &m->pos_emb));
-    if (!c->tied) TRY(random_weight(m, dt, c->vocab, D, 0, &m->lm_head));
+    if (!c->tied || !ok) TRY(random_linear(m, type, c->vocab, D, &m->lm_head));
     for (int64_t i = 0; i < c->n_layers; i++) {
         wgt_layer_weights *L = &m->layers[i];
         TRY(random_weight(m, WGT_F32, D, 0, 1, &L->attn_norm));
@@ -455,10 +582,10 @@ static wgt_status load_random(wgt_model *m, wgt_dtype dt)
             TRY(random_weight(m, WGT_F32, D, 0, 0, &L->attn_norm_b));
             TRY(random_weight(m, WGT_F32, D, 0, 0, &L->ffn_norm_b));
         }
-        TRY(random_weight(m, dt, qd, D, 0, &L->wq));
-        TRY(random_weight(m, dt, kd, D, 0, &L->wk));
-        TRY(random_weight(m, dt, kd, D, 0, &L->wv));
-        TRY(random_weight(m, dt, D, qd, 0, &L->wo));
+        TRY(random_linear(m, type, qd, D, &L->wq));
+        TRY(random_linear(m, type, kd, D, &L->wk));
+        TRY(random_linear(m, type, kd, D, &L->wv));
+        TRY(random_linear(m, type, D, qd, &L->wo));
         if (c->qkv_bias) {
             TRY(random_weight(m, WGT_F32, qd, 0, 0, &L->bq));
             TRY(random_weight(m, WGT_F32, kd, 0, 0, &L->bk));
@@ -468,9 +595,9 @@ static wgt_status load_random(wgt_model *m, wgt_dtype dt)
             TRY(random_weight(m, WGT_F32, c->head_dim, 0, 1, &L->q_norm));
             TRY(random_weight(m, WGT_F32, c->head_dim, 0, 1, &L->k_norm));
         }
-        if (c->arch != WGT_ARCH_GPT2) TRY(random_weight(m, dt, F, D, 0, &L->w_gate));
-        TRY(random_weight(m, dt, F, D, 0, &L->w_up));
-        TRY(random_weight(m, dt, D, F, 0, &L->w_down));
+        if (c->arch != WGT_ARCH_GPT2) TRY(random_linear(m, type, F, D, &L->w_gate));
+        TRY(random_linear(m, type, F, D, &L->w_up));
+        TRY(random_linear(m, type, D, F, &L->w_down));
         if (c->arch == WGT_ARCH_GPT2) {
             TRY(random_weight(m, WGT_F32, F, 0, 0, &L->b_up));
             TRY(random_weight(m, WGT_F32, D, 0, 0, &L->b_down));
@@ -481,8 +608,10 @@ static wgt_status load_random(wgt_model *m, wgt_dtype dt)
 }
 
 /* Refuse, before anything is uploaded, a model with a tensor larger than the adapter's largest
- * buffer (quantized tensors count as the f32 they are expanded to for now). */
-static wgt_status check_fits(wgt_context *ctx, const source *src)
+ * buffer (quantized tensors count as their blocks, or as the f32 they are expanded to when
+ * dequantising or when the GPU kernels do not read their type). WebGPU does not report the
+ * device's memory: running out of it later is a WGT_ERR_OUT_OF_MEMORY from the allocation. */
+static wgt_status check_fits(wgt_context *ctx, const source *src, int dequantize)
 {
     wgt_adapter_info info;
     wgt_context_adapter_info(ctx, &info);
@@ -499,7 +628,7 @@ static wgt_status check_fits(wgt_context *ctx, const source *src)
             const wgt_gguf_tensor *t = wgt_gguf_tensor_at(src->gguf, i);
             int ok;
             dtype_of(t->type, &ok);
-            bytes = ok ? t->bytes : (uint64_t)t->n_elements * 4;
+            bytes = ok || (gpu_block_type(t->type) && !dequantize) ? t->bytes : (uint64_t)t->n_elements * 4;
             tn = t->name;
         }
         total += bytes;
@@ -539,11 +668,33 @@ static wgt_status alloc_cache(wgt_model *m, int64_t max_ctx)
 
 wgt_status wgt_model_load(wgt_context *ctx, const char *path, int64_t max_ctx, wgt_model **out)
 {
+    wgt_model_options o = {0};
+    o.max_ctx = max_ctx;
+    return wgt_model_load_ex(ctx, path, &o, out);
+}
+
+wgt_status wgt_model_load_ex(wgt_context *ctx, const char *path, const wgt_model_options *opt, wgt_model **out)
+{
     if (!ctx || !path || !out) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_model_load: NULL argument");
     *out = NULL;
+    wgt_model_options o = {0};
+    if (opt) o = *opt;
+    int64_t max_ctx = o.max_ctx;
+    wgt_ftype rtype = WGT_FTYPE_F16;
+    if (o.random_type && wgt_ftype_from_name(o.random_type, &rtype))
+        return wgt_error(WGT_ERR_INVALID_ARGUMENT, "unknown weight type '%s' (f32, f16, bf16, q8_0, q4_0, q4_k, q6_k)",
+                         o.random_type);
+    {
+        int ok;
+        dtype_of(rtype, &ok);
+        if (!ok && !gpu_block_type(rtype))
+            return wgt_error(WGT_ERR_UNSUPPORTED, "random weights of type %s: use f32, f16, bf16, q8_0, q4_0, q4_k or q6_k",
+                             o.random_type);
+    }
     wgt_model *m = calloc(1, sizeof *m);
     if (!m) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory");
     m->ctx = ctx;
+    m->dequantize = o.dequantize;
     source src = {0};
     src.path = path;
     wgt_status st;
@@ -569,11 +720,11 @@ wgt_status wgt_model_load(wgt_context *ctx, const char *path, int64_t max_ctx, w
         if (!st) st = config_from_hf(&h, path, &m->cfg);
         if (st) goto fail;
         m->layers = calloc((size_t)m->cfg.n_layers, sizeof *m->layers);
-        if (!m->layers || (st = load_random(m, WGT_F16))) {
+        if (!m->layers || (st = load_random(m, rtype))) {
             if (!st) st = wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory");
             goto fail;
         }
-        if (!m->lm_head) m->lm_head = wgt_tensor_ref(m->tok_emb);
+        if (!m->lm_head.t) m->lm_head.t = wgt_tensor_ref(m->tok_emb);
         if ((st = alloc_cache(m, max_ctx))) goto fail;
         *out = m;
         return WGT_OK;
@@ -590,12 +741,12 @@ wgt_status wgt_model_load(wgt_context *ctx, const char *path, int64_t max_ctx, w
         st = wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory");
         goto fail;
     }
-    if ((st = check_fits(ctx, &src))) goto fail;
+    if ((st = check_fits(ctx, &src, m->dequantize))) goto fail;
     if (src.gguf) st = load_gguf_weights(m, &src);
     else if (m->cfg.arch == WGT_ARCH_GPT2) st = load_hf_gpt2(m, &src);
     else st = load_hf_llama(m, &src);
     if (st) goto fail;
-    if (!m->lm_head) m->lm_head = wgt_tensor_ref(m->tok_emb);
+    if (!m->lm_head.t) m->lm_head.t = wgt_tensor_ref(m->tok_emb);
     if ((st = alloc_cache(m, max_ctx))) goto fail;
     /* The tokenizer, when the model carries one (a failure here is only a note: ids still work). */
     if (src.gguf) {
@@ -621,16 +772,17 @@ fail: {
 void wgt_model_free(wgt_model *m)
 {
     if (!m) return;
-    wgt_tensor *top[] = {m->tok_emb, m->pos_emb, m->out_norm, m->out_norm_b, m->lm_head};
+    wgt_tensor *top[] = {m->tok_emb, m->pos_emb, m->out_norm, m->out_norm_b, m->lm_head.t};
     for (size_t i = 0; i < sizeof top / sizeof top[0]; i++) wgt_tensor_free(top[i]);
     for (int64_t i = 0; m->layers && i < m->cfg.n_layers; i++) {
         wgt_layer_weights *L = &m->layers[i];
-        wgt_tensor *ts[] = {L->attn_norm, L->attn_norm_b, L->wq, L->wk, L->wv, L->wo, L->bq, L->bk, L->bv, L->bo,
-                            L->q_norm, L->k_norm, L->ffn_norm, L->ffn_norm_b, L->w_gate, L->w_up, L->w_down,
+        wgt_tensor *ts[] = {L->attn_norm, L->attn_norm_b, L->wq.t, L->wk.t, L->wv.t, L->wo.t, L->bq, L->bk, L->bv, L->bo,
+                            L->q_norm, L->k_norm, L->ffn_norm, L->ffn_norm_b, L->w_gate.t, L->w_up.t, L->w_down.t,
                             L->b_up, L->b_down, L->k_cache, L->v_cache};
         for (size_t j = 0; j < sizeof ts / sizeof ts[0]; j++) wgt_tensor_free(ts[j]);
     }
     free(m->layers);
+    free(m->tok_emb_blocks);
     wgt_tokenizer_free(m->tok);
     free(m);
 }

@@ -6,7 +6,6 @@
 
 #include "cpu/cpu.h"
 #include "ops/api.h"
-#include "models/bridge.h"
 #include "wgt.h"
 
 
@@ -35,13 +34,21 @@ typedef struct wgt_model_config {
     int n_eos;
 } wgt_model_config;
 
+/* A weight a linear layer reads: a float tensor [out, in] (q == WGT_FTYPE_F32), or the raw blocks
+ * of a GGUF quantized type as wgt_qweight_upload makes them (u8 [out, row_bytes]), which
+ * wgt_qlinear dequantises inside its kernel: quantized weights are never expanded in memory. */
+typedef struct mdl_weight {
+    wgt_tensor *t;
+    wgt_ftype q;
+} mdl_weight;
+
 typedef struct wgt_layer_weights {
     wgt_tensor *attn_norm, *attn_norm_b;  /* [dim] */
-    wgt_tensor *wq, *wk, *wv, *wo;        /* [out, in] row-major, or transposed views (gpt2) */
+    mdl_weight wq, wk, wv, wo;            /* [out, in] */
     wgt_tensor *bq, *bk, *bv, *bo;        /* [out] or NULL */
     wgt_tensor *q_norm, *k_norm;          /* [head_dim] (qwen3) */
     wgt_tensor *ffn_norm, *ffn_norm_b;    /* [dim] */
-    wgt_tensor *w_gate, *w_up, *w_down;   /* [ffn, dim], [ffn, dim], [dim, ffn]; gpt2: no gate */
+    mdl_weight w_gate, w_up, w_down;      /* [ffn, dim], [ffn, dim], [dim, ffn]; gpt2: no gate */
     wgt_tensor *b_up, *b_down;            /* gpt2 */
     wgt_tensor *k_cache, *v_cache;        /* [n_kv_heads, max_ctx, head_dim] f32 */
 } wgt_layer_weights;
@@ -49,15 +56,19 @@ typedef struct wgt_layer_weights {
 struct wgt_model {
     wgt_context *ctx;
     wgt_model_config cfg;
-    wgt_tensor *tok_emb;                  /* [vocab, dim] */
+    wgt_tensor *tok_emb;                  /* [vocab, dim] float, or NULL when quantized: */
+    void *tok_emb_blocks;                 /* host copy of a quantized table, rows dequantised per step */
+    wgt_ftype tok_emb_q;
+    uint64_t tok_emb_row_bytes;
     wgt_tensor *pos_emb;                  /* [max_pos, dim] (gpt2) */
     wgt_tensor *out_norm, *out_norm_b;    /* [dim] */
-    wgt_tensor *lm_head;                  /* [vocab, dim] (tok_emb when tied) */
+    mdl_weight lm_head;                   /* [vocab, dim] (the token embedding when tied) */
     wgt_layer_weights *layers;            /* [n_layers] */
     int64_t max_ctx;                      /* KV cache length */
     int64_t n_past;                       /* tokens in the cache */
     wgt_tokenizer *tok;                   /* NULL when the model has none */
     uint64_t weight_bytes;                /* bytes of weights on the device */
+    int dequantize;                       /* quantized weights expanded to f32 (a reference path) */
 };
 
 /* Draw the next token on the device from logits [1, vocab] f32 with the settings (temperature 0:

@@ -1,0 +1,245 @@
+/* Quantized models: GGUF conversions (Q8_0, Q4_0, Q4_K, Q6_K by `wgt convert`) run through the
+ * quantized matmul kernels must agree with the same weights expanded to f32 and run through the
+ * float kernels (wgt_model_options.dequantize, whose dequantisation is the exact CPU reference):
+ * first-step logits within float rounding and the same greedy ids. Q8_0 also stays close to
+ * transformers' logits for the f32 checkpoint. And a model past the device's largest buffer is
+ * refused before anything is uploaded. */
+#include <cjson/cJSON.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "models/model.h"
+#include "support/check.h"
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc(n + 1);
+    if (s && fread(s, 1, n, f) != (size_t)n) s[0] = 0;
+    if (s) s[n] = 0;
+    fclose(f);
+    return s;
+}
+
+typedef struct collect {
+    int32_t ids[64];
+    int n;
+} collect;
+
+static int on_tok(int32_t id, void *u)
+{
+    collect *c = u;
+    if (c->n < 64) c->ids[c->n++] = id;
+    return 0;
+}
+
+/* First-step logits [V] and n greedy ids of prompt. */
+static wgt_status run(wgt_model *m, const int32_t *prompt, int np, int n, float *logits, collect *col)
+{
+    wgt_model_reset(m);
+    wgt_tensor *lg;
+    wgt_status st = wgt_model_forward(m, prompt, np, 0, &lg);
+    if (st) return st;
+    st = wgt_tensor_to_host(lg, logits, (size_t)m->cfg.vocab * sizeof(float));
+    wgt_tensor_free(lg);
+    if (st) return st;
+    wgt_sampling sp = {0};
+    sp.ignore_eos = 1;
+    col->n = 0;
+    return wgt_model_generate(m, prompt, np, n, &sp, on_tok, col, NULL);
+}
+
+/* Quantized kernels against the dequantised reference for every prompt; ref_logits (may be NULL):
+ * transformers' f32 logits per prompt, checked within ref_atol. */
+static void compare(wgt_context *ctx, const char *label, const char *gguf, int32_t prompts[][64], const int *np,
+                    int n_prompts, float *const *ref_logits, double ref_atol)
+{
+    wgt_model *q = NULL, *d = NULL;
+    wgt_model_options oq = {0}, od = {0};
+    od.dequantize = 1;
+    wgt_status st = wgt_model_load_ex(ctx, gguf, &oq, &q);
+    CHECK(st == WGT_OK, "%s: load: %s", label, wgt_errmsg());
+    if (!st) st = wgt_model_load_ex(ctx, gguf, &od, &d);
+    CHECK(st == WGT_OK, "%s: load dequantised: %s", label, wgt_errmsg());
+    if (st) {
+        wgt_model_free(q);
+        return;
+    }
+    int n_quant = 0;
+    for (int64_t i = 0; i < q->cfg.n_layers; i++) n_quant += q->layers[i].wq.q != WGT_FTYPE_F32;
+    CHECK(n_quant > 0, "%s: no layer kept quantized weights", label);
+    CHECK(q->weight_bytes < d->weight_bytes, "%s: quantized weights take %llu bytes, dequantised %llu", label,
+          (unsigned long long)q->weight_bytes, (unsigned long long)d->weight_bytes);
+    int64_t V = q->cfg.vocab;
+    float *lq = malloc(V * sizeof(float)), *ld = malloc(V * sizeof(float));
+    for (int p = 0; p < n_prompts; p++) {
+        collect cq, cd;
+        MUST(run(q, prompts[p], np[p], 8, lq, &cq));
+        MUST(run(d, prompts[p], np[p], 8, ld, &cd));
+        double worst = 0, scale = 0, worst_ref = 0;
+        for (int64_t i = 0; i < V; i++) {
+            double e = fabs((double)lq[i] - ld[i]);
+            if (!(e <= worst)) worst = e;
+            if (fabs(ld[i]) > scale) scale = fabs(ld[i]);
+            if (ref_logits) {
+                double r = fabs((double)lq[i] - ref_logits[p][i]);
+                if (!(r <= worst_ref)) worst_ref = r;
+            }
+        }
+        /* f32 accumulation of the same products in another order */
+        CHECK(worst <= 1e-4 * scale + 1e-4, "%s prompt %d: logits differ from the dequantised reference by %g (scale %g)",
+              label, p, worst, scale);
+        CHECK(cq.n == 8 && cd.n == 8 && !memcmp(cq.ids, cd.ids, sizeof(int32_t) * 8),
+              "%s prompt %d: greedy ids differ from the dequantised reference", label, p);
+        /* ref_atol is relative to the largest logit */
+        if (ref_logits)
+            CHECK(worst_ref <= ref_atol * scale, "%s prompt %d: logits differ from transformers' by %g (tolerance %g)",
+                  label, p, worst_ref, ref_atol * scale);
+        printf("%s prompt %d: max |logit| %.3g, |quantized - dequantised| <= %.2g, |quantized - transformers| <= %.2g\n",
+               label, p, scale, worst, ref_logits ? worst_ref : NAN);
+    }
+    free(lq);
+    free(ld);
+    wgt_model_free(q);
+    wgt_model_free(d);
+}
+
+static int convert(const char *wgt, const char *src, const char *dst, const char *type)
+{
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "'%s' convert '%s' '%s' --type %s >/dev/null 2>&1", wgt, src, dst, type);
+    return system(cmd);
+}
+
+/* A Hugging Face directory whose embedding needs 307 MB (a sparse file): past the spec's default
+ * 256 MiB buffer limit, so a context with default limits must refuse it, naming the tensor. */
+static void too_large(const char *build)
+{
+    char dir[1024], path[1200];
+    snprintf(dir, sizeof dir, "%s/too-large-model", build);
+    mkdir(dir, 0755);
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    FILE *f = fopen(path, "w");
+    fprintf(f, "{\"architectures\": [\"LlamaForCausalLM\"], \"model_type\": \"llama\", \"hidden_size\": 128,"
+               " \"intermediate_size\": 256, \"num_attention_heads\": 4, \"num_hidden_layers\": 1,"
+               " \"num_key_value_heads\": 4, \"vocab_size\": 600000, \"max_position_embeddings\": 64,"
+               " \"rms_norm_eps\": 1e-6, \"tie_word_embeddings\": true}");
+    fclose(f);
+    char header[256];
+    int64_t bytes = 600000LL * 128 * 4;
+    int hl = snprintf(header, sizeof header,
+                      "{\"model.embed_tokens.weight\":{\"dtype\":\"F32\",\"shape\":[600000,128],"
+                      "\"data_offsets\":[0,%lld]}}",
+                      (long long)bytes);
+    while (hl % 8) header[hl++] = ' ';
+    snprintf(path, sizeof path, "%s/model.safetensors", dir);
+    int fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0644);
+    uint64_t len = (uint64_t)hl;
+    CHECK(write(fd, &len, 8) == 8 && write(fd, header, hl) == hl, "write %s", path);
+    CHECK(ftruncate(fd, 8 + hl + bytes) == 0, "truncate %s", path);
+    close(fd);
+    wgt_context_options o = {0};
+    o.default_limits = 1;
+    wgt_context *ctx;
+    MUST(wgt_context_create(&o, &ctx));
+    wgt_model *m = NULL;
+    wgt_memory_stats before, after;
+    wgt_context_memory_stats(ctx, &before);
+    wgt_status st = wgt_model_load(ctx, dir, 0, &m);
+    wgt_context_memory_stats(ctx, &after);
+    CHECK(st == WGT_ERR_LIMIT && m == NULL, "a 307 MB embedding under 256 MiB buffers: status %s", wgt_status_str(st));
+    CHECK(strstr(wgt_errmsg(), "model.embed_tokens.weight") && strstr(wgt_errmsg(), "307200000"),
+          "the message names the tensor and its bytes: %s", wgt_errmsg());
+    CHECK(after.allocated_bytes == before.allocated_bytes, "refused after allocating %llu bytes",
+          (unsigned long long)(after.allocated_bytes - before.allocated_bytes));
+    printf("refused: %s\n", wgt_errmsg());
+    wgt_context_free(ctx);
+    remove(path);
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    remove(path);
+    rmdir(dir);
+}
+
+int main(void)
+{
+    const char *root = getenv("WGT_ROOT") ? getenv("WGT_ROOT") : ".";
+    const char *build = getenv("WGT_BUILD") ? getenv("WGT_BUILD") : "build";
+    const char *wgt = getenv("WGT_BIN") ? getenv("WGT_BIN") : "build/wgt";
+    wgt_context *ctx;
+    MUST(wgt_context_create(NULL, &ctx));
+    static int32_t prompts[8][64];
+    int np[8];
+
+    /* the fixtures (hidden size 64: Q8_0 and Q4_0; the K types need rows of 256) */
+    const char *archs[] = {"llama", "qwen2", "qwen3", "gpt2", "mistral"};
+    for (size_t a = 0; a < sizeof archs / sizeof *archs; a++) {
+        char dir[1024], path[1200], gguf[1200], label[128];
+        snprintf(dir, sizeof dir, "%s/tests/fixtures/hf/%s", root, archs[a]);
+        snprintf(path, sizeof path, "%s/fixture.json", dir);
+        char *text = slurp(path);
+        cJSON *fx = text ? cJSON_Parse(text) : NULL;
+        free(text);
+        CHECK(fx != NULL, "fixture %s", path);
+        if (!fx) continue;
+        int n = 0;
+        float *refs[8];
+        const cJSON *c;
+        cJSON_ArrayForEach(c, cJSON_GetObjectItem(fx, "cases"))
+        {
+            if (n == 2) break;
+            int k = 0;
+            const cJSON *it;
+            cJSON_ArrayForEach(it, cJSON_GetObjectItem(c, "prompt_ids")) if (k < 64) prompts[n][k++] = it->valueint;
+            np[n] = k;
+            const cJSON *lg = cJSON_GetObjectItem(c, "first_step_logits");
+            refs[n] = malloc(sizeof(float) * cJSON_GetArraySize(lg));
+            k = 0;
+            cJSON_ArrayForEach(it, lg) refs[n][k++] = (float)it->valuedouble;
+            n++;
+        }
+        const char *types[] = {"q8_0", "q4_0"};
+        for (int t = 0; t < 2; t++) {
+            snprintf(gguf, sizeof gguf, "%s/testq-%s-%s.gguf", build, archs[a], types[t]);
+            int rc = convert(wgt, dir, gguf, types[t]);
+            CHECK(rc == 0, "%s: wgt convert --type %s", archs[a], types[t]);
+            if (rc) continue;
+            snprintf(label, sizeof label, "%s (GGUF %s)", archs[a], types[t]);
+            /* Q8_0 moves these logits by a few percent of the largest; Q4_0 is not compared with transformers */
+            compare(ctx, label, gguf, prompts, np, n, t == 0 ? refs : NULL, 0.05);
+            remove(gguf);
+        }
+        for (int i = 0; i < n; i++) free(refs[i]);
+        cJSON_Delete(fx);
+    }
+
+    /* the default model (hidden size 256): the K types too */
+    {
+        char dir[1024], gguf[1200], label[128];
+        snprintf(dir, sizeof dir, "%s/models/bible-llama", root);
+        const int32_t ps[3][8] = {{1, 512, 77, 9, 300}, {1, 44, 1000, 2000, 3000, 17, 5}, {1, 4000, 12}};
+        const int pn[3] = {5, 7, 3};
+        for (int p = 0; p < 3; p++) memcpy(prompts[p], ps[p], sizeof ps[p]), np[p] = pn[p];
+        const char *types[] = {"q8_0", "q4_0", "q4_k", "q6_k"};
+        for (int t = 0; t < 4; t++) {
+            snprintf(gguf, sizeof gguf, "%s/testq-bible-%s.gguf", build, types[t]);
+            int rc = convert(wgt, dir, gguf, types[t]);
+            CHECK(rc == 0, "bible-llama: wgt convert --type %s", types[t]);
+            if (rc) continue;
+            snprintf(label, sizeof label, "bible-llama (GGUF %s)", types[t]);
+            compare(ctx, label, gguf, prompts, np, 3, NULL, 0);
+            remove(gguf);
+        }
+    }
+    wgt_context_free(ctx);
+    too_large(build);
+    return test_finish("test_gpu_quant_models");
+}
