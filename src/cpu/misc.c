@@ -52,7 +52,8 @@ wgt_status wgt_cpu_diff(const wgt_cpu_tensor *x, int n, int dim, const wgt_cpu_t
         }
         for (int r = 0; r < n && r < len; r++)
             for (int64_t j = 0; j + 1 < len - r; j++) {
-                if (is_f) fv[j] = fv[j + 1] - fv[j];
+                /* rounded to the dtype each time, as PyTorch's repeated subtraction */
+                if (is_f) fv[j] = wgt_cpu_round_to(x->l.dtype, fv[j + 1] - fv[j]);
                 else if (is_b) iv[j] = (iv[j + 1] != 0) != (iv[j] != 0);
                 else iv[j] = (int64_t)((uint64_t)iv[j + 1] - (uint64_t)iv[j]);
             }

@@ -158,17 +158,63 @@ static wgt_status diag_embed_ref(void *arg, const wgt_cpu_tensor *in, const wgt_
     return wgt_cpu_diag_embed(&in[0], a->offset, a->dim1, a->dim2, &out[0]);
 }
 
-/* out = zeros of shape, with x assigned into its diagonal (offset, d1, d2). */
-static wgt_status embed_gpu(wgt_context *ctx, const wgt_tensor *x, int nd, const int64_t *shape, int64_t offset, int d1,
-                            int d2, wgt_tensor **out)
+/* x [..., n] on diagonal `offset` of the last two dims of a zero [..., m, m], m = n + |offset|,
+ * through pads only (they move raw bits, so every dtype runs on the GPU): x as [..., n, 1] padded
+ * with n zeros after each element is the flattened [..., n, n] diagonal matrix plus n trailing
+ * zeros; its first n * n elements, then |offset| zero rows and columns on the right sides. */
+static wgt_status embed_last(wgt_context *ctx, const wgt_tensor *x, int64_t offset, wgt_tensor **out)
+{
+    *out = NULL;
+    int nd = x->l.ndim;
+    int64_t n = x->l.shape[nd - 1], k = offset < 0 ? -offset : offset, shape[WGT_MAX_DIMS];
+    memcpy(shape, x->l.shape, sizeof shape);
+    if (n == 0) {
+        shape[nd - 1] = shape[nd] = k;
+        return wgt_tensor_zeros(ctx, x->l.dtype, nd + 1, shape, out);
+    }
+    wgt_tensor *col = NULL, *padded = NULL, *flat = NULL, *head = NULL, *sq = NULL;
+    int64_t pads[2 * WGT_MAX_DIMS] = {0};
+    shape[nd] = 1;
+    wgt_status st = wgt_tensor_reshape(x, nd + 1, shape, &col);
+    pads[2 * nd + 1] = n; /* after the new last dim */
+    if (!st) st = wgt_pad(col, WGT_PAD_CONSTANT, pads, 0, &padded);
+    shape[nd - 1] = n * (n + 1);
+    if (!st) st = wgt_tensor_reshape(padded, nd, shape, &flat);
+    if (!st) st = wgt_tensor_narrow(flat, nd - 1, 0, n * n, &head);
+    shape[nd - 1] = shape[nd] = n;
+    if (!st) st = wgt_tensor_reshape(head, nd + 1, shape, &sq);
+    if (!st && k == 0) st = wgt_tensor_copy(sq, out);
+    else if (!st) {
+        memset(pads, 0, sizeof pads);
+        int rows = nd - 1, cols = nd; /* [..., rows, cols] of nd + 1 dims */
+        if (offset > 0) pads[cols] = k, pads[(nd + 1) + rows] = k;
+        else pads[rows] = k, pads[(nd + 1) + cols] = k;
+        st = wgt_pad(sq, WGT_PAD_CONSTANT, pads, 0, out);
+    }
+    wgt_tensor_free(col);
+    wgt_tensor_free(padded);
+    wgt_tensor_free(flat);
+    wgt_tensor_free(head);
+    wgt_tensor_free(sq);
+    return st;
+}
+
+/* embed_last, then its two last dims moved to (d1, d2) of nd dims (a copy when they move). */
+static wgt_status embed_gpu(wgt_context *ctx, const wgt_tensor *x, int nd, int64_t offset, int d1, int d2,
+                            wgt_tensor **out)
 {
     wgt_tensor *y = NULL, *v = NULL;
-    wgt_status st = wgt_tensor_zeros(ctx, x->l.dtype, nd, shape, &y);
-    if (!st) st = diagonal_view(y, offset, d1, d2, &v);
-    if (!st && wgt_tensor_numel(x)) st = wgt_tensor_assign(v, x);
+    wgt_status st = embed_last(ctx, x, offset, &y);
+    if (st || (d1 == nd - 2 && d2 == nd - 1)) {
+        *out = y;
+        return st;
+    }
+    int perm[WGT_MAX_DIMS];
+    for (int d = 0, j = 0; d < nd; d++) perm[d] = d == d1 ? nd - 2 : d == d2 ? nd - 1 : j++;
+    st = wgt_tensor_permute(y, perm, &v);
+    if (!st) st = wgt_tensor_copy(v, out);
+    wgt_tensor_free(y);
     wgt_tensor_free(v);
-    if (st) wgt_tensor_free(y), y = NULL;
-    *out = y;
     return st;
 }
 
@@ -189,7 +235,7 @@ wgt_status wgt_diag(const wgt_tensor *x, int64_t offset, wgt_tensor **out)
     wgt_tensor *y = NULL;
     wgt_status st;
     if (op_use_gpu(ctx, "diag", x->l.dtype, 1)) {
-        if (nd == 1) st = embed_gpu(ctx, x, 2, shape, offset, 0, 1, &y);
+        if (nd == 1) st = embed_gpu(ctx, x, 2, offset, 0, 1, &y);
         else {
             wgt_tensor *v = NULL;
             st = diagonal_view(x, offset, 0, 1, &v);
@@ -218,7 +264,7 @@ wgt_status wgt_diag_embed(const wgt_tensor *x, int64_t offset, int dim1, int dim
     int64_t n = x->l.shape[x->l.ndim - 1] + k, shape[WGT_MAX_DIMS];
     for (int d = 0, j = 0; d < nd; d++) shape[d] = d == dim1 || d == dim2 ? n : x->l.shape[j++];
     wgt_tensor *y = NULL;
-    if (op_use_gpu(ctx, "diag_embed", x->l.dtype, 1)) st = embed_gpu(ctx, x, nd, shape, offset, dim1, dim2, &y);
+    if (op_use_gpu(ctx, "diag_embed", x->l.dtype, 1)) st = embed_gpu(ctx, x, nd, offset, dim1, dim2, &y);
     else if (!(st = wgt_tensor_new(ctx, x->l.dtype, nd, shape, &y))) {
         diag_arg a = {offset, dim1, dim2};
         const wgt_tensor *ins[1] = {x};
