@@ -33,8 +33,10 @@ wgt_status wgt_cpu_conv_geometry(const char *op, const wgt_conv_params *p, int t
             int64_t total = transposed ? s * (S[d] - 1) + opad + ext - S[d] * s
                                        : ((S[d] + s - 1) / s - 1) * s + ext - S[d];
             if (!transposed && total < 0) total = 0;
-            /* C division truncates: for a negative total the halves still sum to it */
-            b = p->padding == WGT_CONV_PAD_SAME_LOWER ? total - total / 2 : total / 2;
+            /* floor(total / 2), as ONNX's reference, also for a negative total (a transposed
+             * convolution whose kernel is shorter than its stride) */
+            int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
+            b = p->padding == WGT_CONV_PAD_SAME_LOWER ? total - half : half;
             e = total - b;
         }
         }

@@ -5,13 +5,13 @@
 //    lie on one output row of a convolution they share each weight load and the row's geometry
 //    (the depthwise case: one input channel per output, K taps each). Else each output on its own.
 //  - `gemm`: an implicit GEMM for convolutions (not transposed): out[g] [M = N * P pixels, Cout/G]
-//    = A [M, Kd = Cin/G * K0 K1 K2] (x gathered on the fly, no im2col buffer) @ W^T, in 64 x 64
-//    tiles with a k step of 16; 256 invocations of 4 x 4 outputs.
+//    = A [M, Kd = Cin/G * K0 K1 K2] (x gathered on the fly, no im2col buffer) @ W^T, in tiles of
+//    16 TM pixels x 64 channels with a k step of 16; 256 invocations of TM x 4 outputs.
 // x is read through its strides; the weight is contiguous ([Cout, Cin/G, K..], transposed
 // [Cin, Cout/G, K..]); padding reads zeros (multiplied like any input, as a zero-padded product).
 //
 // The prelude (src/ops/conv.c) supplies the loaders ldx, ldw, ldb (-> f32), the storer st, and
-// `const PACK: u32` (outputs per 32-bit word).
+// `const PACK: u32` (outputs per 32-bit word) and `const TM: u32` (gemm: pixels per invocation).
 
 struct Params {
     isz: vec4<u32>,  // input spatial sizes S0, S1, S2; Cin
@@ -182,10 +182,14 @@ fn direct(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
 }
 
 // ---- implicit GEMM ----
+// The reduction runs tap-major: for each kernel tap (uniform over the workgroup: its bounds check
+// and input offset are computed once per tap), the input channels in steps of BK. So the gather
+// from x costs no division per element. An invocation owns TM pixels x 4 channels.
 
-const BM: u32 = 64u;  // pixels per tile
-const BN: u32 = 64u;  // output channels per tile
-const BK: u32 = 16u;  // reduction step
+const BN: u32 = 64u;        // output channels per tile
+const BM: u32 = 16u * TM;   // pixels per tile (TM from the prelude: 4 or 8)
+const BK: u32 = 16u;        // input channels per step
+const A_STEP: u32 = 256u / BM;
 
 var<workgroup> As: array<vec4<f32>, BM * BK / 4u>; // As[k][m]
 var<workgroup> Bs: array<vec4<f32>, BN * BK / 4u>; // Bs[k][n]
@@ -195,16 +199,17 @@ fn gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let g = wid.z;
     let cin_g = p.ksz.w;
     let cout_g = p.str.w;
-    let kk = p.ksz.x * p.ksz.y * p.ksz.z;
+    let KK = p.ksz.x * p.ksz.y * p.ksz.z;
     let K1K2 = p.ksz.y * p.ksz.z;
-    let Kd = cin_g * kk;
+    let Kd = cin_g * KK;
     let P = p.osz.x * p.osz.y * p.osz.z;
     let M = p.total;
     let m0 = wid.y * BM;
     let n0 = wid.x * BN;
 
-    // The pixel this invocation loads A for (fixed over k): its image and input origin.
+    // The pixel this invocation gathers A for (fixed over the loop): its image and input origin.
     let am = lid % BM;
+    let ak0 = lid / BM;
     let gm = m0 + am;
     let m_ok = gm < M;
     var pix = gm % P;
@@ -214,62 +219,64 @@ fn gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let a0 = pix / p.osz.y;
     let org = vec3<i32>(i32(a0 * p.str.x) - p.pad.x, i32(a1 * p.str.y) - p.pad.y, i32(a2 * p.str.z) - p.pad.z);
     let xbase = p.x_off + img * p.xn + g * cin_g * p.xs.w;
-    // The output channel this invocation loads B for: k along the lanes (contiguous weight rows).
+    // The weights this invocation loads: channel k along the lanes.
     let bk = lid % BK;
     let tx = lid % 16u;
     let ty = lid / 16u;
 
-    var acc: array<vec4<f32>, 4>;
-    for (var i = 0u; i < 4u; i++) { acc[i] = vec4<f32>(0.0); }
+    var acc: array<vec4<f32>, TM>;
+    for (var i = 0u; i < TM; i++) { acc[i] = vec4<f32>(0.0); }
 
-    for (var k0 = 0u; k0 < Kd; k0 = k0 + BK) {
-        for (var r = 0u; r < 4u; r++) {
-            let ak = lid / BM + r * 4u;
-            let k = k0 + ak;
-            var v = 0.0;
-            if (m_ok && k < Kd) {
-                let ci = k / kk;
-                let rr = k % kk;
-                let t0 = rr / K1K2;
-                let rr2 = rr % K1K2;
-                let t1 = rr2 / p.ksz.z;
-                let t2 = rr2 % p.ksz.z;
-                let i = org + vec3<i32>(i32(t0 * p.dil.x), i32(t1 * p.dil.y), i32(t2 * p.dil.z));
-                if (all(i >= vec3<i32>(0)) && all(vec3<u32>(i) < p.isz.xyz)) {
-                    v = ldx(xbase + ci * p.xs.w + u32(i.x) * p.xs.x + u32(i.y) * p.xs.y + u32(i.z) * p.xs.z);
+    for (var tap = 0u; tap < KK; tap++) {
+        let t0 = tap / K1K2;
+        let t1 = (tap / p.ksz.z) % p.ksz.y;
+        let t2 = tap % p.ksz.z;
+        let i = org + vec3<i32>(i32(t0 * p.dil.x), i32(t1 * p.dil.y), i32(t2 * p.dil.z));
+        let valid = m_ok && all(i >= vec3<i32>(0)) && all(vec3<u32>(i) < p.isz.xyz);
+        var xa = 0u;
+        if (valid) { xa = xbase + u32(i.x) * p.xs.x + u32(i.y) * p.xs.y + u32(i.z) * p.xs.z; }
+        for (var c0 = 0u; c0 < cin_g; c0 = c0 + BK) {
+            for (var r = 0u; r < BK / A_STEP; r++) {
+                let ak = ak0 + r * A_STEP;
+                let ci = c0 + ak;
+                var v = 0.0;
+                if (valid && ci < cin_g) { v = ldx(xa + ci * p.xs.w); }
+                let ta = ak * BM + am;
+                As[ta / 4u][ta % 4u] = v;
+            }
+            for (var r = 0u; r < 4u; r++) {
+                let bn = lid / BK + r * 16u;
+                let co = n0 + bn;
+                let ci = c0 + bk;
+                var w = 0.0;
+                if (co < cout_g && ci < cin_g) { w = ldw(p.w_off + (g * cout_g + co) * Kd + ci * KK + tap); }
+                let tb = bk * BN + bn;
+                Bs[tb / 4u][tb % 4u] = w;
+            }
+            workgroupBarrier();
+            for (var k = 0u; k < BK; k++) {
+                let b = Bs[(k * BN) / 4u + tx];
+                for (var q = 0u; q < TM / 4u; q++) {
+                    let a = As[(k * BM + ty * TM) / 4u + q];
+                    acc[q * 4u] = fma(vec4<f32>(a.x), b, acc[q * 4u]);
+                    acc[q * 4u + 1u] = fma(vec4<f32>(a.y), b, acc[q * 4u + 1u]);
+                    acc[q * 4u + 2u] = fma(vec4<f32>(a.z), b, acc[q * 4u + 2u]);
+                    acc[q * 4u + 3u] = fma(vec4<f32>(a.w), b, acc[q * 4u + 3u]);
                 }
             }
-            let ta = ak * BM + am;
-            As[ta / 4u][ta % 4u] = v;
-            let bn = lid / BK + r * 16u;
-            let co = n0 + bn;
-            let kb = k0 + bk;
-            var w = 0.0;
-            if (co < cout_g && kb < Kd) { w = ldw(p.w_off + (g * cout_g + co) * Kd + kb); }
-            let tb = bk * BN + bn;
-            Bs[tb / 4u][tb % 4u] = w;
+            workgroupBarrier();
         }
-        workgroupBarrier();
-        for (var k = 0u; k < BK; k++) {
-            let a = As[(k * BM) / 4u + ty];
-            let b = Bs[(k * BN) / 4u + tx];
-            acc[0] = fma(vec4<f32>(a.x), b, acc[0]);
-            acc[1] = fma(vec4<f32>(a.y), b, acc[1]);
-            acc[2] = fma(vec4<f32>(a.z), b, acc[2]);
-            acc[3] = fma(vec4<f32>(a.w), b, acc[3]);
-        }
-        workgroupBarrier();
     }
 
-    // acc[i][j]: pixel m0 + ty * 4 + i, channel n0 + tx * 4 + j. P % PACK == 0 (the op checks), so
+    // acc[i][j]: pixel m0 + ty * TM + i, channel n0 + tx * 4 + j. P % PACK == 0 (the op checks), so
     // the pixels of one output word belong to one image.
-    let mb = m0 + ty * 4u;
+    let mb = m0 + ty * TM;
     for (var j = 0u; j < 4u; j++) {
         let co = n0 + tx * 4u + j;
         if (co >= cout_g) { break; }
         let cg = g * cout_g + co;
         let bv = bias_of(cg);
-        for (var i = 0u; i < 4u; i = i + PACK) {
+        for (var i = 0u; i < TM; i = i + PACK) {
             let m = mb + i;
             if (m >= M) { break; }
             let e = ((m / P) * p.osz.w + cg) * P + m % P;

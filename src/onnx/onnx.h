@@ -143,6 +143,11 @@ typedef struct wgt_onnx_backend {
     wgt_status (*flip)(const wgt_cpu_tensor *, uint32_t, const wgt_cpu_tensor *);
     wgt_status (*repeat)(const wgt_cpu_tensor *, const wgt_cpu_tensor *);
     wgt_status (*pad)(const wgt_cpu_tensor *, wgt_pad_mode, const int64_t *, double, const wgt_cpu_tensor *);
+    /* Conv, ConvTranspose (onnx_ops_conv.c): x, weight, bias (or NULL), params, out */
+    wgt_status (*conv)(const wgt_cpu_tensor *, const wgt_cpu_tensor *, const wgt_cpu_tensor *, const wgt_conv_params *,
+                       const wgt_cpu_tensor *);
+    wgt_status (*conv_transpose)(const wgt_cpu_tensor *, const wgt_cpu_tensor *, const wgt_cpu_tensor *,
+                                 const wgt_conv_params *, const wgt_cpu_tensor *);
 } wgt_onnx_backend;
 
 extern const wgt_onnx_backend wgt_onnx_cpu_backend;

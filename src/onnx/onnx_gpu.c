@@ -501,6 +501,32 @@ static wgt_status g_batch_norm(const wgt_cpu_tensor *x, const wgt_cpu_tensor *rm
     return st;
 }
 
+/* Conv / ConvTranspose: bias may be NULL. */
+static wgt_status g_conv_any(int transposed, const wgt_cpu_tensor *x, const wgt_cpu_tensor *w,
+                             const wgt_cpu_tensor *b, const wgt_conv_params *p, const wgt_cpu_tensor *out)
+{
+    wgt_tensor *tx = NULL, *tw = NULL, *tb = NULL, *y = NULL;
+    wgt_status st = up(x, &tx);
+    if (!st) st = up(w, &tw);
+    if (!st && b) st = up(b, &tb);
+    if (!st) st = transposed ? wgt_conv_transpose(tx, tw, tb, p, &y) : wgt_conv(tx, tw, tb, p, &y);
+    if (!st) st = down(y, out);
+    wgt_tensor_free(tx);
+    wgt_tensor_free(tw);
+    wgt_tensor_free(tb);
+    return st;
+}
+static wgt_status g_conv(const wgt_cpu_tensor *x, const wgt_cpu_tensor *w, const wgt_cpu_tensor *b,
+                         const wgt_conv_params *p, const wgt_cpu_tensor *out)
+{
+    return g_conv_any(0, x, w, b, p, out);
+}
+static wgt_status g_conv_transpose(const wgt_cpu_tensor *x, const wgt_cpu_tensor *w, const wgt_cpu_tensor *b,
+                                   const wgt_conv_params *p, const wgt_cpu_tensor *out)
+{
+    return g_conv_any(1, x, w, b, p, out);
+}
+
 void wgt_onnx_gpu_backend(wgt_context *ctx, wgt_onnx_backend *out)
 {
     gctx = ctx;
@@ -534,4 +560,6 @@ void wgt_onnx_gpu_backend(wgt_context *ctx, wgt_onnx_backend *out)
     out->layer_norm = g_layer_norm;
     out->group_norm = g_group_norm;
     out->batch_norm = g_batch_norm;
+    out->conv = g_conv;
+    out->conv_transpose = g_conv_transpose;
 }

@@ -532,6 +532,7 @@ static const struct {
     {"PRelu", ox_composed_activation}, {"Selu", ox_composed_activation}, {"Celu", ox_composed_activation},
     {"ThresholdedRelu", ox_composed_activation}, {"Softsign", ox_composed_activation},
     {"Compress", ox_compress},
+    {"Conv", ox_conv},           {"ConvTranspose", ox_conv},
 };
 
 static ox_fn find_fn(const char *op)
@@ -552,6 +553,7 @@ const wgt_onnx_backend wgt_onnx_cpu_backend = {
     wgt_cpu_layer_norm, wgt_cpu_group_norm, wgt_cpu_batch_norm, wgt_cpu_index_select, wgt_cpu_gather,
     wgt_cpu_scatter, wgt_cpu_index_put, wgt_cpu_nonzero, wgt_cpu_one_hot, wgt_cpu_tril, wgt_cpu_triu,
     wgt_cpu_arange, wgt_cpu_cat, wgt_cpu_flip, wgt_cpu_repeat, wgt_cpu_pad,
+    .conv = wgt_cpu_conv, .conv_transpose = wgt_cpu_conv_transpose,
 };
 
 wgt_status wgt_onnx_run_node(const wgt_onnx_backend *backend, const wgt_onnx_node *node, int64_t opset,

@@ -86,6 +86,9 @@ wgt_status ox_scatter_nd(ox *c);
 wgt_status ox_composed_activation(ox *c);
 wgt_status ox_compress(ox *c);
 
+/* Op handlers in onnx_ops_conv.c. */
+wgt_status ox_conv(ox *c); /* Conv and ConvTranspose */
+
 /* Op handlers in onnx_ops_loss.c. */
 wgt_status ox_nll_loss(ox *c);
 

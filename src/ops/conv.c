@@ -16,17 +16,21 @@ typedef struct conv_params {
     uint32_t xn, x_off, w_off, b_off, total, out_w0, n_img, zero;
 } conv_params;
 
-/* The implicit GEMM wins once a tile's 64 output channels and a k loop of some length are there
- * to share its loads; below that the direct kernel (no workgroup memory, no barriers) is faster. */
-static int use_gemm(int64_t cout_g, int64_t Kd, int64_t M)
+/* The implicit GEMM wins once a tile's 64 output channels and 16-channel steps are there to
+ * share its loads; below that the direct kernel (no workgroup memory, no barriers) is faster. */
+static int use_gemm(int64_t cin_g, int64_t cout_g, int64_t M)
 {
-    return cout_g >= 32 && Kd >= 64 && M >= 256;
+    return cin_g >= 16 && cout_g >= 32 && M >= 256;
 }
 
-static wgt_status conv_kernel(wgt_context *ctx, const char *entry, wgt_dtype dt, wgt_kernel **k)
+/* Pixels per invocation of the GEMM: 8 (128-pixel tiles) once there are enough tiles to fill a
+ * large device, else 4. */
+static int gemm_tm(int64_t M, int64_t cout_g) { return M * ((cout_g + 63) / 64) >= 8192 ? 8 : 4; }
+
+static wgt_status conv_kernel(wgt_context *ctx, const char *entry, int tm, wgt_dtype dt, wgt_kernel **k)
 {
     char pre[4096];
-    snprintf(pre, sizeof pre, "const PACK: u32 = %du;\n", op_pack(dt));
+    snprintf(pre, sizeof pre, "const PACK: u32 = %du;\nconst TM: u32 = %du;\n", op_pack(dt), tm);
     op_wgsl_loader(pre, sizeof pre, "ldx", "xs", dt, "f32");
     op_wgsl_loader(pre, sizeof pre, "ldw", "ws", dt, "f32");
     op_wgsl_loader(pre, sizeof pre, "ldb", "bs", dt, "f32");
@@ -67,13 +71,14 @@ static wgt_status conv_gpu(wgt_context *ctx, const char *op, int transposed, con
 
     wgt_dtype dt = y->l.dtype;
     int pack = op_pack(dt);
-    int gemm = !transposed && P % pack == 0 && use_gemm(cout_g, cin_g * KK, N * P);
+    int gemm = !transposed && P % pack == 0 && use_gemm(cin_g, cout_g, N * P);
+    int tm = gemm ? gemm_tm(N * P, cout_g) : 4, bm = 16 * tm;
     const wgt_layout *ls[2] = {&x->l, &y->l};
     int64_t per = op_rows_per_chunk(ctx, ls, 2);
     if (per == 0) return op_fail(ctx, WGT_ERR_LIMIT, "%s: one image of x or of the output is larger than a storage binding", op);
     if (per > N) per = N;
     uint32_t maxg = ctx->info.limits.max_compute_workgroups_per_dimension;
-    if (gemm && per * P > (int64_t)maxg * 64) per = (int64_t)maxg * 64 / P;
+    if (gemm && per * P > (int64_t)maxg * bm) per = (int64_t)maxg * bm / P;
     if (gemm && (per < 1 || (cout_g + 63) / 64 > maxg || groups > (int)maxg)) gemm = 0, per = op_rows_per_chunk(ctx, ls, 2);
     if (per > N) per = N;
     if (!fits_u32(per * Cout * P)) per = (int64_t)UINT32_MAX / (Cout * P);
@@ -82,7 +87,7 @@ static wgt_status conv_gpu(wgt_context *ctx, const char *op, int transposed, con
         return op_fail(ctx, WGT_ERR_LIMIT, "%s: cannot split the batch on 32-bit words of the output", op);
 
     wgt_kernel *k;
-    wgt_status st = conv_kernel(ctx, gemm ? "gemm" : "direct", dt, &k);
+    wgt_status st = conv_kernel(ctx, gemm ? "gemm" : "direct", tm, dt, &k);
     if (st) return st;
     wgt_binding bind[4];
     int64_t base;
@@ -110,7 +115,7 @@ static wgt_status conv_gpu(wgt_context *ctx, const char *op, int transposed, con
         uint32_t gx, gy, gz = 1;
         if (gemm) {
             p.total = (uint32_t)((n1 - n0) * P);
-            gx = (uint32_t)((cout_g + 63) / 64), gy = (uint32_t)((p.total + 63) / 64), gz = (uint32_t)groups;
+            gx = (uint32_t)((cout_g + 63) / 64), gy = (uint32_t)((p.total + bm - 1) / bm), gz = (uint32_t)groups;
         } else {
             p.total = (uint32_t)(e1 - e0);
             op_grid(ctx, ((uint64_t)p.total + 511) / 512, &gx, &gy);

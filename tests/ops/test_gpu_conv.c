@@ -64,6 +64,7 @@ static const spec specs[] = {
     {"gemm 64ch 3x3", 0, 2, {2, 64, 12, 12}, {64, 64, 3, 3}, 1, P(.pad_begin = {1, 1}, .pad_end = {1, 1})},
     {"gemm 96ch stride 2 groups 2 (odd pixels)", 0, 2, {1, 96, 33, 33}, {80, 48, 3, 3}, 1,
      P(.stride = {2, 2}, .pad_begin = {1, 1}, .pad_end = {1, 1}, .groups = 2)},
+    {"gemm 128-pixel tiles", 0, 2, {1, 16, 96, 96}, {32, 16, 3, 3}, 1, P(.pad_begin = {1, 1}, .pad_end = {1, 1})},
     {"conv3d", 0, 3, {1, 3, 5, 6, 7}, {4, 3, 2, 3, 3}, 1, P(.stride = {1, 2, 1}, .pad_begin = {1, 1, 1}, .pad_end = {0, 1, 1})},
     {"conv_transpose1d", 0 + 1, 1, {2, 4, 9}, {4, 3, 3}, 1, P(.stride = {2}, .pad_begin = {1}, .pad_end = {1}, .output_padding = {1})},
     {"conv_transpose1d groups 2", 1, 1, {2, 4, 6}, {4, 2, 4}, 0, P(.stride = {3}, .groups = 2)},
@@ -195,7 +196,7 @@ static void edge_cases(void)
 int main(void)
 {
     pair_open();
-    (void)lo_of, (void)hi_of; /* gpu_pair.h's helpers for other tests */
+    (void)lo_of, (void)hi_of, (void)pair_narrow; /* gpu_pair.h's helpers for other tests */
     hand_checks();
     const wgt_dtype dts[3] = {WGT_F32, WGT_F16, WGT_BF16};
     for (size_t i = 0; i < sizeof specs / sizeof *specs; i++)

@@ -1,0 +1,123 @@
+/* Convolution throughput: bench_conv [--size small|large] [--reps N]
+ * Prints GFLOP/s (2 * N * Cout * O * Cin/groups * K multiply-adds) and GB/s (x, weight and output
+ * bytes, each once) per call for: a ResNet-like 3x3 conv2d [32, 64, 56, 56] x [64, 64, 3, 3]
+ * (the implicit-GEMM path) in f32 and f16, a 3x3 stride-2 downsampling conv2d, a depthwise 3x3
+ * conv2d [32, 256, 56, 56] (groups = 256, the direct path: bandwidth-bound), a 1x1 conv2d, a conv1d
+ * (audio-like: [8, 256, 4096] x [256, 256, 3]), and conv_transpose2d (a 2x upsampling).
+ * Each figure: warm-up calls, then N calls recorded back to back between two wgt_context_sync,
+ * wall clock. --size small (the default on CPU adapters: quarter-size batches and maps) suits
+ * lavapipe. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu/gpu.h"
+#include "ops/api.h"
+#include "ops/ops.h"
+
+static wgt_context *ctx;
+static int reps = 20;
+
+#define TRY(call)                                                                                  \
+    do {                                                                                           \
+        wgt_status st_ = (call);                                                                   \
+        if (st_) {                                                                                 \
+            fprintf(stderr, "%s failed: %s: %s\n", #call, wgt_status_str(st_), wgt_errmsg());      \
+            exit(1);                                                                               \
+        }                                                                                          \
+    } while (0)
+
+static wgt_tensor *random_tensor(wgt_dtype dt, int nd, const int64_t *shape)
+{
+    int64_t n = 1;
+    for (int i = 0; i < nd; i++) n *= shape[i];
+    float *h = malloc(sizeof(float) * (n ? n : 1));
+    uint32_t s = 12345;
+    for (int64_t i = 0; i < n; i++) {
+        s = s * 1664525u + 1013904223u;
+        h[i] = ((s >> 8) / 16777216.0f - 0.5f) * 0.1f;
+    }
+    wgt_tensor *t, *c;
+    TRY(wgt_tensor_from_host(ctx, WGT_F32, nd, shape, h, &t));
+    free(h);
+    if (dt == WGT_F32) return t;
+    TRY(wgt_tensor_cast(t, dt, &c));
+    wgt_tensor_free(t);
+    return c;
+}
+
+static double now(void) { return wgt_now_seconds(); }
+
+/* One convolution: x [N, C, *S], w as given (rank nsp + 2). */
+static void bench(const char *name, int transposed, wgt_dtype dt, int nsp, const int64_t *xs, const int64_t *ws,
+                  const wgt_conv_params *p)
+{
+    wgt_tensor *x = random_tensor(dt, nsp + 2, xs), *w = random_tensor(dt, nsp + 2, ws), *y;
+    for (int i = 0; i < 2; i++) {
+        TRY(transposed ? wgt_conv_transpose(x, w, NULL, p, &y) : wgt_conv(x, w, NULL, p, &y));
+        if (i == 1) break;
+        wgt_tensor_free(y);
+    }
+    /* multiply-adds: every output of a convolution takes Cin/groups * K of them; a transposed one
+     * makes Cin * Cout/groups * K per input position */
+    int64_t kk = 1, outs = wgt_tensor_numel(y), ins = wgt_tensor_numel(x);
+    for (int d = 0; d < nsp; d++) kk *= ws[2 + d];
+    double macs = transposed ? (double)ins * ws[1] * kk : (double)outs * ws[1] * kk;
+    double bytes = (double)(ins + outs + wgt_tensor_numel(w)) * wgt_dtype_size(dt);
+    wgt_tensor_free(y);
+    TRY(wgt_context_sync(ctx, -1));
+    double t0 = now();
+    for (int i = 0; i < reps; i++) {
+        TRY(transposed ? wgt_conv_transpose(x, w, NULL, p, &y) : wgt_conv(x, w, NULL, p, &y));
+        wgt_tensor_free(y);
+    }
+    TRY(wgt_context_sync(ctx, -1));
+    double t = (now() - t0) / reps;
+    char xd[64] = "", wd[64] = "";
+    for (int d = 0; d < nsp + 2; d++) {
+        snprintf(xd + strlen(xd), sizeof xd - strlen(xd), "%s%lld", d ? "," : "", (long long)xs[d]);
+        snprintf(wd + strlen(wd), sizeof wd - strlen(wd), "%s%lld", d ? "," : "", (long long)ws[d]);
+    }
+    printf("%-28s x[%s] w[%s] %s: %9.1f GFLOP/s %8.1f GB/s (%.1f us)\n", name, xd, wd, wgt_dtype_name(dt),
+           2 * macs / t / 1e9, bytes / t / 1e9, t * 1e6);
+    fflush(stdout);
+    wgt_tensor_free(x);
+    wgt_tensor_free(w);
+}
+
+int main(int argc, char **argv)
+{
+    int large = -1;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--size") && i + 1 < argc) large = strcmp(argv[++i], "small") != 0;
+        else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
+        else {
+            fprintf(stderr, "usage: %s [--size small|large] [--reps N]\n", argv[0]);
+            return 2;
+        }
+    }
+    if (reps < 1) reps = 1;
+    TRY(wgt_context_create(NULL, &ctx));
+    wgt_adapter_info info;
+    TRY(wgt_context_adapter_info(ctx, &info));
+    if (large < 0) large = !info.is_cpu;
+    if (!large && reps > 3) reps = 3;
+    printf("adapter: %s (%s), %s sizes, %d reps\n", info.name, info.backend_name, large ? "large" : "small", reps);
+    int64_t N = large ? 32 : 2, H = large ? 56 : 28, L = large ? 4096 : 1024;
+    wgt_conv_params pad1 = {.pad_begin = {1, 1}, .pad_end = {1, 1}};
+    wgt_conv_params down = {.stride = {2, 2}, .pad_begin = {1, 1}, .pad_end = {1, 1}};
+    wgt_conv_params dw = {.pad_begin = {1, 1}, .pad_end = {1, 1}, .groups = 256};
+    wgt_conv_params c1 = {.pad_begin = {1}, .pad_end = {1}};
+    wgt_conv_params up = {.stride = {2, 2}, .pad_begin = {1, 1}, .pad_end = {1, 1}, .output_padding = {1, 1}};
+    bench("conv2d 3x3 (resnet)", 0, WGT_F32, 2, (int64_t[]){N, 64, H, H}, (int64_t[]){64, 64, 3, 3}, &pad1);
+    bench("conv2d 3x3 (resnet)", 0, WGT_F16, 2, (int64_t[]){N, 64, H, H}, (int64_t[]){64, 64, 3, 3}, &pad1);
+    bench("conv2d 3x3 stride 2", 0, WGT_F32, 2, (int64_t[]){N, 128, H, H}, (int64_t[]){256, 128, 3, 3}, &down);
+    bench("conv2d 1x1", 0, WGT_F32, 2, (int64_t[]){N, 256, H, H}, (int64_t[]){64, 256, 1, 1}, NULL);
+    bench("depthwise 3x3", 0, WGT_F32, 2, (int64_t[]){N, 256, H, H}, (int64_t[]){256, 1, 3, 3}, &dw);
+    bench("depthwise 3x3", 0, WGT_F16, 2, (int64_t[]){N, 256, H, H}, (int64_t[]){256, 1, 3, 3}, &dw);
+    bench("conv1d k3", 0, WGT_F32, 1, (int64_t[]){large ? 8 : 2, 256, L}, (int64_t[]){256, 256, 3}, &c1);
+    bench("conv_transpose2d 2x up", 1, WGT_F32, 2, (int64_t[]){N / 2 ? N / 2 : 1, 64, H / 2, H / 2},
+          (int64_t[]){64, 32, 3, 3}, &up);
+    wgt_context_free(ctx);
+    return 0;
+}
