@@ -864,43 +864,6 @@ wgt_status wgt_bucketize(const wgt_tensor *x, const wgt_tensor *boundaries, int 
  * ignored; PyTorch raises on NaN there); bins computed in f32. */
 wgt_status wgt_histc(const wgt_tensor *x, int64_t bins, double min, double max, wgt_tensor **out);
 
-/* ---- convolutions (src/ops/conv.c) ---- */
-/* PyTorch's layouts: x [N, Cin, *S], weight [Cout, Cin / groups, *K] (transposed: [Cin, Cout /
- * groups, *K]), bias [Cout] or NULL, out [N, Cout, *O], with 1, 2 or 3 spatial dims (the weight's
- * rank minus 2; x has the same rank). f32, f16 and bf16 (x, weight and bias of one dtype), f32
- * accumulation; out has x's dtype. Zero padding. */
-typedef enum wgt_conv_padding {
-    WGT_CONV_PAD_EXPLICIT = 0, /* pad_begin / pad_end per spatial dim */
-    WGT_CONV_PAD_VALID,        /* none */
-    WGT_CONV_PAD_SAME,         /* O = ceil(S / stride) (transposed: S * stride), an odd total pad's extra
-                                  element at the end: PyTorch padding='same', ONNX SAME_UPPER */
-    WGT_CONV_PAD_SAME_LOWER,   /* as SAME, the extra element at the beginning (ONNX SAME_LOWER) */
-    WGT_CONV_PAD_COUNT
-} wgt_conv_padding;
-
-typedef struct wgt_conv_params {
-    int64_t stride[3];         /* per spatial dim, outermost first; 0 means 1 */
-    int64_t dilation[3];       /* 0 means 1 */
-    int64_t pad_begin[3];      /* EXPLICIT: zeros before each spatial dim (transposed: cropped) */
-    int64_t pad_end[3];        /* and after */
-    int64_t output_padding[3]; /* transposed only: extra output at the end (< stride or dilation) */
-    wgt_conv_padding padding;
-    int groups;                /* 0 means 1; divides Cin and Cout */
-} wgt_conv_params;
-
-/* Convolution (torch.nn.functional.conv1d/2d/3d): O = (S + pad_begin + pad_end - dilation (K - 1)
- * - 1) / stride + 1. params NULL: stride 1, no padding, one group. */
-wgt_status wgt_conv(const wgt_tensor *x, const wgt_tensor *weight, const wgt_tensor *bias,
-                    const wgt_conv_params *params, wgt_tensor **out);
-/* Transposed convolution (conv_transpose1d/2d/3d): O = (S - 1) stride - pad_begin - pad_end +
- * dilation (K - 1) + output_padding + 1. */
-wgt_status wgt_conv_transpose(const wgt_tensor *x, const wgt_tensor *weight, const wgt_tensor *bias,
-                              const wgt_conv_params *params, wgt_tensor **out);
-/* The output's spatial sizes and the resolved pad_begin for x's spatial sizes S and kernel sizes K
- * (nsp dims); WGT_ERR_SHAPE / WGT_ERR_INVALID_ARGUMENT with a message naming the problem. */
-wgt_status wgt_conv_output_shape(const wgt_conv_params *params, int transposed, int nsp, const int64_t *S,
-                                 const int64_t *K, int64_t *O, int64_t *pad_begin);
-
 
 /* ------------------------------------------------------------------------------------------------
  * Model files (src/io): GGUF and safetensors.

@@ -350,20 +350,4 @@ wgt_status wgt_cpu_searchsorted(const wgt_cpu_tensor *seq, const wgt_cpu_tensor 
  * in f32, the top edge in the last bin. out [bins] any dtype. */
 wgt_status wgt_cpu_histc(const wgt_cpu_tensor *x, int64_t bins, double min, double max, const wgt_cpu_tensor *out);
 
-/* ---- Convolutions (conv.c) ---------------------------------------------------------------------- */
-
-/* wgt_conv_params is in include/wgt.h. The geometry of nsp spatial dims: output sizes O and the
- * resolved pad_begin (from params->padding), with op naming the caller in messages. */
-wgt_status wgt_cpu_conv_geometry(const char *op, const wgt_conv_params *p, int transposed, int nsp,
-                                 const int64_t *S, const int64_t *K, int64_t *O, int64_t *pad_begin);
-/* x [N, Cin, *S], w [Cout, Cin/groups, *K], bias [Cout] or NULL, out [N, Cout, *O] (checked
- * against the geometry). Sums in double; padding contributes zeros times the weight (so an
- * infinite weight over padding gives NaN, as PyTorch's zero-padded product). */
-wgt_status wgt_cpu_conv(const wgt_cpu_tensor *x, const wgt_cpu_tensor *w, const wgt_cpu_tensor *bias,
-                        const wgt_conv_params *p, const wgt_cpu_tensor *out);
-/* x [N, Cin, *S], w [Cin, Cout/groups, *K]: out[o] = sum of x[i] w[k] over o = i stride - pad_begin
- * + k dilation (only products that land on an output). */
-wgt_status wgt_cpu_conv_transpose(const wgt_cpu_tensor *x, const wgt_cpu_tensor *w, const wgt_cpu_tensor *bias,
-                                  const wgt_conv_params *p, const wgt_cpu_tensor *out);
-
 #endif
