@@ -21,8 +21,10 @@ typedef struct taps {
     double w[4];
 } taps;
 
-static double cubic1(double x, double A) { return ((A + 2) * x - (A + 3)) * x * x + 1; }
-static double cubic2(double x, double A) { return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A; }
+/* Keys' cubic convolution weights, in f32 as PyTorch computes them (a tiny weight that rounds to 0
+ * must stay 0: it decides whether an infinite tap gives inf or NaN). */
+static float cubic1(float x, float A) { return ((A + 2) * x - (A + 3)) * x * x + 1; }
+static float cubic2(float x, float A) { return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A; }
 
 static void dim_taps(wgt_interp_mode mode, int64_t o, int64_t in, int64_t out, double scale, int align, taps *t)
 {
@@ -46,13 +48,13 @@ static void dim_taps(wgt_interp_mode mode, int64_t o, int64_t in, int64_t out, d
     if (mode == WGT_INTERP_LINEAR) {
         t->n = 2;
         t->i[0] = i0, t->i[1] = i0 + (i0 < in - 1);
-        t->w[0] = 1.0 - lam, t->w[1] = lam;
+        t->w[0] = 1.0f - lam, t->w[1] = lam;
         return;
     }
-    const double A = -0.75;
+    const float A = -0.75f;
     t->n = 4;
-    t->w[0] = cubic2(lam + 1.0, A), t->w[1] = cubic1(lam, A);
-    t->w[2] = cubic1(1.0 - lam, A), t->w[3] = cubic2(2.0 - lam, A);
+    t->w[0] = cubic2(lam + 1.0f, A), t->w[1] = cubic1(lam, A);
+    t->w[2] = cubic1(1.0f - lam, A), t->w[3] = cubic2(2.0f - lam, A);
     for (int j = 0; j < 4; j++) {
         int64_t i = i0 - 1 + j;
         t->i[j] = i < 0 ? 0 : i > in - 1 ? in - 1 : i;

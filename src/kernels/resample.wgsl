@@ -98,19 +98,22 @@ fn reflect(v0: f32, twice_lo: f32, twice_hi: f32) -> f32 {
     return select(span - extra + mn, extra + mn, (flips & 1u) == 0u);
 }
 
-// PyTorch's grid_sampler_compute_source_index.
+// PyTorch's grid_sampler_compute_source_index. NaN and infinity are tested on the bits, never
+// through comparisons (which a compiler may assume ordered): NaN, and infinity under reflection
+// (fmod gives NaN), clip to S - 1 as std::min(S - 1, std::max(c, 0)) does; zeros reads them at -100.
 fn source_index(c0: f32, size: u32) -> f32 {
     let s = f32(size);
     var c = select(((c0 + 1.0) * s - 1.0) / 2.0, ((c0 + 1.0) / 2.0) * (s - 1.0), p.align != 0u);
+    if (p.padding == 0u) {
+        if (!finite(c) || c > 2147483647.0 || c < -2147483648.0) { c = -100.0; }
+        return c;
+    }
+    if ((bitcast<u32>(c) & 0x7fffffffu) > 0x7f800000u) { return s - 1.0; }
     if (p.padding == 2u) {
+        if (!finite(c)) { return s - 1.0; }
         c = select(reflect(c, -1.0, 2.0 * s - 1.0), reflect(c, 0.0, 2.0 * (s - 1.0)), p.align != 0u);
     }
-    if (p.padding != 0u) {  // std::min(S - 1, std::max(c, 0)): a NaN ends at S - 1
-        c = select(c, 0.0, c < 0.0);
-        c = select(s - 1.0, c, c < s - 1.0);
-    }
-    if (!finite(c) || c > 2147483647.0 || c < -2147483648.0) { c = -100.0; }
-    return c;
+    return clamp(c, 0.0, s - 1.0);
 }
 
 fn tap(base: u32, x: i32, y: i32) -> f32 {
