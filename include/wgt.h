@@ -864,7 +864,6 @@ wgt_status wgt_bucketize(const wgt_tensor *x, const wgt_tensor *boundaries, int 
  * ignored; PyTorch raises on NaN there); bins computed in f32. */
 wgt_status wgt_histc(const wgt_tensor *x, int64_t bins, double min, double max, wgt_tensor **out);
 
-
 /* ------------------------------------------------------------------------------------------------
  * Model files (src/io): GGUF and safetensors.
  *

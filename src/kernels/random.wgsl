@@ -34,7 +34,9 @@ struct Params {
 };
 
 @group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> xs: array<u32>;
+// xs is only read; it is declared read_write so that when it is unused it can share the context's
+// scratch buffer with an unused aux (a buffer may not be read-only and writable in one dispatch).
+@group(0) @binding(1) var<storage, read_write> xs: array<u32>;
 @group(0) @binding(2) var<storage, read_write> out: array<u32>;
 @group(0) @binding(3) var<storage, read_write> aux: array<u32>;
 
@@ -72,6 +74,17 @@ fn block_ctr(t: u32) -> vec4<u32> {
 
 fn u01(w: u32) -> f32 { return f32(w >> 8u) * 5.9604644775390625e-8; }          // [0, 1), exact
 fn u01_open0(w: u32) -> f32 { return f32((w >> 8u) + 1u) * 5.9604644775390625e-8; } // (0, 1], exact
+
+// -2 ln u for u in (0, 1]. Near 1, where r = sqrt(-2 ln u) is small and the builtin log's absolute
+// error (2^-21 allowed) would dominate it, ln u = 2 atanh(s), s = (u - 1) / (u + 1) with u - 1
+// exact: the series to s^15 is within f32 rounding for u >= 0.5 (|s| <= 1/3).
+fn neg2log(u: f32) -> f32 {
+    if (u < 0.5) { return -2.0 * log(u); }
+    let s = (u - 1.0) / (u + 1.0);
+    let q = s * s;
+    let poly = 1.0 + q * (1.0 / 3.0 + q * (1.0 / 5.0 + q * (1.0 / 7.0 + q * (1.0 / 9.0 + q * (1.0 / 11.0 + q * (1.0 / 13.0 + q / 15.0))))));
+    return -4.0 * s * poly;
+}
 
 // randperm: a 6-round Feistel network on 2h bits keyed by the seed and the call's block.
 fn feistel(v: u32, h: u32) -> u32 {
@@ -116,7 +129,7 @@ fn values(t: u32) -> array<CT, 4> {
         }
         case 2u: {
             for (var q = 0u; q < 2u; q = q + 1u) {
-                let r = sqrt(-2.0 * log(u01_open0(w[2u * q])));
+                let r = sqrt(neg2log(u01_open0(w[2u * q])));
                 let th = 2.0 * PI * u01(w[2u * q + 1u]) - PI;
                 v[2u * q] = CT(p.a + p.b * (r * cos(th)));
                 v[2u * q + 1u] = CT(p.a + p.b * (r * sin(th)));

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cpu/random.h"
+#include "ops/index_shape.h"
 #include "ops/ops.h"
 #include "ops/random.h"
 
@@ -74,14 +75,6 @@ static wgt_status rnd_kernel(wgt_context *ctx, int kind, wgt_dtype xdt, wgt_dtyp
     return wgt_gpu_kernel(ctx, "random", pre, "main", NULL, 0, k);
 }
 
-/* A small scratch tensor to bind where a kernel's binding is unused (bindings must not alias). */
-static wgt_status dummy(wgt_context *ctx, wgt_tensor **t, wgt_binding *b)
-{
-    int64_t n = 64, base;
-    wgt_status st = wgt_tensor_new(ctx, WGT_U32, 1, &n, t);
-    return st ? st : op_bind_all(*t, b, &base);
-}
-
 /* Elementwise kinds over y (contiguous, numel n): element e of the call uses block `block` + e / 4.
  * x (contiguous, y's numel, or NULL) is read; mask (bool, contiguous, or NULL) written. The work
  * splits into dispatches of whole blocks that fit one binding. */
@@ -100,10 +93,10 @@ static wgt_status rnd_elementwise(wgt_context *ctx, int kind, uint64_t seed, uin
     if (per > ((int64_t)1 << 30)) per = (int64_t)1 << 30;
     if (per < 1024) return op_fail(ctx, WGT_ERR_LIMIT, "random: storage bindings of %llu bytes are too small",
                                    (unsigned long long)limit);
-    wgt_tensor *dx = NULL, *da = NULL;
     wgt_binding b[3];
-    if (!x) st = dummy(ctx, &dx, &b[0]);
-    if (!st && !mask) st = dummy(ctx, &da, &b[2]);
+    /* unused bindings: scratch ranges of the context's index-error buffer (never written here) */
+    if (!x) st = index_dummy_bind(ctx, 1, &b[0]);
+    if (!st && !mask) st = index_dummy_bind(ctx, 2, &b[2]);
     for (int64_t e0 = 0; !st && e0 < n; e0 += per) {
         int64_t e1 = e0 + per < n ? e0 + per : n, base;
         rnd_params p = *tmpl;
@@ -128,8 +121,6 @@ static wgt_status rnd_elementwise(wgt_context *ctx, int kind, uint64_t seed, uin
         op_grid(ctx, (blocks + 255) / 256, &gx, &gy);
         st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 3, gx, gy, 1);
     }
-    wgt_tensor_free(dx);
-    wgt_tensor_free(da);
     return st;
 }
 
@@ -387,7 +378,7 @@ static wgt_status mn_gpu(wgt_context *ctx, uint64_t seed, uint64_t block, const 
     p.x_off = (uint32_t)(probs->l.offset - base);
     if ((st = op_bind_all(y, &b[1], &base))) return st;
     p.out_w0 = (uint32_t)(y->l.offset - base);
-    if (replacement) st = dummy(ctx, &scratch, &b[2]);
+    if (replacement) st = index_dummy_bind(ctx, 2, &b[2]);
     else {
         int64_t nk = N * K;
         if (!(st = wgt_tensor_new(ctx, WGT_F32, 1, &nk, &scratch))) st = op_bind_all(scratch, &b[2], &base);

@@ -1,0 +1,108 @@
+/* Harness entries for the random ops (src/ops/random.c): each call makes a generator with a fixed
+ * seed and offset, so the device and the CPU reference draw the same Philox stream and must agree
+ * exactly (uniform, bernoulli, randint, randperm, multinomial, dropout, random_bits) or within the
+ * f32 transcendental error of Box-Muller (normal). Creation ops take the case's shape from a
+ * dummy input of the dtype to make; bernoulli, dropout and multinomial read their input in every
+ * layout the harness makes (strided, broadcast, NaN/inf). Statistics live in test_gpu_random.c. */
+#include <string.h>
+
+#include "harness/harness.h"
+#include "ops/ops.h"
+
+/* The case's shape for a creation op: the main input's, with a dummy value domain. */
+static int setup_shape(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+{
+    if ((c == HX_BIG || c == HX_ODD_LARGE) && dt != WGT_F32) return 0;
+    in[0].dtype = dt;
+    in[0].dom = op->dom;
+    hx_case_shape(c, &in[0]);
+    return 1;
+}
+
+/* x (or p): the case's shape and layouts. */
+static int setup_input(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+{
+    if (c == HX_BIG) return 0;
+    in[0].dtype = dt;
+    in[0].dom = op->dom;
+    hx_case_shape(c, &in[0]);
+    return 1;
+}
+
+/* multinomial: weights [N, K] (or [K]), K odd and past one 256-chunk per category */
+static int setup_probs(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+{
+    in[0].dtype = dt;
+    in[0].dom = op->dom;
+    switch (c) {
+    case HX_CONTIGUOUS: case HX_STRIDED: case HX_SPECIAL: hx_case_shape(HX_CONTIGUOUS, &in[0]); break;
+    case HX_BROADCAST: in[0].ndim = 2, in[0].shape[0] = 5, in[0].shape[1] = 1031; break;
+    case HX_ODD1: case HX_ODD7: hx_case_shape(c, &in[0]); break;
+    default: return 0;
+    }
+    return 1;
+}
+
+static wgt_generator *gen_for(int variant)
+{
+    wgt_generator *g = NULL;
+    if (wgt_generator_create(0x5eed0000ull + (uint64_t)variant, &g)) return NULL;
+    wgt_generator_set_offset(g, 4ull * 0xffffffffull); /* the block counter carries within the call */
+    return g;
+}
+
+static wgt_status call_random(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+{
+    wgt_generator *g = gen_for(v);
+    if (!g) return WGT_ERR_OUT_OF_MEMORY;
+    wgt_context *ctx = wgt_tensor_context(in[0]);
+    wgt_dtype dt = wgt_tensor_dtype(in[0]);
+    int nd = wgt_tensor_ndim(in[0]);
+    const int64_t *sh = wgt_tensor_shape(in[0]);
+    wgt_status st;
+    if (!strcmp(op->name, "rand_uniform")) st = wgt_rand_uniform(ctx, g, dt, nd, sh, v ? -2.5 : 0, v ? 7 : 1, out);
+    else if (!strcmp(op->name, "rand_normal")) st = wgt_rand_normal(ctx, g, dt, nd, sh, v ? -1 : 0, v ? 0.5 : 1, out);
+    else if (!strcmp(op->name, "bernoulli_scalar")) st = wgt_bernoulli_scalar(ctx, g, dt, nd, sh, v ? 0.9 : 0.25, out);
+    else if (!strcmp(op->name, "randint"))
+        st = wgt_randint(ctx, g, dt == WGT_U8 || dt == WGT_U32 ? 0 : -100, v ? 100 : 7, dt, nd, sh, out);
+    else if (!strcmp(op->name, "random_bits")) st = wgt_random_bits(ctx, g, nd, sh, out);
+    else if (!strcmp(op->name, "randperm")) st = wgt_randperm(ctx, g, v ? 100 : 1000 + wgt_tensor_numel(in[0]) % 1000, dt, out);
+    else if (!strcmp(op->name, "bernoulli")) st = wgt_bernoulli(g, in[0], out);
+    else if (!strcmp(op->name, "dropout")) st = wgt_dropout(g, in[0], v == 2 ? 1.0 : 0.3, 1, &out[0], v ? &out[1] : NULL);
+    else st = wgt_multinomial(g, in[0], v ? 300 : 17, v, WGT_I32, out);
+    wgt_generator_free(g);
+    return st;
+}
+
+void hx_table_random(hx_add_fn add)
+{
+    const hx_dom unit = {0, 1, 0, 0};
+    hx_op *o = add("rand_uniform", "random", HX_FLOATS, setup_shape, call_random);
+    o->n_variants = 2, o->big = 1, o->large = 1; /* [0, 1), [-2.5, 7) */
+    /* the reference's fmaf rounds once; an adapter may compute the kernel's fma unfused (lavapipe
+     * does), rounding twice: one f32 unit apart at most */
+    o->tol = (hx_tol){1.2e-7, 8.4e-7, "fma(u, hi - lo, lo) in f32, fused or not: one f32 unit of |hi| = 7"};
+    o = add("rand_normal", "random", HX_FLOATS, setup_shape, call_random);
+    o->n_variants = 2, o->large = 1;
+    /* z = r cos t: sin/cos within ~5e-7 absolute on [-pi, pi] times r <= 5.77, and -2 ln u1 within a
+     * few f32 units (random.wgsl's neg2log); llvmpipe measures 1.5e-6. The Vulkan spec allows
+     * sin/cos an absolute 2^-11: an adapter that uses all of it fails here by design. */
+    o->tol = (hx_tol){4e-7, 6e-6, "f32 Box-Muller (log, sqrt, sin, cos) against double"};
+    o = add("bernoulli_scalar", "random", HX_ALL, setup_shape, call_random);
+    o->n_variants = 2;
+    o = add("randint", "random", HX_ALL & ~HX_DT(WGT_BOOL), setup_shape, call_random);
+    o->n_variants = 2;
+    o = add("random_bits", "random", HX_DT(WGT_U32), setup_shape, call_random);
+    o->large = 1;
+    o = add("randperm", "random", HX_DT(WGT_I32) | HX_DT(WGT_I64) | HX_DT(WGT_U32) | HX_DT(WGT_F32), setup_shape,
+            call_random);
+    o->n_variants = 2;
+    o = add("bernoulli", "random", HX_FLOATS, setup_input, call_random);
+    o->dom = (hx_dom){-0.1, 1.1, 0, 0}; /* out of [0, 1] acts as clamped */
+    o = add("dropout", "random", HX_FLOATS, setup_input, call_random);
+    o->n_variants = 3; /* p 0.3; with the mask; p 1 with the mask */
+    o->dom = (hx_dom){-4, 4, 0, 0};
+    o = add("multinomial", "random", HX_FLOATS, setup_probs, call_random);
+    o->n_variants = 2; /* 17 without replacement, 300 with */
+    o->dom = unit;
+}
