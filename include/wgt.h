@@ -99,7 +99,7 @@ size_t wgt_dtype_size(wgt_dtype dtype);
  *   WGT_FORCE_FALLBACK_ADAPTER=1 ask for the implementation's software adapter
  *   WGT_DEBUG=1                  log adapter and device information to stderr
  *   WGT_DUMP_SHADERS=dir         write every WGSL module compiled to dir
- *   WGT_MAX_BATCH=n              dispatches recorded before a submit (default 256)
+ *   WGT_MAX_BATCH=n              dispatches recorded before a submit (default 1024)
  *   WGT_KERNEL_DIR=dir           load kernels from dir (NAME.wgsl) instead of the embedded copies
  *   WGT_DAWN_TOGGLES=a,b         Dawn device toggles, passed through (e.g. disable_robustness)
  *   WGT_STRICT=1                 an op without a GPU kernel for a dtype fails instead of falling back
@@ -126,7 +126,7 @@ typedef struct wgt_context_options {
     int compat;             /* 1: compatibility mode; 0: WGT_COMPAT */
     int default_limits;     /* 1: the spec's default limits; 0: WGT_LIMITS */
     int force_fallback;     /* 1: the software adapter; 0: WGT_FORCE_FALLBACK_ADAPTER */
-    int max_batch;          /* dispatches per submit; 0: WGT_MAX_BATCH or 256 */
+    int max_batch;          /* dispatches per submit; 0: WGT_MAX_BATCH or 1024 */
     int debug;              /* 1: log to stderr; 0: WGT_DEBUG */
 } wgt_context_options;
 
@@ -733,7 +733,8 @@ wgt_status wgt_cdist(const wgt_tensor *x1, const wgt_tensor *x2, double p, wgt_c
 typedef struct wgt_pool_params {
     int64_t kernel[2];
     int64_t stride[2];        /* 0: the kernel size (PyTorch's default) */
-    int64_t padding[2];       /* on both sides (implicit -inf / zeros), at most kernel / 2 */
+    int64_t padding[2];       /* on both sides (implicit -inf / zeros): at most kernel / 2 (PyTorch's
+                                 bound), or below the kernel when dilation is 1 (ONNX's pads) */
     int64_t dilation[2];      /* 0 means 1; max pools only */
     int ceil_mode;            /* O = ceil((S + 2 pad - dil (K - 1) - 1) / stride) + 1, but the last
                                  window must start inside S + pad (PyTorch's rule) */
@@ -1290,8 +1291,10 @@ wgt_tokenizer *wgt_model_tokenizer(const wgt_model *m);
 /* Vocabulary size, layers, hidden size; the architecture name ("llama", ...). */
 int64_t wgt_model_vocab(const wgt_model *m);
 const char *wgt_model_arch(const wgt_model *m);
-/* Bytes of weights on the device. */
+/* Bytes of weights on the device; bytes of weights one decode step reads (the linear layers, the
+ * output head, the norms: not the embedding table, of which it reads one row). */
 uint64_t wgt_model_weight_bytes(const wgt_model *m);
+uint64_t wgt_model_token_bytes(const wgt_model *m);
 
 #ifdef __cplusplus
 }

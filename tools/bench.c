@@ -28,7 +28,7 @@ int wgt_print_device_bench(wgt_context *ctx, uint64_t max_bytes)
 }
 
 /* Prefill and decode speed of a model (a config.json alone gives random f16 weights). */
-static int bench_model(const char *path, int64_t n_prompt, int64_t n_decode)
+static int bench_model(const char *path, const char *type, int64_t n_prompt, int64_t n_decode)
 {
     wgt_context *ctx;
     if (wgt_context_create(NULL, &ctx)) {
@@ -39,7 +39,10 @@ static int bench_model(const char *path, int64_t n_prompt, int64_t n_decode)
     wgt_context_adapter_info(ctx, &info);
     wgt_model *m;
     int rc = 1;
-    if (wgt_model_load(ctx, path, n_prompt + n_decode + 8, &m)) {
+    wgt_model_options mo = {0};
+    mo.max_ctx = n_prompt + n_decode + 8;
+    mo.random_type = type;
+    if (wgt_model_load_ex(ctx, path, &mo, &m)) {
         fprintf(stderr, "wgt bench: %s\n", wgt_errmsg());
         wgt_context_free(ctx);
         return 1;
@@ -53,14 +56,15 @@ static int bench_model(const char *path, int64_t n_prompt, int64_t n_decode)
     /* a short warm-up compiles every pipeline */
     if (!wgt_model_generate(m, ids, n_prompt < 8 ? n_prompt : 8, 2, &sp, NULL, NULL, &s) &&
         !wgt_model_generate(m, ids, n_prompt, n_decode + 1, &sp, NULL, NULL, &s)) {
-        double bytes = (double)wgt_model_weight_bytes(m);
+        double bytes = (double)wgt_model_weight_bytes(m), read = (double)wgt_model_token_bytes(m);
         double dec = s.n_generated > 1 ? (s.n_generated - 1) / s.decode_seconds : 0;
-        printf("model: %s (%s), %.1f MB of weights, on %s (%s)\n", path, wgt_model_arch(m), bytes / 1e6, info.name,
+        printf("model: %s (%s%s%s), %.1f MB of weights (%.1f MB read per token), on %s (%s)\n", path,
+               wgt_model_arch(m), type ? ", " : "", type ? type : "", bytes / 1e6, read / 1e6, info.name,
                info.backend_name);
         printf("prefill: %lld tokens in %.3f s = %.1f tok/s\n", (long long)n_prompt, s.prefill_seconds,
                n_prompt / s.prefill_seconds);
-        printf("decode:  %lld tokens, %.1f tok/s, %.1f ms/token, %.0f GB/s of weights read\n",
-               (long long)(s.n_generated - 1), dec, dec > 0 ? 1000 / dec : 0, bytes * dec / 1e9);
+        printf("decode:  %lld tokens, %.1f tok/s, %.2f ms/token, %.0f GB/s of weights read\n",
+               (long long)(s.n_generated - 1), dec, dec > 0 ? 1000 / dec : 0, read * dec / 1e9);
         printf("per token: %.1f dispatches, %.2f submits\n", (double)s.dispatches / s.n_generated,
                (double)s.submits / s.n_generated);
         rc = 0;
@@ -76,21 +80,25 @@ int cmd_bench(int argc, char **argv)
 {
     int device = 0;
     uint64_t max_bytes = 0;
-    const char *model = NULL;
+    const char *model = NULL, *type = NULL;
     int64_t n_prompt = 128, n_decode = 64;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             printf("usage: wgt bench --device [--max-bytes N]\n"
-                   "       wgt bench -m MODEL|config.json [-p PROMPT_TOKENS] [-n DECODE_TOKENS]\n\n"
+                   "       wgt bench -m MODEL|config.json [--type T] [-p PROMPT_TOKENS] [-n DECODE_TOKENS]\n\n"
                    "--device   microseconds of host time per dispatch (one pass; a pass per dispatch),\n"
                    "           submit-and-wait latency, and streaming bandwidth from 1 MiB to N bytes per\n"
                    "           buffer (default: the device's storage binding limit)\n"
                    "-m         prefill and decode tok/s of a model (a config.json alone: random f16 weights\n"
-                   "           of that shape), dispatches and submits per token, GB/s of weights read\n");
+                   "           of that shape), dispatches and submits per token, GB/s of weights read\n"
+                   "--type     with a config.json: the weights' type (f16 default; f32, bf16, q8_0, q4_0,\n"
+                   "           q4_k, q6_k)\n"
+                   "-p, -n     prompt tokens (default 128) and tokens to decode (default 64)\n");
             return 0;
         }
         if (!strcmp(argv[i], "--device")) device = 1;
         else if (!strcmp(argv[i], "-m") && i + 1 < argc) model = argv[++i];
+        else if (!strcmp(argv[i], "--type") && i + 1 < argc) type = argv[++i];
         else if (!strcmp(argv[i], "-p") && i + 1 < argc) n_prompt = atoll(argv[++i]);
         else if (!strcmp(argv[i], "-n") && i + 1 < argc) n_decode = atoll(argv[++i]);
         else if (!strcmp(argv[i], "--max-bytes") && i + 1 < argc) max_bytes = strtoull(argv[++i], NULL, 10);
@@ -99,7 +107,7 @@ int cmd_bench(int argc, char **argv)
             return 2;
         }
     }
-    if (model) return bench_model(model, n_prompt > 0 ? n_prompt : 1, n_decode > 0 ? n_decode : 1);
+    if (model) return bench_model(model, type, n_prompt > 0 ? n_prompt : 1, n_decode > 0 ? n_decode : 1);
     if (!device) {
         fprintf(stderr, "wgt bench: say what to benchmark: --device or -m MODEL (see wgt bench --help)\n");
         return 2;

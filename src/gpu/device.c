@@ -190,7 +190,7 @@ static wgt_status resolve_options(const wgt_context_options *o, resolved_options
                              "WGT_MAX_BATCH='%s' is not valid: use a whole number from 1 to 65536", v);
         r->max_batch = (int)n;
     }
-    if (!r->max_batch) r->max_batch = 256;
+    if (!r->max_batch) r->max_batch = 1024;
     r->dump_dir = getenv("WGT_DUMP_SHADERS");
     if (r->dump_dir && *r->dump_dir) {
         struct stat sb;

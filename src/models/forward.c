@@ -55,7 +55,66 @@ static wgt_status linear(const wgt_tensor *x, const mdl_weight *w, const wgt_ten
 static wgt_status embed(const wgt_model *m, const wgt_tensor *ids_t, const int32_t *ids, int64_t L,
                         wgt_tensor **out)
 {
-    if (m->tok_emb) return wgt_embedding(m->tok_emb, ids_t, WGT_F32, out);
+    if (m->tok_emb) {
+        /* A table past one storage binding (Qwen's 151936 x 896 f16 is 272 MB; llvmpipe binds 128
+         * MiB): gather from the narrowed range of rows the ids reach, or one row at a time. */
+        wgt_adapter_info info;
+        wgt_context_adapter_info(m->ctx, &info);
+        int64_t row = m->cfg.dim * (int64_t)wgt_dtype_size(wgt_tensor_dtype(m->tok_emb));
+        uint64_t binding = info.limits.max_storage_buffer_binding_size - 256;
+        if ((uint64_t)(m->cfg.vocab * row) <= binding) return wgt_embedding(m->tok_emb, ids_t, WGT_F32, out);
+        int32_t lo = ids[0], hi = ids[0];
+        for (int64_t i = 1; i < L; i++) lo = ids[i] < lo ? ids[i] : lo, hi = ids[i] > hi ? ids[i] : hi;
+        wgt_status st;
+        int64_t n = (int64_t)hi - lo + 1;
+        if ((uint64_t)(n * row) > binding) {
+            wgt_tensor *rows[64];
+            wgt_tensor *parts = NULL;
+            for (int64_t i0 = 0; i0 < L; i0 += 64) { /* cat takes at most 64 at once */
+                int k = 0;
+                for (; k < 64 && i0 + k < L; k++) {
+                    wgt_tensor *one;
+                    int64_t one_id = 1;
+                    if ((st = wgt_tensor_from_host(m->ctx, WGT_I32, 1, &one_id, &(int32_t){0}, &one))) return st;
+                    wgt_tensor *r;
+                    st = wgt_tensor_narrow(m->tok_emb, 0, ids[i0 + k], 1, &r);
+                    if (!st) st = wgt_embedding(r, one, WGT_F32, &rows[k]);
+                    wgt_tensor_free(r);
+                    wgt_tensor_free(one);
+                    if (st) {
+                        while (k--) wgt_tensor_free(rows[k]);
+                        wgt_tensor_free(parts);
+                        return st;
+                    }
+                }
+                wgt_tensor *block, *joined;
+                st = wgt_cat((const wgt_tensor *const *)rows, k, 0, &block);
+                for (int j = 0; j < k; j++) wgt_tensor_free(rows[j]);
+                if (!st && parts) {
+                    const wgt_tensor *two[2] = {parts, block};
+                    st = wgt_cat(two, 2, 0, &joined);
+                    wgt_tensor_free(block);
+                    block = joined;
+                }
+                wgt_tensor_free(parts);
+                if (st) return st;
+                parts = block;
+            }
+            *out = parts;
+            return WGT_OK;
+        }
+        int32_t *shifted = malloc((size_t)L * sizeof *shifted);
+        if (!shifted) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory");
+        for (int64_t i = 0; i < L; i++) shifted[i] = ids[i] - lo;
+        wgt_tensor *range = NULL, *sid = NULL;
+        st = wgt_tensor_narrow(m->tok_emb, 0, lo, n, &range);
+        if (!st) st = wgt_tensor_from_host(m->ctx, WGT_I32, 1, &L, shifted, &sid);
+        if (!st) st = wgt_embedding(range, sid, WGT_F32, out);
+        wgt_tensor_free(range);
+        wgt_tensor_free(sid);
+        free(shifted);
+        return st;
+    }
     int64_t D = m->cfg.dim, shape[2] = {L, D};
     float *rows = malloc((size_t)(L * D) * sizeof *rows);
     if (!rows) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory for %lld embedding rows", (long long)L);

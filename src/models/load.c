@@ -791,6 +791,25 @@ wgt_tokenizer *wgt_model_tokenizer(const wgt_model *m) { return m ? m->tok : NUL
 int64_t wgt_model_vocab(const wgt_model *m) { return m ? m->cfg.vocab : 0; }
 uint64_t wgt_model_weight_bytes(const wgt_model *m) { return m ? m->weight_bytes : 0; }
 
+static uint64_t bytes_of(const wgt_tensor *t)
+{
+    return t ? (uint64_t)wgt_tensor_numel(t) * wgt_dtype_size(wgt_tensor_dtype(t)) : 0;
+}
+
+uint64_t wgt_model_token_bytes(const wgt_model *m)
+{
+    if (!m) return 0;
+    uint64_t n = bytes_of(m->lm_head.t) + bytes_of(m->out_norm) + bytes_of(m->out_norm_b);
+    for (int64_t i = 0; i < m->cfg.n_layers; i++) {
+        const wgt_layer_weights *L = &m->layers[i];
+        const wgt_tensor *ts[] = {L->attn_norm, L->attn_norm_b, L->wq.t, L->wk.t, L->wv.t, L->wo.t, L->bq, L->bk,
+                                  L->bv, L->bo, L->q_norm, L->k_norm, L->ffn_norm, L->ffn_norm_b, L->w_gate.t,
+                                  L->w_up.t, L->w_down.t, L->b_up, L->b_down};
+        for (size_t j = 0; j < sizeof ts / sizeof *ts; j++) n += bytes_of(ts[j]);
+    }
+    return n;
+}
+
 const char *wgt_model_arch(const wgt_model *m)
 {
     static const char *names[] = {"llama", "qwen2", "qwen3", "gpt2"};
