@@ -1,5 +1,6 @@
 /* Kernels: WGSL source (embedded, or WGT_KERNEL_DIR while developing), compiled inside an error
- * scope so a WGSL error names the kernel and the line, and cached by source and constants. */
+ * scope so a WGSL error names the kernel and the line, and cached by what identifies them (below). */
+#include "ops/ops.h" /* wgt_gpu_kernel_keyed's declaration */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,13 +12,6 @@ typedef struct embedded_kernel {
     const char *source;
 } embedded_kernel;
 extern const embedded_kernel wgt_embedded_kernels[];
-
-static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
-{
-    const unsigned char *p = data;
-    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;
-    return h;
-}
 
 static char *read_file(const char *path)
 {
@@ -235,49 +229,147 @@ static wgt_status build(wgt_context *ctx, const char *label, const char *text, i
     return st;
 }
 
-static wgt_status lookup_or_build(wgt_context *ctx, const char *label, const char *prelude, const char *body,
-                                  const char *entry, const wgt_kconst *constants, int n_constants, wgt_kernel **out)
+/* ---- the pipeline cache ----------------------------------------------------------------------
+ * A lookup runs on every op call, so it must cost far less than recording a dispatch: it hashes and
+ * compares only what identifies the pipeline, never the kernel file's text (a name stands for it:
+ * the text of a name is fixed for the life of a context), and allocates nothing on a hit.
+ * Three kinds of key:
+ *   'P'  a kernel file's name, the prelude prepended to it, the entry point and the constants;
+ *   'K'  a kernel file's name and a small key from the caller that determines the prelude (its
+ *        dtypes and variant): the prelude is generated only on a miss (wgt_gpu_kernel_keyed);
+ *   'S'  a label and a whole source (wgt_gpu_kernel_source: user kernels, tests).
+ * The stored key holds every byte compared, so a hash collision can never return the wrong
+ * pipeline: a different prelude, key, entry or constant is a different entry. */
+
+enum { MAX_CONSTANTS = 16 };
+
+typedef struct cache_key {
+    char kind;
+    int n_constants;
+    size_t name_len, entry_len, text_len, const_len; /* the four parts of blob, in this order */
+    double values[MAX_CONSTANTS];
+    char blob[]; /* name, entry, text (prelude / key bytes / source), constant names each ending in \0 */
+} cache_key;
+
+typedef struct probe {
+    char kind;
+    const char *name, *entry;
+    const void *text;
+    size_t name_len, entry_len, text_len, const_len;
+    const wgt_kconst *constants;
+    int n_constants;
+} probe;
+
+/* A word at a time: the prelude is the longest part hashed (one to a few KiB). */
+static uint64_t hash_bytes(uint64_t h, const void *data, size_t n)
 {
-    uint64_t h = 0xcbf29ce484222325ull;
-    h = fnv1a(h, label, strlen(label) + 1);
-    h = fnv1a(h, prelude, strlen(prelude) + 1);
-    h = fnv1a(h, body, strlen(body) + 1);
-    h = fnv1a(h, entry, strlen(entry) + 1);
-    for (int i = 0; i < n_constants; i++) {
-        h = fnv1a(h, constants[i].name, strlen(constants[i].name) + 1);
-        h = fnv1a(h, &constants[i].value, sizeof constants[i].value);
+    const unsigned char *p = data;
+    for (; n >= 8; p += 8, n -= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+        h ^= h >> 29;
     }
-    /* The key holds everything hashed, so a collision can never return the wrong kernel. */
-    size_t keylen = strlen(label) + strlen(prelude) + strlen(body) + strlen(entry) + 4 + n_constants * 96;
-    char *key = malloc(keylen + 1);
-    if (!key) return wgt_ctx_error(ctx, WGT_ERR_OUT_OF_MEMORY, "out of host memory compiling a kernel");
-    size_t used = snprintf(key, keylen + 1, "%s\n%s\n%s\n%s\n", label, prelude, entry, body);
-    for (int i = 0; i < n_constants && used < keylen; i++)
-        used += snprintf(key + used, keylen + 1 - used, "%.64s=%.17g;", constants[i].name, constants[i].value);
-    wgt_kernel_entry **bucket = &ctx->kernels[h % WGT_KERNEL_BUCKETS];
-    for (wgt_kernel_entry *e = *bucket; e; e = e->next)
-        if (e->hash == h && !strcmp(e->key, key)) {
-            free(key);
+    uint64_t w = 0;
+    memcpy(&w, p, n);
+    h = (h ^ w ^ ((uint64_t)n << 56)) * 0x9e3779b97f4a7c15ull;
+    return h ^ (h >> 32);
+}
+
+static uint64_t probe_hash(const probe *q)
+{
+    uint64_t h = hash_bytes(0xcbf29ce484222325ull ^ (uint64_t)q->kind, q->name, q->name_len);
+    h = hash_bytes(h, q->entry, q->entry_len);
+    h = hash_bytes(h, q->text, q->text_len);
+    for (int i = 0; i < q->n_constants; i++) {
+        h = hash_bytes(h, q->constants[i].name, strlen(q->constants[i].name));
+        h = hash_bytes(h, &q->constants[i].value, sizeof q->constants[i].value);
+    }
+    return h;
+}
+
+static int probe_matches(const probe *q, const cache_key *k)
+{
+    if (k->kind != q->kind || k->n_constants != q->n_constants || k->name_len != q->name_len ||
+        k->entry_len != q->entry_len || k->text_len != q->text_len || k->const_len != q->const_len)
+        return 0;
+    const char *b = k->blob;
+    if (memcmp(b, q->name, q->name_len) || memcmp(b + q->name_len + 1, q->entry, q->entry_len) ||
+        memcmp(b + q->name_len + q->entry_len + 2, q->text, q->text_len))
+        return 0;
+    const char *c = b + q->name_len + q->entry_len + q->text_len + 3;
+    for (int i = 0; i < q->n_constants; i++) {
+        if (strcmp(c, q->constants[i].name) || memcmp(&k->values[i], &q->constants[i].value, sizeof(double)))
+            return 0;
+        c += strlen(c) + 1;
+    }
+    return 1;
+}
+
+static cache_key *key_from_probe(const probe *q)
+{
+    size_t n = q->name_len + q->entry_len + q->text_len + q->const_len + 3;
+    cache_key *k = malloc(sizeof *k + n);
+    if (!k) return NULL;
+    k->kind = q->kind;
+    k->n_constants = q->n_constants;
+    k->name_len = q->name_len, k->entry_len = q->entry_len, k->text_len = q->text_len, k->const_len = q->const_len;
+    char *b = k->blob;
+    memcpy(b, q->name, q->name_len), b += q->name_len, *b++ = 0;
+    memcpy(b, q->entry, q->entry_len), b += q->entry_len, *b++ = 0;
+    memcpy(b, q->text, q->text_len), b += q->text_len, *b++ = 0;
+    for (int i = 0; i < q->n_constants; i++) {
+        size_t l = strlen(q->constants[i].name) + 1;
+        memcpy(b, q->constants[i].name, l), b += l;
+        k->values[i] = q->constants[i].value;
+    }
+    return k;
+}
+
+static void probe_init(probe *q, char kind, const char *name, const char *entry, const void *text, size_t text_len,
+                       const wgt_kconst *constants, int n_constants)
+{
+    q->kind = kind;
+    q->name = name, q->name_len = strlen(name);
+    q->entry = entry, q->entry_len = strlen(entry);
+    q->text = text, q->text_len = text_len;
+    q->constants = constants, q->n_constants = n_constants;
+    q->const_len = 0;
+    for (int i = 0; i < n_constants; i++) q->const_len += strlen(constants[i].name) + 1;
+}
+
+static wgt_kernel *cache_find(wgt_context *ctx, const probe *q, uint64_t h)
+{
+    for (wgt_kernel_entry *e = ctx->kernels[h % WGT_KERNEL_BUCKETS]; e; e = e->next)
+        if (e->hash == h && probe_matches(q, (const cache_key *)e->key)) {
             ctx->stats.pipeline_hits++;
-            *out = &e->kernel;
-            return WGT_OK;
+            return &e->kernel;
         }
-    /* Error lines are reported in the kernel file's numbering: the prelude's lines are subtracted. */
+    return NULL;
+}
+
+/* Compile prelude + "\n" + body and file it under q. */
+static wgt_status cache_build(wgt_context *ctx, const probe *q, uint64_t h, const char *prelude, const char *body,
+                              wgt_kernel **out)
+{
+    cache_key *key = key_from_probe(q);
     size_t np = strlen(prelude), nb = strlen(body);
     char *text = malloc(np + nb + 2);
-    if (!text) {
-        free(key);
+    wgt_kernel_entry *e = calloc(1, sizeof *e);
+    if (!key || !text || !e) {
+        free(key), free(text), free(e);
         return wgt_ctx_error(ctx, WGT_ERR_OUT_OF_MEMORY, "out of host memory compiling a kernel");
     }
+    /* Error lines are reported in the kernel file's numbering: the prelude's lines are subtracted. */
     int prelude_lines = 1;
     for (size_t i = 0; i < np; i++) prelude_lines += prelude[i] == '\n';
     memcpy(text, prelude, np);
     text[np] = '\n';
     memcpy(text + np + 1, body, nb + 1);
+    char label[64];
+    snprintf(label, sizeof label, "%.*s", (int)q->name_len, q->name);
     if (ctx->dump_dir[0]) dump_shader(ctx, label, h, text);
-    wgt_kernel_entry *e = calloc(1, sizeof *e);
-    wgt_status st = e ? build(ctx, label, text, prelude_lines, entry, constants, n_constants, &e->kernel)
-                      : wgt_ctx_error(ctx, WGT_ERR_OUT_OF_MEMORY, "out of host memory compiling a kernel");
+    wgt_status st = build(ctx, label, text, prelude_lines, q->entry, q->constants, q->n_constants, &e->kernel);
     free(text);
     if (st) {
         free(e);
@@ -285,7 +377,8 @@ static wgt_status lookup_or_build(wgt_context *ctx, const char *label, const cha
         return st;
     }
     e->hash = h;
-    e->key = key;
+    e->key = (char *)key;
+    wgt_kernel_entry **bucket = &ctx->kernels[h % WGT_KERNEL_BUCKETS];
     e->next = *bucket;
     *bucket = e;
     ctx->stats.pipelines++;
@@ -293,18 +386,56 @@ static wgt_status lookup_or_build(wgt_context *ctx, const char *label, const cha
     return WGT_OK;
 }
 
+static wgt_status check_constants(wgt_context *ctx, const char *name, int n_constants)
+{
+    if (n_constants < 0 || n_constants > MAX_CONSTANTS)
+        return wgt_ctx_error(ctx, WGT_ERR_INVALID_ARGUMENT, "kernel '%s': %d override constants (at most %d)", name,
+                             n_constants, MAX_CONSTANTS);
+    return WGT_OK;
+}
+
+static const char *body_of(wgt_context *ctx, const char *name, wgt_status *st)
+{
+    const char *body = kernel_text(ctx->kernel_dir, name);
+    *st = body ? WGT_OK
+               : wgt_ctx_error(ctx, WGT_ERR_NOT_FOUND, "no kernel named '%s' (src/kernels/%s.wgsl)%s%s", name, name,
+                               ctx->kernel_dir[0] ? " in WGT_KERNEL_DIR=" : "", ctx->kernel_dir);
+    return body;
+}
+
 wgt_status wgt_gpu_kernel(wgt_context *ctx, const char *name, const char *prelude, const char *entry,
                           const wgt_kconst *constants, int n_constants, wgt_kernel **out)
 {
     *out = NULL;
     wgt_status st = wgt_ctx_check(ctx);
+    if (st || (st = check_constants(ctx, name, n_constants))) return st;
+    if (!prelude) prelude = "";
+    probe q;
+    probe_init(&q, 'P', name, entry ? entry : "main", prelude, strlen(prelude), constants, n_constants);
+    uint64_t h = probe_hash(&q);
+    if ((*out = cache_find(ctx, &q, h))) return WGT_OK;
+    const char *body = body_of(ctx, name, &st);
+    return st ? st : cache_build(ctx, &q, h, prelude, body, out);
+}
+
+wgt_status wgt_gpu_kernel_keyed(wgt_context *ctx, const char *name, const void *key, size_t key_len,
+                                wgt_prelude_fn make_prelude, void *arg, const char *entry,
+                                const wgt_kconst *constants, int n_constants, wgt_kernel **out)
+{
+    *out = NULL;
+    wgt_status st = wgt_ctx_check(ctx);
+    if (st || (st = check_constants(ctx, name, n_constants))) return st;
+    probe q;
+    probe_init(&q, 'K', name, entry ? entry : "main", key, key_len, constants, n_constants);
+    uint64_t h = probe_hash(&q);
+    if ((*out = cache_find(ctx, &q, h))) return WGT_OK;
+    const char *body = body_of(ctx, name, &st);
     if (st) return st;
-    const char *body = kernel_text(ctx->kernel_dir, name);
-    if (!body)
-        return wgt_ctx_error(ctx, WGT_ERR_NOT_FOUND, "no kernel named '%s' (src/kernels/%s.wgsl)%s%s", name, name,
-                             ctx->kernel_dir[0] ? " in WGT_KERNEL_DIR=" : "", ctx->kernel_dir);
-    return lookup_or_build(ctx, name, prelude ? prelude : "", body, entry ? entry : "main", constants, n_constants,
-                           out);
+    char *prelude = make_prelude(arg);
+    if (!prelude) return wgt_ctx_error(ctx, WGT_ERR_OUT_OF_MEMORY, "out of host memory generating kernel '%s'", name);
+    st = cache_build(ctx, &q, h, prelude, body, out);
+    free(prelude);
+    return st;
 }
 
 wgt_status wgt_gpu_kernel_source(wgt_context *ctx, const char *label, const char *source, const char *entry,
@@ -314,7 +445,12 @@ wgt_status wgt_gpu_kernel_source(wgt_context *ctx, const char *label, const char
     wgt_status st = wgt_ctx_check(ctx);
     if (st) return st;
     if (!source || !label) return wgt_ctx_error(ctx, WGT_ERR_INVALID_ARGUMENT, "a kernel needs a label and a source");
-    return lookup_or_build(ctx, label, "", source, entry ? entry : "main", constants, n_constants, out);
+    if ((st = check_constants(ctx, label, n_constants))) return st;
+    probe q;
+    probe_init(&q, 'S', label, entry ? entry : "main", source, strlen(source), constants, n_constants);
+    uint64_t h = probe_hash(&q);
+    if ((*out = cache_find(ctx, &q, h))) return WGT_OK;
+    return cache_build(ctx, &q, h, "", source, out);
 }
 
 void wgt_kernel_cache_destroy(wgt_context *ctx)

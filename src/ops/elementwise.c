@@ -10,63 +10,206 @@
 
 typedef enum ew_family { EW_UNARY, EW_BINARY, EW_WHERE, EW_CAST } ew_family;
 
+/* The uniform; elementwise_ops.wgsl's Params. */
 typedef struct ew_params {
     uint32_t n, op, off0, off1, off2;
     float alpha, beta, lo, hi;
+    uint32_t zero, offo, ilo, ihi;
     uint32_t pad[3];
     op_layout_params l[3];
 } ew_params;
+
+/* Everything the generated prelude depends on: the pipeline cache's key (no padding bytes). */
+typedef struct ew_key {
+    uint8_t fam, ci, d[3], out, vec, scalar; /* ci: 0 f32, 1 i32, 2 u32; scalar: bit i, vec path only */
+    uint32_t wg;
+} ew_key;
+
+enum { CI_F32, CI_I32, CI_U32 };
+static const char *ci_name(int ci) { return ci == CI_F32 ? "f32" : ci == CI_I32 ? "i32" : "u32"; }
+static int ci_of(wgt_dtype dt) { return op_is_float(dt) ? CI_F32 : dt == WGT_U32 ? CI_U32 : CI_I32; }
+
+/* clamp's bounds for integers, as the reference takes them: ceil(lo) and floor(hi), saturated to
+ * the compute type (i32 or u32 bits); a NaN bound clamps nothing. */
+static void int_bounds(double lo, double hi, int is_u32, uint32_t *out)
+{
+    double min = is_u32 ? 0 : -2147483648.0, max = is_u32 ? 4294967295.0 : 2147483647.0;
+    lo = isnan(lo) ? min : ceil(lo), hi = isnan(hi) ? max : floor(hi);
+    lo = lo < min ? min : lo > max ? max : lo;
+    hi = hi < min ? min : hi > max ? max : hi;
+    out[0] = is_u32 ? (uint32_t)lo : (uint32_t)(int32_t)lo;
+    out[1] = is_u32 ? (uint32_t)hi : (uint32_t)(int32_t)hi;
+}
 
 /* The compute() body for a family, input compute type ci and output dtype. */
 static void compute_fn(char *buf, size_t cap, ew_family fam, const char *ci, wgt_dtype in_dt, wgt_dtype out_dt)
 {
     size_t used = strlen(buf);
     const char *sfx = !strcmp(ci, "f32") ? "f" : !strcmp(ci, "u32") ? "u" : "i";
+    int fl = !strcmp(ci, "f32");
     char body[512];
     switch (fam) {
     case EW_UNARY: snprintf(body, sizeof body, "unary_%s(p.op, a)", sfx); break;
     case EW_BINARY: snprintf(body, sizeof body, "binary_%s(p.op, a, b)", sfx); break;
-    case EW_WHERE: snprintf(body, sizeof body, "select(c, b, a != CI(0))"); break;
+    case EW_WHERE: snprintf(body, sizeof body, "select(c, b, %s)", fl ? "truthy(a)" : "a != CI(0)"); break;
     case EW_CAST:
-        if (op_is_float(in_dt) && op_is_int(out_dt) && out_dt != WGT_BOOL) {
-            /* float -> int: truncate, saturate at the dtype's limits, NaN -> 0 (the reference's rule) */
-            double lo = out_dt == WGT_I8 ? -128 : out_dt == WGT_U8 || out_dt == WGT_U32 ? 0 : -2147483648.0;
-            double hi = out_dt == WGT_I8 ? 127 : out_dt == WGT_U8 ? 255 : out_dt == WGT_U32 ? 4294967040.0 : 2147483520.0;
-            snprintf(body, sizeof body, "select(CO(0), CO(clamp(trunc(a), %.1f, %.1f)), a == a)", lo, hi);
+        if (fl && op_is_int(out_dt) && out_dt != WGT_BOOL) {
+            /* float -> int: truncate, saturate at the dtype's limits, NaN -> 0 (the reference's rule;
+             * PyTorch leaves out-of-range casts undefined). The bounds are compared in f32 before
+             * converting: 2^31 and 2^32 are exact in f32, INT32_MAX is not. */
+            if (out_dt == WGT_U32)
+                snprintf(body, sizeof body,
+                         "select(select(u32(max(trunc(a), 0.0)), 4294967295u, a >= 4294967296.0), 0u, is_nan(a))");
+            else if (out_dt == WGT_I32)
+                snprintf(body, sizeof body,
+                         "select(select(select(i32(trunc(a)), -2147483647 - 1, a < -2147483648.0), 2147483647, "
+                         "a >= 2147483648.0), 0, is_nan(a))");
+            else {
+                double lo = out_dt == WGT_I8 ? -128 : 0, hi = out_dt == WGT_I8 ? 127 : 255;
+                snprintf(body, sizeof body, "select(i32(clamp(trunc(a), %.1f, %.1f)), 0, is_nan(a))", lo, hi);
+            }
         } else
             snprintf(body, sizeof body, "a");
         break;
     }
-    if (out_dt == WGT_BOOL)
-        used += snprintf(buf + used, cap - used, "fn compute(a: CI, b: CI, c: CI) -> CO { let r = %s; return select(CO(0), CO(1), r != %s(0)); }\n",
-                         body, fam == EW_CAST ? "CI" : (fam == EW_WHERE ? "CI" : ci));
+    if (out_dt == WGT_BOOL) /* a float result is true when nonzero or NaN (C, PyTorch) */
+        used += snprintf(buf + used, cap - used,
+                         "fn compute(a: CI, b: CI, c: CI) -> CO { let r = %s; return select(CO(0), CO(1), %s); }\n", body,
+                         fl ? "truthy(r)" : "r != CI(0)");
     else
         used += snprintf(buf + used, cap - used, "fn compute(a: CI, b: CI, c: CI) -> CO { return CO(%s); }\n", body);
 }
 
-static wgt_status ew_kernel(wgt_context *ctx, ew_family fam, const char *ci, wgt_dtype d0, wgt_dtype d1, wgt_dtype d2,
-                            wgt_dtype out_dt, wgt_kernel **k)
+static char *ew_prelude(void *arg)
 {
-    size_t cap = 16384;
+    const ew_key *k = arg;
+    size_t cap = 32768;
     char *pre = malloc(cap);
-    if (!pre) return wgt_ctx_error(ctx, WGT_ERR_OUT_OF_MEMORY, "out of host memory");
-    const char *lib = op_wgsl_lib();
-    snprintf(pre, cap, "%s\nalias CI = %s;\nalias CO = %s;\nconst PACK: u32 = %du;\n", lib ? lib : "", ci,
-             op_compute_type(out_dt), op_pack(out_dt));
-    op_wgsl_loader(pre, cap, "ld0", "in0", d0, fam == EW_WHERE ? ci : ci);
-    op_wgsl_loader(pre, cap, "ld1", "in1", d1, ci);
-    op_wgsl_loader(pre, cap, "ld2", "in2", d2, ci);
-    op_wgsl_storer(pre, cap, "st", "out", out_dt, op_compute_type(out_dt));
-    compute_fn(pre, cap, fam, ci, d0, out_dt);
-    wgt_status st = wgt_gpu_kernel(ctx, "elementwise", pre, "main", NULL, 0, k);
-    free(pre);
-    return st;
+    if (!pre) return NULL;
+    const char *lib = op_wgsl_lib(), *ops = wgt_gpu_kernel_text("elementwise_ops");
+    const char *ci = ci_name(k->ci);
+    wgt_dtype out = (wgt_dtype)k->out;
+    snprintf(pre, cap, "%s\n%s\nalias CI = %s;\nalias CO = %s;\nconst PACK: u32 = %du;\nconst WG: u32 = %uu;\n",
+             lib ? lib : "", ops ? ops : "", ci, op_compute_type(out), op_pack(out), k->wg);
+    size_t used = strlen(pre);
+    if (k->vec) {
+        for (int i = 0; i < 3; i++) {
+            used += snprintf(pre + used, cap - used, "const S%d: bool = %s;\nconst E%d: u32 = %du;\n", i,
+                             k->scalar >> i & 1 ? "true" : "false", i, 4 * op_pack((wgt_dtype)k->d[i]));
+            char name[8], bind[8];
+            snprintf(name, sizeof name, "lv%d", i);
+            snprintf(bind, sizeof bind, "w%d", i);
+            op_wgsl_loader(pre, cap, name, bind, (wgt_dtype)k->d[i], ci);
+            used = strlen(pre);
+        }
+        op_wgsl_storer(pre, cap, "sv", "wo", out, op_compute_type(out));
+    } else {
+        op_wgsl_loader(pre, cap, "ld0", "in0", (wgt_dtype)k->d[0], ci);
+        op_wgsl_loader(pre, cap, "ld1", "in1", (wgt_dtype)k->d[1], ci);
+        op_wgsl_loader(pre, cap, "ld2", "in2", (wgt_dtype)k->d[2], ci);
+        op_wgsl_storer(pre, cap, "st", "out", out, op_compute_type(out));
+    }
+    compute_fn(pre, cap, (ew_family)k->fam, ci, (wgt_dtype)k->d[0], out);
+    return pre;
 }
 
-/* Run the kernel over out (contiguous) from inputs broadcast to out's shape, splitting along dim 0
- * when the tensors reach more than one binding's worth of storage. */
-static wgt_status ew_run(wgt_context *ctx, wgt_kernel *k, const wgt_tensor *const *in, int n_in, wgt_tensor *out,
-                         uint32_t op, const float *fparams)
+static wgt_status ew_kernel(wgt_context *ctx, const ew_key *key, wgt_kernel **k)
+{
+    return wgt_gpu_kernel_keyed(ctx, key->vec ? "elementwise_vec" : "elementwise", key, sizeof *key, ew_prelude,
+                                (void *)key, "main", NULL, 0, k);
+}
+
+/* ---- running --------------------------------------------------------------------------------- */
+
+/* Bind t's elements [lo, hi] like op_bind, widened to whole vec4s when the buffer has the room
+ * (the vec4 kernel reads the last vec4 whole); 0 when it has not. */
+static int bind_vec4(const wgt_tensor *t, int64_t lo, int64_t hi, wgt_binding *b, int64_t *base, wgt_status *st)
+{
+    if ((*st = op_bind(t, lo, hi, b, base))) return 0;
+    uint64_t end = (b->offset + b->size + 15) & ~15ull;
+    if (end > b->buffer->size) return 0;
+    if (end - b->offset > t->st->ctx->info.limits.max_storage_buffer_binding_size) return 0;
+    b->size = end - b->offset;
+    return 1;
+}
+
+/* The contiguous path applies: every input is laid out like the output (contiguous, elements of the
+ * output's size, starting on a 16-byte boundary) or is one element broadcast (all strides 0). */
+static int ew_vec_ok(const wgt_layout *lin, const wgt_tensor *const *src, int n_in, const wgt_tensor *out,
+                     uint8_t *scalar)
+{
+    size_t es = wgt_dtype_size(out->l.dtype);
+    wgt_layout c;
+    wgt_layout_contiguous(&c, out->l.dtype, out->l.ndim, out->l.shape);
+    *scalar = 0;
+    for (int i = 0; i < 3; i++) {
+        const wgt_layout *l = &lin[i];
+        int zero = 1, same = 1;
+        for (int d = 0; d < l->ndim; d++) {
+            if (l->shape[d] == 1) continue;
+            zero &= l->strides[d] == 0;
+            same &= l->strides[d] == c.strides[d];
+        }
+        if (zero) *scalar |= (uint8_t)(1u << i);
+        else if (!same || wgt_dtype_size(src[i < n_in ? i : 0]->l.dtype) != es || (l->offset * es) % 16) return 0;
+    }
+    return 1;
+}
+
+/* Output elements per dispatch of the contiguous path: whole multiples of the binding offset
+ * alignment, so that every chunk of every tensor starts where a binding can. */
+static int64_t ew_vec_chunk(wgt_context *ctx, size_t es)
+{
+    uint64_t limit = ctx->info.limits.max_storage_buffer_binding_size;
+    uint64_t align = ctx->info.limits.min_storage_buffer_offset_alignment;
+    if (align < 16) align = 16;
+    uint64_t bytes = limit > 2 * align ? (limit - 2 * align) / align * align : align;
+    if (bytes / es > (1ull << 30)) bytes = (1ull << 30) * es; /* u32 arithmetic in the kernel */
+    return (int64_t)(bytes / es);
+}
+
+static wgt_status ew_run_vec(wgt_context *ctx, ew_key *key, const wgt_layout *lin, const wgt_tensor *const *in,
+                             int n_in, wgt_tensor *out, uint32_t op, const ew_params *proto, int *done)
+{
+    *done = 0;
+    int64_t n = wgt_layout_numel(&out->l);
+    int pack = op_pack(out->l.dtype);
+    int64_t per = ew_vec_chunk(ctx, wgt_dtype_size(out->l.dtype));
+    wgt_kernel *k = NULL;
+    wgt_status st;
+    for (int64_t e0 = 0; e0 < n; e0 += per) {
+        int64_t e1 = e0 + per < n ? e0 + per : n;
+        ew_params p = *proto;
+        p.n = (uint32_t)(e1 - e0);
+        wgt_binding b[4];
+        int64_t base;
+        uint32_t *offs[3] = {&p.off0, &p.off1, &p.off2};
+        for (int i = 0; i < 3; i++) {
+            const wgt_tensor *src = in[i < n_in ? i : 0];
+            int scalar = key->scalar >> i & 1;
+            int64_t lo = lin[i].offset + (scalar ? 0 : e0), hi = scalar ? lo : lin[i].offset + e1 - 1;
+            if (!bind_vec4(src, lo, hi, &b[i], &base, &st)) return st; /* st OK: *done stays 0 */
+            *offs[i] = (uint32_t)(lo - base);
+        }
+        if (!bind_vec4(out, e0, e1 - 1, &b[3], &base, &st)) return st;
+        if (e1 < n) *done = 0; /* (only the end of a buffer can lack room: a later chunk redoes all) */
+        p.offo = (uint32_t)((e0 - base) / (4 * pack));
+        if (!k && (st = ew_kernel(ctx, key, &k))) return st;
+        uint64_t vecs = ((uint64_t)(e1 - e0) + 4 * pack - 1) / (4 * pack);
+        uint64_t per_group = (uint64_t)key->wg * 4; /* ITEMS in elementwise_vec.wgsl */
+        uint32_t gx, gy;
+        op_grid(ctx, (vecs + per_group - 1) / per_group, &gx, &gy);
+        if ((st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 4, gx, gy, 1))) return st;
+    }
+    *done = 1;
+    return WGT_OK;
+}
+
+/* Run the op over out (contiguous) from inputs broadcast to out's shape: the contiguous path when it
+ * applies, else the strided one, split along dim 0 when the tensors reach more than one binding's
+ * worth of storage. */
+static wgt_status ew_run(wgt_context *ctx, ew_family fam, int ci, const wgt_tensor *const *in, int n_in,
+                         wgt_tensor *out, uint32_t op, const float *fparams, const uint32_t *ibounds)
 {
     wgt_layout lin[3];
     for (int i = 0; i < 3; i++) op_broadcast_layout(&in[i < n_in ? i : 0]->l, out->l.ndim, out->l.shape, &lin[i]);
@@ -75,6 +218,26 @@ static wgt_status ew_run(wgt_context *ctx, wgt_kernel *k, const wgt_tensor *cons
             for (int d = 0; d < lin[i].ndim; d++) lin[i].strides[d] = 0;
     int64_t n = wgt_layout_numel(&out->l);
     if (n == 0) return WGT_OK;
+    ew_params proto;
+    memset(&proto, 0, sizeof proto);
+    proto.op = op;
+    if (fparams) proto.alpha = fparams[0], proto.beta = fparams[1], proto.lo = fparams[2], proto.hi = fparams[3];
+    if (ibounds) proto.ilo = ibounds[0], proto.ihi = ibounds[1];
+    ew_key key;
+    memset(&key, 0, sizeof key);
+    key.fam = (uint8_t)fam, key.ci = (uint8_t)ci, key.out = (uint8_t)out->l.dtype;
+    for (int i = 0; i < 3; i++) key.d[i] = (uint8_t)in[i < n_in ? i : 0]->l.dtype;
+    key.wg = op_workgroup_size(ctx);
+    if (ew_vec_ok(lin, in, n_in, out, &key.scalar)) {
+        key.vec = 1;
+        int done;
+        wgt_status st = ew_run_vec(ctx, &key, lin, in, n_in, out, op, &proto, &done);
+        if (st || done) return st;
+        key.vec = 0, key.scalar = 0; /* a buffer without room for whole vec4s: the strided path */
+    }
+    wgt_kernel *k;
+    wgt_status st = ew_kernel(ctx, &key, &k);
+    if (st) return st;
     int64_t rows = out->l.ndim ? out->l.shape[0] : 1;
     const wgt_layout *ls[4] = {&lin[0], &lin[1], &lin[2], &out->l};
     int64_t per = out->l.ndim ? op_rows_per_chunk(ctx, ls, 4) : 1;
@@ -88,11 +251,8 @@ static wgt_status ew_run(wgt_context *ctx, wgt_kernel *k, const wgt_tensor *cons
         return wgt_ctx_error(ctx, WGT_ERR_LIMIT, "elementwise: cannot split this tensor on word boundaries");
     for (int64_t r0 = 0; r0 < rows; r0 += per) {
         int64_t r1 = r0 + per < rows ? r0 + per : rows;
-        ew_params p;
-        memset(&p, 0, sizeof p);
+        ew_params p = proto;
         p.n = (uint32_t)((r1 - r0) * row_elems);
-        p.op = op;
-        if (fparams) p.alpha = fparams[0], p.beta = fparams[1], p.lo = fparams[2], p.hi = fparams[3];
         wgt_binding b[4];
         int64_t base;
         uint32_t *offs[3] = {&p.off0, &p.off1, &p.off2};
@@ -105,21 +265,18 @@ static wgt_status ew_run(wgt_context *ctx, wgt_kernel *k, const wgt_tensor *cons
             int64_t lo, hi;
             op_extent(&l, &lo, &hi);
             const wgt_tensor *src = in[i < n_in ? i : 0];
-            wgt_status st = op_bind(src, lo, hi, &b[i], &base);
-            if (st) return st;
+            if ((st = op_bind(src, lo, hi, &b[i], &base))) return st;
             *offs[i] = (uint32_t)(l.offset - base);
             if ((st = op_layout_params_fill(ctx, &l, &p.l[i]))) return st;
         }
-        wgt_layout lo_out = out->l;
-        if (lo_out.ndim) lo_out.offset += r0 * row_elems, lo_out.shape[0] = r1 - r0;
-        int64_t olo, ohi;
-        op_extent(&lo_out, &olo, &ohi);
-        wgt_status st = op_bind(out, olo, ohi, &b[3], &base);
-        if (st) return st;
-        if (olo - base) return wgt_ctx_error(ctx, WGT_ERR_INTERNAL, "elementwise: output chunk not word aligned");
+        /* the chunk's first output element is r0 * row_elems, a whole word; the binding starts at
+         * an aligned offset at or before it */
+        int64_t olo = r0 * row_elems, ohi = r1 * row_elems - 1;
+        if ((st = op_bind(out, olo, ohi, &b[3], &base))) return st;
+        p.offo = (uint32_t)((olo - base) / pack);
         uint64_t words = ((uint64_t)p.n + pack - 1) / pack;
         uint32_t gx, gy;
-        op_grid(ctx, (words + 255) / 256, &gx, &gy);
+        op_grid(ctx, (words + key.wg - 1) / key.wg, &gx, &gy);
         if ((st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 4, gx, gy, 1))) return st;
     }
     return WGT_OK;
@@ -172,13 +329,14 @@ wgt_status wgt_unary_ex(wgt_unary_op op, const wgt_unary_params *params, const w
     int gpu_ok = x->l.dtype != WGT_I64 && odt != WGT_I64;
     if (op_use_gpu(ctx, name, x->l.dtype, gpu_ok)) {
         /* integer inputs of float-valued ops compute in f32; bool/ints keep i32 */
-        const char *ci = op_is_float(odt) || op_is_float(x->l.dtype) ? "f32" : op_compute_type(x->l.dtype);
-        if (odt == WGT_BOOL && op_is_float(x->l.dtype)) ci = "f32";
-        wgt_kernel *k;
+        int ci = op_is_float(odt) || op_is_float(x->l.dtype) ? CI_F32 : ci_of(x->l.dtype);
         float fp[4] = {(float)a.params.alpha, (float)a.params.beta, (float)a.params.lo, (float)a.params.hi};
+        uint32_t ib[2];
+        int_bounds(a.params.lo, a.params.hi, ci == CI_U32, ib);
+        /* bitwise_not of bool is logical not (PyTorch's ~ on bool tensors) */
+        uint32_t kop = op == WGT_UNARY_BITWISE_NOT && x->l.dtype == WGT_BOOL ? WGT_UNARY_LOGICAL_NOT : (uint32_t)op;
         const wgt_tensor *ins[1] = {x};
-        if (!(st = ew_kernel(ctx, EW_UNARY, ci, x->l.dtype, x->l.dtype, x->l.dtype, odt, &k)))
-            st = ew_run(ctx, k, ins, 1, y, (uint32_t)op, fp);
+        st = ew_run(ctx, EW_UNARY, ci, ins, 1, y, kop, fp, ib);
     } else if (!(st = op_fallback_status(ctx, name, x->l.dtype, gpu_ok))) {
         const wgt_tensor *ins[1] = {x};
         st = op_reference(ctx, unary_ref, &a, ins, 1, &y, 1);
@@ -229,10 +387,7 @@ wgt_status wgt_binary(wgt_binary_op op, const wgt_tensor *a, const wgt_tensor *b
     if ((st = wgt_tensor_new(ctx, odt, ndim, shape, &y))) return st;
     int gpu_ok = a->l.dtype != WGT_I64 && b->l.dtype != WGT_I64 && odt != WGT_I64;
     if (op_use_gpu(ctx, name, cdt, gpu_ok)) {
-        const char *ci = op_is_float(cdt) ? "f32" : op_compute_type(cdt);
-        wgt_kernel *k;
-        if (!(st = ew_kernel(ctx, EW_BINARY, ci, a->l.dtype, b->l.dtype, a->l.dtype, odt, &k)))
-            st = ew_run(ctx, k, ins, 2, y, (uint32_t)op, NULL);
+        st = ew_run(ctx, EW_BINARY, ci_of(cdt), ins, 2, y, (uint32_t)op, NULL, NULL);
     } else if (!(st = op_fallback_status(ctx, name, cdt, gpu_ok)))
         st = op_reference(ctx, binary_ref, &op, ins, 2, &y, 1);
     return op_finish(st, y, out);
@@ -265,10 +420,7 @@ wgt_status wgt_where(const wgt_tensor *cond, const wgt_tensor *a, const wgt_tens
     int gpu_ok = odt != WGT_I64 && cond->l.dtype != WGT_I64;
     if (op_use_gpu(ctx, "where", odt, gpu_ok)) {
         /* the condition loads as the value compute type: nonzero (or NaN) is true either way */
-        const char *ci = op_compute_type(odt);
-        wgt_kernel *k;
-        if (!(st = ew_kernel(ctx, EW_WHERE, ci, cond->l.dtype, a->l.dtype, b->l.dtype, odt, &k)))
-            st = ew_run(ctx, k, ins, 3, y, 0, NULL);
+        st = ew_run(ctx, EW_WHERE, ci_of(odt), ins, 3, y, 0, NULL, NULL);
     } else if (!(st = op_fallback_status(ctx, "where", odt, gpu_ok)))
         st = op_reference(ctx, where_ref, NULL, ins, 3, &y, 1);
     return op_finish(st, y, out);
@@ -295,11 +447,8 @@ static wgt_status cast_into(wgt_context *ctx, const wgt_tensor *x, wgt_tensor *y
     }
     int gpu_ok = in != WGT_I64 && odt != WGT_I64;
     if (op_use_gpu(ctx, "cast", in, gpu_ok)) {
-        const char *ci = op_is_float(in) ? "f32" : op_compute_type(in);
-        wgt_kernel *k;
         const wgt_tensor *ins[1] = {x};
-        if (!(st = ew_kernel(ctx, EW_CAST, ci, in, in, in, odt, &k))) st = ew_run(ctx, k, ins, 1, y, 0, NULL);
-        return st;
+        return ew_run(ctx, EW_CAST, ci_of(in), ins, 1, y, 0, NULL, NULL);
     }
     if ((st = op_fallback_status(ctx, "cast", in, gpu_ok))) return st;
     const wgt_tensor *ins[1] = {x};

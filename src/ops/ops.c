@@ -354,3 +354,14 @@ void op_grid(wgt_context *ctx, uint64_t groups, uint32_t *gx, uint32_t *gy)
 }
 
 const char *op_wgsl_lib(void) { return wgt_gpu_kernel_text("lib_index"); }
+
+uint32_t op_workgroup_size(wgt_context *ctx)
+{
+    uint32_t wg = 256, a = ctx->info.limits.max_compute_invocations_per_workgroup,
+             b = ctx->info.limits.max_compute_workgroup_size_x;
+    if (a && a < wg) wg = a;
+    if (b && b < wg) wg = b;
+    uint32_t p2 = 1; /* a power of two: the reduction trees halve it */
+    while (p2 * 2 <= wg) p2 *= 2;
+    return p2 < 32 ? 32 : p2;
+}
