@@ -189,7 +189,7 @@ fn src_of(e: u32) -> vec2<u32> {
 fn unpack_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                @builtin(local_invocation_index) lid: u32) {
     let w = flat_id(wid, nwg) * 256u + lid;
-    let total = p.rows * p.n_out * p.inner; // output elements
+    let total = p.rows * p.n_out; // output elements (rows count the inner positions too)
     if ((p.pad0 & 1u) != 0u && w * PACK < total) {
         var v: array<CT, 4>;
         for (var c = 0u; c < PACK; c++) {

@@ -26,12 +26,10 @@ typedef struct sort_params {
 
 enum { PICK_NONE, PICK_POS, PICK_MEDIAN };
 
-/* Pair slots per workgroup: 8 bytes each. Dawn's OpenGL ES backend on llvmpipe reports 32 KiB but
- * loses the top of a 32 KiB array pair (rows past slot ~3000 came back wrong): 2048 there. */
+/* Pair slots per workgroup: 8 bytes each in workgroup memory. */
 static uint32_t tile_size(wgt_context *ctx)
 {
-    int gl = ctx->info.backend == WGT_BACKEND_OPENGLES || ctx->info.backend == WGT_BACKEND_OPENGL;
-    return !gl && ctx->info.limits.max_compute_workgroup_storage_size >= 32768 ? 4096 : 2048;
+    return ctx->info.limits.max_compute_workgroup_storage_size >= 32768 ? 4096 : 2048;
 }
 
 static uint32_t wg_size(wgt_context *ctx)
