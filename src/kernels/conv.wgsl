@@ -227,33 +227,48 @@ fn gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     var acc: array<vec4<f32>, TM>;
     for (var i = 0u; i < TM; i++) { acc[i] = vec4<f32>(0.0); }
 
-    for (var tap = 0u; tap < KK; tap++) {
-        let t0 = tap / K1K2;
-        let t1 = (tap / p.ksz.z) % p.ksz.y;
-        let t2 = tap % p.ksz.z;
-        let i = org + vec3<i32>(i32(t0 * p.dil.x), i32(t1 * p.dil.y), i32(t2 * p.dil.z));
-        let valid = m_ok && all(i >= vec3<i32>(0)) && all(vec3<u32>(i) < p.isz.xyz);
-        var xa = 0u;
-        if (valid) { xa = xbase + u32(i.x) * p.xs.x + u32(i.y) * p.xs.y + u32(i.z) * p.xs.z; }
-        for (var c0 = 0u; c0 < cin_g; c0 = c0 + BK) {
+    // Steps (tap, c0): the next step's operands are read from memory into registers while the
+    // current one is multiplied out of workgroup memory.
+    let csteps = (cin_g + BK - 1u) / BK;
+    let steps = KK * csteps;
+    var ra: array<f32, BK / A_STEP>;
+    var rb: array<f32, 4>;
+    for (var s = 0u; s <= steps; s++) {
+        if (s > 0u) {
             for (var r = 0u; r < BK / A_STEP; r++) {
-                let ak = ak0 + r * A_STEP;
-                let ci = c0 + ak;
-                var v = 0.0;
-                if (valid && ci < cin_g) { v = ldx(xa + ci * p.xs.w); }
-                let ta = ak * BM + am;
-                As[ta / 4u][ta % 4u] = v;
+                let ta = (ak0 + r * A_STEP) * BM + am;
+                As[ta / 4u][ta % 4u] = ra[r];
             }
             for (var r = 0u; r < 4u; r++) {
-                let bn = lid / BK + r * 16u;
-                let co = n0 + bn;
+                let tb = bk * BN + lid / BK + r * 16u;
+                Bs[tb / 4u][tb % 4u] = rb[r];
+            }
+        }
+        workgroupBarrier();
+        if (s < steps) {
+            let tap = s / csteps;
+            let c0 = (s % csteps) * BK;
+            let t0 = tap / K1K2;
+            let t1 = (tap / p.ksz.z) % p.ksz.y;
+            let t2 = tap % p.ksz.z;
+            let i = org + vec3<i32>(i32(t0 * p.dil.x), i32(t1 * p.dil.y), i32(t2 * p.dil.z));
+            let valid = m_ok && all(i >= vec3<i32>(0)) && all(vec3<u32>(i) < p.isz.xyz);
+            let xa = xbase + u32(max(i.x, 0)) * p.xs.x + u32(max(i.y, 0)) * p.xs.y + u32(max(i.z, 0)) * p.xs.z;
+            for (var r = 0u; r < BK / A_STEP; r++) {
+                let ci = c0 + ak0 + r * A_STEP;
+                var v = 0.0;
+                if (valid && ci < cin_g) { v = ldx(xa + ci * p.xs.w); }
+                ra[r] = v;
+            }
+            for (var r = 0u; r < 4u; r++) {
+                let co = n0 + lid / BK + r * 16u;
                 let ci = c0 + bk;
                 var w = 0.0;
                 if (co < cout_g && ci < cin_g) { w = ldw(p.w_off + (g * cout_g + co) * Kd + ci * KK + tap); }
-                let tb = bk * BN + bn;
-                Bs[tb / 4u][tb % 4u] = w;
+                rb[r] = w;
             }
-            workgroupBarrier();
+        }
+        if (s > 0u) {
             for (var k = 0u; k < BK; k++) {
                 let b = Bs[(k * BN) / 4u + tx];
                 for (var q = 0u; q < TM / 4u; q++) {
@@ -264,8 +279,8 @@ fn gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
                     acc[q * 4u + 3u] = fma(vec4<f32>(a.w), b, acc[q * 4u + 3u]);
                 }
             }
-            workgroupBarrier();
         }
+        workgroupBarrier();
     }
 
     // acc[i][j]: pixel m0 + ty * TM + i, channel n0 + tx * 4 + j. P % PACK == 0 (the op checks), so

@@ -70,6 +70,8 @@ static const spec specs[] = {
     {"conv_transpose1d groups 2", 1, 1, {2, 4, 6}, {4, 2, 4}, 0, P(.stride = {3}, .groups = 2)},
     {"conv_transpose2d", 1, 2, {2, 6, 5, 7}, {6, 4, 3, 3}, 1,
      P(.stride = {2, 3}, .dilation = {1, 2}, .pad_begin = {1, 0}, .pad_end = {1, 2}, .output_padding = {1, 0}, .groups = 2)},
+    {"conv_transpose3d", 1, 3, {1, 4, 3, 4, 3}, {4, 2, 2, 3, 2}, 1,
+     P(.stride = {2, 1, 3}, .pad_begin = {0, 1, 1}, .pad_end = {1, 0, 0}, .output_padding = {1, 0, 2}, .groups = 2)},
     {"conv_transpose2d same", 1, 2, {1, 3, 4, 5}, {3, 2, 3, 3}, 1, P(.stride = {2, 2}, .padding = WGT_CONV_PAD_SAME)},
 };
 
