@@ -104,6 +104,7 @@ wgt_cpu_tensor wgt_onnx_tensor_view(const wgt_onnx_tensor *t);
  * backend fills the same table with functions that upload, run the kernel and read back, and so
  * runs every ONNX node test through the GPU ops. A NULL member makes the nodes that need it
  * WGT_ERR_UNSUPPORTED (never a silent fallback). */
+struct wgt_cpu_pool_geom; /* src/cpu/pool.h */
 typedef struct wgt_onnx_backend {
     const char *name;
     wgt_status (*unary)(wgt_unary_op, const wgt_unary_params *, const wgt_cpu_tensor *, const wgt_cpu_tensor *);
@@ -148,6 +149,15 @@ typedef struct wgt_onnx_backend {
                        const wgt_cpu_tensor *);
     wgt_status (*conv_transpose)(const wgt_cpu_tensor *, const wgt_cpu_tensor *, const wgt_cpu_tensor *,
                                  const wgt_conv_params *, const wgt_cpu_tensor *);
+    /* MaxPool, AveragePool, Resize, Upsample, GridSample (onnx_ops_pool.c; geometry in src/cpu/pool.h):
+     * pool: geometry, x, out, indices (or NULL); interpolate: x, spatial dims, mode, scales (or NULL),
+     * align_corners, out; grid_sample: x, grid, mode, padding, align_corners, out */
+    wgt_status (*pool)(const struct wgt_cpu_pool_geom *, const wgt_cpu_tensor *, const wgt_cpu_tensor *,
+                       const wgt_cpu_tensor *);
+    wgt_status (*interpolate)(const wgt_cpu_tensor *, int, wgt_interp_mode, const double *, int,
+                              const wgt_cpu_tensor *);
+    wgt_status (*grid_sample)(const wgt_cpu_tensor *, const wgt_cpu_tensor *, wgt_grid_mode, wgt_grid_padding, int,
+                              const wgt_cpu_tensor *);
 } wgt_onnx_backend;
 
 extern const wgt_onnx_backend wgt_onnx_cpu_backend;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ops/api.h"
+#include "cpu/pool.h"
 #include "ops/ops.h"
 
 static wgt_context *gctx; /* the device of the backend handed out last */
@@ -527,6 +528,66 @@ static wgt_status g_conv_transpose(const wgt_cpu_tensor *x, const wgt_cpu_tensor
     return g_conv_any(1, x, w, b, p, out);
 }
 
+/* Pooling and resampling: the geometry is the reference's (src/cpu/pool.h), turned back into the
+ * op API's parameters; indices come back as i32 per plane and are widened into the caller's. */
+static wgt_status g_pool(const struct wgt_cpu_pool_geom *g, const wgt_cpu_tensor *x, const wgt_cpu_tensor *out,
+                         const wgt_cpu_tensor *indices)
+{
+    int sp = g->spatial, nd = x->l.ndim;
+    wgt_pool_params p;
+    memset(&p, 0, sizeof p);
+    int64_t osize[2] = {0, 0};
+    for (int i = 0; i < sp; i++) {
+        int gi = 2 - sp + i;
+        p.kernel[i] = g->k[gi], p.stride[i] = g->s[gi], p.padding[i] = g->p[gi], p.dilation[i] = g->d[gi];
+        osize[i] = out->l.shape[nd - sp + i];
+        /* the geometry has no ceil_mode: the output size says whether the last window was added */
+        int64_t S = x->l.shape[nd - sp + i];
+        if (g->s[gi] > 0 && (S + 2 * g->p[gi] - g->d[gi] * (g->k[gi] - 1) - 1) / g->s[gi] + 1 < osize[i])
+            p.ceil_mode = 1;
+    }
+    p.count_include_pad = g->count_include_pad;
+    p.divisor_override = g->divisor;
+    wgt_tensor *t, *y = NULL, *idx = NULL;
+    wgt_status st = up(x, &t);
+    if (st) return st;
+    switch (g->kind) {
+    case WGT_CPU_POOL_MAX: st = wgt_max_pool(t, sp, &p, &y, indices ? &idx : NULL); break;
+    case WGT_CPU_POOL_AVG: st = wgt_avg_pool(t, sp, &p, &y); break;
+    case WGT_CPU_POOL_ADAPTIVE_MAX: st = wgt_adaptive_max_pool(t, sp, osize, &y, indices ? &idx : NULL); break;
+    default: st = wgt_adaptive_avg_pool(t, sp, osize, &y); break;
+    }
+    wgt_tensor_free(t);
+    if (!st) st = down(y, out), y = NULL;
+    if (!st && idx) st = down(idx, indices), idx = NULL;
+    wgt_tensor_free(y);
+    wgt_tensor_free(idx);
+    return st;
+}
+
+static wgt_status g_interpolate(const wgt_cpu_tensor *x, int spatial, wgt_interp_mode mode, const double *scales,
+                                int align_corners, const wgt_cpu_tensor *out)
+{
+    wgt_tensor *t, *y;
+    wgt_status st = up(x, &t);
+    if (st) return st;
+    st = wgt_interpolate(t, spatial, mode, out->l.shape + out->l.ndim - spatial, scales, align_corners, &y);
+    wgt_tensor_free(t);
+    return st ? st : down(y, out);
+}
+
+static wgt_status g_grid_sample(const wgt_cpu_tensor *x, const wgt_cpu_tensor *grid, wgt_grid_mode mode,
+                                wgt_grid_padding padding, int align_corners, const wgt_cpu_tensor *out)
+{
+    wgt_tensor *t, *g = NULL, *y;
+    wgt_status st = up(x, &t);
+    if (!st) st = up(grid, &g);
+    if (!st) st = wgt_grid_sample(t, g, mode, padding, align_corners, &y);
+    wgt_tensor_free(t);
+    wgt_tensor_free(g);
+    return st ? st : down(y, out);
+}
+
 void wgt_onnx_gpu_backend(wgt_context *ctx, wgt_onnx_backend *out)
 {
     gctx = ctx;
@@ -562,4 +623,7 @@ void wgt_onnx_gpu_backend(wgt_context *ctx, wgt_onnx_backend *out)
     out->batch_norm = g_batch_norm;
     out->conv = g_conv;
     out->conv_transpose = g_conv_transpose;
+    out->pool = g_pool;
+    out->interpolate = g_interpolate;
+    out->grid_sample = g_grid_sample;
 }

@@ -3,6 +3,7 @@
  * Every handler reads attributes in the form of the node's opset (attributes moved to inputs
  * in several opsets: both forms are accepted). */
 #include "onnx/onnx_ops_internal.h"
+#include "cpu/pool.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -533,6 +534,8 @@ static const struct {
     {"ThresholdedRelu", ox_composed_activation}, {"Softsign", ox_composed_activation},
     {"Compress", ox_compress},
     {"Conv", ox_conv},           {"ConvTranspose", ox_conv},
+    {"MaxPool", ox_pool},        {"AveragePool", ox_pool},  {"Resize", ox_resize},
+    {"Upsample", ox_resize},     {"GridSample", ox_grid_sample},
 };
 
 static ox_fn find_fn(const char *op)
@@ -554,6 +557,7 @@ const wgt_onnx_backend wgt_onnx_cpu_backend = {
     wgt_cpu_scatter, wgt_cpu_index_put, wgt_cpu_nonzero, wgt_cpu_one_hot, wgt_cpu_tril, wgt_cpu_triu,
     wgt_cpu_arange, wgt_cpu_cat, wgt_cpu_flip, wgt_cpu_repeat, wgt_cpu_pad,
     .conv = wgt_cpu_conv, .conv_transpose = wgt_cpu_conv_transpose,
+    .pool = wgt_cpu_pool, .interpolate = wgt_cpu_interpolate, .grid_sample = wgt_cpu_grid_sample,
 };
 
 wgt_status wgt_onnx_run_node(const wgt_onnx_backend *backend, const wgt_onnx_node *node, int64_t opset,

@@ -92,4 +92,9 @@ wgt_status ox_conv(ox *c); /* Conv and ConvTranspose */
 /* Op handlers in onnx_ops_loss.c. */
 wgt_status ox_nll_loss(ox *c);
 
+/* Op handlers in onnx_ops_pool.c. */
+wgt_status ox_pool(ox *c); /* MaxPool and AveragePool */
+wgt_status ox_resize(ox *c); /* Resize and Upsample */
+wgt_status ox_grid_sample(ox *c);
+
 #endif

@@ -156,9 +156,12 @@ static wgt_status pool_run(const char *name, wgt_cpu_pool_kind kind, const wgt_t
             return op_fail(ctx, WGT_ERR_INVALID_ARGUMENT,
                            "%s: kernel %lld, stride %lld and dilation %lld must be positive, padding %lld >= 0 "
                            "(spatial dim %d)", name, (long long)k, (long long)s, (long long)d, (long long)pad, i);
-        if (pad > k / 2)
-            return op_fail(ctx, WGT_ERR_INVALID_ARGUMENT, "%s: padding %lld is more than half the kernel %lld (dim %d)",
-                           name, (long long)pad, (long long)k, i);
+        /* PyTorch's bound; ONNX's pads may reach k - 1 without dilation (every window still holds
+         * an input element, so a max is never taken over padding alone) */
+        if (pad > k / 2 && !(d == 1 && pad < k))
+            return op_fail(ctx, WGT_ERR_INVALID_ARGUMENT,
+                           "%s: padding %lld is more than half the kernel %lld (dim %d; up to %lld without dilation)",
+                           name, (long long)pad, (long long)k, i, (long long)(k - 1));
         if (kind == WGT_CPU_POOL_AVG && d != 1)
             return op_fail(ctx, WGT_ERR_INVALID_ARGUMENT, "%s: dilation must be 1", name);
         int64_t o = pool_out(S, k, s, pad, d, pp->ceil_mode);
