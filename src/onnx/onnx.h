@@ -158,6 +158,10 @@ typedef struct wgt_onnx_backend {
                               const wgt_cpu_tensor *);
     wgt_status (*grid_sample)(const wgt_cpu_tensor *, const wgt_cpu_tensor *, wgt_grid_mode, wgt_grid_padding, int,
                               const wgt_cpu_tensor *);
+    /* TopK, Unique (onnx_ops_sort.c): the signatures of wgt_cpu_topk and wgt_cpu_unique */
+    wgt_status (*topk)(const wgt_cpu_tensor *, int64_t, int, int, const wgt_cpu_tensor *, const wgt_cpu_tensor *);
+    wgt_status (*unique)(const wgt_cpu_tensor *, const wgt_cpu_tensor *, const wgt_cpu_tensor *, const wgt_cpu_tensor *,
+                         const wgt_cpu_tensor *, int64_t *);
 } wgt_onnx_backend;
 
 extern const wgt_onnx_backend wgt_onnx_cpu_backend;

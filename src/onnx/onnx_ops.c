@@ -557,6 +557,7 @@ const wgt_onnx_backend wgt_onnx_cpu_backend = {
     wgt_cpu_scatter, wgt_cpu_index_put, wgt_cpu_nonzero, wgt_cpu_one_hot, wgt_cpu_tril, wgt_cpu_triu,
     wgt_cpu_arange, wgt_cpu_cat, wgt_cpu_flip, wgt_cpu_repeat, wgt_cpu_pad,
     .conv = wgt_cpu_conv, .conv_transpose = wgt_cpu_conv_transpose,
+    .topk = wgt_cpu_topk, .unique = wgt_cpu_unique,
     .pool = wgt_cpu_pool, .interpolate = wgt_cpu_interpolate, .grid_sample = wgt_cpu_grid_sample,
 };
 

@@ -97,4 +97,8 @@ wgt_status ox_pool(ox *c); /* MaxPool and AveragePool */
 wgt_status ox_resize(ox *c); /* Resize and Upsample */
 wgt_status ox_grid_sample(ox *c);
 
+/* Op handlers in onnx_ops_sort.c. */
+wgt_status ox_topk(ox *c);
+wgt_status ox_unique(ox *c);
+
 #endif
