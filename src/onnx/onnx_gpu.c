@@ -588,6 +588,52 @@ static wgt_status g_grid_sample(const wgt_cpu_tensor *x, const wgt_cpu_tensor *g
     return st ? st : down(y, out);
 }
 
+/* ---- sorting (TopK, Unique) ---- */
+
+static wgt_status g_topk(const wgt_cpu_tensor *x, int64_t k, int dim, int largest, const wgt_cpu_tensor *values,
+                         const wgt_cpu_tensor *indices)
+{
+    wgt_tensor *tx, *v = NULL, *i = NULL;
+    wgt_status st = up(x, &tx);
+    if (st) return st;
+    st = wgt_topk(tx, k, dim, largest, 1, values ? &v : NULL, indices ? &i : NULL);
+    wgt_tensor_free(tx);
+    if (!st && v) st = down(v, values), v = NULL;
+    if (!st && i) st = down(i, indices), i = NULL;
+    wgt_tensor_free(v);
+    wgt_tensor_free(i);
+    return st;
+}
+
+/* The count alone when every output is NULL (the executor allocates, then calls again). */
+static wgt_status g_unique(const wgt_cpu_tensor *x, const wgt_cpu_tensor *values, const wgt_cpu_tensor *inverse,
+                           const wgt_cpu_tensor *counts, const wgt_cpu_tensor *first, int64_t *count)
+{
+    wgt_tensor *tx, *t[4] = {NULL, NULL, NULL, NULL};
+    wgt_status st = up(x, &tx);
+    if (st) return st;
+    st = wgt_unique(tx, &t[0], inverse ? &t[1] : NULL, counts ? &t[2] : NULL, first ? &t[3] : NULL);
+    wgt_tensor_free(tx);
+    if (!st && count) *count = wgt_tensor_numel(t[0]);
+    const wgt_cpu_tensor *outs[4] = {values, inverse, counts, first};
+    for (int k = 0; k < 4; k++) {
+        if (!st && outs[k] && wgt_layout_numel(&outs[k]->l) != wgt_tensor_numel(t[k]))
+            st = wgt_error(WGT_ERR_SHAPE, "onnx gpu: unique output %d holds %lld elements, want %lld", k,
+                           (long long)wgt_layout_numel(&outs[k]->l), (long long)wgt_tensor_numel(t[k]));
+        if (!st && outs[k]) {
+            /* 1-D results into outputs of any shape with that many elements */
+            wgt_tensor *r;
+            if (!(st = wgt_tensor_reshape(t[k], outs[k]->l.ndim, outs[k]->l.shape, &r))) {
+                wgt_tensor_free(t[k]);
+                t[k] = NULL;
+                st = down(r, outs[k]);
+            }
+        }
+    }
+    for (int k = 0; k < 4; k++) wgt_tensor_free(t[k]);
+    return st;
+}
+
 void wgt_onnx_gpu_backend(wgt_context *ctx, wgt_onnx_backend *out)
 {
     gctx = ctx;
