@@ -813,9 +813,10 @@ wgt_status wgt_bernoulli(wgt_generator *gen, const wgt_tensor *p, wgt_tensor **o
  * dtypes and floats; [lo, hi) must lie in the dtype's exact range and within 32 bits. */
 wgt_status wgt_randint(wgt_context *ctx, wgt_generator *gen, int64_t lo, int64_t hi, wgt_dtype dtype, int ndim,
                        const int64_t *shape, wgt_tensor **out);
-/* A permutation of 0..n-1 [n]: a keyed 6-round Feistel network with cycle walking, one element per
- * invocation (no sort). Every position is uniform, but it is a pseudorandom permutation: not every
- * one of the n! permutations is reachable (for n a power of 4 only even ones). */
+/* A permutation of 0..n-1 [n] (n < 2^31). n <= 2048: a Fisher-Yates shuffle in one workgroup
+ * (every permutation equally likely). Larger n: a keyed 6-round Feistel network with cycle walking,
+ * one element per invocation (no sort): every position is uniform, but it is a keyed pseudorandom
+ * permutation rather than a shuffle. */
 wgt_status wgt_randperm(wgt_context *ctx, wgt_generator *gen, int64_t n, wgt_dtype dtype, wgt_tensor **out);
 /* torch.multinomial: probs [K] or [N, K] (f32/f16/bf16 weights, need not sum to 1; negative and
  * NaN weigh 0) -> out [num_samples] or [N, num_samples] category indices (i32 or i64). Without

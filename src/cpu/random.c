@@ -161,11 +161,13 @@ static uint32_t feistel(uint64_t seed, uint64_t block, int h, uint32_t v)
     return (l << h) | r;
 }
 
-/* Half width h of the Feistel domain for n: the smallest h >= 1 with 4^h >= n. */
+/* Half width h of the Feistel domain for n: the smallest h >= 1 with 4^h > n. Strictly larger:
+ * Feistel rounds on h >= 2 bits are even permutations, so a domain of exactly n = 4^h would reach
+ * only the even half of the permutations; cycle walking through a larger domain does not. */
 static int feistel_half(uint64_t n)
 {
     int h = 1;
-    while (h < 16 && (1ull << (2 * h)) < n) h++;
+    while (h < 16 && (1ull << (2 * h)) <= n) h++;
     return h;
 }
 
@@ -175,17 +177,33 @@ wgt_status wgt_cpu_randperm(uint64_t seed, uint64_t block, const wgt_cpu_tensor 
     if (st) return st;
     if (out->l.ndim != 1) return wgt_error(WGT_ERR_SHAPE, "cpu randperm: out must be 1-D");
     uint64_t n = (uint64_t)out->l.shape[0];
-    if (n > UINT32_MAX) return wgt_error(WGT_ERR_LIMIT, "cpu randperm: n past 2^32");
-    int h = feistel_half(n);
-    for (uint64_t i = 0; i < n; i++) {
-        uint32_t v = (uint32_t)i;
-        do v = feistel(seed, block, h, v);
-        while (v >= n);
-        int64_t at = wgt_layout_index(&out->l, (int64_t)i);
-        if (out->l.dtype == WGT_U32) ((uint32_t *)out->data)[at] = v;
-        else if (wgt_cpu_is_float(out->l.dtype)) wgt_cpu_store_f(out, at, (double)v);
-        else wgt_cpu_store_i(out, at, (int64_t)v);
+    if (n > INT32_MAX) return wgt_error(WGT_ERR_LIMIT, "cpu randperm: n past 2^31");
+    uint32_t *perm = malloc((size_t)(n ? n : 1) * sizeof *perm);
+    if (!perm) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "cpu randperm: out of host memory");
+    if (n <= WGT_RANDPERM_SHUFFLE_MAX) {
+        stream s = stream_at(seed, block);
+        for (uint64_t i = 0; i < n; i++) perm[i] = (uint32_t)i;
+        for (uint64_t k = 0; k + 1 < n; k++) {
+            uint64_t i = n - 1 - k, j = ((uint64_t)stream_word(&s, (int64_t)k) * (i + 1)) >> 32;
+            uint32_t t = perm[i];
+            perm[i] = perm[j], perm[j] = t;
+        }
+    } else {
+        int h = feistel_half(n);
+        for (uint64_t i = 0; i < n; i++) {
+            uint32_t v = (uint32_t)i;
+            do v = feistel(seed, block, h, v);
+            while (v >= n);
+            perm[i] = v;
+        }
     }
+    for (uint64_t i = 0; i < n; i++) {
+        int64_t at = wgt_layout_index(&out->l, (int64_t)i);
+        if (out->l.dtype == WGT_U32) ((uint32_t *)out->data)[at] = perm[i];
+        else if (wgt_cpu_is_float(out->l.dtype)) wgt_cpu_store_f(out, at, (double)perm[i]);
+        else wgt_cpu_store_i(out, at, (int64_t)perm[i]);
+    }
+    free(perm);
     return WGT_OK;
 }
 

@@ -40,9 +40,13 @@ wgt_status wgt_cpu_bernoulli(uint64_t seed, uint64_t block, const wgt_cpu_tensor
 /* out = lo + floor(word * range / 2^32) (range = hi - lo in [1, 2^32]; range 2^32 passed as 0),
  * the sum wrapped to 32 bits (i32 for signed outputs, u32 for u32; floats take the i32 value). */
 wgt_status wgt_cpu_randint(uint64_t seed, uint64_t block, int64_t lo, uint32_t range, const wgt_cpu_tensor *out);
-/* out [n] = a pseudorandom permutation of 0..n-1: a 6-round Feistel network on 2h bits
- * (4^h >= n) whose round function is Philox on the counter (x, block low, block high,
- * 0x80000000 | round), walked until it lands below n. */
+/* out [n] = a permutation of 0..n-1. n <= WGT_RANDPERM_SHUFFLE_MAX: a Fisher-Yates shuffle of the
+ * identity, step k (i = n - 1 - k down to 1) swapping positions i and floor(word k * (i + 1) / 2^32)
+ * (uniform over the n! permutations up to a bias below n / 2^32); it draws n words. Larger n: a
+ * keyed 6-round Feistel network on 2h bits (the smallest h >= 1 with 4^h > n) whose round function
+ * is Philox on the counter (x, block low, block high, 0x80000000 | round), walked until it lands
+ * below n; it draws 4 words (the key). */
+#define WGT_RANDPERM_SHUFFLE_MAX 2048
 wgt_status wgt_cpu_randperm(uint64_t seed, uint64_t block, const wgt_cpu_tensor *out);
 /* out [N, S] (or [S] for probs [K]) = category indices drawn from the rows of probs [N, K]
  * (weights: negative and NaN count as 0); sample s of row r takes word r * S + s. With replacement

@@ -9,6 +9,7 @@
 // Elementwise kinds (0..6): an invocation computes one Philox block, elements 4t..4t+3 of the
 // dispatch, and writes their whole output words (4 is a multiple of every PACK).
 // Multinomial (7): a workgroup per row; see wgt_cpu_multinomial for the summation order it keeps.
+// Shuffle (8): randperm of n <= 2048 in one workgroup.
 
 struct Params {
     n: u32,        // elements in this dispatch (randperm: ditto; multinomial: rows)
@@ -266,12 +267,44 @@ fn multinomial(r: u32, lid: u32) {
     }
 }
 
+// ---- randperm of up to 2048: a Fisher-Yates shuffle in workgroup memory ----
+
+var<workgroup> shuffle_p: array<u32, 2048>;
+
+fn shuffle(lid: u32) {
+    for (var i = lid; i < p.n; i = i + 256u) { shuffle_p[i] = i; }
+    workgroupBarrier();
+    if (lid == 0u) {
+        var w = vec4<u32>(0u);
+        for (var k = 0u; k + 1u < p.n; k = k + 1u) {
+            if (k % 4u == 0u) { w = philox(block_ctr(k / 4u), vec2<u32>(p.k0, p.k1)); }
+            let i = p.n - 1u - k;
+            let j = mulhilo(w[k % 4u], i + 1u).x;
+            let t = shuffle_p[i];
+            shuffle_p[i] = shuffle_p[j];
+            shuffle_p[j] = t;
+        }
+    }
+    workgroupBarrier();
+    for (var w = lid; w * PACK < p.n; w = w + 256u) {
+        var a: array<CT, 4>;
+        for (var k = 0u; k < PACK; k = k + 1u) {
+            if (w * PACK + k < p.n) { a[k] = from_int(shuffle_p[w * PACK + k]); }
+        }
+        st(p.out_w0 + w, a);
+    }
+}
+
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
     let g = wid.x + wid.y * groups.x;
     if (KIND == 7u) {
         if (g < p.n) { multinomial(g, lid); }
+        return;
+    }
+    if (KIND == 8u) {
+        if (g == 0u) { shuffle(lid); }
         return;
     }
     let t = g * 256u + lid;

@@ -51,7 +51,7 @@ static uint64_t take(wgt_generator *g, uint64_t words)
 
 /* ---- the kernel ----------------------------------------------------------------------------- */
 
-enum { K_BITS, K_UNIFORM, K_NORMAL, K_BERNOULLI, K_RANDINT, K_DROPOUT, K_RANDPERM, K_MULTINOMIAL };
+enum { K_BITS, K_UNIFORM, K_NORMAL, K_BERNOULLI, K_RANDINT, K_DROPOUT, K_RANDPERM, K_MULTINOMIAL, K_SHUFFLE };
 
 typedef struct rnd_params {
     uint32_t n, blk_lo, blk_hi, c2, c3, k0, k1, x_off, out_w0, aux_w0, ia, range;
@@ -324,18 +324,40 @@ wgt_status wgt_randint(wgt_context *ctx, wgt_generator *gen, int64_t lo, int64_t
 wgt_status wgt_randperm(wgt_context *ctx, wgt_generator *gen, int64_t n, wgt_dtype dtype, wgt_tensor **out)
 {
     RAND_BEGIN(ctx, gen, out, "randperm", dtype, FLOATS | INTS);
-    int64_t dmax = dtype == WGT_U32 ? (int64_t)UINT32_MAX : dtype == WGT_I8 ? 127 : dtype == WGT_U8 ? 255
+    int64_t dmax = dtype == WGT_I8 ? 127 : dtype == WGT_U8 ? 255
                  : dtype == WGT_F16 ? 2048 : dtype == WGT_BF16 ? 256 : dtype == WGT_F32 ? 1 << 24 : INT32_MAX;
     if (n < 0 || n - 1 > dmax)
         return op_fail(ctx, WGT_ERR_INVALID_ARGUMENT, "randperm: n = %lld must be in 0..%lld for %s", (long long)n,
                        (long long)dmax + 1, wgt_dtype_name(dtype));
     rnd_ref_arg ra = {0};
-    ra.seed = gen->seed, ra.block = take(gen, 4);
+    int shuffle = n <= WGT_RANDPERM_SHUFFLE_MAX;
+    ra.seed = gen->seed, ra.block = take(gen, shuffle ? (uint64_t)n : 4);
     rnd_params p = {0};
     int h = 1;
-    while (h < 16 && (1ull << (2 * h)) < (uint64_t)n) h++;
+    while (h < 16 && (1ull << (2 * h)) <= (uint64_t)n) h++; /* 4^h > n: see src/cpu/random.c */
     p.K = (uint32_t)n, p.S = (uint32_t)h;
-    return rnd_create(ctx, "randperm", K_RANDPERM, &ra, &p, NULL, dtype, 1, &n, out, NULL);
+    if (!shuffle) return rnd_create(ctx, "randperm", K_RANDPERM, &ra, &p, NULL, dtype, 1, &n, out, NULL);
+    /* small n: one workgroup shuffles in workgroup memory */
+    wgt_tensor *y;
+    wgt_status st = wgt_tensor_new(ctx, dtype, 1, &n, &y);
+    if (st || n == 0) return op_finish(st, y, out);
+    if (op_use_gpu(ctx, "randperm", dtype, 1)) {
+        wgt_kernel *k;
+        wgt_binding b[3];
+        int64_t base;
+        if (!(st = rnd_kernel(ctx, K_SHUFFLE, WGT_F32, dtype, 0, &k)) && !(st = index_dummy_bind(ctx, 1, &b[0])) &&
+            !(st = op_bind_all(y, &b[1], &base)) && !(st = index_dummy_bind(ctx, 2, &b[2]))) {
+            p.n = (uint32_t)n;
+            p.blk_lo = (uint32_t)ra.block, p.blk_hi = (uint32_t)(ra.block >> 32);
+            p.k0 = (uint32_t)ra.seed, p.k1 = (uint32_t)(ra.seed >> 32);
+            p.out_w0 = (uint32_t)((y->l.offset - base) / op_pack(dtype));
+            st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 3, 1, 1, 1);
+        }
+    } else {
+        ra.kind = K_RANDPERM;
+        st = op_reference(ctx, rnd_ref, &ra, NULL, 0, &y, 1);
+    }
+    return op_finish(st, y, out);
 }
 
 /* Philox at an arbitrary counter on ctx's adapter (known-answer tests of the kernel). */

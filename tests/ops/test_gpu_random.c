@@ -529,6 +529,16 @@ static void test_statistics(void)
         }
         for (int i = 0; i < 100; i++) e[i] = 300;
         chi_square("randperm(10) positions", pos, e, 100, 81);
+        /* the Feistel path (n > 2048): position bucket x value bucket over 300 permutations of 4100 */
+        double cells[100] = {0}, ec[100];
+        for (int k = 0; k < 300; k++) {
+            MUST(wgt_randperm(gpu, g, 4100, WGT_I32, &t));
+            v = values(t);
+            for (int i = 0; i < 4100; i++) cells[(i / 410) * 10 + (int)v[i] / 410]++;
+            free(v), wgt_tensor_free(t);
+        }
+        for (int i = 0; i < 100; i++) ec[i] = 300 * 41.0;
+        chi_square("randperm(4100) position x value buckets", cells, ec, 100, 81);
         int64_t big = 100003;
         MUST(wgt_randperm(gpu, g, big, WGT_I64, &t));
         v = values(t);
@@ -543,6 +553,40 @@ static void test_statistics(void)
         CHECK(dup == 0, "randperm(100003): %d values repeated or out of range", dup);
         CHECK(fixed < 12, "randperm(100003): %d fixed points (expect about 1)", fixed);
         free(seen), free(v), wgt_tensor_free(t);
+    }
+    /* the permutations themselves, on the reference (the kernel gives the same, checked above):
+     * the shuffle gives all 24 of 4 and 120 of 5 equally often and half of those of 16 odd */
+    for (int n = 4; n <= 5; n++) {
+        int m = n == 4 ? 24 : 120, reps = 200 * m;
+        double count[120] = {0}, e[120];
+        int32_t p[5];
+        wgt_cpu_tensor out = wgt_cpu_tensor_make(p, WGT_I32, 1, (int64_t[]){n});
+        for (int r = 0; r < reps; r++) {
+            MUST(wgt_cpu_randperm(3, (uint64_t)r, &out));
+            int code = 0, used = 0; /* the Lehmer code of p */
+            for (int i = 0; i < n; i++) {
+                int smaller = 0;
+                for (int j = 0; j < p[i]; j++) smaller += !(used & (1 << j));
+                used |= 1 << p[i];
+                code = code * (n - i) + smaller;
+            }
+            count[code]++;
+        }
+        for (int i = 0; i < m; i++) e[i] = 200;
+        chi_square(n == 4 ? "randperm(4): the 24 permutations" : "randperm(5): the 120 permutations", count, e, m, m - 1);
+    }
+    {
+        int32_t p[16];
+        wgt_cpu_tensor out = wgt_cpu_tensor_make(p, WGT_I32, 1, (int64_t[]){16});
+        int odd = 0, reps = 4000;
+        for (int r = 0; r < reps; r++) {
+            MUST(wgt_cpu_randperm(11, (uint64_t)r, &out));
+            int inv = 0;
+            for (int i = 0; i < 16; i++)
+                for (int j = i + 1; j < 16; j++) inv += p[i] > p[j];
+            odd += inv & 1;
+        }
+        CHECK(fabs(odd / (double)reps - 0.5) < 5 * sqrt(0.25 / reps), "randperm(16): %d of %d permutations odd", odd, reps);
     }
     wgt_generator_free(g);
 }
@@ -580,7 +624,12 @@ static void test_generator(void)
     wgt_tensor *f;
     MUST(wgt_randperm(gpu, g, 1000, WGT_I32, &f));
     wgt_tensor_free(f);
-    CHECK(wgt_generator_offset(g) == 16, "randperm took %llu words (expect 4)", (unsigned long long)wgt_generator_offset(g) - 12);
+    CHECK(wgt_generator_offset(g) == 12 + 1000, "randperm(1000) took %llu words (expect 1000: one per shuffle step)",
+          (unsigned long long)wgt_generator_offset(g) - 12);
+    MUST(wgt_randperm(gpu, g, 5000, WGT_I32, &f));
+    wgt_tensor_free(f);
+    CHECK(wgt_generator_offset(g) == 12 + 1004, "randperm(5000) took %llu words (expect 4: the Feistel key)",
+          (unsigned long long)wgt_generator_offset(g) - 1012);
     free(va), free(vb), free(vc), free(vd), free(ve);
     wgt_tensor_free(a), wgt_tensor_free(b), wgt_tensor_free(c), wgt_tensor_free(d), wgt_tensor_free(e);
     wgt_generator_free(g);
