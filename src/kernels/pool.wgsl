@@ -17,9 +17,16 @@ struct Params {
     kw: u32, sh: u32, sw: u32, ph: u32,
     pw: u32, dh: u32, dw: u32, cip: u32,   // cip: count_include_pad
     divisor: u32,  // > 0: divisor_override
-    pad0: u32, pad1: u32, pad2: u32,
+    simple: u32,   // 1: the batch dims walk with one stride, plane_stride
+    plane_stride: u32,
+    pad2: u32,
     lead: Layout,  // the batch dims of the input (this dispatch's part)
 };
+
+fn plane_base(plane: u32) -> u32 {
+    if (p.simple != 0u) { return plane * p.plane_stride; }
+    return layout_index(p.lead, plane);
+}
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> xs: array<u32>;
@@ -40,7 +47,7 @@ fn pool_one(e: u32) -> Res {
     let r = e % per;
     let oh = r / p.OW;
     let ow = r % p.OW;
-    let base = p.off_x + layout_index(p.lead, plane);
+    let base = p.off_x + plane_base(plane);
     let wh = window(oh, p.H, p.OH, p.kh, p.sh, p.ph, p.dh);
     let ww = window(ow, p.W, p.OW, p.kw, p.sw, p.pw, p.dw);
     let H = i32(p.H);

@@ -19,9 +19,15 @@ struct Params {
     sxh: u32, sxw: u32, C: u32, sp2: u32,   // sp2: two spatial dims (else H = OH = 1)
     scale_h: f32, scale_w: f32,              // interpolate: PyTorch's f32 scales per dim
     sgn: u32, sgh: u32, sgw: u32, sgc: u32,  // grid strides: n, Ho, Wo, coordinate
-    pad0: u32, pad1: u32,
+    simple: u32,    // 1: the batch dims walk with one stride, plane_stride
+    plane_stride: u32,
     lead: Layout,   // interpolate: the batch dims; grid: [N, C]
 };
+
+fn plane_base(plane: u32) -> u32 {
+    if (p.simple != 0u) { return plane * p.plane_stride; }
+    return layout_index(p.lead, plane);
+}
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> xs: array<u32>;
@@ -70,7 +76,7 @@ fn interp_one(e: u32) -> CT {
     let r = e % per;
     let oh = r / p.OW;
     let ow = r % p.OW;
-    let base = p.off_x + layout_index(p.lead, plane);
+    let base = p.off_x + plane_base(plane);
     var th: Taps;
     if (p.sp2 != 0u) { th = dim_taps(oh, p.H, p.OH, p.scale_h); }
     else { th.n = 1u; th.i = vec4<u32>(0u); th.w = vec4<f32>(1.0, 0.0, 0.0, 0.0); }
@@ -128,7 +134,7 @@ fn grid_one(e: u32) -> CT {
     let oh = r / p.OW;
     let ow = r % p.OW;
     let n = plane / p.C;
-    let base = p.off_x + layout_index(p.lead, plane);
+    let base = p.off_x + plane_base(plane);
     let g = p.off_g + n * p.sgn + oh * p.sgh + ow * p.sgw;
     let ix = source_index(ldg(g), p.W);
     let iy = source_index(ldg(g + p.sgc), p.H);
