@@ -32,6 +32,9 @@ struct Params {
 @group(0) @binding(3) var<storage, read> gs: array<u32>;
 @group(0) @binding(4) var<storage, read_write> out: array<u32>;
 
+// NaN by its bits: compilers may fold d != d to false.
+fn is_nan(v: f32) -> bool { return (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u; }
+
 fn dist(e: u32) -> f32 {
     let j = e % p.R;
     let i = (e / p.R) % p.P;
@@ -47,11 +50,11 @@ fn dist(e: u32) -> f32 {
     for (var k = 0u; k < p.M; k = k + 1u) {
         let d = abs(l1(a0 + k * p.s1m) - l2(b0 + k * p.s2m));
         switch p.mode {
-            case 0u: { acc = acc + select(0.0, 1.0, d != 0.0); }
+            case 0u: { acc = acc + select(0.0, 1.0, d != 0.0 || is_nan(d)); }
             case 1u: { acc = acc + d; }
             case 2u: { acc = acc + d * d; }
-            case 3u: { acc = select(acc, d, d > acc || d != d); }
-            default: { if (d != 0.0) { acc = acc + pow(d, p.pw); } } // pow(0, y) is undefined in WGSL
+            case 3u: { acc = select(acc, d, !is_nan(acc) && (d > acc || is_nan(d))); }
+            default: { if (d != 0.0 || is_nan(d)) { acc = acc + pow(d, p.pw); } } // pow(0, y) is undefined in WGSL
         }
     }
     if (p.mode == 2u) { return sqrt(acc); }

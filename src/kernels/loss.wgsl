@@ -24,8 +24,8 @@ struct Params {
     ls: f32,          // label smoothing
     eps: f32,         // cosine
     zero: u32,        // 0, opaque to the compiler (builds infinities)
-    pad0: u32,
-    pad1: u32,
+    off_o: u32,       // element offsets of this dispatch's rows in out and outw
+    off_ow: u32,
     pad2: u32,
     lx: Layout,       // kept shape with x's strides
     lt: Layout,       // kept shape with the target's (x2's) strides
@@ -99,27 +99,28 @@ fn finish(o: u32, t: Acc, xb: u32, tb: u32) {
     if (p.mode == 3u) {
         let n1 = sqrt(t.b);
         let n2 = sqrt(t.c);
-        out[o] = t.a / (select(n1, p.eps, n1 < p.eps) * select(n2, p.eps, n2 < p.eps));
-        outw[o] = 1.0;
+        out[p.off_o + o] = t.a / (select(n1, p.eps, n1 < p.eps) * select(n2, p.eps, n2 < p.eps));
+        outw[p.off_ow + o] = 1.0;
         return;
     }
     var lse = 0.0;
     if (p.mode != 2u) { lse = t.m + log(t.s); }
+    if (t.m == inf_f()) { lse = bitcast<f32>(p.zero | 0x7fc00000u); } // inf - inf in PyTorch's x - max
     if (p.mode == 1u) {
-        out[o] = -(t.a - lse * t.b);
-        outw[o] = 1.0;
+        out[p.off_o + o] = -(t.a - lse * t.b);
+        outw[p.off_ow + o] = 1.0;
         return;
     }
     let k = ldi(tb);
     if (p.has_ignore != 0u && k == p.ignore) {
-        out[o] = 0.0;
-        outw[o] = 0.0;
+        out[p.off_o + o] = 0.0;
+        outw[p.off_ow + o] = 0.0;
         return;
     }
     if (k < 0 || u32(k) >= p.C) {
         atomicOr(&err[0], 1u);
-        out[o] = bitcast<f32>(p.zero | 0x7fc00000u);
-        outw[o] = 0.0;
+        out[p.off_o + o] = bitcast<f32>(p.zero | 0x7fc00000u);
+        outw[p.off_ow + o] = 0.0;
         return;
     }
     let w = weight(u32(k));
@@ -127,8 +128,8 @@ fn finish(o: u32, t: Acc, xb: u32, tb: u32) {
     if (p.mode == 0u && p.ls > 0.0) {
         loss = (1.0 - p.ls) * loss - p.ls / f32(p.C) * (t.a - lse * t.b);
     }
-    out[o] = loss;
-    outw[o] = w;
+    out[p.off_o + o] = loss;
+    outw[p.off_ow + o] = w;
 }
 
 var<workgroup> sh: array<Acc, WG>;

@@ -33,7 +33,7 @@ typedef struct row_params {
     uint32_t n_rows, C, mode, off_x, off_t, cs_x, cs_t, has_w, has_ignore;
     int32_t ignore;
     float ls, eps;
-    uint32_t zero, pad0, pad1, pad2;
+    uint32_t zero, off_o, off_ow, pad2;
     op_layout_params lx, lt;
 } row_params;
 
@@ -104,10 +104,10 @@ static wgt_status row_run(wgt_context *ctx, const row_job *j, wgt_tensor *lo, wg
             b[2] = b[0];
         int64_t e0 = r0 * per_row, e1 = r1 * per_row;
         if ((st = op_bind(lo, lo->l.offset + e0, lo->l.offset + e1 - 1, &b[3], &base))) return st;
-        if (base != lo->l.offset + e0) return op_fail(ctx, WGT_ERR_INTERNAL, "loss: output chunk not aligned");
+        p.off_o = (uint32_t)(lo->l.offset + e0 - base);
         if (wo) {
             if ((st = op_bind(wo, wo->l.offset + e0, wo->l.offset + e1 - 1, &b[4], &base))) return st;
-            if (base != wo->l.offset + e0) return op_fail(ctx, WGT_ERR_INTERNAL, "loss: output chunk not aligned");
+            p.off_ow = (uint32_t)(wo->l.offset + e0 - base);
         } else if ((st = index_dummy_bind(ctx, 1, &b[4])))
             return st;
         p.n_rows = (uint32_t)(e1 - e0);

@@ -1,0 +1,212 @@
+/* Harness entries for the losses and misc ops (src/ops/loss.c, misc.c): each loss over its
+ * reductions (variants), class indices as fixed i32 inputs, logits and elementwise inputs in the
+ * case's layouts; the misc ops over every dtype. */
+#include <math.h>
+#include <string.h>
+
+#include "harness/harness.h"
+#include "ops/api.h"
+#include "ops/ops.h"
+
+#define DIMS(...) (int64_t[]){__VA_ARGS__}
+
+static void set(hx_input *in, wgt_dtype dt, int ndim, const int64_t *shape, hx_dom dom)
+{
+    in->dtype = dt;
+    in->ndim = ndim;
+    for (int d = 0; d < ndim; d++) in->shape[d] = shape[d];
+    in->dom = dom;
+}
+
+static void fixed(hx_input *in, wgt_dtype dt, int ndim, const int64_t *shape, hx_dom dom)
+{
+    set(in, dt, ndim, shape, dom);
+    in->fixed_layout = 1;
+}
+
+static const hx_dom logit = {-4, 4, 0, 0}, prob = {0.02, 0.98, 0, 0}, pos = {0.5, 2, 0, 0};
+
+/* ---- cross_entropy, nll_loss: x [N, C, (d)], target [N, (d)] in [0, C), weight [C] ---------- */
+
+static int setup_classes(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+{
+    int64_t C;
+    switch (c) {
+    case HX_CONTIGUOUS: case HX_STRIDED: case HX_BROADCAST: case HX_SPECIAL:
+        C = 37, set(&in[0], dt, 3, DIMS(6, 37, 5), logit), fixed(&in[1], WGT_I32, 2, DIMS(6, 5), logit); break;
+    case HX_EMPTY: C = 5, set(&in[0], dt, 2, DIMS(0, 5), logit), fixed(&in[1], WGT_I32, 1, DIMS(0), logit); break;
+    case HX_ODD1: C = 1, set(&in[0], dt, 2, DIMS(1, 1), logit), fixed(&in[1], WGT_I32, 1, DIMS(1), logit); break;
+    case HX_ODD7: C = 7, set(&in[0], dt, 1, DIMS(7), logit), fixed(&in[1], WGT_I32, 0, NULL, logit); break;
+    case HX_ODD_LARGE: C = 151936, set(&in[0], dt, 2, DIMS(3, 151936), logit), fixed(&in[1], WGT_I32, 1, DIMS(3), logit); break;
+    case HX_BIG: C = 16385, set(&in[0], dt, 2, DIMS(2049, 16385), logit), fixed(&in[1], WGT_I32, 1, DIMS(2049), logit); break;
+    default: return 0;
+    }
+    in[1].index_bound = (int)C;
+    fixed(&in[2], dt, 1, &C, pos);
+    return 3;
+}
+
+/* Variants: mean; none with weight and smoothing 0.1; sum, ignoring class 1 */
+static wgt_status call_cross_entropy(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+{
+    int nll = !strcmp(op->name, "nll_loss");
+    const wgt_tensor *w = v == 1 ? in[2] : NULL;
+    wgt_reduction red = v == 0 ? WGT_REDUCTION_MEAN : v == 1 ? WGT_REDUCTION_NONE : WGT_REDUCTION_SUM;
+    int64_t ignore = v == 2 ? 1 : -100;
+    if (nll) return wgt_nll_loss(in[0], in[1], w, ignore, red, out);
+    return wgt_cross_entropy(in[0], in[1], w, ignore, v == 1 ? 0.1 : 0, red, out);
+}
+
+/* probabilities: target of x's shape in [0, 1] */
+static int setup_probs(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+{
+    switch (c) {
+    case HX_CONTIGUOUS: case HX_STRIDED: case HX_BROADCAST: case HX_SPECIAL: set(&in[0], dt, 3, DIMS(6, 37, 5), logit); break;
+    case HX_EMPTY: set(&in[0], dt, 2, DIMS(0, 5), logit); break;
+    case HX_ODD7: set(&in[0], dt, 1, DIMS(7), logit); break;
+    default: return 0;
+    }
+    set(&in[1], dt, in[0].ndim, in[0].shape, prob);
+    fixed(&in[2], dt, 1, &in[0].shape[in[0].ndim == 1 ? 0 : 1], pos);
+    return 3;
+}
+
+static wgt_status call_probs(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+{
+    wgt_reduction red = v == 0 ? WGT_REDUCTION_MEAN : v == 1 ? WGT_REDUCTION_NONE : WGT_REDUCTION_SUM;
+    return wgt_cross_entropy(in[0], in[1], v == 1 ? in[2] : NULL, -100, v == 2 ? 0.2 : 0, red, out);
+}
+
+/* ---- elementwise losses: x and target of the case's shape (broadcast: target [last dim]) ----- */
+
+static int setup_pointwise(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+{
+    if (c == HX_BIG) return 0;
+    in[0].dtype = dt;
+    hx_case_shape(c, &in[0]);
+    in[1] = in[0];
+    if (c == HX_BROADCAST) in[1].ndim = 1, in[1].shape[0] = in[0].shape[1];
+    int bce = !strcmp(op->name, "binary_cross_entropy"), kl = !strcmp(op->name, "kl_div");
+    in[0].dom = bce ? prob : kl ? (hx_dom){-5, -0.01, 0, 0} : logit;
+    in[1].dom = bce || kl || !strcmp(op->name, "binary_cross_entropy_with_logits") ? (hx_dom){0, 1, 0, 0} : logit;
+    /* weight and pos_weight: the last dim (or a scalar), fixed */
+    int64_t last = in[0].ndim ? in[0].shape[in[0].ndim - 1] : 1;
+    fixed(&in[2], dt, in[0].ndim ? 1 : 0, &last, pos);
+    fixed(&in[3], dt, in[0].ndim ? 1 : 0, &last, pos);
+    return 4;
+}
+
+static wgt_status call_pointwise(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+{
+    wgt_reduction red = (wgt_reduction)(v % 3);
+    switch (op->code) {
+    case WGT_CPU_LOSS_MSE: return wgt_mse_loss(in[0], in[1], red, out);
+    case WGT_CPU_LOSS_L1: return wgt_l1_loss(in[0], in[1], red, out);
+    case WGT_CPU_LOSS_SMOOTH_L1: return wgt_smooth_l1_loss(in[0], in[1], red, v < 3 ? 1.0 : 0.0, out);
+    case WGT_CPU_LOSS_HUBER: return wgt_huber_loss(in[0], in[1], red, v < 3 ? 1.0 : 2.5, out);
+    case WGT_CPU_LOSS_BCE: return wgt_binary_cross_entropy(in[0], in[1], v < 3 ? NULL : in[2], red, out);
+    case WGT_CPU_LOSS_BCE_LOGITS:
+        return wgt_binary_cross_entropy_with_logits(in[0], in[1], v < 3 ? NULL : in[2], v < 3 ? NULL : in[3], red, out);
+    default: return v == 3 ? wgt_kl_div(in[0], in[1], WGT_REDUCTION_BATCHMEAN, 0, out) : wgt_kl_div(in[0], in[1], red, v == 4, out);
+    }
+}
+
+static wgt_status call_cosine(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+{
+    return wgt_cosine_similarity(in[0], in[1], v ? 0 : -1, 1e-8, out);
+}
+
+static int setup_cosine(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+{
+    if (c == HX_SCALAR || c == HX_BIG) return 0;
+    return setup_pointwise(op, c, dt, in) ? 2 : 0;
+}
+
+/* ---- misc ------------------------------------------------------------------------------------- */
+
+/* x [5, 7] (2-D cases), [7] / [1] (1-D), [4, 0] empty. */
+static int setup_matrix(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+{
+    in[0].dtype = dt;
+    in[0].dom = (hx_dom){-20, 20, 0, 0};
+    switch (c) {
+    case HX_CONTIGUOUS: case HX_STRIDED: case HX_BROADCAST: case HX_SPECIAL: set(&in[0], dt, 2, DIMS(5, 7), in[0].dom); break;
+    case HX_EMPTY: set(&in[0], dt, 2, DIMS(4, 0), in[0].dom); break;
+    case HX_ODD1: set(&in[0], dt, 1, DIMS(1), in[0].dom); break;
+    case HX_ODD7: set(&in[0], dt, 1, DIMS(7), in[0].dom); break;
+    default: return 0;
+    }
+    return 1;
+}
+
+static wgt_status call_diff(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+{
+    return wgt_diff(in[0], v + 1, -1, NULL, NULL, out);
+}
+
+static wgt_status call_trace(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+{
+    return wgt_trace(in[0], out);
+}
+
+static wgt_status call_diag(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+{
+    static const int64_t k[3] = {0, 2, -3};
+    if (!strcmp(op->name, "diag_embed")) return wgt_diag_embed(in[0], k[v], v == 1 ? 0 : -2, -1, out);
+    return wgt_diag(in[0], k[v], out);
+}
+
+static int setup_cdist(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+{
+    switch (c) {
+    case HX_CONTIGUOUS: case HX_STRIDED: case HX_SPECIAL: set(&in[0], dt, 3, DIMS(2, 9, 5), logit), set(&in[1], dt, 2, DIMS(7, 5), logit); break;
+    case HX_BROADCAST: set(&in[0], dt, 3, DIMS(3, 4, 6), logit), set(&in[1], dt, 3, DIMS(3, 40, 6), logit); break;
+    case HX_EMPTY: set(&in[0], dt, 2, DIMS(0, 5), logit), set(&in[1], dt, 2, DIMS(7, 5), logit); break;
+    case HX_ODD1: set(&in[0], dt, 2, DIMS(1, 1), logit), set(&in[1], dt, 2, DIMS(1, 1), logit); break;
+    default: return 0;
+    }
+    return 2;
+}
+
+/* p = 2 (the product when P or R > 25), 1, inf, 0, 3 */
+static wgt_status call_cdist(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+{
+    static const double p[5] = {2, 1, INFINITY, 0, 3};
+    return wgt_cdist(in[0], in[1], p[v], WGT_CDIST_MM_IF_NECESSARY, out);
+}
+
+void hx_table_loss(hx_add_fn add)
+{
+    const hx_tol rows = {2e-5, 2e-5, "f32 log-sum-exp over up to 37 logits and sums of up to 30 rows against double"};
+    hx_op *o = add("cross_entropy", "loss", HX_FLOATS, setup_classes, call_cross_entropy);
+    o->n_variants = 3, o->tol = rows, o->big = 1, o->large = 1;
+    o->tol.why = "f32 log-sum-exp (up to 151936 logits in [-4, 4]) and sums of the row losses against double";
+    o = add("nll_loss", "loss", HX_FLOATS, setup_classes, call_cross_entropy);
+    o->n_variants = 3, o->tol = (hx_tol){1e-6, 1e-6, "a pick and f32 sums of up to 30 values"};
+    o = add("cross_entropy_probs", "loss", HX_FLOATS, setup_probs, call_probs);
+    o->n_variants = 3, o->tol = rows;
+    static const char *names[WGT_CPU_LOSS_COUNT] = {"mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
+                                                    "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div"};
+    for (int k = 0; k < WGT_CPU_LOSS_COUNT; k++) {
+        o = add(names[k], "loss", HX_FLOATS, setup_pointwise, call_pointwise);
+        o->code = k;
+        o->n_variants = k == WGT_CPU_LOSS_KL_DIV ? 5 : k >= WGT_CPU_LOSS_SMOOTH_L1 ? 6 : 3;
+        /* squares of 1e30 are inf in f32, finite in double */
+        o->no_huge = 1;
+        o->tol = (hx_tol){2e-5, 2e-5, "f32 logs/exps of one element and f32 sums of up to 1961 values against double"};
+    }
+    o = add("cosine_similarity", "loss", HX_FLOATS, setup_cosine, call_cosine);
+    o->n_variants = 2, o->no_huge = 1;
+    o->tol = (hx_tol){2e-5, 2e-5, "f32 dot products and norms of up to 53 values against double"};
+    o = add("diff", "misc", HX_ALL, setup_matrix, call_diff);
+    o->n_variants = 2; /* n = 1, 2 */
+    o = add("trace", "misc", HX_ALL, setup_matrix, call_trace);
+    o->tol = (hx_tol){1e-6, 1e-5, "an f32 sum of up to 5 values"};
+    o = add("diag", "misc", HX_ALL, setup_matrix, call_diag);
+    o->n_variants = 3; /* offsets 0, 2, -3 */
+    o = add("diag_embed", "misc", HX_ALL, setup_matrix, call_diag);
+    o->n_variants = 3; /* offsets 0, 2 (dims 0, -1), -3 */
+    o = add("cdist", "misc", HX_FLOATS, setup_cdist, call_cdist);
+    o->n_variants = 5, o->no_huge = 1;
+    o->tol = (hx_tol){2e-5, 2e-4, "f32 sums of up to 6 terms; p = 2 through the product loses ~1e-7 |a|^2 before the sqrt"};
+}
