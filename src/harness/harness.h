@@ -98,6 +98,7 @@ struct hx_op {
 /* Table building (table.c; table_ops.c adds the ops beyond the elementwise family). */
 typedef hx_op *(*hx_add_fn)(const char *name, const char *family, uint32_t dtypes, hx_setup_fn setup, hx_call_fn call);
 void hx_table_ops(hx_add_fn add);
+void hx_table_loss(hx_add_fn add); /* table_loss.c: losses, diff/trace/diag/cdist */
 void hx_table_sort(hx_add_fn add); /* table_sort.c: sorting and searching */
 void hx_table_conv(hx_add_fn add); /* table_conv.c: convolutions */
 void hx_table_random(hx_add_fn add);
