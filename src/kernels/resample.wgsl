@@ -34,40 +34,42 @@ fn plane_base(plane: u32) -> u32 {
 @group(0) @binding(2) var<storage, read> gs: array<u32>;
 @group(0) @binding(3) var<storage, read_write> out: array<u32>;
 
-struct Taps { n: u32, i: vec4<u32>, w: vec4<f32> };
+// Source index of output position o for nearest / nearest-exact along a dim (n in, m out, scale s).
+fn nearest_index(o: u32, n: u32, m: u32, s: f32) -> u32 {
+    var i: u32;
+    if (p.mode == 1u) { i = u32(floor((f32(o) + 0.5) * s)); }
+    else if (m == n) { i = o; }                 // PyTorch's nearest_idx shortcuts
+    else if (m == 2u * n) { i = o >> 1u; }
+    else { i = u32(floor(f32(o) * s)); }
+    return min(i, n - 1u);
+}
 
 fn cubic1(x: f32) -> f32 { let A = -0.75; return ((A + 2.0) * x - (A + 3.0)) * x * x + 1.0; }
 fn cubic2(x: f32) -> f32 { let A = -0.75; return ((A * x - 5.0 * A) * x + 8.0 * A) * x - 4.0 * A; }
 
-// The taps of output position o along a dim of input size n, output size m, f32 scale s.
-fn dim_taps(o: u32, n: u32, m: u32, s: f32) -> Taps {
-    var t: Taps;
-    if (p.mode <= 1u) {
-        var i: u32;
-        if (p.mode == 1u) { i = u32(floor((f32(o) + 0.5) * s)); }
-        else if (m == n) { i = o; }                 // PyTorch's nearest_idx shortcuts
-        else if (m == 2u * n) { i = o >> 1u; }
-        else { i = u32(floor(f32(o) * s)); }
-        t.n = 1u;
-        t.i = vec4<u32>(min(i, n - 1u), 0u, 0u, 0u);
-        t.w = vec4<f32>(1.0, 0.0, 0.0, 0.0);
-        return t;
-    }
+// Linear (2 taps in .xy) or cubic (4 taps) of output position o along a dim: indices and weights.
+struct Taps { i: vec4<u32>, w: vec4<f32> };
+
+fn dim_taps(o: u32, n: u32, s: f32) -> Taps {
     var src = select(s * (f32(o) + 0.5) - 0.5, s * f32(o), p.align != 0u);
     if (p.mode == 2u && src < 0.0) { src = 0.0; }
     let i0 = min(i32(floor(src)), i32(n) - 1);
     let lam = clamp(src - f32(i0), 0.0, 1.0);
     if (p.mode == 2u) {
-        t.n = 2u;
-        t.i = vec4<u32>(u32(i0), u32(i0) + select(0u, 1u, i0 < i32(n) - 1), 0u, 0u);
-        t.w = vec4<f32>(1.0 - lam, lam, 0.0, 0.0);
-        return t;
+        return Taps(vec4<u32>(u32(i0), u32(i0) + select(0u, 1u, i0 < i32(n) - 1), 0u, 0u),
+                    vec4<f32>(1.0 - lam, lam, 0.0, 0.0));
     }
-    t.n = 4u;
-    t.w = vec4<f32>(cubic2(lam + 1.0), cubic1(lam), cubic1(1.0 - lam), cubic2(2.0 - lam));
     let hi = i32(n) - 1;
-    t.i = vec4<u32>(u32(clamp(i0 - 1, 0, hi)), u32(clamp(i0, 0, hi)), u32(clamp(i0 + 1, 0, hi)), u32(clamp(i0 + 2, 0, hi)));
-    return t;
+    return Taps(vec4<u32>(u32(clamp(i0 - 1, 0, hi)), u32(clamp(i0, 0, hi)), u32(clamp(i0 + 1, 0, hi)),
+                          u32(clamp(i0 + 2, 0, hi))),
+                vec4<f32>(cubic2(lam + 1.0), cubic1(lam), cubic1(1.0 - lam), cubic2(2.0 - lam)));
+}
+
+// One row of taps: the weighted sum of 2 (linear) or 4 (cubic) elements at row + t.i * sxw.
+fn row_sum(row: u32, t: Taps) -> f32 {
+    let a = f32(ldx(row + t.i.x * p.sxw)) * t.w.x + f32(ldx(row + t.i.y * p.sxw)) * t.w.y;
+    if (p.mode == 2u) { return a; }
+    return a + f32(ldx(row + t.i.z * p.sxw)) * t.w.z + f32(ldx(row + t.i.w * p.sxw)) * t.w.w;
 }
 
 fn interp_one(e: u32) -> CT {
@@ -77,17 +79,17 @@ fn interp_one(e: u32) -> CT {
     let oh = r / p.OW;
     let ow = r % p.OW;
     let base = p.off_x + plane_base(plane);
-    var th: Taps;
-    if (p.sp2 != 0u) { th = dim_taps(oh, p.H, p.OH, p.scale_h); }
-    else { th.n = 1u; th.i = vec4<u32>(0u); th.w = vec4<f32>(1.0, 0.0, 0.0, 0.0); }
-    let tw = dim_taps(ow, p.W, p.OW, p.scale_w);
-    if (p.mode <= 1u) { return ldx(base + th.i[0] * p.sxh + tw.i[0] * p.sxw); }
-    var acc = 0.0;
-    for (var a = 0u; a < th.n; a = a + 1u) {
-        let row = base + th.i[a] * p.sxh;
-        var rs = 0.0;
-        for (var b = 0u; b < tw.n; b = b + 1u) { rs = rs + tw.w[b] * f32(ldx(row + tw.i[b] * p.sxw)); }
-        acc = acc + th.w[a] * rs;
+    if (p.mode <= 1u) {
+        var ih = 0u;
+        if (p.sp2 != 0u) { ih = nearest_index(oh, p.H, p.OH, p.scale_h); }
+        return ldx(base + ih * p.sxh + nearest_index(ow, p.W, p.OW, p.scale_w) * p.sxw);
+    }
+    let tw = dim_taps(ow, p.W, p.scale_w);
+    if (p.sp2 == 0u) { return CT(row_sum(base, tw)); }
+    let th = dim_taps(oh, p.H, p.scale_h);
+    var acc = th.w.x * row_sum(base + th.i.x * p.sxh, tw) + th.w.y * row_sum(base + th.i.y * p.sxh, tw);
+    if (p.mode == 3u) {
+        acc = acc + th.w.z * row_sum(base + th.i.z * p.sxh, tw) + th.w.w * row_sum(base + th.i.w * p.sxh, tw);
     }
     return CT(acc);
 }
