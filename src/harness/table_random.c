@@ -22,7 +22,7 @@ static int setup_shape(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
 /* x (or p): the case's shape and layouts. */
 static int setup_input(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
 {
-    if (c == HX_BIG) return 0;
+    if ((c == HX_BIG || c == HX_ODD_LARGE) && dt != WGT_F32) return 0;
     in[0].dtype = dt;
     in[0].dom = op->dom;
     hx_case_shape(c, &in[0]);
@@ -99,8 +99,10 @@ void hx_table_random(hx_add_fn add)
     o->n_variants = 2;
     o = add("bernoulli", "random", HX_FLOATS, setup_input, call_random);
     o->dom = (hx_dom){-0.1, 1.1, 0, 0}; /* out of [0, 1] acts as clamped */
+    o->big = 1, o->large = 1;
     o = add("dropout", "random", HX_FLOATS, setup_input, call_random);
     o->n_variants = 3; /* p 0.3; with the mask; p 1 with the mask */
+    o->big = 1, o->big_variant = 1, o->large = 1;
     o->dom = (hx_dom){-4, 4, 0, 0};
     o = add("multinomial", "random", HX_FLOATS, setup_probs, call_random);
     o->n_variants = 2; /* 17 without replacement, 300 with */

@@ -8,7 +8,8 @@
 //
 // Elementwise kinds (0..6): an invocation computes one Philox block, elements 4t..4t+3 of the
 // dispatch, and writes their whole output words (4 is a multiple of every PACK).
-// Multinomial (7): a workgroup per row; see wgt_cpu_multinomial for the summation order it keeps.
+// Multinomial (7): a workgroup per row (with replacement and many samples: several, each summing
+// the row again); see wgt_cpu_multinomial for the summation order it keeps.
 // Shuffle (8): randperm of n <= 2048 in one workgroup.
 
 struct Params {
@@ -29,7 +30,7 @@ struct Params {
     K: u32,        // multinomial: categories; randperm: n in total
     S: u32,        // multinomial: samples per row; randperm: Feistel half width h
     C: u32,        // multinomial: chunk length ceil(K / 256)
-    e0: u32,       // randperm: the element index this dispatch starts at
+    e0: u32,       // randperm: the element index this dispatch starts at; multinomial: workgroups per row
     has_x: u32,    // bernoulli: p from xs (else p.a)
     repl: u32,     // multinomial: with replacement (else the scratch copy in aux is drawn from)
 };
@@ -231,7 +232,7 @@ fn sample_word(g: u32) -> u32 {
     return w[g % 4u];
 }
 
-fn multinomial(r: u32, lid: u32) {
+fn multinomial(r: u32, part: u32, lid: u32) {
     if (p.repl == 0u) { // without replacement: the row's weights into the scratch copy
         let a = lid * p.C;
         let b = min(a + p.C, p.K);
@@ -246,8 +247,8 @@ fn multinomial(r: u32, lid: u32) {
     if (lid == 0u) { prefix_from(0u); }
     workgroupBarrier();
     var ov: array<CT, 4>;
-    if (p.repl != 0u) {
-        for (var s = lid; s < p.S; s = s + CHUNKS) {
+    if (p.repl != 0u) { // part `part` of the row's e0 workgroups draws every e0-th run of 256 samples
+        for (var s = part * CHUNKS + lid; s < p.S; s = s + CHUNKS * p.e0) {
             ov[0] = CT(draw(r, u01(sample_word(r * p.S + s))));
             st(p.out_w0 + r * p.S + s, ov);
         }
@@ -300,7 +301,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: 
         @builtin(local_invocation_index) lid: u32) {
     let g = wid.x + wid.y * groups.x;
     if (KIND == 7u) {
-        if (g < p.n) { multinomial(g, lid); }
+        if (g < p.n * p.e0) { multinomial(g / p.e0, g % p.e0, lid); }
         return;
     }
     if (KIND == 8u) {

@@ -405,8 +405,14 @@ static wgt_status mn_gpu(wgt_context *ctx, uint64_t seed, uint64_t block, const 
         int64_t nk = N * K;
         if (!(st = wgt_tensor_new(ctx, WGT_F32, 1, &nk, &scratch))) st = op_bind_all(scratch, &b[2], &base);
     }
+    /* with replacement, rows with many samples spread them over several workgroups (each sums the
+     * row's weights again: worth it from about 4 samples per invocation) */
+    int64_t parts = replacement ? S / 1024 : 1;
+    if (parts > 64) parts = 64;
+    if (parts < 1) parts = 1;
+    p.e0 = (uint32_t)parts;
     uint32_t gx, gy;
-    op_grid(ctx, (uint64_t)N, &gx, &gy);
+    op_grid(ctx, (uint64_t)(N * parts), &gx, &gy);
     if (!st) st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 3, gx, gy, 1);
     wgt_tensor_free(scratch);
     return st;

@@ -298,14 +298,15 @@ static void test_reference(void)
         both(what, mk_randperm, &pm, 0, 0, 0);
     }
     for (int rep = 0; rep < 2; rep++) {
-        input cases[5] = {
+        input cases[6] = {
             {WGT_F32, 1, 5, 0, 2, 0, rep ? 9 : 5, rep}, /* [K] -> i64 */
             {WGT_F16, 19, 300, 0, 2, 0, rep ? 700 : 100, rep}, /* chunks of 2, zero weights */
             {WGT_BF16, 37, 11, 1, 2, 0, 11, rep},       /* transposed, every category without replacement */
             {WGT_F32, 3, 50000, 0, 2, 0, 33, rep},      /* long rows */
             {WGT_F32, 4, 9, 0, 0, 0, 9, rep},           /* negative and NaN weights */
+            {WGT_F32, 2, 300, 0, 2, 0, rep ? 5000 : 300, rep}, /* with replacement: 4 workgroups a row */
         };
-        for (int c = 0; c < 5; c++) {
+        for (int c = 0; c < 6; c++) {
             snprintf(what, sizeof what, "multinomial case %d %s replacement", c, rep ? "with" : "without");
             both(what, mk_multinomial, &cases[c], 0, 0, 0);
         }
