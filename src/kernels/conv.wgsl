@@ -11,7 +11,8 @@
 // [Cin, Cout/G, K..]); padding reads zeros (multiplied like any input, as a zero-padded product).
 //
 // The prelude (src/ops/conv.c) supplies the loaders ldx, ldw, ldb (-> f32), the storer st, and
-// `const PACK: u32` (outputs per 32-bit word) and `const TM: u32` (gemm: pixels per invocation).
+// `const PACK: u32` (outputs per 32-bit word), `const TM: u32` (gemm: pixels per invocation) and
+// `const DW_TILE: u32` (depthwise: the input region's capacity).
 
 struct Params {
     isz: vec4<u32>,  // input spatial sizes S0, S1, S2; Cin
@@ -299,5 +300,68 @@ fn gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             for (var q = 0u; q < PACK; q++) { u[q] = acc[i + q][j] + bv; }
             st(p.out_w0 + e / PACK, u);
         }
+    }
+}
+
+// ---- depthwise 2-D (groups == Cin, one input channel per output channel) ----
+// A workgroup computes a 32 x 32 tile of one output plane (n, co): it reads the input region
+// the tile needs (zeros in the padding) and the plane's K0 x K1 weights into workgroup memory once,
+// then each invocation computes 4 neighbouring outputs of a row from there. Spatial dims are the
+// last two (osz.y, osz.z); the op checks osz.x == 1, the region fits DW_TILE and OW % PACK == 0.
+
+const DW_TAPS: u32 = 256u;   // DW_TILE (input region elements, <= 6144) comes from the prelude
+
+var<workgroup> Xt: array<f32, DW_TILE>;
+var<workgroup> Wt: array<f32, DW_TAPS>;
+
+@compute @workgroup_size(256)
+fn depthwise(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let tiles_w = (p.osz.z + 31u) / 32u;
+    let oh0 = (wid.x / tiles_w) * 32u;
+    let ow0 = (wid.x % tiles_w) * 32u;
+    let plane = wid.y + wid.z * 65535u; // (n, co) within this dispatch
+    if (plane >= p.n_img * p.osz.w) { return; }
+    let n = plane / p.osz.w;
+    let co = plane % p.osz.w;
+    let c = co / p.str.w;
+    // the input region: rows from oh0 * s - pad, columns from ow0 * s - pad
+    let ih = 31u * p.str.y + (p.ksz.y - 1u) * p.dil.y + 1u;
+    let iw = 31u * p.str.z + (p.ksz.z - 1u) * p.dil.z + 1u;
+    let r0 = i32(oh0 * p.str.y) - p.pad.y;
+    let q0 = i32(ow0 * p.str.z) - p.pad.z;
+    let xb = p.x_off + n * p.xn + c * p.xs.w;
+    for (var e = lid; e < ih * iw; e = e + 256u) {
+        let r = r0 + i32(e / iw);
+        let q = q0 + i32(e % iw);
+        var v = 0.0;
+        if (r >= 0 && r < i32(p.isz.y) && q >= 0 && q < i32(p.isz.z)) { v = ldx(xb + u32(r) * p.xs.y + u32(q) * p.xs.z); }
+        Xt[e] = v;
+    }
+    let taps = p.ksz.y * p.ksz.z;
+    for (var e = lid; e < taps; e = e + 256u) { Wt[e] = ldw(p.w_off + co * taps + e); }
+    workgroupBarrier();
+
+    let tx = lid % 8u;
+    let ty = lid / 8u;
+    let oh = oh0 + ty;
+    let ow = ow0 + tx * 4u;
+    if (oh >= p.osz.y || ow >= p.osz.z) { return; }
+    var acc = vec4<f32>(0.0);
+    for (var k0 = 0u; k0 < p.ksz.y; k0++) {
+        let row = (ty * p.str.y + k0 * p.dil.y) * iw + tx * 4u * p.str.z;
+        for (var k1 = 0u; k1 < p.ksz.z; k1++) {
+            let wv = Wt[k0 * p.ksz.z + k1];
+            let b = row + k1 * p.dil.z;
+            let xv = vec4<f32>(Xt[b], Xt[b + p.str.z], Xt[b + 2u * p.str.z], Xt[b + 3u * p.str.z]);
+            acc = fma(xv, vec4<f32>(wv), acc);
+        }
+    }
+    acc = acc + vec4<f32>(bias_of(co));
+    let e0 = (plane * p.osz.y + oh) * p.osz.z + ow;
+    for (var h = 0u; h < 4u / PACK; h++) {
+        if (ow + h * PACK >= p.osz.z) { break; }
+        var u: array<f32, 4>;
+        for (var q = 0u; q < PACK; q++) { u[q] = acc[h * PACK + q]; }
+        st(p.out_w0 + e0 / PACK + h, u);
     }
 }

@@ -27,10 +27,21 @@ static int use_gemm(int64_t cin_g, int64_t cout_g, int64_t M)
  * large device, else 4. */
 static int gemm_tm(int64_t M, int64_t cout_g) { return M * ((cout_g + 63) / 64) >= 8192 ? 8 : 4; }
 
+/* Input elements a depthwise workgroup may hold: 24 KiB, or what the device's workgroup memory
+ * leaves beside the taps (1 KiB) and the GEMM tiles that share the module. */
+static uint32_t dw_tile(wgt_context *ctx)
+{
+    uint32_t lim = ctx->info.limits.max_compute_workgroup_storage_size, t = 6144;
+    if (lim < 4096 + 1024) return 0;
+    if ((lim - 1024) / 4 < t) t = (lim - 1024) / 4;
+    return t;
+}
+
 static wgt_status conv_kernel(wgt_context *ctx, const char *entry, int tm, wgt_dtype dt, wgt_kernel **k)
 {
     char pre[4096];
-    snprintf(pre, sizeof pre, "const PACK: u32 = %du;\nconst TM: u32 = %du;\n", op_pack(dt), tm);
+    snprintf(pre, sizeof pre, "const PACK: u32 = %du;\nconst TM: u32 = %du;\nconst DW_TILE: u32 = %uu;\n", op_pack(dt), tm,
+             dw_tile(ctx) ? dw_tile(ctx) : 1);
     op_wgsl_loader(pre, sizeof pre, "ldx", "xs", dt, "f32");
     op_wgsl_loader(pre, sizeof pre, "ldw", "ws", dt, "f32");
     op_wgsl_loader(pre, sizeof pre, "ldb", "bs", dt, "f32");
@@ -73,6 +84,11 @@ static wgt_status conv_gpu(wgt_context *ctx, const char *op, int transposed, con
     int pack = op_pack(dt);
     int gemm = !transposed && P % pack == 0 && use_gemm(cin_g, cout_g, N * P);
     int tm = gemm ? gemm_tm(N * P, cout_g) : 4, bm = 16 * tm;
+    /* depthwise 2-D: 32 x 32 output tiles whose input region and taps fit workgroup memory */
+    int64_t reg = (31 * p.str[1] + (p.ksz[1] - 1) * (int64_t)p.dil[1] + 1) * (31 * p.str[2] + (p.ksz[2] - 1) * (int64_t)p.dil[2] + 1);
+    int64_t tiles = ((p.osz[1] + 31) / 32) * ((p.osz[2] + 31) / 32);
+    int dw = !transposed && nsp == 2 && cin_g == 1 && p.ksz[1] * p.ksz[2] <= 256 && reg <= dw_tile(ctx) &&
+             p.osz[2] % pack == 0 && tiles <= (int64_t)ctx->info.limits.max_compute_workgroups_per_dimension;
     const wgt_layout *ls[2] = {&x->l, &y->l};
     int64_t per = op_rows_per_chunk(ctx, ls, 2);
     if (per == 0) return op_fail(ctx, WGT_ERR_LIMIT, "%s: one image of x or of the output is larger than a storage binding", op);
@@ -87,7 +103,7 @@ static wgt_status conv_gpu(wgt_context *ctx, const char *op, int transposed, con
         return op_fail(ctx, WGT_ERR_LIMIT, "%s: cannot split the batch on 32-bit words of the output", op);
 
     wgt_kernel *k;
-    wgt_status st = conv_kernel(ctx, gemm ? "gemm" : "direct", tm, dt, &k);
+    wgt_status st = conv_kernel(ctx, gemm ? "gemm" : dw ? "depthwise" : "direct", tm, dt, &k);
     if (st) return st;
     wgt_binding bind[4];
     int64_t base;
@@ -113,7 +129,11 @@ static wgt_status conv_gpu(wgt_context *ctx, const char *op, int transposed, con
         p.out_w0 = (uint32_t)((e0 - base) / pack);
         p.n_img = (uint32_t)(n1 - n0);
         uint32_t gx, gy, gz = 1;
-        if (gemm) {
+        if (dw) {
+            uint64_t planes = (uint64_t)(n1 - n0) * Cout;
+            p.total = (uint32_t)(e1 - e0);
+            gx = (uint32_t)tiles, gy = planes < 65535 ? (uint32_t)planes : 65535u, gz = (uint32_t)((planes + 65534) / 65535);
+        } else if (gemm) {
             p.total = (uint32_t)((n1 - n0) * P);
             gx = (uint32_t)((cout_g + 63) / 64), gy = (uint32_t)((p.total + bm - 1) / bm), gz = (uint32_t)groups;
         } else {

@@ -1,7 +1,8 @@
 /* Convolutions on the GPU against the CPU reference (src/cpu/conv.c, double sums), and the
  * reference against values worked out by hand: conv1d/2d/3d with stride, asymmetric and 'same'
  * padding, dilation, groups, bias; the depthwise path (groups == C, with a channel multiplier);
- * the implicit-GEMM path (64 channels, 3x3) in f32, f16 and bf16, and the direct path where a
+ * the depthwise tile kernel (32 x 32 outputs from workgroup memory, several tiles, a channel
+ * multiplier); the implicit-GEMM path (64 channels, 3x3) in f32, f16 and bf16, and the direct path where a
  * 16-bit output's pixels per image are odd; conv_transpose1d/2d with stride, padding,
  * output_padding, dilation and groups; strided (transposed) inputs, NaN/inf, empty batches, no
  * input channels, a batch split over storage bindings (limit lowered), and bad arguments. */
@@ -61,6 +62,8 @@ static const spec specs[] = {
     {"depthwise 3x3", 0, 2, {2, 16, 15, 17}, {16, 1, 3, 3}, 1, P(.pad_begin = {1, 1}, .pad_end = {1, 1}, .groups = 16)},
     {"depthwise x2 stride 2", 0, 2, {1, 8, 14, 13}, {16, 1, 3, 3}, 0,
      P(.stride = {2, 2}, .pad_begin = {1, 1}, .pad_end = {1, 1}, .groups = 8)},
+    {"depthwise tiles 5x5 dil 2", 0, 2, {2, 4, 40, 70}, {8, 1, 5, 5}, 1,
+     P(.dilation = {2, 2}, .pad_begin = {4, 3}, .pad_end = {4, 5}, .groups = 4)},
     {"gemm 64ch 3x3", 0, 2, {2, 64, 12, 12}, {64, 64, 3, 3}, 1, P(.pad_begin = {1, 1}, .pad_end = {1, 1})},
     {"gemm 96ch stride 2 groups 2 (odd pixels)", 0, 2, {1, 96, 33, 33}, {80, 48, 3, 3}, 1,
      P(.stride = {2, 2}, .pad_begin = {1, 1}, .pad_end = {1, 1}, .groups = 2)},
