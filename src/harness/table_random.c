@@ -66,7 +66,11 @@ static wgt_status call_random(const hx_op *op, int v, wgt_tensor *const *in, wgt
     else if (!strcmp(op->name, "randint"))
         st = wgt_randint(ctx, g, dt == WGT_U8 || dt == WGT_U32 ? 0 : -100, v ? 100 : 7, dt, nd, sh, out);
     else if (!strcmp(op->name, "random_bits")) st = wgt_random_bits(ctx, g, nd, sh, out);
-    else if (!strcmp(op->name, "randperm")) st = wgt_randperm(ctx, g, v ? 100 : 1000 + wgt_tensor_numel(in[0]) % 1000, dt, out);
+    else if (!strcmp(op->name, "randperm")) { /* variant 0: the shuffle (n <= 2048) or, past it, Feistel */
+        int64_t n = v ? 4100 + wgt_tensor_numel(in[0]) % 1000 : 1 + wgt_tensor_numel(in[0]) % 2000;
+        int64_t most = dt == WGT_I8 ? 128 : dt == WGT_U8 || dt == WGT_BF16 ? 256 : dt == WGT_F16 ? 2048 : n;
+        st = wgt_randperm(ctx, g, n < most ? n : most, dt, out);
+    }
     else if (!strcmp(op->name, "bernoulli")) st = wgt_bernoulli(g, in[0], out);
     else if (!strcmp(op->name, "dropout")) st = wgt_dropout(g, in[0], v == 2 ? 1.0 : 0.3, 1, &out[0], v ? &out[1] : NULL);
     else st = wgt_multinomial(g, in[0], v ? 300 : 17, v, WGT_I32, out);
@@ -94,8 +98,7 @@ void hx_table_random(hx_add_fn add)
     o->n_variants = 2;
     o = add("random_bits", "random", HX_DT(WGT_U32), setup_shape, call_random);
     o->large = 1;
-    o = add("randperm", "random", HX_DT(WGT_I32) | HX_DT(WGT_I64) | HX_DT(WGT_U32) | HX_DT(WGT_F32), setup_shape,
-            call_random);
+    o = add("randperm", "random", HX_FLOATS | HX_INTS, setup_shape, call_random);
     o->n_variants = 2;
     o = add("bernoulli", "random", HX_FLOATS, setup_input, call_random);
     o->dom = (hx_dom){-0.1, 1.1, 0, 0}; /* out of [0, 1] acts as clamped */
