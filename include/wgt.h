@@ -16,6 +16,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -100,6 +101,9 @@ size_t wgt_dtype_size(wgt_dtype dtype);
  *   WGT_DEBUG=1                  log adapter and device information to stderr
  *   WGT_DUMP_SHADERS=dir         write every WGSL module compiled to dir
  *   WGT_MAX_BATCH=n              dispatches recorded before a submit (default 1024)
+ *   WGT_PROFILE=1                time every kernel on the GPU (timestamp queries; each dispatch in a
+ *                                pass of its own, a wait per submit) and print a table per kernel to
+ *                                stderr when the context is freed (wgt_context_profile_print)
  *   WGT_KERNEL_DIR=dir           load kernels from dir (NAME.wgsl) instead of the embedded copies
  *   WGT_DAWN_TOGGLES=a,b         Dawn device toggles, passed through (e.g. disable_robustness)
  *   WGT_STRICT=1                 an op without a GPU kernel for a dtype fails instead of falling back
@@ -140,6 +144,9 @@ const char *wgt_context_errmsg(const wgt_context *ctx);
 
 /* The sticky status of the context: WGT_ERR_DEVICE_LOST once the device is gone, else WGT_OK. */
 wgt_status wgt_context_health(const wgt_context *ctx);
+
+/* With WGT_PROFILE=1: the GPU time per kernel so far (calls, total, mean, share), to f. */
+void wgt_context_profile_print(wgt_context *ctx, FILE *f);
 
 /* Wait until every piece of work submitted so far has finished (timeout_ms < 0: no limit). */
 wgt_status wgt_context_sync(wgt_context *ctx, int timeout_ms);
@@ -1262,6 +1269,7 @@ typedef struct wgt_generate_stats {
     int64_t n_prompt, n_generated;
     double prefill_seconds, decode_seconds;
     uint64_t submits, dispatches;
+    double record_seconds; /* host time recording the decode steps (forward and sampling, before the wait) */
 } wgt_generate_stats;
 
 /* Called with each new token; return non-zero to stop. */

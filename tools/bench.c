@@ -65,8 +65,11 @@ static int bench_model(const char *path, const char *type, int64_t n_prompt, int
                n_prompt / s.prefill_seconds);
         printf("decode:  %lld tokens, %.1f tok/s, %.2f ms/token, %.0f GB/s of weights read\n",
                (long long)(s.n_generated - 1), dec, dec > 0 ? 1000 / dec : 0, read * dec / 1e9);
-        printf("per token: %.1f dispatches, %.2f submits\n", (double)s.dispatches / s.n_generated,
-               (double)s.submits / s.n_generated);
+        printf("per token: %.1f dispatches, %.2f submits, %.3f ms of host time recording (%.2f us per dispatch)\n",
+               (double)s.dispatches / s.n_generated, (double)s.submits / s.n_generated,
+               s.n_generated > 1 ? s.record_seconds * 1e3 / (s.n_generated - 1) : 0,
+               s.n_generated > 1 ? s.record_seconds * 1e6 / (s.n_generated - 1) / ((double)s.dispatches / s.n_generated)
+                                 : 0);
         rc = 0;
     } else
         fprintf(stderr, "wgt bench: %s\n", wgt_errmsg());

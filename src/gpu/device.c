@@ -589,7 +589,7 @@ wgt_status wgt_context_create(const wgt_context_options *opts, wgt_context **out
     if ((st = choose_adapter(ctx, &r, &ctx->adapter, &compat))) goto fail;
     fill_info(ctx->adapter, compat, &ctx->info);
     if ((st = create_device(ctx, &r))) goto fail;
-    if ((st = wgt_batch_init(ctx))) goto fail;
+    if ((st = wgt_batch_init(ctx)) || (st = wgt_prof_init(ctx))) goto fail;
     if (ctx->debug) log_info(ctx);
     *out = ctx;
     return WGT_OK;
@@ -610,9 +610,11 @@ void wgt_context_free(wgt_context *ctx)
         return;
     }
     if (ctx->device && !ctx->lost) {
+        if (ctx->prof) wgt_context_profile_print(ctx, stderr);
         wgt_gpu_flush(ctx);
         wgt_context_sync(ctx, 10000);
     }
+    wgt_prof_destroy(ctx);
     wgt_batch_destroy(ctx);
     wgt_kernel_cache_destroy(ctx);
     wgt_pool_destroy(ctx);

@@ -91,6 +91,7 @@ wgt_status wgt_gpu_flush(wgt_context *ctx)
 {
     if (!ctx->encoder) return WGT_OK;
     end_pass(ctx);
+    if (ctx->prof) wgt_prof_before_submit(ctx, ctx->encoder);
     WGPUCommandBuffer cb = wgt_W.CommandEncoderFinish(ctx->encoder, NULL);
     wgt_W.CommandEncoderRelease(ctx->encoder);
     ctx->encoder = NULL;
@@ -103,6 +104,10 @@ wgt_status wgt_gpu_flush(wgt_context *ctx)
     ctx->upload_used = 0;
     ctx->batch_dispatches = 0;
     ctx->stats.submits++;
+    if (ctx->prof) {
+        wgt_status st = wgt_prof_after_submit(ctx);
+        if (st) return st;
+    }
     return wgt_ctx_check(ctx);
 }
 
@@ -241,12 +246,20 @@ wgt_status wgt_gpu_dispatch(wgt_context *ctx, const wgt_kernel *k, const void *p
         return wgt_ctx_error(ctx, WGT_ERR_LIMIT, "kernel '%s': %u x %u x %u workgroups is past the limit of %u per "
                              "dimension", k->name, gx, gy, gz, lim->max_compute_workgroups_per_dimension);
     if (!gx || !gy || !gz) return WGT_OK;
-    if (ctx->batch_dispatches >= ctx->max_batch || ctx->uniform_used + WGT_UNIFORM_SLOT > ctx->uniform_capacity)
+    if (ctx->batch_dispatches >= ctx->max_batch || ctx->uniform_used + WGT_UNIFORM_SLOT > ctx->uniform_capacity ||
+        wgt_prof_full(ctx))
         if ((st = wgt_gpu_flush(ctx))) return st;
 
     WGPUBindGroup group;
     if ((st = bind_group(ctx, k, bs, n, &group))) return st;
     ensure_encoder(ctx);
+    if (ctx->prof) { /* a time-stamped pass of its own */
+        end_pass(ctx);
+        WGPUPassTimestampWrites tw;
+        wgt_prof_slot(ctx, k, &tw);
+        WGPUComputePassDescriptor d = {NULL, {k->name, WGPU_STRLEN}, &tw};
+        ctx->pass = wgt_W.CommandEncoderBeginComputePass(ctx->encoder, &d);
+    }
     if (!ctx->pass) ctx->pass = wgt_W.CommandEncoderBeginComputePass(ctx->encoder, NULL);
     wgt_W.ComputePassEncoderSetPipeline(ctx->pass, k->pipeline);
     if (k->has_uniform) {
@@ -258,6 +271,7 @@ wgt_status wgt_gpu_dispatch(wgt_context *ctx, const wgt_kernel *k, const void *p
     } else
         wgt_W.ComputePassEncoderSetBindGroup(ctx->pass, 0, group, 0, NULL);
     wgt_W.ComputePassEncoderDispatchWorkgroups(ctx->pass, gx, gy, gz);
+    if (ctx->prof) end_pass(ctx);
     ctx->batch_dispatches++;
     ctx->stats.dispatches++;
     return WGT_OK;

@@ -83,6 +83,8 @@ typedef struct wgt_bind_entry {
 #define WGT_KERNEL_BUCKETS 256
 #define WGT_BIND_BUCKETS 1024
 
+typedef struct wgt_profiler wgt_profiler;
+
 struct wgt_context {
     int cpu;                      /* no device: ops run the CPU reference */
     WGPUInstance instance;
@@ -125,6 +127,7 @@ struct wgt_context {
     uint32_t upload_used;
 
     /* Staging buffers for downloads (MAP_READ), reused. */
+    wgt_profiler *prof;           /* WGT_PROFILE=1 (src/gpu/profile.c), else NULL */
     WGPUBuffer staging;
     uint64_t staging_size;
 };
@@ -176,6 +179,14 @@ void wgt_batch_destroy(wgt_context *ctx);
 wgt_status wgt_batch_init(wgt_context *ctx);
 
 /* Wait for a future-style flag set by a callback, polling, with a time-out in ms (<0: none). */
+/* The kernel profiler (profile.c). */
+wgt_status wgt_prof_init(wgt_context *ctx);
+void wgt_prof_destroy(wgt_context *ctx);
+int wgt_prof_full(const wgt_context *ctx);
+void wgt_prof_slot(wgt_context *ctx, const wgt_kernel *k, WGPUPassTimestampWrites *tw);
+void wgt_prof_before_submit(wgt_context *ctx, WGPUCommandEncoder enc);
+wgt_status wgt_prof_after_submit(wgt_context *ctx);
+
 wgt_status wgt_gpu_wait_flag(wgt_context *ctx, volatile int *flag, int timeout_ms, const char *what);
 
 /* Time-stamped GPU timing of one batch of work (bench, profiler); 0 if unsupported. */

@@ -163,9 +163,17 @@ wgt_status wgt_model_forward(wgt_model *m, const int32_t *ids, int64_t L, int al
         int mark = s.n;
         wgt_tensor *h, *q, *k, *v, *q3, *k3, *v3, *qt, *kt, *vt, *qr, *kr;
         T(h, norm(m, x, W->attn_norm, W->attn_norm_b, &h));
-        T(q, linear(h, &W->wq, W->bq, &q));
-        T(k, linear(h, &W->wk, W->bk, &k));
-        T(v, linear(h, &W->wv, W->bv, &v));
+        if (W->wqkv.t) { /* one matmul; q, k and v are column ranges of its rows */
+            wgt_tensor *qkv;
+            T(qkv, linear(h, &W->wqkv, W->bqkv, &qkv));
+            T(q, wgt_tensor_narrow(qkv, 1, 0, Hq * hd, &q));
+            T(k, wgt_tensor_narrow(qkv, 1, Hq * hd, Hkv * hd, &k));
+            T(v, wgt_tensor_narrow(qkv, 1, (Hq + Hkv) * hd, Hkv * hd, &v));
+        } else {
+            T(q, linear(h, &W->wq, W->bq, &q));
+            T(k, linear(h, &W->wk, W->bk, &k));
+            T(v, linear(h, &W->wv, W->bv, &v));
+        }
         int64_t qs[3] = {L, Hq, hd}, ks[3] = {L, Hkv, hd};
         T(q3, wgt_tensor_reshape(q, 3, qs, &q3));
         T(k3, wgt_tensor_reshape(k, 3, ks, &k3));
@@ -209,8 +217,15 @@ wgt_status wgt_model_forward(wgt_model *m, const int32_t *ids, int64_t L, int al
             T(act, wgt_unary(WGT_UNARY_GELU_TANH, up, &act));
         } else {
             wgt_tensor *g, *sg;
-            T(g, linear(h2, &W->w_gate, NULL, &g));
-            T(up, linear(h2, &W->w_up, NULL, &up));
+            if (W->w_gu.t) {
+                wgt_tensor *gu;
+                T(gu, linear(h2, &W->w_gu, NULL, &gu));
+                T(g, wgt_tensor_narrow(gu, 1, 0, c->ffn, &g));
+                T(up, wgt_tensor_narrow(gu, 1, c->ffn, c->ffn, &up));
+            } else {
+                T(g, linear(h2, &W->w_gate, NULL, &g));
+                T(up, linear(h2, &W->w_up, NULL, &up));
+            }
             T(sg, wgt_unary(WGT_UNARY_SILU, g, &sg));
             T(act, wgt_binary(WGT_BINARY_MUL, sg, up, &act));
         }

@@ -113,12 +113,14 @@ wgt_status wgt_model_generate(wgt_model *m, const int32_t *prompt, int64_t n_pro
     for (int64_t step = 0; step < n_new; step++) {
         wgt_tensor *lg = NULL, *tok = NULL, *slot = NULL;
         int32_t next = 0;
+        double r0 = wgt_now_seconds();
         if ((st = wgt_model_forward(m, feed, n_feed, 0, &lg))) goto done;
         if (on_device) {
             st = wgt_sample_gpu(lg, hist_t, n_hist, sp, (uint32_t)step, &tok);
             /* the id joins the history on the device, then comes back: one submit per token */
             if (!st && n_hist < cap && !(st = wgt_tensor_narrow(hist_t, 0, n_hist, 1, &slot)))
                 st = wgt_tensor_assign(slot, tok);
+            if (step > 0) s.record_seconds += wgt_now_seconds() - r0;
             if (!st) st = wgt_tensor_to_host(tok, &next, sizeof next);
         } else {
             st = wgt_tensor_to_host(lg, logits, (size_t)V * sizeof *logits);

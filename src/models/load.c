@@ -643,6 +643,63 @@ static wgt_status check_fits(wgt_context *ctx, const source *src, int dequantize
     return WGT_OK;
 }
 
+/* ---- fusing weights ------------------------------------------------------------------------- */
+
+/* parts stacked along the rows into one weight when they share a type (and dtype), so one matmul
+ * (one dispatch, one pass over the input) computes them all; the parts are freed. */
+static wgt_status stack(wgt_context *ctx, mdl_weight **parts, int n, mdl_weight *out)
+{
+    const wgt_tensor *ts[4];
+    for (int i = 0; i < n; i++) {
+        if (!parts[i]->t || parts[i]->q != parts[0]->q ||
+            wgt_tensor_dtype(parts[i]->t) != wgt_tensor_dtype(parts[0]->t) ||
+            wgt_tensor_dim(parts[i]->t, 1) != wgt_tensor_dim(parts[0]->t, 1))
+            return WGT_OK;
+        ts[i] = parts[i]->t;
+    }
+    (void)ctx;
+    wgt_status st = wgt_cat(ts, n, 0, &out->t);
+    if (st) return st;
+    out->q = parts[0]->q;
+    for (int i = 0; i < n; i++) wgt_tensor_free(parts[i]->t), parts[i]->t = NULL;
+    return WGT_OK;
+}
+
+static wgt_status fuse_layers(wgt_model *m)
+{
+    wgt_status st;
+    for (int64_t i = 0; i < m->cfg.n_layers; i++) {
+        wgt_layer_weights *L = &m->layers[i];
+        /* biases: all three or none (a model with some is left unfused) */
+        int nb = !!L->bq + !!L->bk + !!L->bv;
+        if (nb == 0 || nb == 3) {
+            wgt_tensor *b = NULL;
+            if (nb == 3) {
+                const wgt_tensor *bs[3] = {L->bq, L->bk, L->bv};
+                wgt_tensor *bf[3] = {NULL, NULL, NULL};
+                for (int j = 0; j < 3; j++) /* one dtype for cat */
+                    if ((st = wgt_tensor_cast(bs[j], WGT_F32, &bf[j]))) return st;
+                st = wgt_cat((const wgt_tensor *const *)bf, 3, 0, &b);
+                for (int j = 0; j < 3; j++) wgt_tensor_free(bf[j]);
+                if (st) return st;
+            }
+            mdl_weight *qkv[3] = {&L->wq, &L->wk, &L->wv};
+            if ((st = stack(m->ctx, qkv, 3, &L->wqkv))) return st;
+            if (L->wqkv.t) {
+                L->bqkv = b;
+                wgt_tensor_free(L->bq), wgt_tensor_free(L->bk), wgt_tensor_free(L->bv);
+                L->bq = L->bk = L->bv = NULL;
+            } else
+                wgt_tensor_free(b);
+        }
+        if (L->w_gate.t) {
+            mdl_weight *gu[2] = {&L->w_gate, &L->w_up};
+            if ((st = stack(m->ctx, gu, 2, &L->w_gu))) return st;
+        }
+    }
+    return WGT_OK;
+}
+
 /* ---- the model ------------------------------------------------------------------------------ */
 
 static int is_dir(const char *p)
@@ -725,7 +782,7 @@ wgt_status wgt_model_load_ex(wgt_context *ctx, const char *path, const wgt_model
             goto fail;
         }
         if (!m->lm_head.t) m->lm_head.t = wgt_tensor_ref(m->tok_emb);
-        if ((st = alloc_cache(m, max_ctx))) goto fail;
+        if ((st = fuse_layers(m)) || (st = alloc_cache(m, max_ctx))) goto fail;
         *out = m;
         return WGT_OK;
     }
@@ -747,7 +804,7 @@ wgt_status wgt_model_load_ex(wgt_context *ctx, const char *path, const wgt_model
     else st = load_hf_llama(m, &src);
     if (st) goto fail;
     if (!m->lm_head.t) m->lm_head.t = wgt_tensor_ref(m->tok_emb);
-    if ((st = alloc_cache(m, max_ctx))) goto fail;
+    if ((st = fuse_layers(m)) || (st = alloc_cache(m, max_ctx))) goto fail;
     /* The tokenizer, when the model carries one (a failure here is only a note: ids still work). */
     if (src.gguf) {
         if (wgt_gguf_find(src.gguf, "tokenizer.ggml.model") && wgt_tokenizer_from_gguf(src.gguf, path, &m->tok))
@@ -778,7 +835,7 @@ void wgt_model_free(wgt_model *m)
         wgt_layer_weights *L = &m->layers[i];
         wgt_tensor *ts[] = {L->attn_norm, L->attn_norm_b, L->wq.t, L->wk.t, L->wv.t, L->wo.t, L->bq, L->bk, L->bv, L->bo,
                             L->q_norm, L->k_norm, L->ffn_norm, L->ffn_norm_b, L->w_gate.t, L->w_up.t, L->w_down.t,
-                            L->b_up, L->b_down, L->k_cache, L->v_cache};
+                            L->b_up, L->b_down, L->k_cache, L->v_cache, L->wqkv.t, L->bqkv, L->w_gu.t};
         for (size_t j = 0; j < sizeof ts / sizeof ts[0]; j++) wgt_tensor_free(ts[j]);
     }
     free(m->layers);
@@ -804,7 +861,7 @@ uint64_t wgt_model_token_bytes(const wgt_model *m)
         const wgt_layer_weights *L = &m->layers[i];
         const wgt_tensor *ts[] = {L->attn_norm, L->attn_norm_b, L->wq.t, L->wk.t, L->wv.t, L->wo.t, L->bq, L->bk,
                                   L->bv, L->bo, L->q_norm, L->k_norm, L->ffn_norm, L->ffn_norm_b, L->w_gate.t,
-                                  L->w_up.t, L->w_down.t, L->b_up, L->b_down};
+                                  L->w_up.t, L->w_down.t, L->b_up, L->b_down, L->wqkv.t, L->bqkv, L->w_gu.t};
         for (size_t j = 0; j < sizeof ts / sizeof *ts; j++) n += bytes_of(ts[j]);
     }
     return n;

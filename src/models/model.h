@@ -45,6 +45,10 @@ typedef struct mdl_weight {
 typedef struct wgt_layer_weights {
     wgt_tensor *attn_norm, *attn_norm_b;  /* [dim] */
     mdl_weight wq, wk, wv, wo;            /* [out, in] */
+    mdl_weight wqkv;                      /* q, k and v stacked [qd + 2 kd, dim] (one matmul), when
+                                             they share a type; then wq, wk, wv are NULL */
+    wgt_tensor *bqkv;                     /* their biases stacked, or NULL */
+    mdl_weight w_gu;                      /* gate and up stacked [2 ffn, dim], likewise */
     wgt_tensor *bq, *bk, *bv, *bo;        /* [out] or NULL */
     wgt_tensor *q_norm, *k_norm;          /* [head_dim] (qwen3) */
     wgt_tensor *ffn_norm, *ffn_norm_b;    /* [dim] */

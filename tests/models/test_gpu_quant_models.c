@@ -75,7 +75,7 @@ static void compare(wgt_context *ctx, const char *label, const char *gguf, int32
         return;
     }
     int n_quant = 0;
-    for (int64_t i = 0; i < q->cfg.n_layers; i++) n_quant += q->layers[i].wq.q != WGT_FTYPE_F32;
+    for (int64_t i = 0; i < q->cfg.n_layers; i++) n_quant += q->layers[i].wqkv.q != WGT_FTYPE_F32 || q->layers[i].wq.q != WGT_FTYPE_F32;
     CHECK(n_quant > 0, "%s: no layer kept quantized weights", label);
     CHECK(q->weight_bytes < d->weight_bytes, "%s: quantized weights take %llu bytes, dequantised %llu", label,
           (unsigned long long)q->weight_bytes, (unsigned long long)d->weight_bytes);

@@ -1,0 +1,162 @@
+/*
+ * The kernel profiler (WGT_PROFILE=1, on adapters with timestamp queries): every dispatch gets a
+ * compute pass of its own whose start and end are time-stamped; at each submit the timestamps
+ * are resolved, read back (a wait: profiling serialises the stream) and summed per kernel. The
+ * table (kernel, calls, total and mean GPU time, share) goes to stderr when the context is freed,
+ * or wherever wgt_context_profile_print sends it.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu/gpu.h"
+
+#define PROF_PAIRS 1024 /* dispatches per resolve (query sets hold at most 4096 queries) */
+#define PROF_ROWS 128
+
+typedef struct prof_row {
+    char name[64];
+    uint64_t calls;
+    double ns;
+} prof_row;
+
+struct wgt_profiler {
+    WGPUQuerySet qs;
+    WGPUBuffer resolve, readback;
+    uint32_t n;                 /* pairs recorded since the last resolve */
+    int16_t row_of[PROF_PAIRS]; /* the row of each recorded pair */
+    prof_row rows[PROF_ROWS];
+    int n_rows;
+    uint64_t dispatches;
+};
+
+wgt_status wgt_prof_init(wgt_context *ctx)
+{
+    const char *v = getenv("WGT_PROFILE");
+    if (!v || !*v || !strcmp(v, "0")) return WGT_OK;
+    if (strcmp(v, "1"))
+        return wgt_error(WGT_ERR_INVALID_ARGUMENT, "WGT_PROFILE=%s: use 1 (profile kernels) or 0", v);
+    if (!ctx->info.has_timestamps) {
+        fprintf(stderr, "wgt: WGT_PROFILE=1: this adapter has no timestamp queries; no kernel profile\n");
+        return WGT_OK;
+    }
+    wgt_profiler *p = calloc(1, sizeof *p);
+    if (!p) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory");
+    WGPUQuerySetDescriptor qd = {NULL, {"wgt profile", WGPU_STRLEN}, WGPUQueryType_Timestamp, 2 * PROF_PAIRS};
+    p->qs = wgt_W.DeviceCreateQuerySet(ctx->device, &qd);
+    WGPUBufferDescriptor rd = {NULL, {"wgt profile resolve", WGPU_STRLEN},
+                               WGPUBufferUsage_QueryResolve | WGPUBufferUsage_CopySrc, 16 * PROF_PAIRS, 0};
+    WGPUBufferDescriptor bd = {NULL, {"wgt profile readback", WGPU_STRLEN},
+                               WGPUBufferUsage_MapRead | WGPUBufferUsage_CopyDst, 16 * PROF_PAIRS, 0};
+    p->resolve = wgt_W.DeviceCreateBuffer(ctx->device, &rd);
+    p->readback = wgt_W.DeviceCreateBuffer(ctx->device, &bd);
+    if (!p->qs || !p->resolve || !p->readback) {
+        ctx->prof = p;
+        wgt_prof_destroy(ctx);
+        return wgt_error(WGT_ERR_GPU, "WGT_PROFILE=1: could not create the timestamp query set");
+    }
+    ctx->prof = p;
+    return WGT_OK;
+}
+
+void wgt_prof_destroy(wgt_context *ctx)
+{
+    wgt_profiler *p = ctx->prof;
+    if (!p) return;
+    if (p->qs) wgt_W.QuerySetRelease(p->qs);
+    if (p->resolve) wgt_W.BufferRelease(p->resolve);
+    if (p->readback) wgt_W.BufferRelease(p->readback);
+    free(p);
+    ctx->prof = NULL;
+}
+
+int wgt_prof_full(const wgt_context *ctx) { return ctx->prof && ctx->prof->n == PROF_PAIRS; }
+
+/* The timestamp writes for the next dispatch of k (the caller opens a pass with them). */
+void wgt_prof_slot(wgt_context *ctx, const wgt_kernel *k, WGPUPassTimestampWrites *tw)
+{
+    wgt_profiler *p = ctx->prof;
+    int r = 0;
+    while (r < p->n_rows && strcmp(p->rows[r].name, k->name)) r++;
+    if (r == p->n_rows && p->n_rows < PROF_ROWS) snprintf(p->rows[p->n_rows++].name, 64, "%s", k->name);
+    if (r == PROF_ROWS) r = PROF_ROWS - 1; /* "other" past 128 kernels */
+    p->row_of[p->n] = (int16_t)r;
+    *tw = (WGPUPassTimestampWrites){NULL, p->qs, 2 * p->n, 2 * p->n + 1};
+    p->n++;
+}
+
+/* Before the encoder is finished: resolve the pairs recorded into the readback buffer. */
+void wgt_prof_before_submit(wgt_context *ctx, WGPUCommandEncoder enc)
+{
+    wgt_profiler *p = ctx->prof;
+    if (!p || !p->n) return;
+    wgt_W.CommandEncoderResolveQuerySet(enc, p->qs, 0, 2 * p->n, p->resolve, 0);
+    wgt_W.CommandEncoderCopyBufferToBuffer(enc, p->resolve, 0, p->readback, 0, 16ull * p->n);
+}
+
+typedef struct prof_wait {
+    volatile int done;
+    WGPUMapAsyncStatus status;
+} prof_wait;
+
+static void on_map(WGPUMapAsyncStatus status, WGPUStringView message, void *u1, void *u2)
+{
+    (void)message, (void)u2;
+    prof_wait *w = u1;
+    w->status = status;
+    w->done = 1;
+}
+
+/* After the submit: wait for the timestamps and add them up. */
+wgt_status wgt_prof_after_submit(wgt_context *ctx)
+{
+    wgt_profiler *p = ctx->prof;
+    if (!p || !p->n) return WGT_OK;
+    uint32_t n = p->n;
+    p->n = 0;
+    prof_wait w = {0};
+    WGPUBufferMapCallbackInfo cb = {0};
+    cb.mode = WGPUCallbackMode_AllowProcessEvents;
+    cb.callback = on_map;
+    cb.userdata1 = &w;
+    wgt_W.BufferMapAsync(p->readback, WGPUMapMode_Read, 0, 16ull * n, cb);
+    wgt_status st = wgt_gpu_wait_flag(ctx, &w.done, 60000, "the profiler's timestamps");
+    if (st) return st;
+    if (w.status != WGPUMapAsyncStatus_Success) return WGT_OK;
+    const uint64_t *t = wgt_W.BufferGetConstMappedRange(p->readback, 0, 16ull * n);
+    if (t)
+        for (uint32_t i = 0; i < n; i++) {
+            prof_row *r = &p->rows[p->row_of[i]];
+            r->calls++;
+            if (t[2 * i + 1] > t[2 * i]) r->ns += (double)(t[2 * i + 1] - t[2 * i]);
+        }
+    p->dispatches += n;
+    wgt_W.BufferUnmap(p->readback);
+    return WGT_OK;
+}
+
+static int by_time(const void *a, const void *b)
+{
+    double x = ((const prof_row *)a)->ns, y = ((const prof_row *)b)->ns;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+void wgt_context_profile_print(wgt_context *ctx, FILE *f)
+{
+    if (!ctx || !ctx->prof) return;
+    wgt_gpu_flush(ctx);
+    wgt_profiler *p = ctx->prof;
+    prof_row rows[PROF_ROWS];
+    memcpy(rows, p->rows, sizeof rows);
+    qsort(rows, (size_t)p->n_rows, sizeof *rows, by_time);
+    double total = 0;
+    for (int i = 0; i < p->n_rows; i++) total += rows[i].ns;
+    fprintf(f, "kernel profile: %llu dispatches, %.3f ms of GPU time (each dispatch in a pass of its own)\n",
+            (unsigned long long)p->dispatches, total / 1e6);
+    fprintf(f, "  %-28s %10s %12s %10s %7s\n", "kernel", "calls", "total ms", "mean us", "share");
+    for (int i = 0; i < p->n_rows; i++)
+        if (rows[i].calls)
+            fprintf(f, "  %-28s %10llu %12.3f %10.2f %6.1f%%\n", rows[i].name, (unsigned long long)rows[i].calls,
+                    rows[i].ns / 1e6, rows[i].ns / 1e3 / (double)rows[i].calls,
+                    total > 0 ? 100 * rows[i].ns / total : 0);
+}
