@@ -15,7 +15,7 @@ struct Params {
     has_w: u32,
     has_p: u32,
     param: f32,      // smooth_l1 beta, huber delta, kl_div log_target
-    pad0: u32,
+    dense: u32,      // bit i: input i (x, target, weight, pos_weight) is laid out as the output
     pad1: u32,
     pad2: u32,
     shape: array<vec4<u32>, 2>,   // the output's shape, right-aligned in 8 slots
@@ -32,7 +32,8 @@ struct Params {
 @group(0) @binding(4) var<storage, read> psb: array<u32>;
 @group(0) @binding(5) var<storage, read_write> out: array<u32>;
 
-fn at(s: array<vec4<u32>, 2>, j: u32) -> u32 {
+fn at(s: array<vec4<u32>, 2>, j: u32, bit: u32) -> u32 {
+    if ((p.dense & bit) != 0u) { return j; }
     var rem = j;
     var idx = 0u;
     for (var d = 7u; d < 8u; d = d - 1u) { // wraps below zero and ends
@@ -46,8 +47,8 @@ fn at(s: array<vec4<u32>, 2>, j: u32) -> u32 {
 fn log_sigmoid(v: f32) -> f32 { return min(v, 0.0) - log(1.0 + exp(-abs(v))); }
 
 fn loss(j: u32) -> f32 {
-    let x = ldx(at(p.sx, j) + p.off_x);
-    let t = ldt(at(p.st, j) + p.off_t);
+    let x = ldx(at(p.sx, j, 1u) + p.off_x);
+    let t = ldt(at(p.st, j, 2u) + p.off_t);
     let d = x - t;
     let a = abs(d);
     switch p.kind {
@@ -60,12 +61,12 @@ fn loss(j: u32) -> f32 {
         case 3u: { return select(p.param * (a - 0.5 * p.param), 0.5 * d * d, a <= p.param); }
         case 4u, 5u: {
             var w = 1.0;
-            if (p.has_w != 0u) { w = ldw(at(p.sw, j) + p.off_w); }
+            if (p.has_w != 0u) { w = ldw(at(p.sw, j, 4u) + p.off_w); }
             if (p.kind == 4u) {
                 return -w * (t * max(log(x), -100.0) + (1.0 - t) * max(log(1.0 - x), -100.0));
             }
             var pw = 1.0;
-            if (p.has_p != 0u) { pw = ldp(at(p.sp, j) + p.off_p); }
+            if (p.has_p != 0u) { pw = ldp(at(p.sp, j, 8u) + p.off_p); }
             return w * ((1.0 - t) * x - ((pw - 1.0) * t + 1.0) * log_sigmoid(x));
         }
         default: {

@@ -329,7 +329,7 @@ wgt_status wgt_cosine_similarity(const wgt_tensor *x1, const wgt_tensor *x2, int
 typedef struct pw_params {
     uint32_t n, kind, off_x, off_t, off_w, off_p, has_w, has_p;
     float param;
-    uint32_t pad0, pad1, pad2;
+    uint32_t dense, pad1, pad2;
     uint32_t shape[8], sx[8], st[8], sw[8], sp[8];
 } pw_params;
 
@@ -349,10 +349,11 @@ static wgt_status pw_ref(void *arg, const wgt_cpu_tensor *in, const wgt_cpu_tens
 
 /* Strides of t broadcast to (nd, shape), right-aligned in 8 slots. */
 static wgt_status pw_strides(wgt_context *ctx, const wgt_tensor *t, int nd, const int64_t *shape, uint32_t *s,
-                             uint32_t *off, wgt_binding *b)
+                             uint32_t *off, wgt_binding *b, uint32_t *dense, uint32_t bit)
 {
     wgt_layout l;
     op_broadcast_layout(&t->l, nd, shape, &l);
+    if (wgt_layout_is_contiguous(&l)) *dense |= bit; /* element j at j: no index arithmetic */
     memset(s, 0, 8 * sizeof *s);
     for (int d = 0; d < nd; d++) {
         if (l.strides[d] > UINT32_MAX) return op_fail(ctx, WGT_ERR_LIMIT, "loss: a stride past 2^32 elements");
@@ -391,11 +392,11 @@ static wgt_status pw_gpu(wgt_context *ctx, wgt_cpu_loss kind, const wgt_tensor *
     for (int d = 0; d < 8; d++) p.shape[d] = d < 8 - nd ? 1 : (uint32_t)shape[d - (8 - nd)];
     wgt_binding b[5];
     int64_t base;
-    if ((st = pw_strides(ctx, x, nd, shape, p.sx, &p.off_x, &b[0]))) return st;
-    if ((st = pw_strides(ctx, t, nd, shape, p.st, &p.off_t, &b[1]))) return st;
-    if (w && (st = pw_strides(ctx, w, nd, shape, p.sw, &p.off_w, &b[2]))) return st;
+    if ((st = pw_strides(ctx, x, nd, shape, p.sx, &p.off_x, &b[0], &p.dense, 1))) return st;
+    if ((st = pw_strides(ctx, t, nd, shape, p.st, &p.off_t, &b[1], &p.dense, 2))) return st;
+    if (w && (st = pw_strides(ctx, w, nd, shape, p.sw, &p.off_w, &b[2], &p.dense, 4))) return st;
     if (!w) b[2] = b[0];
-    if (pw && (st = pw_strides(ctx, pw, nd, shape, p.sp, &p.off_p, &b[3]))) return st;
+    if (pw && (st = pw_strides(ctx, pw, nd, shape, p.sp, &p.off_p, &b[3], &p.dense, 8))) return st;
     if (!pw) b[3] = b[0];
     if ((st = op_bind_all(y, &b[4], &base))) return st;
     if (base != y->l.offset) return op_fail(ctx, WGT_ERR_INTERNAL, "loss: output not aligned");
