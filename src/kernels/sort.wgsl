@@ -12,9 +12,8 @@
 //              g % p.nt of row g / p.nt (p.S elements from position (g % p.nt) * p.S). It writes the
 //              first p.keep pairs of each segment, compacted: full sorts keep everything (runs of
 //              p.S), topk keeps k per segment and runs again over the survivors.
-// merge_main:  one step of a merge sort over rows of p.L pairs: runs of p.w merge pairwise; each
-//              pair's destination is its rank in its run plus its rank in the partner run (a binary
-//              search: ranks are exact because the order is total).
+// merge_main:  one step of a merge sort over rows of p.Lin pairs: runs of p.w merge pairwise, a
+//              workgroup per TILE outputs (merge path, then ranks in workgroup memory).
 // unpack_main: the results: output element (outer, q, inner) of x's shape with the dim of length
 //              p.n_out reads pair q of row outer * p.inner + inner (or a picked position, for
 //              kthvalue/median), the value gathered from x at the pair's position.
@@ -141,33 +140,70 @@ fn tile_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
 
 // ---- merge_main ----
 
-@compute @workgroup_size(256)
-fn merge_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-              @builtin(local_invocation_index) lid: u32) {
-    let e = flat_id(wid, nwg) * 256u + lid;
-    if (e >= p.n) { return; }
-    let r = e / p.Lin;
-    let j = e % p.Lin;
-    let run = j / p.w;
-    let mate = run ^ 1u;
-    let k = ka[e];
-    let i = ia[e];
-    let ms = mate * p.w;
-    if (ms >= p.Lin) { // no partner: the run stays where it is
-        kb[e] = k;
-        ib[e] = i;
-        return;
-    }
-    let mb = r * p.Lin + ms;
-    var lo = 0u;
-    var hi = min(p.w, p.Lin - ms);
+// How many of the first d outputs of merging runs A (at a0, na pairs) and B (at b0, nb) come from
+// A: the merge path's split on diagonal d, a binary search in global memory.
+fn split(a0: u32, na: u32, b0: u32, nb: u32, d: u32) -> u32 {
+    var lo = select(0u, d - nb, d > nb);
+    var hi = min(d, na);
     while (lo < hi) {
         let mid = (lo + hi) >> 1u;
-        if (less(ka[mb + mid], ia[mb + mid], k, i)) { lo = mid + 1u; } else { hi = mid; }
+        let j = b0 + d - mid - 1u;
+        if (less(ka[a0 + mid], ia[a0 + mid], ka[j], ia[j])) { lo = mid + 1u; } else { hi = mid; }
     }
-    let d = r * p.Lin + min(run, mate) * p.w + (j - run * p.w) + lo;
-    kb[d] = k;
-    ib[d] = i;
+    return lo;
+}
+
+// One step of a merge sort over rows of p.Lin pairs: runs of p.w (a multiple of TILE) merge
+// pairwise. Workgroup c writes outputs [c * TILE, (c + 1) * TILE) of its row (never straddling two
+// merged blocks of 2 p.w): it splits the two runs along the merge path at both ends, loads the
+// parts into workgroup memory (coalesced), and places each pair at its rank in its part plus its
+// rank in the other part (a binary search in workgroup memory; exact, the order being total).
+@compute @workgroup_size(WG)
+fn merge_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+              @builtin(local_invocation_index) lid: u32) {
+    let c = flat_id(wid, nwg);
+    let chunks = (p.Lin + TILE - 1u) / TILE;
+    if (c >= p.rows * chunks) { return; } // uniform: the same for the whole workgroup
+    let r = c / chunks;
+    let pos = (c % chunks) * TILE;
+    let base = (pos / (2u * p.w)) * 2u * p.w;
+    let na = min(p.w, p.Lin - base);
+    let nb = select(0u, min(p.w, p.Lin - base - na), p.Lin > base + na);
+    let a0 = r * p.Lin + base;
+    let b0 = a0 + na;
+    let d0 = pos - base;
+    let d1 = min(d0 + TILE, na + nb);
+    if (lid == 0u) { sk[0] = split(a0, na, b0, nb, d0); } // the two cuts pass through sk
+    if (lid == 1u) { sk[1] = split(a0, na, b0, nb, d1); }
+    workgroupBarrier();
+    let sa = sk[0];
+    let ea = sk[1];
+    workgroupBarrier();
+    let sb = d0 - sa;
+    let eb = d1 - ea;
+    let ma = ea - sa; // A's part: slots [0, ma); B's: [ma, ma + mb)
+    let mb = eb - sb;
+    for (var q = lid; q < ma + mb; q += WG) {
+        let g = select(b0 + sb + q - ma, a0 + sa + q, q < ma);
+        sk[q] = ka[g];
+        si[q] = ia[g];
+    }
+    workgroupBarrier();
+    for (var q = lid; q < ma + mb; q += WG) {
+        let k = sk[q];
+        let i = si[q];
+        var lo = select(0u, ma, q < ma); // search the other part
+        var hi = select(ma, ma + mb, q < ma);
+        let start = lo;
+        while (lo < hi) {
+            let mid = (lo + hi) >> 1u;
+            if (less(sk[mid], si[mid], k, i)) { lo = mid + 1u; } else { hi = mid; }
+        }
+        let own = select(q - ma, q, q < ma);
+        let o = a0 + d0 + own + (lo - start);
+        kb[o] = k;
+        ib[o] = i;
+    }
 }
 
 // ---- unpack_main ----

@@ -217,11 +217,12 @@ static wgt_status rs_run(rowsort *s, int64_t k)
     p.rows = (uint32_t)s->rows;
     p.Lin = (uint32_t)L;
     p.n = (uint32_t)(s->rows * L);
+    uint64_t chunks = (uint64_t)s->rows * (uint64_t)((L + tile - 1) / tile);
     for (uint64_t w = S; w < (uint64_t)L; w *= 2) {
         p.w = (uint32_t)w;
         int a = s->cur, b = s->cur ^ 2;
         if ((st = rs_dispatch(s, "merge_main", &p, s->buf[a], s->buf[a + 1], s->buf[b], s->buf[b + 1], NULL, NULL,
-                              ((uint64_t)p.n + 255) / 256)))
+                              chunks)))
             return st;
         s->cur = b;
     }
