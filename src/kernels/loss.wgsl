@@ -58,9 +58,9 @@ fn weight(c: u32) -> f32 {
     return 1.0;
 }
 
-fn acc_add(t: Acc, c: u32, xb: u32, tb: u32) -> Acc {
+// Add element c of the row, whose x value v is already loaded.
+fn acc_add(t: Acc, c: u32, v: f32, tb: u32) -> Acc {
     var r = t;
-    let v = ldx(xb + c * p.cs_x);
     if (p.mode == 3u) {
         let u = ldt(tb + c * p.cs_t);
         r.a = t.a + v * u;
@@ -142,7 +142,19 @@ fn wg_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) group
     let xb = layout_index(p.lx, o) + p.off_x;
     let tb = layout_index(p.lt, o) + p.off_t;
     var t = acc_empty();
-    for (var c = lid; c < p.C; c = c + WG) { t = acc_add(t, c, xb, tb); }
+    // four loads in flight before the dependent updates: long rows are memory-bound
+    var c = lid;
+    for (; c + 3u * WG < p.C; c = c + 4u * WG) {
+        let v0 = ldx(xb + c * p.cs_x);
+        let v1 = ldx(xb + (c + WG) * p.cs_x);
+        let v2 = ldx(xb + (c + 2u * WG) * p.cs_x);
+        let v3 = ldx(xb + (c + 3u * WG) * p.cs_x);
+        t = acc_add(t, c, v0, tb);
+        t = acc_add(t, c + WG, v1, tb);
+        t = acc_add(t, c + 2u * WG, v2, tb);
+        t = acc_add(t, c + 3u * WG, v3, tb);
+    }
+    for (; c < p.C; c = c + WG) { t = acc_add(t, c, ldx(xb + c * p.cs_x), tb); }
     sh[lid] = t;
     workgroupBarrier();
     for (var stride = WG / 2u; stride > 0u; stride = stride >> 1u) {
@@ -160,7 +172,7 @@ fn row_main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
     let tb = layout_index(p.lt, o) + p.off_t;
     var t = acc_empty();
     if (p.mode != 2u) {
-        for (var c = 0u; c < p.C; c = c + 1u) { t = acc_add(t, c, xb, tb); }
+        for (var c = 0u; c < p.C; c = c + 1u) { t = acc_add(t, c, ldx(xb + c * p.cs_x), tb); }
     }
     finish(o, t, xb, tb);
 }
