@@ -163,8 +163,8 @@ wgt_status wgt_model_forward(wgt_model *m, const int32_t *ids, int64_t L, int al
         int mark = s.n;
         wgt_tensor *h, *q, *k, *v, *q3, *k3, *v3, *qt, *kt, *vt, *qr, *kr;
         T(h, norm(m, x, W->attn_norm, W->attn_norm_b, &h));
+        wgt_tensor *qkv = NULL;
         if (W->wqkv.t) { /* one matmul; q, k and v are column ranges of its rows */
-            wgt_tensor *qkv;
             T(qkv, linear(h, &W->wqkv, W->bqkv, &qkv));
             T(q, wgt_tensor_narrow(qkv, 1, 0, Hq * hd, &q));
             T(k, wgt_tensor_narrow(qkv, 1, Hq * hd, Hkv * hd, &k));
@@ -187,7 +187,17 @@ wgt_status wgt_model_forward(wgt_model *m, const int32_t *ids, int64_t L, int al
         T(qt, wgt_tensor_transpose(q3, 0, 1, &qt)); /* [H, L, hd] views */
         T(kt, wgt_tensor_transpose(k3, 0, 1, &kt));
         T(vt, wgt_tensor_transpose(v3, 0, 1, &vt));
-        if (c->arch != WGT_ARCH_GPT2) {
+        if (c->arch != WGT_ARCH_GPT2 && qkv && !c->qk_norm) {
+            /* q and k are adjacent heads of one matmul's rows: one rope over [Hq + Hkv, L, hd] */
+            wgt_tensor *qk, *qk3, *qkt, *qkr;
+            int64_t s3[3] = {L, Hq + Hkv, hd};
+            T(qk, wgt_tensor_narrow(qkv, 1, 0, (Hq + Hkv) * hd, &qk));
+            T(qk3, wgt_tensor_reshape(qk, 3, s3, &qk3));
+            T(qkt, wgt_tensor_transpose(qk3, 0, 1, &qkt));
+            T(qkr, wgt_rope(qkt, pos_t, (int)hd, c->rope_interleaved, &c->rope, &qkr));
+            T(qr, wgt_tensor_narrow(qkr, 0, 0, Hq, &qr));
+            T(kr, wgt_tensor_narrow(qkr, 0, Hq, Hkv, &kr));
+        } else if (c->arch != WGT_ARCH_GPT2) {
             T(qr, wgt_rope(qt, pos_t, (int)hd, c->rope_interleaved, &c->rope, &qr));
             T(kr, wgt_rope(kt, pos_t, (int)hd, c->rope_interleaved, &c->rope, &kr));
         } else
