@@ -8,7 +8,8 @@
 //    = A [M, Kd = Cin/G * K0 K1 K2] (x gathered on the fly, no im2col buffer) @ W^T, in tiles of
 //    16 TM pixels x 64 channels with a k step of 16; 256 invocations of TM x 4 outputs.
 // x is read through its strides; the weight is contiguous ([Cout, Cin/G, K..], transposed
-// [Cin, Cout/G, K..]); padding reads zeros (multiplied like any input, as a zero-padded product).
+// [Cin, Cout/G, K..]; for `gemm` permuted to [G, K.., Cin/G, Cout/G], so a tile's weights are
+// read along the output channels); padding reads zeros (multiplied like any input, as a zero-padded product).
 //
 // The prelude (src/ops/conv.c) supplies the loaders ldx, ldw, ldb (-> f32), the storer st, and
 // `const PACK: u32` (outputs per 32-bit word), `const TM: u32` (gemm: pixels per invocation) and
@@ -220,8 +221,6 @@ fn gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let a0 = pix / p.osz.y;
     let org = vec3<i32>(i32(a0 * p.str.x) - p.pad.x, i32(a1 * p.str.y) - p.pad.y, i32(a2 * p.str.z) - p.pad.z);
     let xbase = p.x_off + img * p.xn + g * cin_g * p.xs.w;
-    // The weights this invocation loads: channel k along the lanes.
-    let bk = lid % BK;
     let tx = lid % 16u;
     let ty = lid / 16u;
 
@@ -241,7 +240,7 @@ fn gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
                 As[ta / 4u][ta % 4u] = ra[r];
             }
             for (var r = 0u; r < 4u; r++) {
-                let tb = bk * BN + lid / BK + r * 16u;
+                let tb = (lid / BN + r * 4u) * BN + lid % BN;
                 Bs[tb / 4u][tb % 4u] = rb[r];
             }
         }
@@ -262,10 +261,10 @@ fn gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
                 ra[r] = v;
             }
             for (var r = 0u; r < 4u; r++) {
-                let co = n0 + lid / BK + r * 16u;
-                let ci = c0 + bk;
+                let co = n0 + lid % BN;
+                let ci = c0 + lid / BN + r * 4u;
                 var w = 0.0;
-                if (co < cout_g && ci < cin_g) { w = ldw(p.w_off + (g * cout_g + co) * Kd + ci * KK + tap); }
+                if (co < cout_g && ci < cin_g) { w = ldw(p.w_off + ((g * KK + tap) * cin_g + ci) * cout_g + co); }
                 rb[r] = w;
             }
         }

@@ -51,6 +51,10 @@ static wgt_status conv_kernel(wgt_context *ctx, const char *entry, int tm, wgt_d
 
 static int fits_u32(int64_t v) { return v >= 0 && v <= (int64_t)UINT32_MAX; }
 
+static wgt_status conv_dispatch(wgt_context *ctx, const wgt_kernel *k, conv_params *pp, int gemm, int dw, int tm,
+                                int64_t per, int64_t N, int64_t Cout, int64_t P, int64_t cout_g, int groups,
+                                const wgt_tensor *x, const wgt_tensor *w, const wgt_tensor *b, wgt_tensor *y);
+
 /* y [N, Cout, *O] = conv(x, w, b) on the device. w and b contiguous; geometry resolved. */
 static wgt_status conv_gpu(wgt_context *ctx, const char *op, int transposed, const wgt_tensor *x, const wgt_tensor *w,
                            const wgt_tensor *b, int groups, const int64_t *stride, const int64_t *dil,
@@ -105,6 +109,33 @@ static wgt_status conv_gpu(wgt_context *ctx, const char *op, int transposed, con
     wgt_kernel *k;
     wgt_status st = conv_kernel(ctx, gemm ? "gemm" : dw ? "depthwise" : "direct", tm, dt, &k);
     if (st) return st;
+    wgt_tensor *wp = NULL; /* gemm: the weight as [G, K.., Cin/G, Cout/G] (reads along the channels) */
+    if (gemm) {
+        int64_t v4[4] = {groups, cout_g, cin_g, KK};
+        int perm[4] = {0, 3, 2, 1};
+        wgt_tensor *r = NULL, *t = NULL;
+        st = wgt_tensor_reshape(w, 4, v4, &r);
+        if (!st) st = wgt_tensor_permute(r, perm, &t);
+        if (!st) st = wgt_tensor_copy(t, &wp);
+        wgt_tensor_free(r);
+        wgt_tensor_free(t);
+        if (st) return st;
+        w = wp;
+    }
+    st = conv_dispatch(ctx, k, &p, gemm, dw, tm, per, N, Cout, P, cout_g, groups, x, w, b, y);
+    wgt_tensor_free(wp);
+    return st;
+}
+
+/* The dispatches of conv_gpu: one per chunk of `per` images. */
+static wgt_status conv_dispatch(wgt_context *ctx, const wgt_kernel *k, conv_params *pp, int gemm, int dw, int tm,
+                                int64_t per, int64_t N, int64_t Cout, int64_t P, int64_t cout_g, int groups,
+                                const wgt_tensor *x, const wgt_tensor *w, const wgt_tensor *b, wgt_tensor *y)
+{
+    conv_params p = *pp;
+    int pack = op_pack(y->l.dtype), bm = 16 * tm;
+    int64_t tiles = ((p.osz[1] + 31) / 32) * ((p.osz[2] + 31) / 32);
+    wgt_status st;
     wgt_binding bind[4];
     int64_t base;
     if ((st = op_bind_all(w, &bind[1], &base))) return st;
