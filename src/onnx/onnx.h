@@ -144,6 +144,10 @@ typedef struct wgt_onnx_backend {
     wgt_status (*flip)(const wgt_cpu_tensor *, uint32_t, const wgt_cpu_tensor *);
     wgt_status (*repeat)(const wgt_cpu_tensor *, const wgt_cpu_tensor *);
     wgt_status (*pad)(const wgt_cpu_tensor *, wgt_pad_mode, const int64_t *, double, const wgt_cpu_tensor *);
+    /* NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss (onnx_ops_loss.c): wgt_cpu_cross_entropy's
+     * signature (x, target, weight or NULL, ignore_index, label_smoothing, log_input, reduction, out) */
+    wgt_status (*cross_entropy)(const wgt_cpu_tensor *, const wgt_cpu_tensor *, const wgt_cpu_tensor *, int64_t, double,
+                                int, wgt_reduction, const wgt_cpu_tensor *);
     /* Conv, ConvTranspose (onnx_ops_conv.c): x, weight, bias (or NULL), params, out */
     wgt_status (*conv)(const wgt_cpu_tensor *, const wgt_cpu_tensor *, const wgt_cpu_tensor *, const wgt_conv_params *,
                        const wgt_cpu_tensor *);

@@ -634,6 +634,27 @@ static wgt_status g_unique(const wgt_cpu_tensor *x, const wgt_cpu_tensor *values
     return st;
 }
 
+/* ---- losses ---- */
+
+/* wgt_cross_entropy (or wgt_nll_loss for log-probabilities); a class out of range is an error. */
+static wgt_status g_cross_entropy(const wgt_cpu_tensor *x, const wgt_cpu_tensor *target, const wgt_cpu_tensor *weight,
+                                  int64_t ignore_index, double label_smoothing, int log_input, wgt_reduction reduction,
+                                  const wgt_cpu_tensor *out)
+{
+    wgt_tensor *tx, *tt = NULL, *tw = NULL, *y;
+    wgt_status st = up(x, &tx);
+    if (!st) st = up(target, &tt);
+    if (!st) st = up_opt(weight, &tw);
+    if (!st)
+        st = log_input ? wgt_nll_loss(tx, tt, tw, ignore_index, reduction, &y)
+                       : wgt_cross_entropy(tx, tt, tw, ignore_index, label_smoothing, reduction, &y);
+    if (!st && (st = wgt_index_check(gctx))) wgt_tensor_free(y);
+    wgt_tensor_free(tx);
+    wgt_tensor_free(tt);
+    wgt_tensor_free(tw);
+    return st ? st : down(y, out);
+}
+
 void wgt_onnx_gpu_backend(wgt_context *ctx, wgt_onnx_backend *out)
 {
     gctx = ctx;
@@ -660,6 +681,7 @@ void wgt_onnx_gpu_backend(wgt_context *ctx, wgt_onnx_backend *out)
     out->flip = g_flip;
     out->repeat = g_repeat;
     out->pad = g_pad;
+    out->cross_entropy = g_cross_entropy;
     out->reduce = g_reduce;
     out->scan = g_scan;
     out->softmax = g_softmax;

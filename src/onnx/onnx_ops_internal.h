@@ -91,6 +91,7 @@ wgt_status ox_conv(ox *c); /* Conv and ConvTranspose */
 
 /* Op handlers in onnx_ops_loss.c. */
 wgt_status ox_nll_loss(ox *c);
+wgt_status ox_eye_like(ox *c);
 
 /* Op handlers in onnx_ops_pool.c. */
 wgt_status ox_pool(ox *c); /* MaxPool and AveragePool */

@@ -1,7 +1,8 @@
-/* NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss, composed from reference ops:
- * log_softmax over the class dim (SCE only), gather of the target class, per-class weights by
- * index_select, ignore_index as a 0/1 mask, then the reduction (none, sum, or the weighted mean
- * sum(loss) / sum(weights of the kept targets)). */
+/* NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss: through the backend's cross_entropy
+ * (wgt_cpu_cross_entropy / wgt_cross_entropy: one pass per row) when it has one; else composed from
+ * reference ops: log_softmax over the class dim (SCE only), gather of the target class, per-class
+ * weights by index_select, ignore_index as a 0/1 mask, then the reduction (none, sum, or the
+ * weighted mean sum(loss) / sum(weights of the kept targets)). EyeLike from full, triu and tril. */
 #include "onnx/onnx_ops_internal.h"
 
 #include <string.h>
@@ -101,10 +102,78 @@ static wgt_status loss(ox *c, scratch *s)
     return WGT_OK;
 }
 
+/* The node through the backend's cross_entropy (SCE's optional log-probabilities by log_softmax). */
+static wgt_status loss_fused(ox *c)
+{
+    int sce = !strcmp(c->node->op_type, "SoftmaxCrossEntropyLoss");
+    const wgt_onnx_tensor *x, *target, *weight = ox_in(c, 2);
+    OX_TRY(ox_need(c, 0, &x));
+    OX_TRY(ox_need(c, 1, &target));
+    const char *red = ox_attr_s(c, "reduction", "mean");
+    wgt_reduction mode = !strcmp(red, "none") ? WGT_REDUCTION_NONE : !strcmp(red, "sum") ? WGT_REDUCTION_SUM
+                         : !strcmp(red, "mean") ? WGT_REDUCTION_MEAN : WGT_REDUCTION_COUNT;
+    if (mode == WGT_REDUCTION_COUNT) return ox_unsupported(c, "unknown reduction");
+    if (x->ndim < 2 || target->ndim != x->ndim - 1)
+        return wgt_error(WGT_ERR_SHAPE, "%s: input [N, C, ...] and target [N, ...] expected", c->node->op_type);
+    const wgt_onnx_attr *ign = ox_attr(c, "ignore_index");
+    wgt_cpu_tensor xv = ox_view(x), tv = ox_view(target), wv, out;
+    if (weight) wv = ox_view(weight);
+    if (sce && c->node->n_outputs > 1 && c->n_out > 1 && c->node->outputs[1][0]) {
+        wgt_cpu_tensor lp;
+        OX_TRY(ox_alloc(c, 1, x->dtype, x->ndim, x->dims, &lp));
+        OX_TRY(OX_CALL(c, log_softmax, &xv, 1, &lp));
+    }
+    OX_TRY(ox_alloc(c, 0, x->dtype, mode == WGT_REDUCTION_NONE ? target->ndim : 0, target->dims, &out));
+    return c->be->cross_entropy(&xv, &tv, weight ? &wv : NULL, ign ? ign->i : WGT_NO_IGNORE_INDEX, 0, !sce, mode, &out);
+}
+
 wgt_status ox_nll_loss(ox *c)
 {
+    if (c->be->cross_entropy) return loss_fused(c);
     scratch s = {.n = 0};
     wgt_status st = loss(c, &s);
     for (int i = 0; i < s.n; i++) wgt_onnx_tensor_clear(&s.t[i]);
+    return st;
+}
+
+/* ONNX TensorProto types EyeLike may ask for (double data runs in f32, as the reader decodes it). */
+static wgt_dtype eye_dtype(int64_t t)
+{
+    switch (t) {
+    case WGT_ONNX_FLOAT: case WGT_ONNX_DOUBLE: return WGT_F32;
+    case WGT_ONNX_FLOAT16: return WGT_F16;
+    case WGT_ONNX_BFLOAT16: return WGT_BF16;
+    case WGT_ONNX_INT32: return WGT_I32;
+    case WGT_ONNX_INT64: return WGT_I64;
+    case WGT_ONNX_UINT32: return WGT_U32;
+    case WGT_ONNX_INT8: return WGT_I8;
+    case WGT_ONNX_UINT8: return WGT_U8;
+    case WGT_ONNX_BOOL: return WGT_BOOL;
+    default: return WGT_DTYPE_COUNT;
+    }
+}
+
+/* ones on diagonal k of a 2-D shape: tril(triu(ones, k), k) */
+wgt_status ox_eye_like(ox *c)
+{
+    const wgt_onnx_tensor *x;
+    OX_TRY(ox_need(c, 0, &x));
+    if (x->ndim != 2) return wgt_error(WGT_ERR_SHAPE, "EyeLike: input must be 2-D, not %d-D", x->ndim);
+    const wgt_onnx_attr *dt = ox_attr(c, "dtype");
+    wgt_dtype to = dt ? eye_dtype(dt->i) : x->dtype;
+    if (to == WGT_DTYPE_COUNT) return ox_unsupported(c, "dtype has no wgt dtype");
+    int64_t k = ox_attr_i(c, "k", 0);
+    wgt_onnx_tensor ones;
+    memset(&ones, 0, sizeof ones);
+    wgt_cpu_tensor out, o;
+    OX_TRY(ox_alloc(c, 0, to, 2, x->dims, &out));
+    OX_TRY(ox_temp(&ones, to, 2, x->dims));
+    o = ox_view(&ones);
+    wgt_status st = OX_CALL(c, full, 1, &o);
+    if (!st) st = OX_CALL(c, triu, &o, k, &out);
+    if (!st) st = OX_CALL(c, full, 0, &o); /* o = tril(out): out is read, o written */
+    if (!st) st = OX_CALL(c, tril, &out, k, &o);
+    if (!st) st = OX_CALL(c, copy, &o, &out);
+    wgt_onnx_tensor_clear(&ones);
     return st;
 }
