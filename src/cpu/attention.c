@@ -67,7 +67,9 @@ wgt_status wgt_cpu_sdpa(const wgt_cpu_tensor *q, const wgt_cpu_tensor *k, const 
                     double acc = 0;
                     for (int64_t j = 0; j < Lk; j++)
                         acc += s[j] * wgt_cpu_load_f(v, AT(v, b, hk, j, d));
-                    wgt_cpu_store_f(out, AT(out, b, h, i, d), sum > 0 ? acc / sum : 0);
+                    /* a row without keys is zeros; one with a NaN (or +inf) score is NaN, as in
+                     * PyTorch: the sum of exp(s - max) is NaN there, and so is acc / sum */
+                    wgt_cpu_store_f(out, AT(out, b, h, i, d), m == -INFINITY ? 0 : acc / sum);
                 }
             }
         }

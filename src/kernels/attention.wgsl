@@ -157,7 +157,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         let pj = select(vec4<f32>(0.0), exp(s - m_new), seen);
         ps[lid] = pj;
         let corr = select(vec4<f32>(1.0), exp(m - m_new), seen);
-        let sums = block_sum2(pj, select(vec4<f32>(0.0), vec4<f32>(1.0), is_nan4(s)), lid); // also publishes ps
+        // a NaN or +inf score makes the row NaN (PyTorch: exp(s - max) is NaN there)
+        let bad = is_nan4(s) | (bitcast<vec4<u32>>(s) == vec4<u32>(0x7f800000u));
+        let sums = block_sum2(pj, select(vec4<f32>(0.0), vec4<f32>(1.0), bad), lid); // also publishes ps
         nan_seen = nan_seen | (sums[1] > vec4<f32>(0.0));
         l = l * corr + sums[0];
         let n = min(BLK, j1 - jb);

@@ -1,6 +1,6 @@
 // Row-wise normalisations: softmax, log_softmax, layer_norm, rms_norm, group_norm and batch_norm
 // with given statistics. One workgroup handles PACK rows (the output elements per 32-bit word, so
-// no two workgroups share a word): pass 1 reduces each row to its statistics (256 invocations,
+// no two workgroups share a word): pass 1 reduces each row to its statistics (WG invocations,
 // then subgroup shuffles and a tree in workgroup memory), pass 2 writes the row.
 //
 // Row o (a position over the kept dims, p.kept) holds R elements (p.row: one stride when
@@ -11,6 +11,7 @@
 // Weight, bias, mean and var element of (o, r): (o % wmod) * wmul + r / wdiv.
 //
 // The prelude (src/ops/norm.c) supplies lib_index.wgsl, `const PACK: u32`, `const SG: u32`,
+// `const WG: u32` (the workgroup size, a power of two the device allows),
 // the loader ldx (-> f32), the storer st and `fn sg_combine(t: T) -> T`. Weight, bias, mean and var
 // load through ldp, which reads their dtype from p.pdt (so they add no pipeline variants).
 
@@ -51,7 +52,9 @@ struct Params {
 @group(0) @binding(5) var<storage, read> ms: array<u32>;
 @group(0) @binding(6) var<storage, read> vs: array<u32>;
 
-// Row statistics. softmax: a = running max, b = sum of exp(x - a). layer_norm: a = mean,
+// Row statistics. softmax: a = running max, b = sum of exp(x - a), c = 1 when the row holds a NaN
+// or +inf (then every output is NaN, as PyTorch's x - max is; a flag, because WGSL compilers may
+// assume no NaN and drop it from max and exp). layer_norm: a = mean,
 // b = sum of squared deviations, c = count (Chan's merge). rms_norm: b = sum of squares.
 struct T {
     a: f32,
@@ -78,6 +81,8 @@ fn ldp(which: u32, i: u32) -> f32 {
 }
 
 fn inf_f() -> f32 { return bitcast<f32>(p.zero | 0x7f800000u); }
+fn nan_f() -> f32 { return bitcast<f32>(p.zero | 0x7fc00000u); }
+fn nan_or_pos_inf(v: f32) -> bool { let b = bitcast<u32>(v); return (b & 0x7fffffffu) > 0x7f800000u || b == 0x7f800000u; }
 
 fn t_empty() -> T {
     if (p.op <= 1u) { return T(-inf_f(), 0.0, 0.0); }
@@ -88,6 +93,7 @@ fn t_add(t: T, v: f32) -> T {
     var r = t;
     switch p.op {
         case 0u, 1u: {
+            if (nan_or_pos_inf(v)) { r.c = 1.0; return r; }
             if (v > t.a) {
                 r.b = t.b * exp(t.a - v) + 1.0;
                 r.a = v;
@@ -112,6 +118,7 @@ fn t_combine(x: T, y: T) -> T {
         case 0u, 1u: {
             let m = max(x.a, y.a);
             r.a = m;
+            r.c = max(x.c, y.c);
             r.b = x.b * select(exp(x.a - m), 1.0, x.a == m) + y.b * select(exp(y.a - m), 1.0, y.a == m);
         }
         case 2u: {
@@ -128,15 +135,16 @@ fn t_combine(x: T, y: T) -> T {
     return r;
 }
 
-var<workgroup> sh: array<T, 256>;
+var<workgroup> sh: array<T, WG>;
 var<workgroup> stat_a: array<f32, 4>;  // per row of the group: max / mean
 var<workgroup> stat_b: array<f32, 4>;  // sum of exp / rstd
+var<workgroup> stat_c: array<f32, 4>;  // softmax: 1 for a row of NaN
 
 fn wg_combine(t0: T, lid: u32) -> T {
     let t = sg_combine(t0);
     if (lid % SG == 0u) { sh[lid / SG] = t; }
     workgroupBarrier();
-    for (var stride = 128u / SG; stride > 0u; stride = stride >> 1u) {
+    for (var stride = WG / 2u / SG; stride > 0u; stride = stride >> 1u) {
         if (lid < stride) { sh[lid] = t_combine(sh[lid], sh[lid + stride]); }
         workgroupBarrier();
     }
@@ -155,8 +163,8 @@ fn param_index(o: u32, r: u32) -> u32 { return ((o + p.row0) % p.wmod) * p.wmul 
 // The output value of element r of row o, from the row's statistics.
 fn finish(o: u32, k: u32, r: u32, v: f32) -> f32 {
     switch p.op {
-        case 0u: { return exp(v - stat_a[k]) / stat_b[k]; }
-        case 1u: { return v - stat_a[k] - log(stat_b[k]); }
+        case 0u: { if (stat_c[k] != 0.0) { return nan_f(); } return exp(v - stat_a[k]) / stat_b[k]; }
+        case 1u: { if (stat_c[k] != 0.0) { return nan_f(); } return v - stat_a[k] - log(stat_b[k]); }
         default: {
             let i = param_index(o, r);
             var y = (v - stat_a[k]) * stat_b[k];
@@ -170,7 +178,7 @@ fn finish(o: u32, k: u32, r: u32, v: f32) -> f32 {
     }
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
     let o0 = (wid.x + wid.y * groups.x) * PACK;
@@ -181,12 +189,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: 
         base[k] = layout_index(p.kept, o) + p.off;
         if (p.op != 4u) {
             var t = t_empty();
-            for (var r = lid; r < p.R; r = r + 256u) { t = t_add(t, ldx(base[k] + row_index(r))); }
+            for (var r = lid; r < p.R; r = r + WG) { t = t_add(t, ldx(base[k] + row_index(r))); }
             t = wg_combine(t, lid);
             if (lid == 0u) {
                 let n = f32(p.R);
                 switch p.op {
-                    case 0u, 1u: { stat_a[k] = t.a; stat_b[k] = t.b; }
+                    case 0u, 1u: { stat_a[k] = t.a; stat_b[k] = t.b; stat_c[k] = t.c; }
                     case 2u: { stat_a[k] = t.a; stat_b[k] = inverseSqrt(t.b / n + p.eps); }
                     default: { stat_a[k] = 0.0; stat_b[k] = inverseSqrt(t.b / n + p.eps); }
                 }
@@ -197,7 +205,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: 
     // R words per group: PACK consecutive elements of the rows laid end to end (inner == 1), or
     // element r of the PACK rows side by side (inner % PACK == 0).
     let total = p.n_rows * p.R;
-    for (var t = lid; t < p.R; t = t + 256u) {
+    for (var t = lid; t < p.R; t = t + WG) {
         var v: array<f32, 4>;
         var word: u32;
         if (p.inner == 1u) {

@@ -5,16 +5,18 @@
 // The prelude (src/ops/reduce.c) supplies: lib_index.wgsl, `alias CT` (the accumulation type:
 // f32 for floats and float-valued ops, else i32/u32), `alias CO` (the output's compute type),
 // `const PACK: u32` (outputs per 32-bit word), `const SG: u32` (fixed subgroup size, 1 without
-// subgroups), `fn ld(i: u32) -> CT`, `fn st(w: u32, v: array<CO, 4>)`, `fn sti(o: u32, i: u32)`
+// subgroups), `const WG: u32` (the workgroup size, a power of two the device allows), `fn ld(i: u32) -> CT`, `fn st(w: u32, v: array<CO, 4>)`, `fn sti(o: u32, i: u32)`
 // (stores an index output, or nothing; it declares binding 3 when it stores) and
 // `fn sg_reduce(s: S) -> S` (combine over a subgroup with shuffles, or s itself).
 //
 // One entry point, two strategies (a uniform, p.col, picks one; one pipeline keeps compiles few):
-//   rows:    one workgroup per PACK outputs, 256 invocations stride over the R elements, then a
+//   rows:    one workgroup per PACK outputs, WG invocations stride over the R elements, then a
 //             tree (subgroup shuffles, then workgroup memory). For long reductions.
-//   parts:   (p.stage 1) few outputs of long reductions: workgroup w reduces part w % G of output
-//            w / G and writes its raw state (5 words) to `out`; then (p.stage 2) a workgroup per
-//            PACK outputs combines the G states read from `x` (bound to those states).
+//   parts:   (p.stage 1) few outputs of long reductions: workgroup w reduces part (g0 + w) % G of
+//            output (g0 + w) / G and writes its raw state (5 words) to `out`; then (p.stage 2) a
+//            workgroup per PACK outputs combines the G states read from `x` (bound to those
+//            states). Inputs past one storage binding run stage 1 as several dispatches (g0: the
+//            first part of each), each binding the storage of its parts only.
 //   columns: one invocation per PACK outputs, a serial loop over R. For short reductions and for
 //             reductions over outer dims, where neighbouring invocations read neighbouring words.
 
@@ -33,7 +35,7 @@ struct Params {
     stage: u32,       // 0: one pass; 1: partial states of G parts; 2: combine G states per output
     G: u32,           // parts per output (stages 1 and 2)
     part: u32,        // elements per part (stage 1)
-    pad0: u32,
+    g0: u32,          // stage 1: the global part index of workgroup 0
     pad1: u32,
     pad2: u32,
     kept: Layout,     // input strides of the kept dims (n_out positions)
@@ -66,7 +68,10 @@ fn elem(v: CT, r: u32) -> S {
     switch p.op {
         case 7u, 9u: { s.v = abs(v); }                  // norm1, norm_inf
         case 8u: { s.v = v * v; }                       // norm2
-        case 5u, 6u: { s.m = f32(v); }                  // var, std
+        case 5u, 6u: {                                  // var, std: inf - mean is NaN (PyTorch)
+            s.m = f32(v);
+            if (is_nan_f(s.m) || (bitcast<u32>(s.m) & 0x7fffffffu) == 0x7f800000u) { s.s = nan_f(); }
+        }
         case 10u: {                                      // logsumexp: NaN poisons the sum
             let f = f32(v);
             if (is_nan_f(f)) { s.m = -inf_f(); s.s = nan_f(); } else { s.m = f; s.s = 1.0; }
@@ -102,6 +107,7 @@ fn combine(a: S, b: S) -> S {
             let d = b.m - a.m;
             r.m = a.m + d * (nb / (na + nb));
             r.s = a.s + b.s + d * d * (na * nb / (na + nb));
+            if (is_nan_f(a.s) || is_nan_f(b.s)) { r.s = nan_f(); } // sticky, whatever the compiler assumes
         }
         case 10u: {
             let m = max(a.m, b.m);
@@ -128,6 +134,7 @@ fn finalize(s: S) -> CO {
     switch p.op {
         case 1u: { return CO(f32(s.v) / n); }
         case 5u, 6u: {
+            if (is_nan_f(s.s)) { return CO(nan_f()); }
             var v = s.s / max(n - p.correction, 0.0);
             if (p.op == 6u) { v = sqrt(v); }
             return CO(v);
@@ -144,13 +151,13 @@ fn load_elem(base: u32, r: u32) -> S {
     return elem(ld(base + layout_index(p.red, r)), r);
 }
 
-var<workgroup> sh: array<S, 256>;
+var<workgroup> sh: array<S, WG>;
 
 fn wg_reduce(s0: S, lid: u32) -> S {
     let s = sg_reduce(s0);
     if (lid % SG == 0u) { sh[lid / SG] = s; }
     workgroupBarrier();
-    for (var stride = 128u / SG; stride > 0u; stride = stride >> 1u) {
+    for (var stride = WG / 2u / SG; stride > 0u; stride = stride >> 1u) {
         if (lid < stride) { sh[lid] = combine(sh[lid], sh[lid + stride]); }
         workgroupBarrier();
     }
@@ -162,31 +169,32 @@ fn wg_reduce(s0: S, lid: u32) -> S {
 // Rows, parts and states share one body (one copy of the workgroup tree keeps the shader small).
 fn by_rows(w: u32, lid: u32) {
     let parts = p.stage == 1u;
-    if (select(w * PACK, w / p.G, parts) >= p.n_out) { return; } // the whole workgroup leaves together
+    let gw = w + p.g0;
+    if (select(w * PACK, gw / p.G, parts) >= p.n_out) { return; } // the whole workgroup leaves together
     var vals: array<CO, 4>;
     for (var k = 0u; k < select(PACK, 1u, parts); k = k + 1u) {
-        let o = select(w * PACK + k, w / p.G, parts);
+        let o = select(w * PACK + k, gw / p.G, parts);
         var lo = 0u;
         var hi = select(p.R, p.G, p.stage == 2u);
         if (parts) {
-            lo = (w % p.G) * p.part;
+            lo = (gw % p.G) * p.part;
             hi = min(lo + p.part, p.R);
         }
         var s = empty();
         if (o < p.n_out) {
             let base = layout_index(p.kept, o) + p.off;
-            for (var r = lo + lid; r < hi; r = r + 256u) {
+            for (var r = lo + lid; r < hi; r = r + WG) {
                 if (p.stage == 2u) { s = combine(s, load_state(o * p.G + r)); } else { s = combine(s, load_elem(base, r)); }
             }
         }
         s = wg_reduce(s, lid);
         if (parts) {
             if (lid == 0u) {
-                out[w * 5u] = bitcast<u32>(s.v);
-                out[w * 5u + 1u] = bitcast<u32>(s.m);
-                out[w * 5u + 2u] = bitcast<u32>(s.s);
-                out[w * 5u + 3u] = s.c;
-                out[w * 5u + 4u] = s.i;
+                out[gw * 5u] = bitcast<u32>(s.v);
+                out[gw * 5u + 1u] = bitcast<u32>(s.m);
+                out[gw * 5u + 2u] = bitcast<u32>(s.s);
+                out[gw * 5u + 3u] = s.c;
+                out[gw * 5u + 4u] = s.i;
             }
         } else {
             vals[k] = finalize(s);
@@ -217,12 +225,12 @@ fn load_state(j: u32) -> S {
     return S(bitcast<CT>(x[b]), bitcast<f32>(x[b + 1u]), bitcast<f32>(x[b + 2u]), x[b + 3u], x[b + 4u]);
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
     let g = wid.x + wid.y * groups.x;
     if (p.col != 0u) {
-        by_columns(g * 256u + lid);
+        by_columns(g * WG + lid);
     } else {
         by_rows(g, lid);
     }

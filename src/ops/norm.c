@@ -32,19 +32,25 @@ static uint32_t norm_sg(wgt_context *ctx)
     return 1;
 }
 
-static wgt_status norm_kernel(wgt_context *ctx, wgt_dtype xdt, wgt_dtype odt, wgt_kernel **k)
+/* What the norm prelude depends on: the pipeline cache's key (no padding bytes). */
+typedef struct norm_key {
+    uint8_t xdt, odt, pad[2];
+    uint32_t sg, wg;
+} norm_key;
+
+static char *norm_prelude(void *arg)
 {
+    const norm_key *k = arg;
     size_t cap = 16384;
     char *pre = malloc(cap);
-    if (!pre) return wgt_ctx_error(ctx, WGT_ERR_OUT_OF_MEMORY, "out of host memory");
-    uint32_t sg = norm_sg(ctx);
+    if (!pre) return NULL;
     const char *lib = op_wgsl_lib();
-    snprintf(pre, cap, "%s%s\nconst PACK: u32 = %du;\nconst SG: u32 = %uu;\n", sg > 1 ? "enable subgroups;\n" : "",
-             lib ? lib : "", op_pack(odt), sg);
-    op_wgsl_loader(pre, cap, "ldx", "xs", xdt, "f32");
-    op_wgsl_storer(pre, cap, "st", "out", odt, "f32");
+    snprintf(pre, cap, "%s%s\nconst PACK: u32 = %du;\nconst SG: u32 = %uu;\nconst WG: u32 = %uu;\n",
+             k->sg > 1 ? "enable subgroups;\n" : "", lib ? lib : "", op_pack((wgt_dtype)k->odt), k->sg, k->wg);
+    op_wgsl_loader(pre, cap, "ldx", "xs", (wgt_dtype)k->xdt, "f32");
+    op_wgsl_storer(pre, cap, "st", "out", (wgt_dtype)k->odt, "f32");
     size_t used = strlen(pre);
-    if (sg > 1)
+    if (k->sg > 1)
         used += snprintf(pre + used, cap - used,
                          "fn sg_combine(t0: T) -> T {\n  var t = t0;\n"
                          "  for (var m = 1u; m < SG; m = m << 1u) {\n"
@@ -52,10 +58,22 @@ static wgt_status norm_kernel(wgt_context *ctx, wgt_dtype xdt, wgt_dtype odt, wg
                          "subgroupShuffleXor(t.c, m)));\n  }\n  return t;\n}\n");
     else
         used += snprintf(pre + used, cap - used, "fn sg_combine(t: T) -> T { return t; }\n");
-    wgt_status st = used >= cap ? wgt_ctx_error(ctx, WGT_ERR_INTERNAL, "norm: kernel prelude too long")
-                                : wgt_gpu_kernel(ctx, "norm", pre, "main", NULL, 0, k);
-    free(pre);
-    return st;
+    if (used >= cap) {
+        free(pre);
+        return NULL;
+    }
+    return pre;
+}
+
+static wgt_status norm_kernel(wgt_context *ctx, wgt_dtype xdt, wgt_dtype odt, wgt_kernel **k)
+{
+    norm_key key;
+    memset(&key, 0, sizeof key);
+    key.xdt = (uint8_t)xdt, key.odt = (uint8_t)odt;
+    key.sg = norm_sg(ctx);
+    key.wg = op_workgroup_size(ctx);
+    if (key.sg > key.wg) key.sg = 1;
+    return wgt_gpu_kernel_keyed(ctx, "norm", &key, sizeof key, norm_prelude, &key, "main", NULL, 0, k);
 }
 
 /* Merge neighbouring dims that one stride walks, dropping size-1 dims; returns the count. */

@@ -15,7 +15,7 @@
 typedef struct red_params {
     uint32_t n_out, R, op, off, red_simple, red_stride;
     float correction;
-    uint32_t zero, out_w0, idx_off, col, stage, G, part, pad0, pad1, pad2;
+    uint32_t zero, out_w0, idx_off, col, stage, G, part, g0, pad1, pad2;
     op_layout_params kept, red;
 } red_params;
 
@@ -48,25 +48,33 @@ static uint32_t red_sg(wgt_context *ctx)
     return 1;
 }
 
-static wgt_status red_kernel(wgt_context *ctx, const char *ct, wgt_dtype xdt, wgt_dtype odt, int with_idx, wgt_kernel **k)
+/* What the reduce prelude depends on: the pipeline cache's key (no padding bytes). */
+typedef struct red_key {
+    uint8_t ct, xdt, odt, with_idx; /* ct: 0 f32, 1 i32, 2 u32 */
+    uint32_t sg, wg;
+} red_key;
+
+static char *red_prelude(void *arg)
 {
+    const red_key *k = arg;
     size_t cap = 16384;
     char *pre = malloc(cap);
-    if (!pre) return wgt_ctx_error(ctx, WGT_ERR_OUT_OF_MEMORY, "out of host memory");
-    uint32_t sg = red_sg(ctx);
-    const char *lib = op_wgsl_lib();
-    snprintf(pre, cap, "%s%s\nalias CT = %s;\nalias CO = %s;\nconst PACK: u32 = %du;\nconst SG: u32 = %uu;\n",
-             sg > 1 ? "enable subgroups;\n" : "", lib ? lib : "", ct, op_compute_type(odt), op_pack(odt), sg);
-    op_wgsl_loader(pre, cap, "ld", "x", xdt, ct);
+    if (!pre) return NULL;
+    const char *ct = k->ct == 0 ? "f32" : k->ct == 1 ? "i32" : "u32", *lib = op_wgsl_lib();
+    wgt_dtype odt = (wgt_dtype)k->odt;
+    snprintf(pre, cap, "%s%s\nalias CT = %s;\nalias CO = %s;\nconst PACK: u32 = %du;\nconst SG: u32 = %uu;\n"
+             "const WG: u32 = %uu;\n", k->sg > 1 ? "enable subgroups;\n" : "", lib ? lib : "", ct,
+             op_compute_type(odt), op_pack(odt), k->sg, k->wg);
+    op_wgsl_loader(pre, cap, "ld", "x", (wgt_dtype)k->xdt, ct);
     op_wgsl_storer(pre, cap, "st", "out", odt, op_compute_type(odt));
     size_t used = strlen(pre);
-    if (with_idx)
+    if (k->with_idx)
         used += snprintf(pre + used, cap - used,
                          "@group(0) @binding(3) var<storage, read_write> iout: array<u32>;\n"
                          "fn sti(o: u32, i: u32) { iout[p.idx_off + o] = i; }\n");
     else
         used += snprintf(pre + used, cap - used, "fn sti(o: u32, i: u32) {}\n");
-    if (sg > 1)
+    if (k->sg > 1)
         used += snprintf(pre + used, cap - used,
                          "fn sg_reduce(s0: S) -> S {\n  var s = s0;\n"
                          "  for (var m = 1u; m < SG; m = m << 1u) {\n"
@@ -75,10 +83,23 @@ static wgt_status red_kernel(wgt_context *ctx, const char *ct, wgt_dtype xdt, wg
                          "    s = combine(s, o);\n  }\n  return s;\n}\n");
     else
         used += snprintf(pre + used, cap - used, "fn sg_reduce(s: S) -> S { return s; }\n");
-    wgt_status st = used >= cap ? wgt_ctx_error(ctx, WGT_ERR_INTERNAL, "reduce: kernel prelude too long")
-                                : wgt_gpu_kernel(ctx, "reduce", pre, "main", NULL, 0, k);
-    free(pre);
-    return st;
+    if (used >= cap) {
+        free(pre);
+        return NULL;
+    }
+    return pre;
+}
+
+static wgt_status red_kernel(wgt_context *ctx, const char *ct, wgt_dtype xdt, wgt_dtype odt, int with_idx, wgt_kernel **k)
+{
+    red_key key;
+    memset(&key, 0, sizeof key);
+    key.ct = (uint8_t)(!strcmp(ct, "f32") ? 0 : !strcmp(ct, "i32") ? 1 : 2);
+    key.xdt = (uint8_t)xdt, key.odt = (uint8_t)odt, key.with_idx = (uint8_t)with_idx;
+    key.sg = red_sg(ctx);
+    key.wg = op_workgroup_size(ctx);
+    if (key.sg > key.wg) key.sg = 1;
+    return wgt_gpu_kernel_keyed(ctx, "reduce", &key, sizeof key, red_prelude, &key, "main", NULL, 0, k);
 }
 
 /* Merge neighbouring dims that one stride walks (shape/stride lists, in place); returns the count. */
@@ -97,6 +118,78 @@ static int merge_dims(int n, int64_t *shape, int64_t *stride)
         }
     }
     return m;
+}
+
+/* Reductions whose slices reach past one storage binding (amax over every dim of a large tensor):
+ * stage 1 runs per output over chunks of parts, each part whole rows of the outermost reduced dim
+ * and each chunk binding only the storage its parts reach; stage 2 combines each output's part
+ * states in one dispatch. P is the input as [kept (nk dims), reduced (nr dims)]. */
+static wgt_status red_gpu_split(wgt_context *ctx, wgt_reduce_op op, const wgt_tensor *x, const wgt_layout *P, int nk,
+                                int nr, int64_t n_out, int64_t R, double correction, wgt_tensor *out, wgt_tensor *idx,
+                                wgt_kernel *k)
+{
+    const char *name = wgt_reduce_op_name(op);
+    wgt_layout rl = *P, kl = *P;
+    rl.ndim = nr, rl.offset = 0, kl.ndim = nk;
+    for (int d = 0; d < nr; d++) rl.shape[d] = P->shape[nk + d], rl.strides[d] = P->strides[nk + d];
+    const wgt_layout *ls[1] = {&rl};
+    int64_t rows_fit = nr ? op_rows_per_chunk(ctx, ls, 1) : 0;
+    if (rows_fit == 0)
+        return op_fail(ctx, WGT_ERR_LIMIT, "%s: one row of the reduced dims is larger than a storage binding", name);
+    int64_t outer = rl.shape[0], inner = R / outer, inner_hi = 0;
+    for (int d = 1; d < nr; d++) inner_hi += (rl.shape[d] - 1) * rl.strides[d];
+    int64_t G0 = R / 8192 < 2 ? 2 : R / 8192 > 1024 ? 1024 : R / 8192;
+    int64_t rows_per_part = (outer + G0 - 1) / G0;
+    if (rows_per_part > rows_fit) rows_per_part = rows_fit;
+    int64_t G = (outer + rows_per_part - 1) / rows_per_part, per_chunk = rows_fit / rows_per_part;
+    int64_t n_states = n_out * G * 5;
+    if ((uint64_t)n_states * 4 > ctx->info.limits.max_storage_buffer_binding_size / 2 || (uint64_t)n_out * G > UINT32_MAX)
+        return op_fail(ctx, WGT_ERR_LIMIT, "%s: %lld outputs of slices larger than a storage binding are too many to split",
+                       name, (long long)n_out);
+    red_params p;
+    memset(&p, 0, sizeof p);
+    p.n_out = (uint32_t)n_out, p.R = (uint32_t)R, p.op = (uint32_t)op, p.correction = (float)correction;
+    p.stage = 1, p.G = (uint32_t)G, p.part = (uint32_t)(rows_per_part * inner);
+    p.red_simple = nr <= 1;
+    p.red_stride = nr == 1 ? (uint32_t)rl.strides[0] : 0;
+    wgt_status st;
+    if ((st = op_layout_params_fill(ctx, &kl, &p.kept)) || (st = op_layout_params_fill(ctx, &rl, &p.red))) return st;
+    wgt_tensor *states;
+    if ((st = wgt_tensor_new(ctx, WGT_U32, 1, &n_states, &states))) return st;
+    wgt_binding b[3];
+    int64_t base, sbase;
+    int nb = idx ? 3 : 2;
+    if (!(st = op_bind_all(states, &b[1], &sbase)) && idx) st = op_bind(idx, 0, n_out - 1, &b[2], &base);
+    for (int64_t o = 0; !st && o < n_out; o++) {
+        int64_t ko = P->offset, rem = o; /* the storage offset of output o's slice */
+        for (int d = nk - 1; d >= 0; d--) ko += rem % P->shape[d] * P->strides[d], rem /= P->shape[d];
+        for (int64_t pa = 0; !st && pa < G; pa += per_chunk) {
+            int64_t pb = pa + per_chunk < G ? pa + per_chunk : G;
+            int64_t r1 = pb * rows_per_part < outer ? pb * rows_per_part : outer;
+            int64_t lo = ko + pa * rows_per_part * rl.strides[0], hi = ko + (r1 - 1) * rl.strides[0] + inner_hi;
+            if ((st = op_bind(x, lo, hi, &b[0], &base))) break;
+            /* the kernel reads off + kept(o) + red(r); off wraps below the binding (u32 arithmetic) */
+            p.off = (uint32_t)(P->offset - base);
+            p.g0 = (uint32_t)(o * G + pa);
+            uint32_t gx, gy;
+            op_grid(ctx, (uint64_t)(pb - pa), &gx, &gy);
+            st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, nb, gx, gy, 1);
+        }
+    }
+    if (!st) { /* stage 2: the states of every output into out (and idx) */
+        red_params p2 = p;
+        p2.stage = 2, p2.off = 0, p2.g0 = 0;
+        wgt_binding b2[3] = {b[1], {0}, b[2]};
+        int pack = op_pack(out->l.dtype);
+        if (!(st = op_bind(out, 0, n_out - 1, &b2[1], &base))) {
+            p2.out_w0 = (uint32_t)((0 - base) / pack);
+            uint32_t gx, gy;
+            op_grid(ctx, ((uint64_t)n_out + pack - 1) / pack, &gx, &gy);
+            st = wgt_gpu_dispatch(ctx, k, &p2, sizeof p2, b2, nb, gx, gy, 1);
+        }
+    }
+    wgt_tensor_free(states);
+    return st;
 }
 
 /* Run the reduction of x over `dims` (bit mask, non-empty set normalised) into the contiguous out
@@ -133,9 +226,20 @@ static wgt_status red_gpu(wgt_context *ctx, wgt_reduce_op op, const wgt_tensor *
     if (nk) {
         const wgt_layout *ls[3] = {&P, &O, &I};
         per = op_rows_per_chunk(ctx, ls, idx ? 3 : 2);
-        if (per == 0) return op_fail(ctx, WGT_ERR_LIMIT, "%s: one slice of the input is larger than a storage binding",
-                                     wgt_reduce_op_name(op));
     }
+    int64_t plo, phi;
+    op_extent(&P, &plo, &phi);
+    uint64_t p_bytes = (uint64_t)(phi - plo + 1) * wgt_dtype_size(l->dtype);
+    if (R > 0 && nr > 0 && (per == 0 || (nk == 0 && p_bytes + ctx->info.limits.min_storage_buffer_offset_alignment + 4 >
+                                                      ctx->info.limits.max_storage_buffer_binding_size))) {
+        const char *sct = op_is_float(x->l.dtype) || float_only(op) || op == WGT_REDUCE_LOGSUMEXP
+                              ? "f32" : op_compute_type(x->l.dtype);
+        wgt_kernel *sk;
+        wgt_status sst = red_kernel(ctx, sct, x->l.dtype, out->l.dtype, idx != NULL, &sk);
+        return sst ? sst : red_gpu_split(ctx, op, x, &P, nk, nr, n_out, R, correction, out, idx, sk);
+    }
+    if (per == 0) return op_fail(ctx, WGT_ERR_LIMIT, "%s: one slice of the input is larger than a storage binding",
+                                 wgt_reduce_op_name(op));
     int pack = op_pack(out->l.dtype);
     if (per < rows) {
         while (per > 1 && (per * per_row) % pack) per--;
@@ -212,7 +316,8 @@ static wgt_status red_gpu(wgt_context *ctx, wgt_reduce_op op, const wgt_tensor *
             if (st) return st;
             continue;
         }
-        op_grid(ctx, col ? (words + 255) / 256 : words, &gx, &gy);
+        uint32_t wg = op_workgroup_size(ctx);
+        op_grid(ctx, col ? (words + wg - 1) / wg : words, &gx, &gy);
         if ((st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, nb, gx, gy, 1))) return st;
     }
     return WGT_OK;
