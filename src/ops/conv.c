@@ -86,12 +86,17 @@ static wgt_status conv_gpu(wgt_context *ctx, const char *op, int transposed, con
 
     wgt_dtype dt = y->l.dtype;
     int pack = op_pack(dt);
-    int gemm = !transposed && P % pack == 0 && use_gemm(cin_g, cout_g, N * P);
+    /* the tiled kernels run 256 invocations per workgroup (compatibility mode's default is 128) */
+    const wgt_limits *lim = &ctx->info.limits;
+    int wg256 = lim->max_compute_invocations_per_workgroup >= 256 && lim->max_compute_workgroup_size_x >= 256;
+    int gemm = wg256 && !transposed && P % pack == 0 && use_gemm(cin_g, cout_g, N * P);
     int tm = gemm ? gemm_tm(N * P, cout_g) : 4, bm = 16 * tm;
+    if (gemm && (uint64_t)4 * 16 * (bm + 64) > lim->max_compute_workgroup_storage_size) tm = 4, bm = 64;
+    if (gemm && (uint64_t)4 * 16 * (bm + 64) > lim->max_compute_workgroup_storage_size) gemm = 0;
     /* depthwise 2-D: 32 x 32 output tiles whose input region and taps fit workgroup memory */
     int64_t reg = (31 * p.str[1] + (p.ksz[1] - 1) * (int64_t)p.dil[1] + 1) * (31 * p.str[2] + (p.ksz[2] - 1) * (int64_t)p.dil[2] + 1);
     int64_t tiles = ((p.osz[1] + 31) / 32) * ((p.osz[2] + 31) / 32);
-    int dw = !transposed && nsp == 2 && cin_g == 1 && p.ksz[1] * p.ksz[2] <= 256 && reg <= dw_tile(ctx) &&
+    int dw = wg256 && !transposed && nsp == 2 && cin_g == 1 && p.ksz[1] * p.ksz[2] <= 256 && reg <= dw_tile(ctx) &&
              p.osz[2] % pack == 0 && tiles <= (int64_t)ctx->info.limits.max_compute_workgroups_per_dimension;
     const wgt_layout *ls[2] = {&x->l, &y->l};
     int64_t per = op_rows_per_chunk(ctx, ls, 2);
