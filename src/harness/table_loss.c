@@ -81,7 +81,6 @@ static wgt_status call_probs(const hx_op *op, int v, wgt_tensor *const *in, wgt_
 
 static int setup_pointwise(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
 {
-    if (c == HX_BIG) return 0;
     in[0].dtype = dt;
     hx_case_shape(c, &in[0]);
     in[1] = in[0];
@@ -194,6 +193,7 @@ void hx_table_loss(hx_add_fn add)
         /* squares of 1e30 are inf in f32, finite in double */
         o->no_huge = 1;
         o->tol = (hx_tol){2e-5, 2e-5, "f32 logs/exps of one element and f32 sums of up to 1961 values against double"};
+        o->big = k == WGT_CPU_LOSS_MSE; /* unreduced: the pieces of one binding each */
     }
     o = add("cosine_similarity", "loss", HX_FLOATS, setup_cosine, call_cosine);
     o->n_variants = 2, o->no_huge = 1;

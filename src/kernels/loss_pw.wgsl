@@ -6,7 +6,7 @@
 // ldw, ldp (-> f32) and the storer st.
 
 struct Params {
-    n: u32,          // output elements
+    n: u32,          // output elements of this dispatch
     kind: u32,       // wgt_cpu_loss
     off_x: u32,
     off_t: u32,
@@ -16,8 +16,8 @@ struct Params {
     has_p: u32,
     param: f32,      // smooth_l1 beta, huber delta, kl_div log_target
     dense: u32,      // bit i: input i (x, target, weight, pos_weight) is laid out as the output
-    pad1: u32,
-    pad2: u32,
+    first: u32,      // the first output element of this dispatch (work split over bindings)
+    out_w0: u32,     // its word within the output binding
     shape: array<vec4<u32>, 2>,   // the output's shape, right-aligned in 8 slots
     sx: array<vec4<u32>, 2>,      // strides of each input broadcast to it (0 on broadcast dims)
     st: array<vec4<u32>, 2>,
@@ -32,8 +32,9 @@ struct Params {
 @group(0) @binding(4) var<storage, read> psb: array<u32>;
 @group(0) @binding(5) var<storage, read_write> out: array<u32>;
 
+// Element j (of the whole output) of an input: dense inputs are bound from this dispatch's first.
 fn at(s: array<vec4<u32>, 2>, j: u32, bit: u32) -> u32 {
-    if ((p.dense & bit) != 0u) { return j; }
+    if ((p.dense & bit) != 0u) { return j - p.first; }
     var rem = j;
     var idx = 0u;
     for (var d = 7u; d < 8u; d = d - 1u) { // wraps below zero and ends
@@ -84,7 +85,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     var v: array<f32, 4>;
     for (var k = 0u; k < PACK; k = k + 1u) {
         let j = w * PACK + k;
-        if (j < p.n) { v[k] = loss(j); }
+        if (j < p.n) { v[k] = loss(p.first + j); }
     }
-    st(w, v);
+    st(p.out_w0 + w, v);
 }

@@ -329,7 +329,7 @@ wgt_status wgt_cosine_similarity(const wgt_tensor *x1, const wgt_tensor *x2, int
 typedef struct pw_params {
     uint32_t n, kind, off_x, off_t, off_w, off_p, has_w, has_p;
     float param;
-    uint32_t dense, pad1, pad2;
+    uint32_t dense, first, out_w0;
     uint32_t shape[8], sx[8], st[8], sw[8], sp[8];
 } pw_params;
 
@@ -347,23 +347,33 @@ static wgt_status pw_ref(void *arg, const wgt_cpu_tensor *in, const wgt_cpu_tens
                                   a->param, a->red, &out[0]);
 }
 
-/* Strides of t broadcast to (nd, shape), right-aligned in 8 slots. */
+/* Strides of t broadcast to (nd, shape), right-aligned in 8 slots; bit in *dense when t is laid out
+ * as the output (then element j is at offset + j: no index arithmetic, and the work can split). */
 static wgt_status pw_strides(wgt_context *ctx, const wgt_tensor *t, int nd, const int64_t *shape, uint32_t *s,
-                             uint32_t *off, wgt_binding *b, uint32_t *dense, uint32_t bit)
+                             uint32_t *dense, uint32_t bit, wgt_layout *l)
 {
-    wgt_layout l;
-    op_broadcast_layout(&t->l, nd, shape, &l);
-    if (wgt_layout_is_contiguous(&l)) *dense |= bit; /* element j at j: no index arithmetic */
+    op_broadcast_layout(&t->l, nd, shape, l);
+    if (wgt_layout_is_contiguous(l)) *dense |= bit;
     memset(s, 0, 8 * sizeof *s);
     for (int d = 0; d < nd; d++) {
-        if (l.strides[d] > UINT32_MAX) return op_fail(ctx, WGT_ERR_LIMIT, "loss: a stride past 2^32 elements");
-        s[8 - nd + d] = (uint32_t)l.strides[d];
+        if (l->strides[d] > UINT32_MAX) return op_fail(ctx, WGT_ERR_LIMIT, "loss: a stride past 2^32 elements");
+        s[8 - nd + d] = (uint32_t)l->strides[d];
     }
+    return WGT_OK;
+}
+
+/* Bind elements [e0, e1) of input t (all it reaches when it is not dense). */
+static wgt_status pw_bind(const wgt_tensor *t, const wgt_layout *l, int dense, int64_t e0, int64_t e1, uint32_t *off,
+                          wgt_binding *b)
+{
     int64_t lo, hi, base;
-    op_extent(&l, &lo, &hi);
-    if (hi < lo) lo = hi = l.offset;
+    if (dense) lo = l->offset + e0, hi = l->offset + e1 - 1;
+    else {
+        op_extent(l, &lo, &hi);
+        if (hi < lo) lo = hi = l->offset;
+    }
     wgt_status st = op_bind(t, lo, hi, b, &base);
-    *off = (uint32_t)(l.offset - base);
+    *off = (uint32_t)((dense ? l->offset + e0 : l->offset) - base);
     return st;
 }
 
@@ -375,8 +385,9 @@ static wgt_status pw_gpu(wgt_context *ctx, wgt_cpu_loss kind, const wgt_tensor *
     if (n == 0) return WGT_OK;
     if (n > UINT32_MAX) return op_fail(ctx, WGT_ERR_LIMIT, "loss: more than 2^32 elements");
     wgt_dtype odt = y->l.dtype;
+    int pack = op_pack(odt);
     char pre[8192];
-    snprintf(pre, sizeof pre, "%s\nconst PACK: u32 = %du;\n", op_wgsl_lib(), op_pack(odt));
+    snprintf(pre, sizeof pre, "%s\nconst PACK: u32 = %du;\n", op_wgsl_lib(), pack);
     op_wgsl_loader(pre, sizeof pre, "ldx", "xs", x->l.dtype, "f32");
     op_wgsl_loader(pre, sizeof pre, "ldt", "ts", t->l.dtype, "f32");
     op_wgsl_loader(pre, sizeof pre, "ldw", "wsb", w ? w->l.dtype : WGT_F32, "f32");
@@ -387,23 +398,37 @@ static wgt_status pw_gpu(wgt_context *ctx, wgt_cpu_loss kind, const wgt_tensor *
     if (st) return st;
     pw_params p;
     memset(&p, 0, sizeof p);
-    p.n = (uint32_t)n, p.kind = (uint32_t)kind, p.param = (float)param;
+    p.kind = (uint32_t)kind, p.param = (float)param;
     p.has_w = w != NULL, p.has_p = pw != NULL;
     for (int d = 0; d < 8; d++) p.shape[d] = d < 8 - nd ? 1 : (uint32_t)shape[d - (8 - nd)];
+    const wgt_tensor *ins[4] = {x, t, w ? w : x, pw ? pw : x};
+    uint32_t *strides[4] = {p.sx, p.st, p.sw, p.sp}, *offs[4] = {&p.off_x, &p.off_t, &p.off_w, &p.off_p};
+    wgt_layout ls[4];
+    for (int i = 0; i < 4; i++)
+        if ((st = pw_strides(ctx, ins[i], nd, shape, strides[i], &p.dense, 1u << i, &ls[i]))) return st;
+    /* pieces of `per` elements, a multiple of 1024 so that every binding starts aligned, when the
+     * dense tensors pass one binding (the others are bound whole) */
+    uint64_t limit = ctx->info.limits.max_storage_buffer_binding_size, widest = wgt_dtype_size(odt);
+    for (int i = 0; i < 4; i++)
+        if ((p.dense >> i) & 1 && wgt_dtype_size(ins[i]->l.dtype) > widest) widest = wgt_dtype_size(ins[i]->l.dtype);
+    int64_t per = (int64_t)((limit - 1024) / widest) / 1024 * 1024;
+    if (per < 1024) per = 1024;
     wgt_binding b[5];
     int64_t base;
-    if ((st = pw_strides(ctx, x, nd, shape, p.sx, &p.off_x, &b[0], &p.dense, 1))) return st;
-    if ((st = pw_strides(ctx, t, nd, shape, p.st, &p.off_t, &b[1], &p.dense, 2))) return st;
-    if (w && (st = pw_strides(ctx, w, nd, shape, p.sw, &p.off_w, &b[2], &p.dense, 4))) return st;
-    if (!w) b[2] = b[0];
-    if (pw && (st = pw_strides(ctx, pw, nd, shape, p.sp, &p.off_p, &b[3], &p.dense, 8))) return st;
-    if (!pw) b[3] = b[0];
-    if ((st = op_bind_all(y, &b[4], &base))) return st;
-    if (base != y->l.offset) return op_fail(ctx, WGT_ERR_INTERNAL, "loss: output not aligned");
-    uint64_t words = ((uint64_t)n + op_pack(odt) - 1) / op_pack(odt);
-    uint32_t gx, gy;
-    op_grid(ctx, (words + 255) / 256, &gx, &gy);
-    return wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 5, gx, gy, 1);
+    for (int64_t e0 = 0; e0 < n; e0 += per) {
+        int64_t e1 = e0 + per < n ? e0 + per : n;
+        for (int i = 0; i < 4; i++)
+            if ((st = pw_bind(ins[i], &ls[i], (p.dense >> i) & 1, e0, e1, offs[i], &b[i]))) return st;
+        if ((st = op_bind(y, y->l.offset + e0, y->l.offset + e1 - 1, &b[4], &base))) return st;
+        if ((y->l.offset + e0 - base) % pack) return op_fail(ctx, WGT_ERR_INTERNAL, "loss: output not word aligned");
+        p.first = (uint32_t)e0, p.n = (uint32_t)(e1 - e0);
+        p.out_w0 = (uint32_t)((y->l.offset + e0 - base) / pack);
+        uint64_t words = ((uint64_t)(e1 - e0) + pack - 1) / pack;
+        uint32_t gx, gy;
+        op_grid(ctx, (words + 255) / 256, &gx, &gy);
+        if ((st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 5, gx, gy, 1))) return st;
+    }
+    return WGT_OK;
 }
 
 static wgt_status pw_impl(const char *name, wgt_cpu_loss kind, const wgt_tensor *x, const wgt_tensor *t,
