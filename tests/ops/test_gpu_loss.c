@@ -223,6 +223,13 @@ static void diff_cross_entropy(void)
         pair lx = pair_rand(dt, 2, DIMS2(3, 5000), -8, 8, 0), lt = targets(WGT_I32, 1, DIMS1(3), 5000, 0, 0);
         snprintf(what, sizeof what, "cross_entropy C=5000 %s", wgt_dtype_name(dt));
         DIFF(what, at, rt, wgt_cross_entropy(lx.t[S], lt.t[S], NULL, -100, 0.05, WGT_REDUCTION_NONE, &y_[S]));
+        pair lp0 = pair_rand(WGT_F32, 2, DIMS2(3, 5000), -2, 2, 0), lp, lw = pair_rand(dt, 1, DIMS1(5000), 0.5, 2, 0);
+        for (int s = 0; s < 2; s++) MUST(wgt_softmax(lp0.t[s], 1, &lp.t[s]));
+        snprintf(what, sizeof what, "cross_entropy probabilities C=5000 %s", wgt_dtype_name(dt));
+        DIFF(what, at, rt, wgt_cross_entropy(lx.t[S], lp.t[S], lw.t[S], -100, 0.1, WGT_REDUCTION_NONE, &y_[S]));
+        snprintf(what, sizeof what, "cosine_similarity rows of 5000 %s", wgt_dtype_name(dt));
+        DIFF(what, at, rt, wgt_cosine_similarity(lx.t[S], lp0.t[S], 1, 1e-8, &y_[S]));
+        pair_free(lp0), pair_free(lp), pair_free(lw);
         /* [C] with a 0-D target; empty batch (mean: NaN, sum: 0) */
         pair x1 = pair_narrow(lx, 0, 1, 1), x1r, t0;
         for (int s = 0; s < 2; s++) {
