@@ -4,7 +4,7 @@
 //    j0 .. j0 + 3 of the flat output (so 16-bit outputs are written in whole words); when the four
 //    lie on one output row of a convolution they share each weight load and the row's geometry
 //    (the depthwise case: one input channel per output, K taps each). Else each output on its own.
-//  - `gemm`: an implicit GEMM for convolutions (not transposed): out[g] [M = N * P pixels, Cout/G]
+//  - `gemm`: an implicit GEMM (transposed convolutions too): out[g] [M = N * P pixels, Cout/G]
 //    = A [M, Kd = Cin/G * K0 K1 K2] (x gathered on the fly, no im2col buffer) @ W^T, in tiles of
 //    16 TM pixels x 64 channels with a k step of 16; 256 invocations of TM x 4 outputs.
 // x is read through its strides; the weight is contiguous ([Cout, Cin/G, K..], transposed
@@ -219,7 +219,13 @@ fn gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let a2 = pix % p.osz.z; pix = pix / p.osz.z;
     let a1 = pix % p.osz.y;
     let a0 = pix / p.osz.y;
-    let org = vec3<i32>(i32(a0 * p.str.x) - p.pad.x, i32(a1 * p.str.y) - p.pad.y, i32(a2 * p.str.z) - p.pad.z);
+    // a convolution reads i = o s - pad + t d; a transposed one i = (o + pad - t d) / s where that
+    // divides (taps landing elsewhere read zeros, like padding; so an infinite weight there gives
+    // NaN, where the reference, which skips such taps, does not)
+    let tr = p.dil.w != 0u;
+    let sv = vec3<i32>(p.str.xyz);
+    let oa = vec3<i32>(i32(a0), i32(a1), i32(a2));
+    let org = select(oa * sv - p.pad.xyz, oa + p.pad.xyz, tr);
     let xbase = p.x_off + img * p.xn + g * cin_g * p.xs.w;
     let tx = lid % 16u;
     let ty = lid / 16u;
@@ -251,8 +257,15 @@ fn gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             let t0 = tap / K1K2;
             let t1 = (tap / p.ksz.z) % p.ksz.y;
             let t2 = tap % p.ksz.z;
-            let i = org + vec3<i32>(i32(t0 * p.dil.x), i32(t1 * p.dil.y), i32(t2 * p.dil.z));
-            let valid = m_ok && all(i >= vec3<i32>(0)) && all(vec3<u32>(i) < p.isz.xyz);
+            let td = vec3<i32>(i32(t0 * p.dil.x), i32(t1 * p.dil.y), i32(t2 * p.dil.z));
+            var i = org + td;
+            var valid = m_ok;
+            if (tr) {
+                let num = org - td;
+                valid = valid && all(num >= vec3<i32>(0)) && all(num % sv == vec3<i32>(0));
+                i = num / sv;
+            }
+            valid = valid && all(i >= vec3<i32>(0)) && all(vec3<u32>(i) < p.isz.xyz);
             let xa = xbase + u32(max(i.x, 0)) * p.xs.x + u32(max(i.y, 0)) * p.xs.y + u32(max(i.z, 0)) * p.xs.z;
             for (var r = 0u; r < BK / A_STEP; r++) {
                 let ci = c0 + ak0 + r * A_STEP;

@@ -1,8 +1,9 @@
 /* Convolutions: wgt_conv (1-, 2- and 3-D, stride, padding incl. 'same', dilation, groups, bias)
  * and wgt_conv_transpose. Kernels in src/kernels/conv.wgsl: a direct kernel for every case (four
- * outputs of a row per invocation; the depthwise path, one input channel per output), and an
- * implicit GEMM in 64 x 64 tiles for convolutions with many channels per group. The work is split
- * along the batch when x or the output pass one storage binding. */
+ * outputs of a row per invocation), a depthwise 2-D kernel (32 x 32 output tiles from workgroup
+ * memory), and an implicit GEMM (tiles of 64 or 128 pixels x 64 channels) for convolutions and
+ * transposed convolutions with many channels per group. The work is split along the batch when x
+ * or the output pass one storage binding. */
 #include <stdio.h>
 #include <string.h>
 
@@ -89,7 +90,7 @@ static wgt_status conv_gpu(wgt_context *ctx, const char *op, int transposed, con
     /* the tiled kernels run 256 invocations per workgroup (compatibility mode's default is 128) */
     const wgt_limits *lim = &ctx->info.limits;
     int wg256 = lim->max_compute_invocations_per_workgroup >= 256 && lim->max_compute_workgroup_size_x >= 256;
-    int gemm = wg256 && !transposed && P % pack == 0 && use_gemm(cin_g, cout_g, N * P);
+    int gemm = wg256 && P % pack == 0 && use_gemm(cin_g, cout_g, N * P);
     int tm = gemm ? gemm_tm(N * P, cout_g) : 4, bm = 16 * tm;
     if (gemm && (uint64_t)4 * 16 * (bm + 64) > lim->max_compute_workgroup_storage_size) tm = 4, bm = 64;
     if (gemm && (uint64_t)4 * 16 * (bm + 64) > lim->max_compute_workgroup_storage_size) gemm = 0;
@@ -116,8 +117,9 @@ static wgt_status conv_gpu(wgt_context *ctx, const char *op, int transposed, con
     if (st) return st;
     wgt_tensor *wp = NULL; /* gemm: the weight as [G, K.., Cin/G, Cout/G] (reads along the channels) */
     if (gemm) {
-        int64_t v4[4] = {groups, cout_g, cin_g, KK};
-        int perm[4] = {0, 3, 2, 1};
+        /* from [G, Cout/G, Cin/G, K..], transposed from [G, Cin/G, Cout/G, K..] */
+        int64_t v4[4] = {groups, transposed ? cin_g : cout_g, transposed ? cout_g : cin_g, KK};
+        int perm[4] = {0, 3, transposed ? 1 : 2, transposed ? 2 : 1};
         wgt_tensor *r = NULL, *t = NULL;
         st = wgt_tensor_reshape(w, 4, v4, &r);
         if (!st) st = wgt_tensor_permute(r, perm, &t);

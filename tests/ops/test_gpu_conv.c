@@ -1,11 +1,11 @@
 /* Convolutions on the GPU against the CPU reference (src/cpu/conv.c, double sums), and the
  * reference against values worked out by hand: conv1d/2d/3d with stride, asymmetric and 'same'
- * padding, dilation, groups, bias; the depthwise path (groups == C, with a channel multiplier);
- * the depthwise tile kernel (32 x 32 outputs from workgroup memory, several tiles, a channel
- * multiplier); the implicit-GEMM path (64 channels, 3x3) in f32, f16 and bf16, and the direct path where a
- * 16-bit output's pixels per image are odd; conv_transpose1d/2d with stride, padding,
- * output_padding, dilation and groups; strided (transposed) inputs, NaN/inf, empty batches, no
- * input channels, a batch split over storage bindings (limit lowered), and bad arguments. */
+ * padding, dilation, groups, bias; the depthwise tile kernel (32 x 32 outputs from workgroup
+ * memory, several tiles, a channel multiplier); the implicit-GEMM path (64 channels, 3x3; 128-pixel
+ * tiles) in f32, f16 and bf16, and the direct path where a 16-bit output's pixels per image are
+ * odd; conv_transpose1d/2d/3d with stride, padding, output_padding, dilation and groups (direct
+ * and GEMM paths); strided (transposed) inputs, NaN/inf, empty batches, no input channels, a batch
+ * split over storage bindings (limit lowered), and bad arguments. */
 #include "gpu_pair.h"
 
 #define DIMS3(...) ((int64_t[]){__VA_ARGS__})
@@ -75,6 +75,10 @@ static const spec specs[] = {
      P(.stride = {2, 3}, .dilation = {1, 2}, .pad_begin = {1, 0}, .pad_end = {1, 2}, .output_padding = {1, 0}, .groups = 2)},
     {"conv_transpose3d", 1, 3, {1, 4, 3, 4, 3}, {4, 2, 2, 3, 2}, 1,
      P(.stride = {2, 1, 3}, .pad_begin = {0, 1, 1}, .pad_end = {1, 0, 0}, .output_padding = {1, 0, 2}, .groups = 2)},
+    {"conv_transpose2d gemm", 1, 2, {2, 32, 9, 10}, {32, 48, 3, 3}, 1,
+     P(.stride = {2, 2}, .pad_begin = {1, 1}, .pad_end = {1, 1}, .output_padding = {1, 1})},
+    {"conv_transpose2d gemm groups dil", 1, 2, {1, 64, 16, 16}, {64, 32, 3, 3}, 0,
+     P(.dilation = {2, 2}, .pad_begin = {1, 1}, .pad_end = {1, 1}, .groups = 2)},
     {"conv_transpose2d same", 1, 2, {1, 3, 4, 5}, {3, 2, 3, 3}, 1, P(.stride = {2, 2}, .padding = WGT_CONV_PAD_SAME)},
 };
 
