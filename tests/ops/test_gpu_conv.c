@@ -128,6 +128,22 @@ static void hand_checks(void)
     MUST(wgt_tensor_to_host(o, ye, sizeof ye));
     for (int i = 0; i < 5; i++) CHECK(ye[i] == want_l[i], "hand same_lower: y[%d] = %g, want %g", i, ye[i], want_l[i]);
     wgt_tensor_free(o);
+    /* geometry alone: ceil(10 / 2) = 5 outputs, total pad (5 - 1) 2 + 3 - 10 = 1, its odd element at
+     * the end (SAME) or the beginning (SAME_LOWER); transposed SAME: 3 * 2 outputs, total pad
+     * 2 (3 - 1) + 3 - 6 = 1 */
+    int64_t O = 0, pb = -1;
+    wgt_conv_params q = P(.stride = {2}, .padding = WGT_CONV_PAD_SAME);
+    MUST(wgt_conv_output_shape(&q, 0, 1, (int64_t[]){10}, (int64_t[]){3}, &O, &pb));
+    CHECK(O == 5 && pb == 0, "output_shape same: O %lld pad %lld, want 5 and 0", (long long)O, (long long)pb);
+    q.padding = WGT_CONV_PAD_SAME_LOWER;
+    MUST(wgt_conv_output_shape(&q, 0, 1, (int64_t[]){10}, (int64_t[]){3}, &O, &pb));
+    CHECK(O == 5 && pb == 1, "output_shape same_lower: O %lld pad %lld, want 5 and 1", (long long)O, (long long)pb);
+    q.padding = WGT_CONV_PAD_SAME;
+    MUST(wgt_conv_output_shape(&q, 1, 1, (int64_t[]){3}, (int64_t[]){3}, &O, &pb));
+    CHECK(O == 6 && pb == 0, "output_shape transposed same: O %lld pad %lld, want 6 and 0", (long long)O, (long long)pb);
+    q = P(.dilation = {4});
+    CHECK(wgt_conv_output_shape(&q, 0, 1, (int64_t[]){8}, (int64_t[]){3}, &O, &pb) == WGT_ERR_SHAPE,
+          "output_shape: a dilated kernel (extent 9) over 8 elements must be refused");
     compared += 20;
     wgt_tensor_free(x), wgt_tensor_free(w), wgt_tensor_free(b), wgt_tensor_free(x2), wgt_tensor_free(w2), wgt_tensor_free(w3);
 }
