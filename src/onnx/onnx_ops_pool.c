@@ -23,6 +23,45 @@ static wgt_status attr_ints(ox *c, const char *name, int64_t *v, int n, int64_t 
     return WGT_OK;
 }
 
+/* A pool whose pads differ between the sides (SAME_* with an odd total): the input padded explicitly,
+ * then pooled without padding. Max pads with -inf (an integer type's minimum); average pads with
+ * zeros and, without count_include_pad, divides window sums by the counts of real elements (the
+ * same sums over a padded tensor of ones). */
+static wgt_status pool_padded(ox *c, wgt_cpu_pool_geom *g, const wgt_onnx_tensor *x, const int64_t *xpads, int is_max,
+                              const wgt_cpu_tensor *out)
+{
+    int64_t pdims[WGT_MAX_DIMS];
+    for (int d = 0; d < x->ndim; d++) pdims[d] = x->dims[d] + xpads[d] + xpads[x->ndim + d];
+    g->p[0] = g->p[1] = 0;
+    wgt_onnx_tensor tp = {0}, ones = {0}, tones = {0}, cnt = {0};
+    wgt_cpu_tensor xv = ox_view(x);
+    wgt_status st = ox_temp(&tp, x->dtype, x->ndim, pdims);
+    wgt_cpu_tensor pv = ox_view(&tp);
+    if (!st) st = OX_CALL(c, pad, &xv, WGT_PAD_CONSTANT, xpads, is_max ? -INFINITY : 0.0, &pv);
+    if (is_max || g->count_include_pad) {
+        if (!st) st = OX_CALL(c, pool, g, &pv, out, NULL);
+    } else {
+        g->divisor = 1; /* window sums */
+        wgt_cpu_tensor ov1, ov2, cv;
+        if (!st) st = ox_temp(&ones, x->dtype, x->ndim, x->dims);
+        if (!st) st = ox_temp(&tones, x->dtype, x->ndim, pdims);
+        if (!st) st = ox_temp(&cnt, out->l.dtype, out->l.ndim, out->l.shape);
+        if (!st) {
+            ov1 = ox_view(&ones), ov2 = ox_view(&tones), cv = ox_view(&cnt);
+            st = OX_CALL(c, full, 1.0, &ov1);
+        }
+        if (!st) st = OX_CALL(c, pad, &ov1, WGT_PAD_CONSTANT, xpads, 0.0, &ov2);
+        if (!st) st = OX_CALL(c, pool, g, &ov2, &cv, NULL);
+        if (!st) st = OX_CALL(c, pool, g, &pv, out, NULL);
+        if (!st) st = OX_CALL(c, binary, WGT_BINARY_DIV, out, &cv, out);
+    }
+    wgt_onnx_tensor_clear(&tp);
+    wgt_onnx_tensor_clear(&ones);
+    wgt_onnx_tensor_clear(&tones);
+    wgt_onnx_tensor_clear(&cnt);
+    return st;
+}
+
 /* MaxPool / AveragePool: x [N, C, *S] with 1 or 2 spatial dims. ONNX's indices are i64 flat
  * positions in the whole tensor; the op gives them per plane, so the plane's start is added. */
 wgt_status ox_pool(ox *c)
@@ -45,7 +84,8 @@ wgt_status ox_pool(ox *c)
     int ceil_mode = (int)ox_attr_i(c, "ceil_mode", 0);
     wgt_cpu_pool_geom g = {is_max ? WGT_CPU_POOL_MAX : WGT_CPU_POOL_AVG, sp, {1, 1}, {1, 1}, {0, 0}, {1, 1}, 0, 0};
     g.count_include_pad = (int)ox_attr_i(c, "count_include_pad", 0) != 0;
-    int64_t odims[WGT_MAX_DIMS];
+    int64_t odims[WGT_MAX_DIMS], xpads[2 * WGT_MAX_DIMS] = {0};
+    int explicit_pad = 0;
     memcpy(odims, x->dims, sizeof odims);
     for (int i = 0; i < sp; i++) {
         int gi = 2 - sp + i;
@@ -58,12 +98,21 @@ wgt_status ox_pool(ox *c)
             pb = auto_pad[5] == 'U' ? total / 2 : total - total / 2;
             pe = total - pb;
         } else if (strcmp(auto_pad, "NOTSET")) return ox_unsupported(c, "auto_pad other than NOTSET, VALID, SAME_*");
-        if (pb != pe) return ox_unsupported(c, "asymmetric pads (PyTorch pads both sides alike)");
+        if (pb != pe && c->n_out > 1) return ox_unsupported(c, "asymmetric pads with indices");
         if (!is_max && d[i] != 1) return ox_unsupported(c, "dilations in AveragePool");
         int64_t num = S + 2 * pb - span + (ceil_mode ? s[i] - 1 : 0);
-        if (S + 2 * pb - span < 0) return wgt_error(WGT_ERR_SHAPE, "%s: the window does not fit the input", c->node->op_type);
-        o = num / s[i] + 1;
-        if (ceil_mode && (o - 1) * s[i] >= S + pb) o--;
+        if (pb != pe) { /* the input padded explicitly (below), no implicit padding */
+            num = S + pb + pe - span + (ceil_mode ? s[i] - 1 : 0);
+            if (S + pb + pe - span < 0) return wgt_error(WGT_ERR_SHAPE, "%s: the window does not fit the input", c->node->op_type);
+            o = num / s[i] + 1;
+            if (ceil_mode && (o - 1) * s[i] >= S + pb + pe) o--;
+            explicit_pad = 1;
+        } else {
+            if (S + 2 * pb - span < 0) return wgt_error(WGT_ERR_SHAPE, "%s: the window does not fit the input", c->node->op_type);
+            o = num / s[i] + 1;
+            if (ceil_mode && (o - 1) * s[i] >= S + pb) o--;
+        }
+        xpads[2 + i] = pb, xpads[x->ndim + 2 + i] = pe;
         if (auto_pad[0] == 'S' && o != (S + s[i] - 1) / s[i]) return ox_unsupported(c, "SAME padding with this stride");
         g.k[gi] = k[i], g.s[gi] = s[i], g.p[gi] = pb, g.d[gi] = d[i];
         odims[2 + i] = o;
@@ -72,6 +121,7 @@ wgt_status ox_pool(ox *c)
     OX_TRY(ox_alloc(c, 0, x->dtype, x->ndim, odims, &ov));
     int with_idx = is_max && c->n_out > 1;
     if (with_idx) OX_TRY(ox_alloc(c, 1, WGT_I64, x->ndim, odims, &iv));
+    if (explicit_pad) return pool_padded(c, &g, x, xpads, is_max, &ov);
     OX_TRY(OX_CALL(c, pool, &g, &xv, &ov, with_idx ? &iv : NULL));
     if (with_idx) { /* per-plane positions -> positions in the whole input */
         int64_t plane = 1, per = 1, n = 1;
