@@ -293,6 +293,48 @@ static void resamples(void)
     }
 }
 
+/* ---- over several storage bindings ----------------------------------------------------------- */
+
+/* The GPU side's binding limit lowered to 8 KiB for a moment: the batch dim splits over dispatches
+ * (f16 with odd outputs per batch row: the split keeps output words whole). */
+static void split_bindings(void)
+{
+    wgt_context *ctx = side[0];
+    uint64_t saved = ctx->info.limits.max_storage_buffer_binding_size;
+    ctx->info.limits.max_storage_buffer_binding_size = 8192;
+    for (int di = 0; di < 2; di++) {
+        wgt_dtype dt = di ? WGT_F16 : WGT_F32;
+        pair x = pair_rand(dt, 4, (int64_t[]){41, 3, 9, 7}, -4, 4, 1);
+        pair xt = pair_transpose(x, 2, 3); /* [41, 3, 7, 9]: strided planes */
+        pair grid = pair_rand(dt, 4, (int64_t[]){41, 5, 3, 2}, -1.2, 1.2, 0);
+        wgt_pool_params p = {{3, 3}, {2, 2}, {1, 1}};
+        for (int v = 0; v < 2; v++) {
+            wgt_tensor *const *in = (v ? xt : x).t;
+            char what[96];
+            wgt_tensor *idx[2] = {NULL, NULL};
+            snprintf(what, sizeof what, "split max_pool2d %s %s", wgt_dtype_name(dt), v ? "strided" : "contiguous");
+            DIFF(what, 0, 0, wgt_max_pool(in[S], 2, &p, &y_[S], &idx[S]));
+            if (idx[0] && idx[1]) pair_compare(what, idx[0], idx[1], 0, 0);
+            wgt_tensor_free(idx[0]), wgt_tensor_free(idx[1]);
+            snprintf(what, sizeof what, "split avg_pool2d %s %s", wgt_dtype_name(dt), v ? "strided" : "contiguous");
+            DIFF(what, 1e-6, rtol_of(dt), wgt_avg_pool(in[S], 2, &p, &y_[S]));
+            snprintf(what, sizeof what, "split nearest 3x5 %s %s", wgt_dtype_name(dt), v ? "strided" : "contiguous");
+            DIFF(what, 0, 0, wgt_interpolate(in[S], 2, WGT_INTERP_NEAREST, (int64_t[]){3, 5}, NULL, 0, &y_[S]));
+            snprintf(what, sizeof what, "split bilinear 5x3 %s %s", wgt_dtype_name(dt), v ? "strided" : "contiguous");
+            DIFF(what, 1e-6, rtol_of(dt), wgt_interpolate(in[S], 2, WGT_INTERP_LINEAR, (int64_t[]){5, 3}, NULL, 1, &y_[S]));
+        }
+        DIFF("split grid_sample", 1e-5, rtol_of(dt),
+             wgt_grid_sample(x.t[S], grid.t[S], WGT_GRID_BILINEAR, WGT_GRID_PAD_BORDER, 0, &y_[S]));
+        /* only dim 0 splits: a batch transposed so that one of its rows passes the limit is refused */
+        pair xb = pair_transpose(x, 0, 1);
+        wgt_tensor *y = NULL;
+        CHECK(wgt_max_pool(xb.t[0], 2, &p, &y, NULL) == WGT_ERR_LIMIT && !y && strstr(wgt_errmsg(), "binding"),
+              "an unsplittable batch: %s", wgt_errmsg());
+        pair_free(x), pair_free(xt), pair_free(xb), pair_free(grid);
+    }
+    ctx->info.limits.max_storage_buffer_binding_size = saved;
+}
+
 /* ---- errors ------------------------------------------------------------------------------------ */
 
 static void errors(void)
@@ -336,6 +378,7 @@ int main(void)
     known_values();
     pools();
     resamples();
+    split_bindings();
     errors();
     CHECK(compared > 100000, "only %d elements compared", compared);
     wgt_context_free(side[0]);
