@@ -873,6 +873,15 @@ wgt_status wgt_bucketize(const wgt_tensor *x, const wgt_tensor *boundaries, int 
  * ignored; PyTorch raises on NaN there); bins computed in f32. */
 wgt_status wgt_histc(const wgt_tensor *x, int64_t bins, double min, double max, wgt_tensor **out);
 
+/* ---- fused ops of the decoder step (src/ops/fused.c) ---- */
+/* out [..., D] = silu(x[..., :D]) * x[..., D:] for x [..., 2D]: SwiGLU over a fused gate/up matmul. */
+wgt_status wgt_swiglu(const wgt_tensor *x, wgt_tensor **out);
+/* *sum = a + b and *out = rms_norm(*sum) over the last dim (weight w [D], NULL for ones): the
+ * residual add and the norm after it, one pass (f32; other dtypes compose the two ops). */
+wgt_status wgt_add_rms_norm(const wgt_tensor *a, const wgt_tensor *b, const wgt_tensor *w, double eps,
+                            wgt_tensor **sum, wgt_tensor **out);
+
+
 /* ------------------------------------------------------------------------------------------------
  * Model files (src/io): GGUF and safetensors.
  *

@@ -43,6 +43,16 @@ static wgt_status norm(const wgt_model *m, const wgt_tensor *x, const wgt_tensor
     return wgt_layer_norm(x, 1, w, b, m->cfg.norm_eps, out);
 }
 
+/* *sum = x + y and *out = norm(*sum): one fused pass for RMSNorm models. */
+static wgt_status add_norm(const wgt_model *m, const wgt_tensor *x, const wgt_tensor *y, const wgt_tensor *w,
+                           const wgt_tensor *b, wgt_tensor **sum, wgt_tensor **out)
+{
+    if (m->cfg.rms) return wgt_add_rms_norm(x, y, w, m->cfg.norm_eps, sum, out);
+    wgt_status st = wgt_binary(WGT_BINARY_ADD, x, y, sum);
+    if (!st && (st = norm(m, *sum, w, b, out))) wgt_tensor_free(*sum), *sum = NULL;
+    return st;
+}
+
 /* out [L, out] f32 = x [L, in] @ w^T + b, through the quantized kernel when w holds blocks. */
 static wgt_status linear(const wgt_tensor *x, const mdl_weight *w, const wgt_tensor *b, wgt_tensor **out)
 {
@@ -158,11 +168,14 @@ wgt_status wgt_model_forward(wgt_model *m, const int32_t *ids, int64_t L, int al
         x = x2;
     }
     const int64_t hd = c->head_dim, Hq = c->n_heads, Hkv = c->n_kv_heads;
+    /* h: the residual stream x normed for the next layer (each layer's last add and the next
+     * norm are one fused pass) */
+    wgt_tensor *h;
+    T(h, norm(m, x, m->layers[0].attn_norm, m->layers[0].attn_norm_b, &h));
     for (int64_t li = 0; li < c->n_layers; li++) {
         const wgt_layer_weights *W = &m->layers[li];
         int mark = s.n;
-        wgt_tensor *h, *q, *k, *v, *q3, *k3, *v3, *qt, *kt, *vt, *qr, *kr;
-        T(h, norm(m, x, W->attn_norm, W->attn_norm_b, &h));
+        wgt_tensor *q, *k, *v, *q3, *k3, *v3, *qt, *kt, *vt, *qr, *kr;
         wgt_tensor *qkv = NULL;
         if (W->wqkv.t) { /* one matmul; q, k and v are column ranges of its rows */
             T(qkv, linear(h, &W->wqkv, W->bqkv, &qkv));
@@ -219,36 +232,44 @@ wgt_status wgt_model_forward(wgt_model *m, const int32_t *ids, int64_t L, int al
         int64_t fs[2] = {L, Hq * hd};
         T(att2, wgt_tensor_reshape(att_t, 2, fs, &att2));
         T(o, linear(att2, &W->wo, W->bo, &o));
-        T(x2, wgt_binary(WGT_BINARY_ADD, x, o, &x2));
-        wgt_tensor *h2, *up, *act, *down, *x3;
-        T(h2, norm(m, x2, W->ffn_norm, W->ffn_norm_b, &h2));
+        wgt_tensor *h2, *up, *act, *down, *x3, *hn;
+        DO(add_norm(m, x, o, W->ffn_norm, W->ffn_norm_b, &x2, &h2));
+        keep(&s, x2), keep(&s, h2);
         if (c->arch == WGT_ARCH_GPT2) {
             T(up, linear(h2, &W->w_up, W->b_up, &up));
             T(act, wgt_unary(WGT_UNARY_GELU_TANH, up, &act));
         } else {
             wgt_tensor *g, *sg;
-            if (W->w_gu.t) {
+            if (W->w_gu.t) { /* one matmul, one fused activation */
                 wgt_tensor *gu;
                 T(gu, linear(h2, &W->w_gu, NULL, &gu));
-                T(g, wgt_tensor_narrow(gu, 1, 0, c->ffn, &g));
-                T(up, wgt_tensor_narrow(gu, 1, c->ffn, c->ffn, &up));
+                T(act, wgt_swiglu(gu, &act));
             } else {
                 T(g, linear(h2, &W->w_gate, NULL, &g));
                 T(up, linear(h2, &W->w_up, NULL, &up));
+                T(sg, wgt_unary(WGT_UNARY_SILU, g, &sg));
+                T(act, wgt_binary(WGT_BINARY_MUL, sg, up, &act));
             }
-            T(sg, wgt_unary(WGT_UNARY_SILU, g, &sg));
-            T(act, wgt_binary(WGT_BINARY_MUL, sg, up, &act));
         }
         T(down, linear(act, &W->w_down, W->b_down, &down));
-        T(x3, wgt_binary(WGT_BINARY_ADD, x2, down, &x3));
-        /* keep only the residual stream of this layer: free the rest now (buffers go back to the pool) */
-        wgt_tensor *carry = wgt_tensor_ref(x3);
+        int last = li + 1 == c->n_layers;
+        const wgt_tensor *nw = last ? m->out_norm : m->layers[li + 1].attn_norm;
+        const wgt_tensor *nb = last ? m->out_norm_b : m->layers[li + 1].attn_norm_b;
+        DO(add_norm(m, x2, down, nw, nb, &x3, &hn));
+        keep(&s, x3), keep(&s, hn);
+        /* keep only the residual stream and its norm (in the two slots after mark's start); free
+         * the rest now, and the previous layer's pair (buffers go back to the pool) */
+        wgt_tensor *carry = wgt_tensor_ref(x3), *carry_h = wgt_tensor_ref(hn);
         for (int i = mark; i < s.n; i++) wgt_tensor_free(s.t[i]);
         s.n = mark;
+        if (li > 0) { /* x and h are the last two entries below mark */
+            wgt_tensor_free(s.t[mark - 1]), wgt_tensor_free(s.t[mark - 2]);
+            s.n = mark = mark - 2;
+        }
         x = keep(&s, carry);
+        h = keep(&s, carry_h);
     }
-    wgt_tensor *xn, *xl, *lg;
-    T(xn, norm(m, x, m->out_norm, m->out_norm_b, &xn));
+    wgt_tensor *xn = h, *xl, *lg; /* the last layer's add_norm applied the output norm */
     if (all_logits) xl = xn;
     else T(xl, wgt_tensor_narrow(xn, 0, L - 1, 1, &xl));
     DO(linear(xl, &m->lm_head, NULL, &lg));

@@ -1,0 +1,146 @@
+/* The fused decoder ops against double-precision references computed here: wgt_swiglu and
+ * wgt_add_rms_norm on the GPU kernels (f32, contiguous) and on their composed fallbacks (a
+ * transposed view, f16 input), for row lengths around the workgroup size and several rows. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "support/check.h"
+
+static float frand(unsigned *s)
+{
+    *s = *s * 1664525u + 1013904223u;
+    return (float)((*s >> 8) & 0xffff) / 32768.0f - 1.0f;
+}
+
+static double worst_rel(const float *got, const double *want, int64_t n)
+{
+    double w = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double e = fabs(got[i] - want[i]) / (1e-6 + fabs(want[i]));
+        if (!(e <= w)) w = e;
+    }
+    return w;
+}
+
+static void swiglu_case(wgt_context *ctx, int64_t rows, int64_t D, int variant)
+{
+    unsigned seed = (unsigned)(rows * 131 + D);
+    int64_t n = rows * 2 * D, shape[2] = {rows, 2 * D};
+    float *x = malloc(n * sizeof *x), *got = malloc(rows * D * sizeof *got);
+    double *want = malloc(rows * D * sizeof *want);
+    for (int64_t i = 0; i < n; i++) x[i] = 4 * frand(&seed);
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t j = 0; j < D; j++) {
+            double g = x[r * 2 * D + j], u = x[r * 2 * D + D + j];
+            want[r * D + j] = g / (1 + exp(-g)) * u;
+        }
+    wgt_tensor *t, *in, *y;
+    if (variant == 1) { /* a transposed view holding the same elements: the composed path */
+        int64_t tshape[2] = {2 * D, rows};
+        float *xt = malloc(n * sizeof *xt);
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t j = 0; j < 2 * D; j++) xt[j * rows + r] = x[r * 2 * D + j];
+        MUST(wgt_tensor_from_host(ctx, WGT_F32, 2, tshape, xt, &t));
+        MUST(wgt_tensor_transpose(t, 0, 1, &in));
+        free(xt);
+    } else {
+        MUST(wgt_tensor_from_host(ctx, WGT_F32, 2, shape, x, &t));
+        in = wgt_tensor_ref(t);
+    }
+    MUST(wgt_swiglu(in, &y));
+    CHECK(wgt_tensor_dim(y, 0) == rows && wgt_tensor_dim(y, 1) == D, "swiglu shape");
+    MUST(wgt_tensor_to_host(y, got, rows * D * sizeof *got));
+    double e = worst_rel(got, want, rows * D);
+    CHECK(e < 2e-5, "swiglu [%lld, %lld] variant %d: relative error %g", (long long)rows, (long long)D, variant, e);
+    wgt_tensor_free(t), wgt_tensor_free(in), wgt_tensor_free(y);
+    free(x), free(got), free(want);
+}
+
+static void add_norm_case(wgt_context *ctx, int64_t rows, int64_t D, int with_w, wgt_dtype dt)
+{
+    unsigned seed = (unsigned)(rows * 7 + D * 3 + with_w);
+    int64_t n = rows * D, shape[2] = {rows, D};
+    float *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b), *w = malloc(D * sizeof *w);
+    float *gs = malloc(n * sizeof *gs), *go = malloc(n * sizeof *go);
+    double *ws = malloc(n * sizeof *ws), *wo = malloc(n * sizeof *wo);
+    for (int64_t i = 0; i < n; i++) a[i] = 3 * frand(&seed), b[i] = frand(&seed);
+    for (int64_t j = 0; j < D; j++) w[j] = with_w ? 0.5f + frand(&seed) : 1.0f;
+    wgt_tensor *ta, *tb, *tw = NULL, *ta2 = NULL, *tb2 = NULL, *s, *o;
+    MUST(wgt_tensor_from_host(ctx, WGT_F32, 2, shape, a, &ta));
+    MUST(wgt_tensor_from_host(ctx, WGT_F32, 2, shape, b, &tb));
+    if (dt != WGT_F32) { /* the composed path; the reference sees the rounded inputs */
+        MUST(wgt_tensor_cast(ta, dt, &ta2));
+        MUST(wgt_tensor_cast(tb, dt, &tb2));
+        wgt_tensor *back;
+        MUST(wgt_tensor_cast(ta2, WGT_F32, &back));
+        MUST(wgt_tensor_to_host(back, a, n * sizeof *a));
+        wgt_tensor_free(back);
+        MUST(wgt_tensor_cast(tb2, WGT_F32, &back));
+        MUST(wgt_tensor_to_host(back, b, n * sizeof *b));
+        wgt_tensor_free(back);
+    }
+    for (int64_t r = 0; r < rows; r++) {
+        double ss = 0;
+        for (int64_t j = 0; j < D; j++) {
+            double v = (double)a[r * D + j] + b[r * D + j];
+            ws[r * D + j] = v;
+            ss += v * v;
+        }
+        double scale = 1 / sqrt(ss / D + 1e-6);
+        for (int64_t j = 0; j < D; j++) wo[r * D + j] = ws[r * D + j] * scale * w[j];
+    }
+    int64_t wshape[1] = {D};
+    if (with_w) MUST(wgt_tensor_from_host(ctx, WGT_F32, 1, wshape, w, &tw));
+    MUST(wgt_add_rms_norm(ta2 ? ta2 : ta, tb2 ? tb2 : tb, tw, 1e-6, &s, &o));
+    wgt_tensor *sf, *of;
+    MUST(wgt_tensor_cast(s, WGT_F32, &sf));
+    MUST(wgt_tensor_cast(o, WGT_F32, &of));
+    MUST(wgt_tensor_to_host(sf, gs, n * sizeof *gs));
+    MUST(wgt_tensor_to_host(of, go, n * sizeof *go));
+    /* f32: relative to each element; f16 (the sum rounds to 11 bits before the norm): relative
+     * to the largest magnitude */
+    double tol = dt == WGT_F32 ? 2e-5 : 2e-3, es, eo;
+    if (dt == WGT_F32) {
+        es = worst_rel(gs, ws, n), eo = worst_rel(go, wo, n);
+    } else {
+        double ms = 0, mo = 0;
+        es = eo = 0;
+        for (int64_t i = 0; i < n; i++) {
+            ms = fmax(ms, fabs(ws[i])), mo = fmax(mo, fabs(wo[i]));
+            es = fmax(es, fabs(gs[i] - ws[i])), eo = fmax(eo, fabs(go[i] - wo[i]));
+        }
+        es /= ms, eo /= mo;
+    }
+    CHECK(es < tol && eo < tol, "add_rms_norm [%lld, %lld] w=%d %s: errors %g (sum), %g (norm)", (long long)rows,
+          (long long)D, with_w, wgt_dtype_name(dt), es, eo);
+    wgt_tensor *fs[] = {ta, tb, tw, ta2, tb2, s, o, sf, of};
+    for (size_t i = 0; i < sizeof fs / sizeof *fs; i++) wgt_tensor_free(fs[i]);
+    free(a), free(b), free(w), free(gs), free(go), free(ws), free(wo);
+}
+
+int main(void)
+{
+    wgt_context *ctx;
+    MUST(wgt_context_create(NULL, &ctx));
+    const int64_t sizes[][2] = {{1, 5}, {1, 128}, {1, 896}, {3, 1000}, {7, 257}};
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+        swiglu_case(ctx, sizes[i][0], sizes[i][1], 0);
+        swiglu_case(ctx, sizes[i][0], sizes[i][1], 1);
+        add_norm_case(ctx, sizes[i][0], sizes[i][1], 1, WGT_F32);
+        add_norm_case(ctx, sizes[i][0], sizes[i][1], 0, WGT_F32);
+        add_norm_case(ctx, sizes[i][0], sizes[i][1], 1, WGT_F16);
+    }
+    /* bad shapes are statuses */
+    wgt_tensor *x, *y, *s = NULL;
+    int64_t odd[2] = {2, 7}, other[2] = {2, 8};
+    MUST(wgt_tensor_zeros(ctx, WGT_F32, 2, odd, &x));
+    MUST(wgt_tensor_zeros(ctx, WGT_F32, 2, other, &y));
+    wgt_tensor *r = NULL;
+    CHECK(wgt_swiglu(x, &r) == WGT_ERR_SHAPE && r == NULL, "swiglu of an odd last dim");
+    CHECK(wgt_add_rms_norm(x, y, NULL, 1e-6, &s, &r) == WGT_ERR_SHAPE && r == NULL && s == NULL,
+          "add_rms_norm of two shapes");
+    wgt_tensor_free(x), wgt_tensor_free(y);
+    wgt_context_free(ctx);
+    return test_finish("test_gpu_fused");
+}
