@@ -290,40 +290,11 @@ const hx_op *hx_find(const char *name)
 
 #define NANINF HX_SPECIAL
 static const hx_known known[] = {
-    {"*", -1, -1, "workgroup_size(256", "elementwise.wgsl asks for workgroup_size(256), past the default limit "
-                                       "of compatibility mode (128): WGT_LIMITS=default on OpenGL ES"},
-    {"sdpa", NANINF, -1, NULL, "with NaN in q/k the reference gives rows of 0 (its rule for a row with no key "
-                               "left), the device NaN; PyTorch gives NaN"},
-    {"var", NANINF, -1, NULL, "var of values holding an infinity is inf on the device, NaN in the reference "
-                              "and PyTorch (x - mean is inf - inf)"},
-    {"std", NANINF, -1, NULL, "as var"},
-    {"amax", HX_BIG, -1, NULL, "a reduction over every dim of a tensor past one storage binding is refused "
-                               "(\"the op cannot split it\"): the reduce kernels split along kept dims only"},
-    {"softmax", NANINF, -1, NULL, "a row holding NaN gives numbers besides the NaN on the device (the running max "
-                                  "skips NaN: WGSL max(NaN, x) may return x); the reference and PyTorch give a NaN row"},
-    {"log_softmax", NANINF, -1, NULL, "as softmax: NaN rows are not all NaN on the device"},
-    {"tanh", NANINF, -1, NULL, "tanh(NaN) is -1 on llvmpipe's OpenGL ES (NaN lost before the kernel's exp)"},
-    {"sign", NANINF, -1, NULL, "sign(NaN) is NaN on the device; the reference follows PyTorch (0)"},
-    {"asinh", NANINF, -1, NULL, "asinh(+-1e30) overflows to +-inf: the kernel squares x (log(x + sqrt(x*x + 1)))"},
-    {"acosh", NANINF, -1, NULL, "acosh(-inf) is inf on the device, NaN in the reference"},
-    {"digamma", NANINF, -1, NULL, "digamma at an infinity differs from the reference (-inf vs inf)"},
-    {"hardsigmoid", NANINF, -1, NULL, "NaN does not propagate through the kernel's clamp (WGSL leaves NaN in clamp/min/max unspecified)"},
-    {"clamp", NANINF, WGT_I32, NULL, "the integer clamp runs in f32: values past 2^24 lose their low bits"},
-    {"clamp", NANINF, WGT_U32, NULL, "the integer clamp runs in f32: values past 2^24 lose their low bits"},
-    {"bitwise_not", -1, WGT_BOOL, NULL, "bitwise_not of bool gives 1 everywhere (~x in i32, stored as x != 0); PyTorch gives logical not"},
-    {"div_floor", NANINF, -1, NULL, "floor division with an infinite operand gives +-inf; Python/PyTorch give NaN"},
-    {"remainder", NANINF, -1, NULL, "remainder with infinite operands differs from PyTorch's (NaN vs the reference's value)"},
-    {"fmod", NANINF, -1, NULL, "fmod(x, inf) is NaN on the device; C and PyTorch give x"},
-    {"pow", NANINF, -1, NULL, "pow with NaN/inf/negative operands differs from C pow (e.g. 0 where C gives NaN)"},
-    {"ne", NANINF, -1, NULL, "NaN != NaN is false on the device (WGSL lets compilers assume no NaN: test bits instead)"},
-    {"logical_and", NANINF, -1, NULL, "NaN is not truthy on the device (compared as x != 0 under no-NaN assumptions)"},
-    {"logical_or", NANINF, -1, NULL, "NaN is not truthy on the device (compared as x != 0 under no-NaN assumptions)"},
-    {"logical_xor", NANINF, -1, NULL, "NaN is not truthy on the device (compared as x != 0 under no-NaN assumptions)"},
-    {"cast", NANINF, -1, NULL, "float -> i32 saturates at 2147483520 (the largest f32 below 2^31), not 2147483647"},
-    {"neg", HX_BIG, -1, NULL, "elementwise: chunks along dim 0 start at an output offset that is not a multiple of the "
-                        "16-byte binding alignment when a row is not (\"output chunk not word aligned\")"},
-    {"add", HX_BIG, -1, NULL, "elementwise: chunk offsets not 16-byte aligned when a row is not (see neg)"},
-    {"cast", HX_BIG, -1, NULL, "elementwise: chunk offsets not 16-byte aligned when a row is not (see neg)"},
+    {"*", -1, -1, "workgroup_size(256", "with WGT_LIMITS=default on OpenGL ES (compatibility mode: 128 invocations "
+                                       "per workgroup) the kernels that still ask for workgroup_size(256) fail to "
+                                       "compile: assign, cdist, conv, embedding, gemv, index, loss_pw, matmul, pool, "
+                                       "qlinear, random, resample, rope, sample, scan, scatter, search, shape, "
+                                       "shape_fill, sort (elementwise, reduce and norm take op_workgroup_size())"},
     {"binary_cross_entropy_with_logits", NANINF, -1, NULL, "targets of +-inf (outside [0, 1]) give NaN on the device "
                                                          "where the reference's double arithmetic keeps +-inf (inf * 0, inf - inf)"},
 };
