@@ -198,6 +198,16 @@ static wgt_status pool_run(const char *name, wgt_cpu_pool_kind kind, const wgt_t
         g.count_include_pad = pp->count_include_pad != 0;
         g.divisor = pp->divisor_override;
     }
+    /* A global pool (every output size 1, no indices) is a reduction over the plane: wgt_reduce
+     * spreads each plane over a workgroup (and long planes over several), where the pool kernel
+     * would walk a whole plane per invocation. */
+    int global = osize && !indices && !wgt_ctx_is_cpu(ctx) && dt != WGT_I64;
+    for (int i = 0; global && i < spatial; i++) global = osize[i] == 1;
+    wgt_reduce_op rop = is_max ? WGT_REDUCE_AMAX : WGT_REDUCE_MEAN;
+    if (global && wgt_reduce_result_dtype(rop, dt) == dt) {
+        uint32_t mask = spatial == 2 ? 3u << (nd - 2) : 1u << (nd - 1);
+        return wgt_reduce(rop, x, mask, 1, 0, out);
+    }
     wgt_tensor *y = NULL, *idx = NULL;
     wgt_status st = wgt_tensor_new(ctx, dt, nd, shape, &y);
     if (!st && indices) st = wgt_tensor_new(ctx, WGT_I32, nd, shape, &idx);
