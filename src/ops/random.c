@@ -157,9 +157,15 @@ static wgt_status check_common(wgt_context *ctx, wgt_generator *gen, const char 
     wgt_status st = wgt_ctx_check(ctx);
     if (st) return st;
     if (!gen) return op_fail(ctx, WGT_ERR_INVALID_ARGUMENT, "%s: NULL generator (make one with wgt_generator_create)", op);
-    if ((unsigned)dt >= WGT_DTYPE_COUNT || !(ok_dtypes & (1u << dt)))
-        return op_fail(ctx, WGT_ERR_DTYPE, "%s: dtype %s is not supported", op,
-                       (unsigned)dt < WGT_DTYPE_COUNT ? wgt_dtype_name(dt) : "(unknown)");
+    if ((unsigned)dt >= WGT_DTYPE_COUNT || !(ok_dtypes & (1u << dt))) {
+        char list[128] = "";
+        for (int d = 0; d < WGT_DTYPE_COUNT; d++)
+            if (ok_dtypes & (1u << d))
+                snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", list[0] ? ", " : "",
+                         wgt_dtype_name((wgt_dtype)d));
+        return op_fail(ctx, WGT_ERR_DTYPE, "%s: dtype %s is not supported (takes %s)", op,
+                       (unsigned)dt < WGT_DTYPE_COUNT ? wgt_dtype_name(dt) : "(unknown)", list);
+    }
     return WGT_OK;
 }
 
@@ -284,7 +290,7 @@ wgt_status wgt_bernoulli(wgt_generator *gen, const wgt_tensor *p, wgt_tensor **o
 {
     if (!p || !out) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "bernoulli: NULL argument");
     wgt_context *ctx = p->st->ctx;
-    RAND_BEGIN(ctx, gen, out, "bernoulli", p->l.dtype, FLOATS);
+    RAND_BEGIN(ctx, gen, out, "bernoulli (p)", p->l.dtype, FLOATS);
     rnd_ref_arg ra = {0};
     ra.seed = gen->seed, ra.block = take(gen, (uint64_t)wgt_layout_numel(&p->l));
     rnd_params pp = {0};
@@ -423,7 +429,7 @@ wgt_status wgt_multinomial(wgt_generator *gen, const wgt_tensor *probs, int64_t 
 {
     if (!probs || !out) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "multinomial: NULL argument");
     wgt_context *ctx = probs->st->ctx;
-    RAND_BEGIN(ctx, gen, out, "multinomial", dtype, (1u << WGT_I32) | (1u << WGT_I64));
+    RAND_BEGIN(ctx, gen, out, "multinomial (index dtype)", dtype, (1u << WGT_I32) | (1u << WGT_I64));
     int nd = probs->l.ndim;
     if (nd < 1 || nd > 2) return op_fail(ctx, WGT_ERR_SHAPE, "multinomial: probs must be [K] or [N, K], not %d-D", nd);
     if (!op_is_float(probs->l.dtype))
@@ -464,7 +470,7 @@ wgt_status wgt_dropout(wgt_generator *gen, const wgt_tensor *x, double p, int tr
     if (!x || !out) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "dropout: NULL argument");
     if (mask) *mask = NULL;
     wgt_context *ctx = x->st->ctx;
-    RAND_BEGIN(ctx, gen, out, "dropout", x->l.dtype, FLOATS);
+    RAND_BEGIN(ctx, gen, out, "dropout (x)", x->l.dtype, FLOATS);
     if (!(p >= 0 && p <= 1)) return op_fail(ctx, WGT_ERR_INVALID_ARGUMENT, "dropout: p = %g must be in [0, 1]", p);
     if (!training || p == 0) { /* the identity, and a mask of ones; no numbers drawn */
         wgt_status st = wgt_tensor_contiguous(x, out);

@@ -115,7 +115,8 @@ static void test_kat(void)
 
 /* ---- 2. against the reference -------------------------------------------------------------- */
 
-typedef wgt_status (*make_fn)(wgt_context *ctx, wgt_generator *g, const void *arg, wgt_tensor **out);
+/* out2: a second output (dropout's mask), or left NULL */
+typedef wgt_status (*make_fn)(wgt_context *ctx, wgt_generator *g, const void *arg, wgt_tensor **out, wgt_tensor **out2);
 
 /* Run make on both contexts with the same seed and compare. */
 static void both(const char *what, make_fn make, const void *arg, double ulps, double atol, double rtol)
@@ -124,10 +125,12 @@ static void both(const char *what, make_fn make, const void *arg, double ulps, d
     MUST(wgt_generator_create(77, &gg));
     MUST(wgt_generator_create(77, &gc));
     wgt_generator_set_offset(gg, 40), wgt_generator_set_offset(gc, 40);
-    wgt_tensor *a = NULL, *b = NULL;
-    wgt_status sa = make(gpu, gg, arg, &a), sb = make(cpu, gc, arg, &b);
+    wgt_tensor *a = NULL, *b = NULL, *a2 = NULL, *b2 = NULL;
+    wgt_status sa = make(gpu, gg, arg, &a, &a2), sb = make(cpu, gc, arg, &b, &b2);
     CHECK(sa == WGT_OK && sb == WGT_OK, "%s: %s / %s: %s", what, wgt_status_str(sa), wgt_status_str(sb), wgt_errmsg());
     if (a && b) compare(what, a, b, ulps, atol, rtol);
+    if (a2 && b2) compare(what, a2, b2, 0, 0, 0);
+    wgt_tensor_free(a2), wgt_tensor_free(b2);
     CHECK(wgt_generator_offset(gg) == wgt_generator_offset(gc), "%s: offsets differ", what);
     wgt_tensor_free(a), wgt_tensor_free(b);
     wgt_generator_free(gg), wgt_generator_free(gc);
@@ -140,28 +143,33 @@ typedef struct shaped {
     double a, b;
 } shaped;
 
-static wgt_status mk_uniform(wgt_context *c, wgt_generator *g, const void *arg, wgt_tensor **o)
+static wgt_status mk_uniform(wgt_context *c, wgt_generator *g, const void *arg, wgt_tensor **o, wgt_tensor **o2)
 {
+    (void)o2;
     const shaped *s = arg;
     return wgt_rand_uniform(c, g, s->dt, s->ndim, s->shape, s->a, s->b, o);
 }
-static wgt_status mk_normal(wgt_context *c, wgt_generator *g, const void *arg, wgt_tensor **o)
+static wgt_status mk_normal(wgt_context *c, wgt_generator *g, const void *arg, wgt_tensor **o, wgt_tensor **o2)
 {
+    (void)o2;
     const shaped *s = arg;
     return wgt_rand_normal(c, g, s->dt, s->ndim, s->shape, s->a, s->b, o);
 }
-static wgt_status mk_bern(wgt_context *c, wgt_generator *g, const void *arg, wgt_tensor **o)
+static wgt_status mk_bern(wgt_context *c, wgt_generator *g, const void *arg, wgt_tensor **o, wgt_tensor **o2)
 {
+    (void)o2;
     const shaped *s = arg;
     return wgt_bernoulli_scalar(c, g, s->dt, s->ndim, s->shape, s->a, o);
 }
-static wgt_status mk_randint(wgt_context *c, wgt_generator *g, const void *arg, wgt_tensor **o)
+static wgt_status mk_randint(wgt_context *c, wgt_generator *g, const void *arg, wgt_tensor **o, wgt_tensor **o2)
 {
+    (void)o2;
     const shaped *s = arg;
     return wgt_randint(c, g, (int64_t)s->a, (int64_t)s->b, s->dt, s->ndim, s->shape, o);
 }
-static wgt_status mk_randperm(wgt_context *c, wgt_generator *g, const void *arg, wgt_tensor **o)
+static wgt_status mk_randperm(wgt_context *c, wgt_generator *g, const void *arg, wgt_tensor **o, wgt_tensor **o2)
 {
+    (void)o2;
     const shaped *s = arg;
     return wgt_randperm(c, g, s->shape[0], s->dt, o);
 }
@@ -200,35 +208,25 @@ static wgt_tensor *make_input(wgt_context *c, const input *in)
     return v;
 }
 
-static wgt_status mk_bern_t(wgt_context *c, wgt_generator *g, const void *arg, wgt_tensor **o)
+static wgt_status mk_bern_t(wgt_context *c, wgt_generator *g, const void *arg, wgt_tensor **o, wgt_tensor **o2)
 {
+    (void)o2;
     wgt_tensor *p = make_input(c, arg);
     wgt_status st = wgt_bernoulli(g, p, o);
     wgt_tensor_free(p);
     return st;
 }
-static wgt_status mk_dropout(wgt_context *c, wgt_generator *g, const void *arg, wgt_tensor **o)
+static wgt_status mk_dropout(wgt_context *c, wgt_generator *g, const void *arg, wgt_tensor **o, wgt_tensor **o2)
 {
     const input *in = arg;
-    wgt_tensor *x = make_input(c, arg), *m = NULL, *y = NULL;
-    wgt_status st = wgt_dropout(g, x, in->a, 1, &y, in->flag ? &m : NULL);
+    wgt_tensor *x = make_input(c, arg);
+    wgt_status st = wgt_dropout(g, x, in->a, 1, o, in->flag ? o2 : NULL);
     wgt_tensor_free(x);
-    if (st || !in->flag) {
-        *o = y;
-        return st;
-    }
-    /* out and mask side by side, as f32 */
-    wgt_tensor *yf = NULL, *mf = NULL;
-    const wgt_tensor *parts[2];
-    if (!(st = wgt_tensor_cast(y, WGT_F32, &yf)) && !(st = wgt_tensor_cast(m, WGT_F32, &mf))) {
-        parts[0] = yf, parts[1] = mf;
-        st = wgt_cat(parts, 2, 0, o);
-    }
-    wgt_tensor_free(y), wgt_tensor_free(m), wgt_tensor_free(yf), wgt_tensor_free(mf);
     return st;
 }
-static wgt_status mk_multinomial(wgt_context *c, wgt_generator *g, const void *arg, wgt_tensor **o)
+static wgt_status mk_multinomial(wgt_context *c, wgt_generator *g, const void *arg, wgt_tensor **o, wgt_tensor **o2)
 {
+    (void)o2;
     const input *in = arg;
     wgt_tensor *p = make_input(c, arg), *p1 = NULL;
     wgt_status st;
