@@ -7,7 +7,7 @@
  *  - argsort of bf16 rows ([4096, 1024]), unique of [1M] small integers (reads a count back),
  *    searchsorted of 1M values into 4096 boundaries, histc of [1M] in 100 bins.
  * Each figure: warm-up calls, then N calls recorded back to back between two wgt_context_sync,
- * wall clock. --size small is a fraction of each size for the CPU adapters. */
+ * wall clock. --size small is a sixteenth of most sizes, 3 reps, for the CPU adapters. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +17,7 @@
 #include "ops/ops.h"
 
 static wgt_context *ctx;
-static int reps = 20;
+static int reps = 0; /* 0: 20 for large sizes, 3 for small */
 
 #define TRY(call)                                                                                  \
     do {                                                                                           \
@@ -110,7 +110,7 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (reps < 1) reps = 1;
+    if (reps < 1) reps = large ? 20 : 3;
     TRY(wgt_context_create(NULL, &ctx));
     wgt_adapter_info info;
     TRY(wgt_context_adapter_info(ctx, &info));

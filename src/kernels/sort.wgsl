@@ -80,6 +80,28 @@ fn cas(a: u32, b: u32) {
     }
 }
 
+// Slots per invocation in the barrier-free steps (TILE / WG, a power of two >= 4).
+const LOC: u32 = TILE / WG;
+
+// The steps of a bitonic size inside the group of LOC slots at g: the flip (when flip) and the
+// half-cleaners of distance < min(size / 2, LOC) (size > LOC: only the distances below LOC).
+fn local_steps(g: u32, size: u32, flip: bool) {
+    let half = size >> 1u;
+    if (flip) {
+        for (var j = 0u; j < LOC / 2u; j++) {
+            let blk = g + (j / half) * size;
+            let r = j % half;
+            cas(blk + r, blk + size - 1u - r);
+        }
+    }
+    for (var h = min(half, LOC) >> 1u; h > 0u; h = h >> 1u) {
+        for (var j = 0u; j < LOC / 2u; j++) {
+            let a = g + (j / h) * (h << 1u) + j % h;
+            cas(a, a + h);
+        }
+    }
+}
+
 @compute @workgroup_size(WG)
 fn tile_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
              @builtin(local_invocation_index) lid: u32) {
@@ -108,8 +130,15 @@ fn tile_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
     }
     workgroupBarrier();
     // Bitonic sort of every block of p.S slots, ascending: for each size, a flip step (slot a
-    // against its mirror in the size-block) then half-cleaners of shrinking distance.
-    for (var size = 2u; size <= p.S; size = size << 1u) {
+    // against its mirror in the size-block) then half-cleaners of shrinking distance. Steps whose
+    // pairs stay inside an aligned group of LOC slots run in one invocation (its own group) without
+    // barriers between them: all steps of sizes up to LOC, and the last log2(LOC) of larger sizes.
+    let grp = lid * LOC;
+    for (var size = 2u; size <= min(p.S, LOC); size = size << 1u) {
+        local_steps(grp, size, true);
+    }
+    workgroupBarrier();
+    for (var size = LOC << 1u; size <= p.S; size = size << 1u) {
         let half = size >> 1u;
         for (var q = lid; q < TILE / 2u; q += WG) {
             let blk = (q / half) * size;
@@ -117,13 +146,15 @@ fn tile_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
             cas(blk + r, blk + size - 1u - r);
         }
         workgroupBarrier();
-        for (var h = half >> 1u; h > 0u; h = h >> 1u) {
+        for (var h = half >> 1u; h >= LOC; h = h >> 1u) {
             for (var q = lid; q < TILE / 2u; q += WG) {
                 let a = (q / h) * (h << 1u) + q % h;
                 cas(a, a + h);
             }
             workgroupBarrier();
         }
+        local_steps(grp, LOC << 1u, false);
+        workgroupBarrier();
     }
     for (var q = lid; q < TILE; q += WG) {
         let g = g0 + q / p.S;

@@ -37,7 +37,7 @@ wgt_status ox_unique(ox *c)
 {
     const wgt_onnx_tensor *x;
     OX_TRY(ox_need(c, 0, &x));
-    if (ox_attr(c, "axis")) return ox_unsupported(c, "Unique along an axis (unique slices)");
+    if (ox_attr(c, "axis")) return ox_unsupported(c, "an axis (unique slices)");
     int sorted = (int)ox_attr_i(c, "sorted", 1);
     wgt_cpu_tensor xv = ox_view(x);
     int64_t count = 0, n = x->numel;
