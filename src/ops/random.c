@@ -245,8 +245,8 @@ wgt_status wgt_rand_uniform(wgt_context *ctx, wgt_generator *gen, wgt_dtype dtyp
     RAND_BEGIN(ctx, gen, out, "uniform", dtype, FLOATS);
     wgt_status st = check_shape(ctx, "uniform", ndim, shape);
     if (st) return st;
-    if (!isfinite(lo) || !isfinite(hi) || !(lo <= hi) || !isfinite(hi - lo) || fabs(lo) > 3e38 || fabs(hi) > 3e38)
-        return op_fail(ctx, WGT_ERR_INVALID_ARGUMENT, "uniform: needs finite lo <= hi within f32 (got %g, %g)", lo, hi);
+    if (!isfinite(lo) || !isfinite(hi) || !(lo <= hi) || !isfinite((float)(hi - lo)) || fabs(lo) > 3e38 || fabs(hi) > 3e38)
+        return op_fail(ctx, WGT_ERR_INVALID_ARGUMENT, "uniform: needs finite lo <= hi with hi - lo within f32's range (got %g, %g)", lo, hi);
     rnd_ref_arg ra = {0};
     ra.seed = gen->seed, ra.block = take(gen, (uint64_t)numel_of(ndim, shape));
     ra.a = (float)lo, ra.b = (float)(hi - lo);

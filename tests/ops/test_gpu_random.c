@@ -654,6 +654,7 @@ static void test_errors(void)
     expect(wgt_rand_uniform(gpu, g, WGT_I32, 1, &n, 0, 1, &t), WGT_ERR_DTYPE, "uniform", "uniform i32");
     expect(wgt_rand_uniform(gpu, g, WGT_F32, 1, &n, 1, 0, &t), WGT_ERR_INVALID_ARGUMENT, "uniform", "lo > hi");
     expect(wgt_rand_uniform(gpu, g, WGT_F32, 1, &n, 0, INFINITY, &t), WGT_ERR_INVALID_ARGUMENT, "uniform", "inf");
+    expect(wgt_rand_uniform(gpu, g, WGT_F32, 1, &n, -3e38, 3e38, &t), WGT_ERR_INVALID_ARGUMENT, "uniform", "hi - lo past f32");
     int64_t neg = -1;
     expect(wgt_rand_normal(gpu, g, WGT_F32, 1, &neg, 0, 1, &t), WGT_ERR_SHAPE, "normal", "negative size");
     expect(wgt_rand_normal(gpu, g, WGT_F32, 1, &n, 0, -1, &t), WGT_ERR_INVALID_ARGUMENT, "normal", "std < 0");
