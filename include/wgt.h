@@ -1279,6 +1279,7 @@ typedef struct wgt_generate_stats {
     double prefill_seconds, decode_seconds;
     uint64_t submits, dispatches;
     double record_seconds; /* host time recording the decode steps (forward and sampling, before the wait) */
+    int64_t n_reused;      /* prompt tokens whose keys and values were already cached (not fed again) */
 } wgt_generate_stats;
 
 /* Called with each new token; return non-zero to stop. */
@@ -1301,6 +1302,9 @@ void wgt_model_free(wgt_model *m);
 /* L new tokens after the n_past in the cache; logits [1, vocab] of the last one (all: [L, vocab]). */
 wgt_status wgt_model_forward(wgt_model *m, const int32_t *ids, int64_t L, int all_logits, wgt_tensor **logits);
 void wgt_model_reset(wgt_model *m);
+/* Generate up to n_new tokens after the prompt (stopping at an end-of-generation token unless
+ * sp->ignore_eos), calling on_token with each. The KV cache is kept between calls: the part of
+ * the prompt it already holds (the earlier turns of a chat) is not computed again. */
 wgt_status wgt_model_generate(wgt_model *m, const int32_t *prompt, int64_t n_prompt, int64_t n_new,
                               const wgt_sampling *sp, wgt_token_fn on_token, void *user, wgt_generate_stats *stats);
 

@@ -14,6 +14,7 @@ typedef struct command {
 static const command commands[] = {
     {"info", cmd_info, "the adapter, its features and limits, and a self-check; or a model file"},
     {"generate", cmd_generate, "text from a language model (HF directory or GGUF), streamed, with tok/s"},
+    {"chat", cmd_chat, "talk to a language model through its chat template (interactive, KV cache kept)"},
     {"bench", cmd_bench, "benchmarks: --device (dispatch cost, latency, bandwidth), -m MODEL (tok/s)"},
     {"tokenize", cmd_tokenize, "text to token ids: -t TOKENIZER [--file F | TEXT]"},
     {"detokenize", cmd_detokenize, "token ids to text: -t TOKENIZER ID..."},

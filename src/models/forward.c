@@ -274,6 +274,7 @@ wgt_status wgt_model_forward(wgt_model *m, const int32_t *ids, int64_t L, int al
     else T(xl, wgt_tensor_narrow(xn, 0, L - 1, 1, &xl));
     DO(linear(xl, &m->lm_head, NULL, &lg));
     *logits = lg;
+    memcpy(m->cache_ids + pos0, ids, (size_t)L * sizeof *ids);
     m->n_past = pos0 + L;
 done:
     scratch_free(&s);

@@ -107,9 +107,14 @@ wgt_status wgt_model_generate(wgt_model *m, const int32_t *prompt, int64_t n_pro
     wgt_memory_stats m0, m1;
     wgt_context_memory_stats(m->ctx, &m0);
     double t0 = wgt_now_seconds(), t_prefill = 0;
-    wgt_model_reset(m);
-    const int32_t *feed = prompt;
-    int64_t n_feed = n_prompt;
+    /* The cache keeps what it holds of this prompt's start (a chat's earlier turns): only the rest
+     * is fed, at least one token so there are logits. */
+    int64_t keep = 0;
+    while (keep < m->n_past && keep < n_prompt - 1 && m->cache_ids[keep] == prompt[keep]) keep++;
+    m->n_past = keep;
+    s.n_reused = keep;
+    const int32_t *feed = prompt + keep;
+    int64_t n_feed = n_prompt - keep;
     for (int64_t step = 0; step < n_new; step++) {
         wgt_tensor *lg = NULL, *tok = NULL, *slot = NULL;
         int32_t next = 0;

@@ -714,6 +714,8 @@ static wgt_status alloc_cache(wgt_model *m, int64_t max_ctx)
     if (max_ctx <= 0 || (c->max_pos > 0 && max_ctx > c->max_pos)) max_ctx = c->max_pos > 0 ? c->max_pos : 2048;
     if (max_ctx > 4096) max_ctx = 4096;
     m->max_ctx = max_ctx;
+    m->cache_ids = calloc((size_t)max_ctx, sizeof *m->cache_ids);
+    if (!m->cache_ids) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory");
     int64_t shape[3] = {c->n_kv_heads, max_ctx, c->head_dim};
     wgt_status st;
     for (int64_t i = 0; i < c->n_layers; i++) {
@@ -840,6 +842,7 @@ void wgt_model_free(wgt_model *m)
     }
     free(m->layers);
     free(m->tok_emb_blocks);
+    free(m->cache_ids);
     wgt_tokenizer_free(m->tok);
     free(m);
 }

@@ -70,6 +70,7 @@ struct wgt_model {
     wgt_layer_weights *layers;            /* [n_layers] */
     int64_t max_ctx;                      /* KV cache length */
     int64_t n_past;                       /* tokens in the cache */
+    int32_t *cache_ids;                   /* [max_ctx]: the ids whose keys and values are cached */
     wgt_tokenizer *tok;                   /* NULL when the model has none */
     uint64_t weight_bytes;                /* bytes of weights on the device */
     int dequantize;                       /* quantized weights expanded to f32 (a reference path) */
