@@ -161,9 +161,42 @@ static int64_t torch_nearest(int exact, int64_t o, int64_t S, int64_t O, double 
     return i < S - 1 ? i : S - 1;
 }
 
+/* Nearest modes that are not PyTorch's: ONNX's source index of every output position, computed
+ * here per dim, then the rows and columns gathered with index_select (one call per resized dim). */
+static wgt_status nearest_gather(ox *c, const wgt_onnx_tensor *x, int sp, const int64_t *odims, const double *scales,
+                                 const char *ctm, const char *nm)
+{
+    int nd = x->ndim;
+    wgt_onnx_tensor mid = {0}, idx[2] = {{0}, {0}};
+    wgt_cpu_tensor xv = ox_view(x), ov;
+    wgt_status st = ox_alloc(c, 0, x->dtype, nd, odims, &ov);
+    int64_t mdims[WGT_MAX_DIMS];
+    memcpy(mdims, x->dims, sizeof mdims);
+    mdims[nd - 1] = odims[nd - 1]; /* after the W gather */
+    for (int i = 0; !st && i < sp; i++) {
+        int64_t S = x->dims[2 + i], O = odims[2 + i];
+        st = ox_temp(&idx[i], WGT_I32, 1, &O);
+        for (int64_t o = 0; !st && o < O; o++) ((int32_t *)idx[i].data)[o] = (int32_t)onnx_nearest(o, S, O, scales[i], ctm, nm);
+    }
+    if (!st && sp == 2) st = ox_temp(&mid, x->dtype, nd, mdims);
+    if (!st) {
+        wgt_cpu_tensor iw = ox_view(&idx[sp - 1]), mv = sp == 2 ? ox_view(&mid) : ov;
+        st = OX_CALL(c, index_select, &xv, nd - 1, &iw, &mv);
+        if (!st && sp == 2) {
+            wgt_cpu_tensor ih = ox_view(&idx[0]);
+            st = OX_CALL(c, index_select, &mv, nd - 2, &ih, &ov);
+        }
+    }
+    wgt_onnx_tensor_clear(&mid);
+    wgt_onnx_tensor_clear(&idx[0]);
+    wgt_onnx_tensor_clear(&idx[1]);
+    return st;
+}
+
 /* Resize (opset 10+: X, [roi,] scales, sizes) and Upsample (scales attribute or input) over the
- * last 1 or 2 dims, N and C unscaled. Maps: nearest when ONNX's rounding picks the same pixels as
- * PyTorch's 'nearest' or 'nearest-exact' for every output position (checked per dim); linear and
+ * last 1 or 2 dims, N and C unscaled. Maps: nearest onto interpolate when ONNX's rounding picks the
+ * same pixels as PyTorch's 'nearest' or 'nearest-exact' for every output position (checked per
+ * dim), other nearest modes onto index_select with ONNX's indices; linear and
  * cubic (A = -0.75, exclude_outside 0) with half_pixel (= align_corners false; pytorch_half_pixel
  * when every output dim is > 1) or align_corners. Not mapped: asymmetric / tf_crop_and_resize
  * linear and cubic, other cubic coefficients, exclude_outside, antialias, axes, keep_aspect_ratio. */
@@ -229,9 +262,7 @@ wgt_status ox_resize(ox *c)
                     ok[e] = onnx_nearest(o, S, O, scales[i], ctm, nm) ==
                             torch_nearest(e, o, S, O, have_scales ? scales[i] : 0);
             }
-        if (!ok[0] && !ok[1])
-            return ox_unsupported(c, "this nearest_mode and coordinate_transformation_mode pick other pixels than "
-                                     "PyTorch's nearest and nearest-exact");
+        if (!ok[0] && !ok[1]) return nearest_gather(c, x, sp, odims, scales, ctm, nm);
         m = ok[0] ? WGT_INTERP_NEAREST : WGT_INTERP_NEAREST_EXACT;
     } else {
         int linear = !strcmp(mode, "linear") || !strcmp(mode, "bilinear");
