@@ -11,7 +11,9 @@
  *    merge. Larger k sort the whole row.
  * A last dispatch writes values (gathered from x, so -0 and NaN payloads survive) and i32 indices.
  * Nothing waits for the device except unique, which reads its count back (as masked_select).
- * i64 inputs run the reference (keys are 32 bits). */
+ * i64 inputs run the reference (keys are 32 bits). Inputs past one storage binding sort in parts
+ * along another dim (copied into the outputs' slices); one row past a binding, and unique of such
+ * a tensor, run the reference. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -278,6 +280,48 @@ static const char *sel_name(int kind)
 }
 
 static wgt_status select_impl(int kind, const wgt_tensor *x, int64_t k, int dim, int desc, int keepdim,
+                              wgt_tensor **values, wgt_tensor **indices);
+
+/* The outermost dim other than dim with more than one element, and how many of its positions fit
+ * one sort (x's part and the pair buffers within one binding); 0 when not even one does. */
+static int64_t chunk_rows(const wgt_tensor *x, int dim, int *od)
+{
+    *od = -1;
+    for (int d = 0; d < x->l.ndim && *od < 0; d++)
+        if (d != dim && x->l.shape[d] > 1) *od = d;
+    if (*od < 0) return 0;
+    int64_t part = x->l.shape[*od];
+    for (;;) {
+        wgt_tensor *v;
+        if (wgt_tensor_narrow(x, *od, 0, part, &v)) return 0;
+        int ok = rowsort_fits(v);
+        wgt_tensor_free(v);
+        if (ok) return part;
+        if (part == 1) return 0;
+        part = (part + 1) / 2;
+    }
+}
+
+/* x past one binding: parts along dim od, each sorted on its own and written into its slice of the
+ * outputs (v, ix: either may be NULL). */
+static wgt_status select_chunked(int kind, const wgt_tensor *x, int64_t k, int dim, int desc, int keepdim, int od,
+                                 int64_t part, wgt_tensor *v, wgt_tensor *ix)
+{
+    int od_out = od > dim && kind >= SEL_KTH && !keepdim ? od - 1 : od;
+    wgt_status st = WGT_OK;
+    for (int64_t r0 = 0; !st && r0 < x->l.shape[od]; r0 += part) {
+        int64_t len = x->l.shape[od] - r0 < part ? x->l.shape[od] - r0 : part;
+        wgt_tensor *xc = NULL, *vc = NULL, *ic = NULL, *vd = NULL, *id = NULL;
+        st = wgt_tensor_narrow(x, od, r0, len, &xc);
+        if (!st) st = select_impl(kind, xc, k, dim, desc, keepdim, v ? &vc : NULL, ix ? &ic : NULL);
+        if (!st && v && !(st = wgt_tensor_narrow(v, od_out, r0, len, &vd))) st = wgt_tensor_assign(vd, vc);
+        if (!st && ix && !(st = wgt_tensor_narrow(ix, od_out, r0, len, &id))) st = wgt_tensor_assign(id, ic);
+        wgt_tensor_free(xc), wgt_tensor_free(vc), wgt_tensor_free(ic), wgt_tensor_free(vd), wgt_tensor_free(id);
+    }
+    return st;
+}
+
+static wgt_status select_impl(int kind, const wgt_tensor *x, int64_t k, int dim, int desc, int keepdim,
                               wgt_tensor **values, wgt_tensor **indices)
 {
     const char *name = sel_name(kind);
@@ -314,8 +358,13 @@ static wgt_status select_impl(int kind, const wgt_tensor *x, int64_t k, int dim,
         wgt_tensor_free(v);
         return st;
     }
-    int gpu_ok = rowsort_fits(x);
-    if (op_use_gpu(ctx, name, x->l.dtype, gpu_ok)) {
+    int fits = rowsort_fits(x), od = -1;
+    int64_t part = fits || x->l.dtype == WGT_I64 || wgt_ctx_is_cpu(ctx) ? 0 : chunk_rows(x, dim, &od);
+    int gpu_ok = fits || part > 0;
+    int use_gpu = op_use_gpu(ctx, name, x->l.dtype, gpu_ok);
+    if (use_gpu && !fits) {
+        st = select_chunked(kind, x, k, dim, desc, keepdim, od, part, v, ix);
+    } else if (use_gpu) {
         rowsort s;
         int median = kind == SEL_MEDIAN && op_is_float(x->l.dtype);
         st = rowsort_init(&s, x, dim, kind == SEL_SORT || kind == SEL_TOPK ? desc : 0, median);

@@ -384,6 +384,33 @@ static void edges(void)
     pair_free(m), pair_free(x), pair_free(xi);
 }
 
+/* Past one binding: the device's binding limit lowered to 8 KiB for a moment (its real one is
+ * larger, so the smaller bindings stay valid): [37, 53] f32 and its pairs no longer fit, and the
+ * rows sort in parts. */
+static void over_binding(void)
+{
+    int64_t shape[2] = {37, 53};
+    pair x = pair_rand(WGT_F32, 2, shape, -6, 6, 1);
+    pair r;
+    for (int s = 0; s < 2; s++) MUST(wgt_unary(WGT_UNARY_FLOOR, x.t[s], &r.t[s]));
+    pair rt = pair_transpose(r, 0, 1);
+    uint64_t saved = side[0]->info.limits.max_storage_buffer_binding_size;
+    side[0]->info.limits.max_storage_buffer_binding_size = 8192;
+    for (int dim = 0; dim < 2; dim++) {
+        wgt_tensor *iv[2] = {NULL, NULL};
+        DIFF("sort in parts", 0, 0, wgt_sort(r.t[S], dim, dim, &y_[S], &iv[S]));
+        if (iv[0] && iv[1]) pair_compare("sort in parts indices", iv[0], iv[1], 0, 0);
+        wgt_tensor_free(iv[0]), wgt_tensor_free(iv[1]);
+        DIFF("topk in parts (transposed)", 0, 0, wgt_topk(rt.t[S], 4, dim, 1, 1, &y_[S], NULL));
+        iv[0] = iv[1] = NULL;
+        DIFF("median in parts", 0, 0, wgt_median(rt.t[S], dim, 0, &y_[S], &iv[S]));
+        if (iv[0] && iv[1]) pair_compare("median in parts indices", iv[0], iv[1], 0, 0);
+        wgt_tensor_free(iv[0]), wgt_tensor_free(iv[1]);
+    }
+    side[0]->info.limits.max_storage_buffer_binding_size = saved;
+    pair_free(rt), pair_free(r), pair_free(x);
+}
+
 int main(void)
 {
     pair_open();
@@ -391,6 +418,7 @@ int main(void)
     for (int d = 0; d < N_DTYPES; d++) diff_dtype(all_dtypes[d]);
     long_rows();
     edges();
+    over_binding();
     CHECK(hi_of(WGT_F32) > 0, "gpu_pair.h's ranges");
     CHECK(compared > 100000, "only %d elements compared", compared);
     wgt_context_free(side[0]);
