@@ -79,7 +79,7 @@ wgt_status ox_pool(ox *c)
     OX_TRY(attr_ints(c, "pads", pads, 4, 0, &gp));
     if (gk != sp) return wgt_error(WGT_ERR_SHAPE, "%s: kernel_shape needs %d values", c->node->op_type, sp);
     if (gp && gp != 2 * sp) return wgt_error(WGT_ERR_SHAPE, "%s: pads needs %d values", c->node->op_type, 2 * sp);
-    if (ox_attr_i(c, "storage_order", 0) != 0) return ox_unsupported(c, "storage_order 1 (column-major indices)");
+    int col_major = ox_attr_i(c, "storage_order", 0) != 0; /* indices h + w H instead of h W + w */
     const char *auto_pad = ox_attr_s(c, "auto_pad", "NOTSET");
     int ceil_mode = (int)ox_attr_i(c, "ceil_mode", 0);
     wgt_cpu_pool_geom g = {is_max ? WGT_CPU_POOL_MAX : WGT_CPU_POOL_AVG, sp, {1, 1}, {1, 1}, {0, 0}, {1, 1}, 0, 0};
@@ -128,7 +128,12 @@ wgt_status ox_pool(ox *c)
         for (int i = 0; i < sp; i++) plane *= x->dims[2 + i], per *= odims[2 + i];
         for (int dd = 0; dd < x->ndim; dd++) n *= odims[dd];
         int64_t *idx = (int64_t *)c->out[1].data;
-        for (int64_t e = 0; e < n; e++) idx[e] += (e / per) * plane;
+        int64_t H = sp == 2 ? x->dims[2] : 1, W = x->dims[x->ndim - 1];
+        for (int64_t e = 0; e < n; e++) {
+            int64_t i = idx[e];
+            if (col_major) i = (i / W) + (i % W) * H;
+            idx[e] = i + (e / per) * plane;
+        }
     }
     return WGT_OK;
 }
