@@ -118,7 +118,7 @@ fn finish(o: u32, t: Acc, xb: u32, tb: u32) {
         return;
     }
     if (k < 0 || u32(k) >= p.C) {
-        atomicOr(&err[0], 1u);
+        atomicOr(&err[0], 8u); // the loss bit of the index error word
         out[p.off_o + o] = bitcast<f32>(p.zero | 0x7fc00000u);
         outw[p.off_ow + o] = 0.0;
         return;

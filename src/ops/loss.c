@@ -10,7 +10,9 @@
 #include "ops/index_shape.h"
 #include "ops/ops.h"
 
-#define LOSS_ERR_FLAG 8u /* bit of the context's index error word: a class index out of range */
+/* A class index out of range sets bit 8 of the context's index error word (loss.wgsl), which
+ * wgt_index_check() reports; under WGT_STRICT=1 (or a debug context) every op checks at once. */
+wgt_status index_check_now(wgt_context *ctx); /* shape.c */
 
 /* ---- the row kernel ---------------------------------------------------------------------------- */
 
@@ -244,6 +246,7 @@ static wgt_status ce_impl(const char *name, int log_input, const wgt_tensor *x, 
         if (!st) st = wgt_tensor_new(ctx, WGT_F32, nr, rs, &lo);
         if (!st) st = wgt_tensor_new(ctx, WGT_F32, nr, rs, &wo);
         if (!st) st = row_run(ctx, &j, lo, wo);
+        if (!st && !probs) st = index_check_now(ctx);
         if (!st) st = reduce_loss(lo, probs ? NULL : wo, red, 1, dt, &y);
         wgt_tensor_free(wf);
         wgt_tensor_free(lo);
