@@ -535,6 +535,7 @@ static const struct {
     {"ThresholdedRelu", ox_composed_activation}, {"Softsign", ox_composed_activation},
     {"Compress", ox_compress},
     {"Conv", ox_conv},           {"ConvTranspose", ox_conv},  {"ConvInteger", ox_conv},
+    {"QLinearConv", ox_conv},
     {"TopK", ox_topk},           {"Unique", ox_unique},
     {"MaxPool", ox_pool},        {"AveragePool", ox_pool},  {"Resize", ox_resize},
     {"Upsample", ox_resize},     {"GridSample", ox_grid_sample},

@@ -3,7 +3,8 @@
  * output_shape (or auto_pad SAME, which asks for input * stride) is turned into explicit pads as
  * ONNX's reference does: total = stride (in - 1) + output_padding + dilation (k - 1) + 1 - out,
  * split with floor(total / 2) at the beginning for SAME_UPPER and at the end otherwise (a
- * negative total grows the output). ConvInteger runs through the float convolution (see below). */
+ * negative total grows the output). ConvInteger and QLinearConv run through the float convolution
+ * (see conv_integer). */
 #include "onnx/onnx_ops_internal.h"
 
 #include <string.h>
@@ -80,53 +81,97 @@ static wgt_status conv_attrs(const ox *c, int transposed, const wgt_onnx_tensor 
     return WGT_OK;
 }
 
-/* ConvInteger: (x - x_zero_point) conv (w - w_zero_point) into int32, run in f32 (exact while
- * every partial sum stays below 2^24: (255 * 255) times 258 terms). w_zero_point may be per
- * output channel. */
-static wgt_status conv_integer(ox *c, wgt_onnx_tensor *tmp)
+/* A [M] (or one-value) tensor viewed to broadcast over w-ranked [N, M, ...] or [M, ...] data: one
+ * value per channel of dim `axis`. */
+static wgt_status channel_view(const ox *c, const wgt_onnx_tensor *t, int64_t M, int ndim, int axis, wgt_cpu_tensor *v)
 {
-    const wgt_onnx_tensor *x, *w, *xz = ox_in(c, 2), *wz = ox_in(c, 3);
+    *v = ox_view(t);
+    if (t->numel == 1) {
+        v->l.ndim = 0;
+        return WGT_OK;
+    }
+    if (t->ndim != 1 || t->dims[0] != M) return ox_unsupported(c, "a zero point, scale or bias of one value or one per channel");
+    v->l.ndim = ndim;
+    for (int d = 0; d < ndim; d++) v->l.shape[d] = d == axis ? M : 1, v->l.strides[d] = d == axis ? 1 : 0;
+    return WGT_OK;
+}
+
+/* ConvInteger and QLinearConv: (x - x_zero_point) conv (w - w_zero_point) in f32 (exact while every
+ * partial sum stays below 2^24: (255 * 255) times 258 terms), w_zero_point per output channel or
+ * not. QLinearConv then adds the int32 bias, scales by x_scale w_scale / y_scale, adds
+ * y_zero_point, saturates and rounds half to even, as ONNX's reference. tmp: 4 scratch tensors. */
+static wgt_status conv_integer(ox *c, int qlinear, wgt_onnx_tensor *tmp)
+{
+    int iw = qlinear ? 3 : 1, iwz = qlinear ? 5 : 3; /* x and its zero point are inputs 0 and 2 in both */
+    const wgt_onnx_tensor *x, *w, *xz = ox_in(c, 2), *wz = ox_in(c, iwz);
     OX_TRY(ox_need(c, 0, &x));
-    OX_TRY(ox_need(c, 1, &w));
+    OX_TRY(ox_need(c, iw, &w));
     if ((x->dtype != WGT_U8 && x->dtype != WGT_I8) || (w->dtype != WGT_U8 && w->dtype != WGT_I8))
         return ox_unsupported(c, "input and weight of uint8 or int8");
     wgt_conv_params p;
-    int64_t dims[5];
+    int64_t dims[5], M = w->dims[0];
+    int nd = w->ndim;
     OX_TRY(conv_attrs(c, 0, x, w, &p, dims));
-    wgt_cpu_tensor xv = ox_view(x), wv = ox_view(w), xf, wf, yf, ov;
+    wgt_cpu_tensor xv = ox_view(x), wv = ox_view(w), xf, wf, yf, ov, zv;
     OX_TRY(ox_temp(&tmp[0], WGT_F32, x->ndim, x->dims));
-    OX_TRY(ox_temp(&tmp[1], WGT_F32, w->ndim, w->dims));
-    OX_TRY(ox_temp(&tmp[2], WGT_F32, w->ndim, dims));
+    OX_TRY(ox_temp(&tmp[1], WGT_F32, nd, w->dims));
+    OX_TRY(ox_temp(&tmp[2], WGT_F32, nd, dims));
     xf = ox_view(&tmp[0]), wf = ox_view(&tmp[1]), yf = ox_view(&tmp[2]);
     OX_TRY(OX_CALL(c, cast, &xv, &xf));
     OX_TRY(OX_CALL(c, cast, &wv, &wf));
     if (xz) {
         if (xz->numel != 1) return ox_unsupported(c, "a per-tensor x_zero_point only");
-        wgt_cpu_tensor zv = ox_view(xz);
-        zv.l.ndim = 0;
+        OX_TRY(channel_view(c, xz, 1, nd, 0, &zv));
         OX_TRY(OX_CALL(c, binary, WGT_BINARY_SUB, &xf, &zv, &xf));
     }
     if (wz) {
-        wgt_cpu_tensor zv = ox_view(wz);
-        if (wz->numel == 1) zv.l.ndim = 0;
-        else if (wz->ndim == 1 && wz->dims[0] == w->dims[0]) { /* [M] -> [M, 1, ...] */
-            zv.l.ndim = w->ndim;
-            for (int d = 1; d < w->ndim; d++) zv.l.shape[d] = 1, zv.l.strides[d] = 0;
-        } else return ox_unsupported(c, "w_zero_point of one value or one per output channel");
+        OX_TRY(channel_view(c, wz, M, nd, 0, &zv));
         OX_TRY(OX_CALL(c, binary, WGT_BINARY_SUB, &wf, &zv, &wf));
     }
     OX_TRY(OX_CALL(c, conv, &xf, &wf, NULL, &p, &yf));
-    OX_TRY(ox_alloc(c, 0, WGT_I32, w->ndim, dims, &ov));
+    if (!qlinear) {
+        OX_TRY(ox_alloc(c, 0, WGT_I32, nd, dims, &ov));
+        return OX_CALL(c, cast, &yf, &ov);
+    }
+    const wgt_onnx_tensor *xs, *ws, *ys, *yz = ox_in(c, 7), *b = ox_in(c, 8);
+    OX_TRY(ox_need(c, 1, &xs));
+    OX_TRY(ox_need(c, 4, &ws));
+    OX_TRY(ox_need(c, 6, &ys));
+    if (b) {
+        OX_TRY(channel_view(c, b, M, nd, 1, &zv));
+        OX_TRY(OX_CALL(c, binary, WGT_BINARY_ADD, &yf, &zv, &yf));
+    }
+    /* the scale as ONNX's reference makes it: x_scale * w_scale / y_scale in f32 */
+    if (ws->numel != 1 && ws->numel != M) return ox_unsupported(c, "w_scale of one value or one per channel");
+    int64_t nsc = ws->numel;
+    OX_TRY(ox_temp(&tmp[3], WGT_F32, 1, &nsc));
+    wgt_cpu_tensor wsv = ox_view(ws), sv = ox_view(&tmp[3]);
+    for (int64_t m = 0; m < nsc; m++)
+        ((float *)tmp[3].data)[m] = (float)ox_scalar(xs) * (float)wgt_cpu_load_f(&wsv, m) / (float)ox_scalar(ys);
+    OX_TRY(channel_view(c, &tmp[3], M, nd, 1, &sv));
+    OX_TRY(OX_CALL(c, binary, WGT_BINARY_MUL, &yf, &sv, &yf));
+    wgt_dtype odt = yz ? yz->dtype : WGT_U8;
+    if (odt != WGT_U8 && odt != WGT_I8) return ox_unsupported(c, "y_zero_point of uint8 or int8");
+    if (yz) {
+        OX_TRY(channel_view(c, yz, 1, nd, 0, &zv));
+        OX_TRY(OX_CALL(c, binary, WGT_BINARY_ADD, &yf, &zv, &yf));
+    }
+    wgt_unary_params cp = {0};
+    cp.lo = odt == WGT_U8 ? 0 : -128, cp.hi = odt == WGT_U8 ? 255 : 127;
+    OX_TRY(OX_CALL(c, unary, WGT_UNARY_CLAMP, &cp, &yf, &yf));
+    OX_TRY(OX_CALL(c, unary, WGT_UNARY_ROUND, NULL, &yf, &yf));
+    OX_TRY(ox_alloc(c, 0, odt, nd, dims, &ov));
     return OX_CALL(c, cast, &yf, &ov);
 }
 
 wgt_status ox_conv(ox *c)
 {
-    if (!strcmp(c->node->op_type, "ConvInteger")) {
-        wgt_onnx_tensor tmp[3];
+    int qlinear = !strcmp(c->node->op_type, "QLinearConv");
+    if (qlinear || !strcmp(c->node->op_type, "ConvInteger")) {
+        wgt_onnx_tensor tmp[4];
         memset(tmp, 0, sizeof tmp);
-        wgt_status st = conv_integer(c, tmp);
-        for (int i = 0; i < 3; i++) wgt_onnx_tensor_clear(&tmp[i]);
+        wgt_status st = conv_integer(c, qlinear, tmp);
+        for (int i = 0; i < 4; i++) wgt_onnx_tensor_clear(&tmp[i]);
         return st;
     }
     int transposed = !strcmp(c->node->op_type, "ConvTranspose");
