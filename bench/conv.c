@@ -1,12 +1,14 @@
-/* Convolution throughput: bench_conv [--size small|large] [--reps N]
+/* Convolution throughput: bench_conv [--size small|large] [--reps N] [--compare]
  * Prints GFLOP/s (2 * N * Cout * O * Cin/groups * K multiply-adds) and GB/s (x, weight and output
  * bytes, each once) per call for: a ResNet-like 3x3 conv2d [32, 64, 56, 56] x [64, 64, 3, 3]
  * (the implicit-GEMM path) in f32 and f16, a 3x3 stride-2 downsampling conv2d, a depthwise 3x3
- * conv2d [32, 256, 56, 56] (groups = 256, the direct path: bandwidth-bound), a 1x1 conv2d, a conv1d
+ * conv2d [32, 256, 56, 56] (groups = 256, the depthwise tiles: bandwidth-bound), a 1x1 conv2d, a conv1d
  * (audio-like: [8, 256, 4096] x [256, 256, 3]), and conv_transpose2d (a 2x upsampling).
  * Each figure: warm-up calls, then N calls recorded back to back between two wgt_context_sync,
  * wall clock. --size small (the default on CPU adapters: quarter-size batches and maps) suits
- * lavapipe. */
+ * lavapipe. --compare runs each case again through the direct kernel only (WGT_CONV_PATH=direct),
+ * to see what the GEMM and depthwise tiles gain on the device at hand. */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +18,7 @@
 #include "ops/ops.h"
 
 static wgt_context *ctx;
+static int compare; /* --compare: each case again with WGT_CONV_PATH=direct */
 static int reps = 0; /* 0: 20, or 3 on a CPU adapter */
 
 #define TRY(call)                                                                                  \
@@ -78,11 +81,17 @@ static void bench(const char *name, int transposed, wgt_dtype dt, int nsp, const
         snprintf(xd + strlen(xd), sizeof xd - strlen(xd), "%s%lld", d ? "," : "", (long long)xs[d]);
         snprintf(wd + strlen(wd), sizeof wd - strlen(wd), "%s%lld", d ? "," : "", (long long)ws[d]);
     }
-    printf("%-28s x[%s] w[%s] %s: %9.1f GFLOP/s %8.1f GB/s (%.1f us)\n", name, xd, wd, wgt_dtype_name(dt),
-           2 * macs / t / 1e9, bytes / t / 1e9, t * 1e6);
+    const char *path = getenv("WGT_CONV_PATH");
+    printf("%-28s x[%s] w[%s] %s%s: %9.1f GFLOP/s %8.1f GB/s (%.1f us)\n", name, xd, wd, wgt_dtype_name(dt),
+           path ? " (direct kernel)" : "", 2 * macs / t / 1e9, bytes / t / 1e9, t * 1e6);
     fflush(stdout);
     wgt_tensor_free(x);
     wgt_tensor_free(w);
+    if (compare && !path) {
+        setenv("WGT_CONV_PATH", "direct", 1);
+        bench(name, transposed, dt, nsp, xs, ws, p);
+        unsetenv("WGT_CONV_PATH");
+    }
 }
 
 int main(int argc, char **argv)
@@ -91,8 +100,9 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--size") && i + 1 < argc) large = strcmp(argv[++i], "small") != 0;
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--compare")) compare = 1;
         else {
-            fprintf(stderr, "usage: %s [--size small|large] [--reps N]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--size small|large] [--reps N] [--compare]\n", argv[0]);
             return 2;
         }
     }

@@ -5,6 +5,7 @@
  * transposed convolutions with many channels per group. The work is split along the batch when x
  * or the output pass one storage binding. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ops/api.h"
@@ -90,6 +91,8 @@ static wgt_status conv_gpu(wgt_context *ctx, const char *op, int transposed, con
     /* the tiled kernels run 256 invocations per workgroup (compatibility mode's default is 128) */
     const wgt_limits *lim = &ctx->info.limits;
     int wg256 = lim->max_compute_invocations_per_workgroup >= 256 && lim->max_compute_workgroup_size_x >= 256;
+    const char *force = getenv("WGT_CONV_PATH"); /* "direct": no tiled kernels (bench_conv --compare) */
+    if (force && !strcmp(force, "direct")) wg256 = 0;
     int gemm = wg256 && P % pack == 0 && use_gemm(cin_g, cout_g, N * P);
     int tm = gemm ? gemm_tm(N * P, cout_g) : 4, bm = 16 * tm;
     if (gemm && (uint64_t)4 * 16 * (bm + 64) > lim->max_compute_workgroup_storage_size) tm = 4, bm = 64;
