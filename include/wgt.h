@@ -618,7 +618,8 @@ wgt_status wgt_pad(const wgt_tensor *x, wgt_pad_mode mode, const int64_t *pads, 
 /* PyTorch's layouts: x [N, Cin, *S], weight [Cout, Cin / groups, *K] (transposed: [Cin, Cout /
  * groups, *K]), bias [Cout] or NULL, out [N, Cout, *O], with 1, 2 or 3 spatial dims (the weight's
  * rank minus 2; x has the same rank). f32, f16 and bf16 (x, weight and bias of one dtype), f32
- * accumulation; out has x's dtype. Zero padding. */
+ * accumulation; out has x's dtype. Zero padding. WGT_CONV_PATH=direct in the environment runs every
+ * convolution through the direct kernel, not the GEMM or depthwise tiles (to compare them). */
 typedef enum wgt_conv_padding {
     WGT_CONV_PAD_EXPLICIT = 0, /* pad_begin / pad_end per spatial dim */
     WGT_CONV_PAD_VALID,        /* none */
