@@ -158,7 +158,7 @@ static wgt_status call_diag(const hx_op *op, int v, wgt_tensor *const *in, wgt_t
 static int setup_cdist(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
 {
     switch (c) {
-    case HX_CONTIGUOUS: case HX_STRIDED: case HX_SPECIAL: set(&in[0], dt, 3, DIMS(2, 9, 5), logit), set(&in[1], dt, 2, DIMS(7, 5), logit); break;
+    case HX_CONTIGUOUS: case HX_STRIDED: case HX_SPECIAL: set(&in[0], dt, 3, DIMS(2, 9, 5), logit), set(&in[1], dt, 2, DIMS(11, 5), logit); break;
     case HX_BROADCAST: set(&in[0], dt, 3, DIMS(3, 4, 6), logit), set(&in[1], dt, 3, DIMS(3, 40, 6), logit); break;
     case HX_EMPTY: set(&in[0], dt, 2, DIMS(0, 5), logit), set(&in[1], dt, 2, DIMS(7, 5), logit); break;
     case HX_ODD1: set(&in[0], dt, 2, DIMS(1, 1), logit), set(&in[1], dt, 2, DIMS(1, 1), logit); break;

@@ -73,3 +73,58 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     }
     st(w, v);
 }
+
+// Modes 0-4 over tiles: a workgroup computes 16 x 16 distances (rows i of x1 against rows j of x2)
+// with both sides' features staged through workgroup memory 16 at a time, so each feature is read
+// from memory once per tile instead of once per distance. Writes f32 (out is f32 here: PACK 1).
+var<workgroup> ta: array<f32, 256>; // [16 rows of x1][16 features]
+var<workgroup> tb: array<f32, 256>; // [16 rows of x2][16 features]
+
+@compute @workgroup_size(256)
+fn tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+         @builtin(local_invocation_index) lid: u32) {
+    let tiles_i = (p.P + 15u) / 16u;
+    let tiles_j = (p.R + 15u) / 16u;
+    let g = wid.x + wid.y * groups.x;
+    let b = g / (tiles_i * tiles_j);
+    if (b * p.P * p.R >= p.n) { return; } // uniform per workgroup
+    let t = g % (tiles_i * tiles_j);
+    let i0 = (t / tiles_j) * 16u;
+    let j0 = (t % tiles_j) * 16u;
+    let lx = lid % 16u;
+    let ly = lid / 16u;
+    let a0 = layout_index(p.lb1, b) + p.off1;
+    let b0 = layout_index(p.lb2, b) + p.off2;
+    let i = i0 + ly;
+    let j = j0 + lx;
+    var acc = 0.0;
+    for (var k0 = 0u; k0 < p.M; k0 = k0 + 16u) {
+        // invocation (ly, lx) stages feature k0 + lx of row i0 + ly of x1 and of row j0 + ly of x2
+        let k = k0 + lx;
+        var va = 0.0;
+        var vb = 0.0;
+        if (k < p.M && i0 + ly < p.P) { va = l1(a0 + (i0 + ly) * p.s1p + k * p.s1m); }
+        if (k < p.M && j0 + ly < p.R) { vb = l2(b0 + (j0 + ly) * p.s2r + k * p.s2m); }
+        ta[ly * 16u + lx] = va;
+        tb[ly * 16u + lx] = vb;
+        workgroupBarrier();
+        let kn = min(16u, p.M - k0);
+        for (var kk = 0u; kk < kn; kk = kk + 1u) {
+            let d = abs(ta[ly * 16u + kk] - tb[lx * 16u + kk]);
+            switch p.mode {
+                case 0u: { acc = acc + select(0.0, 1.0, d != 0.0 || is_nan(d)); }
+                case 1u: { acc = acc + d; }
+                case 2u: { acc = acc + d * d; }
+                case 3u: { acc = select(acc, d, !is_nan(acc) && (d > acc || is_nan(d))); }
+                default: { if (d != 0.0 || is_nan(d)) { acc = acc + pow(d, p.pw); } }
+            }
+        }
+        workgroupBarrier();
+    }
+    if (i < p.P && j < p.R) {
+        var v = acc;
+        if (p.mode == 2u) { v = sqrt(acc); }
+        if (p.mode == 4u && acc != 0.0) { v = pow(acc, 1.0 / p.pw); }
+        out[(b * p.P + i) * p.R + j] = bitcast<u32>(v);
+    }
+}

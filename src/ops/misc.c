@@ -336,8 +336,10 @@ static wgt_status cdist_run(wgt_context *ctx, int mode, double pw, const wgt_ten
     op_wgsl_loader(pre, sizeof pre, "l2", "xb", b->l.dtype, "f32");
     op_wgsl_loader(pre, sizeof pre, "lg", "gs", g ? g->l.dtype : WGT_F32, "f32");
     op_wgsl_storer(pre, sizeof pre, "st", "out", odt, "f32");
+    /* distances from the features: 16 x 16 tiles once both sides have a few rows (f32 out) */
+    int tiled = mode != 5 && odt == WGT_F32 && P >= 8 && R >= 8;
     wgt_kernel *k;
-    wgt_status st = wgt_gpu_kernel(ctx, "cdist", pre, "main", NULL, 0, &k);
+    wgt_status st = wgt_gpu_kernel(ctx, "cdist", pre, tiled ? "tiled" : "main", NULL, 0, &k);
     if (st) return st;
     cdist_params p;
     memset(&p, 0, sizeof p);
@@ -371,8 +373,10 @@ static wgt_status cdist_run(wgt_context *ctx, int mode, double pw, const wgt_ten
     if ((st = op_bind_all(y, &bd[3], &base))) return st;
     if (base != y->l.offset) return op_fail(ctx, WGT_ERR_INTERNAL, "cdist: output not aligned");
     uint64_t words = ((uint64_t)n + op_pack(odt) - 1) / op_pack(odt);
+    uint64_t groups = tiled ? (uint64_t)(n / (P * R)) * (uint64_t)((P + 15) / 16) * (uint64_t)((R + 15) / 16)
+                            : (words + 255) / 256;
     uint32_t gx, gy;
-    op_grid(ctx, (words + 255) / 256, &gx, &gy);
+    op_grid(ctx, groups, &gx, &gy);
     return wgt_gpu_dispatch(ctx, k, &p, sizeof p, bd, 4, gx, gy, 1);
 }
 
@@ -450,7 +454,15 @@ wgt_status wgt_cdist(const wgt_tensor *x1, const wgt_tensor *x2, double p, wgt_c
         if (mm) st = cdist_mm(ctx, x1, x2, P, R, y);
         else {
             int kmode = p == 0 ? 0 : p == 1 ? 1 : p == 2 ? 2 : isinf(p) ? 3 : 4;
-            st = cdist_run(ctx, kmode, p, x1, x2, NULL, P, R, M, y);
+            wgt_tensor *f = NULL, *c = NULL;
+            if (dt != WGT_F32 && P >= 8 && R >= 8) { /* the tiled kernel writes f32 */
+                st = wgt_tensor_new(ctx, WGT_F32, nb + 2, shape, &f);
+                if (!st) st = cdist_run(ctx, kmode, p, x1, x2, NULL, P, R, M, f);
+                if (!st) st = wgt_tensor_cast(f, dt, &c);
+                if (!st) wgt_tensor_free(y), y = c;
+                wgt_tensor_free(f);
+            } else
+                st = cdist_run(ctx, kmode, p, x1, x2, NULL, P, R, M, y);
         }
     } else {
         cdist_arg a = {p};
