@@ -232,6 +232,33 @@ static wgt_status red_gpu(wgt_context *ctx, wgt_reduce_op op, const wgt_tensor *
     uint64_t p_bytes = (uint64_t)(phi - plo + 1) * wgt_dtype_size(l->dtype);
     if (R > 0 && nr > 0 && (per == 0 || (nk == 0 && p_bytes + ctx->info.limits.min_storage_buffer_offset_alignment + 4 >
                                                       ctx->info.limits.max_storage_buffer_binding_size))) {
+        /* Parts are whole rows of the outermost reduced dim: when even one such row passes a binding
+         * (a transposed input: its outermost dim is the innermost in storage), reduce a contiguous
+         * copy instead (the reduced positions, and so argmax's indices, stay row-major). */
+        wgt_layout rl = P;
+        rl.ndim = nr;
+        for (int d = 0; d < nr; d++) rl.shape[d] = P.shape[nk + d], rl.strides[d] = P.strides[nk + d];
+        const wgt_layout *rls[1] = {&rl};
+        int by_index = op == WGT_REDUCE_ARGMAX || op == WGT_REDUCE_ARGMIN || idx;
+        if (op_rows_per_chunk(ctx, rls, 1) == 0 && !by_index) {
+            /* the order of the reduced positions does not change the value: walk them in storage
+             * order (largest stride outermost) */
+            for (int a = nk; a < nk + nr; a++)
+                for (int b = a + 1; b < nk + nr; b++)
+                    if (P.strides[b] > P.strides[a]) {
+                        int64_t ts = P.shape[a], tt = P.strides[a];
+                        P.shape[a] = P.shape[b], P.strides[a] = P.strides[b], P.shape[b] = ts, P.strides[b] = tt;
+                    }
+        } else if (op_rows_per_chunk(ctx, rls, 1) == 0 && !wgt_layout_is_contiguous(l)) {
+            wgt_tensor *c;
+            wgt_status cst = wgt_tensor_contiguous(x, &c);
+            if (cst)
+                return op_fail(ctx, cst, "%s: the slices pass one storage binding and their indices need a "
+                               "contiguous copy, which failed: %s", wgt_reduce_op_name(op), wgt_context_errmsg(ctx));
+            cst = red_gpu(ctx, op, c, dims, correction, out, idx);
+            wgt_tensor_free(c);
+            return cst;
+        }
         const char *sct = op_is_float(x->l.dtype) || float_only(op) || op == WGT_REDUCE_LOGSUMEXP
                               ? "f32" : op_compute_type(x->l.dtype);
         wgt_kernel *sk;
