@@ -27,7 +27,7 @@ struct Params {
     auto_range: u32,
     lo: f32,
     hi: f32,
-    pad: u32,
+    off_o: u32,   // element offset of the output in its binding
     vl: Layout,  // values (or x)
     sl: Layout,  // the sequence's rows
     tl: Layout,  // the sorter's rows
@@ -64,7 +64,7 @@ fn search_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
     }
     var r: array<i32, 4>;
     r[0] = i32(lo);
-    sti(e, r);
+    sti(e + p.off_o, r);
 }
 
 fn key_of(v: f32) -> u32 {

@@ -10,7 +10,7 @@
 typedef struct search_params {
     uint32_t n, m, inner, right, has_sorter, multi, off_s, step_s, off_v, off_t, step_t, bins, auto_range;
     float lo, hi;
-    uint32_t pad;
+    uint32_t off_o; /* search: the output's first element in its binding */
     op_layout_params vl, sl, tl;
 } search_params;
 
@@ -62,6 +62,63 @@ static wgt_status rows_layout(wgt_context *ctx, const wgt_tensor *t, int64_t bas
     return op_layout_params_fill(ctx, &r, p);
 }
 
+/* Rows [r0, r0 + len) of values' dim 0, with the sequence's and sorter's when they have rows. */
+static wgt_status ss_narrow(const wgt_tensor *seq, const wgt_tensor *values, const wgt_tensor *sorter, int64_t r0,
+                            int64_t len, wgt_tensor **v)
+{
+    wgt_status st = wgt_tensor_narrow(values, 0, r0, len, &v[1]);
+    int multi = seq->l.ndim > 1;
+    if (!st) st = multi ? wgt_tensor_narrow(seq, 0, r0, len, &v[0]) : wgt_tensor_new_view(seq, &seq->l, &v[0]);
+    if (!st && sorter)
+        st = multi ? wgt_tensor_narrow(sorter, 0, r0, len, &v[2]) : wgt_tensor_new_view(sorter, &sorter->l, &v[2]);
+    return st;
+}
+
+/* The insertion indices of values (all of it, or rows of it) into y's elements from e0 on. */
+static wgt_status ss_dispatch(wgt_context *ctx, const wgt_tensor *seq, const wgt_tensor *values,
+                              const wgt_tensor *sorter, int right, wgt_tensor *y, int64_t e0)
+{
+    int sd = seq->l.ndim, nd = values->l.ndim;
+    int64_t n = wgt_layout_numel(&values->l);
+    if (n == 0) return WGT_OK;
+    search_params p;
+    memset(&p, 0, sizeof p);
+    p.n = (uint32_t)n;
+    p.m = (uint32_t)seq->l.shape[sd - 1];
+    p.inner = nd ? (uint32_t)values->l.shape[nd - 1] : 1;
+    p.right = right != 0;
+    p.has_sorter = sorter != NULL;
+    p.multi = sd > 1;
+    wgt_binding b[6];
+    int64_t base;
+    wgt_tensor *hist = NULL, *rng = NULL; /* unused atomics: distinct buffers */
+    int64_t one = 1;
+    wgt_kernel *k;
+    wgt_status st;
+    if (!(st = op_bind_all(seq, &b[0], &base))) st = rows_layout(ctx, seq, base, &p.sl, &p.off_s, &p.step_s);
+    if (!st && !(st = op_bind_all(values, &b[1], &base))) {
+        p.off_v = (uint32_t)(values->l.offset - base);
+        wgt_layout vl = values->l;
+        vl.offset = 0;
+        st = op_layout_params_fill(ctx, &vl, &p.vl);
+    }
+    if (!st && sorter && !(st = op_bind_all(sorter, &b[2], &base)))
+        st = rows_layout(ctx, sorter, base, &p.tl, &p.off_t, &p.step_t);
+    if (!sorter) b[2] = b[0];
+    if (!st && !(st = op_bind(y, e0, e0 + n - 1, &b[3], &base))) p.off_o = (uint32_t)(e0 - base);
+    if (!st) st = wgt_tensor_new(ctx, WGT_U32, 1, &one, &hist);
+    if (!st) st = op_bind_all(hist, &b[4], &base);
+    if (!st) st = wgt_tensor_new(ctx, WGT_U32, 1, &one, &rng);
+    if (!st) st = op_bind_all(rng, &b[5], &base);
+    if (!st) st = search_kernel(ctx, seq->l.dtype, sorter ? sorter->l.dtype : WGT_I32, "search_main", &k);
+    uint32_t gx, gy;
+    op_grid(ctx, ((uint64_t)n + 255) / 256, &gx, &gy);
+    if (!st) st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 6, gx, gy, 1);
+    wgt_tensor_free(hist);
+    wgt_tensor_free(rng);
+    return st;
+}
+
 static wgt_status ss_impl(const char *name, const wgt_tensor *seq, const wgt_tensor *values, int right,
                           const wgt_tensor *sorter, wgt_tensor **out)
 {
@@ -95,42 +152,32 @@ static wgt_status ss_impl(const char *name, const wgt_tensor *seq, const wgt_ten
     wgt_tensor *y;
     if ((st = wgt_tensor_new(ctx, WGT_I32, nd, values->l.shape, &y))) return st;
     int64_t n = wgt_layout_numel(&values->l);
-    int gpu_ok = fits(seq) && fits(values) && fits(sorter);
-    if (op_use_gpu(ctx, name, seq->l.dtype, gpu_ok)) {
-        search_params p;
-        memset(&p, 0, sizeof p);
-        p.n = (uint32_t)n;
-        p.m = (uint32_t)seq->l.shape[sd - 1];
-        p.inner = nd ? (uint32_t)values->l.shape[nd - 1] : 1;
-        p.right = right != 0;
-        p.has_sorter = sorter != NULL;
-        p.multi = sd > 1;
-        wgt_binding b[6];
-        int64_t base;
-        wgt_tensor *hist = NULL, *rng = NULL; /* unused atomics: distinct buffers */
-        int64_t one = 1;
-        wgt_kernel *k;
-        if (!(st = op_bind_all(seq, &b[0], &base))) st = rows_layout(ctx, seq, base, &p.sl, &p.off_s, &p.step_s);
-        if (!st && !(st = op_bind_all(values, &b[1], &base))) {
-            p.off_v = (uint32_t)(values->l.offset - base);
-            wgt_layout vl = values->l;
-            vl.offset = 0;
-            st = op_layout_params_fill(ctx, &vl, &p.vl);
+    int gpu_ok = fits(seq) && fits(values) && fits(sorter) && fits(y);
+    int whole = gpu_ok;
+    uint64_t lim = ctx->info.limits.max_storage_buffer_binding_size;
+    int64_t part = 0;
+    if (!gpu_ok && nd >= 1 && n > 0 && seq->l.dtype != WGT_I64 && !wgt_ctx_is_cpu(ctx)) { /* past a binding: parts along values' dim 0 */
+        part = values->l.shape[0];
+        while (part > 0) {
+            wgt_tensor *v[3] = {NULL, NULL, NULL};
+            int ok = !ss_narrow(seq, values, sorter, 0, part, v) && fits(v[0]) && fits(v[1]) && fits(v[2]) &&
+                     (uint64_t)(n / values->l.shape[0]) * part * 4 + 16 <= lim;
+            for (int i = 0; i < 3; i++) wgt_tensor_free(v[i]);
+            if (ok) break;
+            part = part == 1 ? 0 : (part + 1) / 2;
         }
-        if (!st && sorter && !(st = op_bind_all(sorter, &b[2], &base)))
-            st = rows_layout(ctx, sorter, base, &p.tl, &p.off_t, &p.step_t);
-        if (!sorter) b[2] = b[0];
-        if (!st) st = op_bind_all(y, &b[3], &base);
-        if (!st) st = wgt_tensor_new(ctx, WGT_U32, 1, &one, &hist);
-        if (!st) st = op_bind_all(hist, &b[4], &base);
-        if (!st) st = wgt_tensor_new(ctx, WGT_U32, 1, &one, &rng);
-        if (!st) st = op_bind_all(rng, &b[5], &base);
-        if (!st) st = search_kernel(ctx, seq->l.dtype, sorter ? sorter->l.dtype : WGT_I32, "search_main", &k);
-        uint32_t gx, gy;
-        op_grid(ctx, ((uint64_t)n + 255) / 256, &gx, &gy);
-        if (!st && n) st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 6, gx, gy, 1);
-        wgt_tensor_free(hist);
-        wgt_tensor_free(rng);
+        gpu_ok = part > 0;
+    }
+    if (op_use_gpu(ctx, name, seq->l.dtype, gpu_ok)) {
+        if (whole) st = ss_dispatch(ctx, seq, values, sorter, right, y, 0);
+        int64_t rows = nd ? values->l.shape[0] : 1, per_row = rows ? n / rows : 0;
+        for (int64_t r0 = 0; !whole && !st && r0 < rows; r0 += part) {
+            int64_t len = rows - r0 < part ? rows - r0 : part;
+            wgt_tensor *v[3] = {NULL, NULL, NULL};
+            if (!(st = ss_narrow(seq, values, sorter, r0, len, v)))
+                st = ss_dispatch(ctx, v[0], v[1], v[2], right, y, r0 * per_row);
+            for (int i = 0; i < 3; i++) wgt_tensor_free(v[i]);
+        }
     } else if (!(st = op_fallback_status(ctx, name, seq->l.dtype, gpu_ok))) {
         ss_arg a = {right, sorter != NULL};
         st = op_reference(ctx, ss_ref, &a, ins, sorter ? 3 : 2, &y, 1);
@@ -176,8 +223,20 @@ wgt_status wgt_histc(const wgt_tensor *x, int64_t bins, double min, double max, 
     if (!(min <= max) || !isfinite(min) || !isfinite(max))
         return op_fail(ctx, WGT_ERR_INVALID_ARGUMENT, "histc: need finite min <= max, not [%g, %g]", min, max);
     wgt_tensor *y = NULL;
-    wgt_status st;
+    wgt_status st = WGT_OK;
     int gpu_ok = fits(x);
+    int64_t part = 0; /* past a binding: parts along dim 0 */
+    if (!gpu_ok && x->l.ndim >= 1 && !wgt_ctx_is_cpu(ctx)) {
+        part = x->l.shape[0];
+        while (part > 0) {
+            wgt_tensor *v = NULL;
+            int ok = !wgt_tensor_narrow(x, 0, 0, part, &v) && fits(v);
+            wgt_tensor_free(v);
+            if (ok) break;
+            part = part == 1 ? 0 : (part + 1) / 2;
+        }
+        gpu_ok = part > 0;
+    }
     if (op_use_gpu(ctx, "histc", x->l.dtype, gpu_ok)) {
         int64_t n = wgt_layout_numel(&x->l), two = 2;
         search_params p;
@@ -192,13 +251,6 @@ wgt_status wgt_histc(const wgt_tensor *x, int64_t bins, double min, double max, 
         wgt_binding b[6];
         int64_t base;
         wgt_kernel *kr = NULL, *kh = NULL;
-        if (!(st = op_bind_all(x, &b[1], &base))) {
-            p.off_v = (uint32_t)(x->l.offset - base);
-            wgt_layout vl = x->l;
-            vl.offset = 0;
-            st = op_layout_params_fill(ctx, &vl, &p.vl);
-        }
-        b[0] = b[2] = b[1];
         if (!st) st = wgt_tensor_new(ctx, WGT_U32, 1, &bins, &hist);
         if (!st) st = wgt_gpu_fill_zero(ctx, hist->st->buf, 0, (uint64_t)bins * 4);
         if (!st) st = wgt_tensor_from_host(ctx, WGT_U32, 1, &two, init, &rng);
@@ -208,10 +260,28 @@ wgt_status wgt_histc(const wgt_tensor *x, int64_t bins, double min, double max, 
         if (!st) st = op_bind_all(rng, &b[5], &base);
         if (!st) st = search_kernel(ctx, x->l.dtype, WGT_I32, "range_main", &kr);
         if (!st) st = search_kernel(ctx, x->l.dtype, WGT_I32, "hist_main", &kh);
-        uint32_t gx, gy;
-        op_grid(ctx, ((uint64_t)n + 255) / 256, &gx, &gy);
-        if (!st && n && p.auto_range) st = wgt_gpu_dispatch(ctx, kr, &p, sizeof p, b, 6, gx, gy, 1);
-        if (!st && n) st = wgt_gpu_dispatch(ctx, kh, &p, sizeof p, b, 6, gx, gy, 1);
+        /* the data's range over every part first, then the counts */
+        int64_t rows = part ? x->l.shape[0] : 1;
+        for (int pass = !p.auto_range; !st && pass < 2; pass++) {
+            for (int64_t r0 = 0; !st && r0 < rows; r0 += part ? part : 1) {
+                wgt_tensor *xc = NULL;
+                st = part ? wgt_tensor_narrow(x, 0, r0, rows - r0 < part ? rows - r0 : part, &xc)
+                          : wgt_tensor_new_view(x, &x->l, &xc);
+                int64_t nc = st ? 0 : wgt_layout_numel(&xc->l);
+                if (!st && nc && !(st = op_bind_all(xc, &b[1], &base))) {
+                    p.n = (uint32_t)nc;
+                    p.off_v = (uint32_t)(xc->l.offset - base);
+                    wgt_layout vl = xc->l;
+                    vl.offset = 0;
+                    st = op_layout_params_fill(ctx, &vl, &p.vl);
+                    b[0] = b[2] = b[1];
+                    uint32_t gx, gy;
+                    op_grid(ctx, ((uint64_t)nc + 255) / 256, &gx, &gy);
+                    if (!st) st = wgt_gpu_dispatch(ctx, pass ? kh : kr, &p, sizeof p, b, 6, gx, gy, 1);
+                }
+                wgt_tensor_free(xc);
+            }
+        }
         if (!st) st = wgt_tensor_cast(hist, x->l.dtype, &y);
         wgt_tensor_free(hist);
         wgt_tensor_free(rng);

@@ -407,7 +407,20 @@ static void over_binding(void)
         if (iv[0] && iv[1]) pair_compare("median in parts indices", iv[0], iv[1], 0, 0);
         wgt_tensor_free(iv[0]), wgt_tensor_free(iv[1]);
     }
+    /* searchsorted of [37, 60] values into rows of [37, 53] (i32 output 8880 bytes), bucketize,
+     * histc (the data's range and a given one) */
+    int64_t vs[2] = {37, 60};
+    pair vals = pair_rand(WGT_F32, 2, vs, -7, 7, 1);
+    DIFF("searchsorted in parts", 0, 0, wgt_searchsorted(r.t[S], vals.t[S], 1, NULL, &y_[S]));
+    pair b = pair_narrow(r, 0, 0, 1);
+    int64_t flat = 53;
+    pair b1;
+    for (int s = 0; s < 2; s++) MUST(wgt_tensor_reshape(b.t[s], 1, &flat, &b1.t[s]));
+    DIFF("bucketize in parts", 0, 0, wgt_bucketize(vals.t[S], b1.t[S], 0, &y_[S]));
+    DIFF("histc in parts", 0, 0, wgt_histc(vals.t[S], 9, 0, 0, &y_[S]));
+    DIFF("histc in parts (range)", 0, 0, wgt_histc(rt.t[S], 9, -3, 3, &y_[S]));
     side[0]->info.limits.max_storage_buffer_binding_size = saved;
+    pair_free(b1), pair_free(b), pair_free(vals);
     pair_free(rt), pair_free(r), pair_free(x);
 }
 
