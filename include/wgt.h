@@ -776,7 +776,9 @@ const char *wgt_interp_mode_name(wgt_interp_mode mode);
 wgt_status wgt_interpolate(const wgt_tensor *x, int spatial, wgt_interp_mode mode, const int64_t *size,
                            const double *scales, int align_corners, wgt_tensor **out);
 
-typedef enum wgt_grid_mode { WGT_GRID_BILINEAR = 0, WGT_GRID_NEAREST, WGT_GRID_MODE_COUNT } wgt_grid_mode;
+/* Bicubic: Keys' A = -0.75 over 4 x 4 taps, each tap's coordinate padded as the mode says (zeros
+ * reads 0 outside), PyTorch's; a NaN or infinite grid coordinate samples at -100. */
+typedef enum wgt_grid_mode { WGT_GRID_BILINEAR = 0, WGT_GRID_NEAREST, WGT_GRID_BICUBIC, WGT_GRID_MODE_COUNT } wgt_grid_mode;
 typedef enum wgt_grid_padding {
     WGT_GRID_PAD_ZEROS = 0, WGT_GRID_PAD_BORDER, WGT_GRID_PAD_REFLECTION, WGT_GRID_PAD_COUNT
 } wgt_grid_padding;

@@ -135,6 +135,42 @@ static float source_index(float c, int64_t size, wgt_grid_padding pad, int align
     return c;
 }
 
+/* PyTorch's compute_coordinates for one bicubic tap (a finite coordinate). */
+static float pad_coordinate(float c, int64_t size, wgt_grid_padding pad, int align)
+{
+    float s = (float)size;
+    if (pad == WGT_GRID_PAD_REFLECTION) c = align ? reflect(c, 0, 2 * (s - 1)) : reflect(c, -1, 2 * s - 1);
+    if (pad != WGT_GRID_PAD_ZEROS) c = c < 0 ? 0 : c > s - 1 ? s - 1 : c;
+    return c;
+}
+
+/* Bicubic grid sample at grid point (gx, gy) of plane bx: the unnormalised coordinate's 4 x 4
+ * neighbours, each padded on its own, weighted by Keys' kernel in x then in y (PyTorch's order). */
+static double bicubic_sample(const wgt_cpu_tensor *x, int64_t bx, int64_t H, int64_t W, float gx, float gy,
+                             wgt_grid_padding pad, int align)
+{
+    float ix = align ? ((gx + 1) / 2) * (float)(W - 1) : ((gx + 1) * (float)W - 1) / 2;
+    float iy = align ? ((gy + 1) / 2) * (float)(H - 1) : ((gy + 1) * (float)H - 1) / 2;
+    if (!isfinite(ix)) ix = -100.0f;
+    if (!isfinite(iy)) iy = -100.0f;
+    float x0 = floorf(ix), y0 = floorf(iy), tx = ix - x0, ty = iy - y0;
+    const float A = -0.75f;
+    float wx[4] = {cubic2(tx + 1, A), cubic1(tx, A), cubic1(1 - tx, A), cubic2(2 - tx, A)};
+    float wy[4] = {cubic2(ty + 1, A), cubic1(ty, A), cubic1(1 - ty, A), cubic2(2 - ty, A)};
+    double acc = 0;
+    for (int j = 0; j < 4; j++) {
+        int64_t yy = (int64_t)pad_coordinate(y0 - 1 + j, H, pad, align);
+        double row = 0;
+        for (int i = 0; i < 4; i++) {
+            int64_t xx = (int64_t)pad_coordinate(x0 - 1 + i, W, pad, align);
+            if (xx >= 0 && xx < W && yy >= 0 && yy < H)
+                row += wx[i] * wgt_cpu_load_f(x, bx + yy * x->l.strides[2] + xx * x->l.strides[3]);
+        }
+        acc += wy[j] * row;
+    }
+    return acc;
+}
+
 wgt_status wgt_cpu_grid_sample(const wgt_cpu_tensor *x, const wgt_cpu_tensor *grid, wgt_grid_mode mode,
                                wgt_grid_padding padding, int align_corners, const wgt_cpu_tensor *out)
 {
@@ -154,12 +190,15 @@ wgt_status wgt_cpu_grid_sample(const wgt_cpu_tensor *x, const wgt_cpu_tensor *gr
         for (int64_t oh = 0; oh < OH; oh++)
             for (int64_t ow = 0; ow < OW; ow++) {
                 int64_t g = grid->l.offset + n * gs[0] + oh * gs[1] + ow * gs[2];
-                float ix = source_index((float)wgt_cpu_load_f(grid, g), W, padding, align_corners);
-                float iy = source_index((float)wgt_cpu_load_f(grid, g + gs[3]), H, padding, align_corners);
+                float gx = (float)wgt_cpu_load_f(grid, g), gy = (float)wgt_cpu_load_f(grid, g + gs[3]);
+                float ix = source_index(gx, W, padding, align_corners);
+                float iy = source_index(gy, H, padding, align_corners);
                 for (int64_t c = 0; c < C; c++) {
                     int64_t bx = x->l.offset + n * xs[0] + c * xs[1];
                     double v = 0;
-                    if (mode == WGT_GRID_NEAREST) {
+                    if (mode == WGT_GRID_BICUBIC) {
+                        v = bicubic_sample(x, bx, H, W, gx, gy, padding, align_corners);
+                    } else if (mode == WGT_GRID_NEAREST) {
                         int64_t jx = (int64_t)nearbyintf(ix), jy = (int64_t)nearbyintf(iy);
                         if (jx >= 0 && jx < W && jy >= 0 && jy < H) v = wgt_cpu_load_f(x, bx + jy * xs[2] + jx * xs[3]);
                     } else {

@@ -146,8 +146,8 @@ void hx_table_pool(hx_add_fn add)
             o->no_huge = m == WGT_INTERP_CUBIC;
         }
     hx_op *o = add("grid_sample", "resample", HX_FLOATS, setup_grid, call_grid);
-    o->code = 2, o->n_variants = 12; /* bilinear, nearest x zeros, border, reflection x align_corners */
-    o->tol = (hx_tol){4e-6, 4e-6, "f32 coordinates and weights of 4 taps against double sums"};
+    o->code = 2, o->n_variants = 18; /* bilinear, nearest, bicubic x zeros, border, reflection x align_corners */
+    o->tol = (hx_tol){1e-5, 1e-5, "f32 coordinates and weights of 4 or 16 taps in [-4, 4] against double sums"};
     /* a coordinate of 1e30 reflects through an f32 remainder: WGSL's x - y trunc(x / y) is not fmodf */
     o->no_huge = 1;
 }

@@ -1,5 +1,5 @@
 // Resampling: F.interpolate over [H, W] planes (a 1-D resize is a [1, W] plane; nearest,
-// nearest-exact, linear, cubic) and 2-D F.grid_sample (bilinear, nearest; zeros/border/reflection
+// nearest-exact, linear, cubic) and 2-D F.grid_sample (bilinear, nearest, bicubic; zeros/border/reflection
 // padding). One invocation writes one output word (PACK elements). Source coordinates are computed
 // in f32 as PyTorch's kernels compute them, so nearest picks the same pixels as the reference.
 // The prelude (src/ops/resample.c) supplies lib_index.wgsl, `alias CT`, `const PACK: u32`,
@@ -12,7 +12,7 @@ struct Params {
     off_x: u32,     // element offsets in the xs / gs bindings
     off_g: u32,
     op: u32,        // 0 interpolate, 1 grid_sample
-    mode: u32,      // interpolate: 0 nearest, 1 nearest-exact, 2 linear, 3 cubic; grid: 0 bilinear, 1 nearest
+    mode: u32,      // interpolate: 0 nearest, 1 nearest-exact, 2 linear, 3 cubic; grid: 0 bilinear, 1 nearest, 2 bicubic
     align: u32,     // align_corners
     padding: u32,   // grid: 0 zeros, 1 border, 2 reflection
     H: u32, W: u32, OH: u32, OW: u32,
@@ -129,6 +129,43 @@ fn tap(base: u32, x: i32, y: i32) -> f32 {
     return f32(ldx(base + u32(y) * p.sxh + u32(x) * p.sxw));
 }
 
+// PyTorch's compute_coordinates for one bicubic tap (a finite coordinate).
+fn pad_coord(c: f32, size: u32) -> f32 {
+    let s = f32(size);
+    var v = c;
+    if (p.padding == 2u) { v = select(reflect(v, -1.0, 2.0 * s - 1.0), reflect(v, 0.0, 2.0 * (s - 1.0)), p.align != 0u); }
+    if (p.padding != 0u) { v = clamp(v, 0.0, s - 1.0); }
+    return v;
+}
+
+fn unnormalize(c: f32, size: u32) -> f32 {
+    let s = f32(size);
+    let v = select(((c + 1.0) * s - 1.0) / 2.0, ((c + 1.0) / 2.0) * (s - 1.0), p.align != 0u);
+    return select(-100.0, v, finite(v));
+}
+
+// Bicubic grid sample: the 4 x 4 neighbours, each padded on its own, Keys' weights in x then y.
+fn bicubic_sample(base: u32, gx: f32, gy: f32) -> f32 {
+    let ix = unnormalize(gx, p.W);
+    let iy = unnormalize(gy, p.H);
+    let x0 = floor(ix);
+    let y0 = floor(iy);
+    let tx = ix - x0;
+    let ty = iy - y0;
+    let wx = vec4<f32>(cubic2(tx + 1.0), cubic1(tx), cubic1(1.0 - tx), cubic2(2.0 - tx));
+    let wy = vec4<f32>(cubic2(ty + 1.0), cubic1(ty), cubic1(1.0 - ty), cubic2(2.0 - ty));
+    let xs = vec4<i32>(i32(pad_coord(x0 - 1.0, p.W)), i32(pad_coord(x0, p.W)), i32(pad_coord(x0 + 1.0, p.W)),
+                       i32(pad_coord(x0 + 2.0, p.W)));
+    var acc = 0.0;
+    for (var j = 0; j < 4; j = j + 1) {
+        let yy = i32(pad_coord(y0 - 1.0 + f32(j), p.H));
+        let row = wx.x * tap(base, xs.x, yy) + wx.y * tap(base, xs.y, yy) + wx.z * tap(base, xs.z, yy) +
+                  wx.w * tap(base, xs.w, yy);
+        acc = acc + wy[j] * row;
+    }
+    return acc;
+}
+
 fn grid_one(e: u32) -> CT {
     let per = p.OH * p.OW;
     let plane = e / per;
@@ -138,6 +175,7 @@ fn grid_one(e: u32) -> CT {
     let n = plane / p.C;
     let base = p.off_x + plane_base(plane);
     let g = p.off_g + n * p.sgn + oh * p.sgh + ow * p.sgw;
+    if (p.mode == 2u) { return CT(bicubic_sample(base, ldg(g), ldg(g + p.sgc))); }
     let ix = source_index(ldg(g), p.W);
     let iy = source_index(ldg(g + p.sgc), p.H);
     if (p.mode == 1u) { return CT(tap(base, i32(round(ix)), i32(round(iy)))); }

@@ -1,6 +1,6 @@
 /* ONNX op -> pooling and resampling (src/cpu/pool.h, src/ops/pool.c, resample.c): MaxPool,
  * AveragePool (1-D and 2-D, symmetric pads), Resize and Upsample (the modes and coordinate
- * transformations that are PyTorch's: see ox_resize), GridSample (bilinear/nearest, 4-D).
+ * transformations that are PyTorch's: see ox_resize), GridSample (bilinear/nearest/bicubic, 4-D).
  * What does not map is WGT_ERR_UNSUPPORTED with the reason (the node test is then N/A). */
 #include "onnx/onnx_ops_internal.h"
 
@@ -294,7 +294,8 @@ wgt_status ox_resize(ox *c)
     return OX_CALL(c, interpolate, &xv, sp, m, have_scales ? scales : NULL, align, &ov);
 }
 
-/* GridSample: X [N, C, H, W], grid [N, Ho, Wo, 2]; bilinear ("linear" from opset 20) or nearest. */
+/* GridSample: X [N, C, H, W], grid [N, Ho, Wo, 2]; bilinear, nearest, bicubic ("linear", "cubic" from
+ * opset 20). */
 wgt_status ox_grid_sample(ox *c)
 {
     const wgt_onnx_tensor *x, *g;
@@ -306,7 +307,8 @@ wgt_status ox_grid_sample(ox *c)
     wgt_grid_mode m;
     if (!strcmp(mode, "bilinear") || !strcmp(mode, "linear")) m = WGT_GRID_BILINEAR;
     else if (!strcmp(mode, "nearest")) m = WGT_GRID_NEAREST;
-    else return ox_unsupported(c, "mode other than bilinear/linear and nearest");
+    else if (!strcmp(mode, "bicubic") || !strcmp(mode, "cubic")) m = WGT_GRID_BICUBIC;
+    else return ox_unsupported(c, "this mode");
     wgt_grid_padding p;
     if (!strcmp(pad, "zeros")) p = WGT_GRID_PAD_ZEROS;
     else if (!strcmp(pad, "border")) p = WGT_GRID_PAD_BORDER;

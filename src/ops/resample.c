@@ -1,5 +1,5 @@
 /* Resampling: F.interpolate (nearest, nearest-exact, linear/bilinear, bicubic over 1 or 2 dims,
- * align_corners both ways, by size or scale) and 2-D F.grid_sample (bilinear/nearest,
+ * align_corners both ways, by size or scale) and 2-D F.grid_sample (bilinear/nearest/bicubic,
  * zeros/border/reflection, align_corners both ways). One kernel (src/kernels/resample.wgsl): an
  * invocation per output word; coordinates in f32 as PyTorch computes them. The batch dims split
  * over dispatches when the tensors pass one storage binding. The CPU reference is
@@ -203,7 +203,7 @@ wgt_status wgt_grid_sample(const wgt_tensor *x, const wgt_tensor *grid, wgt_grid
     wgt_status st = op_same_context("grid_sample", both, 2);
     if (st) return st;
     if ((unsigned)mode >= WGT_GRID_MODE_COUNT)
-        return op_fail(ctx, WGT_ERR_INVALID_ARGUMENT, "grid_sample: unknown mode %d (bilinear or nearest)", (int)mode);
+        return op_fail(ctx, WGT_ERR_INVALID_ARGUMENT, "grid_sample: unknown mode %d (bilinear, nearest or bicubic)", (int)mode);
     if ((unsigned)padding >= WGT_GRID_PAD_COUNT)
         return op_fail(ctx, WGT_ERR_INVALID_ARGUMENT, "grid_sample: unknown padding mode %d", (int)padding);
     const wgt_layout *lx = &x->l, *lg = &grid->l;
