@@ -4,8 +4,8 @@
 
 #include <string.h>
 
-wgt_status wgt_cpu_conv_geometry(const char *op, const wgt_conv_params *p, int transposed, int nsp,
-                                 const int64_t *S, const int64_t *K, int64_t *O, int64_t *pad_begin)
+wgt_status wgt_cpu_conv_geometry(const char *op, const wgt_conv_params *p, int transposed, int nsp, const int64_t *S,
+                                 const int64_t *K, int64_t *O, int64_t *pad_begin)
 {
     if (nsp < 1 || nsp > 3)
         return wgt_error(WGT_ERR_SHAPE, "%s: %d spatial dims (weight rank %d); 1, 2 or 3 are supported", op, nsp,
@@ -16,22 +16,27 @@ wgt_status wgt_cpu_conv_geometry(const char *op, const wgt_conv_params *p, int t
         int64_t s = p->stride[d] ? p->stride[d] : 1, dil = p->dilation[d] ? p->dilation[d] : 1;
         int64_t opad = p->output_padding[d];
         if (s < 0 || dil < 0)
-            return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: stride %lld and dilation %lld of spatial dim %d must be positive",
-                             op, (long long)s, (long long)dil, d);
-        if (K[d] < 1) return wgt_error(WGT_ERR_SHAPE, "%s: kernel size %lld of spatial dim %d must be at least 1", op, (long long)K[d], d);
+            return wgt_error(WGT_ERR_INVALID_ARGUMENT,
+                             "%s: stride %lld and dilation %lld of spatial dim %d must be positive", op, (long long)s,
+                             (long long)dil, d);
+        if (K[d] < 1)
+            return wgt_error(WGT_ERR_SHAPE, "%s: kernel size %lld of spatial dim %d must be at least 1", op,
+                             (long long)K[d], d);
         if (!transposed && opad)
-            return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: output_padding applies to transposed convolutions only", op);
+            return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: output_padding applies to transposed convolutions only",
+                             op);
         if (transposed && (opad < 0 || (opad >= s && opad >= dil)))
             return wgt_error(WGT_ERR_INVALID_ARGUMENT,
-                             "%s: output_padding %lld of spatial dim %d must be smaller than the stride (%lld) or the dilation (%lld)",
+                             "%s: output_padding %lld of spatial dim %d must be smaller than the stride (%lld) or the "
+                             "dilation (%lld)",
                              op, (long long)opad, d, (long long)s, (long long)dil);
         int64_t ext = dil * (K[d] - 1) + 1, b = 0, e = 0;
         switch (p->padding) {
         case WGT_CONV_PAD_EXPLICIT: b = p->pad_begin[d], e = p->pad_end[d]; break;
         case WGT_CONV_PAD_VALID: break;
         default: {
-            int64_t total = transposed ? s * (S[d] - 1) + opad + ext - S[d] * s
-                                       : ((S[d] + s - 1) / s - 1) * s + ext - S[d];
+            int64_t total =
+                transposed ? s * (S[d] - 1) + opad + ext - S[d] * s : ((S[d] + s - 1) / s - 1) * s + ext - S[d];
             if (!transposed && total < 0) total = 0;
             /* floor(total / 2), as ONNX's reference, also for a negative total (a transposed
              * convolution whose kernel is shorter than its stride) */
@@ -43,13 +48,15 @@ wgt_status wgt_cpu_conv_geometry(const char *op, const wgt_conv_params *p, int t
         if (transposed) {
             O[d] = (S[d] - 1) * s - b - e + ext + opad;
             if (O[d] < 0)
-                return wgt_error(WGT_ERR_SHAPE, "%s: spatial dim %d: the padding (%lld + %lld) leaves a negative output size", op,
-                                 d, (long long)b, (long long)e);
+                return wgt_error(WGT_ERR_SHAPE,
+                                 "%s: spatial dim %d: the padding (%lld + %lld) leaves a negative output size", op, d,
+                                 (long long)b, (long long)e);
         } else {
             int64_t span = S[d] + b + e - ext;
             if (span < 0)
                 return wgt_error(WGT_ERR_SHAPE,
-                                 "%s: spatial dim %d: the kernel's extent %lld (size %lld, dilation %lld) is larger than the padded input (%lld)",
+                                 "%s: spatial dim %d: the kernel's extent %lld (size %lld, dilation %lld) is larger "
+                                 "than the padded input (%lld)",
                                  op, d, (long long)ext, (long long)K[d], (long long)dil, (long long)(S[d] + b + e));
             O[d] = span / s + 1;
         }
@@ -74,8 +81,9 @@ static wgt_status conv_setup(const char *op, int transposed, const wgt_cpu_tenso
     if (bias) CPU_CHECK(bias, op);
     int nsp = w->l.ndim - 2;
     if (nsp < 1 || nsp > 3 || x->l.ndim != w->l.ndim || out->l.ndim != w->l.ndim)
-        return wgt_error(WGT_ERR_SHAPE, "cpu: %s: x (%d-D), weight (%d-D) and out (%d-D) must have one rank of 3, 4 or 5",
-                         op, x->l.ndim, w->l.ndim, out->l.ndim);
+        return wgt_error(WGT_ERR_SHAPE,
+                         "cpu: %s: x (%d-D), weight (%d-D) and out (%d-D) must have one rank of 3, 4 or 5", op,
+                         x->l.ndim, w->l.ndim, out->l.ndim);
     memset(g, 0, sizeof *g);
     g->G = p->groups ? p->groups : 1;
     g->N = x->l.shape[0], g->Cin = x->l.shape[1];
@@ -87,7 +95,8 @@ static wgt_status conv_setup(const char *op, int transposed, const wgt_cpu_tenso
         if (w->l.shape[0] != g->Cin) return wgt_error(WGT_ERR_SHAPE, "cpu: %s: weight dim 0 must be Cin", op);
         g->cout_g = w->l.shape[1], g->Cout = g->cout_g * g->G;
     } else {
-        if (w->l.shape[1] != g->cin_g) return wgt_error(WGT_ERR_SHAPE, "cpu: %s: weight dim 1 must be Cin / groups", op);
+        if (w->l.shape[1] != g->cin_g)
+            return wgt_error(WGT_ERR_SHAPE, "cpu: %s: weight dim 1 must be Cin / groups", op);
         g->Cout = w->l.shape[0];
         if (g->Cout % g->G) return wgt_error(WGT_ERR_SHAPE, "cpu: %s: groups do not divide Cout", op);
         g->cout_g = g->Cout / g->G;

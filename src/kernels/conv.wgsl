@@ -1,15 +1,18 @@
 // Convolutions over up to 3 spatial dims (1-D and 2-D run as 3-D with leading dims of size 1),
-// f32 accumulation. Two entry points:
+// f32 accumulation. Three entry points:
 //  - `direct`: any convolution or transposed convolution. An invocation computes the 4 outputs
 //    j0 .. j0 + 3 of the flat output (so 16-bit outputs are written in whole words); when the four
-//    lie on one output row of a convolution they share each weight load and the row's geometry
-//    (the depthwise case: one input channel per output, K taps each). Else each output on its own.
+//    lie on one output row of a convolution they share each weight load and the row's geometry.
+//    Else each output on its own.
 //  - `gemm`: an implicit GEMM (transposed convolutions too): out[g] [M = N * P pixels, Cout/G]
 //    = A [M, Kd = Cin/G * K0 K1 K2] (x gathered on the fly, no im2col buffer) @ W^T, in tiles of
 //    16 TM pixels x 64 channels with a k step of 16; 256 invocations of TM x 4 outputs.
+//  - `depthwise`: 2-D convolutions with one input channel per group, 32 x 32 output tiles whose
+//    input region sits in workgroup memory.
 // x is read through its strides; the weight is contiguous ([Cout, Cin/G, K..], transposed
 // [Cin, Cout/G, K..]; for `gemm` permuted to [G, K.., Cin/G, Cout/G], so a tile's weights are
-// read along the output channels); padding reads zeros (multiplied like any input, as a zero-padded product).
+// read along the output channels); padding reads zeros, multiplied like any input (as a
+// zero-padded product).
 //
 // The prelude (src/ops/conv.c) supplies the loaders ldx, ldw, ldb (-> f32), the storer st, and
 // `const PACK: u32` (outputs per 32-bit word), `const TM: u32` (gemm: pixels per invocation) and
@@ -20,7 +23,7 @@ struct Params {
     osz: vec4<u32>,  // output spatial sizes O0, O1, O2; Cout
     ksz: vec4<u32>,  // kernel sizes K0, K1, K2; Cin / groups
     str: vec4<u32>,  // strides; Cout / groups
-    dil: vec4<u32>,  // dilations; 1 for a transposed convolution
+    dil: vec4<u32>,  // dilations; 1 for a transposed convolution, else 0
     pad: vec4<i32>,  // pad_begin per dim; 1 with a bias
     xs: vec4<u32>,   // x's strides of S0, S1, S2 and of the channel
     xn: u32,         // x's stride of the batch

@@ -34,7 +34,8 @@ static wgt_status conv_attrs(const ox *c, int transposed, const wgt_onnx_tensor 
     wgt_conv_params p;
     memset(&p, 0, sizeof p);
     int64_t k[3], pads[6], out_shape[3], group = ox_attr_i(c, "group", 1);
-    if (group < 1 || group > 1 << 30) return wgt_error(WGT_ERR_FORMAT, "%s: group %lld", c->node->op_type, (long long)group);
+    if (group < 1 || group > 1 << 30)
+        return wgt_error(WGT_ERR_FORMAT, "%s: group %lld", c->node->op_type, (long long)group);
     p.groups = (int)group;
     OX_TRY(ints_attr(c, "kernel_shape", nsp, 0, k));
     for (int d = 0; d < nsp; d++)
@@ -90,7 +91,8 @@ static wgt_status channel_view(const ox *c, const wgt_onnx_tensor *t, int64_t M,
         v->l.ndim = 0;
         return WGT_OK;
     }
-    if (t->ndim != 1 || t->dims[0] != M) return ox_unsupported(c, "a zero point, scale or bias of one value or one per channel");
+    if (t->ndim != 1 || t->dims[0] != M)
+        return ox_unsupported(c, "a zero point, scale or bias of one value or one per channel");
     v->l.ndim = ndim;
     for (int d = 0; d < ndim; d++) v->l.shape[d] = d == axis ? M : 1, v->l.strides[d] = d == axis ? 1 : 0;
     return WGT_OK;

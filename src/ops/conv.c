@@ -20,10 +20,7 @@ typedef struct conv_params {
 
 /* The implicit GEMM wins once a tile's 64 output channels and 16-channel steps are there to
  * share its loads; below that the direct kernel (no workgroup memory, no barriers) is faster. */
-static int use_gemm(int64_t cin_g, int64_t cout_g, int64_t M)
-{
-    return cin_g >= 16 && cout_g >= 32 && M >= 256;
-}
+static int use_gemm(int64_t cin_g, int64_t cout_g, int64_t M) { return cin_g >= 16 && cout_g >= 32 && M >= 256; }
 
 /* Pixels per invocation of the GEMM: 8 (128-pixel tiles) once there are enough tiles to fill a
  * large device, else 4. */
@@ -42,8 +39,8 @@ static uint32_t dw_tile(wgt_context *ctx)
 static wgt_status conv_kernel(wgt_context *ctx, const char *entry, int tm, wgt_dtype dt, wgt_kernel **k)
 {
     char pre[4096];
-    snprintf(pre, sizeof pre, "const PACK: u32 = %du;\nconst TM: u32 = %du;\nconst DW_TILE: u32 = %uu;\n", op_pack(dt), tm,
-             dw_tile(ctx) ? dw_tile(ctx) : 1);
+    snprintf(pre, sizeof pre, "const PACK: u32 = %du;\nconst TM: u32 = %du;\nconst DW_TILE: u32 = %uu;\n", op_pack(dt),
+             tm, dw_tile(ctx) ? dw_tile(ctx) : 1);
     op_wgsl_loader(pre, sizeof pre, "ldx", "xs", dt, "f32");
     op_wgsl_loader(pre, sizeof pre, "ldw", "ws", dt, "f32");
     op_wgsl_loader(pre, sizeof pre, "ldb", "bs", dt, "f32");
@@ -98,17 +95,20 @@ static wgt_status conv_gpu(wgt_context *ctx, const char *op, int transposed, con
     if (gemm && (uint64_t)4 * 16 * (bm + 64) > lim->max_compute_workgroup_storage_size) tm = 4, bm = 64;
     if (gemm && (uint64_t)4 * 16 * (bm + 64) > lim->max_compute_workgroup_storage_size) gemm = 0;
     /* depthwise 2-D: 32 x 32 output tiles whose input region and taps fit workgroup memory */
-    int64_t reg = (31 * p.str[1] + (p.ksz[1] - 1) * (int64_t)p.dil[1] + 1) * (31 * p.str[2] + (p.ksz[2] - 1) * (int64_t)p.dil[2] + 1);
+    int64_t reg = (31 * p.str[1] + (p.ksz[1] - 1) * (int64_t)p.dil[1] + 1) *
+                  (31 * p.str[2] + (p.ksz[2] - 1) * (int64_t)p.dil[2] + 1);
     int64_t tiles = ((p.osz[1] + 31) / 32) * ((p.osz[2] + 31) / 32);
     int dw = wg256 && !transposed && nsp == 2 && cin_g == 1 && p.ksz[1] * p.ksz[2] <= 256 && reg <= dw_tile(ctx) &&
              p.osz[2] % pack == 0 && tiles <= (int64_t)ctx->info.limits.max_compute_workgroups_per_dimension;
     const wgt_layout *ls[2] = {&x->l, &y->l};
     int64_t per = op_rows_per_chunk(ctx, ls, 2);
-    if (per == 0) return op_fail(ctx, WGT_ERR_LIMIT, "%s: one image of x or of the output is larger than a storage binding", op);
+    if (per == 0)
+        return op_fail(ctx, WGT_ERR_LIMIT, "%s: one image of x or of the output is larger than a storage binding", op);
     if (per > N) per = N;
     uint32_t maxg = ctx->info.limits.max_compute_workgroups_per_dimension;
     if (gemm && per * P > (int64_t)maxg * bm) per = (int64_t)maxg * bm / P;
-    if (gemm && (per < 1 || (cout_g + 63) / 64 > maxg || groups > (int)maxg)) gemm = 0, per = op_rows_per_chunk(ctx, ls, 2);
+    if (gemm && (per < 1 || (cout_g + 63) / 64 > maxg || groups > (int)maxg))
+        gemm = 0, per = op_rows_per_chunk(ctx, ls, 2);
     if (per > N) per = N;
     if (!fits_u32(per * Cout * P)) per = (int64_t)UINT32_MAX / (Cout * P);
     while (per > 1 && (per * Cout * P) % pack && per < N) per--; /* chunks end on output word boundaries */
@@ -173,7 +173,8 @@ static wgt_status conv_dispatch(wgt_context *ctx, const wgt_kernel *k, conv_para
         if (dw) {
             uint64_t planes = (uint64_t)(n1 - n0) * Cout;
             p.total = (uint32_t)(e1 - e0);
-            gx = (uint32_t)tiles, gy = planes < 65535 ? (uint32_t)planes : 65535u, gz = (uint32_t)((planes + 65534) / 65535);
+            gx = (uint32_t)tiles, gy = planes < 65535 ? (uint32_t)planes : 65535u,
+            gz = (uint32_t)((planes + 65534) / 65535);
         } else if (gemm) {
             p.total = (uint32_t)((n1 - n0) * P);
             gx = (uint32_t)((cout_g + 63) / 64), gy = (uint32_t)((p.total + bm - 1) / bm), gz = (uint32_t)groups;
@@ -230,8 +231,9 @@ static wgt_status conv_impl(const char *op, int transposed, const wgt_tensor *x,
         return op_fail(ctx, WGT_ERR_SHAPE, "%s: weight must be 3-, 4- or 5-D ([%s, %s, *kernel]), not %d-D", op,
                        transposed ? "Cin" : "Cout", transposed ? "Cout/groups" : "Cin/groups", w->l.ndim);
     if (x->l.ndim != w->l.ndim)
-        return op_fail(ctx, WGT_ERR_SHAPE, "%s: x must be [N, C, *spatial] with %d spatial dims like the weight, not %d-D",
-                       op, nsp, x->l.ndim);
+        return op_fail(ctx, WGT_ERR_SHAPE,
+                       "%s: x must be [N, C, *spatial] with %d spatial dims like the weight, not %d-D", op, nsp,
+                       x->l.ndim);
     wgt_dtype dt = x->l.dtype;
     if (!op_is_float(dt))
         return op_fail(ctx, WGT_ERR_DTYPE, "%s: x must be f32, f16 or bf16, not %s", op, wgt_dtype_name(dt));
@@ -247,17 +249,21 @@ static wgt_status conv_impl(const char *op, int transposed, const wgt_tensor *x,
                        (long long)G, (long long)Cin);
     if (transposed) {
         if (w->l.shape[0] != Cin)
-            return op_fail(ctx, WGT_ERR_SHAPE, "%s: weight dim 0 is %lld, x has %lld input channels (weight is [Cin, Cout/groups, *kernel])",
-                           op, (long long)w->l.shape[0], (long long)Cin);
+            return op_fail(
+                ctx, WGT_ERR_SHAPE,
+                "%s: weight dim 0 is %lld, x has %lld input channels (weight is [Cin, Cout/groups, *kernel])", op,
+                (long long)w->l.shape[0], (long long)Cin);
         Cout = w->l.shape[1] * G;
     } else {
         Cout = w->l.shape[0];
         if (w->l.shape[1] * G != Cin)
-            return op_fail(ctx, WGT_ERR_SHAPE, "%s: weight dim 1 is %lld, want Cin / groups = %lld / %lld (weight is [Cout, Cin/groups, *kernel])",
-                           op, (long long)w->l.shape[1], (long long)Cin, (long long)G);
+            return op_fail(
+                ctx, WGT_ERR_SHAPE,
+                "%s: weight dim 1 is %lld, want Cin / groups = %lld / %lld (weight is [Cout, Cin/groups, *kernel])", op,
+                (long long)w->l.shape[1], (long long)Cin, (long long)G);
         if (Cout % G)
-            return op_fail(ctx, WGT_ERR_SHAPE, "%s: groups %lld do not divide the %lld output channels", op, (long long)G,
-                           (long long)Cout);
+            return op_fail(ctx, WGT_ERR_SHAPE, "%s: groups %lld do not divide the %lld output channels", op,
+                           (long long)G, (long long)Cout);
     }
     if (bias && (bias->l.ndim != 1 || bias->l.shape[0] != Cout))
         return op_fail(ctx, WGT_ERR_SHAPE, "%s: bias must be [Cout] = [%lld]", op, (long long)Cout);
@@ -310,7 +316,8 @@ wgt_status wgt_conv_transpose(const wgt_tensor *x, const wgt_tensor *weight, con
 wgt_status wgt_conv_output_shape(const wgt_conv_params *params, int transposed, int nsp, const int64_t *S,
                                  const int64_t *K, int64_t *O, int64_t *pad_begin)
 {
-    if (!S || !K || !O || !pad_begin) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_conv_output_shape: NULL argument");
+    if (!S || !K || !O || !pad_begin)
+        return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_conv_output_shape: NULL argument");
     wgt_conv_params p;
     memset(&p, 0, sizeof p);
     if (params) p = *params;
