@@ -393,3 +393,65 @@ wgt_status wgt_gpu_download(wgt_context *ctx, wgt_buffer *src, uint64_t offset, 
     wgt_W.BufferUnmap(ctx->staging);
     return wgt_ctx_check(ctx);
 }
+
+/* ---- split readbacks ------------------------------------------------------------------------ */
+
+struct wgt_readback {
+    WGPUBuffer buf;
+    uint64_t bytes, skew, submits; /* the copy goes with the submit that makes stats.submits > submits */
+};
+
+wgt_status wgt_gpu_readback_begin(wgt_context *ctx, wgt_buffer *src, uint64_t offset, uint64_t bytes,
+                                  wgt_readback **out)
+{
+    *out = NULL;
+    wgt_status st = wgt_ctx_check(ctx);
+    if (st) return st;
+    uint64_t start = offset & ~3ull, end = (offset + bytes + 3) & ~3ull;
+    if ((st = check_range(ctx, "readback", src, start, end - start))) return st;
+    wgt_readback *rb = calloc(1, sizeof *rb);
+    if (!rb) return wgt_ctx_error(ctx, WGT_ERR_OUT_OF_MEMORY, "out of host memory");
+    rb->bytes = bytes, rb->skew = offset - start, rb->submits = ctx->stats.submits;
+    rb->buf = make_buffer(ctx, end - start > 4 ? end - start : 4, WGPUBufferUsage_MapRead | WGPUBufferUsage_CopyDst,
+                          "wgt readback");
+    if (!rb->buf) {
+        free(rb);
+        return wgt_ctx_error(ctx, WGT_ERR_OUT_OF_MEMORY, "could not create a readback buffer");
+    }
+    ensure_encoder(ctx);
+    end_pass(ctx);
+    if (end > start) wgt_W.CommandEncoderCopyBufferToBuffer(ctx->encoder, src->handle, start, rb->buf, 0, end - start);
+    *out = rb;
+    return WGT_OK;
+}
+
+wgt_status wgt_gpu_readback_end(wgt_context *ctx, wgt_readback *rb, void *data)
+{
+    if (!rb) return WGT_OK;
+    wgt_status st = WGT_OK;
+    if (ctx->stats.submits == rb->submits) st = wgt_gpu_flush(ctx);
+    if (!st && data && rb->bytes) {
+        map_wait w = {0};
+        WGPUBufferMapCallbackInfo cb = {0};
+        cb.mode = WGPUCallbackMode_AllowProcessEvents;
+        cb.callback = on_map;
+        cb.userdata1 = &w;
+        uint64_t n = (rb->skew + rb->bytes + 3) & ~3ull;
+        wgt_W.BufferMapAsync(rb->buf, WGPUMapMode_Read, 0, (size_t)n, cb);
+        st = wgt_gpu_wait_flag(ctx, &w.done, DOWNLOAD_TIMEOUT_MS, "a result to come back from the device");
+        if (!st && w.status != WGPUMapAsyncStatus_Success)
+            st = wgt_ctx_check(ctx) ? wgt_ctx_check(ctx)
+                                    : wgt_ctx_error(ctx, WGT_ERR_GPU, "mapping a readback buffer failed (status %d)",
+                                                    (int)w.status);
+        if (!st) {
+            const uint8_t *p = wgt_W.BufferGetConstMappedRange(rb->buf, 0, (size_t)n);
+            if (p) memcpy(data, p + rb->skew, rb->bytes);
+            else st = wgt_ctx_error(ctx, WGT_ERR_GPU, "a readback buffer could not be read");
+            wgt_W.BufferUnmap(rb->buf);
+        }
+    }
+    wgt_W.BufferDestroy(rb->buf);
+    wgt_W.BufferRelease(rb->buf);
+    free(rb);
+    return st ? st : wgt_ctx_check(ctx);
+}

@@ -168,6 +168,14 @@ wgt_status wgt_gpu_copy(wgt_context *ctx, wgt_buffer *src, uint64_t src_offset, 
 wgt_status wgt_gpu_fill_zero(wgt_context *ctx, wgt_buffer *dst, uint64_t offset, uint64_t bytes);
 wgt_status wgt_gpu_upload(wgt_context *ctx, wgt_buffer *dst, uint64_t offset, const void *data,
                           uint64_t bytes);
+/* A readback in two halves, so the host can record and submit more work before it waits:
+ * _begin records a copy of [offset, offset + bytes) into a buffer of its own (no flush); _end
+ * submits the copy if it has not gone yet, waits for it alone (work submitted after it does not
+ * delay it) and copies the bytes to data. Every begun readback must be ended (data may be NULL). */
+typedef struct wgt_readback wgt_readback;
+wgt_status wgt_gpu_readback_begin(wgt_context *ctx, wgt_buffer *src, uint64_t offset, uint64_t bytes,
+                                  wgt_readback **out);
+wgt_status wgt_gpu_readback_end(wgt_context *ctx, wgt_readback *rb, void *data);
 wgt_status wgt_gpu_download(wgt_context *ctx, wgt_buffer *src, uint64_t offset, void *data,
                             uint64_t bytes);
 wgt_status wgt_gpu_flush(wgt_context *ctx);

@@ -137,9 +137,37 @@ static wgt_status embed(const wgt_model *m, const wgt_tensor *ids_t, const int32
     return st;
 }
 
+/* 1 when the token embedding can read its ids on the device (a float table within one binding):
+ * then a decode step can take the id the previous step sampled without a round trip. */
+int mdl_can_forward_dev(const wgt_model *m)
+{
+    if (!m->tok_emb || wgt_ctx_is_cpu(m->ctx)) return 0;
+    wgt_adapter_info info;
+    wgt_context_adapter_info(m->ctx, &info);
+    uint64_t bytes = (uint64_t)m->cfg.vocab * (uint64_t)m->cfg.dim * wgt_dtype_size(wgt_tensor_dtype(m->tok_emb));
+    return bytes + 256 <= info.limits.max_storage_buffer_binding_size;
+}
+
+static wgt_status forward(wgt_model *m, const int32_t *ids, const wgt_tensor *ids_dev, int64_t L, int all_logits,
+                          wgt_tensor **logits);
+
 wgt_status wgt_model_forward(wgt_model *m, const int32_t *ids, int64_t L, int all_logits, wgt_tensor **logits)
 {
     if (!m || !ids || !logits || L <= 0) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_model_forward: bad argument");
+    return forward(m, ids, NULL, L, all_logits, logits);
+}
+
+wgt_status mdl_forward_dev(wgt_model *m, const wgt_tensor *id_dev, wgt_tensor **logits)
+{
+    if (!mdl_can_forward_dev(m)) return wgt_error(WGT_ERR_INTERNAL, "mdl_forward_dev: the embedding needs host ids");
+    return forward(m, NULL, id_dev, 1, 0, logits);
+}
+
+/* One step: ids on the host, or (ids NULL, L == 1) one id on the device (the caller fills
+ * cache_ids[n_past] once it knows it). */
+static wgt_status forward(wgt_model *m, const int32_t *ids, const wgt_tensor *ids_dev, int64_t L, int all_logits,
+                          wgt_tensor **logits)
+{
     *logits = NULL;
     const wgt_model_config *c = &m->cfg;
     wgt_context *ctx = m->ctx;
@@ -147,7 +175,7 @@ wgt_status wgt_model_forward(wgt_model *m, const int32_t *ids, int64_t L, int al
     if (pos0 + L > m->max_ctx)
         return wgt_error(WGT_ERR_LIMIT, "the context is full: %lld tokens in the cache and %lld new, the limit is %lld",
                          (long long)pos0, (long long)L, (long long)m->max_ctx);
-    for (int64_t i = 0; i < L; i++)
+    for (int64_t i = 0; ids && i < L; i++)
         if (ids[i] < 0 || ids[i] >= c->vocab)
             return wgt_error(WGT_ERR_INVALID_ARGUMENT, "token id %d is outside the vocabulary of %lld", ids[i],
                              (long long)c->vocab);
@@ -158,9 +186,12 @@ wgt_status wgt_model_forward(wgt_model *m, const int32_t *ids, int64_t L, int al
     for (int64_t i = 0; i < L; i++) pos[i] = (int32_t)(pos0 + i);
     int64_t lshape[1] = {L};
     wgt_tensor *ids_t, *pos_t, *x;
-    T(ids_t, wgt_tensor_from_host(ctx, WGT_I32, 1, lshape, ids, &ids_t));
     T(pos_t, wgt_tensor_from_host(ctx, WGT_I32, 1, lshape, pos, &pos_t));
-    T(x, embed(m, ids_t, ids, L, &x));
+    if (ids) {
+        T(ids_t, wgt_tensor_from_host(ctx, WGT_I32, 1, lshape, ids, &ids_t));
+        T(x, embed(m, ids_t, ids, L, &x));
+    } else
+        T(x, wgt_embedding(m->tok_emb, ids_dev, WGT_F32, &x));
     if (m->pos_emb) {
         wgt_tensor *pe, *x2;
         T(pe, wgt_tensor_narrow(m->pos_emb, 0, pos0, L, &pe));
@@ -274,7 +305,7 @@ wgt_status wgt_model_forward(wgt_model *m, const int32_t *ids, int64_t L, int al
     else T(xl, wgt_tensor_narrow(xn, 0, L - 1, 1, &xl));
     DO(linear(xl, &m->lm_head, NULL, &lg));
     *logits = lg;
-    memcpy(m->cache_ids + pos0, ids, (size_t)L * sizeof *ids);
+    if (ids) memcpy(m->cache_ids + pos0, ids, (size_t)L * sizeof *ids);
     m->n_past = pos0 + L;
 done:
     scratch_free(&s);

@@ -115,34 +115,76 @@ wgt_status wgt_model_generate(wgt_model *m, const int32_t *prompt, int64_t n_pro
     s.n_reused = keep;
     const int32_t *feed = prompt + keep;
     int64_t n_feed = n_prompt - keep;
-    for (int64_t step = 0; step < n_new; step++) {
+    /* Pipelined decode (when the embedding can read the sampled id on the device): step t is
+     * recorded and submitted while the device still runs step t - 1, whose id is read back only
+     * then. A stop (end of sequence, the callback) is seen one step late; that step's id is
+     * dropped, and the cache keeps the stopping token as its last input. */
+    int pipe = on_device && mdl_can_forward_dev(m);
+    wgt_tensor *prev_tok = NULL;
+    wgt_readback *pending = NULL;
+    int stop = 0;
+    for (int64_t step = 0; step < n_new && !stop; step++) {
         wgt_tensor *lg = NULL, *tok = NULL, *slot = NULL;
         int32_t next = 0;
         double r0 = wgt_now_seconds();
-        if ((st = wgt_model_forward(m, feed, n_feed, 0, &lg))) goto done;
+        if (pipe && step > 0)
+            st = mdl_forward_dev(m, prev_tok, &lg);
+        else
+            st = wgt_model_forward(m, feed, n_feed, 0, &lg);
+        if (st) goto step_done;
         if (on_device) {
-            st = wgt_sample_gpu(lg, hist_t, n_hist, sp, (uint32_t)step, &tok);
-            /* the id joins the history on the device, then comes back: one submit per token */
-            if (!st && n_hist < cap && !(st = wgt_tensor_narrow(hist_t, 0, n_hist, 1, &slot)))
-                st = wgt_tensor_assign(slot, tok);
+            int64_t n_dev = n_prompt + step; /* ids in the device history */
+            st = wgt_sample_gpu(lg, hist_t, n_dev, sp, (uint32_t)step, &tok);
+            if (!st && n_dev < cap && !(st = wgt_tensor_narrow(hist_t, 0, n_dev, 1, &slot)))
+                st = wgt_tensor_assign(slot, tok); /* the id joins the history on the device */
             if (step > 0) s.record_seconds += wgt_now_seconds() - r0;
-            if (!st) st = wgt_tensor_to_host(tok, &next, sizeof next);
+            if (st) goto step_done;
+            if (!pipe) {
+                st = wgt_tensor_to_host(tok, &next, sizeof next); /* one submit per token */
+            } else {
+                wgt_readback *rb;
+                if ((st = wgt_gpu_readback_begin(m->ctx, tok->st->buf, (uint64_t)tok->l.offset * 4, 4, &rb)) ||
+                    (st = wgt_gpu_flush(m->ctx))) /* this step's one submit */
+                    goto step_done;
+                wgt_tensor_free(prev_tok);
+                prev_tok = wgt_tensor_ref(tok);
+                /* the prompt's step is waited for at once (its time is the prefill's) */
+                wgt_readback *was = step == 0 ? rb : pending;
+                pending = step == 0 ? NULL : rb;
+                if (!was) goto step_done; /* nothing to hand out yet */
+                if ((st = wgt_gpu_readback_end(m->ctx, was, &next))) goto step_done;
+            }
         } else {
             st = wgt_tensor_to_host(lg, logits, (size_t)V * sizeof *logits);
             if (!st) next = sample(logits, V, sp, hist, n_hist, &rng, cs);
         }
+        if (st) goto step_done;
+        hist[n_hist++] = next;
+        s.n_generated++;
+        if ((on_token && on_token(next, user)) || (!sp->ignore_eos && is_eos(m, next))) stop = 1;
+        feed = &hist[n_hist - 1];
+        n_feed = 1;
+    step_done:
+        if (step == 0) t_prefill = wgt_now_seconds() - t0;
         wgt_tensor_free(slot);
         wgt_tensor_free(tok);
         wgt_tensor_free(lg);
-        if (st) goto done;
-        if (step == 0) t_prefill = wgt_now_seconds() - t0;
-        hist[n_hist++] = next;
-        s.n_generated++;
-        if (on_token && on_token(next, user)) break;
-        if (!sp->ignore_eos && is_eos(m, next)) break;
-        feed = &hist[n_hist - 1];
-        n_feed = 1;
+        if (st) break;
     }
+    if (pending) { /* the last step's id (dropped after a stop) */
+        int32_t next = 0;
+        wgt_status st2 = wgt_gpu_readback_end(m->ctx, pending, stop || st ? NULL : &next);
+        if (!st) st = st2;
+        if (!st && !stop) {
+            hist[n_hist++] = next;
+            s.n_generated++;
+            if (on_token) on_token(next, user);
+        }
+    }
+    wgt_tensor_free(prev_tok);
+    /* the generated ids fed on the device, now known: the cache's record of its inputs */
+    for (int64_t i = n_prompt; i < m->n_past && i < n_hist; i++) m->cache_ids[i] = hist[i];
+    if (st) goto done;
     {
         double t1 = wgt_now_seconds();
         wgt_context_memory_stats(m->ctx, &m1);

@@ -76,6 +76,11 @@ struct wgt_model {
     int dequantize;                       /* quantized weights expanded to f32 (a reference path) */
 };
 
+/* A decode step whose one input id is on the device (the id the previous step sampled), when
+ * mdl_can_forward_dev: the host records it while the device still runs the previous step. */
+int mdl_can_forward_dev(const wgt_model *m);
+wgt_status mdl_forward_dev(wgt_model *m, const wgt_tensor *id_dev, wgt_tensor **logits);
+
 /* Draw the next token on the device from logits [1, vocab] f32 with the settings (temperature 0:
  * the first maximum); hist holds the n_hist ids seen so far (repetition penalty). *out: i32 [1]. */
 wgt_status wgt_sample_gpu(const wgt_tensor *logits, const wgt_tensor *hist, int64_t n_hist, const wgt_sampling *sp,

@@ -36,13 +36,14 @@ static int ids_of(const cJSON *arr, int32_t *out, int cap)
 typedef struct collect {
     int32_t ids[256];
     int n;
+    int limit; /* > 0: ask to stop after this many */
 } collect;
 
 static int on_tok(int32_t id, void *u)
 {
     collect *c = u;
     if (c->n < 256) c->ids[c->n++] = id;
-    return 0;
+    return c->limit > 0 && c->n >= c->limit;
 }
 
 /* Run every case of the fixture against the model at path; logits tolerance atol. */
@@ -95,6 +96,24 @@ static void check_model(wgt_context *ctx, const char *label, const char *path, c
             int same = col.n == nw && !memcmp(col.ids, want, nw * sizeof(int32_t));
             CHECK(same, "%s case %d: greedy ids differ from transformers' (%d of %d tokens generated)", label, ncase,
                   col.n, nw);
+            /* stopped by the callback after 3 tokens, then continued with those in the prompt: the
+             * cache left by the stop (decode runs a step ahead) must give the same continuation */
+            if (nw > 4) {
+                collect c3 = {0}, rest = {0};
+                c3.limit = 3;
+                st = wgt_model_generate(m, prompt, np, nw, &sp, on_tok, &c3, NULL);
+                CHECK(st == WGT_OK && c3.n == 3 && !memcmp(c3.ids, want, 3 * sizeof(int32_t)),
+                      "%s case %d: stopped after 3: %d tokens", label, ncase, c3.n);
+                int32_t p2[260];
+                memcpy(p2, prompt, np * sizeof(int32_t));
+                memcpy(p2 + np, want, 3 * sizeof(int32_t));
+                wgt_generate_stats gs;
+                st = wgt_model_generate(m, p2, np + 3, nw - 3, &sp, on_tok, &rest, &gs);
+                CHECK(st == WGT_OK && rest.n == nw - 3 && !memcmp(rest.ids, want + 3, (nw - 3) * sizeof(int32_t)),
+                      "%s case %d: the continuation after a stop differs", label, ncase);
+                CHECK(gs.n_reused >= np, "%s case %d: the continuation reused %lld cached tokens", label, ncase,
+                      (long long)gs.n_reused);
+            }
             if (!same)
                 for (int k = 0; k < nw && k < col.n; k++)
                     if (col.ids[k] != want[k]) {
