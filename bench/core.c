@@ -1,7 +1,8 @@
 /* The core op library's costs: bench_core [--size small|large] [--reps N]
  * 1. Host cost per op call: a one-element add / exp / sum recorded back to back (the kernel is
  *    tiny, so the figure is the host's: argument checks, pipeline-cache lookup, bind group,
- *    uniform, recording), and the pipeline-cache lookup alone (wgt_gpu_kernel on a hit).
+ *    uniform, recording), and the pipeline-cache lookup alone: wgt_gpu_kernel on a hit with a
+ *    small and an elementwise-sized prelude, and wgt_gpu_kernel_keyed (what the core ops use).
  * 2. Elementwise throughput in GB/s (bytes read + written): add and exp of contiguous f32, f16
  *    and bf16 tensors (the vec4 path), an f32 -> f16 cast, and a broadcast add (the strided path).
  * Each figure: warm-up calls, then N calls between two wgt_context_sync, wall clock. --size small
@@ -75,6 +76,14 @@ static wgt_tensor *tensor(wgt_dtype dt, int nd, const int64_t *shape)
     return c;
 }
 
+static char *make_stream_prelude(void *arg)
+{
+    (void)arg;
+    char *s = malloc(64);
+    if (s) snprintf(s, 64, "const BENCH_KEYED: u32 = 1u;\n");
+    return s;
+}
+
 static void host_costs(void)
 {
     int64_t one = 1;
@@ -96,6 +105,24 @@ static void host_costs(void)
     for (int i = 0; i < n * 10; i++) TRY(wgt_gpu_kernel(ctx, "stream", pre, "main", NULL, 0, &k));
     printf("  wgt_gpu_kernel cache hit (%zu-byte prelude): %7.3f us\n", strlen(pre),
            (wgt_now_seconds() - t0) / (n * 10) * 1e6);
+    /* an elementwise-sized prelude (16 KiB: the op library is inlined in the elementwise ones) */
+    size_t cap = 16384;
+    char *big = malloc(cap);
+    size_t used = (size_t)snprintf(big, cap, "%s", pre);
+    while (used + 80 < cap) used += (size_t)snprintf(big + used, cap - used, "// %075zu\n", used);
+    TRY(wgt_gpu_kernel(ctx, "stream", big, "main", NULL, 0, &k));
+    t0 = wgt_now_seconds();
+    for (int i = 0; i < n * 10; i++) TRY(wgt_gpu_kernel(ctx, "stream", big, "main", NULL, 0, &k));
+    printf("  wgt_gpu_kernel cache hit (%zu-byte prelude): %7.3f us\n", strlen(big),
+           (wgt_now_seconds() - t0) / (n * 10) * 1e6);
+    free(big);
+    /* what the core ops use: a small key, the prelude made only on a miss */
+    uint32_t key[2] = {7, 256};
+    TRY(wgt_gpu_kernel_keyed(ctx, "stream", key, sizeof key, make_stream_prelude, NULL, "main", NULL, 0, &k));
+    t0 = wgt_now_seconds();
+    for (int i = 0; i < n * 10; i++)
+        TRY(wgt_gpu_kernel_keyed(ctx, "stream", key, sizeof key, make_stream_prelude, NULL, "main", NULL, 0, &k));
+    printf("  wgt_gpu_kernel_keyed cache hit (8-byte key):   %7.3f us\n", (wgt_now_seconds() - t0) / (n * 10) * 1e6);
 }
 
 static void throughput(int64_t n)
