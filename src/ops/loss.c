@@ -463,8 +463,6 @@ static wgt_status pw_impl(const char *name, wgt_cpu_loss kind, const wgt_tensor 
                            i ? "pos_weight" : "weight");
     }
     wgt_dtype dt = op_promote(x->l.dtype, t->l.dtype);
-    int64_t n = 1;
-    for (int d = 0; d < nd; d++) n *= shape[d];
     wgt_tensor *y = NULL;
     if (op_use_gpu(ctx, name, dt, 1)) {
         wgt_tensor *l = NULL;
@@ -478,7 +476,6 @@ static wgt_status pw_impl(const char *name, wgt_cpu_loss kind, const wgt_tensor 
         const wgt_tensor *ins[4] = {x, t, w, pw};
         st = op_reference(ctx, pw_ref, &a, ins, 4, &y, 1);
     }
-    (void)n;
     return op_finish(st, y, out);
 }
 
