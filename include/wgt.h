@@ -280,7 +280,10 @@ wgt_status wgt_tensor_squeeze(const wgt_tensor *t, int dim, wgt_tensor **out);
 wgt_status wgt_tensor_unsqueeze(const wgt_tensor *t, int dim, wgt_tensor **out);
 /* A contiguous tensor with t's elements (a new reference to t itself when already contiguous). */
 wgt_status wgt_tensor_contiguous(const wgt_tensor *t, wgt_tensor **out);
-/* A contiguous copy, and a converted copy. */
+/* A contiguous copy, and a converted copy. Float -> integer truncates toward zero and saturates at
+ * the target's limits (i32: INT32_MIN..INT32_MAX, u32: 0..UINT32_MAX), NaN -> 0, on the GPU and the
+ * reference alike (PyTorch leaves out-of-range casts undefined); float -> bool is true for nonzero
+ * and NaN. */
 wgt_status wgt_tensor_copy(const wgt_tensor *t, wgt_tensor **out);
 wgt_status wgt_tensor_cast(const wgt_tensor *t, wgt_dtype dtype, wgt_tensor **out);
 /* A new reference to the same tensor (free it separately). */
