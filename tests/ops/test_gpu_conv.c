@@ -5,7 +5,9 @@
  * tiles) in f32, f16 and bf16, and the direct path where a 16-bit output's pixels per image are
  * odd; conv_transpose1d/2d/3d with stride, padding, output_padding, dilation and groups (direct
  * and GEMM paths); strided (transposed) inputs, NaN/inf, empty batches, no input channels, a batch
- * split over storage bindings (limit lowered), and bad arguments. */
+ * split over storage bindings (limit lowered), and bad arguments; every shape again through the
+ * direct kernel alone (WGT_CONV_PATH=direct). */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include "gpu_pair.h"
 
 #define DIMS3(...) ((int64_t[]){__VA_ARGS__})
@@ -228,6 +230,10 @@ int main(void)
         for (int di = 0; di < 3; di++) run_spec(&specs[i], dts[di], 0, 0);
     for (size_t i = 0; i < sizeof specs / sizeof *specs; i++) run_spec(&specs[i], WGT_F32, 1, 0);
     for (size_t i = 0; i < sizeof specs / sizeof *specs; i += 3) run_spec(&specs[i], WGT_F32, 0, 1);
+    /* the direct kernel on the shapes the tiled kernels take (what bench_conv --compare measures) */
+    setenv("WGT_CONV_PATH", "direct", 1);
+    for (size_t i = 0; i < sizeof specs / sizeof *specs; i++) run_spec(&specs[i], WGT_F32, 0, 0);
+    unsetenv("WGT_CONV_PATH");
     edge_cases();
     CHECK(compared > 100000, "only %d elements compared", compared);
     wgt_context_free(side[0]), wgt_context_free(side[1]);
