@@ -886,6 +886,14 @@ wgt_status wgt_swiglu(const wgt_tensor *x, wgt_tensor **out);
  * residual add and the norm after it, one pass (f32; other dtypes compose the two ops). */
 wgt_status wgt_add_rms_norm(const wgt_tensor *a, const wgt_tensor *b, const wgt_tensor *w, double eps,
                             wgt_tensor **sum, wgt_tensor **out);
+/* The attention inputs from one fused q/k/v matmul x [L, (Hq + 2 Hkv) hd] whose row l is position
+ * pos0 + l: *q [Hq, L, hd] gets the query heads rotated (wgt_rope's rule: the first rot features,
+ * interleaved pairs or halves), the key heads go rotated into k_cache [Hkv, ctx, hd] at rows
+ * pos0 .. pos0 + L - 1 and the value heads into v_cache likewise, in one pass (f32; other dtypes
+ * and layouts compose rope and assignments). */
+wgt_status wgt_qkv_rope_cache(const wgt_tensor *x, int64_t Hq, int64_t Hkv, int64_t hd, int64_t pos0, int rot,
+                              int interleaved, const wgt_rope_params *rp, wgt_tensor *k_cache, wgt_tensor *v_cache,
+                              wgt_tensor **q);
 
 
 /* ------------------------------------------------------------------------------------------------

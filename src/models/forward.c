@@ -231,26 +231,24 @@ static wgt_status forward(wgt_model *m, const int32_t *ids, const wgt_tensor *id
         T(qt, wgt_tensor_transpose(q3, 0, 1, &qt)); /* [H, L, hd] views */
         T(kt, wgt_tensor_transpose(k3, 0, 1, &kt));
         T(vt, wgt_tensor_transpose(v3, 0, 1, &vt));
+        int cached = 0;
         if (c->arch != WGT_ARCH_GPT2 && qkv && !c->qk_norm) {
-            /* q and k are adjacent heads of one matmul's rows: one rope over [Hq + Hkv, L, hd] */
-            wgt_tensor *qk, *qk3, *qkt, *qkr;
-            int64_t s3[3] = {L, Hq + Hkv, hd};
-            T(qk, wgt_tensor_narrow(qkv, 1, 0, (Hq + Hkv) * hd, &qk));
-            T(qk3, wgt_tensor_reshape(qk, 3, s3, &qk3));
-            T(qkt, wgt_tensor_transpose(qk3, 0, 1, &qkt));
-            T(qkr, wgt_rope(qkt, pos_t, (int)hd, c->rope_interleaved, &c->rope, &qkr));
-            T(qr, wgt_tensor_narrow(qkr, 0, 0, Hq, &qr));
-            T(kr, wgt_tensor_narrow(qkr, 0, Hq, Hkv, &kr));
+            /* one pass: q rotated, k rotated into the cache, v copied into the cache */
+            T(qr, wgt_qkv_rope_cache(qkv, Hq, Hkv, hd, pos0, (int)hd, c->rope_interleaved, &c->rope, W->k_cache,
+                                     W->v_cache, &qr));
+            cached = 1;
         } else if (c->arch != WGT_ARCH_GPT2) {
             T(qr, wgt_rope(qt, pos_t, (int)hd, c->rope_interleaved, &c->rope, &qr));
             T(kr, wgt_rope(kt, pos_t, (int)hd, c->rope_interleaved, &c->rope, &kr));
         } else
             qr = qt, kr = kt;
         wgt_tensor *kslot, *vslot, *kc, *vc, *q4, *k4, *v4, *att, *att3, *att2, *att_t, *o, *x2;
-        T(kslot, wgt_tensor_narrow(W->k_cache, 1, pos0, L, &kslot));
-        T(vslot, wgt_tensor_narrow(W->v_cache, 1, pos0, L, &vslot));
-        DO(wgt_tensor_assign(kslot, kr));
-        DO(wgt_tensor_assign(vslot, vt));
+        if (!cached) {
+            T(kslot, wgt_tensor_narrow(W->k_cache, 1, pos0, L, &kslot));
+            T(vslot, wgt_tensor_narrow(W->v_cache, 1, pos0, L, &vslot));
+            DO(wgt_tensor_assign(kslot, kr));
+            DO(wgt_tensor_assign(vslot, vt));
+        }
         T(kc, wgt_tensor_narrow(W->k_cache, 1, 0, pos0 + L, &kc));
         T(vc, wgt_tensor_narrow(W->v_cache, 1, 0, pos0 + L, &vc));
         T(q4, wgt_tensor_unsqueeze(qr, 0, &q4));

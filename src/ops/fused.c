@@ -5,6 +5,7 @@
  * rows; anything else, and a CPU-reference context, runs the composition of the plain ops, which
  * is also the reference the tests compare with.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "ops/ops.h"
@@ -129,4 +130,103 @@ done:
     *sum = s;
     *out = y;
     return WGT_OK;
+}
+
+/* ---- q/k/v rotation and the KV cache write ---------------------------------------------------- */
+
+typedef struct qkv_params {
+    uint32_t L, hd, Hq, Hkv, rot, interleaved, pos0, ctx, off_x, off_q, off_k, off_v;
+    float af;
+    uint32_t n, pad0, pad1;
+} qkv_params;
+
+/* The same through the plain ops (any dtype or layout, and the CPU reference). */
+static wgt_status qkv_composed(const wgt_tensor *x, int64_t Hq, int64_t Hkv, int64_t hd, int64_t pos0, int rot,
+                               int interleaved, const wgt_rope_params *rp, wgt_tensor *kc, wgt_tensor *vc,
+                               wgt_tensor **q)
+{
+    wgt_context *ctx = x->st->ctx;
+    int64_t L = x->l.shape[0], H = Hq + 2 * Hkv;
+    int32_t *pos = malloc((size_t)L * sizeof *pos);
+    if (!pos) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory");
+    for (int64_t i = 0; i < L; i++) pos[i] = (int32_t)(pos0 + i);
+    wgt_tensor *t[12] = {0};
+    int64_t s3[3] = {L, H, hd};
+    wgt_status st = wgt_tensor_from_host(ctx, WGT_I32, 1, &L, pos, &t[0]);
+    free(pos);
+    if (!st) st = wgt_tensor_reshape(x, 3, s3, &t[1]);                       /* [L, H, hd] */
+    if (!st) st = wgt_tensor_transpose(t[1], 0, 1, &t[2]);                   /* [H, L, hd] */
+    if (!st) st = wgt_tensor_narrow(t[2], 0, 0, Hq + Hkv, &t[3]);
+    if (!st) st = wgt_rope(t[3], t[0], rot, interleaved, rp, &t[4]);         /* q and k rotated */
+    if (!st) st = wgt_tensor_narrow(t[4], 0, Hq, Hkv, &t[5]);
+    if (!st) st = wgt_tensor_narrow(kc, 1, pos0, L, &t[6]);
+    if (!st) st = wgt_tensor_assign(t[6], t[5]);
+    if (!st) st = wgt_tensor_narrow(t[2], 0, Hq + Hkv, Hkv, &t[7]);
+    if (!st) st = wgt_tensor_narrow(vc, 1, pos0, L, &t[8]);
+    if (!st) st = wgt_tensor_assign(t[8], t[7]);
+    if (!st) st = wgt_tensor_narrow(t[4], 0, 0, Hq, &t[9]);
+    if (!st) st = wgt_tensor_contiguous(t[9], q);
+    for (int i = 0; i < 12; i++) wgt_tensor_free(t[i]);
+    return st;
+}
+
+wgt_status wgt_qkv_rope_cache(const wgt_tensor *x, int64_t Hq, int64_t Hkv, int64_t hd, int64_t pos0, int rot,
+                              int interleaved, const wgt_rope_params *rp, wgt_tensor *k_cache, wgt_tensor *v_cache,
+                              wgt_tensor **q)
+{
+    OP_BEGIN(x, q);
+    if (!k_cache || !v_cache || !rp) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "qkv_rope_cache: NULL argument");
+    const wgt_tensor *ins[3] = {x, k_cache, v_cache};
+    wgt_status st = op_same_context("qkv_rope_cache", ins, 3);
+    if (st) return st;
+    int64_t C = (Hq + 2 * Hkv) * hd, L = x->l.ndim == 2 ? x->l.shape[0] : 0;
+    if (Hq < 1 || Hkv < 1 || hd < 2 || x->l.ndim != 2 || x->l.shape[1] != C || rot < 2 || rot > hd || rot % 2)
+        return op_fail(ctx, WGT_ERR_SHAPE, "qkv_rope_cache: x must be [L, (Hq + 2 Hkv) hd] = [L, %lld] and rot even "
+                       "and at most hd", (long long)C);
+    for (int i = 0; i < 2; i++) {
+        const wgt_tensor *c = i ? v_cache : k_cache;
+        if (c->l.ndim != 3 || c->l.shape[0] != Hkv || c->l.shape[2] != hd || pos0 < 0 || pos0 + L > c->l.shape[1])
+            return op_fail(ctx, WGT_ERR_SHAPE, "qkv_rope_cache: the caches must be [%lld, ctx, %lld] with room for "
+                           "rows %lld .. %lld", (long long)Hkv, (long long)hd, (long long)pos0,
+                           (long long)(pos0 + L - 1));
+    }
+    const wgt_tensor *ts[3] = {x, k_cache, v_cache};
+    if (!eligible(ctx, ts, 3) || L == 0 || k_cache->st == v_cache->st || (uint64_t)L * C > UINT32_MAX)
+        return qkv_composed(x, Hq, Hkv, hd, pos0, rot, interleaved, rp, k_cache, v_cache, q);
+    int half = rot / 2;
+    double inv[2048], af = 1;
+    float invf[2048];
+    if (half > 2048) return qkv_composed(x, Hq, Hkv, hd, pos0, rot, interleaved, rp, k_cache, v_cache, q);
+    if ((st = wgt_cpu_rope_inv_freq(rp, rot, inv, &af))) return op_fail(ctx, st, "qkv_rope_cache: %s", wgt_errmsg());
+    for (int j = 0; j < half; j++) invf[j] = (float)inv[j];
+    wgt_tensor *freq = NULL, *y = NULL;
+    int64_t qs[3] = {Hq, L, hd}, nh = half;
+    if ((st = wgt_tensor_from_host(ctx, WGT_F32, 1, &nh, invf, &freq)) ||
+        (st = wgt_tensor_new(ctx, WGT_F32, 3, qs, &y)))
+        goto done;
+    wgt_kernel *k;
+    wgt_binding b[5];
+    int64_t base[5];
+    int64_t ctxlen = k_cache->l.shape[1];
+    /* the caches bind only the rows written: [h, pos0 .. pos0 + L) of every head */
+    int64_t klo = k_cache->l.offset + pos0 * hd, khi = k_cache->l.offset + ((Hkv - 1) * ctxlen + pos0 + L) * hd - 1;
+    int64_t vlo = v_cache->l.offset + pos0 * hd, vhi = v_cache->l.offset + ((Hkv - 1) * ctxlen + pos0 + L) * hd - 1;
+    if ((st = wgt_gpu_kernel(ctx, "qkv_rope", NULL, "main", NULL, 0, &k)) || (st = op_bind_all(x, &b[0], &base[0])) ||
+        (st = op_bind_all(freq, &b[1], &base[1])) || (st = op_bind_all(y, &b[2], &base[2])) ||
+        (st = op_bind(k_cache, klo, khi, &b[3], &base[3])) || (st = op_bind(v_cache, vlo, vhi, &b[4], &base[4])))
+        goto done;
+    qkv_params p = {0};
+    p.L = (uint32_t)L, p.hd = (uint32_t)hd, p.Hq = (uint32_t)Hq, p.Hkv = (uint32_t)Hkv;
+    p.rot = (uint32_t)rot, p.interleaved = (uint32_t)!!interleaved, p.pos0 = (uint32_t)pos0, p.ctx = (uint32_t)ctxlen;
+    p.off_x = (uint32_t)(x->l.offset - base[0]), p.off_q = (uint32_t)(y->l.offset - base[2]);
+    /* the cache offsets point at row pos0 (the bindings start there) */
+    p.off_k = (uint32_t)(k_cache->l.offset + pos0 * hd - base[3]);
+    p.off_v = (uint32_t)(v_cache->l.offset + pos0 * hd - base[4]);
+    p.af = (float)af, p.n = (uint32_t)(L * C);
+    uint32_t gx, gy;
+    op_grid(ctx, ((uint64_t)L * C + 127) / 128, &gx, &gy);
+    st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 5, gx, gy, 1);
+done:
+    wgt_tensor_free(freq);
+    return op_finish(st, y, q);
 }

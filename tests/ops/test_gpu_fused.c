@@ -119,6 +119,47 @@ static void add_norm_case(wgt_context *ctx, int64_t rows, int64_t D, int with_w,
     free(a), free(b), free(w), free(gs), free(go), free(ws), free(wo);
 }
 
+/* wgt_qkv_rope_cache's kernel (contiguous x) against its composition of wgt_rope and assignments
+ * (the same values through a transposed view), both tested against the CPU reference elsewhere. */
+static void qkv_case(wgt_context *ctx, int64_t L, int64_t pos0, int rot, int interleaved, wgt_rope_scaling sc)
+{
+    const int64_t Hq = 4, Hkv = 2, hd = 16, C = (Hq + 2 * Hkv) * hd, T = 12;
+    unsigned seed = (unsigned)(L * 31 + pos0 + rot + interleaved);
+    float *x = malloc(L * C * sizeof *x), *xt = malloc(L * C * sizeof *xt);
+    for (int64_t i = 0; i < L * C; i++) x[i] = frand(&seed);
+    for (int64_t l = 0; l < L; l++)
+        for (int64_t c = 0; c < C; c++) xt[c * L + l] = x[l * C + c];
+    wgt_rope_params rp = {0};
+    rp.theta = 10000, rp.scaling = sc, rp.factor = 8, rp.low_freq_factor = 1, rp.high_freq_factor = 4;
+    rp.original_max_position = 16;
+    int64_t xs[2] = {L, C}, ts[2] = {C, L}, cs[3] = {Hkv, T, hd};
+    wgt_tensor *tx, *tt, *tv, *kc[2], *vc[2], *q[2];
+    MUST(wgt_tensor_from_host(ctx, WGT_F32, 2, xs, x, &tx));
+    MUST(wgt_tensor_from_host(ctx, WGT_F32, 2, ts, xt, &tt));
+    MUST(wgt_tensor_transpose(tt, 0, 1, &tv));
+    for (int i = 0; i < 2; i++) {
+        MUST(wgt_tensor_zeros(ctx, WGT_F32, 3, cs, &kc[i]));
+        MUST(wgt_tensor_zeros(ctx, WGT_F32, 3, cs, &vc[i]));
+        MUST(wgt_qkv_rope_cache(i ? tv : tx, Hq, Hkv, hd, pos0, rot, interleaved, &rp, kc[i], vc[i], &q[i]));
+    }
+    wgt_tensor *const *pairs[3] = {q, kc, vc};
+    const char *names[3] = {"q", "k cache", "v cache"};
+    for (int j = 0; j < 3; j++) {
+        int64_t n = wgt_tensor_numel(pairs[j][0]);
+        float *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
+        MUST(wgt_tensor_to_host(pairs[j][0], a, n * sizeof *a));
+        MUST(wgt_tensor_to_host(pairs[j][1], b, n * sizeof *b));
+        double w = 0;
+        for (int64_t i = 0; i < n; i++) w = fmax(w, fabs((double)a[i] - b[i]));
+        CHECK(w <= 1e-6, "qkv_rope_cache L=%lld pos0=%lld rot=%d interleaved=%d: %s differs by %g", (long long)L,
+              (long long)pos0, rot, interleaved, names[j], w);
+        free(a), free(b);
+    }
+    wgt_tensor *fs[] = {tx, tt, tv, kc[0], kc[1], vc[0], vc[1], q[0], q[1]};
+    for (size_t i = 0; i < sizeof fs / sizeof *fs; i++) wgt_tensor_free(fs[i]);
+    free(x), free(xt);
+}
+
 int main(void)
 {
     wgt_context *ctx;
@@ -131,6 +172,10 @@ int main(void)
         add_norm_case(ctx, sizes[i][0], sizes[i][1], 0, WGT_F32);
         add_norm_case(ctx, sizes[i][0], sizes[i][1], 1, WGT_F16);
     }
+    qkv_case(ctx, 1, 0, 16, 0, WGT_ROPE_NONE);
+    qkv_case(ctx, 1, 9, 16, 1, WGT_ROPE_NONE);
+    qkv_case(ctx, 5, 3, 16, 0, WGT_ROPE_LLAMA3);
+    qkv_case(ctx, 3, 2, 8, 1, WGT_ROPE_LINEAR);
     /* bad shapes are statuses */
     wgt_tensor *x, *y, *s = NULL;
     int64_t odd[2] = {2, 7}, other[2] = {2, 8};
