@@ -19,7 +19,7 @@ if [ "$what" = ops ] || [ "$what" = all ]; then
     run pool ./build/bench/bench_pool --size large
     run random ./build/bench/bench_random --size large
     run loss ./build/bench/bench_loss --size large
-    run qlinear ./build/bench/bench_qlinear
+    run qlinear ./build/bench/bench_qlinear --size large
 fi
 if [ "$what" = models ] || [ "$what" = all ]; then
     run info ./build/wgt info
