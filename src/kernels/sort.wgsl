@@ -43,7 +43,7 @@ struct Params {
     n: u32,       // elements (unpack: output words; unique: pairs)
     Ls: u32,      // unpack: row length of the pair buffers
     is_float: u32,
-    pad0: u32,
+    outs: u32,    // unpack/unique: outputs wanted (1 values, 2 indices/inverse/counts, 4 first)
     kept: Layout,
 };
 
@@ -257,7 +257,7 @@ fn unpack_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
                @builtin(local_invocation_index) lid: u32) {
     let w = flat_id(wid, nwg) * 256u + lid;
     let total = p.rows * p.n_out; // output elements (rows count the inner positions too)
-    if ((p.pad0 & 1u) != 0u && w * PACK < total) {
+    if ((p.outs & 1u) != 0u && w * PACK < total) {
         var v: array<CT, 4>;
         for (var c = 0u; c < PACK; c++) {
             let e = w * PACK + c;
@@ -265,7 +265,7 @@ fn unpack_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
         }
         stv(w, v);
     }
-    if ((p.pad0 & 2u) != 0u && w < total) {
+    if ((p.outs & 2u) != 0u && w < total) {
         var v: array<i32, 4>;
         v[0] = i32(src_of(w).y);
         sti(w, v);
@@ -294,7 +294,7 @@ fn ustart_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
     if (e >= p.n) { return; }
     let g = ka[e] - 1u;
     if (e == 0u || ka[e - 1u] != ka[e]) { kb[g] = e; }
-    if ((p.pad0 & 2u) != 0u) {
+    if ((p.outs & 2u) != 0u) {
         var v: array<i32, 4>;
         v[0] = i32(g);
         sti(ia[e], v);
@@ -307,7 +307,7 @@ fn ustart_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
 fn ugather_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                 @builtin(local_invocation_index) lid: u32) {
     let w = flat_id(wid, nwg) * 256u + lid;
-    if ((p.pad0 & 1u) != 0u && w * PACK < p.n_out) {
+    if ((p.outs & 1u) != 0u && w * PACK < p.n_out) {
         var v: array<CT, 4>;
         for (var c = 0u; c < PACK; c++) {
             let g = w * PACK + c;
@@ -318,11 +318,11 @@ fn ugather_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
     if (w < p.n_out) {
         let s = ka[w];
         let end = select(p.n, ka[w + 1u], w + 1u < p.n_out);
-        if ((p.pad0 & 2u) != 0u) {
+        if ((p.outs & 2u) != 0u) {
             var v: array<i32, 4>;
             v[0] = i32(end - s);
             sti(w, v);
         }
-        if ((p.pad0 & 4u) != 0u) { ib[w] = ia[s]; }
+        if ((p.outs & 4u) != 0u) { ib[w] = ia[s]; }
     }
 }

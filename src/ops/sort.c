@@ -4,11 +4,12 @@
  * Rows along the dim become (key, position) pairs (see sort.wgsl) in u32 buffers [rows, L]:
  *  - rows of up to TILE elements (4096 with 32 KiB of workgroup memory, else 2048) sort in one
  *    dispatch, a bitonic network in workgroup memory; short rows share a workgroup (TILE / S rows
- *    of a power-of-two S each), so [4096, 1024] is 2048 workgroups of two rows;
- *  - longer rows sort in tiles of TILE, then log2(L / TILE) merge dispatches of doubling runs;
+ *    of a power-of-two S each), so [4096, 1024] is 1024 workgroups of four rows;
+ *  - longer rows sort in tiles of TILE, then log2(L / TILE) merge dispatches of doubling runs (a
+ *    workgroup per TILE outputs, split along the merge path);
  *  - topk (and kthvalue, median) with k <= TILE / 2 keeps the best k of every tile and sorts the
- *    survivors again until one tile is left: a [150000] row takes 3 dispatches of tile sorts, no
- *    merge. Larger k sort the whole row.
+ *    survivors again until one tile is left: k = 50 of a [150000] row is two tile-sort dispatches
+ *    (37 tiles, then the 1850 survivors), no merge. Larger k sort the whole row.
  * A last dispatch writes values (gathered from x, so -0 and NaN payloads survive) and i32 indices.
  * Nothing waits for the device except unique, which reads its count back (as masked_select).
  * i64 inputs run the reference (keys are 32 bits). Inputs past one storage binding sort in parts
@@ -22,7 +23,7 @@
 
 typedef struct sort_params {
     uint32_t rows, Lin, S, nt, keep, Lout, from_x, off, stride, flip, nan_key, w, n_out, inner, pick, pos, n, Ls,
-        is_float, pad0;
+        is_float, outs;
     op_layout_params kept;
 } sort_params;
 
@@ -244,7 +245,7 @@ static wgt_status rs_unpack(rowsort *s, int64_t n_out, int pick, int64_t pos, wg
     p.pick = (uint32_t)pick;
     p.pos = (uint32_t)pos;
     p.Ls = (uint32_t)s->Ls;
-    p.pad0 = (values ? 1u : 0u) | (indices ? 2u : 0u);
+    p.outs = (values ? 1u : 0u) | (indices ? 2u : 0u);
     int pack = op_pack(s->x->l.dtype);
     uint64_t words = values ? (uint64_t)(total + pack - 1) / pack : 0;
     if (indices && (uint64_t)total > words) words = (uint64_t)total;
@@ -471,14 +472,14 @@ static wgt_status unique_gpu(const wgt_tensor *x, wgt_tensor **outs /* values, i
         else st = wgt_tensor_new(ctx, i == 0 ? x->l.dtype : WGT_I32, 1, &cn, &outs[i]);
     }
     if (!st) st = wgt_tensor_new(ctx, WGT_U32, 1, &cn, &starts);
-    p.pad0 = want[1] ? 2u : 0u;
+    p.outs = want[1] ? 2u : 0u;
     if (!st) st = rs_dispatch(&s, "ustart_main", &p, groups, s.buf[s.cur + 1], starts, NULL, NULL, outs[1], groups_n);
     /* values read x flattened: position j at j + off */
     wgt_layout fl;
     wgt_layout_contiguous(&fl, flat->l.dtype, 1, &n);
     if (!st) st = op_layout_params_fill(ctx, &fl, &p.kept);
     p.n_out = (uint32_t)cn;
-    p.pad0 = (want[0] ? 1u : 0u) | (want[2] ? 2u : 0u) | (want[3] ? 4u : 0u);
+    p.outs = (want[0] ? 1u : 0u) | (want[2] ? 2u : 0u) | (want[3] ? 4u : 0u);
     if (!st)
         st = rs_dispatch(&s, "ugather_main", &p, starts, s.buf[s.cur + 1], NULL, outs[3], outs[0], outs[2],
                          ((uint64_t)cn + 255) / 256);
