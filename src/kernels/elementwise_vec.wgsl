@@ -1,6 +1,7 @@
 // Elementwise ops over contiguous tensors at memory speed: every input is either laid out like the
-// output (contiguous, from a vec4 boundary of its binding, elements of the output's size) or one
-// element broadcast to all (S0..S2 true). Loads and stores are whole vec4<u32>s (16 bytes: 4 f32,
+// output (contiguous, from a vec4 boundary of its binding, elements of the output's size), or one
+// element broadcast to all (S0..S2 true), or contiguous with elements of another size or from an
+// unaligned start (M0..M2 true: the vec4 holding each element is fetched per element, a cast). Loads and stores are whole vec4<u32>s (16 bytes: 4 f32,
 // 8 f16/bf16, 16 8-bit elements); each invocation handles ITEMS of them, WG apart, so a workgroup
 // streams WG * ITEMS * 16 contiguous bytes per tensor. The prelude (src/ops/elementwise.c)
 // supplies elementwise_ops.wgsl, aliases and constants, E0..E2 (elements per vec4 of each input),
@@ -19,6 +20,20 @@ var<private> w1: vec4<u32>;
 var<private> w2: vec4<u32>;
 var<private> wo: vec4<u32>;
 
+// Element e of output vec4 v from input 0, 1 or 2.
+fn arg0(v: u32, e: u32) -> CI {
+    if (M0) { let g = v * 4u * PACK + e + p.off0; w0 = in0[g / E0]; return lv0(g % E0); }
+    return lv0(select(e, p.off0 % E0, S0));
+}
+fn arg1(v: u32, e: u32) -> CI {
+    if (M1) { let g = v * 4u * PACK + e + p.off1; w1 = in1[g / E1]; return lv1(g % E1); }
+    return lv1(select(e, p.off1 % E1, S1));
+}
+fn arg2(v: u32, e: u32) -> CI {
+    if (M2) { let g = v * 4u * PACK + e + p.off2; w2 = in2[g / E2]; return lv2(g % E2); }
+    return lv2(select(e, p.off2 % E2, S2));
+}
+
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
@@ -34,15 +49,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: 
         if (v >= nvec) {
             return;
         }
-        if (!S0) { w0 = in0[v + p.off0 / E0]; }
-        if (!S1) { w1 = in1[v + p.off1 / E1]; }
-        if (!S2) { w2 = in2[v + p.off2 / E2]; }
+        if (!S0 && !M0) { w0 = in0[v + p.off0 / E0]; }
+        if (!S1 && !M1) { w1 = in1[v + p.off1 / E1]; }
+        if (!S2 && !M2) { w2 = in2[v + p.off2 / E2]; }
         for (var c = 0u; c < 4u; c = c + 1u) {
             var r: array<CO, 4>;
             for (var k = 0u; k < PACK; k = k + 1u) {
                 let e = c * PACK + k;
-                r[k] = compute(lv0(select(e, p.off0 % E0, S0)), lv1(select(e, p.off1 % E1, S1)),
-                               lv2(select(e, p.off2 % E2, S2)));
+                r[k] = compute(arg0(v, e), arg1(v, e), arg2(v, e));
             }
             sv(c, r);
         }

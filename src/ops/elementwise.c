@@ -22,6 +22,7 @@ typedef struct ew_params {
 /* Everything the generated prelude depends on: the pipeline cache's key (no padding bytes). */
 typedef struct ew_key {
     uint8_t fam, ci, d[3], out, vec, scalar; /* ci: 0 f32, 1 i32, 2 u32; scalar: bit i, vec path only */
+    uint8_t mixed, pad[3];                    /* vec path: bit i, input i's elements differ in size */
     uint32_t wg;
 } ew_key;
 
@@ -94,8 +95,9 @@ static char *ew_prelude(void *arg)
     size_t used = strlen(pre);
     if (k->vec) {
         for (int i = 0; i < 3; i++) {
-            used += snprintf(pre + used, cap - used, "const S%d: bool = %s;\nconst E%d: u32 = %du;\n", i,
-                             k->scalar >> i & 1 ? "true" : "false", i, 4 * op_pack((wgt_dtype)k->d[i]));
+            used += snprintf(pre + used, cap - used, "const S%d: bool = %s;\nconst M%d: bool = %s;\nconst E%d: u32 = %du;\n",
+                             i, k->scalar >> i & 1 ? "true" : "false", i, k->mixed >> i & 1 ? "true" : "false", i,
+                             4 * op_pack((wgt_dtype)k->d[i]));
             char name[8], bind[8];
             snprintf(name, sizeof name, "lv%d", i);
             snprintf(bind, sizeof bind, "w%d", i);
@@ -136,12 +138,12 @@ static int bind_vec4(const wgt_tensor *t, int64_t lo, int64_t hi, wgt_binding *b
 /* The contiguous path applies: every input is laid out like the output (contiguous, elements of the
  * output's size, starting on a 16-byte boundary) or is one element broadcast (all strides 0). */
 static int ew_vec_ok(const wgt_layout *lin, const wgt_tensor *const *src, int n_in, const wgt_tensor *out,
-                     uint8_t *scalar)
+                     uint8_t *scalar, uint8_t *mixed)
 {
     size_t es = wgt_dtype_size(out->l.dtype);
     wgt_layout c;
     wgt_layout_contiguous(&c, out->l.dtype, out->l.ndim, out->l.shape);
-    *scalar = 0;
+    *scalar = 0, *mixed = 0;
     for (int i = 0; i < 3; i++) {
         const wgt_layout *l = &lin[i];
         int zero = 1, same = 1;
@@ -150,8 +152,10 @@ static int ew_vec_ok(const wgt_layout *lin, const wgt_tensor *const *src, int n_
             zero &= l->strides[d] == 0;
             same &= l->strides[d] == c.strides[d];
         }
+        size_t ies = wgt_dtype_size(src[i < n_in ? i : 0]->l.dtype);
         if (zero) *scalar |= (uint8_t)(1u << i);
-        else if (!same || wgt_dtype_size(src[i < n_in ? i : 0]->l.dtype) != es || (l->offset * es) % 16) return 0;
+        else if (!same || ies > 4) return 0;
+        else if (ies != es || (l->offset * es) % 16) *mixed |= (uint8_t)(1u << i); /* a vec4 per element */
     }
     return 1;
 }
@@ -174,7 +178,10 @@ static wgt_status ew_run_vec(wgt_context *ctx, ew_key *key, const wgt_layout *li
     *done = 0;
     int64_t n = wgt_layout_numel(&out->l);
     int pack = op_pack(out->l.dtype);
-    int64_t per = ew_vec_chunk(ctx, wgt_dtype_size(out->l.dtype));
+    size_t es_max = wgt_dtype_size(out->l.dtype);
+    for (int i = 0; i < n_in; i++)
+        if (wgt_dtype_size(in[i]->l.dtype) > es_max) es_max = wgt_dtype_size(in[i]->l.dtype);
+    int64_t per = ew_vec_chunk(ctx, es_max);
     wgt_kernel *k = NULL;
     wgt_status st;
     for (int64_t e0 = 0; e0 < n; e0 += per) {
@@ -228,12 +235,12 @@ static wgt_status ew_run(wgt_context *ctx, ew_family fam, int ci, const wgt_tens
     key.fam = (uint8_t)fam, key.ci = (uint8_t)ci, key.out = (uint8_t)out->l.dtype;
     for (int i = 0; i < 3; i++) key.d[i] = (uint8_t)in[i < n_in ? i : 0]->l.dtype;
     key.wg = op_workgroup_size(ctx);
-    if (ew_vec_ok(lin, in, n_in, out, &key.scalar)) {
+    if (ew_vec_ok(lin, in, n_in, out, &key.scalar, &key.mixed)) {
         key.vec = 1;
         int done;
         wgt_status st = ew_run_vec(ctx, &key, lin, in, n_in, out, op, &proto, &done);
         if (st || done) return st;
-        key.vec = 0, key.scalar = 0; /* a buffer without room for whole vec4s: the strided path */
+        key.vec = 0, key.scalar = 0, key.mixed = 0; /* a buffer without room for whole vec4s: strided */
     }
     wgt_kernel *k;
     wgt_status st = ew_kernel(ctx, &key, &k);
