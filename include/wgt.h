@@ -622,7 +622,9 @@ wgt_status wgt_pad(const wgt_tensor *x, wgt_pad_mode mode, const int64_t *pads, 
  * groups, *K]), bias [Cout] or NULL, out [N, Cout, *O], with 1, 2 or 3 spatial dims (the weight's
  * rank minus 2; x has the same rank). f32, f16 and bf16 (x, weight and bias of one dtype), f32
  * accumulation; out has x's dtype. Zero padding. WGT_CONV_PATH=direct in the environment runs every
- * convolution through the direct kernel, not the GEMM or depthwise tiles (to compare them). */
+ * convolution through the direct kernel, not the GEMM or depthwise tiles (to compare them); the
+ * depthwise tiles serve the CPU adapters, and GPUs with WGT_CONV_PATH=depthwise (the direct kernel
+ * measured faster on the H200). */
 typedef enum wgt_conv_padding {
     WGT_CONV_PAD_EXPLICIT = 0, /* pad_begin / pad_end per spatial dim */
     WGT_CONV_PAD_VALID,        /* none */
