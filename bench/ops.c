@@ -86,6 +86,59 @@ static void bench_add(int64_t n)
     wgt_tensor_free(b);
 }
 
+static uint32_t red_dims;
+static wgt_status sum_op(const wgt_tensor *a, const wgt_tensor *b, wgt_tensor **out)
+{
+    (void)b;
+    return wgt_reduce(WGT_REDUCE_SUM, a, red_dims, 0, 0, out);
+}
+static wgt_status softmax_op(const wgt_tensor *a, const wgt_tensor *b, wgt_tensor **out)
+{
+    (void)b;
+    return wgt_softmax(a, -1, out);
+}
+static wgt_status rms_op(const wgt_tensor *a, const wgt_tensor *b, wgt_tensor **out)
+{
+    return wgt_rms_norm(a, 1, b, 1e-6, out);
+}
+static wgt_status add16_op(const wgt_tensor *a, const wgt_tensor *b, wgt_tensor **out)
+{
+    return wgt_binary(WGT_BINARY_ADD, a, b, out);
+}
+
+/* Row ops over [R, C] f32: sum over rows (dims 1), over columns (dims 0) and all; softmax and
+ * rms_norm along rows; GB/s of the bytes read and written. */
+static void bench_rows(int64_t R, int64_t C)
+{
+    int64_t sh[2] = {R, C};
+    wgt_tensor *x = random_tensor(WGT_F32, 2, sh), *w = random_tensor(WGT_F32, 1, &C);
+    double in = 4.0 * R * C, t;
+    const struct { uint32_t dims; const char *what; double out; } sums[] = {
+        {2, "sum over the last dim", 4.0 * R}, {1, "sum over the first dim", 4.0 * C}, {0, "sum of everything", 4}};
+    for (int i = 0; i < 3; i++) {
+        red_dims = sums[i].dims;
+        t = time_op(sum_op, x, NULL);
+        printf("%s f32 [%lld, %lld]: %9.2f GB/s (%.1f us)\n", sums[i].what, (long long)R, (long long)C,
+               (in + sums[i].out) / t / 1e9, t * 1e6);
+    }
+    t = time_op(softmax_op, x, NULL);
+    printf("softmax f32 [%lld, %lld] last dim: %9.2f GB/s (%.1f us)\n", (long long)R, (long long)C, 2 * in / t / 1e9,
+           t * 1e6);
+    t = time_op(rms_op, x, w);
+    printf("rms_norm f32 [%lld, %lld]: %9.2f GB/s (%.1f us)\n", (long long)R, (long long)C, 2 * in / t / 1e9, t * 1e6);
+    wgt_tensor_free(x);
+    wgt_tensor_free(w);
+}
+
+static void bench_add16(int64_t n)
+{
+    wgt_tensor *a = random_tensor(WGT_F16, 1, &n), *b = random_tensor(WGT_F16, 1, &n);
+    double t = time_op(add16_op, a, b);
+    printf("add f16 %lld elements: %9.2f GB/s (%.1f us)\n", (long long)n, 3.0 * 2 * n / t / 1e9, t * 1e6);
+    wgt_tensor_free(a);
+    wgt_tensor_free(b);
+}
+
 static void bench_gemv(int64_t O, int64_t I, wgt_dtype wdt)
 {
     int64_t xs[2] = {1, I}, ws[2] = {O, I};
@@ -196,6 +249,9 @@ int main(int argc, char **argv)
            info.has_subgroups ? "yes" : "no", large ? "large" : "small", reps);
     if (large) {
         bench_add(64ll << 20);
+        bench_add16(128ll << 20);
+        bench_rows(8192, 8192);
+        bench_rows(65536, 1024);
         bench_gemv(4096, 4096, WGT_F32);
         bench_gemv(4096, 4096, WGT_F16);
         bench_gemv(4864, 896, WGT_F16);
@@ -213,6 +269,8 @@ int main(int argc, char **argv)
         bench_sdpa(32, 8, 512, 512, 128, WGT_F16);
     } else {
         bench_add(1 << 20);
+        bench_add16(1 << 20);
+        bench_rows(512, 512);
         bench_gemv(512, 512, WGT_F32);
         bench_gemv(512, 512, WGT_F16);
         bench_gemv(896, 256, WGT_F16);
@@ -223,7 +281,6 @@ int main(int argc, char **argv)
         bench_sdpa(4, 2, 1, 256, 64, WGT_F16);
         bench_sdpa(4, 2, 32, 32, 64, WGT_F32);
     }
-    puts("sum reduction: not measured here (bench_ops uses the elementwise and matrix ops only)");
     wgt_context_free(ctx);
     return 0;
 }
