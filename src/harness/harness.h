@@ -98,11 +98,12 @@ struct hx_op {
 /* Table building (table.c; table_ops.c adds the ops beyond the elementwise family). */
 typedef hx_op *(*hx_add_fn)(const char *name, const char *family, uint32_t dtypes, hx_setup_fn setup, hx_call_fn call);
 void hx_table_ops(hx_add_fn add);
-void hx_table_loss(hx_add_fn add); /* table_loss.c: losses, diff/trace/diag/cdist */
-void hx_table_sort(hx_add_fn add); /* table_sort.c: sorting and searching */
 void hx_table_conv(hx_add_fn add); /* table_conv.c: convolutions */
-void hx_table_random(hx_add_fn add);
 void hx_table_pool(hx_add_fn add); /* table_pool.c: pooling and resampling */
+void hx_table_sort(hx_add_fn add); /* table_sort.c: sorting and searching */
+void hx_table_random(hx_add_fn add); /* table_random.c: random numbers */
+void hx_table_loss(hx_add_fn add); /* table_loss.c: losses, diff/trace/diag/cdist */
+void hx_table_fused(hx_add_fn add); /* table_fused.c: the fused decoder ops */
 /* The shape of the main input of an elementwise-like op for case c ([37, 53], [4, 0, 3], ...). */
 void hx_case_shape(hx_case c, hx_input *in);
 

@@ -263,11 +263,12 @@ static void build(void)
     o = add("full", "creation", HX_ALL, setup_unary, call_full);
     o->n_variants = 2;
     hx_table_ops(add);
-    hx_table_loss(add);
-    hx_table_sort(add);
     hx_table_conv(add);
-    hx_table_random(add);
     hx_table_pool(add);
+    hx_table_sort(add);
+    hx_table_random(add);
+    hx_table_loss(add);
+    hx_table_fused(add);
 }
 
 const hx_op *hx_ops(int *count)

@@ -691,9 +691,9 @@ void wgt_onnx_gpu_backend(wgt_context *ctx, wgt_onnx_backend *out)
     out->batch_norm = g_batch_norm;
     out->conv = g_conv;
     out->conv_transpose = g_conv_transpose;
-    out->topk = g_topk;
-    out->unique = g_unique;
     out->pool = g_pool;
     out->interpolate = g_interpolate;
     out->grid_sample = g_grid_sample;
+    out->topk = g_topk;
+    out->unique = g_unique;
 }

@@ -536,9 +536,9 @@ static const struct {
     {"Compress", ox_compress},
     {"Conv", ox_conv},           {"ConvTranspose", ox_conv},  {"ConvInteger", ox_conv},
     {"QLinearConv", ox_conv},
-    {"TopK", ox_topk},           {"Unique", ox_unique},
     {"MaxPool", ox_pool},        {"AveragePool", ox_pool},  {"Resize", ox_resize},
     {"Upsample", ox_resize},     {"GridSample", ox_grid_sample},
+    {"TopK", ox_topk},           {"Unique", ox_unique},
 };
 
 static ox_fn find_fn(const char *op)
@@ -561,8 +561,8 @@ const wgt_onnx_backend wgt_onnx_cpu_backend = {
     wgt_cpu_arange, wgt_cpu_cat, wgt_cpu_flip, wgt_cpu_repeat, wgt_cpu_pad,
     .cross_entropy = wgt_cpu_cross_entropy,
     .conv = wgt_cpu_conv, .conv_transpose = wgt_cpu_conv_transpose,
-    .topk = wgt_cpu_topk, .unique = wgt_cpu_unique,
     .pool = wgt_cpu_pool, .interpolate = wgt_cpu_interpolate, .grid_sample = wgt_cpu_grid_sample,
+    .topk = wgt_cpu_topk, .unique = wgt_cpu_unique,
 };
 
 wgt_status wgt_onnx_run_node(const wgt_onnx_backend *backend, const wgt_onnx_node *node, int64_t opset,
