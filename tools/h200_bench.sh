@@ -20,6 +20,7 @@ if [ "$what" = ops ] || [ "$what" = all ]; then
     run random ./build/bench/bench_random --size large
     run loss ./build/bench/bench_loss --size large
     run qlinear ./build/bench/bench_qlinear --size large
+    run core ./build/bench/bench_core --size large
 fi
 if [ "$what" = models ] || [ "$what" = all ]; then
     run info ./build/wgt info
