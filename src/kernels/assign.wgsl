@@ -14,10 +14,10 @@ struct Params {
 @group(0) @binding(1) var<storage, read> src: array<u32>;
 @group(0) @binding(2) var<storage, read_write> dst: array<u32>;
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-    let j = (wid.x + wid.y * groups.x) * 256u + lid;
+    let j = (wid.x + wid.y * groups.x) * WG + lid;
     if (j < p.n) {
         dst[layout_index(p.ldst, j) + p.off_dst] = convert(src[layout_index(p.lsrc, j) + p.off_src]);
     }

@@ -20,10 +20,10 @@ struct Params {
 @group(0) @binding(2) var<storage, read> ids: array<u32>;
 @group(0) @binding(3) var<storage, read_write> out: array<u32>;
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-    let w = (wid.x + wid.y * groups.x) * 256u + lid;
+    let w = (wid.x + wid.y * groups.x) * WG + lid;
     let first = w * PACK;
     if (first >= p.n) { return; }
     var v: array<CO, 4>;

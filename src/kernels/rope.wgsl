@@ -56,10 +56,10 @@ fn rope_elem(j: u32) -> f32 {
     return select(v * cs.x + w * cs.y, v * cs.x - w * cs.y, first);
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-    let w = (wid.x + wid.y * groups.x) * 256u + lid;
+    let w = (wid.x + wid.y * groups.x) * WG + lid;
     let first = w * PACK;
     if (first >= p.n) { return; }
     var v: array<CO, 4>;

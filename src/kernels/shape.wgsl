@@ -137,10 +137,10 @@ fn element(j: u32) -> vec2<u32> {
     return rd_x(at);
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-    let w = (wid.x + wid.y * groups.x) * 256u + lid;
+    let w = (wid.x + wid.y * groups.x) * WG + lid;
     if (ESIZE == 8u) {
         if (w >= p.n) { return; }
         var j = p.first + w;

@@ -63,10 +63,10 @@ fn value(j: u32) -> CT {
     }
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-    let w = (wid.x + wid.y * groups.x) * 256u + lid;
+    let w = (wid.x + wid.y * groups.x) * WG + lid;
     let first = w * PACK;
     if (first >= p.n) { return; }
     var v: array<CT, 4>;

@@ -49,7 +49,8 @@ wgt_status wgt_tensor_assign(wgt_tensor *dst, const wgt_tensor *src)
     if (op_use_gpu(ctx, "assign", dst->l.dtype, gpu_ok)) {
         wgt_kernel *k;
         char pre[4096];
-        snprintf(pre, sizeof pre, "%s\nfn convert(w: u32) -> u32 { return w; }\n", op_wgsl_lib());
+        snprintf(pre, sizeof pre, "%s\nfn convert(w: u32) -> u32 { return w; }\nconst WG: u32 = %uu;\n", op_wgsl_lib(),
+                 op_workgroup_size(ctx));
         if ((st = wgt_gpu_kernel(ctx, "assign", pre, "main", NULL, 0, &k))) return st;
         int64_t n = wgt_layout_numel(&wd);
         assign_params p;
@@ -69,7 +70,7 @@ wgt_status wgt_tensor_assign(wgt_tensor *dst, const wgt_tensor *src)
         if ((st = op_layout_params_fill(ctx, &wd, &p.ldst)) || (st = op_layout_params_fill(ctx, &ws, &p.lsrc)))
             return st;
         uint32_t gx, gy;
-        op_grid(ctx, ((uint64_t)n + 255) / 256, &gx, &gy);
+        op_grid(ctx, ((uint64_t)n + op_workgroup_size(ctx) - 1) / op_workgroup_size(ctx), &gx, &gy);
         return wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 2, gx, gy, 1);
     }
     if ((st = op_fallback_status(ctx, "assign", dst->l.dtype, gpu_ok))) return st;

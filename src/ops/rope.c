@@ -45,8 +45,8 @@ static wgt_status rope_gpu(wgt_context *ctx, const wgt_tensor *x, const wgt_tens
     free(invf);
     if (st) return st;
     char pre[8192];
-    snprintf(pre, sizeof pre, "%s\nalias CO = %s;\nconst PACK: u32 = %du;\n", op_wgsl_lib(), op_compute_type(y->l.dtype),
-             op_pack(y->l.dtype));
+    snprintf(pre, sizeof pre, "%s\nalias CO = %s;\nconst PACK: u32 = %du;\nconst WG: u32 = %uu;\n", op_wgsl_lib(),
+             op_compute_type(y->l.dtype), op_pack(y->l.dtype), op_workgroup_size(ctx));
     op_wgsl_loader(pre, sizeof pre, "ldx", "x", x->l.dtype, "f32");
     op_wgsl_loader(pre, sizeof pre, "ldp", "pos", pos->l.dtype, "i32");
     op_wgsl_storer(pre, sizeof pre, "st", "out", y->l.dtype, "f32");
@@ -73,7 +73,7 @@ static wgt_status rope_gpu(wgt_context *ctx, const wgt_tensor *x, const wgt_tens
     }
     uint32_t gx, gy;
     uint64_t words = ((uint64_t)n + op_pack(y->l.dtype) - 1) / op_pack(y->l.dtype);
-    op_grid(ctx, (words + 255) / 256, &gx, &gy);
+    op_grid(ctx, (words + op_workgroup_size(ctx) - 1) / op_workgroup_size(ctx), &gx, &gy);
     st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 4, gx, gy, 1);
 done:
     wgt_tensor_free(freq);
@@ -161,8 +161,8 @@ wgt_status wgt_embedding(const wgt_tensor *weight, const wgt_tensor *ids, wgt_dt
     if (op_use_gpu(ctx, "embedding", weight->l.dtype, gpu_ok)) {
         if (n == 0) return op_finish(WGT_OK, y, out);
         char pre[8192];
-        snprintf(pre, sizeof pre, "%s\nalias CO = %s;\nconst PACK: u32 = %du;\n", op_wgsl_lib(),
-                 op_compute_type(out_dtype), op_pack(out_dtype));
+        snprintf(pre, sizeof pre, "%s\nalias CO = %s;\nconst PACK: u32 = %du;\nconst WG: u32 = %uu;\n", op_wgsl_lib(),
+                 op_compute_type(out_dtype), op_pack(out_dtype), op_workgroup_size(ctx));
         op_wgsl_loader(pre, sizeof pre, "ldw", "weight", weight->l.dtype, "f32");
         op_wgsl_loader(pre, sizeof pre, "ldi", "ids", ids->l.dtype, "i32");
         op_wgsl_storer(pre, sizeof pre, "st", "out", out_dtype, "f32");
@@ -186,7 +186,7 @@ wgt_status wgt_embedding(const wgt_tensor *weight, const wgt_tensor *ids, wgt_dt
         if ((st = op_layout_params_fill(ctx, &ids->l, &p.li))) goto done;
         uint32_t gx, gy;
         uint64_t words = ((uint64_t)n + op_pack(out_dtype) - 1) / op_pack(out_dtype);
-        op_grid(ctx, (words + 255) / 256, &gx, &gy);
+        op_grid(ctx, (words + op_workgroup_size(ctx) - 1) / op_workgroup_size(ctx), &gx, &gy);
         st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 3, gx, gy, 1);
     } else if (!(st = op_fallback_status(ctx, "embedding", weight->l.dtype, gpu_ok))) {
         /* the reference gathers in the weight's dtype */

@@ -161,7 +161,8 @@ wgt_status move_run(wgt_context *ctx, const move_args *m, wgt_tensor *out)
     int esize = (int)wgt_dtype_size(out->l.dtype);
     wgt_dtype idt = m->ib ? m->ib->l.dtype : WGT_U32;
     char pre[8192];
-    snprintf(pre, sizeof pre, "%s\nconst ESIZE: u32 = %du;\n", op_wgsl_lib(), esize);
+    snprintf(pre, sizeof pre, "%s\nconst ESIZE: u32 = %du;\nconst WG: u32 = %uu;\n", op_wgsl_lib(), esize,
+             op_workgroup_size(ctx));
     index_wgsl(pre, sizeof pre, "ib", idt);
     wgt_kernel *k;
     wgt_status st = wgt_gpu_kernel(ctx, "shape", pre, "main", NULL, 0, &k);
@@ -206,7 +207,7 @@ wgt_status move_run(wgt_context *ctx, const move_args *m, wgt_tensor *out)
     uint64_t per = esize >= 4 ? 1 : 4 / esize;
     uint64_t invocations = esize == 8 ? (uint64_t)m->n : ((uint64_t)m->n + per - 1) / per;
     uint32_t gx, gy;
-    op_grid(ctx, (invocations + 255) / 256, &gx, &gy);
+    op_grid(ctx, (invocations + op_workgroup_size(ctx) - 1) / op_workgroup_size(ctx), &gx, &gy);
     return wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 4, gx, gy, 1);
 }
 
@@ -243,8 +244,8 @@ wgt_status fill_run(wgt_context *ctx, const fill_args *f, wgt_tensor *out)
     wgt_dtype dt = out->l.dtype, idt = f->x ? f->x->l.dtype : WGT_I32;
     const char *ct = op_compute_type(dt);
     char pre[12288];
-    snprintf(pre, sizeof pre, "%s\nalias CT = %s;\nconst IS_FLOAT: bool = %s;\nconst PACK: u32 = %du;\n",
-             op_wgsl_lib(), ct, op_is_float(dt) ? "true" : "false", op_pack(dt));
+    snprintf(pre, sizeof pre, "%s\nalias CT = %s;\nconst IS_FLOAT: bool = %s;\nconst PACK: u32 = %du;\nconst WG: u32 = %uu;\n",
+             op_wgsl_lib(), ct, op_is_float(dt) ? "true" : "false", op_pack(dt), op_workgroup_size(ctx));
     op_wgsl_storer(pre, sizeof pre, "st", "out", dt, ct);
     index_wgsl(pre, sizeof pre, "ib", idt);
     wgt_kernel *k;
@@ -275,7 +276,7 @@ wgt_status fill_run(wgt_context *ctx, const fill_args *f, wgt_tensor *out)
     if (!f->x && (st = index_err_bind(ctx, &b[0]))) return st; /* unused: any buffer but out */
     uint64_t words = ((uint64_t)n + op_pack(dt) - 1) / op_pack(dt);
     uint32_t gx, gy;
-    op_grid(ctx, (words + 255) / 256, &gx, &gy);
+    op_grid(ctx, (words + op_workgroup_size(ctx) - 1) / op_workgroup_size(ctx), &gx, &gy);
     return wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 2, gx, gy, 1);
 }
 
