@@ -78,9 +78,9 @@ fn loss(j: u32) -> f32 {
     }
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
-    let w = gid.x + gid.y * groups.x * 256u;
+    let w = gid.x + gid.y * groups.x * WG;
     if (w * PACK >= p.n) { return; }
     var v: array<f32, 4>;
     for (var k = 0u; k < PACK; k = k + 1u) {

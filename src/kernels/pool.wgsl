@@ -92,10 +92,10 @@ fn pool_one(e: u32) -> Res {
     return Res(CT(sum / div), 0u);
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-    let w = (wid.x + wid.y * groups.x) * 256u + lid;
+    let w = (wid.x + wid.y * groups.x) * WG + lid;
     let e0 = w * PACK;
     if (e0 >= p.n) { return; }
     var vals: array<CT, 4>;

@@ -189,10 +189,10 @@ fn grid_one(e: u32) -> CT {
               fy.y * fx.x * tap(base, xi, yi + 1) + fy.y * fx.y * tap(base, xi + 1, yi + 1));
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-    let w = (wid.x + wid.y * groups.x) * 256u + lid;
+    let w = (wid.x + wid.y * groups.x) * WG + lid;
     let e0 = w * PACK;
     if (e0 >= p.n) { return; }
     var vals: array<CT, 4>;

@@ -390,7 +390,7 @@ static wgt_status pw_gpu(wgt_context *ctx, wgt_cpu_loss kind, const wgt_tensor *
     wgt_dtype odt = y->l.dtype;
     int pack = op_pack(odt);
     char pre[8192];
-    snprintf(pre, sizeof pre, "%s\nconst PACK: u32 = %du;\n", op_wgsl_lib(), pack);
+    snprintf(pre, sizeof pre, "%s\nconst PACK: u32 = %du;\nconst WG: u32 = %uu;\n", op_wgsl_lib(), pack, op_workgroup_size(ctx));
     op_wgsl_loader(pre, sizeof pre, "ldx", "xs", x->l.dtype, "f32");
     op_wgsl_loader(pre, sizeof pre, "ldt", "ts", t->l.dtype, "f32");
     op_wgsl_loader(pre, sizeof pre, "ldw", "wsb", w ? w->l.dtype : WGT_F32, "f32");
@@ -428,7 +428,7 @@ static wgt_status pw_gpu(wgt_context *ctx, wgt_cpu_loss kind, const wgt_tensor *
         p.out_w0 = (uint32_t)((y->l.offset + e0 - base) / pack);
         uint64_t words = ((uint64_t)(e1 - e0) + pack - 1) / pack;
         uint32_t gx, gy;
-        op_grid(ctx, (words + 255) / 256, &gx, &gy);
+        op_grid(ctx, (words + op_workgroup_size(ctx) - 1) / op_workgroup_size(ctx), &gx, &gy);
         if ((st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 5, gx, gy, 1))) return st;
     }
     return WGT_OK;

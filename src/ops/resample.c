@@ -30,7 +30,8 @@ static wgt_status resample_kernel(wgt_context *ctx, wgt_dtype dt, wgt_dtype gdt,
     char *pre = malloc(cap);
     if (!pre) return wgt_ctx_error(ctx, WGT_ERR_OUT_OF_MEMORY, "out of host memory");
     const char *ct = op_compute_type(dt), *lib = op_wgsl_lib();
-    snprintf(pre, cap, "%s\nalias CT = %s;\nconst PACK: u32 = %du;\n", lib ? lib : "", ct, op_pack(dt));
+    snprintf(pre, cap, "%s\nalias CT = %s;\nconst PACK: u32 = %du;\nconst WG: u32 = %uu;\n", lib ? lib : "", ct, op_pack(dt),
+             op_workgroup_size(ctx));
     op_wgsl_loader(pre, cap, "ldx", "xs", dt, ct);
     op_wgsl_loader(pre, cap, "ldg", "gs", op_is_float(gdt) ? gdt : WGT_F32, "f32");
     op_wgsl_storer(pre, cap, "st", "out", dt, ct);
@@ -101,7 +102,9 @@ static wgt_status resample_gpu(wgt_context *ctx, const char *name, resample_para
         if ((st = op_bind(y, e0, e1 - 1, &b[2], &base))) return st;
         p->out_w0 = (uint32_t)((e0 - base) / pack);
         uint32_t gx, gy;
-        op_grid(ctx, ((uint64_t)p->n + (uint64_t)pack * 256 - 1) / ((uint64_t)pack * 256), &gx, &gy);
+        op_grid(ctx, ((uint64_t)p->n + (uint64_t)pack * op_workgroup_size(ctx) - 1) /
+                         ((uint64_t)pack * op_workgroup_size(ctx)),
+                &gx, &gy);
         if ((st = wgt_gpu_dispatch(ctx, k, p, sizeof *p, b, 3, gx, gy, 1))) return st;
     }
     return WGT_OK;
