@@ -1,7 +1,7 @@
 // Matrix-vector products for decode (M <= MAXM rows of A per batch): out[z, m, n0 + n] =
 // alpha * dot(A[z, m, :], B[z, :, n]) + beta * C[z, m, n], with A and B contiguous along k (B is
 // a weight matrix stored [N, K] row-major, as PyTorch and GGUF keep it). Weight rows are streamed
-// once with 16-byte loads; p.tpr invocations share one output row (256 / p.tpr rows per
+// once with 16-byte loads; p.tpr invocations share one output row (WG / p.tpr rows per
 // workgroup), then reduce through subgroups (when granted) and workgroup memory.
 // The prelude (src/ops/matmul.c) supplies: ldA8(v) / ldB8(v), 8 elements from vec4 index v as
 // two vec4<f32>; VA / VB, vec4s per 8 elements (2 for f32, 1 for f16/bf16); ldC (scalar, strided);
@@ -45,12 +45,12 @@ fn dot8(w: array<vec4<f32>, 2>, x: array<vec4<f32>, 2>) -> f32 {
     return dot(w[0], x[0]) + dot(w[1], x[1]);
 }
 
-var<workgroup> red: array<f32, 1024>; // [MAXM][256]
+var<workgroup> red: array<f32, 4u * WG>; // [MAXM][WG]
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-    let rows = 256u / p.tpr;
+    let rows = WG / p.tpr;
     let r = lid / p.tpr;
     let lane = lid % p.tpr;
     let n = (wid.x + wid.y * nwg.x) * rows + r;
@@ -86,12 +86,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     // Each subgroup sums its lanes (subgroups are aligned runs of local_invocation_index, and p.tpr
     // is a multiple of their size); then the first lane of a row adds the subgroup sums.
     let sg = rsize();
-    for (var m = 0u; m < MAXM; m++) { red[m * 256u + lid] = rsum(acc[m]); }
+    for (var m = 0u; m < MAXM; m++) { red[m * WG + lid] = rsum(acc[m]); }
     workgroupBarrier();
     if (!HAS_SG) { // no subgroups: a tree in workgroup memory
         for (var s = p.tpr / 2u; s > 0u; s = s / 2u) {
             if (lane < s) {
-                for (var m = 0u; m < MAXM; m++) { red[m * 256u + lid] = red[m * 256u + lid] + red[m * 256u + lid + s]; }
+                for (var m = 0u; m < MAXM; m++) { red[m * WG + lid] = red[m * WG + lid] + red[m * WG + lid + s]; }
             }
             workgroupBarrier();
         }
@@ -101,9 +101,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             if (m < p.M) {
                 var t = 0.0;
                 if (!HAS_SG) {
-                    t = red[m * 256u + lid];
+                    t = red[m * WG + lid];
                 } else {
-                    for (var j = 0u; j < p.tpr; j = j + sg) { t = t + red[m * 256u + lid + j]; }
+                    for (var j = 0u; j < p.tpr; j = j + sg) { t = t + red[m * WG + lid + j]; }
                 }
                 var v = p.alpha * t;
                 if (p.has_c != 0u) { v = v + p.beta * ldC(p.off_c + bo.z + m * p.scm + n * p.scn); }

@@ -73,8 +73,8 @@ static wgt_status gemv_kernel(wgt_context *ctx, wgt_dtype da, wgt_dtype db, wgt_
         snprintf(pre, sizeof pre, "const HAS_SG: bool = false;\n"
                  "fn rsum(x: f32) -> f32 { return x; }\nfn rsize() -> u32 { return 1u; }\n");
     size_t used = strlen(pre);
-    snprintf(pre + used, sizeof pre - used, "const VA: u32 = %du;\nconst VB: u32 = %du;\n", da == WGT_F32 ? 2 : 1,
-             db == WGT_F32 ? 2 : 1);
+    snprintf(pre + used, sizeof pre - used, "const VA: u32 = %du;\nconst VB: u32 = %du;\nconst WG: u32 = %uu;\n",
+             da == WGT_F32 ? 2 : 1, db == WGT_F32 ? 2 : 1, op_workgroup_size(ctx));
     vec_loader(pre, sizeof pre, "ldA8", "a", da);
     vec_loader(pre, sizeof pre, "ldB8", "b", db);
     op_wgsl_loader(pre, sizeof pre, "ldC", "c", dc, "f32");
@@ -266,9 +266,10 @@ static wgt_status mm_gpu(wgt_context *ctx, const mm_job *job, wgt_tensor *out)
             }
             /* 8 rows per workgroup (32 invocations a row) streamed best on the H200 at every size
              * measured; fewer when that would leave under 256 workgroups */
-            int rows = 8;
+            int wg = (int)op_workgroup_size(ctx), rows = wg / 32;
             while (rows > 2 && (n1 - n0) / rows < 256) rows /= 2;
-            p.tpr = (uint32_t)(256 / rows);
+            if (rows < 1) rows = 1;
+            p.tpr = (uint32_t)(wg / rows);
             if ((st = gemv_kernel(ctx, la.dtype, lb.dtype, lc.dtype, &k))) return st;
             groups = ((uint64_t)(n1 - n0) + rows - 1) / rows;
         } else {
