@@ -345,6 +345,27 @@ static void on_map(WGPUMapAsyncStatus status, WGPUStringView message, void *u1, 
     w->done = 1;
 }
 
+wgt_status wgt_gpu_map_copy(wgt_context *ctx, WGPUBuffer buf, uint64_t n, uint64_t skew, void *data, uint64_t bytes,
+                            const char *what)
+{
+    map_wait w = {0};
+    WGPUBufferMapCallbackInfo cb = {0};
+    cb.mode = WGPUCallbackMode_AllowProcessEvents;
+    cb.callback = on_map;
+    cb.userdata1 = &w;
+    wgt_W.BufferMapAsync(buf, WGPUMapMode_Read, 0, (size_t)n, cb);
+    wgt_status st = wgt_gpu_wait_flag(ctx, &w.done, DOWNLOAD_TIMEOUT_MS, "a result to come back from the device");
+    if (st) return st;
+    if (w.status != WGPUMapAsyncStatus_Success)
+        return wgt_ctx_check(ctx) ? wgt_ctx_check(ctx)
+                                  : wgt_ctx_error(ctx, WGT_ERR_GPU, "mapping %s failed (status %d)", what,
+                                                  (int)w.status);
+    const uint8_t *p = wgt_W.BufferGetConstMappedRange(buf, 0, (size_t)n);
+    if (p) memcpy(data, p + skew, bytes);
+    wgt_W.BufferUnmap(buf);
+    return p ? WGT_OK : wgt_ctx_error(ctx, WGT_ERR_GPU, "%s could not be read", what);
+}
+
 wgt_status wgt_gpu_download(wgt_context *ctx, wgt_buffer *src, uint64_t offset, void *data, uint64_t bytes)
 {
     wgt_status st = wgt_ctx_check(ctx);
@@ -372,25 +393,7 @@ wgt_status wgt_gpu_download(wgt_context *ctx, wgt_buffer *src, uint64_t offset, 
     end_pass(ctx);
     wgt_W.CommandEncoderCopyBufferToBuffer(ctx->encoder, src->handle, start, ctx->staging, 0, n);
     if ((st = wgt_gpu_flush(ctx))) return st;
-    map_wait w = {0};
-    WGPUBufferMapCallbackInfo cb = {0};
-    cb.mode = WGPUCallbackMode_AllowProcessEvents;
-    cb.callback = on_map;
-    cb.userdata1 = &w;
-    wgt_W.BufferMapAsync(ctx->staging, WGPUMapMode_Read, 0, (size_t)n, cb);
-    if ((st = wgt_gpu_wait_flag(ctx, &w.done, DOWNLOAD_TIMEOUT_MS, "a result to come back from the device")))
-        return st;
-    if (w.status != WGPUMapAsyncStatus_Success)
-        return wgt_ctx_check(ctx) ? wgt_ctx_check(ctx)
-                                  : wgt_ctx_error(ctx, WGT_ERR_GPU, "mapping the staging buffer failed (status %d)",
-                                                  (int)w.status);
-    const uint8_t *p = wgt_W.BufferGetConstMappedRange(ctx->staging, 0, (size_t)n);
-    if (!p) {
-        wgt_W.BufferUnmap(ctx->staging);
-        return wgt_ctx_error(ctx, WGT_ERR_GPU, "the staging buffer could not be read");
-    }
-    memcpy(data, p + (offset - start), bytes);
-    wgt_W.BufferUnmap(ctx->staging);
+    if ((st = wgt_gpu_map_copy(ctx, ctx->staging, n, offset - start, data, bytes, "the staging buffer"))) return st;
     return wgt_ctx_check(ctx);
 }
 
@@ -430,26 +433,9 @@ wgt_status wgt_gpu_readback_end(wgt_context *ctx, wgt_readback *rb, void *data)
     if (!rb) return WGT_OK;
     wgt_status st = WGT_OK;
     if (ctx->stats.submits == rb->submits) st = wgt_gpu_flush(ctx);
-    if (!st && data && rb->bytes) {
-        map_wait w = {0};
-        WGPUBufferMapCallbackInfo cb = {0};
-        cb.mode = WGPUCallbackMode_AllowProcessEvents;
-        cb.callback = on_map;
-        cb.userdata1 = &w;
-        uint64_t n = (rb->skew + rb->bytes + 3) & ~3ull;
-        wgt_W.BufferMapAsync(rb->buf, WGPUMapMode_Read, 0, (size_t)n, cb);
-        st = wgt_gpu_wait_flag(ctx, &w.done, DOWNLOAD_TIMEOUT_MS, "a result to come back from the device");
-        if (!st && w.status != WGPUMapAsyncStatus_Success)
-            st = wgt_ctx_check(ctx) ? wgt_ctx_check(ctx)
-                                    : wgt_ctx_error(ctx, WGT_ERR_GPU, "mapping a readback buffer failed (status %d)",
-                                                    (int)w.status);
-        if (!st) {
-            const uint8_t *p = wgt_W.BufferGetConstMappedRange(rb->buf, 0, (size_t)n);
-            if (p) memcpy(data, p + rb->skew, rb->bytes);
-            else st = wgt_ctx_error(ctx, WGT_ERR_GPU, "a readback buffer could not be read");
-            wgt_W.BufferUnmap(rb->buf);
-        }
-    }
+    if (!st && data && rb->bytes)
+        st = wgt_gpu_map_copy(ctx, rb->buf, (rb->skew + rb->bytes + 3) & ~3ull, rb->skew, data, rb->bytes,
+                              "a readback buffer");
     wgt_W.BufferDestroy(rb->buf);
     wgt_W.BufferRelease(rb->buf);
     free(rb);

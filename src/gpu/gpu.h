@@ -168,6 +168,11 @@ wgt_status wgt_gpu_copy(wgt_context *ctx, wgt_buffer *src, uint64_t src_offset, 
 wgt_status wgt_gpu_fill_zero(wgt_context *ctx, wgt_buffer *dst, uint64_t offset, uint64_t bytes);
 wgt_status wgt_gpu_upload(wgt_context *ctx, wgt_buffer *dst, uint64_t offset, const void *data,
                           uint64_t bytes);
+/* Map the first n bytes of a MapRead buffer whose copy was submitted, wait for it (with the
+ * download time-out), copy bytes from offset skew into data and unmap; what names the buffer in
+ * errors. */
+wgt_status wgt_gpu_map_copy(wgt_context *ctx, WGPUBuffer buf, uint64_t n, uint64_t skew, void *data, uint64_t bytes,
+                            const char *what);
 /* A readback in two halves, so the host can record and submit more work before it waits:
  * _begin records a copy of [offset, offset + bytes) into a buffer of its own (no flush); _end
  * submits the copy if it has not gone yet, waits for it alone (work submitted after it does not

@@ -25,6 +25,7 @@ struct wgt_profiler {
     WGPUBuffer resolve, readback;
     uint32_t n;                 /* pairs recorded since the last resolve */
     int16_t row_of[PROF_PAIRS]; /* the row of each recorded pair */
+    uint64_t t[2 * PROF_PAIRS];  /* their timestamps, read back */
     prof_row rows[PROF_ROWS];
     int n_rows;
     uint64_t dispatches;
@@ -94,19 +95,6 @@ void wgt_prof_before_submit(wgt_context *ctx, WGPUCommandEncoder enc)
     wgt_W.CommandEncoderCopyBufferToBuffer(enc, p->resolve, 0, p->readback, 0, 16ull * p->n);
 }
 
-typedef struct prof_wait {
-    volatile int done;
-    WGPUMapAsyncStatus status;
-} prof_wait;
-
-static void on_map(WGPUMapAsyncStatus status, WGPUStringView message, void *u1, void *u2)
-{
-    (void)message, (void)u2;
-    prof_wait *w = u1;
-    w->status = status;
-    w->done = 1;
-}
-
 /* After the submit: wait for the timestamps and add them up. */
 wgt_status wgt_prof_after_submit(wgt_context *ctx)
 {
@@ -114,24 +102,15 @@ wgt_status wgt_prof_after_submit(wgt_context *ctx)
     if (!p || !p->n) return WGT_OK;
     uint32_t n = p->n;
     p->n = 0;
-    prof_wait w = {0};
-    WGPUBufferMapCallbackInfo cb = {0};
-    cb.mode = WGPUCallbackMode_AllowProcessEvents;
-    cb.callback = on_map;
-    cb.userdata1 = &w;
-    wgt_W.BufferMapAsync(p->readback, WGPUMapMode_Read, 0, 16ull * n, cb);
-    wgt_status st = wgt_gpu_wait_flag(ctx, &w.done, 60000, "the profiler's timestamps");
+    const uint64_t *t = p->t;
+    wgt_status st = wgt_gpu_map_copy(ctx, p->readback, 16ull * n, 0, p->t, 16ull * n, "the profiler's timestamps");
     if (st) return st;
-    if (w.status != WGPUMapAsyncStatus_Success) return WGT_OK;
-    const uint64_t *t = wgt_W.BufferGetConstMappedRange(p->readback, 0, 16ull * n);
-    if (t)
-        for (uint32_t i = 0; i < n; i++) {
-            prof_row *r = &p->rows[p->row_of[i]];
-            r->calls++;
-            if (t[2 * i + 1] > t[2 * i]) r->ns += (double)(t[2 * i + 1] - t[2 * i]);
-        }
+    for (uint32_t i = 0; i < n; i++) {
+        prof_row *r = &p->rows[p->row_of[i]];
+        r->calls++;
+        if (t[2 * i + 1] > t[2 * i]) r->ns += (double)(t[2 * i + 1] - t[2 * i]);
+    }
     p->dispatches += n;
-    wgt_W.BufferUnmap(p->readback);
     return WGT_OK;
 }
 
