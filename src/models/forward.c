@@ -60,6 +60,21 @@ static wgt_status linear(const wgt_tensor *x, const mdl_weight *w, const wgt_ten
     return wgt_linear(x, w->t, b, out);
 }
 
+/* Bytes one storage binding of the model's device holds (less slack for an aligned start). */
+static uint64_t binding_bytes(const wgt_model *m)
+{
+    wgt_adapter_info info;
+    wgt_context_adapter_info(m->ctx, &info);
+    return info.limits.max_storage_buffer_binding_size - 256;
+}
+
+/* 1 when the float token embedding fits one storage binding (one gather reads any id). */
+static int table_fits(const wgt_model *m)
+{
+    uint64_t row = (uint64_t)m->cfg.dim * wgt_dtype_size(wgt_tensor_dtype(m->tok_emb));
+    return (uint64_t)m->cfg.vocab * row <= binding_bytes(m);
+}
+
 /* The rows of the token embedding at ids [L], as f32 [L, dim]: gathered on the device, or, for a
  * quantized table, dequantised on the host and uploaded in the step's stream (L rows only). */
 static wgt_status embed(const wgt_model *m, const wgt_tensor *ids_t, const int32_t *ids, int64_t L,
@@ -68,11 +83,9 @@ static wgt_status embed(const wgt_model *m, const wgt_tensor *ids_t, const int32
     if (m->tok_emb) {
         /* A table past one storage binding (Qwen's 151936 x 896 f16 is 272 MB; llvmpipe binds 128
          * MiB): gather from the narrowed range of rows the ids reach, or one row at a time. */
-        wgt_adapter_info info;
-        wgt_context_adapter_info(m->ctx, &info);
+        if (table_fits(m)) return wgt_embedding(m->tok_emb, ids_t, WGT_F32, out);
         int64_t row = m->cfg.dim * (int64_t)wgt_dtype_size(wgt_tensor_dtype(m->tok_emb));
-        uint64_t binding = info.limits.max_storage_buffer_binding_size - 256;
-        if ((uint64_t)(m->cfg.vocab * row) <= binding) return wgt_embedding(m->tok_emb, ids_t, WGT_F32, out);
+        uint64_t binding = binding_bytes(m);
         int32_t lo = ids[0], hi = ids[0];
         for (int64_t i = 1; i < L; i++) lo = ids[i] < lo ? ids[i] : lo, hi = ids[i] > hi ? ids[i] : hi;
         wgt_status st;
@@ -141,11 +154,7 @@ static wgt_status embed(const wgt_model *m, const wgt_tensor *ids_t, const int32
  * then a decode step can take the id the previous step sampled without a round trip. */
 int mdl_can_forward_dev(const wgt_model *m)
 {
-    if (!m->tok_emb || wgt_ctx_is_cpu(m->ctx)) return 0;
-    wgt_adapter_info info;
-    wgt_context_adapter_info(m->ctx, &info);
-    uint64_t bytes = (uint64_t)m->cfg.vocab * (uint64_t)m->cfg.dim * wgt_dtype_size(wgt_tensor_dtype(m->tok_emb));
-    return bytes + 256 <= info.limits.max_storage_buffer_binding_size;
+    return m->tok_emb && !wgt_ctx_is_cpu(m->ctx) && table_fits(m);
 }
 
 static wgt_status forward(wgt_model *m, const int32_t *ids, const wgt_tensor *ids_dev, int64_t L, int all_logits,

@@ -647,7 +647,7 @@ static wgt_status check_fits(wgt_context *ctx, const source *src, int dequantize
 
 /* parts stacked along the rows into one weight when they share a type (and dtype), so one matmul
  * (one dispatch, one pass over the input) computes them all; the parts are freed. */
-static wgt_status stack(wgt_context *ctx, mdl_weight **parts, int n, mdl_weight *out)
+static wgt_status stack(mdl_weight **parts, int n, mdl_weight *out)
 {
     const wgt_tensor *ts[4];
     for (int i = 0; i < n; i++) {
@@ -657,7 +657,6 @@ static wgt_status stack(wgt_context *ctx, mdl_weight **parts, int n, mdl_weight 
             return WGT_OK;
         ts[i] = parts[i]->t;
     }
-    (void)ctx;
     wgt_status st = wgt_cat(ts, n, 0, &out->t);
     if (st) return st;
     out->q = parts[0]->q;
@@ -684,7 +683,7 @@ static wgt_status fuse_layers(wgt_model *m)
                 if (st) return st;
             }
             mdl_weight *qkv[3] = {&L->wq, &L->wk, &L->wv};
-            if ((st = stack(m->ctx, qkv, 3, &L->wqkv))) return st;
+            if ((st = stack(qkv, 3, &L->wqkv))) return st;
             if (L->wqkv.t) {
                 L->bqkv = b;
                 wgt_tensor_free(L->bq), wgt_tensor_free(L->bk), wgt_tensor_free(L->bv);
@@ -694,7 +693,7 @@ static wgt_status fuse_layers(wgt_model *m)
         }
         if (L->w_gate.t) {
             mdl_weight *gu[2] = {&L->w_gate, &L->w_up};
-            if ((st = stack(m->ctx, gu, 2, &L->w_gu))) return st;
+            if ((st = stack(gu, 2, &L->w_gu))) return st;
         }
     }
     return WGT_OK;
