@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "commands.h"
 #include "wgt.h"
 
 typedef struct reply {
@@ -59,14 +60,10 @@ static void usage(FILE *f)
 static char *read_file(const char *path)
 {
     FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = n >= 0 ? malloc((size_t)n + 1) : NULL;
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) s[0] = 0;
-    if (s) s[n] = 0;
-    fclose(f);
+    char *s = NULL;
+    size_t n;
+    if (f && !tool_read_all(f, &s, &n)) s[n] = 0;
+    if (f) fclose(f);
     return s;
 }
 

@@ -3,6 +3,8 @@
 #ifndef WGT_TOOLS_COMMANDS_H
 #define WGT_TOOLS_COMMANDS_H
 
+#include <stdio.h>
+
 int cmd_info(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_generate(int argc, char **argv);
@@ -13,5 +15,9 @@ int cmd_info_file(int argc, char **argv); /* tools/fileinfo.c: wgt info <model f
 int cmd_convert(int argc, char **argv);   /* tools/convert.c: HF checkpoint -> GGUF */
 int cmd_ops(int argc, char **argv);        /* tools/ops.c: the op x dtype table, --check runs the harness */
 int cmd_onnx_test(int argc, char **argv);  /* tools/onnx_test.c: ONNX node tests on the device */
+
+/* The whole of f into *out (malloc'd, with room for a terminating NUL after *len bytes); -1 when
+ * out of memory. Defined in tools/tokenize.c. */
+int tool_read_all(FILE *f, char **out, size_t *len);
 
 #endif

@@ -32,7 +32,7 @@ static void tokenize_usage(FILE *f)
                "                JSON array (a chunk never ends inside a UTF-8 sequence)\n");
 }
 
-static int read_all(FILE *f, char **out, size_t *len)
+int tool_read_all(FILE *f, char **out, size_t *len)
 {
     size_t cap = 1 << 16, n = 0;
     char *buf = malloc(cap);
@@ -61,7 +61,7 @@ static int each_json_line(const char *path, int (*fn)(cJSON *v, void *arg), void
     FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
     char *data;
     size_t len;
-    if (!f || read_all(f, &data, &len)) {
+    if (!f || tool_read_all(f, &data, &len)) {
         fprintf(stderr, "wgt: cannot read %s\n", path);
         return 1;
     }
@@ -231,7 +231,7 @@ int cmd_tokenize(int argc, char **argv)
     size_t len = 0;
     if (file) {
         FILE *f = strcmp(file, "-") ? fopen(file, "rb") : stdin;
-        if (!f || read_all(f, &text, &len)) {
+        if (!f || tool_read_all(f, &text, &len)) {
             fprintf(stderr, "wgt tokenize: cannot read %s\n", file);
             return 1;
         }
@@ -258,7 +258,7 @@ int cmd_tokenize(int argc, char **argv)
         size_t tlen;
         if (tmpl && tmpl[0] == '@') {
             FILE *f = fopen(tmpl + 1, "rb");
-            if (!f || read_all(f, &tmpl_text, &tlen)) {
+            if (!f || tool_read_all(f, &tmpl_text, &tlen)) {
                 fprintf(stderr, "wgt tokenize: cannot read the template %s\n", tmpl + 1);
                 if (f) fclose(f);
                 free(text);
