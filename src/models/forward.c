@@ -216,43 +216,43 @@ static wgt_status forward(wgt_model *m, const int32_t *ids, const wgt_tensor *id
         const wgt_layer_weights *W = &m->layers[li];
         int mark = s.n;
         wgt_tensor *q, *k, *v, *q3, *k3, *v3, *qt, *kt, *vt, *qr, *kr;
-        wgt_tensor *qkv = NULL;
-        if (W->wqkv.t) { /* one matmul; q, k and v are column ranges of its rows */
+        wgt_tensor *kslot, *vslot, *kc, *vc, *q4, *k4, *v4, *att, *att3, *att2, *att_t, *o, *x2;
+        if (c->arch != WGT_ARCH_GPT2 && W->wqkv.t && !c->qk_norm) {
+            /* one matmul, then one pass: q rotated, k rotated into the cache, v copied into it */
+            wgt_tensor *qkv;
             T(qkv, linear(h, &W->wqkv, W->bqkv, &qkv));
-            T(q, wgt_tensor_narrow(qkv, 1, 0, Hq * hd, &q));
-            T(k, wgt_tensor_narrow(qkv, 1, Hq * hd, Hkv * hd, &k));
-            T(v, wgt_tensor_narrow(qkv, 1, (Hq + Hkv) * hd, Hkv * hd, &v));
-        } else {
-            T(q, linear(h, &W->wq, W->bq, &q));
-            T(k, linear(h, &W->wk, W->bk, &k));
-            T(v, linear(h, &W->wv, W->bv, &v));
-        }
-        int64_t qs[3] = {L, Hq, hd}, ks[3] = {L, Hkv, hd};
-        T(q3, wgt_tensor_reshape(q, 3, qs, &q3));
-        T(k3, wgt_tensor_reshape(k, 3, ks, &k3));
-        T(v3, wgt_tensor_reshape(v, 3, ks, &v3));
-        if (c->qk_norm) {
-            wgt_tensor *qn, *kn;
-            T(qn, wgt_rms_norm(q3, 1, W->q_norm, c->norm_eps, &qn));
-            T(kn, wgt_rms_norm(k3, 1, W->k_norm, c->norm_eps, &kn));
-            q3 = qn, k3 = kn;
-        }
-        T(qt, wgt_tensor_transpose(q3, 0, 1, &qt)); /* [H, L, hd] views */
-        T(kt, wgt_tensor_transpose(k3, 0, 1, &kt));
-        T(vt, wgt_tensor_transpose(v3, 0, 1, &vt));
-        int cached = 0;
-        if (c->arch != WGT_ARCH_GPT2 && qkv && !c->qk_norm) {
-            /* one pass: q rotated, k rotated into the cache, v copied into the cache */
             T(qr, wgt_qkv_rope_cache(qkv, Hq, Hkv, hd, pos0, (int)hd, c->rope_interleaved, &c->rope, W->k_cache,
                                      W->v_cache, &qr));
-            cached = 1;
-        } else if (c->arch != WGT_ARCH_GPT2) {
-            T(qr, wgt_rope(qt, pos_t, (int)hd, c->rope_interleaved, &c->rope, &qr));
-            T(kr, wgt_rope(kt, pos_t, (int)hd, c->rope_interleaved, &c->rope, &kr));
-        } else
-            qr = qt, kr = kt;
-        wgt_tensor *kslot, *vslot, *kc, *vc, *q4, *k4, *v4, *att, *att3, *att2, *att_t, *o, *x2;
-        if (!cached) {
+        } else {
+            if (W->wqkv.t) { /* one matmul; q, k and v are column ranges of its rows */
+                wgt_tensor *qkv;
+                T(qkv, linear(h, &W->wqkv, W->bqkv, &qkv));
+                T(q, wgt_tensor_narrow(qkv, 1, 0, Hq * hd, &q));
+                T(k, wgt_tensor_narrow(qkv, 1, Hq * hd, Hkv * hd, &k));
+                T(v, wgt_tensor_narrow(qkv, 1, (Hq + Hkv) * hd, Hkv * hd, &v));
+            } else {
+                T(q, linear(h, &W->wq, W->bq, &q));
+                T(k, linear(h, &W->wk, W->bk, &k));
+                T(v, linear(h, &W->wv, W->bv, &v));
+            }
+            int64_t qs[3] = {L, Hq, hd}, ks[3] = {L, Hkv, hd};
+            T(q3, wgt_tensor_reshape(q, 3, qs, &q3));
+            T(k3, wgt_tensor_reshape(k, 3, ks, &k3));
+            T(v3, wgt_tensor_reshape(v, 3, ks, &v3));
+            if (c->qk_norm) {
+                wgt_tensor *qn, *kn;
+                T(qn, wgt_rms_norm(q3, 1, W->q_norm, c->norm_eps, &qn));
+                T(kn, wgt_rms_norm(k3, 1, W->k_norm, c->norm_eps, &kn));
+                q3 = qn, k3 = kn;
+            }
+            T(qt, wgt_tensor_transpose(q3, 0, 1, &qt)); /* [H, L, hd] views */
+            T(kt, wgt_tensor_transpose(k3, 0, 1, &kt));
+            T(vt, wgt_tensor_transpose(v3, 0, 1, &vt));
+            if (c->arch != WGT_ARCH_GPT2) {
+                T(qr, wgt_rope(qt, pos_t, (int)hd, c->rope_interleaved, &c->rope, &qr));
+                T(kr, wgt_rope(kt, pos_t, (int)hd, c->rope_interleaved, &c->rope, &kr));
+            } else
+                qr = qt, kr = kt;
             T(kslot, wgt_tensor_narrow(W->k_cache, 1, pos0, L, &kslot));
             T(vslot, wgt_tensor_narrow(W->v_cache, 1, pos0, L, &vslot));
             DO(wgt_tensor_assign(kslot, kr));
