@@ -194,8 +194,12 @@ static wgt_status forward(wgt_model *m, const int32_t *ids, const wgt_tensor *id
     if (!pos) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory");
     for (int64_t i = 0; i < L; i++) pos[i] = (int32_t)(pos0 + i);
     int64_t lshape[1] = {L};
-    wgt_tensor *ids_t, *pos_t, *x;
-    T(pos_t, wgt_tensor_from_host(ctx, WGT_I32, 1, lshape, pos, &pos_t));
+    wgt_tensor *ids_t, *pos_t = NULL, *x;
+    /* positions on the device for wgt_rope: only layers without the fused q/k/v pass rotate that way */
+    int rope_layers = 0;
+    for (int64_t li = 0; li < c->n_layers; li++)
+        rope_layers += c->arch != WGT_ARCH_GPT2 && !(m->layers[li].wqkv.t && !c->qk_norm);
+    if (rope_layers) T(pos_t, wgt_tensor_from_host(ctx, WGT_I32, 1, lshape, pos, &pos_t));
     if (ids) {
         T(ids_t, wgt_tensor_from_host(ctx, WGT_I32, 1, lshape, ids, &ids_t));
         T(x, embed(m, ids_t, ids, L, &x));
