@@ -216,6 +216,11 @@ void op_wgsl_loader(char *buf, size_t cap, const char *name, const char *binding
     char e[256];
     raw_expr(e, sizeof e, dt, binding);
     const char *rt = raw_type(dt);
+    if (!strcmp(ct, "i64")) { /* both words of an i64; other dtypes converted as C converts them */
+        if (dt == WGT_I64) APPEND("fn %s(i: u32) -> vec2<u32> { return vec2<u32>(%s[i * 2u], %s[i * 2u + 1u]); }\n", name, binding, binding);
+        else APPEND("fn %s(i: u32) -> vec2<u32> { return i64_from_%s(%s); }\n", name, rt, e);
+        return;
+    }
     if (!strcmp(rt, ct)) APPEND("fn %s(i: u32) -> %s { return %s; }\n", name, ct, e);
     else APPEND("fn %s(i: u32) -> %s { return %s(%s); }\n", name, ct, ct, e);
 }
@@ -223,6 +228,21 @@ void op_wgsl_loader(char *buf, size_t cap, const char *name, const char *binding
 void op_wgsl_storer(char *buf, size_t cap, const char *name, const char *binding, wgt_dtype dt, const char *ct)
 {
     size_t used = strlen(buf);
+    if (!strcmp(ct, "i64")) { /* from 64-bit values: i64 keeps both words, others convert as C */
+        APPEND("fn %s(w: u32, v: array<vec2<u32>, 4>) {\n", name);
+        if (dt == WGT_I64) {
+            APPEND("  %s[w * 2u] = v[0].x;\n  %s[w * 2u + 1u] = v[0].y;\n}\n", binding, binding);
+            return;
+        }
+        APPEND("  var c: array<%s, 4>;\n  for (var k = 0u; k < 4u; k++) { c[k] = %s; }\n", raw_type(dt),
+               op_is_float(dt) ? "i64_to_f32(v[k])" : dt == WGT_BOOL ? "select(0u, 1u, !i64_is_zero(v[k]))"
+               : !strcmp(raw_type(dt), "i32") ? "bitcast<i32>(v[k].x)" : "v[k].x");
+        char inner[64];
+        snprintf(inner, sizeof inner, "%s_narrow", name);
+        APPEND("  %s(w, c);\n}\n", inner);
+        op_wgsl_storer(buf, cap, inner, binding, dt, raw_type(dt));
+        return;
+    }
     APPEND("fn %s(w: u32, v: array<%s, 4>) {\n", name, ct);
     switch (dt) {
     case WGT_F32: APPEND("  %s[w] = bitcast<u32>(f32(v[0]));\n", binding); break;
@@ -354,6 +374,7 @@ void op_grid(wgt_context *ctx, uint64_t groups, uint32_t *gx, uint32_t *gy)
 }
 
 const char *op_wgsl_lib(void) { return wgt_gpu_kernel_text("lib_index"); }
+const char *op_wgsl_lib_i64(void) { return wgt_gpu_kernel_text("lib_i64"); }
 
 uint32_t op_workgroup_size(wgt_context *ctx)
 {

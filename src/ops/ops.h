@@ -86,12 +86,15 @@ wgt_status op_reference(wgt_context *ctx, op_ref_fn fn, void *arg, const wgt_ten
 
 /* Append to buf (cap bytes) a WGSL function `fn NAME(i: u32) -> CT` that loads element i (in
  * elements from the start of binding BUF, an array<u32>) of dtype dt as compute type ct
- * ("f32", "i32" or "u32"). i64 loads its low word (exact for |v| < 2^31). */
+ * ("f32", "i32" or "u32"). i64 loads its low word (exact for |v| < 2^31). With ct "i64" it returns
+ * vec2<u32> (lo, hi) exactly, any dtype converted as C converts it; the kernel needs op_wgsl_lib_i64(). */
 void op_wgsl_loader(char *buf, size_t cap, const char *name, const char *binding, wgt_dtype dt, const char *ct);
 /* How many elements of dt share one 32-bit word (4 for 1-byte, 2 for 2-byte, 1 otherwise). */
 int op_pack(wgt_dtype dt);
 /* Append `fn NAME(w: u32, v: array<CT, 4>)` that writes word w of binding BUF from op_pack(dt)
- * values (i64: word pair 2w, 2w+1 from v[0], sign-extended). */
+ * values (i64: word pair 2w, 2w+1 from v[0], sign-extended). With ct "i64", v is array<vec2<u32>, 4>
+ * of 64-bit values (src/kernels/lib_i64.wgsl), stored exactly in i64 and converted as C converts
+ * them otherwise. */
 void op_wgsl_storer(char *buf, size_t cap, const char *name, const char *binding, wgt_dtype dt, const char *ct);
 /* The WGSL type name of a compute type for dtype: "f32" for floats, "u32" for u32, else "i32". */
 const char *op_compute_type(wgt_dtype dt);
@@ -139,5 +142,7 @@ void op_grid(wgt_context *ctx, uint64_t groups, uint32_t *gx, uint32_t *gy);
 
 /* Shared WGSL text (src/kernels/lib_index.wgsl): coordinates and strided index helpers. */
 const char *op_wgsl_lib(void);
+/* Shared WGSL text (src/kernels/lib_i64.wgsl): exact i64 arithmetic on vec2<u32> (lo, hi) words. */
+const char *op_wgsl_lib_i64(void);
 
 #endif
