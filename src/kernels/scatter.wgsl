@@ -1,15 +1,31 @@
 // Scatter family (scatter set/add/mul/amax/amin, scatter_add, index_add, index_put) into a copy of
-// self, in up to three passes over the N update elements:
+// self. First, per update element i of N:
 //   dest:   dest[i] = the output element update i goes to (0xffffffff when an index is out of
 //           range: the update is skipped and the error flag set). index_put runs it once per
 //           index tensor, accumulating.
+// Then one of two ways to combine:
+//  - atomics on words (f32/f16/bf16, and 32-bit and smaller integers with alpha 1):
 //   winner: (set only) win[d] = max(i + 1) over updates to d: the last update in index order,
 //           so "last write wins" holds whatever order the invocations run in.
-//   apply:  set: the winner writes its bits (i64: set only, both words); other modes combine with a compare-exchange loop on
-//           the 32-bit word holding the element (f16/bf16/8-bit elements share words).
-// The prelude (src/ops/index.c) supplies lib_index.wgsl, `alias CT`, `const ESIZE: u32`,
-// `const MASK: u32` (the element's bits), dec(bits) -> CT, enc(CT) -> bits, nan_ct(CT) -> bool,
-// and ld_idx / idx_ok for the index binding `ib`.
+//   apply:  set: the winner writes its bits (i64: both words); i32/u32 add: atomicAdd; other
+//           modes combine with a compare-exchange loop on the 32-bit word holding the element
+//           (f16/bf16/8-bit elements share words).
+//  - lists per destination, exact in 64 bits (i64 add/mul/amax/amin; integer index_add with
+//    alpha != 1, which the reference computes in double and saturates step by step, so order
+//    matters). WGSL's atomics are 32-bit and a pair of words cannot be updated as one, so each
+//    destination gets a single owner instead:
+//   link:   head[d] <- i + 1 (atomicExchange), next[i] = the previous head: a list of the updates
+//           to d (head is `win`, next lives in dest[N + i]).
+//   walk:   one invocation per output element: with ORDERED (p.ordered), sorts its list into
+//           index order (insertion into a list; the exchange leaves it nearly descending, so this
+//           is about linear), then folds the updates into the element in 64-bit arithmetic and
+//           stores it once. A destination with k updates costs its owner k steps (k^2 to sort in
+//           the worst order).
+// The prelude (src/ops/index.c) supplies lib_index.wgsl, lib_i64.wgsl, `const WG: u32`,
+// `alias CT`, `const ESIZE: u32`, `const MASK: u32` (the element's bits), dec(bits) -> CT,
+// enc(CT) -> bits, nan_ct(CT) -> bool, to64(CT) -> vec2<u32>, sat_bits(vec2<u32>) -> u32 (a 64-bit
+// value saturated into the dtype, as the reference's double store), and ld_idx / idx_ok for the
+// index binding `ib`.
 
 struct Params {
     n: u32,          // update elements
@@ -20,6 +36,10 @@ struct Params {
     isize: u32,      // dest: the indexed dim's size (0: no index this pass)
     istride: u32,    // dest: the output stride the index multiplies
     alpha: f32,      // index_add's alpha (floats)
+    n_out: u32,      // walk: output elements
+    alpha_i: i32,    // walk: index_add's alpha (integers, |alpha| <= 2^20)
+    ordered: u32,    // walk: fold in index order, saturating (integer alpha != 1)
+    pad: u32,
     cstride: array<vec4<u32>, 2>, // dest: output stride of each iteration coordinate
     ls: Layout,      // src by iteration coordinates (its shape is the iteration shape)
     li: Layout,      // index by iteration coordinates
@@ -35,9 +55,9 @@ struct Params {
 
 const INVALID: u32 = 0xffffffffu;
 
-fn index_of(wid: vec3<u32>, groups: vec3<u32>, lid: u32) -> u32 { return (wid.x + wid.y * groups.x) * 256u + lid; }
+fn index_of(wid: vec3<u32>, groups: vec3<u32>, lid: u32) -> u32 { return (wid.x + wid.y * groups.x) * WG + lid; }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(WG)
 fn dest_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
              @builtin(local_invocation_index) lid: u32) {
     let i = index_of(wid, groups, lid);
@@ -65,7 +85,7 @@ fn dest_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) gro
     dest[i] = select(d, INVALID, bad);
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(WG)
 fn winner_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
                @builtin(local_invocation_index) lid: u32) {
     let i = index_of(wid, groups, lid);
@@ -75,7 +95,7 @@ fn winner_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) g
 }
 
 fn src_bits(i: u32) -> u32 {
-    if (ESIZE == 4u) { return src[i]; }
+    if (ESIZE >= 4u) { return src[i * (ESIZE / 4u)]; } // i64: its low word
     if (ESIZE == 2u) { return (src[i >> 1u] >> ((i & 1u) * 16u)) & 0xffffu; }
     return (src[i >> 2u] >> ((i & 3u) * 8u)) & 0xffu;
 }
@@ -89,7 +109,7 @@ fn combine(a: CT, b: CT) -> CT {
     }
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(WG)
 fn apply_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
               @builtin(local_invocation_index) lid: u32) {
     let i = index_of(wid, groups, lid);
@@ -98,7 +118,7 @@ fn apply_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) gr
     if (d == INVALID) { return; }
     let is_set = p.mode == 0u;
     if (is_set && atomicLoad(&win[d]) != i + 1u) { return; }
-    if (ESIZE == 8u) { // i64, set only: the winner owns both words
+    if (ESIZE == 8u) { // i64, set only (the rest walks lists): the winner owns both words
         let at = layout_index(p.ls, i) + p.off_s;
         atomicStore(&out[2u * d], src[2u * at]);
         atomicStore(&out[2u * d + 1u], src[2u * at + 1u]);
@@ -106,7 +126,7 @@ fn apply_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) gr
     }
     let bits = src_bits(layout_index(p.ls, i) + p.off_s);
     var v = dec(bits);
-    v = v * CT(p.alpha); // index_add's alpha (1 otherwise, and always 1 for integers)
+    v = v * CT(p.alpha); // index_add's alpha (1 otherwise, and always 1 here for integers)
     let per = 4u / ESIZE;
     let w = d / per;
     let shift = (d % per) * ESIZE * 8u;
@@ -114,10 +134,112 @@ fn apply_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) gr
         atomicStore(&out[w], bits);
         return;
     }
+    if (ESIZE == 4u && !IS_FLOAT && p.mode == 1u) { // wrapping 32-bit add: any order gives the same word
+        atomicAdd(&out[w], bits);
+        return;
+    }
     var old = atomicLoad(&out[w]);
     loop {
         var nb = bits;
         if (!is_set) { nb = enc(combine(dec((old >> shift) & MASK), v)) & MASK; }
+        let nw = (old & ~(MASK << shift)) | (nb << shift);
+        let r = atomicCompareExchangeWeak(&out[w], old, nw);
+        if (r.exchanged) { break; }
+        old = r.old_value;
+    }
+}
+
+// ---- lists per destination --------------------------------------------------------------------
+
+fn next_of(x: u32) -> u32 { return dest[p.n + x - 1u]; } // x: update index + 1
+fn set_next(x: u32, y: u32) { dest[p.n + x - 1u] = y; }
+
+@compute @workgroup_size(WG)
+fn link_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+             @builtin(local_invocation_index) lid: u32) {
+    let i = index_of(wid, groups, lid);
+    if (i >= p.n) { return; }
+    let d = dest[i];
+    if (d != INVALID) { dest[p.n + i] = atomicExchange(&win[d], i + 1u); }
+}
+
+// Update x's value (x: index + 1) in 64 bits.
+fn update64(x: u32) -> vec2<u32> {
+    let at = layout_index(p.ls, x - 1u) + p.off_s;
+    if (ESIZE == 8u) { return vec2<u32>(src[2u * at], src[2u * at + 1u]); }
+    return to64(dec(src_bits(at)));
+}
+
+fn fold64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+    switch p.mode {
+        case 1u: {
+            if (p.ordered != 0u) { return i64_add(a, i64_mul(i64_from_i32(p.alpha_i), b)); }
+            return i64_add(a, b);
+        }
+        case 2u: { return i64_mul(a, b); }
+        case 3u: { return i64_max(a, b); }
+        default: { return i64_min(a, b); }
+    }
+}
+
+@compute @workgroup_size(WG)
+fn walk_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+             @builtin(local_invocation_index) lid: u32) {
+    let d = index_of(wid, groups, lid);
+    if (d >= p.n_out) { return; }
+    var first = atomicLoad(&win[d]);
+    if (first == 0u) { return; }
+    if (p.ordered != 0u) {
+        var sorted = 0u; // ascending list built from the nearly descending one
+        var x = first;
+        loop {
+            if (x == 0u) { break; }
+            let nx = next_of(x);
+            if (sorted == 0u || x < sorted) {
+                set_next(x, sorted);
+                sorted = x;
+            } else {
+                var q = sorted;
+                loop {
+                    let qn = next_of(q);
+                    if (qn == 0u || x < qn) { break; }
+                    q = qn;
+                }
+                set_next(x, next_of(q));
+                set_next(q, x);
+            }
+            x = nx;
+        }
+        first = sorted;
+    }
+    let per = 4u / min(ESIZE, 4u);
+    let w = d / per;
+    let shift = (d % per) * ESIZE * 8u;
+    var acc: vec2<u32>;
+    if (ESIZE == 8u) {
+        acc = vec2<u32>(atomicLoad(&out[2u * d]), atomicLoad(&out[2u * d + 1u]));
+    } else {
+        acc = to64(dec((atomicLoad(&out[w]) >> shift) & MASK)); // only this invocation changes these bits
+    }
+    var x = first;
+    loop {
+        if (x == 0u) { break; }
+        acc = fold64(acc, update64(x));
+        if (p.ordered != 0u) { acc = to64(dec(sat_bits(acc))); } // the reference stores every step
+        x = next_of(x);
+    }
+    if (ESIZE == 8u) {
+        atomicStore(&out[2u * d], acc.x);
+        atomicStore(&out[2u * d + 1u], acc.y);
+        return;
+    }
+    let nb = sat_bits(acc);
+    if (ESIZE == 4u) {
+        atomicStore(&out[w], nb);
+        return;
+    }
+    var old = atomicLoad(&out[w]); // neighbours in the word have owners of their own
+    loop {
         let nw = (old & ~(MASK << shift)) | (nb << shift);
         let r = atomicCompareExchangeWeak(&out[w], old, nw);
         if (r.exchanged) { break; }

@@ -18,10 +18,14 @@
  * Scatter ordering: set mode is deterministic (the update latest in index order wins, through an
  * atomicMax of update numbers per destination); add/mul accumulate in whatever order the atomics
  * run, rounding to the element's dtype at each step (floats differ from the reference by a few
- * ulps; integers are exact, wrapping). WGSL has only 32-bit atomics: f32/i32/u32 combine with a
- * compare-exchange loop on their word, f16/bf16/8-bit elements on the word holding them. i64 runs
- * set on the GPU (the single winner writes both words); i64 add/mul/amax/amin and index_add run
- * the reference. u32 indices of 2^31 or more read as negative (and then count as out of range).
+ * ulps; integers are exact, wrapping). WGSL has only 32-bit atomics: i32/u32 add with atomicAdd,
+ * other f32/i32/u32 combines with a compare-exchange loop on their word, f16/bf16/8-bit elements
+ * on the word holding them. i64 set: the single winner writes both words. i64 add/mul/amax/amin
+ * (no pair of words updates atomically) and integer index_add with alpha != 1 (the reference
+ * computes in double and saturates at every step, so order matters) link the updates of each
+ * destination into a list that one invocation per destination folds, exactly, in 64 bits (in
+ * index order for alpha != 1). i64 index_add with alpha != 1 and fractional integer alphas run the
+ * reference. u32 indices of 2^31 or more read as negative (and then count as out of range).
  * Tensors past one storage binding (or 2^31 elements) run the reference. */
 #include <stdlib.h>
 #include <string.h>
@@ -141,18 +145,32 @@ wgt_status wgt_masked_fill(const wgt_tensor *x, const wgt_tensor *mask, double v
 typedef struct scat_params {
     uint32_t n, mode, off_s, off_i, acc, isize, istride;
     float alpha;
+    uint32_t n_out;
+    int32_t alpha_i;
+    uint32_t ordered, pad;
     uint32_t cstride[8];
     op_layout_params ls, li;
 } scat_params;
 
-static wgt_status scatter_kernel(wgt_context *ctx, wgt_dtype dt, wgt_dtype idt, const char *entry, wgt_kernel **k)
+/* The prelude of scatter.wgsl is a function of these (zeroed padding: the key is compared bytewise). */
+typedef struct scat_key {
+    uint8_t dt, idt, pad[2];
+    uint32_t wg;
+} scat_key;
+
+static char *scatter_prelude(void *arg)
 {
-    char pre[12288];
+    const scat_key *key = arg;
+    wgt_dtype dt = (wgt_dtype)key->dt;
+    size_t cap = 20480;
+    char *pre = malloc(cap);
+    if (!pre) return NULL;
     const char *ct = op_compute_type(dt);
     int es = (int)wgt_dtype_size(dt);
-    snprintf(pre, sizeof pre, "%s\nalias CT = %s;\nconst IS_FLOAT: bool = %s;\nconst ESIZE: u32 = %du;\nconst MASK: u32 = %uu;\n",
-             op_wgsl_lib(), ct, op_is_float(dt) ? "true" : "false", es, es >= 4 ? 0xffffffffu : (1u << (es * 8)) - 1);
-    size_t used = strlen(pre);
+    uint32_t mask = es >= 4 ? 0xffffffffu : (1u << (es * 8)) - 1;
+    size_t used = (size_t)snprintf(pre, cap, "%s\n%s\nconst WG: u32 = %uu;\nalias CT = %s;\nconst IS_FLOAT: bool = %s;\n"
+                                   "const ESIZE: u32 = %du;\nconst MASK: u32 = %uu;\n",
+                                   op_wgsl_lib(), op_wgsl_lib_i64(), key->wg, ct, op_is_float(dt) ? "true" : "false", es, mask);
     const char *dec, *enc;
     switch (dt) {
     case WGT_F32: dec = "bitcast<f32>(b)"; enc = "bitcast<u32>(v)"; break;
@@ -162,18 +180,45 @@ static wgt_status scatter_kernel(wgt_context *ctx, wgt_dtype dt, wgt_dtype idt, 
     case WGT_U32: dec = "b"; enc = "v"; break;
     case WGT_I8: dec = "extractBits(bitcast<i32>(b), 0u, 8u)"; enc = "bitcast<u32>(v)"; break;
     case WGT_BOOL: dec = "select(0, 1, b != 0u)"; enc = "select(0u, 1u, v != 0)"; break;
-    default: dec = "i32(b)"; enc = "bitcast<u32>(v)"; break; /* u8 */
+    default: dec = "i32(b)"; enc = "bitcast<u32>(v)"; break; /* u8; i64 (its low word, unused) */
     }
-    used += snprintf(pre + used, sizeof pre - used,
-                     "fn bf16_bits(v: f32) -> u32 {\n"
-                     "  let b = bitcast<u32>(v);\n"
-                     "  if ((b & 0x7fffffffu) > 0x7f800000u) { return (b >> 16u) | 0x40u; }\n"
-                     "  return (b + 0x7fffu + ((b >> 16u) & 1u)) >> 16u;\n}\n"
-                     "fn dec(b: u32) -> CT { return %s; }\nfn enc(v: CT) -> u32 { return %s; }\n"
-                     "fn nan_ct(x: CT) -> bool { return %s; }\n",
-                     dec, enc, op_is_float(dt) ? "(bitcast<u32>(f32(x)) & 0x7fffffffu) > 0x7f800000u" : "false");
-    index_wgsl(pre, sizeof pre, "ib", idt);
-    return wgt_gpu_kernel(ctx, "scatter", pre, entry, NULL, 0, k);
+    /* the walk's store: a 64-bit value saturated into the dtype's range (the reference's double
+     * store, exact for the integers the walk produces) */
+    const char *sat;
+    switch (dt) {
+    case WGT_I32: sat = "i64_min(i64_max(r, vec2<u32>(0x80000000u, 0xffffffffu)), vec2<u32>(0x7fffffffu, 0u)).x"; break;
+    case WGT_U32: sat = "i64_min(i64_max(r, vec2<u32>(0u, 0u)), vec2<u32>(0xffffffffu, 0u)).x"; break;
+    case WGT_I8: sat = "i64_min(i64_max(r, vec2<u32>(0xffffff80u, 0xffffffffu)), vec2<u32>(0x7fu, 0u)).x & 0xffu"; break;
+    case WGT_U8: sat = "i64_min(i64_max(r, vec2<u32>(0u, 0u)), vec2<u32>(0xffu, 0u)).x"; break;
+    case WGT_BOOL: sat = "select(0u, 1u, !i64_is_zero(r))"; break;
+    default: sat = "r.x"; break; /* i64 stores both words itself; floats never walk */
+    }
+    used += (size_t)snprintf(pre + used, cap - used,
+                             "fn bf16_bits(v: f32) -> u32 {\n"
+                             "  let b = bitcast<u32>(v);\n"
+                             "  if ((b & 0x7fffffffu) > 0x7f800000u) { return (b >> 16u) | 0x40u; }\n"
+                             "  return (b + 0x7fffu + ((b >> 16u) & 1u)) >> 16u;\n}\n"
+                             "fn dec(b: u32) -> CT { return %s; }\nfn enc(v: CT) -> u32 { return %s; }\n"
+                             "fn nan_ct(x: CT) -> bool { return %s; }\n"
+                             "fn to64(v: CT) -> vec2<u32> { return %s; }\n"
+                             "fn sat_bits(r: vec2<u32>) -> u32 { return %s; }\n",
+                             dec, enc, op_is_float(dt) ? "(bitcast<u32>(f32(x)) & 0x7fffffffu) > 0x7f800000u" : "false",
+                             op_is_float(dt) ? "vec2<u32>(0u, 0u)" : dt == WGT_U32 ? "i64_from_u32(v)" : "i64_from_i32(v)", sat);
+    if (used >= cap) {
+        free(pre);
+        return NULL;
+    }
+    index_wgsl(pre, cap, "ib", (wgt_dtype)key->idt);
+    return pre;
+}
+
+static wgt_status scatter_kernel(wgt_context *ctx, wgt_dtype dt, wgt_dtype idt, const char *entry, wgt_kernel **k)
+{
+    scat_key key;
+    memset(&key, 0, sizeof key);
+    key.dt = (uint8_t)dt, key.idt = (uint8_t)idt;
+    key.wg = op_workgroup_size(ctx);
+    return wgt_gpu_kernel_keyed(ctx, "scatter", &key, sizeof key, scatter_prelude, &key, entry, NULL, 0, k);
 }
 
 /* One pass of the update plan: the updates iterate over `it` (shape, with src strides); `li` (the
@@ -186,6 +231,19 @@ typedef struct scat_pass {
     int acc;
 } scat_pass;
 
+/* Integer alphas the walk multiplies exactly: |alpha| <= 2^20 keeps a + alpha * b below 2^53 for
+ * 32-bit values, where the reference's double arithmetic is exact too. */
+static int int_alpha(double alpha) { return alpha == (double)(int32_t)alpha && alpha >= -1048576.0 && alpha <= 1048576.0; }
+
+/* Whether the update combine walks lists per destination (scatter.wgsl): i64 combines (no 64-bit
+ * atomics) and integer alphas other than 1 (the reference saturates at every step, so its order
+ * matters). */
+static int scatter_walks(wgt_dtype dt, wgt_scatter_mode mode, double alpha)
+{
+    if (mode == WGT_SCATTER_SET || op_is_float(dt)) return 0;
+    return dt == WGT_I64 || alpha != 1.0;
+}
+
 /* out (a fresh copy of self) (mode)= src at the destinations the passes compute. */
 static wgt_status scatter_gpu(wgt_context *ctx, const wgt_tensor *src, const wgt_layout *it, const scat_pass *passes,
                               int n_pass, wgt_scatter_mode mode, double alpha, wgt_tensor *out)
@@ -193,10 +251,11 @@ static wgt_status scatter_gpu(wgt_context *ctx, const wgt_tensor *src, const wgt
     int64_t n = wgt_layout_numel(it);
     if (n == 0) return WGT_OK;
     wgt_dtype dt = out->l.dtype;
+    int walk = scatter_walks(dt, mode, alpha);
     wgt_tensor *dest = NULL, *win = NULL;
-    int64_t nn = n, no = wgt_layout_numel(&out->l);
+    int64_t nn = walk ? 2 * n : n, no = wgt_layout_numel(&out->l); /* walk: next[] after dest[] */
     wgt_status st = wgt_tensor_new(ctx, WGT_U32, 1, &nn, &dest);
-    if (!st && mode == WGT_SCATTER_SET) {
+    if (!st && (mode == WGT_SCATTER_SET || walk)) {
         if (!(st = wgt_tensor_new(ctx, WGT_U32, 1, &no, &win))) st = wgt_gpu_fill_zero(ctx, win->st->buf, 0, win->st->bytes);
     }
     wgt_binding b[7];
@@ -206,6 +265,9 @@ static wgt_status scatter_gpu(wgt_context *ctx, const wgt_tensor *src, const wgt
     p.n = (uint32_t)n;
     p.mode = (uint32_t)mode;
     p.alpha = (float)alpha;
+    p.n_out = (uint32_t)no;
+    p.alpha_i = walk && int_alpha(alpha) ? (int32_t)alpha : 1;
+    p.ordered = walk && alpha != 1.0;
     if (!st) st = op_bind_all(src, &b[0], &base);
     wgt_layout ls = *it;
     p.off_s = (uint32_t)(ls.offset - base);
@@ -215,8 +277,9 @@ static wgt_status scatter_gpu(wgt_context *ctx, const wgt_tensor *src, const wgt
     if (!st) st = win ? op_bind_all(win, &b[3], &base) : index_dummy_bind(ctx, 1, &b[3]);
     if (!st) st = op_bind_all(out, &b[4], &base);
     if (!st) st = index_err_bind(ctx, &b[5]);
-    uint32_t gx, gy;
-    op_grid(ctx, ((uint64_t)n + 255) / 256, &gx, &gy);
+    uint32_t wg = op_workgroup_size(ctx), gx, gy, ox, oy;
+    op_grid(ctx, ((uint64_t)n + wg - 1) / wg, &gx, &gy);
+    op_grid(ctx, ((uint64_t)no + wg - 1) / wg, &ox, &oy);
     int shift = 8 - it->ndim;
     for (int i = 0; i < n_pass && !st; i++) {
         const scat_pass *ps = &passes[i];
@@ -233,15 +296,27 @@ static wgt_status scatter_gpu(wgt_context *ctx, const wgt_tensor *src, const wgt
         wgt_binding bb[6] = {b[0], b[1], b[2], b[3], b[4], b[5]};
         st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, bb, 6, gx, gy, 1);
     }
+    wgt_dtype idt = passes[n_pass - 1].index->l.dtype;
     wgt_kernel *k;
-    if (!st && mode == WGT_SCATTER_SET && !(st = scatter_kernel(ctx, dt, passes[n_pass - 1].index->l.dtype, "winner_main", &k)))
-        st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 6, gx, gy, 1);
-    if (!st && !(st = scatter_kernel(ctx, dt, passes[n_pass - 1].index->l.dtype, "apply_main", &k)))
-        st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 6, gx, gy, 1);
+    if (walk) {
+        if (!st && !(st = scatter_kernel(ctx, dt, idt, "link_main", &k))) st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 6, gx, gy, 1);
+        if (!st && !(st = scatter_kernel(ctx, dt, idt, "walk_main", &k))) st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 6, ox, oy, 1);
+    } else {
+        if (!st && mode == WGT_SCATTER_SET && !(st = scatter_kernel(ctx, dt, idt, "winner_main", &k)))
+            st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 6, gx, gy, 1);
+        if (!st && !(st = scatter_kernel(ctx, dt, idt, "apply_main", &k))) st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 6, gx, gy, 1);
+    }
     wgt_tensor_free(dest);
     wgt_tensor_free(win);
     if (!st) st = index_check_now(ctx);
     return st;
+}
+
+/* Whether scatter_gpu can run these: every tensor in one binding, and the walk's 2n-word list too. */
+static int scatter_fits(wgt_context *ctx, const wgt_tensor *const *ts, int n_ts, int64_t n_updates, int walk)
+{
+    if (!fits_binding(ts, n_ts)) return 0;
+    return !walk || (uint64_t)n_updates * 8 + 256 <= ctx->info.limits.max_storage_buffer_binding_size;
 }
 
 typedef struct scat_arg {
@@ -292,7 +367,7 @@ wgt_status wgt_scatter(const wgt_tensor *self, int dim, const wgt_tensor *index,
     wgt_tensor *y;
     if ((st = wgt_tensor_copy(self, &y))) return st;
     const wgt_tensor *all[3] = {self, src, index};
-    int gpu_ok = (self->l.dtype != WGT_I64 || mode == WGT_SCATTER_SET) && fits_binding(all, 3);
+    int gpu_ok = scatter_fits(ctx, all, 3, wgt_layout_numel(&index->l), scatter_walks(self->l.dtype, mode, 1.0));
     if (op_use_gpu(ctx, "scatter", self->l.dtype, gpu_ok)) {
         wgt_layout it = src->l; /* src restricted to the index's shape */
         memcpy(it.shape, index->l.shape, sizeof it.shape);
@@ -336,9 +411,12 @@ wgt_status wgt_index_add(const wgt_tensor *self, int dim, const wgt_tensor *inde
                        dim, (long long)K);
     wgt_tensor *y;
     if ((st = wgt_tensor_copy(self, &y))) return st;
-    /* integers with alpha != 1 compute in double and saturate in the reference, which 32-bit
-     * integer kernels cannot follow on overflow: those run the reference */
-    int gpu_ok = self->l.dtype != WGT_I64 && fits_binding(ins, 3) && (op_is_float(self->l.dtype) || alpha == 1.0);
+    /* integers with alpha != 1 compute in double and saturate at every step in the reference: the
+     * walk follows that exactly for integer alphas up to 2^20 and 32-bit or smaller dtypes; i64
+     * (whose doubles round) and fractional alphas run the reference */
+    wgt_dtype dt = self->l.dtype;
+    int gpu_ok = scatter_fits(ctx, ins, 3, wgt_layout_numel(&source->l), scatter_walks(dt, WGT_SCATTER_ADD, alpha)) &&
+                 (op_is_float(dt) || alpha == 1.0 || (dt != WGT_I64 && int_alpha(alpha)));
     if (op_use_gpu(ctx, "index_add", self->l.dtype, gpu_ok)) {
         scat_pass ps;
         memset(&ps, 0, sizeof ps);
@@ -394,7 +472,9 @@ wgt_status wgt_index_put(const wgt_tensor *self, const wgt_tensor *const *indice
     wgt_tensor *y;
     if ((st = wgt_tensor_copy(self, &y))) return st;
     wgt_scatter_mode mode = accumulate ? WGT_SCATTER_ADD : WGT_SCATTER_SET;
-    int gpu_ok = (self->l.dtype != WGT_I64 || !accumulate) && fits_binding(ins, 2 + k);
+    int64_t n_updates = 1;
+    for (int d = 0; d < un; d++) n_updates *= U[d];
+    int gpu_ok = scatter_fits(ctx, ins, 2 + k, n_updates, scatter_walks(self->l.dtype, mode, 1.0));
     if (op_use_gpu(ctx, "index_put", self->l.dtype, gpu_ok)) {
         wgt_layout it;
         op_broadcast_layout(&values->l, un, U, &it);
@@ -443,9 +523,10 @@ static wgt_status compact(wgt_context *ctx, const wgt_tensor *mask, const wgt_la
     int64_t n = wgt_layout_numel(lm);
     if (n == 0) return WGT_OK;
     char pre[8192];
-    snprintf(pre, sizeof pre, "%s\n", op_wgsl_lib());
+    uint32_t wg = op_workgroup_size(ctx);
+    snprintf(pre, sizeof pre, "%s\nconst WG: u32 = %uu;\n", op_wgsl_lib(), wg);
     index_wgsl(pre, sizeof pre, "ib", mask->l.dtype);
-    int64_t blocks = (n + 1023) / 1024;
+    int64_t blocks = (n + 4 * wg - 1) / (4 * wg); /* index.wgsl's BLOCK: 4 elements per invocation */
     wgt_tensor *counts;
     wgt_status st = wgt_tensor_new(ctx, WGT_U32, 1, &blocks, &counts);
     if (st) return st;
@@ -566,7 +647,8 @@ wgt_status wgt_nonzero(const wgt_tensor *x, wgt_tensor **out)
         int64_t shape[2] = {count, nd};
         if (!(st = wgt_tensor_new(ctx, WGT_I64, 2, shape, &y)) && count && nd) {
             char pre[8192];
-            snprintf(pre, sizeof pre, "%s\n", op_wgsl_lib());
+            uint32_t wg = op_workgroup_size(ctx);
+            snprintf(pre, sizeof pre, "%s\nconst WG: u32 = %uu;\n", op_wgsl_lib(), wg);
             index_wgsl(pre, sizeof pre, "ib", x->l.dtype);
             wgt_kernel *k;
             cmp_params p;
@@ -582,7 +664,7 @@ wgt_status wgt_nonzero(const wgt_tensor *x, wgt_tensor **out)
                 !(st = op_bind_all(pos, &b[2], &base)) && !(st = op_bind_all(y, &b[3], &base)) &&
                 !(st = index_dummy_bind(ctx, 1, &b[1]))) {
                 uint32_t gx, gy;
-                op_grid(ctx, ((uint64_t)count * nd + 255) / 256, &gx, &gy);
+                op_grid(ctx, ((uint64_t)count * nd + wg - 1) / wg, &gx, &gy);
                 if (!(st = wgt_gpu_kernel(ctx, "index", pre, "coords_main", NULL, 0, &k)))
                     st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 4, gx, gy, 1);
             }

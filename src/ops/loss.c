@@ -61,7 +61,7 @@ static wgt_status row_run(wgt_context *ctx, const row_job *j, wgt_tensor *lo, wg
     if (rows > UINT32_MAX || j->C > UINT32_MAX) return op_fail(ctx, WGT_ERR_LIMIT, "loss: more than 2^32 rows or classes");
     int t_rows = j->mode != ROW_CE && j->mode != ROW_NLL; /* the target has a class dim */
     int wide = j->mode != ROW_NLL && j->C > 64;
-    uint32_t wg = j->C >= 4096 ? 256 : 64;
+    uint32_t wg = j->C >= 4096 ? op_workgroup_size(ctx) : 64; /* 256, or 128 in compatibility mode */
     char pre[8192];
     snprintf(pre, sizeof pre, "%s\nconst WG: u32 = %uu;\n", op_wgsl_lib(), wide ? wg : 64);
     op_wgsl_loader(pre, sizeof pre, "ldx", "xs", j->x->l.dtype, "f32");
