@@ -1,7 +1,9 @@
 /* Indexing ops on the GPU against the CPU reference: index_select, gather, masked_fill,
  * masked_select, nonzero, one_hot, scatter (set/add/mul/amax/amin), index_add, index_put, over
  * every dtype, strided and broadcast inputs, i32 and i64 indices with negative values, duplicate
- * destinations, empty inputs; and out-of-range indices reported by wgt_index_check.
+ * destinations, empty inputs; i64 combines over full 64-bit values and integer index_add with
+ * saturating alphas (both walk per-destination lists); and out-of-range indices reported by
+ * wgt_index_check.
  * Tolerances: data movement, set, amax/amin and integer arithmetic are exact. Float add/mul
  * combine in an order the atomics choose, rounding to the element's dtype after every step as the
  * reference does in index order: a few ulps of the running sum apart (f32 1e-5, f16 4e-3,
@@ -11,6 +13,14 @@
 static pair pair_index(wgt_dtype it, int ndim, const int64_t *shape, int64_t n)
 {
     return pair_rand(it, ndim, shape, (double)-n, (double)n - 0.001, 0);
+}
+
+/* A pair holding exactly these host values. */
+static pair pair_host(wgt_dtype dt, int ndim, const int64_t *shape, const void *data)
+{
+    pair p;
+    for (int s = 0; s < 2; s++) MUST(wgt_tensor_from_host(side[s], dt, ndim, shape, data, &p.t[s]));
+    return p;
 }
 
 static void tol(wgt_dtype dt, double *atol, double *rtol)
@@ -135,6 +145,47 @@ int main(void)
             DIFF(what, 0, 0, wgt_one_hot(oh.t[S], 5, axis, 0, dt == WGT_BOOL || dt == WGT_U8 ? 1 : 3, dt, &y_[S]));
         }
         pair_free(oh);
+    }
+
+    /* i64 combines walk a list per destination (no 64-bit atomics): full-range values, so sums
+     * carry into the high word and max/min decide on either word; 600 updates into 7 x 3 */
+    {
+        int64_t sn[2] = {7, 3}, un[2] = {200, 3};
+        int64_t vs[600], ss[21];
+        for (int i = 0; i < 600; i++) vs[i] = (int64_t)(((uint64_t)urand(0, 4294967296.0) << 32) ^ (uint64_t)urand(0, 4294967296.0));
+        for (int i = 0; i < 21; i++) ss[i] = i % 4 == 0 ? INT64_MIN : i % 4 == 1 ? INT64_MAX : -vs[i];
+        for (int i = 0; i < 40; i++) vs[i * 15] = i & 1 ? INT64_MAX : (int64_t)0xffffffffLL; /* carries */
+        pair self = pair_host(WGT_I64, 2, sn, ss), src = pair_host(WGT_I64, 2, un, vs);
+        pair idx = pair_index(WGT_I32, 2, un, 7);
+        for (int mode = 1; mode < WGT_SCATTER_COUNT; mode++) {
+            snprintf(what, sizeof what, "scatter i64 mode %d, 600 full-range updates", mode);
+            DIFF(what, 0, 0, wgt_scatter(self.t[S], 0, idx.t[S], src.t[S], (wgt_scatter_mode)mode, &y_[S]));
+        }
+        pair srcT = pair_transpose(src, 0, 1), selfT = pair_transpose(self, 0, 1);
+        pair idx1 = pair_index(WGT_I64, 1, (int64_t[]){200}, 7);
+        DIFF("index_add i64", 0, 0, wgt_index_add(self.t[S], 0, idx1.t[S], src.t[S], 1, &y_[S]));
+        DIFF("index_add i64 dim 1, transposed", 0, 0, wgt_index_add(selfT.t[S], 1, idx1.t[S], srcT.t[S], 1, &y_[S]));
+        DIFF("index_put i64 accumulate", 0, 0,
+             wgt_index_put(self.t[S], (const wgt_tensor *const[]){idx1.t[S]}, 1, src.t[S], 1, &y_[S]));
+        pair_free(idx1), pair_free(selfT), pair_free(srcT), pair_free(idx), pair_free(src), pair_free(self);
+    }
+    /* integer index_add with alpha != 1: the reference saturates at every step, in index order,
+     * so the result depends on the order (i8: 100 * 3 saturates at once); 300 rows into 4 */
+    for (int di = 3; di < N_DTYPES - 1; di++) {
+        wgt_dtype dt = all_dtypes[di];
+        int64_t sn[2] = {4, 5}, an[2] = {300, 5}, k300 = 300;
+        int wide = dt == WGT_I32 || dt == WGT_U32;
+        double lo = dt == WGT_BOOL ? 0 : wide ? -2147483648.0 : lo_of(dt), hi = dt == WGT_BOOL ? 2 : wide ? 4294967295.0 : hi_of(dt);
+        if (dt == WGT_I32) hi = 2147483647.0;
+        if (dt == WGT_U32) lo = 0;
+        pair self = pair_rand(dt, 2, sn, lo, hi, 0), source = pair_rand(dt, 2, an, lo, hi, 0);
+        pair idx = pair_index(WGT_I32, 1, &k300, 4);
+        double alphas[3] = {3, -2, 1048576};
+        for (int a = 0; a < 3; a++) {
+            snprintf(what, sizeof what, "index_add alpha %g, 300 rows into 4", alphas[a]);
+            DIFF(what, 0, 0, wgt_index_add(self.t[S], 0, idx.t[S], source.t[S], alphas[a], &y_[S]));
+        }
+        pair_free(idx), pair_free(source), pair_free(self);
     }
 
     /* empty inputs */
