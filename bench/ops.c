@@ -1,4 +1,4 @@
-/* Op kernel throughput: bench_ops [--size small|large] [--reps N]
+/* Op kernel throughput: bench_ops [--size small|large] [--reps N] [--only NAME]
  * Prints GB/s for a large elementwise add, GB/s of weight bytes for GEMV (one token through a
  * linear layer, f32 and f16 weights; Q8_0 and Q4_K weights through wgt_qlinear), TFLOP/s for
  * GEMM (square f32, and a 512-token prefill through a 4096 x 4096 linear layer), and attention
@@ -18,6 +18,10 @@
 
 static wgt_context *ctx;
 static int reps = 50;
+static const char *only; /* --only WORD: run the benchmarks whose name starts with WORD */
+static int64_t one_o, one_i; /* --gemv O I DT */
+static wgt_dtype one_dt;
+static int want(const char *name) { return !only || !strncmp(name, only, strlen(only)); }
 
 #define TRY(call)                                                                                  \
     do {                                                                                           \
@@ -236,8 +240,13 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--size") && i + 1 < argc) large = strcmp(argv[++i], "small") != 0;
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
+        else if (!strcmp(argv[i], "--gemv") && i + 3 < argc) { /* one shape: --gemv O I f32|f16|bf16 */
+            one_o = atoll(argv[i + 1]), one_i = atoll(argv[i + 2]), i += 3;
+            one_dt = !strcmp(argv[i], "f16") ? WGT_F16 : !strcmp(argv[i], "bf16") ? WGT_BF16 : WGT_F32;
+        }
         else {
-            fprintf(stderr, "usage: %s [--size small|large] [--reps N]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--size small|large] [--reps N] [--only add|rows|gemv|qgemv|gemm|sdpa] [--gemv O I DTYPE]\n", argv[0]);
             return 2;
         }
     }
@@ -247,39 +256,43 @@ int main(int argc, char **argv)
     TRY(wgt_context_adapter_info(ctx, &info));
     printf("adapter: %s (%s), subgroups %s, %s sizes, %d reps\n", info.name, info.backend_name,
            info.has_subgroups ? "yes" : "no", large ? "large" : "small", reps);
-    if (large) {
-        bench_add(64ll << 20);
-        bench_add16(128ll << 20);
-        bench_rows(8192, 8192);
-        bench_rows(65536, 1024);
-        bench_gemv(4096, 4096, WGT_F32);
-        bench_gemv(4096, 4096, WGT_F16);
-        bench_gemv(4864, 896, WGT_F16);
-        bench_gemv(896, 4864, WGT_F16);
-        bench_gemv(14336, 4096, WGT_F16);
-        bench_gemv(151936, 896, WGT_F16);
-        bench_qgemv(4096, 4096, WGT_FTYPE_Q8_0);
-        bench_qgemv(4096, 4096, WGT_FTYPE_Q4_K);
-        bench_qgemv(14336, 4096, WGT_FTYPE_Q8_0);
-        bench_gemm(2048, 2048, 2048, WGT_F32, 0);
-        bench_gemm(512, 4096, 4096, WGT_F32, 1);
-        bench_gemm(512, 4096, 4096, WGT_F16, 1);
-        bench_sdpa(32, 8, 1, 4096, 128, WGT_F16);
-        bench_sdpa(14, 2, 1, 1024, 64, WGT_F32);
-        bench_sdpa(32, 8, 512, 512, 128, WGT_F16);
+    if (one_o > 0 && one_i > 0) {
+        bench_gemv(one_o, one_i, one_dt);
+    } else if (large) {
+        if (want("add")) bench_add(64ll << 20);
+        if (want("add")) bench_add16(128ll << 20);
+        if (want("rows")) bench_rows(8192, 8192);
+        if (want("rows")) bench_rows(65536, 1024);
+        if (want("gemv")) bench_gemv(4096, 4096, WGT_F32);
+        if (want("gemv")) bench_gemv(4096, 4096, WGT_F16);
+        if (want("gemv")) bench_gemv(4864, 896, WGT_F16);
+        if (want("gemv")) bench_gemv(896, 4864, WGT_F16);
+        if (want("gemv")) bench_gemv(14336, 4096, WGT_F16);
+        if (want("gemv")) bench_gemv(151936, 896, WGT_F16);
+        if (want("gemv")) bench_gemv(16384, 8192, WGT_F32); /* 512 MiB: the device's streaming rate */
+        if (want("gemv")) bench_gemv(32768, 8192, WGT_F16);
+        if (want("qgemv")) bench_qgemv(4096, 4096, WGT_FTYPE_Q8_0);
+        if (want("qgemv")) bench_qgemv(4096, 4096, WGT_FTYPE_Q4_K);
+        if (want("qgemv")) bench_qgemv(14336, 4096, WGT_FTYPE_Q8_0);
+        if (want("gemm")) bench_gemm(2048, 2048, 2048, WGT_F32, 0);
+        if (want("gemm")) bench_gemm(512, 4096, 4096, WGT_F32, 1);
+        if (want("gemm")) bench_gemm(512, 4096, 4096, WGT_F16, 1);
+        if (want("sdpa")) bench_sdpa(32, 8, 1, 4096, 128, WGT_F16);
+        if (want("sdpa")) bench_sdpa(14, 2, 1, 1024, 64, WGT_F32);
+        if (want("sdpa")) bench_sdpa(32, 8, 512, 512, 128, WGT_F16);
     } else {
-        bench_add(1 << 20);
-        bench_add16(1 << 20);
-        bench_rows(512, 512);
-        bench_gemv(512, 512, WGT_F32);
-        bench_gemv(512, 512, WGT_F16);
-        bench_gemv(896, 256, WGT_F16);
-        bench_qgemv(512, 512, WGT_FTYPE_Q8_0);
-        bench_qgemv(512, 512, WGT_FTYPE_Q4_K);
-        bench_gemm(128, 128, 128, WGT_F32, 0);
-        bench_gemm(64, 256, 256, WGT_F16, 1);
-        bench_sdpa(4, 2, 1, 256, 64, WGT_F16);
-        bench_sdpa(4, 2, 32, 32, 64, WGT_F32);
+        if (want("add")) bench_add(1 << 20);
+        if (want("add")) bench_add16(1 << 20);
+        if (want("rows")) bench_rows(512, 512);
+        if (want("gemv")) bench_gemv(512, 512, WGT_F32);
+        if (want("gemv")) bench_gemv(512, 512, WGT_F16);
+        if (want("gemv")) bench_gemv(896, 256, WGT_F16);
+        if (want("qgemv")) bench_qgemv(512, 512, WGT_FTYPE_Q8_0);
+        if (want("qgemv")) bench_qgemv(512, 512, WGT_FTYPE_Q4_K);
+        if (want("gemm")) bench_gemm(128, 128, 128, WGT_F32, 0);
+        if (want("gemm")) bench_gemm(64, 256, 256, WGT_F16, 1);
+        if (want("sdpa")) bench_sdpa(4, 2, 1, 256, 64, WGT_F16);
+        if (want("sdpa")) bench_sdpa(4, 2, 32, 32, 64, WGT_F32);
     }
     wgt_context_free(ctx);
     return 0;
