@@ -2,8 +2,9 @@
 // word (PACK elements) per invocation, batch dims broadcast through the layouts. Mode 5 is the
 // epilogue of the matrix-product path for p = 2: sqrt(max(|a|^2 + |b|^2 - 2 g, 0)) with xa = |a|
 // [B, P], xb = |b| [B, R] and g = a.b [B, P, R] (contiguous).
-// The prelude (src/ops/misc.c) supplies lib_index.wgsl, `const PACK: u32`, the loaders l1, l2, lg
-// (-> f32) and the storer st.
+// The prelude (src/ops/misc.c) supplies lib_index.wgsl, `const PACK: u32`, `const WG: u32` (the
+// workgroup size, a power of two from 32 to 256: op_workgroup_size), the loaders l1, l2, lg (-> f32)
+// and the storer st.
 
 struct Params {
     n: u32,          // output elements
@@ -35,6 +36,26 @@ struct Params {
 // NaN by its bits: compilers may fold d != d to false.
 fn is_nan(v: f32) -> bool { return (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u; }
 
+// One feature's |difference| d into the running accumulator of the mode.
+fn accumulate(acc: f32, d: f32) -> f32 {
+    switch p.mode {
+        case 0u: { return acc + select(0.0, 1.0, d != 0.0 || is_nan(d)); }
+        case 1u: { return acc + d; }
+        case 2u: { return acc + d * d; }
+        case 3u: { return select(acc, d, !is_nan(acc) && (d > acc || is_nan(d))); }
+        default: {
+            if (d != 0.0 || is_nan(d)) { return acc + pow(d, p.pw); } // pow(0, y) is undefined in WGSL
+            return acc;
+        }
+    }
+}
+
+fn finish(acc: f32) -> f32 {
+    if (p.mode == 2u) { return sqrt(acc); }
+    if (p.mode == 4u && acc != 0.0) { return pow(acc, 1.0 / p.pw); }
+    return acc;
+}
+
 fn dist(e: u32) -> f32 {
     let j = e % p.R;
     let i = (e / p.R) % p.P;
@@ -48,23 +69,14 @@ fn dist(e: u32) -> f32 {
     }
     var acc = 0.0;
     for (var k = 0u; k < p.M; k = k + 1u) {
-        let d = abs(l1(a0 + k * p.s1m) - l2(b0 + k * p.s2m));
-        switch p.mode {
-            case 0u: { acc = acc + select(0.0, 1.0, d != 0.0 || is_nan(d)); }
-            case 1u: { acc = acc + d; }
-            case 2u: { acc = acc + d * d; }
-            case 3u: { acc = select(acc, d, !is_nan(acc) && (d > acc || is_nan(d))); }
-            default: { if (d != 0.0 || is_nan(d)) { acc = acc + pow(d, p.pw); } } // pow(0, y) is undefined in WGSL
-        }
+        acc = accumulate(acc, abs(l1(a0 + k * p.s1m) - l2(b0 + k * p.s2m)));
     }
-    if (p.mode == 2u) { return sqrt(acc); }
-    if (p.mode == 4u && acc != 0.0) { return pow(acc, 1.0 / p.pw); }
-    return acc;
+    return finish(acc);
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
-    let w = gid.x + gid.y * groups.x * 256u;
+    let w = gid.x + gid.y * groups.x * WG;
     if (w * PACK >= p.n) { return; }
     var v: array<f32, 4>;
     for (var k = 0u; k < PACK; k = k + 1u) {
@@ -77,10 +89,14 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 // Modes 0-4 over tiles: a workgroup computes 16 x 16 distances (rows i of x1 against rows j of x2)
 // with both sides' features staged through workgroup memory 16 at a time, so each feature is read
 // from memory once per tile instead of once per distance. Writes f32 (out is f32 here: PACK 1).
+// Invocation (ly, lx) owns the distances of column lx in rows ly, ly + WG / 16, ...: one at 256
+// invocations, two at compatibility mode's 128.
+const ROWS: u32 = 256u / WG;   // tile rows per invocation
+const STRIDE: u32 = WG / 16u;  // between them
 var<workgroup> ta: array<f32, 256>; // [16 rows of x1][16 features]
 var<workgroup> tb: array<f32, 256>; // [16 rows of x2][16 features]
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(WG)
 fn tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
          @builtin(local_invocation_index) lid: u32) {
     let tiles_i = (p.P + 15u) / 16u;
@@ -92,39 +108,36 @@ fn tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups:
     let i0 = (t / tiles_j) * 16u;
     let j0 = (t % tiles_j) * 16u;
     let lx = lid % 16u;
-    let ly = lid / 16u;
+    let ly0 = lid / 16u;
     let a0 = layout_index(p.lb1, b) + p.off1;
     let b0 = layout_index(p.lb2, b) + p.off2;
-    let i = i0 + ly;
-    let j = j0 + lx;
-    var acc = 0.0;
+    var acc: array<f32, ROWS>;
+    for (var r = 0u; r < ROWS; r = r + 1u) { acc[r] = 0.0; }
     for (var k0 = 0u; k0 < p.M; k0 = k0 + 16u) {
         // invocation (ly, lx) stages feature k0 + lx of row i0 + ly of x1 and of row j0 + ly of x2
         let k = k0 + lx;
-        var va = 0.0;
-        var vb = 0.0;
-        if (k < p.M && i0 + ly < p.P) { va = l1(a0 + (i0 + ly) * p.s1p + k * p.s1m); }
-        if (k < p.M && j0 + ly < p.R) { vb = l2(b0 + (j0 + ly) * p.s2r + k * p.s2m); }
-        ta[ly * 16u + lx] = va;
-        tb[ly * 16u + lx] = vb;
+        for (var r = 0u; r < ROWS; r = r + 1u) {
+            let ly = ly0 + r * STRIDE;
+            var va = 0.0;
+            var vb = 0.0;
+            if (k < p.M && i0 + ly < p.P) { va = l1(a0 + (i0 + ly) * p.s1p + k * p.s1m); }
+            if (k < p.M && j0 + ly < p.R) { vb = l2(b0 + (j0 + ly) * p.s2r + k * p.s2m); }
+            ta[ly * 16u + lx] = va;
+            tb[ly * 16u + lx] = vb;
+        }
         workgroupBarrier();
         let kn = min(16u, p.M - k0);
         for (var kk = 0u; kk < kn; kk = kk + 1u) {
-            let d = abs(ta[ly * 16u + kk] - tb[lx * 16u + kk]);
-            switch p.mode {
-                case 0u: { acc = acc + select(0.0, 1.0, d != 0.0 || is_nan(d)); }
-                case 1u: { acc = acc + d; }
-                case 2u: { acc = acc + d * d; }
-                case 3u: { acc = select(acc, d, !is_nan(acc) && (d > acc || is_nan(d))); }
-                default: { if (d != 0.0 || is_nan(d)) { acc = acc + pow(d, p.pw); } }
+            let vb = tb[lx * 16u + kk];
+            for (var r = 0u; r < ROWS; r = r + 1u) {
+                acc[r] = accumulate(acc[r], abs(ta[(ly0 + r * STRIDE) * 16u + kk] - vb));
             }
         }
         workgroupBarrier();
     }
-    if (i < p.P && j < p.R) {
-        var v = acc;
-        if (p.mode == 2u) { v = sqrt(acc); }
-        if (p.mode == 4u && acc != 0.0) { v = pow(acc, 1.0 / p.pw); }
-        out[(b * p.P + i) * p.R + j] = bitcast<u32>(v);
+    let j = j0 + lx;
+    for (var r = 0u; r < ROWS; r = r + 1u) {
+        let i = i0 + ly0 + r * STRIDE;
+        if (i < p.P && j < p.R) { out[(b * p.P + i) * p.R + j] = bitcast<u32>(finish(acc[r])); }
     }
 }

@@ -331,7 +331,8 @@ static wgt_status cdist_run(wgt_context *ctx, int mode, double pw, const wgt_ten
     if (n > UINT32_MAX) return op_fail(ctx, WGT_ERR_LIMIT, "cdist: more than 2^32 distances");
     wgt_dtype odt = y->l.dtype;
     char pre[8192];
-    snprintf(pre, sizeof pre, "%s\nconst PACK: u32 = %du;\n", op_wgsl_lib(), op_pack(odt));
+    uint32_t wg = op_workgroup_size(ctx);
+    snprintf(pre, sizeof pre, "%s\nconst PACK: u32 = %du;\nconst WG: u32 = %uu;\n", op_wgsl_lib(), op_pack(odt), wg);
     op_wgsl_loader(pre, sizeof pre, "l1", "xa", a->l.dtype, "f32");
     op_wgsl_loader(pre, sizeof pre, "l2", "xb", b->l.dtype, "f32");
     op_wgsl_loader(pre, sizeof pre, "lg", "gs", g ? g->l.dtype : WGT_F32, "f32");
@@ -374,7 +375,7 @@ static wgt_status cdist_run(wgt_context *ctx, int mode, double pw, const wgt_ten
     if (base != y->l.offset) return op_fail(ctx, WGT_ERR_INTERNAL, "cdist: output not aligned");
     uint64_t words = ((uint64_t)n + op_pack(odt) - 1) / op_pack(odt);
     uint64_t groups = tiled ? (uint64_t)(n / (P * R)) * (uint64_t)((P + 15) / 16) * (uint64_t)((R + 15) / 16)
-                            : (words + 255) / 256;
+                            : (words + wg - 1) / wg;
     uint32_t gx, gy;
     op_grid(ctx, groups, &gx, &gy);
     return wgt_gpu_dispatch(ctx, k, &p, sizeof p, bd, 4, gx, gy, 1);

@@ -7,7 +7,8 @@
  *    reference alike;
  *  - the contiguous (vec4) elementwise path at odd sizes and offsets, and split over bindings;
  *  - reductions whose slices pass one binding (staged), against the reference;
- *  - kernels built for a smaller workgroup limit (compatibility mode's 128, and 64). */
+ *  - kernels built for a smaller workgroup limit (compatibility mode's 128, and 64): elementwise,
+ *    reductions, norms, cdist (both its kernels). */
 #include "gpu/gpu.h"
 #include "gpu_pair.h"
 
@@ -353,6 +354,26 @@ static void test_norms(const char *tag)
     pair_free(x);
 }
 
+/* cdist without the matrix product: the 16 x 16 tiles (P, R >= 8; partial tiles, features in
+ * two chunks of 16 and a rest) and the one-distance-per-invocation kernel (P < 8; f16 packs two
+ * distances a word), for every norm kind. */
+static void test_cdist(const char *tag)
+{
+    int64_t s1[3] = {2, 37, 21}, s2[3] = {2, 19, 21}, s3[2] = {5, 21}, s4[2] = {7, 21};
+    static const double ps[5] = {0, 1, 2, INFINITY, 3};
+    char what[128];
+    pair a = pair_rand(WGT_F32, 3, s1, -4, 4, 0), b = pair_rand(WGT_F32, 3, s2, -4, 4, 0);
+    pair c = pair_rand(WGT_F16, 2, s3, -4, 4, 0), d = pair_rand(WGT_F16, 2, s4, -4, 4, 0);
+    for (int i = 0; i < 5; i++) {
+        /* f32 sums of 21 terms (pow for p = 3) against double */
+        snprintf(what, sizeof what, "%s: cdist tiled p=%g", tag, ps[i]);
+        DIFF(what, 1e-4, 1e-4, wgt_cdist(a.t[S], b.t[S], ps[i], WGT_CDIST_NO_MM, &y_[S]));
+        snprintf(what, sizeof what, "%s: cdist f16 p=%g", tag, ps[i]);
+        DIFF(what, 2e-3, 2e-3, wgt_cdist(c.t[S], d.t[S], ps[i], WGT_CDIST_NO_MM, &y_[S]));
+    }
+    pair_free(a), pair_free(b), pair_free(c), pair_free(d);
+}
+
 int main(void)
 {
     pair_open();
@@ -361,6 +382,7 @@ int main(void)
     test_edges(0);
     test_edges(1);
     test_elementwise_paths("default", 0);
+    test_cdist("default");
 
     /* split over bindings: the contiguous path in aligned chunks, reductions in stages */
     wgt_limits saved = ctx->info.limits;
@@ -379,6 +401,7 @@ int main(void)
         test_elementwise_paths(tag, 1);
         test_reductions_split(tag, 1);
         test_norms(tag);
+        test_cdist(tag);
         ctx->info.limits = saved;
     }
     CHECK(compared > 10000, "only %d elements compared", compared);
