@@ -23,13 +23,19 @@ static void grid(uint64_t groups, uint32_t *gx, uint32_t *gy)
     }
 }
 
-static int stream_items = 4; /* vec4s per invocation of the kernel in use */
+static int stream_items = 4;      /* vec4s per invocation of the kernel in use */
+static uint32_t stream_wg = 256; /* its workgroup size */
 
 static wgt_status stream_kernel(wgt_context *ctx, int items, wgt_kernel **k)
 {
-    wgt_kconst c = {"ITEMS", items};
+    /* 256, or the largest power of two the device allows (compatibility mode's default is 128) */
+    uint32_t lim = ctx->info.limits.max_compute_invocations_per_workgroup, x = ctx->info.limits.max_compute_workgroup_size_x;
+    if (x && (!lim || x < lim)) lim = x;
+    stream_wg = 256;
+    while (lim && stream_wg > lim && stream_wg > 1) stream_wg /= 2;
+    wgt_kconst c[2] = {{"ITEMS", items}, {"WG", stream_wg}};
     stream_items = items;
-    return wgt_gpu_kernel(ctx, "stream", NULL, "main", &c, 1, k);
+    return wgt_gpu_kernel(ctx, "stream", NULL, "main", c, 2, k);
 }
 
 static wgt_status stream(wgt_context *ctx, wgt_kernel *k, wgt_buffer *x, wgt_buffer *y, uint64_t vec4s, float a,
@@ -37,7 +43,7 @@ static wgt_status stream(wgt_context *ctx, wgt_kernel *k, wgt_buffer *x, wgt_buf
 {
     stream_params p = {(uint32_t)vec4s, a, b, 0};
     uint32_t gx, gy;
-    uint64_t per_group = 256u * (uint64_t)stream_items;
+    uint64_t per_group = (uint64_t)stream_wg * (uint64_t)stream_items;
     grid((vec4s + per_group - 1) / per_group, &gx, &gy);
     wgt_binding bs[2] = {{x, 0, vec4s * 16}, {y, 0, vec4s * 16}};
     return wgt_gpu_dispatch(ctx, k, &p, sizeof p, bs, 2, gx, gy, 1);
