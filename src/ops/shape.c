@@ -234,8 +234,18 @@ typedef struct fill_params {
     int32_t starti, stepi, oni, offi;
     float off;
     uint32_t pad2, pad3, pad4;
+    uint32_t d_start[2], d_end[2], d_step[2]; /* linspace into integers: f64 bits, low word first */
+    uint32_t lo[2], hi[2], pad5[2];           /* and the output dtype's range as i64 */
     op_layout_params li;
 } fill_params;
+
+static void put_u64(uint32_t w[2], uint64_t v) { w[0] = (uint32_t)v, w[1] = (uint32_t)(v >> 32); }
+static void put_f64(uint32_t w[2], double v)
+{
+    uint64_t bits;
+    memcpy(&bits, &v, 8);
+    put_u64(w, bits);
+}
 
 wgt_status fill_run(wgt_context *ctx, const fill_args *f, wgt_tensor *out)
 {
@@ -243,13 +253,17 @@ wgt_status fill_run(wgt_context *ctx, const fill_args *f, wgt_tensor *out)
     if (n == 0) return WGT_OK;
     wgt_dtype dt = out->l.dtype, idt = f->x ? f->x->l.dtype : WGT_I32;
     const char *ct = op_compute_type(dt);
-    char pre[12288];
-    snprintf(pre, sizeof pre, "%s\nalias CT = %s;\nconst IS_FLOAT: bool = %s;\nconst PACK: u32 = %du;\nconst WG: u32 = %uu;\n",
-             op_wgsl_lib(), ct, op_is_float(dt) ? "true" : "false", op_pack(dt), op_workgroup_size(ctx));
+    char pre[24576];
+    snprintf(pre, sizeof pre, "%s\n%s\nalias CT = %s;\nconst IS_FLOAT: bool = %s;\nconst PACK: u32 = %du;\nconst WG: u32 = %uu;\n",
+             op_wgsl_lib(), op_wgsl_lib_i64(), ct, op_is_float(dt) ? "true" : "false", op_pack(dt), op_workgroup_size(ctx));
     op_wgsl_storer(pre, sizeof pre, "st", "out", dt, ct);
+    op_wgsl_storer(pre, sizeof pre, "st64", "out", dt, "i64");
     index_wgsl(pre, sizeof pre, "ib", idt);
+    /* linspace into integers follows the reference's double arithmetic (f32 could truncate to the
+     * other side of an integer) */
+    int exact = f->op == FILL_LINSPACE && !op_is_float(dt);
     wgt_kernel *k;
-    wgt_status st = wgt_gpu_kernel(ctx, "shape_fill", pre, "main", NULL, 0, &k);
+    wgt_status st = wgt_gpu_kernel(ctx, "shape_fill", pre, exact ? "linspace_int" : "main", NULL, 0, &k);
     if (st) return st;
     fill_params p;
     memset(&p, 0, sizeof p);
@@ -263,6 +277,13 @@ wgt_status fill_run(wgt_context *ctx, const fill_args *f, wgt_tensor *out)
     /* integers were checked to fit 32 bits by the caller (u32 values as their bits) */
     p.starti = (int32_t)f->start, p.stepi = (int32_t)f->step;
     p.oni = (int32_t)(uint32_t)(int64_t)f->on, p.offi = (int32_t)(uint32_t)(int64_t)f->off;
+    if (exact) {
+        static const int64_t lo[WGT_DTYPE_COUNT] = {[WGT_I32] = INT32_MIN, [WGT_I8] = INT8_MIN, [WGT_I64] = INT64_MIN};
+        static const int64_t hi[WGT_DTYPE_COUNT] = {[WGT_I32] = INT32_MAX, [WGT_U32] = UINT32_MAX, [WGT_I8] = INT8_MAX,
+                                                    [WGT_U8] = UINT8_MAX, [WGT_I64] = INT64_MAX};
+        put_f64(p.d_start, f->start), put_f64(p.d_end, f->end), put_f64(p.d_step, f->step);
+        put_u64(p.lo, (uint64_t)lo[dt]), put_u64(p.hi, (uint64_t)hi[dt]);
+    }
     wgt_binding b[2];
     int64_t base;
     if (f->x) {
@@ -367,8 +388,9 @@ wgt_status wgt_linspace(wgt_context *ctx, double start, double end, int64_t step
     if (steps < 0) return op_fail(ctx, WGT_ERR_INVALID_ARGUMENT, "linspace: steps %lld < 0", (long long)steps);
     if ((unsigned)dtype >= WGT_DTYPE_COUNT) return op_fail(ctx, WGT_ERR_DTYPE, "linspace: unknown dtype %d", (int)dtype);
     fill_args f = {FILL_LINSPACE, start, steps > 1 ? (end - start) / (double)(steps - 1) : 0, end, 0, 0, 0, 0, NULL};
-    /* integer outputs truncate a double value; f32 arithmetic could land on the other side */
-    return create(ctx, "linspace", dtype, 1, &steps, &f, op_is_float(dtype), out);
+    /* integer outputs truncate a double value: the kernel repeats the reference's double
+     * arithmetic (bool, nonzero of a double, stays on the reference) */
+    return create(ctx, "linspace", dtype, 1, &steps, &f, dtype != WGT_BOOL, out);
 }
 
 wgt_status wgt_eye(wgt_context *ctx, int64_t n, int64_t m, wgt_dtype dtype, wgt_tensor **out)

@@ -21,6 +21,35 @@ static int make_inputs(wgt_dtype dt, pair *xs, const char **names)
     return 6;
 }
 
+/* linspace into integers truncates the reference's double values: the GPU repeats that double
+ * arithmetic, so results must be equal, also where a value lands a hair below an integer
+ * (linspace(-20, 8, 101)[75] is 0.9999999999999991 -> 0; linspace(-20, -18, 7)[3] is -19 exactly,
+ * -18.999999999999996 -> -18 were the sum rounded toward zero), past the dtype's range, at
+ * magnitudes past 2^53 and 2^63, for tiny, infinite and NaN ends; then random ends and lengths.
+ * WGT_STRICT: a silent fallback to the reference would compare the reference with itself. */
+static void test_linspace_int(wgt_dtype dt)
+{
+    static const double cases[][3] = {
+        {-20, 8, 101}, {-20, 4, 95}, {-20, 10, 23}, {-20, -18, 7}, {-20, -18, 29}, {0, 10, 101}, {10, 0, 101}, {-3, 11, 1001}, {0, 1, 11}, {-1, 2, 37}, {10, -10, 7}, {2, 5, 1},
+        {0.1, 0.7, 61}, {-300, 300, 13}, {-1e10, 1e10, 21}, {-1e19, 1e19, 9}, {1e15, 1e15 + 999, 1000},
+        {-9.3e18, 9.3e18, 5}, {1e300, -1e300, 5}, {-1e308, 1e308, 3}, {1e-310, 3e-310, 4}, {5, 5, 0},
+        {INFINITY, 1, 4}, {-INFINITY, INFINITY, 3}, {NAN, 2, 3}, {0, 4294967296.5, 65}, {-0.9, 0.9, 19},
+    };
+    char what[160];
+    setenv("WGT_STRICT", "1", 1);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(what, sizeof what, "linspace(%g, %g, %g)", cases[i][0], cases[i][1], cases[i][2]);
+        DIFF(what, 0, 0, wgt_linspace(side[S], cases[i][0], cases[i][1], (int64_t)cases[i][2], dt, &y_[S]));
+    }
+    for (int i = 0; i < 60; i++) {
+        double scale = pow(10, floor(urand(0, 12))), a = floor(urand(-1, 1) * scale) / 8, b = urand(-1, 1) * scale;
+        int64_t n = (int64_t)urand(2, i < 50 ? 50 : 3000);
+        snprintf(what, sizeof what, "linspace(%.17g, %.17g, %lld)", a, b, (long long)n);
+        DIFF(what, 0, 0, wgt_linspace(side[S], a, b, n, dt, &y_[S]));
+    }
+    unsetenv("WGT_STRICT");
+}
+
 int main(void)
 {
     pair_open();
@@ -123,6 +152,7 @@ int main(void)
             CHECK(got == 2, "linspace(2, 5, 1) %s = %g, not 2", wgt_dtype_name(dt), got);
             wgt_tensor_free(f), wgt_tensor_free(one);
         }
+        if (op_is_int(dt) && dt != WGT_BOOL) test_linspace_int(dt);
         DIFF("eye", 0, 0, wgt_eye(side[S], 5, 7, dt, &y_[S]));
         DIFF("eye empty", 0, 0, wgt_eye(side[S], 0, 3, dt, &y_[S]));
     }
