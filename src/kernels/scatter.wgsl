@@ -12,7 +12,7 @@
 //           (f16/bf16/8-bit elements share words).
 //  - lists per destination, exact in 64 bits (i64 add/mul/amax/amin; integer index_add with
 //    alpha != 1, which the reference computes in double and saturates step by step, so order
-//    matters). WGSL's atomics are 32-bit and a pair of words cannot be updated as one, so each
+//    matters; for i64 the walk rounds as those doubles do). WGSL's atomics are 32-bit and a pair of words cannot be updated as one, so each
 //    destination gets a single owner instead:
 //   link:   head[d] <- i + 1 (atomicExchange), next[i] = the previous head: a list of the updates
 //           to d (head is `win`, next lives in dest[N + i]).
@@ -170,9 +170,74 @@ fn update64(x: u32) -> vec2<u32> {
     return to64(dec(src_bits(at)));
 }
 
+// ---- i64 index_add with alpha != 1 as the reference's doubles compute it: a + alpha * b with a
+// and b converted to double, the product and the sum rounded to 53 significant bits (to nearest,
+// ties to even), the result saturated into i64. Every value is an integer below 2^85 in magnitude
+// (|alpha| <= 2^20), so 96-bit two's complement words (x low) hold them exactly.
+
+fn w_from_i64(a: vec2<u32>) -> vec3<u32> { return vec3<u32>(a, select(0u, 0xffffffffu, i64_is_neg(a))); }
+fn w_is_neg(a: vec3<u32>) -> bool { return (a.z >> 31u) != 0u; }
+fn w_add(a: vec3<u32>, b: vec3<u32>) -> vec3<u32> {
+    let x = a.x + b.x;
+    let y0 = a.y + b.y;
+    let y = y0 + select(0u, 1u, x < a.x);
+    return vec3<u32>(x, y, a.z + b.z + select(0u, 1u, y0 < a.y) + select(0u, 1u, y < y0));
+}
+fn w_neg(a: vec3<u32>) -> vec3<u32> { return w_add(~a, vec3<u32>(1u, 0u, 0u)); }
+fn w_lt(a: vec3<u32>, b: vec3<u32>) -> bool { // unsigned
+    if (a.z != b.z) { return a.z < b.z; }
+    if (a.y != b.y) { return a.y < b.y; }
+    return a.x < b.x;
+}
+fn w_shl(a: vec3<u32>, n: u32) -> vec3<u32> { // n in [0, 95]
+    var r = a;
+    var k = n;
+    for (; k >= 32u; k = k - 32u) { r = vec3<u32>(0u, r.x, r.y); }
+    if (k == 0u) { return r; }
+    return vec3<u32>(r.x << k, (r.y << k) | (r.x >> (32u - k)), (r.z << k) | (r.y >> (32u - k)));
+}
+fn w_shr(a: vec3<u32>, n: u32) -> vec3<u32> { // logical, n in [0, 95]
+    var r = a;
+    var k = n;
+    for (; k >= 32u; k = k - 32u) { r = vec3<u32>(r.y, r.z, 0u); }
+    if (k == 0u) { return r; }
+    return vec3<u32>((r.x >> k) | (r.y << (32u - k)), (r.y >> k) | (r.z << (32u - k)), r.z >> k);
+}
+fn w_rnd53(a: vec3<u32>) -> vec3<u32> {
+    let neg = w_is_neg(a);
+    let m = select(a, w_neg(a), neg);
+    var e = 31u - countLeadingZeros(m.x); // the top bit (m = 0 gives a wrapped e, below)
+    if (m.y != 0u) { e = 63u - countLeadingZeros(m.y); }
+    if (m.z != 0u) { e = 95u - countLeadingZeros(m.z); }
+    if ((m.y | m.z) == 0u || e <= 52u) { return a; }
+    let sh = e - 52u;
+    var keep = w_shr(m, sh);
+    let rest = w_add(m, w_neg(w_shl(keep, sh)));
+    let half = w_shl(vec3<u32>(1u, 0u, 0u), sh - 1u);
+    if (w_lt(half, rest) || (all(rest == half) && (keep.x & 1u) == 1u)) { keep = w_add(keep, vec3<u32>(1u, 0u, 0u)); }
+    let r = w_shl(keep, sh);
+    return select(r, w_neg(r), neg);
+}
+fn i64_alpha_add(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+    let bm = w_rnd53(w_from_i64(b));
+    let neg_b = w_is_neg(bm);
+    let m = select(bm, w_neg(bm), neg_b); // < 2^64
+    let al = u32(abs(p.alpha_i));
+    let lo = u32_mul_wide(al, m.x);
+    let hi = u32_mul_wide(al, m.y);
+    let y = lo.y + hi.x;
+    var prod = vec3<u32>(lo.x, y, hi.y + select(0u, 1u, y < lo.y));
+    if (neg_b != (p.alpha_i < 0)) { prod = w_neg(prod); }
+    let r = w_rnd53(w_add(w_rnd53(w_from_i64(a)), w_rnd53(prod)));
+    if (!w_is_neg(r) && (r.z != 0u || r.y >= 0x80000000u)) { return vec2<u32>(0xffffffffu, 0x7fffffffu); }
+    if (w_is_neg(r) && (r.z != 0xffffffffu || r.y < 0x80000000u)) { return vec2<u32>(0u, 0x80000000u); }
+    return r.xy;
+}
+
 fn fold64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
     switch p.mode {
         case 1u: {
+            if (p.ordered != 0u && ESIZE == 8u) { return i64_alpha_add(a, b); }
             if (p.ordered != 0u) { return i64_add(a, i64_mul(i64_from_i32(p.alpha_i), b)); }
             return i64_add(a, b);
         }
@@ -225,7 +290,7 @@ fn walk_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) gro
     loop {
         if (x == 0u) { break; }
         acc = fold64(acc, update64(x));
-        if (p.ordered != 0u) { acc = to64(dec(sat_bits(acc))); } // the reference stores every step
+        if (p.ordered != 0u && ESIZE < 8u) { acc = to64(dec(sat_bits(acc))); } // the reference stores every step
         x = next_of(x);
     }
     if (ESIZE == 8u) {

@@ -24,8 +24,8 @@
  * (no pair of words updates atomically) and integer index_add with alpha != 1 (the reference
  * computes in double and saturates at every step, so order matters) link the updates of each
  * destination into a list that one invocation per destination folds, exactly, in 64 bits (in
- * index order for alpha != 1). i64 index_add with alpha != 1 and fractional integer alphas run the
- * reference. u32 indices of 2^31 or more read as negative (and then count as out of range).
+ * index order for alpha != 1, i64 rounding to 53 bits where the reference's doubles do). Integer
+ * index_add with a fractional alpha or one past 2^20 runs the reference. u32 indices of 2^31 or more read as negative (and then count as out of range).
  * Tensors past one storage binding (or 2^31 elements) run the reference. */
 #include <stdlib.h>
 #include <string.h>
@@ -231,9 +231,10 @@ typedef struct scat_pass {
     int acc;
 } scat_pass;
 
-/* Integer alphas the walk multiplies exactly: |alpha| <= 2^20 keeps a + alpha * b below 2^53 for
- * 32-bit values, where the reference's double arithmetic is exact too. */
-static int int_alpha(double alpha) { return alpha == (double)(int32_t)alpha && alpha >= -1048576.0 && alpha <= 1048576.0; }
+/* Integer alphas the walk follows: |alpha| <= 2^20 keeps a + alpha * b below 2^53 for 32-bit
+ * values, where the reference's double arithmetic is exact too, and below 2^85 for i64 (96-bit
+ * words in scatter.wgsl, rounded to 53 bits as the doubles are). */
+static int int_alpha(double alpha) { return alpha >= -1048576.0 && alpha <= 1048576.0 && alpha == (double)(int32_t)alpha; }
 
 /* Whether the update combine walks lists per destination (scatter.wgsl): i64 combines (no 64-bit
  * atomics) and integer alphas other than 1 (the reference saturates at every step, so its order
@@ -412,11 +413,11 @@ wgt_status wgt_index_add(const wgt_tensor *self, int dim, const wgt_tensor *inde
     wgt_tensor *y;
     if ((st = wgt_tensor_copy(self, &y))) return st;
     /* integers with alpha != 1 compute in double and saturate at every step in the reference: the
-     * walk follows that exactly for integer alphas up to 2^20 and 32-bit or smaller dtypes; i64
-     * (whose doubles round) and fractional alphas run the reference */
+     * walk follows that exactly for integer alphas up to 2^20 (i64: rounding as the doubles do);
+     * fractional alphas run the reference */
     wgt_dtype dt = self->l.dtype;
     int gpu_ok = scatter_fits(ctx, ins, 3, wgt_layout_numel(&source->l), scatter_walks(dt, WGT_SCATTER_ADD, alpha)) &&
-                 (op_is_float(dt) || alpha == 1.0 || (dt != WGT_I64 && int_alpha(alpha)));
+                 (op_is_float(dt) || alpha == 1.0 || int_alpha(alpha));
     if (op_use_gpu(ctx, "index_add", self->l.dtype, gpu_ok)) {
         scat_pass ps;
         memset(&ps, 0, sizeof ps);

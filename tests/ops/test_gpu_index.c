@@ -170,15 +170,28 @@ int main(void)
         pair_free(idx1), pair_free(selfT), pair_free(srcT), pair_free(idx), pair_free(src), pair_free(self);
     }
     /* integer index_add with alpha != 1: the reference saturates at every step, in index order,
-     * so the result depends on the order (i8: 100 * 3 saturates at once); 300 rows into 4 */
-    for (int di = 3; di < N_DTYPES - 1; di++) {
+     * so the result depends on the order (i8: 100 * 3 saturates at once); 300 rows into 4. i64:
+     * magnitudes from 1 to 2^63, so the reference's doubles round (53 bits) and saturate */
+    for (int di = 3; di < N_DTYPES; di++) {
         wgt_dtype dt = all_dtypes[di];
         int64_t sn[2] = {4, 5}, an[2] = {300, 5}, k300 = 300;
         int wide = dt == WGT_I32 || dt == WGT_U32;
         double lo = dt == WGT_BOOL ? 0 : wide ? -2147483648.0 : lo_of(dt), hi = dt == WGT_BOOL ? 2 : wide ? 4294967295.0 : hi_of(dt);
         if (dt == WGT_I32) hi = 2147483647.0;
         if (dt == WGT_U32) lo = 0;
-        pair self = pair_rand(dt, 2, sn, lo, hi, 0), source = pair_rand(dt, 2, an, lo, hi, 0);
+        pair self, source;
+        if (dt == WGT_I64) {
+            int64_t v[1520];
+            for (int i = 0; i < 1520; i++) {
+                uint64_t r = ((uint64_t)urand(0, 4294967296.0) << 32) ^ (uint64_t)urand(0, 4294967296.0);
+                r >>= (int)urand(0, 63.99); /* magnitudes of every bit length */
+                v[i] = urand(0, 1) < 0.5 ? -(int64_t)(r >> 1) : (int64_t)(r >> 1);
+            }
+            v[7] = INT64_MAX, v[8] = INT64_MIN, v[30] = ((int64_t)1 << 53) + 1, v[31] = -((int64_t)1 << 54) - 3;
+            self = pair_host(dt, 2, sn, v), source = pair_host(dt, 2, an, v + 20);
+        } else {
+            self = pair_rand(dt, 2, sn, lo, hi, 0), source = pair_rand(dt, 2, an, lo, hi, 0);
+        }
         pair idx = pair_index(WGT_I32, 1, &k300, 4);
         double alphas[3] = {3, -2, 1048576};
         for (int a = 0; a < 3; a++) {
