@@ -6,17 +6,19 @@
 //    Else each output on its own.
 //  - `gemm`: an implicit GEMM (transposed convolutions too): out[g] [M = N * P pixels, Cout/G]
 //    = A [M, Kd = Cin/G * K0 K1 K2] (x gathered on the fly, no im2col buffer) @ W^T, in tiles of
-//    16 TM pixels x 64 channels with a k step of 16; 256 invocations of TM x 4 outputs.
+//    WG/16 * TM pixels x 64 channels with a k step of 16; WG invocations of TM x 4 outputs.
 //  - `depthwise`: 2-D convolutions with one input channel per group, 32 x 32 output tiles whose
-//    input region sits in workgroup memory.
+//    input region sits in workgroup memory; WG invocations of 4 outputs of a row, 256 / WG rows each.
 // x is read through its strides; the weight is contiguous ([Cout, Cin/G, K..], transposed
 // [Cin, Cout/G, K..]; for `gemm` permuted to [G, K.., Cin/G, Cout/G], so a tile's weights are
 // read along the output channels); padding reads zeros, multiplied like any input (as a
 // zero-padded product).
 //
 // The prelude (src/ops/conv.c) supplies the loaders ldx, ldw, ldb (-> f32), the storer st, and
-// `const PACK: u32` (outputs per 32-bit word), `const TM: u32` (gemm: pixels per invocation) and
-// `const DW_TILE: u32` (depthwise: the input region's capacity).
+// `const PACK: u32` (outputs per 32-bit word), `const TM: u32` (gemm: pixels per invocation),
+// `const DW_TILE: u32` (depthwise: the input region's capacity) and `const WG: u32` (invocations
+// of the tiled kernels: 256, or 128 where the device allows no more, as compatibility mode's
+// default limits; at 256 the tiles are those measured on the H200).
 
 struct Params {
     isz: vec4<u32>,  // input spatial sizes S0, S1, S2; Cin
@@ -191,15 +193,16 @@ fn direct(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
 // and input offset are computed once per tap), the input channels in steps of BK. So the gather
 // from x costs no division per element. An invocation owns TM pixels x 4 channels.
 
-const BN: u32 = 64u;        // output channels per tile
-const BM: u32 = 16u * TM;   // pixels per tile (TM from the prelude: 4 or 8)
-const BK: u32 = 16u;        // input channels per step
-const A_STEP: u32 = 256u / BM;
+const BN: u32 = 64u;            // output channels per tile: 16 columns of invocations x 4
+const BM: u32 = (WG / 16u) * TM; // pixels per tile: WG / 16 rows of invocations x TM (4 or 8)
+const BK: u32 = 16u;            // input channels per step
+const A_STEP: u32 = WG / BM;    // rows of the A tile loaded at once (each invocation: BK / A_STEP)
+const B_STEP: u32 = WG / BN;    // rows of the B tile loaded at once (each invocation: BK / B_STEP)
 
 var<workgroup> As: array<vec4<f32>, BM * BK / 4u>; // As[k][m]
 var<workgroup> Bs: array<vec4<f32>, BN * BK / 4u>; // Bs[k][n]
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(WG)
 fn gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let g = wid.z;
     let cin_g = p.ksz.w;
@@ -241,15 +244,15 @@ fn gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let csteps = (cin_g + BK - 1u) / BK;
     let steps = KK * csteps;
     var ra: array<f32, BK / A_STEP>;
-    var rb: array<f32, 4>;
+    var rb: array<f32, BK / B_STEP>;
     for (var s = 0u; s <= steps; s++) {
         if (s > 0u) {
             for (var r = 0u; r < BK / A_STEP; r++) {
                 let ta = (ak0 + r * A_STEP) * BM + am;
                 As[ta / 4u][ta % 4u] = ra[r];
             }
-            for (var r = 0u; r < 4u; r++) {
-                let tb = (lid / BN + r * 4u) * BN + lid % BN;
+            for (var r = 0u; r < BK / B_STEP; r++) {
+                let tb = (lid / BN + r * B_STEP) * BN + lid % BN;
                 Bs[tb / 4u][tb % 4u] = rb[r];
             }
         }
@@ -276,9 +279,9 @@ fn gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
                 if (valid && ci < cin_g) { v = ldx(xa + ci * p.xs.w); }
                 ra[r] = v;
             }
-            for (var r = 0u; r < 4u; r++) {
+            for (var r = 0u; r < BK / B_STEP; r++) {
                 let co = n0 + lid % BN;
-                let ci = c0 + lid / BN + r * 4u;
+                let ci = c0 + lid / BN + r * B_STEP;
                 var w = 0.0;
                 if (co < cout_g && ci < cin_g) { w = ldw(p.w_off + ((g * KK + tap) * cin_g + ci) * cout_g + co); }
                 rb[r] = w;
@@ -329,7 +332,7 @@ const DW_TAPS: u32 = 256u;   // DW_TILE (input region elements, <= 6144) comes f
 var<workgroup> Xt: array<f32, DW_TILE>;
 var<workgroup> Wt: array<f32, DW_TAPS>;
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(WG)
 fn depthwise(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let tiles_w = (p.osz.z + 31u) / 32u;
     let oh0 = (wid.x / tiles_w) * 32u;
@@ -345,7 +348,7 @@ fn depthwise(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_in
     let r0 = i32(oh0 * p.str.y) - p.pad.y;
     let q0 = i32(ow0 * p.str.z) - p.pad.z;
     let xb = p.x_off + n * p.xn + c * p.xs.w;
-    for (var e = lid; e < ih * iw; e = e + 256u) {
+    for (var e = lid; e < ih * iw; e = e + WG) {
         let r = r0 + i32(e / iw);
         let q = q0 + i32(e % iw);
         var v = 0.0;
@@ -353,30 +356,32 @@ fn depthwise(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_in
         Xt[e] = v;
     }
     let taps = p.ksz.y * p.ksz.z;
-    for (var e = lid; e < taps; e = e + 256u) { Wt[e] = ldw(p.w_off + co * taps + e); }
+    for (var e = lid; e < taps; e = e + WG) { Wt[e] = ldw(p.w_off + co * taps + e); }
     workgroupBarrier();
 
     let tx = lid % 8u;
-    let ty = lid / 8u;
-    let oh = oh0 + ty;
     let ow = ow0 + tx * 4u;
-    if (oh >= p.osz.y || ow >= p.osz.z) { return; }
-    var acc = vec4<f32>(0.0);
-    for (var k0 = 0u; k0 < p.ksz.y; k0++) {
-        let row = (ty * p.str.y + k0 * p.dil.y) * iw + tx * 4u * p.str.z;
-        for (var k1 = 0u; k1 < p.ksz.z; k1++) {
-            let wv = Wt[k0 * p.ksz.z + k1];
-            let b = row + k1 * p.dil.z;
-            let xv = vec4<f32>(Xt[b], Xt[b + p.str.z], Xt[b + 2u * p.str.z], Xt[b + 3u * p.str.z]);
-            acc = fma(xv, vec4<f32>(wv), acc);
+    if (ow >= p.osz.z) { return; }
+    for (var ty = lid / 8u; ty < 32u; ty = ty + WG / 8u) { // one pass at 256 invocations, two at 128
+        let oh = oh0 + ty;
+        if (oh >= p.osz.y) { break; }
+        var acc = vec4<f32>(0.0);
+        for (var k0 = 0u; k0 < p.ksz.y; k0++) {
+            let row = (ty * p.str.y + k0 * p.dil.y) * iw + tx * 4u * p.str.z;
+            for (var k1 = 0u; k1 < p.ksz.z; k1++) {
+                let wv = Wt[k0 * p.ksz.z + k1];
+                let b = row + k1 * p.dil.z;
+                let xv = vec4<f32>(Xt[b], Xt[b + p.str.z], Xt[b + 2u * p.str.z], Xt[b + 3u * p.str.z]);
+                acc = fma(xv, vec4<f32>(wv), acc);
+            }
         }
-    }
-    acc = acc + vec4<f32>(bias_of(co));
-    let e0 = (plane * p.osz.y + oh) * p.osz.z + ow;
-    for (var h = 0u; h < 4u / PACK; h++) {
-        if (ow + h * PACK >= p.osz.z) { break; }
-        var u: array<f32, 4>;
-        for (var q = 0u; q < PACK; q++) { u[q] = acc[h * PACK + q]; }
-        st(p.out_w0 + e0 / PACK + h, u);
+        acc = acc + vec4<f32>(bias_of(co));
+        let e0 = (plane * p.osz.y + oh) * p.osz.z + ow;
+        for (var h = 0u; h < 4u / PACK; h++) {
+            if (ow + h * PACK >= p.osz.z) { break; }
+            var u: array<f32, 4>;
+            for (var q = 0u; q < PACK; q++) { u[q] = acc[h * PACK + q]; }
+            st(p.out_w0 + e0 / PACK + h, u);
+        }
     }
 }

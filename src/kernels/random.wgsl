@@ -3,7 +3,8 @@
 // and the CPU reference (src/cpu/random.c, whose header defines the stream) agree on the integers.
 // The prelude (src/ops/random.c) supplies lib_index.wgsl, `alias CT` (the output's compute type),
 // `const KIND: u32` (the op below), `const PACK: u32` (output elements per word),
-// `const HAS_MASK: bool`, the loader ldx(i) -> f32 of binding xs, the storers st (out) and stm
+// `const HAS_MASK: bool`, `const WG: u32` (invocations per workgroup: 256, or the device's lower
+// limit; no number depends on it), the loader ldx(i) -> f32 of binding xs, the storers st (out) and stm
 // (aux, dropout's bool mask) and from_int(u32) -> CT.
 //
 // Elementwise kinds (0..6): an invocation computes one Philox block, elements 4t..4t+3 of the
@@ -29,7 +30,7 @@ struct Params {
     b: f32,        // uniform: scale; normal: std; dropout: scale
     K: u32,        // multinomial: categories; randperm: n in total
     S: u32,        // multinomial: samples per row; randperm: Feistel half width h
-    C: u32,        // multinomial: chunk length ceil(K / 256)
+    C: u32,        // multinomial: chunk length ceil(K / CHUNKS)
     e0: u32,       // randperm: the element index this dispatch starts at; multinomial: workgroups per row
     has_x: u32,    // bernoulli: p from xs (else p.a)
     repl: u32,     // multinomial: with replacement (else the scratch copy in aux is drawn from)
@@ -170,9 +171,10 @@ fn values(t: u32) -> array<CT, 4> {
 
 // ---- multinomial ----
 
+// 256 chunks whatever WG is: the chunks fix the summation order the reference follows.
 const CHUNKS: u32 = 256u;
-var<workgroup> sum_t: array<f32, 256>;
-var<workgroup> sum_p: array<f32, 256>;
+var<workgroup> sum_t: array<f32, CHUNKS>;
+var<workgroup> sum_p: array<f32, CHUNKS>;
 
 fn weight(r: u32, j: u32) -> f32 {
     if (KIND == 7u && p.repl == 0u) { return bitcast<f32>(aux[p.aux_w0 + r * p.K + j]); } // without replacement
@@ -234,23 +236,27 @@ fn sample_word(g: u32) -> u32 {
 
 fn multinomial(r: u32, part: u32, lid: u32) {
     if (p.repl == 0u) { // without replacement: the row's weights into the scratch copy
-        let a = lid * p.C;
-        let b = min(a + p.C, p.K);
-        for (var j = a; j < b; j = j + 1u) {
-            let v = ldx(p.x_off + r * p.K + j);
-            aux[p.aux_w0 + r * p.K + j] = bitcast<u32>(select(0.0, v, v > 0.0));
+        for (var c = lid; c < CHUNKS; c = c + WG) {
+            let a = c * p.C;
+            let b = min(a + p.C, p.K);
+            for (var j = a; j < b; j = j + 1u) {
+                let v = ldx(p.x_off + r * p.K + j);
+                aux[p.aux_w0 + r * p.K + j] = bitcast<u32>(select(0.0, v, v > 0.0));
+            }
         }
         storageBarrier();
     }
-    sum_t[lid] = chunk_sum(r, lid);
+    for (var c = lid; c < CHUNKS; c = c + WG) { sum_t[c] = chunk_sum(r, c); }
     workgroupBarrier();
     if (lid == 0u) { prefix_from(0u); }
     workgroupBarrier();
     var ov: array<CT, 4>;
     if (p.repl != 0u) { // part `part` of the row's e0 workgroups draws every e0-th run of 256 samples
-        for (var s = part * CHUNKS + lid; s < p.S; s = s + CHUNKS * p.e0) {
-            ov[0] = CT(draw(r, u01(sample_word(r * p.S + s))));
-            st(p.out_w0 + r * p.S + s, ov);
+        for (var s0 = part * CHUNKS; s0 < p.S; s0 = s0 + CHUNKS * p.e0) {
+            for (var s = s0 + lid; s < min(s0 + CHUNKS, p.S); s = s + WG) {
+                ov[0] = CT(draw(r, u01(sample_word(r * p.S + s))));
+                st(p.out_w0 + r * p.S + s, ov);
+            }
         }
         return;
     }
@@ -273,7 +279,7 @@ fn multinomial(r: u32, part: u32, lid: u32) {
 var<workgroup> shuffle_p: array<u32, 2048>;
 
 fn shuffle(lid: u32) {
-    for (var i = lid; i < p.n; i = i + 256u) { shuffle_p[i] = i; }
+    for (var i = lid; i < p.n; i = i + WG) { shuffle_p[i] = i; }
     workgroupBarrier();
     if (lid == 0u) {
         var w = vec4<u32>(0u);
@@ -287,7 +293,7 @@ fn shuffle(lid: u32) {
         }
     }
     workgroupBarrier();
-    for (var w = lid; w * PACK < p.n; w = w + 256u) {
+    for (var w = lid; w * PACK < p.n; w = w + WG) {
         var a: array<CT, 4>;
         for (var k = 0u; k < PACK; k = k + 1u) {
             if (w * PACK + k < p.n) { a[k] = from_int(shuffle_p[w * PACK + k]); }
@@ -296,7 +302,7 @@ fn shuffle(lid: u32) {
     }
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
     let g = wid.x + wid.y * groups.x;
@@ -308,7 +314,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: 
         if (g == 0u) { shuffle(lid); }
         return;
     }
-    let t = g * 256u + lid;
+    let t = g * WG + lid;
     if (4u * t >= p.n) { return; }
     let v = values(t);
     for (var q = 0u; q < 4u / PACK; q = q + 1u) {

@@ -24,10 +24,11 @@ struct Params {
 @group(0) @binding(3) var<storage, read_write> scratch: array<f32>;
 @group(0) @binding(4) var<storage, read_write> result: array<i32>;
 
-const WG: u32 = 256u;
-var<workgroup> red_f: array<f32, 256>;
-var<workgroup> red_g: array<f32, 256>;
-var<workgroup> red_i: array<i32, 256>;
+// The prelude (src/models/sample.c) gives `const WG: u32`: 256, or the device's lower limit (a power
+// of two: the reductions halve it).
+var<workgroup> red_f: array<f32, WG>;
+var<workgroup> red_g: array<f32, WG>;
+var<workgroup> red_i: array<i32, WG>;
 
 fn neg_inf() -> f32 { return bitcast<f32>(p.pad0 | 0xff800000u); }
 
@@ -70,7 +71,7 @@ fn uniform01(i: u32) -> f32 {
     return (f32(h >> 8u) + 0.5) / 16777216.0; // in (0, 1)
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(WG)
 fn main(@builtin(local_invocation_index) lid: u32) {
     let T = p.temperature;
     // 1. penalised, tempered logits into scratch

@@ -2,6 +2,7 @@
  * token id; only that id comes back to the host. On a CPU-reference context the same rules run on
  * the host (sample_host in generate.c is not used then: this file carries its own reference). */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,7 +37,9 @@ wgt_status wgt_sample_gpu(const wgt_tensor *logits, const wgt_tensor *hist, int6
     if ((st = wgt_tensor_new(ctx, WGT_F32, 1, &V, &scratch)) || (st = wgt_tensor_new(ctx, WGT_I32, 1, &one, &res)))
         goto done;
     wgt_kernel *k;
-    if ((st = wgt_gpu_kernel(ctx, "sample", NULL, "main", NULL, 0, &k))) goto done;
+    char pre[64]; /* the workgroup size: 256, or the device's lower limit (compatibility mode: 128) */
+    snprintf(pre, sizeof pre, "const WG: u32 = %uu;\n", op_workgroup_size(ctx));
+    if ((st = wgt_gpu_kernel(ctx, "sample", pre, "main", NULL, 0, &k))) goto done;
     sample_params p = {0};
     p.vocab = (uint32_t)V;
     p.n_hist = (uint32_t)n_hist;

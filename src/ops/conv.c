@@ -1,9 +1,9 @@
 /* Convolutions: wgt_conv (1-, 2- and 3-D, stride, padding incl. 'same', dilation, groups, bias)
  * and wgt_conv_transpose. Kernels in src/kernels/conv.wgsl: a direct kernel for every case (four
  * outputs of a row per invocation), a depthwise 2-D kernel (32 x 32 output tiles from workgroup
- * memory), and an implicit GEMM (tiles of 64 or 128 pixels x 64 channels) for convolutions and
- * transposed convolutions with many channels per group. The work is split along the batch when x
- * or the output pass one storage binding. */
+ * memory), and an implicit GEMM (tiles of 64 or 128 pixels x 64 channels at 256 invocations, half
+ * as many pixels at 128) for convolutions and transposed convolutions with many channels per group.
+ * The work is split along the batch when x or the output pass one storage binding. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,8 +39,9 @@ static uint32_t dw_tile(wgt_context *ctx)
 static wgt_status conv_kernel(wgt_context *ctx, const char *entry, int tm, wgt_dtype dt, wgt_kernel **k)
 {
     char pre[4096];
-    snprintf(pre, sizeof pre, "const PACK: u32 = %du;\nconst TM: u32 = %du;\nconst DW_TILE: u32 = %uu;\n", op_pack(dt),
-             tm, dw_tile(ctx) ? dw_tile(ctx) : 1);
+    snprintf(pre, sizeof pre,
+             "const PACK: u32 = %du;\nconst TM: u32 = %du;\nconst DW_TILE: u32 = %uu;\nconst WG: u32 = %uu;\n",
+             op_pack(dt), tm, dw_tile(ctx) ? dw_tile(ctx) : 1, op_workgroup_size(ctx));
     op_wgsl_loader(pre, sizeof pre, "ldx", "xs", dt, "f32");
     op_wgsl_loader(pre, sizeof pre, "ldw", "ws", dt, "f32");
     op_wgsl_loader(pre, sizeof pre, "ldb", "bs", dt, "f32");
@@ -85,14 +86,15 @@ static wgt_status conv_gpu(wgt_context *ctx, const char *op, int transposed, con
 
     wgt_dtype dt = y->l.dtype;
     int pack = op_pack(dt);
-    /* the tiled kernels run 256 invocations per workgroup (compatibility mode's default is 128) */
+    /* the tiled kernels run op_workgroup_size() invocations per workgroup: 256, or 128 (compatibility
+     * mode's default), where the GEMM tile has half the pixels and a depthwise invocation two rows */
     const wgt_limits *lim = &ctx->info.limits;
-    int wg256 = lim->max_compute_invocations_per_workgroup >= 256 && lim->max_compute_workgroup_size_x >= 256;
+    int wg = (int)op_workgroup_size(ctx), tiled = wg >= 128;
     const char *force = getenv("WGT_CONV_PATH"); /* "direct": no tiled kernels (bench_conv --compare) */
-    if (force && !strcmp(force, "direct")) wg256 = 0;
-    int gemm = wg256 && P % pack == 0 && use_gemm(cin_g, cout_g, N * P);
-    int tm = gemm ? gemm_tm(N * P, cout_g) : 4, bm = 16 * tm;
-    if (gemm && (uint64_t)4 * 16 * (bm + 64) > lim->max_compute_workgroup_storage_size) tm = 4, bm = 64;
+    if (force && !strcmp(force, "direct")) tiled = 0;
+    int gemm = tiled && P % pack == 0 && use_gemm(cin_g, cout_g, N * P);
+    int tm = gemm ? gemm_tm(N * P, cout_g) : 4, bm = wg / 16 * tm;
+    if (gemm && (uint64_t)4 * 16 * (bm + 64) > lim->max_compute_workgroup_storage_size) tm = 4, bm = wg / 16 * tm;
     if (gemm && (uint64_t)4 * 16 * (bm + 64) > lim->max_compute_workgroup_storage_size) gemm = 0;
     /* depthwise 2-D: 32 x 32 output tiles whose input region and taps fit workgroup memory */
     int64_t reg = (31 * p.str[1] + (p.ksz[1] - 1) * (int64_t)p.dil[1] + 1) *
@@ -102,7 +104,7 @@ static wgt_status conv_gpu(wgt_context *ctx, const char *op, int transposed, con
      * 3x3 of bench_conv 4.7x faster (2228 vs 477 GFLOP/s), so GPUs take it unless
      * WGT_CONV_PATH=depthwise asks for the tiles. */
     int dw_wanted = ctx->info.is_cpu || (force && !strcmp(force, "depthwise"));
-    int dw = dw_wanted && wg256 && !transposed && nsp == 2 && cin_g == 1 && p.ksz[1] * p.ksz[2] <= 256 && reg <= dw_tile(ctx) &&
+    int dw = dw_wanted && tiled && !transposed && nsp == 2 && cin_g == 1 && p.ksz[1] * p.ksz[2] <= 256 && reg <= dw_tile(ctx) &&
              p.osz[2] % pack == 0 && tiles <= (int64_t)ctx->info.limits.max_compute_workgroups_per_dimension;
     const wgt_layout *ls[2] = {&x->l, &y->l};
     int64_t per = op_rows_per_chunk(ctx, ls, 2);
@@ -147,7 +149,7 @@ static wgt_status conv_dispatch(wgt_context *ctx, const wgt_kernel *k, conv_para
                                 const wgt_tensor *x, const wgt_tensor *w, const wgt_tensor *b, wgt_tensor *y)
 {
     conv_params p = *pp;
-    int pack = op_pack(y->l.dtype), bm = 16 * tm;
+    int pack = op_pack(y->l.dtype), bm = (int)op_workgroup_size(ctx) / 16 * tm;
     int64_t tiles = ((p.osz[1] + 31) / 32) * ((p.osz[2] + 31) / 32);
     wgt_status st;
     wgt_binding bind[4];

@@ -63,8 +63,10 @@ static wgt_status rnd_kernel(wgt_context *ctx, int kind, wgt_dtype xdt, wgt_dtyp
 {
     char pre[12288];
     const char *ct = op_compute_type(odt);
-    snprintf(pre, sizeof pre, "%s\nalias CT = %s;\nconst KIND: u32 = %du;\nconst PACK: u32 = %du;\nconst HAS_MASK: bool = %s;\n",
-             op_wgsl_lib(), ct, kind, op_pack(odt), has_mask ? "true" : "false");
+    snprintf(pre, sizeof pre,
+             "%s\nalias CT = %s;\nconst KIND: u32 = %du;\nconst PACK: u32 = %du;\nconst HAS_MASK: bool = %s;\n"
+             "const WG: u32 = %uu;\n",
+             op_wgsl_lib(), ct, kind, op_pack(odt), has_mask ? "true" : "false", op_workgroup_size(ctx));
     op_wgsl_loader(pre, sizeof pre, "ldx", "xs", xdt, "f32");
     op_wgsl_storer(pre, sizeof pre, "st", "out", odt, ct);
     op_wgsl_storer(pre, sizeof pre, "stm", "aux", WGT_BOOL, ct);
@@ -118,7 +120,8 @@ static wgt_status rnd_elementwise(wgt_context *ctx, int kind, uint64_t seed, uin
         }
         uint64_t blocks = (uint64_t)(p.n + 3) / 4;
         uint32_t gx, gy;
-        op_grid(ctx, (blocks + 255) / 256, &gx, &gy);
+        uint64_t wg = op_workgroup_size(ctx);
+        op_grid(ctx, (blocks + wg - 1) / wg, &gx, &gy);
         st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 3, gx, gy, 1);
     }
     return st;
