@@ -1,14 +1,100 @@
 /* Misc ops: diff, trace, diag, diag_embed, meshgrid and cdist. Most are views plus one existing
  * op (a diagonal is a view with stride s0 + s1: trace sums it, diag copies it out or assigns into
  * it, meshgrid only expands); cdist has its own kernel (src/kernels/cdist.wgsl), and for p = 2
- * the matrix-product form. On a CPU context each runs its direct reference (src/cpu/misc.c), so
- * the differential tests compare the composition with an independent loop. */
+ * the matrix-product form. i64 differences and sums run in src/kernels/misc_i64.wgsl (exact, on
+ * word pairs), i64 copies through the movement kernel. On a CPU context each runs its direct
+ * reference (src/cpu/misc.c), so the differential tests compare the composition with an
+ * independent loop. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ops/api.h"
+#include "ops/index_shape.h"
 #include "ops/ops.h"
+
+/* ---- i64: exact kernels and copies ------------------------------------------------------------ */
+
+typedef struct i64_params {
+    uint32_t n, step, off, pad0;
+    op_layout_params l;
+} i64_params;
+
+static char *i64_prelude(void *arg)
+{
+    char *pre = malloc(16384);
+    if (!pre) return NULL;
+    snprintf(pre, 16384, "%s\n%s\nconst WG: u32 = %uu;\n", op_wgsl_lib(), op_wgsl_lib_i64(), *(uint32_t *)arg);
+    op_wgsl_loader(pre, 16384, "ld", "x", WGT_I64, "i64");
+    op_wgsl_storer(pre, 16384, "st64", "out", WGT_I64, "i64");
+    return pre;
+}
+
+/* Dispatch `entry` of misc_i64.wgsl over x (bound where it reaches) into out (all of it). */
+static wgt_status i64_run(wgt_context *ctx, const char *entry, const wgt_tensor *x, i64_params *p, uint64_t groups,
+                          wgt_tensor *out)
+{
+    uint32_t wg = op_workgroup_size(ctx);
+    wgt_kernel *k;
+    wgt_binding b[2];
+    int64_t base, lo, hi;
+    wgt_status st = wgt_gpu_kernel_keyed(ctx, "misc_i64", &wg, sizeof wg, i64_prelude, &wg, entry, NULL, 0, &k);
+    if (st) return st;
+    op_extent(&x->l, &lo, &hi);
+    if (hi < lo) lo = hi = x->l.offset;
+    if ((st = op_bind(x, lo, hi, &b[0], &base)) || (st = op_bind_all(out, &b[1], &lo))) return st;
+    p->off = (uint32_t)(x->l.offset - base);
+    uint32_t gx, gy;
+    op_grid(ctx, groups, &gx, &gy);
+    return wgt_gpu_dispatch(ctx, k, p, sizeof *p, b, 2, gx, gy, 1);
+}
+
+/* One difference of i64 x along dim, [..., L, ...] -> [..., L - 1, ...] (L >= 1), wrapping. */
+static wgt_status diff_i64(wgt_context *ctx, const wgt_tensor *x, int dim, wgt_tensor **out)
+{
+    *out = NULL;
+    wgt_layout l = x->l;
+    l.shape[dim] -= 1;
+    l.offset = 0;
+    wgt_tensor *y;
+    wgt_status st = wgt_tensor_new(ctx, WGT_I64, l.ndim, l.shape, &y);
+    int64_t n = wgt_layout_numel(&l);
+    if (st || n == 0) return st ? st : (*out = y, WGT_OK);
+    i64_params p;
+    memset(&p, 0, sizeof p);
+    p.n = (uint32_t)n, p.step = (uint32_t)x->l.strides[dim];
+    st = op_layout_params_fill(ctx, &l, &p.l);
+    if (!st) st = i64_run(ctx, "diff", x, &p, ((uint64_t)n + op_workgroup_size(ctx) - 1) / op_workgroup_size(ctx), y);
+    if (st) wgt_tensor_free(y), y = NULL;
+    *out = y;
+    return st;
+}
+
+/* The sum of 2-D i64 x's main diagonal, wrapping, into a 0-D i64 tensor: one workgroup. */
+static wgt_status trace_i64(wgt_context *ctx, const wgt_tensor *x, wgt_tensor **out)
+{
+    wgt_tensor *y = NULL;
+    int64_t n = x->l.shape[0] < x->l.shape[1] ? x->l.shape[0] : x->l.shape[1];
+    if (n == 0) return wgt_tensor_zeros(ctx, WGT_I64, 0, NULL, out);
+    wgt_status st = wgt_tensor_new(ctx, WGT_I64, 0, NULL, &y);
+    if (st) return st;
+    i64_params p;
+    memset(&p, 0, sizeof p);
+    p.n = (uint32_t)n, p.step = (uint32_t)(x->l.strides[0] + x->l.strides[1]);
+    st = i64_run(ctx, "trace", x, &p, 1, y);
+    if (st) wgt_tensor_free(y), y = NULL;
+    *out = y;
+    return st;
+}
+
+/* A contiguous copy of a view. i64 moves raw bits through the movement kernel (wgt_tensor_copy
+ * of a strided i64 view goes through the cast kernel, which has no i64). */
+static wgt_status copy_view(const wgt_tensor *v, wgt_tensor **out)
+{
+    if (v->l.dtype != WGT_I64 || v->l.ndim == 0) return wgt_tensor_copy(v, out);
+    int64_t ones[WGT_MAX_DIMS] = {1, 1, 1, 1, 1, 1, 1, 1};
+    return wgt_repeat(v, ones, v->l.ndim, out);
+}
 
 /* ---- diff ----------------------------------------------------------------------------------- */
 
@@ -68,9 +154,12 @@ wgt_status wgt_diff(const wgt_tensor *x, int n, int dim, const wgt_tensor *prepe
     for (int r = 0; !st && r < n; r++) {
         int64_t L = cur->l.shape[dim];
         wgt_tensor *hi = NULL, *lo = NULL, *next = NULL;
+        const wgt_tensor *c1[1] = {cur};
         if (L <= 1) { /* nothing left to difference: an empty result */
             shape[dim] = 0;
             st = wgt_tensor_new(ctx, x->l.dtype, nd, shape, &next);
+        } else if (x->l.dtype == WGT_I64 && fits_binding(c1, 1)) {
+            st = diff_i64(ctx, cur, dim, &next);
         } else {
             st = wgt_tensor_narrow(cur, dim, 1, L - 1, &hi);
             if (!st) st = wgt_tensor_narrow(cur, dim, 0, L - 1, &lo);
@@ -83,7 +172,7 @@ wgt_status wgt_diff(const wgt_tensor *x, int n, int dim, const wgt_tensor *prepe
     }
     if (!st && n == 0) { /* a copy, not the caller's own tensor */
         wgt_tensor *c;
-        st = wgt_tensor_copy(cur, &c);
+        st = copy_view(cur, &c);
         wgt_tensor_free(cur);
         cur = st ? NULL : c;
     }
@@ -129,13 +218,18 @@ wgt_status wgt_trace(const wgt_tensor *x, wgt_tensor **out)
     wgt_dtype dt = wgt_reduce_result_dtype(WGT_REDUCE_SUM, x->l.dtype);
     wgt_tensor *y = NULL;
     wgt_status st;
-    if (op_use_gpu(ctx, "trace", x->l.dtype, 1)) {
-        wgt_tensor *d = NULL;
-        st = diagonal_view(x, 0, 0, 1, &d);
-        if (!st) st = wgt_reduce(WGT_REDUCE_SUM, d, 0, 0, 0, &y);
-        wgt_tensor_free(d);
-    } else if (!(st = wgt_tensor_new(ctx, dt, 0, NULL, &y))) {
-        const wgt_tensor *ins[1] = {x};
+    const wgt_tensor *ins[1] = {x};
+    int gpu_ok = x->l.dtype != WGT_I64 || fits_binding(ins, 1); /* i64: one binding, one workgroup */
+    if (op_use_gpu(ctx, "trace", x->l.dtype, gpu_ok)) {
+        if (x->l.dtype == WGT_I64) st = trace_i64(ctx, x, &y);
+        else {
+            wgt_tensor *d = NULL;
+            st = diagonal_view(x, 0, 0, 1, &d);
+            if (!st) st = wgt_reduce(WGT_REDUCE_SUM, d, 0, 0, 0, &y);
+            wgt_tensor_free(d);
+        }
+    } else if (!(st = op_fallback_status(ctx, "trace", x->l.dtype, gpu_ok)) &&
+               !(st = wgt_tensor_new(ctx, dt, 0, NULL, &y))) {
         st = op_reference(ctx, trace_ref, NULL, ins, 1, &y, 1);
     }
     return op_finish(st, y, out);
@@ -183,7 +277,7 @@ static wgt_status embed_last(wgt_context *ctx, const wgt_tensor *x, int64_t offs
     if (!st) st = wgt_tensor_narrow(flat, nd - 1, 0, n * n, &head);
     shape[nd - 1] = shape[nd] = n;
     if (!st) st = wgt_tensor_reshape(head, nd + 1, shape, &sq);
-    if (!st && k == 0) st = wgt_tensor_copy(sq, out);
+    if (!st && k == 0) st = copy_view(sq, out);
     else if (!st) {
         memset(pads, 0, sizeof pads);
         int rows = nd - 1, cols = nd; /* [..., rows, cols] of nd + 1 dims */
@@ -212,7 +306,7 @@ static wgt_status embed_gpu(wgt_context *ctx, const wgt_tensor *x, int nd, int64
     int perm[WGT_MAX_DIMS];
     for (int d = 0, j = 0; d < nd; d++) perm[d] = d == d1 ? nd - 2 : d == d2 ? nd - 1 : j++;
     st = wgt_tensor_permute(y, perm, &v);
-    if (!st) st = wgt_tensor_copy(v, out);
+    if (!st) st = copy_view(v, out);
     wgt_tensor_free(y);
     wgt_tensor_free(v);
     return st;
@@ -239,7 +333,7 @@ wgt_status wgt_diag(const wgt_tensor *x, int64_t offset, wgt_tensor **out)
         else {
             wgt_tensor *v = NULL;
             st = diagonal_view(x, offset, 0, 1, &v);
-            if (!st) st = wgt_tensor_copy(v, &y);
+            if (!st) st = copy_view(v, &y);
             wgt_tensor_free(v);
         }
     } else if (!(st = wgt_tensor_new(ctx, x->l.dtype, 3 - nd, shape, &y))) {

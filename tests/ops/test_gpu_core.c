@@ -8,7 +8,8 @@
  *  - the contiguous (vec4) elementwise path at odd sizes and offsets, and split over bindings;
  *  - reductions whose slices pass one binding (staged), against the reference;
  *  - kernels built for a smaller workgroup limit (compatibility mode's 128, and 64): elementwise,
- *    reductions, norms, cdist (both its kernels). */
+ *    reductions, norms, cdist (both its kernels), i64 trace's tree;
+ *  - i64 diff, trace, diag and diag_embed on the GPU, exact and wrapping. */
 #include "gpu/gpu.h"
 #include "gpu_pair.h"
 
@@ -354,6 +355,67 @@ static void test_norms(const char *tag)
     pair_free(x);
 }
 
+/* i64 of any bits (both words random, a few at the extremes), as a pair. */
+static pair pair_i64(int ndim, const int64_t *shape)
+{
+    int64_t n = 1;
+    for (int d = 0; d < ndim; d++) n *= shape[d];
+    int64_t *v = malloc((size_t)(n ? n : 1) * 8);
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t hi = (uint64_t)urand(0, 4294967296.0), lo = (uint64_t)urand(0, 4294967296.0);
+        v[i] = (int64_t)(hi << 32 | lo);
+        if (i % 7 == 3) v[i] = i % 2 ? INT64_MIN : INT64_MAX;
+        if (i % 11 == 5) v[i] = (int64_t)lo - 2147483648; /* small: differences without wrapping */
+    }
+    pair p;
+    for (int s = 0; s < 2; s++) MUST(wgt_tensor_from_host(side[s], WGT_I64, ndim, shape, v, &p.t[s]));
+    free(v);
+    return p;
+}
+
+/* diff, trace, diag and diag_embed of i64 on the GPU (WGT_STRICT: no silent reference), exact
+ * and wrapping like int64_t: contiguous, transposed, narrowed and expanded inputs; a diagonal
+ * longer than a workgroup (strided partial sums, then the tree). */
+static void test_misc_i64(const char *tag)
+{
+    int64_t sq[2] = {600, 530}, sm[2] = {5, 7}, row[2] = {1, 7}, ex[2] = {4, 7}, ln[1] = {9};
+    pair big = pair_i64(2, sq), x = pair_i64(2, sm), r = pair_i64(2, row), v = pair_i64(1, ln);
+    pair xs[4] = {x, pair_transpose(x, 0, 1), pair_narrow(big, 1, 3, 9), pair_expand(r, 2, ex)};
+    const char *names[4] = {"contiguous", "transposed", "narrowed", "expanded"};
+    char what[128];
+    setenv("WGT_STRICT", "1", 1);
+    for (int i = 0; i < 4; i++) {
+        wgt_tensor *const *t = xs[i].t;
+        for (int n = 0; n <= 3; n++)
+            for (int dim = 0; dim < 2; dim++) {
+                snprintf(what, sizeof what, "%s: diff i64 n=%d dim %d %s", tag, n, dim, names[i]);
+                DIFF(what, 0, 0, wgt_diff(t[S], n, dim, NULL, NULL, &y_[S]));
+            }
+        snprintf(what, sizeof what, "%s: diff i64 prepend/append %s", tag, names[i]);
+        DIFF(what, 0, 0, wgt_diff(t[S], 2, 0, t[S], t[S], &y_[S]));
+        snprintf(what, sizeof what, "%s: trace i64 %s", tag, names[i]);
+        DIFF(what, 0, 0, wgt_trace(t[S], &y_[S]));
+        for (int k = -3; k <= 2; k++) {
+            snprintf(what, sizeof what, "%s: diag i64 offset %d %s", tag, k, names[i]);
+            DIFF(what, 0, 0, wgt_diag(t[S], k, &y_[S]));
+            snprintf(what, sizeof what, "%s: diag_embed i64 offset %d %s", tag, k, names[i]);
+            DIFF(what, 0, 0, wgt_diag_embed(t[S], k, k < 0 ? 0 : -2, -1, &y_[S]));
+        }
+    }
+    pair bt = pair_transpose(big, 0, 1);
+    snprintf(what, sizeof what, "%s: trace i64 [600, 530]", tag);
+    DIFF(what, 0, 0, wgt_trace(big.t[S], &y_[S]));
+    snprintf(what, sizeof what, "%s: trace i64 [530, 600] transposed", tag);
+    DIFF(what, 0, 0, wgt_trace(bt.t[S], &y_[S]));
+    snprintf(what, sizeof what, "%s: diff i64 [530, 600] transposed", tag);
+    DIFF(what, 0, 0, wgt_diff(bt.t[S], 1, 1, NULL, NULL, &y_[S]));
+    snprintf(what, sizeof what, "%s: diag i64 1-D", tag);
+    DIFF(what, 0, 0, wgt_diag(v.t[S], 1, &y_[S]));
+    unsetenv("WGT_STRICT");
+    for (int i = 1; i < 4; i++) pair_free(xs[i]);
+    pair_free(bt), pair_free(big), pair_free(x), pair_free(r), pair_free(v);
+}
+
 /* cdist without the matrix product: the 16 x 16 tiles (P, R >= 8; partial tiles, features in
  * two chunks of 16 and a rest) and the one-distance-per-invocation kernel (P < 8; f16 packs two
  * distances a word), for every norm kind. */
@@ -383,6 +445,7 @@ int main(void)
     test_edges(1);
     test_elementwise_paths("default", 0);
     test_cdist("default");
+    test_misc_i64("default");
 
     /* split over bindings: the contiguous path in aligned chunks, reductions in stages */
     wgt_limits saved = ctx->info.limits;
@@ -402,6 +465,7 @@ int main(void)
         test_reductions_split(tag, 1);
         test_norms(tag);
         test_cdist(tag);
+        test_misc_i64(tag);
         ctx->info.limits = saved;
     }
     CHECK(compared > 10000, "only %d elements compared", compared);
