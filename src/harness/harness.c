@@ -76,13 +76,19 @@ static void gen_value(rng *r, const hx_op *op, const hx_input *in, hx_case c, co
         if (op->no_huge) lo = lo < 0 ? -3 : 0, hi = 3;
         const double sp[] = {0, 1, lo, hi, lo < 0 ? -1 : 2};
         double v = sp[next(r) % 5];
-        if (dt == WGT_I64) wgt_cpu_store_i(t, i, v == lo ? INT64_MIN : v == hi ? INT64_MAX : (int64_t)v);
+        if (dt == WGT_I64 && !op->no_huge) wgt_cpu_store_i(t, i, v == lo ? INT64_MIN : v == hi ? INT64_MAX : (int64_t)v);
         else wgt_cpu_store_i(t, i, (int64_t)v);
         return;
     }
     double a = in->dom.lo > lo ? in->dom.lo : lo, b = in->dom.hi < hi ? in->dom.hi : hi;
     if (b < a) a = lo, b = lo < 0 ? 20 : 40;
     int64_t v = (int64_t)floor(uniform(r, a, b + 0.999));
+    if (dt == WGT_I64 && in->dom.lo < 0 && !op->no_huge && next(r) % 4 == 0) {
+        /* a quarter of signed i64 inputs past 32 bits (2^32 to 2^62), of either sign: the high word
+         * must matter (domains from 0 up are counts and exponents: they stay small) */
+        uint64_t m = next(r) >> (1 + next(r) % 30);
+        v = next(r) & 1 ? -(int64_t)m : (int64_t)m;
+    }
     if (in->dom.nonzero && v == 0) v = 1;
     if (dt == WGT_BOOL) v = v != 0;
     wgt_cpu_store_i(t, i, v);
