@@ -7,8 +7,11 @@
 // range_main:  the smallest and largest non-NaN x as ordered keys, atomically into rng[0], rng[1].
 // hist_main:   counts of x into p.bins bins over [lo, hi], u32 atomics into hist.
 //
-// The prelude (src/ops/search.c) supplies lib_index.wgsl, `alias CT`, `fn ldq(i: u32) -> CT`
-// (sequence), `fn ldv(i: u32) -> CT` (values or x), `fn lds(i: u32) -> i32` (sorter) and
+// The prelude (src/ops/search.c) supplies lib_index.wgsl (and lib_i64.wgsl where an input is i64),
+// `const WG` (the workgroup size), `alias CT` (vec2<u32> for i64), `fn ldq(i: u32) -> CT`
+// (sequence), `fn ldv(i: u32) -> CT` (values or x), `fn ldvf(i: u32) -> f32` (x as f32),
+// `fn cge(a: CT, b: CT) -> bool` and `fn cgt` (a >= b, a > b: false when either is NaN),
+// `fn sorter_at(i: u32) -> u32` (sorter element i clamped to [0, p.m - 1]) and
 // `fn sti(w: u32, v: array<i32, 4>)` (output indices).
 
 struct Params {
@@ -41,9 +44,9 @@ struct Params {
 @group(0) @binding(5) var<storage, read_write> hist: array<atomic<u32>>;
 @group(0) @binding(6) var<storage, read_write> rng: array<atomic<u32>>;
 
-fn flat_id(wid: vec3<u32>, nwg: vec3<u32>, lid: u32) -> u32 { return (wid.x + wid.y * nwg.x) * 256u + lid; }
+fn flat_id(wid: vec3<u32>, nwg: vec3<u32>, lid: u32) -> u32 { return (wid.x + wid.y * nwg.x) * WG + lid; }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(WG)
 fn search_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                @builtin(local_invocation_index) lid: u32) {
     let e = flat_id(wid, nwg, lid);
@@ -57,9 +60,9 @@ fn search_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
     while (lo < hi) {
         let mid = lo + (hi - lo) / 2u;
         var j = mid;
-        if (p.has_sorter != 0u) { j = u32(clamp(lds(tb + mid * p.step_t), 0, i32(p.m) - 1)); }
+        if (p.has_sorter != 0u) { j = sorter_at(tb + mid * p.step_t); }
         let s = ldq(sb + j * p.step_s);
-        let left = select(s >= v, s > v, p.right != 0u);
+        let left = select(cge(s, v), cgt(s, v), p.right != 0u);
         if (left) { hi = mid; } else { lo = mid + 1u; }
     }
     var r: array<i32, 4>;
@@ -79,7 +82,7 @@ fn is_nan_f(v: f32) -> bool { return (bitcast<u32>(v) & 0x7fffffffu) > 0x7f80000
 var<workgroup> wmin: atomic<u32>;
 var<workgroup> wmax: atomic<u32>;
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(WG)
 fn range_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
               @builtin(local_invocation_index) lid: u32) {
     if (lid == 0u) {
@@ -89,7 +92,7 @@ fn range_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
     workgroupBarrier();
     let e = flat_id(wid, nwg, lid);
     if (e < p.n) {
-        let v = f32(ldv(layout_index(p.vl, e) + p.off_v));
+        let v = ldvf(layout_index(p.vl, e) + p.off_v);
         if (!is_nan_f(v)) {
             atomicMin(&wmin, key_of(v));
             atomicMax(&wmax, key_of(v));
@@ -106,7 +109,7 @@ fn range_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
     }
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(WG)
 fn hist_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
              @builtin(local_invocation_index) lid: u32) {
     let e = flat_id(wid, nwg, lid);
@@ -125,7 +128,7 @@ fn hist_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
             hi = hi + 1.0;
         }
     }
-    let v = f32(ldv(layout_index(p.vl, e) + p.off_v));
+    let v = ldvf(layout_index(p.vl, e) + p.off_v);
     if (!(v >= lo && v <= hi)) { return; }
     let fb = f32(p.bins);
     let q = ((v - lo) * fb) / (hi - lo);

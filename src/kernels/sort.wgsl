@@ -2,10 +2,12 @@
 //
 // A row is the elements of x along the sorted dim; row r is a position over x's other dims
 // (p.kept, row-major) and element j of it lives at layout_index(p.kept, r) + j * p.stride + p.off.
-// Elements become u32 keys whose unsigned order is the wanted order (floats: sign-magnitude flip,
-// -0 -> +0, NaN -> p.nan_key; descending: every key complemented), carried with their position j.
+// Elements become keys of type KT whose unsigned order is the wanted order (floats: sign-magnitude
+// flip, -0 -> +0, NaN -> p.nan_key; i64: the words (hi ^ sign bit, lo), compared high word first;
+// descending: every key word complemented), carried with their position j.
 // Pairs compare by key, then by position: a total order, so every network below sorts stably.
-// Padding pairs are (0xffffffff, 0xffffffff), above every real pair.
+// Padding pairs are (all ones, 0xffffffff), above every real pair. Key buffers hold KW words per
+// pair (kload / kstore); workgroup memory holds TILE keys and TILE positions.
 //
 // tile_main:   a workgroup sorts TILE pair slots in workgroup memory with a bitonic network, as
 //              blocks of p.S (a power of two <= TILE) slots, one segment each: segment g is tile
@@ -19,9 +21,13 @@
 //              kthvalue/median), the value gathered from x at the pair's position.
 // uflag_main, ustart_main, ugather_main: unique over one sorted row (see src/ops/sort.c).
 //
-// The prelude (src/ops/sort.c) supplies lib_index.wgsl, `const TILE`, `const WG`, `alias CT`,
-// `fn ldx(i: u32) -> CT` (x), `fn key_of(v: CT) -> u32`, `fn stv(w: u32, v: array<CT, 4>)` (values,
-// PACK per word) and `fn sti(w: u32, v: array<i32, 4>)` (indices).
+// The prelude (src/ops/sort.c) supplies lib_index.wgsl (and lib_i64.wgsl for i64), `const TILE`,
+// `const WG` (the sorting kernels' workgroup size, TILE / WG >= 2), `const WG1` (the one-dimensional
+// kernels'), `alias CT` (vec2<u32> for i64), `alias KT` (u32, or vec2<u32> for i64 keys),
+// `fn ldx(i: u32) -> CT` (x), `fn key_of(v: CT) -> KT`, `fn kless(a: KT, b: KT) -> bool`,
+// `fn keq(a: KT, b: KT) -> bool`, `fn kload(i: u32) -> KT` (key i of binding ka),
+// `fn kstore(i: u32, k: KT)` (into kb), `fn stv(w: u32, v: array<CT, 4>)` (values, PACK per word)
+// and `fn sti(w: u32, v: array<i32, 4>)` (indices).
 
 struct Params {
     rows: u32,
@@ -56,7 +62,7 @@ struct Params {
 @group(0) @binding(6) var<storage, read_write> ov: array<u32>;
 @group(0) @binding(7) var<storage, read_write> oi: array<u32>;
 
-fn less(k0: u32, i0: u32, k1: u32, i1: u32) -> bool { return k0 < k1 || (k0 == k1 && i0 < i1); }
+fn less(k0: KT, i0: u32, k1: KT, i1: u32) -> bool { return kless(k0, k1) || (keq(k0, k1) && i0 < i1); }
 
 fn row_base(r: u32) -> u32 { return layout_index(p.kept, r) + p.off; }
 
@@ -64,7 +70,7 @@ fn flat_id(wid: vec3<u32>, nwg: vec3<u32>) -> u32 { return wid.x + wid.y * nwg.x
 
 // ---- tile_main ----
 
-var<workgroup> sk: array<u32, TILE>;
+var<workgroup> sk: array<KT, TILE>;
 var<workgroup> si: array<u32, TILE>;
 
 fn cas(a: u32, b: u32) {
@@ -80,7 +86,7 @@ fn cas(a: u32, b: u32) {
     }
 }
 
-// Slots per invocation in the barrier-free steps (TILE / WG, a power of two >= 4).
+// Slots per invocation in the barrier-free steps (TILE / WG, a power of two >= 2).
 const LOC: u32 = TILE / WG;
 
 // The steps of a bitonic size inside the group of LOC slots at g: the flip (when flip) and the
@@ -110,17 +116,17 @@ fn tile_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
     let nseg = p.rows * p.nt;
     for (var q = lid; q < TILE; q += WG) {
         let g = g0 + q / p.S;
-        var k = 0xffffffffu;
+        var k = KT(0xffffffffu);
         var i = 0xffffffffu;
         if (g < nseg) {
             let r = g / p.nt;
             let j = (g % p.nt) * p.S + q % p.S;
             if (j < p.Lin) {
                 if (p.from_x != 0u) {
-                    k = key_of(ldx(row_base(r) + j * p.stride)) ^ p.flip;
+                    k = key_of(ldx(row_base(r) + j * p.stride)) ^ KT(p.flip);
                     i = j;
                 } else {
-                    k = ka[r * p.Lin + j];
+                    k = kload(r * p.Lin + j);
                     i = ia[r * p.Lin + j];
                 }
             }
@@ -164,7 +170,7 @@ fn tile_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
         let t = g % p.nt;
         if (t * p.S + s >= p.Lin) { continue; } // past the row's end: padding
         let o = r * p.Lout + t * p.keep + s;
-        kb[o] = sk[q];
+        kstore(o, sk[q]);
         ib[o] = si[q];
     }
 }
@@ -179,7 +185,7 @@ fn split(a0: u32, na: u32, b0: u32, nb: u32, d: u32) -> u32 {
     while (lo < hi) {
         let mid = (lo + hi) >> 1u;
         let j = b0 + d - mid - 1u;
-        if (less(ka[a0 + mid], ia[a0 + mid], ka[j], ia[j])) { lo = mid + 1u; } else { hi = mid; }
+        if (less(kload(a0 + mid), ia[a0 + mid], kload(j), ia[j])) { lo = mid + 1u; } else { hi = mid; }
     }
     return lo;
 }
@@ -204,11 +210,11 @@ fn merge_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
     let b0 = a0 + na;
     let d0 = pos - base;
     let d1 = min(d0 + TILE, na + nb);
-    if (lid == 0u) { sk[0] = split(a0, na, b0, nb, d0); } // the two cuts pass through sk
-    if (lid == 1u) { sk[1] = split(a0, na, b0, nb, d1); }
+    if (lid == 0u) { si[0] = split(a0, na, b0, nb, d0); } // the two cuts pass through si
+    if (lid == 1u) { si[1] = split(a0, na, b0, nb, d1); }
     workgroupBarrier();
-    let sa = sk[0];
-    let ea = sk[1];
+    let sa = si[0];
+    let ea = si[1];
     workgroupBarrier();
     let sb = d0 - sa;
     let eb = d1 - ea;
@@ -216,7 +222,7 @@ fn merge_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
     let mb = eb - sb;
     for (var q = lid; q < ma + mb; q += WG) {
         let g = select(b0 + sb + q - ma, a0 + sa + q, q < ma);
-        sk[q] = ka[g];
+        sk[q] = kload(g);
         si[q] = ia[g];
     }
     workgroupBarrier();
@@ -232,7 +238,7 @@ fn merge_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
         }
         let own = select(q - ma, q, q < ma);
         let o = a0 + d0 + own + (lo - start);
-        kb[o] = k;
+        kstore(o, k);
         ib[o] = i;
     }
 }
@@ -246,16 +252,16 @@ fn src_of(e: u32) -> vec2<u32> {
     var s = q;
     if (p.pick != 0u) {
         s = p.pos;
-        if (p.pick == 2u && ka[r * p.Ls] == p.nan_key) { s = 0u; } // a NaN row: its first NaN
+        if (p.pick == 2u && keq(kload(r * p.Ls), KT(p.nan_key))) { s = 0u; } // a NaN row: its first NaN
     }
     let j = ia[r * p.Ls + s];
     return vec2<u32>(row_base(r) + j * p.stride, j);
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(WG1)
 fn unpack_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                @builtin(local_invocation_index) lid: u32) {
-    let w = flat_id(wid, nwg) * 256u + lid;
+    let w = flat_id(wid, nwg) * WG1 + lid;
     let total = p.rows * p.n_out; // output elements (rows count the inner positions too)
     if ((p.outs & 1u) != 0u && w * PACK < total) {
         var v: array<CT, 4>;
@@ -275,22 +281,22 @@ fn unpack_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
 // ---- unique over one sorted row of p.n pairs ----
 
 // 1 where a group starts: the first pair, a new key, or a NaN (NaNs never equal anything).
-@compute @workgroup_size(256)
+@compute @workgroup_size(WG1)
 fn uflag_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
               @builtin(local_invocation_index) lid: u32) {
-    let e = flat_id(wid, nwg) * 256u + lid;
+    let e = flat_id(wid, nwg) * WG1 + lid;
     if (e >= p.n) { return; }
-    let k = ka[e];
-    let start = e == 0u || k != ka[e - 1u] || (p.is_float != 0u && k == p.nan_key);
+    let k = kload(e);
+    let start = e == 0u || !keq(k, kload(e - 1u)) || (p.is_float != 0u && keq(k, KT(p.nan_key)));
     kb[e] = select(0u, 1u, start);
 }
 
 // ka: the inclusive scan of the flags (group number + 1); ia: positions. Writes each group's start
 // pair into kb and the group of each element (inverse) through sti.
-@compute @workgroup_size(256)
+@compute @workgroup_size(WG1)
 fn ustart_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                @builtin(local_invocation_index) lid: u32) {
-    let e = flat_id(wid, nwg) * 256u + lid;
+    let e = flat_id(wid, nwg) * WG1 + lid;
     if (e >= p.n) { return; }
     let g = ka[e] - 1u;
     if (e == 0u || ka[e - 1u] != ka[e]) { kb[g] = e; }
@@ -303,10 +309,10 @@ fn ustart_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
 
 // ka: group starts, ia: positions. Values (stv, x flattened through p.kept), counts (sti) and the
 // first occurrence (ib) per group.
-@compute @workgroup_size(256)
+@compute @workgroup_size(WG1)
 fn ugather_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                 @builtin(local_invocation_index) lid: u32) {
-    let w = flat_id(wid, nwg) * 256u + lid;
+    let w = flat_id(wid, nwg) * WG1 + lid;
     if ((p.outs & 1u) != 0u && w * PACK < p.n_out) {
         var v: array<CT, 4>;
         for (var c = 0u; c < PACK; c++) {

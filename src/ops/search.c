@@ -17,13 +17,37 @@ typedef struct search_params {
 static wgt_status search_kernel(wgt_context *ctx, wgt_dtype dt, wgt_dtype sorter_dt, const char *entry,
                                 wgt_kernel **k)
 {
-    char pre[8192];
-    const char *ct = op_compute_type(dt);
-    snprintf(pre, sizeof pre, "%s\nalias CT = %s;\n", op_wgsl_lib(), ct);
+    char pre[16384];
+    int wide = dt == WGT_I64, wide_sorter = sorter_dt == WGT_I64;
+    const char *ct = wide ? "i64" : op_compute_type(dt);
+    snprintf(pre, sizeof pre, "%s\n%s\nconst WG: u32 = %uu;\nalias CT = %s;\n", op_wgsl_lib(),
+             wide || wide_sorter ? op_wgsl_lib_i64() : "", op_workgroup_size(ctx), wide ? "vec2<u32>" : ct);
     op_wgsl_loader(pre, sizeof pre, "ldq", "sq", dt, ct);
     op_wgsl_loader(pre, sizeof pre, "ldv", "vs", dt, ct);
-    op_wgsl_loader(pre, sizeof pre, "lds", "so", sorter_dt, "i32");
+    op_wgsl_loader(pre, sizeof pre, "lds", "so", sorter_dt, wide_sorter ? "i64" : "i32");
     op_wgsl_storer(pre, sizeof pre, "sti", "out", WGT_I32, "i32");
+    size_t used = strlen(pre);
+    /* the comparisons of the binary search: exact on both words for i64; NaN compares false */
+    if (wide)
+        snprintf(pre + used, sizeof pre - used,
+                 "fn cge(a: CT, b: CT) -> bool { return !i64_lt(a, b); }\n"
+                 "fn cgt(a: CT, b: CT) -> bool { return i64_lt(b, a); }\n"
+                 "fn ldvf(i: u32) -> f32 { return i64_to_f32(ldv(i)); }\n");
+    else
+        snprintf(pre + used, sizeof pre - used,
+                 "fn cge(a: CT, b: CT) -> bool { return a >= b; }\n"
+                 "fn cgt(a: CT, b: CT) -> bool { return a > b; }\n"
+                 "fn ldvf(i: u32) -> f32 { return f32(ldv(i)); }\n");
+    used = strlen(pre);
+    /* an i64 sorter index past 32 bits clamps as the i32 one does */
+    if (wide_sorter)
+        snprintf(pre + used, sizeof pre - used,
+                 "fn sorter_at(i: u32) -> u32 {\n  let v = lds(i);\n"
+                 "  if (i64_is_neg(v)) { return 0u; }\n"
+                 "  return select(min(v.x, p.m - 1u), p.m - 1u, v.y != 0u);\n}\n");
+    else
+        snprintf(pre + used, sizeof pre - used,
+                 "fn sorter_at(i: u32) -> u32 { return u32(clamp(lds(i), 0, i32(p.m) - 1)); }\n");
     if (strlen(pre) + 1 >= sizeof pre) return op_fail(ctx, WGT_ERR_INTERNAL, "search: kernel prelude too long");
     return wgt_gpu_kernel(ctx, "search", pre, entry, NULL, 0, k);
 }
@@ -35,7 +59,7 @@ static int fits(const wgt_tensor *t)
     int64_t lo, hi;
     op_extent(&t->l, &lo, &hi);
     uint64_t bytes = hi >= lo ? (uint64_t)(hi + 1 - lo) * wgt_dtype_size(t->l.dtype) + 16 : 0;
-    return t->l.dtype != WGT_I64 && bytes <= t->st->ctx->info.limits.max_storage_buffer_binding_size &&
+    return bytes <= t->st->ctx->info.limits.max_storage_buffer_binding_size &&
            wgt_layout_numel(&t->l) < UINT32_MAX / 2;
 }
 
@@ -112,7 +136,7 @@ static wgt_status ss_dispatch(wgt_context *ctx, const wgt_tensor *seq, const wgt
     if (!st) st = op_bind_all(rng, &b[5], &base);
     if (!st) st = search_kernel(ctx, seq->l.dtype, sorter ? sorter->l.dtype : WGT_I32, "search_main", &k);
     uint32_t gx, gy;
-    op_grid(ctx, ((uint64_t)n + 255) / 256, &gx, &gy);
+    op_grid(ctx, ((uint64_t)n + op_workgroup_size(ctx) - 1) / op_workgroup_size(ctx), &gx, &gy);
     if (!st) st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 6, gx, gy, 1);
     wgt_tensor_free(hist);
     wgt_tensor_free(rng);
@@ -156,7 +180,7 @@ static wgt_status ss_impl(const char *name, const wgt_tensor *seq, const wgt_ten
     int whole = gpu_ok;
     uint64_t lim = ctx->info.limits.max_storage_buffer_binding_size;
     int64_t part = 0;
-    if (!gpu_ok && nd >= 1 && n > 0 && seq->l.dtype != WGT_I64 && !wgt_ctx_is_cpu(ctx)) { /* past a binding: parts along values' dim 0 */
+    if (!gpu_ok && nd >= 1 && n > 0 && !wgt_ctx_is_cpu(ctx)) { /* past a binding: parts along values' dim 0 */
         part = values->l.shape[0];
         while (part > 0) {
             wgt_tensor *v[3] = {NULL, NULL, NULL};
@@ -276,7 +300,7 @@ wgt_status wgt_histc(const wgt_tensor *x, int64_t bins, double min, double max, 
                     st = op_layout_params_fill(ctx, &vl, &p.vl);
                     b[0] = b[2] = b[1];
                     uint32_t gx, gy;
-                    op_grid(ctx, ((uint64_t)nc + 255) / 256, &gx, &gy);
+                    op_grid(ctx, ((uint64_t)nc + op_workgroup_size(ctx) - 1) / op_workgroup_size(ctx), &gx, &gy);
                     if (!st) st = wgt_gpu_dispatch(ctx, pass ? kh : kr, &p, sizeof p, b, 6, gx, gy, 1);
                 }
                 wgt_tensor_free(xc);

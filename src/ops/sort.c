@@ -2,9 +2,10 @@
  * searchsorted, bucketize, histc (src/kernels/search.wgsl).
  *
  * Rows along the dim become (key, position) pairs (see sort.wgsl) in u32 buffers [rows, L]:
- *  - rows of up to TILE elements (4096 with 32 KiB of workgroup memory, else 2048) sort in one
- *    dispatch, a bitonic network in workgroup memory; short rows share a workgroup (TILE / S rows
- *    of a power-of-two S each), so [4096, 1024] is 1024 workgroups of four rows;
+ *  - rows of up to TILE elements (4096 with 32 KiB of workgroup memory, else 2048; half that for
+ *    i64, whose keys are two words) sort in one dispatch, a bitonic network in workgroup memory;
+ *    short rows share a workgroup (TILE / S rows of a power-of-two S each), so [4096, 1024] is
+ *    1024 workgroups of four rows;
  *  - longer rows sort in tiles of TILE, then log2(L / TILE) merge dispatches of doubling runs (a
  *    workgroup per TILE outputs, split along the merge path);
  *  - topk (and kthvalue, median) with k <= TILE / 2 keeps the best k of every tile and sorts the
@@ -12,9 +13,8 @@
  *    (37 tiles, then the 1850 survivors), no merge. Larger k sort the whole row.
  * A last dispatch writes values (gathered from x, so -0 and NaN payloads survive) and i32 indices.
  * Nothing waits for the device except unique, which reads its count back (as masked_select).
- * i64 inputs run the reference (keys are 32 bits). Inputs past one storage binding sort in parts
- * along another dim (copied into the outputs' slices); one row past a binding, and unique of such
- * a tensor, run the reference. */
+ * Inputs past one storage binding sort in parts along another dim (copied into the outputs'
+ * slices); one row past a binding, and unique of such a tensor, run the reference. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,23 +29,59 @@ typedef struct sort_params {
 
 enum { PICK_NONE, PICK_POS, PICK_MEDIAN };
 
-/* Pair slots per workgroup: 8 bytes each in workgroup memory. */
-static uint32_t tile_size(wgt_context *ctx)
+/* Key words per pair: 1 (keys of 32 bits), 2 for i64 ((hi ^ sign bit, lo), high word first). */
+static int key_words(wgt_dtype dt)
 {
-    return ctx->info.limits.max_compute_workgroup_storage_size >= 32768 ? 4096 : 2048;
+    return dt == WGT_I64 ? 2 : 1;
 }
 
-static uint32_t wg_size(wgt_context *ctx)
+/* Pair slots per workgroup: the most (a power of two) whose keys and positions fit workgroup
+ * memory, using at most 32 KiB: 4096 for 32-bit keys, 2048 for i64; half that with 16 KiB. */
+static uint32_t tile_size(wgt_context *ctx, wgt_dtype dt)
 {
-    return ctx->info.limits.max_compute_invocations_per_workgroup >= 512 ? 512 : 256;
+    uint32_t slot = 4u * (uint32_t)(key_words(dt) + 1), tile = 4096;
+    uint32_t mem = ctx->info.limits.max_compute_workgroup_storage_size;
+    if (mem > 32768) mem = 32768;
+    while (tile > 256 && tile * slot > mem) tile /= 2;
+    return tile;
 }
+
+/* The sorting kernels' workgroup size: 512 where the device allows it (fewer barrier rounds per
+ * tile), else op_workgroup_size(); at most TILE / 2 so that each invocation owns two slots. */
+static uint32_t wg_size(wgt_context *ctx, uint32_t tile)
+{
+    uint32_t wg = op_workgroup_size(ctx);
+    if (wg == 256 && ctx->info.limits.max_compute_invocations_per_workgroup >= 512 &&
+        ctx->info.limits.max_compute_workgroup_size_x >= 512)
+        wg = 512;
+    while (wg > tile / 2) wg /= 2;
+    return wg;
+}
+
+/* The key functions per key width (see sort.wgsl): kload/kstore read ka and write kb. */
+static const char key_fns_32[] =
+    "fn kless(a: u32, b: u32) -> bool { return a < b; }\n"
+    "fn keq(a: u32, b: u32) -> bool { return a == b; }\n"
+    "fn kload(i: u32) -> u32 { return ka[i]; }\n"
+    "fn kstore(i: u32, k: u32) { kb[i] = k; }\n";
+static const char key_fns_64[] =
+    "fn kless(a: vec2<u32>, b: vec2<u32>) -> bool { return a.x < b.x || (a.x == b.x && a.y < b.y); }\n"
+    "fn keq(a: vec2<u32>, b: vec2<u32>) -> bool { return all(a == b); }\n"
+    "fn kload(i: u32) -> vec2<u32> { return vec2<u32>(ka[2u * i], ka[2u * i + 1u]); }\n"
+    "fn kstore(i: u32, k: vec2<u32>) {\n  kb[2u * i] = k.x;\n  kb[2u * i + 1u] = k.y;\n}\n"
+    "fn key_of(v: vec2<u32>) -> vec2<u32> { return vec2<u32>(v.y ^ 0x80000000u, v.x); }\n";
 
 static wgt_status sort_kernel(wgt_context *ctx, wgt_dtype xdt, wgt_dtype idt, const char *entry, wgt_kernel **k)
 {
-    char pre[12288];
-    const char *ct = op_compute_type(xdt);
-    snprintf(pre, sizeof pre, "%s\nconst TILE: u32 = %uu;\nconst WG: u32 = %uu;\nconst PACK: u32 = %du;\nalias CT = %s;\n",
-             op_wgsl_lib(), tile_size(ctx), wg_size(ctx), op_pack(xdt), ct);
+    char pre[16384];
+    int wide = key_words(xdt) == 2;
+    const char *ct = wide ? "i64" : op_compute_type(xdt);
+    uint32_t tile = tile_size(ctx, xdt);
+    snprintf(pre, sizeof pre,
+             "%s\n%s\nconst TILE: u32 = %uu;\nconst WG: u32 = %uu;\nconst WG1: u32 = %uu;\nconst PACK: u32 = %du;\n"
+             "alias CT = %s;\nalias KT = %s;\n%s",
+             op_wgsl_lib(), wide ? op_wgsl_lib_i64() : "", tile, wg_size(ctx, tile), op_workgroup_size(ctx),
+             op_pack(xdt), wide ? "vec2<u32>" : ct, wide ? "vec2<u32>" : "u32", wide ? key_fns_64 : key_fns_32);
     op_wgsl_loader(pre, sizeof pre, "ldx", "xs", xdt, ct);
     op_wgsl_storer(pre, sizeof pre, "stv", "ov", xdt, ct);
     op_wgsl_storer(pre, sizeof pre, "sti", "oi", idt, "i32");
@@ -58,7 +94,7 @@ static wgt_status sort_kernel(wgt_context *ctx, wgt_dtype xdt, wgt_dtype idt, co
                  "  return select(b ^ 0x80000000u, ~b, (b >> 31u) != 0u);\n}\n");
     else if (!strcmp(ct, "u32"))
         snprintf(pre + used, sizeof pre - used, "fn key_of(v: u32) -> u32 { return v; }\n");
-    else
+    else if (!wide)
         snprintf(pre + used, sizeof pre - used, "fn key_of(v: i32) -> u32 { return bitcast<u32>(v) ^ 0x80000000u; }\n");
     if (strlen(pre) + 1 >= sizeof pre) return op_fail(ctx, WGT_ERR_INTERNAL, "sort: kernel prelude too long");
     return wgt_gpu_kernel(ctx, "sort", pre, entry, NULL, 0, k);
@@ -74,7 +110,7 @@ typedef struct rowsort {
     int64_t rows, L, inner;
     sort_params p;          /* the fields every dispatch shares: off, stride, flip, nan_key, kept */
     wgt_binding bx;
-    wgt_tensor *buf[4];     /* keys A, positions A, keys B, positions B: [rows, L] u32 */
+    wgt_tensor *buf[4];     /* keys A, positions A, keys B, positions B: [rows, L] of KW / 1 u32 */
     wgt_tensor *dummy[4];   /* unused writable bindings */
     int cur;                /* 0: the result is in A; 2: in B */
     int64_t Ls;             /* row length of the result */
@@ -85,11 +121,10 @@ static void rowsort_free(rowsort *s)
     for (int i = 0; i < 4; i++) wgt_tensor_free(s->buf[i]), wgt_tensor_free(s->dummy[i]);
 }
 
-/* Can x sort on the GPU: its dtype has 32-bit keys, it and the pair buffers fit one binding. */
+/* Can x sort on the GPU: it and the pair buffers (keys of up to 8 bytes) fit one binding. */
 static int rowsort_fits(const wgt_tensor *x)
 {
     wgt_context *ctx = x->st->ctx;
-    if (x->l.dtype == WGT_I64) return 0;
     uint64_t n = (uint64_t)wgt_layout_numel(&x->l), lim = ctx->info.limits.max_storage_buffer_binding_size;
     int64_t lo, hi;
     op_extent(&x->l, &lo, &hi);
@@ -125,7 +160,8 @@ static wgt_status rowsort_init(rowsort *s, const wgt_tensor *x, int dim, int des
     s->p.is_float = op_is_float(x->l.dtype);
     int64_t n = s->rows * s->L > 0 ? s->rows * s->L : 1, four = 4;
     for (int i = 0; i < 4; i++) {
-        if ((st = wgt_tensor_new(ctx, WGT_U32, 1, &n, &s->buf[i]))) return st;
+        int64_t words = i % 2 ? n : n * key_words(x->l.dtype);
+        if ((st = wgt_tensor_new(ctx, WGT_U32, 1, &words, &s->buf[i]))) return st;
         if ((st = wgt_tensor_new(ctx, WGT_U32, 1, &four, &s->dummy[i]))) return st;
     }
     return WGT_OK;
@@ -171,7 +207,7 @@ static uint32_t pow2_at_least(int64_t n)
 static wgt_status rs_tile(rowsort *s, int src, int dst, int64_t Lin, uint32_t S, int64_t keep, int64_t *Lout)
 {
     sort_params p = s->p;
-    uint32_t tile = tile_size(s->ctx);
+    uint32_t tile = tile_size(s->ctx, s->x->l.dtype);
     int64_t nt = (Lin + S - 1) / S;
     int64_t last = Lin - (nt - 1) * S;
     *Lout = (nt - 1) * keep + (last < keep ? last : keep);
@@ -190,7 +226,7 @@ static wgt_status rs_tile(rowsort *s, int src, int dst, int64_t Lin, uint32_t S,
 /* Sort every row (k == L) or find its best k, sorted, into s->buf[s->cur..], rows of s->Ls. */
 static wgt_status rs_run(rowsort *s, int64_t k)
 {
-    uint32_t tile = tile_size(s->ctx);
+    uint32_t tile = tile_size(s->ctx, s->x->l.dtype);
     int64_t L = s->L;
     wgt_status st;
     s->cur = 0;
@@ -250,7 +286,7 @@ static wgt_status rs_unpack(rowsort *s, int64_t n_out, int pick, int64_t pos, wg
     uint64_t words = values ? (uint64_t)(total + pack - 1) / pack : 0;
     if (indices && (uint64_t)total > words) words = (uint64_t)total;
     return rs_dispatch(s, "unpack_main", &p, s->buf[s->cur], s->buf[s->cur + 1], NULL, NULL, values, indices,
-                       (words + 255) / 256);
+                       (words + op_workgroup_size(s->ctx) - 1) / op_workgroup_size(s->ctx));
 }
 
 /* ---- sort, argsort, topk, kthvalue, median ------------------------------------------------------ */
@@ -360,7 +396,7 @@ static wgt_status select_impl(int kind, const wgt_tensor *x, int64_t k, int dim,
         return st;
     }
     int fits = rowsort_fits(x), od = -1;
-    int64_t part = fits || x->l.dtype == WGT_I64 || wgt_ctx_is_cpu(ctx) ? 0 : chunk_rows(x, dim, &od);
+    int64_t part = fits || wgt_ctx_is_cpu(ctx) ? 0 : chunk_rows(x, dim, &od);
     int gpu_ok = fits || part > 0;
     int use_gpu = op_use_gpu(ctx, name, x->l.dtype, gpu_ok);
     if (use_gpu && !fits) {
@@ -458,7 +494,8 @@ static wgt_status unique_gpu(const wgt_tensor *x, wgt_tensor **outs /* values, i
     if (!st) st = wgt_tensor_new(ctx, WGT_I32, 1, &n, &flags);
     sort_params p = s.p;
     p.n = (uint32_t)n;
-    uint64_t groups_n = ((uint64_t)n + 255) / 256;
+    uint32_t wg1 = op_workgroup_size(ctx);
+    uint64_t groups_n = ((uint64_t)n + wg1 - 1) / wg1;
     if (!st) st = rs_dispatch(&s, "uflag_main", &p, s.buf[s.cur], s.buf[s.cur + 1], flags, NULL, NULL, NULL, groups_n);
     if (!st) st = wgt_scan(WGT_SCAN_CUMSUM, flags, 0, &groups, NULL);
     int32_t count = 0;
@@ -482,7 +519,7 @@ static wgt_status unique_gpu(const wgt_tensor *x, wgt_tensor **outs /* values, i
     p.outs = (want[0] ? 1u : 0u) | (want[2] ? 2u : 0u) | (want[3] ? 4u : 0u);
     if (!st)
         st = rs_dispatch(&s, "ugather_main", &p, starts, s.buf[s.cur + 1], NULL, outs[3], outs[0], outs[2],
-                         ((uint64_t)cn + 255) / 256);
+                         ((uint64_t)cn + wg1 - 1) / wg1);
     if (inited) rowsort_free(&s);
     wgt_tensor_free(starts);
     wgt_tensor_free(groups);

@@ -7,6 +7,8 @@
  *    dtype, along the last dim and dim 0, on transposed views, empty and one-element inputs.
  *  - Long rows: a [70000] sort (tiles then merge passes), topk of 50 from [150000] (three tile
  *    passes), many short rows; each checked sorted and a permutation on its own as well.
+ *  - i64 with keys over the whole 64-bit range (values a 32-bit key would tie or misorder), ties,
+ *    rows past one tile, an i64 sorter for searchsorted.
  *  - Bad arguments return statuses. */
 #include <math.h>
 #include <stdlib.h>
@@ -347,6 +349,132 @@ static void long_rows(void)
     pair_free(x);
 }
 
+/* ---- i64: exact 64-bit keys ----------------------------------------------------------------- */
+
+static uint64_t i64_rand(void)
+{
+    rng_state ^= rng_state << 13, rng_state ^= rng_state >> 7, rng_state ^= rng_state << 17;
+    return rng_state;
+}
+
+/* n values from a pool of `distinct` (0: every value free): high words in [-3, 3] or full range,
+ * low words with bit 31 set or clear (an unsigned compare of the low word matters), the extremes,
+ * and values equal in the low word but not the high one (a 32-bit key would tie them). */
+static pair pair_i64(int ndim, const int64_t *shape, int distinct)
+{
+    int64_t n = 1;
+    for (int d = 0; d < ndim; d++) n *= shape[d];
+    int64_t pool[64], *data = malloc((size_t)(n ? n : 1) * 8);
+    for (int i = 0; i < 64; i++) {
+        uint64_t r = i64_rand(), lo = (uint32_t)r;
+        int64_t hi = (int64_t)((r >> 32) % 7) - 3;
+        if (i % 4 == 1) lo = i % 8 == 1 ? 0x80000000u : 0x7fffffffu;
+        pool[i] = i % 5 == 3 ? (int64_t)i64_rand() : (int64_t)((uint64_t)hi << 32 | lo);
+    }
+    pool[0] = INT64_MIN, pool[1] = INT64_MAX, pool[2] = -1, pool[3] = 0;
+    pool[4] = (int64_t)0x500000007, pool[5] = (int64_t)0x700000007, pool[6] = -(int64_t)0x100000007;
+    for (int64_t i = 0; i < n; i++) data[i] = distinct ? pool[i64_rand() % (uint64_t)distinct] : (int64_t)i64_rand();
+    pair p;
+    for (int s = 0; s < 2; s++) MUST(wgt_tensor_from_host(side[s], WGT_I64, ndim, shape, data, &p.t[s]));
+    free(data);
+    return p;
+}
+
+static void wide_i64(void)
+{
+    char what[160];
+    /* rows of 37 (one tile) and 5000 (tiles then merges; topk keeps per tile), ties and not */
+    int64_t shapes[2][2] = {{53, 37}, {3, 5000}};
+    for (int sh = 0; sh < 2; sh++) {
+        for (int distinct = 0; distinct <= 40; distinct += 40) {
+            pair x = pair_i64(2, shapes[sh], distinct);
+            pair xt = pair_transpose(x, 0, 1);
+            pair views[2] = {x, xt};
+            for (int vi = 0; vi < 2; vi++) {
+                int dim = vi ? 0 : 1; /* along the long rows */
+                pair v = views[vi];
+                for (int desc = 0; desc < 2; desc++) {
+                    wgt_tensor *iv[2] = {NULL, NULL};
+                    snprintf(what, sizeof what, "i64 sort [%lld, %lld] pool %d view %d desc %d", (long long)shapes[sh][0],
+                             (long long)shapes[sh][1], distinct, vi, desc);
+                    DIFF(what, 0, 0, wgt_sort(v.t[S], dim, desc, &y_[S], &iv[S]));
+                    if (iv[0] && iv[1]) pair_compare(what, iv[0], iv[1], 0, 0);
+                    wgt_tensor_free(iv[0]), wgt_tensor_free(iv[1]);
+                    iv[0] = iv[1] = NULL;
+                    snprintf(what, sizeof what, "i64 topk 9 pool %d view %d largest %d", distinct, vi, desc);
+                    DIFF(what, 0, 0, wgt_topk(v.t[S], 9, dim, desc, 1, &y_[S], &iv[S]));
+                    if (iv[0] && iv[1]) pair_compare(what, iv[0], iv[1], 0, 0);
+                    wgt_tensor_free(iv[0]), wgt_tensor_free(iv[1]);
+                }
+                wgt_tensor *iv[2] = {NULL, NULL};
+                snprintf(what, sizeof what, "i64 median pool %d view %d", distinct, vi);
+                DIFF(what, 0, 0, wgt_median(v.t[S], dim, 1, &y_[S], &iv[S]));
+                if (iv[0] && iv[1]) pair_compare(what, iv[0], iv[1], 0, 0);
+                wgt_tensor_free(iv[0]), wgt_tensor_free(iv[1]);
+                snprintf(what, sizeof what, "i64 kthvalue 5 pool %d view %d", distinct, vi);
+                DIFF(what, 0, 0, wgt_kthvalue(v.t[S], 5, dim, 0, &y_[S], NULL));
+                wgt_tensor *inv[2] = {NULL, NULL}, *cnt[2] = {NULL, NULL}, *fst[2] = {NULL, NULL};
+                snprintf(what, sizeof what, "i64 unique pool %d view %d", distinct, vi);
+                DIFF(what, 0, 0, wgt_unique(v.t[S], &y_[S], &inv[S], &cnt[S], &fst[S]));
+                if (inv[0] && inv[1]) pair_compare("i64 unique inverse", inv[0], inv[1], 0, 0);
+                if (cnt[0] && cnt[1]) pair_compare("i64 unique counts", cnt[0], cnt[1], 0, 0);
+                if (fst[0] && fst[1]) pair_compare("i64 unique first", fst[0], fst[1], 0, 0);
+                for (int s = 0; s < 2; s++) wgt_tensor_free(inv[s]), wgt_tensor_free(cnt[s]), wgt_tensor_free(fst[s]);
+            }
+            if (sh == 0) {
+                /* searchsorted into the sorted rows, and through an i64 sorter (argsort's order);
+                 * values from the same pool, so exact hits take the left/right rule */
+                int64_t vshape[2] = {53, 11};
+                pair vals = pair_i64(2, vshape, distinct);
+                pair sq, perm;
+                for (int s = 0; s < 2; s++) {
+                    wgt_tensor *pi;
+                    MUST(wgt_sort(x.t[s], 1, 0, &sq.t[s], &pi));
+                    MUST(wgt_tensor_cast(pi, WGT_I64, &perm.t[s]));
+                    wgt_tensor_free(pi);
+                }
+                for (int right = 0; right < 2; right++) {
+                    snprintf(what, sizeof what, "i64 searchsorted pool %d right %d", distinct, right);
+                    DIFF(what, 0, 0, wgt_searchsorted(sq.t[S], vals.t[S], right, NULL, &y_[S]));
+                    snprintf(what, sizeof what, "i64 searchsorted i64 sorter pool %d right %d", distinct, right);
+                    DIFF(what, 0, 0, wgt_searchsorted(x.t[S], vals.t[S], right, perm.t[S], &y_[S]));
+                    pair row = pair_narrow(sq, 0, 7, 1);
+                    int64_t flat = 37;
+                    pair b;
+                    for (int s = 0; s < 2; s++) MUST(wgt_tensor_reshape(row.t[s], 1, &flat, &b.t[s]));
+                    pair vt = pair_transpose(vals, 0, 1);
+                    snprintf(what, sizeof what, "i64 bucketize pool %d right %d", distinct, right);
+                    DIFF(what, 0, 0, wgt_bucketize(vt.t[S], b.t[S], right, &y_[S]));
+                    pair_free(vt), pair_free(b), pair_free(row);
+                }
+                pair_free(vals), pair_free(sq), pair_free(perm);
+            }
+            pair_free(xt), pair_free(x);
+        }
+    }
+    /* hand-checked: 2^32 + 7 above 7 and 0x80000000 above 0x7fffffff (a low-word-only or signed
+     * low-word compare gets these wrong), INT64_MIN first, ties in input order */
+    const int64_t h[6] = {(int64_t)0x100000007, 7, (int64_t)0x80000000, 0x7fffffff, INT64_MIN, 7};
+    int64_t n6 = 6;
+    for (int s = 0; s < 2; s++) {
+        wgt_tensor *t, *v, *i;
+        MUST(wgt_tensor_from_host(side[s], WGT_I64, 1, &n6, h, &t));
+        MUST(wgt_sort(t, 0, 0, &v, &i));
+        int64_t got[6];
+        MUST(wgt_tensor_to_host(v, got, sizeof got));
+        const int64_t want[6] = {INT64_MIN, 7, 7, 0x7fffffff, (int64_t)0x80000000, (int64_t)0x100000007};
+        CHECK(!memcmp(got, want, sizeof got), "i64 hand sort (side %d): %lld %lld %lld %lld %lld %lld", s,
+              (long long)got[0], (long long)got[1], (long long)got[2], (long long)got[3], (long long)got[4],
+              (long long)got[5]);
+        expect("i64 hand sort indices", s, i, (double[]){4, 1, 5, 3, 2, 0}, 6, 0);
+        wgt_tensor_free(v), wgt_tensor_free(i);
+        wgt_tensor *u;
+        MUST(wgt_unique(t, &u, NULL, NULL, NULL));
+        expect("i64 hand unique", s, u, (double[]){(double)INT64_MIN, 7, 0x7fffffff, 0x80000000, 0x100000007}, 5, 0);
+        wgt_tensor_free(u), wgt_tensor_free(t);
+    }
+}
+
 /* ---- edges and errors ----------------------------------------------------------------------- */
 
 static void edges(void)
@@ -433,6 +561,7 @@ int main(void)
     hand_checked();
     for (int d = 0; d < N_DTYPES; d++) diff_dtype(all_dtypes[d]);
     long_rows();
+    wide_i64();
     edges();
     over_binding();
     CHECK(hi_of(WGT_F32) > 0, "gpu_pair.h's ranges");
