@@ -219,7 +219,8 @@ static void diff_cross_entropy(void)
             snprintf(what, sizeof what, "cross_entropy probabilities %s red %d", wgt_dtype_name(dt), red);
             DIFF(what, at, rt, wgt_cross_entropy(xt.t[S], pr.t[S], w.t[S], -100, 0.1, red, &y_[S]));
         }
-        /* a long row: the workgroup path (C >= 4096: 256 invocations), i32 targets */
+        /* a long row: the workgroup path (C >= 4096: the device's workgroup size, 128 with
+         * WGT_LIMITS=default on OpenGL ES), i32 targets */
         pair lx = pair_rand(dt, 2, DIMS2(3, 5000), -8, 8, 0), lt = targets(WGT_I32, 1, DIMS1(3), 5000, 0, 0);
         snprintf(what, sizeof what, "cross_entropy C=5000 %s", wgt_dtype_name(dt));
         DIFF(what, at, rt, wgt_cross_entropy(lx.t[S], lt.t[S], NULL, -100, 0.05, WGT_REDUCTION_NONE, &y_[S]));
