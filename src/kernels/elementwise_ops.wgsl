@@ -418,3 +418,132 @@ fn binary_u(op: u32, a: u32, b: u32) -> u32 {
     }
 }
 
+
+// ---- i64 ----
+// Everything below is included only in kernels with an i64 operand (src/ops/elementwise.c cuts the
+// file here otherwise, so the 32-bit kernels' text stays as it was); it needs lib_i64.wgsl. An i64
+// is vec2<u32>(low, high). The rules are the reference's (src/cpu/elementwise.c): arithmetic wraps
+// modulo 2^64, x / 0 and x % 0 are 0, x / -1 is -x, shifts past 63 or negative give 0 (or -1 for
+// a negative value shifted right).
+
+const L_ZERO: vec2<u32> = vec2<u32>(0u, 0u);
+const L_ONE: vec2<u32> = vec2<u32>(1u, 0u);
+const L_MINUS_ONE: vec2<u32> = vec2<u32>(0xffffffffu, 0xffffffffu);
+
+fn l_bool(b: bool) -> vec2<u32> { return select(L_ZERO, L_ONE, b); }
+fn l_sign(x: vec2<u32>) -> vec2<u32> { return select(l_bool(!i64_is_zero(x)), L_MINUS_ONE, i64_is_neg(x)); }
+// clamp's bounds in 64 bits: (ilo, pad0) and (ihi, pad1) hold ceil(lo) and floor(hi) in i64 kernels.
+fn l_lo() -> vec2<u32> { return vec2<u32>(p.ilo, p.pad0); }
+fn l_hi() -> vec2<u32> { return vec2<u32>(p.ihi, p.pad1); }
+
+fn unary_l(op: u32, x: vec2<u32>) -> vec2<u32> {
+    switch op {
+        case 0u: { return i64_neg(x); }
+        case 1u: { return i64_abs(x); }
+        case 2u: { return l_sign(x); }
+        case 12u: { return i64_mul(x, x); }
+        case 31u: { return select(L_ZERO, x, i64_lt(L_ZERO, x)); }
+        case 39u, 47u: { // the lower bound first, so lo > hi gives hi (PyTorch)
+            var y = x;
+            if (i64_lt(y, l_lo())) { y = l_lo(); }
+            if (i64_lt(l_hi(), y)) { y = l_hi(); }
+            return y;
+        }
+        case 42u, 43u, 44u, 45u: { return x; }
+        case 46u, 48u, 49u: { return L_ZERO; }
+        case 50u: { return L_ONE; }
+        case 51u: { return l_bool(i64_is_zero(x)); }
+        case 52u: { return ~x; }
+        default: { return L_ZERO; }
+    }
+}
+
+fn ipow_l(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+    if (i64_is_neg(b)) { // only 1 and -1 have integer reciprocals
+        if (i64_eq(a, L_ONE)) { return L_ONE; }
+        if (i64_eq(a, L_MINUS_ONE)) { return select(L_ONE, L_MINUS_ONE, (b.x & 1u) == 1u); }
+        return L_ZERO;
+    }
+    var r = L_ONE;
+    var base = a;
+    var e = b;
+    while (!i64_is_zero(e)) {
+        if ((e.x & 1u) == 1u) { r = i64_mul(r, base); }
+        base = i64_mul(base, base);
+        e = u64_shr(e, 1u);
+    }
+    return r;
+}
+
+// A shift count outside [0, 63] (negative counts read as huge unsigned ones).
+fn l_shift_out(b: vec2<u32>) -> bool { return b.y != 0u || b.x > 63u; }
+
+fn binary_l(op: u32, a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+    switch op {
+        case 0u: { return i64_add(a, b); }
+        case 1u: { return i64_sub(a, b); }
+        case 2u: { return i64_mul(a, b); }
+        case 3u, 4u, 5u, 6u, 7u: {
+            if (i64_is_zero(b)) { return L_ZERO; }
+            if (i64_eq(b, L_MINUS_ONE)) { return select(i64_neg(a), L_ZERO, op >= 6u); } // no trap at -2^63 / -1
+            let qr = i64_divmod_trunc(a, b);
+            let q = qr.xy;
+            let r = qr.zw;
+            let differ = !i64_is_zero(r) && (i64_is_neg(r) != i64_is_neg(b)); // r has a's sign
+            if (op == 4u) { return select(q, i64_sub(q, L_ONE), differ); }
+            if (op == 6u) { return select(r, i64_add(r, b), differ); }
+            if (op == 7u) { return r; }
+            return q;
+        }
+        case 8u: { return ipow_l(a, b); }
+        case 10u: { return i64_max(a, b); }
+        case 11u: { return i64_min(a, b); }
+        case 12u: { return l_bool(i64_eq(a, b)); }
+        case 13u: { return l_bool(!i64_eq(a, b)); }
+        case 14u: { return l_bool(i64_lt(a, b)); }
+        case 15u: { return l_bool(i64_le(a, b)); }
+        case 16u: { return l_bool(i64_lt(b, a)); }
+        case 17u: { return l_bool(i64_le(b, a)); }
+        case 18u: { return l_bool(!i64_is_zero(a) && !i64_is_zero(b)); }
+        case 19u: { return l_bool(!i64_is_zero(a) || !i64_is_zero(b)); }
+        case 20u: { return l_bool(i64_is_zero(a) != i64_is_zero(b)); }
+        case 21u: { return a & b; }
+        case 22u: { return a | b; }
+        case 23u: { return a ^ b; }
+        case 24u: { if (l_shift_out(b)) { return L_ZERO; } return i64_shl(a, b.x); }
+        case 25u: {
+            if (l_shift_out(b)) { return select(L_ZERO, L_MINUS_ONE, i64_is_neg(a)); }
+            return i64_shr(a, b.x);
+        }
+        default: { return L_ZERO; }
+    }
+}
+
+// Float to i64 as the reference casts: truncated, saturated at +-2^63, NaN -> 0.
+fn l_from_f32_sat(f: f32) -> vec2<u32> {
+    if (is_nan(f)) { return L_ZERO; }
+    if (f >= 9223372036854775808.0) { return vec2<u32>(0xffffffffu, 0x7fffffffu); }
+    if (f <= -9223372036854775808.0) { return vec2<u32>(0u, 0x80000000u); }
+    return i64_from_f32(f);
+}
+
+// m (unsigned) rounded to nearest even at `bits` significant bits.
+fn u64_round_bits(m: vec2<u32>, bits: u32) -> vec2<u32> {
+    if (i64_is_zero(m)) { return m; }
+    let top = select(31u - countLeadingZeros(m.x), 63u - countLeadingZeros(m.y), m.y != 0u);
+    if (top < bits) { return m; }
+    let sh = top + 1u - bits;
+    var kept = u64_shr(m, sh);
+    let rest = i64_sub(m, i64_shl(kept, sh));
+    let half = i64_shl(L_ONE, sh - 1u);
+    if (u64_lt(half, rest) || (i64_eq(rest, half) && (kept.x & 1u) == 1u)) { kept = i64_add(kept, L_ONE); }
+    return i64_shl(kept, sh);
+}
+// i64 to a float of `bits` significant bits (f32 24, f16 11, bf16 8) as the reference converts:
+// to double first (53 bits), then to the target, each rounding to nearest even. The result is exact
+// in the target, so storing it rounds no further.
+fn l_to_float(a: vec2<u32>, bits: u32) -> f32 {
+    let r = u64_round_bits(u64_round_bits(i64_abs(a), 53u), bits);
+    let m = abs(i64_to_f32(r)); // exact; 2^63 reads as -2^63
+    return select(m, -m, i64_is_neg(a));
+}

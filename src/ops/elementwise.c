@@ -15,20 +15,39 @@ typedef struct ew_params {
     uint32_t n, op, off0, off1, off2;
     float alpha, beta, lo, hi;
     uint32_t zero, offo, ilo, ihi;
-    uint32_t pad[3];
+    uint32_t ilo_hi, ihi_hi, pad; /* i64 kernels: the high words of clamp's bounds (pad0, pad1 in WGSL) */
     op_layout_params l[3];
 } ew_params;
 
 /* Everything the generated prelude depends on: the pipeline cache's key (no padding bytes). */
 typedef struct ew_key {
-    uint8_t fam, ci, d[3], out, vec, scalar; /* ci: 0 f32, 1 i32, 2 u32; scalar: bit i, vec path only */
+    uint8_t fam, ci, d[3], out, vec, scalar; /* ci: CI_*; scalar: bit i, vec path only */
     uint8_t mixed, pad[3];                    /* vec path: bit i, input i's elements differ in size */
     uint32_t wg;
 } ew_key;
 
-enum { CI_F32, CI_I32, CI_U32 };
-static const char *ci_name(int ci) { return ci == CI_F32 ? "f32" : ci == CI_I32 ? "i32" : "u32"; }
-static int ci_of(wgt_dtype dt) { return op_is_float(dt) ? CI_F32 : dt == WGT_U32 ? CI_U32 : CI_I32; }
+/* The compute type of the inputs: CI_I64 is exact 64-bit arithmetic on vec2<u32> words
+ * (lib_i64.wgsl), a separate kernel variant from the 32-bit ones. */
+enum { CI_F32, CI_I32, CI_U32, CI_I64 };
+static const char *ci_name(int ci) { return (const char *[]){"f32", "i32", "u32", "i64"}[ci]; }
+static int ci_of(wgt_dtype dt)
+{
+    return op_is_float(dt) ? CI_F32 : dt == WGT_U32 ? CI_U32 : dt == WGT_I64 ? CI_I64 : CI_I32;
+}
+
+/* Does the kernel for key k touch 64-bit values (then it includes lib_i64.wgsl and the i64 part of
+ * elementwise_ops.wgsl, and never takes the vec4 path)? */
+static int key_wide(uint8_t ci, const uint8_t *d, uint8_t out)
+{
+    return ci == CI_I64 || d[0] == WGT_I64 || d[1] == WGT_I64 || d[2] == WGT_I64 || out == WGT_I64;
+}
+/* The compute() result type: 64-bit words when the values are (the storer converts them as C
+ * does), else the output dtype's compute type. */
+static const char *co_type(int ci, wgt_dtype out)
+{
+    if (out == WGT_I64 || (ci == CI_I64 && !op_is_float(out))) return "i64";
+    return op_compute_type(out);
+}
 
 /* clamp's bounds for integers, as the reference takes them: ceil(lo) and floor(hi), saturated to
  * the compute type (i32 or u32 bits); a NaN bound clamps nothing. */
@@ -40,6 +59,41 @@ static void int_bounds(double lo, double hi, int is_u32, uint32_t *out)
     hi = hi < min ? min : hi > max ? max : hi;
     out[0] = is_u32 ? (uint32_t)lo : (uint32_t)(int32_t)lo;
     out[1] = is_u32 ? (uint32_t)hi : (uint32_t)(int32_t)hi;
+}
+
+/* compute() for 64-bit values (CI_I64), or for a cast from a float to i64. */
+static void compute_fn_i64(char *buf, size_t cap, ew_family fam, int ci, wgt_dtype out_dt)
+{
+    size_t used = strlen(buf);
+    char body[128];
+    switch (fam) {
+    case EW_UNARY: snprintf(body, sizeof body, "unary_l(p.op, a)"); break;
+    case EW_BINARY: snprintf(body, sizeof body, "binary_l(p.op, a, b)"); break;
+    case EW_WHERE: snprintf(body, sizeof body, "select(c, b, !i64_is_zero(a))"); break;
+    case EW_CAST:
+        if (ci != CI_I64) snprintf(body, sizeof body, "l_from_f32_sat(a)");
+        else if (op_is_float(out_dt)) /* significant bits of the target */
+            snprintf(body, sizeof body, "l_to_float(a, %du)", out_dt == WGT_F32 ? 24 : out_dt == WGT_F16 ? 11 : 8);
+        else snprintf(body, sizeof body, "a");
+        break;
+    }
+    snprintf(buf + used, cap - used, "fn compute(a: CI, b: CI, c: CI) -> CO { return %s; }\n", body);
+}
+
+/* clamp's bounds for i64 as (lo word, hi word) pairs ceil(lo), floor(hi) into out[0], out[2] and
+ * out[1], out[3]. The reference compares (double)x with lo and hi; that is the exact comparison
+ * with ceil(lo) and floor(hi) when they lie within +-2^53 (or are infinite away from x, or NaN):
+ * 0 for other bounds, which the reference runs. */
+static int int64_bounds(double lo, double hi, uint32_t *out)
+{
+    const double exact = 9007199254740992.0; /* 2^53 */
+    if (!(isnan(lo) || lo == -INFINITY || fabs(lo) < exact) || !(isnan(hi) || hi == INFINITY || fabs(hi) < exact))
+        return 0;
+    int64_t l = isnan(lo) || lo == -INFINITY ? INT64_MIN : (int64_t)ceil(lo);
+    int64_t h = isnan(hi) || hi == INFINITY ? INT64_MAX : (int64_t)floor(hi);
+    out[0] = (uint32_t)(uint64_t)l, out[2] = (uint32_t)((uint64_t)l >> 32);
+    out[1] = (uint32_t)(uint64_t)h, out[3] = (uint32_t)((uint64_t)h >> 32);
+    return 1;
 }
 
 /* The compute() body for a family, input compute type ci and output dtype. */
@@ -81,17 +135,63 @@ static void compute_fn(char *buf, size_t cap, ew_family fam, const char *ci, wgt
         used += snprintf(buf + used, cap - used, "fn compute(a: CI, b: CI, c: CI) -> CO { return CO(%s); }\n", body);
 }
 
+/* Append loader NAME of element i of binding BIND (dtype dt) as compute type ci, in a kernel with
+ * 64-bit values: i64 inputs of 32-bit compute types convert from both words (to f32 rounded to
+ * nearest; to an integer type as 0 or 1, since only where's condition loads that way). */
+static void loader_wide(char *pre, size_t cap, const char *name, const char *bind, wgt_dtype dt, int ci, int cond)
+{
+    size_t used = strlen(pre);
+    char wide[16];
+    if (ci == CI_I64 && cond && op_is_float(dt)) { /* a float condition: true when nonzero or NaN */
+        snprintf(wide, sizeof wide, "%s_f", name);
+        op_wgsl_loader(pre, cap, wide, bind, dt, "f32");
+        used = strlen(pre);
+        snprintf(pre + used, cap - used, "fn %s(i: u32) -> CI { return l_bool(truthy(%s(i))); }\n", name, wide);
+    } else if (ci == CI_I64 || dt != WGT_I64) {
+        op_wgsl_loader(pre, cap, name, bind, dt, ci_name(ci));
+    } else {
+        snprintf(wide, sizeof wide, "%s_64", name);
+        op_wgsl_loader(pre, cap, wide, bind, dt, "i64");
+        used = strlen(pre);
+        if (ci == CI_F32) snprintf(pre + used, cap - used, "fn %s(i: u32) -> CI { return i64_to_f32(%s(i)); }\n", name, wide);
+        else snprintf(pre + used, cap - used, "fn %s(i: u32) -> CI { return select(CI(0), CI(1), !i64_is_zero(%s(i))); }\n",
+                      name, wide);
+    }
+}
+
+/* The prelude of a kernel with 64-bit values (strided path only). */
+static char *ew_prelude_wide(const ew_key *k, char *pre, size_t cap)
+{
+    const char *lib = op_wgsl_lib(), *lib64 = op_wgsl_lib_i64(), *ops = wgt_gpu_kernel_text("elementwise_ops");
+    wgt_dtype out = (wgt_dtype)k->out;
+    const char *co = co_type(k->ci, out);
+    snprintf(pre, cap, "%s\n%s\n%s\nalias CI = %s;\nalias CO = %s;\nconst PACK: u32 = %du;\nconst WG: u32 = %uu;\n",
+             lib ? lib : "", lib64 ? lib64 : "", ops ? ops : "", k->ci == CI_I64 ? "vec2<u32>" : ci_name(k->ci),
+             !strcmp(co, "i64") ? "vec2<u32>" : co, op_pack(out), k->wg);
+    const char *names[3] = {"ld0", "ld1", "ld2"}, *binds[3] = {"in0", "in1", "in2"};
+    for (int i = 0; i < 3; i++)
+        loader_wide(pre, cap, names[i], binds[i], (wgt_dtype)k->d[i], k->ci, k->fam == EW_WHERE && i == 0);
+    op_wgsl_storer(pre, cap, "st", "out", out, co);
+    if (k->ci == CI_I64 || out == WGT_I64) compute_fn_i64(pre, cap, (ew_family)k->fam, k->ci, out);
+    else compute_fn(pre, cap, (ew_family)k->fam, ci_name(k->ci), (wgt_dtype)k->d[0], out);
+    return pre;
+}
+
 static char *ew_prelude(void *arg)
 {
     const ew_key *k = arg;
     size_t cap = 32768;
     char *pre = malloc(cap);
     if (!pre) return NULL;
+    if (key_wide(k->ci, k->d, k->out)) return ew_prelude_wide(k, pre, cap);
     const char *lib = op_wgsl_lib(), *ops = wgt_gpu_kernel_text("elementwise_ops");
     const char *ci = ci_name(k->ci);
     wgt_dtype out = (wgt_dtype)k->out;
-    snprintf(pre, cap, "%s\n%s\nalias CI = %s;\nalias CO = %s;\nconst PACK: u32 = %du;\nconst WG: u32 = %uu;\n",
-             lib ? lib : "", ops ? ops : "", ci, op_compute_type(out), op_pack(out), k->wg);
+    /* the 32-bit kernels leave out the i64 part of elementwise_ops.wgsl */
+    const char *cut = ops ? strstr(ops, "\n// ---- i64 ----") : NULL;
+    int ops_len = ops ? (cut ? (int)(cut - ops) : (int)strlen(ops)) : 0;
+    snprintf(pre, cap, "%s\n%.*s\nalias CI = %s;\nalias CO = %s;\nconst PACK: u32 = %du;\nconst WG: u32 = %uu;\n",
+             lib ? lib : "", ops_len, ops ? ops : "", ci, op_compute_type(out), op_pack(out), k->wg);
     size_t used = strlen(pre);
     if (k->vec) {
         for (int i = 0; i < 3; i++) {
@@ -229,13 +329,13 @@ static wgt_status ew_run(wgt_context *ctx, ew_family fam, int ci, const wgt_tens
     memset(&proto, 0, sizeof proto);
     proto.op = op;
     if (fparams) proto.alpha = fparams[0], proto.beta = fparams[1], proto.lo = fparams[2], proto.hi = fparams[3];
-    if (ibounds) proto.ilo = ibounds[0], proto.ihi = ibounds[1];
+    if (ibounds) proto.ilo = ibounds[0], proto.ihi = ibounds[1], proto.ilo_hi = ibounds[2], proto.ihi_hi = ibounds[3];
     ew_key key;
     memset(&key, 0, sizeof key);
     key.fam = (uint8_t)fam, key.ci = (uint8_t)ci, key.out = (uint8_t)out->l.dtype;
     for (int i = 0; i < 3; i++) key.d[i] = (uint8_t)in[i < n_in ? i : 0]->l.dtype;
     key.wg = op_workgroup_size(ctx);
-    if (ew_vec_ok(lin, in, n_in, out, &key.scalar, &key.mixed)) {
+    if (!key_wide(key.ci, key.d, key.out) && ew_vec_ok(lin, in, n_in, out, &key.scalar, &key.mixed)) {
         key.vec = 1;
         int done;
         wgt_status st = ew_run_vec(ctx, &key, lin, in, n_in, out, op, &proto, &done);
@@ -333,13 +433,13 @@ wgt_status wgt_unary_ex(wgt_unary_op op, const wgt_unary_params *params, const w
     wgt_status st = wgt_tensor_new(ctx, odt, x->l.ndim, x->l.shape, &y);
     if (st) return st;
     unary_arg a = {op, params ? *params : wgt_unary_params_default(op)};
-    int gpu_ok = x->l.dtype != WGT_I64 && odt != WGT_I64;
+    /* integer inputs of float-valued ops compute in f32; bool/ints keep i32, i64 keeps 64 bits */
+    int ci = op_is_float(odt) || op_is_float(x->l.dtype) ? CI_F32 : ci_of(x->l.dtype);
+    uint32_t ib[4] = {0, 0, 0, 0};
+    int gpu_ok = ci != CI_I64 || int64_bounds(a.params.lo, a.params.hi, ib);
     if (op_use_gpu(ctx, name, x->l.dtype, gpu_ok)) {
-        /* integer inputs of float-valued ops compute in f32; bool/ints keep i32 */
-        int ci = op_is_float(odt) || op_is_float(x->l.dtype) ? CI_F32 : ci_of(x->l.dtype);
         float fp[4] = {(float)a.params.alpha, (float)a.params.beta, (float)a.params.lo, (float)a.params.hi};
-        uint32_t ib[2];
-        int_bounds(a.params.lo, a.params.hi, ci == CI_U32, ib);
+        if (ci != CI_I64) int_bounds(a.params.lo, a.params.hi, ci == CI_U32, ib);
         /* bitwise_not of bool is logical not (PyTorch's ~ on bool tensors) */
         uint32_t kop = op == WGT_UNARY_BITWISE_NOT && x->l.dtype == WGT_BOOL ? WGT_UNARY_LOGICAL_NOT : (uint32_t)op;
         const wgt_tensor *ins[1] = {x};
@@ -392,7 +492,10 @@ wgt_status wgt_binary(wgt_binary_op op, const wgt_tensor *a, const wgt_tensor *b
     wgt_dtype cdt = binary_is_compare(op) ? op_promote(a->l.dtype, b->l.dtype) : odt;
     wgt_tensor *y;
     if ((st = wgt_tensor_new(ctx, odt, ndim, shape, &y))) return st;
-    int gpu_ok = a->l.dtype != WGT_I64 && b->l.dtype != WGT_I64 && odt != WGT_I64;
+    /* An i64 compared with a float: the reference compares in double, where i64 rounds to 53 bits;
+     * the kernel's f32 rounds it to 24, so those comparisons run the reference. */
+    int wide_vs_float = op_is_float(cdt) && (a->l.dtype == WGT_I64 || b->l.dtype == WGT_I64);
+    int gpu_ok = !(wide_vs_float && op >= WGT_BINARY_EQ && op <= WGT_BINARY_GE);
     if (op_use_gpu(ctx, name, cdt, gpu_ok)) {
         st = ew_run(ctx, EW_BINARY, ci_of(cdt), ins, 2, y, (uint32_t)op, NULL, NULL);
     } else if (!(st = op_fallback_status(ctx, name, cdt, gpu_ok)))
@@ -424,7 +527,7 @@ wgt_status wgt_where(const wgt_tensor *cond, const wgt_tensor *a, const wgt_tens
     wgt_dtype odt = op_promote(a->l.dtype, b->l.dtype);
     wgt_tensor *y;
     if ((st = wgt_tensor_new(ctx, odt, n2, s2, &y))) return st;
-    int gpu_ok = odt != WGT_I64 && cond->l.dtype != WGT_I64;
+    int gpu_ok = 1;
     if (op_use_gpu(ctx, "where", odt, gpu_ok)) {
         /* the condition loads as the value compute type: nonzero (or NaN) is true either way */
         st = ew_run(ctx, EW_WHERE, ci_of(odt), ins, 3, y, 0, NULL, NULL);
@@ -452,10 +555,12 @@ static wgt_status cast_into(wgt_context *ctx, const wgt_tensor *x, wgt_tensor *y
         if (src + bytes > x->st->bytes) bytes = x->st->bytes - src;
         return wgt_gpu_copy(ctx, x->st->buf, src, y->st->buf, 0, bytes);
     }
-    int gpu_ok = in != WGT_I64 && odt != WGT_I64;
+    int gpu_ok = 1;
     if (op_use_gpu(ctx, "cast", in, gpu_ok)) {
+        /* into i64 integers load as 64 bits (converted as C does); floats convert in compute() */
+        int ci = odt == WGT_I64 && !op_is_float(in) ? CI_I64 : ci_of(in);
         const wgt_tensor *ins[1] = {x};
-        return ew_run(ctx, EW_CAST, ci_of(in), ins, 1, y, 0, NULL, NULL);
+        return ew_run(ctx, EW_CAST, ci, ins, 1, y, 0, NULL, NULL);
     }
     if ((st = op_fallback_status(ctx, "cast", in, gpu_ok))) return st;
     const wgt_tensor *ins[1] = {x};
@@ -497,7 +602,12 @@ wgt_status wgt_full(wgt_context *ctx, wgt_dtype dtype, int ndim, const int64_t *
     double v = value;
     wgt_status st = wgt_tensor_from_host(ctx, WGT_F32, 0, NULL, &(float){(float)v}, &one);
     if (st) return st;
-    if (op_is_int(dtype) && fabs(value) >= 16777216.0) { /* past f32's exact integers: go through i32 */
+    if (dtype == WGT_I64) { /* the value in 64 bits, as the reference stores it (saturated, NaN 0) */
+        wgt_tensor_free(one);
+        int64_t lv = isnan(value) ? 0 : value >= 9223372036854775808.0 ? INT64_MAX
+                   : value <= -9223372036854775808.0 ? INT64_MIN : (int64_t)value;
+        if ((st = wgt_tensor_from_host(ctx, WGT_I64, 0, NULL, &lv, &one))) return st;
+    } else if (op_is_int(dtype) && fabs(value) >= 16777216.0) { /* past f32's exact integers: go through i32 */
         wgt_tensor_free(one);
         int32_t iv = (int32_t)value;
         if ((st = wgt_tensor_from_host(ctx, WGT_I32, 0, NULL, &iv, &one))) return st;
