@@ -1,8 +1,10 @@
 // Tiled matrix product: out[z, m, n0 + n] = alpha * sum_k A[z, m, k] B[z, k, n] + beta * C[z, m, n].
 // A, B and C are read through strided loaders (ldA, ldB, ldC from the prelude, any float dtype),
 // so transposed and broadcast operands need no copies; out is f32, contiguous, row stride ldo.
-// The prelude (src/ops/matmul.c) also sets BM (tile rows and columns: 64 or 128), TM (outputs per
-// invocation along each axis: BM / 16) and BK (the k step). 256 invocations (16 x 16) per tile.
+// The prelude (src/ops/matmul.c) also sets BM (tile rows and columns: 64 or 128), TM (output
+// columns per invocation: BM / 16), BK (the k step) and WG (invocations per workgroup: 256, or 128
+// where the device allows no more). The WG invocations form 16 columns x WG / 16 rows; each
+// computes TM columns x TMR = BM / (WG / 16) rows of the tile (TM x TM at 256).
 
 struct Params {
     M: u32, N: u32, K: u32, batch: u32,
@@ -35,14 +37,15 @@ fn batch_offsets(z: u32) -> vec3<u32> {
     return o;
 }
 
-const THREADS: u32 = 256u;
+const THREADS: u32 = WG;
+const TMR: u32 = BM * 16u / WG;       // tile rows per invocation
 const A_PER: u32 = BM * BK / THREADS; // tile elements each invocation loads per operand
 
 // Tiles stored k-major: As[k][m], Bs[k][n], as vec4 so the inner loop reads 4 outputs' operands at once.
 var<workgroup> As: array<vec4<f32>, BM * BK / 4u>;
 var<workgroup> Bs: array<vec4<f32>, BM * BK / 4u>;
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let z = wid.z + p.z0;
     let bo = batch_offsets(z);
@@ -56,8 +59,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let abase = p.off_a + bo.x;
     let bbase = p.off_b + bo.y;
 
-    var acc: array<array<f32, TM>, TM>;
-    for (var i = 0u; i < TM; i++) {
+    var acc: array<array<f32, TM>, TMR>;
+    for (var i = 0u; i < TMR; i++) {
         for (var j = 0u; j < TM; j++) { acc[i][j] = 0.0; }
     }
 
@@ -84,24 +87,28 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         }
         workgroupBarrier();
         for (var kk = 0u; kk < BK; kk++) {
-            // this invocation's rows are ty * TM .. + TM, columns tx * TM .. + TM
-            var av: array<f32, TM>;
+            // this invocation's rows are ty * TMR .. + TMR, columns tx * TM .. + TM
+            var av: array<f32, TMR>;
             var bv: array<f32, TM>;
             for (var q = 0u; q < TM / 4u; q++) {
-                let x = As[(kk * BM + ty * TM) / 4u + q];
+                let x = As[(kk * BM + ty * TMR) / 4u + q];
                 let y = Bs[(kk * BM + tx * TM) / 4u + q];
                 av[q * 4u] = x.x; av[q * 4u + 1u] = x.y; av[q * 4u + 2u] = x.z; av[q * 4u + 3u] = x.w;
                 bv[q * 4u] = y.x; bv[q * 4u + 1u] = y.y; bv[q * 4u + 2u] = y.z; bv[q * 4u + 3u] = y.w;
             }
-            for (var i = 0u; i < TM; i++) {
+            for (var q = TM / 4u; q < TMR / 4u; q++) { // rows past TM (fewer than 256 invocations)
+                let x = As[(kk * BM + ty * TMR) / 4u + q];
+                av[q * 4u] = x.x; av[q * 4u + 1u] = x.y; av[q * 4u + 2u] = x.z; av[q * 4u + 3u] = x.w;
+            }
+            for (var i = 0u; i < TMR; i++) {
                 for (var j = 0u; j < TM; j++) { acc[i][j] = fma(av[i], bv[j], acc[i][j]); }
             }
         }
         workgroupBarrier();
     }
 
-    for (var i = 0u; i < TM; i++) {
-        let m = m0 + ty * TM + i;
+    for (var i = 0u; i < TMR; i++) {
+        let m = m0 + ty * TMR + i;
         if (m >= p.M) { break; }
         for (var j = 0u; j < TM; j++) {
             let n = n0 + tx * TM + j;

@@ -2,13 +2,15 @@
 // block format (Q8_0, Q4_0, Q4_K, Q6_K) and dequantised in registers, never stored as f32.
 // The prelude (src/ops/qlinear.c) supplies:
 //   `enable subgroups;` when used, `const FMT: u32` (the wgt_ftype number), `const SG: u32` (the
-//   subgroup size, 1 without subgroups) and `fn sg_sum(v: f32) -> f32` (subgroupAdd, or v).
-// Two entry points:
+//   subgroup size, 1 without subgroups), `fn sg_sum(v: f32) -> f32` (subgroupAdd, or v) and
+//   `const WG: u32` (invocations per workgroup: 256, or 128 where the device allows no more).
+// Two entry points (sizes for WG 256; half the rows, or tokens, per workgroup at 128):
 //   gemv:  decode (few tokens). 32 invocations per weight row, 8 rows per workgroup; each walks
 //          the row's 8-element pieces and keeps up to 4 token sums; one pass over the weights per
 //          4 tokens. Sums are reduced with subgroupAdd and then through workgroup memory.
-//   tiled: prefill. A tile of 64 rows x 32 tokens per workgroup; each 32-column step dequantises
-//          the 64 x 32 weight piece once into workgroup memory and multiplies it with 32 tokens.
+//   tiled: prefill. A tile of 64 rows x 32 tokens per workgroup (32 x 16 at 128); each 32-column
+//          step dequantises the weight piece once into workgroup memory and multiplies it with
+//          the tile's tokens.
 // GGML blocks are not 4-byte aligned (Q8_0 34 bytes, Q4_0 18, Q6_K 210): bytes are read out of the
 // u32 words of the binding (rd32 at any byte address).
 
@@ -131,12 +133,12 @@ fn piece(rb: u32, u: u32, q: u32) -> Piece {
 
 // ---- gemv -----------------------------------------------------------------------------------
 
-const GV_WG: u32 = 256u;
-const GV_TPR: u32 = 32u;  // invocations per row
-const GV_RPW: u32 = 8u;   // rows per workgroup
-const GV_NT: u32 = 4u;    // tokens per pass
+const GV_WG: u32 = WG;
+const GV_TPR: u32 = 32u;           // invocations per row
+const GV_RPW: u32 = GV_WG / GV_TPR; // rows per workgroup (8 at 256)
+const GV_NT: u32 = 4u;             // tokens per pass
 
-var<workgroup> red: array<f32, 1024>; // GV_NT * GV_WG
+var<workgroup> red: array<f32, GV_NT * GV_WG>;
 
 // acc[t] += piece . x[token t][the piece's 8 columns], for the nt (<= 4) tokens; xi indexes token 0.
 fn acc_piece(acc: ptr<function, vec4<f32>>, pc: Piece, xi: u32, xrow: u32, nt: u32) {
@@ -146,7 +148,7 @@ fn acc_piece(acc: ptr<function, vec4<f32>>, pc: Piece, xi: u32, xrow: u32, nt: u
     if (nt > 3u) { (*acc).w += dot(pc.a, x[xi + 3u * xrow]) + dot(pc.b, x[xi + 3u * xrow + 1u]); }
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(GV_WG)
 fn gemv(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
         @builtin(num_workgroups) nwg: vec3<u32>) {
     let group = wid.x + wid.y * nwg.x;
@@ -199,14 +201,19 @@ fn gemv(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
 
 // ---- tiled ----------------------------------------------------------------------------------
 
-const TL_R: u32 = 64u;   // rows per tile
-const TL_T: u32 = 32u;   // tokens per tile
-const TL_LD: u32 = 33u;  // padded row length in workgroup memory (no bank conflicts)
+// Every invocation loads one 8-element weight piece (4 per row) and one vec4 of x (8 per token):
+// the tile's sizes follow WG. Each computes 4 rows (tx + TL_RX i) of TL_T / TL_TY tokens
+// (ty + TL_TY j): 4 x 2 at 256, 4 x 1 at 128.
+const TL_R: u32 = WG / 4u;     // rows per tile (64 at 256)
+const TL_T: u32 = WG / 8u;     // tokens per tile (32 at 256)
+const TL_LD: u32 = 33u;        // padded row length in workgroup memory (no bank conflicts)
+const TL_RX: u32 = TL_R / 4u;  // invocations across rows (16 at 256)
+const TL_TY: u32 = WG / TL_RX; // invocations across tokens (16 at 256, as many as 128 has)
 
-var<workgroup> ws: array<f32, 2112>; // TL_R * TL_LD
-var<workgroup> xs: array<f32, 1056>; // TL_T * TL_LD
+var<workgroup> ws: array<f32, TL_R * TL_LD>;
+var<workgroup> xs: array<f32, TL_T * TL_LD>;
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(WG)
 fn tiled(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
          @builtin(num_workgroups) nwg: vec3<u32>) {
     let r0 = (wid.x + wid.y * nwg.x) * TL_R;
@@ -220,9 +227,9 @@ fn tiled(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: 
     let wrow = r0 + lr;
     let rb = p.w_off + wrow * p.row_bytes;
     let xt = t0 + lt;
-    // computing roles: rows tx + 16 i (i < 4), tokens ty + 16 j (j < 2)
-    let tx = lid & 15u;
-    let ty = lid >> 4u;
+    // computing roles: rows tx + TL_RX i (i < 4), tokens ty + TL_TY j (j < TL_T / TL_TY)
+    let tx = lid % TL_RX;
+    let ty = lid / TL_RX;
     var acc0 = vec4<f32>(0.0);
     var acc1 = vec4<f32>(0.0);
     for (var u = 0u; u < p.units; u++) {
@@ -237,19 +244,21 @@ fn tiled(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: 
         xs[xo] = xv.x; xs[xo + 1u] = xv.y; xs[xo + 2u] = xv.z; xs[xo + 3u] = xv.w;
         workgroupBarrier();
         for (var k = 0u; k < 32u; k++) {
-            let w4 = vec4<f32>(ws[tx * TL_LD + k], ws[(tx + 16u) * TL_LD + k],
-                               ws[(tx + 32u) * TL_LD + k], ws[(tx + 48u) * TL_LD + k]);
+            let w4 = vec4<f32>(ws[tx * TL_LD + k], ws[(tx + TL_RX) * TL_LD + k],
+                               ws[(tx + 2u * TL_RX) * TL_LD + k], ws[(tx + 3u * TL_RX) * TL_LD + k]);
             acc0 += w4 * xs[ty * TL_LD + k];
-            acc1 += w4 * xs[(ty + 16u) * TL_LD + k];
+            if (TL_T > TL_TY) { acc1 += w4 * xs[(ty + TL_TY) * TL_LD + k]; }
         }
         workgroupBarrier();
     }
     for (var i = 0u; i < 4u; i++) {
-        let r = r0 + tx + 16u * i;
+        let r = r0 + tx + TL_RX * i;
         if (r >= p.rows) { continue; }
         var b = 0.0;
         if (p.has_bias != 0u) { b = bias[p.bias_off + r]; }
         if (t0 + ty < p.tokens) { out[p.out_off + (t0 + ty) * p.out_stride + r] = acc0[i] + b; }
-        if (t0 + ty + 16u < p.tokens) { out[p.out_off + (t0 + ty + 16u) * p.out_stride + r] = acc1[i] + b; }
+        if (TL_T > TL_TY && t0 + ty + TL_TY < p.tokens) {
+            out[p.out_off + (t0 + ty + TL_TY) * p.out_stride + r] = acc1[i] + b;
+        }
     }
 }

@@ -6,8 +6,10 @@
  *    stored [N, K], as PyTorch and GGUF keep it): each weight row streamed once, 16-byte loads;
  *  - src/kernels/matmul.wgsl otherwise: 64x64 or 128x128 tiles in workgroup memory.
  * f16/bf16 operands are converted in the kernel and every product accumulates in f32; results of
- * a half dtype are rounded once by a cast at the end. Integer products run the reference (exact
- * in int64). */
+ * a half dtype are rounded once by a cast at the end. Integer products with an i32 or u32 result
+ * run src/kernels/matmul_int.wgsl straight into the result (wrapping 32-bit sums, as the
+ * reference's int64 sums cut to 32 bits); i64 results and integer products scaled by alpha or beta
+ * (computed in double by the reference) run the reference. */
 #include <string.h>
 
 #include "ops/api.h"
@@ -81,16 +83,33 @@ static wgt_status gemv_kernel(wgt_context *ctx, wgt_dtype da, wgt_dtype db, wgt_
     return wgt_gpu_kernel(ctx, "gemv", pre, "main", NULL, 0, k);
 }
 
+/* 128x128 tiles (8x8 outputs per invocation) once there are enough tiles to fill the device, and
+ * only with 256 invocations: with fewer each would hold twice the rows (16x8 accumulators). */
+static int tiled_big(wgt_context *ctx, int64_t M, int64_t N)
+{
+    return op_workgroup_size(ctx) >= 256 && M >= 512 && N >= 512;
+}
+
 static wgt_status tiled_kernel(wgt_context *ctx, int big, wgt_dtype da, wgt_dtype db, wgt_dtype dc, wgt_kernel **k)
 {
     char pre[4096];
-    /* 128x128 tiles (8x8 outputs per invocation) once there are enough tiles to fill the device */
-    snprintf(pre, sizeof pre, "const BM: u32 = %du;\nconst TM: u32 = %du;\nconst BK: u32 = %du;\n", big ? 128 : 64,
-             big ? 8 : 4, big ? 8 : 16);
+    /* the workgroup size is part of the prelude, hence of the pipeline's key */
+    snprintf(pre, sizeof pre, "const BM: u32 = %du;\nconst TM: u32 = %du;\nconst BK: u32 = %du;\nconst WG: u32 = %uu;\n",
+             big ? 128 : 64, big ? 8 : 4, big ? 8 : 16, op_workgroup_size(ctx));
     op_wgsl_loader(pre, sizeof pre, "ldA", "a", da, "f32");
     op_wgsl_loader(pre, sizeof pre, "ldB", "b", db, "f32");
     op_wgsl_loader(pre, sizeof pre, "ldC", "c", dc, "f32");
     return wgt_gpu_kernel(ctx, "matmul", pre, "main", NULL, 0, k);
+}
+
+static wgt_status int_kernel(wgt_context *ctx, wgt_dtype da, wgt_dtype db, wgt_dtype dc, wgt_kernel **k)
+{
+    char pre[2048];
+    snprintf(pre, sizeof pre, "const WG: u32 = %uu;\n", op_workgroup_size(ctx));
+    op_wgsl_loader(pre, sizeof pre, "ldA", "a", da, "i32");
+    op_wgsl_loader(pre, sizeof pre, "ldB", "b", db, "i32");
+    op_wgsl_loader(pre, sizeof pre, "ldC", "c", dc, "i32");
+    return wgt_gpu_kernel(ctx, "matmul_int", pre, "main", NULL, 0, k);
 }
 
 /* ---- the core -------------------------------------------------------------------------------- */
@@ -169,18 +188,34 @@ static wgt_status fits_u32(wgt_context *ctx, int64_t v)
     return WGT_OK;
 }
 
-/* 1 when mm_gpu can take the job (at most 4 batch dims after simplification, sizes in range). */
-static int mm_gpu_ok(const mm_job *j)
+/* An operand the integer kernel loads exactly as i32 (i64 would need both words). */
+static int mm_int_operand(wgt_dtype d)
+{
+    return op_is_int(d) && d != WGT_I64;
+}
+
+/* 1 when mm_gpu can take the job into a result of dtype odt: at most 4 batch dims after
+ * simplification; float operands for a float result; for an i32/u32 result integer operands, no
+ * scaling (the reference sums such products exactly, others in double) and M * N in 32 bits. */
+static int mm_gpu_ok(const mm_job *j, wgt_dtype odt)
 {
     mm_job t = *j;
     int nb;
     mm_simplify(&t, &nb);
-    return nb <= 4 && op_is_float(j->a.dtype) && op_is_float(j->b.dtype) && (!j->has_c || op_is_float(j->c.dtype));
+    if (nb > 4) return 0;
+    if (op_is_float(odt))
+        return op_is_float(j->a.dtype) && op_is_float(j->b.dtype) && (!j->has_c || op_is_float(j->c.dtype));
+    if (odt != WGT_I32 && odt != WGT_U32) return 0;
+    int64_t M = t.a.shape[nb], N = t.b.shape[nb + 1];
+    return mm_int_operand(j->a.dtype) && mm_int_operand(j->b.dtype) && (!j->has_c || mm_int_operand(j->c.dtype)) &&
+           j->alpha == 1 && (!j->has_c || j->beta == 1) && (N == 0 || M <= (int64_t)(UINT32_MAX / 2) / N);
 }
 
-/* out (f32, contiguous, [batch.., M, N] in any grouping of those dims) = the job. */
+/* out (contiguous, [batch.., M, N] in any grouping of those dims) = the job; out is f32, or i32/u32
+ * for integer jobs (those mm_gpu_ok accepts). */
 static wgt_status mm_gpu(wgt_context *ctx, const mm_job *job, wgt_tensor *out)
 {
+    int ints = !op_is_float(out->l.dtype);
     mm_job j = *job;
     int nb;
     mm_simplify(&j, &nb);
@@ -243,7 +278,7 @@ static wgt_status mm_gpu(wgt_context *ctx, const mm_job *job, wgt_tensor *out)
         bind[3] = bo_out;
         p.N = (uint32_t)(n1 - n0);
         p.n0 = (uint32_t)n0;
-        int gemv = M <= MM_MAXM_GEMV && K > 0 && K % 8 == 0 && vec_ok(&la, base[0], nb + 1);
+        int gemv = !ints && M <= MM_MAXM_GEMV && K > 0 && K % 8 == 0 && vec_ok(&la, base[0], nb + 1);
         /* B [.., K, N] read along k: the k dim is nb, rows are n */
         if (gemv) {
             wgt_layout bt = lb; /* as [.., N, K] */
@@ -281,17 +316,23 @@ static wgt_status mm_gpu(wgt_context *ctx, const mm_job *job, wgt_tensor *out)
                 p.bsa[4 - nb + d] = (uint32_t)la.strides[d];
                 p.bsb[4 - nb + d] = (uint32_t)lb.strides[d];
             }
-            int big = M >= 512 && (n1 - n0) >= 512;
-            if ((st = tiled_kernel(ctx, big, la.dtype, lb.dtype, lc.dtype, &k))) return st;
-            int tile = big ? 128 : 64;
-            groups = 0;
-            gx = (uint32_t)((n1 - n0 + tile - 1) / tile);
-            gy = (uint32_t)((M + tile - 1) / tile);
+            if (ints) {
+                if ((st = int_kernel(ctx, la.dtype, lb.dtype, lc.dtype, &k))) return st;
+                uint32_t wg = op_workgroup_size(ctx);
+                groups = ((uint64_t)M * (uint64_t)(n1 - n0) + wg - 1) / wg;
+            } else {
+                int big = tiled_big(ctx, M, n1 - n0);
+                if ((st = tiled_kernel(ctx, big, la.dtype, lb.dtype, lc.dtype, &k))) return st;
+                int tile = big ? 128 : 64;
+                groups = 0;
+                gx = (uint32_t)((n1 - n0 + tile - 1) / tile);
+                gy = (uint32_t)((M + tile - 1) / tile);
+            }
         }
         p.off_c = (uint32_t)(lc.offset - base[2]);
         p.scm = (uint32_t)lc.strides[nb], p.scn = (uint32_t)lc.strides[nb + 1];
         for (int d = 0; d < nb; d++) p.bsc[4 - nb + d] = (uint32_t)lc.strides[d];
-        if (gemv) op_grid(ctx, groups, &gx, &gy);
+        if (gemv || ints) op_grid(ctx, groups, &gx, &gy);
         uint32_t zmax = ctx->info.limits.max_compute_workgroups_per_dimension;
         if (zmax == 0) zmax = 65535;
         for (int64_t z0 = 0; z0 < batch; z0 += zmax) {
@@ -303,18 +344,18 @@ static wgt_status mm_gpu(wgt_context *ctx, const mm_job *job, wgt_tensor *out)
     return WGT_OK;
 }
 
-/* Run the job into a new tensor of (ndim, shape) and dtype odt. */
+/* Run the job into a new tensor of (ndim, shape) and dtype odt (float results through f32). */
 static wgt_status mm_run(wgt_context *ctx, const mm_job *j, int ndim, const int64_t *shape, wgt_dtype odt,
                          wgt_tensor **out)
 {
     wgt_tensor *y;
-    wgt_status st = wgt_tensor_new(ctx, WGT_F32, ndim, shape, &y);
+    wgt_status st = wgt_tensor_new(ctx, op_is_float(odt) ? WGT_F32 : odt, ndim, shape, &y);
     if (st) return st;
     if ((st = mm_gpu(ctx, j, y))) {
         wgt_tensor_free(y);
         return st;
     }
-    if (odt == WGT_F32) {
+    if (odt == WGT_F32 || !op_is_float(odt)) {
         *out = y;
         return WGT_OK;
     }
@@ -381,7 +422,7 @@ wgt_status wgt_matmul(const wgt_tensor *a, const wgt_tensor *b, wgt_tensor **out
     if (na > 1) oshape[ond++] = M;
     if (nbd > 1) oshape[ond++] = N;
     wgt_dtype odt = op_promote(a->l.dtype, b->l.dtype);
-    int gpu_ok = op_is_float(odt) && mm_gpu_ok(&j);
+    int gpu_ok = mm_gpu_ok(&j, odt);
     if (op_use_gpu(ctx, "matmul", odt, gpu_ok)) return mm_run(ctx, &j, ond, oshape, odt, out);
     if ((st = op_fallback_status(ctx, "matmul", odt, gpu_ok))) return st;
     wgt_tensor *y;
@@ -433,7 +474,7 @@ wgt_status wgt_linear(const wgt_tensor *x, const wgt_tensor *w, const wgt_tensor
     oshape[nd - 1] = O;
     wgt_dtype odt = op_promote(x->l.dtype, w->l.dtype);
     if (bias) odt = op_promote(odt, bias->l.dtype);
-    int gpu_ok = op_is_float(odt) && mm_gpu_ok(&j);
+    int gpu_ok = mm_gpu_ok(&j, odt);
     if (op_use_gpu(ctx, "linear", odt, gpu_ok)) return mm_run(ctx, &j, nd, oshape, odt, out);
     if ((st = op_fallback_status(ctx, "linear", odt, gpu_ok))) return st;
     wgt_tensor *y;
@@ -483,7 +524,7 @@ static wgt_status addmm_nd(const char *op, int nd, const wgt_tensor *self, const
     }
     wgt_dtype odt = op_promote(m1->l.dtype, m2->l.dtype);
     if (self) odt = op_promote(odt, self->l.dtype);
-    int gpu_ok = op_is_float(odt) && mm_gpu_ok(&j);
+    int gpu_ok = mm_gpu_ok(&j, odt);
     if (op_use_gpu(ctx, op, odt, gpu_ok)) return mm_run(ctx, &j, nd, oshape, odt, out);
     if ((st = op_fallback_status(ctx, op, odt, gpu_ok))) return st;
     wgt_tensor *y;

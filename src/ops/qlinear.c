@@ -94,13 +94,16 @@ static wgt_status ql_kernel(wgt_context *ctx, wgt_ftype type, int gemv, wgt_kern
         lim->subgroup_min_size <= 32)
         sg = lim->subgroup_min_size;
     char pre[512];
+    /* the workgroup size (256, or 128 in compatibility mode) sets the tiles: part of the key */
+    uint32_t wg = op_workgroup_size(ctx);
     if (gemv && sg > 1)
         snprintf(pre, sizeof pre,
                  "enable subgroups;\nconst FMT: u32 = %du;\nconst SG: u32 = %uu;\n"
-                 "fn sg_sum(v: f32) -> f32 { return subgroupAdd(v); }\n", (int)type, sg);
+                 "fn sg_sum(v: f32) -> f32 { return subgroupAdd(v); }\nconst WG: u32 = %uu;\n", (int)type, sg, wg);
     else
-        snprintf(pre, sizeof pre, "const FMT: u32 = %du;\nconst SG: u32 = 1u;\nfn sg_sum(v: f32) -> f32 { return v; }\n",
-                 (int)type);
+        snprintf(pre, sizeof pre,
+                 "const FMT: u32 = %du;\nconst SG: u32 = 1u;\nfn sg_sum(v: f32) -> f32 { return v; }\nconst WG: u32 = %uu;\n",
+                 (int)type, wg);
     return wgt_gpu_kernel(ctx, "qlinear", pre, gemv ? "gemv" : "tiled", NULL, 0, k);
 }
 
@@ -159,13 +162,14 @@ static wgt_status ql_gpu(wgt_context *ctx, wgt_ftype type, const wgt_tensor *x, 
                 p.has_bias = 1;
             } else
                 b[2] = b[0];
-            uint32_t gx, gy, gz;
+            /* rows and tokens per workgroup as src/kernels/qlinear.wgsl sets them from WG */
+            uint32_t gx, gy, gz, wg = op_workgroup_size(ctx);
             if (gemv) {
-                op_grid(ctx, (uint64_t)(r1 - r0 + 7) / 8, &gx, &gy);
+                op_grid(ctx, ((uint64_t)(r1 - r0) + wg / 32 - 1) / (wg / 32), &gx, &gy);
                 gz = (uint32_t)((t1 - t0 + 3) / 4);
             } else {
-                op_grid(ctx, (uint64_t)(r1 - r0 + 63) / 64, &gx, &gy);
-                gz = (uint32_t)((t1 - t0 + 31) / 32);
+                op_grid(ctx, ((uint64_t)(r1 - r0) + wg / 4 - 1) / (wg / 4), &gx, &gy);
+                gz = (uint32_t)((t1 - t0 + wg / 8 - 1) / (wg / 8));
             }
             if ((st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 4, gx, gy, gz))) return st;
         }
@@ -207,7 +211,9 @@ wgt_status wgt_qlinear(const wgt_tensor *x, const wgt_tensor *w, wgt_ftype type,
     int64_t tokens = wgt_layout_numel(&x->l) / (cols ? cols : 1);
     char opname[32];
     snprintf(opname, sizeof opname, "qlinear(%s)", tname);
-    if (op_use_gpu(ctx, opname, WGT_U8, ql_gpu_format(type))) {
+    /* the kernels' tiles need 128 invocations per workgroup, WebGPU's lowest limit */
+    int gpu_ok = ql_gpu_format(type) && op_workgroup_size(ctx) >= 128;
+    if (op_use_gpu(ctx, opname, WGT_U8, gpu_ok)) {
         /* the kernel reads x as contiguous f32 vec4s and bias as contiguous f32: copy when not so
          * (both are small next to the weight) */
         wgt_tensor *xc = NULL, *bc = NULL;
@@ -224,7 +230,7 @@ wgt_status wgt_qlinear(const wgt_tensor *x, const wgt_tensor *w, wgt_ftype type,
         wgt_tensor_free(wc);
         wgt_tensor_free(xc);
         wgt_tensor_free(bc);
-    } else if (!(st = op_fallback_status(ctx, opname, WGT_U8, ql_gpu_format(type)))) {
+    } else if (!(st = op_fallback_status(ctx, opname, WGT_U8, gpu_ok))) {
         ql_ref_arg a = {type, rows, cols, w->l.shape[1]};
         const wgt_tensor *rins[3] = {x, w, bias}; /* a NULL input reaches ql_ref with data NULL */
         st = op_reference(ctx, ql_ref, &a, rins, 3, &y, 1);
