@@ -1,10 +1,12 @@
 // Pooling over [H, W] planes (a 1-D pool is a [1, W] plane): max, average, adaptive max and
 // adaptive average. One invocation writes one output word: PACK consecutive output elements (and
 // their indices when the max pools return them), each walking its window directly.
-// The prelude (src/ops/pool.c) supplies lib_index.wgsl, `alias CT` (f32, i32 or u32),
-// `const PACK: u32`, `fn ldx(i: u32) -> CT` over binding xs, `fn st(w: u32, v: array<CT, 4>)`
-// over binding out, `fn is_nan_ct(v: CT) -> bool` and `fn st_idx(i: u32, v: u32)` (a no-op, or a
-// store into binding 3 `idx` when indices are wanted).
+// The prelude (src/ops/pool.c) supplies lib_index.wgsl, `alias CT` (f32, i32, u32, or vec2<u32>:
+// an exact i64 from lib_i64.wgsl), `const PACK: u32`, `fn ldx(i: u32) -> CT` over binding xs,
+// `fn st(w: u32, v: array<CT, 4>)` over binding out, `fn is_nan_ct(v: CT) -> bool`,
+// `fn ct_gt(a: CT, b: CT) -> bool` (a > b; signed on i64 words), ct_f32 / ct_of (to and from f32,
+// for the averages, which take floats only) and `fn st_idx(i: u32, v: u32)` (a no-op, or a store
+// into binding 3 `idx` when indices are wanted).
 
 struct Params {
     n: u32,        // output elements of this dispatch
@@ -67,7 +69,7 @@ fn pool_one(e: u32) -> Res {
         for (var ih = a0; ih < a1; ih = ih + dh) {
             for (var iw = c0; iw < c1; iw = iw + dw) {
                 let v = ldx(base + u32(ih) * p.sxh + u32(iw) * p.sxw);
-                if (first || v > res.v || is_nan_ct(v)) { res = Res(v, u32(ih * W + iw)); }
+                if (first || ct_gt(v, res.v) || is_nan_ct(v)) { res = Res(v, u32(ih * W + iw)); }
                 first = false;
             }
         }
@@ -83,13 +85,13 @@ fn pool_one(e: u32) -> Res {
     var sum = 0.0;
     for (var ih = a0; ih < a1; ih = ih + 1) {
         let row = base + u32(ih) * p.sxh;
-        for (var iw = c0; iw < c1; iw = iw + 1) { sum = sum + f32(ldx(row + u32(iw) * p.sxw)); }
+        for (var iw = c0; iw < c1; iw = iw + 1) { sum = sum + ct_f32(ldx(row + u32(iw) * p.sxw)); }
     }
     var div = f32((a1 - a0) * (c1 - c0));
     if (p.kind == 1u) {
         if (p.divisor > 0u) { div = f32(p.divisor); } else if (p.cip != 0u) { div = f32(pool_size); }
     }
-    return Res(CT(sum / div), 0u);
+    return Res(ct_of(sum / div), 0u);
 }
 
 @compute @workgroup_size(WG)

@@ -2,9 +2,11 @@
 // nearest-exact, linear, cubic) and 2-D F.grid_sample (bilinear, nearest, bicubic; zeros/border/reflection
 // padding). One invocation writes one output word (PACK elements). Source coordinates are computed
 // in f32 as PyTorch's kernels compute them, so nearest picks the same pixels as the reference.
-// The prelude (src/ops/resample.c) supplies lib_index.wgsl, `alias CT`, `const PACK: u32`,
-// `fn ldx(i: u32) -> CT` (binding xs), `fn ldg(i: u32) -> f32` (binding gs: the grid; the input
-// again for interpolate) and `fn st(w: u32, v: array<CT, 4>)` (binding out).
+// The prelude (src/ops/resample.c) supplies lib_index.wgsl, `alias CT` (f32, i32, u32, or
+// vec2<u32>: an exact i64 from lib_i64.wgsl, nearest modes only), `const PACK: u32`,
+// `fn ldx(i: u32) -> CT` and `fn ldxf(i: u32) -> f32` (binding xs), `fn ldg(i: u32) -> f32`
+// (binding gs: the grid; the input again for interpolate), `fn ct_of(f: f32) -> CT` and
+// `fn st(w: u32, v: array<CT, 4>)` (binding out).
 
 struct Params {
     n: u32,         // output elements of this dispatch
@@ -67,9 +69,9 @@ fn dim_taps(o: u32, n: u32, s: f32) -> Taps {
 
 // One row of taps: the weighted sum of 2 (linear) or 4 (cubic) elements at row + t.i * sxw.
 fn row_sum(row: u32, t: Taps) -> f32 {
-    let a = f32(ldx(row + t.i.x * p.sxw)) * t.w.x + f32(ldx(row + t.i.y * p.sxw)) * t.w.y;
+    let a = ldxf(row + t.i.x * p.sxw) * t.w.x + ldxf(row + t.i.y * p.sxw) * t.w.y;
     if (p.mode == 2u) { return a; }
-    return a + f32(ldx(row + t.i.z * p.sxw)) * t.w.z + f32(ldx(row + t.i.w * p.sxw)) * t.w.w;
+    return a + ldxf(row + t.i.z * p.sxw) * t.w.z + ldxf(row + t.i.w * p.sxw) * t.w.w;
 }
 
 fn interp_one(e: u32) -> CT {
@@ -85,13 +87,13 @@ fn interp_one(e: u32) -> CT {
         return ldx(base + ih * p.sxh + nearest_index(ow, p.W, p.OW, p.scale_w) * p.sxw);
     }
     let tw = dim_taps(ow, p.W, p.scale_w);
-    if (p.sp2 == 0u) { return CT(row_sum(base, tw)); }
+    if (p.sp2 == 0u) { return ct_of(row_sum(base, tw)); }
     let th = dim_taps(oh, p.H, p.scale_h);
     var acc = th.w.x * row_sum(base + th.i.x * p.sxh, tw) + th.w.y * row_sum(base + th.i.y * p.sxh, tw);
     if (p.mode == 3u) {
         acc = acc + th.w.z * row_sum(base + th.i.z * p.sxh, tw) + th.w.w * row_sum(base + th.i.w * p.sxh, tw);
     }
-    return CT(acc);
+    return ct_of(acc);
 }
 
 fn finite(v: f32) -> bool { return (bitcast<u32>(v) & 0x7f800000u) != 0x7f800000u; }
@@ -126,7 +128,7 @@ fn source_index(c0: f32, size: u32) -> f32 {
 
 fn tap(base: u32, x: i32, y: i32) -> f32 {
     if (x < 0 || y < 0 || x >= i32(p.W) || y >= i32(p.H)) { return 0.0; }
-    return f32(ldx(base + u32(y) * p.sxh + u32(x) * p.sxw));
+    return ldxf(base + u32(y) * p.sxh + u32(x) * p.sxw);
 }
 
 // PyTorch's compute_coordinates for one bicubic tap (a finite coordinate).
@@ -175,17 +177,17 @@ fn grid_one(e: u32) -> CT {
     let n = plane / p.C;
     let base = p.off_x + plane_base(plane);
     let g = p.off_g + n * p.sgn + oh * p.sgh + ow * p.sgw;
-    if (p.mode == 2u) { return CT(bicubic_sample(base, ldg(g), ldg(g + p.sgc))); }
+    if (p.mode == 2u) { return ct_of(bicubic_sample(base, ldg(g), ldg(g + p.sgc))); }
     let ix = source_index(ldg(g), p.W);
     let iy = source_index(ldg(g + p.sgc), p.H);
-    if (p.mode == 1u) { return CT(tap(base, i32(round(ix)), i32(round(iy)))); }
+    if (p.mode == 1u) { return ct_of(tap(base, i32(round(ix)), i32(round(iy)))); }
     let x0 = floor(ix);
     let y0 = floor(iy);
     let fx = vec2<f32>(x0 + 1.0 - ix, ix - x0);
     let fy = vec2<f32>(y0 + 1.0 - iy, iy - y0);
     let xi = i32(x0);
     let yi = i32(y0);
-    return CT(fy.x * fx.x * tap(base, xi, yi) + fy.x * fx.y * tap(base, xi + 1, yi) +
+    return ct_of(fy.x * fx.x * tap(base, xi, yi) + fy.x * fx.y * tap(base, xi + 1, yi) +
               fy.y * fx.x * tap(base, xi, yi + 1) + fy.y * fx.y * tap(base, xi + 1, yi + 1));
 }
 

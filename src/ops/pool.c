@@ -20,12 +20,23 @@ static wgt_status pool_kernel(wgt_context *ctx, wgt_dtype dt, int with_idx, wgt_
     size_t cap = 16384;
     char *pre = malloc(cap);
     if (!pre) return wgt_ctx_error(ctx, WGT_ERR_OUT_OF_MEMORY, "out of host memory");
-    const char *ct = op_compute_type(dt), *lib = op_wgsl_lib();
-    snprintf(pre, cap, "%s\nalias CT = %s;\nconst PACK: u32 = %du;\nconst WG: u32 = %uu;\n", lib ? lib : "", ct, op_pack(dt),
-             op_workgroup_size(ctx));
+    /* i64 computes on exact (lo, hi) words: the max pools only compare and move values */
+    int wide = dt == WGT_I64;
+    const char *ct = wide ? "i64" : op_compute_type(dt), *lib = op_wgsl_lib(), *lib64 = wide ? op_wgsl_lib_i64() : "";
+    snprintf(pre, cap, "%s\n%s\nalias CT = %s;\nconst PACK: u32 = %du;\nconst WG: u32 = %uu;\n", lib ? lib : "",
+             lib64 ? lib64 : "", wide ? "vec2<u32>" : ct, op_pack(dt), op_workgroup_size(ctx));
     op_wgsl_loader(pre, cap, "ldx", "xs", dt, ct);
     op_wgsl_storer(pre, cap, "st", "out", dt, ct);
     size_t used = strlen(pre);
+    if (wide)
+        used += snprintf(pre + used, cap - used,
+                         "fn ct_gt(a: CT, b: CT) -> bool { return i64_lt(b, a); }\n"
+                         "fn ct_f32(v: CT) -> f32 { return i64_to_f32(v); }\n"
+                         "fn ct_of(f: f32) -> CT { return i64_from_f32(f); }\n");
+    else
+        used += snprintf(pre + used, cap - used,
+                         "fn ct_gt(a: CT, b: CT) -> bool { return a > b; }\n"
+                         "fn ct_f32(v: CT) -> f32 { return f32(v); }\nfn ct_of(f: f32) -> CT { return CT(f); }\n");
     if (op_is_float(dt))
         used += snprintf(pre + used, cap - used,
                          "fn is_nan_ct(v: CT) -> bool { return (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u; }\n");
@@ -213,7 +224,7 @@ static wgt_status pool_run(const char *name, wgt_cpu_pool_kind kind, const wgt_t
     wgt_tensor *y = NULL, *idx = NULL;
     wgt_status st = wgt_tensor_new(ctx, dt, nd, shape, &y);
     if (!st && indices) st = wgt_tensor_new(ctx, WGT_I32, nd, shape, &idx);
-    int gpu_ok = dt != WGT_I64;
+    int gpu_ok = dt != WGT_I64 || is_max; /* i64 averages are refused above */
     if (!st && op_use_gpu(ctx, name, dt, gpu_ok)) st = pool_gpu(ctx, &g, x, y, idx);
     else if (!st && !(st = op_fallback_status(ctx, name, dt, gpu_ok))) {
         pool_arg a = {g, idx != NULL};

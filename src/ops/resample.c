@@ -29,12 +29,21 @@ static wgt_status resample_kernel(wgt_context *ctx, wgt_dtype dt, wgt_dtype gdt,
     size_t cap = 16384;
     char *pre = malloc(cap);
     if (!pre) return wgt_ctx_error(ctx, WGT_ERR_OUT_OF_MEMORY, "out of host memory");
-    const char *ct = op_compute_type(dt), *lib = op_wgsl_lib();
-    snprintf(pre, cap, "%s\nalias CT = %s;\nconst PACK: u32 = %du;\nconst WG: u32 = %uu;\n", lib ? lib : "", ct, op_pack(dt),
-             op_workgroup_size(ctx));
+    /* i64 moves exact (lo, hi) words: only the nearest modes, which copy elements, take it */
+    int wide = dt == WGT_I64;
+    const char *ct = wide ? "i64" : op_compute_type(dt), *lib = op_wgsl_lib(), *lib64 = wide ? op_wgsl_lib_i64() : "";
+    snprintf(pre, cap, "%s\n%s\nalias CT = %s;\nconst PACK: u32 = %du;\nconst WG: u32 = %uu;\n", lib ? lib : "",
+             lib64 ? lib64 : "", wide ? "vec2<u32>" : ct, op_pack(dt), op_workgroup_size(ctx));
     op_wgsl_loader(pre, cap, "ldx", "xs", dt, ct);
     op_wgsl_loader(pre, cap, "ldg", "gs", op_is_float(gdt) ? gdt : WGT_F32, "f32");
     op_wgsl_storer(pre, cap, "st", "out", dt, ct);
+    size_t used = strlen(pre);
+    if (wide)
+        snprintf(pre + used, cap - used, "fn ldxf(i: u32) -> f32 { return i64_to_f32(ldx(i)); }\n"
+                                         "fn ct_of(f: f32) -> CT { return i64_from_f32(f); }\n");
+    else
+        snprintf(pre + used, cap - used, "fn ldxf(i: u32) -> f32 { return f32(ldx(i)); }\n"
+                                         "fn ct_of(f: f32) -> CT { return CT(f); }\n");
     wgt_status st = strlen(pre) + 1 >= cap ? wgt_ctx_error(ctx, WGT_ERR_INTERNAL, "resample: kernel prelude too long")
                                            : wgt_gpu_kernel(ctx, "resample", pre, "main", NULL, 0, k);
     free(pre);
@@ -166,7 +175,7 @@ wgt_status wgt_interpolate(const wgt_tensor *x, int spatial, wgt_interp_mode mod
     wgt_tensor *y;
     wgt_status st = wgt_tensor_new(ctx, dt, nd, shape, &y);
     if (st) return st;
-    int gpu_ok = dt != WGT_I64;
+    int gpu_ok = 1; /* every dtype: the integer ones (i64 too) only in the nearest modes, checked above */
     if (op_use_gpu(ctx, "interpolate", dt, gpu_ok)) {
         resample_params p;
         memset(&p, 0, sizeof p);

@@ -1,8 +1,9 @@
 /* Pooling and resampling: first against values worked out by hand from PyTorch's definitions (on
  * both the GPU and the CPU reference, so the reference itself is checked), then the GPU kernels
  * against the reference (src/cpu/pool.c, resample.c) over many geometries, in f32, f16, bf16 (and
- * integers for the max pools and nearest), on contiguous, transposed and expanded inputs, with NaN
- * and -inf, empty batches; and the errors bad arguments give. */
+ * integers for the max pools and nearest, i64 with values whose high words decide), on contiguous,
+ * transposed and expanded inputs, with NaN and -inf, empty batches; and the errors bad arguments
+ * give. */
 #include "gpu_pair.h"
 
 /* ---- hand-computed values ---------------------------------------------------------------------- */
@@ -145,17 +146,41 @@ static void known_values(void)
 
 static double rtol_of(wgt_dtype dt) { return dt == WGT_F16 ? 2e-3 : dt == WGT_BF16 ? 1.6e-2 : 2e-6; }
 
+/* i64 values where the high word decides: small ones (ties: the first maximum must win), equal low
+ * words under high words -2..2 (a comparison of low words alone, or unsigned, gets these wrong),
+ * any 64-bit value, and the extremes. */
+static pair pair_rand_i64(int ndim, const int64_t *shape)
+{
+    static const int64_t ends[] = {INT64_MIN, INT64_MAX, INT64_MIN + 1, -((int64_t)1 << 32), (int64_t)1 << 32};
+    int64_t n = 1;
+    for (int d = 0; d < ndim; d++) n *= shape[d];
+    int64_t *v = calloc(n ? n : 1, 8);
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t r = (uint64_t)urand(0, 9007199254740991.0), lo = (uint64_t)urand(0, 4) * 0x3fffffffu;
+        switch (r % 4) {
+        case 0: v[i] = (int64_t)(r >> 2) % 7 - 3; break;
+        case 1: v[i] = (int64_t)((uint64_t)((int64_t)(r >> 2) % 5 - 2) << 32 | lo); break;
+        case 2: v[i] = (int64_t)(r << 11 ^ (uint64_t)urand(0, 2048)); break;
+        default: v[i] = ends[(r >> 2) % 5];
+        }
+    }
+    pair p;
+    for (int s = 0; s < 2; s++) MUST(wgt_tensor_from_host(side[s], WGT_I64, ndim, shape, v, &p.t[s]));
+    free(v);
+    return p;
+}
+
 /* Inputs for dtype dt: contiguous [2, 3, 11, 13], a transposed view [2, 3, 13, 11], an expanded
  * batch, a narrowed view (odd offset, row stride 13 for 12 columns). */
 static int inputs(wgt_dtype dt, pair *xs, const char **names)
 {
     int64_t shape[4] = {2, 3, 11, 13};
-    int f = op_is_float(dt);
-    xs[0] = pair_rand(dt, 4, shape, f ? -4 : lo_of(dt), f ? 4 : hi_of(dt), 1);
+    int f = op_is_float(dt), wide = dt == WGT_I64;
+    xs[0] = wide ? pair_rand_i64(4, shape) : pair_rand(dt, 4, shape, f ? -4 : lo_of(dt), f ? 4 : hi_of(dt), 1);
     names[0] = "contiguous";
     xs[1] = pair_transpose(xs[0], 2, 3);
     names[1] = "transposed";
-    pair one = pair_rand(dt, 4, (int64_t[]){1, 3, 9, 10}, -4, 4, 0);
+    pair one = wide ? pair_rand_i64(4, (int64_t[]){1, 3, 9, 10}) : pair_rand(dt, 4, (int64_t[]){1, 3, 9, 10}, -4, 4, 0);
     xs[2] = pair_expand(one, 4, (int64_t[]){4, 3, 9, 10});
     pair_free(one);
     names[2] = "expanded";
@@ -166,7 +191,7 @@ static int inputs(wgt_dtype dt, pair *xs, const char **names)
 
 static void pools(void)
 {
-    const wgt_dtype dts[] = {WGT_F32, WGT_F16, WGT_BF16, WGT_I32, WGT_U8, WGT_I8};
+    const wgt_dtype dts[] = {WGT_F32, WGT_F16, WGT_BF16, WGT_I32, WGT_U8, WGT_I8, WGT_I64};
     const wgt_pool_params geos[] = {
         {{3, 3}, {1, 1}, {1, 1}},             /* same-size */
         {{2, 3}, {2, 1}, {1, 0}, {1, 2}},     /* dilation 2 along W */
@@ -175,7 +200,7 @@ static void pools(void)
         {{1, 5}, {0, 0}},                     /* stride = kernel */
     };
     const int ng = sizeof geos / sizeof geos[0];
-    for (int di = 0; di < 6; di++) {
+    for (int di = 0; di < 7; di++) {
         wgt_dtype dt = dts[di];
         int isf = op_is_float(dt);
         pair xs[4];
@@ -238,10 +263,10 @@ static void pools(void)
 
 static void resamples(void)
 {
-    const wgt_dtype dts[] = {WGT_F32, WGT_F16, WGT_BF16, WGT_I32, WGT_U8};
+    const wgt_dtype dts[] = {WGT_F32, WGT_F16, WGT_BF16, WGT_I32, WGT_U8, WGT_I64};
     const int64_t sizes[][2] = {{22, 26}, {5, 7}, {11, 13}, {33, 4}, {1, 1}};
     const double scales[][2] = {{2, 2}, {0.5, 0.75}, {1.7, 3.1}};
-    for (int di = 0; di < 5; di++) {
+    for (int di = 0; di < 6; di++) {
         wgt_dtype dt = dts[di];
         int isf = op_is_float(dt);
         pair xs[4];
@@ -376,8 +401,10 @@ int main(void)
 {
     pair_open();
     known_values();
+    setenv("WGT_STRICT", "1", 1); /* every dtype compared runs on the GPU: a fallback is a failure */
     pools();
     resamples();
+    unsetenv("WGT_STRICT");
     split_bindings();
     errors();
     CHECK(compared > 100000, "only %d elements compared", compared);
