@@ -12,8 +12,8 @@
 //           (f16/bf16/8-bit elements share words).
 //  - lists per destination, exact in 64 bits (i64 add/mul/amax/amin; integer index_add with
 //    alpha != 1, which the reference computes in double and saturates step by step, so order
-//    matters; for i64 the walk rounds as those doubles do). WGSL's atomics are 32-bit and a pair of words cannot be updated as one, so each
-//    destination gets a single owner instead:
+//    matters; for i64 the walk rounds as those doubles do). WGSL's atomics are 32-bit and a pair
+//    of words cannot be updated as one, so each destination gets a single owner instead:
 //   link:   head[d] <- i + 1 (atomicExchange), next[i] = the previous head: a list of the updates
 //           to d (head is `win`, next lives in dest[N + i]).
 //   walk:   one invocation per output element: with ORDERED (p.ordered), sorts its list into

@@ -25,8 +25,9 @@
  * computes in double and saturates at every step, so order matters) link the updates of each
  * destination into a list that one invocation per destination folds, exactly, in 64 bits (in
  * index order for alpha != 1, i64 rounding to 53 bits where the reference's doubles do). Integer
- * index_add with a fractional alpha or one past 2^20 runs the reference. u32 indices of 2^31 or more read as negative (and then count as out of range).
- * Tensors past one storage binding (or 2^31 elements) run the reference. */
+ * index_add with a fractional alpha or one past 2^20 runs the reference. u32 indices of 2^31 or
+ * more read as negative (and then count as out of range). Tensors past one storage binding (or
+ * 2^31 elements) run the reference. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -299,13 +300,16 @@ static wgt_status scatter_gpu(wgt_context *ctx, const wgt_tensor *src, const wgt
     }
     wgt_dtype idt = passes[n_pass - 1].index->l.dtype;
     wgt_kernel *k;
-    if (walk) {
-        if (!st && !(st = scatter_kernel(ctx, dt, idt, "link_main", &k))) st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 6, gx, gy, 1);
-        if (!st && !(st = scatter_kernel(ctx, dt, idt, "walk_main", &k))) st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 6, ox, oy, 1);
+    if (walk) { /* over the updates, then over the output elements */
+        if (!st && !(st = scatter_kernel(ctx, dt, idt, "link_main", &k)))
+            st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 6, gx, gy, 1);
+        if (!st && !(st = scatter_kernel(ctx, dt, idt, "walk_main", &k)))
+            st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 6, ox, oy, 1);
     } else {
         if (!st && mode == WGT_SCATTER_SET && !(st = scatter_kernel(ctx, dt, idt, "winner_main", &k)))
             st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 6, gx, gy, 1);
-        if (!st && !(st = scatter_kernel(ctx, dt, idt, "apply_main", &k))) st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 6, gx, gy, 1);
+        if (!st && !(st = scatter_kernel(ctx, dt, idt, "apply_main", &k)))
+            st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 6, gx, gy, 1);
     }
     wgt_tensor_free(dest);
     wgt_tensor_free(win);
