@@ -11,7 +11,9 @@
  *     (first and second draws without replacement), randperm positions; bernoulli and dropout
  *     rates, dropout's scaling.
  *  4. The generator: successive calls differ, a reseed or an offset set back replays.
- *  5. Bad arguments return a status whose message names the op. */
+ *  5. Bad arguments return a status whose message names the op.
+ *  6. The kernels at 128 invocations per workgroup (compatibility mode's default, which
+ *     op_workgroup_size() follows) give the same bits as at 256 on every op. */
 #include <math.h>
 #include <string.h>
 
@@ -679,6 +681,58 @@ static void test_errors(void)
     wgt_generator_free(g);
 }
 
+/* ---- 6. the workgroup size ----------------------------------------------------------------- */
+
+/* make on the GPU with the device's workgroup size, then with the limits lowered to compatibility
+ * mode's defaults (128 invocations, 16 KiB of workgroup memory): the same bits. */
+static void same_at_128(const char *what, make_fn make, const void *arg)
+{
+    wgt_tensor *t[2][2] = {{NULL, NULL}, {NULL, NULL}};
+    wgt_limits saved = gpu->info.limits;
+    for (int v = 0; v < 2; v++) {
+        if (v) {
+            gpu->info.limits.max_compute_invocations_per_workgroup = 128;
+            gpu->info.limits.max_compute_workgroup_size_x = 128;
+            gpu->info.limits.max_compute_workgroup_storage_size = 16384;
+        }
+        wgt_generator *g;
+        MUST(wgt_generator_create(1234, &g));
+        wgt_generator_set_offset(g, 8);
+        wgt_status st = make(gpu, g, arg, &t[v][0], &t[v][1]);
+        CHECK(st == WGT_OK, "%s at %s: %s", what, v ? "128" : "the device's size", wgt_errmsg());
+        wgt_generator_free(g);
+        gpu->info.limits = saved;
+    }
+    CHECK(op_workgroup_size(gpu) == 256 || op_workgroup_size(gpu) == 128, "workgroup size %u", op_workgroup_size(gpu));
+    for (int o = 0; o < 2; o++)
+        if (t[0][o] && t[1][o]) compare(what, t[1][o], t[0][o], 0, 0, 0);
+    for (int o = 0; o < 2; o++) wgt_tensor_free(t[0][o]), wgt_tensor_free(t[1][o]);
+}
+
+static void test_workgroup_size(void)
+{
+    shaped u = {WGT_F32, 2, {37, 301}, -3, 5}, nm = {WGT_BF16, 1, {4099}, 1, 2}, bi = {WGT_U8, 1, {2051}, 0.4, 0};
+    shaped ri = {WGT_I64, 2, {17, 31}, -7, 1000}, ps = {WGT_I32, 1, {2000}, 0, 0}, pl = {WGT_I32, 1, {5000}, 0, 0};
+    same_at_128("uniform f32 at 128", mk_uniform, &u);
+    same_at_128("normal bf16 at 128", mk_normal, &nm);
+    same_at_128("bernoulli u8 at 128", mk_bern, &bi);
+    same_at_128("randint i64 at 128", mk_randint, &ri);
+    same_at_128("randperm 2000 (one workgroup's shuffle) at 128", mk_randperm, &ps);
+    same_at_128("randperm 5000 at 128", mk_randperm, &pl);
+    input dx = {WGT_F16, 41, 29, 1, 1, 0.2, 0, 1};
+    same_at_128("dropout f16 with mask at 128", mk_dropout, &dx);
+    input mn[3] = {
+        {WGT_F32, 3, 50000, 0, 2, 0, 33, 0},   /* long rows, without replacement: 256 chunks of 196 */
+        {WGT_F16, 19, 300, 0, 2, 0, 100, 0},   /* chunks of 2, zero weights */
+        {WGT_F32, 2, 300, 0, 2, 0, 5000, 1},   /* with replacement: 4 workgroups a row */
+    };
+    for (int c = 0; c < 3; c++) {
+        char what[64];
+        snprintf(what, sizeof what, "multinomial case %d at 128", c);
+        same_at_128(what, mk_multinomial, &mn[c]);
+    }
+}
+
 int main(void)
 {
     MUST(wgt_context_create(NULL, &gpu));
@@ -690,6 +744,7 @@ int main(void)
     test_statistics();
     test_generator();
     test_errors();
+    test_workgroup_size();
     CHECK(compared > 100000, "only %lld elements compared", (long long)compared);
     wgt_context_free(cpu);
     wgt_context_free(gpu);
