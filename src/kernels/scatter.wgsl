@@ -7,10 +7,11 @@
 //  - atomics on words (f32/f16/bf16, and 32-bit and smaller integers with alpha 1):
 //   winner: (set only) win[d] = max(i + 1) over updates to d: the last update in index order,
 //           so "last write wins" holds whatever order the invocations run in.
-//   apply:  set: the winner writes its bits (i64: both words); i32/u32 add: atomicAdd; other
-//           modes combine with a compare-exchange loop on the 32-bit word holding the element
-//           (f16/bf16/8-bit elements share words).
-//  - lists per destination, exact in 64 bits (i64 add/mul/amax/amin; integer index_add with
+//   apply:  set: the winner writes its bits (i64: both words); i32/u32 add: atomicAdd; i64 add:
+//           atomicAdd on the low word, and on the high word with the carry the low word's old
+//           value shows; other modes combine with a compare-exchange loop on the 32-bit word
+//           holding the element (f16/bf16/8-bit elements share words).
+//  - lists per destination, exact in 64 bits (i64 mul/amax/amin; integer index_add with
 //    alpha != 1, which the reference computes in double and saturates step by step, so order
 //    matters; for i64 the walk rounds as those doubles do). WGSL's atomics are 32-bit and a pair
 //    of words cannot be updated as one, so each destination gets a single owner instead:
@@ -118,10 +119,19 @@ fn apply_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) gr
     if (d == INVALID) { return; }
     let is_set = p.mode == 0u;
     if (is_set && atomicLoad(&win[d]) != i + 1u) { return; }
-    if (ESIZE == 8u) { // i64, set only (the rest walks lists): the winner owns both words
+    if (ESIZE == 8u) { // i64 set or add (mul/amax/amin walk lists)
         let at = layout_index(p.ls, i) + p.off_s;
-        atomicStore(&out[2u * d], src[2u * at]);
-        atomicStore(&out[2u * d + 1u], src[2u * at + 1u]);
+        let v = vec2<u32>(src[2u * at], src[2u * at + 1u]);
+        if (is_set) { // the winner owns both words
+            atomicStore(&out[2u * d], v.x);
+            atomicStore(&out[2u * d + 1u], v.y);
+            return;
+        }
+        // Add: each atomicAdd on the low word sees a distinct old value, so the carries counted
+        // from them total exactly the wraps of the low word's sum; the high word gets them with
+        // its own atomicAdd. The pair is inconsistent mid-kernel, exact when every update is in.
+        let old = atomicAdd(&out[2u * d], v.x);
+        atomicAdd(&out[2u * d + 1u], v.y + select(0u, 1u, old + v.x < old));
         return;
     }
     let bits = src_bits(layout_index(p.ls, i) + p.off_s);

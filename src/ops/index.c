@@ -20,11 +20,13 @@
  * run, rounding to the element's dtype at each step (floats differ from the reference by a few
  * ulps; integers are exact, wrapping). WGSL has only 32-bit atomics: i32/u32 add with atomicAdd,
  * other f32/i32/u32 combines with a compare-exchange loop on their word, f16/bf16/8-bit elements
- * on the word holding them. i64 set: the single winner writes both words. i64 add/mul/amax/amin
- * (no pair of words updates atomically) and integer index_add with alpha != 1 (the reference
- * computes in double and saturates at every step, so order matters) link the updates of each
- * destination into a list that one invocation per destination folds, exactly, in 64 bits (in
- * index order for alpha != 1, i64 rounding to 53 bits where the reference's doubles do). Integer
+ * on the word holding them. i64 set: the single winner writes both words; i64 add: atomicAdd on
+ * the low word, then on the high word with the carry its old value shows (exact once all are in).
+ * i64 mul/amax/amin (no pair of words updates atomically) and integer index_add with alpha != 1
+ * (the reference computes in double and saturates at every step, so order matters) link the
+ * updates of each destination into a list that one invocation per destination folds, exactly, in
+ * 64 bits (in index order for alpha != 1, i64 rounding to 53 bits where the reference's doubles
+ * do): a destination with k updates costs its owner k serial steps. Integer
  * index_add with a fractional alpha or one past 2^20 runs the reference. u32 indices of 2^31 or
  * more read as negative (and then count as out of range). Tensors past one storage binding (or
  * 2^31 elements) run the reference. */
@@ -237,13 +239,13 @@ typedef struct scat_pass {
  * words in scatter.wgsl, rounded to 53 bits as the doubles are). */
 static int int_alpha(double alpha) { return alpha >= -1048576.0 && alpha <= 1048576.0 && alpha == (double)(int32_t)alpha; }
 
-/* Whether the update combine walks lists per destination (scatter.wgsl): i64 combines (no 64-bit
- * atomics) and integer alphas other than 1 (the reference saturates at every step, so its order
- * matters). */
+/* Whether the update combine walks lists per destination (scatter.wgsl): i64 mul/amax/amin (no
+ * 64-bit atomics; i64 add carries between two atomicAdds) and integer alphas other than 1 (the
+ * reference saturates at every step, so its order matters). */
 static int scatter_walks(wgt_dtype dt, wgt_scatter_mode mode, double alpha)
 {
     if (mode == WGT_SCATTER_SET || op_is_float(dt)) return 0;
-    return dt == WGT_I64 || alpha != 1.0;
+    return alpha != 1.0 || (dt == WGT_I64 && mode != WGT_SCATTER_ADD);
 }
 
 /* out (a fresh copy of self) (mode)= src at the destinations the passes compute. */
