@@ -884,6 +884,17 @@ wgt_status wgt_histc(const wgt_tensor *x, int64_t bins, double min, double max, 
 /* ---- fused ops of the decoder step (src/ops/fused.c) ---- */
 /* out [..., D] = silu(x[..., :D]) * x[..., D:] for x [..., 2D]: SwiGLU over a fused gate/up matmul. */
 wgt_status wgt_swiglu(const wgt_tensor *x, wgt_tensor **out);
+/* What wgt_fused_linear applies to x before the product. */
+typedef enum wgt_fused_prologue {
+    WGT_PRO_NONE = 0,     /* x itself */
+    WGT_PRO_RMS_NORM = 1, /* rms_norm(x) * gamma over the last dim (eps) */
+    WGT_PRO_SWIGLU = 2,   /* silu(x[..., :K]) * x[..., K:], x holding 2K values (wgt_swiglu) */
+} wgt_fused_prologue;
+/* *out [..., N] = pro(x) @ w^T + bias + res: a linear layer w [N, K] with the norm or activation
+ * before it and the residual add after it (bias [N] and res [..., N] may be NULL). One token (x of
+ * one row, f32; w f32/f16/bf16) is one pass over the weights; anything else composes the plain ops. */
+wgt_status wgt_fused_linear(const wgt_tensor *x, wgt_fused_prologue pro, const wgt_tensor *gamma, double eps,
+                            const wgt_tensor *w, const wgt_tensor *bias, const wgt_tensor *res, wgt_tensor **out);
 /* *sum = a + b and *out = rms_norm(*sum) over the last dim (weight w [D], NULL for ones): the
  * residual add and the norm after it, one pass (f32; other dtypes compose the two ops). */
 wgt_status wgt_add_rms_norm(const wgt_tensor *a, const wgt_tensor *b, const wgt_tensor *w, double eps,

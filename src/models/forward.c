@@ -150,6 +150,21 @@ static wgt_status embed(const wgt_model *m, const wgt_tensor *ids_t, const int32
     return st;
 }
 
+/* 1 when every layer of a decode step can take wgt_fused_linear: an RMSNorm decoder with stacked
+ * q/k/v and gate/up projections in float weights (quantized weights go through wgt_qlinear). */
+int mdl_fused_decode(const wgt_model *m)
+{
+    const wgt_model_config *c = &m->cfg;
+    if (!c->rms || c->arch == WGT_ARCH_GPT2 || c->qk_norm || m->lm_head.q != WGT_FTYPE_F32) return 0;
+    for (int64_t li = 0; li < c->n_layers; li++) {
+        const wgt_layer_weights *W = &m->layers[li];
+        if (!W->wqkv.t || !W->w_gu.t || W->wqkv.q != WGT_FTYPE_F32 || W->wo.q != WGT_FTYPE_F32 ||
+            W->w_gu.q != WGT_FTYPE_F32 || W->w_down.q != WGT_FTYPE_F32)
+            return 0;
+    }
+    return 1;
+}
+
 /* 1 when the token embedding can read its ids on the device (a float table within one binding):
  * then a decode step can take the id the previous step sampled without a round trip. */
 int mdl_can_forward_dev(const wgt_model *m)
@@ -215,7 +230,12 @@ static wgt_status forward(wgt_model *m, const int32_t *ids, const wgt_tensor *id
     /* h: the residual stream x normed for the next layer (each layer's last add and the next
      * norm are one fused pass) */
     wgt_tensor *h;
-    T(h, norm(m, x, m->layers[0].attn_norm, m->layers[0].attn_norm_b, &h));
+    /* One token through float weights: each norm and the SwiGLU ride in the prologue of the
+     * matmul after them and each residual add in the epilogue of the one before (wgt_fused_linear):
+     * six dispatches a layer. h is then x itself. */
+    int fz = L == 1 && mdl_fused_decode(m);
+    if (fz) h = keep(&s, wgt_tensor_ref(x));
+    else T(h, norm(m, x, m->layers[0].attn_norm, m->layers[0].attn_norm_b, &h));
     for (int64_t li = 0; li < c->n_layers; li++) {
         const wgt_layer_weights *W = &m->layers[li];
         int mark = s.n;
@@ -224,7 +244,8 @@ static wgt_status forward(wgt_model *m, const int32_t *ids, const wgt_tensor *id
         if (c->arch != WGT_ARCH_GPT2 && W->wqkv.t && !c->qk_norm) {
             /* one matmul, then one pass: q rotated, k rotated into the cache, v copied into it */
             wgt_tensor *qkv;
-            T(qkv, linear(h, &W->wqkv, W->bqkv, &qkv));
+            if (fz) T(qkv, wgt_fused_linear(x, WGT_PRO_RMS_NORM, W->attn_norm, c->norm_eps, W->wqkv.t, W->bqkv, NULL, &qkv));
+            else T(qkv, linear(h, &W->wqkv, W->bqkv, &qkv));
             T(qr, wgt_qkv_rope_cache(qkv, Hq, Hkv, hd, pos0, (int)hd, c->rope_interleaved, &c->rope, W->k_cache,
                                      W->v_cache, &qr));
         } else {
@@ -273,8 +294,16 @@ static wgt_status forward(wgt_model *m, const int32_t *ids, const wgt_tensor *id
         T(att_t, wgt_tensor_transpose(att3, 0, 1, &att_t)); /* [L, Hq, hd] */
         int64_t fs[2] = {L, Hq * hd};
         T(att2, wgt_tensor_reshape(att_t, 2, fs, &att2));
-        T(o, linear(att2, &W->wo, W->bo, &o));
         wgt_tensor *h2, *up, *act, *down, *x3, *hn;
+        if (fz) {
+            wgt_tensor *gu;
+            T(x2, wgt_fused_linear(att2, WGT_PRO_NONE, NULL, 0, W->wo.t, W->bo, x, &x2));
+            T(gu, wgt_fused_linear(x2, WGT_PRO_RMS_NORM, W->ffn_norm, c->norm_eps, W->w_gu.t, NULL, NULL, &gu));
+            T(x3, wgt_fused_linear(gu, WGT_PRO_SWIGLU, NULL, 0, W->w_down.t, W->b_down, x2, &x3));
+            hn = keep(&s, wgt_tensor_ref(x3));
+            goto carry;
+        }
+        T(o, linear(att2, &W->wo, W->bo, &o));
         DO(add_norm(m, x, o, W->ffn_norm, W->ffn_norm_b, &x2, &h2));
         keep(&s, x2), keep(&s, h2);
         if (c->arch == WGT_ARCH_GPT2) {
@@ -299,6 +328,7 @@ static wgt_status forward(wgt_model *m, const int32_t *ids, const wgt_tensor *id
         const wgt_tensor *nb = last ? m->out_norm_b : m->layers[li + 1].attn_norm_b;
         DO(add_norm(m, x2, down, nw, nb, &x3, &hn));
         keep(&s, x3), keep(&s, hn);
+    carry:;
         /* keep only the residual stream and its norm (in the two slots after mark's start); free
          * the rest now, and the previous layer's pair (buffers go back to the pool) */
         wgt_tensor *carry = wgt_tensor_ref(x3), *carry_h = wgt_tensor_ref(hn);
@@ -311,10 +341,11 @@ static wgt_status forward(wgt_model *m, const int32_t *ids, const wgt_tensor *id
         x = keep(&s, carry);
         h = keep(&s, carry_h);
     }
-    wgt_tensor *xn = h, *xl, *lg; /* the last layer's add_norm applied the output norm */
+    wgt_tensor *xn = h, *xl, *lg; /* the last layer's add_norm applied the output norm (fz: the lm_head's prologue does) */
     if (all_logits) xl = xn;
     else T(xl, wgt_tensor_narrow(xn, 0, L - 1, 1, &xl));
-    DO(linear(xl, &m->lm_head, NULL, &lg));
+    if (fz) DO(wgt_fused_linear(xl, WGT_PRO_RMS_NORM, m->out_norm, c->norm_eps, m->lm_head.t, NULL, NULL, &lg));
+    else DO(linear(xl, &m->lm_head, NULL, &lg));
     *logits = lg;
     if (ids) memcpy(m->cache_ids + pos0, ids, (size_t)L * sizeof *ids);
     m->n_past = pos0 + L;

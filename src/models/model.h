@@ -79,6 +79,8 @@ struct wgt_model {
 /* A decode step whose one input id is on the device (the id the previous step sampled), when
  * mdl_can_forward_dev: the host records it while the device still runs the previous step. */
 int mdl_can_forward_dev(const wgt_model *m);
+/* 1 when a one-token step can fuse each norm, SwiGLU and residual add into a matmul (wgt_fused_linear). */
+int mdl_fused_decode(const wgt_model *m);
 wgt_status mdl_forward_dev(wgt_model *m, const wgt_tensor *id_dev, wgt_tensor **logits);
 
 /* Draw the next token on the device from logits [1, vocab] f32 with the settings (temperature 0:

@@ -230,3 +230,137 @@ done:
     wgt_tensor_free(freq);
     return op_finish(st, y, q);
 }
+
+/* ---- one token through a linear layer, with the norm or activation before it ---------------- */
+
+typedef struct gemv_fused_params {
+    uint32_t N, K, tpr, flags, off_x, off_w, off_g, off_b, off_r, off_o;
+    float eps;
+    uint32_t pad;
+} gemv_fused_params;
+
+/* The same through the plain ops: the reference, and the path for anything the kernel does not take. */
+static wgt_status fused_linear_composed(const wgt_tensor *x, wgt_fused_prologue pro, const wgt_tensor *gamma,
+                                        double eps, const wgt_tensor *w, const wgt_tensor *bias, const wgt_tensor *res,
+                                        wgt_tensor **out)
+{
+    wgt_tensor *in = NULL, *y = NULL;
+    wgt_status st = WGT_OK;
+    if (pro == WGT_PRO_RMS_NORM) st = wgt_rms_norm(x, 1, gamma, eps, &in);
+    else if (pro == WGT_PRO_SWIGLU) st = wgt_swiglu(x, &in);
+    if (!st) st = wgt_linear(in ? in : x, w, bias, res ? &y : out);
+    if (!st && res) st = wgt_binary(WGT_BINARY_ADD, y, res, out);
+    wgt_tensor_free(in);
+    wgt_tensor_free(y);
+    return st;
+}
+
+/* 8 weights of dtype dt from vec4 index v as two vec4<f32> (f32: two vec4s; f16 / bf16: one). */
+static void weight8_loader(char *buf, size_t cap, wgt_dtype dt)
+{
+    size_t used = strlen(buf);
+    const char *body =
+        dt == WGT_F32 ? "return array<vec4<f32>, 2>(bitcast<vec4<f32>>(w[v]), bitcast<vec4<f32>>(w[v + 1u]));"
+        : dt == WGT_F16 ? "let q = w[v]; return array<vec4<f32>, 2>(vec4<f32>(unpack2x16float(q.x), "
+                          "unpack2x16float(q.y)), vec4<f32>(unpack2x16float(q.z), unpack2x16float(q.w)));"
+                        : "let q = w[v]; let lo = bitcast<vec4<f32>>(q << vec4<u32>(16u)); "
+                          "let hi = bitcast<vec4<f32>>(q & vec4<u32>(0xffff0000u)); return array<vec4<f32>, 2>("
+                          "vec4<f32>(lo.x, hi.x, lo.y, hi.y), vec4<f32>(lo.z, hi.z, lo.w, hi.w));";
+    snprintf(buf + used, used < cap ? cap - used : 0, "fn ldW8(v: u32) -> array<vec4<f32>, 2> { %s }\n", body);
+}
+
+typedef struct gemv_fused_key {
+    int32_t pro, wdt, bdt, sg;
+    uint32_t wg;
+} gemv_fused_key;
+
+static char *gemv_fused_prelude(void *arg)
+{
+    const gemv_fused_key *k = arg;
+    char *pre = malloc(4096);
+    if (!pre) return NULL;
+    snprintf(pre, 4096,
+             "%sconst HAS_SG: bool = %s;\nfn rsum(x: f32) -> f32 { return %s; }\nfn rsize() -> u32 { return %s; }\n"
+             "const PRO: u32 = %du;\nconst VW: u32 = %du;\nconst WG: u32 = %uu;\n",
+             k->sg ? "enable subgroups;\n" : "", k->sg ? "true" : "false", k->sg ? "subgroupAdd(x)" : "x",
+             k->sg ? "subgroupAdd(1u)" : "1u", k->pro, k->wdt == WGT_F32 ? 2 : 1, k->wg);
+    weight8_loader(pre, 4096, (wgt_dtype)k->wdt);
+    op_wgsl_loader(pre, 4096, "ldBias", "bias", (wgt_dtype)k->bdt, "f32");
+    return pre;
+}
+
+/* 1 when t is f32 (or float, for w), contiguous, starts at a multiple of `align` elements and fits a binding. */
+static int gemv_operand(wgt_context *ctx, const wgt_tensor *t, int any_float, int64_t align)
+{
+    if (!t) return 1;
+    const wgt_layout *l = &t->l;
+    if (!(any_float ? op_is_float(l->dtype) : l->dtype == WGT_F32) || !wgt_layout_is_contiguous(l)) return 0;
+    return l->offset % align == 0 &&
+           (uint64_t)wgt_layout_numel(l) * wgt_dtype_size(l->dtype) + 256 <= ctx->info.limits.max_storage_buffer_binding_size;
+}
+
+wgt_status wgt_fused_linear(const wgt_tensor *x, wgt_fused_prologue pro, const wgt_tensor *gamma, double eps,
+                            const wgt_tensor *w, const wgt_tensor *bias, const wgt_tensor *res, wgt_tensor **out)
+{
+    OP_BEGIN(x, out);
+    if (!w || (pro == WGT_PRO_RMS_NORM && !gamma) || pro < WGT_PRO_NONE || pro > WGT_PRO_SWIGLU)
+        return wgt_error(WGT_ERR_INVALID_ARGUMENT, "fused_linear: NULL weight or norm weight, or an unknown prologue");
+    const wgt_tensor *ins[5] = {x, w, gamma ? gamma : x, bias ? bias : x, res ? res : x};
+    wgt_status st = op_same_context("fused_linear", ins, 5);
+    if (st) return st;
+    int nd = x->l.ndim;
+    int64_t Kx = nd ? x->l.shape[nd - 1] : 0, K = pro == WGT_PRO_SWIGLU ? Kx / 2 : Kx;
+    int64_t M = Kx ? wgt_layout_numel(&x->l) / Kx : 0;
+    if (w->l.ndim != 2 || w->l.shape[1] != K || (pro == WGT_PRO_SWIGLU && Kx % 2))
+        return op_fail(ctx, WGT_ERR_SHAPE, "fused_linear: x [..., %lld] does not match the weight [N, K]%s",
+                       (long long)Kx, pro == WGT_PRO_SWIGLU ? " (SwiGLU: x holds 2K values, gate then up)" : "");
+    int64_t N = w->l.shape[0];
+    if ((gamma && pro == WGT_PRO_RMS_NORM && (gamma->l.ndim != 1 || gamma->l.shape[0] != K)) ||
+        (bias && (bias->l.ndim != 1 || bias->l.shape[0] != N)))
+        return op_fail(ctx, WGT_ERR_SHAPE, "fused_linear: the norm weight must be [%lld] and the bias [%lld]",
+                       (long long)K, (long long)N);
+    if (res) {
+        int ok = res->l.ndim == nd && res->l.shape[nd - 1] == N;
+        for (int d = 0; ok && d < nd - 1; d++) ok = res->l.shape[d] == x->l.shape[d];
+        if (!ok) return op_fail(ctx, WGT_ERR_SHAPE, "fused_linear: the residual must have x's shape with last dim %lld",
+                                (long long)N);
+    }
+    /* the kernel: one row of x (decode), K a multiple of 8, f32 activations aligned to vec4s */
+    int fast = !wgt_ctx_is_cpu(ctx) && M == 1 && K > 0 && N > 0 && K % 8 == 0 && N <= UINT32_MAX / 2 &&
+               gemv_operand(ctx, x, 0, 4) && gemv_operand(ctx, w, 1, 16 / (int64_t)wgt_dtype_size(w->l.dtype)) &&
+               (pro != WGT_PRO_RMS_NORM || gemv_operand(ctx, gamma, 0, 4)) && gemv_operand(ctx, bias, 1, 1) &&
+               gemv_operand(ctx, res, 0, 1);
+    if (!fast) return fused_linear_composed(x, pro, gamma, eps, w, bias, res, out);
+    int64_t shape[WGT_MAX_DIMS];
+    memcpy(shape, x->l.shape, sizeof(int64_t) * (size_t)nd);
+    shape[nd - 1] = N;
+    wgt_tensor *y;
+    if ((st = wgt_tensor_new(ctx, WGT_F32, nd, shape, &y))) return st;
+    gemv_fused_key key = {pro, w->l.dtype, bias ? bias->l.dtype : WGT_F32, 0, op_workgroup_size(ctx)};
+    key.sg = ctx->info.has_subgroups && ctx->info.limits.subgroup_max_size >= 1 &&
+             ctx->info.limits.subgroup_max_size <= 32; /* a subgroup within one row's 32+ lanes */
+    wgt_kernel *k;
+    wgt_binding b[6];
+    int64_t base[6];
+    const wgt_tensor *bt[6] = {x, w, pro == WGT_PRO_RMS_NORM ? gamma : x, bias ? bias : x, res ? res : x, y};
+    if ((st = wgt_gpu_kernel_keyed(ctx, "gemv_fused", &key, sizeof key, gemv_fused_prelude, &key, "main", NULL, 0, &k)))
+        return op_finish(st, y, out);
+    for (int i = 0; i < 6 && !st; i++) st = op_bind_all(bt[i], &b[i], &base[i]);
+    if (st) return op_finish(st, y, out);
+    int64_t epw = 16 / (int64_t)wgt_dtype_size(w->l.dtype);
+    gemv_fused_params p = {0};
+    p.N = (uint32_t)N, p.K = (uint32_t)K, p.flags = (bias ? 1u : 0u) | (res ? 2u : 0u), p.eps = (float)eps;
+    p.off_x = (uint32_t)((x->l.offset - base[0]) / 4), p.off_w = (uint32_t)((w->l.offset - base[1]) / epw);
+    p.off_g = (uint32_t)((bt[2]->l.offset - base[2]) / 4), p.off_b = (uint32_t)(bt[3]->l.offset - base[3]);
+    p.off_r = (uint32_t)(bt[4]->l.offset - base[4]), p.off_o = (uint32_t)(y->l.offset - base[5]);
+    /* rows per workgroup as gemv (src/ops/matmul.c): 32 lanes a row, fewer rows when that would
+     * leave under 256 workgroups */
+    int wg = (int)key.wg, rows = wg / 32;
+    while (rows > 2 && N / rows < 256) rows /= 2;
+    if (rows < 1) rows = 1;
+    p.tpr = (uint32_t)(wg / rows);
+    uint32_t gx, gy;
+    op_grid(ctx, ((uint64_t)N + rows - 1) / rows, &gx, &gy);
+    st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 6, gx, gy, 1);
+    return op_finish(st, y, out);
+}

@@ -1,6 +1,8 @@
 /* The fused decoder ops against double-precision references computed here: wgt_swiglu and
  * wgt_add_rms_norm on the GPU kernels (f32, contiguous) and on their composed fallbacks (a
- * transposed view, f16 input), for row lengths around the workgroup size and several rows. */
+ * transposed view, f16 input), for row lengths around the workgroup size and several rows;
+ * wgt_qkv_rope_cache; wgt_fused_linear (norm / SwiGLU before a one-token linear layer, residual
+ * after) on its kernel and composed. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,6 +162,67 @@ static void qkv_case(wgt_context *ctx, int64_t L, int64_t pos0, int rot, int int
     free(x), free(xt);
 }
 
+/* wgt_fused_linear: out = pro(x) @ w^T + bias + res against a double reference over the weights as
+ * rounded to wdt. M = 1 with K % 8 == 0 takes the kernel; M = 2 and K % 8 != 0 compose the ops.
+ * Tolerance: f32 sums in another order, and the norm's scale applied after the sum: K * 2^-22 of
+ * sum |terms| plus the rounding of bias and res. */
+static void fused_linear_case(wgt_context *ctx, int64_t M, int64_t N, int64_t K, wgt_fused_prologue pro,
+                              wgt_dtype wdt, int with_bias, int with_res)
+{
+    unsigned seed = (unsigned)(M * 977 + N * 31 + K * 7 + pro * 3 + with_bias + 2 * with_res);
+    int64_t Kx = pro == WGT_PRO_SWIGLU ? 2 * K : K;
+    int64_t xs[2] = {M, Kx}, ws[2] = {N, K}, os[2] = {M, N};
+    float *x = malloc(M * Kx * sizeof *x), *w = malloc(N * K * sizeof *w), *g = malloc(K * sizeof *g);
+    float *b = malloc(N * sizeof *b), *r = malloc(M * N * sizeof *r), *got = malloc(M * N * sizeof *got);
+    for (int64_t i = 0; i < M * Kx; i++) x[i] = 2 * frand(&seed);
+    for (int64_t i = 0; i < N * K; i++) w[i] = frand(&seed);
+    for (int64_t i = 0; i < K; i++) g[i] = 0.5f + frand(&seed);
+    for (int64_t i = 0; i < N; i++) b[i] = frand(&seed);
+    for (int64_t i = 0; i < M * N; i++) r[i] = 4 * frand(&seed);
+    wgt_tensor *tx, *tw32, *tw, *tback, *tg, *tb, *tr, *y;
+    MUST(wgt_tensor_from_host(ctx, WGT_F32, 2, xs, x, &tx));
+    MUST(wgt_tensor_from_host(ctx, WGT_F32, 2, ws, w, &tw32));
+    MUST(wgt_tensor_cast(tw32, wdt, &tw));
+    MUST(wgt_tensor_cast(tw, WGT_F32, &tback));
+    MUST(wgt_tensor_to_host(tback, w, N * K * sizeof *w));
+    MUST(wgt_tensor_from_host(ctx, WGT_F32, 1, &K, g, &tg));
+    MUST(wgt_tensor_from_host(ctx, WGT_F32, 1, &N, b, &tb));
+    MUST(wgt_tensor_from_host(ctx, WGT_F32, 2, os, r, &tr));
+    MUST(wgt_fused_linear(tx, pro, tg, 1e-6, tw, with_bias ? tb : NULL, with_res ? tr : NULL, &y));
+    CHECK(wgt_tensor_dim(y, 0) == M && wgt_tensor_dim(y, 1) == N, "fused_linear shape");
+    MUST(wgt_tensor_to_host(y, got, M * N * sizeof *got));
+    int bad = 0;
+    double *in = malloc(K * sizeof *in);
+    for (int64_t m = 0; m < M; m++) {
+        double ss = 0;
+        for (int64_t k = 0; k < K; k++) {
+            double v = x[m * Kx + k];
+            if (pro == WGT_PRO_SWIGLU) v = v / (1 + exp(-v)) * x[m * Kx + K + k];
+            ss += v * v;
+            in[k] = v;
+        }
+        double scale = pro == WGT_PRO_RMS_NORM ? 1 / sqrt(ss / K + 1e-6) : 1;
+        for (int64_t n = 0; n < N; n++) {
+            double s = 0, mag = 0;
+            for (int64_t k = 0; k < K; k++) {
+                double t = w[n * K + k] * in[k] * (pro == WGT_PRO_RMS_NORM ? g[k] * scale : 1);
+                s += t, mag += fabs(t);
+            }
+            double extra = (with_bias ? b[n] : 0) + (with_res ? r[m * N + n] : 0);
+            double want = s + extra, tol = (double)K * ldexp(1.0, -22) * mag + 1e-6 * (fabs(extra) + 1);
+            if (!(fabs(got[m * N + n] - want) <= tol) && bad++ < 3)
+                fprintf(stderr, "fused_linear M %lld N %lld K %lld pro %d %s: [%lld, %lld] = %.8g, want %.8g\n",
+                        (long long)M, (long long)N, (long long)K, pro, wgt_dtype_name(wdt), (long long)m,
+                        (long long)n, got[m * N + n], want);
+        }
+    }
+    CHECK(bad == 0, "fused_linear M %lld N %lld K %lld pro %d %s bias %d res %d: %d wrong", (long long)M,
+          (long long)N, (long long)K, pro, wgt_dtype_name(wdt), with_bias, with_res, bad);
+    wgt_tensor_free(tx), wgt_tensor_free(tw32), wgt_tensor_free(tw), wgt_tensor_free(tback), wgt_tensor_free(tg);
+    wgt_tensor_free(tb), wgt_tensor_free(tr), wgt_tensor_free(y);
+    free(x), free(w), free(g), free(b), free(r), free(got), free(in);
+}
+
 int main(void)
 {
     wgt_context *ctx;
@@ -171,6 +234,13 @@ int main(void)
         add_norm_case(ctx, sizes[i][0], sizes[i][1], 1, WGT_F32);
         add_norm_case(ctx, sizes[i][0], sizes[i][1], 0, WGT_F32);
         add_norm_case(ctx, sizes[i][0], sizes[i][1], 1, WGT_F16);
+    }
+    for (int pro = 0; pro < 3; pro++) {
+        fused_linear_case(ctx, 1, 37, 896, (wgt_fused_prologue)pro, WGT_F16, 1, 1);
+        fused_linear_case(ctx, 1, 300, 136, (wgt_fused_prologue)pro, WGT_F32, 0, 1);
+        fused_linear_case(ctx, 1, 5, 2056, (wgt_fused_prologue)pro, WGT_BF16, 1, 0);
+        fused_linear_case(ctx, 2, 9, 64, (wgt_fused_prologue)pro, WGT_F32, 1, 1); /* composed */
+        fused_linear_case(ctx, 1, 9, 60, (wgt_fused_prologue)pro, WGT_F16, 0, 0); /* composed */
     }
     qkv_case(ctx, 1, 0, 16, 0, WGT_ROPE_NONE);
     qkv_case(ctx, 1, 9, 16, 1, WGT_ROPE_NONE);

@@ -1,0 +1,86 @@
+// One token through a linear layer with what surrounds it in a decoder step, in one pass:
+//   out[n] = scale * dot(W[n, :], pro(x)) + bias[n] + res[n]
+// where pro(x) is x itself (PRO 0), gamma * x with scale = 1 / sqrt(mean(x^2) + eps) (PRO 1: the
+// RMSNorm before the layer; every row's lanes see all of x, so the sum of squares comes with the
+// dot product at no extra pass), or silu(x[:K]) * x[K:] (PRO 2: SwiGLU of a fused gate/up
+// output). W [N, K] is streamed once with 16-byte loads as in gemv.wgsl: p.tpr invocations share a
+// row, WG / p.tpr rows a workgroup. x, gamma, res and out are f32; offsets of x, W and gamma are
+// in vec4 units, the others in elements.
+// The prelude (src/ops/fused.c) supplies: ldW8(v), 8 weights from vec4 index v; VW, vec4s per 8
+// weights; ldBias(i) (f32); rsum / rsize / HAS_SG as gemv.wgsl; const PRO: u32; const WG: u32.
+
+struct Params {
+    N: u32, K: u32, tpr: u32, flags: u32, // flags: 1 bias, 2 res
+    off_x: u32, off_w: u32, off_g: u32, off_b: u32,
+    off_r: u32, off_o: u32, eps: f32, pad: u32,
+};
+
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> x: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read> w: array<vec4<u32>>;
+@group(0) @binding(3) var<storage, read> gam: array<vec4<f32>>;
+@group(0) @binding(4) var<storage, read> bias: array<u32>;
+@group(0) @binding(5) var<storage, read> res: array<f32>;
+@group(0) @binding(6) var<storage, read_write> out: array<f32>;
+
+fn silu4(v: vec4<f32>) -> vec4<f32> { return v / (vec4<f32>(1.0) + exp(-v)); }
+
+// The dot-product term of weight group g (8 weights) and its share of the sum of squares.
+fn term(wrow: u32, g: u32) -> vec2<f32> {
+    let wv = ldW8(wrow + g * VW);
+    var x0 = x[p.off_x + 2u * g];
+    var x1 = x[p.off_x + 2u * g + 1u];
+    var ss = 0.0;
+    if (PRO == 1u) {
+        ss = dot(x0, x0) + dot(x1, x1);
+        x0 = x0 * gam[p.off_g + 2u * g];
+        x1 = x1 * gam[p.off_g + 2u * g + 1u];
+    } else if (PRO == 2u) {
+        let up = p.off_x + p.K / 4u + 2u * g;
+        x0 = silu4(x0) * x[up];
+        x1 = silu4(x1) * x[up + 1u];
+    }
+    return vec2<f32>(dot(wv[0], x0) + dot(wv[1], x1), ss);
+}
+
+var<workgroup> red: array<vec2<f32>, WG>;
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+    let rows = WG / p.tpr;
+    let r = lid / p.tpr;
+    let lane = lid % p.tpr;
+    let n = (wid.x + wid.y * nwg.x) * rows + r;
+    let groups = p.K / 8u;
+    var acc = vec2<f32>(0.0, 0.0); // (dot, sum of squares)
+    if (n < p.N) {
+        let wrow = p.off_w + n * (groups * VW);
+        var g = lane;
+        for (; g + 3u * p.tpr < groups; g = g + 4u * p.tpr) { // four weight loads in flight
+            acc = acc + (term(wrow, g) + term(wrow, g + p.tpr)) + (term(wrow, g + 2u * p.tpr) + term(wrow, g + 3u * p.tpr));
+        }
+        for (; g < groups; g = g + p.tpr) { acc = acc + term(wrow, g); }
+    }
+    // subgroup sums, then the first lane of each row adds them (or a tree without subgroups)
+    let sg = rsize();
+    red[lid] = vec2<f32>(rsum(acc.x), rsum(acc.y));
+    workgroupBarrier();
+    if (!HAS_SG) {
+        for (var s = p.tpr / 2u; s > 0u; s = s / 2u) {
+            if (lane < s) { red[lid] = red[lid] + red[lid + s]; }
+            workgroupBarrier();
+        }
+    }
+    if (lane == 0u && n < p.N) {
+        var t = red[lid];
+        if (HAS_SG) {
+            for (var j = sg; j < p.tpr; j = j + sg) { t = t + red[lid + j]; }
+        }
+        var v = t.x;
+        if (PRO == 1u) { v = v * inverseSqrt(t.y / f32(p.K) + p.eps); }
+        if ((p.flags & 1u) != 0u) { v = v + ldBias(p.off_b + n); }
+        if ((p.flags & 2u) != 0u) { v = v + res[p.off_r + n]; }
+        out[p.off_o + n] = v;
+    }
+}
