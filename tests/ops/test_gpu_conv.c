@@ -6,7 +6,8 @@
  * odd; conv_transpose1d/2d/3d with stride, padding, output_padding, dilation and groups (direct
  * and GEMM paths); strided (transposed) inputs, NaN/inf, empty batches, no input channels, a batch
  * split over storage bindings (limit lowered), and bad arguments; every shape again through the
- * direct kernel alone (WGT_CONV_PATH=direct). */
+ * direct kernel alone (WGT_CONV_PATH=direct); the tiled shapes again at 128 invocations per
+ * workgroup and 16 KiB of workgroup memory (compatibility mode's default limits, lowered). */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include "gpu_pair.h"
 
@@ -234,6 +235,16 @@ int main(void)
     setenv("WGT_CONV_PATH", "direct", 1);
     for (size_t i = 0; i < sizeof specs / sizeof *specs; i++) run_spec(&specs[i], WGT_F32, 0, 0);
     unsetenv("WGT_CONV_PATH");
+    /* the GEMM and depthwise tiles at compatibility mode's default limits (half-height GEMM tiles,
+     * two depthwise rows per invocation, a smaller depthwise region) */
+    wgt_limits saved = side[0]->info.limits;
+    side[0]->info.limits.max_compute_invocations_per_workgroup = 128;
+    side[0]->info.limits.max_compute_workgroup_size_x = 128;
+    side[0]->info.limits.max_compute_workgroup_storage_size = 16384;
+    for (size_t i = 0; i < sizeof specs / sizeof *specs; i++)
+        if (strstr(specs[i].what, "gemm") || strstr(specs[i].what, "depthwise"))
+            for (int di = 0; di < 2; di++) run_spec(&specs[i], dts[di], di, 0);
+    side[0]->info.limits = saved;
     edge_cases();
     CHECK(compared > 100000, "only %d elements compared", compared);
     wgt_context_free(side[0]), wgt_context_free(side[1]);
