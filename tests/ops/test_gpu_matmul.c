@@ -1,7 +1,9 @@
 /* Matrix products on the GPU against the CPU reference (src/cpu/matmul.c): matmul 1-D to N-D with
  * broadcast batch dims, transposed and narrowed operands, linear (GEMV and tiled paths, mixed
  * f32 x f16/bf16 weights, bias), addmm, baddbmm, outer; empty and one-element shapes, NaN/inf
- * propagation, integer fallback.
+ * propagation; integer products on the GPU (exact, wrapping in 32 bits) and their fallback.
+ * The float and integer cases run again on a context with the spec's default limits (128
+ * invocations per workgroup on the OpenGL ES compatibility adapter: the kernels' smaller tiles).
  * Tolerances: the kernels accumulate in f32 in another order than the reference (double), so f32
  * results differ by about K * 2^-24 relative to sum |a||b|: atol 1e-4 for the unit-range inputs
  * here (K <= 300). f16 / bf16 results are rounded once from f32 by both: one ulp (rtol 2e-3 /
@@ -40,6 +42,22 @@ static pair make(wgt_dtype dt, int nd, const int64_t *shape)
         if (op_is_int(dt)) wgt_cpu_store_i(&p.h, i, (int64_t)floor(uniform(-3, 4)));
         else wgt_cpu_store_f(&p.h, i, uniform(-1, 1));
     }
+    MUST(wgt_tensor_from_host(ctx, dt, nd, shape, p.data, &p.d));
+    return p;
+}
+
+/* An integer pair with values over dt's whole range (i32 products and sums wrap). */
+static pair make_wide(wgt_dtype dt, int nd, const int64_t *shape)
+{
+    pair p = make(dt, nd, shape);
+    int64_t n = wgt_layout_numel(&p.h.l);
+    for (int64_t i = 0; i < n; i++) {
+        rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+        int64_t v = dt == WGT_I8 ? (int8_t)rng : dt == WGT_U8 ? (uint8_t)rng : dt == WGT_U32 ? (int64_t)(uint32_t)rng
+                  : (int32_t)rng;
+        wgt_cpu_store_i(&p.h, i, v);
+    }
+    wgt_tensor_free(p.d);
     MUST(wgt_tensor_from_host(ctx, dt, nd, shape, p.data, &p.d));
     return p;
 }
@@ -195,10 +213,56 @@ static void matmul_cases(void)
     pair nw = make(WGT_F32, 2, (int64_t[]){6, 16});
     check_linear("linear NaN/inf (GEMV)", &na, &nw, NULL);
     drop(&na), drop(&nb), drop(&nw);
-    /* integers run the reference, exactly */
-    pair ia = make(WGT_I32, 2, (int64_t[]){5, 7}), ib = make(WGT_I32, 2, (int64_t[]){7, 3});
-    check_matmul("matmul i32 (reference)", &ia, &ib);
-    drop(&ia), drop(&ib);
+}
+
+/* Integer products: i32 / u32 results on the GPU (WGT_STRICT=1 turns a fallback into a failed
+ * check), exactly equal to the reference's int64 sums cut to 32 bits; scaled ones (addmm with
+ * beta 2) on the reference. */
+static void int_cases(void)
+{
+    setenv("WGT_STRICT", "1", 1);
+    pair a = make_wide(WGT_I32, 2, (int64_t[]){37, 53}), b = make_wide(WGT_I32, 2, (int64_t[]){53, 29});
+    check_matmul("matmul i32 [37,53]x[53,29], wrapping", &a, &b);
+    pair at0 = make_wide(WGT_I32, 2, (int64_t[]){53, 37}), bt0 = make_wide(WGT_I32, 2, (int64_t[]){29, 53});
+    pair at = transposed(&at0, 0, 1), bt = transposed(&bt0, 0, 1);
+    check_matmul("matmul i32 transposed a and b", &at, &bt);
+    wgt_tensor_free(at.d), wgt_tensor_free(bt.d);
+    pair c = make_wide(WGT_I32, 4, (int64_t[]){3, 1, 5, 24}), d = make_wide(WGT_I32, 3, (int64_t[]){4, 24, 7});
+    check_matmul("matmul i32 batch broadcast", &c, &d);
+    pair i8 = make_wide(WGT_I8, 2, (int64_t[]){6, 53}), u8 = make_wide(WGT_U8, 2, (int64_t[]){53, 5});
+    check_matmul("matmul i8 x i32 (-> i32)", &i8, &b);
+    check_matmul("matmul i32 x u8 (-> i32)", &a, &u8);
+    pair ua = make_wide(WGT_U32, 2, (int64_t[]){9, 40}), ub = make_wide(WGT_U32, 2, (int64_t[]){40, 11});
+    check_matmul("matmul u32", &ua, &ub);
+    pair v = make_wide(WGT_I32, 1, (int64_t[]){53});
+    check_matmul("matmul i32 [37,53]x[53]", &a, &v);
+    pair e1 = make(WGT_I32, 2, (int64_t[]){3, 0}), e2 = make(WGT_I32, 2, (int64_t[]){0, 4});
+    check_matmul("matmul i32 K = 0", &e1, &e2);
+    /* linear with a bias, outer, addmm (beta 1 on the GPU, beta 2 on the reference) */
+    pair w = make_wide(WGT_I32, 2, (int64_t[]){29, 53}), bias = make_wide(WGT_I32, 1, (int64_t[]){29});
+    check_linear("linear i32 + bias", &a, &w, &bias);
+    wgt_tensor *y;
+    void *buf;
+    wgt_cpu_tensor r;
+    MUST(wgt_outer(v.d, bias.d, &y));
+    r = ref_like(y, &buf);
+    MUST(wgt_cpu_outer(&v.h, &bias.h, &r));
+    compare("outer i32", y, &r, 0, 0);
+    free(buf), wgt_tensor_free(y);
+    MUST(wgt_addmm(bias.d, a.d, b.d, 1.0, 1.0, &y));
+    r = ref_like(y, &buf);
+    MUST(wgt_cpu_addmm(&bias.h, &a.h, &b.h, 1.0, 1.0, &r));
+    compare("addmm i32 beta 1", y, &r, 0, 0);
+    free(buf), wgt_tensor_free(y);
+    unsetenv("WGT_STRICT");
+    pair s = make(WGT_I32, 2, (int64_t[]){5, 7}), m1 = make(WGT_I32, 2, (int64_t[]){5, 4}), m2 = make(WGT_I32, 2, (int64_t[]){4, 7});
+    MUST(wgt_addmm(s.d, m1.d, m2.d, 2.0, 1.0, &y));
+    r = ref_like(y, &buf);
+    MUST(wgt_cpu_addmm(&s.h, &m1.h, &m2.h, 2.0, 1.0, &r));
+    compare("addmm i32 beta 2 (reference)", y, &r, 0, 0);
+    free(buf), wgt_tensor_free(y);
+    drop(&s), drop(&m1), drop(&m2), drop(&w), drop(&bias), drop(&e1), drop(&e2), drop(&v), drop(&ua), drop(&ub);
+    drop(&i8), drop(&u8), drop(&c), drop(&d), drop(&at0), drop(&bt0), drop(&a), drop(&b);
 }
 
 static void linear_cases(void)
@@ -301,6 +365,22 @@ int main(void)
     matmul_cases();
     linear_cases();
     addmm_cases();
+    int_cases();
+    uint32_t wg = op_workgroup_size(ctx);
+    wgt_context_free(ctx);
+    /* the spec's default limits: where they lower the workgroup size, the kernels' variants for it */
+    wgt_context_options o = {0};
+    o.default_limits = 1;
+    MUST(wgt_context_create(&o, &ctx));
+    if (op_workgroup_size(ctx) < wg) {
+        printf("default limits: %u invocations per workgroup\n", op_workgroup_size(ctx));
+        matmul_cases();
+        int_cases();
+        pair x = make(WGT_F32, 2, (int64_t[]){3, 72}), w = make(WGT_BF16, 2, (int64_t[]){45, 72});
+        check_linear("linear GEMV, default limits", &x, &w, NULL);
+        drop(&x), drop(&w);
+    } else
+        printf("default limits: the same %u invocations per workgroup, no second pass\n", wg);
     wgt_context_free(ctx);
     return test_finish("test_gpu_matmul");
 }
