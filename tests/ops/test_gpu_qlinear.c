@@ -3,7 +3,9 @@
  * double. Both kernels (gemv for 1, 3 and 7 tokens, tiled for 17 and 40), bias and none, rows
  * whose bytes are not 4-byte aligned (Q8_0 34-byte rows, Q4_0 54-byte rows, Q6_K 210-byte rows),
  * a weight narrowed along its rows, Q4_K rows at an odd byte offset, strided and f16 inputs, 3-D
- * inputs, and the refusals. The CPU-reference context runs the same cases (the fallback path). */
+ * inputs, and the refusals. The CPU-reference context runs the same cases (the fallback path), and
+ * a context with the spec's default limits runs the unaligned and view cases again where those
+ * lower the workgroup size (OpenGL ES compatibility: 128 invocations, the kernels' smaller tiles). */
 #include <math.h>
 #include <string.h>
 
@@ -347,6 +349,28 @@ int main(void)
     run_case(ctx, &q, w, 3, 1);
     wgt_tensor_free(w);
     free_weight(&q);
+    uint32_t wg = op_workgroup_size(ctx);
+    wgt_context_free(ctx);
+
+    /* the spec's default limits: where they lower the workgroup size, the kernels' variants for it
+     * (gemv for 1 and 5 tokens, tiled for 19 and 40 across two token tiles) */
+    wgt_context_options dl = {0};
+    dl.default_limits = 1;
+    MUST(wgt_context_create(&dl, &ctx));
+    if (op_workgroup_size(ctx) < wg) {
+        compared = 0;
+        test_unaligned(ctx);
+        test_views(ctx);
+        make_weight(&q, WGT_FTYPE_Q4_K, 70, 512);
+        MUST(wgt_qweight_upload(ctx, q.type, q.rows, q.cols, q.blocks, &w));
+        run_case(ctx, &q, w, 40, 1);
+        wgt_tensor_free(w);
+        free_weight(&q);
+        CHECK(compared > 5000, "default limits: only %lld values compared", (long long)compared);
+        printf("default limits (%u invocations per workgroup): %lld values compared\n", op_workgroup_size(ctx),
+               (long long)compared);
+    } else
+        printf("default limits: the same %u invocations per workgroup, no second pass\n", wg);
     wgt_context_free(ctx);
 
     /* the fallback: the CPU-reference context */
