@@ -1,11 +1,13 @@
 /* Sampling on the device against the distribution it should draw from, computed here: repetition
  * penalty, temperature, top-k, top-p (within top-k), min-p, then softmax over what is kept. A
  * chi-square test over many draws (a fresh noise stream per step), greedy equal to the argmax, and
- * the same seed and step giving the same token. */
+ * the same seed and step giving the same token; again at 128 invocations per workgroup
+ * (compatibility mode's default limit, lowered on the context). */
 #include <math.h>
 #include <string.h>
 
 #include "models/model.h"
+#include "ops/ops.h"
 #include "support/check.h"
 
 enum { V = 200, DRAWS = 3000 };
@@ -118,6 +120,15 @@ int main(void)
     run(ctx, &sp, "top-k 50, top-p 0.9, penalty 1.3");
     sp.top_k = 0, sp.top_p = 0, sp.min_p = 0.05f, sp.repeat_penalty = 1;
     run(ctx, &sp, "min-p 0.05");
+    /* the kernel at compatibility mode's 128 invocations: its reductions over two strides of the
+     * 200 tokens */
+    wgt_limits saved = ctx->info.limits;
+    ctx->info.limits.max_compute_invocations_per_workgroup = 128;
+    ctx->info.limits.max_compute_workgroup_size_x = 128;
+    CHECK(op_workgroup_size(ctx) == 128, "lowered limits: workgroup size %u", op_workgroup_size(ctx));
+    sp.top_k = 50, sp.top_p = 0.9f, sp.min_p = 0.05f, sp.repeat_penalty = 1.3f;
+    run(ctx, &sp, "top-k 50, top-p 0.9, min-p 0.05, penalty 1.3 at 128 invocations");
+    ctx->info.limits = saved;
     /* greedy: the first maximum */
     float logits[V];
     for (int i = 0; i < V; i++) logits[i] = (float)(i % 37);
