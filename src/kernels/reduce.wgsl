@@ -3,17 +3,23 @@
 // innermost in storage: only strides say where they are); output o reduces R elements.
 //
 // The prelude (src/ops/reduce.c) supplies: lib_index.wgsl, `alias CT` (the accumulation type:
-// f32 for floats and float-valued ops, else i32/u32), `alias CO` (the output's compute type),
-// `const PACK: u32` (outputs per 32-bit word), `const SG: u32` (fixed subgroup size, 1 without
-// subgroups), `const WG: u32` (the workgroup size, a power of two the device allows), `fn ld(i: u32) -> CT`, `fn st(w: u32, v: array<CO, 4>)`, `fn sti(o: u32, i: u32)`
-// (stores an index output, or nothing; it declares binding 3 when it stores) and
-// `fn sg_reduce(s: S) -> S` (combine over a subgroup with shuffles, or s itself).
+// f32 for floats and float-valued ops, else i32/u32; vec2<u32> for i64 inputs, exact 64-bit words
+// through lib_i64.wgsl), `alias CO` (the output's compute type; vec2<u32> for i64 inputs, which
+// st converts to the output dtype as C does), `const PACK: u32` (outputs per 32-bit word),
+// `const SG: u32` (fixed subgroup size, 1 without subgroups), `const WG: u32` (the workgroup size,
+// a power of two the device allows), `fn ld(i: u32) -> CT`, `fn st(w: u32, v: array<CO, 4>)`,
+// `fn sti(o: u32, i: u32)` (stores an index output, or nothing; it declares binding 3 when it
+// stores) and `fn sg_reduce(s: S) -> S` (combine over a subgroup with shuffles, or s itself).
+// What differs between CT = vec2<u32> and the scalar types goes through small functions that the
+// prelude defines (for scalars, the plain operators): ct_add, ct_mul, ct_eq, ct_gt (a > b),
+// ct_nan, ct_nz (nonzero or NaN), ct_f32, co_ct / co_f / co_u (to CO), `const VW: u32` (words of
+// a CT in the stage-1 states) with ct_words / ct_of_words.
 //
 // One entry point, two strategies (a uniform, p.col, picks one; one pipeline keeps compiles few):
 //   rows:    one workgroup per PACK outputs, WG invocations stride over the R elements, then a
 //             tree (subgroup shuffles, then workgroup memory). For long reductions.
 //   parts:   (p.stage 1) few outputs of long reductions: workgroup w reduces part (g0 + w) % G of
-//            output (g0 + w) / G and writes its raw state (5 words) to `out`; then (p.stage 2) a
+//            output (g0 + w) / G and writes its raw state (VW + 4 words) to `out`; then (p.stage 2) a
 //            workgroup per PACK outputs combines the G states read from `x` (bound to those
 //            states). Inputs past one storage binding run stage 1 as several dispatches (g0: the
 //            first part of each), each binding the storage of its parts only.
@@ -69,14 +75,15 @@ fn elem(v: CT, r: u32) -> S {
         case 7u, 9u: { s.v = abs(v); }                  // norm1, norm_inf
         case 8u: { s.v = v * v; }                       // norm2
         case 5u, 6u: {                                  // var, std: inf - mean is NaN (PyTorch)
-            s.m = f32(v);
+            s.m = ct_f32(v);
             if (is_nan_f(s.m) || (bitcast<u32>(s.m) & 0x7fffffffu) == 0x7f800000u) { s.s = nan_f(); }
         }
         case 10u: {                                      // logsumexp: NaN poisons the sum
-            let f = f32(v);
+            let f = ct_f32(v);
             if (is_nan_f(f)) { s.m = -inf_f(); s.s = nan_f(); } else { s.m = f; s.s = 1.0; }
         }
-        case 11u, 12u: { s.v = select(CT(0), CT(1), v != CT(0) || is_nan_f(f32(v))); } // all, any (NaN is true)
+        // all, any (NaN is true); for vec2<u32>, CT(1) is (1, 1): a flag that min/max combine word by word
+        case 11u, 12u: { s.v = select(CT(0), CT(1), ct_nz(v)); }
         default: {}
     }
     return s;
@@ -84,11 +91,11 @@ fn elem(v: CT, r: u32) -> S {
 
 // Does b replace a as the extreme? A NaN beats numbers; equal values go to the lower index.
 fn wins(a: S, b: S, want_max: bool) -> bool {
-    let na = is_nan_f(f32(a.v));
-    let nb = is_nan_f(f32(b.v));
+    let na = ct_nan(a.v);
+    let nb = ct_nan(b.v);
     if (na || nb) { return nb && (!na || b.i < a.i); }
-    if (b.v == a.v) { return b.i < a.i; }
-    return (b.v > a.v) == want_max;
+    if (ct_eq(b.v, a.v)) { return b.i < a.i; }
+    return ct_gt(b.v, a.v) == want_max;
 }
 
 fn combine(a: S, b: S) -> S {
@@ -97,8 +104,8 @@ fn combine(a: S, b: S) -> S {
     var r = a;
     r.c = a.c + b.c;
     switch p.op {
-        case 0u, 1u, 7u, 8u: { r.v = a.v + b.v; }
-        case 2u: { r.v = a.v * b.v; }
+        case 0u, 1u, 7u, 8u: { r.v = ct_add(a.v, b.v); }
+        case 2u: { r.v = ct_mul(a.v, b.v); }
         case 3u, 9u, 13u: { if (wins(a, b, true)) { r.v = b.v; r.i = b.i; } }
         case 4u, 14u: { if (wins(a, b, false)) { r.v = b.v; r.i = b.i; } }
         case 5u, 6u: {
@@ -125,24 +132,24 @@ fn finalize(s: S) -> CO {
     let n = f32(p.R);
     if (s.c == 0u) { // reducing nothing (amax and friends are refused before)
         switch p.op {
-            case 1u, 5u, 6u: { return CO(nan_f()); }
-            case 2u, 11u: { return CO(1); }
-            case 10u: { return CO(-inf_f()); }
-            default: { return CO(0); }
+            case 1u, 5u, 6u: { return co_f(nan_f()); }
+            case 2u, 11u: { return co_u(1u); }
+            case 10u: { return co_f(-inf_f()); }
+            default: { return co_u(0u); }
         }
     }
     switch p.op {
-        case 1u: { return CO(f32(s.v) / n); }
+        case 1u: { return co_f(ct_f32(s.v) / n); }
         case 5u, 6u: {
-            if (is_nan_f(s.s)) { return CO(nan_f()); }
+            if (is_nan_f(s.s)) { return co_f(nan_f()); }
             var v = s.s / max(n - p.correction, 0.0);
             if (p.op == 6u) { v = sqrt(v); }
-            return CO(v);
+            return co_f(v);
         }
-        case 8u: { return CO(sqrt(f32(s.v))); }
-        case 10u: { return CO(s.m + log(s.s)); }
-        case 13u, 14u: { return CO(s.i); }
-        default: { return CO(s.v); }
+        case 8u: { return co_f(sqrt(ct_f32(s.v))); }
+        case 10u: { return co_f(s.m + log(s.s)); }
+        case 13u, 14u: { return co_u(s.i); }
+        default: { return co_ct(s.v); }
     }
 }
 
@@ -190,11 +197,14 @@ fn by_rows(w: u32, lid: u32) {
         s = wg_reduce(s, lid);
         if (parts) {
             if (lid == 0u) {
-                out[gw * 5u] = bitcast<u32>(s.v);
-                out[gw * 5u + 1u] = bitcast<u32>(s.m);
-                out[gw * 5u + 2u] = bitcast<u32>(s.s);
-                out[gw * 5u + 3u] = s.c;
-                out[gw * 5u + 4u] = s.i;
+                let b = gw * (VW + 4u);
+                let v = ct_words(s.v);
+                out[b] = v.x;
+                out[b + VW - 1u] = select(v.x, v.y, VW == 2u);
+                out[b + VW] = bitcast<u32>(s.m);
+                out[b + VW + 1u] = bitcast<u32>(s.s);
+                out[b + VW + 2u] = s.c;
+                out[b + VW + 3u] = s.i;
             }
         } else {
             vals[k] = finalize(s);
@@ -220,9 +230,11 @@ fn by_columns(w: u32) {
     st(p.out_w0 + w, vals);
 }
 
+// A stage-1 state: VW words of v, then m, s, c, i.
 fn load_state(j: u32) -> S {
-    let b = j * 5u;
-    return S(bitcast<CT>(x[b]), bitcast<f32>(x[b + 1u]), bitcast<f32>(x[b + 2u]), x[b + 3u], x[b + 4u]);
+    let b = j * (VW + 4u);
+    return S(ct_of_words(vec2<u32>(x[b], x[b + VW - 1u])), bitcast<f32>(x[b + VW]), bitcast<f32>(x[b + VW + 1u]),
+             x[b + VW + 2u], x[b + VW + 3u]);
 }
 
 @compute @workgroup_size(WG)

@@ -1,14 +1,18 @@
 // Inclusive scans (cumsum, cumprod, cummax, cummin) along one dim of a strided input into a
-// contiguous output of 4-byte elements (the op converts 16- and 8-bit results afterwards).
+// contiguous output of 4-byte elements, or 8-byte i64 (the op converts 16- and 8-bit results
+// afterwards).
 // Row o (a position over the other dims, p.kept) has L elements at stride p.stride; output element
 // (o, r) lives at (o / inner) * L * inner + o % inner + r * inner.
 //
-// rows:    a workgroup per row, blocks of 1024 elements (4 per invocation: a serial scan, then a
-//           scan of the 256 invocation totals in workgroup memory, then the carry of earlier blocks).
+// rows:    a workgroup per row, blocks of 4 * WG elements (4 per invocation: a serial scan, then a
+//           scan of the WG invocation totals in workgroup memory, then the carry of earlier blocks).
 // columns: an invocation per row, serially: for short rows (p.col; one pipeline for both).
 //
-// The prelude (src/ops/reduce.c) supplies lib_index.wgsl, `alias CT`, `fn ld(i: u32) -> CT` and
-// `fn sti(i: u32, v: u32)` (stores an index, declaring binding 3, or nothing).
+// The prelude (src/ops/reduce.c) supplies lib_index.wgsl, `const WG: u32` (the workgroup size, a
+// power of two the device allows), `alias CT` (f32, i32, u32, or vec2<u32>: i64 words through
+// lib_i64.wgsl), `fn ld(i: u32) -> CT`, `fn sto(i: u32, v: CT)` (stores output element i),
+// `fn sti(i: u32, v: u32)` (stores an index, declaring binding 3, or nothing) and what differs
+// between scalar and word-pair CT: ct_add, ct_mul, ct_ge (a >= b), ct_le, ct_nan.
 
 struct Params {
     n_rows: u32,
@@ -42,10 +46,10 @@ fn combine(a: S, b: S) -> S {
     if (b.c == 0u) { return a; }
     var r = b;
     switch p.op {
-        case 0u: { r.v = a.v + b.v; }
-        case 1u: { r.v = a.v * b.v; }
-        case 2u: { if (!(b.v >= a.v || is_nan_f(f32(b.v)))) { r = a; } }
-        default: { if (!(b.v <= a.v || is_nan_f(f32(b.v)))) { r = a; } }
+        case 0u: { r.v = ct_add(a.v, b.v); }
+        case 1u: { r.v = ct_mul(a.v, b.v); }
+        case 2u: { if (!(ct_ge(b.v, a.v) || ct_nan(b.v))) { r = a; } }
+        default: { if (!(ct_le(b.v, a.v) || ct_nan(b.v))) { r = a; } }
     }
     r.c = 1u;
     return r;
@@ -53,14 +57,14 @@ fn combine(a: S, b: S) -> S {
 
 fn out_index(o: u32, r: u32) -> u32 { return (o / p.inner) * p.L * p.inner + o % p.inner + r * p.inner; }
 
-var<workgroup> tot: array<S, 256>;
+var<workgroup> tot: array<S, WG>;
 
 fn by_rows(o: u32, lid: u32) {
     if (o >= p.n_rows) { return; }
     let xb = layout_index(p.kept, o) + p.off;
     let ob = out_index(o, 0u);
     var carry = S(CT(0), 0u, 0u);
-    for (var b0 = 0u; b0 < p.L; b0 = b0 + 1024u) {
+    for (var b0 = 0u; b0 < p.L; b0 = b0 + 4u * WG) {
         var part: array<S, 4>;
         var acc = S(CT(0), 0u, 0u);
         for (var k = 0u; k < 4u; k = k + 1u) {
@@ -70,7 +74,7 @@ fn by_rows(o: u32, lid: u32) {
         }
         tot[lid] = acc;
         workgroupBarrier();
-        for (var d = 1u; d < 256u; d = d << 1u) {
+        for (var d = 1u; d < WG; d = d << 1u) {
             var t = tot[lid];
             if (lid >= d) { t = combine(tot[lid - d], t); }
             workgroupBarrier();
@@ -83,11 +87,11 @@ fn by_rows(o: u32, lid: u32) {
             let r = b0 + lid * 4u + k;
             if (r < p.L) {
                 let s = combine(before, part[k]);
-                out[ob + r * p.inner] = bitcast<u32>(s.v);
+                sto(ob + r * p.inner, s.v);
                 sti(ob + r * p.inner, s.i);
             }
         }
-        carry = combine(carry, tot[255]);
+        carry = combine(carry, tot[WG - 1u]);
         workgroupBarrier(); // tot is rewritten by the next block
     }
 }
@@ -99,14 +103,14 @@ fn by_columns(o: u32) {
     var acc = S(CT(0), 0u, 0u);
     for (var r = 0u; r < p.L; r = r + 1u) {
         acc = combine(acc, S(ld(xb + r * p.stride), r, 1u));
-        out[ob + r * p.inner] = bitcast<u32>(acc.v);
+        sto(ob + r * p.inner, acc.v);
         sti(ob + r * p.inner, acc.i);
     }
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
     let g = wid.x + wid.y * groups.x;
-    if (p.col != 0u) { by_columns(g * 256u + lid); } else { by_rows(g, lid); }
+    if (p.col != 0u) { by_columns(g * WG + lid); } else { by_rows(g, lid); }
 }

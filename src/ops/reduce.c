@@ -5,7 +5,9 @@
  * Result dtypes follow PyTorch except where 64-bit integers would be needed: sum and prod of
  * i32/i8/u8/bool give i32 here (PyTorch: i64), of u32 give u32; argmax/argmin and the indices of
  * max/min/cummax/cummin are i32 (PyTorch: i64). mean, var, std and norms of integers are refused
- * (PyTorch raises for mean/var/std too); logsumexp of integers gives f32. */
+ * (PyTorch raises for mean/var/std too); logsumexp of integers gives f32. i64 inputs reduce and
+ * scan exactly in 64 bits (word pairs, src/kernels/lib_i64.wgsl) in kernel variants of their own;
+ * only logsumexp of i64 runs the reference. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,23 +52,65 @@ static uint32_t red_sg(wgt_context *ctx)
 
 /* What the reduce prelude depends on: the pipeline cache's key (no padding bytes). */
 typedef struct red_key {
-    uint8_t ct, xdt, odt, with_idx; /* ct: 0 f32, 1 i32, 2 u32 */
+    uint8_t ct, xdt, odt, with_idx; /* ct: 0 f32, 1 i32, 2 u32, 3 i64 */
     uint32_t sg, wg;
 } red_key;
+
+/* The accumulation type of op over dtype x: "f32", "i32", "u32" or "i64" (exact 64-bit words). */
+static const char *red_ct(wgt_reduce_op op, wgt_dtype x)
+{
+    if (op_is_float(x) || float_only(op) || op == WGT_REDUCE_LOGSUMEXP) return "f32";
+    return x == WGT_I64 ? "i64" : op_compute_type(x);
+}
+
+/* The operations reduce.wgsl leaves to the prelude: the plain operators for scalar CT (the text the
+ * kernel had before i64 came), lib_i64.wgsl's for the word pairs. */
+static const char red_ops_scalar[] =
+    "const VW: u32 = 1u;\n"
+    "fn ct_words(v: CT) -> vec2<u32> { return vec2<u32>(bitcast<u32>(v), 0u); }\n"
+    "fn ct_of_words(w: vec2<u32>) -> CT { return bitcast<CT>(w.x); }\n"
+    "fn ct_f32(v: CT) -> f32 { return f32(v); }\n"
+    "fn ct_nan(v: CT) -> bool { return is_nan_f(f32(v)); }\n"
+    "fn ct_nz(v: CT) -> bool { return v != CT(0) || is_nan_f(f32(v)); }\n"
+    "fn ct_eq(a: CT, b: CT) -> bool { return a == b; }\n"
+    "fn ct_gt(a: CT, b: CT) -> bool { return a > b; }\n"
+    "fn ct_add(a: CT, b: CT) -> CT { return a + b; }\n"
+    "fn ct_mul(a: CT, b: CT) -> CT { return a * b; }\n"
+    "fn co_ct(v: CT) -> CO { return CO(v); }\n"
+    "fn co_f(v: f32) -> CO { return CO(v); }\n"
+    "fn co_u(v: u32) -> CO { return CO(v); }\n";
+static const char red_ops_i64[] =
+    "const VW: u32 = 2u;\n"
+    "fn ct_words(v: CT) -> vec2<u32> { return v; }\n"
+    "fn ct_of_words(w: vec2<u32>) -> CT { return w; }\n"
+    "fn ct_f32(v: CT) -> f32 { return i64_to_f32(v); }\n"
+    "fn ct_nan(v: CT) -> bool { return false; }\n"
+    "fn ct_nz(v: CT) -> bool { return !i64_is_zero(v); }\n"
+    "fn ct_eq(a: CT, b: CT) -> bool { return i64_eq(a, b); }\n"
+    "fn ct_gt(a: CT, b: CT) -> bool { return i64_lt(b, a); }\n"
+    "fn ct_add(a: CT, b: CT) -> CT { return i64_add(a, b); }\n"
+    "fn ct_mul(a: CT, b: CT) -> CT { return i64_mul(a, b); }\n"
+    "fn co_ct(v: CT) -> CO { return v; }\n"
+    "fn co_f(v: f32) -> CO { return i64_from_f32(v); }\n"
+    "fn co_u(v: u32) -> CO { return i64_from_u32(v); }\n";
 
 static char *red_prelude(void *arg)
 {
     const red_key *k = arg;
-    size_t cap = 16384;
+    size_t cap = 24576;
     char *pre = malloc(cap);
     if (!pre) return NULL;
-    const char *ct = k->ct == 0 ? "f32" : k->ct == 1 ? "i32" : "u32", *lib = op_wgsl_lib();
+    int wide = k->ct == 3; /* CT and CO are i64 word pairs; st converts them to the output dtype */
+    const char *ct = k->ct == 0 ? "f32" : k->ct == 1 ? "i32" : k->ct == 2 ? "u32" : "i64", *lib = op_wgsl_lib();
+    const char *lib64 = wide ? op_wgsl_lib_i64() : "";
     wgt_dtype odt = (wgt_dtype)k->odt;
-    snprintf(pre, cap, "%s%s\nalias CT = %s;\nalias CO = %s;\nconst PACK: u32 = %du;\nconst SG: u32 = %uu;\n"
-             "const WG: u32 = %uu;\n", k->sg > 1 ? "enable subgroups;\n" : "", lib ? lib : "", ct,
-             op_compute_type(odt), op_pack(odt), k->sg, k->wg);
+    const char *co = wide ? "i64" : op_compute_type(odt);
+    snprintf(pre, cap, "%s%s\n%s\nalias CT = %s;\nalias CO = %s;\nconst PACK: u32 = %du;\nconst SG: u32 = %uu;\n"
+             "const WG: u32 = %uu;\n%s", k->sg > 1 ? "enable subgroups;\n" : "", lib ? lib : "", lib64 ? lib64 : "",
+             wide ? "vec2<u32>" : ct, wide ? "vec2<u32>" : co, op_pack(odt), k->sg, k->wg,
+             wide ? red_ops_i64 : red_ops_scalar);
     op_wgsl_loader(pre, cap, "ld", "x", (wgt_dtype)k->xdt, ct);
-    op_wgsl_storer(pre, cap, "st", "out", odt, op_compute_type(odt));
+    op_wgsl_storer(pre, cap, "st", "out", odt, co);
     size_t used = strlen(pre);
     if (k->with_idx)
         used += snprintf(pre + used, cap - used,
@@ -90,11 +134,17 @@ static char *red_prelude(void *arg)
     return pre;
 }
 
+/* 32-bit words per stage-1 state (reduce.wgsl's load_state): v (2 in i64), m, s, c, i. */
+static int64_t red_state_words(wgt_reduce_op op, wgt_dtype x)
+{
+    return strcmp(red_ct(op, x), "i64") ? 5 : 6;
+}
+
 static wgt_status red_kernel(wgt_context *ctx, const char *ct, wgt_dtype xdt, wgt_dtype odt, int with_idx, wgt_kernel **k)
 {
     red_key key;
     memset(&key, 0, sizeof key);
-    key.ct = (uint8_t)(!strcmp(ct, "f32") ? 0 : !strcmp(ct, "i32") ? 1 : 2);
+    key.ct = (uint8_t)(!strcmp(ct, "f32") ? 0 : !strcmp(ct, "i32") ? 1 : !strcmp(ct, "u32") ? 2 : 3);
     key.xdt = (uint8_t)xdt, key.odt = (uint8_t)odt, key.with_idx = (uint8_t)with_idx;
     key.sg = red_sg(ctx);
     key.wg = op_workgroup_size(ctx);
@@ -142,7 +192,7 @@ static wgt_status red_gpu_split(wgt_context *ctx, wgt_reduce_op op, const wgt_te
     int64_t rows_per_part = (outer + G0 - 1) / G0;
     if (rows_per_part > rows_fit) rows_per_part = rows_fit;
     int64_t G = (outer + rows_per_part - 1) / rows_per_part, per_chunk = rows_fit / rows_per_part;
-    int64_t n_states = n_out * G * 5;
+    int64_t n_states = n_out * G * red_state_words(op, x->l.dtype);
     if ((uint64_t)n_states * 4 > ctx->info.limits.max_storage_buffer_binding_size / 2 || (uint64_t)n_out * G > UINT32_MAX)
         return op_fail(ctx, WGT_ERR_LIMIT, "%s: %lld outputs of slices larger than a storage binding are too many to split",
                        name, (long long)n_out);
@@ -259,10 +309,8 @@ static wgt_status red_gpu(wgt_context *ctx, wgt_reduce_op op, const wgt_tensor *
             wgt_tensor_free(c);
             return cst;
         }
-        const char *sct = op_is_float(x->l.dtype) || float_only(op) || op == WGT_REDUCE_LOGSUMEXP
-                              ? "f32" : op_compute_type(x->l.dtype);
         wgt_kernel *sk;
-        wgt_status sst = red_kernel(ctx, sct, x->l.dtype, out->l.dtype, idx != NULL, &sk);
+        wgt_status sst = red_kernel(ctx, red_ct(op, x->l.dtype), x->l.dtype, out->l.dtype, idx != NULL, &sk);
         return sst ? sst : red_gpu_split(ctx, op, x, &P, nk, nr, n_out, R, correction, out, idx, sk);
     }
     if (per == 0) return op_fail(ctx, WGT_ERR_LIMIT, "%s: one slice of the input is larger than a storage binding",
@@ -281,10 +329,8 @@ static wgt_status red_gpu(wgt_context *ctx, wgt_reduce_op op, const wgt_tensor *
     /* Few outputs of long reductions would leave most of a large GPU idle with a workgroup each:
      * split each into parts, then combine the parts' states. */
     int two_stage = !col && per >= rows && n_out <= 64 && R >= 32768;
-    const char *ct = op_is_float(x->l.dtype) || float_only(op) || op == WGT_REDUCE_LOGSUMEXP ? "f32"
-                                                                                            : op_compute_type(x->l.dtype);
     wgt_kernel *k;
-    wgt_status st = red_kernel(ctx, ct, x->l.dtype, out->l.dtype, idx != NULL, &k);
+    wgt_status st = red_kernel(ctx, red_ct(op, x->l.dtype), x->l.dtype, out->l.dtype, idx != NULL, &k);
     if (st) return st;
     for (int64_t r0 = 0; r0 < rows; r0 += per) {
         int64_t r1 = r0 + per < rows ? r0 + per : rows;
@@ -322,7 +368,7 @@ static wgt_status red_gpu(wgt_context *ctx, wgt_reduce_op op, const wgt_tensor *
         uint32_t gx, gy;
         if (two_stage) { /* partial states into a scratch tensor, then one pass over them */
             uint32_t G = (uint32_t)(R / 8192 < 2 ? 2 : R / 8192 > 1024 ? 1024 : R / 8192);
-            int64_t n_states = (int64_t)p.n_out * G * 5;
+            int64_t n_states = (int64_t)p.n_out * G * red_state_words(op, x->l.dtype);
             wgt_tensor *states;
             if ((st = wgt_tensor_new(ctx, WGT_U32, 1, &n_states, &states))) return st;
             red_params p1 = p;
@@ -396,7 +442,8 @@ static wgt_status reduce_impl(wgt_context *ctx, wgt_reduce_op op, const wgt_tens
         wgt_tensor_free(y);
         return st;
     }
-    int gpu_ok = xdt != WGT_I64 && odt != WGT_I64;
+    /* i64 computes in exact word pairs; its logsumexp would need the f32 kernel to load 64 bits */
+    int gpu_ok = xdt != WGT_I64 || op != WGT_REDUCE_LOGSUMEXP;
     if (op_use_gpu(ctx, name, xdt, gpu_ok))
         st = red_gpu(ctx, op, x, dims, correction, y, iy);
     else if (!(st = op_fallback_status(ctx, name, xdt, gpu_ok))) {
@@ -452,28 +499,65 @@ typedef struct scan_params {
     op_layout_params kept;
 } scan_params;
 
-static wgt_status scan_kernel(wgt_context *ctx, const char *ct, wgt_dtype xdt, int with_idx, wgt_kernel **k)
+/* What the scan prelude depends on: the pipeline cache's key (no padding bytes). */
+typedef struct scan_key {
+    uint8_t ct, xdt, with_idx, pad; /* ct: 0 f32, 1 i32, 2 u32, 3 i64 */
+    uint32_t wg;
+} scan_key;
+
+/* The operations scan.wgsl leaves to the prelude, as in red_ops_scalar / red_ops_i64. */
+static const char scan_ops_scalar[] =
+    "fn sto(i: u32, v: CT) { out[i] = bitcast<u32>(v); }\n"
+    "fn ct_add(a: CT, b: CT) -> CT { return a + b; }\n"
+    "fn ct_mul(a: CT, b: CT) -> CT { return a * b; }\n"
+    "fn ct_ge(a: CT, b: CT) -> bool { return a >= b; }\n"
+    "fn ct_le(a: CT, b: CT) -> bool { return a <= b; }\n"
+    "fn ct_nan(v: CT) -> bool { return is_nan_f(f32(v)); }\n";
+static const char scan_ops_i64[] =
+    "fn sto(i: u32, v: CT) { out[i * 2u] = v.x; out[i * 2u + 1u] = v.y; }\n"
+    "fn ct_add(a: CT, b: CT) -> CT { return i64_add(a, b); }\n"
+    "fn ct_mul(a: CT, b: CT) -> CT { return i64_mul(a, b); }\n"
+    "fn ct_ge(a: CT, b: CT) -> bool { return i64_le(b, a); }\n"
+    "fn ct_le(a: CT, b: CT) -> bool { return i64_le(a, b); }\n"
+    "fn ct_nan(v: CT) -> bool { return false; }\n";
+
+static char *scan_prelude(void *arg)
 {
-    size_t cap = 8192;
+    const scan_key *k = arg;
+    size_t cap = 16384;
     char *pre = malloc(cap);
-    if (!pre) return wgt_ctx_error(ctx, WGT_ERR_OUT_OF_MEMORY, "out of host memory");
-    const char *lib = op_wgsl_lib();
-    snprintf(pre, cap, "%s\nalias CT = %s;\n", lib ? lib : "", ct);
-    op_wgsl_loader(pre, cap, "ld", "x", xdt, ct);
+    if (!pre) return NULL;
+    int wide = k->ct == 3;
+    const char *ct = k->ct == 0 ? "f32" : k->ct == 1 ? "i32" : k->ct == 2 ? "u32" : "i64", *lib = op_wgsl_lib();
+    const char *lib64 = wide ? op_wgsl_lib_i64() : "";
+    snprintf(pre, cap, "%s\n%s\nconst WG: u32 = %uu;\nalias CT = %s;\n%s", lib ? lib : "", lib64 ? lib64 : "", k->wg,
+             wide ? "vec2<u32>" : ct, wide ? scan_ops_i64 : scan_ops_scalar);
+    op_wgsl_loader(pre, cap, "ld", "x", (wgt_dtype)k->xdt, ct);
     size_t used = strlen(pre);
-    if (with_idx)
+    if (k->with_idx)
         used += snprintf(pre + used, cap - used,
                          "@group(0) @binding(3) var<storage, read_write> iout: array<u32>;\n"
                          "fn sti(i: u32, v: u32) { iout[i] = v; }\n");
     else
         used += snprintf(pre + used, cap - used, "fn sti(i: u32, v: u32) {}\n");
-    wgt_status st = used >= cap ? wgt_ctx_error(ctx, WGT_ERR_INTERNAL, "scan: kernel prelude too long")
-                                : wgt_gpu_kernel(ctx, "scan", pre, "main", NULL, 0, k);
-    free(pre);
-    return st;
+    if (used >= cap) {
+        free(pre);
+        return NULL;
+    }
+    return pre;
 }
 
-/* Scan x along dim into y (contiguous, 4-byte dtype ct) and idx (i32, or NULL). */
+static wgt_status scan_kernel(wgt_context *ctx, const char *ct, wgt_dtype xdt, int with_idx, wgt_kernel **k)
+{
+    scan_key key;
+    memset(&key, 0, sizeof key);
+    key.ct = (uint8_t)(!strcmp(ct, "f32") ? 0 : !strcmp(ct, "i32") ? 1 : !strcmp(ct, "u32") ? 2 : 3);
+    key.xdt = (uint8_t)xdt, key.with_idx = (uint8_t)with_idx;
+    key.wg = op_workgroup_size(ctx);
+    return wgt_gpu_kernel_keyed(ctx, "scan", &key, sizeof key, scan_prelude, &key, "main", NULL, 0, k);
+}
+
+/* Scan x along dim into y (contiguous: f32, i32, u32 or i64) and idx (i32, or NULL). */
 static wgt_status scan_gpu(wgt_context *ctx, wgt_scan_op op, const wgt_tensor *x, int dim, wgt_tensor *y, wgt_tensor *idx)
 {
     const wgt_layout *l = &x->l;
@@ -503,15 +587,17 @@ static wgt_status scan_gpu(wgt_context *ctx, wgt_scan_op op, const wgt_tensor *x
     if (st) return st;
     wgt_binding b[3];
     int64_t base;
-    if ((st = op_bind_all(x, &b[0], &base)) || (st = op_bind_all(y, &b[1], &base))) return st;
-    p.off = (uint32_t)(l->offset - base);
+    if ((st = op_bind_all(x, &b[0], &base))) return st;
+    p.off = (uint32_t)(l->offset - base); /* before y's binding reuses base */
+    if ((st = op_bind_all(y, &b[1], &base))) return st;
     if (idx && (st = op_bind_all(idx, &b[2], &base))) return st;
     int col = L <= 64;
     p.col = (uint32_t)col;
     wgt_kernel *k;
-    if ((st = scan_kernel(ctx, op_compute_type(y->l.dtype), x->l.dtype, idx != NULL, &k))) return st;
-    uint32_t gx, gy;
-    op_grid(ctx, col ? ((uint64_t)n_rows + 255) / 256 : (uint64_t)n_rows, &gx, &gy);
+    const char *ct = y->l.dtype == WGT_I64 ? "i64" : op_compute_type(y->l.dtype);
+    if ((st = scan_kernel(ctx, ct, x->l.dtype, idx != NULL, &k))) return st;
+    uint32_t gx, gy, wg = op_workgroup_size(ctx);
+    op_grid(ctx, col ? ((uint64_t)n_rows + wg - 1) / wg : (uint64_t)n_rows, &gx, &gy);
     return wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, idx ? 3 : 2, gx, gy, 1);
 }
 
@@ -541,10 +627,9 @@ wgt_status wgt_scan(wgt_scan_op op, const wgt_tensor *x, int dim, wgt_tensor **o
     wgt_tensor *y = NULL, *iy = NULL;
     if ((st = wgt_tensor_new(ctx, odt, x->l.ndim, x->l.shape, &y))) return st;
     if (indices && (st = wgt_tensor_new(ctx, WGT_I32, x->l.ndim, x->l.shape, &iy))) return op_finish(st, y, out);
-    int gpu_ok = xdt != WGT_I64;
-    if (op_use_gpu(ctx, name, xdt, gpu_ok)) {
-        /* the kernel writes 4-byte elements: 16- and 8-bit results go through f32/i32 and a cast */
-        wgt_dtype wdt = op_is_float(odt) ? WGT_F32 : odt == WGT_U32 ? WGT_U32 : WGT_I32;
+    if (op_use_gpu(ctx, name, xdt, 1)) {
+        /* the kernel writes 4- and 8-byte elements: 16- and 8-bit results go through f32/i32 and a cast */
+        wgt_dtype wdt = op_is_float(odt) ? WGT_F32 : odt == WGT_U32 || odt == WGT_I64 ? odt : WGT_I32;
         wgt_tensor *w = y;
         if (wdt != odt) st = wgt_tensor_new(ctx, wdt, x->l.ndim, x->l.shape, &w);
         if (!st) st = scan_gpu(ctx, op, x, dim, w, iy);
@@ -556,7 +641,7 @@ wgt_status wgt_scan(wgt_scan_op op, const wgt_tensor *x, int dim, wgt_tensor **o
             }
             wgt_tensor_free(w);
         }
-    } else if (!(st = op_fallback_status(ctx, name, xdt, gpu_ok))) {
+    } else if (!(st = op_fallback_status(ctx, name, xdt, 1))) {
         scan_arg a = {op, dim};
         const wgt_tensor *ins[1] = {x};
         wgt_tensor *outs[2] = {y, iy};
