@@ -17,11 +17,10 @@
 //    of words cannot be updated as one, so each destination gets a single owner instead:
 //   link:   head[d] <- i + 1 (atomicExchange), next[i] = the previous head: a list of the updates
 //           to d (head is `win`, next lives in dest[N + i]).
-//   walk:   one invocation per output element: with ORDERED (p.ordered), sorts its list into
-//           index order (insertion into a list; the exchange leaves it nearly descending, so this
-//           is about linear), then folds the updates into the element in 64-bit arithmetic and
-//           stores it once. A destination with k updates costs its owner k steps (k^2 to sort in
-//           the worst order).
+//   walk:   one invocation per output element: with p.ordered, sorts its list into index
+//           order (merge sort on the links), then folds the updates into the element in 64-bit
+//           arithmetic and stores it once. A destination with k updates costs its owner k serial
+//           steps (k log k when sorted).
 // The prelude (src/ops/index.c) supplies lib_index.wgsl, lib_i64.wgsl, `const WG: u32`,
 // `alias CT`, `const ESIZE: u32`, `const MASK: u32` (the element's bits), dec(bits) -> CT,
 // enc(CT) -> bits, nan_ct(CT) -> bool, to64(CT) -> vec2<u32>, sat_bits(vec2<u32>) -> u32 (a 64-bit
@@ -257,6 +256,47 @@ fn fold64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
     }
 }
 
+// The list from `first` in ascending order: bottom-up merge sort on the links (runs of 1, 2, 4,
+// ... merged pairwise in place), k log k steps whatever order the exchanges left.
+fn sort_list(first: u32) -> u32 {
+    var list = first;
+    var run = 1u;
+    loop {
+        var a = list;
+        list = 0u;
+        var tail = 0u;
+        var merges = 0u;
+        loop {
+            if (a == 0u) { break; }
+            merges = merges + 1u;
+            var b = a; // a: a run of up to `run` nodes; b: the run after it
+            var na = 0u;
+            for (; na < run && b != 0u; na = na + 1u) { b = next_of(b); }
+            var nb = run;
+            loop {
+                var e = 0u;
+                if (na > 0u && (nb == 0u || b == 0u || a < b)) {
+                    e = a;
+                    a = next_of(a);
+                    na = na - 1u;
+                } else if (nb > 0u && b != 0u) {
+                    e = b;
+                    b = next_of(b);
+                    nb = nb - 1u;
+                } else {
+                    break;
+                }
+                if (tail == 0u) { list = e; } else { set_next(tail, e); }
+                tail = e;
+            }
+            a = b;
+        }
+        set_next(tail, 0u);
+        if (merges <= 1u) { return list; }
+        run = run * 2u;
+    }
+}
+
 @compute @workgroup_size(WG)
 fn walk_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
              @builtin(local_invocation_index) lid: u32) {
@@ -264,29 +304,7 @@ fn walk_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) gro
     if (d >= p.n_out) { return; }
     var first = atomicLoad(&win[d]);
     if (first == 0u) { return; }
-    if (p.ordered != 0u) {
-        var sorted = 0u; // ascending list built from the nearly descending one
-        var x = first;
-        loop {
-            if (x == 0u) { break; }
-            let nx = next_of(x);
-            if (sorted == 0u || x < sorted) {
-                set_next(x, sorted);
-                sorted = x;
-            } else {
-                var q = sorted;
-                loop {
-                    let qn = next_of(q);
-                    if (qn == 0u || x < qn) { break; }
-                    q = qn;
-                }
-                set_next(x, next_of(q));
-                set_next(q, x);
-            }
-            x = nx;
-        }
-        first = sorted;
-    }
+    if (p.ordered != 0u) { first = sort_list(first); }
     let per = 4u / min(ESIZE, 4u);
     let w = d / per;
     let shift = (d % per) * ESIZE * 8u;

@@ -199,6 +199,15 @@ int main(void)
             DIFF(what, 0, 0, wgt_index_add(self.t[S], 0, idx.t[S], source.t[S], alphas[a], &y_[S]));
         }
         pair_free(idx), pair_free(source), pair_free(self);
+        /* one hot destination: its list of 5000, in whatever order the exchanges left it, sorts
+         * over 13 merge passes */
+        int64_t one[2] = {1, 1}, hot[2] = {5000, 1}, k5000 = 5000;
+        if (dt != WGT_I64) {
+            pair s1 = pair_rand(dt, 2, one, lo, hi, 0), src1 = pair_rand(dt, 2, hot, lo, hi, 0);
+            pair zeros = pair_index(WGT_I32, 1, &k5000, 1);
+            DIFF("index_add alpha 3, 5000 rows into 1", 0, 0, wgt_index_add(s1.t[S], 0, zeros.t[S], src1.t[S], 3, &y_[S]));
+            pair_free(zeros), pair_free(src1), pair_free(s1);
+        }
     }
 
     /* empty inputs */
