@@ -247,23 +247,41 @@ static void put_f64(uint32_t w[2], double v)
     put_u64(w, bits);
 }
 
+/* The fill kernel's prelude is a function of the output's and indices' dtypes and the workgroup
+ * size: keyed on them, so a lookup hashes 12 bytes, not the prelude. */
+typedef struct fill_key {
+    int32_t dt, idt;
+    uint32_t wg;
+} fill_key;
+
+static char *fill_prelude(void *arg)
+{
+    const fill_key *key = arg;
+    wgt_dtype dt = (wgt_dtype)key->dt;
+    const char *ct = op_compute_type(dt);
+    size_t cap = 24576;
+    char *pre = malloc(cap);
+    if (!pre) return NULL;
+    snprintf(pre, cap, "%s\n%s\nalias CT = %s;\nconst IS_FLOAT: bool = %s;\nconst PACK: u32 = %du;\nconst WG: u32 = %uu;\n",
+             op_wgsl_lib(), op_wgsl_lib_i64(), ct, op_is_float(dt) ? "true" : "false", op_pack(dt), key->wg);
+    op_wgsl_storer(pre, cap, "st", "out", dt, ct);
+    op_wgsl_storer(pre, cap, "st64", "out", dt, "i64");
+    index_wgsl(pre, cap, "ib", (wgt_dtype)key->idt);
+    return pre;
+}
+
 wgt_status fill_run(wgt_context *ctx, const fill_args *f, wgt_tensor *out)
 {
     int64_t n = wgt_layout_numel(&out->l);
     if (n == 0) return WGT_OK;
-    wgt_dtype dt = out->l.dtype, idt = f->x ? f->x->l.dtype : WGT_I32;
-    const char *ct = op_compute_type(dt);
-    char pre[24576];
-    snprintf(pre, sizeof pre, "%s\n%s\nalias CT = %s;\nconst IS_FLOAT: bool = %s;\nconst PACK: u32 = %du;\nconst WG: u32 = %uu;\n",
-             op_wgsl_lib(), op_wgsl_lib_i64(), ct, op_is_float(dt) ? "true" : "false", op_pack(dt), op_workgroup_size(ctx));
-    op_wgsl_storer(pre, sizeof pre, "st", "out", dt, ct);
-    op_wgsl_storer(pre, sizeof pre, "st64", "out", dt, "i64");
-    index_wgsl(pre, sizeof pre, "ib", idt);
+    wgt_dtype dt = out->l.dtype;
+    fill_key key = {(int32_t)dt, (int32_t)(f->x ? f->x->l.dtype : WGT_I32), op_workgroup_size(ctx)};
     /* linspace into integers follows the reference's double arithmetic (f32 could truncate to the
      * other side of an integer) */
     int exact = f->op == FILL_LINSPACE && !op_is_float(dt);
     wgt_kernel *k;
-    wgt_status st = wgt_gpu_kernel(ctx, "shape_fill", pre, exact ? "linspace_int" : "main", NULL, 0, &k);
+    wgt_status st = wgt_gpu_kernel_keyed(ctx, "shape_fill", &key, sizeof key, fill_prelude, &key,
+                                         exact ? "linspace_int" : "main", NULL, 0, &k);
     if (st) return st;
     fill_params p;
     memset(&p, 0, sizeof p);
