@@ -11,7 +11,9 @@
 //           atomicAdd on the low word, and on the high word with the carry the low word's old
 //           value shows; other modes combine with a compare-exchange loop on the 32-bit word
 //           holding the element (f16/bf16/8-bit elements share words).
-//  - lists per destination, exact in 64 bits (i64 mul/amax/amin; integer index_add with
+//  - i64 amax/amin: two rounds of 32-bit atomicMax/atomicMin, the high words then the low
+//    words of the updates that hold the extreme high word (ext_*_main, below).
+//  - lists per destination, exact in 64 bits (i64 mul; integer index_add with
 //    alpha != 1, which the reference computes in double and saturates step by step, so order
 //    matters; for i64 the walk rounds as those doubles do). WGSL's atomics are 32-bit and a pair
 //    of words cannot be updated as one, so each destination gets a single owner instead:
@@ -118,7 +120,7 @@ fn apply_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) gr
     if (d == INVALID) { return; }
     let is_set = p.mode == 0u;
     if (is_set && atomicLoad(&win[d]) != i + 1u) { return; }
-    if (ESIZE == 8u) { // i64 set or add (mul/amax/amin walk lists)
+    if (ESIZE == 8u) { // i64 set or add (amax/amin: ext_*_main; mul walks lists)
         let at = layout_index(p.ls, i) + p.off_s;
         let v = vec2<u32>(src[2u * at], src[2u * at + 1u]);
         if (is_set) { // the winner owns both words
@@ -156,6 +158,64 @@ fn apply_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) gr
         if (r.exchanged) { break; }
         old = r.old_value;
     }
+}
+
+// ---- i64 amax/amin in two rounds of 32-bit atomics ----------------------------------------------
+// The extreme of (signed high word, unsigned low word) pairs: first the extreme high word over the
+// element and its updates, hk[d] = win[d] (keys: the high word with its sign bit flipped, so
+// unsigned order is signed order), then the extreme low word among those holding that high word,
+// lo[d] = win[n_out + d]. Exact, and parallel however many updates share a destination.
+
+fn hkey(hi: u32) -> u32 { return hi ^ 0x80000000u; }
+fn is_max() -> bool { return p.mode == 3u; }
+fn upd_words(i: u32) -> vec2<u32> {
+    let at = layout_index(p.ls, i) + p.off_s;
+    return vec2<u32>(src[2u * at], src[2u * at + 1u]);
+}
+
+@compute @workgroup_size(WG)
+fn ext_init_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+                 @builtin(local_invocation_index) lid: u32) {
+    let d = index_of(wid, groups, lid);
+    if (d >= p.n_out) { return; }
+    atomicStore(&win[d], hkey(atomicLoad(&out[2u * d + 1u])));
+    atomicStore(&win[p.n_out + d], select(0xffffffffu, 0u, is_max()));
+}
+
+@compute @workgroup_size(WG)
+fn ext_hi_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+               @builtin(local_invocation_index) lid: u32) {
+    let i = index_of(wid, groups, lid);
+    if (i >= p.n) { return; }
+    let d = dest[i];
+    if (d == INVALID) { return; }
+    let k = hkey(upd_words(i).y);
+    if (is_max()) { atomicMax(&win[d], k); } else { atomicMin(&win[d], k); }
+}
+
+@compute @workgroup_size(WG)
+fn ext_lo_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+               @builtin(local_invocation_index) lid: u32) {
+    let i = index_of(wid, groups, lid);
+    if (i >= p.n) { return; }
+    let d = dest[i];
+    if (d == INVALID) { return; }
+    let v = upd_words(i);
+    if (hkey(v.y) != atomicLoad(&win[d])) { return; }
+    if (is_max()) { atomicMax(&win[p.n_out + d], v.x); } else { atomicMin(&win[p.n_out + d], v.x); }
+}
+
+@compute @workgroup_size(WG)
+fn ext_fin_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+                @builtin(local_invocation_index) lid: u32) {
+    let d = index_of(wid, groups, lid);
+    if (d >= p.n_out) { return; }
+    let k = atomicLoad(&win[d]);
+    var lo = atomicLoad(&win[p.n_out + d]);
+    let own = vec2<u32>(atomicLoad(&out[2u * d]), atomicLoad(&out[2u * d + 1u]));
+    if (hkey(own.y) == k) { lo = select(min(lo, own.x), max(lo, own.x), is_max()); }
+    atomicStore(&out[2u * d], lo);
+    atomicStore(&out[2u * d + 1u], hkey(k));
 }
 
 // ---- lists per destination --------------------------------------------------------------------

@@ -21,15 +21,16 @@
  * ulps; integers are exact, wrapping). WGSL has only 32-bit atomics: i32/u32 add with atomicAdd,
  * other f32/i32/u32 combines with a compare-exchange loop on their word, f16/bf16/8-bit elements
  * on the word holding them. i64 set: the single winner writes both words; i64 add: atomicAdd on
- * the low word, then on the high word with the carry its old value shows (exact once all are in).
- * i64 mul/amax/amin (no pair of words updates atomically) and integer index_add with alpha != 1
- * (the reference computes in double and saturates at every step, so order matters) link the
- * updates of each destination into a list that one invocation per destination folds, exactly, in
- * 64 bits (in index order for alpha != 1, i64 rounding to 53 bits where the reference's doubles
- * do): a destination with k updates costs its owner k serial steps (k log k to sort). Integer
- * index_add with a fractional alpha, one past 2^20 or more than 2^16 updates runs the reference.
- * u32 indices of 2^31 or more read as negative (and then count as out of range). Tensors past one
- * storage binding (or 2^31 elements) run the reference. */
+ * the low word, then on the high word with the carry its old value shows (exact once all are in);
+ * i64 amax/amin: atomicMax/Min of the high words, then of the low words of the updates holding
+ * the extreme high word. i64 mul (no pair of words updates atomically) and integer index_add with
+ * alpha != 1 (the reference computes in double and saturates at every step, so order matters)
+ * link the updates of each destination into a list that one invocation per destination folds,
+ * exactly, in 64 bits (in index order for alpha != 1, i64 rounding to 53 bits where the
+ * reference's doubles do): a destination with k updates costs its owner k serial steps (k log k
+ * to sort). Integer index_add with a fractional alpha, one past 2^20 or more than 2^16 updates
+ * runs the reference. u32 indices of 2^31 or more read as negative (and then count as out of
+ * range). Tensors past one storage binding (or 2^31 elements) run the reference. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -239,13 +240,13 @@ typedef struct scat_pass {
  * words in scatter.wgsl, rounded to 53 bits as the doubles are). */
 static int int_alpha(double alpha) { return alpha >= -1048576.0 && alpha <= 1048576.0 && alpha == (double)(int32_t)alpha; }
 
-/* Whether the update combine walks lists per destination (scatter.wgsl): i64 mul/amax/amin (no
- * 64-bit atomics; i64 add carries between two atomicAdds) and integer alphas other than 1 (the
- * reference saturates at every step, so its order matters). */
+/* Whether the update combine walks lists per destination (scatter.wgsl): i64 mul (no 64-bit
+ * atomics; i64 add carries between two atomicAdds, amax/amin take two rounds) and integer alphas
+ * other than 1 (the reference saturates at every step, so its order matters). */
 static int scatter_walks(wgt_dtype dt, wgt_scatter_mode mode, double alpha)
 {
     if (mode == WGT_SCATTER_SET || op_is_float(dt)) return 0;
-    return alpha != 1.0 || (dt == WGT_I64 && mode != WGT_SCATTER_ADD);
+    return alpha != 1.0 || (dt == WGT_I64 && mode == WGT_SCATTER_MUL);
 }
 
 /* out (a fresh copy of self) (mode)= src at the destinations the passes compute. */
@@ -256,11 +257,13 @@ static wgt_status scatter_gpu(wgt_context *ctx, const wgt_tensor *src, const wgt
     if (n == 0) return WGT_OK;
     wgt_dtype dt = out->l.dtype;
     int walk = scatter_walks(dt, mode, alpha);
+    int ext = dt == WGT_I64 && (mode == WGT_SCATTER_AMAX || mode == WGT_SCATTER_AMIN);
     wgt_tensor *dest = NULL, *win = NULL;
     int64_t nn = walk ? 2 * n : n, no = wgt_layout_numel(&out->l); /* walk: next[] after dest[] */
+    int64_t nw = ext ? 2 * no : no;                                 /* ext: high keys, low words */
     wgt_status st = wgt_tensor_new(ctx, WGT_U32, 1, &nn, &dest);
-    if (!st && (mode == WGT_SCATTER_SET || walk)) {
-        if (!(st = wgt_tensor_new(ctx, WGT_U32, 1, &no, &win))) st = wgt_gpu_fill_zero(ctx, win->st->buf, 0, win->st->bytes);
+    if (!st && (mode == WGT_SCATTER_SET || walk || ext)) {
+        if (!(st = wgt_tensor_new(ctx, WGT_U32, 1, &nw, &win))) st = wgt_gpu_fill_zero(ctx, win->st->buf, 0, win->st->bytes);
     }
     wgt_binding b[7];
     int64_t base;
@@ -302,7 +305,14 @@ static wgt_status scatter_gpu(wgt_context *ctx, const wgt_tensor *src, const wgt
     }
     wgt_dtype idt = passes[n_pass - 1].index->l.dtype;
     wgt_kernel *k;
-    if (walk) { /* over the updates, then over the output elements */
+    if (ext) { /* over the output, the updates twice, the output */
+        static const char *const entries[4] = {"ext_init_main", "ext_hi_main", "ext_lo_main", "ext_fin_main"};
+        for (int e = 0; e < 4 && !st; e++) {
+            int over_out = e == 0 || e == 3;
+            if (!(st = scatter_kernel(ctx, dt, idt, entries[e], &k)))
+                st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 6, over_out ? ox : gx, over_out ? oy : gy, 1);
+        }
+    } else if (walk) { /* over the updates, then over the output elements */
         if (!st && !(st = scatter_kernel(ctx, dt, idt, "link_main", &k)))
             st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 6, gx, gy, 1);
         if (!st && !(st = scatter_kernel(ctx, dt, idt, "walk_main", &k)))

@@ -161,6 +161,17 @@ int main(void)
             snprintf(what, sizeof what, "scatter i64 mode %d, 600 full-range updates", mode);
             DIFF(what, 0, 0, wgt_scatter(self.t[S], 0, idx.t[S], src.t[S], (wgt_scatter_mode)mode, &y_[S]));
         }
+        /* high words from {-2, -1, 0, 1}: max/min decided by the low words of the ties */
+        int64_t ws[600], ws_self[21];
+        for (int i = 0; i < 600; i++)
+            ws[i] = (int64_t)(((uint64_t)(int64_t)floor(urand(-2, 1.999)) << 32) | (uint64_t)urand(0, 4294967296.0));
+        for (int i = 0; i < 21; i++) ws_self[i] = ws[599 - i] ^ (int64_t)(i * 7919);
+        pair tself = pair_host(WGT_I64, 2, sn, ws_self), tsrc = pair_host(WGT_I64, 2, un, ws);
+        for (int mode = WGT_SCATTER_AMAX; mode <= WGT_SCATTER_AMIN; mode++) {
+            snprintf(what, sizeof what, "scatter i64 mode %d, ties in the high words", mode);
+            DIFF(what, 0, 0, wgt_scatter(tself.t[S], 0, idx.t[S], tsrc.t[S], (wgt_scatter_mode)mode, &y_[S]));
+        }
+        pair_free(tsrc), pair_free(tself);
         pair srcT = pair_transpose(src, 0, 1), selfT = pair_transpose(self, 0, 1);
         pair idx1 = pair_index(WGT_I64, 1, (int64_t[]){200}, 7);
         DIFF("index_add i64", 0, 0, wgt_index_add(self.t[S], 0, idx1.t[S], src.t[S], 1, &y_[S]));
