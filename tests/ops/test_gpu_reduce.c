@@ -1,7 +1,8 @@
 /* Reductions and scans on the GPU against the CPU reference (src/cpu/reduce.c): every wgt_reduce_op
  * over single dims, several dims and all dims, with keepdim, on contiguous, transposed, narrowed and
- * broadcast (stride 0) inputs, in f32, f16, bf16, i32, u8 and bool; empty and one-element inputs;
- * NaN and infinity propagation; max/min with indices; cumsum/cumprod/cummax/cummin on any dim. */
+ * broadcast (stride 0) inputs, in f32, f16, bf16, i32, u8, bool and i64 (exact past 32 bits);
+ * empty and one-element inputs; NaN and infinity propagation; max/min with indices;
+ * cumsum/cumprod/cummax/cummin on any dim. */
 #include <math.h>
 #include <string.h>
 
@@ -42,10 +43,16 @@ static int64_t compare(const char *what, const wgt_tensor *y, const wgt_cpu_tens
     }
     wgt_cpu_tensor g = wgt_cpu_tensor_make(got, wgt_tensor_dtype(y), wgt_tensor_ndim(y), wgt_tensor_shape(y));
     int bad = 0;
+    int ints = op_is_int(g.l.dtype) && op_is_int(ref->l.dtype); /* exact, all 64 bits */
     for (int64_t i = 0; i < n && bad < 3; i++) {
         double a = wgt_cpu_load_f(&g, i), b = wgt_cpu_load_f(ref, i);
         int ok = (isnan(a) && isnan(b)) || a == b || fabs(a - b) <= atol + rtol * fabs(b);
-        if (!ok) {
+        if (ints) ok = wgt_cpu_load_i(&g, i) == wgt_cpu_load_i(ref, i);
+        if (!ok && ints) {
+            bad++;
+            CHECK(0, "%s: element %lld: gpu %lld, reference %lld", what, (long long)i, (long long)wgt_cpu_load_i(&g, i),
+                  (long long)wgt_cpu_load_i(ref, i));
+        } else if (!ok) {
             bad++;
             CHECK(0, "%s: element %lld: gpu %.9g, reference %.9g", what, (long long)i, a, b);
         }
@@ -312,6 +319,90 @@ static void scans(wgt_context *ctx)
     free(f);
 }
 
+/* i64 in 64-bit words: values past 2^32 (sums past it too), products carrying into the high word,
+ * ties between values equal in one word only (argmax/argmin take the first, cummax/cummin the
+ * last), sums wrapping past INT64_MAX, long scan rows, two stages and split bindings. */
+static void wide_ints(wgt_context *ctx)
+{
+    int64_t shape[3] = {6, 7, 45}, nel = 6 * 7 * 45;
+    int64_t *data = make_data(WGT_I64, nel, -4e12, 4e12), *pdata = make_data(WGT_I64, nel, -70000, 70000);
+    int64_t *tdata = malloc(nel * 8);
+    static const int64_t few[] = {((int64_t)1 << 32) + 5, -((int64_t)1 << 32) + 5, 0x80000000ll, 0x7fffffffll, -1,
+                                  -0x80000001ll, 5};
+    for (int64_t i = 0; i < nel; i++) tdata[i] = few[(uint64_t)(i * 7 + i / 45) % 7];
+    wgt_tensor *x, *px, *tx, *xp, *txp;
+    MUST(wgt_tensor_from_host(ctx, WGT_I64, 3, shape, data, &x));
+    MUST(wgt_tensor_from_host(ctx, WGT_I64, 3, shape, pdata, &px));
+    MUST(wgt_tensor_from_host(ctx, WGT_I64, 3, shape, tdata, &tx));
+    int perm[3] = {2, 0, 1};
+    MUST(wgt_tensor_permute(x, perm, &xp));
+    MUST(wgt_tensor_permute(tx, perm, &txp));
+    static const wgt_reduce_op ops[] = {WGT_REDUCE_SUM, WGT_REDUCE_PROD, WGT_REDUCE_AMAX, WGT_REDUCE_AMIN,
+                                        WGT_REDUCE_ALL, WGT_REDUCE_ANY, WGT_REDUCE_ARGMAX, WGT_REDUCE_ARGMIN};
+    static const uint32_t masks[] = {4, 1, 3, 6, 0};
+    for (size_t k = 0; k < sizeof ops / sizeof *ops; k++) {
+        int is_prod = ops[k] == WGT_REDUCE_PROD;
+        for (size_t m = 0; m < sizeof masks / sizeof *masks; m++) {
+            check_reduce(ops[k], is_prod ? px : x, is_prod ? pdata : data, masks[m], m & 1, 1, "wide");
+            check_reduce(ops[k], tx, tdata, masks[m], 0, 1, "ties");
+        }
+        check_reduce(ops[k], xp, data, 6, 1, 1, "wide permuted");
+        check_reduce(ops[k], txp, tdata, 1, 0, 1, "ties permuted");
+    }
+    for (int d = 0; d < 3; d++) {
+        check_extreme_dim(1, txp, tdata, d, d == 1, "ties permuted");
+        check_extreme_dim(0, tx, tdata, d, 0, "ties");
+        check_extreme_dim(1, x, data, d, 0, "wide");
+    }
+    for (int op = 0; op < WGT_SCAN_COUNT; op++)
+        for (int d = 0; d < 3; d++) {
+            check_scan(op, op == WGT_SCAN_CUMPROD ? px : x, op == WGT_SCAN_CUMPROD ? pdata : data, d, "wide");
+            check_scan(op, tx, tdata, d, "ties");
+            check_scan(op, txp, tdata, d, "ties permuted");
+        }
+    wgt_tensor_free(txp), wgt_tensor_free(xp), wgt_tensor_free(tx), wgt_tensor_free(px), wgt_tensor_free(x);
+    free(data), free(pdata), free(tdata);
+
+    /* sums wrapping past INT64_MAX as C's uint64_t arithmetic does */
+    int64_t big[4] = {INT64_MAX, INT64_MAX, 3, INT64_MIN}, s4[1] = {4};
+    MUST(wgt_tensor_from_host(ctx, WGT_I64, 1, s4, big, &x));
+    check_reduce(WGT_REDUCE_SUM, x, big, 0, 0, 1, "wrap");
+    check_reduce(WGT_REDUCE_PROD, x, big, 0, 0, 1, "wrap");
+    check_scan(WGT_SCAN_CUMSUM, x, big, 0, "wrap");
+    wgt_tensor_free(x);
+
+    /* a long row (the scan's blocks, the workgroup's strides) and few long outputs (two stages) */
+    int64_t s2[2] = {2, 70001};
+    data = make_data(WGT_I64, 2 * 70001, -4e12, 4e12);
+    for (int64_t i = 0; i < 2 * 70001; i += 997) data[i] = 4000000000000ll; /* ties of the maximum */
+    MUST(wgt_tensor_from_host(ctx, WGT_I64, 2, s2, data, &x));
+    for (size_t k = 0; k < sizeof ops / sizeof *ops; k++) {
+        if (ops[k] == WGT_REDUCE_PROD) continue;
+        check_reduce(ops[k], x, data, 2, 0, 1, "two-stage");
+        check_reduce(ops[k], x, data, 0, 0, 1, "two-stage all");
+    }
+    check_extreme_dim(1, x, data, 1, 1, "two-stage");
+    for (int op = 0; op < WGT_SCAN_COUNT; op++)
+        if (op != WGT_SCAN_CUMPROD) check_scan(op, x, data, 1, "long");
+    wgt_tensor_free(x);
+    free(data);
+
+    if (wgt_ctx_is_cpu(ctx)) return;
+    uint64_t saved = ctx->info.limits.max_storage_buffer_binding_size;
+    ctx->info.limits.max_storage_buffer_binding_size = 8192;
+    int64_t s3[2] = {64, 301};
+    data = make_data(WGT_I64, 64 * 301, -4e12, 4e12);
+    MUST(wgt_tensor_from_host(ctx, WGT_I64, 2, s3, data, &x));
+    check_reduce(WGT_REDUCE_SUM, x, data, 2, 0, 1, "split");
+    check_reduce(WGT_REDUCE_ARGMAX, x, data, 2, 1, 1, "split");
+    check_extreme_dim(0, x, data, 1, 0, "split");
+    check_reduce(WGT_REDUCE_SUM, x, data, 0, 0, 1, "split all"); /* slices past a binding: parts */
+    check_reduce(WGT_REDUCE_ARGMIN, x, data, 0, 0, 1, "split all");
+    wgt_tensor_free(x);
+    free(data);
+    ctx->info.limits.max_storage_buffer_binding_size = saved;
+}
+
 /* Work split over several bindings: the context's binding limit is lowered to 8 KiB for a moment
  * (the device's real limit is larger, so the smaller bindings stay valid). */
 static void split_bindings(wgt_context *ctx)
@@ -370,6 +461,7 @@ int main(void)
     scans(ctx);
     split_bindings(ctx);
     two_stage(ctx);
+    wide_ints(ctx);
     CHECK(compared > 10000, "only %lld elements compared", (long long)compared);
     wgt_context_free(ctx);
     return test_finish("test_gpu_reduce");
