@@ -159,6 +159,21 @@ static void loader_wide(char *pre, size_t cap, const char *name, const char *bin
     }
 }
 
+/* Append loader NAME (32-bit compute type ci) of element i of BIND. where's condition (cond) of a
+ * float dtype loads as 0 or 1 when the values are integers: converting it would make 0.5 false. */
+static void loader_32(char *pre, size_t cap, const char *name, const char *bind, wgt_dtype dt, const char *ci, int cond)
+{
+    if (!cond || !op_is_float(dt) || !strcmp(ci, "f32")) {
+        op_wgsl_loader(pre, cap, name, bind, dt, ci);
+        return;
+    }
+    char f[16];
+    snprintf(f, sizeof f, "%s_f", name);
+    op_wgsl_loader(pre, cap, f, bind, dt, "f32");
+    size_t used = strlen(pre);
+    snprintf(pre + used, cap - used, "fn %s(i: u32) -> CI { return select(CI(0), CI(1), truthy(%s(i))); }\n", name, f);
+}
+
 /* The prelude of a kernel with 64-bit values (strided path only). */
 static char *ew_prelude_wide(const ew_key *k, char *pre, size_t cap)
 {
@@ -201,12 +216,12 @@ static char *ew_prelude(void *arg)
             char name[8], bind[8];
             snprintf(name, sizeof name, "lv%d", i);
             snprintf(bind, sizeof bind, "w%d", i);
-            op_wgsl_loader(pre, cap, name, bind, (wgt_dtype)k->d[i], ci);
+            loader_32(pre, cap, name, bind, (wgt_dtype)k->d[i], ci, k->fam == EW_WHERE && i == 0);
             used = strlen(pre);
         }
         op_wgsl_storer(pre, cap, "sv", "wo", out, op_compute_type(out));
     } else {
-        op_wgsl_loader(pre, cap, "ld0", "in0", (wgt_dtype)k->d[0], ci);
+        loader_32(pre, cap, "ld0", "in0", (wgt_dtype)k->d[0], ci, k->fam == EW_WHERE);
         op_wgsl_loader(pre, cap, "ld1", "in1", (wgt_dtype)k->d[1], ci);
         op_wgsl_loader(pre, cap, "ld2", "in2", (wgt_dtype)k->d[2], ci);
         op_wgsl_storer(pre, cap, "st", "out", out, op_compute_type(out));
@@ -527,11 +542,11 @@ wgt_status wgt_where(const wgt_tensor *cond, const wgt_tensor *a, const wgt_tens
     wgt_dtype odt = op_promote(a->l.dtype, b->l.dtype);
     wgt_tensor *y;
     if ((st = wgt_tensor_new(ctx, odt, n2, s2, &y))) return st;
-    int gpu_ok = 1;
-    if (op_use_gpu(ctx, "where", odt, gpu_ok)) {
-        /* the condition loads as the value compute type: nonzero (or NaN) is true either way */
+    if (op_use_gpu(ctx, "where", odt, 1)) {
+        /* the condition loads as the values' compute type (a float condition of integer values as
+         * 0 or 1): nonzero (or NaN) is true */
         st = ew_run(ctx, EW_WHERE, ci_of(odt), ins, 3, y, 0, NULL, NULL);
-    } else if (!(st = op_fallback_status(ctx, "where", odt, gpu_ok)))
+    } else if (!(st = op_fallback_status(ctx, "where", odt, 1)))
         st = op_reference(ctx, where_ref, NULL, ins, 3, &y, 1);
     return op_finish(st, y, out);
 }
@@ -555,14 +570,13 @@ static wgt_status cast_into(wgt_context *ctx, const wgt_tensor *x, wgt_tensor *y
         if (src + bytes > x->st->bytes) bytes = x->st->bytes - src;
         return wgt_gpu_copy(ctx, x->st->buf, src, y->st->buf, 0, bytes);
     }
-    int gpu_ok = 1;
-    if (op_use_gpu(ctx, "cast", in, gpu_ok)) {
+    if (op_use_gpu(ctx, "cast", in, 1)) {
         /* into i64 integers load as 64 bits (converted as C does); floats convert in compute() */
         int ci = odt == WGT_I64 && !op_is_float(in) ? CI_I64 : ci_of(in);
         const wgt_tensor *ins[1] = {x};
         return ew_run(ctx, EW_CAST, ci, ins, 1, y, 0, NULL, NULL);
     }
-    if ((st = op_fallback_status(ctx, "cast", in, gpu_ok))) return st;
+    if ((st = op_fallback_status(ctx, "cast", in, 1))) return st;
     const wgt_tensor *ins[1] = {x};
     return op_reference(ctx, cast_ref, NULL, ins, 1, &y, 1);
 }

@@ -146,6 +146,39 @@ int main(void)
             free(db);
         }
     }
+    /* where with a float condition and integer values: 0.5 and NaN are true (C, PyTorch) */
+    const wgt_dtype vdts[] = {WGT_I32, WGT_U8, WGT_I64};
+    for (int ci = 0; ci < 2; ci++)
+        for (size_t vi = 0; vi < sizeof vdts / sizeof *vdts; vi++) {
+            float c[64];
+            int64_t a[64], b[64], n = 64;
+            for (int i = 0; i < 64; i++) {
+                c[i] = i % 4 == 0 ? 0.0f : i % 4 == 1 ? 0.5f : i % 4 == 2 ? -0.25f : NAN;
+                a[i] = i + 1, b[i] = 100 + i;
+            }
+            wgt_dtype cdt = ci ? WGT_BF16 : WGT_F32, vdt = vdts[vi];
+            wgt_tensor *cf, *cond, *a64, *b64, *ta, *tb, *y;
+            MUST(wgt_tensor_from_host(ctx, WGT_F32, 1, &n, c, &cf));
+            MUST(wgt_tensor_cast(cf, cdt, &cond));
+            MUST(wgt_tensor_from_host(ctx, WGT_I64, 1, &n, a, &a64));
+            MUST(wgt_tensor_from_host(ctx, WGT_I64, 1, &n, b, &b64));
+            MUST(wgt_tensor_cast(a64, vdt, &ta));
+            MUST(wgt_tensor_cast(b64, vdt, &tb));
+            MUST(wgt_where(cond, ta, tb, &y));
+            wgt_tensor *y64;
+            MUST(wgt_tensor_cast(y, WGT_I64, &y64));
+            int64_t got[64];
+            MUST(wgt_tensor_to_host(y64, got, sizeof got));
+            int bad = 0;
+            for (int i = 0; i < 64 && bad < 3; i++)
+                if (got[i] != (i % 4 ? a[i] : b[i])) {
+                    bad++;
+                    CHECK(0, "where(%s condition, %s): element %d (condition %g) is %lld", wgt_dtype_name(cdt),
+                          wgt_dtype_name(vdt), i, c[i], (long long)got[i]);
+                }
+            wgt_tensor *ts[] = {cf, cond, a64, b64, ta, tb, y, y64};
+            for (int i = 0; i < 8; i++) wgt_tensor_free(ts[i]);
+        }
     wgt_context_free(ctx);
     return test_finish("test_gpu_elementwise_smoke");
 }
