@@ -550,6 +550,15 @@ static void over_binding(void)
     DIFF("bucketize in parts", 0, 0, wgt_bucketize(vals.t[S], b1.t[S], 0, &y_[S]));
     DIFF("histc in parts", 0, 0, wgt_histc(vals.t[S], 9, 0, 0, &y_[S]));
     DIFF("histc in parts (range)", 0, 0, wgt_histc(rt.t[S], 9, -3, 3, &y_[S]));
+    /* i64 (15688 bytes, two key words a pair) in parts: sort, and searchsorted into its rows */
+    pair w = pair_i64(2, shape, 40);
+    wgt_tensor *wi[2] = {NULL, NULL};
+    DIFF("i64 sort in parts", 0, 0, wgt_sort(w.t[S], 1, 1, &y_[S], &wi[S]));
+    if (wi[0] && wi[1]) pair_compare("i64 sort in parts indices", wi[0], wi[1], 0, 0);
+    wgt_tensor_free(wi[0]), wgt_tensor_free(wi[1]);
+    pair wv = pair_i64(2, vs, 40);
+    DIFF("i64 searchsorted in parts", 0, 0, wgt_searchsorted(w.t[S], wv.t[S], 0, NULL, &y_[S]));
+    pair_free(wv), pair_free(w);
     side[0]->info.limits.max_storage_buffer_binding_size = saved;
     pair_free(b1), pair_free(b), pair_free(vals);
     pair_free(rt), pair_free(r), pair_free(x);
