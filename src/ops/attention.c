@@ -2,7 +2,8 @@
  * over blocks of keys, no score matrix), one workgroup per 4 query rows of a kv head (4 queries of
  * a head, or in decode 4 heads of a GQA group: K and V are read once for the four); when that
  * gives few workgroups (decode) the keys are split across workgroups and a second kernel merges
- * the splits.
+ * the splits. One query row a head (decode) over at most 1024 visible keys and no mask takes
+ * src/kernels/attention_decode.wgsl instead: one workgroup a head, one dispatch.
  * Results are computed in f32 and cast to q's dtype. */
 #include <math.h>
 #include <string.h>
@@ -98,6 +99,33 @@ static wgt_status sdpa_gpu(wgt_context *ctx, const wgt_tensor *q, const wgt_tens
     op_wgsl_loader(pre, sizeof pre, "ldm", "mask", mask ? mask->l.dtype : q->l.dtype, "f32");
     ldk4_fn(pre, sizeof pre, k->l.dtype);
     wgt_kernel *kmain, *kcomb = NULL;
+    int64_t visible = !p.causal ? Lk : coff + 1 < 0 ? 0 : coff + 1 > Lk ? Lk : coff + 1;
+    if (Lq == 1 && !mask && visible <= 1024) { /* decode over a short cache: attention_decode.wgsl */
+        char dpre[4096];
+        snprintf(dpre, sizeof dpre, "const WG: u32 = %uu;\n", op_workgroup_size(ctx));
+        op_wgsl_loader(dpre, sizeof dpre, "ldq", "q", q->l.dtype, "f32");
+        op_wgsl_loader(dpre, sizeof dpre, "ldk", "k", k->l.dtype, "f32");
+        op_wgsl_loader(dpre, sizeof dpre, "ldv", "v", v->l.dtype, "f32");
+        ldk4_fn(dpre, sizeof dpre, k->l.dtype);
+        wgt_kernel *kd;
+        wgt_binding b[4];
+        int64_t base;
+        if ((st = wgt_gpu_kernel(ctx, "attention_decode", dpre, "main", NULL, 0, &kd))) goto done;
+        if ((st = op_bind_all(q, &b[0], &base))) goto done;
+        p.off_q = (uint32_t)(q->l.offset - base);
+        if ((st = op_bind_all(k, &b[1], &base))) goto done;
+        p.off_k = (uint32_t)(k->l.offset - base);
+        if ((st = op_bind_all(v, &b[2], &base))) goto done;
+        p.off_v = (uint32_t)(v->l.offset - base);
+        if ((st = op_bind_all(out32, &b[3], &base))) goto done;
+        p.pad2 = (uint32_t)(out32->l.offset - base);
+        p.kvec = k->l.strides[3] == 1 && D % 4 == 0 && p.off_k % 2 == 0 && p.sk[0] % 2 == 0 && p.sk[1] % 2 == 0 &&
+                 p.sk[2] % 2 == 0;
+        uint32_t gx, gy;
+        op_grid(ctx, (uint64_t)rows, &gx, &gy);
+        if ((st = wgt_gpu_dispatch(ctx, kd, &p, sizeof p, b, 4, gx, gy, 1))) goto done;
+        goto finish;
+    }
     if ((st = wgt_gpu_kernel(ctx, "attention", pre, "main", NULL, 0, &kmain))) goto done;
     if (nsplit > 1 && (st = wgt_gpu_kernel(ctx, "attention", pre, "combine", NULL, 0, &kcomb))) goto done;
     int64_t pn = nsplit > 1 ? rows * nsplit * (Dv + 2) : 1;

@@ -1,0 +1,136 @@
+// Scaled dot-product attention for one query row per head (a decode step) over a short cache:
+// one workgroup per (batch, query head) holds all of the row's scores in workgroup memory, so the
+// softmax needs two reductions instead of attention.wgsl's per-block passes, and the products with
+// V spread over every invocation (4 value features each, keys split among the rest) with four
+// loads in flight. No mask; causal sees keys j <= coff. The caller (src/ops/attention.c) takes
+// this path for at most SMAX visible keys, else attention.wgsl's key splits. A head that sees no
+// key gives zeros, NaN scores give NaN rows as the reference's softmax does.
+// Params and the loaders ldq, ldk, ldv, ldk4 are attention.wgsl's (same prelude); WG from the prelude.
+
+struct Params {
+    B: u32, Hq: u32, Lq: u32, Lk: u32,
+    D: u32, Dv: u32, group: u32, nsplit: u32,
+    scale: f32, causal: u32, coff: i32, mask_kind: u32,
+    per_split: u32, off_q: u32, off_k: u32, off_v: u32,
+    off_m: u32, pad0: u32, kvec: u32, pad2: u32,
+    sq: vec4<u32>,
+    sk: vec4<u32>,
+    sv: vec4<u32>,
+    sm: vec4<u32>,
+};
+
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> q: array<u32>;
+@group(0) @binding(2) var<storage, read> k: array<u32>;
+@group(0) @binding(3) var<storage, read> v: array<u32>;
+@group(0) @binding(4) var<storage, read_write> out: array<f32>;
+
+const SMAX: u32 = 1024u;
+
+var<workgroup> qs: array<f32, 256>;
+var<workgroup> sc: array<f32, SMAX>;
+var<workgroup> red: array<vec4<f32>, WG>;
+
+fn is_nan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
+fn nmax(a: f32, b: f32) -> f32 { return select(max(a, b), a + b, is_nan(a) || is_nan(b)); } // keeps NaN
+fn neg_inf() -> f32 { return bitcast<f32>(0xff800000u | p.pad0); } // pad0 = 0: not folded away
+
+fn reduce_max(x: f32, lid: u32) -> f32 {
+    red[lid] = vec4<f32>(x);
+    workgroupBarrier();
+    for (var s = WG / 2u; s > 0u; s = s / 2u) {
+        if (lid < s) { red[lid].x = nmax(red[lid].x, red[lid + s].x); }
+        workgroupBarrier();
+    }
+    let r = red[0].x;
+    workgroupBarrier();
+    return r;
+}
+
+fn reduce_sum(x: f32, lid: u32) -> f32 {
+    red[lid] = vec4<f32>(x);
+    workgroupBarrier();
+    for (var s = WG / 2u; s > 0u; s = s / 2u) {
+        if (lid < s) { red[lid].x = red[lid].x + red[lid + s].x; }
+        workgroupBarrier();
+    }
+    let r = red[0].x;
+    workgroupBarrier();
+    return r;
+}
+
+// Value features d0 .. d0 + 3 of key j (zeros past Dv).
+fn ldv4(vb: u32, j: u32, d0: u32) -> vec4<f32> {
+    let r = vb + j * p.sv[2];
+    var o = vec4<f32>(0.0);
+    for (var i = 0u; i < 4u; i++) {
+        if (d0 + i < p.Dv) { o[i] = ldv(r + (d0 + i) * p.sv[3]); }
+    }
+    return o;
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+    let row = wid.x + wid.y * nwg.x; // uniform in the workgroup
+    if (row >= p.B * p.Hq) { return; }
+    let b = row / p.Hq;
+    let h = row - b * p.Hq;
+    let hk = h / p.group;
+    let qb = p.off_q + b * p.sq[0] + h * p.sq[1];
+    let kb = p.off_k + b * p.sk[0] + hk * p.sk[1];
+    let vb = p.off_v + b * p.sv[0] + hk * p.sv[1];
+    var n = p.Lk;
+    if (p.causal != 0u) { n = u32(clamp(p.coff + 1, 0, i32(p.Lk))); }
+    for (var d = lid; d < p.D; d += WG) { qs[d] = ldq(qb + d * p.sq[3]) * p.scale; }
+    workgroupBarrier();
+    // scores, one key per invocation at a time
+    var m = neg_inf();
+    for (var j = lid; j < n; j += WG) {
+        let kr = kb + j * p.sk[2];
+        var s = 0.0;
+        if (p.kvec != 0u) {
+            for (var d = 0u; d < p.D; d += 4u) {
+                s = s + dot(vec4<f32>(qs[d], qs[d + 1u], qs[d + 2u], qs[d + 3u]), ldk4(kr + d));
+            }
+        } else {
+            for (var d = 0u; d < p.D; d++) { s = s + qs[d] * ldk(kr + d * p.sk[3]); }
+        }
+        sc[j] = s;
+        m = nmax(m, s);
+    }
+    let M = reduce_max(m, lid);
+    var l = 0.0;
+    for (var j = lid; j < n; j += WG) {
+        let e = exp(sc[j] - M);
+        sc[j] = e;
+        l = l + e;
+    }
+    let L = reduce_sum(l, lid); // its barriers also publish sc
+    // out = sum_j e_j v_j / L: 4 features an invocation, keys strided over the C = WG / DV4 chunks
+    let DV4 = (p.Dv + 3u) / 4u;
+    let C = WG / DV4;
+    let t4 = lid % DV4;
+    let c = lid / DV4;
+    let d0 = t4 * 4u;
+    var acc = vec4<f32>(0.0);
+    if (c < C) {
+        var j = c;
+        for (; j + 3u * C < n; j = j + 4u * C) {
+            acc = acc + (sc[j] * ldv4(vb, j, d0) + sc[j + C] * ldv4(vb, j + C, d0)) +
+                  (sc[j + 2u * C] * ldv4(vb, j + 2u * C, d0) + sc[j + 3u * C] * ldv4(vb, j + 3u * C, d0));
+        }
+        for (; j < n; j = j + C) { acc = acc + sc[j] * ldv4(vb, j, d0); }
+    }
+    red[lid] = acc;
+    workgroupBarrier();
+    if (c == 0u) {
+        var t = acc;
+        for (var cc = 1u; cc < C; cc++) { t = t + red[cc * DV4 + t4]; }
+        let o = select(t / L, vec4<f32>(0.0), n == 0u);
+        let ob = p.pad2 + row * p.Dv; // out is [B, Hq, 1, Dv] contiguous from element pad2
+        for (var i = 0u; i < 4u; i++) {
+            if (d0 + i < p.Dv) { out[ob + d0 + i] = o[i]; }
+        }
+    }
+}
