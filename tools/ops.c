@@ -77,7 +77,7 @@ static int table(wgt_context *dev, int markdown)
         printf("\n");
     }
     if (markdown)
-        printf("\ngpu: a WGSL kernel; part: a kernel for some variants (e.g. cast to i64 runs the reference); "
+        printf("\ngpu: a WGSL kernel; part: a kernel for some variants only; "
                "ref: the CPU reference (a one-time warning; an error under WGT_STRICT=1); -: not taken.\n"
                "Probed on %s (%s%s) by `wgt ops --markdown`.\n", info.name, info.backend_name,
                info.has_f16 ? ", shader-f16" : "");

@@ -301,12 +301,6 @@ const hx_op *hx_find(const char *name)
 
 #define NANINF HX_SPECIAL
 static const hx_known known[] = {
-    {"*", -1, -1, "workgroup_size(256", "with WGT_LIMITS=default on OpenGL ES (compatibility mode: 128 invocations "
-                                       "per workgroup) the kernels that still ask for workgroup_size(256) fail to "
-                                       "compile: cdist, conv, index, loss (rows of 4096+), matmul (tiled), qlinear, "
-                                       "random, sample, scan, scatter, search, sort (elementwise, reduce, norm, "
-                                       "gemv, assign, embedding, rope, shape, shape_fill, pool, resample, loss_pw take "
-                                       "op_workgroup_size())"},
     {"binary_cross_entropy_with_logits", NANINF, -1, NULL, "targets of +-inf (outside [0, 1]) give NaN on the device "
                                                          "where the reference's double arithmetic keeps +-inf (inf * 0, inf - inf)"},
 };
