@@ -278,6 +278,14 @@ fn div_floor_f(a: f32, b: f32) -> f32 {
     if (d - f > 0.5) { f = f + 1.0; }
     return f;
 }
+// C's trunc(a / b) whose quotient rounds correctly at integers: a / b may be 2.5 ulp off (the H200
+// gives 6 / 3 = 1.9999999), so finite cases divide the exact multiple a - fmod(a, b) and round.
+fn div_trunc_f(a: f32, b: f32) -> f32 {
+    if (b == 0.0 || is_nan(a) || is_nan(b) || is_inf(a) || is_inf(b)) { return trunc(a / b); }
+    let d = (a - fmod_f(a, b)) / b;
+    if (d == 0.0) { return bitcast<f32>(select(0u, 0x80000000u, neg_bit(a) != neg_bit(b)) | p.zero); } // the sign of a / b
+    return round(d);
+}
 fn odd_int(y: f32) -> bool { return y == floor(y) && abs(y) < 16777216.0 && fract(y * 0.5) != 0.0; }
 // C's pow, special values included (WGSL's pow is exp2(y log2(x)): undefined for x <= 0).
 fn pow_f(a: f32, b: f32) -> f32 {
@@ -318,7 +326,7 @@ fn binary_f(op: u32, a: f32, b: f32) -> f32 {
         case 2u: { return a * b; }
         case 3u: { return a / b; }
         case 4u: { return div_floor_f(a, b); }
-        case 5u: { return trunc(a / b); }
+        case 5u: { return div_trunc_f(a, b); }
         case 6u: { // remainder: the sign of the divisor (PyTorch: fmod, then + b when the signs differ)
             let r = fmod_f(a, b);
             if (r != 0.0 && !is_nan(r) && ((r < 0.0) != (b < 0.0))) { return r + b; }
