@@ -20,6 +20,7 @@ static wgt_context *ctx;
 static int reps = 50;
 static const char *only; /* --only WORD: run the benchmarks whose name starts with WORD */
 static int64_t one_o, one_i; /* --gemv O I DT */
+static int64_t one_hq, one_hkv, one_lk, one_d; /* --sdpa Hq Hkv Lk D */
 static wgt_dtype one_dt;
 static int want(const char *name) { return !only || !strncmp(name, only, strlen(only)); }
 
@@ -241,12 +242,15 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "--size") && i + 1 < argc) large = strcmp(argv[++i], "small") != 0;
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
-        else if (!strcmp(argv[i], "--gemv") && i + 3 < argc) { /* one shape: --gemv O I f32|f16|bf16 */
+        else if (!strcmp(argv[i], "--sdpa") && i + 4 < argc) { /* one decode: --sdpa Hq Hkv Lk D (f32) */
+            one_hq = atoll(argv[i + 1]), one_hkv = atoll(argv[i + 2]), one_lk = atoll(argv[i + 3]);
+            one_d = atoll(argv[i + 4]), i += 4;
+        } else if (!strcmp(argv[i], "--gemv") && i + 3 < argc) { /* one shape: --gemv O I f32|f16|bf16 */
             one_o = atoll(argv[i + 1]), one_i = atoll(argv[i + 2]), i += 3;
             one_dt = !strcmp(argv[i], "f16") ? WGT_F16 : !strcmp(argv[i], "bf16") ? WGT_BF16 : WGT_F32;
         }
         else {
-            fprintf(stderr, "usage: %s [--size small|large] [--reps N] [--only add|rows|gemv|qgemv|gemm|sdpa] [--gemv O I DTYPE]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--size small|large] [--reps N] [--only add|rows|gemv|qgemv|gemm|sdpa] [--gemv O I DTYPE] [--sdpa Hq Hkv Lk D]\n", argv[0]);
             return 2;
         }
     }
@@ -258,6 +262,8 @@ int main(int argc, char **argv)
            info.has_subgroups ? "yes" : "no", large ? "large" : "small", reps);
     if (one_o > 0 && one_i > 0) {
         bench_gemv(one_o, one_i, one_dt);
+    } else if (one_hq > 0 && one_hkv > 0 && one_lk > 0 && one_d > 0) {
+        bench_sdpa(one_hq, one_hkv, 1, one_lk, one_d, WGT_F32);
     } else if (large) {
         if (want("add")) bench_add(64ll << 20);
         if (want("add")) bench_add16(128ll << 20);

@@ -2,7 +2,7 @@
  * over blocks of keys, no score matrix), one workgroup per 4 query rows of a kv head (4 queries of
  * a head, or in decode 4 heads of a GQA group: K and V are read once for the four); when that
  * gives few workgroups (decode) the keys are split across workgroups and a second kernel merges
- * the splits. One query row a head (decode) over at most 1024 visible keys and no mask takes
+ * the splits. One query row a head (decode) over at most 256 visible keys and no mask takes
  * src/kernels/attention_decode.wgsl instead: one workgroup a head, one dispatch.
  * Results are computed in f32 and cast to q's dtype. */
 #include <math.h>
@@ -100,7 +100,9 @@ static wgt_status sdpa_gpu(wgt_context *ctx, const wgt_tensor *q, const wgt_tens
     ldk4_fn(pre, sizeof pre, k->l.dtype);
     wgt_kernel *kmain, *kcomb = NULL;
     int64_t visible = !p.causal ? Lk : coff + 1 < 0 ? 0 : coff + 1 > Lk ? Lk : coff + 1;
-    if (Lq == 1 && !mask && visible <= 1024) { /* decode over a short cache: attention_decode.wgsl */
+    /* decode over a short cache: attention_decode.wgsl, one dispatch (on the H200 it beats the
+     * split path up to 256 keys and loses from 512: bench_ops --sdpa) */
+    if (Lq == 1 && !mask && visible <= 256) {
         char dpre[4096];
         snprintf(dpre, sizeof dpre, "const WG: u32 = %uu;\n", op_workgroup_size(ctx));
         op_wgsl_loader(dpre, sizeof dpre, "ldq", "q", q->l.dtype, "f32");

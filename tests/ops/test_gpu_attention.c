@@ -168,13 +168,15 @@ static void sdpa_cases(void)
     wgt_tensor_free(kn), wgt_tensor_free(vn), wgt_tensor_free(qt);
     drop(&kc), drop(&vc), drop(&q0);
 
-    /* decode: one query against 300 keys, MQA (one workgroup a head: attention_decode.wgsl), and
-     * against 1500 keys (past that kernel's 1024: split across workgroups and merged) */
+    /* decode: one query against 200 keys, GQA (one workgroup a head: attention_decode.wgsl), whole
+     * and cut mid-way by the causal offset; then against 300 keys, MQA (split across workgroups
+     * and merged) */
     {
-        pair q = make(WGT_F32, 4, (int64_t[]){1, 4, 1, 64}, -1, 1), k = make(WGT_F32, 4, (int64_t[]){1, 2, 1500, 64}, -1, 1);
-        pair v = make(WGT_F32, 4, (int64_t[]){1, 2, 1500, 64}, -1, 1);
-        wgt_sdpa_params dec = {0, 1, 1499};
-        check_sdpa("sdpa decode split, 1500 keys (GQA)", &q, &k, &v, NULL, &dec);
+        pair q = make(WGT_F32, 4, (int64_t[]){1, 4, 1, 64}, -1, 1), k = make(WGT_F32, 4, (int64_t[]){1, 2, 200, 64}, -1, 1);
+        pair v = make(WGT_F32, 4, (int64_t[]){1, 2, 200, 72}, -1, 1);
+        wgt_sdpa_params dec = {0, 1, 199}, cut = {0, 1, 90};
+        check_sdpa("sdpa decode, 200 keys (GQA)", &q, &k, &v, NULL, &dec);
+        check_sdpa("sdpa decode, 200 keys cut at 91", &q, &k, &v, NULL, &cut);
         drop(&q), drop(&k), drop(&v);
     }
     for (int i = 0; i < 2; i++) {
@@ -182,9 +184,9 @@ static void sdpa_cases(void)
         pair q = make(dt, 4, (int64_t[]){1, 3, 1, 64}, -1, 1), k = make(dt, 4, (int64_t[]){1, 1, 300, 64}, -1, 1);
         pair v = make(dt, 4, (int64_t[]){1, 1, 300, 80}, -1, 1);
         wgt_sdpa_params dec = {0, 1, 299};
-        check_sdpa(i ? "sdpa decode f16" : "sdpa decode f32 (MQA)", &q, &k, &v, NULL, &dec);
+        check_sdpa(i ? "sdpa decode split f16" : "sdpa decode split f32 (MQA)", &q, &k, &v, NULL, &dec);
         wgt_sdpa_params part = {0, 1, 150}; /* keys past 150 unseen */
-        check_sdpa("sdpa decode, causal cut mid-way", &q, &k, &v, NULL, &part);
+        check_sdpa("sdpa decode split, causal cut mid-way", &q, &k, &v, NULL, &part);
         drop(&q), drop(&k), drop(&v);
     }
     /* head dims 80 / 128 / 256, prefill 130 keys */
