@@ -255,20 +255,6 @@ static wgt_status fused_linear_composed(const wgt_tensor *x, wgt_fused_prologue 
     return st;
 }
 
-/* 8 weights of dtype dt from vec4 index v as two vec4<f32> (f32: two vec4s; f16 / bf16: one). */
-static void weight8_loader(char *buf, size_t cap, wgt_dtype dt)
-{
-    size_t used = strlen(buf);
-    const char *body =
-        dt == WGT_F32 ? "return array<vec4<f32>, 2>(bitcast<vec4<f32>>(w[v]), bitcast<vec4<f32>>(w[v + 1u]));"
-        : dt == WGT_F16 ? "let q = w[v]; return array<vec4<f32>, 2>(vec4<f32>(unpack2x16float(q.x), "
-                          "unpack2x16float(q.y)), vec4<f32>(unpack2x16float(q.z), unpack2x16float(q.w)));"
-                        : "let q = w[v]; let lo = bitcast<vec4<f32>>(q << vec4<u32>(16u)); "
-                          "let hi = bitcast<vec4<f32>>(q & vec4<u32>(0xffff0000u)); return array<vec4<f32>, 2>("
-                          "vec4<f32>(lo.x, hi.x, lo.y, hi.y), vec4<f32>(lo.z, hi.z, lo.w, hi.w));";
-    snprintf(buf + used, used < cap ? cap - used : 0, "fn ldW8(v: u32) -> array<vec4<f32>, 2> { %s }\n", body);
-}
-
 typedef struct gemv_fused_key {
     int32_t pro, wdt, bdt, sg;
     uint32_t wg;
@@ -284,7 +270,7 @@ static char *gemv_fused_prelude(void *arg)
              "const PRO: u32 = %du;\nconst VW: u32 = %du;\nconst WG: u32 = %uu;\n",
              k->sg ? "enable subgroups;\n" : "", k->sg ? "true" : "false", k->sg ? "subgroupAdd(x)" : "x",
              k->sg ? "subgroupAdd(1u)" : "1u", k->pro, k->wdt == WGT_F32 ? 2 : 1, k->wg);
-    weight8_loader(pre, 4096, (wgt_dtype)k->wdt);
+    op_wgsl_vec8_loader(pre, 4096, "ldW8", "w", (wgt_dtype)k->wdt);
     op_wgsl_loader(pre, 4096, "ldBias", "bias", (wgt_dtype)k->bdt, "f32");
     return pre;
 }

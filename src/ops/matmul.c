@@ -38,26 +38,6 @@ typedef struct mm_job {
 
 /* ---- kernels --------------------------------------------------------------------------------- */
 
-static void vec_loader(char *buf, size_t cap, const char *name, const char *binding, wgt_dtype dt)
-{
-    size_t used = strlen(buf);
-    const char *body;
-    char tmp[512];
-    if (dt == WGT_F32) {
-        snprintf(tmp, sizeof tmp, "return array<vec4<f32>, 2>(bitcast<vec4<f32>>(%s[v]), bitcast<vec4<f32>>(%s[v + 1u]));",
-                 binding, binding);
-    } else if (dt == WGT_F16) {
-        snprintf(tmp, sizeof tmp, "let w = %s[v]; return array<vec4<f32>, 2>(vec4<f32>(unpack2x16float(w.x), "
-                 "unpack2x16float(w.y)), vec4<f32>(unpack2x16float(w.z), unpack2x16float(w.w)));", binding);
-    } else { /* bf16: element 2i in the low half of word i */
-        snprintf(tmp, sizeof tmp, "let w = %s[v]; let lo = bitcast<vec4<f32>>(w << vec4<u32>(16u)); "
-                 "let hi = bitcast<vec4<f32>>(w & vec4<u32>(0xffff0000u)); return array<vec4<f32>, 2>("
-                 "vec4<f32>(lo.x, hi.x, lo.y, hi.y), vec4<f32>(lo.z, hi.z, lo.w, hi.w));", binding);
-    }
-    body = tmp;
-    used += snprintf(buf + used, used < cap ? cap - used : 0, "fn %s(v: u32) -> array<vec4<f32>, 2> { %s }\n", name, body);
-}
-
 static int use_subgroups(wgt_context *ctx)
 {
     /* the reduction needs subgroups no wider than the 32 invocations that share a row */
@@ -77,8 +57,8 @@ static wgt_status gemv_kernel(wgt_context *ctx, wgt_dtype da, wgt_dtype db, wgt_
     size_t used = strlen(pre);
     snprintf(pre + used, sizeof pre - used, "const VA: u32 = %du;\nconst VB: u32 = %du;\nconst WG: u32 = %uu;\n",
              da == WGT_F32 ? 2 : 1, db == WGT_F32 ? 2 : 1, op_workgroup_size(ctx));
-    vec_loader(pre, sizeof pre, "ldA8", "a", da);
-    vec_loader(pre, sizeof pre, "ldB8", "b", db);
+    op_wgsl_vec8_loader(pre, sizeof pre, "ldA8", "a", da);
+    op_wgsl_vec8_loader(pre, sizeof pre, "ldB8", "b", db);
     op_wgsl_loader(pre, sizeof pre, "ldC", "c", dc, "f32");
     return wgt_gpu_kernel(ctx, "gemv", pre, "main", NULL, 0, k);
 }

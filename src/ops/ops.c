@@ -386,3 +386,23 @@ uint32_t op_workgroup_size(wgt_context *ctx)
     while (p2 * 2 <= wg) p2 *= 2;
     return p2 < 32 ? 32 : p2;
 }
+
+void op_wgsl_vec8_loader(char *buf, size_t cap, const char *name, const char *binding, wgt_dtype dt)
+{
+    size_t used = strlen(buf);
+    const char *body;
+    char tmp[512];
+    if (dt == WGT_F32) {
+        snprintf(tmp, sizeof tmp, "return array<vec4<f32>, 2>(bitcast<vec4<f32>>(%s[v]), bitcast<vec4<f32>>(%s[v + 1u]));",
+                 binding, binding);
+    } else if (dt == WGT_F16) {
+        snprintf(tmp, sizeof tmp, "let q = %s[v]; return array<vec4<f32>, 2>(vec4<f32>(unpack2x16float(q.x), "
+                 "unpack2x16float(q.y)), vec4<f32>(unpack2x16float(q.z), unpack2x16float(q.w)));", binding);
+    } else { /* bf16: element 2i in the low half of word i */
+        snprintf(tmp, sizeof tmp, "let q = %s[v]; let lo = bitcast<vec4<f32>>(q << vec4<u32>(16u)); "
+                 "let hi = bitcast<vec4<f32>>(q & vec4<u32>(0xffff0000u)); return array<vec4<f32>, 2>("
+                 "vec4<f32>(lo.x, hi.x, lo.y, hi.y), vec4<f32>(lo.z, hi.z, lo.w, hi.w));", binding);
+    }
+    body = tmp;
+    used += snprintf(buf + used, used < cap ? cap - used : 0, "fn %s(v: u32) -> array<vec4<f32>, 2> { %s }\n", name, body);
+}

@@ -89,6 +89,9 @@ wgt_status op_reference(wgt_context *ctx, op_ref_fn fn, void *arg, const wgt_ten
  * ("f32", "i32" or "u32"). i64 loads its low word (exact for |v| < 2^31). With ct "i64" it returns
  * vec2<u32> (lo, hi) exactly, any dtype converted as C converts it; the kernel needs op_wgsl_lib_i64(). */
 void op_wgsl_loader(char *buf, size_t cap, const char *name, const char *binding, wgt_dtype dt, const char *ct);
+/* Append `fn NAME(v: u32) -> array<vec4<f32>, 2>`: 8 elements of float dtype dt from vec4 index v
+ * of binding BUF (an array<vec4<u32>>): two vec4s for f32, one for f16 / bf16. */
+void op_wgsl_vec8_loader(char *buf, size_t cap, const char *name, const char *binding, wgt_dtype dt);
 /* How many elements of dt share one 32-bit word (4 for 1-byte, 2 for 2-byte, 1 otherwise). */
 int op_pack(wgt_dtype dt);
 /* Append `fn NAME(w: u32, v: array<CT, 4>)` that writes word w of binding BUF from op_pack(dt)
