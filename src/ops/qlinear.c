@@ -85,14 +85,20 @@ static wgt_status ql_ref(void *arg, const wgt_cpu_tensor *in, const wgt_cpu_tens
 
 /* ---- the GPU path ----------------------------------------------------------------------------- */
 
-static wgt_status ql_kernel(wgt_context *ctx, wgt_ftype type, int gemv, wgt_kernel **k)
+/* The subgroup size gemv sums with: subgroup sums need a known, fixed size of at most 32 (the
+ * invocations of one row); 1 for none. */
+static uint32_t ql_subgroup(wgt_context *ctx)
 {
-    /* Subgroup sums need a known, fixed subgroup size of at most 32 (the invocations of one row). */
-    uint32_t sg = 1;
     const wgt_limits *lim = &ctx->info.limits;
     if (ctx->info.has_subgroups && lim->subgroup_min_size == lim->subgroup_max_size && lim->subgroup_min_size >= 2 &&
         lim->subgroup_min_size <= 32)
-        sg = lim->subgroup_min_size;
+        return lim->subgroup_min_size;
+    return 1;
+}
+
+static wgt_status ql_kernel(wgt_context *ctx, wgt_ftype type, int gemv, wgt_kernel **k)
+{
+    uint32_t sg = ql_subgroup(ctx);
     char pre[512];
     /* the workgroup size (256, or 128 in compatibility mode) sets the tiles: part of the key */
     uint32_t wg = op_workgroup_size(ctx);
@@ -179,6 +185,23 @@ static wgt_status ql_gpu(wgt_context *ctx, wgt_ftype type, const wgt_tensor *x, 
 
 /* ---- the op ----------------------------------------------------------------------------------- */
 
+/* w: u8 [rows, row_bytes] of whole blocks of type, rows contiguous; *rows, *cols its shape as a matrix. */
+static wgt_status ql_check_weight(wgt_context *ctx, const char *op, const wgt_tensor *w, wgt_ftype type, int64_t *rows,
+                                  int64_t *cols)
+{
+    const char *tname = wgt_ftype_name(type);
+    if (!ql_block_format(type))
+        return op_fail(ctx, WGT_ERR_DTYPE, "%s: %s is not a quantized block format", op, tname ? tname : "unknown type");
+    uint32_t be = wgt_ftype_block_elems(type), bb = wgt_ftype_block_bytes(type);
+    if (w->l.dtype != WGT_U8 || w->l.ndim != 2 || w->l.shape[1] % bb || w->l.strides[1] != 1 ||
+        w->l.strides[0] != w->l.shape[1])
+        return op_fail(ctx, WGT_ERR_SHAPE,
+                       "%s: the weight must be a contiguous u8 [rows, row_bytes] tensor of whole %s blocks (%u "
+                       "bytes each), as wgt_qweight_upload makes", op, tname, bb);
+    *rows = w->l.shape[0], *cols = w->l.shape[1] / bb * be;
+    return WGT_OK;
+}
+
 wgt_status wgt_qlinear(const wgt_tensor *x, const wgt_tensor *w, wgt_ftype type, const wgt_tensor *bias,
                        wgt_tensor **out)
 {
@@ -187,15 +210,8 @@ wgt_status wgt_qlinear(const wgt_tensor *x, const wgt_tensor *w, wgt_ftype type,
     wgt_status st = op_same_context("qlinear", ins, 3);
     if (st) return st;
     const char *tname = wgt_ftype_name(type);
-    if (!ql_block_format(type))
-        return op_fail(ctx, WGT_ERR_DTYPE, "qlinear: %s is not a quantized block format", tname ? tname : "unknown type");
-    uint32_t be = wgt_ftype_block_elems(type), bb = wgt_ftype_block_bytes(type);
-    if (w->l.dtype != WGT_U8 || w->l.ndim != 2 || w->l.shape[1] % bb || w->l.strides[1] != 1 ||
-        w->l.strides[0] != w->l.shape[1])
-        return op_fail(ctx, WGT_ERR_SHAPE,
-                       "qlinear: the weight must be a contiguous u8 [rows, row_bytes] tensor of whole %s blocks (%u "
-                       "bytes each), as wgt_qweight_upload makes", tname, bb);
-    int64_t rows = w->l.shape[0], cols = w->l.shape[1] / bb * be;
+    int64_t rows, cols;
+    if ((st = ql_check_weight(ctx, "qlinear", w, type, &rows, &cols))) return st;
     if (!op_is_float(x->l.dtype))
         return op_fail(ctx, WGT_ERR_DTYPE, "qlinear: x must be f32, f16 or bf16, not %s", wgt_dtype_name(x->l.dtype));
     if (x->l.ndim < 1 || x->l.shape[x->l.ndim - 1] != cols)
@@ -235,5 +251,152 @@ wgt_status wgt_qlinear(const wgt_tensor *x, const wgt_tensor *w, wgt_ftype type,
         const wgt_tensor *rins[3] = {x, w, bias}; /* a NULL input reaches ql_ref with data NULL */
         st = op_reference(ctx, ql_ref, &a, rins, 3, &y, 1);
     }
+    return op_finish(st, y, out);
+}
+
+/* ---- one token with the norm or activation before it and the residual add after it ----------- */
+
+typedef struct qf_params {
+    uint32_t N, K, row_bytes, flags, w_off, off_x, off_g, off_b, off_r, off_o;
+    float eps;
+    uint32_t units;
+} qf_params;
+
+/* Determines the prelude of src/kernels/qlinear_fused.wgsl. */
+typedef struct qf_key {
+    int32_t type, pro, bdt;
+    uint32_t sg, wg;
+} qf_key;
+
+/* The block decoders of qlinear.wgsl (rd32 .. piece), shared with the fused kernel; NULL if the
+ * file lacks the markers. *len gets their length. */
+static const char *qf_decoders(size_t *len)
+{
+    const char *src = wgt_gpu_kernel_text("qlinear");
+    const char *lo = src ? strstr(src, "\nconst Q4_0: u32") : NULL;
+    const char *hi = lo ? strstr(lo, "\n// ---- gemv") : NULL;
+    if (!hi) return NULL;
+    *len = (size_t)(hi - lo);
+    return lo;
+}
+
+static char *qf_prelude(void *arg)
+{
+    const qf_key *k = arg;
+    size_t n = 0;
+    const char *dec = qf_decoders(&n);
+    size_t cap = n + 2048;
+    char *pre = dec ? malloc(cap) : NULL;
+    if (!pre) return NULL;
+    snprintf(pre, cap,
+             "%sconst FMT: u32 = %du;\nconst SG: u32 = %uu;\nfn sg_sum(v: f32) -> f32 { return %s; }\n"
+             "const WG: u32 = %uu;\nconst PRO: u32 = %du;\n",
+             k->sg > 1 ? "enable subgroups;\n" : "", k->type, k->sg, k->sg > 1 ? "subgroupAdd(v)" : "v", k->wg, k->pro);
+    op_wgsl_loader(pre, cap, "ldBias", "bias", (wgt_dtype)k->bdt, "f32");
+    size_t used = strlen(pre);
+    memcpy(pre + used, dec, n);
+    pre[used + n] = '\n';
+    pre[used + n + 1] = 0;
+    return pre;
+}
+
+/* The same through the plain ops: the path for anything the kernel does not take. */
+static wgt_status qf_composed(const wgt_tensor *x, wgt_fused_prologue pro, const wgt_tensor *gamma, double eps,
+                              const wgt_tensor *w, wgt_ftype type, const wgt_tensor *bias, const wgt_tensor *res,
+                              wgt_tensor **out)
+{
+    wgt_tensor *in = NULL, *y = NULL;
+    wgt_status st = WGT_OK;
+    if (pro == WGT_PRO_RMS_NORM) st = wgt_rms_norm(x, 1, gamma, eps, &in);
+    else if (pro == WGT_PRO_SWIGLU) st = wgt_swiglu(x, &in);
+    if (!st) st = wgt_qlinear(in ? in : x, w, type, bias, res ? &y : out);
+    if (!st && res) st = wgt_binary(WGT_BINARY_ADD, y, res, out);
+    wgt_tensor_free(in);
+    wgt_tensor_free(y);
+    return st;
+}
+
+/* 1 when t is NULL, or f32 (any float with any_float), contiguous, starting at a multiple of
+ * `align` elements and within one binding. */
+static int qf_operand(wgt_context *ctx, const wgt_tensor *t, int any_float, int64_t align)
+{
+    if (!t) return 1;
+    const wgt_layout *l = &t->l;
+    if (!(any_float ? op_is_float(l->dtype) : l->dtype == WGT_F32) || !wgt_layout_is_contiguous(l)) return 0;
+    return l->offset % align == 0 &&
+           (uint64_t)wgt_layout_numel(l) * wgt_dtype_size(l->dtype) + 256 <= ctx->info.limits.max_storage_buffer_binding_size;
+}
+
+wgt_status wgt_fused_qlinear(const wgt_tensor *x, wgt_fused_prologue pro, const wgt_tensor *gamma, double eps,
+                             const wgt_tensor *w, wgt_ftype type, const wgt_tensor *bias, const wgt_tensor *res,
+                             wgt_tensor **out)
+{
+    OP_BEGIN(x, out);
+    if (!w || (pro == WGT_PRO_RMS_NORM && !gamma) || pro < WGT_PRO_NONE || pro > WGT_PRO_SWIGLU)
+        return wgt_error(WGT_ERR_INVALID_ARGUMENT, "fused_qlinear: NULL weight or norm weight, or an unknown prologue");
+    const wgt_tensor *ins[5] = {x, w, gamma ? gamma : x, bias ? bias : x, res ? res : x};
+    wgt_status st = op_same_context("fused_qlinear", ins, 5);
+    if (st) return st;
+    int64_t N, K;
+    if ((st = ql_check_weight(ctx, "fused_qlinear", w, type, &N, &K))) return st;
+    int nd = x->l.ndim;
+    int64_t Kx = nd ? x->l.shape[nd - 1] : 0;
+    int64_t M = Kx ? wgt_layout_numel(&x->l) / Kx : 0;
+    if (Kx != (pro == WGT_PRO_SWIGLU ? 2 * K : K))
+        return op_fail(ctx, WGT_ERR_SHAPE, "fused_qlinear: x [..., %lld] does not match the weight's %lld columns%s",
+                       (long long)Kx, (long long)K, pro == WGT_PRO_SWIGLU ? " (SwiGLU: x holds 2K values, gate then up)" : "");
+    if ((pro == WGT_PRO_RMS_NORM && (gamma->l.ndim != 1 || gamma->l.shape[0] != K)) ||
+        (bias && (bias->l.ndim != 1 || bias->l.shape[0] != N)))
+        return op_fail(ctx, WGT_ERR_SHAPE, "fused_qlinear: the norm weight must be [%lld] and the bias [%lld]",
+                       (long long)K, (long long)N);
+    if (res) {
+        int ok = res->l.ndim == nd && res->l.shape[nd - 1] == N;
+        for (int d = 0; ok && d < nd - 1; d++) ok = res->l.shape[d] == x->l.shape[d];
+        if (!ok) return op_fail(ctx, WGT_ERR_SHAPE, "fused_qlinear: the residual must have x's shape with last dim %lld",
+                                (long long)N);
+    }
+    /* the kernel: one f32 row of x (decode) aligned to vec4s, the whole weight in one binding (the
+     * plain gemv splits larger ones), Q4_K rows at whole words (its decoder reads words) */
+    const wgt_limits *lim = &ctx->info.limits;
+    int64_t row_bytes = w->l.shape[1];
+    uint64_t align = lim->min_storage_buffer_offset_alignment > 4 ? lim->min_storage_buffer_offset_alignment : 4;
+    uint64_t wbytes = (uint64_t)N * (uint64_t)row_bytes + align + 8;
+    size_t declen;
+    int fast = !wgt_ctx_is_cpu(ctx) && ql_gpu_format(type) && op_workgroup_size(ctx) >= 128 &&
+               lim->max_storage_buffers_per_shader_stage >= 6 && M == 1 && N > 0 && wbytes <= UINT32_MAX &&
+               wbytes <= lim->max_storage_buffer_binding_size && (type != WGT_FTYPE_Q4_K || w->l.offset % 4 == 0) &&
+               qf_operand(ctx, x, 0, 4) && (pro != WGT_PRO_RMS_NORM || qf_operand(ctx, gamma, 0, 4)) &&
+               qf_operand(ctx, bias, 1, 1) && qf_operand(ctx, res, 0, 1) && qf_decoders(&declen);
+    if (!fast) return qf_composed(x, pro, gamma, eps, w, type, bias, res, out);
+    int64_t shape[WGT_MAX_DIMS];
+    memcpy(shape, x->l.shape, sizeof(int64_t) * (size_t)nd);
+    shape[nd - 1] = N;
+    wgt_tensor *y;
+    if ((st = wgt_tensor_new(ctx, WGT_F32, nd, shape, &y))) return st;
+    qf_key key = {(int32_t)type, (int32_t)pro, bias ? (int32_t)bias->l.dtype : (int32_t)WGT_F32, ql_subgroup(ctx),
+                  op_workgroup_size(ctx)};
+    wgt_kernel *k;
+    if ((st = wgt_gpu_kernel_keyed(ctx, "qlinear_fused", &key, sizeof key, qf_prelude, &key, "main", NULL, 0, &k)))
+        return op_finish(st, y, out);
+    const wgt_tensor *bt[6] = {x, w, pro == WGT_PRO_RMS_NORM ? gamma : x, bias ? bias : x, res ? res : x, y};
+    wgt_binding b[6];
+    int64_t base[6];
+    for (int i = 0; i < 6 && !st; i++) {
+        /* w: its rows plus the word after the end (rd32 at an unaligned last address reads it) */
+        if (i == 1) st = op_bind(w, w->l.offset, w->l.offset + N * row_bytes + 3, &b[1], &base[1]);
+        else st = op_bind_all(bt[i], &b[i], &base[i]);
+    }
+    if (st) return op_finish(st, y, out);
+    qf_params p = {0};
+    p.N = (uint32_t)N, p.K = (uint32_t)K, p.row_bytes = (uint32_t)row_bytes, p.units = (uint32_t)(K / 32);
+    p.flags = (bias ? 1u : 0u) | (res ? 2u : 0u), p.eps = (float)eps;
+    p.w_off = (uint32_t)(w->l.offset - base[1]);
+    p.off_x = (uint32_t)((x->l.offset - base[0]) / 4), p.off_g = (uint32_t)((bt[2]->l.offset - base[2]) / 4);
+    p.off_b = (uint32_t)(bt[3]->l.offset - base[3]), p.off_r = (uint32_t)(bt[4]->l.offset - base[4]);
+    p.off_o = (uint32_t)(y->l.offset - base[5]);
+    /* WG / 32 rows a workgroup, as qlinear.wgsl's gemv */
+    uint32_t gx, gy, rpw = key.wg / 32;
+    op_grid(ctx, ((uint64_t)N + rpw - 1) / rpw, &gx, &gy);
+    st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 6, gx, gy, 1);
     return op_finish(st, y, out);
 }

@@ -1,0 +1,314 @@
+/* wgt_fused_qlinear against a double oracle: random f32 weights quantised with wgt_quantize (Q8_0,
+ * Q4_0, Q4_K, Q6_K) and dequantised with wgt_dequantize; the prologue (none, RMSNorm, SwiGLU), the
+ * product, bias and residual all in double on the host. One token takes the kernel in one dispatch
+ * (checked through the context's dispatch count); K past one four-piece step of the row's 32
+ * invocations (1024 columns) with a remainder, N not a multiple of the rows per workgroup, Q6_K
+ * rows at unaligned bytes, a row narrow of the weight, an f16 bias, 3-D x. Two tokens (M = 2), a
+ * strided x and the CPU-reference context run the composition of the plain ops. The spec's default
+ * limits run the kernel again where they lower the workgroup size (128 on OpenGL ES compat). */
+#include <math.h>
+#include <string.h>
+
+#include "ops/api.h"
+#include "ops/ops.h"
+#include "support/check.h"
+
+static uint64_t rng = 0x9E3779B97F4A7C15ull;
+static double uniform(double lo, double hi)
+{
+    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+    return lo + (hi - lo) * (double)(rng >> 11) / 9007199254740992.0;
+}
+
+static float *random_f32(int64_t n, double lo, double hi)
+{
+    float *v = malloc((size_t)(n ? n : 1) * sizeof(float));
+    for (int64_t i = 0; i < n; i++) v[i] = (float)uniform(lo, hi);
+    return v;
+}
+
+static int64_t compared;
+static const double EPS = 1e-5;
+
+typedef struct qw {
+    wgt_ftype type;
+    int64_t rows, cols;
+    void *blocks;
+    float *deq; /* [rows, cols] */
+} qw;
+
+static void make_weight(qw *q, wgt_ftype type, int64_t rows, int64_t cols)
+{
+    q->type = type, q->rows = rows, q->cols = cols;
+    float *f = random_f32(rows * cols, -1, 1);
+    uint64_t bytes;
+    MUST(wgt_ftype_bytes(type, rows * cols, &bytes));
+    q->blocks = malloc(bytes);
+    q->deq = malloc((size_t)(rows * cols) * sizeof(float));
+    MUST(wgt_quantize(type, f, q->blocks, rows * cols));
+    MUST(wgt_dequantize(type, q->blocks, q->deq, rows * cols));
+    free(f);
+}
+
+/* Host inputs of one case: x [M, Kx], gamma [K], bias [N] (f32 values, maybe stored as f16),
+ * res [M, N]; NULL when absent. */
+typedef struct qcase {
+    wgt_fused_prologue pro;
+    int64_t M;
+    float *x, *gamma, *bias, *res;
+} qcase;
+
+/* The oracle for token t, row n, with the magnitude the f32 error bound scales with.
+ * Tolerance: the GPU sums K f32 products in any order (K u sum|v w|, u = 2^-24); the prologue
+ * rounds each v (silu's exp and division, the norm's scale: a few u of |v| each, 16 u allowed);
+ * Q4_K's d*sc*q - dmin*m may be one FMA, moving each weight by u * 2 max|w| (as test_gpu_qlinear). */
+static void oracle(const qcase *c, const qw *q, int64_t t, int64_t n, double *val, double *tol)
+{
+    int64_t K = q->cols, Kx = c->pro == WGT_PRO_SWIGLU ? 2 * K : K;
+    const float *xr = c->x + t * Kx, *wr = q->deq + n * K;
+    double scale = 1;
+    if (c->pro == WGT_PRO_RMS_NORM) {
+        double ss = 0;
+        for (int64_t k = 0; k < K; k++) ss += (double)xr[k] * xr[k];
+        scale = 1 / sqrt(ss / (double)K + EPS);
+    }
+    double s = 0, mag = 0, vs = 0, maxw = 0;
+    for (int64_t k = 0; k < K; k++) {
+        double v = xr[k];
+        if (c->pro == WGT_PRO_RMS_NORM) v = v * scale * c->gamma[k];
+        else if (c->pro == WGT_PRO_SWIGLU) v = v / (1 + exp(-v)) * xr[K + k];
+        s += v * wr[k], mag += fabs(v * wr[k]), vs += fabs(v), maxw = fmax(maxw, fabs(wr[k]));
+    }
+    double extra = 0;
+    if (c->bias) s += c->bias[n], extra += fabs(c->bias[n]);
+    if (c->res) s += c->res[t * q->rows + n], extra += fabs(c->res[t * q->rows + n]);
+    const double u = 1.0 / 16777216.0;
+    *val = s;
+    *tol = (double)(K + 16) * u * mag + 2 * u * maxw * vs + 4 * u * (extra + fabs(s)) + 1e-30;
+}
+
+/* Run one case on w (the weight q, or a view of it) and compare; expect_dispatches >= 0 checks how
+ * many dispatches the call recorded. */
+static void run_case(wgt_context *ctx, const char *what, const qw *q, const wgt_tensor *w, const qcase *c,
+                     int bias_f16, int x3d, int expect_dispatches)
+{
+    int64_t K = q->cols, N = q->rows, Kx = c->pro == WGT_PRO_SWIGLU ? 2 * K : K;
+    wgt_tensor *tx, *tg = NULL, *tb = NULL, *tr = NULL, *y = NULL;
+    if (x3d) MUST(wgt_tensor_from_host(ctx, WGT_F32, 3, (int64_t[]){c->M, 1, Kx}, c->x, &tx));
+    else MUST(wgt_tensor_from_host(ctx, WGT_F32, 2, (int64_t[]){c->M, Kx}, c->x, &tx));
+    if (c->gamma) MUST(wgt_tensor_from_host(ctx, WGT_F32, 1, &K, c->gamma, &tg));
+    if (c->bias && bias_f16) {
+        uint16_t *h = malloc((size_t)N * 2);
+        for (int64_t i = 0; i < N; i++) h[i] = wgt_cpu_f64_to_f16(c->bias[i]);
+        MUST(wgt_tensor_from_host(ctx, WGT_F16, 1, &N, h, &tb));
+        free(h);
+    } else if (c->bias)
+        MUST(wgt_tensor_from_host(ctx, WGT_F32, 1, &N, c->bias, &tb));
+    if (c->res) {
+        if (x3d) MUST(wgt_tensor_from_host(ctx, WGT_F32, 3, (int64_t[]){c->M, 1, N}, c->res, &tr));
+        else MUST(wgt_tensor_from_host(ctx, WGT_F32, 2, (int64_t[]){c->M, N}, c->res, &tr));
+    }
+    wgt_memory_stats before, after;
+    MUST(wgt_context_memory_stats(ctx, &before));
+    wgt_status st = wgt_fused_qlinear(tx, c->pro, tg, EPS, w, q->type, tb, tr, &y);
+    MUST(wgt_context_memory_stats(ctx, &after));
+    CHECK(st == WGT_OK, "%s: %s", what, wgt_errmsg());
+    if (!st) {
+        if (expect_dispatches >= 0)
+            CHECK(after.dispatches - before.dispatches == (uint64_t)expect_dispatches, "%s: %llu dispatches, not %d",
+                  what, (unsigned long long)(after.dispatches - before.dispatches), expect_dispatches);
+        int nd = wgt_tensor_ndim(y);
+        CHECK(nd == (x3d ? 3 : 2) && wgt_tensor_dim(y, 0) == c->M && wgt_tensor_dim(y, nd - 1) == N &&
+                  wgt_tensor_dtype(y) == WGT_F32, "%s: result shape/dtype", what);
+        float *got = malloc((size_t)(c->M * N) * sizeof(float));
+        MUST(wgt_tensor_to_host(y, got, (size_t)(c->M * N) * sizeof(float)));
+        int bad = 0;
+        for (int64_t t = 0; t < c->M; t++)
+            for (int64_t n = 0; n < N; n++) {
+                double v, tol;
+                oracle(c, q, t, n, &v, &tol);
+                compared++;
+                double g = got[t * N + n];
+                if (!(fabs(g - v) <= tol) && bad++ < 3)
+                    CHECK(0, "%s: token %lld row %lld: got %.9g, expected %.9g (tolerance %.3g)", what, (long long)t,
+                          (long long)n, g, v, tol);
+            }
+        CHECK(bad == 0, "%s: %d of %lld values off", what, bad, (long long)(c->M * N));
+        free(got);
+    }
+    wgt_tensor_free(y);
+    wgt_tensor_free(tx);
+    wgt_tensor_free(tg);
+    wgt_tensor_free(tb);
+    wgt_tensor_free(tr);
+}
+
+static const char *pro_name(wgt_fused_prologue pro)
+{
+    return pro == WGT_PRO_RMS_NORM ? "rms_norm" : pro == WGT_PRO_SWIGLU ? "swiglu" : "none";
+}
+
+/* Inputs for q with prologue pro and M tokens; bias and res when asked. */
+static qcase make_case(const qw *q, wgt_fused_prologue pro, int64_t M, int with_bias, int with_res)
+{
+    qcase c = {pro, M, NULL, NULL, NULL, NULL};
+    c.x = random_f32(M * q->cols * (pro == WGT_PRO_SWIGLU ? 2 : 1), -2, 2);
+    if (pro == WGT_PRO_RMS_NORM) c.gamma = random_f32(q->cols, -1.5, 1.5);
+    if (with_bias) c.bias = random_f32(q->rows, -2, 2);
+    if (with_res) c.res = random_f32(M * q->rows, -3, 3);
+    return c;
+}
+
+static void free_case(qcase *c)
+{
+    free(c->x), free(c->gamma), free(c->bias), free(c->res);
+}
+
+/* Every format x prologue x bias x res on one token (the kernel, one dispatch on a GPU context),
+ * and the composition with two tokens. */
+static void test_all(wgt_context *ctx, int gpu)
+{
+    const struct { wgt_ftype t; int64_t rows, cols; } ws[] = {
+        {WGT_FTYPE_Q8_0, 37, 1056}, /* 33 blocks: one four-piece step and 4 pieces left */
+        {WGT_FTYPE_Q4_0, 45, 1056},
+        {WGT_FTYPE_Q4_K, 37, 1280}, /* 5 super-blocks: one step and 32 pieces left */
+        {WGT_FTYPE_Q6_K, 29, 1280}, /* 1050-byte rows: unaligned starts */
+    };
+    for (size_t i = 0; i < sizeof ws / sizeof ws[0]; i++) {
+        qw q;
+        make_weight(&q, ws[i].t, ws[i].rows, ws[i].cols);
+        wgt_tensor *w;
+        MUST(wgt_qweight_upload(ctx, q.type, q.rows, q.cols, q.blocks, &w));
+        for (int pro = WGT_PRO_NONE; pro <= WGT_PRO_SWIGLU; pro++)
+            for (int br = 0; br < 4; br++) {
+                qcase c = make_case(&q, (wgt_fused_prologue)pro, 1, br & 1, br >> 1);
+                char what[128];
+                snprintf(what, sizeof what, "%s [%lld, %lld] %s%s%s", wgt_ftype_name(q.type), (long long)q.rows,
+                         (long long)q.cols, pro_name(c.pro), c.bias ? " + bias" : "", c.res ? " + res" : "");
+                run_case(ctx, what, &q, w, &c, 0, 0, gpu ? 1 : -1);
+                free_case(&c);
+            }
+        /* two tokens: the plain ops */
+        for (int pro = WGT_PRO_NONE; pro <= WGT_PRO_SWIGLU; pro++) {
+            qcase c = make_case(&q, (wgt_fused_prologue)pro, 2, pro != WGT_PRO_NONE, 1);
+            char what[128];
+            snprintf(what, sizeof what, "%s %s, 2 tokens (composed)", wgt_ftype_name(q.type), pro_name(c.pro));
+            run_case(ctx, what, &q, w, &c, 0, 0, -1);
+            free_case(&c);
+        }
+        wgt_tensor_free(w);
+        free(q.blocks);
+        free(q.deq);
+    }
+}
+
+/* A row narrow of the weight (rows starting at byte 11 * 34), an f16 bias, 3-D x, a strided x
+ * (composed), and the refusals. */
+static void test_views(wgt_context *ctx, int gpu)
+{
+    qw q;
+    make_weight(&q, WGT_FTYPE_Q8_0, 40, 1088);
+    wgt_tensor *w, *wn;
+    MUST(wgt_qweight_upload(ctx, q.type, q.rows, q.cols, q.blocks, &w));
+    MUST(wgt_tensor_narrow(w, 0, 11, 21, &wn));
+    qw part = q;
+    part.rows = 21;
+    part.deq = q.deq + 11 * q.cols;
+    qcase c = make_case(&part, WGT_PRO_RMS_NORM, 1, 1, 1);
+    run_case(ctx, "q8_0 row narrow, rms_norm + f16 bias + res", &part, wn, &c, 1, 0, gpu ? 1 : -1);
+    run_case(ctx, "q8_0 row narrow, 3-D x", &part, wn, &c, 0, 1, gpu ? 1 : -1);
+    free_case(&c);
+
+    /* x as a column of a [K, 2] tensor: strided, so the plain ops */
+    c = make_case(&q, WGT_PRO_SWIGLU, 1, 0, 1);
+    int64_t Kx = 2 * q.cols;
+    float *x2 = malloc((size_t)Kx * 2 * sizeof(float));
+    for (int64_t k = 0; k < Kx; k++) x2[2 * k] = c.x[k], x2[2 * k + 1] = 99;
+    wgt_tensor *tx2, *tcol, *txs, *tr, *y = NULL;
+    MUST(wgt_tensor_from_host(ctx, WGT_F32, 2, (int64_t[]){Kx, 2}, x2, &tx2));
+    MUST(wgt_tensor_narrow(tx2, 1, 0, 1, &tcol));
+    MUST(wgt_tensor_transpose(tcol, 0, 1, &txs)); /* [1, Kx], stride 2 */
+    MUST(wgt_tensor_from_host(ctx, WGT_F32, 2, (int64_t[]){1, q.rows}, c.res, &tr));
+    wgt_status st = wgt_fused_qlinear(txs, WGT_PRO_SWIGLU, NULL, EPS, w, q.type, NULL, tr, &y);
+    CHECK(st == WGT_OK, "strided x: %s", wgt_errmsg());
+    if (!st) {
+        float *got = malloc((size_t)q.rows * sizeof(float));
+        MUST(wgt_tensor_to_host(y, got, (size_t)q.rows * sizeof(float)));
+        int bad = 0;
+        for (int64_t n = 0; n < q.rows; n++) {
+            double v, tol;
+            oracle(&c, &q, 0, n, &v, &tol);
+            compared++;
+            bad += !(fabs(got[n] - v) <= tol);
+        }
+        CHECK(bad == 0, "strided x: %d values off", bad);
+        free(got);
+    }
+    wgt_tensor_free(y);
+
+    /* refusals */
+    y = NULL;
+    wgt_tensor *tb;
+    MUST(wgt_tensor_zeros(ctx, WGT_F32, 1, (int64_t[]){q.rows + 1}, &tb));
+    CHECK(wgt_fused_qlinear(txs, WGT_PRO_NONE, NULL, EPS, w, q.type, NULL, NULL, &y) == WGT_ERR_SHAPE && !y,
+          "2K columns without SwiGLU refused");
+    CHECK(strstr(wgt_errmsg(), "1088") != NULL, "the message names the columns: %s", wgt_errmsg());
+    CHECK(wgt_fused_qlinear(txs, WGT_PRO_RMS_NORM, NULL, EPS, w, q.type, NULL, NULL, &y) == WGT_ERR_INVALID_ARGUMENT,
+          "RMSNorm without gamma refused");
+    CHECK(wgt_fused_qlinear(txs, WGT_PRO_SWIGLU, NULL, EPS, w, q.type, tb, NULL, &y) == WGT_ERR_SHAPE,
+          "bias of the wrong length refused");
+    CHECK(wgt_fused_qlinear(txs, WGT_PRO_SWIGLU, NULL, EPS, w, q.type, NULL, tb, &y) == WGT_ERR_SHAPE,
+          "residual of the wrong shape refused");
+    CHECK(wgt_fused_qlinear(txs, WGT_PRO_SWIGLU, NULL, EPS, w, WGT_FTYPE_Q4_0, NULL, NULL, &y) == WGT_ERR_SHAPE,
+          "bytes of another format refused");
+    CHECK(wgt_fused_qlinear(txs, WGT_PRO_SWIGLU, NULL, EPS, w, WGT_FTYPE_F16, NULL, NULL, &y) == WGT_ERR_DTYPE,
+          "a plain format refused");
+    wgt_tensor_free(tb);
+    wgt_tensor_free(tr);
+    wgt_tensor_free(txs);
+    wgt_tensor_free(tcol);
+    wgt_tensor_free(tx2);
+    free(x2);
+    free_case(&c);
+    wgt_tensor_free(wn);
+    wgt_tensor_free(w);
+    free(q.blocks);
+    free(q.deq);
+}
+
+int main(void)
+{
+    wgt_context *ctx;
+    MUST(wgt_context_create(NULL, &ctx));
+    test_all(ctx, 1);
+    test_views(ctx, 1);
+    int64_t gpu_compared = compared;
+    CHECK(gpu_compared > 2500, "only %lld values compared", (long long)gpu_compared);
+    uint32_t wg = op_workgroup_size(ctx);
+    wgt_context_free(ctx);
+
+    /* the spec's default limits: where they lower the workgroup size, the kernel's variant for it */
+    wgt_context_options dl = {0};
+    dl.default_limits = 1;
+    MUST(wgt_context_create(&dl, &ctx));
+    if (op_workgroup_size(ctx) < wg) {
+        compared = 0;
+        test_all(ctx, 1);
+        test_views(ctx, 1);
+        printf("default limits (%u invocations per workgroup): %lld values compared\n", op_workgroup_size(ctx),
+               (long long)compared);
+    } else
+        printf("default limits: the same %u invocations per workgroup, no second pass\n", wg);
+    wgt_context_free(ctx);
+
+    /* the CPU-reference context: the composition everywhere */
+    wgt_context_options o = {0};
+    o.backend = WGT_BACKEND_CPU;
+    MUST(wgt_context_create(&o, &ctx));
+    compared = 0;
+    test_views(ctx, 0);
+    CHECK(compared > 40, "cpu context: only %lld values compared", (long long)compared);
+    wgt_context_free(ctx);
+    printf("%lld GPU values compared\n", (long long)gpu_compared);
+    return test_finish("test_gpu_qfused");
+}
