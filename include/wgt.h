@@ -969,6 +969,13 @@ wgt_status wgt_qweight_upload(wgt_context *ctx, wgt_ftype type, int64_t rows, in
  * W dequantised inside the kernel. w may be a narrow of an uploaded weight along its rows. */
 wgt_status wgt_qlinear(const wgt_tensor *x, const wgt_tensor *w, wgt_ftype type, const wgt_tensor *bias,
                        wgt_tensor **out);
+/* wgt_fused_linear with a quantized weight: *out [..., rows] = pro(x) @ W^T + bias + res, W as
+ * wgt_qlinear takes it (cols = K; x holds 2K values for WGT_PRO_SWIGLU), gamma [K], bias [rows] and
+ * res [..., rows] (either may be NULL). One token (x of one f32 row) is one pass over the blocks on
+ * the GPU; anything else composes wgt_rms_norm / wgt_swiglu, wgt_qlinear and the add. */
+wgt_status wgt_fused_qlinear(const wgt_tensor *x, wgt_fused_prologue pro, const wgt_tensor *gamma, double eps,
+                             const wgt_tensor *w, wgt_ftype type, const wgt_tensor *bias, const wgt_tensor *res,
+                             wgt_tensor **out);
 
 /* --- GGUF (v2 and v3, little-endian) ------------------------------------------------------- */
 
