@@ -21,7 +21,7 @@ typedef struct ew_params {
 
 /* Everything the generated prelude depends on: the pipeline cache's key (no padding bytes). */
 typedef struct ew_key {
-    uint8_t fam, ci, d[3], out, vec, scalar; /* ci: CI_*; scalar: bit i, vec path only */
+    uint8_t fam, ci, d[3], out, vec, scalar; /* ci: CI_*; vec: 0 strided, 1 vec4, 2 packed; scalar: bit i */
     uint8_t mixed, pad[3];                    /* vec path: bit i, input i's elements differ in size */
     uint32_t wg;
 } ew_key;
@@ -192,10 +192,142 @@ static char *ew_prelude_wide(const ew_key *k, char *pre, size_t cap)
     return pre;
 }
 
+/* ---- the packed contiguous path (elementwise_pack.wgsl) --------------------------------------
+ * unit(v, c0, c1, c2) computes output vec4 v straight-line: whole-vec4 loads, constant swizzles,
+ * one compute() per element, one 16-byte store. Its values are exactly the loaders' and storers'
+ * of the other paths (same conversions, same bf16 rounding), so the results are bit-identical. */
+
+/* The natural WGSL type of element e as unpacked (as ops.c's loaders take it). */
+static const char *pack_raw_type(wgt_dtype dt)
+{
+    switch (dt) {
+    case WGT_F32: case WGT_F16: case WGT_BF16: return "f32";
+    case WGT_I32: case WGT_I8: return "i32";
+    default: return "u32";
+    }
+}
+
+/* The raw value of the k-th element of dtype dt inside the 32-bit word expression w. */
+static void pack_elem(char *e, size_t cap, wgt_dtype dt, const char *w, int k)
+{
+    switch (dt) {
+    case WGT_F32: snprintf(e, cap, "bitcast<f32>(%s)", w); break;
+    case WGT_I32: snprintf(e, cap, "bitcast<i32>(%s)", w); break;
+    case WGT_F16: snprintf(e, cap, "unpack2x16float(%s).%c", w, k ? 'y' : 'x'); break;
+    case WGT_BF16: snprintf(e, cap, k ? "bitcast<f32>(%s & 0xffff0000u)" : "bitcast<f32>(%s << 16u)", w); break;
+    case WGT_I8: snprintf(e, cap, "extractBits(bitcast<i32>(%s), %du, 8u)", w, 8 * k); break;
+    case WGT_U8: snprintf(e, cap, "extractBits(%s, %du, 8u)", w, 8 * k); break;
+    case WGT_BOOL: snprintf(e, cap, "select(0u, 1u, extractBits(%s, %du, 8u) != 0u)", w, 8 * k); break;
+    default: snprintf(e, cap, "%s", w); break; /* u32 */
+    }
+}
+
+/* The output word c of unit's results r0..r(N-1) for output dtype dt (PACK elements a word). */
+static void pack_word(char *e, size_t cap, wgt_dtype dt, int c)
+{
+    size_t used = 0;
+    int pack = op_pack(dt);
+    for (int k = 0; k < pack; k++) {
+        int j = c * pack + k;
+        const char *sep = k ? " | " : "";
+        switch (dt) {
+        case WGT_F32: used += snprintf(e + used, cap - used, "bitcast<u32>(f32(r%d))", j); break;
+        case WGT_I32: used += snprintf(e + used, cap - used, "bitcast<u32>(i32(r%d))", j); break;
+        case WGT_U32: used += snprintf(e + used, cap - used, "u32(r%d)", j); break;
+        case WGT_F16:
+            if (!k) used += snprintf(e + used, cap - used, "pack2x16float(vec2<f32>(f32(r%d), f32(r%d)))", j, j + 1);
+            break;
+        case WGT_BF16: used += snprintf(e + used, cap - used, "%s(bf16_bits(f32(r%d)) << %du)", sep, j, 16 * k); break;
+        case WGT_BOOL: used += snprintf(e + used, cap - used, "%s(select(0u, 1u, r%d != CO(0)) << %du)", sep, j, 8 * k); break;
+        default: /* i8, u8 */
+            used += snprintf(e + used, cap - used, "%s((bitcast<u32>(i32(r%d)) & 0xffu) << %du)", sep, j, 8 * k);
+            break;
+        }
+        if (used >= cap) return;
+    }
+}
+
+/* Append the scalar loaders sc0..sc2, bf16_bits and unit() of the packed path for key k. */
+static void ew_pack_body(const ew_key *k, char *pre, size_t cap)
+{
+    size_t used = strlen(pre);
+    const char *ci = ci_name(k->ci);
+    wgt_dtype out = (wgt_dtype)k->out;
+    int so = (int)wgt_dtype_size(out), n = 16 / so; /* elements a unit */
+    for (int i = 0; i < 3; i++) {
+        wgt_dtype dt = (wgt_dtype)k->d[i];
+        char name[8], bind[8];
+        if (!(k->scalar >> i & 1)) {
+            used += snprintf(pre + used, cap - used, "fn sc%d() -> CI { return CI(0); }\n", i);
+            continue;
+        }
+        /* a broadcast element: its vec4, then the loader of element (offset within that vec4) */
+        snprintf(name, sizeof name, "lv%d", i);
+        snprintf(bind, sizeof bind, "s%d", i);
+        used += snprintf(pre + used, cap - used,
+                         "var<private> s%d: vec4<u32>;\nfn sc%d() -> CI { s%d = in%d[p.off%d / %du]; return lv%d(p.off%d %% %du); }\n",
+                         i, i, i, i, i, 16 / (int)wgt_dtype_size(dt), i, i, 16 / (int)wgt_dtype_size(dt));
+        loader_32(pre, cap, name, bind, dt, ci, k->fam == EW_WHERE && i == 0);
+        used = strlen(pre);
+    }
+    /* round to nearest even on the upper 16 bits; NaN stays a quiet NaN (ops.c's bf16 storer) */
+    used += snprintf(pre + used, cap - used,
+                     "fn bf16_bits(x: f32) -> u32 {\n  let b = bitcast<u32>(x);\n"
+                     "  return select((b + 0x7fffu + ((b >> 16u) & 1u)) >> 16u, (b >> 16u) | 0x40u, (b & 0x7fffffffu) > 0x7f800000u);\n}\n");
+    used += snprintf(pre + used, cap - used, "fn unit(v: u32, c0: CI, c1: CI, c2: CI) -> vec4<u32> {\n");
+    char words[3][16][24]; /* the 32-bit word expressions of each input's part of the unit */
+    for (int i = 0; i < 3; i++) {
+        if (k->scalar >> i & 1) continue;
+        int si = (int)wgt_dtype_size((wgt_dtype)k->d[i]), nw = n * si / 4, ei = 16 / si;
+        const char *xyzw = "xyzw";
+        if (nw >= 4) { /* whole vec4s; the last unit's later ones may lie past the binding: clamped */
+            for (int j = 0; j < nw / 4; j++) {
+                if (j) used += snprintf(pre + used, cap - used,
+                                        "  let q%d_%d = in%d[min(p.off%d / %du + v * %du + %du, arrayLength(&in%d) - 1u)];\n",
+                                        i, j, i, i, ei, nw / 4, j, i);
+                else used += snprintf(pre + used, cap - used, "  let q%d_0 = in%d[p.off%d / %du + v * %du];\n", i, i, i,
+                                      ei, nw / 4);
+            }
+            for (int m = 0; m < nw; m++) snprintf(words[i][m], sizeof words[i][m], "q%d_%d.%c", i, m / 4, xyzw[m % 4]);
+        } else if (nw == 2) { /* half a vec4 */
+            used += snprintf(pre + used, cap - used,
+                             "  let g%d = in%d[p.off%d / %du + v / 2u];\n  let q%d = select(g%d.xy, g%d.zw, (v & 1u) == 1u);\n",
+                             i, i, i, ei, i, i, i);
+            snprintf(words[i][0], sizeof words[i][0], "q%d.x", i);
+            snprintf(words[i][1], sizeof words[i][1], "q%d.y", i);
+        } else { /* one word of a vec4 */
+            used += snprintf(pre + used, cap - used, "  let q%d = in%d[p.off%d / %du + v / 4u][v & 3u];\n", i, i, i, ei);
+            snprintf(words[i][0], sizeof words[i][0], "q%d", i);
+        }
+    }
+    for (int e = 0; e < n; e++) {
+        char args[3][160];
+        for (int i = 0; i < 3; i++) {
+            if (k->scalar >> i & 1) {
+                snprintf(args[i], sizeof args[i], "c%d", i);
+                continue;
+            }
+            wgt_dtype dt = (wgt_dtype)k->d[i];
+            int si = (int)wgt_dtype_size(dt);
+            char raw[96];
+            pack_elem(raw, sizeof raw, dt, words[i][e * si / 4], (e * si % 4) / si);
+            const char *rt = pack_raw_type(dt);
+            if (k->fam == EW_WHERE && i == 0 && op_is_float(dt) && strcmp(ci, "f32"))
+                snprintf(args[i], sizeof args[i], "select(CI(0), CI(1), truthy(%s))", raw);
+            else if (!strcmp(rt, ci)) snprintf(args[i], sizeof args[i], "%s", raw);
+            else snprintf(args[i], sizeof args[i], "%s(%s)", ci, raw);
+        }
+        used += snprintf(pre + used, cap - used, "  let r%d = compute(%s, %s, %s);\n", e, args[0], args[1], args[2]);
+    }
+    char w[4][512];
+    for (int c = 0; c < 4; c++) pack_word(w[c], sizeof w[c], out, c);
+    snprintf(pre + used, cap - used, "  return vec4<u32>(%s,\n    %s,\n    %s,\n    %s);\n}\n", w[0], w[1], w[2], w[3]);
+}
+
 static char *ew_prelude(void *arg)
 {
     const ew_key *k = arg;
-    size_t cap = 32768;
+    size_t cap = k->vec == 2 ? 65536 : 32768;
     char *pre = malloc(cap);
     if (!pre) return NULL;
     if (key_wide(k->ci, k->d, k->out)) return ew_prelude_wide(k, pre, cap);
@@ -208,7 +340,9 @@ static char *ew_prelude(void *arg)
     snprintf(pre, cap, "%s\n%.*s\nalias CI = %s;\nalias CO = %s;\nconst PACK: u32 = %du;\nconst WG: u32 = %uu;\n",
              lib ? lib : "", ops_len, ops ? ops : "", ci, op_compute_type(out), op_pack(out), k->wg);
     size_t used = strlen(pre);
-    if (k->vec) {
+    if (k->vec == 2) {
+        ew_pack_body(k, pre, cap);
+    } else if (k->vec) {
         for (int i = 0; i < 3; i++) {
             used += snprintf(pre + used, cap - used, "const S%d: bool = %s;\nconst M%d: bool = %s;\nconst E%d: u32 = %du;\n",
                              i, k->scalar >> i & 1 ? "true" : "false", i, k->mixed >> i & 1 ? "true" : "false", i,
@@ -232,7 +366,8 @@ static char *ew_prelude(void *arg)
 
 static wgt_status ew_kernel(wgt_context *ctx, const ew_key *key, wgt_kernel **k)
 {
-    return wgt_gpu_kernel_keyed(ctx, key->vec ? "elementwise_vec" : "elementwise", key, sizeof *key, ew_prelude,
+    const char *file = key->vec == 2 ? "elementwise_pack" : key->vec ? "elementwise_vec" : "elementwise";
+    return wgt_gpu_kernel_keyed(ctx, file, key, sizeof *key, ew_prelude,
                                 (void *)key, "main", NULL, 0, k);
 }
 
@@ -287,6 +422,23 @@ static int64_t ew_vec_chunk(wgt_context *ctx, size_t es)
     return (int64_t)(bytes / es);
 }
 
+/* The packed path (elementwise_pack.wgsl) applies to a contiguous case (ew_vec_ok) whose inputs
+ * each start on a 16-byte boundary or are broadcast, unless it is the plain 32-bit case (every
+ * input 4 bytes like the output, or broadcast), which keeps elementwise_vec.wgsl. */
+static int ew_pack_ok(const wgt_layout *lin, const wgt_tensor *const *in, int n_in, const wgt_tensor *out,
+                      uint8_t scalar)
+{
+    size_t es = wgt_dtype_size(out->l.dtype);
+    int packed = es != 4;
+    for (int i = 0; i < 3; i++) {
+        if (scalar >> i & 1) continue;
+        size_t ies = wgt_dtype_size(in[i < n_in ? i : 0]->l.dtype);
+        if ((lin[i].offset * ies) % 16) return 0;
+        packed |= ies != es;
+    }
+    return packed;
+}
+
 static wgt_status ew_run_vec(wgt_context *ctx, ew_key *key, const wgt_layout *lin, const wgt_tensor *const *in,
                              int n_in, wgt_tensor *out, uint32_t op, const ew_params *proto, int *done)
 {
@@ -297,6 +449,7 @@ static wgt_status ew_run_vec(wgt_context *ctx, ew_key *key, const wgt_layout *li
     for (int i = 0; i < n_in; i++)
         if (wgt_dtype_size(in[i]->l.dtype) > es_max) es_max = wgt_dtype_size(in[i]->l.dtype);
     int64_t per = ew_vec_chunk(ctx, es_max);
+    if (key->vec == 2) per &= ~(int64_t)15; /* every input's chunk on a 16-byte boundary */
     wgt_kernel *k = NULL;
     wgt_status st;
     for (int64_t e0 = 0; e0 < n; e0 += per) {
@@ -312,6 +465,8 @@ static wgt_status ew_run_vec(wgt_context *ctx, ew_key *key, const wgt_layout *li
             int64_t lo = lin[i].offset + (scalar ? 0 : e0), hi = scalar ? lo : lin[i].offset + e1 - 1;
             if (!bind_vec4(src, lo, hi, &b[i], &base, &st)) return st; /* st OK: *done stays 0 */
             *offs[i] = (uint32_t)(lo - base);
+            /* the packed kernel indexes whole vec4s from the offset (a binding alignment under 16) */
+            if (key->vec == 2 && !scalar && (*offs[i] * wgt_dtype_size(src->l.dtype)) % 16) return WGT_OK;
         }
         if (!bind_vec4(out, e0, e1 - 1, &b[3], &base, &st)) return st;
         if (e1 < n) *done = 0; /* (only the end of a buffer can lack room: a later chunk redoes all) */
@@ -351,7 +506,8 @@ static wgt_status ew_run(wgt_context *ctx, ew_family fam, int ci, const wgt_tens
     for (int i = 0; i < 3; i++) key.d[i] = (uint8_t)in[i < n_in ? i : 0]->l.dtype;
     key.wg = op_workgroup_size(ctx);
     if (!key_wide(key.ci, key.d, key.out) && ew_vec_ok(lin, in, n_in, out, &key.scalar, &key.mixed)) {
-        key.vec = 1;
+        key.vec = ew_pack_ok(lin, in, n_in, out, key.scalar) ? 2 : 1;
+        if (key.vec == 2) key.mixed = 0;
         int done;
         wgt_status st = ew_run_vec(ctx, &key, lin, in, n_in, out, op, &proto, &done);
         if (st || done) return st;
