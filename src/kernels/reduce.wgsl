@@ -25,6 +25,11 @@
 //            first part of each), each binding the storage of its parts only.
 //   columns: one invocation per PACK outputs, a serial loop over R. For short reductions and for
 //             reductions over outer dims, where neighbouring invocations read neighbouring words.
+//             Column parts (p.col with p.stage 1): invocation t walks part t / n_out of output
+//             t % n_out (consecutive invocations on consecutive outputs: coalesced loads), so a
+//             column sum of few outputs still fills the device; stage 2 then runs by columns (few
+//             parts) or by rows (many). The state of (output o, part c) lives at o * s_o + c * s_r
+//             (s_o = G, s_r = 1 for the rows' parts; s_o = 1, s_r = n_out for stage 2 by columns).
 
 struct Params {
     n_out: u32,       // outputs in this dispatch
@@ -42,8 +47,8 @@ struct Params {
     G: u32,           // parts per output (stages 1 and 2)
     part: u32,        // elements per part (stage 1)
     g0: u32,          // stage 1: the global part index of workgroup 0
-    pad1: u32,
-    pad2: u32,
+    s_o: u32,         // stages 1 and 2: the state of (output o, part c) is state o * s_o + c * s_r
+    s_r: u32,
     kept: Layout,     // input strides of the kept dims (n_out positions)
     red: Layout,      // input strides of the reduced dims (R positions, row-major)
 };
@@ -191,21 +196,12 @@ fn by_rows(w: u32, lid: u32) {
         if (o < p.n_out) {
             let base = layout_index(p.kept, o) + p.off;
             for (var r = lo + lid; r < hi; r = r + WG) {
-                if (p.stage == 2u) { s = combine(s, load_state(o * p.G + r)); } else { s = combine(s, load_elem(base, r)); }
+                if (p.stage == 2u) { s = combine(s, load_state(o * p.s_o + r * p.s_r)); } else { s = combine(s, load_elem(base, r)); }
             }
         }
         s = wg_reduce(s, lid);
         if (parts) {
-            if (lid == 0u) {
-                let b = gw * (VW + 4u);
-                let v = ct_words(s.v);
-                out[b] = v.x;
-                out[b + VW - 1u] = select(v.x, v.y, VW == 2u);
-                out[b + VW] = bitcast<u32>(s.m);
-                out[b + VW + 1u] = bitcast<u32>(s.s);
-                out[b + VW + 2u] = s.c;
-                out[b + VW + 3u] = s.i;
-            }
+            if (lid == 0u) { store_state(o * p.s_o + (gw % p.G) * p.s_r, s); }
         } else {
             vals[k] = finalize(s);
             if (lid == 0u && o < p.n_out) { sti(o, s.i); }
@@ -214,15 +210,36 @@ fn by_rows(w: u32, lid: u32) {
     if (lid == 0u && !parts) { st(p.out_w0 + w, vals); }
 }
 
+// Stage 1 by columns: invocation t reduces part t / n_out of output t % n_out into its state.
+fn column_part(t: u32) {
+    let o = t % p.n_out;
+    let c = t / p.n_out;
+    if (c >= p.G) { return; }
+    let base = layout_index(p.kept, o) + p.off;
+    let lo = c * p.part;
+    let hi = lo + min(p.part, p.R - lo); // lo + part may pass 2^32
+    var s = empty();
+    for (var r = lo; r < hi; r = r + 1u) { s = combine(s, load_elem(base, r)); }
+    store_state(o * p.s_o + c * p.s_r, s);
+}
+
 fn by_columns(w: u32) {
+    if (p.stage == 1u) {
+        column_part(w);
+        return;
+    }
     if (w * PACK >= p.n_out) { return; }
     var vals: array<CO, 4>;
     for (var k = 0u; k < PACK; k = k + 1u) {
         let o = w * PACK + k;
         if (o < p.n_out) {
-            let base = layout_index(p.kept, o) + p.off;
             var s = empty();
-            for (var r = 0u; r < p.R; r = r + 1u) { s = combine(s, load_elem(base, r)); }
+            if (p.stage == 2u) {
+                for (var r = 0u; r < p.G; r = r + 1u) { s = combine(s, load_state(o * p.s_o + r * p.s_r)); }
+            } else {
+                let base = layout_index(p.kept, o) + p.off;
+                for (var r = 0u; r < p.R; r = r + 1u) { s = combine(s, load_elem(base, r)); }
+            }
             vals[k] = finalize(s);
             sti(o, s.i);
         }
@@ -231,6 +248,17 @@ fn by_columns(w: u32) {
 }
 
 // A stage-1 state: VW words of v, then m, s, c, i.
+fn store_state(j: u32, s: S) {
+    let b = j * (VW + 4u);
+    let v = ct_words(s.v);
+    out[b] = v.x;
+    out[b + VW - 1u] = select(v.x, v.y, VW == 2u);
+    out[b + VW] = bitcast<u32>(s.m);
+    out[b + VW + 1u] = bitcast<u32>(s.s);
+    out[b + VW + 2u] = s.c;
+    out[b + VW + 3u] = s.i;
+}
+
 fn load_state(j: u32) -> S {
     let b = j * (VW + 4u);
     return S(ct_of_words(vec2<u32>(x[b], x[b + VW - 1u])), bitcast<f32>(x[b + VW]), bitcast<f32>(x[b + VW + 1u]),

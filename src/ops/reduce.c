@@ -17,7 +17,7 @@
 typedef struct red_params {
     uint32_t n_out, R, op, off, red_simple, red_stride;
     float correction;
-    uint32_t zero, out_w0, idx_off, col, stage, G, part, g0, pad1, pad2;
+    uint32_t zero, out_w0, idx_off, col, stage, G, part, g0, s_o, s_r;
     op_layout_params kept, red;
 } red_params;
 
@@ -199,7 +199,7 @@ static wgt_status red_gpu_split(wgt_context *ctx, wgt_reduce_op op, const wgt_te
     red_params p;
     memset(&p, 0, sizeof p);
     p.n_out = (uint32_t)n_out, p.R = (uint32_t)R, p.op = (uint32_t)op, p.correction = (float)correction;
-    p.stage = 1, p.G = (uint32_t)G, p.part = (uint32_t)(rows_per_part * inner);
+    p.stage = 1, p.G = (uint32_t)G, p.part = (uint32_t)(rows_per_part * inner), p.s_o = (uint32_t)G, p.s_r = 1;
     p.red_simple = nr <= 1;
     p.red_stride = nr == 1 ? (uint32_t)rl.strides[0] : 0;
     wgt_status st;
@@ -237,6 +237,58 @@ static wgt_status red_gpu_split(wgt_context *ctx, wgt_reduce_op op, const wgt_te
             op_grid(ctx, ((uint64_t)n_out + pack - 1) / pack, &gx, &gy);
             st = wgt_gpu_dispatch(ctx, k, &p2, sizeof p2, b2, nb, gx, gy, 1);
         }
+    }
+    wgt_tensor_free(states);
+    return st;
+}
+
+/* Column parts: a large GPU (the H200: 132 multiprocessors of 2048 invocations) wants some 2^18
+ * invocations in flight; each part walks at least COL_MIN_PART rows, so the states (VW + 4 words)
+ * stay a few percent of the bytes read. Returns the parts per output, < 2 when splitting would not
+ * help (enough outputs already, or too short a reduction). */
+enum { COL_TARGET = 1 << 18, COL_MIN_PART = 128, COL_MAX_PARTS = 8192, COL_STAGE2_COLS = 64 };
+static uint32_t col_parts(uint32_t n_out, int64_t R)
+{
+    int64_t G = (COL_TARGET + (int64_t)n_out - 1) / n_out, by_len = R / COL_MIN_PART;
+    if (G > by_len) G = by_len;
+    if (G > COL_MAX_PARTS) G = COL_MAX_PARTS;
+    if (G < 2) return 0;
+    int64_t part = (R + G - 1) / G;
+    return (uint32_t)((R + part - 1) / part); /* no empty part */
+}
+
+/* The reduction of p's outputs in two passes: stage 1 writes G partial states per output into a
+ * scratch tensor (by columns when col1: an invocation per part of one output; else a workgroup
+ * per part), stage 2 combines each output's G states (by columns when G is small: an invocation
+ * per output, states laid out [G, n_out] so both passes touch consecutive words; else a workgroup
+ * per output over states laid out [n_out, G]). b: input, output, index bindings (nb of them). */
+static wgt_status red_two_pass(wgt_context *ctx, wgt_kernel *k, const red_params *p, const wgt_binding *b, int nb,
+                               int64_t state_words, int pack, int col1, uint32_t G)
+{
+    int col2 = col1 && G <= COL_STAGE2_COLS;
+    int64_t n_states = (int64_t)p->n_out * G * state_words;
+    if ((uint64_t)n_states * 4 > ctx->info.limits.max_storage_buffer_binding_size)
+        return op_fail(ctx, WGT_ERR_LIMIT, "%s: %u outputs in %u parts need more states than a storage binding holds",
+                       wgt_reduce_op_name((wgt_reduce_op)p->op), p->n_out, G);
+    wgt_tensor *states;
+    wgt_status st = wgt_tensor_new(ctx, WGT_U32, 1, &n_states, &states);
+    if (st) return st;
+    red_params p1 = *p;
+    p1.stage = 1, p1.G = G, p1.part = (uint32_t)(((uint64_t)p->R + G - 1) / G), p1.col = (uint32_t)col1;
+    p1.s_o = col2 ? 1 : G, p1.s_r = col2 ? p->n_out : 1;
+    red_params p2 = p1;
+    p2.stage = 2, p2.col = (uint32_t)col2;
+    wgt_binding b1[3] = {b[0], {0}, b[2]}, b2[3] = {{0}, b[1], b[2]};
+    int64_t sbase;
+    uint32_t gx, gy, wg = op_workgroup_size(ctx);
+    uint64_t n1 = (uint64_t)p->n_out * G, words = ((uint64_t)p->n_out + pack - 1) / pack;
+    if (!(st = op_bind_all(states, &b1[1], &sbase))) {
+        op_grid(ctx, col1 ? (n1 + wg - 1) / wg : n1, &gx, &gy);
+        st = wgt_gpu_dispatch(ctx, k, &p1, sizeof p1, b1, nb, gx, gy, 1);
+    }
+    if (!st && !(st = op_bind_all(states, &b2[0], &sbase))) {
+        op_grid(ctx, col2 ? (words + wg - 1) / wg : words, &gx, &gy);
+        st = wgt_gpu_dispatch(ctx, k, &p2, sizeof p2, b2, nb, gx, gy, 1);
     }
     wgt_tensor_free(states);
     return st;
@@ -328,7 +380,10 @@ static wgt_status red_gpu(wgt_context *ctx, wgt_reduce_op op, const wgt_tensor *
     int col = R <= 32 || (!inner_unit && n_out >= 1024);
     /* Few outputs of long reductions would leave most of a large GPU idle with a workgroup each:
      * split each into parts, then combine the parts' states. */
-    int two_stage = !col && per >= rows && n_out <= 64 && R >= 32768;
+    int two_stage = !col && per >= rows && n_out <= 64 && R >= 32768 && inner_unit;
+    /* Reductions over outer dims (a column sum) of fewer outputs than fill a large GPU: each
+     * invocation walks a part of one column, then the parts' states combine. */
+    int col_parts_ok = !inner_unit && R > 32;
     wgt_kernel *k;
     wgt_status st = red_kernel(ctx, red_ct(op, x->l.dtype), x->l.dtype, out->l.dtype, idx != NULL, &k);
     if (st) return st;
@@ -366,27 +421,10 @@ static wgt_status red_gpu(wgt_context *ctx, wgt_reduce_op op, const wgt_tensor *
         }
         uint64_t words = ((uint64_t)p.n_out + pack - 1) / pack;
         uint32_t gx, gy;
-        if (two_stage) { /* partial states into a scratch tensor, then one pass over them */
-            uint32_t G = (uint32_t)(R / 8192 < 2 ? 2 : R / 8192 > 1024 ? 1024 : R / 8192);
-            int64_t n_states = (int64_t)p.n_out * G * red_state_words(op, x->l.dtype);
-            wgt_tensor *states;
-            if ((st = wgt_tensor_new(ctx, WGT_U32, 1, &n_states, &states))) return st;
-            red_params p1 = p;
-            p1.stage = 1, p1.G = G, p1.part = (uint32_t)((R + G - 1) / G);
-            wgt_binding b1[3] = {b[0], {0}, b[2]};
-            int64_t sbase;
-            if (!(st = op_bind_all(states, &b1[1], &sbase))) {
-                op_grid(ctx, (uint64_t)p.n_out * G, &gx, &gy);
-                st = wgt_gpu_dispatch(ctx, k, &p1, sizeof p1, b1, nb, gx, gy, 1);
-            }
-            red_params p2 = p;
-            p2.stage = 2, p2.G = G;
-            if (!st && !(st = op_bind_all(states, &b[0], &sbase))) {
-                op_grid(ctx, words, &gx, &gy);
-                st = wgt_gpu_dispatch(ctx, k, &p2, sizeof p2, b, nb, gx, gy, 1);
-            }
-            wgt_tensor_free(states);
-            if (st) return st;
+        uint32_t G = two_stage ? (uint32_t)(R / 8192 < 2 ? 2 : R / 8192 > 1024 ? 1024 : R / 8192) : 0;
+        if (!two_stage && col_parts_ok) G = col_parts(p.n_out, R);
+        if (G >= 2) {
+            if ((st = red_two_pass(ctx, k, &p, b, nb, red_state_words(op, x->l.dtype), pack, !two_stage, G))) return st;
             continue;
         }
         uint32_t wg = op_workgroup_size(ctx);
