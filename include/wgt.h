@@ -895,6 +895,14 @@ typedef enum wgt_fused_prologue {
  * one row, f32; w f32/f16/bf16) is one pass over the weights; anything else composes the plain ops. */
 wgt_status wgt_fused_linear(const wgt_tensor *x, wgt_fused_prologue pro, const wgt_tensor *gamma, double eps,
                             const wgt_tensor *w, const wgt_tensor *bias, const wgt_tensor *res, wgt_tensor **out);
+/* The attention inputs of one token in one pass: rms_norm(x [1, K]) * gamma through the stacked
+ * q/k/v weight w [(Hq + 2 Hkv) hd, K] (+ bias), then wgt_qkv_rope_cache's rotation and cache
+ * writes at position pos0; *q [Hq, 1, hd]. Anything else composes wgt_fused_linear and
+ * wgt_qkv_rope_cache. */
+wgt_status wgt_fused_qkv_rope_cache(const wgt_tensor *x, const wgt_tensor *gamma, double eps, const wgt_tensor *w,
+                                    const wgt_tensor *bias, int64_t Hq, int64_t Hkv, int64_t hd, int64_t pos0, int rot,
+                                    int interleaved, const wgt_rope_params *rp, wgt_tensor *k_cache,
+                                    wgt_tensor *v_cache, wgt_tensor **q);
 /* *sum = a + b and *out = rms_norm(*sum) over the last dim (weight w [D], NULL for ones): the
  * residual add and the norm after it, one pass (f32; other dtypes compose the two ops). */
 wgt_status wgt_add_rms_norm(const wgt_tensor *a, const wgt_tensor *b, const wgt_tensor *w, double eps,

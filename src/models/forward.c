@@ -231,8 +231,9 @@ static wgt_status forward(wgt_model *m, const int32_t *ids, const wgt_tensor *id
      * norm are one fused pass) */
     wgt_tensor *h;
     /* One token through float weights: each norm and the SwiGLU ride in the prologue of the
-     * matmul after them and each residual add in the epilogue of the one before (wgt_fused_linear):
-     * six dispatches a layer. h is then x itself. */
+     * matmul after them and each residual add in the epilogue of the one before (wgt_fused_linear),
+     * and q/k rotation with the cache writes in the q/k/v product's (wgt_fused_qkv_rope_cache):
+     * five dispatches a layer. h is then x itself. */
     int fz = L == 1 && mdl_fused_decode(m);
     if (fz) h = keep(&s, wgt_tensor_ref(x));
     else T(h, norm(m, x, m->layers[0].attn_norm, m->layers[0].attn_norm_b, &h));
@@ -244,10 +245,14 @@ static wgt_status forward(wgt_model *m, const int32_t *ids, const wgt_tensor *id
         if (c->arch != WGT_ARCH_GPT2 && W->wqkv.t && !c->qk_norm) {
             /* one matmul, then one pass: q rotated, k rotated into the cache, v copied into it */
             wgt_tensor *qkv;
-            if (fz) T(qkv, wgt_fused_linear(x, WGT_PRO_RMS_NORM, W->attn_norm, c->norm_eps, W->wqkv.t, W->bqkv, NULL, &qkv));
-            else T(qkv, linear(h, &W->wqkv, W->bqkv, &qkv));
-            T(qr, wgt_qkv_rope_cache(qkv, Hq, Hkv, hd, pos0, (int)hd, c->rope_interleaved, &c->rope, W->k_cache,
-                                     W->v_cache, &qr));
+            if (fz) {
+                T(qr, wgt_fused_qkv_rope_cache(x, W->attn_norm, c->norm_eps, W->wqkv.t, W->bqkv, Hq, Hkv, hd, pos0,
+                                               (int)hd, c->rope_interleaved, &c->rope, W->k_cache, W->v_cache, &qr));
+            } else {
+                T(qkv, linear(h, &W->wqkv, W->bqkv, &qkv));
+                T(qr, wgt_qkv_rope_cache(qkv, Hq, Hkv, hd, pos0, (int)hd, c->rope_interleaved, &c->rope, W->k_cache,
+                                         W->v_cache, &qr));
+            }
         } else {
             if (W->wqkv.t) { /* one matmul; q, k and v are column ranges of its rows */
                 wgt_tensor *qkv;

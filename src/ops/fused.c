@@ -350,3 +350,87 @@ wgt_status wgt_fused_linear(const wgt_tensor *x, wgt_fused_prologue pro, const w
     st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 6, gx, gy, 1);
     return op_finish(st, y, out);
 }
+
+/* ---- one token's attention inputs: norm, q/k/v product, rotation and cache write ------------- */
+
+typedef struct gemv_qkv_params {
+    uint32_t S, K, tpr, flags, off_x, off_w, off_g, off_b, hd, Hq, Hkv, rot, interleaved, pos, ctx, off_q,
+        off_k, off_v;
+    float af, eps;
+} gemv_qkv_params;
+
+wgt_status wgt_fused_qkv_rope_cache(const wgt_tensor *x, const wgt_tensor *gamma, double eps, const wgt_tensor *w,
+                                    const wgt_tensor *bias, int64_t Hq, int64_t Hkv, int64_t hd, int64_t pos0, int rot,
+                                    int interleaved, const wgt_rope_params *rp, wgt_tensor *k_cache,
+                                    wgt_tensor *v_cache, wgt_tensor **q)
+{
+    OP_BEGIN(x, q);
+    if (!gamma || !w || !rp || !k_cache || !v_cache)
+        return wgt_error(WGT_ERR_INVALID_ARGUMENT, "fused_qkv_rope_cache: NULL argument");
+    int64_t C = (Hq + 2 * Hkv) * hd, K = x->l.ndim == 2 ? x->l.shape[1] : 0;
+    int fast = !wgt_ctx_is_cpu(ctx) && x->l.ndim == 2 && x->l.shape[0] == 1 && K > 0 && K % 8 == 0 && hd % 2 == 0 &&
+               w->l.ndim == 2 && w->l.shape[0] == C && w->l.shape[1] == K && rot >= 2 && rot <= hd && rot % 2 == 0 &&
+               (!bias || (bias->l.ndim == 1 && bias->l.shape[0] == C)) && gamma->l.ndim == 1 && gamma->l.shape[0] == K &&
+               gemv_operand(ctx, x, 0, 4) && gemv_operand(ctx, w, 1, 16 / (int64_t)wgt_dtype_size(w->l.dtype)) &&
+               gemv_operand(ctx, gamma, 0, 4) && gemv_operand(ctx, bias, 1, 1) && rot / 2 <= 2048 &&
+               C / 2 <= UINT32_MAX / 2;
+    for (int i = 0; fast && i < 2; i++) {
+        const wgt_tensor *c = i ? v_cache : k_cache;
+        fast = c->l.dtype == WGT_F32 && wgt_layout_is_contiguous(&c->l) && c->l.ndim == 3 && c->l.shape[0] == Hkv &&
+               c->l.shape[2] == hd && pos0 >= 0 && pos0 < c->l.shape[1];
+    }
+    if (!fast || k_cache->st == v_cache->st) { /* the composition: the same two passes as a prefill */
+        wgt_tensor *qkv = NULL;
+        wgt_status st = wgt_fused_linear(x, WGT_PRO_RMS_NORM, gamma, eps, w, bias, NULL, &qkv);
+        if (!st) st = wgt_qkv_rope_cache(qkv, Hq, Hkv, hd, pos0, rot, interleaved, rp, k_cache, v_cache, q);
+        wgt_tensor_free(qkv);
+        return st;
+    }
+    int half = rot / 2;
+    double inv[2048], af = 1;
+    float invf[2048];
+    wgt_status st = wgt_cpu_rope_inv_freq(rp, rot, inv, &af);
+    if (st) return op_fail(ctx, st, "fused_qkv_rope_cache: %s", wgt_errmsg());
+    for (int j = 0; j < half; j++) invf[j] = (float)inv[j];
+    wgt_tensor *freq = NULL, *y = NULL;
+    int64_t qs[3] = {Hq, 1, hd}, nh = half;
+    if ((st = wgt_tensor_from_host(ctx, WGT_F32, 1, &nh, invf, &freq)) || (st = wgt_tensor_new(ctx, WGT_F32, 3, qs, &y)))
+        goto done;
+    gemv_fused_key key = {WGT_PRO_RMS_NORM, w->l.dtype, bias ? bias->l.dtype : WGT_F32, 0, op_workgroup_size(ctx)};
+    key.sg = ctx->info.has_subgroups && ctx->info.limits.subgroup_max_size >= 1 &&
+             ctx->info.limits.subgroup_max_size <= 32;
+    wgt_kernel *k;
+    wgt_binding b[8];
+    int64_t base[8];
+    int64_t ctxlen = k_cache->l.shape[1];
+    /* the caches bind only the row written: [h, pos0] of every head */
+    int64_t klo = k_cache->l.offset + pos0 * hd, khi = k_cache->l.offset + ((Hkv - 1) * ctxlen + pos0 + 1) * hd - 1;
+    int64_t vlo = v_cache->l.offset + pos0 * hd, vhi = v_cache->l.offset + ((Hkv - 1) * ctxlen + pos0 + 1) * hd - 1;
+    const wgt_tensor *bt[6] = {x, w, gamma, bias ? bias : x, freq, y};
+    if ((st = wgt_gpu_kernel_keyed(ctx, "gemv_qkv", &key, sizeof key, gemv_fused_prelude, &key, "main", NULL, 0, &k)))
+        goto done;
+    for (int i = 0; i < 6 && !st; i++) st = op_bind_all(bt[i], &b[i], &base[i]);
+    if (st || (st = op_bind(k_cache, klo, khi, &b[6], &base[6])) || (st = op_bind(v_cache, vlo, vhi, &b[7], &base[7])))
+        goto done;
+    int64_t epw = 16 / (int64_t)wgt_dtype_size(w->l.dtype);
+    gemv_qkv_params p = {0};
+    p.S = (uint32_t)(C / 2), p.K = (uint32_t)K, p.flags = bias ? 1u : 0u, p.eps = (float)eps, p.af = (float)af;
+    p.off_x = (uint32_t)((x->l.offset - base[0]) / 4), p.off_w = (uint32_t)((w->l.offset - base[1]) / epw);
+    p.off_g = (uint32_t)((gamma->l.offset - base[2]) / 4), p.off_b = (uint32_t)(bt[3]->l.offset - base[3]);
+    p.hd = (uint32_t)hd, p.Hq = (uint32_t)Hq, p.Hkv = (uint32_t)Hkv, p.rot = (uint32_t)rot;
+    p.interleaved = (uint32_t)!!interleaved, p.pos = (uint32_t)pos0, p.ctx = (uint32_t)ctxlen;
+    p.off_q = (uint32_t)(y->l.offset - base[5]);
+    p.off_k = (uint32_t)(k_cache->l.offset + pos0 * hd - base[6]);
+    p.off_v = (uint32_t)(v_cache->l.offset + pos0 * hd - base[7]);
+    /* row pairs per workgroup as gemv_fused's rows: 32 lanes a pair, fewer pairs when that would
+     * leave under 256 workgroups */
+    int wg = (int)key.wg, pairs = wg / 32;
+    while (pairs > 2 && (C / 2) / pairs < 256) pairs /= 2;
+    p.tpr = (uint32_t)(wg / pairs);
+    uint32_t gx, gy;
+    op_grid(ctx, ((uint64_t)(C / 2) + pairs - 1) / pairs, &gx, &gy);
+    st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 8, gx, gy, 1);
+done:
+    wgt_tensor_free(freq);
+    return op_finish(st, y, q);
+}

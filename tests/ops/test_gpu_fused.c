@@ -223,6 +223,60 @@ static void fused_linear_case(wgt_context *ctx, int64_t M, int64_t N, int64_t K,
     free(x), free(w), free(g), free(b), free(r), free(got), free(in);
 }
 
+/* wgt_fused_qkv_rope_cache (one token: norm, q/k/v product, rotation, cache writes in one kernel)
+ * against the plain ops: wgt_rms_norm, wgt_linear, then wgt_qkv_rope_cache on a transposed view
+ * (its composed path). Whole caches are compared, so rows other than pos0 must stay untouched.
+ * Tolerance: the fused kernel scales after the dot product: 1e-5 of the largest magnitude. */
+static void fused_qkv_case(wgt_context *ctx, int64_t K, int rot, int interleaved, wgt_dtype wdt, int with_bias)
+{
+    const int64_t Hq = 4, Hkv = 2, hd = 16, C = (Hq + 2 * Hkv) * hd, T = 12, pos0 = 5;
+    unsigned seed = (unsigned)(K * 13 + rot * 3 + interleaved + with_bias * 7);
+    float *x = malloc(K * sizeof *x), *g = malloc(K * sizeof *g), *w = malloc(C * K * sizeof *w), *b = malloc(C * sizeof *b);
+    for (int64_t i = 0; i < K; i++) x[i] = 2 * frand(&seed), g[i] = 0.5f + frand(&seed);
+    for (int64_t i = 0; i < C * K; i++) w[i] = frand(&seed);
+    for (int64_t i = 0; i < C; i++) b[i] = frand(&seed);
+    wgt_rope_params rp = {0};
+    rp.theta = 10000, rp.scaling = WGT_ROPE_LLAMA3, rp.factor = 8, rp.low_freq_factor = 1, rp.high_freq_factor = 4;
+    rp.original_max_position = 16;
+    int64_t xs[2] = {1, K}, ws[2] = {C, K}, cs[3] = {Hkv, T, hd};
+    wgt_tensor *tx, *tg, *tw32, *tw, *tb, *h, *qkv, *qkv_t, *qkv_tt, *kc[2], *vc[2], *q[2];
+    MUST(wgt_tensor_from_host(ctx, WGT_F32, 2, xs, x, &tx));
+    MUST(wgt_tensor_from_host(ctx, WGT_F32, 1, &K, g, &tg));
+    MUST(wgt_tensor_from_host(ctx, WGT_F32, 2, ws, w, &tw32));
+    MUST(wgt_tensor_cast(tw32, wdt, &tw));
+    MUST(wgt_tensor_from_host(ctx, WGT_F32, 1, &C, b, &tb));
+    for (int i = 0; i < 2; i++) {
+        MUST(wgt_tensor_zeros(ctx, WGT_F32, 3, cs, &kc[i]));
+        MUST(wgt_tensor_zeros(ctx, WGT_F32, 3, cs, &vc[i]));
+    }
+    MUST(wgt_fused_qkv_rope_cache(tx, tg, 1e-6, tw, with_bias ? tb : NULL, Hq, Hkv, hd, pos0, rot, interleaved, &rp,
+                                  kc[0], vc[0], &q[0]));
+    MUST(wgt_rms_norm(tx, 1, tg, 1e-6, &h));
+    MUST(wgt_linear(h, tw, with_bias ? tb : NULL, &qkv));
+    MUST(wgt_tensor_transpose(qkv, 0, 1, &qkv_t));   /* [C, 1] */
+    MUST(wgt_tensor_contiguous(qkv_t, &qkv_tt));
+    wgt_tensor *view;
+    MUST(wgt_tensor_transpose(qkv_tt, 0, 1, &view)); /* [1, C], strided: the composed path */
+    MUST(wgt_qkv_rope_cache(view, Hq, Hkv, hd, pos0, rot, interleaved, &rp, kc[1], vc[1], &q[1]));
+    wgt_tensor *const *pairs[3] = {q, kc, vc};
+    const char *names[3] = {"q", "k cache", "v cache"};
+    for (int j = 0; j < 3; j++) {
+        int64_t n = wgt_tensor_numel(pairs[j][0]);
+        CHECK(n == wgt_tensor_numel(pairs[j][1]), "fused_qkv %s size", names[j]);
+        float *a = malloc(n * sizeof *a), *c = malloc(n * sizeof *c);
+        MUST(wgt_tensor_to_host(pairs[j][0], a, n * sizeof *a));
+        MUST(wgt_tensor_to_host(pairs[j][1], c, n * sizeof *c));
+        double d = 0, mag = 0;
+        for (int64_t i = 0; i < n; i++) d = fmax(d, fabs((double)a[i] - c[i])), mag = fmax(mag, fabs((double)c[i]));
+        CHECK(d <= 1e-5 * (1 + mag), "fused_qkv K=%lld rot=%d interleaved=%d %s bias %d: %s differs by %g (largest %g)",
+              (long long)K, rot, interleaved, wgt_dtype_name(wdt), with_bias, names[j], d, mag);
+        free(a), free(c);
+    }
+    wgt_tensor *fs[] = {tx, tg, tw32, tw, tb, h, qkv, qkv_t, qkv_tt, view, kc[0], kc[1], vc[0], vc[1], q[0], q[1]};
+    for (size_t i = 0; i < sizeof fs / sizeof *fs; i++) wgt_tensor_free(fs[i]);
+    free(x), free(g), free(w), free(b);
+}
+
 int main(void)
 {
     wgt_context *ctx;
@@ -242,6 +296,11 @@ int main(void)
         fused_linear_case(ctx, 2, 9, 64, (wgt_fused_prologue)pro, WGT_F32, 1, 1); /* composed */
         fused_linear_case(ctx, 1, 9, 60, (wgt_fused_prologue)pro, WGT_F16, 0, 0); /* composed */
     }
+    fused_qkv_case(ctx, 136, 16, 0, WGT_F32, 1);
+    fused_qkv_case(ctx, 136, 16, 1, WGT_F16, 0);
+    fused_qkv_case(ctx, 4104, 8, 0, WGT_BF16, 1); /* partial rotary; an unrolled step and a tail */
+    fused_qkv_case(ctx, 4104, 8, 1, WGT_F16, 1);
+    fused_qkv_case(ctx, 60, 16, 0, WGT_F32, 1);   /* K % 8 != 0: composed */
     qkv_case(ctx, 1, 0, 16, 0, WGT_ROPE_NONE);
     qkv_case(ctx, 1, 9, 16, 1, WGT_ROPE_NONE);
     qkv_case(ctx, 5, 3, 16, 0, WGT_ROPE_LLAMA3);
