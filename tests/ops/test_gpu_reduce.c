@@ -1,7 +1,8 @@
 /* Reductions and scans on the GPU against the CPU reference (src/cpu/reduce.c): every wgt_reduce_op
  * over single dims, several dims and all dims, with keepdim, on contiguous, transposed, narrowed and
  * broadcast (stride 0) inputs, in f32, f16, bf16, i32, u8, bool and i64 (exact past 32 bits);
- * empty and one-element inputs; NaN and infinity propagation; max/min with indices;
+ * empty and one-element inputs; NaN and infinity propagation; max/min with indices; long
+ * reductions in two stages (parts by rows, and column parts over outer dims);
  * cumsum/cumprod/cummax/cummin on any dim. */
 #include <math.h>
 #include <string.h>
@@ -452,6 +453,87 @@ static void two_stage(wgt_context *ctx)
     }
 }
 
+/* Reductions over outer dims with few outputs run in column parts (an invocation per part of one
+ * column, then the parts' states): [4099, 37] over dim 0 (32 parts, stage 2 by columns) for every
+ * op, argmax/max_dim with ties of the maximum in many parts (the first index wins), var of values
+ * offset from 0, a narrowed view; [3, 70000, 5] over dim 1 and over dims 0 and 1 (hundreds of
+ * parts, stage 2 by rows); integer sums over dim 0 past 2^32 (i32 and u32 wrap as the reference
+ * does, i64 exact). */
+static void column_parts(wgt_context *ctx)
+{
+    int64_t s1[2] = {4099, 37}, n1 = 4099 * 37, s3[3] = {3, 70000, 5}, n3 = 3 * 70000 * 5;
+    const wgt_dtype fdts[2] = {WGT_F32, WGT_BF16};
+    for (int i = 0; i < 2; i++) {
+        wgt_dtype dt = fdts[i];
+        void *data = make_data(dt, n1, -3, 3), *pdata = make_data(dt, n1, 0.99, 1.01);
+        void *tdata = make_data(dt, n1, 0, 4); /* ties: integers 0..3 */
+        {
+            wgt_cpu_tensor t = wgt_cpu_tensor_make(tdata, dt, 1, &n1);
+            for (int64_t j = 0; j < n1; j++) wgt_cpu_store_f(&t, j, floor(wgt_cpu_load_f(&t, j)));
+        }
+        wgt_tensor *x, *px, *tx, *xn;
+        MUST(wgt_tensor_from_host(ctx, dt, 2, s1, data, &x));
+        MUST(wgt_tensor_from_host(ctx, dt, 2, s1, pdata, &px));
+        MUST(wgt_tensor_from_host(ctx, dt, 2, s1, tdata, &tx));
+        MUST(wgt_tensor_narrow(x, 1, 3, 30, &xn)); /* [4099, 30], row stride 37, offset 3 */
+        for (int op = 0; op < WGT_REDUCE_COUNT; op++) {
+            int is_prod = op == WGT_REDUCE_PROD;
+            check_reduce(op, is_prod ? px : x, is_prod ? pdata : data, 1, op & 1, 1, "column parts");
+        }
+        check_reduce(WGT_REDUCE_ARGMAX, tx, tdata, 1, 0, 1, "column parts ties");
+        check_reduce(WGT_REDUCE_ARGMIN, tx, tdata, 1, 1, 1, "column parts ties");
+        check_extreme_dim(1, tx, tdata, 0, 0, "column parts ties");
+        check_extreme_dim(0, tx, tdata, 0, 1, "column parts ties");
+        check_reduce(WGT_REDUCE_SUM, xn, data, 1, 0, 1, "column parts narrowed");
+        check_reduce(WGT_REDUCE_ARGMAX, xn, data, 1, 0, 1, "column parts narrowed");
+        wgt_tensor_free(xn), wgt_tensor_free(tx), wgt_tensor_free(px), wgt_tensor_free(x);
+        free(data), free(pdata), free(tdata);
+    }
+    /* var and std of values near 50 (Chan's merge of the parts against a mean far from 0) */
+    float *vd = make_data(WGT_F32, n1, 49, 51);
+    wgt_tensor *v;
+    MUST(wgt_tensor_from_host(ctx, WGT_F32, 2, s1, vd, &v));
+    check_reduce(WGT_REDUCE_VAR, v, vd, 1, 0, 1, "column parts offset");
+    check_reduce(WGT_REDUCE_STD, v, vd, 1, 1, 0, "column parts offset");
+    wgt_tensor_free(v);
+    free(vd);
+
+    float *d3 = make_data(WGT_F32, n3, -3, 3);
+    for (int64_t j = 0; j < n3; j += 4999) d3[j] = 3.5f; /* ties of the maximum across parts */
+    wgt_tensor *x3;
+    MUST(wgt_tensor_from_host(ctx, WGT_F32, 3, s3, d3, &x3));
+    static const wgt_reduce_op ops[] = {WGT_REDUCE_SUM, WGT_REDUCE_MEAN, WGT_REDUCE_VAR, WGT_REDUCE_ARGMAX,
+                                        WGT_REDUCE_AMIN, WGT_REDUCE_LOGSUMEXP, WGT_REDUCE_ANY, WGT_REDUCE_NORM2};
+    for (size_t k = 0; k < sizeof ops / sizeof *ops; k++) {
+        check_reduce(ops[k], x3, d3, 2, 0, 1, "column parts 3-d");
+        check_reduce(ops[k], x3, d3, 3, 1, 1, "column parts 3-d dims 0,1");
+    }
+    check_extreme_dim(1, x3, d3, 1, 0, "column parts 3-d");
+    wgt_tensor_free(x3);
+    free(d3);
+
+    /* integer sums over dim 0 past 2^32; i64 also amax and argmax with ties */
+    const wgt_dtype idts[4] = {WGT_I32, WGT_U32, WGT_U8, WGT_I64};
+    const double ihi[4] = {1073741824.0, 4e9, 256, 4e12};
+    for (int i = 0; i < 4; i++) {
+        void *id = make_data(idts[i], n1, 0, ihi[i]);
+        wgt_tensor *xi;
+        MUST(wgt_tensor_from_host(ctx, idts[i], 2, s1, id, &xi));
+        check_reduce(WGT_REDUCE_SUM, xi, id, 1, 0, 1, "column parts past 2^32");
+        if (idts[i] == WGT_I64) {
+            int64_t *w = id;
+            for (int64_t j = 0; j < n1; j += 301) w[j] = 4000000000000ll; /* ties of the maximum */
+            wgt_tensor_free(xi);
+            MUST(wgt_tensor_from_host(ctx, idts[i], 2, s1, id, &xi));
+            check_reduce(WGT_REDUCE_AMAX, xi, id, 1, 0, 1, "column parts ties");
+            check_reduce(WGT_REDUCE_ARGMAX, xi, id, 1, 0, 1, "column parts ties");
+            check_reduce(WGT_REDUCE_SUM, xi, id, 1, 1, 1, "column parts past 2^32");
+        }
+        wgt_tensor_free(xi);
+        free(id);
+    }
+}
+
 int main(void)
 {
     wgt_context *ctx;
@@ -461,6 +543,7 @@ int main(void)
     scans(ctx);
     split_bindings(ctx);
     two_stage(ctx);
+    column_parts(ctx);
     wide_ints(ctx);
     CHECK(compared > 10000, "only %lld elements compared", (long long)compared);
     wgt_context_free(ctx);
