@@ -60,6 +60,14 @@ static wgt_status linear(const wgt_tensor *x, const mdl_weight *w, const wgt_ten
     return wgt_linear(x, w->t, b, out);
 }
 
+/* wgt_fused_linear through float or quantized weights. */
+static wgt_status fused(const wgt_tensor *x, wgt_fused_prologue pro, const wgt_tensor *gamma, double eps,
+                        const mdl_weight *w, const wgt_tensor *b, const wgt_tensor *res, wgt_tensor **out)
+{
+    if (w->q != WGT_FTYPE_F32) return wgt_fused_qlinear(x, pro, gamma, eps, w->t, w->q, b, res, out);
+    return wgt_fused_linear(x, pro, gamma, eps, w->t, b, res, out);
+}
+
 /* Bytes one storage binding of the model's device holds (less slack for an aligned start). */
 static uint64_t binding_bytes(const wgt_model *m)
 {
@@ -150,18 +158,15 @@ static wgt_status embed(const wgt_model *m, const wgt_tensor *ids_t, const int32
     return st;
 }
 
-/* 1 when every layer of a decode step can take wgt_fused_linear: an RMSNorm decoder with stacked
- * q/k/v and gate/up projections in float weights (quantized weights go through wgt_qlinear). */
+/* 1 when every layer of a decode step can take the fused products (wgt_fused_linear, or
+ * wgt_fused_qlinear for quantized weights): an RMSNorm decoder with stacked q/k/v and gate/up
+ * projections. */
 int mdl_fused_decode(const wgt_model *m)
 {
     const wgt_model_config *c = &m->cfg;
-    if (!c->rms || c->arch == WGT_ARCH_GPT2 || c->qk_norm || m->lm_head.q != WGT_FTYPE_F32) return 0;
-    for (int64_t li = 0; li < c->n_layers; li++) {
-        const wgt_layer_weights *W = &m->layers[li];
-        if (!W->wqkv.t || !W->w_gu.t || W->wqkv.q != WGT_FTYPE_F32 || W->wo.q != WGT_FTYPE_F32 ||
-            W->w_gu.q != WGT_FTYPE_F32 || W->w_down.q != WGT_FTYPE_F32)
-            return 0;
-    }
+    if (!c->rms || c->arch == WGT_ARCH_GPT2 || c->qk_norm) return 0;
+    for (int64_t li = 0; li < c->n_layers; li++)
+        if (!m->layers[li].wqkv.t || !m->layers[li].w_gu.t) return 0;
     return 1;
 }
 
@@ -245,7 +250,11 @@ static wgt_status forward(wgt_model *m, const int32_t *ids, const wgt_tensor *id
         if (c->arch != WGT_ARCH_GPT2 && W->wqkv.t && !c->qk_norm) {
             /* one matmul, then one pass: q rotated, k rotated into the cache, v copied into it */
             wgt_tensor *qkv;
-            if (fz) {
+            if (fz && W->wqkv.q != WGT_FTYPE_F32) {
+                T(qkv, fused(x, WGT_PRO_RMS_NORM, W->attn_norm, c->norm_eps, &W->wqkv, W->bqkv, NULL, &qkv));
+                T(qr, wgt_qkv_rope_cache(qkv, Hq, Hkv, hd, pos0, (int)hd, c->rope_interleaved, &c->rope, W->k_cache,
+                                         W->v_cache, &qr));
+            } else if (fz) {
                 T(qr, wgt_fused_qkv_rope_cache(x, W->attn_norm, c->norm_eps, W->wqkv.t, W->bqkv, Hq, Hkv, hd, pos0,
                                                (int)hd, c->rope_interleaved, &c->rope, W->k_cache, W->v_cache, &qr));
             } else {
@@ -302,9 +311,9 @@ static wgt_status forward(wgt_model *m, const int32_t *ids, const wgt_tensor *id
         wgt_tensor *h2, *up, *act, *down, *x3, *hn;
         if (fz) {
             wgt_tensor *gu;
-            T(x2, wgt_fused_linear(att2, WGT_PRO_NONE, NULL, 0, W->wo.t, W->bo, x, &x2));
-            T(gu, wgt_fused_linear(x2, WGT_PRO_RMS_NORM, W->ffn_norm, c->norm_eps, W->w_gu.t, NULL, NULL, &gu));
-            T(x3, wgt_fused_linear(gu, WGT_PRO_SWIGLU, NULL, 0, W->w_down.t, W->b_down, x2, &x3));
+            T(x2, fused(att2, WGT_PRO_NONE, NULL, 0, &W->wo, W->bo, x, &x2));
+            T(gu, fused(x2, WGT_PRO_RMS_NORM, W->ffn_norm, c->norm_eps, &W->w_gu, NULL, NULL, &gu));
+            T(x3, fused(gu, WGT_PRO_SWIGLU, NULL, 0, &W->w_down, W->b_down, x2, &x3));
             hn = keep(&s, wgt_tensor_ref(x3));
             goto carry;
         }
@@ -349,7 +358,7 @@ static wgt_status forward(wgt_model *m, const int32_t *ids, const wgt_tensor *id
     wgt_tensor *xn = h, *xl, *lg; /* the last layer's add_norm applied the output norm (fz: the lm_head's prologue does) */
     if (all_logits) xl = xn;
     else T(xl, wgt_tensor_narrow(xn, 0, L - 1, 1, &xl));
-    if (fz) DO(wgt_fused_linear(xl, WGT_PRO_RMS_NORM, m->out_norm, c->norm_eps, m->lm_head.t, NULL, NULL, &lg));
+    if (fz) DO(fused(xl, WGT_PRO_RMS_NORM, m->out_norm, c->norm_eps, &m->lm_head, NULL, NULL, &lg));
     else DO(linear(xl, &m->lm_head, NULL, &lg));
     *logits = lg;
     if (ids) memcpy(m->cache_ids + pos0, ids, (size_t)L * sizeof *ids);
