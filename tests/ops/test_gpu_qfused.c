@@ -1,11 +1,12 @@
 /* wgt_fused_qlinear against a double oracle: random f32 weights quantised with wgt_quantize (Q8_0,
  * Q4_0, Q4_K, Q6_K) and dequantised with wgt_dequantize; the prologue (none, RMSNorm, SwiGLU), the
  * product, bias and residual all in double on the host. One token takes the kernel in one dispatch
- * (checked through the context's dispatch count); K past one four-piece step of the row's 32
- * invocations (1024 columns) with a remainder, N not a multiple of the rows per workgroup, Q6_K
- * rows at unaligned bytes, a row narrow of the weight, an f16 bias, 3-D x. Two tokens (M = 2), a
- * strided x and the CPU-reference context run the composition of the plain ops. The spec's default
- * limits run the kernel again where they lower the workgroup size (128 on OpenGL ES compat). */
+ * (checked through the context's dispatch count); K over one and two steps of the kernel (1024
+ * columns: four pieces of 8 for each of a row's 32 invocations) with and without a partial last
+ * step, N not a multiple of the rows per workgroup, Q6_K rows at unaligned bytes, a row narrow of
+ * the weight, an f16 bias, 3-D x. Two tokens (M = 2), a strided x and the CPU-reference context
+ * run the composition of the plain ops. The spec's default limits run the kernel again where they
+ * lower the workgroup size (128 on OpenGL ES compat). */
 #include <math.h>
 #include <string.h>
 
@@ -169,10 +170,10 @@ static void free_case(qcase *c)
 static void test_all(wgt_context *ctx, int gpu)
 {
     const struct { wgt_ftype t; int64_t rows, cols; } ws[] = {
-        {WGT_FTYPE_Q8_0, 37, 1056}, /* 33 blocks: one four-piece step and 4 pieces left */
-        {WGT_FTYPE_Q4_0, 45, 1056},
-        {WGT_FTYPE_Q4_K, 37, 1280}, /* 5 super-blocks: one step and 32 pieces left */
-        {WGT_FTYPE_Q6_K, 29, 1280}, /* 1050-byte rows: unaligned starts */
+        {WGT_FTYPE_Q8_0, 37, 1856}, /* one step of 1024 columns, then 104 pieces: 3 of a lane's 4 */
+        {WGT_FTYPE_Q4_0, 45, 1056}, /* one step, then 4 pieces */
+        {WGT_FTYPE_Q4_K, 37, 2048}, /* two whole steps */
+        {WGT_FTYPE_Q6_K, 29, 3328}, /* three steps and 32 pieces; 2730-byte rows, odd ones unaligned */
     };
     for (size_t i = 0; i < sizeof ws / sizeof ws[0]; i++) {
         qw q;
