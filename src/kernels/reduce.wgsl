@@ -210,30 +210,17 @@ fn by_rows(w: u32, lid: u32) {
     if (lid == 0u && !parts) { st(p.out_w0 + w, vals); }
 }
 
-// Elements lo..hi of one output in order, one invocation: four loads issued before their combines
-// keep several loads of each invocation in flight (a column walk has no other parallelism).
-fn walk(base: u32, lo: u32, hi: u32) -> S {
-    var s = empty();
-    var r = lo;
-    for (; hi - r >= 4u; r = r + 4u) {
-        let e0 = load_elem(base, r);
-        let e1 = load_elem(base, r + 1u);
-        let e2 = load_elem(base, r + 2u);
-        let e3 = load_elem(base, r + 3u);
-        s = combine(combine(combine(combine(s, e0), e1), e2), e3);
-    }
-    for (; r < hi; r = r + 1u) { s = combine(s, load_elem(base, r)); }
-    return s;
-}
-
 // Stage 1 by columns: invocation t reduces part t / n_out of output t % n_out into its state.
 fn column_part(t: u32) {
     let o = t % p.n_out;
     let c = t / p.n_out;
     if (c >= p.G) { return; }
+    let base = layout_index(p.kept, o) + p.off;
     let lo = c * p.part;
     let hi = lo + min(p.part, p.R - lo); // lo + part may pass 2^32
-    store_state(o * p.s_o + c * p.s_r, walk(layout_index(p.kept, o) + p.off, lo, hi));
+    var s = empty();
+    for (var r = lo; r < hi; r = r + 1u) { s = combine(s, load_elem(base, r)); }
+    store_state(o * p.s_o + c * p.s_r, s);
 }
 
 fn by_columns(w: u32) {
@@ -250,7 +237,8 @@ fn by_columns(w: u32) {
             if (p.stage == 2u) {
                 for (var r = 0u; r < p.G; r = r + 1u) { s = combine(s, load_state(o * p.s_o + r * p.s_r)); }
             } else {
-                s = walk(layout_index(p.kept, o) + p.off, 0u, p.R);
+                let base = layout_index(p.kept, o) + p.off;
+                for (var r = 0u; r < p.R; r = r + 1u) { s = combine(s, load_elem(base, r)); }
             }
             vals[k] = finalize(s);
             sti(o, s.i);
