@@ -4,7 +4,7 @@
  * GEMM (square f32, and a 512-token prefill through a 4096 x 4096 linear layer), and attention
  * over a KV cache (decode: GB/s of K and V read; prefill: TFLOP/s counting 2 L^2 D per head, QK^T
  * and PV over the causal half).
- * Each figure: a few warm-up calls, then N calls recorded back to back between two
+ * Each figure: a quarter second of warm-up calls (the GPU's clock climbs back from idle), then N calls recorded back to back between two
  * wgt_context_sync, wall clock (host recording overlaps the device, so a kernel shorter than the
  * host's per-call cost shows the host's rate). --size small suits the CPU adapters. A sum
  * reduction is left out: this benchmark uses only the elementwise and matrix ops. */
@@ -48,9 +48,14 @@ static wgt_status linear_op(const wgt_tensor *a, const wgt_tensor *b, wgt_tensor
 static double time_op(op_fn op, const wgt_tensor *a, const wgt_tensor *b)
 {
     wgt_tensor *y;
-    for (int i = 0; i < 3; i++) {
+    /* Warm up for a quarter second, not a few calls: the H200 drops its clock to 345 MHz whenever it
+     * sits idle (a latency-bound benchmark before this one leaves it so) and takes a while to climb
+     * back to 1980 MHz; three calls measured a 2048^3 matmul at 5 TFLOP/s instead of 26. */
+    double w0 = wgt_now_seconds();
+    for (int i = 0; i < 3 || wgt_now_seconds() - w0 < 0.25; i++) {
         TRY(op(a, b, &y));
         wgt_tensor_free(y);
+        if (i % 8 == 7) TRY(wgt_context_sync(ctx, -1));
     }
     TRY(wgt_context_sync(ctx, -1));
     double t0 = wgt_now_seconds();
