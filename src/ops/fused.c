@@ -323,8 +323,7 @@ wgt_status wgt_fused_linear(const wgt_tensor *x, wgt_fused_prologue pro, const w
     wgt_tensor *y;
     if ((st = wgt_tensor_new(ctx, WGT_F32, nd, shape, &y))) return st;
     gemv_fused_key key = {pro, w->l.dtype, bias ? bias->l.dtype : WGT_F32, 0, op_workgroup_size(ctx)};
-    key.sg = ctx->info.has_subgroups && ctx->info.limits.subgroup_max_size >= 1 &&
-             ctx->info.limits.subgroup_max_size <= 32; /* a subgroup within one row's 32+ lanes */
+    key.sg = op_row_subgroups(ctx);
     wgt_kernel *k;
     wgt_binding b[6];
     int64_t base[6];
@@ -397,8 +396,7 @@ wgt_status wgt_fused_qkv_rope_cache(const wgt_tensor *x, const wgt_tensor *gamma
     if ((st = wgt_tensor_from_host(ctx, WGT_F32, 1, &nh, invf, &freq)) || (st = wgt_tensor_new(ctx, WGT_F32, 3, qs, &y)))
         goto done;
     gemv_fused_key key = {WGT_PRO_RMS_NORM, w->l.dtype, bias ? bias->l.dtype : WGT_F32, 0, op_workgroup_size(ctx)};
-    key.sg = ctx->info.has_subgroups && ctx->info.limits.subgroup_max_size >= 1 &&
-             ctx->info.limits.subgroup_max_size <= 32;
+    key.sg = op_row_subgroups(ctx);
     wgt_kernel *k;
     wgt_binding b[8];
     int64_t base[8];

@@ -38,17 +38,10 @@ typedef struct mm_job {
 
 /* ---- kernels --------------------------------------------------------------------------------- */
 
-static int use_subgroups(wgt_context *ctx)
-{
-    /* the reduction needs subgroups no wider than the 32 invocations that share a row */
-    return ctx->info.has_subgroups && ctx->info.limits.subgroup_max_size >= 1 &&
-           ctx->info.limits.subgroup_max_size <= 32;
-}
-
 static wgt_status gemv_kernel(wgt_context *ctx, wgt_dtype da, wgt_dtype db, wgt_dtype dc, wgt_kernel **k)
 {
     char pre[4096] = "";
-    if (use_subgroups(ctx))
+    if (op_row_subgroups(ctx))
         snprintf(pre, sizeof pre, "enable subgroups;\nconst HAS_SG: bool = true;\n"
                  "fn rsum(x: f32) -> f32 { return subgroupAdd(x); }\nfn rsize() -> u32 { return subgroupAdd(1u); }\n");
     else

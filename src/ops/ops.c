@@ -406,3 +406,9 @@ void op_wgsl_vec8_loader(char *buf, size_t cap, const char *name, const char *bi
     body = tmp;
     used += snprintf(buf + used, used < cap ? cap - used : 0, "fn %s(v: u32) -> array<vec4<f32>, 2> { %s }\n", name, body);
 }
+
+int op_row_subgroups(wgt_context *ctx)
+{
+    return ctx->info.has_subgroups && ctx->info.limits.subgroup_max_size >= 1 &&
+           ctx->info.limits.subgroup_max_size <= 32;
+}

@@ -116,6 +116,9 @@ wgt_status wgt_gpu_kernel_keyed(wgt_context *ctx, const char *name, const void *
 /* The workgroup size for one-dimensional kernels: 256, or the device's limit when lower
  * (compatibility mode's default is 128). Generated kernels take it as `const WG: u32`. */
 uint32_t op_workgroup_size(wgt_context *ctx);
+/* 1 when matrix-vector reductions may sum through subgroups: granted, and no wider than the 32
+ * invocations that share an output row (gemv, gemv_fused, gemv_qkv). */
+int op_row_subgroups(wgt_context *ctx);
 
 /* ---- bindings and parameters ---------------------------------------------------------------- */
 
