@@ -918,6 +918,99 @@ wgt_status wgt_qkv_rope_cache(const wgt_tensor *x, int64_t Hq, int64_t Hkv, int6
 
 
 /* ------------------------------------------------------------------------------------------------
+ * Optimizers (src/autograd/optim.c)
+ *
+ * torch.optim's SGD, Adam and AdamW (the single-tensor algorithms its documentation writes out)
+ * over a fixed list of parameter tensors, updated in place on the device: one fused kernel
+ * dispatch per parameter per step, no wait for the device. The optimizer does not know the
+ * autograd tape: each step is given the gradients (the trainer passes each parameter's .grad).
+ * Parameters are contiguous f32, f16 or bf16 tensors; state is f32. Half parameters get an f32
+ * master copy (made from their values at creation) on which the update runs; after each step the
+ * half tensor receives the master rounded to nearest (mixed precision). Gradients have their
+ * parameter's shape, f32 or the parameter's dtype, any layout.
+ * Step counts are per parameter, as in torch: a parameter given no gradient at a step (a NULL
+ * entry) is left alone, its state unchanged and its count not advanced.
+ * --------------------------------------------------------------------------------------------- */
+
+typedef struct wgt_optimizer wgt_optimizer;
+
+typedef enum wgt_optimizer_kind {
+    WGT_OPTIM_SGD = 0,   /* torch.optim.SGD: momentum, dampening, nesterov, L2 weight decay */
+    WGT_OPTIM_ADAM = 1,  /* torch.optim.Adam: weight decay is L2 (added to the gradient) */
+    WGT_OPTIM_ADAMW = 2, /* torch.optim.AdamW: decoupled decay, p *= 1 - lr * weight_decay first */
+} wgt_optimizer_kind;
+
+typedef struct wgt_optimizer_options {
+    wgt_optimizer_kind kind;
+    double lr;           /* > 0 */
+    double weight_decay; /* >= 0 */
+    double momentum;     /* SGD, >= 0; 0: no momentum buffer */
+    double dampening;    /* SGD */
+    int nesterov;        /* SGD: needs momentum > 0 and dampening 0 (torch refuses otherwise) */
+    double beta1, beta2; /* Adam/AdamW, each in [0, 1) */
+    double eps;          /* Adam/AdamW, >= 0 */
+    int amsgrad;         /* Adam/AdamW: keep the running maximum of exp_avg_sq */
+} wgt_optimizer_options;
+
+/* torch's defaults for a kind: lr 1e-3; SGD momentum 0, dampening 0; Adam/AdamW betas (0.9,
+ * 0.999), eps 1e-8; weight decay 0 (AdamW: 1e-2). */
+wgt_optimizer_options wgt_optimizer_defaults(wgt_optimizer_kind kind);
+
+/* An optimizer over params[0 .. n-1] (references are kept; the tensors are written in place by
+ * each step). WGT_ERR_INVALID_ARGUMENT for a bad option (named), WGT_ERR_DTYPE / WGT_ERR_SHAPE for
+ * a parameter that is not a contiguous float tensor, or one listed twice. */
+wgt_status wgt_optimizer_create(wgt_context *ctx, const wgt_optimizer_options *opts, wgt_tensor *const *params,
+                                int n, wgt_optimizer **out);
+/* One step: grads[i] is the gradient of params[i], or NULL (parameter i skipped this step). */
+wgt_status wgt_optimizer_step(wgt_optimizer *opt, const wgt_tensor *const *grads);
+/* The learning rate of the following steps (a schedule sets it before each step). */
+wgt_status wgt_optimizer_set_lr(wgt_optimizer *opt, double lr);
+double wgt_optimizer_lr(const wgt_optimizer *opt);
+wgt_optimizer_options wgt_optimizer_get_options(const wgt_optimizer *opt);
+/* Calls of wgt_optimizer_step so far, and the step count of parameter i (its updates so far). */
+int64_t wgt_optimizer_steps(const wgt_optimizer *opt);
+int64_t wgt_optimizer_param_steps(const wgt_optimizer *opt, int i);
+/* A new reference to one state tensor of parameter i, named as torch's state_dict names it:
+ * "momentum_buffer" (SGD with momentum), "exp_avg", "exp_avg_sq", "max_exp_avg_sq" (amsgrad), or
+ * "master" (the f32 copy of a half parameter). WGT_ERR_NOT_FOUND when the parameter has no such
+ * state (yet: SGD's buffer is made by the first step, as torch does). */
+wgt_status wgt_optimizer_state(const wgt_optimizer *opt, int i, const char *name, wgt_tensor **out);
+/* Save the state as safetensors: tensors "<i>.<state name>" (f32, the parameter's shape), and in
+ * the metadata the format ("wgt.optimizer/1"), kind, hyper-parameters (%.17g, so they read back
+ * exactly), step counts ("steps", "<i>.steps"), n_params and each parameter's shape. Written to a
+ * temporary file, then renamed. */
+wgt_status wgt_optimizer_save(const wgt_optimizer *opt, const char *path);
+/* Restore what wgt_optimizer_save wrote into an optimizer created over parameters of the same
+ * number, shapes and dtypes (WGT_ERR_FORMAT naming the mismatch otherwise): hyper-parameters,
+ * step counts and state; continuing then gives the same bits as the run that saved it. */
+wgt_status wgt_optimizer_load(wgt_optimizer *opt, const char *path);
+void wgt_optimizer_free(wgt_optimizer *opt);
+
+/* torch.nn.utils.clip_grad_norm_ (norm_type 2): total = || (||g_0||_2, ..., ||g_n-1||_2) ||_2 and
+ * every g_i *= min(1, max_norm / (total + 1e-6)), in place, on the device: the scale is computed
+ * and read there, so nothing waits. NULL entries are skipped. *total_norm (may be NULL) gets a new
+ * 0-D f32 tensor holding the total. Infinite or NaN gradients give a total of inf / NaN and NaN
+ * gradients (torch's behaviour without error_if_nonfinite; check the total to skip a step).
+ * Gradients f32, f16 or bf16 (the norm in f32), on one context. */
+wgt_status wgt_clip_grad_norm(wgt_tensor *const *grads, int n, double max_norm, wgt_tensor **total_norm);
+
+/* Learning-rate schedules as in transformers (get_constant_schedule_with_warmup,
+ * get_linear_schedule_with_warmup, get_cosine_schedule_with_warmup with num_cycles 0.5).
+ * step is the number of optimizer steps already taken (0 for the first step, as LambdaLR's
+ * last_epoch), W = warmup, T = total steps:
+ *   step < W:     lr * step / max(1, W)
+ *   constant:     lr
+ *   linear:       lr * max(0, (T - step) / max(1, T - W))
+ *   cosine:       lr * max(0, 0.5 * (1 + cos(pi * p))),  p = (step - W) / max(1, T - W)
+ * A pure function of its arguments (negative step or W are taken as 0). */
+typedef enum wgt_lr_schedule {
+    WGT_LR_CONSTANT = 0,
+    WGT_LR_LINEAR = 1,
+    WGT_LR_COSINE = 2,
+} wgt_lr_schedule;
+double wgt_lr_at(wgt_lr_schedule schedule, double lr, int64_t warmup, int64_t total, int64_t step);
+
+/* ------------------------------------------------------------------------------------------------
  * Model files (src/io): GGUF and safetensors.
  *
  * Readers memory-map the file and never read it whole; every size, count and offset is checked
