@@ -1,8 +1,16 @@
 #!/usr/bin/env bash
-# Runs every test, each in its own process with a time limit, and ends with `N passed, N failed`.
+# Runs every test, each in its own process with a time limit, and ends with
+# `N passed, N failed, N skipped`.
 #   tests named test_gpu_* (C programs) run once per adapter in WGT_TEST_ADAPTERS
 #     (default "vulkan opengles": lavapipe through Vulkan, llvmpipe through OpenGL ES compat);
 #   other C tests (build/tests/test_*) and shell tests (tests/**/test_*.sh) run once.
+# Exit codes: 0 pass; 77 skip, with a line "SKIP: reason" in the output (a skip without a reason
+# fails: a test must say what it could not check); anything else fails.
+# A test skips only for what `make deps` cannot give (hardware, a limit of the adapter); a missing
+# package, npm module or fixture is a failure that names the install step. A passing test that left
+# out a part prints "SKIP: reason" too; the runner shows those lines under its PASS line.
+# WGT_TEST_SCRIPTS names another folder of shell tests (tests/test_runner.sh uses it to run fakes).
+# WGT_TEST_NO_SKIP=1 turns every skip into a failure (for a machine that must run everything).
 # Usage: tests/run.sh BUILD_DIR [NAME_FILTER]
 set -u
 build=${1:-build}
@@ -15,16 +23,24 @@ logs="$build/test-logs"
 mkdir -p "$logs"
 export WGT_BIN="$build/wgt" WGT_ROOT="$root" WGT_BUILD="$build"
 export EGL_PLATFORM=${EGL_PLATFORM:-surfaceless}
-passed=0 failed=0 failures=""
+passed=0 failed=0 skipped=0 failures="" skips=""
 
 run_one() { # label, log, command...
     local label=$1 log=$2; shift 2
     local t0=$SECONDS rc
     timeout --kill-after=10 "$limit" "$@" >"$log" 2>&1
     rc=$?
-    if [ $rc = 0 ]; then
+    local why
+    why=$(grep -m1 '^SKIP: ' "$log" | cut -c7-)
+    if [ $rc = 77 ] && [ -n "$why" ] && [ "${WGT_TEST_NO_SKIP:-0}" != 1 ]; then
+        skipped=$((skipped + 1)); skips="$skips $label"
+        printf 'SKIP %-50s %4ds (%s)\n' "$label" $((SECONDS - t0)) "$why"
+    elif [ $rc = 0 ]; then
         passed=$((passed + 1)); printf 'PASS %-50s %4ds\n' "$label" $((SECONDS - t0))
+        grep '^SKIP: ' "$log" | sed 's/^/    | part /'
     else
+        [ $rc = 77 ] && [ -z "$why" ] && echo "(exit 77 without a line 'SKIP: reason': a skip must say why)" >>"$log"
+        [ $rc = 77 ] && [ -n "$why" ] && echo "(skipped, and WGT_TEST_NO_SKIP=1 makes a skip a failure)" >>"$log"
         failed=$((failed + 1)); failures="$failures $label"
         [ $rc = 124 ] && echo "(timed out after ${limit}s)" >>"$log"
         printf 'FAIL %-50s %4ds (exit %d)\n' "$label" $((SECONDS - t0)) $rc
@@ -48,8 +64,9 @@ while IFS= read -r script; do
     name=$(basename "$script" .sh)
     [ -n "$filter" ] && [[ $name != *$filter* ]] && continue
     run_one "$name" "$logs/$name.log" bash "$script"
-done < <(find "$root/tests" -name 'test_*.sh' | sort)
+done < <(find "${WGT_TEST_SCRIPTS:-$root/tests}" -name 'test_*.sh' | sort)
 
+[ -n "$skips" ] && echo "skipped:$skips"
 [ -n "$failures" ] && echo "failed:$failures"
-echo "$passed passed, $failed failed"
+echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" = 0 ]
