@@ -149,7 +149,7 @@ def adamw_run(out, inputs, targets, clip, schedule):
         for grp in opt.param_groups:
             grp["lr"] = lr
         opt.step()
-        losses.append(float(loss))
+        losses.append(float(loss.detach()))
         lrs.append(lr)
         norms.append(float(norm))
     with torch.no_grad():
