@@ -1,5 +1,5 @@
 /* wgt onnx-test: ONNX node test directories (model.onnx + test_data_set_N/) run through the op
- * API on the current adapter (src/onnx/onnx_gpu.c) and compared with ONNX's expected outputs. */
+ * API on the current adapter (testkit/onnx/onnx_gpu.c) and compared with ONNX's expected outputs. */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>

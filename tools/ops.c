@@ -1,5 +1,5 @@
 /* wgt ops: the op x dtype table (GPU kernel or CPU-reference fallback, probed on the current
- * adapter, not written by hand), and --check: the differential harness (src/harness/) on it. */
+ * adapter, not written by hand), and --check: the differential harness (testkit/harness/) on it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* Runs the ONNX backend node tests (Debian package libonnx-testdata) through the CPU reference:
- * every test whose ops the executor maps (src/onnx/onnx_ops*.c) -- single nodes, and the
+ * every test whose ops the executor maps (testkit/onnx/onnx_ops*.c) -- single nodes, and the
  * "_expanded" graphs node by node -- is run on each of its test_data_set_N directories and
- * compared with ONNX's expected outputs (src/onnx/onnx_runner.c).
+ * compared with ONNX's expected outputs (testkit/onnx/onnx_runner.c).
  * Prints one line per test (PASS, FAIL with the worst error, N/A with why), a per-op table, and
  * totals. Exits non-zero only when an applicable test fails.
  * Usage: test_cpu_onnx [NODE_DIR] [NAME_FILTER]   (default /usr/share/libonnx-testdata/data/node) */

@@ -1,4 +1,4 @@
-/* Every op in the harness table (src/harness/table.c) on this adapter against the CPU reference:
+/* Every op in the harness table (testkit/harness/table.c) on this adapter against the CPU reference:
  * all cases but the larger-than-a-binding one for every op and dtype, then that case for the ops
  * that carry it, then f32 and f16 again on a device with WebGPU's default limits
  * (WGT_LIMITS=default: 256 invocations per workgroup, 16 KiB of workgroup memory, 8 storage

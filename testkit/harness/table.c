@@ -279,7 +279,7 @@ const hx_op *hx_ops(int *count)
 {
     if (!n_table) build();
     if (overflow) { /* every caller then fails loudly rather than silently skipping ops */
-        fprintf(stderr, "harness: %d table entries past MAX_OPS (%d) in src/harness/table.c: raise it\n", overflow,
+        fprintf(stderr, "harness: %d table entries past MAX_OPS (%d) in testkit/harness/table.c: raise it\n", overflow,
                 MAX_OPS);
         *count = 0;
         return table;
