@@ -1156,7 +1156,8 @@ wgt_status wgt_gguf_tensor_to_f32(const wgt_gguf_tensor *t, int64_t first, int64
 /* GGUF writer: v3, little-endian, alignment 32 (or general.alignment when given as a uint32 key
  * before the first tensor). Order: metadata and tensor infos, then each tensor's bytes in the
  * order declared (written in as many pieces as wanted: the file is streamed, never held whole),
- * then _finish. Freeing without finishing removes the partial file. */
+ * then _finish. The file is written safely (see wgt_output below): freeing without finishing
+ * removes only the temporary file, and the final name appears at _finish. */
 typedef struct wgt_gguf_writer wgt_gguf_writer;
 wgt_status wgt_gguf_writer_create(const char *path, wgt_gguf_writer **out);
 /* Scalars: type is any scalar type; the value is read from *value in that type's C form
@@ -1229,7 +1230,7 @@ const char *wgt_safetensors_metadata_key(const wgt_safetensors *st, int64_t i);
 const char *wgt_safetensors_metadata(const wgt_safetensors *st, const char *key);
 
 /* safetensors writer: declare every tensor (and metadata), then write the bytes in declared
- * order (streamed, in pieces), then _finish. Freeing without finishing removes the file. */
+ * order (streamed, in pieces), then _finish. Written safely, as the GGUF writer (wgt_output). */
 typedef struct wgt_st_writer wgt_st_writer;
 wgt_status wgt_st_writer_create(const char *path, wgt_st_writer **out);
 wgt_status wgt_st_writer_add_metadata(wgt_st_writer *w, const char *key, const char *value);
@@ -1238,6 +1239,46 @@ wgt_status wgt_st_writer_add_tensor(wgt_st_writer *w, const char *name, wgt_ftyp
 wgt_status wgt_st_writer_write(wgt_st_writer *w, const void *data, uint64_t bytes);
 wgt_status wgt_st_writer_finish(wgt_st_writer *w);
 void wgt_st_writer_free(wgt_st_writer *w);
+
+/* --- safe output files (src/io/safe_write.c) ----------------------------------------------- */
+
+/* Every file wgt writes goes through a wgt_output (the GGUF and safetensors writers, convert,
+ * checkpoints): nothing the user owns is destroyed by a write, whatever happens during it.
+ *  - Before anything is created the output is refused (WGT_ERR_INVALID_ARGUMENT, the message
+ *    names the path and the reason) when it is the same file (device and inode, so links are
+ *    caught) as one of opts->inputs or any entry of opts->input_dir; when it exists and is not a
+ *    regular file (directory, device node, fifo, socket); when it exists and opts->replace is 0
+ *    (the message says --force replaces it). opts NULL: refuse existing files, no inputs.
+ *  - The bytes go to a temporary file ".<name>.wgt-XXXXXX" in the output's directory. _commit
+ *    flushes and fsyncs it, renames it over the final name, then fsyncs the directory: the final
+ *    name holds the previous file or the complete new one, never a partial file (after SIGKILL or
+ *    a power cut at most a stray temporary file is left).
+ *  - _abort, and a failing _commit, remove only the temporary file. Both free the handle. */
+typedef struct wgt_output wgt_output;
+typedef struct wgt_output_options {
+    int replace;                /* 1: an existing regular file may be replaced (the CLI's --force) */
+    const char *const *inputs;  /* n_inputs paths the output must not be (NULL entries skipped) */
+    size_t n_inputs;
+    const char *input_dir;      /* a directory whose every entry is an input too (may be NULL) */
+} wgt_output_options;
+wgt_status wgt_output_open(const char *path, const wgt_output_options *opts, wgt_output **out);
+/* The temporary file, for fwrite and friends (do not fclose it). */
+FILE *wgt_output_file(wgt_output *o);
+const char *wgt_output_path(const wgt_output *o); /* the final name */
+wgt_status wgt_output_write(wgt_output *o, const void *data, uint64_t bytes);
+wgt_status wgt_output_commit(wgt_output *o);
+void wgt_output_abort(wgt_output *o); /* NULL is a no-op */
+/* For programs: on SIGINT, SIGTERM and SIGHUP remove the temporary files of open outputs, then
+ * die of the signal as before (signals the parent ignores stay ignored). The library never
+ * installs handlers itself. */
+wgt_status wgt_output_cleanup_on_signals(void);
+
+/* The writers above with wgt_output's checks (create replaces an existing regular file, as
+ * opts = {.replace = 1} does, and also writes through a temporary file). */
+wgt_status wgt_gguf_writer_create_opts(const char *path, const wgt_output_options *opts,
+                                       wgt_gguf_writer **out);
+wgt_status wgt_st_writer_create_opts(const char *path, const wgt_output_options *opts,
+                                     wgt_st_writer **out);
 
 /* --- Hugging Face config.json / generation_config.json ------------------------------------- */
 

@@ -45,11 +45,15 @@ typedef struct plan {
 
 static int usage(FILE *f)
 {
-    fprintf(f, "usage: wgt convert <hf-dir | model.safetensors> <out.gguf> [--type T]\n\n"
+    fprintf(f, "usage: wgt convert <hf-dir | model.safetensors> <out.gguf> [--type T] [--force]\n\n"
                "T: f32, f16 (default), bf16, q8_0, q4_0, q4_k, q6_k. Architectures: llama, qwen2, qwen3,\n"
                "gpt2 (from config.json). Norms and 1-D tensors stay f32. The tokenizer (tokenizer.model,\n"
                "tokenizer.json or vocab.json + merges.txt) is added when the directory holds one.\n"
-               "Rows are quantised on WGT_THREADS threads (default: the processors online).\n");
+               "Rows are quantised on WGT_THREADS threads (default: the processors online).\n\n"
+               "The output is written to a temporary file next to it and renamed into place when complete:\n"
+               "an interrupted conversion (Ctrl-C, SIGTERM, a crash) leaves any previous file intact. The\n"
+               "output may not be one of the input directory's files, nor a directory or device node; an\n"
+               "existing file is replaced only with --force.\n");
     return f == stdout ? 0 : 2;
 }
 
@@ -164,9 +168,11 @@ static int fail(const char *what)
 int cmd_convert(int argc, char **argv)
 {
     const char *in = NULL, *out = NULL, *type_name = "f16";
+    int force = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return usage(stdout);
         if (!strcmp(argv[i], "--type") && i + 1 < argc) type_name = argv[++i];
+        else if (!strcmp(argv[i], "--force")) force = 1;
         else if (argv[i][0] == '-') return usage(stderr);
         else if (!in) in = argv[i];
         else if (!out) out = argv[i];
@@ -298,7 +304,12 @@ int cmd_convert(int argc, char **argv)
         p->src = &dummy;
     }
 
-    TRY(wgt_gguf_writer_create(out, &w));
+    /* every file of the checkpoint's directory is an input (shards, config.json, tokenizer files):
+     * the output may be none of them, nor the file given as input */
+    const char *inputs[] = {in};
+    const wgt_output_options oo = {.replace = force, .inputs = inputs, .n_inputs = 1, .input_dir = dir};
+    if (wgt_output_cleanup_on_signals()) goto failed; /* Ctrl-C removes the temporary file only */
+    TRY(wgt_gguf_writer_create_opts(out, &oo, &w));
     TRY(wgt_gguf_writer_add_str(w, "general.architecture", arch));
     const char *base = strrchr(dir, '/');
     TRY(wgt_gguf_writer_add_str(w, "general.name", base && base[1] ? base + 1 : dir));

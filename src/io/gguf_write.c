@@ -27,7 +27,8 @@ typedef struct open_array {
 
 struct wgt_gguf_writer {
     char *path;
-    FILE *f;
+    wgt_output *out; /* the temporary file until finish renames it */
+    FILE *f;         /* its stream */
     uint8_t *meta; /* serialised kv pairs */
     uint64_t meta_len, meta_cap, n_kv;
     char **keys;
@@ -75,7 +76,7 @@ static wgt_status put_str(wgt_gguf_writer *w, const char *s, uint64_t len)
     return st ? st : put(w, s, len);
 }
 
-wgt_status wgt_gguf_writer_create(const char *path, wgt_gguf_writer **out)
+wgt_status wgt_gguf_writer_create_opts(const char *path, const wgt_output_options *opts, wgt_gguf_writer **out)
 {
     *out = NULL;
     wgt_gguf_writer *w = calloc(1, sizeof *w);
@@ -83,15 +84,23 @@ wgt_status wgt_gguf_writer_create(const char *path, wgt_gguf_writer **out)
         free(w);
         return wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s: writer", path);
     }
-    if (!(w->f = fopen(path, "wb"))) {
-        wgt_status st = wgt_error(WGT_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
+    wgt_status st = wgt_output_open(path, opts, &w->out);
+    if (st) {
         free(w->path);
         free(w);
         return st;
     }
+    w->f = wgt_output_file(w->out);
     w->alignment = 32;
     *out = w;
     return WGT_OK;
+}
+
+/* The library's own callers (tests, tools that name a fresh path) replace their files. */
+wgt_status wgt_gguf_writer_create(const char *path, wgt_gguf_writer **out)
+{
+    const wgt_output_options opts = {.replace = 1};
+    return wgt_gguf_writer_create_opts(path, &opts, out);
 }
 
 /* Start a value: at top level write the key and type; inside an array check the element type. */
@@ -379,14 +388,11 @@ wgt_status wgt_gguf_writer_finish(wgt_gguf_writer *w)
         w->current++;
         w->written = 0;
     }
-    if (!st && fflush(w->f)) st = wgt_error(WGT_ERR_IO, "%s: write failed: %s", w->path, strerror(errno));
-    if (!st) {
-        int rc = fclose(w->f);
+    if (!st && !w->out) st = wgt_error(WGT_ERR_MISUSE, "%s: finished twice", w->path);
+    if (!st) { /* the new file appears under its name only now, complete */
+        st = wgt_output_commit(w->out);
+        w->out = NULL;
         w->f = NULL;
-        if (rc) {
-            st = wgt_error(WGT_ERR_IO, "%s: close failed: %s", w->path, strerror(errno));
-            remove(w->path);
-        }
     }
     if (st) w->failed = st;
     return st;
@@ -395,10 +401,7 @@ wgt_status wgt_gguf_writer_finish(wgt_gguf_writer *w)
 void wgt_gguf_writer_free(wgt_gguf_writer *w)
 {
     if (!w) return;
-    if (w->f) {
-        fclose(w->f);
-        remove(w->path);
-    }
+    wgt_output_abort(w->out); /* removes the temporary file, never the final name */
     for (uint64_t i = 0; i < w->n_kv; i++) free(w->keys[i]);
     for (uint64_t i = 0; i < w->n_tensors; i++) free(w->tensors[i].name);
     free(w->keys);

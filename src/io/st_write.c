@@ -20,7 +20,8 @@ typedef struct st_wtensor {
 
 struct wgt_st_writer {
     char *path;
-    FILE *f;
+    wgt_output *out; /* the temporary file until finish renames it */
+    FILE *f;         /* its stream */
     st_wtensor *t;
     uint64_t n, cap;
     char **mk, **mv;
@@ -30,7 +31,7 @@ struct wgt_st_writer {
     wgt_status failed;
 };
 
-wgt_status wgt_st_writer_create(const char *path, wgt_st_writer **out)
+wgt_status wgt_st_writer_create_opts(const char *path, const wgt_output_options *opts, wgt_st_writer **out)
 {
     *out = NULL;
     wgt_st_writer *w = calloc(1, sizeof *w);
@@ -38,14 +39,22 @@ wgt_status wgt_st_writer_create(const char *path, wgt_st_writer **out)
         free(w);
         return wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s: writer", path);
     }
-    if (!(w->f = fopen(path, "wb"))) {
-        wgt_status st = wgt_error(WGT_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
+    wgt_status st = wgt_output_open(path, opts, &w->out);
+    if (st) {
         free(w->path);
         free(w);
         return st;
     }
+    w->f = wgt_output_file(w->out);
     *out = w;
     return WGT_OK;
+}
+
+/* The library's own callers (tests, tools that name a fresh path) replace their files. */
+wgt_status wgt_st_writer_create(const char *path, wgt_st_writer **out)
+{
+    const wgt_output_options opts = {.replace = 1};
+    return wgt_st_writer_create_opts(path, &opts, out);
 }
 
 wgt_status wgt_st_writer_add_metadata(wgt_st_writer *w, const char *key, const char *value)
@@ -172,13 +181,11 @@ wgt_status wgt_st_writer_finish(wgt_st_writer *w)
         w->current++;
         w->written = 0;
     }
-    if (!st) {
-        int rc = fclose(w->f);
+    if (!st && !w->out) st = wgt_error(WGT_ERR_MISUSE, "%s: finished twice", w->path);
+    if (!st) { /* the new file appears under its name only now, complete */
+        st = wgt_output_commit(w->out);
+        w->out = NULL;
         w->f = NULL;
-        if (rc) {
-            st = wgt_error(WGT_ERR_IO, "%s: close failed: %s", w->path, strerror(errno));
-            remove(w->path);
-        }
     }
     if (st) w->failed = st;
     return st;
@@ -187,10 +194,7 @@ wgt_status wgt_st_writer_finish(wgt_st_writer *w)
 void wgt_st_writer_free(wgt_st_writer *w)
 {
     if (!w) return;
-    if (w->f) {
-        fclose(w->f);
-        remove(w->path);
-    }
+    wgt_output_abort(w->out); /* removes the temporary file, never the final name */
     for (uint64_t i = 0; i < w->n; i++) free(w->t[i].name);
     for (uint64_t i = 0; i < w->n_meta; i++) {
         free(w->mk[i]);
