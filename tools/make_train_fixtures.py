@@ -24,9 +24,11 @@ sequence, targets the last L (F.cross_entropy on the logits, not the model's shi
 AdamW runs (torch.optim.AdamW, lr 1e-3, betas 0.9/0.999, eps 1e-8, weight_decay 0.01 on every
 parameter, the same batch at every step):
   "adamw":          constant lr, no clipping.
-  "adamw_clip_cos": clip_grad_norm_(1.0) before each step; lr of step s (1-based, N steps, W warmup):
-                    lr * s / W for s <= W, else lr * 0.5 * (1 + cos(pi * (s - W) / (N - W)))
-                    (so step W has the full lr and step N has 0). The lr of every step is in the json.
+  "adamw_clip_cos": clip_grad_norm_(1.0) before each step; transformers'
+                    get_cosine_schedule_with_warmup(warmup 3, total 12) stepped after each
+                    optimizer step (LambdaLR: the first step has lr 0; then lr * k / W for k < W,
+                    else lr * 0.5 * (1 + cos(pi * (k - W) / (N - W))), k = steps taken). The lr
+                    each step used is in the json.
 losses[s-1] is the loss of step s computed before its update (losses[0] is the initial loss);
 loss_after is the loss after the last update. grad_norms[s-1] is the global L2 norm of step s's
 gradient before clipping.
@@ -37,7 +39,6 @@ small (hidden 32) so that the fixtures of all three stay at a few hundred KB.
 """
 import argparse
 import json
-import math
 import os
 import re
 import shutil
@@ -123,20 +124,13 @@ def loss_of(model, inputs, targets):
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]).float(), targets.reshape(-1)), logits
 
 
-def lr_at(step, n, schedule):
-    """step is 1-based; see the module docstring."""
-    if schedule == "constant":
-        return LR
-    if step <= WARMUP:
-        return LR * step / WARMUP
-    return LR * 0.5 * (1.0 + math.cos(math.pi * (step - WARMUP) / (n - WARMUP)))
-
-
 def adamw_run(out, inputs, targets, clip, schedule):
     model = load(out)
     params = list(model.parameters())
     opt = torch.optim.AdamW(params, lr=LR, betas=BETAS, eps=EPS, weight_decay=WEIGHT_DECAY,
                             foreach=False)
+    sched = (transformers.get_cosine_schedule_with_warmup(opt, WARMUP, STEPS) if schedule == "cosine"
+             else None)
     losses, lrs, norms = [], [], []
     for step in range(1, STEPS + 1):
         opt.zero_grad(set_to_none=True)
@@ -145,10 +139,10 @@ def adamw_run(out, inputs, targets, clip, schedule):
         norm = torch.sqrt(sum((p.grad.double() ** 2).sum() for p in params))
         if clip is not None:
             torch.nn.utils.clip_grad_norm_(params, clip)
-        lr = lr_at(step, STEPS, schedule)
-        for grp in opt.param_groups:
-            grp["lr"] = lr
+        lr = opt.param_groups[0]["lr"]
         opt.step()
+        if sched is not None:
+            sched.step()
         losses.append(float(loss.detach()))
         lrs.append(lr)
         norms.append(float(norm))
@@ -242,8 +236,8 @@ def make_one(arch, cls, make_cfg, notes, out_root, seed, log):
         "tensors_without_grad": no_grad,
         "optimizer": {"name": "adamw", "lr": LR, "betas": list(BETAS), "eps": EPS,
                       "weight_decay": WEIGHT_DECAY, "steps": STEPS,
-                      "lr_schedule": "lr*s/W for s<=W, then lr*0.5*(1+cos(pi*(s-W)/(N-W))), "
-                                     "s 1-based"},
+                      "lr_schedule": "transformers get_cosine_schedule_with_warmup(W, N), "
+                                     "stepped after each optimizer step"},
         "runs": runs,
         "attn_implementation": "eager",
         "device": "cpu",
