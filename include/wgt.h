@@ -92,7 +92,10 @@ size_t wgt_dtype_size(wgt_dtype dtype);
  *
  * Environment variables read by wgt_context_create (an invalid value is WGT_ERR_INVALID_ARGUMENT
  * naming the variable and the allowed values):
- *   WGT_WEBGPU_LIB=path          the webgpu.h implementation to dlopen (default: the installed Dawn)
+ *   WGT_WEBGPU_LIB=path          the webgpu.h implementation to dlopen (default: Dawn of npm
+ *                                webgpu@0.6.2, dawn.node; the 2025 Dawn of `make deps` is
+ *                                .deps/dawn/libwebgpu_wrapper.so); WGT_NAPI_STUB=path: where
+ *                                libwgt_napi_stub.so is, when it is not found by itself
  *   WGT_BACKEND=vulkan|metal|d3d12|opengl|opengles|cpu   (cpu: the C reference, no WebGPU)
  *   WGT_ADAPTER=index|substring  pick an adapter by index in `wgt info --adapters` or by name
  *   WGT_COMPAT=1                 request a compatibility-mode adapter
@@ -181,7 +184,15 @@ typedef struct wgt_adapter_info {
     int has_f16;           /* shader-f16 granted */
     int has_subgroups;     /* subgroups granted */
     int has_timestamps;    /* timestamp queries granted */
+    int has_subgroup_matrix; /* chromium-experimental-subgroup-matrix granted (tensor-core tiles) */
+    int n_subgroup_matrix_configs; /* the shapes it offers, as many as fit below */
+    struct {
+        wgt_dtype component, result; /* operands, accumulator: f16/f32/i32/u32/i8/u8 */
+        uint32_t m, n, k;            /* result M x N, operands M x K and K x N */
+    } subgroup_matrix_configs[8];
     wgt_limits limits;     /* the limits the device was created with */
+    char webgpu_lib[512];  /* path of the webgpu.h library in use ("" for the CPU reference) */
+    char webgpu_lib_description[256]; /* which implementation, how loaded, which ABI numbering */
 } wgt_adapter_info;
 
 wgt_status wgt_context_adapter_info(const wgt_context *ctx, wgt_adapter_info *out);

@@ -5,10 +5,20 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-DAWN_PKG=bun-webgpu-linux-x64
-DAWN_VER=0.1.7
-DAWN_SHA512='UEP7UZdEhx9otvkZczjsszL8ZVlrODANQvgl+C88/bNVmxDoFi7w1fWzGi1sZyakiETjmtFDq2/xCLhbSZxjqw=='
-DAWN_DIR=.deps/dawn
+# Two Dawn builds (DESIGN.md, "The WebGPU implementation"). The default: Dawn's Node addon from npm
+# webgpu@0.6.2 (Dawn of about October 2026, standard webgpu.h numbering, f16 and subgroup matrices on
+# NVIDIA). The 2025 build, bun-webgpu-linux-x64@0.1.7 (mid-2025 numbering), stays for comparison and is
+# tested too: WGT_WEBGPU_LIB=.deps/dawn/libwebgpu_wrapper.so selects it.
+DAWN_PKG=webgpu
+DAWN_VER=0.6.2
+DAWN_SHA512='3L4GfmqJLvYUIEWJngEQY+2HQiUlAFkg8+P8NDDj3Xx5hHHIFO/r8JW+ynfqBj7kHN4mbnwO74uB+lrRtLhp4Q=='
+DAWN_FILE=dist/linux-x64/dawn.node
+DAWN_DIR=.deps/dawn-2026
+DAWN25_PKG=bun-webgpu-linux-x64
+DAWN25_VER=0.1.7
+DAWN25_SHA512='UEP7UZdEhx9otvkZczjsszL8ZVlrODANQvgl+C88/bNVmxDoFi7w1fWzGi1sZyakiETjmtFDq2/xCLhbSZxjqw=='
+DAWN25_FILE=libwebgpu_wrapper.so
+DAWN25_DIR=.deps/dawn
 
 say() { printf 'deps: %s\n' "$*" >&2; }
 die() { printf 'deps: error: %s\n' "$*" >&2; exit 1; }
@@ -58,22 +68,31 @@ if [ -n "$missing" ] || [ $mesa_ok = 0 ]; then
   fi
 fi
 
-# Dawn, from the npm registry, verified before use.
-if [ ! -f "$DAWN_DIR/libwebgpu_wrapper.so" ] || [ "$(cat "$DAWN_DIR/.sha512" 2>/dev/null)" != "$DAWN_SHA512" ]; then
-  say "fetching Dawn ($DAWN_PKG@$DAWN_VER) from the npm registry"
-  tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-  (cd "$tmp" && npm pack --silent "$DAWN_PKG@$DAWN_VER" >/dev/null 2>&1) ||
-    die "npm pack $DAWN_PKG@$DAWN_VER failed: check that the npm registry is reachable, then run 'make deps' again"
-  tgz=$(ls "$tmp"/*.tgz 2>/dev/null | head -n 1)
-  [ -n "$tgz" ] || die "npm pack produced no tarball"
-  got=$(openssl dgst -sha512 -binary "$tgz" | base64 -w0)
-  [ "$got" = "$DAWN_SHA512" ] ||
-    die "Dawn tarball integrity mismatch (got sha512-$got, want sha512-$DAWN_SHA512): the download is corrupt or tampered with; delete .deps and run 'make deps' again, or report it"
-  mkdir -p "$tmp/x" && tar -xzf "$tgz" -C "$tmp/x"
-  so=$(find "$tmp/x" -name libwebgpu_wrapper.so | head -n 1)
-  [ -n "$so" ] || die "the Dawn package holds no libwebgpu_wrapper.so"
-  rm -rf "$DAWN_DIR" && mkdir -p "$DAWN_DIR"
-  cp "$so" "$DAWN_DIR/libwebgpu_wrapper.so"
-  printf '%s' "$DAWN_SHA512" > "$DAWN_DIR/.sha512"
-  say "Dawn installed in $DAWN_DIR"
-fi
+# Dawn, from the npm registry, verified before use: fetch_dawn PKG VER SHA512 FILE_IN_PACKAGE DIR.
+# DIR gets the file under its own name, .sha512 (the tarball's) and VERSION (read by `wgt info`).
+fetch_dawn() {
+  local pkg=$1 ver=$2 sha=$3 file=$4 dir=$5 name
+  name=$(basename "$file")
+  if [ ! -f "$dir/$name" ] || [ "$(cat "$dir/.sha512" 2>/dev/null)" != "$sha" ]; then
+    say "fetching Dawn ($pkg@$ver) from the npm registry"
+    local tmp; tmp=$(mktemp -d)
+    (cd "$tmp" && npm pack --silent "$pkg@$ver" >/dev/null 2>&1) ||
+      { rm -rf "$tmp"; die "npm pack $pkg@$ver failed: check that the npm registry is reachable, then run 'make deps' again"; }
+    local tgz; tgz=$(ls "$tmp"/*.tgz 2>/dev/null | head -n 1)
+    [ -n "$tgz" ] || { rm -rf "$tmp"; die "npm pack $pkg@$ver produced no tarball"; }
+    local got; got=$(openssl dgst -sha512 -binary "$tgz" | base64 -w0)
+    [ "$got" = "$sha" ] || { rm -rf "$tmp";
+      die "Dawn tarball $pkg@$ver integrity mismatch (got sha512-$got, want sha512-$sha): the download is corrupt or tampered with; delete .deps and run 'make deps' again, or report it"; }
+    mkdir -p "$tmp/x" && tar -xzf "$tgz" -C "$tmp/x"
+    local so; so=$(find "$tmp/x" -path "*/$file" | head -n 1)
+    [ -n "$so" ] || { rm -rf "$tmp"; die "the Dawn package $pkg@$ver holds no $file"; }
+    rm -rf "$dir" && mkdir -p "$dir"
+    cp "$so" "$dir/$name"
+    printf '%s' "$sha" > "$dir/.sha512"
+    rm -rf "$tmp"
+    say "Dawn $pkg@$ver installed in $dir"
+  fi
+  printf 'npm %s@%s\n' "$pkg" "$ver" > "$dir/VERSION"
+}
+fetch_dawn "$DAWN_PKG" "$DAWN_VER" "$DAWN_SHA512" "$DAWN_FILE" "$DAWN_DIR"
+fetch_dawn "$DAWN25_PKG" "$DAWN25_VER" "$DAWN25_SHA512" "$DAWN25_FILE" "$DAWN25_DIR"

@@ -10,7 +10,8 @@ static void print_env_help(FILE *f)
 {
     fprintf(f,
             "environment:\n"
-            "  WGT_WEBGPU_LIB=path           the webgpu.h implementation to load (default: the Dawn of `make deps`)\n"
+            "  WGT_WEBGPU_LIB=path           the webgpu.h implementation to load (default: .deps/dawn-2026/dawn.node,\n"
+            "                                Dawn of npm webgpu@0.6.2; the 2025 Dawn: .deps/dawn/libwebgpu_wrapper.so)\n"
             "  WGT_BACKEND=vulkan|metal|d3d12|opengl|opengles\n"
             "  WGT_ADAPTER=index|name        choose an adapter (see --adapters)\n"
             "  WGT_COMPAT=1                  compatibility mode (implied by the OpenGL backends)\n"
@@ -28,10 +29,18 @@ static void print_adapter(const wgt_adapter_info *i)
     printf("backend:   %s%s (%s adapter)\n", i->backend_name, i->compat ? ", compatibility mode" : "",
            i->is_cpu ? "CPU" : "GPU");
     printf("driver:    %s\n", i->driver[0] ? i->driver : "(not reported)");
+    if (i->webgpu_lib[0]) printf("library:   %s\n           %s\n", i->webgpu_lib, i->webgpu_lib_description);
     if (i->vendor[0] || i->architecture[0]) printf("vendor:    %s %s\n", i->vendor, i->architecture);
     printf("features:  shader-f16 %s, subgroups %s", i->has_f16 ? "yes" : "no", i->has_subgroups ? "yes" : "no");
     if (i->has_subgroups) printf(" (size %u-%u)", i->limits.subgroup_min_size, i->limits.subgroup_max_size);
-    printf(", timestamp-query %s\n", i->has_timestamps ? "yes" : "no");
+    printf(", timestamp-query %s,\n           subgroup-matrix %s", i->has_timestamps ? "yes" : "no",
+           i->has_subgroup_matrix ? "yes" : "no");
+    for (int k = 0; k < i->n_subgroup_matrix_configs; k++)
+        printf("%s%s x %s -> %s %ux%ux%u", k ? ", " : " (", wgt_dtype_name(i->subgroup_matrix_configs[k].component),
+               wgt_dtype_name(i->subgroup_matrix_configs[k].component),
+               wgt_dtype_name(i->subgroup_matrix_configs[k].result), i->subgroup_matrix_configs[k].m,
+               i->subgroup_matrix_configs[k].n, i->subgroup_matrix_configs[k].k);
+    printf("%s\n", i->n_subgroup_matrix_configs ? ")" : "");
     const wgt_limits *l = &i->limits;
     printf("limits:    max buffer %llu MiB, storage binding %llu MiB, %u storage buffers per stage,\n"
            "           workgroup storage %u KiB, %u invocations per workgroup, %u workgroups per dimension,\n"

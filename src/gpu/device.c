@@ -241,11 +241,23 @@ static int is_null_adapter(WGPUAdapter a)
     return null;
 }
 
+/* Dawn toggles asked of every adapter (Dawn only; an unknown toggle is ignored with a warning):
+ * vulkan_enable_f16_on_nvidia: Dawn withholds shader-f16 on NVIDIA's Vulkan driver unless asked, and
+ *   only an adapter toggle works (a device toggle comes too late: the adapter's features are fixed);
+ * allow_unsafe_apis: experimental features, subgroup matrices among them, are hidden without it;
+ * use_vulkan_memory_model: required by Dawn's Vulkan backend for subgroup matrices.
+ * The last two only when the device may use subgroup matrices (not with the spec's default limits). */
+static const char *const adapter_toggles[] = {"vulkan_enable_f16_on_nvidia", "allow_unsafe_apis",
+                                              "use_vulkan_memory_model"};
+
 static WGPUAdapter request_adapter(WGPUInstance instance, WGPUBackendType backend, int compat,
-                                   int fallback, char *why, size_t why_cap)
+                                   int fallback, int baseline, char *why, size_t why_cap)
 {
     adapter_request req = {0};
     WGPURequestAdapterOptions opts = {0};
+    WGPUDawnTogglesDescriptor toggles = {{NULL, WGPUSType_DawnTogglesDescriptor}, baseline ? 1 : 3,
+                                         adapter_toggles, 0, NULL};
+    if (wgt_L.is_dawn) opts.nextInChain = &toggles.chain;
     opts.featureLevel = compat ? WGPUFeatureLevel_Compatibility : WGPUFeatureLevel_Core;
     opts.powerPreference = WGPUPowerPreference_HighPerformance;
     opts.forceFallbackAdapter = fallback;
@@ -286,6 +298,43 @@ static int adapter_is_cpu(const WGPUAdapterInfo *ai, const char *name)
            strstr(name, "lavapipe") || strstr(name, "SwiftShader");
 }
 
+static wgt_dtype from_component(WGPUSubgroupMatrixComponentType t)
+{
+    switch (t) {
+    case WGPUSubgroupMatrixComponentType_F16: return WGT_F16;
+    case WGPUSubgroupMatrixComponentType_U32: return WGT_U32;
+    case WGPUSubgroupMatrixComponentType_I32: return WGT_I32;
+    case WGPUSubgroupMatrixComponentType_U8: return WGT_U8;
+    case WGPUSubgroupMatrixComponentType_I8: return WGT_I8;
+    default: return WGT_F32;
+    }
+}
+
+/* The subgroup-matrix shapes, an output struct chained to the adapter info (Dawn refuses the chain
+ * when the adapter lacks the feature, hence only then). */
+static void fill_subgroup_matrix_configs(WGPUAdapter adapter, wgt_adapter_info *out)
+{
+    if (!wgt_L.AdapterPropertiesSubgroupMatrixConfigsFreeMembers) return;
+    WGPUAdapterPropertiesSubgroupMatrixConfigs sgm = {{NULL, WGPUSType_AdapterPropertiesSubgroupMatrixConfigs}, 0,
+                                                      NULL};
+    WGPUAdapterInfo ai = {0};
+    ai.nextInChain = &sgm.chain;
+    if (wgt_W.AdapterGetInfo(adapter, &ai) != WGPUStatus_Success) return;
+    int cap = (int)(sizeof out->subgroup_matrix_configs / sizeof out->subgroup_matrix_configs[0]);
+    for (size_t i = 0; i < sgm.configCount && out->n_subgroup_matrix_configs < cap; i++) {
+        const WGPUSubgroupMatrixConfig *c = &sgm.configs[i];
+        int k = out->n_subgroup_matrix_configs++;
+        out->subgroup_matrix_configs[k].component = from_component(c->componentType);
+        out->subgroup_matrix_configs[k].result = from_component(c->resultComponentType);
+        out->subgroup_matrix_configs[k].m = c->M;
+        out->subgroup_matrix_configs[k].n = c->N;
+        out->subgroup_matrix_configs[k].k = c->K;
+    }
+    wgt_L.AdapterPropertiesSubgroupMatrixConfigsFreeMembers(sgm);
+    ai.nextInChain = NULL;
+    wgt_W.AdapterInfoFreeMembers(ai);
+}
+
 static void fill_info(WGPUAdapter adapter, int compat, wgt_adapter_info *out)
 {
     WGPUAdapterInfo ai = {0};
@@ -304,9 +353,13 @@ static void fill_info(WGPUAdapter adapter, int compat, wgt_adapter_info *out)
     }
     out->backend_name = backend_name(out->backend);
     out->compat = compat;
-    out->has_f16 = wgt_W.AdapterHasFeature(adapter, WGPUFeatureName_ShaderF16) != 0;
-    out->has_subgroups = wgt_W.AdapterHasFeature(adapter, WGPUFeatureName_Subgroups) != 0;
-    out->has_timestamps = wgt_W.AdapterHasFeature(adapter, WGPUFeatureName_TimestampQuery) != 0;
+    out->has_f16 = wgt_W.AdapterHasFeature(adapter, wgt_abi->feature_shader_f16) != 0;
+    out->has_subgroups = wgt_W.AdapterHasFeature(adapter, wgt_abi->feature_subgroups) != 0;
+    out->has_timestamps = wgt_W.AdapterHasFeature(adapter, wgt_abi->feature_timestamp_query) != 0;
+    out->has_subgroup_matrix = wgt_W.AdapterHasFeature(adapter, wgt_abi->feature_subgroup_matrix) != 0;
+    if (out->has_subgroup_matrix) fill_subgroup_matrix_configs(adapter, out);
+    snprintf(out->webgpu_lib, sizeof out->webgpu_lib, "%s", wgt_L.path);
+    snprintf(out->webgpu_lib_description, sizeof out->webgpu_lib_description, "%s", wgt_L.description);
 }
 
 static void fill_limits(const WGPULimits *l, wgt_limits *o)
@@ -341,7 +394,8 @@ static int gather_candidates(WGPUInstance instance, const resolved_options *r, c
         int compat = r->compat || backends[i].backend == WGT_BACKEND_OPENGL ||
                      backends[i].backend == WGT_BACKEND_OPENGLES;
         char w[512];
-        WGPUAdapter a = request_adapter(instance, backends[i].wgpu, compat, r->force_fallback, w, sizeof w);
+        WGPUAdapter a = request_adapter(instance, backends[i].wgpu, compat, r->force_fallback, r->default_limits, w,
+                                        sizeof w);
         if (a) out[n++] = (candidate){a, compat};
         else if (why && r->backend != WGT_BACKEND_DEFAULT) snprintf(why, why_cap, "%s", w);
     }
@@ -399,8 +453,8 @@ static wgt_status choose_adapter(wgt_context *ctx, const resolved_options *r, WG
         return WGT_OK;
     }
     if (r->backend != WGT_BACKEND_DEFAULT) {
-        *out = request_adapter(ctx->instance, to_wgpu_backend(r->backend), r->compat, r->force_fallback, why,
-                               sizeof why);
+        *out = request_adapter(ctx->instance, to_wgpu_backend(r->backend), r->compat, r->force_fallback,
+                               r->default_limits, why, sizeof why);
         *compat = r->compat;
         if (!*out)
             return wgt_error(WGT_ERR_NO_DEVICE, "no %s adapter%s: %s", backend_name(r->backend),
@@ -409,11 +463,13 @@ static wgt_status choose_adapter(wgt_context *ctx, const resolved_options *r, WG
     }
     /* Best adapter: the implementation's default choice, then the OpenGL ES compatibility path that
      * every Mesa install has (llvmpipe), so a machine without a GPU still finds one. */
-    *out = request_adapter(ctx->instance, WGPUBackendType_Undefined, r->compat, r->force_fallback, why, sizeof why);
+    *out = request_adapter(ctx->instance, WGPUBackendType_Undefined, r->compat, r->force_fallback, r->default_limits,
+                           why, sizeof why);
     *compat = r->compat;
     if (*out) return WGT_OK;
     char why_gl[512] = "";
-    *out = request_adapter(ctx->instance, WGPUBackendType_OpenGLES, 1, r->force_fallback, why_gl, sizeof why_gl);
+    *out = request_adapter(ctx->instance, WGPUBackendType_OpenGLES, 1, r->force_fallback, r->default_limits, why_gl,
+                           sizeof why_gl);
     *compat = 1;
     if (*out) return WGT_OK;
     return wgt_error(WGT_ERR_NO_DEVICE,
@@ -464,22 +520,32 @@ static wgt_status create_device(wgt_context *ctx, const resolved_options *r)
 {
     WGPUFeatureName features[4];
     size_t nf = 0;
-    if (ctx->info.has_timestamps) features[nf++] = WGPUFeatureName_TimestampQuery;
-    if (ctx->info.has_f16) features[nf++] = WGPUFeatureName_ShaderF16;
-    if (ctx->info.has_subgroups) features[nf++] = WGPUFeatureName_Subgroups;
+    if (ctx->info.has_timestamps) features[nf++] = wgt_abi->feature_timestamp_query;
+    if (ctx->info.has_f16) features[nf++] = wgt_abi->feature_shader_f16;
+    if (ctx->info.has_subgroups) features[nf++] = wgt_abi->feature_subgroups;
+    /* Subgroup matrices in WGSL need shader-f16 for f16 operands; never with the spec's defaults. */
+    if (ctx->info.has_subgroup_matrix && !r->default_limits) features[nf++] = wgt_abi->feature_subgroup_matrix;
 
     WGPULimits limits = {0};
     int have_limits = wgt_W.AdapterGetLimits(ctx->adapter, &limits) == WGPUStatus_Success;
 
     /* WGT_DAWN_TOGGLES=a,b,c enables Dawn device toggles (e.g. disable_robustness, skip_validation):
-     * Dawn-specific and passed through as given, for measurements and experiments. */
-    const char *toggle_names[16];
+     * Dawn-specific and passed through as given, for measurements and experiments. The subgroup-matrix
+     * feature also wants the adapter's allow_unsafe_apis and use_vulkan_memory_model on the device. */
+    const char *toggle_names[18];
     char toggles_buf[512] = "";
     size_t n_toggles = 0;
+    if (nf && features[nf - 1] == wgt_abi->feature_subgroup_matrix) {
+        toggle_names[n_toggles++] = "allow_unsafe_apis";
+        toggle_names[n_toggles++] = "use_vulkan_memory_model";
+    }
     const char *tv = getenv("WGT_DAWN_TOGGLES");
     if (tv && *tv) {
+        if (!wgt_L.is_dawn)
+            return wgt_error(WGT_ERR_INVALID_ARGUMENT, "WGT_DAWN_TOGGLES is set but %s is not Dawn: unset it",
+                             wgt_L.path);
         snprintf(toggles_buf, sizeof toggles_buf, "%s", tv);
-        for (char *save = NULL, *tok = strtok_r(toggles_buf, ",", &save); tok && n_toggles < 16;
+        for (char *save = NULL, *tok = strtok_r(toggles_buf, ",", &save); tok && n_toggles < 18;
              tok = strtok_r(NULL, ",", &save))
             if (*tok) toggle_names[n_toggles++] = tok;
     }
@@ -518,9 +584,11 @@ static wgt_status create_device(wgt_context *ctx, const resolved_options *r)
         ctx->info.limits.subgroup_min_size = smin;
         ctx->info.limits.subgroup_max_size = smax;
     }
-    ctx->info.has_f16 = wgt_W.DeviceHasFeature(ctx->device, WGPUFeatureName_ShaderF16) != 0;
-    ctx->info.has_subgroups = wgt_W.DeviceHasFeature(ctx->device, WGPUFeatureName_Subgroups) != 0;
-    ctx->info.has_timestamps = wgt_W.DeviceHasFeature(ctx->device, WGPUFeatureName_TimestampQuery) != 0;
+    ctx->info.has_f16 = wgt_W.DeviceHasFeature(ctx->device, wgt_abi->feature_shader_f16) != 0;
+    ctx->info.has_subgroups = wgt_W.DeviceHasFeature(ctx->device, wgt_abi->feature_subgroups) != 0;
+    ctx->info.has_timestamps = wgt_W.DeviceHasFeature(ctx->device, wgt_abi->feature_timestamp_query) != 0;
+    ctx->info.has_subgroup_matrix = wgt_W.DeviceHasFeature(ctx->device, wgt_abi->feature_subgroup_matrix) != 0;
+    if (!ctx->info.has_subgroup_matrix) ctx->info.n_subgroup_matrix_configs = 0;
     return WGT_OK;
 }
 
@@ -529,12 +597,14 @@ static void log_info(const wgt_context *ctx)
     const wgt_adapter_info *i = &ctx->info;
     fprintf(stderr,
             "wgt: adapter '%s' (%s, %s%s), driver '%s', vendor '%s'\n"
-            "wgt: features: shader-f16 %s, subgroups %s (%u-%u), timestamps %s\n"
+            "wgt: library %s (%s)\n"
+            "wgt: features: shader-f16 %s, subgroups %s (%u-%u), timestamps %s, subgroup matrix %s\n"
             "wgt: limits: buffer %llu, storage binding %llu, workgroup storage %u, invocations %u, "
             "max batch %d\n",
             i->name, i->backend_name, i->is_cpu ? "CPU" : "GPU", i->compat ? ", compatibility" : "",
-            i->driver, i->vendor, i->has_f16 ? "yes" : "no", i->has_subgroups ? "yes" : "no",
-            i->limits.subgroup_min_size, i->limits.subgroup_max_size, i->has_timestamps ? "yes" : "no",
+            i->driver, i->vendor, i->webgpu_lib, i->webgpu_lib_description, i->has_f16 ? "yes" : "no",
+            i->has_subgroups ? "yes" : "no", i->limits.subgroup_min_size, i->limits.subgroup_max_size,
+            i->has_timestamps ? "yes" : "no", i->has_subgroup_matrix ? "yes" : "no",
             (unsigned long long)i->limits.max_buffer_size,
             (unsigned long long)i->limits.max_storage_buffer_binding_size,
             i->limits.max_compute_workgroup_storage_size, i->limits.max_compute_invocations_per_workgroup,

@@ -29,6 +29,31 @@
 
 extern wgt_wgpu_procs wgt_W; /* the loaded webgpu.h functions */
 
+/* What differs between the webgpu.h ABIs wgt speaks (loader.c holds one entry per ABI). */
+typedef struct wgt_wgpu_abi {
+    const char *name;                  /* "standard webgpu.h numbering", ... */
+    WGPUFeatureName feature_timestamp_query;
+    WGPUFeatureName feature_shader_f16;
+    WGPUFeatureName feature_subgroups;
+    WGPUFeatureName feature_core_features_and_limits;
+    WGPUFeatureName feature_subgroup_matrix; /* chromium-experimental-subgroup-matrix */
+} wgt_wgpu_abi;
+
+/* The library loaded by wgt_wgpu_load, and what the loader learnt about it. */
+typedef struct wgt_wgpu_library {
+    const wgt_wgpu_abi *abi;
+    int is_dawn;                       /* Dawn: toggles (WGPUDawnTogglesDescriptor) are understood */
+    int from_symtab;                   /* functions found in the ELF symbol table (dawn.node) */
+    char path[512];
+    char description[256];             /* for `wgt info`: which build, how loaded, which numbering */
+    /* Optional functions (NULL when absent). */
+    void (*AdapterPropertiesSubgroupMatrixConfigsFreeMembers)(WGPUAdapterPropertiesSubgroupMatrixConfigs value);
+} wgt_wgpu_library;
+
+extern wgt_wgpu_library wgt_L; /* valid after wgt_wgpu_load succeeded */
+#define wgt_abi (wgt_L.abi)
+
+
 /* A device buffer from the pool. Sizes are rounded up to a size class; `size` is the class size. */
 typedef struct wgt_buffer {
     WGPUBuffer handle;

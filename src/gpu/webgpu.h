@@ -1,8 +1,15 @@
 /*
- * The subset of the webgpu.h C API that wgt uses, declared here to match the ABI of the pinned Dawn
- * build (npm bun-webgpu-linux-x64@0.1.7, a Dawn of early 2026 whose C API is webgpu.h as Dawn had
- * it in mid-2025). Enum values differ from the final standard (TimestampQuery is 0x03 here, 0x09
- * there): tests/test_gpu_abi.c checks the ones we use against the library itself.
+ * The subset of the webgpu.h C API that wgt uses, declared here (no header ships with Dawn's npm
+ * builds). Two Dawn builds are supported and differ in ABI only where noted:
+ *   - Dawn's Node addon, npm webgpu@0.6.2 (dawn.node, about October 2026): the standard webgpu.h
+ *     numbering (../shared/reference/webgpu-headers-wgpu-native-29.h, dawn-2026-08.json);
+ *   - npm bun-webgpu-linux-x64@0.1.7 (libwebgpu_wrapper.so): webgpu.h as Dawn had it in mid-2025
+ *     (dawn-2025-06.json).
+ * Every struct and enum below was compared member by member between the two API descriptions and is
+ * the same in both, except: the feature numbers (not declared here: the loader picks them from one
+ * table per ABI, wgt_abi in gpu.h) and WGPUInstanceDescriptor (different members of the same size;
+ * wgt passes it zeroed, which means "defaults" in both). tests/gpu/test_gpu_device.c checks the
+ * feature numbers against the library itself.
  * Only src/gpu/ includes this file. Functions are reached through the table in loader.c (dlopen),
  * never linked directly, so another implementation can be pointed at with WGT_WEBGPU_LIB.
  */
@@ -120,13 +127,9 @@ typedef enum WGPUFeatureLevel {
     WGPUFeatureLevel_Force32 = 0x7FFFFFFF
 } WGPUFeatureLevel;
 
-/* Only the features wgt asks for; values of THIS build (see the file comment). */
+/* Feature numbers differ between the two ABIs (TimestampQuery is 0x03 in mid-2025 Dawn, 0x09 in
+ * the standard): use wgt_abi->feature_* (gpu.h), never a literal. */
 typedef enum WGPUFeatureName {
-    WGPUFeatureName_TimestampQuery = 0x03,
-    WGPUFeatureName_ShaderF16 = 0x0A,
-    WGPUFeatureName_Subgroups = 0x11,
-    WGPUFeatureName_CoreFeaturesAndLimits = 0x12,
-    WGPUFeatureName_ChromiumExperimentalSubgroupMatrix = 0x50037,
     WGPUFeatureName_Force32 = 0x7FFFFFFF
 } WGPUFeatureName;
 
@@ -183,8 +186,19 @@ typedef enum WGPURequestDeviceStatus {
 typedef enum WGPUSType {
     WGPUSType_ShaderSourceWGSL = 0x02,
     WGPUSType_DawnTogglesDescriptor = 0x5000A,
+    WGPUSType_AdapterPropertiesSubgroupMatrixConfigs = 0x5003B,
     WGPUSType_Force32 = 0x7FFFFFFF
 } WGPUSType;
+
+typedef enum WGPUSubgroupMatrixComponentType {
+    WGPUSubgroupMatrixComponentType_F32 = 1,
+    WGPUSubgroupMatrixComponentType_F16 = 2,
+    WGPUSubgroupMatrixComponentType_U32 = 3,
+    WGPUSubgroupMatrixComponentType_I32 = 4,
+    WGPUSubgroupMatrixComponentType_U8 = 5, /* 2026 only */
+    WGPUSubgroupMatrixComponentType_I8 = 6, /* 2026 only */
+    WGPUSubgroupMatrixComponentType_Force32 = 0x7FFFFFFF
+} WGPUSubgroupMatrixComponentType;
 
 typedef enum WGPUStatus {
     WGPUStatus_Success = 1,
@@ -295,15 +309,12 @@ typedef struct WGPUDawnTogglesDescriptor {
     const char *const *disabledToggles;
 } WGPUDawnTogglesDescriptor;
 
-typedef struct WGPUInstanceCapabilities {
-    WGPUChainedStruct *nextInChain;
-    WGPUBool timedWaitAnyEnable;
-    size_t timedWaitAnyMaxCount;
-} WGPUInstanceCapabilities;
-
+/* Mid-2025: {nextInChain, capabilities {nextInChain, timedWaitAnyEnable, timedWaitAnyMaxCount}};
+ * standard: {nextInChain, requiredFeatureCount, requiredFeatures, requiredLimits}. Both 32 bytes;
+ * wgt passes it zeroed (no instance features), valid in both. */
 typedef struct WGPUInstanceDescriptor {
     WGPUChainedStruct *nextInChain;
-    WGPUInstanceCapabilities capabilities;
+    uint64_t zeroed[3];
 } WGPUInstanceDescriptor;
 
 typedef struct WGPURequestAdapterOptions {
@@ -328,6 +339,21 @@ typedef struct WGPUAdapterInfo {
     uint32_t subgroupMinSize;
     uint32_t subgroupMaxSize;
 } WGPUAdapterInfo;
+
+/* Chained (out) to WGPUAdapterInfo: the subgroup-matrix shapes an adapter supports. Dawn only. */
+typedef struct WGPUSubgroupMatrixConfig {
+    WGPUSubgroupMatrixComponentType componentType;
+    WGPUSubgroupMatrixComponentType resultComponentType;
+    uint32_t M;
+    uint32_t N;
+    uint32_t K;
+} WGPUSubgroupMatrixConfig;
+
+typedef struct WGPUAdapterPropertiesSubgroupMatrixConfigs {
+    WGPUChainedStruct chain;
+    size_t configCount;
+    const WGPUSubgroupMatrixConfig *configs;
+} WGPUAdapterPropertiesSubgroupMatrixConfigs;
 
 typedef struct WGPULimits {
     WGPUChainedStruct *nextInChain;

@@ -174,14 +174,28 @@ static void test_sentinels(wgt_context *ctx)
 
 static void test_abi(wgt_context *ctx)
 {
-    /* The feature numbers we declare, checked against what this library grants: lavapipe through
-     * Vulkan offers all three, OpenGL ES compat none. A wrong number shows as a mismatch here. */
+    /* The feature numbers of the ABI the loader detected, checked against what this library grants:
+     * lavapipe through Vulkan offers all three, OpenGL ES compat none. A wrong table entry (or a
+     * wrongly detected ABI) shows as a mismatch here. */
     int vulkan = ctx->info.backend == WGT_BACKEND_VULKAN;
-    if (strstr(ctx->info.name, "llvmpipe")) /* the H200 build refuses shader-f16 */
-        CHECK(!!wgt_W.DeviceHasFeature(ctx->device, WGPUFeatureName_ShaderF16) == vulkan, "ShaderF16 = 0x0A");
-    CHECK(!!wgt_W.DeviceHasFeature(ctx->device, WGPUFeatureName_Subgroups) == vulkan, "Subgroups = 0x11");
-    CHECK(!!wgt_W.DeviceHasFeature(ctx->device, WGPUFeatureName_TimestampQuery) == vulkan, "TimestampQuery = 0x03");
+    const wgt_wgpu_abi *abi = wgt_abi;
+    CHECK(abi != NULL, "no ABI recorded after loading %s", wgt_L.path);
+    if (!abi) return;
+    if (strstr(ctx->info.name, "llvmpipe")) /* the H200 with the 2025 build refuses shader-f16 */
+        CHECK(!!wgt_W.DeviceHasFeature(ctx->device, abi->feature_shader_f16) == vulkan, "ShaderF16 = 0x%X (%s)",
+              (unsigned)abi->feature_shader_f16, abi->name);
+    CHECK(!!wgt_W.DeviceHasFeature(ctx->device, abi->feature_subgroups) == vulkan, "Subgroups = 0x%X (%s)",
+          (unsigned)abi->feature_subgroups, abi->name);
+    CHECK(!!wgt_W.DeviceHasFeature(ctx->device, abi->feature_timestamp_query) == vulkan, "TimestampQuery = 0x%X (%s)",
+          (unsigned)abi->feature_timestamp_query, abi->name);
+    /* Dawn grants core-features-and-limits to every core device and to no compatibility one. */
+    if (strstr(ctx->info.name, "llvmpipe"))
+        CHECK(!!wgt_W.DeviceHasFeature(ctx->device, abi->feature_core_features_and_limits) == !ctx->info.compat,
+              "CoreFeaturesAndLimits = 0x%X (%s)", (unsigned)abi->feature_core_features_and_limits, abi->name);
+    CHECK(!!wgt_W.DeviceHasFeature(ctx->device, abi->feature_subgroup_matrix) == ctx->info.has_subgroup_matrix,
+          "subgroup matrix 0x%X", (unsigned)abi->feature_subgroup_matrix);
     CHECK(!wgt_W.DeviceHasFeature(ctx->device, (WGPUFeatureName)0x7FFF), "an unknown feature is not granted");
+    CHECK(ctx->info.webgpu_lib[0] && !strcmp(ctx->info.webgpu_lib, wgt_L.path), "adapter info names the library");
 }
 
 static void test_latched_error(wgt_context *ctx)
