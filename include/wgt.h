@@ -1000,7 +1000,7 @@ void wgt_optimizer_free(wgt_optimizer *opt);
 /* torch.nn.utils.clip_grad_norm_ (norm_type 2): total = || (||g_0||_2, ..., ||g_n-1||_2) ||_2 and
  * every g_i *= min(1, max_norm / (total + 1e-6)), in place, on the device: the scale is computed
  * and read there, so nothing waits. NULL entries are skipped. *total_norm (may be NULL) gets a new
- * 0-D f32 tensor holding the total. Infinite or NaN gradients give a total of inf / NaN and NaN
+ * 0-D f32 tensor holding the total (NULL when every entry is NULL: there is no context to put it on). Infinite or NaN gradients give a total of inf / NaN and NaN
  * gradients (torch's behaviour without error_if_nonfinite; check the total to skip a step).
  * Gradients f32, f16 or bf16 (the norm in f32), on one context. */
 wgt_status wgt_clip_grad_norm(wgt_tensor *const *grads, int n, double max_norm, wgt_tensor **total_norm);
