@@ -1467,6 +1467,7 @@ typedef struct wgt_generate_stats {
     uint64_t submits, dispatches;
     double record_seconds; /* host time recording the decode steps (forward and sampling, before the wait) */
     int64_t n_reused;      /* prompt tokens whose keys and values were already cached (not fed again) */
+    int context_full;      /* 1 when generation stopped early because the KV cache was full (a normal end) */
 } wgt_generate_stats;
 
 /* Called with each new token; return non-zero to stop. */
@@ -1485,18 +1486,31 @@ typedef struct wgt_model_options {
     int dequantize;          /* expand quantized weights to f32 (a reference for the quantized kernels) */
 } wgt_model_options;
 wgt_status wgt_model_load_ex(wgt_context *ctx, const char *path, const wgt_model_options *opt, wgt_model **out);
+/* The checks wgt_model_load makes of a configuration's hyper-parameters, for tools that read one
+ * without loading it (wgt convert): counts positive and below 2^31, heads a multiple of kv heads,
+ * a consistent head size, finite positive norm epsilon and rope theta, special ids inside the
+ * vocabulary. WGT_ERR_FORMAT naming the field; where (the file) begins the message. */
+wgt_status wgt_model_check_hf_config(const wgt_hf_config *cfg, const char *where);
 void wgt_model_free(wgt_model *m);
 /* L new tokens after the n_past in the cache; logits [1, vocab] of the last one (all: [L, vocab]). */
 wgt_status wgt_model_forward(wgt_model *m, const int32_t *ids, int64_t L, int all_logits, wgt_tensor **logits);
 void wgt_model_reset(wgt_model *m);
 /* Generate up to n_new tokens after the prompt (stopping at an end-of-generation token unless
- * sp->ignore_eos), calling on_token with each. The KV cache is kept between calls: the part of
- * the prompt it already holds (the earlier turns of a chat) is not computed again. */
+ * sp->ignore_eos, or when the KV cache is full: stats->context_full), calling on_token with each.
+ * A prompt longer than the context is WGT_ERR_LIMIT. The KV cache is kept between calls: the part
+ * of the prompt it already holds (the earlier turns of a chat) is not computed again. */
 wgt_status wgt_model_generate(wgt_model *m, const int32_t *prompt, int64_t n_prompt, int64_t n_new,
                               const wgt_sampling *sp, wgt_token_fn on_token, void *user, wgt_generate_stats *stats);
 
 /* The model's tokenizer (NULL when it has none); owned by the model. */
 wgt_tokenizer *wgt_model_tokenizer(const wgt_model *m);
+/* Why the model has no tokenizer although it ships one (a tokenizer file that failed to parse):
+ * the message; NULL when the tokenizer loaded or there is none. */
+const char *wgt_model_tokenizer_error(const wgt_model *m);
+/* The KV cache's length in tokens: prompt plus generated tokens fit in it. */
+int64_t wgt_model_context(const wgt_model *m);
+/* 1 when the weights are random (the model was loaded from a config.json alone). */
+int wgt_model_is_random(const wgt_model *m);
 /* Vocabulary size, layers, hidden size; the architecture name ("llama", ...). */
 int64_t wgt_model_vocab(const wgt_model *m);
 const char *wgt_model_arch(const wgt_model *m);

@@ -2,11 +2,13 @@
  * from stdin is a user message; the reply streams to stdout. The whole conversation is rendered
  * again every turn and the KV cache keeps the part it already holds, so a turn costs only its own
  * new tokens. "/reset" starts over; end of input quits. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "args.h"
 #include "commands.h"
 #include "wgt.h"
 
@@ -46,15 +48,19 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: wgt chat -m MODEL [options]\n\n"
                "Talk to a model: each line on stdin is a user message; replies stream to stdout.\n"
-               "/reset starts a new conversation; end of input (Ctrl-D) quits.\n"
-               "  --system S          a system message first\n"
+               "/reset starts a new conversation; end of input (Ctrl-D) quits. When the conversation\n"
+               "outgrows the context, the oldest turns are dropped (the system message stays), as\n"
+               "llama.cpp's context shift does, with a note on stderr.\n"
+               "  -m, --model MODEL\n"
+               "  --system S          a system message first (--system-prompt too)\n"
                "  --template T        the chat template: chatml, llama3, llama2, mistral, or @FILE (Jinja)\n"
-               "                      (default: the model's own)\n"
-               "  --var N=V           a template variable (repeatable), e.g. enable_thinking=false\n"
-               "  -n N                at most N tokens per reply (default 512)\n"
-               "  --temp T --top-k K --top-p P --min-p M --repeat-penalty R --seed S   sampling\n"
+               "                      (default: the model's own; chatml, with a note, when it has none)\n"
+               "  --var N=V           a template variable (repeatable, up to 16), e.g. enable_thinking=false\n"
+               "  -n, --n-predict N   at most N tokens per reply, 1 to 2147483647 (default 512)\n"
+               "  --temp T (0 to 100) --top-k K (0 off) --top-p P (0 to 1) --min-p M (0 to 1)\n"
+               "  --repeat-penalty R (above 0, at most 100) -s, --seed S     sampling\n"
                "                      (default: temperature 0.7, top-p 0.9; --temp 0 is greedy)\n"
-               "  --ctx N             KV cache length (default: the model's, at most 4096)\n");
+               "  -c, --ctx-size N    KV cache length, 0 (the model's, at most 4096) to 1048576 (--ctx too)\n");
 }
 
 static char *read_file(const char *path)
@@ -67,6 +73,66 @@ static char *read_file(const char *path)
     return s;
 }
 
+int tool_template_ok(const char *cmd, const char *tmpl)
+{
+    static const char *const families[] = {"chatml", "llama3", "llama2", "mistral"};
+    if (tmpl[0] == '@' && tmpl[1]) return 1;
+    for (size_t i = 0; i < sizeof families / sizeof *families; i++)
+        if (!strcmp(tmpl, families[i])) return 1;
+    fprintf(stderr, "wgt %s: --template '%s' is not a template: give chatml, llama3, llama2, mistral, or @FILE for a "
+                    "Jinja template file\n", cmd, tmpl);
+    return 0;
+}
+
+/* Remove messages [at, at + n) of the conversation, freeing their text. */
+static void drop_messages(wgt_chat_message *msgs, size_t *n_msgs, size_t at, size_t n)
+{
+    for (size_t i = at; i < at + n; i++) free((char *)msgs[i].content);
+    memmove(msgs + at, msgs + at + n, (*n_msgs - at - n) * sizeof *msgs);
+    *n_msgs -= n;
+}
+
+/* The conversation rendered and encoded so that it and room for a reply fit the context: the
+ * oldest user/assistant turns are dropped while it does not (the system message stays), as
+ * llama.cpp's context shift does. 0 when done; 1 when the newest message alone does not fit
+ * (said on stderr); -1 on an error of the template or tokenizer (wgt_errmsg()). */
+static int fit_context(const wgt_model *m, wgt_tokenizer *tok, wgt_chat_message *msgs, size_t *n_msgs,
+                              const char *tmpl, const char *const *vars, size_t n_vars, int64_t n_new, int32_t **ids,
+                              size_t *n_ids)
+{
+    int64_t ctx = wgt_model_context(m), room = n_new < ctx / 2 ? n_new : ctx / 2;
+    size_t dropped = 0;
+    for (;;) {
+        char *text = NULL;
+        wgt_status st = wgt_tokenizer_apply_chat_template_vars(tok, msgs, *n_msgs, 1, tmpl, vars, n_vars, &text);
+        /* the rendered template carries its own special tokens (as transformers' apply_chat_template) */
+        if (!st) st = wgt_tokenizer_encode(tok, text, (size_t)-1, WGT_TOKENIZE_PARSE_SPECIAL, ids, n_ids);
+        free(text);
+        if (st) return -1;
+        if ((int64_t)*n_ids + room <= ctx) break;
+        size_t first = *n_msgs && !strcmp(msgs[0].role, "system");
+        if (*n_msgs - first <= 1) {
+            fprintf(stderr, "wgt chat: this message makes a prompt of %lld tokens, and the context holds %lld with "
+                            "%lld kept for the reply: it is dropped; send a shorter one, or give a longer context "
+                            "(-c)\n", (long long)*n_ids, (long long)ctx, (long long)room);
+            free(*ids);
+            *ids = NULL;
+            return 1;
+        }
+        free(*ids);
+        *ids = NULL;
+        /* a user message and the reply to it, so roles keep alternating */
+        size_t n = !strcmp(msgs[first + 1].role, "assistant") ? 2 : 1;
+        drop_messages(msgs, n_msgs, first, n);
+        dropped += n;
+    }
+    if (dropped)
+        fprintf(stderr, "wgt chat: the conversation outgrew the context of %lld tokens: dropped the oldest %zu "
+                        "message(s)%s (context shift)\n", (long long)ctx, dropped,
+                *n_msgs && !strcmp(msgs[0].role, "system") ? ", kept the system message" : "");
+    return 0;
+}
+
 int cmd_chat(int argc, char **argv)
 {
     const char *model = NULL, *system = NULL, *tmpl = NULL, *vars[16];
@@ -74,34 +140,39 @@ int cmd_chat(int argc, char **argv)
     int64_t n_new = 512, ctx_len = 0;
     wgt_sampling sp = {0};
     sp.temperature = 0.7f, sp.top_p = 0.9f, sp.repeat_penalty = 1.0f, sp.seed = 1234;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int more = i + 1 < argc;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+    args a = args_begin("chat", argc, argv);
+    while (args_next(&a)) {
+        const char *var;
+        if (args_flag(&a, "-h|--help")) {
             usage(stdout);
             return 0;
-        } else if (!strcmp(a, "-m") && more) model = argv[++i];
-        else if (!strcmp(a, "--system") && more) system = argv[++i];
-        else if (!strcmp(a, "--template") && more) tmpl = argv[++i];
-        else if (!strcmp(a, "--var") && more && n_vars < 16) vars[n_vars++] = argv[++i];
-        else if (!strcmp(a, "-n") && more) n_new = atoll(argv[++i]);
-        else if (!strcmp(a, "--temp") && more) sp.temperature = (float)atof(argv[++i]);
-        else if (!strcmp(a, "--top-k") && more) sp.top_k = atoi(argv[++i]);
-        else if (!strcmp(a, "--top-p") && more) sp.top_p = (float)atof(argv[++i]);
-        else if (!strcmp(a, "--min-p") && more) sp.min_p = (float)atof(argv[++i]);
-        else if (!strcmp(a, "--repeat-penalty") && more) sp.repeat_penalty = (float)atof(argv[++i]);
-        else if (!strcmp(a, "--seed") && more) sp.seed = strtoull(argv[++i], NULL, 10);
-        else if (!strcmp(a, "--ctx") && more) ctx_len = atoll(argv[++i]);
-        else {
-            fprintf(stderr, "wgt chat: unknown or incomplete option '%s'\n\n", a);
-            usage(stderr);
-            return 2;
-        }
+        } else if (args_str(&a, "-m|--model", &model)) ;
+        else if (args_str(&a, "--system|--system-prompt", &system)) ;
+        else if (args_str(&a, "--template|--chat-template", &tmpl)) ;
+        else if (args_str(&a, "--var", &var)) {
+            if (a.bad) break;
+            if (n_vars == 16) {
+                fprintf(stderr, "wgt chat: more than 16 --var options\n");
+                return 2;
+            }
+            vars[n_vars++] = var;
+        } else if (args_int(&a, "-n|--n-predict", 1, INT32_MAX, &n_new)) ;
+        else if (args_float(&a, "--temp", 0, 0, 100, &sp.temperature)) ;
+        else if (args_int32(&a, "--top-k", 0, INT32_MAX, &sp.top_k)) ;
+        else if (args_float(&a, "--top-p", 0, 0, 1, &sp.top_p)) ;
+        else if (args_float(&a, "--min-p", 0, 0, 1, &sp.min_p)) ;
+        else if (args_float(&a, "--repeat-penalty", 0, 1, 100, &sp.repeat_penalty)) ;
+        else if (args_u64(&a, "-s|--seed", UINT64_MAX, &sp.seed)) ;
+        else if (args_int(&a, "-c|--ctx-size|--ctx", 0, 1 << 20, &ctx_len)) ;
+        else return args_unknown(&a);
     }
-    if (!model || n_new <= 0) {
+    if (a.bad) return 2;
+    if (!model) {
+        fprintf(stderr, "wgt chat: give the model with -m MODEL\n\n");
         usage(stderr);
         return 2;
     }
+    if (tmpl && !tool_template_ok("chat", tmpl)) return 2;
     /* @FILE: a Jinja template file (as wgt tokenize --chat) */
     char *tmpl_text = NULL;
     if (tmpl && tmpl[0] == '@') {
@@ -129,8 +200,21 @@ int cmd_chat(int argc, char **argv)
     }
     wgt_tokenizer *tok = wgt_model_tokenizer(m);
     if (!tok) {
-        fprintf(stderr, "wgt chat: the model has no tokenizer\n");
+        if (wgt_model_tokenizer_error(m))
+            fprintf(stderr, "wgt chat: the model's tokenizer could not be read: %s\n", wgt_model_tokenizer_error(m));
+        else
+            fprintf(stderr, "wgt chat: the model has no tokenizer\n");
         goto out;
+    }
+    if (!tmpl) { /* a model without a template still chats, in the format llama.cpp falls back to */
+        wgt_chat_message probe = {"user", "hi"};
+        char *text = NULL;
+        if (wgt_tokenizer_apply_chat_template(tok, &probe, 1, 1, NULL, &text) == WGT_ERR_NOT_FOUND) {
+            tmpl = "chatml";
+            fprintf(stderr, "wgt chat: note: %s has no chat template: using chatml (llama.cpp's default too); "
+                            "--template chooses another\n", model);
+        }
+        free(text);
     }
     int interactive = isatty(0);
     if (interactive) fprintf(stderr, "wgt chat: %s loaded; /reset starts over, Ctrl-D quits\n", model);
@@ -154,17 +238,14 @@ int cmd_chat(int argc, char **argv)
         }
         if (n_msgs == 0 && system) msgs[n_msgs++] = (wgt_chat_message){"system", strdup(system)};
         msgs[n_msgs++] = (wgt_chat_message){"user", strdup(line)};
-        char *text = NULL;
-        if (wgt_tokenizer_apply_chat_template_vars(tok, msgs, n_msgs, 1, tmpl, vars, n_vars, &text)) {
-            fprintf(stderr, "wgt chat: %s\n", wgt_errmsg());
-            goto out;
-        }
         int32_t *ids = NULL;
         size_t n_ids = 0;
-        /* the rendered template carries its own special tokens (as transformers' apply_chat_template) */
-        wgt_status st = wgt_tokenizer_encode(tok, text, (size_t)-1, WGT_TOKENIZE_PARSE_SPECIAL, &ids, &n_ids);
-        free(text);
-        if (st) {
+        int fit = fit_context(m, tok, msgs, &n_msgs, tmpl, vars, n_vars, n_new, &ids, &n_ids);
+        if (fit == 1) { /* this message alone is too long: it was said; forget it and keep going */
+            drop_messages(msgs, &n_msgs, n_msgs - 1, 1);
+            continue;
+        }
+        if (fit) {
             fprintf(stderr, "wgt chat: %s\n", wgt_errmsg());
             goto out;
         }
@@ -175,7 +256,7 @@ int cmd_chat(int argc, char **argv)
             goto out;
         }
         wgt_generate_stats gs;
-        st = wgt_model_generate(m, ids, (int64_t)n_ids, n_new, &sp, on_token, &r, &gs);
+        wgt_status st = wgt_model_generate(m, ids, (int64_t)n_ids, n_new, &sp, on_token, &r, &gs);
         free(ids);
         const char *t;
         size_t n;
@@ -189,9 +270,10 @@ int cmd_chat(int argc, char **argv)
             goto out;
         }
         msgs[n_msgs++] = (wgt_chat_message){"assistant", r.text ? r.text : strdup("")};
-        double dec = gs.n_generated > 1 ? (gs.n_generated - 1) / gs.decode_seconds : 0;
-        fprintf(stderr, "[%lld prompt tokens (%lld cached), %lld generated, %.1f tok/s]\n", (long long)gs.n_prompt,
-                (long long)gs.n_reused, (long long)gs.n_generated, dec);
+        double dec = gs.n_generated > 1 && gs.decode_seconds > 0 ? (gs.n_generated - 1) / gs.decode_seconds : 0;
+        fprintf(stderr, "[%lld prompt tokens (%lld cached), %lld generated, %.1f tok/s%s]\n", (long long)gs.n_prompt,
+                (long long)gs.n_reused, (long long)gs.n_generated, dec,
+                gs.context_full ? "; the reply reached the end of the context: the next turn drops the oldest" : "");
     }
     rc = 0;
 out:

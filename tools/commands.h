@@ -19,5 +19,8 @@ int cmd_onnx_test(int argc, char **argv);  /* tools/onnx_test.c: ONNX node tests
 /* The whole of f into *out (malloc'd, with room for a terminating NUL after *len bytes); -1 when
  * out of memory. Defined in tools/tokenize.c. */
 int tool_read_all(FILE *f, char **out, size_t *len);
+/* 1 when a --template value is a family name (chatml, llama3, llama2, mistral) or @FILE; else
+ * prints why under "wgt CMD:" and returns 0 (a typo must not be rendered as the template). */
+int tool_template_ok(const char *cmd, const char *tmpl);
 
 #endif

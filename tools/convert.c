@@ -202,6 +202,7 @@ int cmd_convert(int argc, char **argv)
     }
     wgt_hf_config cfg;
     if (wgt_hf_config_load(dir, &cfg)) return fail("config.json (needed for the architecture and its sizes)");
+    if (wgt_model_check_hf_config(&cfg, dir)) return fail("config.json"); /* what the loader would refuse */
     arch_id a;
     if (!strcmp(cfg.model_type, "llama") || !strcmp(cfg.model_type, "mistral")) a = ARCH_LLAMA;
     else if (!strcmp(cfg.model_type, "qwen2")) a = ARCH_QWEN2;

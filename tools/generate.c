@@ -1,8 +1,12 @@
 /* wgt generate: text (or ids) from a model, streamed, with prefill and decode speeds. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "args.h"
+#include "commands.h"
 #include "wgt.h"
 
 typedef struct stream {
@@ -29,22 +33,36 @@ static int on_token(int32_t id, void *user)
     return 0;
 }
 
+/* "1,2,3" (commas and/or spaces) into ids, each a whole number in [0, INT32_MAX]: 0 and a message
+ * naming the bad element otherwise (no wrap-around of 4294967297 to 1). */
 static int parse_ids(const char *s, int32_t **ids, int64_t *n)
 {
     int64_t cap = 16, k = 0;
     int32_t *v = malloc(cap * sizeof *v);
+    char item[32];
     const char *p = s;
-    while (v && *p) {
-        char *end;
-        long x = strtol(p, &end, 10);
-        if (end == p) break;
-        if (k == cap) v = realloc(v, (cap *= 2) * sizeof *v);
-        if (!v) break;
-        v[k++] = (int32_t)x;
-        p = end;
+    while (v) {
         while (*p == ',' || *p == ' ') p++;
+        if (!*p) break;
+        size_t len = strcspn(p, ", ");
+        snprintf(item, sizeof item, "%.*s", (int)(len < sizeof item - 1 ? len : sizeof item - 1), p);
+        int64_t x;
+        if (len >= sizeof item - 1 || args_parse_int("generate", "--prompt-ids: id", item, 0, INT32_MAX, &x)) {
+            if (len >= sizeof item - 1) fprintf(stderr, "wgt generate: --prompt-ids: '%s...' is not a token id\n", item);
+            free(v);
+            return 0;
+        }
+        if (k == cap) {
+            int32_t *w = realloc(v, (size_t)(cap *= 2) * sizeof *v);
+            if (!w) free(v);
+            v = w;
+            if (!v) break;
+        }
+        v[k++] = (int32_t)x;
+        p += len;
     }
-    if (!v || *p || k == 0) {
+    if (!v || k == 0) {
+        fprintf(stderr, "wgt generate: --prompt-ids wants comma-separated ids, e.g. 1,2,3\n");
         free(v);
         return 0;
     }
@@ -53,56 +71,106 @@ static int parse_ids(const char *s, int32_t **ids, int64_t *n)
     return 1;
 }
 
+/* A prompt file's text (-f/--file): NULL, with the reason printed, for a folder or unreadable file. */
+static char *read_prompt_file(const char *path)
+{
+    struct stat sb;
+    if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        fprintf(stderr, "wgt generate: -f %s: %s\n", path,
+                stat(path, &sb) != 0 ? "no such file" : "not a regular file (give a text file of the prompt)");
+        return NULL;
+    }
+    FILE *f = fopen(path, "rb");
+    char *text = NULL;
+    size_t len = 0;
+    if (!f || tool_read_all(f, &text, &len)) {
+        fprintf(stderr, "wgt generate: -f %s: cannot read the file\n", path);
+        if (f) fclose(f);
+        return NULL;
+    }
+    fclose(f);
+    text[len] = 0;
+    if (strlen(text) != len) {
+        fprintf(stderr, "wgt generate: -f %s: the file holds NUL bytes: not a text prompt\n", path);
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: wgt generate -m MODEL (-p PROMPT | --prompt-ids 1,2,3) [-n N] [options]\n\n"
-               "MODEL is a Hugging Face directory (config.json + safetensors) or a GGUF file.\n"
-               "  -n N                new tokens (default 64)\n"
-               "  --temp T            temperature; 0 is greedy (default 0)\n"
-               "  --top-k K --top-p P --min-p M --repeat-penalty R --seed S\n"
-               "  --ignore-eos        keep going past end-of-sequence tokens\n"
-               "  --print-ids         print only the generated ids, space-separated, on one line\n"
-               "  --ctx N             KV cache length (default: the model's, at most 4096)\n"
-               "Streams the text, then prints prefill and decode speeds on stderr.\n");
+    fprintf(f, "usage: wgt generate -m MODEL (-p PROMPT | -f FILE | --prompt-ids 1,2,3) [-n N] [options]\n\n"
+               "MODEL is a Hugging Face directory (config.json + safetensors) or a GGUF file; a config.json\n"
+               "alone runs random weights of its shape (a warning says so: the text is noise).\n"
+               "  -m, --model MODEL\n"
+               "  -p, --prompt TEXT    the prompt\n"
+               "  -f, --file FILE      the prompt, from a text file\n"
+               "  --prompt-ids IDS     the prompt as token ids, 0 to 2147483647, e.g. 1,2,3\n"
+               "  -n, --n-predict N    new tokens, 0 to 2147483647 (default 64); a full context ends\n"
+               "                       generation early (a note says so; exit 0)\n"
+               "  --temp T             temperature, 0 to 100; 0 is greedy (default 0)\n"
+               "  --top-k K            keep the K most likely tokens, 0 (off) to 2147483647\n"
+               "  --top-p P            nucleus sampling, 0 to 1 (0 or 1: off)\n"
+               "  --min-p M            drop tokens below M x the most likely's probability, 0 to 1\n"
+               "  --repeat-penalty R   above 0, at most 100 (1: off; default 1)\n"
+               "  -s, --seed S         sampling seed, 0 to 18446744073709551615 (default 1234)\n"
+               "  --ignore-eos         keep going past end-of-sequence tokens\n"
+               "  --print-ids          print only the generated ids, space-separated, on one line\n"
+               "  -c, --ctx-size N     KV cache length, 0 (the model's, at most 4096) to 1048576 (--ctx too)\n"
+               "Streams the text, then prints prefill and decode speeds on stderr. Flags follow llama.cpp's\n"
+               "names where the meaning is the same.\n");
+}
+
+/* "12.3 tok/s", or "-" when nothing was timed (no "inf tok/s" for -n 0). */
+static const char *rate(char *buf, size_t cap, double n, double seconds)
+{
+    if (n <= 0 || !(seconds > 0)) snprintf(buf, cap, "- tok/s");
+    else snprintf(buf, cap, "%.1f tok/s", n / seconds);
+    return buf;
 }
 
 int cmd_generate(int argc, char **argv)
 {
-    const char *model = NULL, *prompt = NULL, *prompt_ids = NULL;
+    const char *model = NULL, *prompt = NULL, *prompt_ids = NULL, *prompt_file = NULL;
     int64_t n_new = 64, ctx_len = 0;
     wgt_sampling sp = {0};
     sp.repeat_penalty = 1.0f;
     sp.seed = 1234;
     int print_ids = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int more = i + 1 < argc;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+    args a = args_begin("generate", argc, argv);
+    while (args_next(&a)) {
+        if (args_flag(&a, "-h|--help")) {
             usage(stdout);
             return 0;
-        } else if (!strcmp(a, "-m") && more) model = argv[++i];
-        else if (!strcmp(a, "-p") && more) prompt = argv[++i];
-        else if (!strcmp(a, "--prompt-ids") && more) prompt_ids = argv[++i];
-        else if (!strcmp(a, "-n") && more) n_new = atoll(argv[++i]);
-        else if (!strcmp(a, "--temp") && more) sp.temperature = (float)atof(argv[++i]);
-        else if (!strcmp(a, "--top-k") && more) sp.top_k = atoi(argv[++i]);
-        else if (!strcmp(a, "--top-p") && more) sp.top_p = (float)atof(argv[++i]);
-        else if (!strcmp(a, "--min-p") && more) sp.min_p = (float)atof(argv[++i]);
-        else if (!strcmp(a, "--repeat-penalty") && more) sp.repeat_penalty = (float)atof(argv[++i]);
-        else if (!strcmp(a, "--seed") && more) sp.seed = strtoull(argv[++i], NULL, 10);
-        else if (!strcmp(a, "--ctx") && more) ctx_len = atoll(argv[++i]);
-        else if (!strcmp(a, "--ignore-eos")) sp.ignore_eos = 1;
-        else if (!strcmp(a, "--print-ids")) print_ids = 1;
-        else {
-            fprintf(stderr, "wgt generate: unknown or incomplete option '%s'\n\n", a);
-            usage(stderr);
-            return 2;
-        }
+        } else if (args_str(&a, "-m|--model", &model)) ;
+        else if (args_str(&a, "-p|--prompt", &prompt)) ;
+        else if (args_str(&a, "-f|--file", &prompt_file)) ;
+        else if (args_str(&a, "--prompt-ids", &prompt_ids)) ;
+        else if (args_int(&a, "-n|--n-predict", 0, INT32_MAX, &n_new)) ;
+        else if (args_float(&a, "--temp", 0, 0, 100, &sp.temperature)) ;
+        else if (args_int32(&a, "--top-k", 0, INT32_MAX, &sp.top_k)) ;
+        else if (args_float(&a, "--top-p", 0, 0, 1, &sp.top_p)) ;
+        else if (args_float(&a, "--min-p", 0, 0, 1, &sp.min_p)) ;
+        else if (args_float(&a, "--repeat-penalty", 0, 1, 100, &sp.repeat_penalty)) ;
+        else if (args_u64(&a, "-s|--seed", UINT64_MAX, &sp.seed)) ;
+        else if (args_int(&a, "-c|--ctx-size|--ctx", 0, 1 << 20, &ctx_len)) ;
+        else if (args_flag(&a, "--ignore-eos")) sp.ignore_eos = 1;
+        else if (args_flag(&a, "--print-ids")) print_ids = 1;
+        else return args_unknown(&a);
     }
-    if (!model || (!prompt && !prompt_ids) || n_new < 0) {
+    if (a.bad) return 2;
+    if (!model || !!prompt + !!prompt_ids + !!prompt_file != 1) {
+        fprintf(stderr, "wgt generate: give -m MODEL and one of -p PROMPT, -f FILE, --prompt-ids IDS\n\n");
         usage(stderr);
         return 2;
     }
+    int32_t *ids = NULL;
+    int64_t n_ids = 0;
+    char *file_text = NULL;
+    /* both checked before the model loads, so a bad prompt costs no load */
+    if (prompt_ids && !parse_ids(prompt_ids, &ids, &n_ids)) return 2;
+    if (prompt_file && !(prompt = file_text = read_prompt_file(prompt_file))) return 2;
     wgt_context *ctx;
     if (wgt_context_create(NULL, &ctx)) {
         fprintf(stderr, "wgt generate: %s\n", wgt_errmsg());
@@ -110,23 +178,23 @@ int cmd_generate(int argc, char **argv)
     }
     wgt_model *m = NULL;
     int rc = 1;
-    int32_t *ids = NULL;
-    int64_t n_ids = 0;
     if (wgt_model_load(ctx, model, ctx_len, &m)) {
         fprintf(stderr, "wgt generate: %s\n", wgt_errmsg());
         goto out;
     }
-    if (prompt_ids) {
-        if (!parse_ids(prompt_ids, &ids, &n_ids)) {
-            fprintf(stderr, "wgt generate: --prompt-ids wants comma-separated ids, e.g. 1,2,3\n");
-            rc = 2;
-            goto out;
-        }
-    } else {
+    /* random weights run (benchmarks want them), but text from them is noise: say so */
+    if (wgt_model_is_random(m))
+        fprintf(stderr, "wgt generate: warning: %s is a configuration alone: the weights are random, the output "
+                        "is noise (give the model's directory or a GGUF file for real text)\n", model);
+    if (!prompt_ids) {
         wgt_tokenizer *tok = wgt_model_tokenizer(m);
         size_t n = 0;
         if (!tok) {
-            fprintf(stderr, "wgt generate: the model has no tokenizer: give the prompt with --prompt-ids\n");
+            if (wgt_model_tokenizer_error(m))
+                fprintf(stderr, "wgt generate: the model's tokenizer could not be read: %s\n(fix or remove the "
+                                "file, or give the prompt with --prompt-ids)\n", wgt_model_tokenizer_error(m));
+            else
+                fprintf(stderr, "wgt generate: the model has no tokenizer: give the prompt with --prompt-ids\n");
             goto out;
         }
         if (wgt_tokenizer_encode(tok, prompt, (size_t)-1, WGT_TOKENIZE_ADD_SPECIAL | WGT_TOKENIZE_PARSE_SPECIAL, &ids,
@@ -158,13 +226,20 @@ int cmd_generate(int argc, char **argv)
     }
     printf("\n");
     fflush(stdout);
-    double dec = gs.n_generated > 1 ? (gs.n_generated - 1) / gs.decode_seconds : 0;
-    fprintf(stderr, "prefill: %lld tokens, %.1f tok/s | decode: %lld tokens, %.1f tok/s | %.1f submits/token\n",
-            (long long)gs.n_prompt, gs.n_prompt / gs.prefill_seconds, (long long)gs.n_generated, dec,
+    if (gs.context_full)
+        fprintf(stderr, "wgt generate: stopped at the end of the context: %lld prompt + %lld generated tokens fill "
+                        "its %lld (-c/--ctx-size sets it, up to the model's limit)\n",
+                (long long)gs.n_prompt, (long long)gs.n_generated, (long long)wgt_model_context(m));
+    char r1[32], r2[32];
+    /* the first token's time is the prefill's: decode speed counts the tokens after it */
+    fprintf(stderr, "prefill: %lld tokens, %s | decode: %lld tokens, %s | %.1f submits/token\n",
+            (long long)gs.n_prompt, rate(r1, sizeof r1, (double)gs.n_prompt, gs.prefill_seconds),
+            (long long)gs.n_generated, rate(r2, sizeof r2, (double)gs.n_generated - 1, gs.decode_seconds),
             gs.n_generated ? (double)gs.submits / gs.n_generated : 0.0);
     rc = 0;
 out:
     free(ids);
+    free(file_text);
     wgt_model_free(m);
     wgt_context_free(ctx);
     return rc;

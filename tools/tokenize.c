@@ -1,4 +1,6 @@
 /* wgt tokenize / wgt detokenize: text to ids and back, with any tokenizer wgt can open. */
+#include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +50,10 @@ int tool_read_all(FILE *f, char **out, size_t *len)
             }
             buf = b;
         }
+    }
+    if (ferror(f)) { /* a folder opens but reads as EISDIR: an error, not an empty text */
+        free(buf);
+        return -1;
     }
     *out = buf;
     *len = n;
@@ -126,7 +132,19 @@ static int detokenize_line(cJSON *v, void *arg)
     }
     int i = 0;
     cJSON *e;
-    cJSON_ArrayForEach(e, v) ids[i++] = cJSON_IsNumber(e) ? (int32_t)e->valuedouble : -1;
+    cJSON_ArrayForEach(e, v) {
+        /* range first: converting 1e20 to int32 is undefined behaviour */
+        double d = cJSON_IsNumber(e) ? e->valuedouble : -1;
+        if (!(d >= 0 && d <= INT32_MAX) || d != (double)(int32_t)d) {
+            char *bad = cJSON_PrintUnformatted(e);
+            fprintf(stderr, "wgt detokenize: --jsonl: %s is not a token id (a whole number from 0 to %d)\n",
+                    bad ? bad : "an element", INT32_MAX);
+            free(bad);
+            free(ids);
+            return 2;
+        }
+        ids[i++] = (int32_t)d;
+    }
     if (b->stream) { /* the streaming decoder's chunks, as a JSON array of strings */
         wgt_detokenizer *d;
         cJSON *chunks = cJSON_CreateArray();
@@ -217,6 +235,7 @@ int cmd_tokenize(int argc, char **argv)
         tokenize_usage(stderr);
         return 2;
     }
+    if (tmpl && !tool_template_ok("tokenize", tmpl)) return 2;
     if (jsonl) {
         batch b = {NULL, flags, 0};
         if (wgt_tokenizer_open(tok_path, &b.tok)) {
@@ -232,7 +251,8 @@ int cmd_tokenize(int argc, char **argv)
     if (file) {
         FILE *f = strcmp(file, "-") ? fopen(file, "rb") : stdin;
         if (!f || tool_read_all(f, &text, &len)) {
-            fprintf(stderr, "wgt tokenize: cannot read %s\n", file);
+            fprintf(stderr, "wgt tokenize: cannot read %s: %s\n", file, strerror(errno));
+            if (f && f != stdin) fclose(f);
             return 1;
         }
         if (f != stdin) fclose(f);

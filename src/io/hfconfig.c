@@ -168,7 +168,8 @@ wgt_status wgt_hf_config_parse(const char *json, size_t len, const char *name, w
         }
     /* defaults that depend on other fields */
     if (!c->n_kv_heads) c->n_kv_heads = c->n_heads;
-    if (!c->head_dim && c->n_heads > 0) c->head_dim = c->hidden_size / c->n_heads;
+    /* only an even split: otherwise head_dim stays 0 and the model's checks name the mismatch */
+    if (!c->head_dim && c->n_heads > 0 && c->hidden_size % c->n_heads == 0) c->head_dim = c->hidden_size / c->n_heads;
     if (!c->intermediate_size && is_gpt2) c->intermediate_size = 4 * c->hidden_size;
     if (c->hidden_size < 0 || c->n_layers < 0 || c->n_heads < 0 || c->n_kv_heads < 0 || c->head_dim < 0 ||
         c->intermediate_size < 0 || c->vocab_size < 0 || c->max_positions < 0 ||

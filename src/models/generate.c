@@ -85,7 +85,17 @@ static int is_eos(const wgt_model *m, int32_t id)
 wgt_status wgt_model_generate(wgt_model *m, const int32_t *prompt, int64_t n_prompt, int64_t n_new,
                               const wgt_sampling *sp, wgt_token_fn on_token, void *user, wgt_generate_stats *stats)
 {
-    if (!m || !prompt || n_prompt <= 0 || !sp) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_model_generate: bad argument");
+    if (!m || !prompt || n_prompt <= 0 || !sp || n_new < 0)
+        return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_model_generate: bad argument");
+    if (n_prompt > m->max_ctx)
+        return wgt_error(WGT_ERR_LIMIT,
+                         "the prompt has %lld tokens and the context holds %lld: give a shorter prompt or a longer "
+                         "context (-c/--ctx-size; the model allows %lld, wgt at most 4096)",
+                         (long long)n_prompt, (long long)m->max_ctx, (long long)(m->cfg.max_pos ? m->cfg.max_pos : 4096));
+    /* A full cache is a normal end, as in llama.cpp: step k feeds position n_prompt + k - 1, so
+     * max_ctx - n_prompt + 1 steps fit (the last sampled id is returned, never fed). */
+    int context_full = 0;
+    if (n_new > m->max_ctx - n_prompt + 1) n_new = m->max_ctx - n_prompt + 1, context_full = 1;
     wgt_status st = WGT_OK;
     int64_t V = m->cfg.vocab;
     /* the device samples; a CPU-reference context samples on the host with the same rules */
@@ -193,6 +203,7 @@ wgt_status wgt_model_generate(wgt_model *m, const int32_t *prompt, int64_t n_pro
         s.decode_seconds = t1 - t0 - t_prefill;
         s.submits = m1.submits - m0.submits;
         s.dispatches = m1.dispatches - m0.dispatches;
+        s.context_full = context_full && s.n_generated >= n_new; /* not when it stopped at an end token first */
         if (stats) *stats = s;
     }
 done:

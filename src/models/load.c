@@ -162,7 +162,7 @@ static wgt_status expect_shape(const source *src, const char *name, const wgt_te
 
 /* ---- Hugging Face --------------------------------------------------------------------------- */
 
-static wgt_status config_from_hf(const wgt_hf_config *h, const char *dir, wgt_model_config *c)
+wgt_status mdl_config_from_hf(const wgt_hf_config *h, const char *dir, wgt_model_config *c)
 {
     memset(c, 0, sizeof *c);
     if (!strcmp(h->model_type, "llama") || !strcmp(h->model_type, "mistral")) c->arch = WGT_ARCH_LLAMA;
@@ -177,7 +177,14 @@ static wgt_status config_from_hf(const wgt_hf_config *h, const char *dir, wgt_mo
     c->n_layers = h->n_layers;
     c->n_heads = h->n_heads;
     c->n_kv_heads = h->n_kv_heads ? h->n_kv_heads : h->n_heads;
-    c->head_dim = h->head_dim ? h->head_dim : h->hidden_size / h->n_heads;
+    c->head_dim = h->head_dim;
+    if (!c->head_dim && h->n_heads > 0) { /* implied: the hidden size split evenly over the heads */
+        if (h->hidden_size % h->n_heads)
+            return wgt_error(WGT_ERR_FORMAT,
+                             "%s: hidden_size %lld is not a multiple of num_attention_heads %lld, and no head_dim "
+                             "is given", dir, (long long)h->hidden_size, (long long)h->n_heads);
+        c->head_dim = h->hidden_size / h->n_heads;
+    }
     c->ffn = h->intermediate_size;
     c->vocab = h->vocab_size;
     c->max_pos = h->max_positions;
@@ -188,7 +195,7 @@ static wgt_status config_from_hf(const wgt_hf_config *h, const char *dir, wgt_mo
     c->o_bias = h->attention_bias || c->arch == WGT_ARCH_GPT2;
     c->mlp_bias = h->mlp_bias || c->arch == WGT_ARCH_GPT2;
     c->qk_norm = c->arch == WGT_ARCH_QWEN3;
-    c->rope.theta = h->rope_theta > 0 ? h->rope_theta : 10000;
+    c->rope.theta = h->rope_theta; /* 10000 when absent (wgt_hf_config_parse); 0 or less is refused */
     if (!strcmp(h->rope_scaling_type, "llama3")) c->rope.scaling = WGT_ROPE_LLAMA3;
     else if (!strcmp(h->rope_scaling_type, "linear")) c->rope.scaling = WGT_ROPE_LINEAR;
     else if (!strcmp(h->rope_scaling_type, "yarn")) c->rope.scaling = WGT_ROPE_YARN;
@@ -200,17 +207,14 @@ static wgt_status config_from_hf(const wgt_hf_config *h, const char *dir, wgt_mo
     c->rope.high_freq_factor = h->rope_high_freq_factor;
     c->rope.original_max_position = (double)h->rope_original_max_positions;
     c->rope.truncate = 1;
-    c->bos = h->n_bos ? (int32_t)h->bos_ids[0] : -1;
-    c->n_eos = h->n_eos;
-    for (int i = 0; i < h->n_eos && i < 8; i++) c->eos[i] = (int32_t)h->eos_ids[i];
+    /* ids past int32 become -2 / -1 (not wrapped), which mdl_validate_config reports */
+    c->bos = h->n_bos ? (h->bos_ids[0] > INT32_MAX ? -2 : (int32_t)h->bos_ids[0]) : -1;
+    c->n_eos = h->n_eos < 8 ? h->n_eos : 8;
+    for (int i = 0; i < c->n_eos; i++) c->eos[i] = h->eos_ids[i] > INT32_MAX ? -1 : (int32_t)h->eos_ids[i];
     if (h->sliding_window && h->sliding_window < h->max_positions && c->arch == WGT_ARCH_LLAMA &&
         !strcmp(h->model_type, "mistral"))
         fprintf(stderr, "wgt: note: %s uses a sliding window of %lld; wgt attends to the whole context\n", dir,
                 (long long)h->sliding_window);
-    if (c->dim <= 0 || c->n_layers <= 0 || c->n_heads <= 0 || c->vocab <= 0 || c->head_dim <= 0 ||
-        c->n_heads % c->n_kv_heads)
-        return wgt_error(WGT_ERR_FORMAT, "%s/config.json: inconsistent sizes (hidden %lld, layers %lld, heads %lld/%lld)",
-                         dir, (long long)c->dim, (long long)c->n_layers, (long long)c->n_heads, (long long)c->n_kv_heads);
     return WGT_OK;
 }
 
@@ -406,7 +410,12 @@ static wgt_status config_from_gguf(const wgt_gguf *g, const char *path, wgt_mode
     TRY(gguf_int(g, arch, "block_count", -1, &c->n_layers));
     TRY(gguf_int(g, arch, "attention.head_count", -1, &c->n_heads));
     TRY(gguf_int(g, arch, "attention.head_count_kv", c->n_heads, &c->n_kv_heads));
-    TRY(gguf_int(g, arch, "attention.key_length", c->dim / (c->n_heads ? c->n_heads : 1), &c->head_dim));
+    char kl[160];
+    snprintf(kl, sizeof kl, "%s.attention.key_length", arch);
+    if (!wgt_gguf_find(g, kl) && c->n_heads > 0 && c->dim % c->n_heads)
+        return wgt_error(WGT_ERR_FORMAT, "%s: embedding_length %lld is not a multiple of attention.head_count %lld, "
+                         "and no attention.key_length is given", path, (long long)c->dim, (long long)c->n_heads);
+    TRY(gguf_int(g, arch, "attention.key_length", c->n_heads > 0 ? c->dim / c->n_heads : 0, &c->head_dim));
     TRY(gguf_int(g, arch, "feed_forward_length", -1, &c->ffn));
     TRY(gguf_int(g, arch, "context_length", 2048, &c->max_pos));
     c->rms = c->arch != WGT_ARCH_GPT2;
@@ -434,14 +443,17 @@ static wgt_status config_from_gguf(const wgt_gguf *g, const char *path, wgt_mode
     c->rope.truncate = 1;
     const wgt_gguf_tensor *rf = wgt_gguf_tensor_find(g, "rope_freqs.weight");
     if (rf && c->rope.scaling == WGT_ROPE_NONE && rf->type == WGT_FTYPE_F32) llama3_from_factors(rf, c);
+    /* special ids: out of int32 range they are out of the vocabulary too (mdl_validate_config says so) */
     int64_t v;
-    c->bos = wgt_gguf_find(g, "tokenizer.ggml.bos_token_id") && !wgt_gguf_get_int(g, "tokenizer.ggml.bos_token_id", &v)
-                 ? (int32_t)v : -1;
-    if (wgt_gguf_find(g, "tokenizer.ggml.eos_token_id") && !wgt_gguf_get_int(g, "tokenizer.ggml.eos_token_id", &v))
-        c->eos[c->n_eos++] = (int32_t)v;
-    if (c->n_heads <= 0 || c->n_kv_heads <= 0 || c->n_heads % c->n_kv_heads)
-        return wgt_error(WGT_ERR_FORMAT, "%s: %lld heads and %lld kv heads do not fit", path, (long long)c->n_heads,
-                         (long long)c->n_kv_heads);
+    c->bos = -1;
+    if (wgt_gguf_find(g, "tokenizer.ggml.bos_token_id")) {
+        TRY(wgt_gguf_get_int(g, "tokenizer.ggml.bos_token_id", &v));
+        c->bos = v < 0 || v > INT32_MAX ? -2 : (int32_t)v;
+    }
+    if (wgt_gguf_find(g, "tokenizer.ggml.eos_token_id")) {
+        TRY(wgt_gguf_get_int(g, "tokenizer.ggml.eos_token_id", &v));
+        c->eos[c->n_eos++] = v < 0 || v > INT32_MAX ? -1 : (int32_t)v;
+    }
     return WGT_OK;
 }
 
@@ -611,7 +623,7 @@ static wgt_status load_random(wgt_model *m, wgt_ftype type)
  * buffer (quantized tensors count as their blocks, or as the f32 they are expanded to when
  * dequantising or when the GPU kernels do not read their type). WebGPU does not report the
  * device's memory: running out of it later is a WGT_ERR_OUT_OF_MEMORY from the allocation. */
-static wgt_status check_fits(wgt_context *ctx, const source *src, int dequantize)
+static wgt_status check_fits(wgt_context *ctx, const source *src, int dequantize, double *total_bytes)
 {
     wgt_adapter_info info;
     wgt_context_adapter_info(ctx, &info);
@@ -634,6 +646,7 @@ static wgt_status check_fits(wgt_context *ctx, const source *src, int dequantize
         total += bytes;
         if (bytes > largest) largest = bytes, name = tn;
     }
+    *total_bytes = (double)total;
     if (largest > limit)
         return wgt_error(WGT_ERR_LIMIT,
                          "%s: tensor '%s' needs %llu bytes, more than this adapter's largest buffer (%llu bytes; "
@@ -707,11 +720,17 @@ static int is_dir(const char *p)
     return stat(p, &sb) == 0 && S_ISDIR(sb.st_mode);
 }
 
+/* The KV cache's length for a requested one (0: the model's), capped at the model's positions and 4096. */
+static int64_t cache_len(const wgt_model_config *c, int64_t max_ctx)
+{
+    if (max_ctx <= 0 || (c->max_pos > 0 && max_ctx > c->max_pos)) max_ctx = c->max_pos > 0 ? c->max_pos : 2048;
+    return max_ctx > 4096 ? 4096 : max_ctx;
+}
+
 static wgt_status alloc_cache(wgt_model *m, int64_t max_ctx)
 {
     const wgt_model_config *c = &m->cfg;
-    if (max_ctx <= 0 || (c->max_pos > 0 && max_ctx > c->max_pos)) max_ctx = c->max_pos > 0 ? c->max_pos : 2048;
-    if (max_ctx > 4096) max_ctx = 4096;
+    max_ctx = cache_len(c, max_ctx);
     m->max_ctx = max_ctx;
     m->cache_ids = calloc((size_t)max_ctx, sizeof *m->cache_ids);
     if (!m->cache_ids) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory");
@@ -759,6 +778,7 @@ wgt_status wgt_model_load_ex(wgt_context *ctx, const char *path, const wgt_model
     size_t plen = strlen(path);
     if (plen > 5 && !strcmp(path + plen - 5, ".json")) {
         /* a config.json alone: random weights of that shape in f16 (benchmarks) */
+        m->random = 1;
         wgt_hf_config h;
         FILE *f = fopen(path, "rb");
         if (!f) {
@@ -775,7 +795,9 @@ wgt_status wgt_model_load_ex(wgt_context *ctx, const char *path, const wgt_model
         json[n] = 0;
         st = wgt_hf_config_parse(json, n, path, &h);
         free(json);
-        if (!st) st = config_from_hf(&h, path, &m->cfg);
+        if (!st) st = mdl_config_from_hf(&h, path, &m->cfg);
+        if (!st) st = mdl_validate_config(&m->cfg, path);
+        if (!st) st = mdl_check_memory(&m->cfg, mdl_random_weight_bytes(&m->cfg, rtype), cache_len(&m->cfg, max_ctx), path);
         if (st) goto fail;
         m->layers = calloc((size_t)m->cfg.n_layers, sizeof *m->layers);
         if (!m->layers || (st = load_random(m, rtype))) {
@@ -789,29 +811,37 @@ wgt_status wgt_model_load_ex(wgt_context *ctx, const char *path, const wgt_model
     }
     if (is_dir(path)) {
         wgt_hf_config h;
-        if ((st = wgt_hf_config_load(path, &h)) || (st = config_from_hf(&h, path, &m->cfg))) goto fail;
+        if ((st = wgt_hf_config_load(path, &h)) || (st = mdl_config_from_hf(&h, path, &m->cfg))) goto fail;
         if ((st = wgt_safetensors_open(path, &src.st))) goto fail;
     } else {
         if ((st = wgt_gguf_open(path, &src.gguf)) || (st = config_from_gguf(src.gguf, path, &m->cfg))) goto fail;
     }
+    double weight_bytes;
+    if ((st = mdl_validate_config(&m->cfg, path)) || (st = check_fits(ctx, &src, m->dequantize, &weight_bytes)) ||
+        (st = mdl_check_memory(&m->cfg, weight_bytes, cache_len(&m->cfg, max_ctx), path)))
+        goto fail;
     m->layers = calloc((size_t)m->cfg.n_layers, sizeof *m->layers);
     if (!m->layers) {
         st = wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory");
         goto fail;
     }
-    if ((st = check_fits(ctx, &src, m->dequantize))) goto fail;
     if (src.gguf) st = load_gguf_weights(m, &src);
     else if (m->cfg.arch == WGT_ARCH_GPT2) st = load_hf_gpt2(m, &src);
     else st = load_hf_llama(m, &src);
     if (st) goto fail;
     if (!m->lm_head.t) m->lm_head.t = wgt_tensor_ref(m->tok_emb);
     if ((st = fuse_layers(m)) || (st = alloc_cache(m, max_ctx))) goto fail;
-    /* The tokenizer, when the model carries one (a failure here is only a note: ids still work). */
+    /* The tokenizer, when the model carries one. A failure is kept, not fatal (ids still work), so
+     * that a command wanting text reports the parse error rather than "no tokenizer". */
+    wgt_status ts = WGT_OK;
     if (src.gguf) {
-        if (wgt_gguf_find(src.gguf, "tokenizer.ggml.model") && wgt_tokenizer_from_gguf(src.gguf, path, &m->tok))
-            fprintf(stderr, "wgt: note: the model's tokenizer could not be read: %s\n", wgt_errmsg());
-    } else if (wgt_tokenizer_open(path, &m->tok)) {
+        if (wgt_gguf_find(src.gguf, "tokenizer.ggml.model")) ts = wgt_tokenizer_from_gguf(src.gguf, path, &m->tok);
+    } else
+        ts = wgt_tokenizer_open(path, &m->tok);
+    if (ts) {
         m->tok = NULL;
+        /* a directory without any tokenizer file is NOT_FOUND: nothing to report */
+        if (ts != WGT_ERR_NOT_FOUND || src.gguf) m->tok_error = strdup(wgt_errmsg());
     }
     wgt_safetensors_free(src.st);
     wgt_gguf_free(src.gguf);
@@ -842,11 +872,15 @@ void wgt_model_free(wgt_model *m)
     free(m->layers);
     free(m->tok_emb_blocks);
     free(m->cache_ids);
+    free(m->tok_error);
     wgt_tokenizer_free(m->tok);
     free(m);
 }
 
 wgt_tokenizer *wgt_model_tokenizer(const wgt_model *m) { return m ? m->tok : NULL; }
+const char *wgt_model_tokenizer_error(const wgt_model *m) { return m ? m->tok_error : NULL; }
+int64_t wgt_model_context(const wgt_model *m) { return m ? m->max_ctx : 0; }
+int wgt_model_is_random(const wgt_model *m) { return m ? m->random : 0; }
 int64_t wgt_model_vocab(const wgt_model *m) { return m ? m->cfg.vocab : 0; }
 uint64_t wgt_model_weight_bytes(const wgt_model *m) { return m ? m->weight_bytes : 0; }
 

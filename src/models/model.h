@@ -72,9 +72,32 @@ struct wgt_model {
     int64_t n_past;                       /* tokens in the cache */
     int32_t *cache_ids;                   /* [max_ctx]: the ids whose keys and values are cached */
     wgt_tokenizer *tok;                   /* NULL when the model has none */
+    char *tok_error;                      /* why a tokenizer the model ships did not load, or NULL */
+    int random;                           /* weights from a config.json alone */
     uint64_t weight_bytes;                /* bytes of weights on the device */
     int dequantize;                       /* quantized weights expanded to f32 (a reference path) */
 };
+
+/* ---- hyper-parameters and memory (validate.c) ---- */
+
+/* The configuration of a Hugging Face config.json (unchecked: see mdl_validate_config); where
+ * names it in messages. */
+wgt_status mdl_config_from_hf(const wgt_hf_config *h, const char *where, wgt_model_config *c);
+/* Every count positive and below 2^31, heads a multiple of kv heads, head size consistent (even
+ * for RoPE; heads x head size = hidden for gpt2), epsilon and rope theta finite and positive,
+ * bos/eos ids inside the vocabulary: WGT_ERR_FORMAT naming the field otherwise. */
+wgt_status mdl_validate_config(const wgt_model_config *c, const char *where);
+
+/* Bytes a model needs on the device, estimated before loading. */
+typedef struct mdl_memory {
+    double weights, kv_cache, activations, total;
+} mdl_memory;
+void mdl_estimate_memory(const wgt_model_config *c, double weight_bytes, int64_t ctx, mdl_memory *out);
+/* Bytes of the random weights load_random makes of type for the configuration. */
+double mdl_random_weight_bytes(const wgt_model_config *c, wgt_ftype type);
+/* WGT_ERR_LIMIT with the figures when the estimate exceeds the budget (WGT_MEMORY_LIMIT, else
+ * the host's physical memory). */
+wgt_status mdl_check_memory(const wgt_model_config *c, double weight_bytes, int64_t ctx, const char *where);
 
 /* A decode step whose one input id is on the device (the id the previous step sampled), when
  * mdl_can_forward_dev: the host records it while the device still runs the previous step. */
