@@ -22,6 +22,24 @@
 extern "C" {
 #endif
 
+/* Exports. libwgt is compiled with -fvisibility=hidden, so it exports only what this header
+ * declares: every declaration between WGT_API_BEGIN and WGT_API_END (the rest of this header) gets
+ * default visibility from one visibility pragma. A region, not a WGT_API mark on each declaration,
+ * so that a section added to the header is exported without anyone having to remember the mark;
+ * tests/test_exports.sh fails, naming each symbol, when the functions libwgt.so exports and the
+ * functions declared here differ in either direction (a declaration the library does not define,
+ * or an internal function that escaped). In a user's program the region changes nothing: it
+ * declares what the library defines. Other compilers than GCC and Clang get no export control. */
+#if defined(__GNUC__) || defined(__clang__)
+#define WGT_API_BEGIN _Pragma("GCC visibility push(default)")
+#define WGT_API_END _Pragma("GCC visibility pop")
+#else
+#define WGT_API_BEGIN
+#define WGT_API_END
+#endif
+
+WGT_API_BEGIN
+
 #define WGT_VERSION_MAJOR 0
 #define WGT_VERSION_MINOR 1
 #define WGT_VERSION_PATCH 0
@@ -1518,6 +1536,8 @@ const char *wgt_model_arch(const wgt_model *m);
  * output head, the norms: not the embedding table, of which it reads one row). */
 uint64_t wgt_model_weight_bytes(const wgt_model *m);
 uint64_t wgt_model_token_bytes(const wgt_model *m);
+
+WGT_API_END
 
 #ifdef __cplusplus
 }
