@@ -4,6 +4,7 @@
 #define WGT_OPS_API_H
 
 #include "cpu/cpu.h"
+#include "ops/fused.h" /* the decode step's fused kernels: internal, not in wgt.h */
 #include "wgt.h"
 
 #endif

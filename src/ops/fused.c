@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ops/fused.h"
 #include "ops/ops.h"
 #include "tensor/tensor.h"
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ops/fused.h"
 #include "support/check.h"
 
 static float frand(unsigned *s)
