@@ -496,7 +496,7 @@ int wgt_scan_op_from_name(const char *name);
 wgt_unary_params wgt_unary_params_default(wgt_unary_op op);
 
 
-/* Rotary-embedding parameters (wgt_rope, wgt_cpu_rope): transformers' rope init functions. */
+/* Rotary-embedding parameters (wgt_rope): transformers' rope init functions. */
 typedef struct wgt_rope_params {
     double theta;                 /* base, e.g. 10000 */
     wgt_rope_scaling scaling;
@@ -553,12 +553,19 @@ wgt_status wgt_baddbmm(const wgt_tensor *self, const wgt_tensor *b1, const wgt_t
 /* out [N, M] = a [N] outer b [M]. */
 wgt_status wgt_outer(const wgt_tensor *a, const wgt_tensor *b, wgt_tensor **out);
 /* Rotary embedding of x [..., L, D] (positions [L] integers, or broadcasting to x's shape without
- * D): see wgt_cpu_rope. The result has x's dtype. */
+ * D). The first rot_dim features (even, <= D) of position p rotate by the angles p * inv_freq[j]
+ * (rounded to f32, as transformers computes them), inv_freq from params as transformers' rope init
+ * functions give it (cos and sin times YaRN's attention factor); the other features pass through.
+ * interleaved: pairs (2j, 2j+1) (GPT-J, llama.cpp "norm"); else pairs (j, j + rot_dim/2) (NeoX,
+ * Hugging Face's rotate_half). The result has x's dtype. */
 wgt_status wgt_rope(const wgt_tensor *x, const wgt_tensor *positions, int rot_dim, int interleaved,
                     const wgt_rope_params *params, wgt_tensor **out);
-/* Scaled dot-product attention: see wgt_cpu_sdpa (GQA/MQA, causal with offset, float or bool
- * mask broadcasting to [B, Hq, Lq, Lk], k/v may be views into a KV cache). out [B, Hq, Lq, Dv]
- * has q's dtype. params may be NULL (scale 1/sqrt(D), not causal). */
+/* Scaled dot-product attention, softmax(q k^T * scale + mask) v: q [B, Hq, Lq, D], k [B, Hkv, Lk,
+ * D], v [B, Hkv, Lk, Dv], Hq a multiple of Hkv (query head h reads kv head h / (Hq / Hkv): GQA/MQA,
+ * no copies; k/v may be views into a KV cache). mask (may be NULL) broadcasts to [B, Hq, Lq, Lk]: a
+ * float mask adds to the scores, a bool mask keeps where true. A query row left with no key gives
+ * zeros (PyTorch >= 2.5's math backend). out [B, Hq, Lq, Dv] has q's dtype. params may be NULL
+ * (scale 1/sqrt(D), not causal). */
 wgt_status wgt_sdpa(const wgt_tensor *q, const wgt_tensor *k, const wgt_tensor *v, const wgt_tensor *mask,
                     const wgt_sdpa_params *params, wgt_tensor **out);
 /* out [ids..., D] = rows of weight [V, D] (f32/f16/bf16) at ids (integers, any shape), in dtype
@@ -593,8 +600,9 @@ wgt_status wgt_rms_norm(const wgt_tensor *x, int norm_ndim, const wgt_tensor *we
 wgt_status wgt_group_norm(const wgt_tensor *x, int groups, const wgt_tensor *weight, const wgt_tensor *bias,
                           double eps, wgt_tensor **out);
 /* x [N, C, *]. training 0: normalise with running_mean/running_var [C]. training 1: with the
- * batch's statistics (biased variance), and when running stats are given update them in place
- * (PyTorch's momentum convention, see wgt_cpu_batch_norm). weight/bias [C] or NULL. */
+ * batch's statistics (biased variance), and when running stats are given update them in place:
+ * r = (1 - momentum) r + momentum * batch, with the batch's variance unbiased (PyTorch's convention;
+ * ONNX's momentum is 1 - PyTorch's). weight/bias [C] or NULL. */
 wgt_status wgt_batch_norm(const wgt_tensor *x, wgt_tensor *running_mean, wgt_tensor *running_var,
                           const wgt_tensor *weight, const wgt_tensor *bias, int training, double momentum, double eps,
                           wgt_tensor **out);
