@@ -3,8 +3,10 @@
  *
  * This header is the manual. Conventions:
  *  - every name is prefixed wgt_; functions read wgt_<noun>_<verb>;
- *  - objects are opaque handles made by *_create / *_open and released by *_free;
- *    freeing NULL does nothing;
+ *  - objects are opaque handles, made by wgt_<noun>_create (from values in memory or from another
+ *    handle) or wgt_<noun>_open (from a path: a file or a directory), and released by
+ *    wgt_<noun>_free; freeing NULL does nothing. Tensors are values: ops and
+ *    wgt_tensor_empty / _zeros / _from_host make them, wgt_tensor_free releases them;
  *  - every call that can fail returns a wgt_status (0 on success, negative on failure) and leaves
  *    a message saying what went wrong and what to do: wgt_context_errmsg() for calls that take a
  *    context, wgt_errmsg() (per thread) for the others and for context creation itself;
