@@ -1366,7 +1366,7 @@ typedef struct wgt_tokenizer_arrays {
 
 wgt_status wgt_tokenizer_create(const wgt_tokenizer_arrays *arrays, wgt_tokenizer **out);
 /* The tokenizer of an open GGUF file (its tokenizer.ggml.* metadata); name labels messages. */
-wgt_status wgt_tokenizer_from_gguf(const wgt_gguf *gguf, const char *name, wgt_tokenizer **out);
+wgt_status wgt_tokenizer_create_from_gguf(const wgt_gguf *gguf, const char *name, wgt_tokenizer **out);
 void wgt_tokenizer_free(wgt_tokenizer *tok);
 
 /* Flags for wgt_tokenizer_encode. */
@@ -1468,15 +1468,15 @@ typedef int (*wgt_token_fn)(int32_t token, void *user);
  * the model's, at most 4096). Weights f32/f16/bf16 stay as they are; Q8_0, Q4_0, Q4_K and Q6_K
  * stay quantized on the device (dequantised inside the matmul kernels); other GGUF block types
  * are expanded to f32. A tensor past the adapter's largest buffer is refused before loading. */
-wgt_status wgt_model_load(wgt_context *ctx, const char *path, int64_t max_ctx, wgt_model **out);
+wgt_status wgt_model_open(wgt_context *ctx, const char *path, int64_t max_ctx, wgt_model **out);
 typedef struct wgt_model_options {
     int64_t max_ctx;
     const char *random_type; /* config.json alone: the linear weights' type (default "f16"; f32, bf16,
                                 q8_0, q4_0, q4_k, q6_k) */
     int dequantize;          /* expand quantized weights to f32 (a reference for the quantized kernels) */
 } wgt_model_options;
-wgt_status wgt_model_load_ex(wgt_context *ctx, const char *path, const wgt_model_options *opt, wgt_model **out);
-/* The checks wgt_model_load makes of a configuration's hyper-parameters, for tools that read one
+wgt_status wgt_model_open_ex(wgt_context *ctx, const char *path, const wgt_model_options *opt, wgt_model **out);
+/* The checks wgt_model_open makes of a configuration's hyper-parameters, for tools that read one
  * without loading it (wgt convert): counts positive and below 2^31, heads a multiple of kv heads,
  * a consistent head size, finite positive norm epsilon and rope theta, special ids inside the
  * vocabulary. WGT_ERR_FORMAT naming the field; where (the file) begins the message. */

@@ -42,7 +42,7 @@ static int bench_model(const char *path, const char *type, int64_t n_prompt, int
     wgt_model_options mo = {0};
     mo.max_ctx = n_prompt + n_decode + 8;
     mo.random_type = type;
-    if (wgt_model_load_ex(ctx, path, &mo, &m)) {
+    if (wgt_model_open_ex(ctx, path, &mo, &m)) {
         fprintf(stderr, "wgt bench: %s\n", wgt_errmsg());
         wgt_context_free(ctx);
         return 1;

@@ -194,7 +194,7 @@ int cmd_chat(int argc, char **argv)
     size_t n_msgs = 0, cap_msgs = 0;
     char *line = NULL;
     size_t line_cap = 0;
-    if (wgt_model_load(ctx, model, ctx_len, &m)) {
+    if (wgt_model_open(ctx, model, ctx_len, &m)) {
         fprintf(stderr, "wgt chat: %s\n", wgt_errmsg());
         goto out;
     }

@@ -178,7 +178,7 @@ int cmd_generate(int argc, char **argv)
     }
     wgt_model *m = NULL;
     int rc = 1;
-    if (wgt_model_load(ctx, model, ctx_len, &m)) {
+    if (wgt_model_open(ctx, model, ctx_len, &m)) {
         fprintf(stderr, "wgt generate: %s\n", wgt_errmsg());
         goto out;
     }

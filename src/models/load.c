@@ -743,16 +743,16 @@ static wgt_status alloc_cache(wgt_model *m, int64_t max_ctx)
     return WGT_OK;
 }
 
-wgt_status wgt_model_load(wgt_context *ctx, const char *path, int64_t max_ctx, wgt_model **out)
+wgt_status wgt_model_open(wgt_context *ctx, const char *path, int64_t max_ctx, wgt_model **out)
 {
     wgt_model_options o = {0};
     o.max_ctx = max_ctx;
-    return wgt_model_load_ex(ctx, path, &o, out);
+    return wgt_model_open_ex(ctx, path, &o, out);
 }
 
-wgt_status wgt_model_load_ex(wgt_context *ctx, const char *path, const wgt_model_options *opt, wgt_model **out)
+wgt_status wgt_model_open_ex(wgt_context *ctx, const char *path, const wgt_model_options *opt, wgt_model **out)
 {
-    if (!ctx || !path || !out) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_model_load: NULL argument");
+    if (!ctx || !path || !out) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_model_open: NULL argument");
     *out = NULL;
     wgt_model_options o = {0};
     if (opt) o = *opt;
@@ -835,7 +835,7 @@ wgt_status wgt_model_load_ex(wgt_context *ctx, const char *path, const wgt_model
      * that a command wanting text reports the parse error rather than "no tokenizer". */
     wgt_status ts = WGT_OK;
     if (src.gguf) {
-        if (wgt_gguf_find(src.gguf, "tokenizer.ggml.model")) ts = wgt_tokenizer_from_gguf(src.gguf, path, &m->tok);
+        if (wgt_gguf_find(src.gguf, "tokenizer.ggml.model")) ts = wgt_tokenizer_create_from_gguf(src.gguf, path, &m->tok);
     } else
         ts = wgt_tokenizer_open(path, &m->tok);
     if (ts) {

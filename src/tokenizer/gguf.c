@@ -24,9 +24,9 @@ static const char *get_str(const wgt_gguf *g, const char *key)
     return wgt_gguf_find(g, key) && wgt_gguf_get_str(g, key, &s) == WGT_OK ? s : NULL;
 }
 
-wgt_status wgt_tokenizer_from_gguf(const wgt_gguf *g, const char *name, wgt_tokenizer **out)
+wgt_status wgt_tokenizer_create_from_gguf(const wgt_gguf *g, const char *name, wgt_tokenizer **out)
 {
-    if (!g || !out) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_tokenizer_from_gguf: NULL argument");
+    if (!g || !out) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_tokenizer_create_from_gguf: NULL argument");
     *out = NULL;
     if (!name) name = "GGUF";
     wgt_tokenizer_arrays a = {0};
@@ -104,7 +104,7 @@ wgt_status tok_load_gguf(const char *path, wgt_tokenizer **out)
     wgt_gguf *g;
     wgt_status st = wgt_gguf_open(path, &g);
     if (st) return st;
-    st = wgt_tokenizer_from_gguf(g, path, out);
+    st = wgt_tokenizer_create_from_gguf(g, path, out);
     wgt_gguf_free(g);
     return st;
 }

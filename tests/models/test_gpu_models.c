@@ -51,7 +51,7 @@ static void check_model(wgt_context *ctx, const char *label, const char *path, c
                         int check_tokens)
 {
     wgt_model *m;
-    wgt_status st = wgt_model_load(ctx, path, 0, &m);
+    wgt_status st = wgt_model_open(ctx, path, 0, &m);
     CHECK(st == WGT_OK, "%s: load %s: %s", label, path, wgt_errmsg());
     if (st) return;
     const cJSON *cases = cJSON_GetObjectItem(fx, "cases"), *c;

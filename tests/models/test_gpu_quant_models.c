@@ -66,9 +66,9 @@ static void compare(wgt_context *ctx, const char *label, const char *gguf, int32
     wgt_model *q = NULL, *d = NULL;
     wgt_model_options oq = {0}, od = {0};
     od.dequantize = 1;
-    wgt_status st = wgt_model_load_ex(ctx, gguf, &oq, &q);
+    wgt_status st = wgt_model_open_ex(ctx, gguf, &oq, &q);
     CHECK(st == WGT_OK, "%s: load: %s", label, wgt_errmsg());
-    if (!st) st = wgt_model_load_ex(ctx, gguf, &od, &d);
+    if (!st) st = wgt_model_open_ex(ctx, gguf, &od, &d);
     CHECK(st == WGT_OK, "%s: load dequantised: %s", label, wgt_errmsg());
     if (st) {
         wgt_model_free(q);
@@ -154,7 +154,7 @@ static void too_large(const char *build)
     wgt_model *m = NULL;
     wgt_memory_stats before, after;
     wgt_context_memory_stats(ctx, &before);
-    wgt_status st = wgt_model_load(ctx, dir, 0, &m);
+    wgt_status st = wgt_model_open(ctx, dir, 0, &m);
     wgt_context_memory_stats(ctx, &after);
     CHECK(st == WGT_ERR_LIMIT && m == NULL, "a 307 MB embedding under 256 MiB buffers: status %s", wgt_status_str(st));
     CHECK(strstr(wgt_errmsg(), "model.embed_tokens.weight") && strstr(wgt_errmsg(), "307200000"),
