@@ -3,7 +3,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
 
-.PHONY: all deps build run test install clean bench fuzz
+.PHONY: all deps build run test install clean bench fuzz asan asan-build
 
 all: build
 
@@ -22,8 +22,18 @@ run: build
 	@echo
 	@$(BUILD)/wgt generate -m $(MODEL) -p "$(PROMPT)" -n 64 --temp 0.7 --top-p 0.9 --seed 7
 
-test: build
-	@bash tests/run.sh $(BUILD)
+# the hostile-input suite (tests/reliability/test_hostile.sh) runs the CLI built with AddressSanitizer
+# and UndefinedBehaviorSanitizer in $(BUILD)-asan
+test: build asan-build
+	@WGT_ASAN_BIN=$(abspath $(BUILD))-asan/wgt bash tests/run.sh $(BUILD)
+
+asan-build: deps
+	@cmake -S . -B $(BUILD)-asan $(CMAKE_FLAGS) -DWGT_SANITIZE=ON >/dev/null
+	@cmake --build $(BUILD)-asan -j $(JOBS) --target wgt
+
+# only the sanitized hostile-input suite
+asan: build asan-build
+	@WGT_ASAN_BIN=$(abspath $(BUILD))-asan/wgt bash tests/run.sh $(BUILD) hostile
 
 bench: build
 	@$(BUILD)/wgt bench --device
