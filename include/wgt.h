@@ -1276,9 +1276,9 @@ wgt_status wgt_output_cleanup_on_signals(void);
 
 /* The writers above with wgt_output's checks (create replaces an existing regular file, as
  * opts = {.replace = 1} does, and also writes through a temporary file). */
-wgt_status wgt_gguf_writer_create_opts(const char *path, const wgt_output_options *opts,
+wgt_status wgt_gguf_writer_create_ex(const char *path, const wgt_output_options *opts,
                                        wgt_gguf_writer **out);
-wgt_status wgt_st_writer_create_opts(const char *path, const wgt_output_options *opts,
+wgt_status wgt_st_writer_create_ex(const char *path, const wgt_output_options *opts,
                                      wgt_st_writer **out);
 
 /* --- Hugging Face config.json / generation_config.json ------------------------------------- */

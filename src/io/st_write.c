@@ -31,7 +31,7 @@ struct wgt_st_writer {
     wgt_status failed;
 };
 
-wgt_status wgt_st_writer_create_opts(const char *path, const wgt_output_options *opts, wgt_st_writer **out)
+wgt_status wgt_st_writer_create_ex(const char *path, const wgt_output_options *opts, wgt_st_writer **out)
 {
     *out = NULL;
     wgt_st_writer *w = calloc(1, sizeof *w);
@@ -54,7 +54,7 @@ wgt_status wgt_st_writer_create_opts(const char *path, const wgt_output_options 
 wgt_status wgt_st_writer_create(const char *path, wgt_st_writer **out)
 {
     const wgt_output_options opts = {.replace = 1};
-    return wgt_st_writer_create_opts(path, &opts, out);
+    return wgt_st_writer_create_ex(path, &opts, out);
 }
 
 wgt_status wgt_st_writer_add_metadata(wgt_st_writer *w, const char *key, const char *value)
