@@ -5,7 +5,8 @@
  *  - every name is prefixed wgt_; functions read wgt_<noun>_<verb>;
  *  - objects are opaque handles, made by wgt_<noun>_create (from values in memory or from another
  *    handle) or wgt_<noun>_open (from a path: a file or a directory), and released by
- *    wgt_<noun>_free; freeing NULL does nothing. Tensors are values: ops and
+ *    wgt_<noun>_free; freeing NULL does nothing; the same constructor taking an options struct
+ *    ends in _ex. Tensors are values: ops and
  *    wgt_tensor_empty / _zeros / _from_host make them, wgt_tensor_free releases them;
  *  - every call that can fail returns a wgt_status (0 on success, negative on failure) and leaves
  *    a message saying what went wrong and what to do: wgt_context_errmsg() for calls that take a
