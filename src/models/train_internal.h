@@ -1,0 +1,46 @@
+/* The training model's layout, shared by train.c (parameters, loading), train_forward.c (the
+ * forward and loss) and train_save.c (Hugging Face output). */
+#ifndef WGT_MODELS_TRAIN_INTERNAL_H
+#define WGT_MODELS_TRAIN_INTERNAL_H
+
+#include "models/model.h"
+
+#define TM_MAX_PARAMS 4096
+
+/* One layer's parameters, f32, contiguous, [out, in] for linear weights. gpt2 keeps c_attn as
+ * one [3D, D] weight (wqkv) and bias [3D] (bqkv); the others have wq/wk/wv and their biases. */
+typedef struct tm_layer {
+    wgt_tensor *attn_norm, *attn_norm_b;   /* [D] */
+    wgt_tensor *wq, *wk, *wv, *bq, *bk, *bv; /* [Hq hd, D], [Hkv hd, D] x2; biases or NULL */
+    wgt_tensor *wqkv, *bqkv;               /* gpt2 */
+    wgt_tensor *wo, *bo;                   /* [D, Hq hd] */
+    wgt_tensor *q_norm, *k_norm;           /* [hd] (qwen3) */
+    wgt_tensor *ffn_norm, *ffn_norm_b;     /* [D] */
+    wgt_tensor *w_gate, *w_up, *w_down;    /* [F, D], [F, D], [D, F]; gpt2: no gate */
+    wgt_tensor *b_up, *b_down;             /* gpt2 (b_down: mlp_bias models too) */
+} tm_layer;
+
+/* A parameter: its checkpoint name and the slot holding it. conv1d: stored transposed in the
+ * checkpoint ([in, out], GPT-2's Conv1D). */
+typedef struct tm_param {
+    char name[128];
+    wgt_tensor **slot;
+    int conv1d;
+} tm_param;
+
+struct wgt_train_model {
+    wgt_context *ctx;
+    wgt_model_config cfg;          /* rope_interleaved is 0: q/k are in the Hugging Face layout */
+    wgt_tensor *tok_emb;           /* [V, D] */
+    wgt_tensor *pos_emb;           /* [max_pos, D] (gpt2) */
+    wgt_tensor *out_norm, *out_norm_b;
+    wgt_tensor *lm_head;           /* [V, D], NULL when tied to tok_emb */
+    tm_layer *layers;              /* [n_layers] */
+    tm_param params[TM_MAX_PARAMS];
+    int n_params;
+    wgt_tokenizer *tok;            /* owned, may be NULL */
+    char source[1024];             /* the path the model came from */
+    int source_is_gguf;
+};
+
+#endif
