@@ -3,8 +3,11 @@
  *
  * This header is the manual. Conventions:
  *  - every name is prefixed wgt_; functions read wgt_<noun>_<verb>;
- *  - objects are opaque handles made by *_create / *_open and released by *_free;
- *    freeing NULL does nothing;
+ *  - objects are opaque handles, made by wgt_<noun>_create (from values in memory or from another
+ *    handle) or wgt_<noun>_open (from a path: a file or a directory), and released by
+ *    wgt_<noun>_free; freeing NULL does nothing; the same constructor taking an options struct
+ *    ends in _ex. Tensors are values: ops and
+ *    wgt_tensor_empty / _zeros / _from_host make them, wgt_tensor_free releases them;
  *  - every call that can fail returns a wgt_status (0 on success, negative on failure) and leaves
  *    a message saying what went wrong and what to do: wgt_context_errmsg() for calls that take a
  *    context, wgt_errmsg() (per thread) for the others and for context creation itself;
@@ -21,6 +24,24 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* Exports. libwgt is compiled with -fvisibility=hidden, so it exports only what this header
+ * declares: every declaration between WGT_API_BEGIN and WGT_API_END (the rest of this header) gets
+ * default visibility from one visibility pragma. A region, not a WGT_API mark on each declaration,
+ * so that a section added to the header is exported without anyone having to remember the mark;
+ * tests/test_exports.sh fails, naming each symbol, when the functions libwgt.so exports and the
+ * functions declared here differ in either direction (a declaration the library does not define,
+ * or an internal function that escaped). In a user's program the region changes nothing: it
+ * declares what the library defines. Other compilers than GCC and Clang get no export control. */
+#if defined(__GNUC__) || defined(__clang__)
+#define WGT_API_BEGIN _Pragma("GCC visibility push(default)")
+#define WGT_API_END _Pragma("GCC visibility pop")
+#else
+#define WGT_API_BEGIN
+#define WGT_API_END
+#endif
+
+WGT_API_BEGIN
 
 #define WGT_VERSION_MAJOR 0
 #define WGT_VERSION_MINOR 1
@@ -478,7 +499,7 @@ int wgt_scan_op_from_name(const char *name);
 wgt_unary_params wgt_unary_params_default(wgt_unary_op op);
 
 
-/* Rotary-embedding parameters (wgt_rope, wgt_cpu_rope): transformers' rope init functions. */
+/* Rotary-embedding parameters (wgt_rope): transformers' rope init functions. */
 typedef struct wgt_rope_params {
     double theta;                 /* base, e.g. 10000 */
     wgt_rope_scaling scaling;
@@ -535,12 +556,19 @@ wgt_status wgt_baddbmm(const wgt_tensor *self, const wgt_tensor *b1, const wgt_t
 /* out [N, M] = a [N] outer b [M]. */
 wgt_status wgt_outer(const wgt_tensor *a, const wgt_tensor *b, wgt_tensor **out);
 /* Rotary embedding of x [..., L, D] (positions [L] integers, or broadcasting to x's shape without
- * D): see wgt_cpu_rope. The result has x's dtype. */
+ * D). The first rot_dim features (even, <= D) of position p rotate by the angles p * inv_freq[j]
+ * (rounded to f32, as transformers computes them), inv_freq from params as transformers' rope init
+ * functions give it (cos and sin times YaRN's attention factor); the other features pass through.
+ * interleaved: pairs (2j, 2j+1) (GPT-J, llama.cpp "norm"); else pairs (j, j + rot_dim/2) (NeoX,
+ * Hugging Face's rotate_half). The result has x's dtype. */
 wgt_status wgt_rope(const wgt_tensor *x, const wgt_tensor *positions, int rot_dim, int interleaved,
                     const wgt_rope_params *params, wgt_tensor **out);
-/* Scaled dot-product attention: see wgt_cpu_sdpa (GQA/MQA, causal with offset, float or bool
- * mask broadcasting to [B, Hq, Lq, Lk], k/v may be views into a KV cache). out [B, Hq, Lq, Dv]
- * has q's dtype. params may be NULL (scale 1/sqrt(D), not causal). */
+/* Scaled dot-product attention, softmax(q k^T * scale + mask) v: q [B, Hq, Lq, D], k [B, Hkv, Lk,
+ * D], v [B, Hkv, Lk, Dv], Hq a multiple of Hkv (query head h reads kv head h / (Hq / Hkv): GQA/MQA,
+ * no copies; k/v may be views into a KV cache). mask (may be NULL) broadcasts to [B, Hq, Lq, Lk]: a
+ * float mask adds to the scores, a bool mask keeps where true. A query row left with no key gives
+ * zeros (PyTorch >= 2.5's math backend). out [B, Hq, Lq, Dv] has q's dtype. params may be NULL
+ * (scale 1/sqrt(D), not causal). */
 wgt_status wgt_sdpa(const wgt_tensor *q, const wgt_tensor *k, const wgt_tensor *v, const wgt_tensor *mask,
                     const wgt_sdpa_params *params, wgt_tensor **out);
 /* out [ids..., D] = rows of weight [V, D] (f32/f16/bf16) at ids (integers, any shape), in dtype
@@ -575,8 +603,9 @@ wgt_status wgt_rms_norm(const wgt_tensor *x, int norm_ndim, const wgt_tensor *we
 wgt_status wgt_group_norm(const wgt_tensor *x, int groups, const wgt_tensor *weight, const wgt_tensor *bias,
                           double eps, wgt_tensor **out);
 /* x [N, C, *]. training 0: normalise with running_mean/running_var [C]. training 1: with the
- * batch's statistics (biased variance), and when running stats are given update them in place
- * (PyTorch's momentum convention, see wgt_cpu_batch_norm). weight/bias [C] or NULL. */
+ * batch's statistics (biased variance), and when running stats are given update them in place:
+ * r = (1 - momentum) r + momentum * batch, with the batch's variance unbiased (PyTorch's convention;
+ * ONNX's momentum is 1 - PyTorch's). weight/bias [C] or NULL. */
 wgt_status wgt_batch_norm(const wgt_tensor *x, wgt_tensor *running_mean, wgt_tensor *running_var,
                           const wgt_tensor *weight, const wgt_tensor *bias, int training, double momentum, double eps,
                           wgt_tensor **out);
@@ -892,40 +921,9 @@ wgt_status wgt_bucketize(const wgt_tensor *x, const wgt_tensor *boundaries, int 
  * ignored; PyTorch raises on NaN there); bins computed in f32. */
 wgt_status wgt_histc(const wgt_tensor *x, int64_t bins, double min, double max, wgt_tensor **out);
 
-/* ---- fused ops of the decoder step (src/ops/fused.c) ---- */
+/* ---- SwiGLU (src/ops/fused.c) ---- */
 /* out [..., D] = silu(x[..., :D]) * x[..., D:] for x [..., 2D]: SwiGLU over a fused gate/up matmul. */
 wgt_status wgt_swiglu(const wgt_tensor *x, wgt_tensor **out);
-/* What wgt_fused_linear applies to x before the product. */
-typedef enum wgt_fused_prologue {
-    WGT_PRO_NONE = 0,     /* x itself */
-    WGT_PRO_RMS_NORM = 1, /* rms_norm(x) * gamma over the last dim (eps) */
-    WGT_PRO_SWIGLU = 2,   /* silu(x[..., :K]) * x[..., K:], x holding 2K values (wgt_swiglu) */
-} wgt_fused_prologue;
-/* *out [..., N] = pro(x) @ w^T + bias + res: a linear layer w [N, K] with the norm or activation
- * before it and the residual add after it (bias [N] and res [..., N] may be NULL). One token (x of
- * one row, f32; w f32/f16/bf16) is one pass over the weights; anything else composes the plain ops. */
-wgt_status wgt_fused_linear(const wgt_tensor *x, wgt_fused_prologue pro, const wgt_tensor *gamma, double eps,
-                            const wgt_tensor *w, const wgt_tensor *bias, const wgt_tensor *res, wgt_tensor **out);
-/* The attention inputs of one token in one pass: rms_norm(x [1, K]) * gamma through the stacked
- * q/k/v weight w [(Hq + 2 Hkv) hd, K] (+ bias), then wgt_qkv_rope_cache's rotation and cache
- * writes at position pos0; *q [Hq, 1, hd]. Anything else composes wgt_fused_linear and
- * wgt_qkv_rope_cache. */
-wgt_status wgt_fused_qkv_rope_cache(const wgt_tensor *x, const wgt_tensor *gamma, double eps, const wgt_tensor *w,
-                                    const wgt_tensor *bias, int64_t Hq, int64_t Hkv, int64_t hd, int64_t pos0, int rot,
-                                    int interleaved, const wgt_rope_params *rp, wgt_tensor *k_cache,
-                                    wgt_tensor *v_cache, wgt_tensor **q);
-/* *sum = a + b and *out = rms_norm(*sum) over the last dim (weight w [D], NULL for ones): the
- * residual add and the norm after it, one pass (f32; other dtypes compose the two ops). */
-wgt_status wgt_add_rms_norm(const wgt_tensor *a, const wgt_tensor *b, const wgt_tensor *w, double eps,
-                            wgt_tensor **sum, wgt_tensor **out);
-/* The attention inputs from one fused q/k/v matmul x [L, (Hq + 2 Hkv) hd] whose row l is position
- * pos0 + l: *q [Hq, L, hd] gets the query heads rotated (wgt_rope's rule: the first rot features,
- * interleaved pairs or halves), the key heads go rotated into k_cache [Hkv, ctx, hd] at rows
- * pos0 .. pos0 + L - 1 and the value heads into v_cache likewise, in one pass (f32; other dtypes
- * and layouts compose rope and assignments). */
-wgt_status wgt_qkv_rope_cache(const wgt_tensor *x, int64_t Hq, int64_t Hkv, int64_t hd, int64_t pos0, int rot,
-                              int interleaved, const wgt_rope_params *rp, wgt_tensor *k_cache, wgt_tensor *v_cache,
-                              wgt_tensor **q);
 
 
 /* ------------------------------------------------------------------------------------------------
@@ -1000,7 +998,7 @@ void wgt_optimizer_free(wgt_optimizer *opt);
 /* torch.nn.utils.clip_grad_norm_ (norm_type 2): total = || (||g_0||_2, ..., ||g_n-1||_2) ||_2 and
  * every g_i *= min(1, max_norm / (total + 1e-6)), in place, on the device: the scale is computed
  * and read there, so nothing waits. NULL entries are skipped. *total_norm (may be NULL) gets a new
- * 0-D f32 tensor holding the total. Infinite or NaN gradients give a total of inf / NaN and NaN
+ * 0-D f32 tensor holding the total (NULL when every entry is NULL: there is no context to put it on). Infinite or NaN gradients give a total of inf / NaN and NaN
  * gradients (torch's behaviour without error_if_nonfinite; check the total to skip a step).
  * Gradients f32, f16 or bf16 (the norm in f32), on one context. */
 wgt_status wgt_clip_grad_norm(wgt_tensor *const *grads, int n, double max_norm, wgt_tensor **total_norm);
@@ -1081,13 +1079,6 @@ wgt_status wgt_qweight_upload(wgt_context *ctx, wgt_ftype type, int64_t rows, in
  * W dequantised inside the kernel. w may be a narrow of an uploaded weight along its rows. */
 wgt_status wgt_qlinear(const wgt_tensor *x, const wgt_tensor *w, wgt_ftype type, const wgt_tensor *bias,
                        wgt_tensor **out);
-/* wgt_fused_linear with a quantized weight: *out [..., rows] = pro(x) @ W^T + bias + res, W as
- * wgt_qlinear takes it (cols = K; x holds 2K values for WGT_PRO_SWIGLU), gamma [K], bias [rows] and
- * res [..., rows] (either may be NULL). One token (x of one f32 row) is one pass over the blocks on
- * the GPU; anything else composes wgt_rms_norm / wgt_swiglu, wgt_qlinear and the add. */
-wgt_status wgt_fused_qlinear(const wgt_tensor *x, wgt_fused_prologue pro, const wgt_tensor *gamma, double eps,
-                             const wgt_tensor *w, wgt_ftype type, const wgt_tensor *bias, const wgt_tensor *res,
-                             wgt_tensor **out);
 
 /* --- GGUF (v2 and v3, little-endian) ------------------------------------------------------- */
 
@@ -1286,9 +1277,9 @@ wgt_status wgt_output_cleanup_on_signals(void);
 
 /* The writers above with wgt_output's checks (create replaces an existing regular file, as
  * opts = {.replace = 1} does, and also writes through a temporary file). */
-wgt_status wgt_gguf_writer_create_opts(const char *path, const wgt_output_options *opts,
+wgt_status wgt_gguf_writer_create_ex(const char *path, const wgt_output_options *opts,
                                        wgt_gguf_writer **out);
-wgt_status wgt_st_writer_create_opts(const char *path, const wgt_output_options *opts,
+wgt_status wgt_st_writer_create_ex(const char *path, const wgt_output_options *opts,
                                      wgt_st_writer **out);
 
 /* --- Hugging Face config.json / generation_config.json ------------------------------------- */
@@ -1376,7 +1367,7 @@ typedef struct wgt_tokenizer_arrays {
 
 wgt_status wgt_tokenizer_create(const wgt_tokenizer_arrays *arrays, wgt_tokenizer **out);
 /* The tokenizer of an open GGUF file (its tokenizer.ggml.* metadata); name labels messages. */
-wgt_status wgt_tokenizer_from_gguf(const wgt_gguf *gguf, const char *name, wgt_tokenizer **out);
+wgt_status wgt_tokenizer_create_from_gguf(const wgt_gguf *gguf, const char *name, wgt_tokenizer **out);
 void wgt_tokenizer_free(wgt_tokenizer *tok);
 
 /* Flags for wgt_tokenizer_encode. */
@@ -1467,6 +1458,7 @@ typedef struct wgt_generate_stats {
     uint64_t submits, dispatches;
     double record_seconds; /* host time recording the decode steps (forward and sampling, before the wait) */
     int64_t n_reused;      /* prompt tokens whose keys and values were already cached (not fed again) */
+    int context_full;      /* 1 when generation stopped early because the KV cache was full (a normal end) */
 } wgt_generate_stats;
 
 /* Called with each new token; return non-zero to stop. */
@@ -1477,26 +1469,39 @@ typedef int (*wgt_token_fn)(int32_t token, void *user);
  * the model's, at most 4096). Weights f32/f16/bf16 stay as they are; Q8_0, Q4_0, Q4_K and Q6_K
  * stay quantized on the device (dequantised inside the matmul kernels); other GGUF block types
  * are expanded to f32. A tensor past the adapter's largest buffer is refused before loading. */
-wgt_status wgt_model_load(wgt_context *ctx, const char *path, int64_t max_ctx, wgt_model **out);
+wgt_status wgt_model_open(wgt_context *ctx, const char *path, int64_t max_ctx, wgt_model **out);
 typedef struct wgt_model_options {
     int64_t max_ctx;
     const char *random_type; /* config.json alone: the linear weights' type (default "f16"; f32, bf16,
                                 q8_0, q4_0, q4_k, q6_k) */
     int dequantize;          /* expand quantized weights to f32 (a reference for the quantized kernels) */
 } wgt_model_options;
-wgt_status wgt_model_load_ex(wgt_context *ctx, const char *path, const wgt_model_options *opt, wgt_model **out);
+wgt_status wgt_model_open_ex(wgt_context *ctx, const char *path, const wgt_model_options *opt, wgt_model **out);
+/* The checks wgt_model_open makes of a configuration's hyper-parameters, for tools that read one
+ * without loading it (wgt convert): counts positive and below 2^31, heads a multiple of kv heads,
+ * a consistent head size, finite positive norm epsilon and rope theta, special ids inside the
+ * vocabulary. WGT_ERR_FORMAT naming the field; where (the file) begins the message. */
+wgt_status wgt_model_check_hf_config(const wgt_hf_config *cfg, const char *where);
 void wgt_model_free(wgt_model *m);
 /* L new tokens after the n_past in the cache; logits [1, vocab] of the last one (all: [L, vocab]). */
 wgt_status wgt_model_forward(wgt_model *m, const int32_t *ids, int64_t L, int all_logits, wgt_tensor **logits);
 void wgt_model_reset(wgt_model *m);
 /* Generate up to n_new tokens after the prompt (stopping at an end-of-generation token unless
- * sp->ignore_eos), calling on_token with each. The KV cache is kept between calls: the part of
- * the prompt it already holds (the earlier turns of a chat) is not computed again. */
+ * sp->ignore_eos, or when the KV cache is full: stats->context_full), calling on_token with each.
+ * A prompt longer than the context is WGT_ERR_LIMIT. The KV cache is kept between calls: the part
+ * of the prompt it already holds (the earlier turns of a chat) is not computed again. */
 wgt_status wgt_model_generate(wgt_model *m, const int32_t *prompt, int64_t n_prompt, int64_t n_new,
                               const wgt_sampling *sp, wgt_token_fn on_token, void *user, wgt_generate_stats *stats);
 
 /* The model's tokenizer (NULL when it has none); owned by the model. */
 wgt_tokenizer *wgt_model_tokenizer(const wgt_model *m);
+/* Why the model has no tokenizer although it ships one (a tokenizer file that failed to parse):
+ * the message; NULL when the tokenizer loaded or there is none. */
+const char *wgt_model_tokenizer_error(const wgt_model *m);
+/* The KV cache's length in tokens: prompt plus generated tokens fit in it. */
+int64_t wgt_model_context(const wgt_model *m);
+/* 1 when the weights are random (the model was loaded from a config.json alone). */
+int wgt_model_is_random(const wgt_model *m);
 /* Vocabulary size, layers, hidden size; the architecture name ("llama", ...). */
 int64_t wgt_model_vocab(const wgt_model *m);
 const char *wgt_model_arch(const wgt_model *m);
@@ -1518,7 +1523,7 @@ typedef struct wgt_train_init {
     double std;    /* matrices ~ N(0, std) (0: 0.02, transformers' initializer_range); norms 1, biases 0 */
 } wgt_train_init;
 
-/* path: anything wgt_model_load reads with float weights (a Hugging Face directory or a GGUF
+/* path: anything wgt_model_open reads with float weights (a Hugging Face directory or a GGUF
  * file; f32/f16/bf16 become f32 master weights), or a config.json alone (fresh weights as init
  * says; init may be NULL). A quantized model is WGT_ERR_UNSUPPORTED ("training needs float
  * weights"). The model's tokenizer comes along when it has one. */
@@ -1575,6 +1580,8 @@ wgt_status wgt_dataset_batch(wgt_dataset *d, int64_t step, int64_t batch, int sh
  * .model file, or a directory), else the source directory's tokenizer files. Each file is written
  * to a temporary name and renamed into place. */
 wgt_status wgt_train_model_save(const wgt_train_model *m, const char *dir, const char *tokenizer_from);
+
+WGT_API_END
 
 #ifdef __cplusplus
 }
