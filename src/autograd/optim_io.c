@@ -4,7 +4,6 @@
  * else a resumed run needs: kind, hyper-parameters printed with 17 significant digits (they read
  * back as the same doubles), the step counts, and each parameter's dtype and shape to check
  * against. The f32 state round-trips exactly, so a resumed run continues bit for bit. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,17 +100,9 @@ static wgt_status write_all(const wgt_optimizer *opt, const char *path)
 wgt_status wgt_optimizer_save(const wgt_optimizer *opt, const char *path)
 {
     if (!opt || !path) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_optimizer_save: NULL optimizer or path");
-    /* a temporary file renamed over path: an interrupted save leaves the previous file whole */
-    size_t len = strlen(path);
-    char *tmp = malloc(len + 5);
-    if (!tmp) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s: path", path);
-    snprintf(tmp, len + 5, "%s.tmp", path);
-    wgt_status st = write_all(opt, tmp);
-    if (!st && rename(tmp, path))
-        st = wgt_error(WGT_ERR_IO, "%s: cannot rename %s over it: %s", path, tmp, strerror(errno));
-    if (st) remove(tmp);
-    free(tmp);
-    return st;
+    /* the safetensors writer writes through a temporary file renamed at _finish (wgt_output): an
+     * interrupted save leaves the previous file whole */
+    return write_all(opt, path);
 }
 
 /* ---- load ----------------------------------------------------------------------------------- */

@@ -422,6 +422,7 @@ static void fixture_case(wgt_context *ctx, const char *name)
         }
     }
     CHECK(w <= 1, "torch fixture %s on %s: parameters %.3g x the tolerance", name, ctx == cpu ? "cpu" : "gpu", w);
+    printf("torch fixture %-24s %s: worst parameter error %.3f of the tolerance\n", name, ctx == cpu ? "cpu" : "gpu", w);
     for (int i = 0; i < np; i++)
         for (int s = 0; s < 4; s++) {
             snprintf(key, sizeof key, "state.%d.%s", i, STATES[s]);
