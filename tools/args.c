@@ -127,24 +127,42 @@ int args_u64(args *a, const char *names, uint64_t hi, uint64_t *out)
     return 1;
 }
 
+static void number_range(char *buf, size_t cap, double lo, int lo_open, double hi)
+{
+    if (lo_open) snprintf(buf, cap, "a number greater than %g and at most %g", lo, hi);
+    else snprintf(buf, cap, "a number from %g to %g", lo, hi);
+}
+
+static int parse_double(const char *cmd, const char *what, const char *s, double lo, int lo_open, double hi,
+                        double *out)
+{
+    char takes[96];
+    number_range(takes, sizeof takes, lo, lo_open, hi);
+    char *end = NULL;
+    /* strtod skips leading blanks and reads "nan" and "inf": neither is a value here */
+    double x = isspace((unsigned char)*s) ? NAN : strtod(s, &end);
+    int number = end && end != s && *end == 0 && isfinite(x);
+    if (!number || x < lo || (lo_open && x == lo) || x > hi) {
+        fprintf(stderr, "wgt %s: %s '%s' is %s: give %s\n", cmd, what, s, number ? "out of range" : "not a number",
+                takes);
+        return 1;
+    }
+    *out = x;
+    return 0;
+}
+
+int args_parse_double(const char *cmd, const char *what, const char *s, double lo, int lo_open, double hi, double *out)
+{
+    return parse_double(cmd, what, s, lo, lo_open, hi, out);
+}
+
 int args_double(args *a, const char *names, double lo, int lo_open, double hi, double *out)
 {
     if (!is_one_of(args_cur(a), names)) return 0;
     char takes[96];
-    if (lo_open) snprintf(takes, sizeof takes, "a number greater than %g and at most %g", lo, hi);
-    else snprintf(takes, sizeof takes, "a number from %g to %g", lo, hi);
+    number_range(takes, sizeof takes, lo, lo_open, hi);
     const char *opt = args_cur(a), *v = value(a, takes);
-    if (!v) return 1;
-    char *end;
-    errno = 0;
-    double x = isspace((unsigned char)*v) ? NAN : strtod(v, &end);
-    int number = !isspace((unsigned char)*v) && end != v && *end == 0 && isfinite(x);
-    if (!number || x < lo || (lo_open && x == lo) || x > hi) {
-        fprintf(stderr, "wgt %s: %s '%s' is %s: give %s\n", a->cmd, opt, v, number ? "out of range" : "not a number",
-                takes);
-        a->bad = 1;
-    } else
-        *out = x;
+    if (v && parse_double(a->cmd, opt, v, lo, lo_open, hi, out)) a->bad = 1;
     return 1;
 }
 

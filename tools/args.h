@@ -52,5 +52,7 @@ int args_unknown(args *a);
 /* The same checks on a lone string (a list element, an environment variable): 0 when s is a whole
  * integer in [lo, hi]; on failure, prints "wgt CMD: WHAT 'S' ..." and returns 1. */
 int args_parse_int(const char *cmd, const char *what, const char *s, int64_t lo, int64_t hi, int64_t *out);
+/* The same for a finite number in [lo, hi] (lo_open: above lo). */
+int args_parse_double(const char *cmd, const char *what, const char *s, double lo, int lo_open, double hi, double *out);
 
 #endif

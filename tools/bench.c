@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "args.h"
 #include "commands.h"
 #include "wgt.h"
 
@@ -47,7 +48,22 @@ static int bench_model(const char *path, const char *type, int64_t n_prompt, int
         wgt_context_free(ctx);
         return 1;
     }
+    /* the figures are of the lengths asked for, or of none: a run cut short by the context is refused */
+    if (n_prompt + n_decode > wgt_model_context(m)) {
+        fprintf(stderr, "wgt bench: -p %lld + -n %lld tokens do not fit the context of %lld tokens (the model's "
+                        "positions, at most 4096): ask for fewer\n", (long long)n_prompt, (long long)n_decode,
+                (long long)wgt_model_context(m));
+        wgt_model_free(m);
+        wgt_context_free(ctx);
+        return 2;
+    }
     int32_t *ids = malloc((size_t)n_prompt * sizeof *ids);
+    if (!ids) {
+        fprintf(stderr, "wgt bench: out of host memory\n");
+        wgt_model_free(m);
+        wgt_context_free(ctx);
+        return 1;
+    }
     int64_t V = wgt_model_vocab(m);
     for (int64_t i = 0; i < n_prompt; i++) ids[i] = (int32_t)((i * 7919 + 13) % V);
     wgt_sampling sp = {0};
@@ -63,8 +79,11 @@ static int bench_model(const char *path, const char *type, int64_t n_prompt, int
                info.backend_name);
         printf("prefill: %lld tokens in %.3f s = %.1f tok/s\n", (long long)n_prompt, s.prefill_seconds,
                n_prompt / s.prefill_seconds);
-        printf("decode:  %lld tokens, %.1f tok/s, %.2f ms/token, %.0f GB/s of weights read\n",
-               (long long)(s.n_generated - 1), dec, dec > 0 ? 1000 / dec : 0, read * dec / 1e9);
+        /* a CPU adapter reads a fraction of a GB/s: three significant digits, never "0 GB/s" */
+        double gbs = read * dec / 1e9;
+        printf("decode:  %lld tokens, %.1f tok/s, %.2f ms/token, %.*f GB/s of weights read\n",
+               (long long)(s.n_generated - 1), dec, dec > 0 ? 1000 / dec : 0,
+               gbs >= 100 ? 0 : gbs >= 10 ? 1 : gbs >= 1 ? 2 : 3, gbs);
         printf("per token: %.1f dispatches, %.2f submits, %.3f ms of host time recording (%.2f us per dispatch)\n",
                (double)s.dispatches / s.n_generated, (double)s.submits / s.n_generated,
                s.n_generated > 1 ? s.record_seconds * 1e3 / (s.n_generated - 1) : 0,
@@ -85,8 +104,9 @@ int cmd_bench(int argc, char **argv)
     uint64_t max_bytes = 0;
     const char *model = NULL, *type = NULL;
     int64_t n_prompt = 128, n_decode = 64;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+    args a = args_begin("bench", argc, argv);
+    while (args_next(&a)) {
+        if (args_flag(&a, "-h|--help")) {
             printf("usage: wgt bench --device [--max-bytes N]\n"
                    "       wgt bench -m MODEL|config.json [--type T] [-p PROMPT_TOKENS] [-n DECODE_TOKENS]\n\n"
                    "--device   microseconds of host time per dispatch (one pass; a pass per dispatch),\n"
@@ -96,21 +116,22 @@ int cmd_bench(int argc, char **argv)
                    "           of that shape), dispatches and submits per token, GB/s of weights read\n"
                    "--type     with a config.json: the weights' type (f16 default; f32, bf16, q8_0, q4_0,\n"
                    "           q4_k, q6_k)\n"
-                   "-p, -n     prompt tokens (default 128) and tokens to decode (default 64)\n");
+                   "-p, -n     prompt tokens (default 128) and tokens to decode (default 64), each 1 to\n"
+                   "           4096, together within the model's context (--n-prompt, --n-gen too)\n"
+                   "A configuration whose weights, KV cache and activations would need more memory than the\n"
+                   "host has (or WGT_MEMORY_LIMIT allows) is refused with the figures before allocating.\n");
             return 0;
         }
-        if (!strcmp(argv[i], "--device")) device = 1;
-        else if (!strcmp(argv[i], "-m") && i + 1 < argc) model = argv[++i];
-        else if (!strcmp(argv[i], "--type") && i + 1 < argc) type = argv[++i];
-        else if (!strcmp(argv[i], "-p") && i + 1 < argc) n_prompt = atoll(argv[++i]);
-        else if (!strcmp(argv[i], "-n") && i + 1 < argc) n_decode = atoll(argv[++i]);
-        else if (!strcmp(argv[i], "--max-bytes") && i + 1 < argc) max_bytes = strtoull(argv[++i], NULL, 10);
-        else {
-            fprintf(stderr, "wgt bench: unknown option '%s' (see wgt bench --help)\n", argv[i]);
-            return 2;
-        }
+        if (args_flag(&a, "--device")) device = 1;
+        else if (args_str(&a, "-m|--model", &model)) ;
+        else if (args_str(&a, "--type", &type)) ;
+        else if (args_int(&a, "-p|--n-prompt", 1, 4096, &n_prompt)) ;
+        else if (args_int(&a, "-n|--n-gen", 1, 4096, &n_decode)) ;
+        else if (args_u64(&a, "--max-bytes", (uint64_t)1 << 40, &max_bytes)) ;
+        else return args_unknown(&a);
     }
-    if (model) return bench_model(model, type, n_prompt > 0 ? n_prompt : 1, n_decode > 0 ? n_decode : 1);
+    if (a.bad) return 2;
+    if (model) return bench_model(model, type, n_prompt, n_decode);
     if (!device) {
         fprintf(stderr, "wgt bench: say what to benchmark: --device or -m MODEL (see wgt bench --help)\n");
         return 2;

@@ -3,24 +3,39 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "args.h"
 #include "commands.h"
 #include "wgt.h"
 
+/* Every variable the library and CLI read, with the default the code uses when it is unset. */
 static void print_env_help(FILE *f)
 {
     fprintf(f,
-            "environment:\n"
-            "  WGT_WEBGPU_LIB=path           the webgpu.h implementation to load (default: .deps/dawn-2026/dawn.node,\n"
-            "                                Dawn of npm webgpu@0.6.2; the 2025 Dawn: .deps/dawn/libwebgpu_wrapper.so)\n"
-            "  WGT_BACKEND=vulkan|metal|d3d12|opengl|opengles\n"
-            "  WGT_ADAPTER=index|name        choose an adapter (see --adapters)\n"
-            "  WGT_COMPAT=1                  compatibility mode (implied by the OpenGL backends)\n"
-            "  WGT_LIMITS=adapter|default    device limits: the adapter's or the WebGPU spec's minimums\n"
-            "  WGT_FORCE_FALLBACK_ADAPTER=1  the implementation's software adapter\n"
-            "  WGT_DEBUG=1                   log adapter and device details to stderr\n"
-            "  WGT_DUMP_SHADERS=dir          write every WGSL module compiled to dir\n"
-            "  WGT_MAX_BATCH=n               dispatches per submit (default 256)\n"
-            "  WGT_KERNEL_DIR=dir            load kernels from dir instead of the embedded copies\n");
+            "environment (unset: the default in brackets):\n"
+            "  WGT_WEBGPU_LIB=path           the webgpu.h implementation to load [.deps/dawn-2026/dawn.node of\n"
+            "                                the build tree, else the installed lib/wgt/dawn.node; Dawn of npm\n"
+            "                                webgpu@0.6.2; the 2025 Dawn: .deps/dawn/libwebgpu_wrapper.so]\n"
+            "  WGT_NAPI_STUB=path            libwgt_napi_stub.so for a Node-addon library [the build tree's,\n"
+            "                                next to the program or the library, then the installed one]\n"
+            "  WGT_BACKEND=vulkan|metal|d3d12|opengl|opengles|cpu   [the implementation's choice: Vulkan on\n"
+            "                                Linux]; cpu: wgt's plain C reference, no WebGPU\n"
+            "  WGT_ADAPTER=index|name        choose an adapter (see --adapters) [the implementation's default]\n"
+            "  WGT_COMPAT=0|1                compatibility mode [0; implied by the OpenGL backends]\n"
+            "  WGT_LIMITS=adapter|default    device limits: the adapter's or the WebGPU spec's minimums [adapter]\n"
+            "  WGT_FORCE_FALLBACK_ADAPTER=0|1  the implementation's software adapter [0]\n"
+            "  WGT_DEBUG=0|1                 log adapter and device details to stderr [0]\n"
+            "  WGT_DUMP_SHADERS=dir          write every WGSL module compiled to dir [unset: none]\n"
+            "  WGT_KERNEL_DIR=dir            load kernels from dir instead of the embedded copies [embedded]\n"
+            "  WGT_MAX_BATCH=n               dispatches per submit, 1 to 65536 [1024]\n"
+            "  WGT_DAWN_TOGGLES=a,b,...      Dawn device toggles, passed through (e.g. disable_robustness) [none]\n"
+            "  WGT_PROFILE=0|1               time every kernel with timestamp queries, print a table [0]\n"
+            "  WGT_STRICT=0|1                an op without a GPU kernel for a dtype is an error instead of a\n"
+            "                                warning and the CPU reference [0]\n"
+            "  WGT_CONV_PATH=direct          convolutions without the tiled kernels (comparisons) [tiled]\n"
+            "  WGT_MEMORY_LIMIT=bytes        the most memory a model may need, e.g. 64G (weights + KV cache +\n"
+            "                                activations, estimated before loading) [the host's physical memory]\n"
+            "  WGT_THREADS=n                 wgt convert's threads [the processors online, at most 64]\n"
+            "  EGL_PLATFORM=surfaceless      for the OpenGL backends without a display [set to surfaceless]\n");
 }
 
 static void print_adapter(const wgt_adapter_info *i)
@@ -81,8 +96,14 @@ int cmd_info(int argc, char **argv)
             return 0;
         }
         if (!strcmp(argv[i], "--adapters")) return list_adapters();
-        if (!strcmp(argv[i], "--selfcheck-floats") && i + 1 < argc) {
-            n = strtoull(argv[++i], NULL, 10);
+        if (!strcmp(argv[i], "--selfcheck-floats")) {
+            int64_t v;
+            if (i + 1 >= argc) {
+                fprintf(stderr, "wgt info: --selfcheck-floats needs a value (a whole number from 1 to 2^40)\n");
+                return 2;
+            }
+            if (args_parse_int("info", "--selfcheck-floats", argv[++i], 1, (int64_t)1 << 40, &v)) return 2;
+            n = (size_t)v;
             continue;
         }
         if (argv[i][0] != '-') return cmd_info_file(argc, argv);
@@ -97,6 +118,14 @@ int cmd_info(int argc, char **argv)
     wgt_adapter_info info;
     wgt_context_adapter_info(ctx, &info);
     print_adapter(&info);
+    /* the check runs in one binding: a larger count is refused rather than checked on fewer floats */
+    uint64_t max_floats = info.limits.max_storage_buffer_binding_size / 16 * 4;
+    if (n > max_floats) {
+        fprintf(stderr, "wgt info: --selfcheck-floats %zu is more than one storage binding of this adapter holds: "
+                        "give at most %llu\n", n, (unsigned long long)max_floats);
+        wgt_context_free(ctx);
+        return 2;
+    }
     double gbps = 0;
     wgt_status st = wgt_context_selfcheck(ctx, n, &gbps);
     if (st)

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "args.h"
 #include "commands.h"
 #include "onnx/onnx.h"
 #include "onnx/onnx_gpu.h"
@@ -140,7 +141,9 @@ int cmd_onnx_test(int argc, char **argv)
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             usage(stdout);
             return 0;
-        } else if (!strcmp(argv[i], "--tol-scale") && i + 1 < argc) s.scale = atof(argv[++i]);
+        } else if (!strcmp(argv[i], "--tol-scale") && i + 1 < argc) {
+            if (args_parse_double("onnx-test", "--tol-scale", argv[++i], 0, 1, 1e6, &s.scale)) return 2;
+        }
         else if (!strcmp(argv[i], "--filter") && i + 1 < argc) s.filter = argv[++i];
         else if (argv[i][0] == '-') {
             fprintf(stderr, "wgt onnx-test: unknown option '%s'\n\n", argv[i]);

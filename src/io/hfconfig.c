@@ -161,9 +161,13 @@ wgt_status wgt_hf_config_parse(const char *json, size_t len, const char *name, w
     /* sizes past 2^40 are nonsense (and would overflow the arithmetic below) */
     int64_t *sizes[] = {&c->hidden_size, &c->n_layers, &c->n_heads, &c->n_kv_heads, &c->head_dim,
                         &c->intermediate_size, &c->vocab_size, &c->max_positions, &c->rope_original_max_positions};
+    static const char *const size_names[] = {"hidden_size", "num_hidden_layers", "num_attention_heads",
+                                             "num_key_value_heads", "head_dim", "intermediate_size", "vocab_size",
+                                             "max_position_embeddings", "rope_scaling.original_max_position_embeddings"};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
         if (*sizes[i] < 0 || *sizes[i] > (1ll << 40)) {
-            st = wgt_error(WGT_ERR_FORMAT, "%s: a size of %lld is out of range", name, (long long)*sizes[i]);
+            st = wgt_error(WGT_ERR_FORMAT, "%s: %s is %lld: out of range (0 to 2^40)", name, size_names[i],
+                           (long long)*sizes[i]);
             goto out;
         }
     /* defaults that depend on other fields */

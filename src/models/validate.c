@@ -79,13 +79,20 @@ wgt_status mdl_validate_config(const wgt_model_config *c, const char *where)
         }
     }
     /* special ids index the embedding: one past the vocabulary would read another row or nothing */
-    if (c->bos != -1 && (c->bos < 0 || c->bos >= c->vocab))
-        return wgt_error(WGT_ERR_FORMAT, "%s: bos_token_id %d is outside the vocabulary of %lld tokens", where, c->bos,
-                         (long long)c->vocab);
-    for (int i = 0; i < c->n_eos; i++)
-        if (c->eos[i] < 0 || c->eos[i] >= c->vocab)
-            return wgt_error(WGT_ERR_FORMAT, "%s: eos_token_id %d is outside the vocabulary of %lld tokens", where,
-                             c->eos[i], (long long)c->vocab);
+    /* (the readers store an id past 2^31 as a negative one rather than wrap it) */
+    int32_t ids[9];
+    int n_ids = 0;
+    if (c->bos != -1) ids[n_ids++] = c->bos;
+    for (int i = 0; i < c->n_eos && i < 8; i++) ids[n_ids++] = c->eos[i];
+    for (int i = 0; i < n_ids; i++) {
+        const char *key = c->bos != -1 && i == 0 ? "bos_token_id" : "eos_token_id";
+        if (ids[i] < 0)
+            return wgt_error(WGT_ERR_FORMAT, "%s: %s is past 2^31, outside the vocabulary of %lld tokens", where, key,
+                             (long long)c->vocab);
+        if (ids[i] >= c->vocab)
+            return wgt_error(WGT_ERR_FORMAT, "%s: %s %d is outside the vocabulary of %lld tokens", where, key, ids[i],
+                             (long long)c->vocab);
+    }
     return WGT_OK;
 }
 
