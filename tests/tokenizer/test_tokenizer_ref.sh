@@ -3,7 +3,7 @@
 # Needs WGT_BIN and WGT_ROOT (tests/run.sh sets them); installs the pinned npm packages once.
 set -euo pipefail
 here="$WGT_ROOT/tests/tokenizer"
-data="$WGT_ROOT/../shared/data"
+data="$WGT_ROOT/tests/fixtures/text"
 cd "$here"
 if [ ! -d node_modules/@huggingface/tokenizers ] || [ package-lock.json -nt node_modules ]; then
     npm ci --no-audit --no-fund >/dev/null
