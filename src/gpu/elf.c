@@ -31,9 +31,18 @@ static int in_file(uint64_t off, uint64_t size, uint64_t file_size)
     return off <= file_size && size <= file_size - off;
 }
 
+/* Whether dynamic symbol i has no version (.gnu.version entry 0 or 1, or no such section). */
+static int unversioned(const uint8_t *map, const Elf64_Shdr *versym, uint64_t i)
+{
+    if (!versym) return 1;
+    if ((i + 1) * sizeof(Elf64_Half) > versym->sh_size) return 0;
+    Elf64_Half v = ((const Elf64_Half *)(map + versym->sh_offset))[i] & 0x7fff;
+    return v == VER_NDX_LOCAL || v == VER_NDX_GLOBAL;
+}
+
 /* Walks one symbol table (SHT_SYMTAB or SHT_DYNSYM) and fills the matches. */
 static void scan_table(const uint8_t *map, uint64_t file_size, const Elf64_Shdr *sh, const Elf64_Shdr *shdrs,
-                       uint16_t shnum, int dynamic, wgt_elf_symbols *out)
+                       uint16_t shnum, const Elf64_Shdr *versym, int dynamic, wgt_elf_symbols *out)
 {
     if (sh->sh_entsize != sizeof(Elf64_Sym) || sh->sh_link >= shnum) return;
     const Elf64_Shdr *strs = &shdrs[sh->sh_link];
@@ -50,9 +59,10 @@ static void scan_table(const uint8_t *map, uint64_t file_size, const Elf64_Shdr 
         if (!memchr(name, 0, room)) continue; /* not terminated inside the table */
         if (dynamic && s->st_shndx == SHN_UNDEF && !strncmp(name, "napi_", 5)) out->imports_napi = 1;
         if (s->st_shndx == SHN_UNDEF || ELF64_ST_TYPE(s->st_info) != STT_FUNC || !s->st_value) continue;
-        if (dynamic && !out->probe_name[0] && ELF64_ST_BIND(s->st_info) == STB_GLOBAL &&
+        if (dynamic && !out->probe_name[0] && ELF64_ST_BIND(s->st_info) == STB_GLOBAL && unversioned(map, versym, i) &&
             strlen(name) < sizeof out->probe_name) {
-            /* Any exported function: dlsym finds it, so it checks the load-bias arithmetic. */
+            /* An exported function without a symbol version (dlsym of a versioned name may find
+             * another version): dlsym finds exactly it, so it checks the load-bias arithmetic. */
             strcpy(out->probe_name, name);
             out->probe_value = s->st_value;
         }
@@ -95,9 +105,13 @@ wgt_status wgt_elf_read_symbols(const char *path, wgt_elf_symbols *out)
         goto done;
     }
     const Elf64_Shdr *shdrs = (const Elf64_Shdr *)(map + eh->e_shoff);
+    const Elf64_Shdr *versym = NULL;
+    for (uint16_t i = 0; i < eh->e_shnum; i++)
+        if (shdrs[i].sh_type == SHT_GNU_versym && in_file(shdrs[i].sh_offset, shdrs[i].sh_size, file_size))
+            versym = &shdrs[i];
     for (uint16_t i = 0; i < eh->e_shnum; i++)
         if (shdrs[i].sh_type == SHT_DYNSYM || shdrs[i].sh_type == SHT_SYMTAB)
-            scan_table(map, file_size, &shdrs[i], shdrs, eh->e_shnum, shdrs[i].sh_type == SHT_DYNSYM, out);
+            scan_table(map, file_size, &shdrs[i], shdrs, eh->e_shnum, versym, shdrs[i].sh_type == SHT_DYNSYM, out);
 done:
     munmap((void *)map, file_size);
     return st;

@@ -153,13 +153,6 @@ static wgt_status load_locked(const char *path)
         return wgt_error(WGT_ERR_NO_DEVICE, "cannot find where %s was loaded (dlinfo failed)", path);
     }
     resolver r = {lib, (uintptr_t)lm->l_addr, values, 0};
-    /* The file read must be the object loaded: an exported function's address from dlsym must equal
-     * bias + its st_value, or addresses taken from the symbol table would be wrong. */
-    if (syms.probe_name[0] && dlsym(lib, syms.probe_name) != (void *)(r.bias + syms.probe_value)) {
-        dlclose(lib);
-        return wgt_error(WGT_ERR_NO_DEVICE, "%s: the symbol table read from the file does not match the loaded "
-                         "library (%s): was the file replaced while loading?", path, syms.probe_name);
-    }
 
     void *found[N_PROCS];
     for (int i = 0; i < N_PROCS; i++) {
@@ -176,6 +169,15 @@ static wgt_status load_locked(const char *path)
     WGT_WGPU_PROCS(WGT_SET_PROC)
 #undef WGT_SET_PROC
     int procs_from_symtab = r.from_symtab;
+    /* Addresses taken from the symbol table are right only if the file read is the object loaded:
+     * an exported function's address from dlsym must equal bias + its st_value. */
+    if (procs_from_symtab && (!syms.probe_name[0] || dlsym(lib, syms.probe_name) != (void *)(r.bias + syms.probe_value))) {
+        dlclose(lib);
+        return wgt_error(WGT_ERR_NO_DEVICE, "%s: its wgpu* functions are not exported and the symbol table read "
+                         "from the file %s (%s): was the file replaced while loading?", path,
+                         syms.probe_name[0] ? "does not match the loaded library" : "has no exported function to check it by",
+                         syms.probe_name[0] ? syms.probe_name : "none");
+    }
     const uint64_t *xv = values + N_PROCS;
     void *caps_2025 = resolve(&r, extra_names[EXTRA_CAPS_2025], xv[EXTRA_CAPS_2025]);
     void *limits_std = resolve(&r, extra_names[EXTRA_LIMITS_STD], xv[EXTRA_LIMITS_STD]);
