@@ -951,8 +951,8 @@ typedef enum wgt_optimizer_kind {
 
 typedef struct wgt_optimizer_options {
     wgt_optimizer_kind kind;
-    double lr;           /* > 0 */
-    double weight_decay; /* >= 0 */
+    double lr;           /* >= 0 */
+    double weight_decay; /* >= 0; every parameter's unless wgt_optimizer_set_weight_decay */
     double momentum;     /* SGD, >= 0; 0: no momentum buffer */
     double dampening;    /* SGD */
     int nesterov;        /* SGD: needs momentum > 0 and dampening 0 (torch refuses otherwise) */
@@ -975,6 +975,9 @@ wgt_status wgt_optimizer_step(wgt_optimizer *opt, const wgt_tensor *const *grads
 /* The learning rate of the following steps (a schedule sets it before each step). */
 wgt_status wgt_optimizer_set_lr(wgt_optimizer *opt, double lr);
 double wgt_optimizer_lr(const wgt_optimizer *opt);
+/* Parameter i's own weight decay, as a torch param group gives it (biases and norm weights are
+ * often given 0); saved and loaded with the state. */
+wgt_status wgt_optimizer_set_weight_decay(wgt_optimizer *opt, int i, double weight_decay);
 wgt_optimizer_options wgt_optimizer_get_options(const wgt_optimizer *opt);
 /* Calls of wgt_optimizer_step so far, and the step count of parameter i (its updates so far). */
 int64_t wgt_optimizer_steps(const wgt_optimizer *opt);
@@ -986,8 +989,8 @@ int64_t wgt_optimizer_param_steps(const wgt_optimizer *opt, int i);
 wgt_status wgt_optimizer_state(const wgt_optimizer *opt, int i, const char *name, wgt_tensor **out);
 /* Save the state as safetensors: tensors "<i>.<state name>" (f32, the parameter's shape), and in
  * the metadata the format ("wgt.optimizer/1"), kind, hyper-parameters (%.17g, so they read back
- * exactly), step counts ("steps", "<i>.steps"), n_params and each parameter's shape. Written to a
- * temporary file, then renamed. */
+ * exactly), step counts ("steps", "<i>.steps"), n_params and each parameter's weight decay, dtype
+ * and shape. Written to a temporary file, then renamed. */
 wgt_status wgt_optimizer_save(const wgt_optimizer *opt, const char *path);
 /* Restore what wgt_optimizer_save wrote into an optimizer created over parameters of the same
  * number, shapes and dtypes (WGT_ERR_FORMAT naming the mismatch otherwise): hyper-parameters,
