@@ -24,7 +24,7 @@ wgt_status optim_check_options(const wgt_optimizer_options *o)
 {
     const char *bad = NULL;
     if (o->kind != WGT_OPTIM_SGD && o->kind != WGT_OPTIM_ADAM && o->kind != WGT_OPTIM_ADAMW) bad = "kind";
-    else if (!(o->lr > 0.0) || !isfinite(o->lr)) bad = "lr (must be > 0)";
+    else if (!(o->lr >= 0.0) || !isfinite(o->lr)) bad = "lr (must be finite and >= 0)";
     else if (!(o->weight_decay >= 0.0) || !isfinite(o->weight_decay)) bad = "weight_decay (must be >= 0)";
     else if (o->kind == WGT_OPTIM_SGD) {
         if (!(o->momentum >= 0.0) || !isfinite(o->momentum)) bad = "momentum (must be >= 0)";
@@ -109,6 +109,7 @@ wgt_status wgt_optimizer_create(wgt_context *ctx, const wgt_optimizer_options *o
     for (int i = 0; i < n && !st; i++) {
         opt->ps[i].p = wgt_tensor_ref(params[i]);
         opt->ps[i].half = is_half(params[i]->l.dtype);
+        opt->ps[i].wd = opts->weight_decay;
         st = optim_alloc_state(opt, i);
     }
     if (st) {
@@ -141,8 +142,30 @@ wgt_status wgt_optimizer_set_lr(wgt_optimizer *opt, double lr)
     return WGT_OK;
 }
 
+wgt_status wgt_optimizer_set_weight_decay(wgt_optimizer *opt, int i, double weight_decay)
+{
+    if (!opt || i < 0 || i >= opt->n)
+        return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_optimizer_set_weight_decay: no parameter %d (the optimizer "
+                         "has %d)", i, opt ? opt->n : 0);
+    if (!(weight_decay >= 0.0) || !isfinite(weight_decay))
+        return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_optimizer_set_weight_decay: %g must be finite and >= 0",
+                         weight_decay);
+    opt->ps[i].wd = weight_decay;
+    return WGT_OK;
+}
+
+wgt_optimizer_options optim_param_options(const wgt_optimizer *opt, const optim_param *q)
+{
+    wgt_optimizer_options o = opt->o;
+    o.weight_decay = q->wd;
+    return o;
+}
+
 double wgt_optimizer_lr(const wgt_optimizer *opt) { return opt ? opt->o.lr : 0.0; }
-wgt_optimizer_options wgt_optimizer_get_options(const wgt_optimizer *opt) { return opt->o; }
+wgt_optimizer_options wgt_optimizer_get_options(const wgt_optimizer *opt)
+{
+    return opt ? opt->o : wgt_optimizer_defaults(WGT_OPTIM_SGD);
+}
 int64_t wgt_optimizer_steps(const wgt_optimizer *opt) { return opt ? opt->steps : 0; }
 int64_t wgt_optimizer_param_steps(const wgt_optimizer *opt, int i)
 {
@@ -205,6 +228,7 @@ static wgt_status step_gpu(wgt_optimizer *opt, optim_param *q, const wgt_tensor 
     /* elements per chunk: every binding (state: slots words an element) within one binding's size,
      * less the alignment slack op_bind may add in front; even, so half words never straddle chunks */
     uint64_t maxb = ctx->info.limits.max_storage_buffer_binding_size;
+    if (maxb < 1024) maxb = 1024; /* below the spec's minimum; keeps the slack subtraction positive */
     uint64_t per = 4u * (uint64_t)(q->slots > 1 ? q->slots : 1);
     int64_t chunk = (int64_t)((maxb - 512) / per) & ~(int64_t)1;
     if (chunk > (int64_t)1 << 30) chunk = (int64_t)1 << 30;
@@ -247,7 +271,8 @@ static wgt_status step_cpu(wgt_optimizer *opt, optim_param *q, const wgt_tensor 
             gf[e] = (float)wgt_cpu_load_f(&vg.t, wgt_layout_index(&vg.t.l, e));
         }
         float *state = q->state ? (float *)vs.t.data + vs.t.l.offset : NULL;
-        wgt_cpu_optim_step(&opt->o, sc, n, q->half ? NULL : x, gf, state, q->slots);
+        wgt_optimizer_options o = optim_param_options(opt, q);
+        wgt_cpu_optim_step(&o, sc, n, q->half ? NULL : x, gf, state, q->slots);
         for (int64_t e = 0; e < n; e++)
             wgt_cpu_store_f(&vp.t, wgt_layout_index(&vp.t.l, e), q->half ? state[e * q->slots + q->slots - 1] : x[e]);
         st = wgt_host_view_put(q->p, &vp);
@@ -289,10 +314,13 @@ wgt_status wgt_optimizer_step(wgt_optimizer *opt, const wgt_tensor *const *grads
             if (grads[i]) q->steps++;
             continue;
         }
+        /* a gradient sharing the parameter's storage would be bound read-only beside the writable
+         * parameter in one dispatch, which WebGPU refuses: such a gradient is copied first */
         wgt_tensor *g = NULL;
-        if ((st = wgt_tensor_contiguous(grads[i], &g))) break;
+        if ((st = grads[i]->st == q->p->st ? wgt_tensor_copy(grads[i], &g) : wgt_tensor_contiguous(grads[i], &g))) break;
         wgt_optim_scalars sc;
-        wgt_optim_scalars_make(&opt->o, q->steps + 1, &sc);
+        wgt_optimizer_options po = optim_param_options(opt, q);
+        wgt_optim_scalars_make(&po, q->steps + 1, &sc);
         st = wgt_ctx_is_cpu(opt->ctx) ? step_cpu(opt, q, g, &sc) : step_gpu(opt, q, g, &sc);
         wgt_tensor_free(g);
         if (!st) q->steps++;

@@ -24,7 +24,8 @@ static wgt_status scale_gpu(wgt_tensor *g, const wgt_tensor *total, float max_no
     wgt_status st = wgt_gpu_kernel(ctx, "optim_clip", prelude, "main", NULL, 0, &k);
     int64_t n = wgt_layout_numel(&g->l);
     /* one binding's worth of elements a dispatch, even so that half words stay whole */
-    int64_t chunk = (int64_t)((ctx->info.limits.max_storage_buffer_binding_size - 512) / 4) & ~(int64_t)1;
+    uint64_t maxb = ctx->info.limits.max_storage_buffer_binding_size;
+    int64_t chunk = (int64_t)(((maxb > 1024 ? maxb : 1024) - 512) / 4) & ~(int64_t)1;
     for (int64_t c0 = 0; c0 < n && !st; c0 += chunk) {
         int64_t cn = n - c0 < chunk ? n - c0 : chunk, g0 = g->l.offset + c0, bg, bt;
         wgt_binding b[2];

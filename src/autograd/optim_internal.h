@@ -11,6 +11,7 @@ typedef struct optim_param {
     int slots;          /* wgt_optim_slots(options, half) */
     int half;           /* f16/bf16 parameter: the last slot is its f32 master */
     int64_t steps;      /* updates of this parameter so far (torch's state['step']) */
+    double wd;          /* its weight decay (torch's param group value; default: options') */
 } optim_param;
 
 struct wgt_optimizer {
@@ -27,5 +28,7 @@ wgt_status optim_check_options(const wgt_optimizer_options *o);
 wgt_status optim_alloc_state(wgt_optimizer *opt, int i);
 /* The slot holding state `name` of parameter q under the current options, or -1. */
 int optim_slot_of(const wgt_optimizer *opt, const optim_param *q, const char *name);
+/* The options of parameter q's update: the optimizer's, with q's weight decay. */
+wgt_optimizer_options optim_param_options(const wgt_optimizer *opt, const optim_param *q);
 
 #endif

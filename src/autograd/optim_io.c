@@ -4,6 +4,7 @@
  * else a resumed run needs: kind, hyper-parameters printed with 17 significant digits (they read
  * back as the same doubles), the step counts, and each parameter's dtype and shape to check
  * against. The f32 state round-trips exactly, so a resumed run continues bit for bit. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +66,8 @@ static wgt_status write_all(const wgt_optimizer *opt, const char *path)
         const optim_param *q = &opt->ps[i];
         snprintf(key, sizeof key, "%d.steps", i);
         st = META(key, "%lld", (long long)q->steps);
+        snprintf(key, sizeof key, "%d.weight_decay", i);
+        if (!st) st = META(key, "%.17g", q->wd);
         snprintf(key, sizeof key, "%d.dtype", i);
         if (!st) st = wgt_st_writer_add_metadata(w, key, wgt_dtype_name(q->p->l.dtype));
         snprintf(key, sizeof key, "%d.shape", i);
@@ -139,10 +142,7 @@ static wgt_status read_options(const wgt_safetensors *f, const char *path, wgt_o
     o->kind = (wgt_optimizer_kind)k;
     o->nesterov = nesterov != 0;
     o->amsgrad = amsgrad != 0;
-    /* a schedule may have brought lr to 0, which create refuses but set_lr allows */
-    wgt_optimizer_options check = *o;
-    if (!st && check.lr == 0.0) check.lr = 1.0;
-    if (!st && (st = optim_check_options(&check)))
+    if (!st && (st = optim_check_options(o)))
         st = wgt_error(WGT_ERR_FORMAT, "%s: %s", path, wgt_errmsg());
     return st;
 }
@@ -188,7 +188,8 @@ wgt_status wgt_optimizer_load(wgt_optimizer *opt, const char *path)
                        "parameters as the run that saved it)", path, n_params, opt->n);
     /* check everything before changing anything: a bad file leaves the optimizer as it was */
     int64_t *psteps = calloc((size_t)(opt->n ? opt->n : 1), sizeof *psteps);
-    if (!st && !psteps) st = wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s: %d parameters", path, opt->n);
+    double *pwd = calloc((size_t)(opt->n ? opt->n : 1), sizeof *pwd);
+    if (!st && (!psteps || !pwd)) st = wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s: %d parameters", path, opt->n);
     for (int i = 0; i < opt->n && !st; i++) {
         const optim_param *q = &opt->ps[i];
         char key[64], shape[128];
@@ -206,6 +207,12 @@ wgt_status wgt_optimizer_load(wgt_optimizer *opt, const char *path)
         snprintf(key, sizeof key, "%d.steps", i);
         if ((st = meta_num(f, path, key, &ps))) break;
         psteps[i] = (int64_t)ps;
+        snprintf(key, sizeof key, "%d.weight_decay", i);
+        if ((st = meta_num(f, path, key, &pwd[i]))) break;
+        if (!(pwd[i] >= 0.0) || !isfinite(pwd[i])) {
+            st = wgt_error(WGT_ERR_FORMAT, "%s: metadata '%s' is %g, not a weight decay >= 0", path, key, pwd[i]);
+            break;
+        }
         for (int s = 0; s < wgt_optim_slots(&o, q->half) && !st && wgt_layout_numel(&q->p->l); s++) {
             const wgt_st_tensor *t;
             st = find_slot(f, path, &o, q, i, s, psteps[i], &t);
@@ -219,6 +226,7 @@ wgt_status wgt_optimizer_load(wgt_optimizer *opt, const char *path)
     for (int i = 0; i < opt->n && !st; i++) {
         optim_param *q = &opt->ps[i];
         q->steps = psteps[i];
+        q->wd = pwd[i];
         if ((st = optim_alloc_state(opt, i)) || !q->state) continue;
         int64_t n = wgt_layout_numel(&q->p->l);
         float *all = calloc((size_t)(n * q->slots), sizeof *all);
@@ -238,7 +246,7 @@ wgt_status wgt_optimizer_load(wgt_optimizer *opt, const char *path)
         }
         free(all);
     }
-    free(psteps);
+    free(psteps), free(pwd);
     wgt_safetensors_free(f);
     return st;
 }

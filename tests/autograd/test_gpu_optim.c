@@ -19,7 +19,10 @@
  *     against torch's fixtures.
  *  6. Schedules at key steps against values computed from transformers' formulas.
  *  7. Save -> load -> continue equals an uninterrupted run bit for bit (every kind, half
- *     parameters, learning rates changed by a schedule); bad files and bad arguments are statuses. */
+ *     parameters, learning rates changed by a schedule, a parameter's own weight decay); bad files
+ *     and bad arguments are statuses.
+ *  8. A parameter's own weight decay (torch's param groups) gives the bits of an optimizer created
+ *     with that decay. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -609,12 +612,14 @@ static void test_resume(wgt_context *ctx, const config *c, wgt_dtype pdt)
     make_params(ctx, pdt, p);
     wgt_optimizer *opt, *back;
     MUST(wgt_optimizer_create(ctx, &c->o, p, NP, &opt));
+    MUST(wgt_optimizer_set_weight_decay(opt, 2, 0.2));
     steps(opt, ctx, WGT_F32, 0, 7, 1);
     collect(opt, p, &whole);
     wgt_optimizer_free(opt);
 
     make_params(ctx, pdt, q);
     MUST(wgt_optimizer_create(ctx, &c->o, q, NP, &opt));
+    MUST(wgt_optimizer_set_weight_decay(opt, 2, 0.2));
     steps(opt, ctx, WGT_F32, 0, 3, 1);
     MUST(wgt_optimizer_save(opt, path));
     wgt_optimizer_free(opt);
@@ -666,6 +671,44 @@ static void test_save_load(void)
     remove(path);
 }
 
+/* ---- per-parameter weight decay -------------------------------------------------------------- */
+
+/* One optimizer with parameter i's weight decay set to wd[i] against one optimizer per parameter
+ * created with wd[i]: the same bits (torch's param groups). */
+static void test_param_weight_decay(wgt_context *ctx)
+{
+    static const double wd[NP] = {0.0, 0.3, 0.05};
+    for (int c = 0; c < n_configs; c++) {
+        wgt_tensor *p[NP], *q[NP];
+        make_params(ctx, WGT_F32, p);
+        make_params(ctx, WGT_F32, q);
+        wgt_optimizer *all, *one[NP];
+        MUST(wgt_optimizer_create(ctx, &configs[c].o, p, NP, &all));
+        for (int i = 0; i < NP; i++) {
+            MUST(wgt_optimizer_set_weight_decay(all, i, wd[i]));
+            wgt_optimizer_options o = configs[c].o;
+            o.weight_decay = wd[i];
+            MUST(wgt_optimizer_create(ctx, &o, &q[i], 1, &one[i]));
+        }
+        for (int k = 0; k < 3; k++) {
+            const wgt_tensor *g[NP];
+            for (int i = 0; i < NP; i++) g[i] = upload(ctx, WGT_F32, SIZES[i], grads[k][i]);
+            MUST(wgt_optimizer_step(all, g));
+            for (int i = 0; i < NP; i++) MUST(wgt_optimizer_step(one[i], &g[i]));
+            for (int i = 0; i < NP; i++) wgt_tensor_free((wgt_tensor *)g[i]);
+        }
+        for (int i = 0; i < NP; i++) {
+            double *a = values(p[i]), *b = values(q[i]);
+            CHECK(!memcmp(a, b, SIZES[i] * 8), "%s: parameter %d with its own weight decay %g differs from an "
+                  "optimizer created with it", configs[c].name, i, wd[i]);
+            free(a), free(b);
+            wgt_optimizer_free(one[i]);
+            wgt_tensor_free(p[i]), wgt_tensor_free(q[i]);
+        }
+        wgt_optimizer_free(all);
+    }
+}
+
 /* ---- errors ----------------------------------------------------------------------------------- */
 
 static void test_errors(void)
@@ -701,6 +744,15 @@ static void test_errors(void)
     double *after = values(p);
     CHECK(!memcmp(before, after, 6 * 8) && wgt_optimizer_steps(opt) == 0, "a refused step changed nothing");
     CHECK(wgt_optimizer_set_lr(opt, NAN) == WGT_ERR_INVALID_ARGUMENT, "lr NaN");
+    CHECK(wgt_optimizer_set_weight_decay(opt, 0, -1) == WGT_ERR_INVALID_ARGUMENT, "weight decay -1");
+    CHECK(wgt_optimizer_set_weight_decay(opt, 1, 0.1) == WGT_ERR_INVALID_ARGUMENT, "weight decay of parameter 1 of 1");
+    /* lr 0 (a schedule's first warmup step) leaves Adam's parameters where they are */
+    MUST(wgt_optimizer_set_lr(opt, 0.0));
+    const wgt_tensor *good[1] = {p};
+    MUST(wgt_optimizer_step(opt, good));
+    double *same = values(p);
+    CHECK(!memcmp(before, same, 6 * 8) && wgt_optimizer_steps(opt) == 1, "a step at lr 0 moved the parameters");
+    free(same);
     wgt_tensor *st = NULL;
     CHECK(wgt_optimizer_state(opt, 0, "momentum_buffer", &st) == WGT_ERR_NOT_FOUND && !st, "Adam has no momentum_buffer");
     CHECK(wgt_optimizer_state(opt, 5, "exp_avg", &st) == WGT_ERR_INVALID_ARGUMENT, "no parameter 5");
@@ -728,6 +780,8 @@ int main(void)
     TIMED(test_schedules);
     TIMED(test_save_load);
     TIMED(test_errors);
+    test_param_weight_decay(gpu);
+    test_param_weight_decay(cpu);
     wgt_context_free(cpu);
     wgt_context_free(gpu);
     return test_finish("test_gpu_optim");
