@@ -227,9 +227,9 @@ int cmd_generate(int argc, char **argv)
     printf("\n");
     fflush(stdout);
     if (gs.context_full)
-        fprintf(stderr, "wgt generate: stopped at the end of the context: %lld prompt + %lld generated tokens fill "
-                        "its %lld (-c/--ctx-size sets it, up to the model's limit)\n",
-                (long long)gs.n_prompt, (long long)gs.n_generated, (long long)wgt_model_context(m));
+        fprintf(stderr, "wgt generate: stopped at the end of the context (%lld tokens): %lld prompt + %lld generated "
+                        "(the last one is not fed back); -c/--ctx-size sets it, up to the model's positions\n",
+                (long long)wgt_model_context(m), (long long)gs.n_prompt, (long long)gs.n_generated);
     char r1[32], r2[32];
     /* the first token's time is the prefill's: decode speed counts the tokens after it */
     fprintf(stderr, "prefill: %lld tokens, %s | decode: %lld tokens, %s | %.1f submits/token\n",
