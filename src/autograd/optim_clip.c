@@ -8,6 +8,8 @@
 #include "core/error.h"
 #include "ops/ops.h"
 
+enum { STACK_MAX = 16 }; /* wgt_stack takes 64 tensors at once, its reference path (a CPU context) 16 */
+
 typedef struct clip_uniform {
     uint32_t n, off_g, off_t;
     float max_norm;
@@ -96,15 +98,30 @@ wgt_status wgt_clip_grad_norm(wgt_tensor *const *grads, int n, double max_norm, 
         if (!st) m++;
         wgt_tensor_free(x);
     }
-    if (!st && m) st = wgt_stack((const wgt_tensor *const *)norms, m, 0, &stacked);
-    if (!st && m) st = wgt_reduce(WGT_REDUCE_NORM2, stacked, 0, 0, 0.0, &total);
+    /* more norms than STACK_MAX: the norms of groups, then the norms of those (the same 2-norm,
+     * rounded in another order than torch's one stack) */
+    while (!st && m > 1) {
+        int groups = (m + STACK_MAX - 1) / STACK_MAX;
+        for (int gi = 0; gi < groups && !st; gi++) {
+            int first = gi * STACK_MAX, count = m - first < STACK_MAX ? m - first : STACK_MAX;
+            wgt_tensor *norm = NULL;
+            st = wgt_stack((const wgt_tensor *const *)norms + first, count, 0, &stacked);
+            if (!st) st = wgt_reduce(WGT_REDUCE_NORM2, stacked, 0, 0, 0.0, &norm);
+            wgt_tensor_free(stacked);
+            stacked = NULL;
+            for (int i = first; i < first + count; i++) wgt_tensor_free(norms[i]), norms[i] = NULL;
+            norms[gi] = norm;
+        }
+        m = groups;
+    }
+    if (!st && m) total = norms[0], norms[0] = NULL;
     if (!st && !m) st = wgt_tensor_zeros(ctx, WGT_F32, 0, NULL, &total);
     for (int i = 0; i < n && !st; i++) {
         if (!grads[i] || !wgt_layout_numel(&grads[i]->l)) continue;
         st = wgt_ctx_is_cpu(ctx) ? scale_cpu(grads[i], total, (float)max_norm)
                                  : scale_gpu(grads[i], total, (float)max_norm);
     }
-    for (int i = 0; i < m; i++) wgt_tensor_free(norms[i]);
+    for (int i = 0; i < n; i++) wgt_tensor_free(norms[i]);
     free(norms);
     wgt_tensor_free(stacked);
     if (!st && total_norm) *total_norm = total;

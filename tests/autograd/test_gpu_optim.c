@@ -15,8 +15,8 @@
  *     foreach=False): parameters after each of 5 steps and the final state, within 1e-5 relative
  *     + 1e-6 absolute (torch's vectorised CPU kernels fuse some operations into FMAs).
  *  5. clip_grad_norm: total and scaled gradients against a double computation, above and below
- *     max_norm, inf and NaN gradients, zeros, NULL entries, half gradients, on both contexts and
- *     against torch's fixtures.
+ *     max_norm, inf and NaN gradients, zeros, NULL entries, half gradients, 150 gradients, on both
+ *     contexts and against torch's fixtures.
  *  6. Schedules at key steps against values computed from transformers' formulas.
  *  7. Save -> load -> continue equals an uninterrupted run bit for bit (every kind, half
  *     parameters, learning rates changed by a schedule, a parameter's own weight decay); bad files
@@ -572,6 +572,30 @@ static void test_clip(void)
             clip_case(ctxs[c], what, dts[d], 1.0, 2);  /* nan */
             clip_case(ctxs[c], what, dts[d], 0.5, 3);  /* zeros */
         }
+    /* more gradients than wgt_stack takes at once (GPT-2 small has 148 tensors) */
+    for (int c = 0; c < 2; c++) {
+        enum { MANY = 150 };
+        wgt_tensor *g[MANY], *t;
+        float v[MANY][3];
+        double sum = 0;
+        for (int i = 0; i < MANY; i++) {
+            for (int e = 0; e < 3; e++) v[i][e] = frand(), sum += (double)v[i][e] * v[i][e];
+            g[i] = upload(ctxs[c], WGT_F32, 3, v[i]);
+        }
+        MUST(wgt_clip_grad_norm(g, MANY, 0.5, &t));
+        double *tv = values(t), want = sqrt(sum), coef = 0.5 / (want + 1e-6), w = 0;
+        CHECK(fabs(tv[0] - want) <= 1e-5 * want, "clip of %d gradients on %s: total %.9g, want %.9g", MANY,
+              c ? "cpu" : "gpu", tv[0], want);
+        for (int i = 0; i < MANY; i++) {
+            double *a = values(g[i]);
+            for (int e = 0; e < 3; e++) w = fmax(w, fabs(a[e] - v[i][e] * coef) / (1e-5 * fabs(v[i][e] * coef) + 1e-12));
+            free(a);
+            wgt_tensor_free(g[i]);
+        }
+        CHECK(w <= 1, "clip of %d gradients on %s: %.3g x the tolerance", MANY, c ? "cpu" : "gpu", w);
+        free(tv);
+        wgt_tensor_free(t);
+    }
     wgt_tensor *none[2] = {NULL, NULL}, *total = (wgt_tensor *)1;
     CHECK(wgt_clip_grad_norm(none, 2, 1.0, &total) == WGT_OK && !total, "clip of no gradients: OK, no total");
 }
