@@ -75,11 +75,15 @@ static char *dup_bytes(const char *s, size_t n)
 }
 
 /* The bytes a byte-level vocabulary entry stands for; NULL if it is not in GPT-2's alphabet
- * (then the entry is taken literally). */
-static char *byte_level_unmap(const char *s, size_t n, size_t *out_len)
+ * (then the entry is taken literally) or, with *oom set, if memory ran out: taking the entry
+ * literally then would lose its byte token and misreport the vocabulary as broken. */
+static char *byte_level_unmap(const char *s, size_t n, size_t *out_len, int *oom)
 {
     char *p = malloc(n + 1);
-    if (!p) return NULL;
+    if (!p) {
+        *oom = 1;
+        return NULL;
+    }
     size_t k = 0;
     for (utf8proc_ssize_t i = 0; i < (utf8proc_ssize_t)n;) {
         utf8proc_int32_t cp;
@@ -110,18 +114,21 @@ wgt_status tok_set_token(wgt_tokenizer *t, int32_t id, const char *text, size_t 
     t->type[id] = (uint8_t)(type >= TT_NORMAL && type <= TT_BYTE ? type : TT_NORMAL);
     size_t plen = len;
     char *piece = NULL;
+    int oom = 0;
     if (t->kind == TOK_BYTE_BPE) {
-        if (t->type[id] == TT_NORMAL) piece = byte_level_unmap(text, len, &plen);
+        if (t->type[id] == TT_NORMAL) piece = byte_level_unmap(text, len, &plen, &oom);
     } else if (t->type[id] == TT_BYTE) {
         unsigned v;
         if (len == 6 && sscanf(t->text[id], "<0x%2X>", &v) == 1) {
             piece = dup_bytes((const char *)&(uint8_t){(uint8_t)v}, 1);
+            oom = !piece;
             plen = 1;
             t->byte_id[v] = id;
         }
     } else if (t->type[id] == TT_NORMAL || t->type[id] == TT_USER_DEFINED || t->type[id] == TT_UNUSED) {
         /* U+2581 decodes to a space. */
         piece = malloc(len + 1);
+        oom = !piece;
         if (piece) {
             plen = 0;
             for (size_t i = 0; i < len; i++) {
@@ -135,7 +142,7 @@ wgt_status tok_set_token(wgt_tokenizer *t, int32_t id, const char *text, size_t 
             piece[plen] = 0;
         }
     }
-    if (!piece) {
+    if (!piece && !oom) {
         plen = len;
         piece = dup_bytes(text, len);
     }
@@ -183,10 +190,15 @@ wgt_status tok_add_merge(wgt_tokenizer *t, const char *a, size_t alen, const cha
                          int32_t rank, const char *where)
 {
     size_t la, lb;
-    char *pa = byte_level_unmap(a, alen, &la), *pb = byte_level_unmap(b, blen, &lb);
+    int oom = 0;
+    char *pa = byte_level_unmap(a, alen, &la, &oom), *pb = byte_level_unmap(b, blen, &lb, &oom);
     char *ab = pa && pb ? malloc(la + lb + 1) : NULL;
     wgt_status st = WGT_OK;
-    if (!pa || !pb || !ab) {
+    if (oom || (pa && pb && !ab)) {
+        st = wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s: out of memory at merge %d", where, rank);
+        goto done;
+    }
+    if (!pa || !pb) {
         st = wgt_error(WGT_ERR_FORMAT, "%s: merge %d ('%.*s' '%.*s') is not in GPT-2's byte alphabet", where, rank,
                        (int)alen, a, (int)blen, b);
         goto done;
