@@ -1546,6 +1546,12 @@ int64_t wgt_train_model_max_positions(const wgt_train_model *m); /* 0: no limit 
 wgt_tokenizer *wgt_train_model_tokenizer(const wgt_train_model *m); /* owned by m; may be NULL */
 void wgt_train_model_set_tokenizer(wgt_train_model *m, wgt_tokenizer *tok); /* m takes it over */
 
+/* Refuse (WGT_ERR_LIMIT, saying how much it needs) a batch [B, L] whose training step would not
+ * fit: a tensor past the adapter's largest buffer, or an estimate of the step's device memory
+ * (weights, gradients, optimizer state, activations) above WGT_MEMORY_LIMIT (bytes) or, on a CPU
+ * adapter, the host's memory. WebGPU does not report a GPU's memory: set the variable there.
+ * *need_bytes (may be NULL) gets the estimate. */
+wgt_status wgt_train_check_memory(const wgt_train_model *m, int64_t B, int64_t L, double *need_bytes);
 /* logits [B, L, V] f32 of ids [B, L] (integers; positions 0 .. L - 1), causal attention. */
 wgt_status wgt_train_forward(wgt_train_model *m, const wgt_tensor *ids, wgt_tensor **logits);
 /* The mean cross-entropy (0-D f32) over every target [B, L] of the forward of ids [B, L];
@@ -1583,6 +1589,38 @@ wgt_status wgt_dataset_batch(wgt_dataset *d, int64_t step, int64_t batch, int sh
  * .model file, or a directory), else the source directory's tokenizer files. Each file is written
  * to a temporary name and renamed into place. */
 wgt_status wgt_train_model_save(const wgt_train_model *m, const char *dir, const char *tokenizer_from);
+
+/* The training loop's step: forward, mean cross-entropy, backward, clipping, the schedule's
+ * learning rate, the optimizer's update. */
+typedef struct wgt_trainer wgt_trainer;
+typedef struct wgt_trainer_options {
+    wgt_optimizer_options optim; /* optim.lr is the schedule's peak */
+    wgt_lr_schedule schedule;
+    int64_t warmup, total_steps; /* of the schedule (wgt_lr_at) */
+    double clip_norm;            /* > 0: clip the global gradient norm to it; 0: none */
+} wgt_trainer_options;
+wgt_trainer_options wgt_trainer_defaults(void); /* AdamW with torch's defaults, constant lr, no clipping */
+/* Marks every parameter of m as requiring grad and makes the optimizer over them. */
+wgt_status wgt_trainer_create(wgt_train_model *m, const wgt_trainer_options *o, wgt_trainer **out);
+void wgt_trainer_free(wgt_trainer *t);
+/* One step on ids [B, L + 1] (host; inputs the first L of each row, targets the last L). The lr
+ * is wgt_lr_at(schedule, optim.lr, warmup, total_steps, steps already taken). *loss (may be NULL:
+ * then nothing waits for the device) gets the step's loss, before the update. An id outside the
+ * vocabulary is WGT_ERR_INVALID_ARGUMENT. */
+wgt_status wgt_trainer_step(wgt_trainer *t, const int32_t *ids, int64_t B, int64_t L, double *loss);
+/* The mean cross-entropy of ids [B, L + 1] without gradients (evaluation). */
+wgt_status wgt_trainer_eval(wgt_trainer *t, const int32_t *ids, int64_t B, int64_t L, double *loss);
+int64_t wgt_trainer_steps(const wgt_trainer *t);            /* optimizer steps taken */
+double wgt_trainer_last_lr(const wgt_trainer *t);           /* the lr of the last step */
+double wgt_trainer_last_grad_norm(const wgt_trainer *t);    /* before clipping; -1 when not clipping */
+/* A checkpoint: the model as wgt_train_model_save writes it, optimizer.safetensors and
+ * trainer.json (state_json, a JSON object of the caller's, or NULL, with "step" set), written to
+ * DIR.tmp and renamed over DIR once complete (an interrupted save leaves the previous DIR). */
+wgt_status wgt_trainer_save(wgt_trainer *t, const char *dir, const char *tokenizer_from, const char *state_json);
+/* Resume: the optimizer state of a checkpoint into a trainer made over the model opened from that
+ * same directory (wgt_train_model_open(ctx, DIR, ...)); the following steps are those of the run
+ * that saved it, bit for bit. */
+wgt_status wgt_trainer_load(wgt_trainer *t, const char *dir);
 
 WGT_API_END
 

@@ -15,6 +15,7 @@ int cmd_info_file(int argc, char **argv); /* tools/fileinfo.c: wgt info <model f
 int cmd_convert(int argc, char **argv);   /* tools/convert.c: HF checkpoint -> GGUF */
 int cmd_ops(int argc, char **argv);        /* tools/ops.c: the op x dtype table, --check runs the harness */
 int cmd_onnx_test(int argc, char **argv);  /* tools/onnx_test.c: ONNX node tests on the device */
+int cmd_train(int argc, char **argv);      /* tools/train.c: train or fine-tune a model */
 
 /* The whole of f into *out (malloc'd, with room for a terminating NUL after *len bytes); -1 when
  * out of memory. Defined in tools/tokenize.c. */

@@ -21,6 +21,7 @@ static const command commands[] = {
     {"convert", cmd_convert, "a Hugging Face checkpoint to GGUF: <hf-dir|.safetensors> <out.gguf> --type T"},
     {"ops", cmd_ops, "the op x dtype table (GPU or fallback); --check [OP...] runs the op harness"},
     {"onnx-test", cmd_onnx_test, "ONNX node test directories on the device: PASS / FAIL / N/A per test"},
+    {"train", cmd_train, "train or fine-tune a model on the GPU: --from MODEL --data FILE --steps N --out DIR"},
 };
 
 static void usage(FILE *f)

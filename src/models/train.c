@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/error.h"
 #include "models/model.h"
@@ -315,4 +316,66 @@ uint64_t wgt_train_model_numel(const wgt_train_model *m)
     uint64_t n = 0;
     for (int i = 0; m && i < m->n_params; i++) n += (uint64_t)wgt_tensor_numel(*m->params[i].slot);
     return n;
+}
+
+/* Bytes a training step needs on the device, estimated: f32 weights, gradients and up to two
+ * optimizer state tensors per parameter (AdamW's moments), the activations the backward keeps
+ * (per layer: about ten [B, L, D] and four [B, L, F] tensors, and two [B, H, L, L] for the
+ * attention weights), and the logits with their softmax and gradient (three [B, L, V]). */
+static void estimate(const wgt_train_model *m, int64_t B, int64_t L, double *total, double *largest)
+{
+    const wgt_model_config *c = &m->cfg;
+    double P = (double)wgt_train_model_numel(m), BL = (double)B * (double)L;
+    double layer = 4.0 * (BL * (10.0 * (double)c->dim + 4.0 * (double)c->ffn) +
+                          2.0 * (double)B * (double)c->n_heads * (double)L * (double)L);
+    double logits = 4.0 * BL * (double)c->vocab;
+    *total = 16.0 * P + (double)c->n_layers * layer + 3.0 * logits;
+    double att = 4.0 * (double)B * (double)c->n_heads * (double)L * (double)L, ffn = 4.0 * BL * (double)c->ffn;
+    *largest = logits > att ? logits : att;
+    if (ffn > *largest) *largest = ffn;
+}
+
+static double gib(double b) { return b / (1024.0 * 1024.0 * 1024.0); }
+
+wgt_status wgt_train_check_memory(const wgt_train_model *m, int64_t B, int64_t L, double *need_bytes)
+{
+    if (!m || B < 1 || L < 1) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_train_check_memory: bad argument");
+    double total, largest;
+    estimate(m, B, L, &total, &largest);
+    if (need_bytes) *need_bytes = total;
+    wgt_adapter_info info;
+    wgt_status st = wgt_context_adapter_info(m->ctx, &info);
+    if (st) return st;
+    /* the ops bind each tensor whole: the largest must fit one storage binding */
+    double bind = (double)info.limits.max_storage_buffer_binding_size;
+    if (largest > bind)
+        return wgt_error(WGT_ERR_LIMIT,
+                         "batch %lld x %lld needs a tensor of %.1f MiB (the logits [B, L, vocab], the attention "
+                         "weights or the MLP activations), past the adapter's largest storage binding of %.1f MiB: "
+                         "use a smaller --batch or --seq (about %lld sequences fit)",
+                         (long long)B, (long long)L, largest / 1048576.0, bind / 1048576.0,
+                         (long long)((double)B * bind / largest));
+    /* WebGPU does not say how much memory the device has: WGT_MEMORY_LIMIT (bytes) when set, else
+     * for a CPU adapter the host's physical memory; a GPU without the variable is not checked */
+    double budget = 0;
+    const char *env = getenv("WGT_MEMORY_LIMIT");
+    const char *what = "WGT_MEMORY_LIMIT";
+    if (env && *env) {
+        char *end;
+        budget = strtod(env, &end);
+        if (end == env || *end || !(budget > 0))
+            return wgt_error(WGT_ERR_INVALID_ARGUMENT, "WGT_MEMORY_LIMIT='%s': give a number of bytes", env);
+    } else if (info.is_cpu) {
+        long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+        if (pages > 0 && size > 0) budget = (double)pages * (double)size;
+        what = "the host's memory (a CPU adapter)";
+    }
+    if (budget > 0 && total > budget)
+        return wgt_error(WGT_ERR_LIMIT,
+                         "batch %lld x %lld needs about %.2f GiB on the device (weights, gradients and optimizer "
+                         "state %.2f GiB, activations %.2f GiB), more than the %.2f GiB of %s: use a smaller "
+                         "--batch or --seq",
+                         (long long)B, (long long)L, gib(total), gib(16.0 * (double)wgt_train_model_numel(m)),
+                         gib(total - 16.0 * (double)wgt_train_model_numel(m)), gib(budget), what);
+    return WGT_OK;
 }

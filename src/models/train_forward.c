@@ -1,7 +1,8 @@
 /* The training forward: logits [B, L, V] of a batch of ids [B, L], and the mean cross-entropy over
  * all B x L targets. Every step is a public op, so with gradients enabled the autograd tape records
  * it; intermediate tensors are released here as soon as the forward is done with them (the tape
- * keeps what a backward formula needs). Transformers' eager attention is the reference: causal,
+ * keeps what a backward formula needs). A fused op without a backward rule yet is replaced, while
+ * recording, by its composed form (train_ops.c). Transformers' eager attention is the reference: causal,
  * GQA, scale 1/sqrt(head_dim), rope on q and k (half-split pairs), all in f32. */
 #include <stdlib.h>
 
@@ -33,11 +34,16 @@ static void release(pool *p, int from)
         keep(&p, r);                                                                               \
     } while (0)
 
+/* 1: the fused op (it records its own backward node, or nothing is being recorded) */
+static int fused(const wgt_train_model *m, int op) { return m->fused_ok[op] || !wgt_grad_mode_get(); }
+
 static wgt_status norm(const wgt_train_model *m, const wgt_tensor *x, const wgt_tensor *w, const wgt_tensor *b,
                        wgt_tensor **out)
 {
-    if (m->cfg.rms) return wgt_rms_norm(x, 1, w, m->cfg.norm_eps, out);
-    return wgt_layer_norm(x, 1, w, b, m->cfg.norm_eps, out);
+    if (m->cfg.rms)
+        return fused(m, TM_RMS_NORM) ? wgt_rms_norm(x, 1, w, m->cfg.norm_eps, out) : tm_rms_norm(x, w, m->cfg.norm_eps, out);
+    if (fused(m, TM_LAYER_NORM)) return wgt_layer_norm(x, 1, w, b, m->cfg.norm_eps, out);
+    return tm_layer_norm(x, w, b, m->cfg.norm_eps, out);
 }
 
 /* x [B, L, H * hd] -> [B, H, L, hd] (a view). */
@@ -63,10 +69,12 @@ wgt_status wgt_train_forward(wgt_train_model *m, const wgt_tensor *ids, wgt_tens
     if (c->max_pos > 0 && L > c->max_pos)
         return wgt_error(WGT_ERR_INVALID_ARGUMENT, "sequence length %lld is past the model's %lld positions",
                          (long long)L, (long long)c->max_pos);
+    tm_probe(m);
     pool p = {0};
     wgt_status st = WGT_OK;
-    wgt_tensor *x, *pos = NULL;
-    T(x, wgt_embedding(m->tok_emb, ids, WGT_F32, &x)); /* [B, L, D] */
+    wgt_tensor *x, *pos = NULL, *rcos = NULL, *rsin = NULL;
+    if (fused(m, TM_EMBEDDING)) T(x, wgt_embedding(m->tok_emb, ids, WGT_F32, &x)); /* [B, L, D] */
+    else T(x, tm_embedding(m->tok_emb, ids, &x));
     if (m->pos_emb) {
         wgt_tensor *pe, *x2;
         T(pe, wgt_tensor_narrow(m->pos_emb, 0, 0, L, &pe));
@@ -74,6 +82,10 @@ wgt_status wgt_train_forward(wgt_train_model *m, const wgt_tensor *ids, wgt_tens
         x = x2;
     } else {
         T(pos, wgt_arange(m->ctx, 0, (double)L, 1, WGT_I32, &pos));
+        if (!fused(m, TM_ROPE)) {
+            if ((st = tm_rope_tables(m->ctx, L, hd, &c->rope, &rcos, &rsin))) goto done;
+            keep(&p, rcos), keep(&p, rsin);
+        }
     }
     for (int64_t li = 0; li < c->n_layers; li++) {
         const tm_layer *W = &m->layers[li];
@@ -102,12 +114,18 @@ wgt_status wgt_train_forward(wgt_train_model *m, const wgt_tensor *ids, wgt_tens
         }
         if (pos) {
             wgt_tensor *qr, *kr;
-            T(qr, wgt_rope(qh, pos, (int)hd, 0, &c->rope, &qr));
-            T(kr, wgt_rope(kh, pos, (int)hd, 0, &c->rope, &kr));
+            if (rcos) {
+                T(qr, tm_rope(qh, rcos, rsin, &qr));
+                T(kr, tm_rope(kh, rcos, rsin, &kr));
+            } else {
+                T(qr, wgt_rope(qh, pos, (int)hd, 0, &c->rope, &qr));
+                T(kr, wgt_rope(kh, pos, (int)hd, 0, &c->rope, &kr));
+            }
             qh = qr, kh = kr;
         }
         wgt_sdpa_params sp = {0, 1, 0};
-        T(att, wgt_sdpa(qh, kh, vh, NULL, &sp, &att));     /* [B, Hq, L, hd] */
+        if (fused(m, TM_SDPA)) T(att, wgt_sdpa(qh, kh, vh, NULL, &sp, &att)); /* [B, Hq, L, hd] */
+        else T(att, tm_attention(qh, kh, vh, &att));
         T(att_t, wgt_tensor_transpose(att, 1, 2, &att_t)); /* [B, L, Hq, hd] */
         int64_t fs[3] = {B, L, Hq * hd};
         T(att2, wgt_tensor_reshape(att_t, 3, fs, &att2));
@@ -156,7 +174,10 @@ wgt_status wgt_train_loss(wgt_train_model *m, const wgt_tensor *ids, const wgt_t
     int64_t n = wgt_tensor_dim(ids, 0) * wgt_tensor_dim(ids, 1), fs[2] = {n, m->cfg.vocab}, ts[1] = {n};
     st = wgt_tensor_reshape(logits, 2, fs, &flat);
     if (!st) st = wgt_tensor_reshape(targets, 1, ts, &tflat);
-    if (!st) st = wgt_cross_entropy(flat, tflat, NULL, WGT_NO_IGNORE_INDEX, 0.0, WGT_REDUCTION_MEAN, loss);
+    if (!st && fused(m, TM_CROSS_ENTROPY))
+        st = wgt_cross_entropy(flat, tflat, NULL, WGT_NO_IGNORE_INDEX, 0.0, WGT_REDUCTION_MEAN, loss);
+    else if (!st)
+        st = tm_cross_entropy(flat, tflat, loss);
     wgt_tensor_free(flat);
     wgt_tensor_free(tflat);
     if (!st && logits_out) *logits_out = logits;

@@ -41,6 +41,24 @@ struct wgt_train_model {
     wgt_tokenizer *tok;            /* owned, may be NULL */
     char source[1024];             /* the path the model came from */
     int source_is_gguf;
+    int probed;                    /* fused_ok is known (tm_probe) */
+    int fused_ok[6];               /* TM_EMBEDDING ..: the fused op records a backward node */
 };
+
+/* The fused ops the training forward uses, by their composed stand-ins (train_ops.c). */
+enum { TM_EMBEDDING, TM_RMS_NORM, TM_LAYER_NORM, TM_ROPE, TM_SDPA, TM_CROSS_ENTROPY, TM_N_FUSED };
+/* Which fused ops record a node when an input requires grad (asked once per model; the
+ * environment's WGT_TRAIN_COMPOSED=1 takes the composed forms for all, as a reference). */
+void tm_probe(wgt_train_model *m);
+/* Composed of recorded primitives (elementwise, reductions, matmul, views, cat): */
+wgt_status tm_embedding(const wgt_tensor *w, const wgt_tensor *ids, wgt_tensor **out);
+wgt_status tm_rms_norm(const wgt_tensor *x, const wgt_tensor *w, double eps, wgt_tensor **out);
+wgt_status tm_layer_norm(const wgt_tensor *x, const wgt_tensor *w, const wgt_tensor *b, double eps, wgt_tensor **out);
+/* cos, sin [L, hd/2] (constants), and x [..., L, hd] rotated with them (half-split pairs) */
+wgt_status tm_rope_tables(wgt_context *ctx, int64_t L, int64_t hd, const wgt_rope_params *p, wgt_tensor **cos_t,
+                          wgt_tensor **sin_t);
+wgt_status tm_rope(const wgt_tensor *x, const wgt_tensor *cos_t, const wgt_tensor *sin_t, wgt_tensor **out);
+wgt_status tm_attention(const wgt_tensor *q, const wgt_tensor *k, const wgt_tensor *v, wgt_tensor **out);
+wgt_status tm_cross_entropy(const wgt_tensor *logits, const wgt_tensor *targets, wgt_tensor **out);
 
 #endif
