@@ -500,10 +500,17 @@ static void on_device_lost(const WGPUDevice *device, WGPUDeviceLostReason reason
                            void *u1, void *u2)
 {
     wgt_context *ctx = u1;
-    if (reason == WGPUDeviceLostReason_Destroyed || reason == WGPUDeviceLostReason_CallbackCancelled)
+    if (ctx->freeing || reason == WGPUDeviceLostReason_CallbackCancelled)
         return; /* our own wgt_context_free */
     copy_view(ctx->pending_message, sizeof ctx->pending_message, message);
     ctx->lost = 1;
+}
+
+void wgt_gpu_test_lose_device(wgt_context *ctx)
+{
+    if (!ctx || ctx->cpu || !ctx->device) return;
+    wgt_W.DeviceDestroy(ctx->device);
+    wgt_W.InstanceProcessEvents(ctx->instance); /* the lost callback latches the loss */
 }
 
 static void on_uncaptured_error(const WGPUDevice *device, WGPUErrorType type, WGPUStringView message,
@@ -690,6 +697,7 @@ void wgt_context_free(wgt_context *ctx)
     wgt_pool_destroy(ctx);
     if (ctx->queue) wgt_W.QueueRelease(ctx->queue);
     if (ctx->device) {
+        ctx->freeing = 1;
         wgt_W.DeviceDestroy(ctx->device);
         wgt_W.DeviceRelease(ctx->device);
         wgt_W.InstanceProcessEvents(ctx->instance); /* let the lost callback run while ctx lives */
