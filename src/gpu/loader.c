@@ -129,15 +129,37 @@ static void describe(const char *path, wgt_wgpu_library *L)
     snprintf(L->description + len, sizeof L->description - len, ", %s", L->abi->name);
 }
 
+/* A name without a slash ("libwebgpu_dawn.so") is searched for as dlopen searches; the symbol
+ * tables are read from the file it finds. */
+static wgt_status find_file(const char *path, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s", path);
+    if (strchr(path, '/')) return WGT_OK;
+    void *h = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
+    struct link_map *lm = NULL;
+    if (!h || dlinfo(h, RTLD_DI_LINKMAP, &lm) != 0 || !lm || !lm->l_name || !strchr(lm->l_name, '/')) {
+        const char *why = h ? "cannot tell which file it is" : dlerror();
+        if (h) dlclose(h);
+        return wgt_error(WGT_ERR_NO_DEVICE,
+                         "cannot load the WebGPU library %s (%s): run 'make deps' to fetch Dawn, "
+                         "or point WGT_WEBGPU_LIB at a webgpu.h implementation", path, why ? why : "unknown error");
+    }
+    snprintf(out, cap, "%s", lm->l_name);
+    dlclose(h);
+    return WGT_OK;
+}
+
 static wgt_status load_locked(const char *path)
 {
+    char file[1024];
+    wgt_status st = find_file(path, file, sizeof file);
+    if (st) return st;
     uint64_t values[N_PROCS + N_EXTRA];
     const char *names[N_PROCS + N_EXTRA];
     for (int i = 0; i < N_PROCS; i++) names[i] = proc_names[i];
     for (int i = 0; i < N_EXTRA; i++) names[N_PROCS + i] = extra_names[i];
     wgt_elf_symbols syms = {names, values, N_PROCS + N_EXTRA, 0, "", 0};
-    wgt_status st = wgt_elf_read_symbols(path, &syms);
-    if (st) return st;
+    if ((st = wgt_elf_read_symbols(file, &syms))) return st;
     if (syms.imports_napi && (st = load_napi_stub(path))) return st;
 
     void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -159,7 +181,7 @@ static wgt_status load_locked(const char *path)
         found[i] = resolve(&r, proc_names[i], values[i]);
         if (!found[i]) {
             dlclose(lib);
-            return wgt_error(WGT_ERR_NO_DEVICE, "the WebGPU library %s has no function %s (neither exported nor in "
+            return wgt_error(WGT_ERR_NO_DEVICE, "the WebGPU library %s has no symbol %s (neither exported nor in "
                              "its symbol table): it is not a webgpu.h implementation wgt supports", path, proc_names[i]);
         }
     }

@@ -39,10 +39,10 @@ expect "default limits: info passes ($out)" test $rc = 0
 out=$(WGT_WEBGPU_LIB=$root/README.md "$wgt" info 2>&1); rc=$?
 expect "a text file is refused" test $rc = 1
 expect "... as not ELF ($out)" grep -q "README.md is not a 64-bit little-endian ELF shared object" <<<"$out"
-libc=$(ldconfig -p | awk '/libm\.so\.6 .*x86-64/ {print $NF; exit}')
-out=$(WGT_WEBGPU_LIB=$libc "$wgt" info 2>&1); rc=$?
+libm=$(ldconfig -p | awk '/libm\.so\.6 .*x86-64/ {print $NF; exit}')
+out=$(WGT_WEBGPU_LIB=$libm "$wgt" info 2>&1); rc=$?
 expect "libm is refused" test $rc = 1
-expect "... for lacking wgpuCreateInstance ($out)" grep -q "has no function wgpuCreateInstance" <<<"$out"
+expect "... for lacking wgpuCreateInstance ($out)" grep -q "has no symbol wgpuCreateInstance" <<<"$out"
 out=$(WGT_WEBGPU_LIB=/nonexistent/dawn.node "$wgt" info 2>&1); rc=$?
 expect "a missing library is refused ($out)" grep -q "cannot open the WebGPU library /nonexistent/dawn.node" <<<"$out"
 exit $fail
