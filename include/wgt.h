@@ -927,6 +927,46 @@ wgt_status wgt_swiglu(const wgt_tensor *x, wgt_tensor **out);
 
 
 /* ------------------------------------------------------------------------------------------------
+ * Autograd (src/autograd)
+ *
+ * Reverse mode, PyTorch's semantics. Mark leaves with wgt_tensor_set_requires_grad; every op
+ * with a backward rule (`wgt ops --check --grad` lists them) on a tensor that requires grad
+ * records a graph node while grad mode is on; wgt_backward walks the graph from a loss and adds
+ * each leaf's gradient into its .grad (accumulating across calls until wgt_tensor_zero_grad).
+ * Gradients are f32 whatever the tensor's dtype (half tensors accumulate in f32) and contiguous.
+ * A graph keeps only the tensors its formulas need; wgt_backward frees it as it walks (unless
+ * retain_graph), and the rest goes with the last result handle. Handles made by wgt_tensor_ref
+ * are the same tensor (they share requires_grad and .grad); views and op results are new
+ * tensors. A non-differentiable op on the path from a leaf to the loss (argmax, comparisons,
+ * sort indices) makes wgt_backward fail with WGT_ERR_UNSUPPORTED naming it. Grad mode is per
+ * thread. Higher-order gradients are not supported (formulas run with grad mode off).
+ * --------------------------------------------------------------------------------------------- */
+
+/* Only float leaves (f32, f16, bf16) take the flag: WGT_ERR_DTYPE otherwise, WGT_ERR_MISUSE on an
+ * op result (it requires grad through its inputs). */
+wgt_status wgt_tensor_set_requires_grad(wgt_tensor *t, int requires_grad);
+/* 1 for a leaf with the flag and for an op result recorded from one. */
+int wgt_tensor_requires_grad(const wgt_tensor *t);
+/* 1 unless t was made by a recorded op. */
+int wgt_tensor_is_leaf(const wgt_tensor *t);
+/* *out = a NEW reference to t's accumulated gradient (free it; it shares storage with .grad, so
+ * an optimizer or wgt_clip_grad_norm may update it in place), or NULL when there is none yet. */
+wgt_status wgt_tensor_grad(const wgt_tensor *t, wgt_tensor **out);
+/* Drop t's .grad (PyTorch's zero_grad(set_to_none=True)): the next backward starts it afresh. */
+void wgt_tensor_zero_grad(wgt_tensor *t);
+/* Backpropagate from loss. grad_output: the gradient of the loss (its shape, any float dtype), or
+ * NULL for a one-element loss (gradient 1). retain_graph 0 frees the graph's saved tensors as it
+ * goes: a second backward through it is WGT_ERR_MISUSE saying so; 1 keeps it for another call.
+ * WGT_ERR_MISUSE when the loss does not require grad. */
+wgt_status wgt_backward(const wgt_tensor *loss, const wgt_tensor *grad_output, int retain_graph);
+/* Grad mode of the calling thread (default 1). A no-grad scope:
+ *   int was = wgt_grad_mode_get(); wgt_grad_mode_set(0); ... ; wgt_grad_mode_set(was); */
+void wgt_grad_mode_set(int enabled);
+int wgt_grad_mode_get(void);
+/* A new handle on t's storage that is a leaf without requires_grad (no copy). */
+wgt_status wgt_tensor_detach(const wgt_tensor *t, wgt_tensor **out);
+
+/* ------------------------------------------------------------------------------------------------
  * Optimizers (src/autograd/optim.c)
  *
  * torch.optim's SGD, Adam and AdamW (the single-tensor algorithms its documentation writes out)

@@ -7,6 +7,7 @@
 
 #include "ops/api.h"
 #include "ops/ops.h"
+#include "tensor/record.h"
 
 typedef enum ew_family { EW_UNARY, EW_BINARY, EW_WHERE, EW_CAST } ew_family;
 
@@ -619,7 +620,8 @@ wgt_status wgt_unary_ex(wgt_unary_op op, const wgt_unary_params *params, const w
         const wgt_tensor *ins[1] = {x};
         st = op_reference(ctx, unary_ref, &a, ins, 1, &y, 1);
     }
-    return op_finish(st, y, out);
+    op_grad_unary rec = {op, a.params};
+    return op_record(op_finish(st, y, out), OP_GRAD_UNARY, &x, 1, &rec, sizeof rec, out);
 }
 
 wgt_status wgt_unary(wgt_unary_op op, const wgt_tensor *x, wgt_tensor **out) { return wgt_unary_ex(op, NULL, x, out); }
@@ -671,7 +673,7 @@ wgt_status wgt_binary(wgt_binary_op op, const wgt_tensor *a, const wgt_tensor *b
         st = ew_run(ctx, EW_BINARY, ci_of(cdt), ins, 2, y, (uint32_t)op, NULL, NULL);
     } else if (!(st = op_fallback_status(ctx, name, cdt, gpu_ok)))
         st = op_reference(ctx, binary_ref, &op, ins, 2, &y, 1);
-    return op_finish(st, y, out);
+    return op_record(op_finish(st, y, out), OP_GRAD_BINARY, ins, 2, &op, sizeof op, out);
 }
 
 /* ---- where ---------------------------------------------------------------------------------- */
@@ -704,7 +706,7 @@ wgt_status wgt_where(const wgt_tensor *cond, const wgt_tensor *a, const wgt_tens
         st = ew_run(ctx, EW_WHERE, ci_of(odt), ins, 3, y, 0, NULL, NULL);
     } else if (!(st = op_fallback_status(ctx, "where", odt, 1)))
         st = op_reference(ctx, where_ref, NULL, ins, 3, &y, 1);
-    return op_finish(st, y, out);
+    return op_record(op_finish(st, y, out), OP_GRAD_WHERE, ins, 3, NULL, 0, out);
 }
 
 /* ---- cast, copy, contiguous ----------------------------------------------------------------- */
@@ -744,7 +746,7 @@ wgt_status wgt_tensor_cast(const wgt_tensor *x, wgt_dtype dtype, wgt_tensor **ou
     wgt_tensor *y;
     wgt_status st = wgt_tensor_new(ctx, dtype, x->l.ndim, x->l.shape, &y);
     if (st) return st;
-    return op_finish(cast_into(ctx, x, y), y, out);
+    return op_record(op_finish(cast_into(ctx, x, y), y, out), OP_GRAD_CAST, &x, 1, NULL, 0, out);
 }
 
 wgt_status wgt_tensor_copy(const wgt_tensor *x, wgt_tensor **out)

@@ -14,6 +14,7 @@
 
 #include "ops/api.h"
 #include "ops/ops.h"
+#include "tensor/record.h"
 
 typedef struct mm_params {
     uint32_t M, N, K, batch;
@@ -351,7 +352,7 @@ static wgt_status matmul_ref(void *arg, const wgt_cpu_tensor *in, const wgt_cpu_
     return wgt_cpu_matmul(&in[0], &in[1], &out[0]);
 }
 
-wgt_status wgt_matmul(const wgt_tensor *a, const wgt_tensor *b, wgt_tensor **out)
+static wgt_status matmul_impl(const wgt_tensor *a, const wgt_tensor *b, wgt_tensor **out)
 {
     OP_BEGIN(a, out);
     const wgt_tensor *ins[2] = {a, b};
@@ -403,6 +404,13 @@ wgt_status wgt_matmul(const wgt_tensor *a, const wgt_tensor *b, wgt_tensor **out
     return op_finish(op_reference(ctx, matmul_ref, NULL, ins, 2, &y, 1), y, out);
 }
 
+/* Autograd records the product as one node (src/tensor/record.h). */
+wgt_status wgt_matmul(const wgt_tensor *a, const wgt_tensor *b, wgt_tensor **out)
+{
+    const wgt_tensor *in[2] = {a, b};
+    return op_record(matmul_impl(a, b, out), OP_GRAD_MATMUL, in, 2, NULL, 0, out);
+}
+
 /* ---- linear ---------------------------------------------------------------------------------- */
 
 static wgt_status linear_ref(void *arg, const wgt_cpu_tensor *in, const wgt_cpu_tensor *out)
@@ -410,7 +418,7 @@ static wgt_status linear_ref(void *arg, const wgt_cpu_tensor *in, const wgt_cpu_
     return wgt_cpu_linear(&in[0], &in[1], in[2].data ? &in[2] : NULL, &out[0]);
 }
 
-wgt_status wgt_linear(const wgt_tensor *x, const wgt_tensor *w, const wgt_tensor *bias, wgt_tensor **out)
+static wgt_status linear_impl(const wgt_tensor *x, const wgt_tensor *w, const wgt_tensor *bias, wgt_tensor **out)
 {
     OP_BEGIN(x, out);
     const wgt_tensor *ins[3] = {x, w, bias};
@@ -455,6 +463,12 @@ wgt_status wgt_linear(const wgt_tensor *x, const wgt_tensor *w, const wgt_tensor
     return op_finish(op_reference(ctx, linear_ref, NULL, ins, 3, &y, 1), y, out);
 }
 
+wgt_status wgt_linear(const wgt_tensor *x, const wgt_tensor *w, const wgt_tensor *bias, wgt_tensor **out)
+{
+    const wgt_tensor *in[3] = {x, w, bias};
+    return op_record(linear_impl(x, w, bias, out), OP_GRAD_LINEAR, in, 3, NULL, 0, out);
+}
+
 /* ---- addmm, baddbmm, outer ------------------------------------------------------------------- */
 
 typedef struct addmm_arg {
@@ -470,8 +484,20 @@ static wgt_status addmm_ref(void *arg, const wgt_cpu_tensor *in, const wgt_cpu_t
     return wgt_cpu_baddbmm(self, &in[1], &in[2], a->beta, a->alpha, &out[0]);
 }
 
+static wgt_status addmm_impl(const char *op, int nd, const wgt_tensor *self, const wgt_tensor *m1, const wgt_tensor *m2,
+                             double beta, double alpha, wgt_tensor **out);
+
+/* beta self + alpha m1 m2, recorded as one node (the gradient of self is beta g, summed to its shape) */
 static wgt_status addmm_nd(const char *op, int nd, const wgt_tensor *self, const wgt_tensor *m1, const wgt_tensor *m2,
                            double beta, double alpha, wgt_tensor **out)
+{
+    const wgt_tensor *in[3] = {self, m1, m2};
+    double rec[2] = {beta, alpha};
+    return op_record(addmm_impl(op, nd, self, m1, m2, beta, alpha, out), OP_GRAD_ADDMM, in, 3, rec, sizeof rec, out);
+}
+
+static wgt_status addmm_impl(const char *op, int nd, const wgt_tensor *self, const wgt_tensor *m1, const wgt_tensor *m2,
+                             double beta, double alpha, wgt_tensor **out)
 {
     OP_BEGIN(m1, out);
     const wgt_tensor *ins[3] = {m1, m2, self};

@@ -13,6 +13,7 @@
 
 #include "ops/api.h"
 #include "ops/ops.h"
+#include "tensor/record.h"
 
 typedef struct red_params {
     uint32_t n_out, R, op, off, red_simple, red_stride;
@@ -504,7 +505,9 @@ wgt_status wgt_reduce(wgt_reduce_op op, const wgt_tensor *x, uint32_t dims, int 
 {
     OP_BEGIN(x, out);
     if ((unsigned)op >= WGT_REDUCE_COUNT) return op_fail(ctx, WGT_ERR_INVALID_ARGUMENT, "reduce: unknown op %d", (int)op);
-    return reduce_impl(ctx, op, x, dims, keepdim, correction, out, NULL);
+    op_grad_reduce rec = {op, dims, keepdim, correction};
+    return op_record(reduce_impl(ctx, op, x, dims, keepdim, correction, out, NULL), OP_GRAD_REDUCE, &x, 1, &rec,
+                     sizeof rec, out);
 }
 
 static wgt_status extreme_dim(wgt_reduce_op op, const wgt_tensor *x, int dim, int keepdim, wgt_tensor **values,
@@ -517,7 +520,15 @@ static wgt_status extreme_dim(wgt_reduce_op op, const wgt_tensor *x, int dim, in
     wgt_status st = op_dim(ctx, name, &dim, x->l.ndim);
     if (st) return st;
     uint32_t dims = x->l.ndim ? 1u << dim : 0;
-    return reduce_impl(ctx, op, x, dims, keepdim, 0, values, indices);
+    if ((st = reduce_impl(ctx, op, x, dims, keepdim, 0, values, indices))) return st;
+    /* the values' node keeps the indices: the gradient goes where each value came from */
+    const wgt_tensor *rin[2] = {x, *indices};
+    op_grad_reduce rec = {op, dims, keepdim, 0};
+    if ((st = op_record(st, OP_GRAD_EXTREME_DIM, rin, 2, &rec, sizeof rec, values))) {
+        wgt_tensor_free(*indices);
+        *indices = NULL;
+    }
+    return st;
 }
 
 wgt_status wgt_max_dim(const wgt_tensor *x, int dim, int keepdim, wgt_tensor **values, wgt_tensor **indices)

@@ -12,6 +12,7 @@
 
 #include "ops/api.h"
 #include "ops/index_shape.h"
+#include "tensor/record.h"
 
 /* ---- shared helpers ------------------------------------------------------------------------- */
 
@@ -512,7 +513,7 @@ wgt_status wgt_cat(const wgt_tensor *const *xs, int n, int dim, wgt_tensor **out
         cat_arg a = {n, dim};
         st = op_reference(ctx, cat_ref, &a, xs, n, &y, 1);
     }
-    return op_finish(st, y, out);
+    return op_record(op_finish(st, y, out), OP_GRAD_CAT, xs, n, &dim, sizeof dim, out);
 }
 
 wgt_status wgt_stack(const wgt_tensor *const *xs, int n, int dim, wgt_tensor **out)

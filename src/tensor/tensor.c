@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "tensor/tensor.h"
+#include "tensor/record.h"
 
 int wgt_ctx_is_cpu(const wgt_context *ctx) { return ctx->cpu; }
 
@@ -96,16 +97,23 @@ wgt_status wgt_tensor_new_view(const wgt_tensor *t, const wgt_layout *l, wgt_ten
     return WGT_OK;
 }
 
+void (*wgt_tensor_ag_retain)(struct ag_meta *m);
+void (*wgt_tensor_ag_release)(struct ag_meta *m);
+
 wgt_tensor *wgt_tensor_ref(const wgt_tensor *t)
 {
     wgt_tensor *v = NULL;
-    if (t) wgt_tensor_new_view(t, &t->l, &v);
+    if (t && !wgt_tensor_new_view(t, &t->l, &v) && t->ag) {
+        v->ag = t->ag;
+        wgt_tensor_ag_retain(v->ag);
+    }
     return v;
 }
 
 void wgt_tensor_free(wgt_tensor *t)
 {
     if (!t) return;
+    if (t->ag) wgt_tensor_ag_release(t->ag);
     storage_unref(t->st);
     free(t);
 }
@@ -275,7 +283,8 @@ wgt_status wgt_tensor_transpose(const wgt_tensor *t, int d0, int d1, wgt_tensor 
         s = l.strides[d0];
         l.strides[d0] = l.strides[d1], l.strides[d1] = s;
     }
-    return wgt_tensor_new_view(t, &l, out);
+    int td[2] = {d0, d1};
+    return op_record(wgt_tensor_new_view(t, &l, out), OP_GRAD_TRANSPOSE, &t, 1, td, sizeof td, out);
 }
 
 wgt_status wgt_tensor_permute(const wgt_tensor *t, const int *dims, wgt_tensor **out)
@@ -293,7 +302,7 @@ wgt_status wgt_tensor_permute(const wgt_tensor *t, const int *dims, wgt_tensor *
         l.shape[d] = t->l.shape[s];
         l.strides[d] = t->l.strides[s];
     }
-    return wgt_tensor_new_view(t, &l, out);
+    return op_record(wgt_tensor_new_view(t, &l, out), OP_GRAD_PERMUTE, &t, 1, dims, sizeof(int) * t->l.ndim, out);
 }
 
 wgt_status wgt_tensor_narrow(const wgt_tensor *t, int dim, int64_t start, int64_t length, wgt_tensor **out)
@@ -308,7 +317,8 @@ wgt_status wgt_tensor_narrow(const wgt_tensor *t, int dim, int64_t start, int64_
     wgt_layout l = t->l;
     l.offset += start * l.strides[dim];
     l.shape[dim] = length;
-    return wgt_tensor_new_view(t, &l, out);
+    op_grad_narrow np = {dim, start};
+    return op_record(wgt_tensor_new_view(t, &l, out), OP_GRAD_NARROW, &t, 1, &np, sizeof np, out);
 }
 
 wgt_status wgt_tensor_expand(const wgt_tensor *t, int ndim, const int64_t *shape, wgt_tensor **out)
@@ -329,7 +339,7 @@ wgt_status wgt_tensor_expand(const wgt_tensor *t, int ndim, const int64_t *shape
         l.shape[d] = want;
         l.strides[d] = want == have ? stride : 0;
     }
-    return wgt_tensor_new_view(t, &l, out);
+    return op_record(wgt_tensor_new_view(t, &l, out), OP_GRAD_EXPAND, &t, 1, NULL, 0, out);
 }
 
 wgt_status wgt_tensor_squeeze(const wgt_tensor *t, int dim, wgt_tensor **out)
@@ -338,10 +348,11 @@ wgt_status wgt_tensor_squeeze(const wgt_tensor *t, int dim, wgt_tensor **out)
     wgt_status st = norm_dim(t, &dim, 0, "squeeze");
     if (st) return st;
     wgt_layout l = t->l;
-    if (t->l.ndim == 0 || t->l.shape[dim] != 1) return wgt_tensor_new_view(t, &l, out); /* PyTorch: no-op */
+    if (t->l.ndim == 0 || t->l.shape[dim] != 1) /* PyTorch: no-op */
+        return op_record(wgt_tensor_new_view(t, &l, out), OP_GRAD_RESHAPE, &t, 1, NULL, 0, out);
     for (int d = dim; d < l.ndim - 1; d++) l.shape[d] = l.shape[d + 1], l.strides[d] = l.strides[d + 1];
     l.ndim--;
-    return wgt_tensor_new_view(t, &l, out);
+    return op_record(wgt_tensor_new_view(t, &l, out), OP_GRAD_RESHAPE, &t, 1, NULL, 0, out);
 }
 
 wgt_status wgt_tensor_unsqueeze(const wgt_tensor *t, int dim, wgt_tensor **out)
@@ -356,7 +367,7 @@ wgt_status wgt_tensor_unsqueeze(const wgt_tensor *t, int dim, wgt_tensor **out)
     l.shape[dim] = 1;
     l.strides[dim] = dim + 1 < l.ndim + 1 && dim < l.ndim ? l.strides[dim + 1] * l.shape[dim + 1] : 1;
     l.ndim++;
-    return wgt_tensor_new_view(t, &l, out);
+    return op_record(wgt_tensor_new_view(t, &l, out), OP_GRAD_RESHAPE, &t, 1, NULL, 0, out);
 }
 
 /* View `in` as `shape` without copying, if its strides allow: dims of the input that are contiguous
@@ -419,7 +430,8 @@ wgt_status wgt_tensor_reshape(const wgt_tensor *t, int ndim, const int64_t *shap
         return wgt_ctx_error(ctx, WGT_ERR_SHAPE, "reshape: %lld elements cannot take a shape of %lld", (long long)numel,
                              (long long)known);
     wgt_layout l;
-    if (reshape_view(&t->l, ndim, shape, &l)) return wgt_tensor_new_view(t, &l, out);
+    if (reshape_view(&t->l, ndim, shape, &l))
+        return op_record(wgt_tensor_new_view(t, &l, out), OP_GRAD_RESHAPE, &t, 1, NULL, 0, out);
     wgt_tensor *c;
     wgt_status st = wgt_tensor_contiguous(t, &c);
     if (st) return st;

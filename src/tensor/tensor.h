@@ -18,10 +18,21 @@ typedef struct wgt_storage {
     void *host;        /* CPU context */
 } wgt_storage;
 
+/* Autograd's state of a tensor (src/autograd; opaque here): requires_grad, .grad, the graph node
+ * that made it. Handles made by wgt_tensor_ref share it (they are the same tensor); views and
+ * every other op result get their own when autograd records them. NULL when autograd never
+ * touched the tensor. */
+struct ag_meta;
+
 struct wgt_tensor {
     wgt_storage *st;
     wgt_layout l;
+    struct ag_meta *ag;
 };
+
+/* Installed by src/autograd before it creates any ag_meta (the tensor layer cannot call upward). */
+extern void (*wgt_tensor_ag_retain)(struct ag_meta *m);
+extern void (*wgt_tensor_ag_release)(struct ag_meta *m);
 
 /* 1 when the context runs ops on the CPU reference. */
 int wgt_ctx_is_cpu(const wgt_context *ctx);

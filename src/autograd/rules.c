@@ -1,0 +1,39 @@
+/* The table of differentiable ops: the one place that lists them. Each entry names the op, its
+ * recorder id (src/ops/record.h), its backward formula (grad_<family>.c) and the tensors its node
+ * saves (bit i: input i, AG_SAVE_OUT: the output). Issue 12's op table is to absorb these entries. */
+#include "autograd/autograd.h"
+
+#define IN(i) (1u << (i))
+
+static const ag_rule rules[] = {
+    /* elementwise */
+    {"unary", OP_GRAD_UNARY, ag_grad_unary, 0, ag_saves_unary},
+    {"binary", OP_GRAD_BINARY, ag_grad_binary, 0, ag_saves_binary},
+    {"where", OP_GRAD_WHERE, ag_grad_where, IN(0), NULL},
+    {"cast", OP_GRAD_CAST, ag_grad_cast, 0, NULL},
+    /* views and shape ops */
+    {"reshape", OP_GRAD_RESHAPE, ag_grad_reshape, 0, NULL},
+    {"transpose", OP_GRAD_TRANSPOSE, ag_grad_transpose, 0, NULL},
+    {"permute", OP_GRAD_PERMUTE, ag_grad_permute, 0, NULL},
+    {"narrow", OP_GRAD_NARROW, ag_grad_narrow, 0, NULL},
+    {"expand", OP_GRAD_EXPAND, ag_grad_expand, 0, NULL},
+    {"cat", OP_GRAD_CAT, ag_grad_cat, 0, NULL},
+    /* reductions */
+    {"reduce", OP_GRAD_REDUCE, ag_grad_reduce, 0, ag_saves_reduce},
+    {"max_dim/min_dim", OP_GRAD_EXTREME_DIM, ag_grad_extreme_dim, IN(1), NULL},
+    /* matrix products */
+    {"matmul", OP_GRAD_MATMUL, ag_grad_matmul, IN(0) | IN(1), NULL},
+    {"linear", OP_GRAD_LINEAR, ag_grad_linear, IN(0) | IN(1), NULL},
+    {"addmm", OP_GRAD_ADDMM, ag_grad_addmm, IN(1) | IN(2), NULL},
+};
+
+const ag_rule *ag_rule_of(op_grad_id op)
+{
+    static const ag_rule *by_id[OP_GRAD_COUNT];
+    static int indexed;
+    if (!indexed) {
+        for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++) by_id[rules[i].op] = &rules[i];
+        indexed = 1;
+    }
+    return (unsigned)op < OP_GRAD_COUNT ? by_id[op] : NULL;
+}

@@ -1,0 +1,98 @@
+/*
+ * The recorder: how ops tell autograd what they computed, without knowing autograd exists.
+ *
+ * Each differentiable op, after computing its result, makes one call:
+ *
+ *     return op_record(st, OP_GRAD_FOO, inputs, n_inputs, &params, sizeof params, out);
+ *
+ * It returns st at once when st is a failure, when grad mode is off, or when no input carries
+ * autograd state (the common case: inference never leaves this function). Otherwise it calls the
+ * hook that src/autograd installs (this layer holds only a function pointer: autograd sits above
+ * ops and neither ops nor the tensor layer include its headers). It lives in the tensor layer so
+ * that the views (src/tensor/tensor.c) record through it as well as the ops of src/ops. The hook's table, keyed by the op id below, holds
+ * the backward formula and what it saves (src/autograd/rules.c).
+ *
+ * inputs[i] may be NULL for an absent optional tensor (a bias); params are copied (at most
+ * OP_RECORD_MAX_PARAMS bytes). A hook failure frees *out and is returned.
+ */
+#ifndef WGT_TENSOR_RECORD_H
+#define WGT_TENSOR_RECORD_H
+
+#include <stddef.h>
+
+#include "wgt.h"
+
+/* Op ids of the recorder (append only; one per op function that records). */
+typedef enum op_grad_id {
+    OP_GRAD_NONE = 0,
+    /* elementwise (src/autograd/grad_elementwise.c) */
+    OP_GRAD_UNARY,      /* params: op_grad_unary */
+    OP_GRAD_BINARY,     /* params: wgt_binary_op */
+    OP_GRAD_WHERE,      /* inputs: cond, a, b */
+    OP_GRAD_CAST,       /* cast, copy, contiguous */
+    /* views and shape ops (src/autograd/grad_shape.c) */
+    OP_GRAD_RESHAPE,    /* reshape, squeeze, unsqueeze: the gradient takes the input's shape back */
+    OP_GRAD_TRANSPOSE,  /* params: int[2] */
+    OP_GRAD_PERMUTE,    /* params: int[ndim] */
+    OP_GRAD_NARROW,     /* params: op_grad_narrow */
+    OP_GRAD_EXPAND,
+    OP_GRAD_CAT,        /* params: int dim; inputs: the n tensors */
+    /* reductions (src/autograd/grad_reduce.c) */
+    OP_GRAD_REDUCE,     /* params: op_grad_reduce */
+    OP_GRAD_EXTREME_DIM,/* max_dim/min_dim values; inputs: x, indices; params: op_grad_reduce */
+    /* matrix products (src/autograd/grad_matmul.c) */
+    OP_GRAD_MATMUL,
+    OP_GRAD_LINEAR,     /* inputs: x, w, bias */
+    OP_GRAD_ADDMM,      /* inputs: self, m1, m2; params: double[2] beta, alpha */
+    /* softmax and normalisation (src/autograd/grad_norm.c) */
+    OP_GRAD_SOFTMAX,    /* params: int dim */
+    OP_GRAD_LOG_SOFTMAX,/* params: int dim */
+    OP_GRAD_LAYER_NORM, /* inputs: x, weight, bias; params: op_grad_norm */
+    OP_GRAD_RMS_NORM,   /* inputs: x, weight; params: op_grad_norm */
+    /* indexing (src/autograd/grad_index.c) */
+    OP_GRAD_EMBEDDING,  /* inputs: weight, ids */
+    OP_GRAD_INDEX_SELECT, /* inputs: x, index; params: int dim */
+    OP_GRAD_GATHER,     /* inputs: x, index; params: int dim */
+    OP_GRAD_MASKED_FILL,/* inputs: x, mask */
+    /* losses (src/autograd/grad_loss.c) */
+    OP_GRAD_CROSS_ENTROPY, /* inputs: input, target, weight; params: op_grad_loss */
+    OP_GRAD_NLL,        /* inputs: input, target, weight; params: op_grad_loss */
+    OP_GRAD_MSE,        /* inputs: input, target; params: op_grad_loss */
+    OP_GRAD_L1,
+    OP_GRAD_SMOOTH_L1,
+    OP_GRAD_BCE,        /* inputs: input, target, weight */
+    OP_GRAD_BCE_LOGITS, /* inputs: input, target, weight, pos_weight */
+    OP_GRAD_KL_DIV,
+    /* transformer ops (src/autograd/grad_attention.c) */
+    OP_GRAD_ROPE,       /* inputs: x, positions; params: op_grad_rope */
+    OP_GRAD_SDPA,       /* inputs: q, k, v, mask; params: wgt_sdpa_params */
+    OP_GRAD_COUNT
+} op_grad_id;
+
+#define OP_RECORD_MAX_PARAMS 256
+
+typedef struct op_grad_unary { wgt_unary_op op; wgt_unary_params p; } op_grad_unary;
+typedef struct op_grad_narrow { int dim; int64_t start; } op_grad_narrow;
+typedef struct op_grad_reduce { wgt_reduce_op op; uint32_t dims; int keepdim; double correction; } op_grad_reduce;
+typedef struct op_grad_norm { int norm_ndim; double eps; } op_grad_norm;
+typedef struct op_grad_loss {
+    wgt_reduction reduction;
+    int64_t ignore_index;
+    double smoothing;  /* cross-entropy: label smoothing; smooth_l1: beta */
+    int log_target;    /* kl_div */
+} op_grad_loss;
+typedef struct op_grad_rope { int rot_dim, interleaved; wgt_rope_params p; } op_grad_rope;
+
+/* The hook autograd installs: make the graph node for out. */
+typedef wgt_status (*op_record_fn)(op_grad_id op, const wgt_tensor *const *in, int n_in, const void *params,
+                                   size_t params_bytes, wgt_tensor *out);
+void op_record_set_hook(op_record_fn hook);
+
+wgt_status op_record(wgt_status st, op_grad_id op, const wgt_tensor *const *in, int n_in, const void *params,
+                     size_t params_bytes, wgt_tensor **out);
+
+/* Grad mode of this thread (1 unless turned off: wgt_grad_mode_set). */
+int op_grad_mode(void);
+void op_grad_mode_set(int on);
+
+#endif

@@ -1,0 +1,539 @@
+/* The gradient-check runner and its cases (see gradcheck.h for the method and tolerances). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "grad/gradcheck.h"
+
+#define GC_MAX_IN 5
+
+typedef enum gc_kind {
+    GC_DIFF = 0, /* float input that requires grad */
+    GC_DISTINCT, /* as GC_DIFF, values pairwise >= (hi - lo) / n apart (no ties for max/min) */
+    GC_CONST,    /* float input without grad */
+    GC_INDEX,    /* i32 values in [lo, hi) */
+    GC_MASK,     /* bool */
+} gc_kind;
+
+typedef struct gc_in {
+    gc_kind kind;
+    int ndim;
+    int64_t shape[4];
+    double lo, hi;
+    double grid; /* > 0: values snapped to lo + k * grid + offset (binary max/min: no ties) */
+    double offset;
+} gc_in;
+
+typedef struct gc_case gc_case;
+typedef wgt_status (*gc_fwd)(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out);
+
+struct gc_case {
+    const char *name;
+    gc_fwd fwd;
+    int n_in;
+    gc_in in[GC_MAX_IN];
+    int iarg[4];
+    double darg[2];
+    int halves; /* the forward takes f16/bf16: check them too */
+    double tol; /* factor on the finite-difference tolerance (1 if 0) */
+};
+
+/* ---- forward functions ----------------------------------------------------------------------- */
+
+static wgt_status f_unary(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+{
+    if (c->darg[0] || c->darg[1]) {
+        wgt_unary_params p = wgt_unary_params_default((wgt_unary_op)c->iarg[0]);
+        p.lo = c->darg[0], p.hi = c->darg[1];
+        return wgt_unary_ex((wgt_unary_op)c->iarg[0], &p, x[0], out);
+    }
+    return wgt_unary((wgt_unary_op)c->iarg[0], x[0], out);
+}
+
+static wgt_status f_binary(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+{
+    return wgt_binary((wgt_binary_op)c->iarg[0], x[0], x[1], out);
+}
+
+static wgt_status f_where(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+{
+    (void)c;
+    return wgt_where(x[2], x[0], x[1], out);
+}
+
+/* cast to f32 of a transposed view (a copy that changes layout and dtype) */
+static wgt_status f_cast(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+{
+    (void)c;
+    wgt_tensor *t;
+    wgt_status st = wgt_tensor_transpose(x[0], 0, 1, &t);
+    if (!st) st = wgt_tensor_cast(t, WGT_F32, out);
+    wgt_tensor_free(t);
+    return st;
+}
+
+static wgt_status f_contiguous(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+{
+    (void)c;
+    wgt_tensor *t;
+    wgt_status st = wgt_tensor_permute(x[0], (const int[]){2, 0, 1}, &t);
+    if (!st) st = wgt_tensor_contiguous(t, out);
+    wgt_tensor_free(t);
+    return st;
+}
+
+static wgt_status f_reshape(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+{
+    (void)c;
+    wgt_tensor *t;
+    /* a transposed input cannot be viewed: reshape copies */
+    wgt_status st = wgt_tensor_transpose(x[0], 0, 1, &t);
+    if (!st) st = wgt_tensor_reshape(t, 2, (const int64_t[]){2, -1}, out);
+    wgt_tensor_free(t);
+    return st;
+}
+
+static wgt_status f_views(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+{
+    /* narrow, unsqueeze, expand, squeeze, transpose in a chain: [3, 4] -> [4, 2, 2] */
+    (void)c;
+    wgt_tensor *a = NULL, *b = NULL, *d = NULL, *e = NULL;
+    wgt_status st = wgt_tensor_narrow(x[0], 0, 1, 2, &a);                        /* [2, 4] */
+    if (!st) st = wgt_tensor_unsqueeze(a, 0, &b);                                /* [1, 2, 4] */
+    if (!st) st = wgt_tensor_expand(b, 3, (const int64_t[]){2, -1, -1}, &d);     /* [2, 2, 4] */
+    if (!st) st = wgt_tensor_transpose(d, 0, 2, &e);                             /* [4, 2, 2] */
+    wgt_tensor_free(a), wgt_tensor_free(b), wgt_tensor_free(d);
+    if (st) return st;
+    wgt_tensor *f = NULL;
+    st = wgt_tensor_unsqueeze(e, 3, &f);
+    if (!st) st = wgt_tensor_squeeze(f, 3, out);
+    wgt_tensor_free(e), wgt_tensor_free(f);
+    return st;
+}
+
+static wgt_status f_cat(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+{
+    const wgt_tensor *xs[3] = {x[0], x[1], x[2]};
+    return wgt_cat(xs, 3, c->iarg[0], out);
+}
+
+static wgt_status f_stack(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+{
+    const wgt_tensor *xs[2] = {x[0], x[1]};
+    return wgt_stack(xs, 2, c->iarg[0], out);
+}
+
+static wgt_status f_split(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+{
+    /* the pieces of a split, multiplied together: each piece's gradient lands in its range */
+    (void)c;
+    wgt_tensor *p[2] = {0};
+    wgt_status st = wgt_split(x[0], (const int64_t[]){2, 2}, 2, 1, p);
+    if (!st) st = wgt_binary(WGT_BINARY_MUL, p[0], p[1], out);
+    wgt_tensor_free(p[0]), wgt_tensor_free(p[1]);
+    return st;
+}
+
+static wgt_status f_reduce(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+{
+    return wgt_reduce((wgt_reduce_op)c->iarg[0], x[0], (uint32_t)c->iarg[1], c->iarg[2], c->darg[0], out);
+}
+
+static wgt_status f_extreme(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+{
+    wgt_tensor *idx = NULL;
+    wgt_status st = c->iarg[0] ? wgt_max_dim(x[0], c->iarg[1], c->iarg[2], out, &idx)
+                               : wgt_min_dim(x[0], c->iarg[1], c->iarg[2], out, &idx);
+    wgt_tensor_free(idx);
+    return st;
+}
+
+static wgt_status f_matmul(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+{
+    (void)c;
+    return wgt_matmul(x[0], x[1], out);
+}
+
+static wgt_status f_matmul_t(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+{
+    /* a transposed operand read in place */
+    (void)c;
+    wgt_tensor *t;
+    wgt_status st = wgt_tensor_transpose(x[1], -1, -2, &t);
+    if (!st) st = wgt_matmul(x[0], t, out);
+    wgt_tensor_free(t);
+    return st;
+}
+
+static wgt_status f_linear(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+{
+    return wgt_linear(x[0], x[1], c->n_in > 2 ? x[2] : NULL, out);
+}
+
+static wgt_status f_addmm(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+{
+    if (c->iarg[0] == 3) return wgt_baddbmm(x[0], x[1], x[2], c->darg[0], c->darg[1], out);
+    return wgt_addmm(x[0], x[1], x[2], c->darg[0], c->darg[1], out);
+}
+
+/* ---- the cases ------------------------------------------------------------------------------- */
+
+#define S1(a) 1, {a}
+#define S2(a, b) 2, {a, b}
+#define S3(a, b, c) 3, {a, b, c}
+#define D(...) {GC_DIFF, __VA_ARGS__, 0, 0} /* D(shape, lo, hi) */
+#define UN(op, lo, hi) {#op, f_unary, 1, {D(S2(3, 4), lo, hi)}, {WGT_UNARY_##op}, {0, 0}, 1, 0}
+#define BIN(op, name, sa, sb, lo, hi) {name, f_binary, 2, {D(sa, lo, hi), D(sb, lo, hi)}, {WGT_BINARY_##op}, {0, 0}, 1, 0}
+#define RED(op, name, dims, keep, corr, tol) {name, f_reduce, 1, {{GC_DISTINCT, S3(2, 3, 4), -2, 2, 0, 0}}, {WGT_REDUCE_##op, dims, keep}, {corr, 0}, 1, tol}
+
+static const gc_case cases[] = {
+    /* elementwise unary: every op with a derivative, on a domain where it is smooth */
+    UN(NEG, -2, 2), UN(ABS, -2, 2), UN(EXP, -2, 2), UN(EXP2, -2, 2), UN(EXPM1, -2, 2), UN(LOG, 0.5, 2),
+    UN(LOG2, 0.5, 2), UN(LOG1P, 0.5, 2), UN(SQRT, 0.5, 2), UN(RSQRT, 0.5, 2), UN(RECIPROCAL, 0.5, 2),
+    UN(SQUARE, -2, 2), UN(SIN, -2, 2), UN(COS, -2, 2), UN(TAN, -1.2, 1.2), UN(ASIN, -0.8, 0.8),
+    UN(ACOS, -0.8, 0.8), UN(ATAN, -2, 2), UN(SINH, -2, 2), UN(COSH, -2, 2), UN(TANH, -2, 2), UN(ASINH, -2, 2),
+    UN(ACOSH, 1.2, 3), UN(ATANH, -0.8, 0.8), UN(ERF, -2, 2), UN(ERFC, -2, 2), UN(ERFINV, -0.8, 0.8),
+    UN(LGAMMA, 0.5, 3), UN(SIGMOID, -3, 3), UN(RELU, -2, 2), UN(GELU, -3, 3), UN(GELU_TANH, -3, 3),
+    UN(SILU, -3, 3), UN(SOFTPLUS, -3, 3), UN(MISH, -3, 3), UN(ELU, -2, 2), UN(LEAKY_RELU, -2, 2),
+    UN(HARDTANH, -2, 2), UN(HARDSIGMOID, -4, 4), UN(HARDSWISH, -4, 4), UN(FLOOR, -2, 2), UN(FRAC, -2, 2),
+    {"CLAMP", f_unary, 1, {D(S2(3, 4), -2, 2)}, {WGT_UNARY_CLAMP}, {-0.5, 1.0}, 1, 0},
+    /* elementwise binary, with broadcasting both ways */
+    BIN(ADD, "add", S2(3, 4), S1(4), -2, 2), BIN(SUB, "sub", S2(3, 1), S2(1, 4), -2, 2),
+    BIN(MUL, "mul", S2(3, 4), S2(3, 1), -2, 2), BIN(DIV, "div", S2(3, 4), S1(4), 0.5, 2),
+    BIN(POW, "pow", S2(3, 4), S2(3, 4), 0.5, 2), BIN(ATAN2, "atan2", S2(3, 4), S1(4), 0.5, 2),
+    /* a / b in (1, 2): the quotient stays 1, away from fmod's jumps */
+    {"fmod", f_binary, 2, {D(S2(3, 4), 1.2, 1.6), D(S2(3, 4), 0.9, 1.1)}, {WGT_BINARY_FMOD}, {0, 0}, 1, 0},
+    {"maximum", f_binary, 2, {{GC_DIFF, S2(3, 4), -2, 2, 0.25, 0}, {GC_DIFF, S1(4), -2, 2, 0.25, 0.125}},
+     {WGT_BINARY_MAXIMUM}, {0, 0}, 1, 0},
+    {"minimum", f_binary, 2, {{GC_DIFF, S2(3, 1), -2, 2, 0.25, 0}, {GC_DIFF, S2(3, 4), -2, 2, 0.25, 0.125}},
+     {WGT_BINARY_MINIMUM}, {0, 0}, 1, 0},
+    {"where", f_where, 3, {D(S2(3, 4), -2, 2), D(S1(4), -2, 2), {GC_MASK, S2(3, 4), 0, 1, 0, 0}}, {0}, {0, 0}, 1, 0},
+    /* views and shape ops */
+    {"cast", f_cast, 1, {D(S2(3, 4), -2, 2)}, {0}, {0, 0}, 1, 0},
+    {"contiguous", f_contiguous, 1, {D(S3(2, 3, 4), -2, 2)}, {0}, {0, 0}, 1, 0},
+    {"reshape", f_reshape, 1, {D(S3(2, 3, 4), -2, 2)}, {0}, {0, 0}, 1, 0},
+    {"narrow+unsqueeze+expand+transpose+squeeze", f_views, 1, {D(S2(3, 4), -2, 2)}, {0}, {0, 0}, 1, 0},
+    {"cat", f_cat, 3, {D(S2(2, 3), -2, 2), D(S2(2, 1), -2, 2), D(S2(2, 2), -2, 2)}, {-1}, {0, 0}, 1, 0},
+    {"stack", f_stack, 2, {D(S2(2, 3), -2, 2), D(S2(2, 3), -2, 2)}, {1}, {0, 0}, 1, 0},
+    {"split", f_split, 1, {D(S2(3, 4), -2, 2)}, {0}, {0, 0}, 1, 0},
+    /* reductions */
+    RED(SUM, "sum", 0, 0, 0, 0), RED(SUM, "sum dims 0,2 keepdim", 5, 1, 0, 0), RED(MEAN, "mean dim 1", 2, 0, 0, 0),
+    RED(AMAX, "amax dim 2", 4, 0, 0, 0), RED(AMIN, "amin dims 0,1", 3, 1, 0, 0), RED(VAR, "var dim 2", 4, 0, 1, 0),
+    RED(STD, "std", 0, 0, 1, 0), RED(NORM1, "norm1 dim 1", 2, 0, 0, 0), RED(NORM2, "norm2 dim 2", 4, 1, 0, 0),
+    RED(NORM_INF, "norm_inf dim 2", 4, 0, 0, 0), RED(LOGSUMEXP, "logsumexp dim 2", 4, 0, 0, 0),
+    {"max_dim", f_extreme, 1, {{GC_DISTINCT, S3(2, 3, 4), -2, 2, 0, 0}}, {1, 1, 0}, {0, 0}, 1, 0},
+    {"min_dim keepdim", f_extreme, 1, {{GC_DISTINCT, S3(2, 3, 4), -2, 2, 0, 0}}, {0, -1, 1}, {0, 0}, 1, 0},
+    /* matrix products */
+    {"matmul", f_matmul, 2, {D(S2(3, 5), -1, 1), D(S2(5, 2), -1, 1)}, {0}, {0, 0}, 1, 0},
+    {"matmul batch broadcast", f_matmul, 2, {D(S3(2, 3, 4), -1, 1), D(S2(4, 2), -1, 1)}, {0}, {0, 0}, 1, 0},
+    {"matmul 1-D x 3-D", f_matmul, 2, {D(S1(4), -1, 1), D(S3(2, 4, 3), -1, 1)}, {0}, {0, 0}, 1, 0},
+    {"matmul 2-D x 1-D", f_matmul, 2, {D(S2(3, 4), -1, 1), D(S1(4), -1, 1)}, {0}, {0, 0}, 1, 0},
+    {"matmul transposed b", f_matmul_t, 2, {D(S3(2, 3, 4), -1, 1), D(S3(2, 5, 4), -1, 1)}, {0}, {0, 0}, 1, 0},
+    {"linear", f_linear, 3, {D(S3(2, 3, 4), -1, 1), D(S2(5, 4), -1, 1), D(S1(5), -1, 1)}, {0}, {0, 0}, 1, 0},
+    {"linear no bias 1-D", f_linear, 2, {D(S1(4), -1, 1), D(S2(3, 4), -1, 1)}, {0}, {0, 0}, 1, 0},
+    {"addmm", f_addmm, 3, {D(S1(3), -1, 1), D(S2(2, 4), -1, 1), D(S2(4, 3), -1, 1)}, {2}, {0.5, 2}, 1, 0},
+    {"baddbmm", f_addmm, 3, {D(S3(2, 2, 3), -1, 1), D(S3(2, 2, 4), -1, 1), D(S3(2, 4, 3), -1, 1)}, {3}, {1, -1}, 1, 0},
+};
+
+#define N_CASES ((int)(sizeof cases / sizeof cases[0]))
+
+int gc_case_count(void) { return N_CASES; }
+const char *gc_case_name(int i) { return i >= 0 && i < N_CASES ? cases[i].name : NULL; }
+
+/* ---- the runner ------------------------------------------------------------------------------ */
+
+static uint64_t rng_state;
+static double urand(void)
+{
+    rng_state ^= rng_state << 13, rng_state ^= rng_state >> 7, rng_state ^= rng_state << 17;
+    return (double)(rng_state >> 11) / 9007199254740992.0;
+}
+
+static int64_t numel_of(const gc_in *in)
+{
+    int64_t n = 1;
+    for (int d = 0; d < in->ndim; d++) n *= in->shape[d];
+    return n;
+}
+
+static int is_diff(const gc_in *in) { return in->kind == GC_DIFF || in->kind == GC_DISTINCT; }
+
+/* Keep clear of the kinks of the piecewise ops (0, +-0.5, +-1, +-3) by more than the step. */
+static double off_kinks(double v)
+{
+    static const double kinks[] = {0, 0.5, -0.5, 1, -1, 3, -3};
+    for (size_t k = 0; k < sizeof kinks / sizeof kinks[0]; k++)
+        if (fabs(v - kinks[k]) < 0.05) v = kinks[k] + (v < kinks[k] ? -0.05 : 0.05);
+    return v;
+}
+
+static void gen_values(const gc_in *in, float *v)
+{
+    int64_t n = numel_of(in);
+    if (in->kind == GC_DISTINCT) { /* a shuffled ladder: neighbours (hi - lo) / n apart */
+        for (int64_t i = 0; i < n; i++) v[i] = (float)(in->lo + (in->hi - in->lo) * (i + 0.5) / n);
+        for (int64_t i = n - 1; i > 0; i--) {
+            int64_t j = (int64_t)(urand() * (i + 1));
+            float t = v[i];
+            v[i] = v[j], v[j] = t;
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        double x = in->lo + (in->hi - in->lo) * urand();
+        if (in->kind == GC_INDEX) x = floor(x);
+        else if (in->kind == GC_MASK) x = urand() < 0.5;
+        else if (in->grid > 0) x = in->lo + floor((x - in->lo) / in->grid) * in->grid + in->offset;
+        else x = off_kinks(x);
+        v[i] = (float)x;
+    }
+}
+
+typedef struct run {
+    wgt_context *ctx;
+    const gc_case *c;
+    float *data[GC_MAX_IN]; /* host values of every input */
+    wgt_dtype dt;           /* dtype of the float inputs */
+    wgt_tensor *x[GC_MAX_IN];
+} run;
+
+static void run_free_inputs(run *r)
+{
+    for (int i = 0; i < r->c->n_in; i++) {
+        wgt_tensor_free(r->x[i]);
+        r->x[i] = NULL;
+    }
+}
+
+static wgt_status make_inputs(run *r, int with_grad)
+{
+    wgt_status st = WGT_OK;
+    for (int i = 0; i < r->c->n_in && !st; i++) {
+        const gc_in *in = &r->c->in[i];
+        int64_t n = numel_of(in);
+        if (in->kind == GC_INDEX || in->kind == GC_MASK) {
+            int32_t *iv = malloc(sizeof *iv * (n ? n : 1));
+            uint8_t *bv = malloc(n ? n : 1);
+            if (!iv || !bv) st = WGT_ERR_OUT_OF_MEMORY;
+            for (int64_t j = 0; j < n && !st; j++) iv[j] = (int32_t)r->data[i][j], bv[j] = r->data[i][j] != 0;
+            if (!st)
+                st = in->kind == GC_INDEX ? wgt_tensor_from_host(r->ctx, WGT_I32, in->ndim, in->shape, iv, &r->x[i])
+                                          : wgt_tensor_from_host(r->ctx, WGT_BOOL, in->ndim, in->shape, bv, &r->x[i]);
+            free(iv), free(bv);
+            continue;
+        }
+        wgt_tensor *f = NULL;
+        st = wgt_tensor_from_host(r->ctx, WGT_F32, in->ndim, in->shape, r->data[i], &f);
+        if (!st && r->dt != WGT_F32) {
+            st = wgt_tensor_cast(f, r->dt, &r->x[i]);
+            wgt_tensor_free(f);
+        } else
+            r->x[i] = f;
+        if (!st && with_grad && is_diff(in)) st = wgt_tensor_set_requires_grad(r->x[i], 1);
+    }
+    return st;
+}
+
+/* The forward's output as host f32 (*out malloc'd, *n elements). */
+static wgt_status forward_host(run *r, float **out, int64_t *n)
+{
+    wgt_tensor *y = NULL, *f = NULL;
+    wgt_status st = r->c->fwd(r->c, r->x, &y);
+    if (!st) st = wgt_tensor_cast(y, WGT_F32, &f);
+    if (!st) {
+        *n = wgt_tensor_numel(f);
+        *out = malloc(sizeof(float) * (*n ? *n : 1));
+        st = *out ? wgt_tensor_to_host(f, *out, sizeof(float) * *n) : WGT_ERR_OUT_OF_MEMORY;
+    }
+    wgt_tensor_free(y), wgt_tensor_free(f);
+    return st;
+}
+
+/* Forward, loss = sum(out * W), backward; grads[i] (malloc'd) for each differentiable input.
+ * *W is made on the first call (numel of the output) and reused. */
+static wgt_status backward_host(run *r, float **W, int64_t *nW, float **grads)
+{
+    wgt_tensor *y = NULL, *w = NULL, *p = NULL, *loss = NULL;
+    wgt_status st = make_inputs(r, 1);
+    if (!st) st = r->c->fwd(r->c, r->x, &y);
+    if (!st && !*W) {
+        *nW = wgt_tensor_numel(y);
+        *W = malloc(sizeof(float) * (*nW ? *nW : 1));
+        if (!*W) st = WGT_ERR_OUT_OF_MEMORY;
+        for (int64_t j = 0; j < *nW && !st; j++) (*W)[j] = (float)(2 * urand() - 1);
+    }
+    if (!st) st = wgt_tensor_from_host(r->ctx, WGT_F32, wgt_tensor_ndim(y), wgt_tensor_shape(y), *W, &w);
+    if (!st) st = wgt_binary(WGT_BINARY_MUL, y, w, &p);
+    if (!st) st = wgt_reduce(WGT_REDUCE_SUM, p, 0, 0, 0, &loss);
+    if (!st) st = wgt_backward(loss, NULL, 0);
+    for (int i = 0; i < r->c->n_in && !st; i++) {
+        if (!is_diff(&r->c->in[i])) continue;
+        wgt_tensor *g = NULL;
+        int64_t n = numel_of(&r->c->in[i]);
+        if ((st = wgt_tensor_grad(r->x[i], &g))) break;
+        if (!g) {
+            st = wgt_error(WGT_ERR_INTERNAL, "input %d got no gradient", i);
+            break;
+        }
+        grads[i] = malloc(sizeof(float) * (n ? n : 1));
+        st = grads[i] ? wgt_tensor_to_host(g, grads[i], sizeof(float) * n) : WGT_ERR_OUT_OF_MEMORY;
+        wgt_tensor_free(g);
+    }
+    wgt_tensor_free(y), wgt_tensor_free(w), wgt_tensor_free(p), wgt_tensor_free(loss);
+    run_free_inputs(r);
+    return st;
+}
+
+/* Central differences of sum(out * W) on the reference, in double over f32 outputs. */
+static wgt_status finite_differences(run *r, const float *W, float **fd)
+{
+    const double h = 1e-2;
+    int mode = wgt_grad_mode_get();
+    wgt_grad_mode_set(0);
+    wgt_status st = WGT_OK;
+    for (int i = 0; i < r->c->n_in && !st; i++) {
+        if (!is_diff(&r->c->in[i])) continue;
+        int64_t n = numel_of(&r->c->in[i]);
+        fd[i] = malloc(sizeof(float) * (n ? n : 1));
+        if (!fd[i]) st = WGT_ERR_OUT_OF_MEMORY;
+        for (int64_t j = 0; j < n && !st; j++) {
+            float keep = r->data[i][j];
+            double L[2] = {0, 0};
+            for (int s = 0; s < 2 && !st; s++) {
+                r->data[i][j] = (float)(keep + (s ? -h : h));
+                float *y = NULL;
+                int64_t ny = 0;
+                if (!(st = make_inputs(r, 0))) st = forward_host(r, &y, &ny);
+                for (int64_t k = 0; k < ny && !st; k++) L[s] += (double)y[k] * W[k];
+                free(y);
+                run_free_inputs(r);
+            }
+            /* the step actually taken, after rounding to f32 */
+            double step = (double)(float)(keep + h) - (double)(float)(keep - h);
+            fd[i][j] = (float)((L[0] - L[1]) / step);
+            r->data[i][j] = keep;
+        }
+    }
+    wgt_grad_mode_set(mode);
+    return st;
+}
+
+/* Values within atol * max(1, max|want|) + rtol |want|; prints the worst element on failure. */
+static int compare(FILE *log, const char *what, const char *name, int input, const float *got, const float *want,
+                   int64_t n, double atol, double rtol)
+{
+    double scale = 1;
+    for (int64_t j = 0; j < n; j++) scale = fmax(scale, fabs(want[j]));
+    int64_t worst = -1;
+    double worst_excess = 0;
+    for (int64_t j = 0; j < n; j++) {
+        double err = fabs((double)got[j] - want[j]), lim = atol * scale + rtol * fabs(want[j]);
+        if (!(err <= lim) && (worst < 0 || err - lim > worst_excess)) worst = j, worst_excess = err - lim;
+    }
+    if (worst < 0) return 1;
+    if (log)
+        fprintf(log, "grad %s: %s: input %d element %lld: %.7g, want %.7g (atol %g x %.3g, rtol %g)\n", name, what,
+                input, (long long)worst, got[worst], want[worst], atol, scale, rtol);
+    return 0;
+}
+
+static void free_grads(float **g, int n)
+{
+    for (int i = 0; i < n; i++) {
+        free(g[i]);
+        g[i] = NULL;
+    }
+}
+
+/* Round data to dt and back (the values a half input holds), on the reference. */
+static wgt_status round_to(wgt_context *ref, wgt_dtype dt, const gc_in *in, float *v)
+{
+    if (dt == WGT_F32 || !is_diff(in)) return WGT_OK;
+    wgt_tensor *a = NULL, *b = NULL, *c = NULL;
+    wgt_status st = wgt_tensor_from_host(ref, WGT_F32, in->ndim, in->shape, v, &a);
+    if (!st) st = wgt_tensor_cast(a, dt, &b);
+    if (!st) st = wgt_tensor_cast(b, WGT_F32, &c);
+    if (!st) st = wgt_tensor_to_host(c, v, sizeof(float) * numel_of(in));
+    wgt_tensor_free(a), wgt_tensor_free(b), wgt_tensor_free(c);
+    return st;
+}
+
+static void check(int ok, gc_totals *t, FILE *log, int verbose, const char *name, const char *what)
+{
+    if (ok) t->passed++;
+    else t->failed++;
+    if (verbose && log) fprintf(log, "%s grad %s: %s\n", ok ? "pass" : "FAIL", name, what);
+}
+
+static void run_case(wgt_context *dev, wgt_context *ref, const gc_case *c, int verbose, FILE *log, gc_totals *t)
+{
+    static const wgt_dtype dts[3] = {WGT_F32, WGT_F16, WGT_BF16};
+    static const double half_tol[3] = {0, 1e-2, 5e-2};
+    double tol = c->tol > 0 ? c->tol : 1;
+    rng_state = 0x9E3779B97F4A7C15ull;
+    for (size_t k = 0; c->name[k]; k++) rng_state = (rng_state ^ (uint8_t)c->name[k]) * 0x100000001B3ull;
+    run r = {0};
+    r.c = c;
+    int ok_alloc = 1;
+    for (int i = 0; i < c->n_in; i++) {
+        r.data[i] = malloc(sizeof(float) * (numel_of(&c->in[i]) ? numel_of(&c->in[i]) : 1));
+        if (!r.data[i]) ok_alloc = 0;
+        else gen_values(&c->in[i], r.data[i]);
+    }
+    t->cases++;
+    if (!ok_alloc) {
+        check(0, t, log, verbose, c->name, "out of host memory");
+        goto done;
+    }
+    for (int d = 0; d < (c->halves ? 3 : 1); d++) {
+        float *W = NULL, *gref[GC_MAX_IN] = {0}, *gdev[GC_MAX_IN] = {0}, *fd[GC_MAX_IN] = {0};
+        int64_t nW = 0;
+        wgt_status st = WGT_OK;
+        for (int i = 0; i < c->n_in && !st; i++) st = round_to(ref, dts[d], &c->in[i], r.data[i]);
+        char what[96];
+        r.ctx = ref, r.dt = WGT_F32;
+        if (!st) st = backward_host(&r, &W, &nW, gref);
+        if (st) {
+            snprintf(what, sizeof what, "reference backward (%s)", wgt_dtype_name(dts[d]));
+            if (log) fprintf(log, "grad %s: %s failed: %s: %s\n", c->name, what, wgt_status_str(st), wgt_errmsg());
+            check(0, t, log, verbose, c->name, what);
+        } else if (d == 0) {
+            st = finite_differences(&r, W, fd);
+            int ok = !st;
+            for (int i = 0; i < c->n_in && ok; i++)
+                if (is_diff(&c->in[i]))
+                    ok = compare(log, "reference vs finite differences", c->name, i, gref[i], fd[i],
+                                 numel_of(&c->in[i]), 3e-3 * tol, 3e-3 * tol);
+            if (st && log) fprintf(log, "grad %s: finite differences failed: %s\n", c->name, wgt_errmsg());
+            check(ok, t, log, verbose, c->name, "reference backward vs finite differences (f32)");
+        }
+        if (!st) {
+            r.ctx = dev, r.dt = dts[d];
+            snprintf(what, sizeof what, "device backward (%s) vs reference (f32)", wgt_dtype_name(dts[d]));
+            st = backward_host(&r, &W, &nW, gdev);
+            int ok = !st;
+            if (st && log) fprintf(log, "grad %s: %s: %s: %s\n", c->name, what, wgt_status_str(st), wgt_errmsg());
+            double at = d ? half_tol[d] : 1e-4, rt = d ? half_tol[d] : 1e-3;
+            for (int i = 0; i < c->n_in && ok; i++)
+                if (is_diff(&c->in[i]))
+                    ok = compare(log, what, c->name, i, gdev[i], gref[i], numel_of(&c->in[i]), at * tol, rt * tol);
+            check(ok, t, log, verbose, c->name, what);
+        }
+        free(W);
+        free_grads(gref, c->n_in), free_grads(gdev, c->n_in), free_grads(fd, c->n_in);
+        run_free_inputs(&r);
+    }
+done:
+    for (int i = 0; i < c->n_in; i++) free(r.data[i]);
+}
+
+void gc_run(wgt_context *dev, wgt_context *ref, const char *const *names, int n, int verbose, FILE *log,
+            gc_totals *t)
+{
+    for (int k = 0; k < N_CASES; k++) {
+        int match = n == 0;
+        for (int j = 0; j < n && !match; j++) match = strstr(cases[k].name, names[j]) != NULL;
+        if (match) run_case(dev, ref, &cases[k], verbose, log, t);
+    }
+}
