@@ -35,6 +35,8 @@ static void print_env_help(FILE *f)
             "  WGT_MEMORY_LIMIT=bytes        the most memory a model may need, e.g. 64G (weights + KV cache +\n"
             "                                activations, estimated before loading) [the host's physical memory]\n"
             "  WGT_THREADS=n                 wgt convert's threads [the processors online, at most 64]\n"
+            "  WGT_TRAIN_COMPOSED=0|1        training: the composed forms of the fused training ops (a\n"
+            "                                reference) [0: the fused kernels]\n"
             "  EGL_PLATFORM=surfaceless      for the OpenGL backends without a display [set to surfaceless]\n");
 }
 

@@ -6,10 +6,13 @@
 
 #include "tokenizer/tokenizer_internal.h"
 
+/* -1 when absent; -2 when present but not an id (negative, past int32 or not an integer), which
+ * tok_from_arrays refuses for bos/eos rather than silently dropping the token. */
 static int32_t get_id(const wgt_gguf *g, const char *key)
 {
     int64_t v;
-    return wgt_gguf_find(g, key) && wgt_gguf_get_int(g, key, &v) == WGT_OK && v >= 0 && v < INT32_MAX ? (int32_t)v : -1;
+    if (!wgt_gguf_find(g, key)) return -1;
+    return wgt_gguf_get_int(g, key, &v) == WGT_OK && v >= 0 && v < INT32_MAX ? (int32_t)v : -2;
 }
 
 static int get_flag(const wgt_gguf *g, const char *key)

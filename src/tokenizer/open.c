@@ -152,6 +152,17 @@ wgt_status wgt_tokenizer_create(const wgt_tokenizer_arrays *a, wgt_tokenizer **o
     if (!st && gpt2 && a->pre && (!strcmp(a->pre, "llama-bpe") || !strcmp(a->pre, "llama3"))) t->ignore_merges = 1;
     if (!st && gpt2 && a->pre && !strncmp(a->pre, "qwen", 4)) t->norm = NORM_NFC;
     if (st) goto fail;
+    /* a bos/eos id outside the vocabulary would be dropped from every encoding without a word
+     * (unk and pad past the end are common in published files and stay optional) */
+    if ((a->bos_id != -1 && (a->bos_id < 0 || a->bos_id >= n)) || (a->eos_id != -1 && (a->eos_id < 0 || a->eos_id >= n))) {
+        int bad_bos = a->bos_id != -1 && (a->bos_id < 0 || a->bos_id >= n);
+        int32_t id = bad_bos ? a->bos_id : a->eos_id;
+        char shown[32];
+        snprintf(shown, sizeof shown, "%d", id);
+        st = wgt_error(WGT_ERR_FORMAT, "%s: the %s token id %s is outside the vocabulary of %d tokens", where,
+                       bad_bos ? "bos" : "eos", id < 0 ? "(negative or past 2^31)" : shown, n);
+        goto fail;
+    }
     t->bos = a->bos_id >= 0 && a->bos_id < n ? a->bos_id : -1;
     t->eos = a->eos_id >= 0 && a->eos_id < n ? a->eos_id : -1;
     t->unk = a->unk_id >= 0 && a->unk_id < n ? a->unk_id : -1;

@@ -95,6 +95,19 @@ want=$("$wgt" detokenize -t "$model" 450 3186 | node -e 'let s="";process.stdin.
 got=$("$wgt" detokenize -t "$model" --jsonl "$tmp/ids.jsonl")
 [ "$got" = "$want" ] || { echo "FAIL: detokenize --jsonl [450, 3186] gave $got, the arguments $want"; fail=1; }
 
+# a bos id outside the vocabulary (the GGUF's tokenizer.ggml.bos_token_id, a u32, set to 99999)
+# is an error for the tokenizer and for the model, not a token silently left out
+node -e 'const fs = require("fs"); const b = fs.readFileSync(process.argv[1]);
+  const k = b.indexOf("tokenizer.ggml.bos_token_id"); if (k < 0) process.exit(1);
+  const at = k + "tokenizer.ggml.bos_token_id".length; if (b.readUInt32LE(at) !== 4) process.exit(1);
+  b.writeUInt32LE(99999, at + 4); fs.writeFileSync(process.argv[2], b);' "$model" "$tmp/bad-bos.gguf" ||
+    { echo "FAIL: could not find the u32 tokenizer.ggml.bos_token_id in $model"; fail=1; }
+n=$((n + 2))
+"$wgt" tokenize -t "$tmp/bad-bos.gguf" hi >/dev/null 2>"$tmp/err" && { echo "FAIL: tokenize with bos 99999 succeeded"; fail=1; }
+grep -q "the bos token id 99999 is outside the vocabulary of 4096 tokens" "$tmp/err" || { echo "FAIL: bos 99999: $(cat "$tmp/err")"; fail=1; }
+"$wgt" generate -m "$tmp/bad-bos.gguf" --prompt-ids 1 -n 1 >/dev/null 2>"$tmp/err" && { echo "FAIL: generate with bos 99999 succeeded"; fail=1; }
+grep -q "bos_token_id 99999 is outside the vocabulary of 4096 tokens" "$tmp/err" || { echo "FAIL: generate, bos 99999: $(cat "$tmp/err")"; fail=1; }
+
 # llama.cpp's names are documented where wgt has the same meaning; today's spellings stay
 for flag in "-c, --ctx-size" "-f, --file" "-s, --seed" "-n, --n-predict" "-m, --model" "-p, --prompt" "(--ctx too)"; do
     "$wgt" generate --help | grep -qF -- "$flag" || { echo "FAIL: generate --help lacks '$flag'"; fail=1; }
