@@ -1,6 +1,7 @@
 /* The Jinja lexer (text, {{ }}, {% %}, {# #}, with trim_blocks / lstrip_blocks and the "-"
  * whitespace control) and a recursive-descent parser following Jinja's precedence: or, and,
  * not, comparisons / in / is, + -, ~, * / // %, unary -, then primaries with . [] () | filters. */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -92,7 +93,11 @@ static void lex(lexer *lx, const char *src)
                 lex_push(lx, (token){T_NAME, s, (size_t)(p - s), 0, line});
             } else if (*p >= '0' && *p <= '9') {
                 long long v = 0;
-                while (*p >= '0' && *p <= '9') v = v * 10 + (*p++ - '0');
+                while (*p >= '0' && *p <= '9') {
+                    if (v > (LLONG_MAX - (*p - '0')) / 10) /* found by fuzz_chat_template: signed overflow */
+                        jinja_fail(c, WGT_ERR_UNSUPPORTED, "line %zu: integer literal larger than %lld", line, LLONG_MAX);
+                    v = v * 10 + (*p++ - '0');
+                }
                 if (*p == '.' && p[1] >= '0' && p[1] <= '9') jinja_fail(c, WGT_ERR_UNSUPPORTED, "line %zu: float literals", line);
                 lex_push(lx, (token){T_INT, NULL, 0, v, line});
             } else if (*p == '\'' || *p == '"') {

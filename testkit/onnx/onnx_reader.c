@@ -272,24 +272,31 @@ static wgt_status tensor(pb *r, wgt_onnx_tensor *t)
     t->onnx_type = (int)type;
     t->ndim = n_dims;
     t->numel = 1;
+    /* strides are products of the dims after a 0 one too, so the non-zero dims are bounded even
+     * when the count is 0 (fuzz_onnx: dims {0, 2^60, 17} overflowed a stride) */
+    int64_t nonzero = 1;
     for (int d = 0; d < n_dims; d++) {
         int64_t n = (int64_t)dims[d];
-        if (n < 0 || (n && t->numel > ((int64_t)1 << 40) / n)) {
+        if (n < 0 || (n && nonzero > ((int64_t)1 << 40) / n)) {
             st = bad(r, "TensorProto.dims", "negative or huge dimension");
             goto done;
         }
         t->dims[d] = n;
         t->numel *= n;
+        if (n) nonzero *= n;
     }
     t->dtype = map_type((int)type);
+    /* The values are checked against dims before memory is taken for them: dims alone may claim
+     * 2^40 elements (fuzz_onnx asked for 1 TB with a 100-byte message). */
     if (type == WGT_ONNX_DOUBLE) {
-        if (!(t->f64 = wgt_malloc_array((size_t)t->numel, 8))) {
+        if (have_raw && raw_len != (size_t)t->numel * 8) {
+            st = bad(r, "TensorProto.raw_data", "length does not match dims");
+        } else if (!have_raw && (n_words != t->numel || (words_field && words_field != 10))) {
+            st = bad(r, "TensorProto.double_data", "number of values does not match dims");
+        } else if (!(t->f64 = wgt_malloc_array((size_t)t->numel, 8))) {
             st = wgt_error(WGT_ERR_OUT_OF_MEMORY, "onnx: %s: no memory", r->what);
         } else if (have_raw) {
-            if (raw_len != (size_t)t->numel * 8) st = bad(r, "TensorProto.raw_data", "length does not match dims");
-            else memcpy(t->f64, raw, raw_len);
-        } else if (n_words != t->numel || (words_field && words_field != 10)) {
-            st = bad(r, "TensorProto.double_data", "number of values does not match dims");
+            memcpy(t->f64, raw, raw_len);
         } else {
             for (int64_t i = 0; i < t->numel; i++) t->f64[i] = f64_bits(words[i]);
         }
@@ -297,6 +304,14 @@ static wgt_status tensor(pb *r, wgt_onnx_tensor *t)
     }
     if (t->dtype == WGT_DTYPE_COUNT) goto done; /* kept as shape and type only */
     size_t esize = wgt_dtype_size(t->dtype);
+    if (have_raw && raw_len != (size_t)t->numel * esize) {
+        st = bad(r, "TensorProto.raw_data", "length does not match dims and data_type");
+        goto done;
+    }
+    if (!have_raw && n_words != t->numel) {
+        st = bad(r, "TensorProto", "number of typed values does not match dims");
+        goto done;
+    }
     t->data = wgt_malloc_array((size_t)t->numel, esize);
     if (!t->data) {
         st = wgt_error(WGT_ERR_OUT_OF_MEMORY, "onnx: %s: no memory for %lld elements", r->what,
@@ -304,15 +319,7 @@ static wgt_status tensor(pb *r, wgt_onnx_tensor *t)
         goto done;
     }
     if (have_raw) {
-        if (raw_len != (size_t)t->numel * esize) {
-            st = bad(r, "TensorProto.raw_data", "length does not match dims and data_type");
-            goto done;
-        }
         memcpy(t->data, raw, raw_len); /* little-endian, as the host */
-        goto done;
-    }
-    if (n_words != t->numel) {
-        st = bad(r, "TensorProto", "number of typed values does not match dims");
         goto done;
     }
     wgt_cpu_tensor view = wgt_onnx_tensor_view(t);
