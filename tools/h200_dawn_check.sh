@@ -4,10 +4,11 @@
 # webgpu@0.6.2, dawn.node, the default) and the 2025 Dawn (bun-webgpu-linux-x64@0.1.7).
 # From the repository root, with a build made here (BUILD, default build):
 #   carry [".gl", ".deps/dawn", ".deps/dawn-2026", "build/wgt", "build/libwgt_napi_stub.so",
-#          "build/tests/test_gpu_device", "build/tests/test_gpu_core", "build/tests/test_gpu_models"]
+#          "build/tests/test_gpu_device", "build/tests/test_gpu_sgmatrix", "build/tests/test_gpu_models"]
 #   command: bash tools/h200_dawn_check.sh [BUILD]
 # .gl holds the .debs tools/device_run.sh names (libvulkan1 and the GL dispatch libraries). The test
-# programs find libwgt_napi_stub.so next to them or one folder up (the build folder). Exits non-zero
+# programs find libwgt_napi_stub.so next to them or one folder up (the build folder); test programs
+# not carried are left out (carry takes 8 paths, 64 MiB: the two Dawns are 41 MB). Exits non-zero
 # if any step fails; each step's output goes to stdout and to $OUT/<step>.txt when $OUT is set.
 set -u
 build=${1:-build}
@@ -32,7 +33,7 @@ for which in 2026 2025; do
     export WGT_WEBGPU_LIB=$lib
     step "info-$which" "$build/wgt" info --selfcheck-floats 67108864
     step "adapters-$which" "$build/wgt" info --adapters
-    for t in test_gpu_device test_gpu_core test_gpu_models; do
+    for t in test_gpu_device test_gpu_sgmatrix test_gpu_models test_gpu_core; do
         [ -x "$build/tests/$t" ] && step "$t-$which" "$build/tests/$t"
     done
 done

@@ -37,6 +37,10 @@ typedef struct wgt_wgpu_abi {
     WGPUFeatureName feature_subgroups;
     WGPUFeatureName feature_core_features_and_limits;
     WGPUFeatureName feature_subgroup_matrix; /* chromium-experimental-subgroup-matrix */
+    /* WGSL: 1: subgroupMatrixLoad<T, row_major>(p, offset, stride), subgroupMatrixStore<row_major>(p,
+     * offset, m, stride) (2026 Dawn); 0: the layout as a bool argument after the offset, col_major
+     * (mid-2025 Dawn). Tied to the numbering because the two Dawn builds wgt knows differ in both. */
+    int wgsl_sgmatrix_layout_template;
 } wgt_wgpu_abi;
 
 /* The library loaded by wgt_wgpu_load, and what the loader learnt about it. */
@@ -124,7 +128,6 @@ struct wgt_context {
 
     /* Latched errors: device loss is permanent, an uncaptured error is reported once. */
     int lost;
-    int freeing;                  /* wgt_context_free destroys the device: not a loss */
     wgt_status pending_status;
     char pending_message[1024];
     char errmsg[2048];
@@ -164,9 +167,6 @@ wgt_status wgt_ctx_error(wgt_context *ctx, wgt_status status, const char *fmt, .
 wgt_status wgt_ctx_check(wgt_context *ctx);
 /* Process WebGPU events once (callbacks fire from here). */
 void wgt_ctx_poll(wgt_context *ctx);
-/* Tests only (not public API): destroy the device under a live context, as a driver reset or a
- * removed GPU would; the device-lost callback then latches WGT_ERR_DEVICE_LOST. */
-void wgt_gpu_test_lose_device(wgt_context *ctx);
 
 /* Loader (loader.c). */
 wgt_status wgt_wgpu_load(const char *path);
