@@ -25,6 +25,25 @@ static const ag_rule rules[] = {
     {"matmul", OP_GRAD_MATMUL, ag_grad_matmul, IN(0) | IN(1), NULL},
     {"linear", OP_GRAD_LINEAR, ag_grad_linear, IN(0) | IN(1), NULL},
     {"addmm", OP_GRAD_ADDMM, ag_grad_addmm, IN(1) | IN(2), NULL},
+    /* softmax and normalisation (statistics recomputed from the saved input) */
+    {"softmax", OP_GRAD_SOFTMAX, ag_grad_softmax, AG_SAVE_OUT, NULL},
+    {"log_softmax", OP_GRAD_LOG_SOFTMAX, ag_grad_log_softmax, AG_SAVE_OUT, NULL},
+    {"layer_norm", OP_GRAD_LAYER_NORM, ag_grad_layer_norm, IN(0) | IN(1), NULL},
+    {"rms_norm", OP_GRAD_RMS_NORM, ag_grad_rms_norm, IN(0) | IN(1), NULL},
+    /* indexing */
+    {"embedding", OP_GRAD_EMBEDDING, ag_grad_embedding, IN(1), NULL},
+    {"index_select", OP_GRAD_INDEX_SELECT, ag_grad_index_select, IN(1), NULL},
+    {"gather", OP_GRAD_GATHER, ag_grad_gather, IN(1), NULL},
+    {"masked_fill", OP_GRAD_MASKED_FILL, ag_grad_masked_fill, IN(1), NULL},
+    /* losses */
+    {"cross_entropy", OP_GRAD_CROSS_ENTROPY, ag_grad_cross_entropy, IN(0) | IN(1) | IN(2), NULL},
+    {"nll_loss", OP_GRAD_NLL, ag_grad_nll, IN(1) | IN(2), NULL},
+    {"mse_loss", OP_GRAD_MSE, ag_grad_mse, IN(0) | IN(1), NULL},
+    {"l1_loss", OP_GRAD_L1, ag_grad_l1, IN(0) | IN(1), NULL},
+    {"smooth_l1_loss", OP_GRAD_SMOOTH_L1, ag_grad_smooth_l1, IN(0) | IN(1), NULL},
+    {"binary_cross_entropy", OP_GRAD_BCE, ag_grad_bce, IN(0) | IN(1) | IN(2), NULL},
+    {"binary_cross_entropy_with_logits", OP_GRAD_BCE_LOGITS, ag_grad_bce_logits, AG_SAVE_ALL_IN, NULL},
+    {"kl_div", OP_GRAD_KL_DIV, ag_grad_kl_div, IN(0) | IN(1), NULL},
 };
 
 const ag_rule *ag_rule_of(op_grad_id op)

@@ -36,6 +36,7 @@
 
 #include "ops/api.h"
 #include "ops/index_shape.h"
+#include "tensor/record.h"
 
 wgt_status index_check_now(wgt_context *ctx); /* shape.c */
 
@@ -83,7 +84,7 @@ static wgt_status sel_run(wgt_context *ctx, const char *name, sel_arg *a, const 
     return op_reference(ctx, sel_ref, a, ins, 2, &y, 1);
 }
 
-wgt_status wgt_index_select(const wgt_tensor *x, int dim, const wgt_tensor *index, wgt_tensor **out)
+static wgt_status index_select_unrecorded(const wgt_tensor *x, int dim, const wgt_tensor *index, wgt_tensor **out)
 {
     OP_BEGIN(x, out);
     const wgt_tensor *ins[2] = {x, index};
@@ -106,7 +107,15 @@ wgt_status wgt_index_select(const wgt_tensor *x, int dim, const wgt_tensor *inde
     return op_finish(sel_run(ctx, "index_select", &a, x, NULL, index, &li, y), y, out);
 }
 
-wgt_status wgt_gather(const wgt_tensor *x, int dim, const wgt_tensor *index, wgt_tensor **out)
+wgt_status wgt_index_select(const wgt_tensor *x, int dim, const wgt_tensor *index, wgt_tensor **out)
+{
+    const wgt_tensor *in[2] = {x, index};
+    int d = x && dim < 0 ? dim + x->l.ndim : dim;
+    return op_record(index_select_unrecorded(x, dim, index, out), OP_GRAD_INDEX_SELECT, in, 2, &d, sizeof d, out);
+}
+
+
+static wgt_status gather_unrecorded(const wgt_tensor *x, int dim, const wgt_tensor *index, wgt_tensor **out)
 {
     OP_BEGIN(x, out);
     const wgt_tensor *ins[2] = {x, index};
@@ -126,7 +135,15 @@ wgt_status wgt_gather(const wgt_tensor *x, int dim, const wgt_tensor *index, wgt
     return op_finish(sel_run(ctx, "gather", &a, x, NULL, index, &index->l, y), y, out);
 }
 
-wgt_status wgt_masked_fill(const wgt_tensor *x, const wgt_tensor *mask, double value, wgt_tensor **out)
+wgt_status wgt_gather(const wgt_tensor *x, int dim, const wgt_tensor *index, wgt_tensor **out)
+{
+    const wgt_tensor *in[2] = {x, index};
+    int d = x && dim < 0 ? dim + x->l.ndim : dim;
+    return op_record(gather_unrecorded(x, dim, index, out), OP_GRAD_GATHER, in, 2, &d, sizeof d, out);
+}
+
+
+static wgt_status masked_fill_unrecorded(const wgt_tensor *x, const wgt_tensor *mask, double value, wgt_tensor **out)
 {
     OP_BEGIN(x, out);
     const wgt_tensor *ins[2] = {x, mask};
@@ -143,6 +160,13 @@ wgt_status wgt_masked_fill(const wgt_tensor *x, const wgt_tensor *mask, double v
     sel_arg a = {2, 0, value};
     return op_finish(sel_run(ctx, "masked_fill", &a, x, &lx, mask, &lm, y), y, out);
 }
+
+wgt_status wgt_masked_fill(const wgt_tensor *x, const wgt_tensor *mask, double value, wgt_tensor **out)
+{
+    const wgt_tensor *in[2] = {x, mask};
+    return op_record(masked_fill_unrecorded(x, mask, value, out), OP_GRAD_MASKED_FILL, in, 2, NULL, 0, out);
+}
+
 
 /* ---- scatter family ------------------------------------------------------------------------- */
 

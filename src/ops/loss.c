@@ -9,6 +9,7 @@
 #include "ops/api.h"
 #include "ops/index_shape.h"
 #include "ops/ops.h"
+#include "tensor/record.h"
 
 /* A class index out of range sets bit 8 of the context's index error word (loss.wgsl), which
  * wgt_index_check() reports; under WGT_STRICT=1 (or a debug context) every op checks at once. */
@@ -261,17 +262,37 @@ static wgt_status ce_impl(const char *name, int log_input, const wgt_tensor *x, 
     return op_finish(st, y, out);
 }
 
-wgt_status wgt_cross_entropy(const wgt_tensor *input, const wgt_tensor *target, const wgt_tensor *weight,
+static wgt_status cross_entropy_unrecorded(const wgt_tensor *input, const wgt_tensor *target, const wgt_tensor *weight,
                              int64_t ignore_index, double label_smoothing, wgt_reduction reduction, wgt_tensor **out)
 {
     return ce_impl("cross_entropy", 0, input, target, weight, ignore_index, label_smoothing, reduction, out);
 }
 
-wgt_status wgt_nll_loss(const wgt_tensor *input, const wgt_tensor *target, const wgt_tensor *weight,
+wgt_status wgt_cross_entropy(const wgt_tensor *input, const wgt_tensor *target, const wgt_tensor *weight,
+                             int64_t ignore_index, double label_smoothing, wgt_reduction reduction, wgt_tensor **out)
+{
+    const wgt_tensor *in[3] = {input, target, weight};
+    op_grad_loss p = {reduction, ignore_index, label_smoothing, 0};
+    return op_record(cross_entropy_unrecorded(input, target, weight, ignore_index, label_smoothing, reduction, out),
+                     OP_GRAD_CROSS_ENTROPY, in, 3, &p, sizeof p, out);
+}
+
+
+static wgt_status nll_loss_unrecorded(const wgt_tensor *input, const wgt_tensor *target, const wgt_tensor *weight,
                         int64_t ignore_index, wgt_reduction reduction, wgt_tensor **out)
 {
     return ce_impl("nll_loss", 1, input, target, weight, ignore_index, 0, reduction, out);
 }
+
+wgt_status wgt_nll_loss(const wgt_tensor *input, const wgt_tensor *target, const wgt_tensor *weight,
+                        int64_t ignore_index, wgt_reduction reduction, wgt_tensor **out)
+{
+    const wgt_tensor *in[3] = {input, target, weight};
+    op_grad_loss p = {reduction, ignore_index, 0, 0};
+    return op_record(nll_loss_unrecorded(input, target, weight, ignore_index, reduction, out), OP_GRAD_NLL, in, 3, &p,
+                     sizeof p, out);
+}
+
 
 /* ---- cosine_similarity ---------------------------------------------------------------------- */
 
@@ -479,17 +500,33 @@ static wgt_status pw_impl(const char *name, wgt_cpu_loss kind, const wgt_tensor 
     return op_finish(st, y, out);
 }
 
-wgt_status wgt_mse_loss(const wgt_tensor *input, const wgt_tensor *target, wgt_reduction reduction, wgt_tensor **out)
+static wgt_status mse_loss_unrecorded(const wgt_tensor *input, const wgt_tensor *target, wgt_reduction reduction, wgt_tensor **out)
 {
     return pw_impl("mse_loss", WGT_CPU_LOSS_MSE, input, target, NULL, NULL, 0, reduction, out);
 }
 
-wgt_status wgt_l1_loss(const wgt_tensor *input, const wgt_tensor *target, wgt_reduction reduction, wgt_tensor **out)
+wgt_status wgt_mse_loss(const wgt_tensor *input, const wgt_tensor *target, wgt_reduction reduction, wgt_tensor **out)
+{
+    const wgt_tensor *in[2] = {input, target};
+    op_grad_loss p = {reduction, 0, 0, 0};
+    return op_record(mse_loss_unrecorded(input, target, reduction, out), OP_GRAD_MSE, in, 2, &p, sizeof p, out);
+}
+
+
+static wgt_status l1_loss_unrecorded(const wgt_tensor *input, const wgt_tensor *target, wgt_reduction reduction, wgt_tensor **out)
 {
     return pw_impl("l1_loss", WGT_CPU_LOSS_L1, input, target, NULL, NULL, 0, reduction, out);
 }
 
-wgt_status wgt_smooth_l1_loss(const wgt_tensor *input, const wgt_tensor *target, wgt_reduction reduction,
+wgt_status wgt_l1_loss(const wgt_tensor *input, const wgt_tensor *target, wgt_reduction reduction, wgt_tensor **out)
+{
+    const wgt_tensor *in[2] = {input, target};
+    op_grad_loss p = {reduction, 0, 0, 0};
+    return op_record(l1_loss_unrecorded(input, target, reduction, out), OP_GRAD_L1, in, 2, &p, sizeof p, out);
+}
+
+
+static wgt_status smooth_l1_loss_unrecorded(const wgt_tensor *input, const wgt_tensor *target, wgt_reduction reduction,
                               double beta, wgt_tensor **out)
 {
     if (input && out && !(beta >= 0)) {
@@ -498,6 +535,16 @@ wgt_status wgt_smooth_l1_loss(const wgt_tensor *input, const wgt_tensor *target,
     }
     return pw_impl("smooth_l1_loss", WGT_CPU_LOSS_SMOOTH_L1, input, target, NULL, NULL, beta, reduction, out);
 }
+
+wgt_status wgt_smooth_l1_loss(const wgt_tensor *input, const wgt_tensor *target, wgt_reduction reduction,
+                              double beta, wgt_tensor **out)
+{
+    const wgt_tensor *in[2] = {input, target};
+    op_grad_loss p = {reduction, 0, beta, 0};
+    return op_record(smooth_l1_loss_unrecorded(input, target, reduction, beta, out), OP_GRAD_SMOOTH_L1, in, 2, &p,
+                     sizeof p, out);
+}
+
 
 wgt_status wgt_huber_loss(const wgt_tensor *input, const wgt_tensor *target, wgt_reduction reduction, double delta,
                           wgt_tensor **out)
@@ -509,13 +556,22 @@ wgt_status wgt_huber_loss(const wgt_tensor *input, const wgt_tensor *target, wgt
     return pw_impl("huber_loss", WGT_CPU_LOSS_HUBER, input, target, NULL, NULL, delta, reduction, out);
 }
 
-wgt_status wgt_binary_cross_entropy(const wgt_tensor *input, const wgt_tensor *target, const wgt_tensor *weight,
+static wgt_status bce_unrecorded(const wgt_tensor *input, const wgt_tensor *target, const wgt_tensor *weight,
                                     wgt_reduction reduction, wgt_tensor **out)
 {
     return pw_impl("binary_cross_entropy", WGT_CPU_LOSS_BCE, input, target, weight, NULL, 0, reduction, out);
 }
 
-wgt_status wgt_binary_cross_entropy_with_logits(const wgt_tensor *input, const wgt_tensor *target,
+wgt_status wgt_binary_cross_entropy(const wgt_tensor *input, const wgt_tensor *target, const wgt_tensor *weight,
+                                    wgt_reduction reduction, wgt_tensor **out)
+{
+    const wgt_tensor *in[3] = {input, target, weight};
+    op_grad_loss p = {reduction, 0, 0, 0};
+    return op_record(bce_unrecorded(input, target, weight, reduction, out), OP_GRAD_BCE, in, 3, &p, sizeof p, out);
+}
+
+
+static wgt_status bce_logits_unrecorded(const wgt_tensor *input, const wgt_tensor *target,
                                                 const wgt_tensor *weight, const wgt_tensor *pos_weight,
                                                 wgt_reduction reduction, wgt_tensor **out)
 {
@@ -523,8 +579,29 @@ wgt_status wgt_binary_cross_entropy_with_logits(const wgt_tensor *input, const w
                    reduction, out);
 }
 
-wgt_status wgt_kl_div(const wgt_tensor *input, const wgt_tensor *target, wgt_reduction reduction, int log_target,
+wgt_status wgt_binary_cross_entropy_with_logits(const wgt_tensor *input, const wgt_tensor *target,
+                                                const wgt_tensor *weight, const wgt_tensor *pos_weight,
+                                                wgt_reduction reduction, wgt_tensor **out)
+{
+    const wgt_tensor *in[4] = {input, target, weight, pos_weight};
+    op_grad_loss p = {reduction, 0, 0, 0};
+    return op_record(bce_logits_unrecorded(input, target, weight, pos_weight, reduction, out), OP_GRAD_BCE_LOGITS, in,
+                     4, &p, sizeof p, out);
+}
+
+
+static wgt_status kl_div_unrecorded(const wgt_tensor *input, const wgt_tensor *target, wgt_reduction reduction, int log_target,
                       wgt_tensor **out)
 {
     return pw_impl("kl_div", WGT_CPU_LOSS_KL_DIV, input, target, NULL, NULL, log_target ? 1 : 0, reduction, out);
 }
+
+wgt_status wgt_kl_div(const wgt_tensor *input, const wgt_tensor *target, wgt_reduction reduction, int log_target,
+                      wgt_tensor **out)
+{
+    const wgt_tensor *in[2] = {input, target};
+    op_grad_loss p = {reduction, 0, 0, log_target};
+    return op_record(kl_div_unrecorded(input, target, reduction, log_target, out), OP_GRAD_KL_DIV, in, 2, &p, sizeof p,
+                     out);
+}
+

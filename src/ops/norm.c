@@ -6,6 +6,7 @@
 
 #include "ops/api.h"
 #include "ops/ops.h"
+#include "tensor/record.h"
 
 enum { NORM_SOFTMAX, NORM_LOG_SOFTMAX, NORM_LAYER, NORM_RMS, NORM_GIVEN };
 
@@ -22,15 +23,6 @@ typedef struct norm_aux {
     const wgt_tensor *w, *b, *mean, *var;
     uint32_t wmod, wmul, wdiv;
 } norm_aux;
-
-static uint32_t norm_sg(wgt_context *ctx)
-{
-    const wgt_limits *lim = &ctx->info.limits;
-    if (ctx->info.has_subgroups && lim->subgroup_min_size == lim->subgroup_max_size && lim->subgroup_min_size >= 2 &&
-        lim->subgroup_min_size <= 64 && !(lim->subgroup_min_size & (lim->subgroup_min_size - 1)))
-        return lim->subgroup_min_size;
-    return 1;
-}
 
 /* What the norm prelude depends on: the pipeline cache's key (no padding bytes). */
 typedef struct norm_key {
@@ -70,7 +62,7 @@ static wgt_status norm_kernel(wgt_context *ctx, wgt_dtype xdt, wgt_dtype odt, wg
     norm_key key;
     memset(&key, 0, sizeof key);
     key.xdt = (uint8_t)xdt, key.odt = (uint8_t)odt;
-    key.sg = norm_sg(ctx);
+    key.sg = op_shuffle_subgroup(ctx);
     key.wg = op_workgroup_size(ctx);
     if (key.sg > key.wg) key.sg = 1;
     return wgt_gpu_kernel_keyed(ctx, "norm", &key, sizeof key, norm_prelude, &key, "main", NULL, 0, k);
@@ -236,8 +228,22 @@ static wgt_status softmax_impl(const wgt_tensor *x, int dim, int log, wgt_tensor
     return op_finish(st, y, out);
 }
 
-wgt_status wgt_softmax(const wgt_tensor *x, int dim, wgt_tensor **out) { return softmax_impl(x, dim, 0, out); }
-wgt_status wgt_log_softmax(const wgt_tensor *x, int dim, wgt_tensor **out) { return softmax_impl(x, dim, 1, out); }
+static wgt_status softmax_unrecorded(const wgt_tensor *x, int dim, wgt_tensor **out) { return softmax_impl(x, dim, 0, out); }
+
+wgt_status wgt_softmax(const wgt_tensor *x, int dim, wgt_tensor **out)
+{
+    int d = x && dim < 0 ? dim + x->l.ndim : dim; /* the rule reads a normalised dim */
+    return op_record(softmax_unrecorded(x, dim, out), OP_GRAD_SOFTMAX, &x, 1, &d, sizeof d, out);
+}
+
+static wgt_status log_softmax_unrecorded(const wgt_tensor *x, int dim, wgt_tensor **out) { return softmax_impl(x, dim, 1, out); }
+
+wgt_status wgt_log_softmax(const wgt_tensor *x, int dim, wgt_tensor **out)
+{
+    int d = x && dim < 0 ? dim + x->l.ndim : dim;
+    return op_record(log_softmax_unrecorded(x, dim, out), OP_GRAD_LOG_SOFTMAX, &x, 1, &d, sizeof d, out);
+}
+
 
 /* ---- layer_norm, rms_norm ------------------------------------------------------------------- */
 
@@ -308,16 +314,34 @@ static wgt_status ln_impl(const char *name, int rms, const wgt_tensor *x, int no
     return op_finish(st, y, out);
 }
 
-wgt_status wgt_layer_norm(const wgt_tensor *x, int norm_ndim, const wgt_tensor *weight, const wgt_tensor *bias,
+static wgt_status layer_norm_unrecorded(const wgt_tensor *x, int norm_ndim, const wgt_tensor *weight, const wgt_tensor *bias,
                           double eps, wgt_tensor **out)
 {
     return ln_impl("layer_norm", 0, x, norm_ndim, weight, bias, eps, out);
 }
 
-wgt_status wgt_rms_norm(const wgt_tensor *x, int norm_ndim, const wgt_tensor *weight, double eps, wgt_tensor **out)
+wgt_status wgt_layer_norm(const wgt_tensor *x, int norm_ndim, const wgt_tensor *weight, const wgt_tensor *bias,
+                          double eps, wgt_tensor **out)
+{
+    const wgt_tensor *in[3] = {x, weight, bias};
+    op_grad_norm p = {norm_ndim, eps};
+    return op_record(layer_norm_unrecorded(x, norm_ndim, weight, bias, eps, out), OP_GRAD_LAYER_NORM, in, 3, &p,
+                     sizeof p, out);
+}
+
+
+static wgt_status rms_norm_unrecorded(const wgt_tensor *x, int norm_ndim, const wgt_tensor *weight, double eps, wgt_tensor **out)
 {
     return ln_impl("rms_norm", 1, x, norm_ndim, weight, NULL, eps, out);
 }
+
+wgt_status wgt_rms_norm(const wgt_tensor *x, int norm_ndim, const wgt_tensor *weight, double eps, wgt_tensor **out)
+{
+    const wgt_tensor *in[2] = {x, weight};
+    op_grad_norm p = {norm_ndim, eps};
+    return op_record(rms_norm_unrecorded(x, norm_ndim, weight, eps, out), OP_GRAD_RMS_NORM, in, 2, &p, sizeof p, out);
+}
+
 
 /* ---- group_norm, batch_norm ------------------------------------------------------------------ */
 

@@ -8,6 +8,7 @@
 
 #include "ops/api.h"
 #include "ops/ops.h"
+#include "tensor/record.h"
 
 typedef struct rope_params {
     uint32_t n, D, rot, interleaved, off_x, off_p;
@@ -136,7 +137,7 @@ static wgt_status emb_ref(void *arg, const wgt_cpu_tensor *in, const wgt_cpu_ten
     return wgt_cpu_embedding(&in[0], &in[1], &out[0]);
 }
 
-wgt_status wgt_embedding(const wgt_tensor *weight, const wgt_tensor *ids, wgt_dtype out_dtype, wgt_tensor **out)
+static wgt_status embedding_unrecorded(const wgt_tensor *weight, const wgt_tensor *ids, wgt_dtype out_dtype, wgt_tensor **out)
 {
     OP_BEGIN(weight, out);
     const wgt_tensor *ins[2] = {weight, ids};
@@ -203,3 +204,10 @@ wgt_status wgt_embedding(const wgt_tensor *weight, const wgt_tensor *ids, wgt_dt
 done:
     return op_finish(st, y, out);
 }
+
+wgt_status wgt_embedding(const wgt_tensor *weight, const wgt_tensor *ids, wgt_dtype out_dtype, wgt_tensor **out)
+{
+    const wgt_tensor *in[2] = {weight, ids};
+    return op_record(embedding_unrecorded(weight, ids, out_dtype, out), OP_GRAD_EMBEDDING, in, 2, NULL, 0, out);
+}
+

@@ -177,6 +177,55 @@ static wgt_status f_addmm(const gc_case *c, wgt_tensor *const *x, wgt_tensor **o
     return wgt_addmm(x[0], x[1], x[2], c->darg[0], c->darg[1], out);
 }
 
+static wgt_status f_softmax(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+{
+    return c->iarg[1] ? wgt_log_softmax(x[0], c->iarg[0], out) : wgt_softmax(x[0], c->iarg[0], out);
+}
+
+static wgt_status f_norm(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+{
+    if (c->iarg[0]) return wgt_rms_norm(x[0], c->iarg[1], c->n_in > 1 ? x[1] : NULL, 1e-5, out);
+    return wgt_layer_norm(x[0], c->iarg[1], c->n_in > 1 ? x[1] : NULL, c->n_in > 2 ? x[2] : NULL, 1e-5, out);
+}
+
+static wgt_status f_embedding(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+{
+    (void)c;
+    return wgt_embedding(x[0], x[1], WGT_F32, out);
+}
+
+static wgt_status f_index(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+{
+    if (c->iarg[0] == 0) return wgt_index_select(x[0], c->iarg[1], x[1], out);
+    if (c->iarg[0] == 1) return wgt_gather(x[0], c->iarg[1], x[1], out);
+    return wgt_masked_fill(x[0], x[1], 0.5, out);
+}
+
+/* iarg: reduction, ignore_index (-100: none hit), nll; darg[0]: label smoothing; a third input is
+ * the class weight */
+static wgt_status f_ce(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+{
+    const wgt_tensor *w = c->n_in > 2 ? x[2] : NULL;
+    if (c->iarg[2]) return wgt_nll_loss(x[0], x[1], w, c->iarg[1], (wgt_reduction)c->iarg[0], out);
+    return wgt_cross_entropy(x[0], x[1], w, c->iarg[1], c->darg[0], (wgt_reduction)c->iarg[0], out);
+}
+
+/* iarg[0]: 0 mse, 1 l1, 2 smooth_l1 (beta darg[0]), 3 bce, 4 bce_with_logits, 5 kl_div (log_target
+ * iarg[2]); iarg[1]: reduction */
+static wgt_status f_pointwise(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+{
+    wgt_reduction r = (wgt_reduction)c->iarg[1];
+    switch (c->iarg[0]) {
+    case 0: return wgt_mse_loss(x[0], x[1], r, out);
+    case 1: return wgt_l1_loss(x[0], x[1], r, out);
+    case 2: return wgt_smooth_l1_loss(x[0], x[1], r, c->darg[0], out);
+    case 3: return wgt_binary_cross_entropy(x[0], x[1], c->n_in > 2 ? x[2] : NULL, r, out);
+    case 4: return wgt_binary_cross_entropy_with_logits(x[0], x[1], c->n_in > 2 ? x[2] : NULL,
+                                                        c->n_in > 3 ? x[3] : NULL, r, out);
+    default: return wgt_kl_div(x[0], x[1], r, c->iarg[2], out);
+    }
+}
+
 /* ---- the cases ------------------------------------------------------------------------------- */
 
 #define S1(a) 1, {a}
@@ -234,6 +283,40 @@ static const gc_case cases[] = {
     {"linear no bias 1-D", f_linear, 2, {D(S1(4), -1, 1), D(S2(3, 4), -1, 1)}, {0}, {0, 0}, 1, 0},
     {"addmm", f_addmm, 3, {D(S1(3), -1, 1), D(S2(2, 4), -1, 1), D(S2(4, 3), -1, 1)}, {2}, {0.5, 2}, 1, 0},
     {"baddbmm", f_addmm, 3, {D(S3(2, 2, 3), -1, 1), D(S3(2, 2, 4), -1, 1), D(S3(2, 4, 3), -1, 1)}, {3}, {1, -1}, 1, 0},
+    /* softmax and normalisation */
+    {"softmax", f_softmax, 1, {D(S3(2, 3, 4), -2, 2)}, {1, 0}, {0, 0}, 1, 0},
+    {"log_softmax", f_softmax, 1, {D(S2(3, 5), -2, 2)}, {-1, 1}, {0, 0}, 1, 0},
+    {"layer_norm", f_norm, 3, {D(S3(2, 3, 4), -2, 2), D(S1(4), 0.5, 1.5), D(S1(4), -1, 1)}, {0, 1}, {0, 0}, 1, 0},
+    {"layer_norm 2 dims no affine", f_norm, 1, {D(S3(2, 3, 4), -2, 2)}, {0, 2}, {0, 0}, 1, 0},
+    {"rms_norm", f_norm, 2, {D(S3(2, 3, 4), -2, 2), D(S1(4), 0.5, 1.5)}, {1, 1}, {0, 0}, 1, 0},
+    /* indexing (indices repeat: their gradients add) */
+    {"embedding", f_embedding, 2, {D(S2(5, 3), -1, 1), {GC_INDEX, S2(2, 4), 0, 5, 0, 0}}, {0}, {0, 0}, 1, 0},
+    {"index_select", f_index, 2, {D(S2(4, 3), -1, 1), {GC_INDEX, S1(6), 0, 3, 0, 0}}, {0, 1}, {0, 0}, 1, 0},
+    {"gather", f_index, 2, {D(S2(3, 4), -1, 1), {GC_INDEX, S2(3, 6), 0, 4, 0, 0}}, {1, 1}, {0, 0}, 1, 0},
+    {"masked_fill", f_index, 2, {D(S2(3, 4), -1, 1), {GC_MASK, S1(4), 0, 1, 0, 0}}, {2}, {0, 0}, 1, 0},
+    /* losses: class dims [N, C, d], ignore_index hit, weights, label smoothing */
+    {"cross_entropy", f_ce, 2, {D(S2(4, 5), -2, 2), {GC_INDEX, S1(4), 0, 5, 0, 0}}, {WGT_REDUCTION_MEAN, -100, 0}, {0, 0}, 1, 0},
+    {"cross_entropy [N,C,d] ignore weight smoothing", f_ce, 3,
+     {D(S3(3, 4, 2), -2, 2), {GC_INDEX, S2(3, 2), 0, 4, 0, 0}, {GC_CONST, S1(4), 0.5, 2, 0, 0}},
+     {WGT_REDUCTION_MEAN, 1, 0}, {0.2, 0}, 1, 0},
+    {"cross_entropy none smoothing", f_ce, 2, {D(S2(4, 5), -2, 2), {GC_INDEX, S1(4), 0, 5, 0, 0}},
+     {WGT_REDUCTION_NONE, 2, 0}, {0.1, 0}, 1, 0},
+    {"cross_entropy probabilities", f_ce, 2, {D(S2(3, 4), -2, 2), {GC_CONST, S2(3, 4), 0, 1, 0, 0}},
+     {WGT_REDUCTION_MEAN, -100, 0}, {0.1, 0}, 1, 0},
+    {"nll_loss", f_ce, 3, {D(S2(4, 5), -2, 0), {GC_INDEX, S1(4), 0, 5, 0, 0}, {GC_CONST, S1(5), 0.5, 2, 0, 0}},
+     {WGT_REDUCTION_SUM, 3, 1}, {0, 0}, 1, 0},
+    {"mse_loss", f_pointwise, 2, {D(S2(3, 4), -2, 2), D(S1(4), -2, 2)}, {0, WGT_REDUCTION_MEAN}, {0, 0}, 1, 0},
+    {"l1_loss", f_pointwise, 2, {{GC_DIFF, S2(3, 4), -2, 2, 0.25, 0}, {GC_DIFF, S2(3, 4), -2, 2, 0.25, 0.125}},
+     {1, WGT_REDUCTION_SUM}, {0, 0}, 1, 0},
+    {"smooth_l1_loss", f_pointwise, 2, {{GC_DIFF, S2(3, 4), -2, 2, 0.25, 0}, {GC_DIFF, S2(3, 4), -2, 2, 0.25, 0.125}},
+     {2, WGT_REDUCTION_NONE}, {0.5, 0}, 1, 0},
+    {"binary_cross_entropy", f_pointwise, 3,
+     {D(S2(3, 4), 0.1, 0.9), D(S2(3, 4), 0, 1), {GC_CONST, S1(4), 0.5, 2, 0, 0}}, {3, WGT_REDUCTION_MEAN}, {0, 0}, 1, 0},
+    {"binary_cross_entropy_with_logits", f_pointwise, 4,
+     {D(S2(3, 4), -2, 2), D(S2(3, 4), 0, 1), {GC_CONST, S2(3, 4), 0.5, 2, 0, 0}, {GC_CONST, S1(4), 0.5, 3, 0, 0}},
+     {4, WGT_REDUCTION_SUM}, {0, 0}, 1, 0},
+    {"kl_div", f_pointwise, 2, {D(S2(3, 4), -2, 0), D(S2(3, 4), 0.1, 1)}, {5, WGT_REDUCTION_BATCHMEAN, 0}, {0, 0}, 1, 0},
+    {"kl_div log_target", f_pointwise, 2, {D(S2(3, 4), -2, 0), D(S2(3, 4), -2, 0)}, {5, WGT_REDUCTION_MEAN, 1}, {0, 0}, 1, 0},
 };
 
 #define N_CASES ((int)(sizeof cases / sizeof cases[0]))
