@@ -8,7 +8,9 @@
  *  - gradients: max |g - ref| <= 1e-4 max |ref| per tensor (relative to the tensor's scale:
  *    entries near zero, like embedding rows of absent tokens, have no meaningful relative error);
  *  - step losses: 2e-3 relative (12 steps of Adam amplify the f32 differences of each gradient,
- *    mostly through 1/sqrt(v) on tiny second moments). */
+ *    mostly through 1/sqrt(v) on tiny second moments).
+ * The forward and backward run twice: with the fused ops that have backward rules, and with every
+ * op composed of primitives (train_ops.c, WGT_TRAIN_COMPOSED=1). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -221,7 +223,13 @@ int main(void)
         if (!text) continue;
         cJSON *fx = cJSON_Parse(text);
         free(text);
+        /* the fused ops where they record a backward node (the default), then every op through its
+         * composition of primitives (WGT_TRAIN_COMPOSED=1): both against torch */
         check_forward_backward(ctx, archs[a], dir, fx);
+        setenv("WGT_TRAIN_COMPOSED", "1", 1);
+        printf("%s: composed ops:\n", archs[a]);
+        check_forward_backward(ctx, archs[a], dir, fx);
+        unsetenv("WGT_TRAIN_COMPOSED");
         check_run(ctx, archs[a], dir, fx, "adamw");
         check_run(ctx, archs[a], dir, fx, "adamw_clip_cos");
         cJSON_Delete(fx);
