@@ -5,13 +5,15 @@
 #include <string.h>
 
 #include "commands.h"
+#include "grad/gradcheck.h"
 #include "harness/harness.h"
 #include "wgt.h"
 
 static void usage(FILE *f)
 {
     fprintf(f, "usage: wgt ops [--markdown]\n"
-               "       wgt ops --check [--big] [--dtype D]... [-v] [OP...]\n\n"
+               "       wgt ops --check [--big] [--dtype D]... [-v] [OP...]\n"
+               "       wgt ops --check --grad [-v] [NAME...]\n\n"
                "Without --check: one row per op with the dtypes it accepts and, for each, whether the\n"
                "current adapter runs it with a GPU kernel (gpu), for some of its variants only (part),\n"
                "or on the CPU reference (ref); '-' marks a dtype the op does not take. Found by calling\n"
@@ -21,7 +23,12 @@ static void usage(FILE *f)
                "on contiguous, strided, broadcast, empty, 0-D, odd-sized and NaN/inf inputs, with sentinel\n"
                "bytes past the outputs. One line per op and case: PASS, FAIL (the first mismatch), KNOWN\n"
                "(a difference the table lists, with why) or SKIP (why). --big adds the tensors larger than\n"
-               "one storage binding (slow). Exits 1 on any FAIL.\n"
+               "one storage binding (slow). Exits 1 on any FAIL.\n\n"
+               "--check --grad runs the gradient checks of every backward rule (or of the cases whose\n"
+               "names contain a NAME): the CPU reference's backward against central finite differences\n"
+               "of its forward, this adapter's backward against the reference's, and f16/bf16 inputs\n"
+               "against f32 (testkit/grad/gradcheck.h states the tolerances). Failures name the case,\n"
+               "the input and the worst element; -v prints every check. Ends with N passed, N failed.\n"
                "The adapter comes from the environment: WGT_BACKEND, WGT_ADAPTER, WGT_LIMITS=default, ...\n");
 }
 
@@ -140,9 +147,30 @@ static int check(wgt_context *dev, int n_names, char **names, uint32_t dtypes, i
     return t.fail ? 1 : 0;
 }
 
+static int grad_check(wgt_context *dev, int n_names, char **names, int verbose)
+{
+    wgt_context *ref;
+    wgt_context_options ro = {0};
+    ro.backend = WGT_BACKEND_CPU;
+    if (wgt_context_create(&ro, &ref)) {
+        fprintf(stderr, "wgt ops: the CPU reference context: %s\n", wgt_errmsg());
+        return 1;
+    }
+    gc_totals t = {0};
+    gc_run(dev, ref, (const char *const *)names, n_names, verbose, stdout, &t);
+    wgt_context_free(ref);
+    if (!t.cases) {
+        fprintf(stderr, "wgt ops: no gradient case matches (%d cases; names are substrings of theirs)\n",
+                gc_case_count());
+        return 2;
+    }
+    printf("\n%d gradient cases: %d passed, %d failed\n", t.cases, t.passed, t.failed);
+    return t.failed ? 1 : 0;
+}
+
 int cmd_ops(int argc, char **argv)
 {
-    int markdown = 0, do_check = 0, big = 0, verbose = 0, n_names = 0;
+    int markdown = 0, do_check = 0, do_grad = 0, big = 0, verbose = 0, n_names = 0;
     uint32_t dtypes = 0;
     char **names = calloc((size_t)argc + 1, sizeof *names);
     if (!names) return 1;
@@ -154,6 +182,7 @@ int cmd_ops(int argc, char **argv)
             return 0;
         } else if (!strcmp(a, "--markdown")) markdown = 1;
         else if (!strcmp(a, "--check")) do_check = 1;
+        else if (!strcmp(a, "--grad")) do_grad = 1;
         else if (!strcmp(a, "--big")) big = 1;
         else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) verbose = 1;
         else if (!strcmp(a, "--dtype") && i + 1 < argc) {
@@ -177,7 +206,12 @@ int cmd_ops(int argc, char **argv)
     }
     int n;
     const hx_op *ops = hx_ops(&n);
-    for (int k = 0; k < n_names; k++) {
+    if (do_grad && !do_check) {
+        fprintf(stderr, "wgt ops: --grad goes with --check\n");
+        free(names);
+        return 2;
+    }
+    for (int k = 0; k < n_names && !do_grad; k++) { /* gradient case names are matched by gc_run */
         int found = 0;
         for (int i = 0; i < n && !found; i++) found = !strcmp(names[k], ops[i].name) || !strcmp(names[k], ops[i].family);
         if (!found) {
@@ -197,7 +231,9 @@ int cmd_ops(int argc, char **argv)
         free(names);
         return 1;
     }
-    int rc = do_check ? check(dev, n_names, names, dtypes, big, verbose) : table(dev, markdown);
+    int rc = do_grad    ? grad_check(dev, n_names, names, verbose)
+             : do_check ? check(dev, n_names, names, dtypes, big, verbose)
+                        : table(dev, markdown);
     wgt_context_free(dev);
     free(names);
     return rc;
