@@ -272,8 +272,12 @@ static void test_large(wgt_context *ctx)
     const int64_t rows = 131072, cols = 1024, row_bytes = 1088;
     if ((uint64_t)(rows * row_bytes) <= info.limits.max_storage_buffer_binding_size ||
         (uint64_t)(rows * row_bytes) > info.limits.max_buffer_size) {
-        printf("large weight case skipped: the binding limit is %llu bytes\n",
-               (unsigned long long)info.limits.max_storage_buffer_binding_size);
+        /* a legitimate partial skip (the adapter's limits decide it), reported so that a run
+         * that never exercised the split says so: tests/run.sh shows the line under PASS */
+        printf("SKIP: the weight larger than one binding: this adapter binds %llu bytes (up to %llu in a buffer), "
+               "so 142.6 MB is not split here\n",
+               (unsigned long long)info.limits.max_storage_buffer_binding_size,
+               (unsigned long long)info.limits.max_buffer_size);
         return;
     }
     uint8_t *blocks = malloc((size_t)(rows * row_bytes));
