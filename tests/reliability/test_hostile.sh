@@ -147,6 +147,7 @@ printf '{%% for x in %%}' >"$b/template-broken.jinja"
 printf '{{ messages[99999999999].content }}' >"$b/template-index.jinja"
 printf '[{"role": "user"}]' >"$b/messages-nocontent.json"
 printf 'junk' >"$b/messages-junk.json"
+for i in $(seq 200); do printf 'in the beginning was the word and the word was hello world %d\n' "$i"; done >"$b/text.txt"
 mkdir -p "$b/onnx-junk/test_data_set_0"
 cp "$b/junk" "$b/onnx-junk/model.onnx"
 cp "$b/junk" "$b/onnx-junk/test_data_set_0/input_0.pb"
@@ -297,6 +298,29 @@ t ok '' WGT_THREADS=abc -- convert "$q" "$tmp/o5.gguf"
 t ok '' WGT_THREADS=-3 -- convert "$q" "$tmp/o6.gguf"
 leftovers=$(find "$tmp" -name '.*.wgt-*' -o -name 'o-*.gguf' -o -name 'o[1-4].gguf' | wc -l)
 [ "$leftovers" = 0 ] && echo "ok   no file left by the failed conversions" || { fails=$((fails + 1)); echo "FAIL: $leftovers files left by failed conversions"; }
+
+# --- train (fails before any step: every case has one thing wrong) -------------------------------
+trn() { t fail "$1" -- train --from "$q" --data "$b/text.txt" --steps 2 --batch 1 --seq 8 --out "$tmp/train-out" "${@:2}"; }
+t fail 'usage|--from|--config' -- train
+t fail 'usage|--out|out' -- train --from "$q" --data "$b/text.txt" --steps 2 --batch 1 --seq 8
+trn 'steps' --steps abc
+trn 'steps' --steps -2
+trn 'batch' --batch 0
+trn 'seq' --seq -1
+trn '--lr' --lr nan
+trn 'optimizer|bogus' --optimizer bogus
+trn 'schedule|bogus' --schedule bogus
+trn 'betas' --betas 2,3
+trn 'clip' --clip-norm -1
+trn 'dtype|f64' --dtype f64
+trn 'nope' --data "$tmp/nope.txt"
+trn 'emptydir|directory' --data "$b/emptydir"
+trn "$b/empty|empty|no tokens|short" --data "$b/empty"
+t fail "junk|json" -- train --from "$q" --data-ids "$b/junk" --steps 2 --batch 1 --seq 8 --out "$tmp/train-out"
+t fail "$b/junk" -- train --from "$b/junk" --data "$b/text.txt" --steps 2 --batch 1 --seq 8 --out "$tmp/train-out"
+t fail "cfg-heads0|num_attention_heads" -- train --config "$b/cfg-heads0/config.json" --tokenizer "$tj" --data "$b/text.txt" --steps 2 --batch 1 --seq 8 --out "$tmp/train-out"
+trn 'resume|checkpoint|emptydir' --resume "$b/emptydir"
+t fail 'out|/dev/null|directory|regular' -- train --from "$q" --data "$b/text.txt" --steps 2 --batch 1 --seq 8 --out /dev/null
 
 # --- ops / onnx-test ------------------------------------------------------------------------------
 t fail 'usage|option|--bogus' -- ops --bogus
