@@ -131,5 +131,8 @@ wgt_status ag_grad_bce_logits(ag_call *c);
 wgt_status ag_grad_kl_div(ag_call *c);
 wgt_status ag_grad_rope(ag_call *c);
 wgt_status ag_grad_sdpa(ag_call *c);
+wgt_status ag_grad_conv(ag_call *c);
+wgt_status ag_grad_max_pool(ag_call *c);
+wgt_status ag_grad_avg_pool(ag_call *c);
 
 #endif

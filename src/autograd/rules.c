@@ -25,6 +25,10 @@ static const ag_rule rules[] = {
     {"matmul", OP_GRAD_MATMUL, ag_grad_matmul, IN(0) | IN(1), NULL},
     {"linear", OP_GRAD_LINEAR, ag_grad_linear, IN(0) | IN(1), NULL},
     {"addmm", OP_GRAD_ADDMM, ag_grad_addmm, IN(1) | IN(2), NULL},
+    /* convolutions and pooling */
+    {"conv", OP_GRAD_CONV, ag_grad_conv, IN(0) | IN(1), NULL},
+    {"max_pool", OP_GRAD_MAX_POOL, ag_grad_max_pool, IN(1), NULL},
+    {"avg_pool", OP_GRAD_AVG_POOL, ag_grad_avg_pool, 0, NULL},
     /* softmax and normalisation (statistics recomputed from the saved input) */
     {"softmax", OP_GRAD_SOFTMAX, ag_grad_softmax, AG_SAVE_OUT, NULL},
     {"log_softmax", OP_GRAD_LOG_SOFTMAX, ag_grad_log_softmax, AG_SAVE_OUT, NULL},

@@ -10,6 +10,7 @@
 
 #include "ops/api.h"
 #include "ops/ops.h"
+#include "tensor/record.h"
 
 typedef struct conv_params {
     uint32_t isz[4], osz[4], ksz[4], str[4], dil[4];
@@ -221,8 +222,10 @@ static wgt_status bias_only(wgt_context *ctx, const wgt_tensor *b, wgt_tensor *y
     return st;
 }
 
+/* rec: the resolved geometry, for the backward (src/autograd/grad_conv.c) */
 static wgt_status conv_impl(const char *op, int transposed, const wgt_tensor *x, const wgt_tensor *w,
-                            const wgt_tensor *bias, const wgt_conv_params *params, wgt_tensor **out)
+                            const wgt_tensor *bias, const wgt_conv_params *params, op_grad_conv *rec,
+                            wgt_tensor **out)
 {
     OP_BEGIN(x, out);
     if (!w) return op_fail(ctx, WGT_ERR_INVALID_ARGUMENT, "%s: weight is NULL", op);
@@ -280,6 +283,8 @@ static wgt_status conv_impl(const char *op, int transposed, const wgt_tensor *x,
         return op_fail(ctx, st, "%s", msg);
     }
     for (int d = 0; d < nsp; d++) s[d] = p.stride[d] ? p.stride[d] : 1, dl[d] = p.dilation[d] ? p.dilation[d] : 1;
+    rec->transposed = transposed, rec->groups = (int)G;
+    for (int d = 0; d < nsp; d++) rec->stride[d] = s[d], rec->dilation[d] = dl[d], rec->pad_begin[d] = pb[d];
     int64_t shape[5] = {x->l.shape[0], Cout};
     for (int d = 0; d < nsp; d++) shape[2 + d] = O[d];
     wgt_tensor *y;
@@ -310,13 +315,19 @@ static wgt_status conv_impl(const char *op, int transposed, const wgt_tensor *x,
 wgt_status wgt_conv(const wgt_tensor *x, const wgt_tensor *weight, const wgt_tensor *bias,
                     const wgt_conv_params *params, wgt_tensor **out)
 {
-    return conv_impl("conv", 0, x, weight, bias, params, out);
+    op_grad_conv rec = {0};
+    const wgt_tensor *in[3] = {x, weight, bias};
+    return op_record(conv_impl("conv", 0, x, weight, bias, params, &rec, out), OP_GRAD_CONV, in, 3, &rec, sizeof rec,
+                     out);
 }
 
 wgt_status wgt_conv_transpose(const wgt_tensor *x, const wgt_tensor *weight, const wgt_tensor *bias,
                               const wgt_conv_params *params, wgt_tensor **out)
 {
-    return conv_impl("conv_transpose", 1, x, weight, bias, params, out);
+    op_grad_conv rec = {0};
+    const wgt_tensor *in[3] = {x, weight, bias};
+    return op_record(conv_impl("conv_transpose", 1, x, weight, bias, params, &rec, out), OP_GRAD_CONV, in, 3, &rec,
+                     sizeof rec, out);
 }
 
 wgt_status wgt_conv_output_shape(const wgt_conv_params *params, int transposed, int nsp, const int64_t *S,

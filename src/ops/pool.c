@@ -8,6 +8,7 @@
 
 #include "cpu/pool.h"
 #include "ops/ops.h"
+#include "tensor/record.h"
 
 typedef struct pool_params {
     uint32_t n, out_w0, idx0, off_x, kind, H, W, OH, OW, sxh, sxw, kh, kw, sh, sw, ph, pw, dh, dw, cip, divisor;
@@ -52,24 +53,6 @@ static wgt_status pool_kernel(wgt_context *ctx, wgt_dtype dt, int with_idx, wgt_
     return st;
 }
 
-/* The batch dims of a chunk merged where one stride walks them (size-1 dims dropped): *simple is 1
- * with *stride the step between planes when they reduce to one dim (the kernel then skips
- * layout_index). */
-static void plane_stride(const wgt_layout *lead, uint32_t *simple, uint32_t *stride)
-{
-    int64_t sh[WGT_MAX_DIMS], st[WGT_MAX_DIMS];
-    int m = 0;
-    for (int d = 0; d < lead->ndim; d++) {
-        if (lead->shape[d] == 1) continue;
-        if (m > 0 && st[m - 1] == lead->strides[d] * lead->shape[d]) {
-            sh[m - 1] *= lead->shape[d];
-            st[m - 1] = lead->strides[d];
-        } else sh[m] = lead->shape[d], st[m++] = lead->strides[d];
-    }
-    *simple = m <= 1 && (m == 0 || st[0] <= UINT32_MAX);
-    *stride = m == 1 && *simple ? (uint32_t)st[0] : 0;
-}
-
 /* y [..., *O] (and idx, i32, y's shape) from x [..., *S]; g resolved (1-D: index 0 is 1/1/0/1). */
 static wgt_status pool_gpu(wgt_context *ctx, const wgt_cpu_pool_geom *g, const wgt_tensor *x, wgt_tensor *y,
                            wgt_tensor *idx)
@@ -111,7 +94,7 @@ static wgt_status pool_gpu(wgt_context *ctx, const wgt_cpu_pool_geom *g, const w
         p.off_x = (uint32_t)(c.offset - base);
         c.ndim = nl;
         if ((st = op_layout_params_fill(ctx, &c, &p.lead))) return st;
-        plane_stride(&c, &p.simple, &p.plane_stride);
+        op_plane_stride(&c, &p.simple, &p.plane_stride);
         int64_t e0 = r0 * per_row, e1 = r1 * per_row;
         p.n = (uint32_t)(e1 - e0);
         if ((st = op_bind(y, e0, e1 - 1, &b[1], &base))) return st;
@@ -247,23 +230,68 @@ static wgt_status need_params(const wgt_tensor *x, const char *name, const void 
              : wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: NULL argument", name);
 }
 
+/* The max pools' backward sends each gradient to its output's argmax, so while autograd records
+ * the indices are computed even when the caller does not want them. */
+static wgt_status max_pool_run(const char *name, wgt_cpu_pool_kind kind, const wgt_tensor *x, int spatial,
+                               const wgt_pool_params *pp, const int64_t *osize, wgt_tensor **out,
+                               wgt_tensor **indices)
+{
+    if (indices) *indices = NULL;
+    int rec = x && x->ag && op_grad_mode();
+    wgt_tensor *idx = NULL;
+    wgt_status st = pool_run(name, kind, x, spatial, pp, osize, out, indices || rec ? &idx : NULL);
+    if (!st && rec) {
+        op_grad_pool gp = {0};
+        gp.spatial = spatial;
+        const wgt_tensor *in[2] = {x, idx};
+        st = op_record(st, OP_GRAD_MAX_POOL, in, 2, &gp, sizeof gp, out);
+    }
+    if (!st && indices) *indices = idx;
+    else wgt_tensor_free(idx);
+    return st;
+}
+
+/* The average pools' windows, for their backward. */
+static wgt_status avg_pool_record(wgt_status st, const wgt_tensor *x, int spatial, const wgt_pool_params *pp,
+                                  const int64_t *osize, wgt_tensor **out)
+{
+    op_grad_pool gp = {0};
+    gp.spatial = spatial, gp.adaptive = osize != NULL;
+    for (int i = 0; i < spatial && !st && (spatial == 1 || spatial == 2); i++) {
+        if (osize) {
+            gp.output_size[i] = osize[i];
+            continue;
+        }
+        gp.kernel[i] = pp->kernel[i], gp.stride[i] = pp->stride[i] ? pp->stride[i] : pp->kernel[i];
+        gp.padding[i] = pp->padding[i];
+    }
+    if (pp) gp.count_include_pad = pp->count_include_pad != 0, gp.divisor_override = pp->divisor_override;
+    const wgt_tensor *in[1] = {x};
+    return op_record(st, OP_GRAD_AVG_POOL, in, 1, &gp, sizeof gp, out);
+}
+
 wgt_status wgt_max_pool(const wgt_tensor *x, int spatial, const wgt_pool_params *p, wgt_tensor **out,
                         wgt_tensor **indices)
 {
     wgt_status st = need_params(x, "max_pool", p);
-    return st ? st : pool_run("max_pool", WGT_CPU_POOL_MAX, x, spatial, p, NULL, out, indices);
+    return st ? st : max_pool_run("max_pool", WGT_CPU_POOL_MAX, x, spatial, p, NULL, out, indices);
 }
 
 wgt_status wgt_avg_pool(const wgt_tensor *x, int spatial, const wgt_pool_params *p, wgt_tensor **out)
 {
     wgt_status st = need_params(x, "avg_pool", p);
-    return st ? st : pool_run("avg_pool", WGT_CPU_POOL_AVG, x, spatial, p, NULL, out, NULL);
+    if (st) return st;
+    return avg_pool_record(pool_run("avg_pool", WGT_CPU_POOL_AVG, x, spatial, p, NULL, out, NULL), x, spatial, p,
+                           NULL, out);
 }
 
 wgt_status wgt_adaptive_avg_pool(const wgt_tensor *x, int spatial, const int64_t *output_size, wgt_tensor **out)
 {
     wgt_status st = need_params(x, "adaptive_avg_pool", output_size);
-    return st ? st : pool_run("adaptive_avg_pool", WGT_CPU_POOL_ADAPTIVE_AVG, x, spatial, NULL, output_size, out, NULL);
+    if (st) return st;
+    return avg_pool_record(pool_run("adaptive_avg_pool", WGT_CPU_POOL_ADAPTIVE_AVG, x, spatial, NULL, output_size, out,
+                                    NULL),
+                           x, spatial, NULL, output_size, out);
 }
 
 wgt_status wgt_adaptive_max_pool(const wgt_tensor *x, int spatial, const int64_t *output_size, wgt_tensor **out,
@@ -271,5 +299,6 @@ wgt_status wgt_adaptive_max_pool(const wgt_tensor *x, int spatial, const int64_t
 {
     wgt_status st = need_params(x, "adaptive_max_pool", output_size);
     return st ? st
-              : pool_run("adaptive_max_pool", WGT_CPU_POOL_ADAPTIVE_MAX, x, spatial, NULL, output_size, out, indices);
+              : max_pool_run("adaptive_max_pool", WGT_CPU_POOL_ADAPTIVE_MAX, x, spatial, NULL, output_size, out,
+                             indices);
 }

@@ -66,6 +66,10 @@ typedef enum op_grad_id {
     /* transformer ops (src/autograd/grad_attention.c) */
     OP_GRAD_ROPE,       /* inputs: x, positions; params: op_grad_rope */
     OP_GRAD_SDPA,       /* inputs: q, k, v, mask; params: wgt_sdpa_params */
+    /* convolutions and pooling (src/autograd/grad_conv.c, grad_pool.c) */
+    OP_GRAD_CONV,       /* conv and conv_transpose; inputs: x, weight, bias; params: op_grad_conv */
+    OP_GRAD_MAX_POOL,   /* max and adaptive max pools; inputs: x, indices (i32, flat in a plane) */
+    OP_GRAD_AVG_POOL,   /* avg and adaptive avg pools; inputs: x; params: op_grad_pool */
     OP_GRAD_COUNT
 } op_grad_id;
 
@@ -82,6 +86,16 @@ typedef struct op_grad_loss {
     int log_target;    /* kl_div */
 } op_grad_loss;
 typedef struct op_grad_rope { int rot_dim, interleaved; wgt_rope_params p; } op_grad_rope;
+/* A convolution's geometry as its forward resolved it ('same' padding made explicit). */
+typedef struct op_grad_conv {
+    int transposed, groups;
+    int64_t stride[3], dilation[3], pad_begin[3];
+} op_grad_conv;
+/* An average pool's windows over the last `spatial` dims; adaptive: output_size, else the rest. */
+typedef struct op_grad_pool {
+    int spatial, adaptive, count_include_pad;
+    int64_t kernel[2], stride[2], padding[2], output_size[2], divisor_override;
+} op_grad_pool;
 
 /* The hook autograd installs: make the graph node for out. */
 typedef wgt_status (*op_record_fn)(op_grad_id op, const wgt_tensor *const *in, int n_in, const void *params,

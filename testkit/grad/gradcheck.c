@@ -41,6 +41,72 @@ struct gc_case {
 
 /* ---- forward functions ----------------------------------------------------------------------- */
 
+#define S4(a, b, c, d) 4, {a, b, c, d}
+
+/* Convolution geometries of the conv cases (iarg[1]): strides, padding incl. 'same', dilation,
+ * groups and output_padding, 1-, 2- and 3-D. */
+static const wgt_conv_params conv_cfg[] = {
+    {.stride = {2}, .pad_begin = {1}, .pad_end = {1}},                                         /* 0: 1-D */
+    {.stride = {2, 1}, .dilation = {1, 2}, .pad_begin = {1, 0}, .pad_end = {1, 0}, .groups = 2}, /* 1: 2-D */
+    {.dilation = {2, 2}, .padding = WGT_CONV_PAD_SAME},                                          /* 2: same */
+    {.stride = {1, 2, 1}, .pad_begin = {1, 0, 1}, .pad_end = {1, 0, 1}},                        /* 3: 3-D */
+    {.stride = {2}, .pad_begin = {1}, .pad_end = {1}, .output_padding = {1}},                   /* 4: T 1-D */
+    {.stride = {2, 2}, .dilation = {1, 2}, .pad_begin = {1, 0}, .pad_end = {1, 0}, .output_padding = {1, 0},
+     .groups = 2},                                                                              /* 5: T 2-D */
+    {.stride = {2, 2, 2}},                                                                      /* 6: T 3-D */
+};
+
+/* iarg: transposed, geometry, and for 3-D (the case's shapes hold 4 dims) the H of x and the kh of
+ * the weight, whose last dims hold H x W and kh x kw */
+static wgt_status f_conv(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+{
+    const wgt_tensor *b = c->n_in > 2 ? x[2] : NULL, *xi = x[0], *wi = x[1];
+    wgt_tensor *x5 = NULL, *w5 = NULL;
+    wgt_status st = WGT_OK;
+    if (c->iarg[2]) {
+        const int64_t *xs = wgt_tensor_shape(x[0]), *ws = wgt_tensor_shape(x[1]);
+        int64_t s5[5] = {xs[0], xs[1], xs[2], c->iarg[2], xs[3] / c->iarg[2]};
+        int64_t k5[5] = {ws[0], ws[1], ws[2], c->iarg[3], ws[3] / c->iarg[3]};
+        st = wgt_tensor_reshape(x[0], 5, s5, &x5);
+        if (!st) st = wgt_tensor_reshape(x[1], 5, k5, &w5);
+        xi = x5, wi = w5;
+    }
+    const wgt_conv_params *p = &conv_cfg[c->iarg[1]];
+    if (!st) st = c->iarg[0] ? wgt_conv_transpose(xi, wi, b, p, out) : wgt_conv(xi, wi, b, p, out);
+    wgt_tensor_free(x5), wgt_tensor_free(w5);
+    return st;
+}
+
+/* Pool windows of the pool cases (iarg[1]): overlapping, padded, dilated, ceil mode, both
+ * count_include_pad settings and divisor_override. */
+static const wgt_pool_params pool_cfg[] = {
+    {.kernel = {3, 2}, .stride = {2, 1}, .padding = {1, 1}, .ceil_mode = 1},              /* 0: max */
+    {.kernel = {2, 2}, .stride = {1, 1}, .dilation = {2, 1}},                             /* 1: max, dilated */
+    {.kernel = {3, 3}, .stride = {2, 2}, .padding = {1, 1}, .ceil_mode = 1, .count_include_pad = 1}, /* 2: avg */
+    {.kernel = {3, 2}, .stride = {2, 1}, .padding = {1, 1}, .ceil_mode = 1},              /* 3: avg, no pad count */
+    {.kernel = {3}, .stride = {2}, .padding = {1}, .divisor_override = 5},                /* 4: avg 1-D override */
+};
+static const int64_t pool_osize[2][2] = {{3, 4}, {4, 0}}; /* adaptive: overlapping windows of 5 x 6, 6 */
+
+/* iarg: 0 max, 1 avg, 2 adaptive avg, 3 adaptive max, 4 max with indices returned; the geometry
+ * (adaptive: the output size); spatial dims */
+static wgt_status f_pool(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+{
+    const wgt_pool_params *p = &pool_cfg[c->iarg[1]];
+    wgt_tensor *idx = NULL;
+    wgt_status st;
+    switch (c->iarg[0]) {
+    case 0: return wgt_max_pool(x[0], c->iarg[2], p, out, NULL);
+    case 1: return wgt_avg_pool(x[0], c->iarg[2], p, out);
+    case 2: return wgt_adaptive_avg_pool(x[0], c->iarg[2], pool_osize[c->iarg[1]], out);
+    case 3: return wgt_adaptive_max_pool(x[0], c->iarg[2], pool_osize[c->iarg[1]], out, NULL);
+    default:
+        st = wgt_max_pool(x[0], c->iarg[2], p, out, &idx);
+        wgt_tensor_free(idx);
+        return st;
+    }
+}
+
 static wgt_status f_unary(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
 {
     if (c->darg[0] || c->darg[1]) {
@@ -237,6 +303,23 @@ static wgt_status f_pointwise(const gc_case *c, wgt_tensor *const *x, wgt_tensor
 #define RED(op, name, dims, keep, corr, tol) {name, f_reduce, 1, {{GC_DISTINCT, S3(2, 3, 4), -2, 2, 0, 0}}, {WGT_REDUCE_##op, dims, keep}, {corr, 0}, 1, tol}
 
 static const gc_case cases[] = {
+    /* convolutions (bias, stride, padding incl. 'same', dilation, groups, output_padding; 1-, 2-
+     * and 3-D) and pooling (max with overlapping windows: gradients of a shared argmax add up) */
+    {"conv1d", f_conv, 3, {D(S3(2, 3, 7), -1, 1), D(S3(4, 3, 3), -1, 1), D(S1(4), -1, 1)}, {0, 0}, {0, 0}, 1, 0},
+    {"conv2d groups", f_conv, 3, {D(S4(2, 4, 5, 6), -1, 1), D(S4(4, 2, 3, 2), -1, 1), D(S1(4), -1, 1)}, {0, 1}, {0, 0}, 1, 0},
+    {"conv2d same", f_conv, 2, {D(S4(1, 2, 6, 5), -1, 1), D(S4(3, 2, 3, 3), -1, 1)}, {0, 2}, {0, 0}, 1, 0},
+    {"conv3d", f_conv, 3, {D(S4(1, 2, 4, 12), -1, 1), D(S4(2, 2, 2, 4), -1, 1), D(S1(2), -1, 1)}, {0, 3, 4, 2}, {0, 0}, 1, 0},
+    {"conv_transpose1d", f_conv, 3, {D(S3(2, 3, 4), -1, 1), D(S3(3, 2, 3), -1, 1), D(S1(2), -1, 1)}, {1, 4}, {0, 0}, 1, 0},
+    {"conv_transpose2d groups", f_conv, 3, {D(S4(1, 4, 3, 3), -1, 1), D(S4(4, 1, 2, 3), -1, 1), D(S1(2), -1, 1)}, {1, 5}, {0, 0}, 1, 0},
+    {"conv_transpose3d", f_conv, 2, {D(S4(1, 2, 2, 4), -1, 1), D(S4(2, 2, 2, 4), -1, 1)}, {1, 6, 2, 2}, {0, 0}, 1, 0},
+    {"max_pool2d ceil", f_pool, 1, {{GC_DISTINCT, S4(2, 2, 5, 6), -2, 2, 0, 0}}, {0, 0, 2}, {0, 0}, 1, 0},
+    {"max_pool2d dilated indices", f_pool, 1, {{GC_DISTINCT, S3(2, 5, 6), -2, 2, 0, 0}}, {4, 1, 2}, {0, 0}, 1, 0},
+    {"avg_pool2d count_include_pad", f_pool, 1, {D(S4(2, 2, 5, 6), -2, 2)}, {1, 2, 2}, {0, 0}, 1, 0},
+    {"avg_pool2d", f_pool, 1, {D(S4(2, 2, 5, 6), -2, 2)}, {1, 3, 2}, {0, 0}, 1, 0},
+    {"avg_pool1d divisor_override", f_pool, 1, {D(S3(2, 3, 7), -2, 2)}, {1, 4, 1}, {0, 0}, 1, 0},
+    {"adaptive_avg_pool2d", f_pool, 1, {D(S4(2, 2, 5, 6), -2, 2)}, {2, 0, 2}, {0, 0}, 1, 0},
+    {"adaptive_avg_pool1d", f_pool, 1, {D(S3(2, 3, 6), -2, 2)}, {2, 1, 1}, {0, 0}, 1, 0},
+    {"adaptive_max_pool2d", f_pool, 1, {{GC_DISTINCT, S4(2, 2, 5, 6), -2, 2, 0, 0}}, {3, 0, 2}, {0, 0}, 1, 0},
     /* elementwise unary: every op with a derivative, on a domain where it is smooth */
     UN(NEG, -2, 2), UN(ABS, -2, 2), UN(EXP, -2, 2), UN(EXP2, -2, 2), UN(EXPM1, -2, 2), UN(LOG, 0.5, 2),
     UN(LOG2, 0.5, 2), UN(LOG1P, 0.5, 2), UN(SQRT, 0.5, 2), UN(RSQRT, 0.5, 2), UN(RECIPROCAL, 0.5, 2),

@@ -1,0 +1,75 @@
+/* Backward formulas of pooling (src/ops/pool.c).
+ *
+ * Max pools: each output's gradient goes to the element it took (the i32 flat indices within a
+ * plane that the forward returns, or computed for autograd when the caller did not ask): a
+ * scatter_add over the flattened planes, so overlapping windows that chose one element add up.
+ *
+ * Average pools: every window is a product of one interval per spatial dim, and the divisor is a
+ * product of per-dim counts (the padded window's extent with count_include_pad, its in-bounds part
+ * without, a constant with divisor_override; adaptive windows their own extent). So the pool is
+ * y = A_h x A_w^T with A_d [O_d, S_d] holding 1 / count on each window, and dx = A_h^T g A_w: two
+ * matmuls with small matrices built here. */
+#include <stdlib.h>
+
+#include "autograd/autograd.h"
+#include "core/error.h"
+
+wgt_status ag_grad_max_pool(ag_call *c)
+{
+    const op_grad_pool *p = c->params;
+    const wgt_layout *xl = &c->in_l[0];
+    int lead = xl->ndim - p->spatial;
+    int64_t xs[WGT_MAX_DIMS], gs[WGT_MAX_DIMS];
+    for (int d = 0; d < lead; d++) xs[d] = gs[d] = xl->shape[d];
+    xs[lead] = gs[lead] = 1;
+    for (int d = lead; d < xl->ndim; d++) xs[lead] *= xl->shape[d], gs[lead] *= c->g->l.shape[d];
+    wgt_tensor *z = ag_zeros(c, lead + 1, xs), *idx = ag_reshape(c, c->in[1], lead + 1, gs);
+    wgt_tensor *g = ag_reshape(c, c->g, lead + 1, gs), *r = NULL;
+    if (c->st || !z || !idx || !g) return c->st;
+    ag_set(c, 0, ag_reshape_as(c, ag_keep(c, r, wgt_scatter_add(z, lead, idx, g, &r)), xl));
+    return c->st;
+}
+
+/* A_d [O, S] of spatial dim d (i of p's arrays): 1 / count over each output's window. */
+static wgt_tensor *window_matrix(ag_call *c, const op_grad_pool *p, int i, int64_t S, int64_t O)
+{
+    if (c->st) return NULL;
+    float *a = calloc(O > 0 && S > 0 ? (size_t)(O * S) : 1, sizeof *a);
+    if (!a) {
+        c->st = wgt_ctx_error(c->ctx, WGT_ERR_OUT_OF_MEMORY, "wgt_backward: avg_pool: out of host memory");
+        return NULL;
+    }
+    for (int64_t o = 0; o < O; o++) {
+        int64_t lo, hi, count;
+        if (p->adaptive) { /* [floor(o S / O), ceil((o + 1) S / O)) */
+            lo = o * S / O, hi = ((o + 1) * S + O - 1) / O, count = hi - lo;
+        } else { /* PyTorch's avg_pool: the window clipped to the padded input, then to the input */
+            int64_t k = p->kernel[i], s = p->stride[i], pad = p->padding[i];
+            lo = o * s - pad, hi = lo + k < S + pad ? lo + k : S + pad;
+            count = hi - lo;
+            lo = lo > 0 ? lo : 0, hi = hi < S ? hi : S;
+            if (!p->count_include_pad) count = hi - lo;
+        }
+        /* divisor_override divides once for the whole window: it goes into the last dim's matrix */
+        double v = 1.0 / (double)count;
+        if (!p->adaptive && p->divisor_override > 0) v = i == p->spatial - 1 ? 1.0 / (double)p->divisor_override : 1.0;
+        for (int64_t j = lo; j < hi; j++) a[o * S + j] = (float)v;
+    }
+    wgt_tensor *r = NULL;
+    wgt_status st = wgt_tensor_from_host(c->ctx, WGT_F32, 2, (const int64_t[]){O, S}, a, &r);
+    free(a);
+    return ag_keep(c, r, st);
+}
+
+wgt_status ag_grad_avg_pool(ag_call *c)
+{
+    const op_grad_pool *p = c->params;
+    const wgt_layout *xl = &c->in_l[0];
+    int nd = xl->ndim;
+    /* along the last dim: g [..., Ow] @ A_w [Ow, W] */
+    wgt_tensor *t = ag_matmul(c, c->g, window_matrix(c, p, p->spatial - 1, xl->shape[nd - 1], c->g->l.shape[nd - 1]));
+    if (p->spatial == 2) /* and the one before: A_h^T [H, Oh] @ t [..., Oh, W] */
+        t = ag_matmul(c, ag_transpose(c, window_matrix(c, p, 0, xl->shape[nd - 2], c->g->l.shape[nd - 2]), 0, 1), t);
+    ag_set(c, 0, t);
+    return c->st;
+}
