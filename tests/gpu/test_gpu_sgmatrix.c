@@ -45,7 +45,7 @@ static void kernel_source(char *out, size_t cap, const char *ct, const char *rt,
         snprintf(st, sizeof st, "subgroupMatrixStore(&c, 0u, r, false, %uu)", n);
     }
     snprintf(out, cap,
-             "enable f16;\nenable chromium_experimental_subgroup_matrix;\n"
+             "%senable chromium_experimental_subgroup_matrix;\n"
              "@group(0) @binding(1) var<storage, read> a: array<%s>;\n"
              "@group(0) @binding(2) var<storage, read> b: array<%s>;\n"
              "@group(0) @binding(3) var<storage, read_write> c: array<%s>;\n"
@@ -56,7 +56,7 @@ static void kernel_source(char *out, size_t cap, const char *ct, const char *rt,
              "    let r = subgroupMatrixMultiply<%s>(l, rr);\n"
              "    %s;\n"
              "}\n",
-             ct, ct, rt, sg, la, lb, rt, st);
+             strcmp(ct, "f16") && strcmp(rt, "f16") ? "" : "enable f16;\n", ct, ct, rt, sg, la, lb, rt, st);
 }
 
 /* One configuration; sizes in elements. f16 arrays are padded to 4 bytes by the allocator. */
@@ -118,17 +118,23 @@ int main(void)
         printf("test_gpu_sgmatrix: '%s' (%s) offers no subgroup matrices: nothing to test\n", i->name, i->backend_name);
     } else {
         CHECK(i->n_subgroup_matrix_configs > 0, "subgroup matrices granted but no configuration reported");
-        CHECK(i->has_f16, "subgroup matrices without shader-f16: f16 tiles cannot be written");
-        int tested = 0;
+        int tested = 0, need_f16 = 0;
         for (int c = 0; c < i->n_subgroup_matrix_configs; c++) {
             wgt_dtype comp = i->subgroup_matrix_configs[c].component, res = i->subgroup_matrix_configs[c].result;
             if ((comp != WGT_F16 && comp != WGT_F32) || (res != WGT_F16 && res != WGT_F32)) continue;
-            if (!i->has_f16) continue;
+            /* f16 tiles need shader-f16, which the 2025 Dawn never grants on NVIDIA. */
+            if ((comp == WGT_F16 || res == WGT_F16) && !i->has_f16) {
+                need_f16++;
+                continue;
+            }
             run_config(ctx, comp, res, i->subgroup_matrix_configs[c].m, i->subgroup_matrix_configs[c].n,
                        i->subgroup_matrix_configs[c].k);
             tested++;
         }
-        CHECK(tested > 0, "no f16/f32 subgroup-matrix configuration to test");
+        if (need_f16)
+            printf("test_gpu_sgmatrix: %d f16 configurations left out: no shader-f16 on '%s' with %s\n", need_f16,
+                   i->name, i->webgpu_lib_description);
+        CHECK(tested > 0 || need_f16 > 0, "no f16/f32 subgroup-matrix configuration to test");
     }
     CHECK(wgt_context_health(ctx) == WGT_OK, "context unhealthy: %s", wgt_context_errmsg(ctx));
     wgt_context_free(ctx);
