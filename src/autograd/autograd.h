@@ -134,5 +134,6 @@ wgt_status ag_grad_sdpa(ag_call *c);
 wgt_status ag_grad_conv(ag_call *c);
 wgt_status ag_grad_max_pool(ag_call *c);
 wgt_status ag_grad_avg_pool(ag_call *c);
+wgt_status ag_grad_interpolate(ag_call *c);
 
 #endif

@@ -8,11 +8,15 @@
  * product of per-dim counts (the padded window's extent with count_include_pad, its in-bounds part
  * without, a constant with divisor_override; adaptive windows their own extent). So the pool is
  * y = A_h x A_w^T with A_d [O_d, S_d] holding 1 / count on each window, and dx = A_h^T g A_w: two
- * matmuls with small matrices built here. */
+ * matmuls with small matrices built here.
+ *
+ * Interpolate (every mode) is separable the same way, A_d holding each output's taps, made by the
+ * CPU reference's own tap function (PyTorch's f32 source coordinates). */
 #include <stdlib.h>
 
 #include "autograd/autograd.h"
 #include "core/error.h"
+#include "cpu/pool.h" /* the interpolation taps, shared with the reference so both pick one pixel */
 
 wgt_status ag_grad_max_pool(ag_call *c)
 {
@@ -61,15 +65,46 @@ static wgt_tensor *window_matrix(ag_call *c, const op_grad_pool *p, int i, int64
     return ag_keep(c, r, st);
 }
 
+/* dx = A_h^T g A_w (A_h NULL: one spatial dim) */
+static wgt_tensor *separable_back(ag_call *c, const wgt_tensor *Ah, const wgt_tensor *Aw)
+{
+    wgt_tensor *t = ag_matmul(c, c->g, Aw); /* g [..., Ow] @ A_w [Ow, W] */
+    return Ah ? ag_matmul(c, ag_transpose(c, Ah, 0, 1), t) : t; /* A_h^T [H, Oh] @ t [..., Oh, W] */
+}
+
 wgt_status ag_grad_avg_pool(ag_call *c)
 {
     const op_grad_pool *p = c->params;
     const wgt_layout *xl = &c->in_l[0];
     int nd = xl->ndim;
-    /* along the last dim: g [..., Ow] @ A_w [Ow, W] */
-    wgt_tensor *t = ag_matmul(c, c->g, window_matrix(c, p, p->spatial - 1, xl->shape[nd - 1], c->g->l.shape[nd - 1]));
-    if (p->spatial == 2) /* and the one before: A_h^T [H, Oh] @ t [..., Oh, W] */
-        t = ag_matmul(c, ag_transpose(c, window_matrix(c, p, 0, xl->shape[nd - 2], c->g->l.shape[nd - 2]), 0, 1), t);
-    ag_set(c, 0, t);
+    wgt_tensor *Aw = window_matrix(c, p, p->spatial - 1, xl->shape[nd - 1], c->g->l.shape[nd - 1]);
+    wgt_tensor *Ah = p->spatial == 2 ? window_matrix(c, p, 0, xl->shape[nd - 2], c->g->l.shape[nd - 2]) : NULL;
+    ag_set(c, 0, separable_back(c, Ah, Aw));
+    return c->st;
+}
+
+static wgt_tensor *interp_matrix(ag_call *c, const op_grad_interp *p, int i, int64_t S, int64_t O)
+{
+    if (c->st) return NULL;
+    float *a = malloc((O > 0 && S > 0 ? (size_t)(O * S) : 1) * sizeof *a);
+    if (!a) {
+        c->st = wgt_ctx_error(c->ctx, WGT_ERR_OUT_OF_MEMORY, "wgt_backward: interpolate: out of host memory");
+        return NULL;
+    }
+    wgt_cpu_interp_matrix((wgt_interp_mode)p->mode, S, O, p->scales[i], p->align_corners, a);
+    wgt_tensor *r = NULL;
+    wgt_status st = wgt_tensor_from_host(c->ctx, WGT_F32, 2, (const int64_t[]){O, S}, a, &r);
+    free(a);
+    return ag_keep(c, r, st);
+}
+
+wgt_status ag_grad_interpolate(ag_call *c)
+{
+    const op_grad_interp *p = c->params;
+    const wgt_layout *xl = &c->in_l[0];
+    int nd = xl->ndim;
+    wgt_tensor *Aw = interp_matrix(c, p, p->spatial - 1, xl->shape[nd - 1], c->g->l.shape[nd - 1]);
+    wgt_tensor *Ah = p->spatial == 2 ? interp_matrix(c, p, 0, xl->shape[nd - 2], c->g->l.shape[nd - 2]) : NULL;
+    ag_set(c, 0, separable_back(c, Ah, Aw));
     return c->st;
 }

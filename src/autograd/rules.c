@@ -29,6 +29,7 @@ static const ag_rule rules[] = {
     {"conv", OP_GRAD_CONV, ag_grad_conv, IN(0) | IN(1), NULL},
     {"max_pool", OP_GRAD_MAX_POOL, ag_grad_max_pool, IN(1), NULL},
     {"avg_pool", OP_GRAD_AVG_POOL, ag_grad_avg_pool, 0, NULL},
+    {"interpolate", OP_GRAD_INTERPOLATE, ag_grad_interpolate, 0, NULL},
     /* softmax and normalisation (statistics recomputed from the saved input) */
     {"softmax", OP_GRAD_SOFTMAX, ag_grad_softmax, AG_SAVE_OUT, NULL},
     {"log_softmax", OP_GRAD_LOG_SOFTMAX, ag_grad_log_softmax, AG_SAVE_OUT, NULL},

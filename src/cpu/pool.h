@@ -33,6 +33,10 @@ wgt_status wgt_cpu_pool(const wgt_cpu_pool_geom *g, const wgt_cpu_tensor *x, con
  * (S - 1) / (O - 1) (0 for O <= 1), else 1 / scale when scale > 0, else S / O. */
 float wgt_cpu_interp_scale(int64_t in, int64_t out, double scale, int align_corners);
 
+/* The weights of one spatial dim of interpolate as a dense matrix A [out, in] (a row's taps, clamped
+ * indices adding up), for interpolate's backward: interpolate is separable, y = A_h x A_w^T. */
+void wgt_cpu_interp_matrix(wgt_interp_mode mode, int64_t in, int64_t out, double scale, int align_corners, float *A);
+
 /* x [..., *S] -> out [..., *O], spatial 1 or 2; scales per spatial dim (entry <= 0 or NULL: S / O). */
 wgt_status wgt_cpu_interpolate(const wgt_cpu_tensor *x, int spatial, wgt_interp_mode mode, const double *scales,
                                int align_corners, const wgt_cpu_tensor *out);

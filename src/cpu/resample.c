@@ -61,6 +61,16 @@ static void dim_taps(wgt_interp_mode mode, int64_t o, int64_t in, int64_t out, d
     }
 }
 
+void wgt_cpu_interp_matrix(wgt_interp_mode mode, int64_t in, int64_t out, double scale, int align_corners, float *A)
+{
+    for (int64_t o = 0; o < out; o++) {
+        taps t;
+        dim_taps(mode, o, in, out, scale, align_corners, &t);
+        for (int j = 0; j < in; j++) A[o * in + j] = 0;
+        for (int j = 0; j < t.n; j++) A[o * in + t.i[j]] += (float)t.w[j];
+    }
+}
+
 wgt_status wgt_cpu_interpolate(const wgt_cpu_tensor *x, int spatial, wgt_interp_mode mode, const double *scales,
                                int align_corners, const wgt_cpu_tensor *out)
 {

@@ -70,6 +70,7 @@ typedef enum op_grad_id {
     OP_GRAD_CONV,       /* conv and conv_transpose; inputs: x, weight, bias; params: op_grad_conv */
     OP_GRAD_MAX_POOL,   /* max and adaptive max pools; inputs: x, indices (i32, flat in a plane) */
     OP_GRAD_AVG_POOL,   /* avg and adaptive avg pools; inputs: x; params: op_grad_pool */
+    OP_GRAD_INTERPOLATE,/* inputs: x; params: op_grad_interp (src/autograd/grad_pool.c) */
     OP_GRAD_COUNT
 } op_grad_id;
 
@@ -96,6 +97,7 @@ typedef struct op_grad_pool {
     int spatial, adaptive, count_include_pad;
     int64_t kernel[2], stride[2], padding[2], output_size[2], divisor_override;
 } op_grad_pool;
+typedef struct op_grad_interp { int spatial, mode, align_corners; double scales[2]; } op_grad_interp;
 
 /* The hook autograd installs: make the graph node for out. */
 typedef wgt_status (*op_record_fn)(op_grad_id op, const wgt_tensor *const *in, int n_in, const void *params,

@@ -107,6 +107,17 @@ static wgt_status f_pool(const gc_case *c, wgt_tensor *const *x, wgt_tensor **ou
     }
 }
 
+/* Output sizes of the interpolate cases (iarg[3]); darg[0] > 0: the 1-D scale factor instead. */
+static const int64_t interp_size[4][2] = {{5, 7}, {8, 0}, {7, 3}, {6, 8}};
+
+/* iarg: mode, spatial dims, align_corners, size */
+static wgt_status f_interp(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+{
+    const double sc[2] = {c->darg[0], c->darg[0]};
+    return wgt_interpolate(x[0], c->iarg[1], (wgt_interp_mode)c->iarg[0], c->darg[0] > 0 ? NULL : interp_size[c->iarg[3]],
+                           c->darg[0] > 0 ? sc : NULL, c->iarg[2], out);
+}
+
 static wgt_status f_unary(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
 {
     if (c->darg[0] || c->darg[1]) {
@@ -320,6 +331,14 @@ static const gc_case cases[] = {
     {"adaptive_avg_pool2d", f_pool, 1, {D(S4(2, 2, 5, 6), -2, 2)}, {2, 0, 2}, {0, 0}, 1, 0},
     {"adaptive_avg_pool1d", f_pool, 1, {D(S3(2, 3, 6), -2, 2)}, {2, 1, 1}, {0, 0}, 1, 0},
     {"adaptive_max_pool2d", f_pool, 1, {{GC_DISTINCT, S4(2, 2, 5, 6), -2, 2, 0, 0}}, {3, 0, 2}, {0, 0}, 1, 0},
+    /* interpolate: up and down, every mode, align_corners both ways, a scale factor */
+    {"interpolate nearest2d", f_interp, 1, {D(S4(2, 2, 3, 4), -2, 2)}, {WGT_INTERP_NEAREST, 2, 0, 0}, {0, 0}, 1, 0},
+    {"interpolate nearest-exact1d", f_interp, 1, {D(S3(2, 3, 5), -2, 2)}, {WGT_INTERP_NEAREST_EXACT, 1, 0, 1}, {0, 0}, 1, 0},
+    {"interpolate bilinear", f_interp, 1, {D(S4(1, 2, 4, 5), -2, 2)}, {WGT_INTERP_LINEAR, 2, 0, 2}, {0, 0}, 1, 0},
+    {"interpolate bilinear align_corners", f_interp, 1, {D(S4(1, 2, 4, 5), -2, 2)}, {WGT_INTERP_LINEAR, 2, 1, 3}, {0, 0}, 1, 0},
+    {"interpolate linear1d scale", f_interp, 1, {D(S3(2, 2, 5), -2, 2)}, {WGT_INTERP_LINEAR, 1, 0, 0}, {1.7, 0}, 1, 0},
+    {"interpolate bicubic", f_interp, 1, {D(S4(1, 1, 4, 4), -2, 2)}, {WGT_INTERP_CUBIC, 2, 0, 2}, {0, 0}, 1, 0},
+    {"interpolate bicubic align_corners", f_interp, 1, {D(S4(1, 1, 4, 4), -2, 2)}, {WGT_INTERP_CUBIC, 2, 1, 3}, {0, 0}, 1, 0},
     /* elementwise unary: every op with a derivative, on a domain where it is smooth */
     UN(NEG, -2, 2), UN(ABS, -2, 2), UN(EXP, -2, 2), UN(EXP2, -2, 2), UN(EXPM1, -2, 2), UN(LOG, 0.5, 2),
     UN(LOG2, 0.5, 2), UN(LOG1P, 0.5, 2), UN(SQRT, 0.5, 2), UN(RSQRT, 0.5, 2), UN(RECIPROCAL, 0.5, 2),
