@@ -352,6 +352,13 @@ int cmd_train(int argc, char **argv)
         fail("--batch/--seq");
         goto done;
     }
+    /* the output directory: made now, so a path that cannot be one fails before any step */
+    struct stat sb;
+    if (stat(o.out, &sb) == 0 ? !S_ISDIR(sb.st_mode) : mkdir(o.out, 0777) != 0) {
+        fprintf(stderr, "wgt train: --out %s: not a directory that can be written (it exists as a file, or its "
+                        "parent is missing or read-only)\n", o.out);
+        goto done;
+    }
     if (wgt_trainer_create(m, &to, &t)) {
         fail("optimizer");
         goto done;
@@ -385,10 +392,6 @@ int cmd_train(int argc, char **argv)
                 need / 1073741824.0);
     char ckpt[1100];
     snprintf(ckpt, sizeof ckpt, "%s/checkpoint", o.out);
-    if (o.save_every && mkdir(o.out, 0777) && access(o.out, W_OK)) {
-        fprintf(stderr, "wgt train: cannot create the output directory %s\n", o.out);
-        goto done;
-    }
     double t0 = now(), last_eval = NAN, last_print = 0;
     for (int64_t s = start; s < o.steps; s++) {
         double loss;
