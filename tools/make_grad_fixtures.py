@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""Per-op gradient fixtures from PyTorch for tests/autograd/test_gpu_grad_torch.c.
+
+Runs where torch (2.11) is installed (the H200 image, through the device tool), on the CPU, no
+network:
+
+    python3 tools/make_grad_fixtures.py OUT_DIR        # writes OUT_DIR/grad/...
+
+The lead copies OUT_DIR/grad to tests/fixtures/grad/. Files:
+
+  grad/grad.safetensors, for each case <c> of CASES below (every tensor f32):
+    <c>.in<i>     input i (index inputs hold integer values; the test makes them i32)
+    <c>.gout      the output gradient, N(0, 1)
+    <c>.grad<i>   torch's gradient of sum(out * gout) with respect to input i, for the inputs
+                  marked differentiable
+  grad/index.json: per case the op, its arguments, every input's shape and whether it is
+    differentiable, plus the versions (for people; the test knows each case's op by its name).
+
+Inputs are seeded per case and kept away from kinks and ties (max pools: a shuffled ladder of
+distinct values). The forward and backward run in float64 and the results are stored as f32, so
+the fixture is torch's exact gradient of the f32-rounded inputs up to f32 rounding.
+"""
+import json
+import os
+import struct
+import sys
+import zlib
+
+import torch
+import torch.nn.functional as F
+
+D = torch.float64
+
+
+def seeded(name):
+    g = torch.Generator().manual_seed(zlib.crc32(name.encode()))
+    return g
+
+
+def randn(g, *shape, lo=-1.0, hi=1.0):
+    return (torch.rand(*shape, generator=g, dtype=D) * (hi - lo) + lo).float().double()
+
+
+def ladder(g, *shape, lo=-2.0, hi=2.0):
+    n = 1
+    for s in shape:
+        n *= s
+    v = lo + (hi - lo) * (torch.arange(n, dtype=D) + 0.5) / n
+    return v[torch.randperm(n, generator=g)].reshape(shape).float().double()
+
+
+def index(g, hi, *shape):
+    return torch.randint(0, hi, shape, generator=g)
+
+
+# name -> (inputs builder, forward, differentiable input numbers, arguments for index.json)
+# The C test mirrors these names and arguments; keep both in step.
+def cases():
+    c = {}
+
+    def add(name, build, fwd, diff, args):
+        c[name] = (build, fwd, diff, args)
+
+    add("tanh", lambda g: [randn(g, 3, 4, lo=-2, hi=2)], lambda x: torch.tanh(x[0]), [0], {})
+    add("gelu", lambda g: [randn(g, 3, 4, lo=-3, hi=3)], lambda x: F.gelu(x[0]), [0], {})
+    add("sigmoid", lambda g: [randn(g, 3, 4, lo=-3, hi=3)], lambda x: torch.sigmoid(x[0]), [0], {})
+    add("mul_broadcast", lambda g: [randn(g, 3, 4), randn(g, 4)], lambda x: x[0] * x[1], [0, 1], {})
+    add("div", lambda g: [randn(g, 3, 4), randn(g, 3, 4, lo=0.5, hi=2)], lambda x: x[0] / x[1], [0, 1], {})
+    add("sum_dim1", lambda g: [randn(g, 2, 3, 4)], lambda x: x[0].sum(1), [0], {"dims": [1]})
+    add("var_dim2", lambda g: [randn(g, 2, 3, 4)], lambda x: x[0].var(2), [0], {"dims": [2], "correction": 1})
+    add("matmul", lambda g: [randn(g, 2, 3, 5), randn(g, 5, 4)], lambda x: x[0] @ x[1], [0, 1], {})
+    add("linear", lambda g: [randn(g, 2, 3, 4), randn(g, 5, 4), randn(g, 5)],
+        lambda x: F.linear(x[0], x[1], x[2]), [0, 1, 2], {})
+    add("softmax", lambda g: [randn(g, 2, 3, 5, lo=-2, hi=2)], lambda x: F.softmax(x[0], -1), [0], {"dim": -1})
+    add("log_softmax", lambda g: [randn(g, 3, 5, lo=-2, hi=2)], lambda x: F.log_softmax(x[0], -1), [0], {"dim": -1})
+    add("layer_norm", lambda g: [randn(g, 2, 3, 8, lo=-2, hi=2), randn(g, 8, lo=0.5, hi=1.5), randn(g, 8)],
+        lambda x: F.layer_norm(x[0], (8,), x[1], x[2], 1e-5), [0, 1, 2], {"eps": 1e-5})
+    add("rms_norm", lambda g: [randn(g, 2, 3, 8, lo=-2, hi=2), randn(g, 8, lo=0.5, hi=1.5)],
+        lambda x: F.rms_norm(x[0], (8,), x[1], 1e-5), [0, 1], {"eps": 1e-5})
+    add("embedding", lambda g: [randn(g, 6, 4), index(g, 6, 2, 5)], lambda x: F.embedding(x[1], x[0]), [0], {})
+    add("cross_entropy_smoothing", lambda g: [randn(g, 4, 6, lo=-2, hi=2), index(g, 6, 4)],
+        lambda x: F.cross_entropy(x[0], x[1], label_smoothing=0.1), [0], {"label_smoothing": 0.1})
+    add("mse_loss", lambda g: [randn(g, 3, 4), randn(g, 3, 4)], lambda x: F.mse_loss(x[0], x[1]), [0, 1], {})
+    add("conv1d", lambda g: [randn(g, 2, 3, 9), randn(g, 4, 3, 3), randn(g, 4)],
+        lambda x: F.conv1d(x[0], x[1], x[2], stride=2, padding=1), [0, 1, 2], {"stride": 2, "padding": 1})
+    add("conv2d_groups_dilation", lambda g: [randn(g, 2, 4, 7, 6), randn(g, 6, 2, 3, 2), randn(g, 6)],
+        lambda x: F.conv2d(x[0], x[1], x[2], stride=(2, 1), padding=(1, 0), dilation=(1, 2), groups=2), [0, 1, 2],
+        {"stride": [2, 1], "padding": [1, 0], "dilation": [1, 2], "groups": 2})
+    add("conv3d", lambda g: [randn(g, 1, 2, 4, 4, 3), randn(g, 3, 2, 2, 2, 2)],
+        lambda x: F.conv3d(x[0], x[1], None, stride=(1, 2, 1), padding=1), [0, 1], {"stride": [1, 2, 1], "padding": 1})
+    add("conv_transpose2d", lambda g: [randn(g, 1, 4, 3, 4), randn(g, 4, 1, 3, 2), randn(g, 2)],
+        lambda x: F.conv_transpose2d(x[0], x[1], x[2], stride=2, padding=(1, 0), output_padding=(1, 0), groups=2),
+        [0, 1, 2], {"stride": 2, "padding": [1, 0], "output_padding": [1, 0], "groups": 2})
+    add("max_pool2d", lambda g: [ladder(g, 2, 2, 5, 6)],
+        lambda x: F.max_pool2d(x[0], (3, 2), (2, 1), (1, 1), ceil_mode=True), [0],
+        {"kernel": [3, 2], "stride": [2, 1], "padding": [1, 1], "ceil_mode": True})
+    add("avg_pool2d", lambda g: [randn(g, 2, 2, 5, 6)],
+        lambda x: F.avg_pool2d(x[0], 3, 2, 1, ceil_mode=True, count_include_pad=False), [0],
+        {"kernel": 3, "stride": 2, "padding": 1, "ceil_mode": True, "count_include_pad": False})
+    add("adaptive_avg_pool2d", lambda g: [randn(g, 2, 2, 5, 7)],
+        lambda x: F.adaptive_avg_pool2d(x[0], (3, 4)), [0], {"output_size": [3, 4]})
+    add("interpolate_bilinear", lambda g: [randn(g, 1, 2, 4, 5)],
+        lambda x: F.interpolate(x[0], size=(7, 3), mode="bilinear", align_corners=False), [0],
+        {"size": [7, 3], "mode": "bilinear", "align_corners": False})
+    add("interpolate_bicubic_align", lambda g: [randn(g, 1, 1, 4, 4)],
+        lambda x: F.interpolate(x[0], size=(6, 8), mode="bicubic", align_corners=True), [0],
+        {"size": [6, 8], "mode": "bicubic", "align_corners": True})
+    add("interpolate_nearest", lambda g: [randn(g, 2, 2, 3, 4)],
+        lambda x: F.interpolate(x[0], size=(5, 7), mode="nearest"), [0], {"size": [5, 7], "mode": "nearest"})
+    return c
+
+
+def write_safetensors(path, tensors, metadata):
+    """The safetensors format by hand (8-byte little-endian header length, JSON header with
+    dtype/shape/data_offsets and __metadata__, raw little-endian f32 bytes): no extra package."""
+    header = {"__metadata__": metadata}
+    blobs, off = [], 0
+    for name in sorted(tensors):
+        t = tensors[name].detach().to(torch.float32).contiguous()
+        b = t.numpy().astype("<f4").tobytes()
+        header[name] = {"dtype": "F32", "shape": list(t.shape), "data_offsets": [off, off + len(b)]}
+        blobs.append(b)
+        off += len(b)
+    h = json.dumps(header, separators=(",", ":")).encode()
+    h += b" " * ((8 - len(h) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)))
+        f.write(h)
+        for b in blobs:
+            f.write(b)
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit("usage: make_grad_fixtures.py OUT_DIR")
+    out = os.path.join(sys.argv[1], "grad")
+    os.makedirs(out, exist_ok=True)
+    torch.use_deterministic_algorithms(True)
+    tensors, index_json = {}, {"torch": torch.__version__, "cases": {}}
+    for name, (build, fwd, diff, args) in cases().items():
+        g = seeded(name)
+        xs = build(g)
+        for i in diff:
+            xs[i].requires_grad_(True)
+        y = fwd(xs)
+        gout = torch.randn(y.shape, generator=g, dtype=D).float().double()
+        (y * gout).sum().backward()
+        for i, x in enumerate(xs):
+            tensors[f"{name}.in{i}"] = x.detach().double()
+        tensors[f"{name}.gout"] = gout
+        for i in diff:
+            tensors[f"{name}.grad{i}"] = xs[i].grad
+        index_json["cases"][name] = {
+            "args": args, "inputs": [list(x.shape) for x in xs], "differentiable": diff, "output": list(y.shape)}
+    write_safetensors(os.path.join(out, "grad.safetensors"), tensors, {"cases": ",".join(cases())})
+    with open(os.path.join(out, "index.json"), "w") as f:
+        json.dump(index_json, f, indent=1)
+    print(f"{len(index_json['cases'])} cases -> {out}")
+
+
+if __name__ == "__main__":
+    main()
