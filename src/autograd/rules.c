@@ -49,6 +49,9 @@ static const ag_rule rules[] = {
     {"binary_cross_entropy", OP_GRAD_BCE, ag_grad_bce, IN(0) | IN(1) | IN(2), NULL},
     {"binary_cross_entropy_with_logits", OP_GRAD_BCE_LOGITS, ag_grad_bce_logits, AG_SAVE_ALL_IN, NULL},
     {"kl_div", OP_GRAD_KL_DIV, ag_grad_kl_div, IN(0) | IN(1), NULL},
+    /* transformer ops */
+    {"rope", OP_GRAD_ROPE, ag_grad_rope, IN(1), NULL},
+    {"sdpa", OP_GRAD_SDPA, ag_grad_sdpa, IN(0) | IN(1) | IN(2) | IN(3), NULL},
 };
 
 const ag_rule *ag_rule_of(op_grad_id op)

@@ -10,6 +10,7 @@
 
 #include "ops/api.h"
 #include "ops/ops.h"
+#include "tensor/record.h"
 
 typedef struct sdpa_gpu_params {
     uint32_t B, Hq, Lq, Lk;
@@ -168,7 +169,7 @@ done:
     return st;
 }
 
-wgt_status wgt_sdpa(const wgt_tensor *q, const wgt_tensor *k, const wgt_tensor *v, const wgt_tensor *mask,
+static wgt_status sdpa_unrecorded(const wgt_tensor *q, const wgt_tensor *k, const wgt_tensor *v, const wgt_tensor *mask,
                     const wgt_sdpa_params *params, wgt_tensor **out)
 {
     OP_BEGIN(q, out);
@@ -210,3 +211,12 @@ wgt_status wgt_sdpa(const wgt_tensor *q, const wgt_tensor *k, const wgt_tensor *
     st = op_reference(ctx, sdpa_ref, params ? (void *)params : &none, ins, 4, &y, 1);
     return op_finish(st, y, out);
 }
+
+wgt_status wgt_sdpa(const wgt_tensor *q, const wgt_tensor *k, const wgt_tensor *v, const wgt_tensor *mask,
+                    const wgt_sdpa_params *params, wgt_tensor **out)
+{
+    const wgt_tensor *in[4] = {q, k, v, mask};
+    wgt_sdpa_params p = params ? *params : (wgt_sdpa_params){0}; /* zeros mean what NULL means */
+    return op_record(sdpa_unrecorded(q, k, v, mask, params, out), OP_GRAD_SDPA, in, 4, &p, sizeof p, out);
+}
+

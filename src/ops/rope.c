@@ -81,7 +81,7 @@ done:
     return st;
 }
 
-wgt_status wgt_rope(const wgt_tensor *x, const wgt_tensor *positions, int rot_dim, int interleaved,
+static wgt_status rope_unrecorded(const wgt_tensor *x, const wgt_tensor *positions, int rot_dim, int interleaved,
                     const wgt_rope_params *params, wgt_tensor **out)
 {
     OP_BEGIN(x, out);
@@ -124,6 +124,16 @@ wgt_status wgt_rope(const wgt_tensor *x, const wgt_tensor *positions, int rot_di
         st = op_reference(ctx, rope_ref, &a, ins, 2, &y, 1);
     return op_finish(st, y, out);
 }
+
+wgt_status wgt_rope(const wgt_tensor *x, const wgt_tensor *positions, int rot_dim, int interleaved,
+                    const wgt_rope_params *params, wgt_tensor **out)
+{
+    const wgt_tensor *in[2] = {x, positions};
+    op_grad_rope p = {rot_dim, interleaved, params ? *params : (wgt_rope_params){0}};
+    return op_record(rope_unrecorded(x, positions, rot_dim, interleaved, params, out), OP_GRAD_ROPE, in, 2, &p,
+                     sizeof p, out);
+}
+
 
 /* ---- embedding ------------------------------------------------------------------------------- */
 

@@ -303,6 +303,25 @@ static wgt_status f_pointwise(const gc_case *c, wgt_tensor *const *x, wgt_tensor
     }
 }
 
+/* iarg: interleaved, rot_dim; llama3 scaling when darg[0] > 0 */
+static wgt_status f_rope(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+{
+    wgt_rope_params p = {0};
+    p.theta = 10000;
+    if (c->darg[0] > 0) {
+        p.scaling = WGT_ROPE_LLAMA3, p.factor = c->darg[0], p.low_freq_factor = 1, p.high_freq_factor = 4;
+        p.original_max_position = 16;
+    }
+    return wgt_rope(x[0], x[1], c->iarg[1], c->iarg[0], &p, out);
+}
+
+/* iarg: causal, causal_offset; a fourth input is the mask */
+static wgt_status f_sdpa(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+{
+    wgt_sdpa_params p = {0, c->iarg[0], c->iarg[1]};
+    return wgt_sdpa(x[0], x[1], x[2], c->n_in > 3 ? x[3] : NULL, &p, out);
+}
+
 /* ---- the cases ------------------------------------------------------------------------------- */
 
 #define S1(a) 1, {a}
@@ -419,6 +438,20 @@ static const gc_case cases[] = {
      {4, WGT_REDUCTION_SUM}, {0, 0}, 1, 0},
     {"kl_div", f_pointwise, 2, {D(S2(3, 4), -2, 0), D(S2(3, 4), 0.1, 1)}, {5, WGT_REDUCTION_BATCHMEAN, 0}, {0, 0}, 1, 0},
     {"kl_div log_target", f_pointwise, 2, {D(S2(3, 4), -2, 0), D(S2(3, 4), -2, 0)}, {5, WGT_REDUCTION_MEAN, 1}, {0, 0}, 1, 0},
+    /* transformer ops: rope (half and interleaved pairs, partial rotation, llama3 scaling), sdpa
+     * (GQA, causal with an offset, float and bool masks) */
+    {"rope", f_rope, 2, {D(S3(2, 3, 8), -1, 1), {GC_INDEX, S1(3), 0, 20, 0, 0}}, {0, 8}, {0, 0}, 1, 0},
+    {"rope interleaved partial llama3", f_rope, 2, {D(S3(2, 3, 8), -1, 1), {GC_INDEX, S1(3), 0, 20, 0, 0}}, {1, 4},
+     {8, 0}, 1, 0},
+    {"sdpa", f_sdpa, 3, {D(S4(1, 2, 3, 4), -1, 1), D(S4(1, 2, 5, 4), -1, 1), D(S4(1, 2, 5, 3), -1, 1)}, {0, 0}, {0, 0}, 1, 0},
+    {"sdpa gqa causal", f_sdpa, 3, {D(S4(2, 4, 3, 4), -1, 1), D(S4(2, 2, 5, 4), -1, 1), D(S4(2, 2, 5, 3), -1, 1)},
+     {1, 2}, {0, 0}, 1, 0},
+    {"sdpa float mask", f_sdpa, 4,
+     {D(S4(1, 2, 3, 4), -1, 1), D(S4(1, 2, 4, 4), -1, 1), D(S4(1, 2, 4, 2), -1, 1), {GC_CONST, S2(3, 4), -1, 1, 0, 0}},
+     {0, 0}, {0, 0}, 1, 0},
+    {"sdpa bool mask gqa", f_sdpa, 4,
+     {D(S4(1, 4, 3, 4), -1, 1), D(S4(1, 2, 4, 4), -1, 1), D(S4(1, 2, 4, 2), -1, 1), {GC_MASK, S4(1, 1, 3, 4), 0, 1, 0, 0}},
+     {0, 0}, {0, 0}, 1, 0},
 };
 
 #define N_CASES ((int)(sizeof cases / sizeof cases[0]))
@@ -468,7 +501,8 @@ static void gen_values(const gc_in *in, float *v)
     for (int64_t i = 0; i < n; i++) {
         double x = in->lo + (in->hi - in->lo) * urand();
         if (in->kind == GC_INDEX) x = floor(x);
-        else if (in->kind == GC_MASK) x = urand() < 0.5;
+        else if (in->kind == GC_MASK) /* each row keeps its first element (attention needs a visible key) */
+            x = urand() < 0.5 || i % in->shape[in->ndim - 1] == 0;
         else if (in->grid > 0) x = in->lo + floor((x - in->lo) / in->grid) * in->grid + in->offset;
         else x = off_kinks(x);
         v[i] = (float)x;
