@@ -365,8 +365,8 @@ static wgt_status gn_ref(void *arg, const wgt_cpu_tensor *in, const wgt_cpu_tens
     return wgt_cpu_group_norm(&in[0], a->groups, a->has_w ? &in[1] : NULL, a->has_b ? &in[2] : NULL, a->eps, &out[0]);
 }
 
-wgt_status wgt_group_norm(const wgt_tensor *x, int groups, const wgt_tensor *weight, const wgt_tensor *bias,
-                          double eps, wgt_tensor **out)
+static wgt_status group_norm_unrecorded(const wgt_tensor *x, int groups, const wgt_tensor *weight,
+                                        const wgt_tensor *bias, double eps, wgt_tensor **out)
 {
     OP_BEGIN(x, out);
     int nd = x->l.ndim;
@@ -464,9 +464,18 @@ static wgt_status bn_ref(void *arg, const wgt_cpu_tensor *in, const wgt_cpu_tens
                               &out[0]);
 }
 
-wgt_status wgt_batch_norm(const wgt_tensor *x, wgt_tensor *running_mean, wgt_tensor *running_var,
-                          const wgt_tensor *weight, const wgt_tensor *bias, int training, double momentum, double eps,
-                          wgt_tensor **out)
+wgt_status wgt_group_norm(const wgt_tensor *x, int groups, const wgt_tensor *weight, const wgt_tensor *bias,
+                          double eps, wgt_tensor **out)
+{
+    op_grad_batch_norm p = {groups, 1, eps};
+    const wgt_tensor *in[5] = {x, weight, bias, NULL, NULL};
+    return op_record(group_norm_unrecorded(x, groups, weight, bias, eps, out), OP_GRAD_GROUP_NORM, in, 5, &p,
+                     sizeof p, out);
+}
+
+static wgt_status batch_norm_unrecorded(const wgt_tensor *x, wgt_tensor *running_mean, wgt_tensor *running_var,
+                                        const wgt_tensor *weight, const wgt_tensor *bias, int training,
+                                        double momentum, double eps, wgt_tensor **out)
 {
     OP_BEGIN(x, out);
     int nd = x->l.ndim;
@@ -512,4 +521,15 @@ wgt_status wgt_batch_norm(const wgt_tensor *x, wgt_tensor *running_mean, wgt_ten
     wgt_tensor_free((wgt_tensor *)m);
     wgt_tensor_free((wgt_tensor *)v);
     return op_finish(st, y, out);
+}
+
+/* The running statistics are inputs of the node too: evaluation mode's backward divides by them. */
+wgt_status wgt_batch_norm(const wgt_tensor *x, wgt_tensor *running_mean, wgt_tensor *running_var,
+                          const wgt_tensor *weight, const wgt_tensor *bias, int training, double momentum, double eps,
+                          wgt_tensor **out)
+{
+    op_grad_batch_norm p = {0, training != 0, eps};
+    const wgt_tensor *in[5] = {x, weight, bias, running_mean, running_var};
+    return op_record(batch_norm_unrecorded(x, running_mean, running_var, weight, bias, training, momentum, eps, out),
+                     OP_GRAD_BATCH_NORM, in, 5, &p, sizeof p, out);
 }

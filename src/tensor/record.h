@@ -71,6 +71,9 @@ typedef enum op_grad_id {
     OP_GRAD_MAX_POOL,   /* max and adaptive max pools; inputs: x, indices (i32, flat in a plane) */
     OP_GRAD_AVG_POOL,   /* avg and adaptive avg pools; inputs: x; params: op_grad_pool */
     OP_GRAD_INTERPOLATE,/* inputs: x; params: op_grad_interp (src/autograd/grad_pool.c) */
+    /* group and batch norm (src/autograd/grad_norm_batch.c) */
+    OP_GRAD_GROUP_NORM, /* inputs: x, weight, bias, NULL, NULL; params: op_grad_batch_norm */
+    OP_GRAD_BATCH_NORM, /* inputs: x, weight, bias, running_mean, running_var; params: op_grad_batch_norm */
     OP_GRAD_COUNT
 } op_grad_id;
 
@@ -98,6 +101,8 @@ typedef struct op_grad_pool {
     int64_t kernel[2], stride[2], padding[2], output_size[2], divisor_override;
 } op_grad_pool;
 typedef struct op_grad_interp { int spatial, mode, align_corners; double scales[2]; } op_grad_interp;
+/* groups: group_norm's (batch_norm: 0); training 0: batch_norm normalised by its running stats */
+typedef struct op_grad_batch_norm { int groups, training; double eps; } op_grad_batch_norm;
 
 /* The hook autograd installs: make the graph node for out. */
 typedef wgt_status (*op_record_fn)(op_grad_id op, const wgt_tensor *const *in, int n_in, const void *params,

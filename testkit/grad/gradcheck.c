@@ -108,6 +108,15 @@ static wgt_status f_pool(const gc_case *c, wgt_tensor *const *x, wgt_tensor **ou
 }
 
 /* Output sizes of the interpolate cases (iarg[3]); darg[0] > 0: the 1-D scale factor instead. */
+/* iarg: 0 group_norm (iarg[1] groups), 1 batch_norm training, 2 batch_norm evaluation (the running
+ * statistics: inputs 3 and 4) */
+static wgt_status f_gbnorm(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+{
+    if (c->iarg[0] == 0) return wgt_group_norm(x[0], c->iarg[1], x[1], x[2], 1e-5, out);
+    return wgt_batch_norm(x[0], c->iarg[0] == 2 ? x[3] : NULL, c->iarg[0] == 2 ? x[4] : NULL, x[1], x[2],
+                          c->iarg[0] == 1, 0.1, 1e-5, out);
+}
+
 static const int64_t interp_size[4][2] = {{5, 7}, {8, 0}, {7, 3}, {6, 8}};
 
 /* iarg: mode, spatial dims, align_corners, size */
@@ -358,6 +367,12 @@ static const gc_case cases[] = {
     {"interpolate linear1d scale", f_interp, 1, {D(S3(2, 2, 5), -2, 2)}, {WGT_INTERP_LINEAR, 1, 0, 0}, {1.7, 0}, 1, 0},
     {"interpolate bicubic", f_interp, 1, {D(S4(1, 1, 4, 4), -2, 2)}, {WGT_INTERP_CUBIC, 2, 0, 2}, {0, 0}, 1, 0},
     {"interpolate bicubic align_corners", f_interp, 1, {D(S4(1, 1, 4, 4), -2, 2)}, {WGT_INTERP_CUBIC, 2, 1, 3}, {0, 0}, 1, 0},
+    /* group and batch norm */
+    {"group_norm", f_gbnorm, 3, {D(S4(2, 4, 3, 2), -2, 2), D(S1(4), 0.5, 1.5), D(S1(4), -1, 1)}, {0, 2}, {0, 0}, 1, 0},
+    {"batch_norm training", f_gbnorm, 3, {D(S4(3, 4, 2, 2), -2, 2), D(S1(4), 0.5, 1.5), D(S1(4), -1, 1)}, {1}, {0, 0}, 1, 0},
+    {"batch_norm eval", f_gbnorm, 5,
+     {D(S3(3, 4, 5), -2, 2), D(S1(4), 0.5, 1.5), D(S1(4), -1, 1), {GC_CONST, S1(4), -1, 1, 0, 0},
+      {GC_CONST, S1(4), 0.5, 2, 0, 0}}, {2}, {0, 0}, 1, 0},
     /* elementwise unary: every op with a derivative, on a domain where it is smooth */
     UN(NEG, -2, 2), UN(ABS, -2, 2), UN(EXP, -2, 2), UN(EXP2, -2, 2), UN(EXPM1, -2, 2), UN(LOG, 0.5, 2),
     UN(LOG2, 0.5, 2), UN(LOG1P, 0.5, 2), UN(SQRT, 0.5, 2), UN(RSQRT, 0.5, 2), UN(RECIPROCAL, 0.5, 2),
