@@ -136,5 +136,6 @@ wgt_status ag_grad_max_pool(ag_call *c);
 wgt_status ag_grad_avg_pool(ag_call *c);
 wgt_status ag_grad_interpolate(ag_call *c);
 wgt_status ag_grad_batch_norm(ag_call *c); /* and group_norm */
+wgt_status ag_grad_scan(ag_call *c);
 
 #endif

@@ -24,7 +24,8 @@ static wgt_tensor *permute_of(ag_call *c, const wgt_tensor *x, const int *dims)
 {
     if (c->st || !x) return NULL;
     wgt_tensor *r = NULL;
-    return ag_keep(c, r, wgt_tensor_permute(x, dims, &r));
+    wgt_status st = wgt_tensor_permute(x, dims, &r); /* before ag_keep reads r */
+    return ag_keep(c, r, st);
 }
 
 /* t's spatial dims (from dim 2) cut to size[]: the shrinking direction may give a few more. */

@@ -30,7 +30,8 @@ wgt_status ag_grad_max_pool(ag_call *c)
     wgt_tensor *z = ag_zeros(c, lead + 1, xs), *idx = ag_reshape(c, c->in[1], lead + 1, gs);
     wgt_tensor *g = ag_reshape(c, c->g, lead + 1, gs), *r = NULL;
     if (c->st || !z || !idx || !g) return c->st;
-    ag_set(c, 0, ag_reshape_as(c, ag_keep(c, r, wgt_scatter_add(z, lead, idx, g, &r)), xl));
+    wgt_status st = wgt_scatter_add(z, lead, idx, g, &r); /* before ag_keep reads r */
+    ag_set(c, 0, ag_reshape_as(c, ag_keep(c, r, st), xl));
     return c->st;
 }
 

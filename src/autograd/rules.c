@@ -32,6 +32,7 @@ static const ag_rule rules[] = {
     {"interpolate", OP_GRAD_INTERPOLATE, ag_grad_interpolate, 0, NULL},
     {"group_norm", OP_GRAD_GROUP_NORM, ag_grad_batch_norm, IN(0) | IN(1), NULL},
     {"batch_norm", OP_GRAD_BATCH_NORM, ag_grad_batch_norm, IN(0) | IN(1) | IN(3) | IN(4), NULL},
+    {"scan", OP_GRAD_SCAN, ag_grad_scan, IN(1), NULL},
     /* softmax and normalisation (statistics recomputed from the saved input) */
     {"softmax", OP_GRAD_SOFTMAX, ag_grad_softmax, AG_SAVE_OUT, NULL},
     {"log_softmax", OP_GRAD_LOG_SOFTMAX, ag_grad_log_softmax, AG_SAVE_OUT, NULL},

@@ -661,7 +661,8 @@ static wgt_status scan_ref(void *arg, const wgt_cpu_tensor *in, const wgt_cpu_te
     return wgt_cpu_scan(a->op, &in[0], a->dim, 0, 0, &out[0], out[1].data ? &out[1] : NULL);
 }
 
-wgt_status wgt_scan(wgt_scan_op op, const wgt_tensor *x, int dim, wgt_tensor **out, wgt_tensor **indices)
+static wgt_status scan_unrecorded(wgt_scan_op op, const wgt_tensor *x, int dim, wgt_tensor **out,
+                                  wgt_tensor **indices)
 {
     OP_BEGIN(x, out);
     if (indices) *indices = NULL;
@@ -703,4 +704,21 @@ wgt_status wgt_scan(wgt_scan_op op, const wgt_tensor *x, int dim, wgt_tensor **o
     *out = y;
     if (indices) *indices = iy;
     return WGT_OK;
+}
+
+/* cummax/cummin's backward sends each gradient to the position of its running extreme, so while
+ * autograd records their indices are computed even when the caller does not want them. */
+wgt_status wgt_scan(wgt_scan_op op, const wgt_tensor *x, int dim, wgt_tensor **out, wgt_tensor **indices)
+{
+    if (indices) *indices = NULL;
+    int rec = x && x->ag && op_grad_mode() && (op == WGT_SCAN_CUMMAX || op == WGT_SCAN_CUMMIN);
+    wgt_tensor *idx = NULL;
+    op_grad_scan p = {op, dim};
+    const wgt_tensor *in[2] = {x, NULL};
+    wgt_status st = scan_unrecorded(op, x, dim, out, indices || rec ? &idx : NULL);
+    in[1] = idx;
+    st = op_record(st, OP_GRAD_SCAN, in, 2, &p, sizeof p, out);
+    if (!st && indices) *indices = idx;
+    else wgt_tensor_free(idx);
+    return st;
 }

@@ -74,6 +74,7 @@ typedef enum op_grad_id {
     /* group and batch norm (src/autograd/grad_norm_batch.c) */
     OP_GRAD_GROUP_NORM, /* inputs: x, weight, bias, NULL, NULL; params: op_grad_batch_norm */
     OP_GRAD_BATCH_NORM, /* inputs: x, weight, bias, running_mean, running_var; params: op_grad_batch_norm */
+    OP_GRAD_SCAN,       /* cumsum/cumprod/cummax/cummin; inputs: x, indices (cummax/cummin) (grad_scan.c) */
     OP_GRAD_COUNT
 } op_grad_id;
 
@@ -103,6 +104,7 @@ typedef struct op_grad_pool {
 typedef struct op_grad_interp { int spatial, mode, align_corners; double scales[2]; } op_grad_interp;
 /* groups: group_norm's (batch_norm: 0); training 0: batch_norm normalised by its running stats */
 typedef struct op_grad_batch_norm { int groups, training; double eps; } op_grad_batch_norm;
+typedef struct op_grad_scan { wgt_scan_op op; int dim; } op_grad_scan;
 
 /* The hook autograd installs: make the graph node for out. */
 typedef wgt_status (*op_record_fn)(op_grad_id op, const wgt_tensor *const *in, int n_in, const void *params,

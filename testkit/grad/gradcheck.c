@@ -117,6 +117,12 @@ static wgt_status f_gbnorm(const gc_case *c, wgt_tensor *const *x, wgt_tensor **
                           c->iarg[0] == 1, 0.1, 1e-5, out);
 }
 
+/* iarg: scan op, dim */
+static wgt_status f_scan(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+{
+    return wgt_scan((wgt_scan_op)c->iarg[0], x[0], c->iarg[1], out, NULL);
+}
+
 static const int64_t interp_size[4][2] = {{5, 7}, {8, 0}, {7, 3}, {6, 8}};
 
 /* iarg: mode, spatial dims, align_corners, size */
@@ -373,6 +379,10 @@ static const gc_case cases[] = {
     {"batch_norm eval", f_gbnorm, 5,
      {D(S3(3, 4, 5), -2, 2), D(S1(4), 0.5, 1.5), D(S1(4), -1, 1), {GC_CONST, S1(4), -1, 1, 0, 0},
       {GC_CONST, S1(4), 0.5, 2, 0, 0}}, {2}, {0, 0}, 1, 0},
+    /* scans (cummax/cummin: distinct values, no ties in the running extreme) */
+    {"cumsum", f_scan, 1, {D(S3(2, 3, 4), -2, 2)}, {WGT_SCAN_CUMSUM, 1}, {0, 0}, 1, 0},
+    {"cummax", f_scan, 1, {{GC_DISTINCT, S2(3, 5), -2, 2, 0, 0}}, {WGT_SCAN_CUMMAX, -1}, {0, 0}, 1, 0},
+    {"cummin", f_scan, 1, {{GC_DISTINCT, S2(4, 3), -2, 2, 0, 0}}, {WGT_SCAN_CUMMIN, 0}, {0, 0}, 1, 0},
     /* elementwise unary: every op with a derivative, on a domain where it is smooth */
     UN(NEG, -2, 2), UN(ABS, -2, 2), UN(EXP, -2, 2), UN(EXP2, -2, 2), UN(EXPM1, -2, 2), UN(LOG, 0.5, 2),
     UN(LOG2, 0.5, 2), UN(LOG1P, 0.5, 2), UN(SQRT, 0.5, 2), UN(RSQRT, 0.5, 2), UN(RECIPROCAL, 0.5, 2),
