@@ -128,6 +128,7 @@ struct wgt_context {
 
     /* Latched errors: device loss is permanent, an uncaptured error is reported once. */
     int lost;
+    int freeing;                  /* wgt_context_free destroys the device: not a loss */
     wgt_status pending_status;
     char pending_message[1024];
     char errmsg[2048];
@@ -167,6 +168,9 @@ wgt_status wgt_ctx_error(wgt_context *ctx, wgt_status status, const char *fmt, .
 wgt_status wgt_ctx_check(wgt_context *ctx);
 /* Process WebGPU events once (callbacks fire from here). */
 void wgt_ctx_poll(wgt_context *ctx);
+/* Tests only (not public API): destroy the device under a live context, as a driver reset or a
+ * removed GPU would; the device-lost callback then latches WGT_ERR_DEVICE_LOST. */
+void wgt_gpu_test_lose_device(wgt_context *ctx);
 
 /* Loader (loader.c). */
 wgt_status wgt_wgpu_load(const char *path);
