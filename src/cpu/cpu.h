@@ -26,7 +26,7 @@
 #include <stdint.h>
 
 #include "cpu/op_kinds.h"
-#include "tensor/layout.h"
+#include "core/layout.h"
 #include "wgt.h"
 
 /* A tensor in host memory: data is the start of the storage, element i of the layout lives at

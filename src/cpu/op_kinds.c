@@ -45,6 +45,9 @@ _Static_assert(COUNT_OF(pad_names) == WGT_PAD_COUNT, "pad name table");
 static const char *const rope_names[] = {"none", "linear", "llama3", "yarn"};
 _Static_assert(COUNT_OF(rope_names) == WGT_ROPE_SCALING_COUNT, "rope name table");
 
+static const char *const interp_names[] = {"nearest", "nearest-exact", "linear", "cubic"};
+_Static_assert(COUNT_OF(interp_names) == WGT_INTERP_COUNT, "interp name table");
+
 #define NAME_OF(table, v) ((unsigned)(v) < COUNT_OF(table) ? (table)[v] : "?")
 
 const char *wgt_unary_op_name(wgt_unary_op op) { return NAME_OF(unary_names, op); }
@@ -54,6 +57,7 @@ const char *wgt_scan_op_name(wgt_scan_op op) { return NAME_OF(scan_names, op); }
 const char *wgt_scatter_mode_name(wgt_scatter_mode m) { return NAME_OF(scatter_names, m); }
 const char *wgt_pad_mode_name(wgt_pad_mode m) { return NAME_OF(pad_names, m); }
 const char *wgt_rope_scaling_name(wgt_rope_scaling s) { return NAME_OF(rope_names, s); }
+const char *wgt_interp_mode_name(wgt_interp_mode m) { return NAME_OF(interp_names, m); }
 
 static int find(const char *const *table, int n, const char *name)
 {

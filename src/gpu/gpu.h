@@ -190,6 +190,16 @@ wgt_status wgt_gpu_kernel_source(wgt_context *ctx, const char *label, const char
                                  const char *entry, const wgt_kconst *constants, int n_constants,
                                  wgt_kernel **out);
 const char *wgt_gpu_kernel_text(const char *name); /* embedded or WGT_KERNEL_DIR source, or NULL */
+/* Kernels keyed by a small key. The pipeline lookup of wgt_gpu_kernel hashes and compares the
+ * whole prelude on every call. An op whose prelude is a function of a few values (dtypes, a
+ * variant, the workgroup size) passes those instead: `key` (key_len bytes, compared bytewise: zero
+ * struct padding) must determine the prelude completely; make_prelude(arg) returns it malloc'd
+ * (NULL: out of memory) and runs only on a miss. Keyed and prelude kernels of one file never
+ * share entries. */
+typedef char *(*wgt_prelude_fn)(void *arg);
+wgt_status wgt_gpu_kernel_keyed(wgt_context *ctx, const char *name, const void *key, size_t key_len,
+                                wgt_prelude_fn make_prelude, void *arg, const char *entry,
+                                const wgt_kconst *constants, int n_constants, wgt_kernel **out);
 void wgt_kernel_cache_destroy(wgt_context *ctx);
 
 /* Command stream (dispatch.c). */

@@ -1,6 +1,5 @@
 /* Kernels: WGSL source (embedded, or WGT_KERNEL_DIR while developing), compiled inside an error
  * scope so a WGSL error names the kernel and the line, and cached by what identifies them (below). */
-#include "ops/ops.h" /* wgt_gpu_kernel_keyed's declaration */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

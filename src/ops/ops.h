@@ -38,6 +38,19 @@
 #include "gpu/gpu.h"
 #include "tensor/tensor.h"
 
+/* ---- host copies for the reference (tensor_ops.c) -------------------------------------------- */
+
+/* Host copies of tensors for the CPU reference: a wgt_cpu_tensor with t's layout over a host copy of
+ * the storage range it reaches. Free with wgt_host_view_free. On a CPU context no copy is made. */
+typedef struct wgt_host_view {
+    wgt_cpu_tensor t;
+    void *owned;
+} wgt_host_view;
+wgt_status wgt_host_view_get(const wgt_tensor *t, wgt_host_view *out);
+void wgt_host_view_free(wgt_host_view *v);
+/* After the reference wrote into v (a view of out made by wgt_host_view_get), send it to the device. */
+wgt_status wgt_host_view_put(const wgt_tensor *out, const wgt_host_view *v);
+
 /* ---- calling conventions --------------------------------------------------------------------- */
 
 #define OP_BEGIN(first, out)                                                                       \
@@ -102,17 +115,7 @@ void op_wgsl_storer(char *buf, size_t cap, const char *name, const char *binding
 /* The WGSL type name of a compute type for dtype: "f32" for floats, "u32" for u32, else "i32". */
 const char *op_compute_type(wgt_dtype dt);
 
-/* ---- kernels keyed by a small key -------------------------------------------------------------
- * The pipeline lookup of wgt_gpu_kernel hashes and compares the whole prelude on every call. An op
- * whose prelude is a function of a few values (dtypes, a variant, the workgroup size) passes those
- * instead: `key` (key_len bytes, compared bytewise: zero struct padding) must determine the prelude
- * completely; make_prelude(arg) returns it malloc'd (NULL: out of memory) and runs only on a miss.
- * Keyed and prelude kernels of one file never share entries. Defined in src/gpu/kernel.c beside
- * the cache. */
-typedef char *(*wgt_prelude_fn)(void *arg);
-wgt_status wgt_gpu_kernel_keyed(wgt_context *ctx, const char *name, const void *key, size_t key_len,
-                                wgt_prelude_fn make_prelude, void *arg, const char *entry,
-                                const wgt_kconst *constants, int n_constants, wgt_kernel **out);
+/* Kernels keyed by a small key (wgt_gpu_kernel_keyed) are declared in gpu/gpu.h. */
 /* The workgroup size for one-dimensional kernels: 256, or the device's limit when lower
  * (compatibility mode's default is 128). Generated kernels take it as `const WG: u32`. */
 uint32_t op_workgroup_size(wgt_context *ctx);

@@ -10,7 +10,6 @@
 
 #include "cpu/pool.h"
 #include "ops/ops.h"
-#include "tensor/record.h"
 
 typedef struct resample_params {
     uint32_t n, out_w0, off_x, off_g, op, mode, align, padding, H, W, OH, OW, sxh, sxw, C, sp2;
@@ -18,12 +17,6 @@ typedef struct resample_params {
     uint32_t sgn, sgh, sgw, sgc, simple, plane_stride;
     op_layout_params lead;
 } resample_params;
-
-const char *wgt_interp_mode_name(wgt_interp_mode mode)
-{
-    static const char *names[] = {"nearest", "nearest-exact", "linear", "cubic"};
-    return (unsigned)mode < WGT_INTERP_COUNT ? names[mode] : "?";
-}
 
 static wgt_status resample_kernel(wgt_context *ctx, wgt_dtype dt, wgt_dtype gdt, wgt_kernel **k)
 {
@@ -190,9 +183,7 @@ wgt_status wgt_interpolate(const wgt_tensor *x, int spatial, wgt_interp_mode mod
         const wgt_tensor *ins[1] = {x};
         st = op_reference(ctx, interp_ref, &a, ins, 1, &y, 1);
     }
-    op_grad_interp rec = {spatial, (int)mode, a.align, {a.scales[0], a.scales[1]}};
-    const wgt_tensor *in[1] = {x};
-    return op_record(op_finish(st, y, out), OP_GRAD_INTERPOLATE, in, 1, &rec, sizeof rec, out);
+    return op_finish(st, y, out);
 }
 
 /* ---- grid_sample ---------------------------------------------------------------------------- */

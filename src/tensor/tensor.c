@@ -180,64 +180,37 @@ wgt_status wgt_tensor_to_host(const wgt_tensor *t, void *dst, size_t bytes)
         return wgt_ctx_error(ctx, WGT_ERR_INVALID_ARGUMENT, "wgt_tensor_to_host: the tensor holds %llu bytes, given %zu",
                              (unsigned long long)want, bytes);
     if (!want) return WGT_OK;
-    if (!wgt_layout_is_contiguous(&t->l)) {
-        wgt_tensor *c;
-        if ((st = wgt_tensor_contiguous(t, &c))) return st;
-        st = wgt_tensor_to_host(c, dst, bytes);
-        wgt_tensor_free(c);
-        return st;
-    }
-    uint64_t start = (uint64_t)t->l.offset * wgt_dtype_size(t->l.dtype);
-    if (ctx->cpu) {
-        memcpy(dst, (char *)t->st->host + start, bytes);
-        return WGT_OK;
-    }
-    return wgt_gpu_download(ctx, t->st->buf, start, dst, bytes);
-}
-
-/* ---- host views for the reference ----------------------------------------------------------- */
-
-wgt_status wgt_host_view_get(const wgt_tensor *t, wgt_host_view *v)
-{
-    memset(v, 0, sizeof *v);
-    wgt_context *ctx = t->st->ctx;
-    v->t.l = t->l;
-    if (ctx->cpu) {
-        v->t.data = t->st->host;
-        return WGT_OK;
-    }
     size_t size = wgt_dtype_size(t->l.dtype);
-    uint64_t start = ((uint64_t)t->l.offset * size) & ~3ull, end = wgt_layout_extent_bytes(&t->l);
-    if (end < start + 4) end = start + 4;
-    if (end > t->st->bytes) end = t->st->bytes;
-    v->owned = malloc(end - start);
-    if (!v->owned) return wgt_ctx_error(ctx, WGT_ERR_OUT_OF_MEMORY, "out of host memory copying a tensor to the host");
-    wgt_status st = wgt_gpu_download(ctx, t->st->buf, start, v->owned, end - start);
-    if (st) {
-        free(v->owned);
-        v->owned = NULL;
-        return st;
+    uint64_t start = (uint64_t)t->l.offset * size;
+    if (wgt_layout_is_contiguous(&t->l)) {
+        if (ctx->cpu) {
+            memcpy(dst, (char *)t->st->host + start, bytes);
+            return WGT_OK;
+        }
+        return wgt_gpu_download(ctx, t->st->buf, start, dst, bytes);
     }
-    v->t.data = v->owned;
-    v->t.l.offset -= (int64_t)(start / size);
+    /* A strided view: read the storage range it reaches and gather on the host (a copy kernel
+     * would be an op, and this layer calls none). The range is at most the storage's size. */
+    const char *src = ctx->cpu ? (const char *)t->st->host : NULL;
+    char *owned = NULL;
+    uint64_t base = start & ~3ull, end = wgt_layout_extent_bytes(&t->l);
+    if (end > t->st->bytes) end = t->st->bytes;
+    if (!src) {
+        if (!(owned = malloc(end - base)))
+            return wgt_ctx_error(ctx, WGT_ERR_OUT_OF_MEMORY, "wgt_tensor_to_host: out of host memory for %llu bytes",
+                                 (unsigned long long)(end - base));
+        if ((st = wgt_gpu_download(ctx, t->st->buf, base, owned, end - base))) {
+            free(owned);
+            return st;
+        }
+        src = owned;
+    } else
+        base = 0; /* host storage is read in place */
+    int64_t n = wgt_layout_numel(&t->l);
+    for (int64_t i = 0; i < n; i++)
+        memcpy((char *)dst + (size_t)i * size, src + ((uint64_t)wgt_layout_index(&t->l, i) * size - base), size);
+    free(owned);
     return WGT_OK;
-}
-
-wgt_status wgt_host_view_put(const wgt_tensor *out, const wgt_host_view *v)
-{
-    wgt_context *ctx = out->st->ctx;
-    if (ctx->cpu) return WGT_OK;
-    size_t size = wgt_dtype_size(out->l.dtype);
-    uint64_t start = ((uint64_t)out->l.offset * size) & ~3ull, end = wgt_layout_extent_bytes(&out->l);
-    if (end < start + 4) end = start + 4;
-    if (end > out->st->bytes) end = out->st->bytes;
-    return wgt_gpu_upload(ctx, out->st->buf, start, v->owned, end - start);
-}
-
-void wgt_host_view_free(wgt_host_view *v)
-{
-    free(v->owned);
-    v->owned = NULL;
 }
 
 /* ---- properties ------------------------------------------------------------------------------ */
@@ -403,7 +376,7 @@ static int reshape_view(const wgt_layout *in, int ndim, const int64_t *shape, wg
     return view_d == -1;
 }
 
-wgt_status wgt_tensor_reshape(const wgt_tensor *t, int ndim, const int64_t *shape_in, wgt_tensor **out)
+wgt_status wgt_tensor_reshape_view(const wgt_tensor *t, int ndim, const int64_t *shape_in, wgt_tensor **out)
 {
     VIEW_ARGS(t, out);
     wgt_context *ctx = t->st->ctx;
@@ -432,10 +405,5 @@ wgt_status wgt_tensor_reshape(const wgt_tensor *t, int ndim, const int64_t *shap
     wgt_layout l;
     if (reshape_view(&t->l, ndim, shape, &l))
         return op_record(wgt_tensor_new_view(t, &l, out), OP_GRAD_RESHAPE, &t, 1, NULL, 0, out);
-    wgt_tensor *c;
-    wgt_status st = wgt_tensor_contiguous(t, &c);
-    if (st) return st;
-    st = wgt_tensor_reshape(c, ndim, shape, out);
-    wgt_tensor_free(c);
-    return st;
+    return WGT_OK; /* *out stays NULL: no view fits, the caller copies */
 }

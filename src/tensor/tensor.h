@@ -6,9 +6,8 @@
 #ifndef WGT_TENSOR_TENSOR_H
 #define WGT_TENSOR_TENSOR_H
 
-#include "cpu/cpu.h"
+#include "core/layout.h"
 #include "gpu/gpu.h"
-#include "tensor/layout.h"
 
 typedef struct wgt_storage {
     wgt_context *ctx;
@@ -45,15 +44,9 @@ wgt_status wgt_tensor_new_view(const wgt_tensor *t, const wgt_layout *l, wgt_ten
 /* Bytes of storage a layout reaches: (offset + max index + 1) elements, rounded up to 4 bytes. */
 uint64_t wgt_layout_extent_bytes(const wgt_layout *l);
 
-/* Host copies of tensors for the CPU reference: a wgt_cpu_tensor with t's layout over a host copy of
- * the storage range it reaches. Free with wgt_host_view_free. On a CPU context no copy is made. */
-typedef struct wgt_host_view {
-    wgt_cpu_tensor t;
-    void *owned;
-} wgt_host_view;
-wgt_status wgt_host_view_get(const wgt_tensor *t, wgt_host_view *out);
-void wgt_host_view_free(wgt_host_view *v);
-/* After the reference wrote into v (a view of out made by wgt_host_view_get), send it to the device. */
-wgt_status wgt_host_view_put(const wgt_tensor *out, const wgt_host_view *v);
+/* reshape's view half: *out is a view of t with the shape given (an error for a bad shape), or
+ * NULL when t's strides admit no such view and a copy must be made (wgt_tensor_reshape in
+ * src/ops does that: copying is an op, and this layer calls none). */
+wgt_status wgt_tensor_reshape_view(const wgt_tensor *t, int ndim, const int64_t *shape, wgt_tensor **out);
 
 #endif

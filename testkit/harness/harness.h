@@ -15,7 +15,7 @@
 
 #include <stdint.h>
 
-#include "tensor/layout.h"
+#include "core/layout.h"
 #include "wgt.h"
 
 typedef enum hx_case {

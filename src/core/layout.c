@@ -1,4 +1,4 @@
-#include "tensor/layout.h"
+#include "core/layout.h"
 
 int64_t wgt_layout_numel(const wgt_layout *l)
 {

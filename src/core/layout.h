@@ -1,7 +1,7 @@
 /* The layout of a tensor's elements in its storage: shape, strides and offset, all in elements.
  * Shared by the GPU path and the CPU reference, so both read the same views. */
-#ifndef WGT_TENSOR_LAYOUT_H
-#define WGT_TENSOR_LAYOUT_H
+#ifndef WGT_CORE_LAYOUT_H
+#define WGT_CORE_LAYOUT_H
 
 #include <stdint.h>
 

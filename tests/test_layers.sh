@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Layers call only downward (/work/shared/DESIGN.md's table, README "Architecture"): every
+# #include "DIR/..." in a layer's folder must name a folder that layer may use. Also: only
+# src/gpu/ touches webgpu.h. Prints each forbidden arrow with its file and line.
+set -euo pipefail
+root=${WGT_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}
+cd "$root"
+
+# layer folder -> folders its files may include (itself and headers beside the file always): the
+# layers below it, as DESIGN.md's rows and what lies under them. core holds what every layer
+# shares (errors, dtypes, the element layout); quant holds block formats (plain C like cpu).
+declare -A allowed=(
+    [src/core]=""
+    [src/gpu]="core"
+    [src/cpu]="core"
+    [src/quant]="core"
+    [src/tensor]="core gpu"
+    [src/ops]="core gpu tensor cpu quant"
+    [src/graph]="core gpu tensor cpu quant ops"
+    [src/autograd]="core gpu tensor cpu quant ops"
+    [src/tokenizer]="core"
+    [src/io]="core gpu tensor quant"
+    [src/models]="core gpu tensor cpu quant ops autograd io tokenizer"
+    [tools]="$(ls testkit 2>/dev/null | tr '\n' ' ')" # the CLI: the public API and the test kit
+)
+bad=0
+for layer in "${!allowed[@]}"; do
+    [ -d "$layer" ] || continue
+    own=${layer#src/}
+    while IFS=: read -r file line text; do
+        target=$(sed -n 's/.*#include "\([^"]*\)".*/\1/p' <<<"$text")
+        [ "$target" = wgt.h ] && continue
+        [[ $target != */* ]] && [ -f "$(dirname "$file")/$target" ] && continue # a header beside the file
+        dir=${target%%/*}
+        [ "$dir" = "$own" ] && continue
+        ok=0
+        for a in ${allowed[$layer]}; do [ "$dir" = "$a" ] && ok=1; done
+        if [ $ok = 0 ]; then
+            echo "$file:$line: $layer may not include \"$target\" (allowed: ${allowed[$layer]:-nothing})"
+            bad=$((bad + 1))
+        fi
+    done < <(grep -n '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "$layer"/*.[ch] "$layer"/*/*.[ch] 2>/dev/null || true)
+done
+# The public header includes nothing of ours.
+if grep -n '#include "' include/wgt.h; then echo "include/wgt.h includes an internal header"; bad=$((bad + 1)); fi
+# Only src/gpu calls webgpu.h.
+while IFS=: read -r file line _; do
+    case $file in src/gpu/*) ;; *) echo "$file:$line: only src/gpu may use webgpu.h"; bad=$((bad + 1)) ;; esac
+done < <(grep -rn --include='*.[ch]' -E '#include "gpu/webgpu.h"|\bwgpu[A-Z][A-Za-z]*\(|\bwgt_W\.' src || true)
+if [ $bad -gt 0 ]; then
+    echo "$bad forbidden arrow(s)"
+    exit 1
+fi
+echo "layers: no forbidden arrow"
