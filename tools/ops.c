@@ -92,7 +92,7 @@ static int table(wgt_context *dev, int markdown)
 }
 
 typedef struct tally {
-    int pass, fail, known, skip, runs, sentinels;
+    int pass, fail, known, skip, ref, runs, sentinels;
     int verbose;
 } tally;
 
@@ -108,13 +108,22 @@ static void report(const hx_result *r, void *user)
     } else if (r->known) {
         t->known++;
         printf("KNOWN %-16s %-13s %s (%s)\n", name, c, r->known, r->message);
+    } else if (!r->runs && r->ref_runs) {
+        t->ref++;
+        char dts[96];
+        hx_dtype_names(r->ref_dtypes, dts, sizeof dts);
+        printf("REF   %-16s %-13s %3d runs on the CPU reference (no GPU kernel for %s): nothing compared\n", name, c,
+               r->ref_runs, dts);
     } else if (!r->runs) {
         t->skip++;
         if (t->verbose) printf("SKIP  %-16s %-13s %s\n", name, c, r->skipped);
     } else {
         t->pass++;
-        printf("PASS  %-16s %-13s %3d runs, worst %.2f of the tolerance%s%s\n", name, c, r->runs, r->worst,
-               r->worst > 0 ? " at " : "", r->worst > 0 ? r->worst_at : "");
+        char dts[96] = "";
+        if (r->ref_runs) hx_dtype_names(r->ref_dtypes, dts, sizeof dts);
+        printf("PASS  %-16s %-13s %3d runs, worst %.2f of the tolerance%s%s%s%s%s\n", name, c, r->runs, r->worst,
+               r->worst > 0 ? " at " : "", r->worst > 0 ? r->worst_at : "", dts[0] ? " (" : "", dts,
+               dts[0] ? " on the reference: not compared)" : "");
     }
     fflush(stdout);
 }
@@ -142,8 +151,9 @@ static int check(wgt_context *dev, int n_names, char **names, uint32_t dtypes, i
         hx_check(dev, ref, &ops[i], &opt, report, &t);
     }
     wgt_context_free(ref);
-    printf("\n%d ops: %d cases passed, %d failed, %d known issues, %d skipped; %d comparisons (%d with the bytes "
-           "past the output checked)\n", matched, t.pass, t.fail, t.known, t.skip, t.runs, t.sentinels);
+    printf("\n%d ops: %d cases passed, %d failed, %d known issues, %d skipped, %d only on the CPU reference; %d "
+           "comparisons (%d with the bytes past the output checked)\n", matched, t.pass, t.fail, t.known, t.skip, t.ref,
+           t.runs, t.sentinels);
     return t.fail ? 1 : 0;
 }
 

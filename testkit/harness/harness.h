@@ -33,6 +33,8 @@ typedef enum hx_case {
 } hx_case;
 
 const char *hx_case_name(hx_case c);
+/* "f32, f16" for a mask of HX_DT bits. */
+void hx_dtype_names(uint32_t mask, char *buf, size_t size);
 
 /* A value domain for generated inputs. */
 typedef struct hx_dom {
@@ -133,16 +135,22 @@ typedef struct hx_result {
     char skipped[160];  /* why nothing ran, when runs == 0 */
     const char *known;  /* failures == 0 and this set: it failed as a known issue says (the reason) */
     int known_failures;
+    int ref_runs;       /* device runs that had no GPU kernel (WGT_STRICT refused them) and ran the
+                           reference: they compare the reference with itself and prove nothing */
+    uint32_t ref_dtypes; /* bit per dtype with such a run */
 } hx_result;
 
 /* Known differences between a device kernel and the reference, kept visible: a failing case that
- * matches one is reported as KNOWN with the reason instead of failing. Remove an entry when the
- * kernel is fixed (the case then passes and hx_check reports the entry as stale in message). */
+ * matches one is reported as KNOWN with the reason instead of failing. An entry applies only on
+ * the adapter it was seen on; where it applies and its case passes, the case FAILS as stale (the
+ * message says to remove the entry), so excuses disappear with the bugs they excused. */
 typedef struct hx_known {
-    const char *op; /* "*": any op */
-    int c;        /* hx_case, or -1 for any */
-    int dtype;    /* wgt_dtype, or -1 for any */
-    const char *msg; /* NULL, or a substring the failure message must contain */
+    const char *where; /* a substring of "ADAPTER NAME (BACKEND)" as `wgt info` names them:
+                          "NVIDIA H200", "(opengles)", "llvmpipe (LLVM 15.0.6, 256 bits) (vulkan)" */
+    const char *op;    /* the op's table name */
+    int c;             /* hx_case, or -1 for any */
+    int dtype;         /* wgt_dtype, or -1 for any */
+    const char *msg;   /* NULL, or a substring the failure message must contain */
     const char *why;
 } hx_known;
 const hx_known *hx_known_issues(int *count);
@@ -150,7 +158,9 @@ const hx_known *hx_known_issues(int *count);
 typedef void (*hx_report_fn)(const hx_result *r, void *user);
 
 /* Run op's cases on dev against ref (a CPU-reference context). report is called once per case.
- * Returns the number of failing cases. */
+ * The device runs under WGT_STRICT=1, so a dtype without a GPU kernel is refused instead of
+ * quietly running the reference; such runs are then repeated without it and counted in ref_runs
+ * (not in runs). Returns the number of failing cases. */
 int hx_check(wgt_context *dev, wgt_context *ref, const hx_op *op, const hx_options *opt, hx_report_fn report,
              void *user);
 

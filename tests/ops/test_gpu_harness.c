@@ -10,13 +10,14 @@
 #include "harness/harness.h"
 #include "support/check.h"
 
-static int n_runs, n_sentinels;
+static int n_runs, n_sentinels, n_ref_runs;
 
 static void report(const hx_result *r, void *user)
 {
     const char *pass = user;
     n_runs += r->runs;
     n_sentinels += r->sentinels;
+    n_ref_runs += r->ref_runs;
     if (r->failures)
         printf("FAIL  %-16s %-13s %s: %s\n", r->op->name, hx_case_name(r->c), pass, r->message);
     else if (r->known)
@@ -62,7 +63,8 @@ int main(int argc, char **argv)
 
     int n;
     hx_ops(&n);
-    printf("%d ops, %d comparisons, %d with the bytes past the output checked\n", n, n_runs, n_sentinels);
+    printf("%d ops, %d comparisons, %d with the bytes past the output checked; %d device runs had no GPU kernel "
+           "(WGT_STRICT refused them) and were not compared\n", n, n_runs, n_sentinels, n_ref_runs);
     CHECK(argc > 1 || n_sentinels > n, "the sentinels were checked only %d times", n_sentinels);
     CHECK(n_runs > 20 * n || argc > 1, "too few comparisons ran (%d for %d ops)", n_runs, n);
     return test_finish("test_gpu_harness");
