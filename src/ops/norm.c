@@ -24,15 +24,6 @@ typedef struct norm_aux {
     uint32_t wmod, wmul, wdiv;
 } norm_aux;
 
-static uint32_t norm_sg(wgt_context *ctx)
-{
-    const wgt_limits *lim = &ctx->info.limits;
-    if (ctx->info.has_subgroups && lim->subgroup_min_size == lim->subgroup_max_size && lim->subgroup_min_size >= 2 &&
-        lim->subgroup_min_size <= 64 && !(lim->subgroup_min_size & (lim->subgroup_min_size - 1)))
-        return lim->subgroup_min_size;
-    return 1;
-}
-
 /* What the norm prelude depends on: the pipeline cache's key (no padding bytes). */
 typedef struct norm_key {
     uint8_t xdt, odt, pad[2];
@@ -71,7 +62,7 @@ static wgt_status norm_kernel(wgt_context *ctx, wgt_dtype xdt, wgt_dtype odt, wg
     norm_key key;
     memset(&key, 0, sizeof key);
     key.xdt = (uint8_t)xdt, key.odt = (uint8_t)odt;
-    key.sg = norm_sg(ctx);
+    key.sg = op_shuffle_subgroup(ctx);
     key.wg = op_workgroup_size(ctx);
     if (key.sg > key.wg) key.sg = 1;
     return wgt_gpu_kernel_keyed(ctx, "norm", &key, sizeof key, norm_prelude, &key, "main", NULL, 0, k);

@@ -412,3 +412,27 @@ int op_row_subgroups(wgt_context *ctx)
     return ctx->info.has_subgroups && ctx->info.limits.subgroup_max_size >= 1 &&
            ctx->info.limits.subgroup_max_size <= 32;
 }
+
+uint32_t op_shuffle_subgroup(wgt_context *ctx)
+{
+    const wgt_limits *lim = &ctx->info.limits;
+    if (ctx->info.has_subgroups && lim->subgroup_min_size == lim->subgroup_max_size && lim->subgroup_min_size >= 2 &&
+        lim->subgroup_min_size <= 64 && !(lim->subgroup_min_size & (lim->subgroup_min_size - 1)))
+        return lim->subgroup_min_size;
+    return 1;
+}
+
+void op_plane_stride(const wgt_layout *lead, uint32_t *simple, uint32_t *stride)
+{
+    int64_t sh[WGT_MAX_DIMS], st[WGT_MAX_DIMS];
+    int m = 0;
+    for (int d = 0; d < lead->ndim; d++) {
+        if (lead->shape[d] == 1) continue;
+        if (m > 0 && st[m - 1] == lead->strides[d] * lead->shape[d]) {
+            sh[m - 1] *= lead->shape[d];
+            st[m - 1] = lead->strides[d];
+        } else sh[m] = lead->shape[d], st[m++] = lead->strides[d];
+    }
+    *simple = m <= 1 && (m == 0 || st[0] <= UINT32_MAX);
+    *stride = m == 1 && *simple ? (uint32_t)st[0] : 0;
+}

@@ -122,6 +122,14 @@ uint32_t op_workgroup_size(wgt_context *ctx);
 /* 1 when matrix-vector reductions may sum through subgroups: granted, and no wider than the 32
  * invocations that share an output row (gemv, gemv_fused, gemv_qkv). */
 int op_row_subgroups(wgt_context *ctx);
+/* The subgroup size reductions shuffle over (reduce, norm): the device's when it is fixed (min ==
+ * max), a power of two in [2, 64] and subgroups are granted; else 1 (the workgroup-memory tree
+ * alone). */
+uint32_t op_shuffle_subgroup(wgt_context *ctx);
+/* The batch dims of a chunk merged where one stride walks them (size-1 dims dropped): *simple is 1
+ * with *stride the step between planes when they reduce to one dim (the kernel then skips
+ * layout_index). Pooling and resampling kernels take both as parameters. */
+void op_plane_stride(const wgt_layout *lead, uint32_t *simple, uint32_t *stride);
 
 /* ---- bindings and parameters ---------------------------------------------------------------- */
 

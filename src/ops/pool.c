@@ -53,24 +53,6 @@ static wgt_status pool_kernel(wgt_context *ctx, wgt_dtype dt, int with_idx, wgt_
     return st;
 }
 
-/* The batch dims of a chunk merged where one stride walks them (size-1 dims dropped): *simple is 1
- * with *stride the step between planes when they reduce to one dim (the kernel then skips
- * layout_index). */
-static void plane_stride(const wgt_layout *lead, uint32_t *simple, uint32_t *stride)
-{
-    int64_t sh[WGT_MAX_DIMS], st[WGT_MAX_DIMS];
-    int m = 0;
-    for (int d = 0; d < lead->ndim; d++) {
-        if (lead->shape[d] == 1) continue;
-        if (m > 0 && st[m - 1] == lead->strides[d] * lead->shape[d]) {
-            sh[m - 1] *= lead->shape[d];
-            st[m - 1] = lead->strides[d];
-        } else sh[m] = lead->shape[d], st[m++] = lead->strides[d];
-    }
-    *simple = m <= 1 && (m == 0 || st[0] <= UINT32_MAX);
-    *stride = m == 1 && *simple ? (uint32_t)st[0] : 0;
-}
-
 /* y [..., *O] (and idx, i32, y's shape) from x [..., *S]; g resolved (1-D: index 0 is 1/1/0/1). */
 static wgt_status pool_gpu(wgt_context *ctx, const wgt_cpu_pool_geom *g, const wgt_tensor *x, wgt_tensor *y,
                            wgt_tensor *idx)
@@ -112,7 +94,7 @@ static wgt_status pool_gpu(wgt_context *ctx, const wgt_cpu_pool_geom *g, const w
         p.off_x = (uint32_t)(c.offset - base);
         c.ndim = nl;
         if ((st = op_layout_params_fill(ctx, &c, &p.lead))) return st;
-        plane_stride(&c, &p.simple, &p.plane_stride);
+        op_plane_stride(&c, &p.simple, &p.plane_stride);
         int64_t e0 = r0 * per_row, e1 = r1 * per_row;
         p.n = (uint32_t)(e1 - e0);
         if ((st = op_bind(y, e0, e1 - 1, &b[1], &base))) return st;

@@ -41,16 +41,6 @@ static int float_only(wgt_reduce_op op)
            op == WGT_REDUCE_NORM2 || op == WGT_REDUCE_NORM_INF;
 }
 
-/* Subgroup size for shuffles: known and fixed, else 1 (the workgroup-memory tree alone). */
-static uint32_t red_sg(wgt_context *ctx)
-{
-    const wgt_limits *lim = &ctx->info.limits;
-    if (ctx->info.has_subgroups && lim->subgroup_min_size == lim->subgroup_max_size && lim->subgroup_min_size >= 2 &&
-        lim->subgroup_min_size <= 64 && !(lim->subgroup_min_size & (lim->subgroup_min_size - 1)))
-        return lim->subgroup_min_size;
-    return 1;
-}
-
 /* What the reduce prelude depends on: the pipeline cache's key (no padding bytes). */
 typedef struct red_key {
     uint8_t ct, xdt, odt, with_idx; /* ct: 0 f32, 1 i32, 2 u32, 3 i64 */
@@ -147,7 +137,7 @@ static wgt_status red_kernel(wgt_context *ctx, const char *ct, wgt_dtype xdt, wg
     memset(&key, 0, sizeof key);
     key.ct = (uint8_t)(!strcmp(ct, "f32") ? 0 : !strcmp(ct, "i32") ? 1 : !strcmp(ct, "u32") ? 2 : 3);
     key.xdt = (uint8_t)xdt, key.odt = (uint8_t)odt, key.with_idx = (uint8_t)with_idx;
-    key.sg = red_sg(ctx);
+    key.sg = op_shuffle_subgroup(ctx);
     key.wg = op_workgroup_size(ctx);
     if (key.sg > key.wg) key.sg = 1;
     return wgt_gpu_kernel_keyed(ctx, "reduce", &key, sizeof key, red_prelude, &key, "main", NULL, 0, k);

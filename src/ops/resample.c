@@ -44,24 +44,6 @@ static wgt_status resample_kernel(wgt_context *ctx, wgt_dtype dt, wgt_dtype gdt,
     return st;
 }
 
-/* The batch dims of a chunk merged where one stride walks them (size-1 dims dropped): *simple is 1
- * with *stride the step between planes when they reduce to one dim (the kernel then skips
- * layout_index). */
-static void plane_stride(const wgt_layout *lead, uint32_t *simple, uint32_t *stride)
-{
-    int64_t sh[WGT_MAX_DIMS], st[WGT_MAX_DIMS];
-    int m = 0;
-    for (int d = 0; d < lead->ndim; d++) {
-        if (lead->shape[d] == 1) continue;
-        if (m > 0 && st[m - 1] == lead->strides[d] * lead->shape[d]) {
-            sh[m - 1] *= lead->shape[d];
-            st[m - 1] = lead->strides[d];
-        } else sh[m] = lead->shape[d], st[m++] = lead->strides[d];
-    }
-    *simple = m <= 1 && (m == 0 || st[0] <= UINT32_MAX);
-    *stride = m == 1 && *simple ? (uint32_t)st[0] : 0;
-}
-
 /* Run the kernel over y, splitting x's dim 0 (and the grid's) when the tensors pass a binding. */
 static wgt_status resample_gpu(wgt_context *ctx, const char *name, resample_params *p, const wgt_tensor *x,
                                const wgt_tensor *grid, int nl, wgt_tensor *y)
@@ -92,7 +74,7 @@ static wgt_status resample_gpu(wgt_context *ctx, const char *name, resample_para
         p->off_x = (uint32_t)(c.offset - base);
         c.ndim = nl;
         if ((st = op_layout_params_fill(ctx, &c, &p->lead))) return st;
-        plane_stride(&c, &p->simple, &p->plane_stride);
+        op_plane_stride(&c, &p->simple, &p->plane_stride);
         if (grid) {
             wgt_layout gc = grid->l;
             gc.offset += r0 * gc.strides[0], gc.shape[0] = r1 - r0;
