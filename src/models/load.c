@@ -58,12 +58,6 @@ static wgt_status find_tensor(const source *src, const char *name, int optional,
     return WGT_OK;
 }
 
-/* 1 when wgt_qlinear reads the type's blocks on the GPU. */
-static int gpu_block_type(wgt_ftype t)
-{
-    return t == WGT_FTYPE_Q8_0 || t == WGT_FTYPE_Q4_0 || t == WGT_FTYPE_Q4_K || t == WGT_FTYPE_Q6_K;
-}
-
 /* A float tensor on the device from ti: float types as they are; other types that wgt_dequantize
  * reads, expanded to f32 (used for small tensors: norms, biases, positions; and for weights when
  * the caller asked for dequantised weights). */
@@ -107,7 +101,7 @@ static wgt_status load_linear(wgt_model *m, const source *src, const char *name,
     int found;
     wgt_status st = find_tensor(src, name, optional, &ti, &found);
     if (st || !found) return st;
-    if (gpu_block_type(ti.type) && !m->dequantize && ti.ndim == 2) {
+    if (wgt_qlinear_gpu_type(ti.type) && !m->dequantize && ti.ndim == 2) {
         st = wgt_qweight_upload(m->ctx, ti.type, ti.shape[0], ti.shape[1], ti.data, &out->t);
         if (st) return wgt_error(st, "%s: tensor '%s': %s", src->path, name, wgt_errmsg());
         out->q = ti.type;
@@ -139,7 +133,7 @@ static wgt_status load_embedding(wgt_model *m, const source *src, const char *na
     m->tok_emb_q = ti.type;
     m->tok_emb_row_bytes = bytes / (uint64_t)ti.shape[0];
     if (!m->lm_head.t) { /* tied */
-        if (gpu_block_type(ti.type)) {
+        if (wgt_qlinear_gpu_type(ti.type)) {
             if ((st = wgt_qweight_upload(m->ctx, ti.type, ti.shape[0], ti.shape[1], ti.data, &m->lm_head.t)))
                 return st;
             m->lm_head.q = ti.type;
@@ -640,7 +634,7 @@ static wgt_status check_fits(wgt_context *ctx, const source *src, int dequantize
             const wgt_gguf_tensor *t = wgt_gguf_tensor_at(src->gguf, i);
             int ok;
             dtype_of(t->type, &ok);
-            bytes = ok || (gpu_block_type(t->type) && !dequantize) ? t->bytes : (uint64_t)t->n_elements * 4;
+            bytes = ok || (wgt_qlinear_gpu_type(t->type) && !dequantize) ? t->bytes : (uint64_t)t->n_elements * 4;
             tn = t->name;
         }
         total += bytes;
@@ -764,7 +758,7 @@ wgt_status wgt_model_open_ex(wgt_context *ctx, const char *path, const wgt_model
     {
         int ok;
         dtype_of(rtype, &ok);
-        if (!ok && !gpu_block_type(rtype))
+        if (!ok && !wgt_qlinear_gpu_type(rtype))
             return wgt_error(WGT_ERR_UNSUPPORTED, "random weights of type %s: use f32, f16, bf16, q8_0, q4_0, q4_k or q6_k",
                              o.random_type);
     }

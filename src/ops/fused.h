@@ -46,6 +46,9 @@ wgt_status wgt_qkv_rope_cache(const wgt_tensor *x, int64_t Hq, int64_t Hkv, int6
                               wgt_tensor **q);
 
 /* ---- src/ops/qlinear.c ---- */
+/* 1 when wgt_qlinear reads type's blocks on the GPU (Q8_0, Q4_0, Q4_K, Q6_K); the model loader
+ * dequantises the others when it loads them. The one list of them. */
+int wgt_qlinear_gpu_type(wgt_ftype type);
 /* wgt_fused_linear with a quantized weight: *out [..., rows] = pro(x) @ W^T + bias + res, W as
  * wgt_qlinear takes it (cols = K; x holds 2K values for WGT_PRO_SWIGLU), gamma [K], bias [rows] and
  * res [..., rows] (either may be NULL). One token (x of one f32 row) is one pass over the blocks on

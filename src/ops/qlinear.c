@@ -19,7 +19,7 @@ typedef struct ql_params {
     uint32_t has_bias, out_stride, units, pad0;
 } ql_params;
 
-static int ql_gpu_format(wgt_ftype type)
+int wgt_qlinear_gpu_type(wgt_ftype type)
 {
     return type == WGT_FTYPE_Q8_0 || type == WGT_FTYPE_Q4_0 || type == WGT_FTYPE_Q4_K || type == WGT_FTYPE_Q6_K;
 }
@@ -228,7 +228,7 @@ wgt_status wgt_qlinear(const wgt_tensor *x, const wgt_tensor *w, wgt_ftype type,
     char opname[32];
     snprintf(opname, sizeof opname, "qlinear(%s)", tname);
     /* the kernels' tiles need 128 invocations per workgroup, WebGPU's lowest limit */
-    int gpu_ok = ql_gpu_format(type) && op_workgroup_size(ctx) >= 128;
+    int gpu_ok = wgt_qlinear_gpu_type(type) && op_workgroup_size(ctx) >= 128;
     if (op_use_gpu(ctx, opname, WGT_U8, gpu_ok)) {
         /* the kernel reads x as contiguous f32 vec4s and bias as contiguous f32: copy when not so
          * (both are small next to the weight) */
@@ -362,7 +362,7 @@ wgt_status wgt_fused_qlinear(const wgt_tensor *x, wgt_fused_prologue pro, const 
     uint64_t align = lim->min_storage_buffer_offset_alignment > 4 ? lim->min_storage_buffer_offset_alignment : 4;
     uint64_t wbytes = (uint64_t)N * (uint64_t)row_bytes + align + 8;
     size_t declen;
-    int fast = !wgt_ctx_is_cpu(ctx) && ql_gpu_format(type) && op_workgroup_size(ctx) >= 128 &&
+    int fast = !wgt_ctx_is_cpu(ctx) && wgt_qlinear_gpu_type(type) && op_workgroup_size(ctx) >= 128 &&
                lim->max_storage_buffers_per_shader_stage >= 6 && M == 1 && N > 0 && wbytes <= UINT32_MAX &&
                wbytes <= lim->max_storage_buffer_binding_size && (type != WGT_FTYPE_Q4_K || w->l.offset % 4 == 0) &&
                qf_operand(ctx, x, 0, 4) && (pro != WGT_PRO_RMS_NORM || qf_operand(ctx, gamma, 0, 4)) &&
