@@ -8,20 +8,8 @@
 // GQA/MQA: query head h reads kv head h / p.group. k and v are strided views (a KV cache read in
 // place). Causal: key j is visible to query i when j <= coff + i. Masks: float (added) or bool
 // (keep where set). A row that sees no key gives zeros. D and Dv are at most 256.
-// The prelude (src/ops/attention.c) supplies the loaders ldq, ldk, ldv, ldm (all f32) and ldk4
-// (four consecutive elements of k from an even element index).
-
-struct Params {
-    B: u32, Hq: u32, Lq: u32, Lk: u32,
-    D: u32, Dv: u32, group: u32, nsplit: u32,
-    scale: f32, causal: u32, coff: i32, mask_kind: u32, // mask_kind 0 none, 1 float, 2 bool
-    per_split: u32, off_q: u32, off_k: u32, off_v: u32,
-    off_m: u32, pad0: u32, kvec: u32, pad2: u32, // kvec: k rows contiguous, D % 4 == 0, rows start even
-    sq: vec4<u32>, // strides of q [B, Hq, Lq, D], k and v [B, Hkv, Lk, D], mask [B, Hq, Lq, Lk]
-    sk: vec4<u32>,
-    sv: vec4<u32>,
-    sm: vec4<u32>,
-};
+// The prelude (src/ops/attention.c) supplies Params (lib_attention.wgsl), the loaders ldq, ldk,
+// ldv, ldm (all f32) and ldk4 (four consecutive elements of k from an even element index).
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> q: array<u32>;

@@ -5,19 +5,8 @@
 // loads in flight. No mask; causal sees keys j <= coff. The caller (src/ops/attention.c) takes
 // this path for at most SMAX visible keys, else attention.wgsl's key splits. A head that sees no
 // key gives zeros, NaN scores give NaN rows as the reference's softmax does.
-// Params and the loaders ldq, ldk, ldv, ldk4 are attention.wgsl's (same prelude); WG from the prelude.
-
-struct Params {
-    B: u32, Hq: u32, Lq: u32, Lk: u32,
-    D: u32, Dv: u32, group: u32, nsplit: u32,
-    scale: f32, causal: u32, coff: i32, mask_kind: u32,
-    per_split: u32, off_q: u32, off_k: u32, off_v: u32,
-    off_m: u32, pad0: u32, kvec: u32, pad2: u32,
-    sq: vec4<u32>,
-    sk: vec4<u32>,
-    sv: vec4<u32>,
-    sm: vec4<u32>,
-};
+// The prelude supplies Params (lib_attention.wgsl, shared with attention.wgsl), the loaders ldq,
+// ldk, ldv, ldk4 as attention.wgsl's, and WG.
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> q: array<u32>;

@@ -12,6 +12,7 @@
 #include "ops/ops.h"
 #include "tensor/record.h"
 
+/* Params of src/kernels/lib_attention.wgsl, field for field. */
 typedef struct sdpa_gpu_params {
     uint32_t B, Hq, Lq, Lk;
     uint32_t D, Dv, group, nsplit;
@@ -93,7 +94,14 @@ static wgt_status sdpa_gpu(wgt_context *ctx, const wgt_tensor *q, const wgt_tens
         goto done;
     if (mask && (st = strides4(ctx, lmask, p.sm))) goto done;
 
-    char pre[4096] = "";
+    /* both kernels' Params come from lib_attention.wgsl, at the head of their preludes */
+    const char *params = wgt_gpu_kernel_text("lib_attention");
+    if (!params) {
+        st = wgt_ctx_error(ctx, WGT_ERR_INTERNAL, "sdpa: the kernel library lib_attention.wgsl is missing (WGT_KERNEL_DIR?)");
+        goto done;
+    }
+    char pre[8192];
+    snprintf(pre, sizeof pre, "%s\n", params);
     op_wgsl_loader(pre, sizeof pre, "ldq", "q", q->l.dtype, "f32");
     op_wgsl_loader(pre, sizeof pre, "ldk", "k", k->l.dtype, "f32");
     op_wgsl_loader(pre, sizeof pre, "ldv", "v", v->l.dtype, "f32");
@@ -104,8 +112,8 @@ static wgt_status sdpa_gpu(wgt_context *ctx, const wgt_tensor *q, const wgt_tens
     /* decode over a short cache: attention_decode.wgsl, one dispatch (on the H200 it beats the
      * split path up to 256 keys and loses from 512: bench_ops --sdpa) */
     if (Lq == 1 && !mask && visible <= 256) {
-        char dpre[4096];
-        snprintf(dpre, sizeof dpre, "const WG: u32 = %uu;\n", op_workgroup_size(ctx));
+        char dpre[8192];
+        snprintf(dpre, sizeof dpre, "%s\nconst WG: u32 = %uu;\n", params, op_workgroup_size(ctx));
         op_wgsl_loader(dpre, sizeof dpre, "ldq", "q", q->l.dtype, "f32");
         op_wgsl_loader(dpre, sizeof dpre, "ldk", "k", k->l.dtype, "f32");
         op_wgsl_loader(dpre, sizeof dpre, "ldv", "v", v->l.dtype, "f32");
