@@ -6,7 +6,7 @@
 #include "autograd/autograd.h"
 #include "core/error.h"
 
-wgt_tensor *ag_keep(ag_call *c, wgt_tensor *t, wgt_status st)
+wgt_tensor *ag_keep_result(ag_call *c, wgt_tensor *t, wgt_status st)
 {
     if (st || !t) {
         wgt_tensor_free(t);

@@ -66,7 +66,11 @@ typedef struct ag_rule {
 const ag_rule *ag_rule_of(op_grad_id op);
 
 /* ---- formula helpers (src/autograd/ag_ops.c): NULL after a failure, temporaries owned by c ---- */
-wgt_tensor *ag_keep(ag_call *c, wgt_tensor *t, wgt_status st); /* register a result of a public op */
+/* Register a result of a public op: ag_keep(c, r, wgt_foo(..., &r)). A macro, so that the op runs
+ * before r is read: C leaves the order of a call's arguments unspecified (GCC happens to evaluate
+ * them right to left, clang left to right, which would read r before the op wrote it). */
+wgt_tensor *ag_keep_result(ag_call *c, wgt_tensor *t, wgt_status st);
+#define ag_keep(c, t, st) __extension__({ wgt_status ag_keep_st_ = (st); ag_keep_result((c), (t), ag_keep_st_); })
 void ag_set(ag_call *c, int i, wgt_tensor *t);                  /* gin[i] = t (a new reference) */
 wgt_tensor *ag_scalar(ag_call *c, double v);                    /* 0-D f32 */
 wgt_tensor *ag_un(ag_call *c, wgt_unary_op op, const wgt_tensor *x);
