@@ -10,6 +10,7 @@
 
 #include "cpu/pool.h"
 #include "ops/ops.h"
+#include "tensor/record.h"
 
 typedef struct resample_params {
     uint32_t n, out_w0, off_x, off_g, op, mode, align, padding, H, W, OH, OW, sxh, sxw, C, sp2;
@@ -165,7 +166,9 @@ wgt_status wgt_interpolate(const wgt_tensor *x, int spatial, wgt_interp_mode mod
         const wgt_tensor *ins[1] = {x};
         st = op_reference(ctx, interp_ref, &a, ins, 1, &y, 1);
     }
-    return op_finish(st, y, out);
+    op_grad_interp rec = {spatial, (int)mode, a.align, {a.scales[0], a.scales[1]}};
+    const wgt_tensor *in[1] = {x};
+    return op_record(op_finish(st, y, out), OP_GRAD_INTERPOLATE, in, 1, &rec, sizeof rec, out);
 }
 
 /* ---- grid_sample ---------------------------------------------------------------------------- */
