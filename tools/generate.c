@@ -33,8 +33,9 @@ static int on_token(int32_t id, void *user)
     return 0;
 }
 
-/* "1,2,3" (commas and/or spaces) into ids, each a whole number in [0, INT32_MAX]: 0 and a message
- * naming the bad element otherwise (no wrap-around of 4294967297 to 1). */
+/* "1,2,3" (a comma between ids, spaces around them allowed, or spaces alone) into ids, each a
+ * whole number in [0, INT32_MAX]: 0 and a message naming the bad element otherwise (no wrap-around
+ * of 4294967297 to 1; no empty element as in "1,,2" or "1,2,"). */
 static int parse_ids(const char *s, int32_t **ids, int64_t *n)
 {
     int64_t cap = 16, k = 0;
@@ -42,9 +43,13 @@ static int parse_ids(const char *s, int32_t **ids, int64_t *n)
     char item[32];
     const char *p = s;
     while (v) {
-        while (*p == ',' || *p == ' ') p++;
-        if (!*p) break;
+        while (*p == ' ') p++;
         size_t len = strcspn(p, ", ");
+        if (len == 0) {
+            fprintf(stderr, "wgt generate: --prompt-ids wants comma-separated ids, e.g. 1,2,3: '%s' has an empty id\n", s);
+            free(v);
+            return 0;
+        }
         snprintf(item, sizeof item, "%.*s", (int)(len < sizeof item - 1 ? len : sizeof item - 1), p);
         int64_t x;
         if (len >= sizeof item - 1 || args_parse_int("generate", "--prompt-ids: id", item, 0, INT32_MAX, &x)) {
@@ -60,10 +65,12 @@ static int parse_ids(const char *s, int32_t **ids, int64_t *n)
         }
         v[k++] = (int32_t)x;
         p += len;
+        while (*p == ' ') p++;
+        if (!*p) break;
+        if (*p == ',') p++; /* else the next id follows after spaces */
     }
-    if (!v || k == 0) {
-        fprintf(stderr, "wgt generate: --prompt-ids wants comma-separated ids, e.g. 1,2,3\n");
-        free(v);
+    if (!v) {
+        fprintf(stderr, "wgt generate: out of host memory reading --prompt-ids\n");
         return 0;
     }
     *ids = v;

@@ -182,5 +182,11 @@ int cmd_onnx_test(int argc, char **argv)
            info.backend_name);
     free(s.t);
     wgt_context_free(ctx);
+    if (!bad && s.counts[0] + s.counts[1] + s.counts[2] == 0) {
+        /* a run that ran nothing proves nothing: say so rather than pass */
+        fprintf(stderr, "wgt onnx-test: no node test found (a directory holding model.onnx and test_data_set_N/)%s\n",
+                s.filter ? " matching --filter" : "");
+        return 1;
+    }
     return s.counts[1] || bad ? 1 : 0;
 }
