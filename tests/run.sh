@@ -27,8 +27,11 @@ passed=0 failed=0 skipped=0 failures="" skips=""
 
 run_one() { # label, log, command...
     local label=$1 log=$2; shift 2
-    local t0=$SECONDS rc
-    timeout --kill-after=10 "$limit" "$@" >"$log" 2>&1
+    local t0=$SECONDS rc lim=$limit
+    # The whole op harness on OpenGL ES compat took past 900 s on the 2-core machine this session
+    # (2026-12-01; 226 s on lavapipe): it gets longer until the slowdown is found (notes/NEXT.md).
+    case "$label" in test_gpu_harness*) [ "$lim" -lt 2700 ] && lim=2700 ;; esac
+    timeout --kill-after=10 "$lim" "$@" >"$log" 2>&1
     rc=$?
     local why
     why=$(grep -m1 '^SKIP: ' "$log" | cut -c7-)
@@ -42,7 +45,7 @@ run_one() { # label, log, command...
         [ $rc = 77 ] && [ -z "$why" ] && echo "(exit 77 without a line 'SKIP: reason': a skip must say why)" >>"$log"
         [ $rc = 77 ] && [ -n "$why" ] && echo "(skipped, and WGT_TEST_NO_SKIP=1 makes a skip a failure)" >>"$log"
         failed=$((failed + 1)); failures="$failures $label"
-        [ $rc = 124 ] && echo "(timed out after ${limit}s)" >>"$log"
+        [ $rc = 124 ] && echo "(timed out after ${lim}s)" >>"$log"
         printf 'FAIL %-50s %4ds (exit %d)\n' "$label" $((SECONDS - t0)) $rc
         tail -n 25 "$log" | sed 's/^/    | /'
     fi
