@@ -76,46 +76,60 @@ inputs_intact "--force"
 stray=$(find "$tmp" -name '.*.wgt-*' | wc -l)
 [ "$stray" = 0 ] && ok "no temporary file left" || fail "$stray temporary files left"
 
-# Signals in the middle of a conversion: a checkpoint that takes seconds to quantise (a sparse
-# 256 MB f32 embedding of [65536, 1024] to q4_k on one thread).
+# Signals in the middle of a conversion. A timer cannot place a signal reliably (a fast machine
+# finished the whole conversion before it: CI of 2026-12-01), so an LD_PRELOAD shim stops the
+# process when it fsyncs its temporary file (every byte written, the final name not yet replaced);
+# the signal is sent to the stopped process, which is then continued. The checkpoint is a sparse
+# 32 MB f32 embedding [8192, 1024], converted to q4_k.
+shim=$tmp/stop_before_commit.so
+${CC:-cc} -shared -fPIC -O1 -o "$shim" "$WGT_ROOT/tests/reliability/stop_before_commit.c" -ldl ||
+    { fail "building the LD_PRELOAD shim"; echo "$fails failure(s)"; exit 1; }
 big=$tmp/big
 mkdir -p "$big"
-cat >"$big/config.json" <<'EOF'
+cat >"$big/config.json" <<'EOF2'
 {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 1024, "intermediate_size": 2048,
- "num_attention_heads": 8, "num_key_value_heads": 8, "num_hidden_layers": 1, "vocab_size": 65536,
+ "num_attention_heads": 8, "num_key_value_heads": 8, "num_hidden_layers": 1, "vocab_size": 8192,
  "max_position_embeddings": 64, "rms_norm_eps": 1e-6, "tie_word_embeddings": true}
-EOF
-header='{"model.embed_tokens.weight":{"dtype":"F32","shape":[65536,1024],"data_offsets":[0,268435456]}}'
+EOF2
+header='{"model.embed_tokens.weight":{"dtype":"F32","shape":[8192,1024],"data_offsets":[0,33554432]}}'
 while [ $(( ${#header} % 8 )) != 0 ]; do header="$header "; done
 n=${#header}
 {
     printf "$(printf '\\%03o' $((n & 255)) $(((n >> 8) & 255)) 0 0 0 0 0 0)"
     printf '%s' "$header"
 } >"$big/model.safetensors"
-truncate -s $((8 + n + 268435456)) "$big/model.safetensors"
+truncate -s $((8 + n + 33554432)) "$big/model.safetensors"
 big_sum=$(sha256sum <"$big/model.safetensors")
 printf 'previous good file\n' >"$tmp/prev.expected"
+proc_state() { sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1; }
 # job control on: without it a script's background jobs ignore SIGINT, as a shell's do
 set -m
 for sig in INT TERM KILL; do
     cp "$tmp/prev.expected" "$tmp/prev.gguf"
-    WGT_THREADS=1 "$WGT_BIN" convert "$big" "$tmp/prev.gguf" --type q4_k --force >"$tmp/sig.log" 2>&1 &
+    LD_PRELOAD=$shim WGT_THREADS=1 "$WGT_BIN" convert "$big" "$tmp/prev.gguf" --type q4_k --force >"$tmp/sig.log" 2>&1 &
     pid=$!
-    # wait until the temporary file exists (the writer is open, rows are being quantised), then
-    # a little longer, and interrupt
-    for _ in $(seq 400); do
-        [ -n "$(find "$tmp" -maxdepth 1 -name '.prev.gguf.wgt-*' | head -1)" ] && break
-        sleep 0.05
+    # wait until the shim has stopped it (at most two minutes on a loaded machine)
+    for _ in $(seq 1200); do
+        [ "$(proc_state $pid)" = T ] && break
+        kill -0 $pid 2>/dev/null || break
+        sleep 0.1
     done
-    sleep 0.5
-    if ! kill -0 $pid 2>/dev/null; then
-        fail "SIG$sig: the conversion ended before the signal (too fast to test):"; tail -3 "$tmp/sig.log"
-        wait $pid
+    if [ "$(proc_state $pid)" != T ]; then
+        fail "SIG$sig: the conversion never reached its commit (state '$(proc_state $pid)'):"; tail -3 "$tmp/sig.log"
+        kill -KILL $pid 2>/dev/null; wait $pid
         continue
     fi
+    [ -n "$(find "$tmp" -maxdepth 1 -name '.prev.gguf.wgt-*' | head -1)" ] &&
+        ok "SIG$sig: stopped with its temporary file written" || fail "SIG$sig: stopped, but no temporary file"
     kill -"$sig" $pid
-    wait $pid
-    rc=$?
+    kill -CONT $pid 2>/dev/null
+    # with job control, wait also returns 128 + SIGSTOP (147) for the stop it had not reported
+    # yet; a process cannot die of SIGSTOP, so wait again for its end
+    for _ in 1 2 3 4 5; do
+        wait $pid
+        rc=$?
+        [ $rc = $((128 + $(kill -l STOP))) ] || break
+    done
     cmp -s "$tmp/prev.gguf" "$tmp/prev.expected" && ok "SIG$sig (exit $rc): the previous file is intact" ||
         fail "SIG$sig: the previous file was damaged ($(head -c 16 "$tmp/prev.gguf" | od -c | head -1))"
     left=$(find "$tmp" -maxdepth 1 -name '.prev.gguf.wgt-*' | wc -l)
@@ -128,6 +142,11 @@ for sig in INT TERM KILL; do
         [ $rc = $((128 + $(kill -l "$sig"))) ] && ok "SIG$sig: died of the signal" || fail "SIG$sig: exit $rc"
     fi
 done
+# and without the shim the same conversion completes and replaces the previous file
+cp "$tmp/prev.expected" "$tmp/prev.gguf"
+WGT_THREADS=1 "$WGT_BIN" convert "$big" "$tmp/prev.gguf" --type q4_k --force >"$tmp/sig.log" 2>&1 &&
+    [ "$(head -c 4 "$tmp/prev.gguf")" = GGUF ] && ok "without a signal the conversion replaces the file" ||
+    { fail "the conversion without a signal failed:"; tail -3 "$tmp/sig.log"; }
 set +m
 [ "$(sha256sum <"$big/model.safetensors")" = "$big_sum" ] && ok "the big checkpoint is unchanged" || fail "the big checkpoint changed"
 inputs_intact "signals"
