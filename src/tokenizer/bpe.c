@@ -200,6 +200,14 @@ static void spm_bpe_word(wgt_tokenizer *t, const char *w, size_t len, idvec *out
 }
 
 /* Unigram: best[k] is the best score of a segmentation of the first k characters. */
+/* SentencePiece keeps each position's best path score in a float but adds and compares in double
+ * (score + float path); Hugging Face tokenizers keeps doubles. The roundings decide ties such as
+ * "00"+"0" against "0"+"00", so each source's own precision is followed. */
+static double unigram_keep(const wgt_tokenizer *t, double sum)
+{
+    return t->unigram_sum_f64 ? sum : (double)(float)sum;
+}
+
 static void spm_unigram_word(wgt_tokenizer *t, const char *w, size_t len, idvec *out)
 {
     size_t nchars = 0;
@@ -221,7 +229,8 @@ static void spm_unigram_word(wgt_tokenizer *t, const char *w, size_t len, idvec 
     offs[nchars] = (int32_t)len;
     for (size_t k = 0; k <= nchars; k++) best[k] = -DBL_MAX;
     best[0] = 0;
-    const double unk_score = t->min_score - 10.0; /* SentencePiece's unknown penalty */
+    /* SentencePiece's unknown penalty, in its precision */
+    const double unk_score = t->unigram_sum_f64 ? t->min_score - 10.0 : (double)(t->min_score - 10.0f);
     for (size_t k = 0; k < nchars; k++) {
         if (best[k] == -DBL_MAX) continue;
         int single = 0;
@@ -231,13 +240,13 @@ static void spm_unigram_word(wgt_tokenizer *t, const char *w, size_t len, idvec 
             if (e == k + 1) single = 1;
             double sc = best[k] + t->scores[id];
             if (sc > best[e]) {
-                best[e] = sc;
+                best[e] = unigram_keep(t, sc);
                 from[e] = (int32_t)k;
                 tokid[e] = id;
             }
         }
         if (!single && best[k] + unk_score > best[k + 1]) {
-            best[k + 1] = best[k] + unk_score;
+            best[k + 1] = unigram_keep(t, best[k] + unk_score);
             from[k + 1] = (int32_t)k;
             tokid[k + 1] = -1;
         }

@@ -307,6 +307,7 @@ static wgt_status load_hf(const cJSON *j, const char *where, wgt_tokenizer **out
     wgt_tokenizer *t = tok_new(kind);
     if (!t) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "tokenizer: out of memory");
     wgt_status st = tok_alloc_vocab(t, n);
+    t->unigram_sum_f64 = 1; /* tokenizers' Viterbi sums f64 scores */
     if (kind != TOK_BYTE_BPE) {
         t->add_dummy_prefix = 0; /* set by Metaspace / Prepend below */
         t->escape_ws = 1;

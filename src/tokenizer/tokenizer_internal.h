@@ -93,6 +93,8 @@ struct wgt_tokenizer {
     int split_at_space;       /* no piece joins a non-space to a following U+2581: words encode alone */
     float min_score;
     int max_piece_chars;
+    int unigram_sum_f64;      /* unigram path scores summed in double (Hugging Face tokenizers), else in
+                                 float as SentencePiece does: the rounding decides ties ("00"+"0" or "0"+"00") */
 
     added_token *added; int n_added;
     int32_t added_first[256]; /* index into added (sorted by first byte, then longest first), -1 */

@@ -175,7 +175,10 @@ if (process.env.WGT_BUILD) {
   const train = join(tmp, "train.txt");
   writeFileSync(train, readFileSync(join(data, "brown-first-1mib.txt")));
   const bible = readFileSync(join(data, "web-every-97th-line.txt"), "utf8").split("\n").filter((x) => x.length);
-  const strings = [...hardStrings.filter((x) => !/[\r\n]/.test(x)), "  squeezed   spaces  ", "ＦＵＬＬ　ｗｉｄｔｈ ｶﾀｶﾅ", ...bible];
+  // runs of digits: paths of equal pieces in another order ("0"+"00" or "00"+"0") whose scores
+  // tie up to rounding, which SentencePiece decides in its own precision (float path, double sum)
+  const digits = ["000", "0000000", "000 000 0000", "1,000,000 and 3,000", "in 1999, 2000 and 20000", "00000 0 00"];
+  const strings = [...hardStrings.filter((x) => !/[\r\n]/.test(x)), "  squeezed   spaces  ", "ＦＵＬＬ　ｗｉｄｔｈ ｶﾀｶﾅ", ...digits, ...bible];
   const f = join(tmp, "spm.jsonl");
   writeFileSync(f, strings.map((x) => JSON.stringify(x)).join("\n") + "\n");
   for (const [type, extra] of [["unigram", []], ["bpe", ["--byte_fallback=true"]]]) {
