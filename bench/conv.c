@@ -4,10 +4,11 @@
  * (the implicit-GEMM path) in f32 and f16, a 3x3 stride-2 downsampling conv2d, a depthwise 3x3
  * conv2d [32, 256, 56, 56] (groups = 256, the depthwise tiles: bandwidth-bound), a 1x1 conv2d, a conv1d
  * (audio-like: [8, 256, 4096] x [256, 256, 3]), and conv_transpose2d (a 2x upsampling).
- * Each figure: warm-up calls, then N calls recorded back to back between two wgt_context_sync,
- * wall clock. --size small (the default on CPU adapters: quarter-size batches and maps) suits
- * lavapipe. --compare runs each case again through the direct kernel only (WGT_CONV_PATH=direct),
- * to see what the GEMM and depthwise tiles gain on the device at hand. */
+ * Each figure: bench_util.h's bench_seconds (a quarter second of warm-up calls, then N calls
+ * recorded back to back between two wgt_context_sync, wall clock). --size small (the default on
+ * CPU adapters: quarter-size batches and maps) suits lavapipe. --compare runs each case again
+ * through the direct kernel only (WGT_CONV_PATH=direct), to see what the GEMM and depthwise tiles
+ * gain on the device at hand. */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,50 +18,40 @@
 #include "ops/api.h"
 #include "ops/ops.h"
 
+#include "bench_util.h"
+
 static wgt_context *ctx;
 static int compare; /* --compare: each case again with WGT_CONV_PATH=direct */
 static int reps = 0; /* 0: 20, or 3 on a CPU adapter */
 
-#define TRY(call)                                                                                  \
-    do {                                                                                           \
-        wgt_status st_ = (call);                                                                   \
-        if (st_) {                                                                                 \
-            fprintf(stderr, "%s failed: %s: %s\n", #call, wgt_status_str(st_), wgt_errmsg());      \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
-
+/* Small random values, made on the device from an f32 upload. */
 static wgt_tensor *random_tensor(wgt_dtype dt, int nd, const int64_t *shape)
 {
-    int64_t n = 1;
-    for (int i = 0; i < nd; i++) n *= shape[i];
-    float *h = malloc(sizeof(float) * (n ? n : 1));
-    uint32_t s = 12345;
-    for (int64_t i = 0; i < n; i++) {
-        s = s * 1664525u + 1013904223u;
-        h[i] = ((s >> 8) / 16777216.0f - 0.5f) * 0.1f;
-    }
-    wgt_tensor *t, *c;
-    TRY(wgt_tensor_from_host(ctx, WGT_F32, nd, shape, h, &t));
-    free(h);
-    if (dt == WGT_F32) return t;
-    TRY(wgt_tensor_cast(t, dt, &c));
-    wgt_tensor_free(t);
-    return c;
+    return bench_random(ctx, dt, nd, shape, -0.05f, 0.05f);
 }
 
-static double now(void) { return wgt_now_seconds(); }
+typedef struct call {
+    int transposed;
+    const wgt_tensor *x, *w;
+    const wgt_conv_params *p;
+} call;
+
+static wgt_status call_once(void *arg)
+{
+    const call *c = arg;
+    wgt_tensor *y = NULL;
+    wgt_status st = c->transposed ? wgt_conv_transpose(c->x, c->w, NULL, c->p, &y)
+                                  : wgt_conv(c->x, c->w, NULL, c->p, &y);
+    wgt_tensor_free(y);
+    return st;
+}
 
 /* One convolution: x [N, C, *S], w as given (rank nsp + 2). */
 static void bench(const char *name, int transposed, wgt_dtype dt, int nsp, const int64_t *xs, const int64_t *ws,
                   const wgt_conv_params *p)
 {
     wgt_tensor *x = random_tensor(dt, nsp + 2, xs), *w = random_tensor(dt, nsp + 2, ws), *y;
-    for (int i = 0; i < 2; i++) {
-        TRY(transposed ? wgt_conv_transpose(x, w, NULL, p, &y) : wgt_conv(x, w, NULL, p, &y));
-        if (i == 1) break;
-        wgt_tensor_free(y);
-    }
+    TRY(transposed ? wgt_conv_transpose(x, w, NULL, p, &y) : wgt_conv(x, w, NULL, p, &y));
     /* multiply-adds: every output of a convolution takes Cin/groups * K of them; a transposed one
      * makes Cin * Cout/groups * K per input position */
     int64_t kk = 1, outs = wgt_tensor_numel(y), ins = wgt_tensor_numel(x);
@@ -68,14 +59,8 @@ static void bench(const char *name, int transposed, wgt_dtype dt, int nsp, const
     double macs = transposed ? (double)ins * ws[1] * kk : (double)outs * ws[1] * kk;
     double bytes = (double)(ins + outs + wgt_tensor_numel(w)) * wgt_dtype_size(dt);
     wgt_tensor_free(y);
-    TRY(wgt_context_sync(ctx, -1));
-    double t0 = now();
-    for (int i = 0; i < reps; i++) {
-        TRY(transposed ? wgt_conv_transpose(x, w, NULL, p, &y) : wgt_conv(x, w, NULL, p, &y));
-        wgt_tensor_free(y);
-    }
-    TRY(wgt_context_sync(ctx, -1));
-    double t = (now() - t0) / reps;
+    call c = {transposed, x, w, p};
+    double t = bench_seconds(ctx, call_once, &c, reps);
     char xd[64] = "", wd[64] = "";
     for (int d = 0; d < nsp + 2; d++) {
         snprintf(xd + strlen(xd), sizeof xd - strlen(xd), "%s%lld", d ? "," : "", (long long)xs[d]);

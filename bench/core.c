@@ -5,8 +5,9 @@
  *    small and an elementwise-sized prelude, and wgt_gpu_kernel_keyed (what the core ops use).
  * 2. Elementwise throughput in GB/s (bytes read + written): add and exp of contiguous f32, f16
  *    and bf16 tensors (the vec4 path), an f32 -> f16 cast, and a broadcast add (the strided path).
- * Each figure: warm-up calls, then N calls between two wgt_context_sync, wall clock. --size small
- * suits the CPU adapters; --size large (the default) is for a real GPU (256 Mi elements). */
+ * Each figure: bench_util.h's bench_seconds (a quarter second of warm-up, then N calls between two
+ * wgt_context_sync, wall clock). --size small suits the CPU adapters; --size large (the default)
+ * is for a real GPU (256 Mi elements). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,17 +16,10 @@
 #include "ops/api.h"
 #include "ops/ops.h"
 
+#include "bench_util.h"
+
 static wgt_context *ctx;
 static int reps = 50;
-
-#define TRY(call)                                                                                  \
-    do {                                                                                           \
-        wgt_status st_ = (call);                                                                   \
-        if (st_) {                                                                                 \
-            fprintf(stderr, "%s failed: %s: %s\n", #call, wgt_status_str(st_), wgt_errmsg());      \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
 
 typedef enum which { ADD, EXP, SUM, CAST_F16 } which;
 
@@ -39,41 +33,30 @@ static wgt_status run(which w, const wgt_tensor *a, const wgt_tensor *b, wgt_ten
     }
 }
 
+typedef struct call {
+    which w;
+    const wgt_tensor *a, *b;
+} call;
+
+static wgt_status call_once(void *arg)
+{
+    const call *c = arg;
+    wgt_tensor *y = NULL;
+    wgt_status st = run(c->w, c->a, c->b, &y);
+    wgt_tensor_free(y);
+    return st;
+}
+
 /* Seconds per call. */
 static double time_op(which w, const wgt_tensor *a, const wgt_tensor *b, int n)
 {
-    wgt_tensor *y;
-    for (int i = 0; i < 3; i++) {
-        TRY(run(w, a, b, &y));
-        wgt_tensor_free(y);
-    }
-    TRY(wgt_context_sync(ctx, -1));
-    double t0 = wgt_now_seconds();
-    for (int i = 0; i < n; i++) {
-        TRY(run(w, a, b, &y));
-        wgt_tensor_free(y);
-    }
-    TRY(wgt_context_sync(ctx, -1));
-    return (wgt_now_seconds() - t0) / n;
+    call c = {w, a, b};
+    return bench_seconds(ctx, call_once, &c, n);
 }
 
 static wgt_tensor *tensor(wgt_dtype dt, int nd, const int64_t *shape)
 {
-    int64_t n = 1;
-    for (int i = 0; i < nd; i++) n *= shape[i];
-    float *h = malloc(sizeof(float) * (n ? n : 1));
-    uint32_t s = 12345;
-    for (int64_t i = 0; i < n; i++) {
-        s = s * 1664525u + 1013904223u;
-        h[i] = ((s >> 8) / 16777216.0f - 0.5f) * 0.1f;
-    }
-    wgt_tensor *t, *c;
-    TRY(wgt_tensor_from_host(ctx, WGT_F32, nd, shape, h, &t));
-    free(h);
-    if (dt == WGT_F32) return t;
-    TRY(wgt_tensor_cast(t, dt, &c));
-    wgt_tensor_free(t);
-    return c;
+    return bench_random(ctx, dt, nd, shape, -0.05f, 0.05f);
 }
 
 static char *make_stream_prelude(void *arg)

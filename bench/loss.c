@@ -3,8 +3,9 @@
  * bf16 and f16; one pass per row), beside the same loss composed from log_softmax + gather + mean
  * (what the fusion saves); GB/s for mse_loss (mean) over 64 Mi elements; and cdist: distances per
  * second for p = 2 through the matrix product and directly, and p = 1.
- * Each figure: a few warm-up calls, then N calls recorded back to back between two
- * wgt_context_sync, wall clock. --size small suits the CPU adapters. */
+ * Each figure: bench_util.h's bench_seconds (a quarter second of warm-up calls, then N calls
+ * recorded back to back between two wgt_context_sync, wall clock). --size small suits the CPU
+ * adapters. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,38 +15,27 @@
 #include "ops/api.h"
 #include "ops/ops.h"
 
+#include "bench_util.h"
+
 static wgt_context *ctx;
 static int reps = 20;
-
-#define TRY(call)                                                                                  \
-    do {                                                                                           \
-        wgt_status st_ = (call);                                                                   \
-        if (st_) {                                                                                 \
-            fprintf(stderr, "%s failed: %s: %s\n", #call, wgt_status_str(st_), wgt_errmsg());      \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
 
 /* A tensor of random values in [-4, 4) (a float dtype), or class indices below `classes` (i32). */
 static wgt_tensor *random_tensor(wgt_dtype dt, int nd, const int64_t *shape, int64_t classes)
 {
+    if (!classes) return bench_random(ctx, dt, nd, shape, -4, 4);
     int64_t n = 1;
     for (int i = 0; i < nd; i++) n *= shape[i];
-    float *h = malloc(sizeof(float) * (n ? n : 1));
-    int32_t *ih = (int32_t *)h;
+    int32_t *h = malloc(sizeof(int32_t) * (n ? n : 1));
     uint32_t s = 12345;
     for (int64_t i = 0; i < n; i++) {
         s = s * 1664525u + 1013904223u;
-        if (classes) ih[i] = (int32_t)((s >> 8) % (uint32_t)classes);
-        else h[i] = ((s >> 8) / 16777216.0f - 0.5f) * 8;
+        h[i] = (int32_t)((s >> 8) % (uint32_t)classes);
     }
-    wgt_tensor *t, *c;
-    TRY(wgt_tensor_from_host(ctx, classes ? WGT_I32 : WGT_F32, nd, shape, h, &t));
+    wgt_tensor *t;
+    TRY(wgt_tensor_from_host(ctx, WGT_I32, nd, shape, h, &t));
     free(h);
-    if (classes || dt == WGT_F32) return t;
-    TRY(wgt_tensor_cast(t, dt, &c));
-    wgt_tensor_free(t);
-    return c;
+    return t;
 }
 
 typedef struct job {
@@ -80,22 +70,15 @@ static wgt_status run(const job *j, wgt_tensor **y)
 }
 
 /* Seconds per call. */
-static double time_job(const job *j)
+static wgt_status call_once(void *arg)
 {
-    wgt_tensor *y;
-    for (int i = 0; i < 2; i++) {
-        TRY(run(j, &y));
-        wgt_tensor_free(y);
-    }
-    TRY(wgt_context_sync(ctx, -1));
-    double t0 = wgt_now_seconds();
-    for (int i = 0; i < reps; i++) {
-        TRY(run(j, &y));
-        wgt_tensor_free(y);
-    }
-    TRY(wgt_context_sync(ctx, -1));
-    return (wgt_now_seconds() - t0) / reps;
+    wgt_tensor *y = NULL;
+    wgt_status st = run(arg, &y);
+    wgt_tensor_free(y);
+    return st;
 }
+
+static double time_job(const job *j) { return bench_seconds(ctx, call_once, (void *)j, reps); }
 
 static void bench_cross_entropy(int64_t N, int64_t V, wgt_dtype dt, int with_composed)
 {

@@ -4,9 +4,10 @@
  * GEMM (square f32, and a 512-token prefill through a 4096 x 4096 linear layer), and attention
  * over a KV cache (decode: GB/s of K and V read; prefill: TFLOP/s counting 2 L^2 D per head, QK^T
  * and PV over the causal half).
- * Each figure: a quarter second of warm-up calls (the GPU's clock climbs back from idle), then N calls recorded back to back between two
- * wgt_context_sync, wall clock (host recording overlaps the device, so a kernel shorter than the
- * host's per-call cost shows the host's rate). --size small suits the CPU adapters. A sum
+ * Each figure: bench_util.h's bench_seconds (a quarter second of warm-up calls: the GPU's clock
+ * climbs back from idle), then N calls recorded back to back between two wgt_context_sync, wall
+ * clock (host recording overlaps the device, so a kernel shorter than the host's per-call cost
+ * shows the host's rate). --size small suits the CPU adapters. A sum
  * reduction is left out: this benchmark uses only the elementwise and matrix ops. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,8 @@
 #include "ops/api.h"
 #include "ops/ops.h"
 
+#include "bench_util.h"
+
 static wgt_context *ctx;
 static int reps = 50;
 static const char *only; /* --only WORD: run the benchmarks whose name starts with WORD */
@@ -23,15 +26,6 @@ static int64_t one_o, one_i; /* --gemv O I DT */
 static int64_t one_hq, one_hkv, one_lk, one_d; /* --sdpa Hq Hkv Lk D */
 static wgt_dtype one_dt;
 static int want(const char *name) { return !only || !strncmp(name, only, strlen(only)); }
-
-#define TRY(call)                                                                                  \
-    do {                                                                                           \
-        wgt_status st_ = (call);                                                                   \
-        if (st_) {                                                                                 \
-            fprintf(stderr, "%s failed: %s: %s\n", #call, wgt_status_str(st_), wgt_errmsg());      \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
 
 typedef wgt_status (*op_fn)(const wgt_tensor *a, const wgt_tensor *b, wgt_tensor **out);
 
@@ -44,47 +38,31 @@ static wgt_status linear_op(const wgt_tensor *a, const wgt_tensor *b, wgt_tensor
     return wgt_linear(a, b, NULL, out);
 }
 
+typedef struct call {
+    op_fn op;
+    const wgt_tensor *a, *b;
+} call;
+
+static wgt_status call_once(void *arg)
+{
+    const call *c = arg;
+    wgt_tensor *y = NULL;
+    wgt_status st = c->op(c->a, c->b, &y);
+    wgt_tensor_free(y);
+    return st;
+}
+
 /* Seconds per call of op(a, b). */
 static double time_op(op_fn op, const wgt_tensor *a, const wgt_tensor *b)
 {
-    wgt_tensor *y;
-    /* Warm up for a quarter second, not a few calls: the H200 drops its clock to 345 MHz whenever it
-     * sits idle (a latency-bound benchmark before this one leaves it so) and takes a while to climb
-     * back to 1980 MHz; three calls measured a 2048^3 matmul at 5 TFLOP/s instead of 26. */
-    double w0 = wgt_now_seconds();
-    for (int i = 0; i < 3 || wgt_now_seconds() - w0 < 0.25; i++) {
-        TRY(op(a, b, &y));
-        wgt_tensor_free(y);
-        if (i % 8 == 7) TRY(wgt_context_sync(ctx, -1));
-    }
-    TRY(wgt_context_sync(ctx, -1));
-    double t0 = wgt_now_seconds();
-    for (int i = 0; i < reps; i++) {
-        TRY(op(a, b, &y));
-        wgt_tensor_free(y);
-    }
-    TRY(wgt_context_sync(ctx, -1));
-    return (wgt_now_seconds() - t0) / reps;
+    call c = {op, a, b};
+    return bench_seconds(ctx, call_once, &c, reps);
 }
 
 /* A tensor of small random values (f32 or f16), made on the device from an f32 upload. */
 static wgt_tensor *random_tensor(wgt_dtype dt, int nd, const int64_t *shape)
 {
-    int64_t n = 1;
-    for (int i = 0; i < nd; i++) n *= shape[i];
-    float *h = malloc(sizeof(float) * n);
-    uint32_t s = 12345;
-    for (int64_t i = 0; i < n; i++) {
-        s = s * 1664525u + 1013904223u;
-        h[i] = ((s >> 8) / 16777216.0f - 0.5f) * 0.1f;
-    }
-    wgt_tensor *t, *c;
-    TRY(wgt_tensor_from_host(ctx, WGT_F32, nd, shape, h, &t));
-    free(h);
-    if (dt == WGT_F32) return t;
-    TRY(wgt_tensor_cast(t, dt, &c));
-    wgt_tensor_free(t);
-    return c;
+    return bench_random(ctx, dt, nd, shape, -0.05f, 0.05f);
 }
 
 static void bench_add(int64_t n)

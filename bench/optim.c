@@ -3,8 +3,9 @@
  * width 256 for the CPU adapters), gradients of ones scaled down, and for each configuration the
  * time of one wgt_optimizer_step (and of wgt_clip_grad_norm) with the effective bandwidth: bytes
  * each element's update must read and write (parameter, gradient, state, master) over the time.
- * Each figure: 2 warm-up steps, then N steps recorded back to back between two wgt_context_sync,
- * wall clock. tools/bench_optim_torch.py measures torch.optim on CUDA for the same shapes. */
+ * Each figure: bench_util.h's bench_seconds (a quarter second of warm-up steps, then N steps
+ * recorded back to back between two wgt_context_sync, wall clock). tools/bench_optim_torch.py
+ * measures torch.optim on CUDA for the same shapes. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,14 +13,7 @@
 #include "gpu/gpu.h"
 #include "ops/ops.h"
 
-#define TRY(call)                                                                                  \
-    do {                                                                                           \
-        wgt_status st_ = (call);                                                                   \
-        if (st_) {                                                                                 \
-            fprintf(stderr, "%s failed: %s: %s\n", #call, wgt_status_str(st_), wgt_errmsg());      \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
+#include "bench_util.h"
 
 enum { MAXT = 200 };
 static int64_t shapes[MAXT][2];
@@ -37,6 +31,26 @@ static void gpt2(int64_t vocab, int64_t ctx, int64_t d, int layers)
         add(d, 0), add(d, 0), add(d, 4 * d), add(4 * d, 0), add(4 * d, d), add(d, 0);
     }
     add(d, 0), add(d, 0);
+}
+
+typedef struct call {
+    wgt_optimizer *opt;
+    wgt_tensor **g;
+} call;
+
+static wgt_status step_once(void *arg)
+{
+    const call *c = arg;
+    return wgt_optimizer_step(c->opt, (const wgt_tensor *const *)c->g);
+}
+
+static wgt_status clip_once(void *arg)
+{
+    const call *c = arg;
+    wgt_tensor *norm = NULL;
+    wgt_status st = wgt_clip_grad_norm(c->g, n_tensors, 1e9, &norm);
+    wgt_tensor_free(norm);
+    return st;
 }
 
 static void bench(wgt_context *ctx, const char *name, const wgt_optimizer_options *o, wgt_dtype pdt, wgt_dtype gdt,
@@ -57,27 +71,13 @@ static void bench(wgt_context *ctx, const char *name, const wgt_optimizer_option
      * f32 master read and written, and its half word read and written), the gradient read, each
      * state slot read and written */
     double per = (pdt == WGT_F32 ? 8.0 : 12.0) + (double)wgt_dtype_size(gdt) + 8.0 * slots;
-    for (int i = 0; i < 2; i++) TRY(wgt_optimizer_step(opt, (const wgt_tensor *const *)g));
-    TRY(wgt_context_sync(ctx, -1));
-    double t0 = wgt_now_seconds();
-    for (int i = 0; i < reps; i++) TRY(wgt_optimizer_step(opt, (const wgt_tensor *const *)g));
-    TRY(wgt_context_sync(ctx, -1));
-    double t = (wgt_now_seconds() - t0) / reps;
+    call c = {opt, g};
+    double t = bench_seconds(ctx, step_once, &c, reps);
     printf("%-22s %-4s params %-4s grads %11lld elements in %3d tensors: %8.3f ms a step, %7.1f GB/s\n", name,
            wgt_dtype_name(pdt), wgt_dtype_name(gdt), (long long)total, n_tensors, t * 1e3,
            per * (double)total / t / 1e9);
     if (pdt == WGT_F32 && o->kind == WGT_OPTIM_ADAMW) {
-        wgt_tensor *norm = NULL;
-        TRY(wgt_clip_grad_norm(g, n_tensors, 1e9, &norm));
-        wgt_tensor_free(norm);
-        TRY(wgt_context_sync(ctx, -1));
-        t0 = wgt_now_seconds();
-        for (int i = 0; i < reps; i++) {
-            TRY(wgt_clip_grad_norm(g, n_tensors, 1e9, &norm));
-            wgt_tensor_free(norm);
-        }
-        TRY(wgt_context_sync(ctx, -1));
-        t = (wgt_now_seconds() - t0) / reps;
+        t = bench_seconds(ctx, clip_once, &c, reps);
         printf("%-22s %-4s grads %11lld elements: %8.3f ms, %7.1f GB/s (read twice, written once)\n",
                "clip_grad_norm", wgt_dtype_name(gdt), (long long)total, t * 1e3, 12.0 * (double)total / t / 1e9);
     }

@@ -3,8 +3,8 @@
  * in f32 and f16: max_pool2d 3x3/2 pad 1 (a ResNet stem), avg_pool2d 2x2/2, a global
  * adaptive_avg_pool2d, interpolate (nearest, bilinear, bicubic; 2x up), grid_sample (bilinear,
  * zeros). Large: [32, 64, 112, 112] pools, [8, 64, 128, 128] resampling; small: a few MB each, for
- * the CPU adapters. Each figure: warm-up calls, then N calls recorded back to back between two
- * wgt_context_sync, wall clock. */
+ * the CPU adapters. Each figure: bench_util.h's bench_seconds (a quarter second of warm-up calls,
+ * then N calls recorded back to back between two wgt_context_sync, wall clock). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,17 +12,10 @@
 #include "gpu/gpu.h"
 #include "ops/ops.h"
 
+#include "bench_util.h"
+
 static wgt_context *ctx;
 static int reps = 20;
-
-#define TRY(call)                                                                                  \
-    do {                                                                                           \
-        wgt_status st_ = (call);                                                                   \
-        if (st_) {                                                                                 \
-            fprintf(stderr, "%s failed: %s: %s\n", #call, wgt_status_str(st_), wgt_errmsg());      \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
 
 typedef enum { MAXP, AVGP, GAP, NEAREST, BILINEAR, BICUBIC, GRID } which;
 static const char *names[] = {"max_pool2d 3x3/2 p1", "avg_pool2d 2x2/2", "adaptive_avg_pool2d 1x1",
@@ -44,45 +37,31 @@ static wgt_status run(which w, const wgt_tensor *x, const wgt_tensor *grid, wgt_
     }
 }
 
-static wgt_tensor *rand_tensor(wgt_dtype dt, int nd, const int64_t *shape, float lo, float hi)
+typedef struct call {
+    which w;
+    const wgt_tensor *x, *grid;
+} call;
+
+static wgt_status call_once(void *arg)
 {
-    int64_t n = 1;
-    for (int d = 0; d < nd; d++) n *= shape[d];
-    float *h = malloc(n * sizeof *h);
-    uint32_t s = 12345;
-    for (int64_t i = 0; i < n; i++) {
-        s = s * 1664525u + 1013904223u;
-        h[i] = lo + (hi - lo) * (float)(s >> 8) / 16777216.0f;
-    }
-    wgt_tensor *f, *t;
-    TRY(wgt_tensor_from_host(ctx, WGT_F32, nd, shape, h, &f));
-    free(h);
-    if (dt == WGT_F32) return f;
-    TRY(wgt_tensor_cast(f, dt, &t));
-    wgt_tensor_free(f);
-    return t;
+    const call *c = arg;
+    wgt_tensor *y = NULL;
+    wgt_status st = run(c->w, c->x, c->grid, &y);
+    wgt_tensor_free(y);
+    return st;
 }
 
 static void bench(which w, wgt_dtype dt, const int64_t *pool_shape, const int64_t *rs_shape)
 {
     const int64_t *shape = w <= GAP ? pool_shape : rs_shape;
-    wgt_tensor *x = rand_tensor(dt, 4, shape, -1, 1), *grid = NULL, *y;
-    if (w == GRID) grid = rand_tensor(dt, 4, (int64_t[]){shape[0], shape[2], shape[3], 2}, -1.1f, 1.1f);
-    for (int i = 0; i < 2; i++) {
-        TRY(run(w, x, grid, &y));
-        if (i == 0) wgt_tensor_free(y);
-    }
+    wgt_tensor *x = bench_random(ctx, dt, 4, shape, -1, 1), *grid = NULL, *y;
+    if (w == GRID) grid = bench_random(ctx, dt, 4, (int64_t[]){shape[0], shape[2], shape[3], 2}, -1.1f, 1.1f);
+    TRY(run(w, x, grid, &y));
     double bytes = (double)(wgt_tensor_numel(x) + wgt_tensor_numel(y) + (grid ? wgt_tensor_numel(grid) : 0)) *
                    wgt_dtype_size(dt);
     wgt_tensor_free(y);
-    TRY(wgt_context_sync(ctx, -1));
-    double t0 = wgt_now_seconds();
-    for (int i = 0; i < reps; i++) {
-        TRY(run(w, x, grid, &y));
-        wgt_tensor_free(y);
-    }
-    TRY(wgt_context_sync(ctx, -1));
-    double t = (wgt_now_seconds() - t0) / reps;
+    call c = {w, x, grid};
+    double t = bench_seconds(ctx, call_once, &c, reps);
     printf("%-26s %-4s [%lld, %lld, %lld, %lld]  %9.3f ms  %8.1f GB/s\n", names[w], wgt_dtype_name(dt),
            (long long)shape[0], (long long)shape[1], (long long)shape[2], (long long)shape[3], t * 1e3,
            bytes / t / 1e9);

@@ -3,7 +3,8 @@
  * --n: SIZE x SIZE, a multiple of 256, to see the kernel past the per-call host cost):
  * GB/s of quantized weight bytes streamed by the one-token GEMV (decode), and TFLOP/s of a
  * 512-token product (prefill; 64 tokens with --size small). Wall time of N back-to-back calls on
- * the current adapter (WGT_BACKEND, WGT_ADAPTER), after a warm-up, ended by a sync: submission
+ * the current adapter (WGT_BACKEND, WGT_ADAPTER), after bench_util.h's quarter second of warm-up,
+ * ended by a sync: submission
  * overhead is included, as a model's decode pays it (a 4096 x 4096 GEMV is short enough for it
  * to matter: compare with --n 16384). Weights are random bytes with small scales
  * (the kernels' speed does not depend on the values). */
@@ -13,6 +14,8 @@
 
 #include "ops/api.h"
 #include "ops/ops.h"
+
+#include "bench_util.h"
 
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
 static uint64_t next(void)
@@ -47,34 +50,26 @@ static int fail(const char *what)
     return 1;
 }
 
-/* Seconds per call of wgt_qlinear over iters calls, after a quarter second of the same calls (a
- * GPU idling at low clocks needs that long to speed up); *record: the host's share (recording
- * and submitting, before the final wait). When the two are close the figure is bound by the
- * host, not by the kernel. */
-static int time_calls(wgt_context *ctx, const wgt_tensor *x, const wgt_tensor *w, wgt_ftype type, int iters,
-                      double *per_call, double *record)
+typedef struct call {
+    const wgt_tensor *x, *w;
+    wgt_ftype type;
+} call;
+
+static wgt_status call_once(void *arg)
 {
-    double warm_until = wgt_now_seconds() + 0.25;
-    for (int i = 0;; i++) {
-        wgt_tensor *y;
-        if (wgt_qlinear(x, w, type, NULL, &y)) return fail("qlinear");
-        wgt_tensor_free(y);
-        if (i % 16 == 15) {
-            if (wgt_gpu_flush(ctx) || wgt_context_sync(ctx, -1)) return fail("sync");
-            if (wgt_now_seconds() > warm_until) break;
-        }
-    }
-    double t0 = wgt_now_seconds();
-    for (int i = 0; i < iters; i++) {
-        wgt_tensor *y;
-        if (wgt_qlinear(x, w, type, NULL, &y)) return fail("qlinear");
-        wgt_tensor_free(y);
-    }
-    if (wgt_gpu_flush(ctx)) return fail("flush");
-    *record = (wgt_now_seconds() - t0) / iters;
-    if (wgt_context_sync(ctx, -1)) return fail("sync");
-    *per_call = (wgt_now_seconds() - t0) / iters;
-    return 0;
+    const call *c = arg;
+    wgt_tensor *y = NULL;
+    wgt_status st = wgt_qlinear(c->x, c->w, c->type, NULL, &y);
+    wgt_tensor_free(y);
+    return st;
+}
+
+/* Seconds per call of wgt_qlinear (bench_util.h's bench_seconds_host); *record: the host's share. */
+static double time_calls(wgt_context *ctx, const wgt_tensor *x, const wgt_tensor *w, wgt_ftype type, int iters,
+                         double *record)
+{
+    call c = {x, w, type};
+    return bench_seconds_host(ctx, call_once, &c, iters, record);
 }
 
 int main(int argc, char **argv)
@@ -101,8 +96,7 @@ int main(int argc, char **argv)
     const wgt_ftype types[] = {WGT_FTYPE_Q8_0, WGT_FTYPE_Q4_K, WGT_FTYPE_Q4_0, WGT_FTYPE_Q6_K};
     float *xh = malloc((size_t)(prefill * n) * sizeof(float));
     for (int64_t i = 0; i < prefill * n; i++) xh[i] = (float)((double)(next() >> 11) / 9007199254740992.0 - 0.5);
-    int rc = 0;
-    for (int t = 0; t < 4 && !rc; t++) {
+    for (int t = 0; t < 4; t++) {
         uint64_t bytes;
         void *blocks = random_blocks(types[t], n * n, &bytes);
         if (!blocks) return fail("blocks");
@@ -110,13 +104,12 @@ int main(int argc, char **argv)
         if (wgt_qweight_upload(ctx, types[t], n, n, blocks, &w)) return fail("upload");
         if (wgt_tensor_from_host(ctx, WGT_F32, 2, (int64_t[]){1, n}, xh, &x1)) return fail("x");
         if (wgt_tensor_from_host(ctx, WGT_F32, 2, (int64_t[]){prefill, n}, xh, &xp)) return fail("x");
-        double g = 0, p = 0, gr = 0, pr = 0;
-        rc = time_calls(ctx, x1, w, types[t], iters, &g, &gr);
-        if (!rc) rc = time_calls(ctx, xp, w, types[t], iters / 10 > 2 ? iters / 10 : 2, &p, &pr);
-        if (!rc)
-            printf("%-6s %4lldx%-6lld %7.1f (%5.1f) %10.2f %8lld tok %10.2f\n", wgt_ftype_name(types[t]), (long long)n,
-                   (long long)n, g * 1e6, gr * 1e6, (double)bytes / g * 1e-9, (long long)prefill,
-                   2.0 * (double)prefill * (double)(n * n) / p * 1e-12);
+        double gr, pr;
+        double g = time_calls(ctx, x1, w, types[t], iters, &gr);
+        double p = time_calls(ctx, xp, w, types[t], iters / 10 > 2 ? iters / 10 : 2, &pr);
+        printf("%-6s %4lldx%-6lld %7.1f (%5.1f) %10.2f %8lld tok %10.2f\n", wgt_ftype_name(types[t]), (long long)n,
+               (long long)n, g * 1e6, gr * 1e6, (double)bytes / g * 1e-9, (long long)prefill,
+               2.0 * (double)prefill * (double)(n * n) / p * 1e-12);
         wgt_tensor_free(xp);
         wgt_tensor_free(x1);
         wgt_tensor_free(w);
@@ -124,5 +117,5 @@ int main(int argc, char **argv)
     }
     free(xh);
     wgt_context_free(ctx);
-    return rc;
+    return 0;
 }

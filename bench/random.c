@@ -2,8 +2,9 @@
  * Prints GB/s of output written for uniform and normal (f32, and bf16: the same Philox work for
  * half the bytes), random_bits, bernoulli, dropout (GB/s of x read + out written + mask written),
  * and the rate of randperm and multinomial (samples per second).
- * Each figure: warm-up calls, then N calls recorded back to back between two wgt_context_sync,
- * wall clock (host recording overlaps the device). --size small suits the CPU adapters. */
+ * Each figure: bench_util.h's bench_seconds (a quarter second of warm-up calls, then N calls
+ * recorded back to back between two wgt_context_sync, wall clock; host recording overlaps the
+ * device). --size small suits the CPU adapters. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,18 +12,11 @@
 #include "gpu/gpu.h"
 #include "ops/ops.h"
 
+#include "bench_util.h"
+
 static wgt_context *ctx;
 static wgt_generator *gen;
 static int reps = 20;
-
-#define TRY(call)                                                                                  \
-    do {                                                                                           \
-        wgt_status st_ = (call);                                                                   \
-        if (st_) {                                                                                 \
-            fprintf(stderr, "%s failed: %s: %s\n", #call, wgt_status_str(st_), wgt_errmsg());      \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
 
 typedef struct job {
     int what; /* 0 uniform, 1 normal, 2 bits, 3 bernoulli, 4 dropout, 5 randperm, 6/7 multinomial with/without */
@@ -31,31 +25,26 @@ typedef struct job {
     const wgt_tensor *x;
 } job;
 
-static void run(const job *j)
+static wgt_status call_once(void *arg)
 {
+    const job *j = arg;
     wgt_tensor *y = NULL, *m = NULL;
+    wgt_status st;
     switch (j->what) {
-    case 0: TRY(wgt_rand_uniform(ctx, gen, j->dt, 1, &j->n, 0, 1, &y)); break;
-    case 1: TRY(wgt_rand_normal(ctx, gen, j->dt, 1, &j->n, 0, 1, &y)); break;
-    case 2: TRY(wgt_random_bits(ctx, gen, 1, &j->n, &y)); break;
-    case 3: TRY(wgt_bernoulli_scalar(ctx, gen, j->dt, 1, &j->n, 0.5, &y)); break;
-    case 4: TRY(wgt_dropout(gen, j->x, 0.1, 1, &y, &m)); break;
-    case 5: TRY(wgt_randperm(ctx, gen, j->n, WGT_I32, &y)); break;
-    default: TRY(wgt_multinomial(gen, j->x, j->n, j->what == 6, WGT_I32, &y)); break;
+    case 0: st = wgt_rand_uniform(ctx, gen, j->dt, 1, &j->n, 0, 1, &y); break;
+    case 1: st = wgt_rand_normal(ctx, gen, j->dt, 1, &j->n, 0, 1, &y); break;
+    case 2: st = wgt_random_bits(ctx, gen, 1, &j->n, &y); break;
+    case 3: st = wgt_bernoulli_scalar(ctx, gen, j->dt, 1, &j->n, 0.5, &y); break;
+    case 4: st = wgt_dropout(gen, j->x, 0.1, 1, &y, &m); break;
+    case 5: st = wgt_randperm(ctx, gen, j->n, WGT_I32, &y); break;
+    default: st = wgt_multinomial(gen, j->x, j->n, j->what == 6, WGT_I32, &y); break;
     }
     wgt_tensor_free(y);
     wgt_tensor_free(m);
+    return st;
 }
 
-static double time_job(const job *j)
-{
-    for (int i = 0; i < 2; i++) run(j);
-    TRY(wgt_context_sync(ctx, -1));
-    double t0 = wgt_now_seconds();
-    for (int i = 0; i < reps; i++) run(j);
-    TRY(wgt_context_sync(ctx, -1));
-    return (wgt_now_seconds() - t0) / reps;
-}
+static double time_job(const job *j) { return bench_seconds(ctx, call_once, (void *)j, reps); }
 
 static void bench_fill(int what, wgt_dtype dt, int64_t n)
 {

@@ -6,8 +6,9 @@
  *    [32, 150000] (a batch of them),
  *  - argsort of bf16 rows ([4096, 1024]), unique of [1M] small integers (reads a count back),
  *    searchsorted of 1M values into 4096 boundaries, histc of [1M] in 100 bins.
- * Each figure: warm-up calls, then N calls recorded back to back between two wgt_context_sync,
- * wall clock. --size small is a sixteenth of most sizes, 3 reps, for the CPU adapters. */
+ * Each figure: bench_util.h's bench_seconds (a quarter second of warm-up calls, then N calls
+ * recorded back to back between two wgt_context_sync, wall clock). --size small is a sixteenth of
+ * most sizes, 3 reps, for the CPU adapters. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,38 +17,10 @@
 #include "ops/api.h"
 #include "ops/ops.h"
 
+#include "bench_util.h"
+
 static wgt_context *ctx;
 static int reps = 0; /* 0: 20 for large sizes, 3 for small */
-
-#define TRY(call)                                                                                  \
-    do {                                                                                           \
-        wgt_status st_ = (call);                                                                   \
-        if (st_) {                                                                                 \
-            fprintf(stderr, "%s failed: %s: %s\n", #call, wgt_status_str(st_), wgt_errmsg());      \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
-
-/* Uniform random values in [lo, hi) (whole numbers when integral), made on the device as dt. */
-static wgt_tensor *random_tensor(wgt_dtype dt, int nd, const int64_t *shape, float lo, float hi, int integral)
-{
-    int64_t n = 1;
-    for (int i = 0; i < nd; i++) n *= shape[i];
-    float *h = malloc(sizeof(float) * (size_t)n);
-    uint32_t s = 12345;
-    for (int64_t i = 0; i < n; i++) {
-        s = s * 1664525u + 1013904223u;
-        h[i] = lo + (hi - lo) * (float)((s >> 8) / 16777216.0);
-        if (integral) h[i] = (float)(int)h[i];
-    }
-    wgt_tensor *t, *c;
-    TRY(wgt_tensor_from_host(ctx, WGT_F32, nd, shape, h, &t));
-    free(h);
-    if (dt == WGT_F32) return t;
-    TRY(wgt_tensor_cast(t, dt, &c));
-    wgt_tensor_free(t);
-    return c;
-}
 
 enum { B_SORT, B_ARGSORT, B_TOPK, B_UNIQUE, B_SEARCH, B_HISTC };
 
@@ -68,14 +41,22 @@ static wgt_status run(int kind, const wgt_tensor *x, const wgt_tensor *aux, int6
     return st;
 }
 
+typedef struct call {
+    int kind;
+    const wgt_tensor *x, *aux;
+    int64_t k;
+} call;
+
+static wgt_status call_once(void *arg)
+{
+    const call *c = arg;
+    return run(c->kind, c->x, c->aux, c->k);
+}
+
 static void bench(const char *what, int kind, const wgt_tensor *x, const wgt_tensor *aux, int64_t k)
 {
-    for (int i = 0; i < 2; i++) TRY(run(kind, x, aux, k));
-    TRY(wgt_context_sync(ctx, -1));
-    double t0 = wgt_now_seconds();
-    for (int i = 0; i < reps; i++) TRY(run(kind, x, aux, k));
-    TRY(wgt_context_sync(ctx, -1));
-    double t = (wgt_now_seconds() - t0) / reps;
+    call c = {kind, x, aux, k};
+    double t = bench_seconds(ctx, call_once, &c, reps);
     double n = (double)wgt_tensor_numel(x);
     printf("%-44s %10.1f Melem/s  %9.1f us\n", what, n / t / 1e6, t * 1e6);
     fflush(stdout);
@@ -87,8 +68,8 @@ static void bench_shape(const char *name, int kind, wgt_dtype dt, int nd, const 
     if (nd == 1) snprintf(what, sizeof what, "%s %s [%lld]", name, wgt_dtype_name(dt), (long long)shape[0]);
     else snprintf(what, sizeof what, "%s %s [%lld, %lld]", name, wgt_dtype_name(dt), (long long)shape[0], (long long)shape[1]);
     if (kind == B_TOPK) snprintf(what + strlen(what), sizeof what - strlen(what), " k=%lld", (long long)k);
-    wgt_tensor *x = random_tensor(dt, nd, shape, kind == B_UNIQUE ? -1000 : -1, kind == B_UNIQUE ? 1000 : 1,
-                                  kind == B_UNIQUE);
+    /* unique: i32 values in [-1000, 1000) (the cast to an integer dtype truncates) */
+    wgt_tensor *x = bench_random(ctx, dt, nd, shape, kind == B_UNIQUE ? -1000 : -1, kind == B_UNIQUE ? 1000 : 1);
     wgt_tensor *aux = NULL;
     if (kind == B_SEARCH) {
         TRY(wgt_linspace(ctx, -1, 1, k, dt, &aux));
