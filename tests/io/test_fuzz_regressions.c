@@ -1,14 +1,16 @@
 /* Replays, under the normal build, every input the fuzzers found troublesome (fuzz/regressions/
  * <target>/, one file per finding, named for what it was) and the seed corpus (fuzz/corpus/
- * <target>/) through the fuzz targets' own entry points, and checks the findings directly:
+ * <target>/) of the GGUF, safetensors, config and tokenizer-file targets through their own entry
+ * points (tests/support/fuzz_replay.h; test_fuzz_replay does the same for the targets of issue 19),
+ * and checks the findings directly:
  *  - tokenizer/empty-spm-model.bin, empty-gpt2-files.bin: an empty tokenizer.model or merges.txt
  *    was pointer arithmetic on NULL (UBSan); now WGT_ERR_FORMAT;
  *  - tokenizer/sparse-ids-timeout.bin, slow-unit.bin: a 20-byte vocab.json with id 6666662 made
  *    6.7M placeholder tokens (a 10 s timeout); ids may now run at most 1024 past the count. */
-#include <dirent.h>
 #include <sys/stat.h>
 
 #include "io/io_test.h"
+#include "support/fuzz_replay.h"
 
 #define LLVMFuzzerTestOneInput fuzz_gguf_one
 #include "../../fuzz/fuzz_gguf.c"
@@ -28,41 +30,14 @@
 #undef drop
 #undef dir
 
-static int replay(const char *root, const char *kind, const char *target, int (*one)(const uint8_t *, size_t))
-{
-    char path[2048];
-    snprintf(path, sizeof path, "%s/fuzz/%s/%s", root, kind, target);
-    DIR *d = opendir(path);
-    int n = 0;
-    struct dirent *e;
-    while (d && (e = readdir(d))) {
-        if (e->d_name[0] == '.') continue;
-        char f[4096];
-        size_t len = 0;
-        snprintf(f, sizeof f, "%s/%s", path, e->d_name);
-        uint8_t *data = read_file(f, &len);
-        if (!data) continue;
-        one(data, len);
-        free(data);
-        n++;
-    }
-    if (d) closedir(d);
-    return n;
-}
-
 int main(void)
 {
-    const char *r = getenv("WGT_ROOT");
-    const char *root = r ? r : ".";
-    struct { const char *name; int (*one)(const uint8_t *, size_t); } targets[] = {
-        {"gguf", fuzz_gguf_one}, {"safetensors", fuzz_safetensors_one}, {"config", fuzz_config_one}, {"tokenizer", fuzz_tokenizer_one}};
+    const fuzz_target targets[] = {{"gguf", fuzz_gguf_one},
+                                   {"safetensors", fuzz_safetensors_one},
+                                   {"config", fuzz_config_one},
+                                   {"tokenizer", fuzz_tokenizer_one}};
     int total = 0;
-    for (size_t t = 0; t < 4; t++) {
-        int a = replay(root, "corpus", targets[t].name, targets[t].one), b = replay(root, "regressions", targets[t].name, targets[t].one);
-        printf("%-12s %d seeds, %d regression inputs replayed\n", targets[t].name, a, b);
-        CHECK(a > 0, "the %s seed corpus is found under %s/fuzz/corpus", targets[t].name, root);
-        total += a + b;
-    }
+    CHECK(fuzz_replay_all(targets, 4, &total) == 0, "every target's seed corpus is found (see above)");
 
     /* the findings, checked for their status */
     char tdir[600], p[700];
