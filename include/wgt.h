@@ -1552,6 +1552,41 @@ const char *wgt_model_arch(const wgt_model *m);
  * output head, the norms: not the embedding table, of which it reads one row). */
 uint64_t wgt_model_weight_bytes(const wgt_model *m);
 uint64_t wgt_model_token_bytes(const wgt_model *m);
+/* 1 for an id that ends generation: the model's eos ids, or the tokenizer's end-of-generation tokens. */
+int wgt_model_is_eos(const wgt_model *m, int32_t id);
+
+/* Continuous batching (src/models/batch.c): n_slots sequences, each with a KV cache slot of the
+ * model's context length (wgt_model_context), fed together. A step takes any mix of sequences: one
+ * id for one that decodes, a chunk of its prompt for one that prefills. The rows of all of them go
+ * through each linear layer as one matrix product; attention runs per sequence over its own slot.
+ * A slot keeps its ids after a sequence ends: a new sequence that starts with them truncates the
+ * slot to the common prefix and feeds only the rest (multi-turn chat). Not thread-safe: one thread
+ * steps a batch. */
+typedef struct wgt_batch wgt_batch;
+typedef struct wgt_batch_item {
+    int slot;               /* 0 .. n_slots - 1, at most once per step */
+    const int32_t *ids;     /* n new ids, fed after the slot's wgt_batch_slot_length ids */
+    int64_t n;
+    const wgt_sampling *sp; /* draw a token from the last position (NULL: none, e.g. a prefill chunk
+                               that is not the prompt's last); as wgt_model_generate draws it, the
+                               repetition penalty over the slot's ids */
+    uint32_t step;          /* tokens this sequence drew before (advances the seed's stream) */
+    float *logits;          /* NULL, or [vocab]: gets the last position's logits */
+    int32_t token;          /* out: the id drawn */
+} wgt_batch_item;
+wgt_status wgt_batch_create(wgt_model *m, int n_slots, wgt_batch **out);
+void wgt_batch_free(wgt_batch *b);
+int wgt_batch_slots(const wgt_batch *b);
+int64_t wgt_batch_context(const wgt_batch *b);
+/* The ids a slot's cache holds (valid until the next step or truncation), and their count. */
+int64_t wgt_batch_slot_length(const wgt_batch *b, int slot);
+const int32_t *wgt_batch_slot_ids(const wgt_batch *b, int slot);
+/* Keep the slot's first n_keep ids (0 empties it); a longer n_keep changes nothing. */
+wgt_status wgt_batch_slot_truncate(wgt_batch *b, int slot, int64_t n_keep);
+/* One forward pass over the items, then one draw per item with sp. WGT_ERR_LIMIT when a slot
+ * would overflow its context; WGT_ERR_INVALID_ARGUMENT for a slot given twice or an id outside
+ * the vocabulary (nothing is fed then). */
+wgt_status wgt_batch_step(wgt_batch *b, wgt_batch_item *items, int n_items);
 
 /* ------------------------------------------------------------------------------------------------
  * Training (src/models/train.c, train_forward.c, train_save.c, data.c): the language models above

@@ -32,7 +32,7 @@ fi
 # Packages from bookworm proper. Version-independent names: Debian pins them per release.
 PKGS="build-essential cmake pkg-config git ca-certificates curl nodejs npm
   libvulkan1 vulkan-tools libegl1 libegl-mesa0 libgles2 libgl1-mesa-dri
-  libcjson-dev libutf8proc-dev libpcre2-dev sentencepiece libonnx-testdata
+  libcjson-dev libutf8proc-dev libpcre2-dev libmicrohttpd-dev sentencepiece libonnx-testdata
   clang llvm libclang-rt-14-dev python3"
 # Packages that must come from bookworm-backports (Mesa >= 25: Dawn rejects Mesa 22's lavapipe).
 BPO_PKGS="mesa-vulkan-drivers libegl-mesa0 libgl1-mesa-dri libglx-mesa0 libgbm1 libglapi-mesa"

@@ -9,6 +9,7 @@ int cmd_info(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_generate(int argc, char **argv);
 int cmd_chat(int argc, char **argv);      /* tools/chat.c */
+int cmd_serve(int argc, char **argv);     /* tools/serve.c: the OpenAI-compatible server */
 int cmd_tokenize(int argc, char **argv);   /* tools/tokenize.c */
 int cmd_detokenize(int argc, char **argv); /* tools/tokenize.c */
 int cmd_info_file(int argc, char **argv); /* tools/fileinfo.c: wgt info <model file> */

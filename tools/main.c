@@ -15,6 +15,7 @@ static const command commands[] = {
     {"info", cmd_info, "the adapter, its features and limits, and a self-check; or a model file"},
     {"generate", cmd_generate, "text from a language model (HF directory or GGUF), streamed, with tok/s"},
     {"chat", cmd_chat, "talk to a language model through its chat template (interactive, KV cache kept)"},
+    {"serve", cmd_serve, "an OpenAI-compatible HTTP server with continuous batching: -m MODEL [--port P]"},
     {"bench", cmd_bench, "benchmarks: --device (dispatch cost, latency, bandwidth), -m MODEL (tok/s)"},
     {"tokenize", cmd_tokenize, "text to token ids: -t TOKENIZER [--file F | TEXT]"},
     {"detokenize", cmd_detokenize, "token ids to text: -t TOKENIZER ID..."},

@@ -373,3 +373,25 @@ void wgt_model_reset(wgt_model *m)
 {
     if (m) m->n_past = 0;
 }
+
+/* The steps of a layer, for src/models/batch.c's batched layer loop. */
+wgt_status mdl_embed(const wgt_model *m, const wgt_tensor *ids_t, const int32_t *ids, int64_t L, wgt_tensor **out)
+{
+    return embed(m, ids_t, ids, L, out);
+}
+
+wgt_status mdl_norm(const wgt_model *m, const wgt_tensor *x, const wgt_tensor *w, const wgt_tensor *b, wgt_tensor **out)
+{
+    return norm(m, x, w, b, out);
+}
+
+wgt_status mdl_add_norm(const wgt_model *m, const wgt_tensor *x, const wgt_tensor *y, const wgt_tensor *w,
+                        const wgt_tensor *b, wgt_tensor **sum, wgt_tensor **out)
+{
+    return add_norm(m, x, y, w, b, sum, out);
+}
+
+wgt_status mdl_linear(const wgt_tensor *x, const mdl_weight *w, const wgt_tensor *b, wgt_tensor **out)
+{
+    return linear(x, w, b, out);
+}

@@ -213,3 +213,21 @@ done:
     free(hist);
     return st;
 }
+
+/* The host sampler for one step of a sequence whose draws so far advanced the seed step times
+ * (src/models/batch.c on a CPU-reference context). */
+wgt_status mdl_sample_host(float *logits, int64_t V, const wgt_sampling *sp, const int32_t *hist, int64_t n_hist,
+                           uint32_t step, int32_t *token)
+{
+    cand *cs = malloc((size_t)V * sizeof *cs);
+    if (!cs) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory");
+    uint64_t rng = sp->seed + (uint64_t)step * 0x9E3779B97F4A7C15ull; /* splitmix's state after step draws */
+    *token = sample(logits, V, sp, hist, n_hist, &rng, cs);
+    free(cs);
+    return WGT_OK;
+}
+
+int wgt_model_is_eos(const wgt_model *m, int32_t id)
+{
+    return m && is_eos(m, id);
+}

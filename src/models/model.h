@@ -111,4 +111,20 @@ wgt_status mdl_forward_dev(wgt_model *m, const wgt_tensor *id_dev, wgt_tensor **
 wgt_status wgt_sample_gpu(const wgt_tensor *logits, const wgt_tensor *hist, int64_t n_hist, const wgt_sampling *sp,
                           uint32_t step, wgt_tensor **out);
 
+/* ---- pieces of the forward pass (forward.c), for the batched layer loop (batch.c) ---- */
+/* The token embedding's rows at ids [L] (ids_t: the same ids on the device) as f32 [L, dim]. */
+wgt_status mdl_embed(const wgt_model *m, const wgt_tensor *ids_t, const int32_t *ids, int64_t L, wgt_tensor **out);
+/* The model's norm (RMSNorm, or LayerNorm with bias b) over the last dim. */
+wgt_status mdl_norm(const wgt_model *m, const wgt_tensor *x, const wgt_tensor *w, const wgt_tensor *b, wgt_tensor **out);
+/* *sum = x + y and *out = norm(*sum). */
+wgt_status mdl_add_norm(const wgt_model *m, const wgt_tensor *x, const wgt_tensor *y, const wgt_tensor *w,
+                        const wgt_tensor *b, wgt_tensor **sum, wgt_tensor **out);
+/* out [L, out] = x [L, in] @ w^T + b, float or quantized weights. */
+wgt_status mdl_linear(const wgt_tensor *x, const mdl_weight *w, const wgt_tensor *b, wgt_tensor **out);
+/* generate.c's host sampler for one step, the seed advanced by step earlier draws. */
+wgt_status mdl_sample_host(float *logits, int64_t V, const wgt_sampling *sp, const int32_t *hist, int64_t n_hist,
+                           uint32_t step, int32_t *token);
+/* batch.c: 1 runs each sequence through wgt_model_forward (the reference the tests compare with). */
+void mdl_batch_set_sequential(wgt_batch *b, int on);
+
 #endif
