@@ -324,7 +324,7 @@ int serve_enqueue(req *r)
 void serve_cancel(req *r)
 {
     pthread_mutex_lock(&S.mu);
-    if (!r->done) {
+    if (!r->done && !r->cancelled) {
         r->cancelled = 1;
         S.m_cancelled++;
     }

@@ -543,8 +543,10 @@ static enum MHD_Result generate(struct MHD_Connection *c, conn *k)
         serve_release(r);
         return send_json(c, k, e.code, error_json(e.code, e.param, e.ecode, e.msg));
     }
-    if (S->tok && wgt_detokenizer_create(S->tok, 1, &r->detok) == WGT_OK)
-        for (int64_t i = 0; i < r->n_prompt; i++) { /* the prompt sets the context (spaces at word starts) */
+    /* a completion continues its prompt, which sets the context (spaces at word starts), as in
+     * `wgt generate -p`; a chat reply starts fresh, as in `wgt chat` */
+    if (S->tok && wgt_detokenizer_create(S->tok, 1, &r->detok) == WGT_OK && !r->chat)
+        for (int64_t i = 0; i < r->n_prompt; i++) {
             const char *t;
             size_t l;
             wgt_detokenizer_push(r->detok, r->prompt[i], &t, &l);

@@ -1,0 +1,143 @@
+/* Continuous batching (wgt_batch) against its references on the default model: a step over
+ * several sequences at once (prompts of different lengths prefilled together, then decode steps)
+ * must give each sequence the logits that the model's own forward pass gives it alone (the batch's
+ * sequential mode: one wgt_model_forward per sequence, its slot's cache swapped in), and the
+ * tokens wgt_model_generate draws for the same prompt, greedy and sampled. A slot truncated to a
+ * prefix must continue as if the prefix had just been fed. Bad steps are statuses. */
+#include <math.h>
+#include <string.h>
+
+#include "models/model.h"
+#include "support/check.h"
+
+enum { N_SEQ = 3, STEPS = 4 };
+
+static const char *const PROMPTS[N_SEQ] = {"In the beginning God created", "And the", "Blessed are the poor in"};
+
+typedef struct run {
+    int32_t tok[N_SEQ][STEPS];
+    float *logits[N_SEQ][STEPS];
+} run;
+
+static int collect(wgt_model *m, int32_t *const ids[N_SEQ], const size_t n[N_SEQ], const wgt_sampling sp[N_SEQ],
+                   int sequential, run *out)
+{
+    int64_t V = wgt_model_vocab(m);
+    wgt_batch *b;
+    MUST(wgt_batch_create(m, N_SEQ, &b));
+    mdl_batch_set_sequential(b, sequential);
+    wgt_batch_item it[N_SEQ];
+    int32_t last[N_SEQ];
+    for (int s = 0; s < STEPS; s++) {
+        for (int i = 0; i < N_SEQ; i++) {
+            out->logits[i][s] = malloc((size_t)V * sizeof(float));
+            /* the slots in another order than the items, to catch a mix-up */
+            it[i] = (wgt_batch_item){N_SEQ - 1 - i, s ? &last[i] : ids[i], s ? 1 : (int64_t)n[i], &sp[i],
+                                     (uint32_t)s, out->logits[i][s], -1};
+        }
+        MUST(wgt_batch_step(b, it, N_SEQ));
+        for (int i = 0; i < N_SEQ; i++) out->tok[i][s] = last[i] = it[i].token;
+    }
+    for (int i = 0; i < N_SEQ; i++)
+        CHECK(wgt_batch_slot_length(b, N_SEQ - 1 - i) == (int64_t)n[i] + STEPS - 1, "slot %d holds %lld ids", i,
+              (long long)wgt_batch_slot_length(b, N_SEQ - 1 - i));
+    wgt_batch_free(b);
+    return 0;
+}
+
+static int32_t gen_tok[STEPS];
+static int gen_n;
+static int on_token(int32_t t, void *u)
+{
+    if (gen_n < STEPS) gen_tok[gen_n++] = t;
+    return 0;
+}
+
+int main(void)
+{
+    wgt_context *ctx;
+    MUST(wgt_context_create(NULL, &ctx));
+    wgt_model *m;
+    const char *root = getenv("WGT_ROOT");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/models/bible-llama", root ? root : ".");
+    MUST(wgt_model_open(ctx, path, 64, &m));
+    int64_t V = wgt_model_vocab(m);
+    int32_t *ids[N_SEQ];
+    size_t n[N_SEQ];
+    for (int i = 0; i < N_SEQ; i++)
+        MUST(wgt_tokenizer_encode(wgt_model_tokenizer(m), PROMPTS[i], (size_t)-1, WGT_TOKENIZE_ADD_SPECIAL, &ids[i], &n[i]));
+    wgt_sampling sp[N_SEQ] = {{0}, {0}, {0}};
+    for (int i = 0; i < N_SEQ; i++) sp[i].repeat_penalty = 1, sp[i].seed = 1234;
+    sp[1].temperature = 0.9f, sp[1].top_k = 40, sp[1].seed = 7;  /* sampled on the device */
+    sp[2].repeat_penalty = 1.3f;                                    /* greedy over penalised logits */
+
+    run batched = {0}, alone = {0};
+    collect(m, ids, n, sp, 0, &batched);
+    collect(m, ids, n, sp, 1, &alone);
+    for (int i = 0; i < N_SEQ; i++)
+        for (int s = 0; s < STEPS; s++) {
+            double worst = 0, scale = 0;
+            for (int64_t v = 0; v < V; v++) {
+                worst = fmax(worst, fabs((double)batched.logits[i][s][v] - alone.logits[i][s][v]));
+                scale = fmax(scale, fabs((double)alone.logits[i][s][v]));
+            }
+            /* the same math, in other kernels (a matrix product of several rows instead of a
+             * row's fused pass): f32 rounding only */
+            CHECK(worst <= 1e-3 * (1 + scale), "sequence %d step %d: logits differ by %g (scale %g)", i, s, worst, scale);
+            CHECK(batched.tok[i][s] == alone.tok[i][s], "sequence %d step %d: token %d batched, %d alone", i, s,
+                  batched.tok[i][s], alone.tok[i][s]);
+        }
+
+    /* wgt_model_generate draws the same tokens (the sampled sequence too: same seed, same steps) */
+    for (int i = 0; i < N_SEQ; i++) {
+        wgt_model_reset(m);
+        gen_n = 0;
+        MUST(wgt_model_generate(m, ids[i], (int64_t)n[i], STEPS, &sp[i], on_token, NULL, NULL));
+        for (int s = 0; s < gen_n && s < STEPS; s++)
+            CHECK(gen_tok[s] == batched.tok[i][s], "sequence %d token %d: generate %d, batch %d", i, s, gen_tok[s],
+                  batched.tok[i][s]);
+    }
+
+    /* a slot truncated to a prefix continues as if the prefix had just been fed */
+    wgt_batch *b;
+    MUST(wgt_batch_create(m, 2, &b));
+    float *again = malloc((size_t)V * sizeof(float));
+    wgt_batch_item it = {1, ids[0], (int64_t)n[0], &sp[0], 0, NULL, -1};
+    MUST(wgt_batch_step(b, &it, 1));
+    MUST(wgt_batch_slot_truncate(b, 1, 2));
+    CHECK(wgt_batch_slot_length(b, 1) == 2, "truncated slot holds %lld", (long long)wgt_batch_slot_length(b, 1));
+    CHECK(!memcmp(wgt_batch_slot_ids(b, 1), ids[0], 2 * sizeof(int32_t)), "truncated slot's ids");
+    it = (wgt_batch_item){1, ids[0] + 2, (int64_t)n[0] - 2, &sp[0], 0, again, -1};
+    MUST(wgt_batch_step(b, &it, 1));
+    double worst = 0;
+    for (int64_t v = 0; v < V; v++) worst = fmax(worst, fabs((double)again[v] - batched.logits[0][0][v]));
+    CHECK(worst <= 1e-3 * 30, "after truncation: logits differ by %g", worst);
+    CHECK(it.token == batched.tok[0][0], "after truncation: token %d, want %d", it.token, batched.tok[0][0]);
+
+    /* bad steps are statuses, and feed nothing */
+    int32_t bad = (int32_t)V;
+    wgt_batch_item two[2] = {{0, ids[0], 1, NULL, 0, NULL, 0}, {0, ids[0], 1, NULL, 0, NULL, 0}};
+    CHECK(wgt_batch_step(b, two, 2) == WGT_ERR_INVALID_ARGUMENT, "a slot twice in a step");
+    it = (wgt_batch_item){0, &bad, 1, NULL, 0, NULL, 0};
+    CHECK(wgt_batch_step(b, &it, 1) == WGT_ERR_INVALID_ARGUMENT, "an id outside the vocabulary");
+    int32_t *many = calloc(65, sizeof *many);
+    it = (wgt_batch_item){0, many, 65, NULL, 0, NULL, 0};
+    CHECK(wgt_batch_step(b, &it, 1) == WGT_ERR_LIMIT, "more ids than the slot holds");
+    CHECK(wgt_batch_slot_length(b, 0) == 0, "a refused step fed %lld ids", (long long)wgt_batch_slot_length(b, 0));
+    it = (wgt_batch_item){5, ids[0], 1, NULL, 0, NULL, 0};
+    CHECK(wgt_batch_step(b, &it, 1) == WGT_ERR_INVALID_ARGUMENT, "a slot past the batch");
+    wgt_batch *none;
+    CHECK(wgt_batch_create(m, 0, &none) == WGT_ERR_INVALID_ARGUMENT, "no slots");
+    free(many);
+    free(again);
+    wgt_batch_free(b);
+
+    for (int i = 0; i < N_SEQ; i++) {
+        free(ids[i]);
+        for (int s = 0; s < STEPS; s++) free(batched.logits[i][s]), free(alone.logits[i][s]);
+    }
+    wgt_model_free(m);
+    wgt_context_free(ctx);
+    return test_finish("batch");
+}

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# wgt serve against wgt generate on the default model, through plain HTTP (serve_check.py, Python's
+# standard library): greedy completions and chat replies equal what wgt generate gives for the
+# same prompt (chat: the chatml rendering from wgt tokenize --chat), streamed text equals the whole
+# answer, a seeded sampled reply equals wgt generate's, concurrent requests (batched decode) each
+# equal their sequential result; bad requests get the right status and OpenAI's error JSON (bad
+# types, huge bodies, bad keys, over-long prompts, unknown model, random bodies), a full queue
+# gives 429, clients that go away mid-stream cancel their requests, and the server keeps serving.
+# Then a second server with --timeout and --cors.
+set -u
+wgt=${WGT_BIN:?} root=${WGT_ROOT:?}
+model=$root/models/bible-llama
+tmp=$(mktemp -d)
+pid=
+cleanup() {
+    [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+command -v python3 >/dev/null || { echo "SKIP: python3 is missing (make deps installs it)"; exit 1; }
+n=8
+p1="In the beginning God created"
+p2="And Moses said unto the LORD,"
+msg="Who made the heavens?"
+
+gen() { "$wgt" generate -m "$model" "$@" 2>"$tmp/gen.err" || { cat "$tmp/gen.err" >&2; exit 1; }; }
+# wgt generate prints the prompt, the continuation and a newline
+g1=$(gen -p "$p1" -n $n --temp 0); g1=${g1#"$p1"}
+g2=$(gen -p "$p2" -n $n --temp 0); g2=${g2#"$p2"}
+gs=$(gen -p "$p1" -n $n --temp 0.9 --top-k 40 -s 5); gs=${gs#"$p1"}
+ids=$("$wgt" tokenize -t "$model" --chat --template chatml "$msg" | tr ' ' ',')
+gc=$(gen --prompt-ids "$ids" -n $n --temp 0)
+python3 - "$tmp/oracle.json" "$p1" "$g1" "$p2" "$g2" "$gs" "$msg" "$gc" $n <<'EOF'
+import json, sys
+out, p1, g1, p2, g2, gs, msg, gc, n = sys.argv[1:]
+json.dump({"prompts": [p1, p2], "generate": {p1: g1, p2: g2}, "sampled": gs, "chat_message": msg,
+           "chat_generate": gc, "n": int(n), "ctx": 512, "max_queue": 2}, open(out, "w"))
+EOF
+
+# start: the port it got is in its first line on stderr
+start() {
+    "$wgt" serve -m "$model" --port 0 "$@" 2>"$tmp/serve.err" &
+    pid=$!
+    for _ in $(seq 600); do
+        port=$(sed -n 's|.* on http://127.0.0.1:\([0-9]*\) .*|\1|p' "$tmp/serve.err")
+        [ -n "$port" ] && return 0
+        kill -0 "$pid" 2>/dev/null || { echo "FAIL: wgt serve exited:"; cat "$tmp/serve.err"; exit 1; }
+        sleep 0.2
+    done
+    echo "FAIL: wgt serve did not start in 120 s"; cat "$tmp/serve.err"; exit 1
+}
+stop() {
+    kill "$pid" && wait "$pid"
+    local rc=$?
+    pid=
+    return $rc
+}
+fail=0
+key=k-$RANDOM-$RANDOM-secret
+start --parallel 4 --max-queue 2 --api-key "$key"
+python3 "$root/tests/models/serve_check.py" main "$port" "$key" "$tmp/oracle.json" || fail=1
+stop || { echo "FAIL: the server did not stop cleanly"; fail=1; }
+grep -q "stopping" "$tmp/serve.err" || { echo "FAIL: no clean stop"; cat "$tmp/serve.err"; fail=1; }
+
+start --parallel 1 --timeout 2 --cors http://example.test
+python3 "$root/tests/models/serve_check.py" limits "$port" "" "$tmp/oracle.json" || fail=1
+stop || fail=1
+
+# bad command lines are refused before the model loads
+for bad in "--port 70000" "--parallel 0" "--host not-an-address" "--timeout -1" "--api-key="; do
+    # shellcheck disable=SC2086
+    if "$wgt" serve -m "$model" $bad 2>/dev/null; then echo "FAIL: wgt serve $bad was accepted"; fail=1; fi
+done
+[ $fail = 0 ] && echo "serve: ok"
+exit $fail
