@@ -303,7 +303,9 @@ static void *scheduler(void *arg)
 int serve_enqueue(req *r)
 {
     pthread_mutex_lock(&S.mu);
-    if (S.n_queued >= S.max_queue) {
+    /* requests that arrive together may all be queued before the scheduler admits them: those
+     * with a free slot waiting for them do not count against --max-queue */
+    if (S.n_queued - (S.n_slots - S.n_active) >= S.max_queue) {
         S.m_rejected++;
         pthread_mutex_unlock(&S.mu);
         return 429;
