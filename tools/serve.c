@@ -49,6 +49,8 @@ void serve_release(req *r)
     for (int i = 0; i < r->n_stop; i++) free(r->stop[i]);
     free(r->text);
     free(r->error);
+    free(r->logits);
+    free(r->lp);
     if (r->detok) wgt_detokenizer_free(r->detok);
     free(r);
 }
@@ -123,6 +125,37 @@ static void finish_flushed_locked(req *r, const char *reason)
     finish_locked(r, reason, 0, NULL);
 }
 
+/* The log-probabilities of the token drawn and of the n_top most likely, from r->logits. */
+static void add_logprobs_locked(req *r, int32_t tok)
+{
+    if (r->n_lp == r->cap_lp) {
+        int64_t cap = r->cap_lp ? 2 * r->cap_lp : 64;
+        lp_entry *p = realloc(r->lp, (size_t)cap * sizeof *p);
+        if (!p) return;
+        r->lp = p, r->cap_lp = cap;
+    }
+    const float *l = r->logits;
+    int64_t V = wgt_model_vocab(S.model);
+    double mx = -INFINITY, sum = 0;
+    for (int64_t v = 0; v < V; v++) mx = l[v] > mx ? l[v] : mx;
+    for (int64_t v = 0; v < V; v++) sum += exp((double)l[v] - mx);
+    double lse = mx + log(sum);
+    lp_entry *e = &r->lp[r->n_lp++];
+    e->token = tok;
+    e->logprob = (float)(l[tok] - lse);
+    e->n_top = 0;
+    for (int64_t v = 0; v < V; v++) { /* insertion into the sorted top list (ties: the lower id first) */
+        int k = e->n_top;
+        if (k == r->n_top && (k == 0 || l[v] <= l[e->top[k - 1]])) continue;
+        if (k < r->n_top) e->n_top++;
+        else k--;
+        while (k > 0 && l[v] > l[e->top[k - 1]]) e->top[k] = e->top[k - 1], k--;
+        e->top[k] = (int32_t)v;
+    }
+    for (int k = 0; k < e->n_top; k++) e->top_lp[k] = (float)(l[e->top[k]] - lse);
+    e->text_end = r->len;
+}
+
 /* The token a step drew for r: its text, then the end conditions. Under S.mu. */
 static void take_token_locked(req *r, int32_t tok)
 {
@@ -132,9 +165,11 @@ static void take_token_locked(req *r, int32_t tok)
         finish_flushed_locked(r, "stop");
         return;
     }
+    if (r->logprobs) add_logprobs_locked(r, tok);
     const char *t;
     size_t n;
     if (r->detok && !wgt_detokenizer_push(r->detok, tok, &t, &n) && n && append_text_locked(r, t, n)) return;
+    if (r->logprobs && r->n_lp) r->lp[r->n_lp - 1].text_end = r->len;
     if (r->n_gen >= r->max_tokens || wgt_batch_slot_length(S.batch, r->slot) >= wgt_batch_context(S.batch))
         finish_flushed_locked(r, "length");
 }
@@ -175,7 +210,8 @@ static void admit_locked(void)
             int64_t n = wgt_batch_slot_length(S.batch, i), k = 0;
             if (S.cache_reuse)
                 while (k < n && k < r->n_prompt - 1 && ids[k] == r->prompt[k]) k++;
-            if (k > best_keep) best = i, best_keep = k;
+            /* ties: the slot used least recently, so the caches of other conversations live longest */
+            if (k > best_keep || (k == best_keep && S.slot_used[i] < S.slot_used[best])) best = i, best_keep = k;
         }
         if (best < 0) return;
         S.queue_head = r->next;
@@ -187,6 +223,7 @@ static void admit_locked(void)
         r->t_start = now_s();
         S.m_reused_tokens += best_keep;
         S.slot_req[best] = r;
+        S.slot_used[best] = ++S.uses;
         S.n_active++;
     }
 }
@@ -268,7 +305,9 @@ static void *scheduler(void *arg)
             req *r = S.slot_req[pf];
             int64_t n = r->n_prompt - r->fed;
             if (n > S.chunk) n = S.chunk;
-            items[0] = (wgt_batch_item){pf, r->prompt + r->fed, n, r->fed + n == r->n_prompt ? &r->sp : NULL, 0, NULL, 0};
+            int last_chunk = r->fed + n == r->n_prompt;
+            items[0] = (wgt_batch_item){pf, r->prompt + r->fed, n, last_chunk ? &r->sp : NULL, 0,
+                                        last_chunk ? r->logits : NULL, 0};
             owners[0] = r;
             pthread_mutex_unlock(&S.mu);
             run_step(items, owners, 1, 1);
@@ -280,7 +319,7 @@ static void *scheduler(void *arg)
             req *r = S.slot_req[i];
             if (!r || r->done || r->cancelled || r->fed < r->n_prompt || r->n_gen == 0) continue;
             last[n] = r->last;
-            items[n] = (wgt_batch_item){i, &last[n], 1, &r->sp, (uint32_t)r->n_gen, NULL, 0};
+            items[n] = (wgt_batch_item){i, &last[n], 1, &r->sp, (uint32_t)r->n_gen, r->logits, 0};
             owners[n++] = r;
         }
         if (n) {
@@ -366,8 +405,9 @@ static void usage(FILE *f)
             "  --no-cache-reuse      never reuse a slot's cached prompt prefix\n"
             "Requests take model, prompt (a string, or a list of one string or of token ids) or messages,\n"
             "max_tokens, temperature, top_p, top_k, min_p, repetition_penalty, seed, stop (a string or up\n"
-            "to 16), n (1), stream, stream_options.include_usage, ignore_eos. Greedy (temperature 0) replies\n"
-            "equal `wgt generate`'s. Errors are OpenAI's JSON: {\"error\": {\"message\", \"type\", \"code\"}}.\n"
+            "to 16), n (1), stream, stream_options.include_usage, ignore_eos, logprobs (chat: with top_logprobs).\n"
+            "Greedy (temperature 0) replies equal `wgt generate`'s. Errors are OpenAI's JSON:\n"
+            "{\"error\": {\"message\", \"type\", \"param\", \"code\"}}.\n"
             "Example:\n"
             "  wgt serve -m models/bible-llama --port 8080 &\n"
             "  curl http://127.0.0.1:8080/v1/completions -H 'Content-Type: application/json' \\\n"
@@ -509,7 +549,8 @@ int cmd_serve(int argc, char **argv)
         goto out;
     }
     S.slot_req = calloc((size_t)S.n_slots, sizeof *S.slot_req);
-    if (!S.slot_req || pthread_create(&sched, NULL, scheduler, NULL)) {
+    S.slot_used = calloc((size_t)S.n_slots, sizeof *S.slot_used);
+    if (!S.slot_req || !S.slot_used || pthread_create(&sched, NULL, scheduler, NULL)) {
         fprintf(stderr, "wgt serve: cannot start the scheduler thread\n");
         goto out;
     }
@@ -541,6 +582,7 @@ out:
     }
     wgt_batch_free(S.batch);
     free(S.slot_req);
+    free(S.slot_used);
     wgt_model_free(S.model);
     wgt_context_free(ctx);
     free(alias_owned);

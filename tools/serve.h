@@ -10,6 +10,18 @@
 
 #include "wgt.h"
 
+/* The log-probability of a drawn token (log-softmax of the model's logits, before the sampling
+ * settings) and of the most likely ones; text_end: where the token's text ends in req.text. */
+#define SERVE_MAX_TOP 20
+typedef struct lp_entry {
+    int32_t token;
+    float logprob;
+    int n_top;
+    int32_t top[SERVE_MAX_TOP];
+    float top_lp[SERVE_MAX_TOP];
+    size_t text_end;
+} lp_entry;
+
 /* A generation request, shared by its connection and the scheduler (refs), its mutable fields
  * under server.mu. */
 typedef struct req {
@@ -24,6 +36,9 @@ typedef struct req {
     char id[48];
     int64_t created;         /* Unix time */
     wgt_detokenizer *detok;  /* the scheduler's alone once queued */
+    int logprobs;            /* 1: lp entries wanted, with n_top alternatives each */
+    int n_top;
+    float *logits;           /* [vocab] when logprobs: the scheduler's */
     /* under server.mu */
     int refs;
     double deadline, t_queued, t_start, t_first;
@@ -37,6 +52,8 @@ typedef struct req {
     size_t visible;          /* bytes of text that can no longer turn into a stop string */
     int done, cancelled;
     const char *finish;      /* "stop" or "length" */
+    lp_entry *lp;            /* [n_lp] with logprobs */
+    int64_t n_lp, cap_lp;
     int err_code;            /* with error: the HTTP status */
     char *error;
 } req;
@@ -56,6 +73,8 @@ typedef struct server {
     req *queue_head, *queue_tail;
     int n_queued, n_active;
     req **slot_req;          /* [n_slots] */
+    uint64_t *slot_used;     /* [n_slots]: when each slot last took a request (uses counts them) */
+    uint64_t uses;
     int quit;
     /* metrics (under mu) */
     uint64_t m_requests[4][12]; /* endpoint x status (serve_http.c: EP_*, CODES) */

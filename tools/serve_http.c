@@ -34,6 +34,7 @@ typedef struct stream {
     char *buf;
     size_t len, pos;
     size_t sent;
+    int64_t lp_sent; /* logprob entries sent */
     int started, ended;
 } stream;
 
@@ -337,7 +338,7 @@ static int parse_request(cJSON *j, int chat, req *r, perr *e)
             return fail(e, 404, "model", "model_not_found", "the model '%.100s' does not exist: this server has '%s'",
                         model->valuestring, S->alias);
     }
-    int64_t n = 1, seed = -1, top_k = 0, max_tokens = -1, logprobs = 0;
+    int64_t n = 1, seed = -1, top_k = 0, max_tokens = -1, logprobs = -1, top_logprobs = -1;
     double temp = 1.0, top_p = 1.0, min_p = 0, rep = 1.0, freq = 0, pres = 0;
     int stream = 0, ignore_eos = 0, want_logprobs = 0;
     if (int_field(j, "n", 1, 1, &n, e) || num_field(j, "temperature", 0, 100, &temp, e) ||
@@ -352,9 +353,16 @@ static int parse_request(cJSON *j, int chat, req *r, perr *e)
     if (freq != 0 || pres != 0)
         return fail(e, 400, freq != 0 ? "frequency_penalty" : "presence_penalty", "unsupported_value",
                     "frequency and presence penalties are not supported: use repetition_penalty");
-    if (chat ? bool_field(j, "logprobs", &want_logprobs, e) : int_field(j, "logprobs", 0, 20, &logprobs, e)) return -1;
-    if (want_logprobs || logprobs)
-        return fail(e, 400, "logprobs", "unsupported_value", "logprobs are not supported by this server yet");
+    /* chat: "logprobs": true and "top_logprobs": K; completions: "logprobs": K (0: the drawn token's alone) */
+    if (chat ? bool_field(j, "logprobs", &want_logprobs, e) || int_field(j, "top_logprobs", 0, SERVE_MAX_TOP, &top_logprobs, e)
+             : int_field(j, "logprobs", 0, SERVE_MAX_TOP, &logprobs, e))
+        return -1;
+    if (chat && top_logprobs >= 0 && !want_logprobs)
+        return fail(e, 400, "top_logprobs", "invalid_value", "'top_logprobs' needs \"logprobs\": true");
+    r->logprobs = chat ? want_logprobs : logprobs >= 0;
+    r->n_top = (int)(chat ? (top_logprobs > 0 ? top_logprobs : 0) : (logprobs > 0 ? logprobs : 0));
+    if (r->logprobs && !(r->logits = malloc((size_t)wgt_model_vocab(S->model) * sizeof *r->logits)))
+        return fail(e, 500, NULL, NULL, "out of memory");
     cJSON *so = cJSON_GetObjectItemCaseSensitive(j, "stream_options");
     if (so && !cJSON_IsNull(so)) {
         if (!cJSON_IsObject(so)) return fail(e, 400, "stream_options", "invalid_type", "'stream_options' must be an object");
@@ -409,9 +417,93 @@ static cJSON *usage_json(const req *r)
     return u;
 }
 
-/* A response object (chunk: one event of a stream) with one choice holding text (may be NULL)
- * and the finish reason (NULL: not finished). */
-static cJSON *answer_json(const req *r, int chunk, const char *text, size_t len, const char *finish, int role)
+/* s[0..n) as a JSON string value: bytes that are not UTF-8 (a byte token's half of a character)
+ * as U+FFFD; the exact bytes go in "bytes". */
+static cJSON *utf8_string(const char *s, size_t n)
+{
+    char *o = malloc(3 * n + 1);
+    if (!o) return cJSON_CreateString("");
+    size_t k = 0;
+    for (size_t i = 0; i < n;) {
+        unsigned char c = (unsigned char)s[i];
+        size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+        int ok = len && i + len <= n;
+        for (size_t j = 1; ok && j < len; j++) ok = ((unsigned char)s[i + j] >> 6) == 2;
+        if (ok) {
+            memcpy(o + k, s + i, len);
+            k += len, i += len;
+        } else {
+            memcpy(o + k, "\xef\xbf\xbd", 3);
+            k += 3, i++;
+        }
+    }
+    o[k] = 0;
+    cJSON *j = cJSON_CreateString(o);
+    free(o);
+    return j;
+}
+
+/* {"token", "logprob", "bytes"} of one token (chat's shape). */
+static cJSON *token_lp(int32_t tok, float lp)
+{
+    const char *piece = "";
+    size_t n = 0;
+    if (S->tok) wgt_tokenizer_token_to_piece(S->tok, tok, &piece, &n);
+    cJSON *j = cJSON_CreateObject(), *bytes = cJSON_CreateArray();
+    cJSON_AddItemToObject(j, "token", utf8_string(piece, n));
+    cJSON_AddNumberToObject(j, "logprob", lp);
+    for (size_t i = 0; i < n; i++) cJSON_AddItemToArray(bytes, cJSON_CreateNumber((unsigned char)piece[i]));
+    cJSON_AddItemToObject(j, "bytes", bytes);
+    return j;
+}
+
+/* The logprobs of entries [from, to): chat's {"content": [...]}, or the completions API's
+ * {"tokens", "token_logprobs", "top_logprobs", "text_offset"} (offsets into the generated text). */
+static cJSON *logprobs_json(const req *r, int64_t from, int64_t to)
+{
+    cJSON *j = cJSON_CreateObject();
+    if (r->chat) {
+        cJSON *content = cJSON_AddArrayToObject(j, "content");
+        for (int64_t i = from; i < to; i++) {
+            const lp_entry *e = &r->lp[i];
+            cJSON *t = token_lp(e->token, e->logprob), *top = cJSON_AddArrayToObject(t, "top_logprobs");
+            for (int k = 0; k < e->n_top; k++) cJSON_AddItemToArray(top, token_lp(e->top[k], e->top_lp[k]));
+            cJSON_AddItemToArray(content, t);
+        }
+        return j;
+    }
+    cJSON *toks = cJSON_AddArrayToObject(j, "tokens"), *lps = cJSON_AddArrayToObject(j, "token_logprobs");
+    cJSON *tops = cJSON_AddArrayToObject(j, "top_logprobs"), *offs = cJSON_AddArrayToObject(j, "text_offset");
+    for (int64_t i = from; i < to; i++) {
+        const lp_entry *e = &r->lp[i];
+        cJSON *t = token_lp(e->token, e->logprob);
+        cJSON_AddItemToArray(toks, cJSON_DetachItemFromObject(t, "token"));
+        cJSON_Delete(t);
+        cJSON_AddItemToArray(lps, cJSON_CreateNumber(e->logprob));
+        cJSON *top = cJSON_CreateObject();
+        for (int k = 0; k < e->n_top; k++) {
+            cJSON *x = token_lp(e->top[k], 0), *name = cJSON_GetObjectItem(x, "token");
+            if (!cJSON_GetObjectItem(top, name->valuestring)) cJSON_AddNumberToObject(top, name->valuestring, e->top_lp[k]);
+            cJSON_Delete(x);
+        }
+        cJSON_AddItemToArray(tops, top);
+        cJSON_AddItemToArray(offs, cJSON_CreateNumber(i ? (double)r->lp[i - 1].text_end : 0));
+    }
+    return j;
+}
+
+/* Entries up to the visible text end (a token cut by a stop string is left out). */
+static int64_t lp_until(const req *r, size_t end)
+{
+    int64_t i = 0;
+    while (i < r->n_lp && r->lp[i].text_end <= end) i++;
+    return i;
+}
+
+/* A response object (chunk: one event of a stream) with one choice holding text (may be NULL),
+ * the finish reason (NULL: not finished), and the logprobs of entries [lp_from, lp_to). */
+static cJSON *answer_json(const req *r, int chunk, const char *text, size_t len, const char *finish, int role,
+                          int64_t lp_from, int64_t lp_to)
 {
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "id", r->id);
@@ -429,7 +521,8 @@ static cJSON *answer_json(const req *r, int chunk, const char *text, size_t len,
     } else
         cJSON_AddStringToObject(c, "text", t ? t : "");
     free(t);
-    cJSON_AddNullToObject(c, "logprobs");
+    if (r->logprobs && (lp_to > lp_from || !chunk)) cJSON_AddItemToObject(c, "logprobs", logprobs_json(r, lp_from, lp_to));
+    else cJSON_AddNullToObject(c, "logprobs");
     if (finish) cJSON_AddStringToObject(c, "finish_reason", finish);
     else cJSON_AddNullToObject(c, "finish_reason");
     if (!chunk) cJSON_AddItemToObject(j, "usage", usage_json(r));
@@ -468,7 +561,7 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *out, size_t max)
         if (s->ended) return MHD_CONTENT_READER_END_OF_STREAM;
         if (!s->started && r->chat) { /* the role first, as OpenAI streams it */
             s->started = 1;
-            buf_event(s, answer_json(r, 1, "", 0, NULL, 1));
+            buf_event(s, answer_json(r, 1, "", 0, NULL, 1, 0, 0));
             continue;
         }
         s->started = 1;
@@ -482,16 +575,18 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *out, size_t max)
             }
         }
         if (r->visible > s->sent) {
-            buf_event(s, answer_json(r, 1, r->text + s->sent, r->visible - s->sent, NULL, 0));
+            int64_t lp_to = lp_until(r, r->visible);
+            buf_event(s, answer_json(r, 1, r->text + s->sent, r->visible - s->sent, NULL, 0, s->lp_sent, lp_to));
             s->sent = r->visible;
+            s->lp_sent = lp_to;
         }
         if (r->done && s->sent >= r->visible) {
             if (r->error) {
                 buf_event(s, error_json(r->err_code, NULL, NULL, r->error));
             } else {
-                buf_event(s, answer_json(r, 1, NULL, 0, r->finish, 0));
+                buf_event(s, answer_json(r, 1, NULL, 0, r->finish, 0, s->lp_sent, lp_until(r, r->len)));
                 if (r->include_usage) {
-                    cJSON *u = answer_json(r, 1, NULL, 0, NULL, 0);
+                    cJSON *u = answer_json(r, 1, NULL, 0, NULL, 0, 0, 0);
                     cJSON_DeleteItemFromObject(u, "choices");
                     cJSON_AddArrayToObject(u, "choices");
                     cJSON_AddItemToObject(u, "usage", usage_json(r));
@@ -592,7 +687,7 @@ static enum MHD_Result generate(struct MHD_Connection *c, conn *k)
             return MHD_NO;
         }
     }
-    cJSON *ans = r->error ? error_json(r->err_code, NULL, NULL, r->error) : answer_json(r, 0, r->text, r->len, r->finish, 0);
+    cJSON *ans = r->error ? error_json(r->err_code, NULL, NULL, r->error) : answer_json(r, 0, r->text, r->len, r->finish, 0, 0, lp_until(r, r->len));
     int code = r->error ? r->err_code : 200;
     pthread_mutex_unlock(&S->mu);
     serve_release(r);

@@ -146,6 +146,29 @@ def main():
     j = complete(p0, max_tokens=1, temperature=0)
     check(j["usage"]["completion_tokens"] == 1 and j["choices"][0]["finish_reason"] == "length", f"max_tokens 1: {j}")
 
+    # ---- logprobs: the drawn (greedy) token is the most likely, its pieces make the text, streamed = whole
+    j = complete(p0, max_tokens=oracle["n"], temperature=0, logprobs=3)
+    lp = j["choices"][0]["logprobs"]
+    check("".join(lp["tokens"]) == seq[p0], f"logprob tokens {lp['tokens']} make {seq[p0]!r}")
+    for t, l, top in zip(lp["tokens"], lp["token_logprobs"], lp["top_logprobs"]):
+        best = max(top.values())
+        check(l <= 0 and len(top) <= 3 and abs(best - l) < 1e-6 and top.get(t) == l,
+              f"greedy token {t!r} logprob {l} is not the best of {top}")
+        check(sum(2.718281828459045 ** v for v in top.values()) <= 1 + 1e-5, f"top logprobs sum past 1: {top}")
+    _, _, ev = stream("/v1/completions", dict(prompt=p0, max_tokens=oracle["n"], temperature=0, logprobs=3))
+    slp = [x for e in ev if e != "[DONE]" and e.get("choices") and e["choices"][0]["logprobs"]
+           for x in e["choices"][0]["logprobs"]["token_logprobs"]]
+    check(slp == lp["token_logprobs"], f"streamed logprobs {slp} != {lp['token_logprobs']}")
+    st, j, _ = request("POST", "/v1/chat/completions", dict(messages=msgs, max_tokens=oracle["n"], temperature=0,
+                                                            logprobs=True, top_logprobs=2))
+    content = j["choices"][0]["logprobs"]["content"] if st == 200 else []
+    check(len(content) == j["usage"]["completion_tokens"] and
+          all(c["top_logprobs"][0]["token"] == c["token"] and len(c["top_logprobs"]) == 2 and
+              bytes(c["bytes"]).decode("utf-8", "replace") == c["token"] for c in content),
+          f"chat logprobs {content}")
+    bad_lp = request("POST", "/v1/chat/completions", dict(messages=msgs, top_logprobs=2))[0]
+    check(bad_lp == 400, f"top_logprobs without logprobs: {bad_lp}")
+
     # ---- prefix reuse: the same prompt again computes only its last token
     r0 = metric("wgt_prompt_tokens_reused_total")
     complete(p0, max_tokens=1, temperature=0)
