@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "args.h"
 #include "commands.h"
@@ -333,15 +334,30 @@ static void *scheduler(void *arg)
             finish_locked(S.slot_req[i], NULL, 503, "the server is shutting down");
             release_slot_locked(i);
         }
+    while (S.queue_head) { /* their connections are waiting: answer them */
+        req *r = S.queue_head;
+        S.queue_head = r->next;
+        S.n_queued--;
+        finish_locked(r, NULL, 503, "the server is shutting down");
+        pthread_mutex_unlock(&S.mu);
+        serve_release(r);
+        pthread_mutex_lock(&S.mu);
+    }
+    S.queue_tail = NULL;
     pthread_mutex_unlock(&S.mu);
     free(items), free(owners), free(last);
     return NULL;
 }
 
-/* Queue a checked request: 0, or 429 when the queue is full (r is not taken then). */
+/* Queue a checked request: 0, or 429 when the queue is full, 503 when the server is stopping
+ * (r is not taken then). */
 int serve_enqueue(req *r)
 {
     pthread_mutex_lock(&S.mu);
+    if (S.quit) {
+        pthread_mutex_unlock(&S.mu);
+        return 503;
+    }
     /* requests that arrive together may all be queued before the scheduler admits them: those
      * with a free slot waiting for them do not count against --max-queue */
     if (S.n_queued - (S.n_slots - S.n_active) >= S.max_queue) {
@@ -413,9 +429,6 @@ static void usage(FILE *f)
             "  curl http://127.0.0.1:8080/v1/completions -H 'Content-Type: application/json' \\\n"
             "       -d '{\"prompt\": \"In the beginning\", \"max_tokens\": 32, \"temperature\": 0}'\n");
 }
-
-static volatile sig_atomic_t got_signal;
-static void on_signal(int sig) { got_signal = sig; }
 
 static char *default_alias(const char *path)
 {
@@ -548,6 +561,13 @@ int cmd_serve(int argc, char **argv)
         fprintf(stderr, "wgt serve: %s\n", wgt_errmsg());
         goto out;
     }
+    /* SIGINT and SIGTERM blocked in every thread (the ones created below inherit the mask): the
+     * main thread takes them with sigwait, as a process-directed signal may go to any thread */
+    sigset_t stop_signals;
+    sigemptyset(&stop_signals);
+    sigaddset(&stop_signals, SIGINT);
+    sigaddset(&stop_signals, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
     S.slot_req = calloc((size_t)S.n_slots, sizeof *S.slot_req);
     S.slot_used = calloc((size_t)S.n_slots, sizeof *S.slot_used);
     if (!S.slot_req || !S.slot_used || pthread_create(&sched, NULL, scheduler, NULL)) {
@@ -556,8 +576,6 @@ int cmd_serve(int argc, char **argv)
     }
     sched_started = 1;
     signal(SIGPIPE, SIG_IGN);
-    signal(SIGINT, on_signal);
-    signal(SIGTERM, on_signal);
     if (!(d = serve_http_start(&addr, addr.ss_family == AF_INET6))) {
         fprintf(stderr, "wgt serve: cannot listen on %s port %lld: %s (is the port in use?)\n", host,
                 (long long)port, strerror(errno));
@@ -568,17 +586,30 @@ int cmd_serve(int argc, char **argv)
             wgt_model_arch(S.model), strchr(host, ':') ? "[" : "", host, strchr(host, ':') ? "]" : "",
             di ? (unsigned)di->port : (unsigned)port, S.n_slots, (long long)wgt_batch_context(S.batch), S.alias);
     fflush(stderr);
-    while (!got_signal) pause();
-    fprintf(stderr, "wgt serve: stopping\n");
+    int sig = 0;
+    sigwait(&stop_signals, &sig);
+    fprintf(stderr, "wgt serve: stopping (%s)\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
     rc = 0;
 out:
-    if (d) MHD_stop_daemon(d);
+    /* the scheduler first: it answers every request in flight (503), so no connection thread
+     * waits when the daemon joins them; requests arriving after are refused */
     if (sched_started) {
         pthread_mutex_lock(&S.mu);
         S.quit = 1;
         pthread_cond_broadcast(&S.work_cv);
         pthread_mutex_unlock(&S.mu);
         pthread_join(sched, NULL);
+    }
+    if (d) { /* no new connections; those answering the 503s above get 2 s to write them */
+        MHD_socket ls = MHD_quiesce_daemon(d);
+        for (int i = 0; i < 200; i++) {
+            const union MHD_DaemonInfo *ci = MHD_get_daemon_info(d, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+            if (!ci || !ci->num_connections) break;
+            struct timespec ts = {0, 10 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
+        MHD_stop_daemon(d);
+        if (ls != MHD_INVALID_SOCKET) close(ls);
     }
     wgt_batch_free(S.batch);
     free(S.slot_req);

@@ -84,7 +84,8 @@ typedef struct server {
 } server;
 
 server *serve_state(void);
-/* Queue a checked request (takes it over): 0, or 429 when the queue is full (then not taken). */
+/* Queue a checked request (takes it over): 0, or 429 when the queue is full, 503 when the server
+ * is stopping (then not taken). */
 int serve_enqueue(req *r);
 /* The client went away: the scheduler drops the request at its next iteration. */
 void serve_cancel(req *r);

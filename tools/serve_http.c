@@ -651,6 +651,10 @@ static enum MHD_Result generate(struct MHD_Connection *c, conn *k)
         r->done = 1;
     } else {
         int code = serve_enqueue(r);
+        if (code == 503) {
+            serve_release(r);
+            return send_error(c, k, 503, NULL, NULL, "the server is shutting down");
+        }
         if (code) {
             serve_release(r);
             return send_error(c, k, 429, NULL, "queue_full",
@@ -839,8 +843,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
 struct MHD_Daemon *serve_http_start(const struct sockaddr_storage *addr, int ipv6)
 {
     S = serve_state();
-    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | (ipv6 ? MHD_USE_IPv6 : 0);
+    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC | (ipv6 ? MHD_USE_IPv6 : 0);
     return MHD_start_daemon(flags, 0, NULL, NULL, on_request, NULL, MHD_OPTION_SOCK_ADDR, addr,
                             MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_CONNECTION_LIMIT, 1024u,
-                            MHD_OPTION_CONNECTION_TIMEOUT, 600u, MHD_OPTION_END);
+                            MHD_OPTION_CONNECTION_TIMEOUT, 120u, MHD_OPTION_END);
 }

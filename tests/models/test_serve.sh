@@ -6,7 +6,7 @@
 # equal their sequential result; bad requests get the right status and OpenAI's error JSON (bad
 # types, huge bodies, bad keys, over-long prompts, unknown model, random bodies), a full queue
 # gives 429, clients that go away mid-stream cancel their requests, and the server keeps serving.
-# Then a second server with --timeout and --cors.
+# Then a second server with --timeout and --cors, stopped with requests in flight.
 set -u
 wgt=${WGT_BIN:?} root=${WGT_ROOT:?}
 model=$root/models/bible-llama
@@ -64,7 +64,18 @@ grep -q "stopping" "$tmp/serve.err" || { echo "FAIL: no clean stop"; cat "$tmp/s
 
 start --parallel 1 --timeout 2 --cors http://example.test
 python3 "$root/tests/models/serve_check.py" limits "$port" "" "$tmp/oracle.json" || fail=1
-stop || fail=1
+# stopping answers the requests in flight (one generating, one queued) with a 503
+for i in 1 2; do
+    curl -s "http://127.0.0.1:$port/v1/completions" -d '{"prompt": "In", "max_tokens": 400, "ignore_eos": true}' \
+        >"$tmp/inflight$i" &
+done
+sleep 1 # (less than the --timeout of 2 s)
+stop || { echo "FAIL: the server did not stop cleanly"; fail=1; }
+wait
+for i in 1 2; do
+    grep -q '"the server is shutting down"' "$tmp/inflight$i" ||
+        { echo "FAIL: a request in flight at the stop got: $(cat "$tmp/inflight$i")"; fail=1; }
+done
 
 # bad command lines are refused before the model loads
 for bad in "--port 70000" "--parallel 0" "--host not-an-address" "--timeout -1" "--api-key="; do
