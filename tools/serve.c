@@ -188,21 +188,43 @@ static void release_slot_locked(int i)
     pthread_mutex_lock(&S.mu);
 }
 
+/* A request past its deadline ends with a 504. Under S.mu. */
+static int expire_locked(req *r, double t)
+{
+    if (r->done || r->deadline <= 0 || t <= r->deadline) return 0;
+    char msg[160];
+    snprintf(msg, sizeof msg, "the request ran past the server's time limit of %g s (--timeout)", S.timeout);
+    finish_locked(r, NULL, 504, msg);
+    S.m_timeouts++;
+    return 1;
+}
+
+/* Queued requests whose client went away or whose time ran out leave the queue. Under S.mu. */
+static void sweep_queue_locked(double t)
+{
+    req **link = &S.queue_head, *prev = NULL;
+    while (*link) {
+        req *r = *link;
+        if (r->cancelled && !r->done) finish_locked(r, "stop", 0, NULL);
+        expire_locked(r, t);
+        if (!r->done) {
+            prev = r, link = &r->next;
+            continue;
+        }
+        *link = r->next;
+        if (S.queue_tail == r) S.queue_tail = prev;
+        S.n_queued--;
+        pthread_mutex_unlock(&S.mu);
+        serve_release(r);
+        pthread_mutex_lock(&S.mu);
+    }
+}
+
 /* Queued requests into free slots, each into the free slot sharing the longest prefix. Under S.mu. */
 static void admit_locked(void)
 {
     while (S.queue_head) {
         req *r = S.queue_head;
-        if (r->cancelled || r->done) {
-            S.queue_head = r->next;
-            if (!S.queue_head) S.queue_tail = NULL;
-            S.n_queued--;
-            finish_locked(r, "stop", 0, NULL);
-            pthread_mutex_unlock(&S.mu);
-            serve_release(r);
-            pthread_mutex_lock(&S.mu);
-            continue;
-        }
         int best = -1;
         int64_t best_keep = -1;
         for (int i = 0; i < S.n_slots; i++) {
@@ -280,15 +302,10 @@ static void *scheduler(void *arg)
             req *r = S.slot_req[i];
             if (!r) continue;
             if (!r->done && r->cancelled) finish_locked(r, "stop", 0, NULL);
-            if (!r->done && r->deadline > 0 && t > r->deadline) {
-                char msg[160];
-                snprintf(msg, sizeof msg, "the request ran past the server's time limit of %g s (--timeout)",
-                         S.timeout);
-                finish_locked(r, NULL, 504, msg);
-                S.m_timeouts++;
-            }
+            expire_locked(r, t);
             if (r->done) release_slot_locked(i);
         }
+        sweep_queue_locked(t);
         admit_locked();
         if (!S.n_active) {
             pthread_cond_wait(&S.work_cv, &S.mu);

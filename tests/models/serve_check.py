@@ -324,6 +324,17 @@ def limits():
     st, j, _ = request("POST", "/v1/completions", long, auth=False)
     check(st == 504 and "timeout" in j["error"]["message"] + j["error"]["type"], f"past --timeout: {st} {j}")
     check(time.time() - t0 < 60, f"the time-out took {time.time() - t0:.0f} s")
+    # two at once on the one slot: the queued one times out while it waits
+    codes = []
+    ts = [threading.Thread(target=lambda: codes.append(request("POST", "/v1/completions", long, auth=False)[0]))
+          for _ in range(2)]
+    t0 = time.time()
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    check(codes == [504, 504] and time.time() - t0 < 60, f"generating and queued past --timeout: {codes}, "
+          f"{time.time() - t0:.0f} s")
     _, _, ev = stream("/v1/completions", long)
     check(len(ev) >= 2 and ev[-1] == "[DONE]" and "error" in ev[-2], f"a stream past --timeout ends with an error event: {ev[-2:]}")
     st, _, _ = request("GET", "/health", auth=False)
