@@ -31,6 +31,24 @@ from transformers import (AutoModelForCausalLM, GenerationConfig, GPT2Config, GP
                           LlamaConfig, LlamaForCausalLM, MistralConfig, MistralForCausalLM,
                           Qwen2Config, Qwen2ForCausalLM, Qwen3Config, Qwen3ForCausalLM)
 
+
+def tf(name):
+    """A transformers class by name, looked up when its architecture runs: a class one version
+    lacks fails that architecture alone."""
+    return getattr(transformers, name)
+
+
+def with_rope_layers(cls_name, full, sliding, **kw):
+    """A config whose full-attention and sliding-window layers have their own rope parameters:
+    transformers 5 takes rope_parameters keyed by layer type, 4.x rope_theta + rope_local_base_freq."""
+    cls = tf(cls_name)
+    try:
+        return cls(rope_parameters={"full_attention": full, "sliding_attention": sliding}, **kw)
+    except TypeError:
+        legacy = {k: v for k, v in full.items() if k not in ("rope_theta",)}
+        return cls(rope_theta=full["rope_theta"], rope_local_base_freq=sliding["rope_theta"],
+                   rope_scaling=legacy if legacy.get("rope_type", "default") != "default" else None, **kw)
+
 N_NEW = 16                 # greedy tokens per prompt
 PROMPT_LENS = (1, 6, 12)   # one prompt of each length
 MIN_MARGIN = 0.15          # logits; typical logit std here is ~4, f16 weights move logits by ~1e-2
@@ -39,6 +57,9 @@ EMBED_STD = 0.5            # token embeddings and lm_head: logit std ~ sqrt(hidd
 NORM_JITTER = 0.25         # norm weights ~ 1 + NORM_JITTER * N(0,1)
 BIAS_STD = 0.1
 MAX_SEEDS = 40
+EMBED_NAMES = ("embed_tokens", "lm_head", "wte.weight", "embed_in", "embed_out")
+# Prompts start with BOS for the families whose tokenizers add it
+BOS_FIRST = ("llama", "mistral", "mistral_window", "gemma", "gemma2", "gemma3_text", "phi3", "mixtral")
 MIN_DISTINCT = 3         # distinct tokens in a greedy continuation (random models like to repeat)
 PROMPT_TRIES = 400
 
@@ -87,6 +108,135 @@ def archs():
             rope_theta=10000.0, sliding_window=None, tie_word_embeddings=False,
             bos_token_id=1, eos_token_id=2, **common),
             "MQA (1 kv head), no sliding window, untied"),
+        # ---- issue 16: the wider families. 2 layers (a sliding-window and a global one where the
+        # family alternates), windows of 8 tokens: the 12-token prompt and its 16 new tokens pass
+        # the window in prefill and in decode.
+        "mistral_window": (MistralForCausalLM, lambda: MistralConfig(
+            hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+            num_key_value_heads=2, max_position_embeddings=256, rms_norm_eps=1e-5,
+            rope_theta=10000.0, sliding_window=8, tie_word_embeddings=False,
+            bos_token_id=1, eos_token_id=2, **common),
+            "sliding window of 8 tokens on every layer, GQA 4/2, untied"),
+        # Gemma: embeddings scaled by sqrt(hidden), RMSNorm (1 + w), GeGLU (gelu tanh), MQA,
+        # head_dim 32 != hidden/heads, tied.
+        "gemma": ("GemmaForCausalLM", lambda: tf("GemmaConfig")(
+            hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+            num_key_value_heads=1, head_dim=32, max_position_embeddings=256, rms_norm_eps=1e-6,
+            rope_theta=10000.0, hidden_activation="gelu_pytorch_tanh", tie_word_embeddings=True,
+            pad_token_id=0, bos_token_id=2, eos_token_id=1, **common),
+            "sqrt(hidden) embedding scale, (1 + w) RMSNorm, GeGLU tanh, MQA, head_dim 32, tied"),
+        # Gemma 2: + pre/post norms around attention and MLP, attention and final logit
+        # soft-capping (small caps so that they bite), query_pre_attn_scalar 24 != head_dim,
+        # layer 0 sliding (window 8), layer 1 global.
+        "gemma2": ("Gemma2ForCausalLM", lambda: tf("Gemma2Config")(
+            hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+            num_key_value_heads=2, head_dim=16, max_position_embeddings=256, rms_norm_eps=1e-6,
+            rope_theta=10000.0, hidden_activation="gelu_pytorch_tanh", query_pre_attn_scalar=24,
+            sliding_window=8, layer_types=["sliding_attention", "full_attention"],
+            attn_logit_softcapping=5.0, final_logit_softcapping=15.0, tie_word_embeddings=True,
+            pad_token_id=0, bos_token_id=2, eos_token_id=1, **common),
+            "gemma + pre/post norms, attention softcap 5, final softcap 15, query_pre_attn_scalar 24, "
+            "layer 0 sliding window 8, layer 1 global"),
+        # Gemma 3 (text): + q/k RMS norms (1 + w), local rope base 10000 on sliding layers, global
+        # base 1e6 with linear scaling 8; no soft-capping.
+        "gemma3_text": ("Gemma3ForCausalLM", lambda: with_rope_layers(
+            "Gemma3TextConfig", {"rope_type": "linear", "factor": 8.0, "rope_theta": 1000000.0},
+            {"rope_type": "default", "rope_theta": 10000.0},
+            hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+            num_key_value_heads=2, head_dim=32, max_position_embeddings=256, rms_norm_eps=1e-6,
+            hidden_activation="gelu_pytorch_tanh", query_pre_attn_scalar=24, sliding_window=8,
+            layer_types=["sliding_attention", "full_attention"], final_logit_softcapping=None,
+            attn_logit_softcapping=None, tie_word_embeddings=True, pad_token_id=0, bos_token_id=2,
+            eos_token_id=1, **common),
+            "gemma2 without softcaps + q/k norms, local rope 1e4 (sliding layer 0, window 8), "
+            "global rope 1e6 linear x8 (layer 1)"),
+        # Phi-3: fused qkv_proj and gate_up_proj, GQA 4/2, untied.
+        "phi3": ("Phi3ForCausalLM", lambda: tf("Phi3Config")(
+            hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+            num_key_value_heads=2, max_position_embeddings=256, original_max_position_embeddings=256,
+            rms_norm_eps=1e-5, rope_theta=10000.0, sliding_window=None, tie_word_embeddings=False,
+            pad_token_id=V - 1, bos_token_id=1, eos_token_id=2, **common),
+            "fused qkv_proj [q; k; v] and gate_up_proj [gate; up], GQA 4/2, untied"),
+        # Phi-2: partial rotary (half of head_dim), parallel attention and MLP from one LayerNorm,
+        # GELU tanh, biases everywhere (lm_head too).
+        "phi": ("PhiForCausalLM", lambda: tf("PhiConfig")(
+            hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+            num_key_value_heads=4, max_position_embeddings=256, partial_rotary_factor=0.5,
+            hidden_act="gelu_new", layer_norm_eps=1e-5, rope_theta=10000.0, qk_layernorm=False,
+            tie_word_embeddings=False, bos_token_id=V - 1, eos_token_id=V - 1, **common),
+            "partial rotary 0.5, parallel attention + MLP, LayerNorm, GELU tanh, biases incl. lm_head"),
+        # OLMo 2: norms after attention and MLP (none before), RMS q/k norms over all heads.
+        "olmo2": ("Olmo2ForCausalLM", lambda: tf("Olmo2Config")(
+            hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+            num_key_value_heads=4, max_position_embeddings=256, rms_norm_eps=1e-6,
+            rope_theta=10000.0, attention_bias=False, tie_word_embeddings=False,
+            pad_token_id=V - 1, bos_token_id=None, eos_token_id=V - 2, **common),
+            "post-norms only, q/k RMS norms over the whole projection, untied"),
+        # GPT-NeoX (Pythia): fused qkv interleaved per head, partial rotary 0.25, parallel
+        # residual, exact GELU, LayerNorm with bias, untied embed_out.
+        "gpt_neox": ("GPTNeoXForCausalLM", lambda: tf("GPTNeoXConfig")(
+            hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+            max_position_embeddings=256, rotary_pct=0.25, partial_rotary_factor=0.25,
+            rotary_emb_base=10000, rope_theta=10000.0, hidden_act="gelu", layer_norm_eps=1e-5,
+            use_parallel_residual=True, tie_word_embeddings=False, bos_token_id=V - 1,
+            eos_token_id=V - 1, **common),
+            "query_key_value [heads x (q, k, v)], partial rotary 0.25, parallel residual, GELU, LayerNorm"),
+        # StableLM 2: partial rotary 0.25, LayerNorm, q/k/v biases, SwiGLU.
+        "stablelm": ("StableLmForCausalLM", lambda: tf("StableLmConfig")(
+            hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+            num_key_value_heads=2, max_position_embeddings=256, partial_rotary_factor=0.25,
+            hidden_act="silu", layer_norm_eps=1e-5, rope_theta=10000.0, use_qkv_bias=True,
+            qk_layernorm=False, use_parallel_residual=False, tie_word_embeddings=False,
+            bos_token_id=V - 1, eos_token_id=V - 1, **common),
+            "partial rotary 0.25, LayerNorm, q/k/v biases, SwiGLU, GQA 4/2"),
+        # StarCoder2: biases everywhere, GELU tanh MLP (no gate), LayerNorm, sliding window 8, tied.
+        "starcoder2": ("Starcoder2ForCausalLM", lambda: tf("Starcoder2Config")(
+            hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+            num_key_value_heads=2, max_position_embeddings=256, hidden_act="gelu_pytorch_tanh",
+            norm_epsilon=1e-5, rope_theta=10000.0, use_bias=True, sliding_window=8,
+            tie_word_embeddings=True, bos_token_id=V - 1, eos_token_id=V - 1, **common),
+            "biases, GELU tanh MLP, LayerNorm, sliding window 8, GQA 4/2, tied"),
+        # Granite: embedding, residual and attention multipliers, logits divided by logits_scaling.
+        "granite": ("GraniteForCausalLM", lambda: tf("GraniteConfig")(
+            hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+            num_key_value_heads=2, max_position_embeddings=256, rms_norm_eps=1e-6,
+            rope_theta=10000.0, embedding_multiplier=6.0, residual_multiplier=0.5,
+            attention_multiplier=0.1, logits_scaling=1.5, tie_word_embeddings=True,
+            pad_token_id=V - 1, bos_token_id=V - 3, eos_token_id=V - 2, **common),
+            "embedding x6, residual x0.5, attention scale 0.1, logits / 1.5, tied"),
+        # SmolLM3: layer 1 without rope (no_rope_layers[i] = 0), GQA, tied.
+        "smollm3": ("SmolLM3ForCausalLM", lambda: tf("SmolLM3Config")(
+            hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+            num_key_value_heads=2, max_position_embeddings=256, rms_norm_eps=1e-6,
+            rope_theta=10000.0, no_rope_layers=[1, 0], use_sliding_window=False,
+            tie_word_embeddings=True, pad_token_id=V - 1, bos_token_id=V - 3, eos_token_id=V - 2,
+            **common),
+            "layer 0 with rope, layer 1 without (no_rope_layers [1, 0]), GQA 4/2, tied"),
+        # Mixture of experts: 4 experts, 2 per token.
+        "mixtral": ("MixtralForCausalLM", lambda: tf("MixtralConfig")(
+            hidden_size=64, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+            num_key_value_heads=2, max_position_embeddings=256, rms_norm_eps=1e-5,
+            rope_theta=10000.0, num_local_experts=4, num_experts_per_tok=2, sliding_window=None,
+            router_jitter_noise=0.0, tie_word_embeddings=False, bos_token_id=1, eos_token_id=2,
+            **common),
+            "4 experts, top-2 (softmax over the chosen two), GQA 4/2, untied"),
+        "qwen2_moe": ("Qwen2MoeForCausalLM", lambda: tf("Qwen2MoeConfig")(
+            hidden_size=64, intermediate_size=128, moe_intermediate_size=32,
+            shared_expert_intermediate_size=64, num_experts=4, num_experts_per_tok=2,
+            norm_topk_prob=False, decoder_sparse_step=1, mlp_only_layers=[],
+            num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+            max_position_embeddings=256, rms_norm_eps=1e-6, rope_theta=1000000.0,
+            use_sliding_window=False, tie_word_embeddings=False, bos_token_id=V - 3,
+            eos_token_id=V - 2, **common),
+            "4 experts top-2 without renormalising, shared expert with its sigmoid gate, q/k/v biases"),
+        "qwen3_moe": ("Qwen3MoeForCausalLM", lambda: tf("Qwen3MoeConfig")(
+            hidden_size=64, intermediate_size=128, moe_intermediate_size=32, num_experts=4,
+            num_experts_per_tok=2, norm_topk_prob=True, decoder_sparse_step=1, mlp_only_layers=[],
+            num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, head_dim=32,
+            max_position_embeddings=256, rms_norm_eps=1e-6, rope_theta=1000000.0,
+            use_sliding_window=False, tie_word_embeddings=False, bos_token_id=V - 3,
+            eos_token_id=V - 2, **common),
+            "4 experts top-2 renormalised (norm_topk_prob), q/k norms, head_dim 32, untied"),
     }
 
 
@@ -104,16 +254,16 @@ def special_ids(cfg):
 def randomize(model, seed):
     """Every parameter random (see the module docstring), deterministic for a seed."""
     g = torch.Generator().manual_seed(seed)
+    center = 0.0 if type(model).__name__.startswith("Gemma") else 1.0
     with torch.no_grad():
         for name, p in model.named_parameters():  # tied weights appear once
             if p.dim() == 1:
                 if name.endswith("bias"):
                     p.copy_(BIAS_STD * torch.randn(p.shape, generator=g))
-                else:  # RMSNorm / LayerNorm weight
-                    p.copy_(1.0 + NORM_JITTER * torch.randn(p.shape, generator=g))
+                else:  # RMSNorm / LayerNorm weight; Gemma's norms scale by (1 + w): centred on 0
+                    p.copy_(center + NORM_JITTER * torch.randn(p.shape, generator=g))
             else:
-                std = EMBED_STD if ("embed_tokens" in name or "lm_head" in name
-                                    or name.endswith("wte.weight")) else MATRIX_STD
+                std = EMBED_STD if any(k in name for k in EMBED_NAMES) else MATRIX_STD
                 p.copy_(std * torch.randn(p.shape, generator=g))
 
 
@@ -158,7 +308,7 @@ def search_prompts(model, cfg, arch, rng):
     V = cfg.vocab_size
     special = special_ids(cfg)
     normal = [i for i in range(V) if i not in special]
-    bos_first = arch in ("llama", "mistral")
+    bos_first = arch in BOS_FIRST
     found = []
     for L in PROMPT_LENS:
         ok = None
@@ -204,6 +354,8 @@ def to_legacy_rope(path):
 
 def make_one(arch, cls, make_cfg, notes, out_root, log):
     t0 = time.time()
+    if isinstance(cls, str):
+        cls = tf(cls)
     cfg = make_cfg()
     out = os.path.join(out_root, arch)
     shutil.rmtree(out, ignore_errors=True)
@@ -329,35 +481,49 @@ def make_one(arch, cls, make_cfg, notes, out_root, log):
     return fixture
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                                  "..", "tests", "fixtures", "hf"))
-    ap.add_argument("--only", default="", help="comma-separated architectures")
-    ap.add_argument("--threads", type=int, default=4)
-    a = ap.parse_args()
-    torch.set_num_threads(a.threads)
+def run_one(job):
+    """One architecture in its own process (--jobs): (arch, min margin or None)."""
+    arch, out, threads = job
+    torch.set_num_threads(threads)
     torch.use_deterministic_algorithms(True, warn_only=True)
 
     def log(msg):
         print(f"[fixtures] {msg}", flush=True)
 
-    log(f"torch {torch.__version__}, transformers {transformers.__version__}, out {a.out}")
+    cls, cfg, notes = archs()[arch]
+    try:
+        return arch, make_one(arch, cls, cfg, notes, out, log)["min_margin"]
+    except Exception as e:
+        import traceback
+        traceback.print_exc()
+        log(f"{arch}: FAILED: {type(e).__name__}: {e}")
+        return arch, None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                  "..", "tests", "fixtures", "hf"))
+    ap.add_argument("--only", default="", help="comma-separated architectures")
+    ap.add_argument("--threads", type=int, default=4, help="torch threads per architecture")
+    ap.add_argument("--jobs", type=int, default=1, help="architectures made at once (processes)")
+    a = ap.parse_args()
+    print(f"[fixtures] torch {torch.__version__}, transformers {transformers.__version__}, out {a.out}",
+          flush=True)
     only = [s for s in a.only.split(",") if s]
-    failed = []
-    summary = {}
-    for arch, (cls, cfg, notes) in archs().items():
-        if only and arch not in only:
-            continue
-        try:
-            fx = make_one(arch, cls, cfg, notes, a.out, log)
-            summary[arch] = fx["min_margin"]
-        except Exception as e:
-            import traceback
-            traceback.print_exc()
-            log(f"{arch}: FAILED: {type(e).__name__}: {e}")
-            failed.append(arch)
-    log(f"min margins: {json.dumps(summary)}; failed: {failed or 'none'}")
+    unknown = [s for s in only if s not in archs()]
+    if unknown:
+        sys.exit(f"unknown architectures {unknown}; known: {list(archs())}")
+    jobs = [(arch, a.out, a.threads) for arch in archs() if not only or arch in only]
+    if a.jobs > 1:
+        import multiprocessing
+        with multiprocessing.get_context("fork").Pool(a.jobs) as pool:
+            results = pool.map(run_one, jobs, chunksize=1)
+    else:
+        results = [run_one(j) for j in jobs]
+    summary = {arch: m for arch, m in results if m is not None}
+    failed = [arch for arch, m in results if m is None]
+    print(f"[fixtures] min margins: {json.dumps(summary)}; failed: {failed or 'none'}", flush=True)
     sys.exit(1 if failed else 0)
 
 
