@@ -1356,6 +1356,14 @@ struct wgt_hf_config {
     int n_bos, n_eos;             /* number of ids in bos_ids / eos_ids (bos/eos may be a list) */
     int64_t bos_ids[8], eos_ids[8];
     int64_t pad_id;               /* -1 if none */
+    /* Gemma-style attention (0 when not given) */
+    double query_pre_attn_scalar; /* scores scaled by 1/sqrt(this) instead of 1/sqrt(head_dim) */
+    double attn_softcap;          /* attn_logit_softcapping: scores = cap * tanh(scores / cap) */
+    double final_softcap;         /* final_logit_softcapping, likewise for the logits */
+    double rope_local_theta;      /* sliding-window layers' rope base (rope_local_base_freq, or
+                                     rope_parameters.sliding_attention.rope_theta) */
+    int n_layer_types;            /* layer_types given: layer_sliding[i] 1 for "sliding_attention" */
+    unsigned char layer_sliding[512];
     /* generation_config.json, when present (its bos/eos override config.json's) */
     int has_generation_config;
     double temperature, top_p;    /* 0 when not given */

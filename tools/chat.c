@@ -53,7 +53,7 @@ static void usage(FILE *f)
                "llama.cpp's context shift does, with a note on stderr.\n"
                "  -m, --model MODEL\n"
                "  --system S          a system message first (--system-prompt too)\n"
-               "  --template T        the chat template: chatml, llama3, llama2, mistral, or @FILE (Jinja)\n"
+               "  --template T        the chat template: chatml, llama3, llama2, mistral, gemma, or @FILE (Jinja)\n"
                "                      (default: the model's own; chatml, with a note, when it has none)\n"
                "  --var N=V           a template variable (repeatable, up to 16), e.g. enable_thinking=false\n"
                "  -n, --n-predict N   at most N tokens per reply, 1 to 2147483647 (default 512)\n"
@@ -75,11 +75,11 @@ static char *read_file(const char *path)
 
 int tool_template_ok(const char *cmd, const char *tmpl)
 {
-    static const char *const families[] = {"chatml", "llama3", "llama2", "mistral"};
+    static const char *const families[] = {"chatml", "llama3", "llama2", "mistral", "gemma"};
     if (tmpl[0] == '@' && tmpl[1]) return 1;
     for (size_t i = 0; i < sizeof families / sizeof *families; i++)
         if (!strcmp(tmpl, families[i])) return 1;
-    fprintf(stderr, "wgt %s: --template '%s' is not a template: give chatml, llama3, llama2, mistral, or @FILE for a "
+    fprintf(stderr, "wgt %s: --template '%s' is not a template: give chatml, llama3, llama2, mistral, gemma, or @FILE for a "
                     "Jinja template file\n", cmd, tmpl);
     return 0;
 }

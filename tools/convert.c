@@ -16,7 +16,11 @@
  *    llama.cpp writes it; linear/yarn scaling becomes <arch>.rope.scaling.* keys.
  *  - norms and other 1-D tensors stay f32; a matrix whose row does not fill whole blocks of the
  *    requested type falls back to f16 (with a note).
- *  - tied embeddings: no output.weight is written; the loader uses token_embd.weight. */
+ *  - tied embeddings: no output.weight is written; the loader uses token_embd.weight.
+ *  - gemma, gemma2, gemma3: RMSNorm weights are stored as 1 + w (Gemma's norms scale by 1 + w);
+ *    gemma2/3 name their four norms attn_norm, post_attention_norm, ffn_norm, post_ffw_norm.
+ *  - a directory without a tokenizer gets tokenizer.ggml.model "none" (llama.cpp then takes the
+ *    vocabulary size from <arch>.vocab_size). */
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -28,8 +32,21 @@
 #include "commands.h"
 #include "wgt.h"
 
-typedef enum { ARCH_LLAMA, ARCH_QWEN2, ARCH_QWEN3, ARCH_GPT2 } arch_id;
-static const char *arch_names[] = {"llama", "qwen2", "qwen3", "gpt2"};
+typedef enum { ARCH_LLAMA, ARCH_QWEN2, ARCH_QWEN3, ARCH_GPT2, ARCH_GEMMA, ARCH_GEMMA2, ARCH_GEMMA3 } arch_id;
+
+/* Each family as llama.cpp's converter writes it: config.json's model_type, the GGUF
+ * general.architecture, and what the conversion does beyond renaming. */
+static const struct family {
+    const char *hf, *gguf;
+    arch_id a;
+    int norm_plus_one; /* RMSNorm weights w become 1 + w (Gemma's norms scale by 1 + w) */
+    int post_norms;    /* post_attention_layernorm follows attention; pre_/post_feedforward_layernorm */
+} families[] = {
+    {"llama", "llama", ARCH_LLAMA, 0, 0},     {"mistral", "llama", ARCH_LLAMA, 0, 0},
+    {"qwen2", "qwen2", ARCH_QWEN2, 0, 0},     {"qwen3", "qwen3", ARCH_QWEN3, 0, 0},
+    {"gpt2", "gpt2", ARCH_GPT2, 0, 0},        {"gemma", "gemma", ARCH_GEMMA, 1, 0},
+    {"gemma2", "gemma2", ARCH_GEMMA2, 1, 1},  {"gemma3_text", "gemma3", ARCH_GEMMA3, 1, 1},
+};
 
 typedef struct plan {
     const wgt_st_tensor *src;
@@ -40,14 +57,15 @@ typedef struct plan {
     uint32_t n_dims;
     int transpose;  /* gpt2 Conv1D */
     int permute;    /* llama q/k rows: heads to permute */
+    int plus_one;   /* gemma norms: 1 + w */
     const float *generated; /* rope_freqs: values computed here, not read */
 } plan;
 
 static int usage(FILE *f)
 {
     fprintf(f, "usage: wgt convert <hf-dir | model.safetensors> <out.gguf> [--type T] [--force]\n\n"
-               "T: f32, f16 (default), bf16, q8_0, q4_0, q4_k, q6_k. Architectures: llama, qwen2, qwen3,\n"
-               "gpt2 (from config.json). Norms and 1-D tensors stay f32. The tokenizer (tokenizer.model,\n"
+               "T: f32, f16 (default), bf16, q8_0, q4_0, q4_k, q6_k. Architectures: llama, mistral, qwen2,\n"
+               "qwen3, gpt2, gemma, gemma2, gemma3_text (from config.json). Norms and 1-D tensors stay f32. The tokenizer (tokenizer.model,\n"
                "tokenizer.json or vocab.json + merges.txt) is added when the directory holds one.\n"
                "Rows are quantised on WGT_THREADS threads (default: the processors online).\n\n"
                "The output is written to a temporary file next to it and renamed into place when complete:\n"
@@ -58,8 +76,9 @@ static int usage(FILE *f)
 }
 
 /* llama.cpp's name for a Hugging Face tensor name, or 0 to drop it. */
-static int map_name(arch_id a, const char *hf, char *out, size_t cap, int *transpose)
+static int map_name(const struct family *f, const char *hf, char *out, size_t cap, int *transpose)
 {
+    arch_id a = f->a;
     *transpose = 0;
     const char *s = hf;
     if (!strncmp(s, "model.", 6)) s += 6;
@@ -75,8 +94,15 @@ static int map_name(arch_id a, const char *hf, char *out, size_t cap, int *trans
         static const char *const gpt2[][2] = {
             {"ln_1", "attn_norm"}, {"attn.c_attn", "attn_qkv"}, {"attn.c_proj", "attn_output"},
             {"ln_2", "ffn_norm"}, {"mlp.c_fc", "ffn_up"}, {"mlp.c_proj", "ffn_down"}};
-        const char *const(*table)[2] = a == ARCH_GPT2 ? gpt2 : llama;
-        size_t nt = a == ARCH_GPT2 ? sizeof gpt2 / sizeof gpt2[0] : sizeof llama / sizeof llama[0];
+        static const char *const gemma2[][2] = {
+            {"input_layernorm", "attn_norm"}, {"self_attn.q_proj", "attn_q"}, {"self_attn.k_proj", "attn_k"},
+            {"self_attn.v_proj", "attn_v"}, {"self_attn.o_proj", "attn_output"}, {"self_attn.q_norm", "attn_q_norm"},
+            {"self_attn.k_norm", "attn_k_norm"}, {"post_attention_layernorm", "post_attention_norm"},
+            {"pre_feedforward_layernorm", "ffn_norm"}, {"post_feedforward_layernorm", "post_ffw_norm"},
+            {"mlp.gate_proj", "ffn_gate"}, {"mlp.up_proj", "ffn_up"}, {"mlp.down_proj", "ffn_down"}};
+        const char *const(*table)[2] = a == ARCH_GPT2 ? gpt2 : f->post_norms ? gemma2 : llama;
+        size_t nt = a == ARCH_GPT2 ? sizeof gpt2 / sizeof gpt2[0]
+                    : f->post_norms ? sizeof gemma2 / sizeof gemma2[0] : sizeof llama / sizeof llama[0];
         char *dot = strrchr(rest, '.');
         if (!dot || (strcmp(dot, ".weight") && strcmp(dot, ".bias"))) return 0;
         *dot = 0;
@@ -121,7 +147,9 @@ static int get_row(const plan *p, int64_t r, float *row, int64_t d)
         int64_t h = r / d, k = r % d, j = k / 2, s = k % 2;
         src_row = h * d + s * (d / 2) + j;
     }
-    return wgt_dequantize(t->type, base + (uint64_t)src_row * (uint64_t)p->rl * esize, row, p->rl) ? -1 : 0;
+    if (wgt_dequantize(t->type, base + (uint64_t)src_row * (uint64_t)p->rl * esize, row, p->rl)) return -1;
+    for (int64_t i = 0; p->plus_one && i < p->rl; i++) row[i] += 1.0f;
+    return 0;
 }
 
 /* Rows [r0, r1) of a tensor, converted and quantised into out (row after row): the slow part
@@ -203,16 +231,16 @@ int cmd_convert(int argc, char **argv)
     wgt_hf_config cfg;
     if (wgt_hf_config_load(dir, &cfg)) return fail("config.json (needed for the architecture and its sizes)");
     if (wgt_model_check_hf_config(&cfg, dir)) return fail("config.json"); /* what the loader would refuse */
-    arch_id a;
-    if (!strcmp(cfg.model_type, "llama") || !strcmp(cfg.model_type, "mistral")) a = ARCH_LLAMA;
-    else if (!strcmp(cfg.model_type, "qwen2")) a = ARCH_QWEN2;
-    else if (!strcmp(cfg.model_type, "qwen3")) a = ARCH_QWEN3;
-    else if (!strcmp(cfg.model_type, "gpt2")) a = ARCH_GPT2;
-    else {
-        fprintf(stderr, "wgt convert: %s/config.json: model_type \"%s\" is not supported (llama, qwen2, qwen3, gpt2)\n", dir, cfg.model_type);
+    const struct family *fam = NULL;
+    for (size_t i = 0; i < sizeof families / sizeof families[0]; i++)
+        if (!strcmp(cfg.model_type, families[i].hf)) fam = &families[i];
+    if (!fam) {
+        fprintf(stderr, "wgt convert: %s/config.json: model_type \"%s\" is not supported (llama, mistral, qwen2, qwen3, "
+                "gpt2, gemma, gemma2, gemma3_text)\n", dir, cfg.model_type);
         return 1;
     }
-    const char *arch = arch_names[a];
+    arch_id a = fam->a;
+    const char *arch = fam->gguf;
     wgt_safetensors *st;
     if (wgt_safetensors_open(in, &st)) return fail("reading the checkpoint");
 
@@ -229,7 +257,7 @@ int cmd_convert(int argc, char **argv)
     for (int64_t i = 0; i < n_src; i++) {
         const wgt_st_tensor *t = wgt_safetensors_at(st, i);
         plan *p = &plans[n_plan];
-        if (!map_name(a, t->name, p->name, sizeof p->name, &p->transpose)) {
+        if (!map_name(fam, t->name, p->name, sizeof p->name, &p->transpose)) {
             fprintf(stderr, "wgt convert: note: dropping '%s' (not used by the %s architecture)\n", t->name, arch);
             continue;
         }
@@ -238,6 +266,7 @@ int cmd_convert(int argc, char **argv)
             goto failed;
         }
         p->src = t;
+        p->plus_one = fam->norm_plus_one && t->n_dims == 1 && strstr(p->name, "norm.weight");
         p->n_dims = t->n_dims;
         p->ne[0] = t->shape[t->n_dims - 1];
         p->ne[1] = t->n_dims == 2 ? t->shape[0] : 1;
@@ -344,10 +373,27 @@ int cmd_convert(int argc, char **argv)
             fprintf(stderr, "wgt convert: note: rope_scaling type \"%s\" is not written\n", cfg.rope_scaling_type);
         }
     }
+    /* sliding windows, soft-capping, the attention scale (llama.cpp's keys) */
+    int slides = cfg.sliding_window > 0 && (a != ARCH_LLAMA || !strcmp(cfg.model_type, "mistral"));
+    for (int i = 0; i < cfg.n_layer_types; i++) slides |= a == ARCH_LLAMA && cfg.layer_sliding[i];
+    if (slides) TRY(wgt_gguf_writer_add_u32(w, KEY("attention.sliding_window"), (uint32_t)cfg.sliding_window));
+    if (cfg.attn_softcap > 0) TRY(wgt_gguf_writer_add_f32(w, KEY("attn_logit_softcapping"), (float)cfg.attn_softcap));
+    if (cfg.final_softcap > 0) TRY(wgt_gguf_writer_add_f32(w, KEY("final_logit_softcapping"), (float)cfg.final_softcap));
+    if (fam->post_norms && cfg.query_pre_attn_scalar > 0 && cfg.query_pre_attn_scalar != (double)cfg.head_dim)
+        /* llama.cpp assumes head_dim (hidden / heads for the 27B models); the exact scale for readers that look */
+        TRY(wgt_gguf_writer_add_f32(w, KEY("attention.scale"), (float)(1 / sqrt(cfg.query_pre_attn_scalar))));
+    if (a == ARCH_GEMMA3 && cfg.rope_local_theta > 0 && cfg.rope_local_theta != 10000)
+        fprintf(stderr, "wgt convert: note: the sliding layers' rope base %g is not written (llama.cpp uses 10000)\n",
+                cfg.rope_local_theta);
     const char *kind = NULL;
     wgt_status ts = wgt_gguf_writer_add_tokenizer(w, dir, arch, &cfg, &kind);
-    if (ts == WGT_ERR_NOT_FOUND) fprintf(stderr, "wgt convert: note: no tokenizer in %s: the file has none\n", dir);
-    else if (ts) goto failed;
+    if (ts == WGT_ERR_NOT_FOUND) {
+        /* llama.cpp's name for a model without a vocabulary: it then takes the size from vocab_size */
+        fprintf(stderr, "wgt convert: note: no tokenizer in %s: the file has none\n", dir);
+        TRY(wgt_gguf_writer_add_str(w, "tokenizer.ggml.model", "none"));
+        if (a == ARCH_GPT2 && cfg.vocab_size) TRY(wgt_gguf_writer_add_u32(w, KEY("vocab_size"), (uint32_t)cfg.vocab_size));
+    } else if (ts)
+        goto failed;
 
     for (int64_t i = 0; i < n_plan; i++) TRY(wgt_gguf_writer_add_tensor(w, plans[i].name, plans[i].type, plans[i].n_dims, plans[i].ne));
     /* threads: WGT_THREADS, else the processors online (up to 64) */

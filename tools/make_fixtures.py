@@ -260,8 +260,11 @@ def randomize(model, seed):
             if p.dim() == 1:
                 if name.endswith("bias"):
                     p.copy_(BIAS_STD * torch.randn(p.shape, generator=g))
-                else:  # RMSNorm / LayerNorm weight; Gemma's norms scale by (1 + w): centred on 0
-                    p.copy_(center + NORM_JITTER * torch.randn(p.shape, generator=g))
+                else:  # RMSNorm / LayerNorm weight; Gemma's norms scale by (1 + w): centred on 0,
+                    # and Gemma 2/3's post-norms well above 1, else the residual (embeddings x
+                    # sqrt(hidden)) drowns what the layers add and the model echoes its input
+                    c = center + (3.0 if center == 0.0 and ".post_" in name else 0.0)
+                    p.copy_(c + NORM_JITTER * torch.randn(p.shape, generator=g))
             else:
                 std = EMBED_STD if any(k in name for k in EMBED_NAMES) else MATRIX_STD
                 p.copy_(std * torch.randn(p.shape, generator=g))

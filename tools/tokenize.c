@@ -24,7 +24,7 @@ static void tokenize_usage(FILE *f)
                "                generation prompt) and encode the result\n"
                "  --system S    with --chat: a system message first\n"
                "  --template T  with --chat: use T instead of the model's template: chatml, llama3,\n"
-               "                llama2, mistral, or @FILE for a Jinja template file\n"
+               "                llama2, mistral, gemma, or @FILE for a Jinja template file\n"
                "  --render      with --chat: print the rendered text instead of ids\n"
                "  --messages F  with --chat: the conversation from F, a JSON array of {role, content}\n"
                "  --var N=V     with --chat: a template variable (repeatable), e.g. enable_thinking=false\n"

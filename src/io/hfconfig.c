@@ -113,8 +113,13 @@ wgt_status wgt_hf_config_parse(const char *json, size_t len, const char *name, w
     int is_gpt2 = !strcmp(c->model_type, "gpt2");
     const cJSON *rs = item(j, "rope_scaling");
     if (!rs || cJSON_IsNull(rs)) rs = NULL;
+    TRY(get_num(j, name, "rope_local_base_freq", &c->rope_local_theta));
     if (!rs) { /* transformers 5 moved rope settings into rope_parameters */
         const cJSON *rp = item(j, "rope_parameters");
+        /* per layer type (Gemma 3): the global layers' settings, and the sliding layers' base */
+        const cJSON *rfull = rp ? item(rp, "full_attention") : NULL, *rslide = rp ? item(rp, "sliding_attention") : NULL;
+        if (rslide && cJSON_IsObject(rslide)) TRY(get_num(rslide, name, "rope_theta", &c->rope_local_theta));
+        if (rfull && cJSON_IsObject(rfull)) rp = rfull;
         if (rp && cJSON_IsObject(rp)) {
             TRY(get_num(rp, name, "rope_theta", &c->rope_theta));
             const cJSON *t = item(rp, "rope_type");
@@ -157,6 +162,26 @@ wgt_status wgt_hf_config_parse(const char *json, size_t len, const char *name, w
     TRY(get_ids(j, name, "bos_token_id", c->bos_ids, &c->n_bos));
     TRY(get_ids(j, name, "eos_token_id", c->eos_ids, &c->n_eos));
     TRY(get_int(j, name, KEYS("pad_token_id"), &c->pad_id));
+    TRY(get_num(j, name, "query_pre_attn_scalar", &c->query_pre_attn_scalar));
+    TRY(get_num(j, name, "attn_logit_softcapping", &c->attn_softcap));
+    TRY(get_num(j, name, "final_logit_softcapping", &c->final_softcap));
+    const cJSON *lt = item(j, "layer_types");
+    if (lt && !cJSON_IsNull(lt)) {
+        const cJSON *e;
+        if (!cJSON_IsArray(lt) || cJSON_GetArraySize(lt) > (int)sizeof c->layer_sliding) {
+            st = wgt_error(WGT_ERR_FORMAT, "%s: \"layer_types\" is not a list of at most %d names", name,
+                           (int)sizeof c->layer_sliding);
+            goto out;
+        }
+        cJSON_ArrayForEach(e, lt)
+        {
+            if (!cJSON_IsString(e)) {
+                st = wgt_error(WGT_ERR_FORMAT, "%s: \"layer_types\" holds a value that is not a name", name);
+                goto out;
+            }
+            c->layer_sliding[c->n_layer_types++] = !strcmp(e->valuestring, "sliding_attention");
+        }
+    }
 
     /* sizes past 2^40 are nonsense (and would overflow the arithmetic below) */
     int64_t *sizes[] = {&c->hidden_size, &c->n_layers, &c->n_heads, &c->n_kv_heads, &c->head_dim,

@@ -9,13 +9,13 @@
 
 /* Tensors of one step, freed together at the end. */
 typedef struct scratch {
-    wgt_tensor *t[64];
+    wgt_tensor *t[128];
     int n;
 } scratch;
 
 static wgt_tensor *keep(scratch *s, wgt_tensor *t)
 {
-    if (s->n < 64) s->t[s->n++] = t;
+    if (s->n < 128) s->t[s->n++] = t;
     return t;
 }
 
@@ -74,6 +74,117 @@ static uint64_t binding_bytes(const wgt_model *m)
     wgt_adapter_info info;
     wgt_context_adapter_info(m->ctx, &info);
     return info.limits.max_storage_buffer_binding_size - 256;
+}
+
+/* out = x * k (k a scalar). */
+static wgt_status scale(const wgt_tensor *x, double k, wgt_tensor **out)
+{
+    wgt_tensor *kt;
+    int64_t one = 1;
+    wgt_status st = wgt_full(wgt_tensor_context(x), WGT_F32, 1, &one, k, &kt);
+    if (st) return st;
+    st = wgt_binary(WGT_BINARY_MUL, x, kt, out);
+    wgt_tensor_free(kt);
+    return st;
+}
+
+/* out = cap * tanh(x / cap): Gemma 2's soft-capping of attention scores and logits. */
+static wgt_status softcap(const wgt_tensor *x, double cap, wgt_tensor **out)
+{
+    wgt_tensor *a, *b;
+    wgt_status st = scale(x, 1 / cap, &a);
+    if (st) return st;
+    st = wgt_unary(WGT_UNARY_TANH, a, &b);
+    wgt_tensor_free(a);
+    if (st) return st;
+    st = scale(b, cap, out);
+    wgt_tensor_free(b);
+    return st;
+}
+
+/* Additive mask [L, n] for queries at positions pos0 .. pos0 + L - 1 over cached keys at
+ * positions first .. first + n - 1: 0 where the key is visible (not in the future and, with a
+ * window, j > i - window), -inf elsewhere. */
+static wgt_status attention_mask(wgt_context *ctx, int64_t L, int64_t n, int64_t pos0, int64_t first, int64_t window,
+                                 wgt_tensor **out)
+{
+    float *mk = malloc((size_t)(L * n) * sizeof *mk);
+    if (!mk) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory for an attention mask");
+    for (int64_t i = 0; i < L; i++)
+        for (int64_t j = 0; j < n; j++) {
+            int64_t q = pos0 + i, k = first + j;
+            mk[i * n + j] = k <= q && (!window || k > q - window) ? 0.0f : -INFINITY;
+        }
+    int64_t shape[2] = {L, n};
+    wgt_status st = wgt_tensor_from_host(ctx, WGT_F32, 2, shape, mk, out);
+    free(mk);
+    return st;
+}
+
+/* Attention with the scores soft-capped (Gemma 2): scores, cap, mask and softmax as separate ops,
+ * since the fused kernel has no cap. q [Hq, L, hd], k and v [Hkv, n, hd]; out [1, Hq, L, hd]. */
+static wgt_status attention_capped(const wgt_model_config *c, const wgt_tensor *q, const wgt_tensor *k,
+                                   const wgt_tensor *v, const wgt_tensor *mask, double sc, wgt_tensor **out)
+{
+    int64_t Hq = c->n_heads, Hkv = c->n_kv_heads, G = Hq / Hkv, hd = c->head_dim;
+    int64_t L = wgt_tensor_dim(q, 1), n = wgt_tensor_dim(k, 1);
+    scratch s = {0};
+    wgt_status st;
+    wgt_tensor *qg, *kt, *sco, *scs, *cap, *s4, *masked, *p, *p3, *o, *o4;
+    int64_t gs[3] = {Hkv, G * L, hd}, s4s[4] = {Hkv, G, L, n}, p3s[3] = {Hkv, G * L, n}, os[4] = {1, Hq, L, hd};
+    T(qg, wgt_tensor_reshape(q, 3, gs, &qg)); /* the G query heads of a kv head, rows together */
+    T(kt, wgt_tensor_transpose(k, 1, 2, &kt));
+    T(sco, wgt_matmul(qg, kt, &sco)); /* [Hkv, G L, n] */
+    T(scs, scale(sco, sc, &scs));
+    T(cap, softcap(scs, c->attn_softcap, &cap));
+    T(s4, wgt_tensor_reshape(cap, 4, s4s, &s4));
+    T(masked, wgt_binary(WGT_BINARY_ADD, s4, mask, &masked));
+    T(p, wgt_softmax(masked, 3, &p));
+    T(p3, wgt_tensor_reshape(p, 3, p3s, &p3));
+    T(o, wgt_matmul(p3, v, &o)); /* [Hkv, G L, hd] */
+    DO(wgt_tensor_reshape(o, 4, os, &o4));
+    *out = o4;
+done:
+    scratch_free(&s);
+    return st;
+}
+
+/* The attention of layer li for L queries qr [Hq, L, hd] at positions pos0 .., over the layer's
+ * cache (already holding this step's keys and values): out [1, Hq, L, hd]. A sliding-window layer
+ * reads only the keys its window can reach, and a prefill past the window masks per query. */
+static wgt_status attend(const wgt_model *m, const wgt_layer_weights *W, int64_t li, const wgt_tensor *qr,
+                         int64_t pos0, int64_t L, wgt_tensor **out)
+{
+    const wgt_model_config *c = &m->cfg;
+    int64_t window = mdl_layer_slides(c, li) ? c->window : 0;
+    int64_t first = window && pos0 - window + 1 > 0 ? pos0 - window + 1 : 0, n = pos0 + L - first;
+    /* the first query sees every key from first on; later ones lose the oldest when the window moves */
+    int need_mask = c->attn_softcap ? L > 1 || window : window && L > 1 && pos0 + L > window;
+    double sc = c->attn_scale ? c->attn_scale : 1 / sqrt((double)c->head_dim);
+    scratch s = {0};
+    wgt_status st;
+    wgt_tensor *kc, *vc, *mask = NULL, *q4, *k4, *v4, *m4;
+    T(kc, wgt_tensor_narrow(W->k_cache, 1, first, n, &kc));
+    T(vc, wgt_tensor_narrow(W->v_cache, 1, first, n, &vc));
+    if (need_mask) T(mask, attention_mask(m->ctx, L, n, pos0, first, window, &mask));
+    if (c->attn_softcap) {
+        if (!mask) T(mask, attention_mask(m->ctx, L, n, pos0, first, window, &mask));
+        DO(attention_capped(c, qr, kc, vc, mask, sc, out));
+        goto done;
+    }
+    T(q4, wgt_tensor_unsqueeze(qr, 0, &q4));
+    T(k4, wgt_tensor_unsqueeze(kc, 0, &k4));
+    T(v4, wgt_tensor_unsqueeze(vc, 0, &v4));
+    wgt_sdpa_params sp = {sc, 1, pos0 - first};
+    if (mask) {
+        int64_t ms[4] = {1, 1, L, n};
+        T(m4, wgt_tensor_reshape(mask, 4, ms, &m4));
+        DO(wgt_sdpa(q4, k4, v4, m4, &sp, out));
+    } else
+        DO(wgt_sdpa(q4, k4, v4, NULL, &sp, out));
+done:
+    scratch_free(&s);
+    return st;
 }
 
 /* 1 when the float token embedding fits one storage binding (one gather reads any id). */
@@ -165,6 +276,8 @@ int mdl_fused_decode(const wgt_model *m)
 {
     const wgt_model_config *c = &m->cfg;
     if (!c->rms || c->arch == WGT_ARCH_GPT2 || c->qk_norm) return 0;
+    /* the fused prologues know SwiGLU only, and no post-norm or capped scores */
+    if (c->act != MDL_ACT_SILU || c->post_norms || c->attn_softcap) return 0;
     for (int64_t li = 0; li < c->n_layers; li++)
         if (!m->layers[li].wqkv.t || !m->layers[li].w_gu.t) return 0;
     return 1;
@@ -231,6 +344,11 @@ static wgt_status forward(wgt_model *m, const int32_t *ids, const wgt_tensor *id
         T(x2, wgt_binary(WGT_BINARY_ADD, x, pe, &x2));
         x = x2;
     }
+    if (c->embed_scale) {
+        wgt_tensor *xs;
+        T(xs, scale(x, c->embed_scale, &xs));
+        x = xs;
+    }
     const int64_t hd = c->head_dim, Hq = c->n_heads, Hkv = c->n_kv_heads;
     /* h: the residual stream x normed for the next layer (each layer's last add and the next
      * norm are one fused pass) */
@@ -244,22 +362,23 @@ static wgt_status forward(wgt_model *m, const int32_t *ids, const wgt_tensor *id
     else T(h, norm(m, x, m->layers[0].attn_norm, m->layers[0].attn_norm_b, &h));
     for (int64_t li = 0; li < c->n_layers; li++) {
         const wgt_layer_weights *W = &m->layers[li];
+        const wgt_rope_params *rp = c->rope_local_set && mdl_layer_slides(c, li) ? &c->rope_local : &c->rope;
         int mark = s.n;
         wgt_tensor *q, *k, *v, *q3, *k3, *v3, *qt, *kt, *vt, *qr, *kr;
-        wgt_tensor *kslot, *vslot, *kc, *vc, *q4, *k4, *v4, *att, *att3, *att2, *att_t, *o, *x2;
+        wgt_tensor *kslot, *vslot, *att, *att3, *att2, *att_t, *o, *x2;
         if (c->arch != WGT_ARCH_GPT2 && W->wqkv.t && !c->qk_norm) {
             /* one matmul, then one pass: q rotated, k rotated into the cache, v copied into it */
             wgt_tensor *qkv;
             if (fz && W->wqkv.q != WGT_FTYPE_F32) {
                 T(qkv, fused(x, WGT_PRO_RMS_NORM, W->attn_norm, c->norm_eps, &W->wqkv, W->bqkv, NULL, &qkv));
-                T(qr, wgt_qkv_rope_cache(qkv, Hq, Hkv, hd, pos0, (int)hd, c->rope_interleaved, &c->rope, W->k_cache,
+                T(qr, wgt_qkv_rope_cache(qkv, Hq, Hkv, hd, pos0, (int)hd, c->rope_interleaved, rp, W->k_cache,
                                          W->v_cache, &qr));
             } else if (fz) {
                 T(qr, wgt_fused_qkv_rope_cache(x, W->attn_norm, c->norm_eps, W->wqkv.t, W->bqkv, Hq, Hkv, hd, pos0,
-                                               (int)hd, c->rope_interleaved, &c->rope, W->k_cache, W->v_cache, &qr));
+                                               (int)hd, c->rope_interleaved, rp, W->k_cache, W->v_cache, &qr));
             } else {
                 T(qkv, linear(h, &W->wqkv, W->bqkv, &qkv));
-                T(qr, wgt_qkv_rope_cache(qkv, Hq, Hkv, hd, pos0, (int)hd, c->rope_interleaved, &c->rope, W->k_cache,
+                T(qr, wgt_qkv_rope_cache(qkv, Hq, Hkv, hd, pos0, (int)hd, c->rope_interleaved, rp, W->k_cache,
                                          W->v_cache, &qr));
             }
         } else {
@@ -288,8 +407,8 @@ static wgt_status forward(wgt_model *m, const int32_t *ids, const wgt_tensor *id
             T(kt, wgt_tensor_transpose(k3, 0, 1, &kt));
             T(vt, wgt_tensor_transpose(v3, 0, 1, &vt));
             if (c->arch != WGT_ARCH_GPT2) {
-                T(qr, wgt_rope(qt, pos_t, (int)hd, c->rope_interleaved, &c->rope, &qr));
-                T(kr, wgt_rope(kt, pos_t, (int)hd, c->rope_interleaved, &c->rope, &kr));
+                T(qr, wgt_rope(qt, pos_t, (int)hd, c->rope_interleaved, rp, &qr));
+                T(kr, wgt_rope(kt, pos_t, (int)hd, c->rope_interleaved, rp, &kr));
             } else
                 qr = qt, kr = kt;
             T(kslot, wgt_tensor_narrow(W->k_cache, 1, pos0, L, &kslot));
@@ -297,13 +416,7 @@ static wgt_status forward(wgt_model *m, const int32_t *ids, const wgt_tensor *id
             DO(wgt_tensor_assign(kslot, kr));
             DO(wgt_tensor_assign(vslot, vt));
         }
-        T(kc, wgt_tensor_narrow(W->k_cache, 1, 0, pos0 + L, &kc));
-        T(vc, wgt_tensor_narrow(W->v_cache, 1, 0, pos0 + L, &vc));
-        T(q4, wgt_tensor_unsqueeze(qr, 0, &q4));
-        T(k4, wgt_tensor_unsqueeze(kc, 0, &k4));
-        T(v4, wgt_tensor_unsqueeze(vc, 0, &v4));
-        wgt_sdpa_params sp = {0, 1, pos0};
-        T(att, wgt_sdpa(q4, k4, v4, NULL, &sp, &att)); /* [1, Hq, L, hd] */
+        T(att, attend(m, W, li, qr, pos0, L, &att)); /* [1, Hq, L, hd] */
         T(att3, wgt_tensor_squeeze(att, 0, &att3));
         T(att_t, wgt_tensor_transpose(att3, 0, 1, &att_t)); /* [L, Hq, hd] */
         int64_t fs[2] = {L, Hq * hd};
@@ -318,6 +431,11 @@ static wgt_status forward(wgt_model *m, const int32_t *ids, const wgt_tensor *id
             goto carry;
         }
         T(o, linear(att2, &W->wo, W->bo, &o));
+        if (W->post_attn_norm) {
+            wgt_tensor *on;
+            T(on, wgt_rms_norm(o, 1, W->post_attn_norm, c->norm_eps, &on));
+            o = on;
+        }
         DO(add_norm(m, x, o, W->ffn_norm, W->ffn_norm_b, &x2, &h2));
         keep(&s, x2), keep(&s, h2);
         if (c->arch == WGT_ARCH_GPT2) {
@@ -325,18 +443,30 @@ static wgt_status forward(wgt_model *m, const int32_t *ids, const wgt_tensor *id
             T(act, wgt_unary(WGT_UNARY_GELU_TANH, up, &act));
         } else {
             wgt_tensor *g, *sg;
-            if (W->w_gu.t) { /* one matmul, one fused activation */
+            wgt_unary_op gate_act = c->act == MDL_ACT_GELU_TANH ? WGT_UNARY_GELU_TANH : WGT_UNARY_SILU;
+            if (W->w_gu.t) { /* one matmul, one fused activation (SwiGLU), or GeGLU from its halves */
                 wgt_tensor *gu;
                 T(gu, linear(h2, &W->w_gu, NULL, &gu));
-                T(act, wgt_swiglu(gu, &act));
+                if (c->act == MDL_ACT_SILU) T(act, wgt_swiglu(gu, &act));
+                else {
+                    T(g, wgt_tensor_narrow(gu, 1, 0, c->ffn, &g));
+                    T(up, wgt_tensor_narrow(gu, 1, c->ffn, c->ffn, &up));
+                    T(sg, wgt_unary(gate_act, g, &sg));
+                    T(act, wgt_binary(WGT_BINARY_MUL, sg, up, &act));
+                }
             } else {
                 T(g, linear(h2, &W->w_gate, NULL, &g));
                 T(up, linear(h2, &W->w_up, NULL, &up));
-                T(sg, wgt_unary(WGT_UNARY_SILU, g, &sg));
+                T(sg, wgt_unary(gate_act, g, &sg));
                 T(act, wgt_binary(WGT_BINARY_MUL, sg, up, &act));
             }
         }
         T(down, linear(act, &W->w_down, W->b_down, &down));
+        if (W->post_ffn_norm) {
+            wgt_tensor *dn;
+            T(dn, wgt_rms_norm(down, 1, W->post_ffn_norm, c->norm_eps, &dn));
+            down = dn;
+        }
         int last = li + 1 == c->n_layers;
         const wgt_tensor *nw = last ? m->out_norm : m->layers[li + 1].attn_norm;
         const wgt_tensor *nb = last ? m->out_norm_b : m->layers[li + 1].attn_norm_b;
@@ -360,6 +490,13 @@ static wgt_status forward(wgt_model *m, const int32_t *ids, const wgt_tensor *id
     else T(xl, wgt_tensor_narrow(xn, 0, L - 1, 1, &xl));
     if (fz) DO(fused(xl, WGT_PRO_RMS_NORM, m->out_norm, c->norm_eps, &m->lm_head, NULL, NULL, &lg));
     else DO(linear(xl, &m->lm_head, NULL, &lg));
+    if (c->final_softcap) {
+        wgt_tensor *capped;
+        st = softcap(lg, c->final_softcap, &capped);
+        wgt_tensor_free(lg);
+        if (st) goto done;
+        lg = capped;
+    }
     *logits = lg;
     if (ids) memcpy(m->cache_ids + pos0, ids, (size_t)L * sizeof *ids);
     m->n_past = pos0 + L;

@@ -159,14 +159,6 @@ static wgt_status expect_shape(const source *src, const char *name, const wgt_te
 wgt_status mdl_config_from_hf(const wgt_hf_config *h, const char *dir, wgt_model_config *c)
 {
     memset(c, 0, sizeof *c);
-    if (!strcmp(h->model_type, "llama") || !strcmp(h->model_type, "mistral")) c->arch = WGT_ARCH_LLAMA;
-    else if (!strcmp(h->model_type, "qwen2")) c->arch = WGT_ARCH_QWEN2;
-    else if (!strcmp(h->model_type, "qwen3")) c->arch = WGT_ARCH_QWEN3;
-    else if (!strcmp(h->model_type, "gpt2")) c->arch = WGT_ARCH_GPT2;
-    else
-        return wgt_error(WGT_ERR_UNSUPPORTED,
-                         "%s: model_type '%s' (%s) is not supported: wgt runs llama, mistral, qwen2, qwen3 and gpt2",
-                         dir, h->model_type, h->architecture);
     c->dim = h->hidden_size;
     c->n_layers = h->n_layers;
     c->n_heads = h->n_heads;
@@ -183,12 +175,11 @@ wgt_status mdl_config_from_hf(const wgt_hf_config *h, const char *dir, wgt_model
     c->vocab = h->vocab_size;
     c->max_pos = h->max_positions;
     c->norm_eps = h->norm_eps;
-    c->rms = c->arch != WGT_ARCH_GPT2;
+    c->rms = 1;
     c->tied = h->tie_word_embeddings;
-    c->qkv_bias = c->arch == WGT_ARCH_QWEN2 || h->qkv_bias || h->attention_bias || c->arch == WGT_ARCH_GPT2;
-    c->o_bias = h->attention_bias || c->arch == WGT_ARCH_GPT2;
-    c->mlp_bias = h->mlp_bias || c->arch == WGT_ARCH_GPT2;
-    c->qk_norm = c->arch == WGT_ARCH_QWEN3;
+    c->qkv_bias = h->qkv_bias || h->attention_bias;
+    c->o_bias = h->attention_bias;
+    c->mlp_bias = h->mlp_bias;
     c->rope.theta = h->rope_theta; /* 10000 when absent (wgt_hf_config_parse); 0 or less is refused */
     if (!strcmp(h->rope_scaling_type, "llama3")) c->rope.scaling = WGT_ROPE_LLAMA3;
     else if (!strcmp(h->rope_scaling_type, "linear")) c->rope.scaling = WGT_ROPE_LINEAR;
@@ -205,11 +196,7 @@ wgt_status mdl_config_from_hf(const wgt_hf_config *h, const char *dir, wgt_model
     c->bos = h->n_bos ? (h->bos_ids[0] > INT32_MAX ? -2 : (int32_t)h->bos_ids[0]) : -1;
     c->n_eos = h->n_eos < 8 ? h->n_eos : 8;
     for (int i = 0; i < c->n_eos; i++) c->eos[i] = h->eos_ids[i] > INT32_MAX ? -1 : (int32_t)h->eos_ids[i];
-    if (h->sliding_window && h->sliding_window < h->max_positions && c->arch == WGT_ARCH_LLAMA &&
-        !strcmp(h->model_type, "mistral"))
-        fprintf(stderr, "wgt: note: %s uses a sliding window of %lld; wgt attends to the whole context\n", dir,
-                (long long)h->sliding_window);
-    return WGT_OK;
+    return mdl_family_from_hf(h->model_type, h, dir, c); /* the family's own features last */
 }
 
 #define TRY(x)                                                                                     \
@@ -217,6 +204,33 @@ wgt_status mdl_config_from_hf(const wgt_hf_config *h, const char *dir, wgt_model
         if ((st = (x))) return st;                                                                 \
     } while (0)
 
+/* An RMSNorm weight: as stored, or 1 + w for the families whose norms scale by (1 + w)
+ * (norm_offset): Hugging Face stores w, llama.cpp's converter 1 + w, and wgt runs the latter.
+ * The 1 is added on the host, in f32, before the upload. */
+static wgt_status load_norm(wgt_model *m, const source *src, const char *name, int optional, wgt_tensor **out)
+{
+    if (!m->cfg.norm_offset || !src->st) return load_weight(m, src, name, optional, out);
+    *out = NULL;
+    tinfo ti;
+    int found;
+    wgt_status st = find_tensor(src, name, optional, &ti, &found);
+    if (st || !found) return st;
+    if (!wgt_ftype_can_dequantize(ti.type))
+        return wgt_error(WGT_ERR_UNSUPPORTED, "%s: tensor '%s' has type %s, which wgt cannot load yet", src->path, name,
+                         wgt_ftype_name(ti.type) ? wgt_ftype_name(ti.type) : "?");
+    float *f = malloc((size_t)ti.n * sizeof *f);
+    if (!f) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory for '%s'", name);
+    st = wgt_dequantize(ti.type, ti.data, f, ti.n);
+    for (int64_t i = 0; !st && i < ti.n; i++) f[i] += 1.0f;
+    if (!st) st = wgt_tensor_from_host(m->ctx, WGT_F32, ti.ndim, ti.shape, f, out);
+    free(f);
+    if (!st) m->weight_bytes += (uint64_t)ti.n * sizeof(float);
+    return st;
+}
+
+/* The llama layout (llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3): model.layers.N.self_attn
+ * and .mlp. Families with post-norms (gemma2/3) name their four norms differently: there
+ * post_attention_layernorm follows attention, and pre_feedforward_layernorm precedes the MLP. */
 static wgt_status load_hf_llama(wgt_model *m, const source *src)
 {
     const wgt_model_config *c = &m->cfg;
@@ -225,16 +239,19 @@ static wgt_status load_hf_llama(wgt_model *m, const source *src)
     /* the head first: a tied quantized embedding sets it */
     TRY(load_linear(m, src, "lm_head.weight", c->tied, &m->lm_head));
     TRY(load_embedding(m, src, "model.embed_tokens.weight"));
-    TRY(load_weight(m, src, "model.norm.weight", 0, &m->out_norm));
+    TRY(load_norm(m, src, "model.norm.weight", 0, &m->out_norm));
     for (int64_t i = 0; i < c->n_layers; i++) {
         wgt_layer_weights *L = &m->layers[i];
 #define W(field, fmt, opt)                                                                         \
     snprintf(name, sizeof name, "model.layers.%lld." fmt, (long long)i);                           \
     TRY(load_weight(m, src, name, opt, &L->field))
+#define N(field, fmt, opt)                                                                         \
+    snprintf(name, sizeof name, "model.layers.%lld." fmt, (long long)i);                           \
+    TRY(load_norm(m, src, name, opt, &L->field))
 #define LW(field, fmt)                                                                             \
     snprintf(name, sizeof name, "model.layers.%lld." fmt, (long long)i);                           \
     TRY(load_linear(m, src, name, 0, &L->field))
-        W(attn_norm, "input_layernorm.weight", 0);
+        N(attn_norm, "input_layernorm.weight", 0);
         LW(wq, "self_attn.q_proj.weight");
         LW(wk, "self_attn.k_proj.weight");
         LW(wv, "self_attn.v_proj.weight");
@@ -243,17 +260,25 @@ static wgt_status load_hf_llama(wgt_model *m, const source *src)
         W(bk, "self_attn.k_proj.bias", !c->qkv_bias);
         W(bv, "self_attn.v_proj.bias", !c->qkv_bias);
         W(bo, "self_attn.o_proj.bias", 1);
-        W(q_norm, "self_attn.q_norm.weight", !c->qk_norm);
-        W(k_norm, "self_attn.k_norm.weight", !c->qk_norm);
-        W(ffn_norm, "post_attention_layernorm.weight", 0);
+        N(q_norm, "self_attn.q_norm.weight", !c->qk_norm);
+        N(k_norm, "self_attn.k_norm.weight", !c->qk_norm);
+        if (c->post_norms) {
+            N(post_attn_norm, "post_attention_layernorm.weight", 0);
+            N(ffn_norm, "pre_feedforward_layernorm.weight", 0);
+            N(post_ffn_norm, "post_feedforward_layernorm.weight", 0);
+        } else {
+            N(ffn_norm, "post_attention_layernorm.weight", 0);
+        }
         LW(w_gate, "mlp.gate_proj.weight");
         LW(w_up, "mlp.up_proj.weight");
         LW(w_down, "mlp.down_proj.weight");
 #undef W
+#undef N
 #undef LW
         TRY(expect_shape(src, "q_proj", L->wq.t, 2, c->n_heads * c->head_dim, c->dim));
         TRY(expect_shape(src, "k_proj", L->wk.t, 2, c->n_kv_heads * c->head_dim, c->dim));
         TRY(expect_shape(src, "gate_proj", L->w_gate.t, 2, c->ffn, c->dim));
+        TRY(expect_shape(src, "q_norm", L->q_norm, 1, c->head_dim, 0));
     }
     return WGT_OK;
 }
@@ -393,13 +418,6 @@ static wgt_status config_from_gguf(const wgt_gguf *g, const char *path, wgt_mode
     const char *arch;
     memset(c, 0, sizeof *c);
     TRY(wgt_gguf_get_str(g, "general.architecture", &arch));
-    if (!strcmp(arch, "llama")) c->arch = WGT_ARCH_LLAMA, c->rope_interleaved = 1;
-    else if (!strcmp(arch, "qwen2")) c->arch = WGT_ARCH_QWEN2;
-    else if (!strcmp(arch, "qwen3")) c->arch = WGT_ARCH_QWEN3;
-    else if (!strcmp(arch, "gpt2")) c->arch = WGT_ARCH_GPT2;
-    else
-        return wgt_error(WGT_ERR_UNSUPPORTED, "%s: architecture '%s' is not supported: wgt runs llama, qwen2, qwen3, gpt2",
-                         path, arch);
     TRY(gguf_int(g, arch, "embedding_length", -1, &c->dim));
     TRY(gguf_int(g, arch, "block_count", -1, &c->n_layers));
     TRY(gguf_int(g, arch, "attention.head_count", -1, &c->n_heads));
@@ -412,15 +430,26 @@ static wgt_status config_from_gguf(const wgt_gguf *g, const char *path, wgt_mode
     TRY(gguf_int(g, arch, "attention.key_length", c->n_heads > 0 ? c->dim / c->n_heads : 0, &c->head_dim));
     TRY(gguf_int(g, arch, "feed_forward_length", -1, &c->ffn));
     TRY(gguf_int(g, arch, "context_length", 2048, &c->max_pos));
-    c->rms = c->arch != WGT_ARCH_GPT2;
+    c->rms = 1;
+    TRY(mdl_family_from_gguf(arch, path, c)); /* the family's features; the keys below refine them */
     TRY(gguf_float(g, arch, c->rms ? "attention.layer_norm_rms_epsilon" : "attention.layer_norm_epsilon", 1e-5,
                    &c->norm_eps));
     TRY(gguf_float(g, arch, "rope.freq_base", 10000, &c->rope.theta));
+    TRY(gguf_float(g, arch, "attn_logit_softcapping", 0, &c->attn_softcap));
+    TRY(gguf_float(g, arch, "final_logit_softcapping", 0, &c->final_softcap));
+    TRY(gguf_int(g, arch, "attention.sliding_window", 0, &c->window));
+    if (c->post_norms && c->head_dim > 0) {
+        /* llama.cpp's files carry no query_pre_attn_scalar: it is head_dim, except in the 27B
+         * models (46 layers of Gemma 2, 62 of Gemma 3), where it is hidden / heads */
+        int big = (c->arch == WGT_ARCH_GEMMA2 && c->n_layers == 46) || (c->arch == WGT_ARCH_GEMMA3 && c->n_layers == 62);
+        double s = big && c->n_heads > 0 ? (double)c->dim / (double)c->n_heads : (double)c->head_dim;
+        c->attn_scale = 1 / sqrt(s);
+    }
+    TRY(gguf_float(g, arch, "attention.scale", c->attn_scale, &c->attn_scale));
     const wgt_gguf_tensor *emb = wgt_gguf_tensor_find(g, "token_embd.weight");
     if (!emb) return wgt_error(WGT_ERR_NOT_FOUND, "%s: the model has no tensor 'token_embd.weight'", path);
     c->vocab = emb->ne[1];
     c->tied = wgt_gguf_tensor_find(g, "output.weight") == NULL;
-    c->qk_norm = c->arch == WGT_ARCH_QWEN3;
     c->qkv_bias = wgt_gguf_tensor_find(g, "blk.0.attn_q.bias") != NULL;
     c->o_bias = wgt_gguf_tensor_find(g, "blk.0.attn_output.bias") != NULL;
     char k[160];
@@ -482,6 +511,8 @@ static wgt_status load_gguf_weights(wgt_model *m, const source *src)
         LW(w_gate, "ffn_gate.weight", c->arch == WGT_ARCH_GPT2);
         W(q_norm, "attn_q_norm.weight", !c->qk_norm);
         W(k_norm, "attn_k_norm.weight", !c->qk_norm);
+        W(post_attn_norm, "post_attention_norm.weight", !c->post_norms);
+        W(post_ffn_norm, "post_ffw_norm.weight", !c->post_norms);
         if (c->arch == WGT_ARCH_GPT2) {
             mdl_weight qkv;
             wgt_tensor *qkv_b;
@@ -600,6 +631,10 @@ static wgt_status load_random(wgt_model *m, wgt_ftype type)
         if (c->qk_norm) {
             TRY(random_weight(m, WGT_F32, c->head_dim, 0, 1, &L->q_norm));
             TRY(random_weight(m, WGT_F32, c->head_dim, 0, 1, &L->k_norm));
+        }
+        if (c->post_norms) {
+            TRY(random_weight(m, WGT_F32, D, 0, 1, &L->post_attn_norm));
+            TRY(random_weight(m, WGT_F32, D, 0, 1, &L->post_ffn_norm));
         }
         if (c->arch != WGT_ARCH_GPT2) TRY(random_linear(m, type, F, D, &L->w_gate));
         TRY(random_linear(m, type, F, D, &L->w_up));
@@ -829,7 +864,10 @@ wgt_status wgt_model_open_ex(wgt_context *ctx, const char *path, const wgt_model
      * that a command wanting text reports the parse error rather than "no tokenizer". */
     wgt_status ts = WGT_OK;
     if (src.gguf) {
-        if (wgt_gguf_find(src.gguf, "tokenizer.ggml.model")) ts = wgt_tokenizer_create_from_gguf(src.gguf, path, &m->tok);
+        const char *tm = NULL; /* "none": llama.cpp's mark of a model without a vocabulary */
+        if (wgt_gguf_find(src.gguf, "tokenizer.ggml.model") && !wgt_gguf_get_str(src.gguf, "tokenizer.ggml.model", &tm) &&
+            strcmp(tm, "none"))
+            ts = wgt_tokenizer_create_from_gguf(src.gguf, path, &m->tok);
     } else
         ts = wgt_tokenizer_open(path, &m->tok);
     if (ts) {
@@ -860,7 +898,8 @@ void wgt_model_free(wgt_model *m)
         wgt_layer_weights *L = &m->layers[i];
         wgt_tensor *ts[] = {L->attn_norm, L->attn_norm_b, L->wq.t, L->wk.t, L->wv.t, L->wo.t, L->bq, L->bk, L->bv, L->bo,
                             L->q_norm, L->k_norm, L->ffn_norm, L->ffn_norm_b, L->w_gate.t, L->w_up.t, L->w_down.t,
-                            L->b_up, L->b_down, L->k_cache, L->v_cache, L->wqkv.t, L->bqkv, L->w_gu.t};
+                            L->b_up, L->b_down, L->k_cache, L->v_cache, L->wqkv.t, L->bqkv, L->w_gu.t,
+                            L->post_attn_norm, L->post_ffn_norm};
         for (size_t j = 0; j < sizeof ts / sizeof ts[0]; j++) wgt_tensor_free(ts[j]);
     }
     free(m->layers);
@@ -891,7 +930,8 @@ uint64_t wgt_model_token_bytes(const wgt_model *m)
         const wgt_layer_weights *L = &m->layers[i];
         const wgt_tensor *ts[] = {L->attn_norm, L->attn_norm_b, L->wq.t, L->wk.t, L->wv.t, L->wo.t, L->bq, L->bk,
                                   L->bv, L->bo, L->q_norm, L->k_norm, L->ffn_norm, L->ffn_norm_b, L->w_gate.t,
-                                  L->w_up.t, L->w_down.t, L->b_up, L->b_down, L->wqkv.t, L->bqkv, L->w_gu.t};
+                                  L->w_up.t, L->w_down.t, L->b_up, L->b_down, L->wqkv.t, L->bqkv, L->w_gu.t,
+                                  L->post_attn_norm, L->post_ffn_norm};
         for (size_t j = 0; j < sizeof ts / sizeof *ts; j++) n += bytes_of(ts[j]);
     }
     return n;
@@ -899,6 +939,5 @@ uint64_t wgt_model_token_bytes(const wgt_model *m)
 
 const char *wgt_model_arch(const wgt_model *m)
 {
-    static const char *names[] = {"llama", "qwen2", "qwen3", "gpt2"};
-    return m && (unsigned)m->cfg.arch < 4 ? names[m->cfg.arch] : "?";
+    return m ? mdl_arch_gguf_name(m->cfg.arch) : "?";
 }

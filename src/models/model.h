@@ -1,6 +1,8 @@
 /* Decoder-only language models as builders over ops: llama (Llama 2/3, TinyLlama, SmolLM2, Mistral
- * without sliding window), qwen2 (q/k/v biases), qwen3 (q/k RMS norms), gpt2 (learned positions,
- * LayerNorm, GELU-tanh, Conv1D weights). Weights from a Hugging Face directory or a GGUF file. */
+ * with its sliding window), qwen2 (q/k/v biases), qwen3 (q/k RMS norms), gpt2 (learned positions,
+ * LayerNorm, GELU-tanh, Conv1D weights), gemma, gemma2, gemma3_text. Weights from a Hugging Face
+ * directory or a GGUF file. What sets one family apart from another is written once, in its
+ * entry of family.c; the forward pass reads the features, never the family. */
 #ifndef WGT_MODELS_MODEL_H
 #define WGT_MODELS_MODEL_H
 
@@ -9,7 +11,13 @@
 #include "wgt.h"
 
 
-typedef enum wgt_arch { WGT_ARCH_LLAMA, WGT_ARCH_QWEN2, WGT_ARCH_QWEN3, WGT_ARCH_GPT2 } wgt_arch;
+typedef enum wgt_arch {
+    WGT_ARCH_LLAMA, WGT_ARCH_QWEN2, WGT_ARCH_QWEN3, WGT_ARCH_GPT2, WGT_ARCH_GEMMA, WGT_ARCH_GEMMA2, WGT_ARCH_GEMMA3,
+    WGT_ARCH_COUNT
+} wgt_arch;
+
+/* The gated MLP's activation: act(gate) * up. */
+typedef enum mdl_act { MDL_ACT_SILU, MDL_ACT_GELU_TANH } mdl_act;
 
 typedef struct wgt_model_config {
     wgt_arch arch;
@@ -29,6 +37,17 @@ typedef struct wgt_model_config {
     int qk_norm;        /* qwen3: RMSNorm over head_dim of q and k */
     int rope_interleaved; /* GGUF llama weights are permuted for interleaved pairs */
     wgt_rope_params rope;
+    /* features a family sets (family.c); zero is the llama behaviour */
+    int norm_offset;    /* RMSNorm scales by (1 + w): Hugging Face stores w, GGUF 1 + w (added at load) */
+    double embed_scale; /* token embeddings multiplied by this (gemma: sqrt(dim)); 0: not scaled */
+    mdl_act act;        /* gated MLP activation */
+    int post_norms;     /* RMSNorms on the attention and MLP outputs before their residual adds */
+    double attn_scale;  /* attention scores' scale; 0: 1 / sqrt(head_dim) */
+    double attn_softcap, final_softcap; /* scores / logits = cap * tanh(x / cap); 0: none */
+    int64_t window;     /* sliding-window attention: query i sees keys j > i - window; 0: none */
+    int window_every;   /* which layers slide: 0 every layer, P: layer i unless (i + 1) % P == 0 */
+    int rope_local_set; /* sliding layers rotate with rope_local (gemma3) */
+    wgt_rope_params rope_local;
     int32_t bos;        /* -1 if none */
     int32_t eos[8];
     int n_eos;
@@ -50,7 +69,8 @@ typedef struct wgt_layer_weights {
     wgt_tensor *bqkv;                     /* their biases stacked, or NULL */
     mdl_weight w_gu;                      /* gate and up stacked [2 ffn, dim], likewise */
     wgt_tensor *bq, *bk, *bv, *bo;        /* [out] or NULL */
-    wgt_tensor *q_norm, *k_norm;          /* [head_dim] (qwen3) */
+    wgt_tensor *q_norm, *k_norm;          /* [head_dim] (qwen3, gemma3) */
+    wgt_tensor *post_attn_norm, *post_ffn_norm; /* [dim] (post_norms) */
     wgt_tensor *ffn_norm, *ffn_norm_b;    /* [dim] */
     mdl_weight w_gate, w_up, w_down;      /* [ffn, dim], [ffn, dim], [dim, ffn]; gpt2: no gate */
     wgt_tensor *b_up, *b_down;            /* gpt2 */
@@ -77,6 +97,20 @@ struct wgt_model {
     uint64_t weight_bytes;                /* bytes of weights on the device */
     int dequantize;                       /* quantized weights expanded to f32 (a reference path) */
 };
+
+/* ---- families (family.c) ---- */
+
+/* The family of a config.json's model_type or a GGUF's general.architecture, with its features
+ * set in c (arch and the feature fields above); WGT_ERR_UNSUPPORTED naming the families otherwise.
+ * h (may be NULL: GGUF) gives what a Hugging Face config adds to the family's defaults. */
+wgt_status mdl_family_from_hf(const char *model_type, const wgt_hf_config *h, const char *where, wgt_model_config *c);
+wgt_status mdl_family_from_gguf(const char *arch, const char *where, wgt_model_config *c);
+/* llama.cpp's general.architecture / Hugging Face's model_type of an arch. */
+const char *mdl_arch_gguf_name(wgt_arch a);
+/* The families wgt runs, for messages: "llama, mistral, ...". */
+const char *mdl_family_list(void);
+/* 1 when layer li attends through the sliding window. */
+int mdl_layer_slides(const wgt_model_config *c, int64_t li);
 
 /* ---- hyper-parameters and memory (validate.c) ---- */
 

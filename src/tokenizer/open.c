@@ -231,13 +231,20 @@ wgt_status wgt_tokenizer_apply_chat_template_vars(const wgt_tokenizer *t, const 
                    " endif %}{% if message['role'] == 'user' %}{{ '[INST] ' + message['content'] + ' [/INST]' }}{% elif "
                    "message['role'] == 'assistant' %}{{ message['content'] + eos_token}}{% else %}{{ raise_exception('On"
                    "ly user and assistant roles are supported!') }}{% endif %}{% endfor %}"},
+        {"gemma",
+                   "{{ bos_token }}{% if messages[0]['role'] == 'system' %}{{ raise_exception('System role not supported"
+                   "') }}{% endif %}{% for message in messages %}{% if (message['role'] == 'user') != (loop.index0 % 2 ="
+                   "= 0) %}{{ raise_exception('Conversation roles must alternate user/assistant/user/assistant/...') }}{"
+                   "% endif %}{% if (message['role'] == 'assistant') %}{% set role = 'model' %}{% else %}{% set role = m"
+                   "essage['role'] %}{% endif %}{{ '<start_of_turn>' + role + '\\n' + message['content'] | trim + '<end_"
+                   "of_turn>\\n' }}{% endfor %}{% if add_generation_prompt %}{{'<start_of_turn>model\\n'}}{% endif %}"},
     };
     const char *tmpl = template_override ? template_override : t->chat_template;
     for (size_t i = 0; template_override && i < sizeof families / sizeof families[0]; i++)
         if (!strcmp(template_override, families[i].name)) tmpl = families[i].tmpl;
     if (!tmpl)
         return wgt_error(WGT_ERR_NOT_FOUND, "the tokenizer has no chat template: pass one, or a family name "
-                                            "(chatml, llama3, llama2, mistral), as the override");
+                                            "(chatml, llama3, llama2, mistral, gemma), as the override");
     const char *bos = t->bos >= 0 ? t->text[t->bos] : "", *eos = t->eos >= 0 ? t->text[t->eos] : "";
     return tok_render_template(tmpl, msgs, n_msgs, add_generation_prompt, bos, eos, vars, n_vars, text);
 }

@@ -258,7 +258,7 @@ function renderOurs(tok, conv, extra, idsToo) {
       cases.push({ label: "qwen3 model template, enable_thinking=false", tok: join(dir, "tokenizer.json"), tmpl: cfg.chat_template,
                    extra: ["--var", "enable_thinking=false"], vars: { enable_thinking: false }, bos: "", eos: cfg.eos_token, ref });
   }
-  for (const fam of ["chatml", "llama3", "llama2", "mistral"]) {
+  for (const fam of ["chatml", "llama3", "llama2", "mistral", "gemma"]) {
     const tmpl = readFileSync(join(here, "templates", fam + ".jinja"), "utf8").replace(/\n$/, "");
     cases.push({ label: `--template ${fam}`, tok: llama2Model, tmpl, extra: ["--template", fam], bos: "<s>", eos: "</s>" });
   }

@@ -1,0 +1,177 @@
+/* The model families: each entry names a family as Hugging Face (config.json's model_type) and
+ * llama.cpp (GGUF general.architecture) call it, and sets what sets it apart from llama, for both
+ * sources. The forward pass and the loaders read these features, never the family's name.
+ *
+ * Gemma, for instance: RMSNorm scales by (1 + w) (llama.cpp's converter stores 1 + w, so a GGUF
+ * needs nothing), embeddings are multiplied by sqrt(hidden), the gated MLP is GeGLU with the tanh
+ * GELU. Gemma 2 adds norms after attention and MLP, soft-capped attention scores and logits,
+ * query_pre_attn_scalar and sliding-window layers alternating with global ones; Gemma 3 drops the
+ * soft-capping, adds q/k norms, one global layer in six, and a rope base of its own (10000) for
+ * the sliding layers. */
+#include <math.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "models/model.h"
+
+typedef struct family {
+    const char *hf;   /* config.json model_type */
+    const char *gguf; /* llama.cpp's general.architecture */
+    wgt_arch arch;
+    int gguf_interleaved; /* llama.cpp stores its q/k rows for rotating adjacent pairs (LLAMA_ROPE_TYPE_NORM) */
+    /* the family's features; h is NULL for a GGUF file (its keys are read after, by the loader) */
+    wgt_status (*set)(wgt_model_config *c, const wgt_hf_config *h, const char *where);
+} family;
+
+/* Which layers slide, from config.json's layer_types: every layer, or all but every P-th (the
+ * patterns the families use); anything else is refused rather than run wrongly. */
+static wgt_status window_layers(wgt_model_config *c, const wgt_hf_config *h, int every, const char *where)
+{
+    c->window_every = every;
+    if (!h || !h->n_layer_types) return WGT_OK;
+    int n = h->n_layer_types, slides = 0;
+    for (int i = 0; i < n; i++) slides += h->layer_sliding[i];
+    if (slides == 0) {
+        c->window = 0;
+        return WGT_OK;
+    }
+    if (slides == n) {
+        c->window_every = 0;
+        return WGT_OK;
+    }
+    for (int p = 2; p <= n; p++) {
+        int ok = 1;
+        for (int i = 0; i < n && ok; i++) ok = h->layer_sliding[i] == ((i + 1) % p != 0);
+        if (ok) {
+            c->window_every = p;
+            return WGT_OK;
+        }
+    }
+    return wgt_error(WGT_ERR_UNSUPPORTED,
+                     "%s: layer_types mixes sliding-window and global layers in a pattern wgt does not run (it runs "
+                     "all sliding, or every P-th layer global)", where);
+}
+
+static wgt_status set_llama(wgt_model_config *c, const wgt_hf_config *h, const char *where)
+{
+    (void)c, (void)h, (void)where;
+    return WGT_OK;
+}
+
+/* Mistral: llama with a sliding window on every layer (its GGUF is a llama one). */
+static wgt_status set_mistral(wgt_model_config *c, const wgt_hf_config *h, const char *where)
+{
+    if (h && h->sliding_window) c->window = h->sliding_window;
+    return window_layers(c, h, 0, where);
+}
+
+static wgt_status set_qwen2(wgt_model_config *c, const wgt_hf_config *h, const char *where)
+{
+    (void)h, (void)where;
+    c->qkv_bias = 1;
+    return WGT_OK;
+}
+
+static wgt_status set_qwen3(wgt_model_config *c, const wgt_hf_config *h, const char *where)
+{
+    (void)h, (void)where;
+    c->qk_norm = 1;
+    return WGT_OK;
+}
+
+static wgt_status set_gpt2(wgt_model_config *c, const wgt_hf_config *h, const char *where)
+{
+    (void)h, (void)where;
+    c->rms = 0;
+    c->qkv_bias = c->o_bias = c->mlp_bias = 1;
+    return WGT_OK;
+}
+
+static wgt_status set_gemma(wgt_model_config *c, const wgt_hf_config *h, const char *where)
+{
+    (void)h, (void)where;
+    c->norm_offset = 1;
+    c->embed_scale = sqrt((double)c->dim);
+    c->act = MDL_ACT_GELU_TANH; /* whatever hidden_act says: transformers and llama.cpp use the tanh GELU */
+    return WGT_OK;
+}
+
+static wgt_status set_gemma2(wgt_model_config *c, const wgt_hf_config *h, const char *where)
+{
+    set_gemma(c, h, where);
+    c->post_norms = 1;
+    if (h) {
+        if (h->query_pre_attn_scalar > 0) c->attn_scale = 1 / sqrt(h->query_pre_attn_scalar);
+        c->attn_softcap = h->attn_softcap;
+        c->final_softcap = h->final_softcap;
+        c->window = h->sliding_window;
+    }
+    return window_layers(c, h, 2, where);
+}
+
+static wgt_status set_gemma3(wgt_model_config *c, const wgt_hf_config *h, const char *where)
+{
+    wgt_status st = set_gemma2(c, h, where);
+    if (st) return st;
+    c->qk_norm = 1;
+    c->rope_local_set = 1;
+    c->rope_local.theta = h && h->rope_local_theta > 0 ? h->rope_local_theta : 10000;
+    c->rope_local.truncate = 1;
+    return window_layers(c, h, 6, where);
+}
+
+static const family families[] = {
+    {"llama", "llama", WGT_ARCH_LLAMA, 1, set_llama},
+    {"mistral", "llama", WGT_ARCH_LLAMA, 1, set_mistral},
+    {"qwen2", "qwen2", WGT_ARCH_QWEN2, 0, set_qwen2},
+    {"qwen3", "qwen3", WGT_ARCH_QWEN3, 0, set_qwen3},
+    {"gpt2", "gpt2", WGT_ARCH_GPT2, 0, set_gpt2},
+    {"gemma", "gemma", WGT_ARCH_GEMMA, 0, set_gemma},
+    {"gemma2", "gemma2", WGT_ARCH_GEMMA2, 0, set_gemma2},
+    {"gemma3_text", "gemma3", WGT_ARCH_GEMMA3, 0, set_gemma3},
+};
+#define N_FAMILIES (sizeof families / sizeof families[0])
+
+const char *mdl_family_list(void)
+{
+    return "llama, mistral, qwen2, qwen3, gpt2, gemma, gemma2, gemma3_text";
+}
+
+const char *mdl_arch_gguf_name(wgt_arch a)
+{
+    for (size_t i = 0; i < N_FAMILIES; i++)
+        if (families[i].arch == a) return families[i].gguf;
+    return "?";
+}
+
+wgt_status mdl_family_from_hf(const char *model_type, const wgt_hf_config *h, const char *where, wgt_model_config *c)
+{
+    for (size_t i = 0; i < N_FAMILIES; i++)
+        if (!strcmp(model_type, families[i].hf)) {
+            c->arch = families[i].arch;
+            return families[i].set(c, h, where);
+        }
+    if (!strcmp(model_type, "gemma3"))
+        return wgt_error(WGT_ERR_UNSUPPORTED, "%s: model_type 'gemma3' is the multimodal Gemma 3: wgt runs its text "
+                         "model alone (model_type 'gemma3_text', e.g. Gemma 3 1B)", where);
+    return wgt_error(WGT_ERR_UNSUPPORTED, "%s: model_type '%s' (%s) is not supported: wgt runs %s", where, model_type,
+                     h ? h->architecture : "", mdl_family_list());
+}
+
+wgt_status mdl_family_from_gguf(const char *arch, const char *where, wgt_model_config *c)
+{
+    for (size_t i = 0; i < N_FAMILIES; i++)
+        if (!strcmp(arch, families[i].gguf)) {
+            c->arch = families[i].arch;
+            c->rope_interleaved = families[i].gguf_interleaved;
+            return families[i].set(c, NULL, where);
+        }
+    return wgt_error(WGT_ERR_UNSUPPORTED, "%s: architecture '%s' is not supported: wgt runs llama, qwen2, qwen3, gpt2, "
+                     "gemma, gemma2, gemma3", where, arch);
+}
+
+int mdl_layer_slides(const wgt_model_config *c, int64_t li)
+{
+    if (!c->window) return 0;
+    return c->window_every <= 0 || (li + 1) % c->window_every != 0;
+}

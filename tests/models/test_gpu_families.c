@@ -1,0 +1,496 @@
+/* The newer model families (gemma, gemma2, gemma3_text, mistral's sliding window) against
+ * llama.cpp, an implementation independent of ours: for each, a tiny random-weight Hugging Face
+ * checkpoint (config.json in transformers 5's form + model.safetensors) is written here, converted
+ * by `wgt convert` to GGUF, and the f32 file is run greedily by llama.cpp (libllama of the pinned
+ * prebuilt npm @node-llama-cpp/linux-x64 3.22.1, loaded with dlopen as tests/io/test_llama_cpp.c
+ * does). wgt must then generate llama.cpp's ids, and agree on the first-step logits, from the
+ * directory and from its GGUF conversions in f32, f16 and q8_0. Prompts are searched (through
+ * llama.cpp) until every greedy step's top-1/top-2 margin is comfortable.
+ *
+ * That llama.cpp accepts the files also checks the converter's tensor names and metadata keys,
+ * and llama.cpp computes from those keys: a key written wrongly gives other ids.
+ *
+ * Where llama.cpp has no oracle (it runs Mistral without its window), the sliding window is
+ * checked by what it means: RoPE makes attention depend on relative positions only, so in a
+ * one-layer model the logits at position p with a window of W equal those of the model without
+ * a window on the last W tokens alone.
+ *
+ * Transformers' own fixtures for these families come from tools/make_fixtures.py (H200 image). */
+#include <dlfcn.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "models/model.h"
+#include "support/check.h"
+
+#define V 320 /* vocabulary: past one byte, not a power of two */
+#define N_NEW 16
+#define MIN_MARGIN 0.15 /* llama.cpp's logits, every greedy step */
+
+/* ---- llama.cpp through dlopen (no llama.h: structs passed by value are opaque buffers, except
+ * llama_batch, whose seven fields are declared as llama.h has them) ---- */
+typedef struct { unsigned char bytes[1024]; } params_buf;
+typedef struct llama_batch {
+    int32_t n_tokens;
+    int32_t *token;
+    float *embd;
+    int32_t *pos;
+    int32_t *n_seq_id;
+    int32_t **seq_id;
+    int8_t *logits;
+} llama_batch;
+
+static struct {
+    params_buf (*model_params)(void);
+    params_buf (*context_params)(void);
+    void *(*load)(const char *, params_buf);
+    void (*model_free)(void *);
+    void *(*init)(void *, params_buf);
+    void (*ctx_free)(void *);
+    void (*set_threads)(void *, int32_t, int32_t);
+    llama_batch (*batch_one)(int32_t *, int32_t);
+    int32_t (*decode)(void *, llama_batch);
+    float *(*logits_ith)(void *, int32_t);
+} lc;
+
+static void quiet(int level, const char *text, void *user) { (void)level, (void)text, (void)user; }
+
+static int llama_open(const char *root)
+{
+    char dir[1024], libdir[1200], path[1400], cmd[1600];
+    snprintf(dir, sizeof dir, "%s/tests/io", root);
+    snprintf(libdir, sizeof libdir, "%s/node_modules/@node-llama-cpp/linux-x64/bins/linux-x64", dir);
+    snprintf(path, sizeof path, "%s/libllama.v0.5.0.so", libdir);
+    if (access(path, R_OK) != 0) {
+        snprintf(cmd, sizeof cmd, "cd '%s' && npm ci --no-audit --no-fund >/dev/null", dir);
+        if (system(cmd)) fprintf(stderr, "npm ci in %s failed\n", dir);
+    }
+    snprintf(path, sizeof path, "%s/libggml.v0.5.0.so", libdir);
+    void *ggml = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+    snprintf(path, sizeof path, "%s/libllama.v0.5.0.so", libdir);
+    void *l = ggml ? dlopen(path, RTLD_NOW | RTLD_GLOBAL) : NULL;
+    if (!l) {
+        fprintf(stderr, "cannot load llama.cpp from %s: %s\n", libdir, dlerror());
+        return 0;
+    }
+    void (*load_all)(const char *) = (void (*)(const char *))dlsym(ggml, "ggml_backend_load_all_from_path");
+    void (*backend_init)(void) = (void (*)(void))dlsym(l, "llama_backend_init");
+    void (*log_set)(void (*)(int, const char *, void *), void *) =
+        (void (*)(void (*)(int, const char *, void *), void *))dlsym(l, "llama_log_set");
+    *(void **)&lc.model_params = dlsym(l, "llama_model_default_params");
+    *(void **)&lc.context_params = dlsym(l, "llama_context_default_params");
+    *(void **)&lc.load = dlsym(l, "llama_model_load_from_file");
+    *(void **)&lc.model_free = dlsym(l, "llama_model_free");
+    *(void **)&lc.init = dlsym(l, "llama_init_from_model");
+    *(void **)&lc.ctx_free = dlsym(l, "llama_free");
+    *(void **)&lc.set_threads = dlsym(l, "llama_set_n_threads");
+    *(void **)&lc.batch_one = dlsym(l, "llama_batch_get_one");
+    *(void **)&lc.decode = dlsym(l, "llama_decode");
+    *(void **)&lc.logits_ith = dlsym(l, "llama_get_logits_ith");
+    if (!load_all || !backend_init || !log_set || !lc.model_params || !lc.context_params || !lc.load || !lc.model_free ||
+        !lc.init || !lc.ctx_free || !lc.set_threads || !lc.batch_one || !lc.decode || !lc.logits_ith) {
+        fprintf(stderr, "a llama.cpp function is missing\n");
+        return 0;
+    }
+    if (!getenv("WGT_LLAMA_LOG")) log_set(quiet, NULL);
+    load_all(libdir);
+    backend_init();
+    return 1;
+}
+
+static double margin_of(const float *lg, int32_t *arg)
+{
+    int a = 0;
+    for (int i = 1; i < V; i++)
+        if (lg[i] > lg[a]) a = i;
+    float second = -INFINITY;
+    for (int i = 0; i < V; i++)
+        if (i != a && lg[i] > second) second = lg[i];
+    *arg = a;
+    return lg[a] - second;
+}
+
+/* llama.cpp's greedy continuation of prompt: ids, first-step logits, smallest margin. */
+static int llama_greedy(void *model, const int32_t *prompt, int np, int32_t *ids, float *first, double *min_margin)
+{
+    void *ctx = lc.init(model, lc.context_params());
+    if (!ctx) return 0;
+    lc.set_threads(ctx, 1, 1); /* ggml's threads wait by spinning: on a loaded machine one is fastest */
+    int32_t toks[64];
+    memcpy(toks, prompt, (size_t)np * sizeof *toks);
+    llama_batch b = lc.batch_one(toks, np);
+    *min_margin = INFINITY;
+    int ok = 1;
+    for (int s = 0; s < N_NEW && ok; s++) {
+        if (lc.decode(ctx, b)) {
+            ok = 0;
+            break;
+        }
+        const float *lg = lc.logits_ith(ctx, -1);
+        if (s == 0) memcpy(first, lg, V * sizeof *first);
+        double mg = margin_of(lg, &ids[s]);
+        if (mg < *min_margin) *min_margin = mg;
+        toks[np + s] = ids[s];
+        b = lc.batch_one(&toks[np + s], 1);
+    }
+    lc.ctx_free(ctx);
+    return ok;
+}
+
+/* ---- tiny checkpoints ---- */
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+static double uniform(void)
+{
+    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+    return ((double)(rng >> 11) + 0.5) / 9007199254740992.0;
+}
+static float normal(void) { return (float)(sqrt(-2 * log(uniform())) * cos(2 * M_PI * uniform())); }
+
+typedef struct tensor_spec {
+    char name[96];
+    int64_t shape[2]; /* shape[1] 0: 1-D */
+    float center, std;
+} tensor_spec;
+
+typedef struct family_case {
+    const char *name;       /* directory name */
+    const char *config;     /* config.json */
+    int layers, heads, kv_heads, head_dim, ffn;
+    int post_norms, qk_norm, tied;
+    float norm_center;      /* Gemma's norms scale by (1 + w): random w around 0 */
+    int32_t bos;            /* prompts start with it (-1: none) */
+    int llama_oracle;       /* llama.cpp runs the family as transformers does */
+} family_case;
+
+static int specs_of(const family_case *f, tensor_spec *t)
+{
+    int n = 0, D = 64;
+#define ADD(nm, a, b, c, s) (snprintf(t[n].name, sizeof t[n].name, "%s", nm), t[n].shape[0] = a, t[n].shape[1] = b, \
+                             t[n].center = c, t[n].std = s, n++)
+    char nm[96];
+    ADD("model.embed_tokens.weight", V, D, 0, 0.5f);
+    ADD("model.norm.weight", D, 0, f->norm_center, 0.25f);
+    if (!f->tied) ADD("lm_head.weight", V, D, 0, 0.5f);
+    for (int l = 0; l < f->layers; l++) {
+#define L(suffix, a, b, c, s) (snprintf(nm, sizeof nm, "model.layers.%d.%s", l, suffix), ADD(nm, a, b, c, s))
+        int qd = f->heads * f->head_dim, kd = f->kv_heads * f->head_dim;
+        L("input_layernorm.weight", D, 0, f->norm_center, 0.25f);
+        L("self_attn.q_proj.weight", qd, D, 0, 0.2f);
+        L("self_attn.k_proj.weight", kd, D, 0, 0.2f);
+        L("self_attn.v_proj.weight", kd, D, 0, 0.2f);
+        L("self_attn.o_proj.weight", D, qd, 0, 0.2f);
+        if (f->qk_norm) {
+            L("self_attn.q_norm.weight", f->head_dim, 0, f->norm_center, 0.25f);
+            L("self_attn.k_norm.weight", f->head_dim, 0, f->norm_center, 0.25f);
+        }
+        /* post-norms: weights well above 1, or the residual (embeddings x sqrt(hidden)) drowns what
+         * the layers add and the model echoes its input (real Gemma 2/3 post-norm weights are large) */
+        float post = f->post_norms ? f->norm_center + 3 : f->norm_center;
+        L("post_attention_layernorm.weight", D, 0, post, 0.25f);
+        if (f->post_norms) {
+            L("pre_feedforward_layernorm.weight", D, 0, f->norm_center, 0.25f);
+            L("post_feedforward_layernorm.weight", D, 0, post, 0.25f);
+        }
+        L("mlp.gate_proj.weight", f->ffn, D, 0, 0.2f);
+        L("mlp.up_proj.weight", f->ffn, D, 0, 0.2f);
+        L("mlp.down_proj.weight", D, f->ffn, 0, 0.2f);
+#undef L
+    }
+#undef ADD
+    return n;
+}
+
+static int write_checkpoint(const family_case *f, const char *dir, uint64_t seed)
+{
+    char p[1200];
+    mkdir(dir, 0755);
+    snprintf(p, sizeof p, "%s/config.json", dir);
+    FILE *fc = fopen(p, "w");
+    if (!fc) return 0;
+    fputs(f->config, fc);
+    fclose(fc);
+    static tensor_spec t[256];
+    int n = specs_of(f, t);
+    wgt_st_writer *w;
+    snprintf(p, sizeof p, "%s/model.safetensors", dir);
+    if (wgt_st_writer_create(p, &w)) return 0;
+    for (int i = 0; i < n; i++)
+        if (wgt_st_writer_add_tensor(w, t[i].name, WGT_FTYPE_F32, t[i].shape[1] ? 2 : 1, t[i].shape)) return 0;
+    rng = seed * 0x9e3779b97f4a7c15ull + 1;
+    for (int i = 0; i < n; i++) {
+        int64_t k = t[i].shape[0] * (t[i].shape[1] ? t[i].shape[1] : 1);
+        float *v = malloc((size_t)k * sizeof *v);
+        for (int64_t j = 0; j < k; j++) v[j] = t[i].center + t[i].std * normal();
+        wgt_status st = wgt_st_writer_write(w, v, (uint64_t)k * sizeof *v);
+        free(v);
+        if (st) return 0;
+    }
+    return wgt_st_writer_finish(w) == WGT_OK;
+}
+
+/* ---- wgt against llama.cpp's reference ---- */
+typedef struct reference {
+    int32_t prompt[3][16];
+    int np[3];
+    int32_t ids[3][N_NEW];
+    float first[3][V];
+} reference;
+
+typedef struct collect {
+    int32_t ids[64];
+    int n;
+} collect;
+
+static int on_tok(int32_t id, void *u)
+{
+    collect *c = u;
+    if (c->n < 64) c->ids[c->n++] = id;
+    return 0;
+}
+
+static void check_wgt(wgt_context *ctx, const char *label, const char *path, const reference *r, double atol)
+{
+    printf("%s\n", label);
+    fflush(stdout);
+    wgt_model *m;
+    wgt_status st = wgt_model_open(ctx, path, 64, &m);
+    CHECK(st == WGT_OK, "%s: load %s: %s", label, path, wgt_errmsg());
+    if (st) return;
+    for (int c = 0; c < 3; c++) {
+        wgt_model_reset(m);
+        wgt_tensor *lg;
+        st = wgt_model_forward(m, r->prompt[c], r->np[c], 0, &lg);
+        CHECK(st == WGT_OK, "%s case %d: forward: %s", label, c, wgt_errmsg());
+        if (st) continue;
+        float got[V];
+        MUST(wgt_tensor_to_host(lg, got, sizeof got));
+        wgt_tensor_free(lg);
+        double worst = 0;
+        for (int i = 0; i < V; i++) {
+            double d = fabs(got[i] - r->first[c][i]);
+            if (!(d <= worst)) worst = d;
+        }
+        CHECK(worst <= atol, "%s case %d: first-step logits differ from llama.cpp's by up to %g (tolerance %g)", label, c,
+              worst, atol);
+        wgt_sampling sp = {0};
+        sp.ignore_eos = 1;
+        collect col = {0};
+        st = wgt_model_generate(m, r->prompt[c], r->np[c], N_NEW, &sp, on_tok, &col, NULL);
+        int same = !st && col.n == N_NEW && !memcmp(col.ids, r->ids[c], sizeof r->ids[c]);
+        CHECK(same, "%s case %d (prompt of %d): greedy ids differ from llama.cpp's", label, c, r->np[c]);
+        for (int k = 0; !same && k < col.n && k < N_NEW; k++)
+            if (col.ids[k] != r->ids[c][k]) {
+                fprintf(stderr, "  first difference at token %d: wgt %d, llama.cpp %d\n", k, col.ids[k], r->ids[c][k]);
+                break;
+            }
+    }
+    wgt_model_free(m);
+}
+
+static int convert(const char *wgt, const char *dir, const char *out, const char *type)
+{
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "'%s' convert '%s' '%s' --type %s --force >/dev/null 2>&1", wgt, dir, out, type);
+    return system(cmd) == 0;
+}
+
+static void run_family(wgt_context *ctx, const family_case *f, const char *wgt, const char *tmp)
+{
+    char dir[1024], g32[1100], gq[1100], label[128];
+    snprintf(dir, sizeof dir, "%s/%s", tmp, f->name);
+    CHECK(write_checkpoint(f, dir, 7), "%s: writing the checkpoint: %s", f->name, wgt_errmsg());
+    snprintf(g32, sizeof g32, "%s/%s-f32.gguf", tmp, f->name);
+    CHECK(convert(wgt, dir, g32, "f32"), "%s: wgt convert --type f32", f->name);
+    void *model = lc.load(g32, lc.model_params());
+    CHECK(model != NULL, "%s: llama.cpp does not load wgt's conversion (WGT_LLAMA_LOG=1 shows why)", f->name);
+    if (!model) return;
+    /* prompts of 2, 6 and 12 tokens whose greedy trajectories are decided by comfortable margins */
+    reference r;
+    static const int lens[3] = {2, 6, 12}; /* with BOS: a 1-token prompt would be BOS alone, no choice */
+    uint64_t prng = 12345;
+    for (int c = 0; c < 3; c++) {
+        double best = -1;
+        for (int attempt = 0; attempt < 300 && best < MIN_MARGIN; attempt++) {
+            int32_t p[16], ids[N_NEW];
+            float first[V];
+            int np = 0;
+            if (f->bos >= 0) p[np++] = f->bos;
+            while (np < lens[c]) {
+                prng = prng * 6364136223846793005ull + 1442695040888963407ull;
+                p[np++] = 3 + (int32_t)((prng >> 33) % (V - 3));
+            }
+            double mg;
+            if (!llama_greedy(model, p, np, ids, first, &mg)) break;
+            int distinct = 0;
+            for (int i = 0; i < N_NEW; i++) {
+                int seen = 0;
+                for (int j = 0; j < i; j++) seen |= ids[j] == ids[i];
+                distinct += !seen;
+            }
+            if (distinct < 3 || mg <= best) continue;
+            best = mg;
+            memcpy(r.prompt[c], p, sizeof p);
+            r.np[c] = np;
+            memcpy(r.ids[c], ids, sizeof ids);
+            memcpy(r.first[c], first, sizeof first);
+        }
+        CHECK(best >= MIN_MARGIN, "%s: no prompt of %d tokens with greedy margins >= %g (best %g)", f->name, lens[c],
+              MIN_MARGIN, best);
+    }
+    lc.model_free(model);
+    printf("%s: llama.cpp's references: prompts of %d, %d, %d tokens\n", f->name, r.np[0], r.np[1], r.np[2]);
+    fflush(stdout);
+    /* f32 computations on both sides; llama.cpp's GELU reads an f16 table, hence the tolerance */
+    snprintf(label, sizeof label, "%s (HF)", f->name);
+    check_wgt(ctx, label, dir, &r, 3e-2);
+    snprintf(label, sizeof label, "%s (GGUF f32)", f->name);
+    check_wgt(ctx, label, g32, &r, 3e-2);
+    static const char *types[] = {"f16", "q8_0"};
+    static const double tol[] = {8e-2, 1.0}; /* Q8_0 of these weights moves a logit by up to ~0.5 */
+    for (int t = 0; t < 2; t++) {
+        snprintf(gq, sizeof gq, "%s/%s-%s.gguf", tmp, f->name, types[t]);
+        CHECK(convert(wgt, dir, gq, types[t]), "%s: wgt convert --type %s", f->name, types[t]);
+        snprintf(label, sizeof label, "%s (GGUF %s)", f->name, types[t]);
+        check_wgt(ctx, label, gq, &r, tol[t]);
+    }
+}
+
+/* Mistral's window: one layer, window 8. Logits at the last of 20 positions with the window equal
+ * the logits of the same model without it on the last 8 tokens (RoPE is relative); in prefill
+ * (masked per query) and in decode (the cache narrowed to the window). */
+static void window_check(wgt_context *ctx, const char *tmp)
+{
+    static const family_case f = {"mistral_window",
+        "{\"architectures\": [\"MistralForCausalLM\"], \"model_type\": \"mistral\", \"hidden_size\": 64, "
+        "\"intermediate_size\": 128, \"num_hidden_layers\": 1, \"num_attention_heads\": 4, \"num_key_value_heads\": 2, "
+        "\"head_dim\": 16, \"max_position_embeddings\": 256, \"rms_norm_eps\": 1e-05, "
+        "\"rope_parameters\": {\"rope_theta\": 10000.0, \"rope_type\": \"default\"}, \"sliding_window\": 8, "
+        "\"tie_word_embeddings\": false, \"vocab_size\": 320, \"bos_token_id\": 1, \"eos_token_id\": 2}\n",
+        1, 4, 2, 16, 128, 0, 0, 0, 1.0f, 1, 0};
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/%s", tmp, f.name);
+    CHECK(write_checkpoint(&f, dir, 11), "mistral_window: writing the checkpoint");
+    wgt_model *m;
+    MUST(wgt_model_open(ctx, dir, 64, &m));
+    CHECK(m->cfg.window == 8 && mdl_layer_slides(&m->cfg, 0), "mistral_window: window %lld", (long long)m->cfg.window);
+    int32_t seq[20];
+    for (int i = 0; i < 20; i++) seq[i] = 3 + (i * 37 + 11) % (V - 3);
+    float full[V], step[V], tail[V];
+    wgt_tensor *lg;
+    /* prefill of all 20 */
+    MUST(wgt_model_forward(m, seq, 20, 0, &lg));
+    MUST(wgt_tensor_to_host(lg, full, sizeof full));
+    wgt_tensor_free(lg);
+    /* 12 in prefill, then one token at a time */
+    wgt_model_reset(m);
+    MUST(wgt_model_forward(m, seq, 12, 0, &lg));
+    wgt_tensor_free(lg);
+    for (int i = 12; i < 20; i++) {
+        MUST(wgt_model_forward(m, seq + i, 1, 0, &lg));
+        if (i == 19) MUST(wgt_tensor_to_host(lg, step, sizeof step));
+        wgt_tensor_free(lg);
+    }
+    /* without the window, the last 8 alone */
+    m->cfg.window = 0;
+    wgt_model_reset(m);
+    MUST(wgt_model_forward(m, seq + 12, 8, 0, &lg));
+    MUST(wgt_tensor_to_host(lg, tail, sizeof tail));
+    wgt_tensor_free(lg);
+    /* and the whole context without the window must differ (the window does something) */
+    wgt_model_reset(m);
+    float nowin[V];
+    MUST(wgt_model_forward(m, seq, 20, 0, &lg));
+    MUST(wgt_tensor_to_host(lg, nowin, sizeof nowin));
+    wgt_tensor_free(lg);
+    double d_prefill = 0, d_decode = 0, d_nowin = 0;
+    for (int i = 0; i < V; i++) {
+        d_prefill = fmax(d_prefill, fabs(full[i] - tail[i]));
+        d_decode = fmax(d_decode, fabs(step[i] - tail[i]));
+        d_nowin = fmax(d_nowin, fabs(nowin[i] - tail[i]));
+    }
+    CHECK(d_prefill < 2e-3, "mistral_window: prefill over 20 tokens vs the last 8 alone: %g", d_prefill);
+    CHECK(d_decode < 2e-3, "mistral_window: decode at position 19 vs the last 8 alone: %g", d_decode);
+    CHECK(d_nowin > 0.1, "mistral_window: without the window the logits should differ (%g)", d_nowin);
+    wgt_model_free(m);
+    /* the window survives the GGUF conversion (llama.attention.sliding_window) */
+    char gg[1100], cmd[2600];
+    snprintf(gg, sizeof gg, "%s/mistral_window.gguf", tmp);
+    const char *wgt = getenv("WGT_BIN") ? getenv("WGT_BIN") : "build/wgt";
+    snprintf(cmd, sizeof cmd, "'%s' convert '%s' '%s' --type f32 --force >/dev/null 2>&1", wgt, dir, gg);
+    CHECK(system(cmd) == 0, "mistral_window: convert");
+    if (wgt_model_open(ctx, gg, 64, &m) == WGT_OK) {
+        CHECK(m->cfg.window == 8, "mistral_window (GGUF): window %lld", (long long)m->cfg.window);
+        MUST(wgt_model_forward(m, seq, 20, 0, &lg));
+        float g[V];
+        MUST(wgt_tensor_to_host(lg, g, sizeof g));
+        wgt_tensor_free(lg);
+        double d = 0;
+        for (int i = 0; i < V; i++) d = fmax(d, fabs(g[i] - full[i]));
+        CHECK(d < 2e-3, "mistral_window: GGUF vs directory: %g", d);
+        wgt_model_free(m);
+    } else
+        CHECK(0, "mistral_window: load the GGUF: %s", wgt_errmsg());
+}
+
+int main(int argc, char **argv)
+{
+    const char *root = getenv("WGT_ROOT") ? getenv("WGT_ROOT") : ".";
+    const char *wgt = getenv("WGT_BIN") ? getenv("WGT_BIN") : "build/wgt";
+    const char *only = argc > 1 ? argv[1] : NULL;
+    char tmp[512];
+    snprintf(tmp, sizeof tmp, "%s/wgt-families-%d", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid());
+    mkdir(tmp, 0755);
+    if (!llama_open(root)) {
+        fprintf(stderr, "FAIL: llama.cpp (npm @node-llama-cpp/linux-x64, tests/io/package.json) is needed\n");
+        return 1;
+    }
+    /* gemma: MQA, head_dim 32 != 64 / 4, tied. gemma2: query_pre_attn_scalar = head_dim (llama.cpp
+     * assumes it), soft caps small enough to bite, layer 0 slides over 8 tokens. gemma3: six
+     * layers (llama.cpp's pattern: five sliding, one global), q/k norms, global rope 1e6 linear x8,
+     * local 1e4. */
+    static const family_case families[] = {
+        {"gemma",
+         "{\"architectures\": [\"GemmaForCausalLM\"], \"model_type\": \"gemma\", \"hidden_size\": 64, "
+         "\"intermediate_size\": 128, \"num_hidden_layers\": 2, \"num_attention_heads\": 4, \"num_key_value_heads\": 1, "
+         "\"head_dim\": 32, \"max_position_embeddings\": 256, \"rms_norm_eps\": 1e-06, \"hidden_act\": \"gelu_pytorch_tanh\", "
+         "\"hidden_activation\": \"gelu_pytorch_tanh\", \"rope_parameters\": {\"rope_theta\": 10000.0, \"rope_type\": "
+         "\"default\"}, \"tie_word_embeddings\": true, \"vocab_size\": 320, \"bos_token_id\": 2, \"eos_token_id\": 1, "
+         "\"pad_token_id\": 0}\n",
+         2, 4, 1, 32, 128, 0, 0, 1, 0.0f, 2, 1},
+        {"gemma2",
+         "{\"architectures\": [\"Gemma2ForCausalLM\"], \"model_type\": \"gemma2\", \"hidden_size\": 64, "
+         "\"intermediate_size\": 128, \"num_hidden_layers\": 2, \"num_attention_heads\": 4, \"num_key_value_heads\": 2, "
+         "\"head_dim\": 16, \"max_position_embeddings\": 256, \"rms_norm_eps\": 1e-06, \"hidden_activation\": "
+         "\"gelu_pytorch_tanh\", \"query_pre_attn_scalar\": 16, \"sliding_window\": 8, \"layer_types\": "
+         "[\"sliding_attention\", \"full_attention\"], \"attn_logit_softcapping\": 5.0, \"final_logit_softcapping\": 15.0, "
+         "\"rope_parameters\": {\"rope_theta\": 10000.0, \"rope_type\": \"default\"}, \"tie_word_embeddings\": true, "
+         "\"vocab_size\": 320, \"bos_token_id\": 2, \"eos_token_id\": 1, \"pad_token_id\": 0}\n",
+         2, 4, 2, 16, 128, 1, 0, 1, 0.0f, 2, 1},
+        {"gemma3_text",
+         "{\"architectures\": [\"Gemma3ForCausalLM\"], \"model_type\": \"gemma3_text\", \"hidden_size\": 64, "
+         "\"intermediate_size\": 128, \"num_hidden_layers\": 6, \"num_attention_heads\": 4, \"num_key_value_heads\": 2, "
+         "\"head_dim\": 32, \"max_position_embeddings\": 256, \"rms_norm_eps\": 1e-06, \"hidden_activation\": "
+         "\"gelu_pytorch_tanh\", \"query_pre_attn_scalar\": 32, \"sliding_window\": 8, \"layer_types\": "
+         "[\"sliding_attention\", \"sliding_attention\", \"sliding_attention\", \"sliding_attention\", "
+         "\"sliding_attention\", \"full_attention\"], \"final_logit_softcapping\": null, \"attn_logit_softcapping\": null, "
+         "\"rope_parameters\": {\"full_attention\": {\"rope_type\": \"linear\", \"factor\": 8.0, \"rope_theta\": 1000000.0}, "
+         "\"sliding_attention\": {\"rope_type\": \"default\", \"rope_theta\": 10000.0}}, \"tie_word_embeddings\": true, "
+         "\"vocab_size\": 320, \"bos_token_id\": 2, \"eos_token_id\": 1, \"pad_token_id\": 0}\n",
+         6, 4, 2, 32, 128, 1, 1, 1, 0.0f, 2, 1},
+    };
+    wgt_context *ctx;
+    MUST(wgt_context_create(NULL, &ctx));
+    for (size_t i = 0; i < sizeof families / sizeof families[0]; i++)
+        if (!only || !strcmp(only, families[i].name)) run_family(ctx, &families[i], wgt, tmp);
+    if (!only || !strcmp(only, "mistral_window")) window_check(ctx, tmp);
+    wgt_context_free(ctx);
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
+    if (!test_failures && system(cmd)) fprintf(stderr, "could not remove %s\n", tmp);
+    return test_finish("test_gpu_families");
+}
