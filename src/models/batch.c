@@ -65,9 +65,14 @@ static void tlist_clear(tlist *l)
         if ((st = (call)) || (st = keep(&(s), r))) goto done;                                      \
     } while (0)
 
-static int known_arch(wgt_arch a)
+/* 1 when the batched step computes what wgt_model_forward does for this model: the llama/qwen/gpt2
+ * layer without the features other families add (family.c), which only the sequential path runs. */
+static int batch_supports(const wgt_model_config *c)
 {
-    return a == WGT_ARCH_LLAMA || a == WGT_ARCH_QWEN2 || a == WGT_ARCH_QWEN3 || a == WGT_ARCH_GPT2;
+    int arch = c->arch == WGT_ARCH_LLAMA || c->arch == WGT_ARCH_QWEN2 || c->arch == WGT_ARCH_QWEN3 || c->arch == WGT_ARCH_GPT2;
+    int plain = !c->norm_offset && !c->embed_scale && c->act == MDL_ACT_SILU && !c->post_norms && !c->attn_scale &&
+                !c->attn_softcap && !c->final_softcap && !c->window && !c->rope_local_set;
+    return arch && plain;
 }
 
 wgt_status wgt_batch_create(wgt_model *m, int n_slots, wgt_batch **out)
@@ -84,7 +89,7 @@ wgt_status wgt_batch_create(wgt_model *m, int n_slots, wgt_batch **out)
         return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory");
     }
     b->m = m, b->n_slots = n_slots, b->ctx = m->max_ctx;
-    b->sequential = !known_arch(c->arch);
+    b->sequential = !batch_supports(c);
     int64_t shape[3] = {c->n_kv_heads, b->ctx, c->head_dim};
     wgt_status st = WGT_OK;
     for (int i = 0; i < n_slots && !st; i++) {
@@ -147,7 +152,7 @@ wgt_status wgt_batch_slot_truncate(wgt_batch *b, int slot, int64_t n_keep)
 
 void mdl_batch_set_sequential(wgt_batch *b, int on)
 {
-    if (b) b->sequential = on || !known_arch(b->m->cfg.arch);
+    if (b) b->sequential = on || !batch_supports(&b->m->cfg);
 }
 
 /* One sequence through the model's own forward pass, the slot's cache swapped in. */
