@@ -53,7 +53,7 @@ typedef wgt_status (*ag_backward_fn)(ag_call *c);
 #define AG_SAVE_ALL_IN 0x7fffffffu
 typedef uint32_t (*ag_saves_fn)(const void *params);
 
-/* One differentiable op: the entry issue 12's op table will absorb. backward NULL: the op has no
+/* One backward rule, a RULE row of the op table (src/ops/optable.h). backward NULL: the op has no
  * gradient and says so when one is asked of it. */
 typedef struct ag_rule {
     const char *name;

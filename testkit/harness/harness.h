@@ -57,10 +57,12 @@ typedef struct hx_input {
 typedef struct hx_op hx_op;
 
 /* Fill the inputs for (case, dtype); return their number, or 0 when the case does not apply. */
-typedef int (*hx_setup_fn)(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in);
+typedef int hx_setup_f(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in);
+typedef hx_setup_f *hx_setup_fn;
 /* The op through the op API. variant selects parameters (dims, a target dtype, ...). Up to two
  * outputs; out[1] stays NULL for single-output ops. */
-typedef wgt_status (*hx_call_fn)(const hx_op *op, int variant, wgt_tensor *const *in, wgt_tensor **out);
+typedef wgt_status hx_call_f(const hx_op *op, int variant, wgt_tensor *const *in, wgt_tensor **out);
+typedef hx_call_f *hx_call_fn;
 
 /* A tolerance for a float output: |gpu - ref| <= atol + rtol |ref|. */
 typedef struct hx_tol {
@@ -68,10 +70,19 @@ typedef struct hx_tol {
     const char *why;
 } hx_tol;
 
+/* One op: its row of the op table (src/ops/<family>.def; the columns are described in
+ * src/ops/optable.h), with the harness column's fields. */
 struct hx_op {
     const char *name;   /* as `wgt ops` prints it and `wgt ops --check NAME` takes it */
-    const char *family; /* "unary", "binary", "reduce", ... */
+    const char *family; /* the file of src/ops/ that holds it: "elementwise", "reduce", ... */
+    int n_in, n_out;    /* tensor inputs (0: none, -1: a list) and outputs */
     uint32_t dtypes;    /* bit d: dtype d is accepted */
+    const char *forward, *reference; /* function names: "wgt_matmul", "wgt_cpu_matmul" */
+    void (*forward_fn)(void), (*reference_fn)(void); /* the same functions (reference: NULL when composed) */
+    const char *onnx;   /* ONNX op types run through it, space-separated, or "" */
+    int grad;           /* its backward rule's recorder id (op_grad_id), 0: none */
+    const char *grad_name; /* "OP_GRAD_MATMUL" */
+    const char *doc;    /* one line */
     int code;           /* the op's enum value in its family (wgt_unary_op, ...) */
     int n_variants;     /* >= 1 */
     hx_setup_fn setup;
@@ -97,21 +108,16 @@ struct hx_op {
 #define HX_INTS (HX_DT(WGT_I32) | HX_DT(WGT_U32) | HX_DT(WGT_I8) | HX_DT(WGT_U8) | HX_DT(WGT_I64))
 #define HX_ALL (HX_FLOATS | HX_INTS | HX_DT(WGT_BOOL))
 
-/* Table building (table.c; table_ops.c adds the ops beyond the elementwise family). */
-typedef hx_op *(*hx_add_fn)(const char *name, const char *family, uint32_t dtypes, hx_setup_fn setup, hx_call_fn call);
-void hx_table_ops(hx_add_fn add);
-void hx_table_conv(hx_add_fn add); /* table_conv.c: convolutions */
-void hx_table_pool(hx_add_fn add); /* table_pool.c: pooling and resampling */
-void hx_table_sort(hx_add_fn add); /* table_sort.c: sorting and searching */
-void hx_table_random(hx_add_fn add); /* table_random.c: random numbers */
-void hx_table_loss(hx_add_fn add); /* table_loss.c: losses, diff/trace/diag/cdist */
-void hx_table_fused(hx_add_fn add); /* table_fused.c: the fused decoder ops */
+/* The setup and call functions the table's harness column names live in table_*.c (one file per
+ * group of families); table.c declares them from the rows themselves. */
 /* The shape of the main input of an elementwise-like op for case c ([37, 53], [4, 0, 3], ...). */
 void hx_case_shape(hx_case c, hx_input *in);
 
-/* The table. */
+/* The table: the op table's rows, in its order. */
 const hx_op *hx_ops(int *count);
 const hx_op *hx_find(const char *name);
+/* The formula of the backward rule with recorder id grad ("ag_grad_matmul"), or NULL. */
+const char *hx_backward_name(int grad);
 
 /* ---- running ---- */
 

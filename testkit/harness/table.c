@@ -1,6 +1,8 @@
-/* The harness's op table: one entry per op, with its input generator (shapes per case and value
- * domain), its call through the op API, and its tolerance with the reason. Families of ops that
- * share a call (unary, binary) are generated from their enums; an entry per op otherwise. */
+/* The harness's op table, read from the op table's rows (src/ops/<family>.def, columns in
+ * src/ops/optable.h): each row's harness column names its input generator (shapes per case and
+ * value domain) and its call through the op API, and gives its tolerance with the reason. This
+ * file holds the generators and calls of the elementwise family and the known issues; the other
+ * families' are in table_*.c. */
 #include <math.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -8,7 +10,11 @@
 
 #include "harness/harness.h"
 #include "ops/api.h"
+#include "cpu/pool.h"
+#include "cpu/random.h"
+#include "ops/fused.h"
 #include "ops/ops.h"
+#include "tensor/record.h"
 
 /* ---- shapes per case ------------------------------------------------------------------------- */
 
@@ -42,7 +48,7 @@ static hx_dom dom_for(const hx_op *op, wgt_dtype dt)
     return op->int_dom;
 }
 
-static int setup_unary(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+int setup_unary(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
 {
     in[0].dtype = dt;
     in[0].dom = dom_for(op, dt);
@@ -51,7 +57,7 @@ static int setup_unary(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
 }
 
 /* Two inputs of one dtype; broadcast: [5, 1, 53] with an expanded [7, 53] view. */
-static int setup_binary(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+int setup_binary(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
 {
     for (int i = 0; i < 2; i++) {
         in[i].dtype = dt;
@@ -74,7 +80,7 @@ static int setup_binary(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
 }
 
 /* cond (bool), a, b of dt. */
-static int setup_where(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+int setup_where(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
 {
     setup_binary(op, c, dt, in + 1);
     in[0] = in[1];
@@ -86,7 +92,7 @@ static int setup_where(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
 
 /* ---- calls ----------------------------------------------------------------------------------- */
 
-static wgt_status call_unary(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_unary(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     if (v == 0) return wgt_unary((wgt_unary_op)op->code, in[0], out);
     /* variant 1: parameters other than the defaults */
@@ -96,195 +102,73 @@ static wgt_status call_unary(const hx_op *op, int v, wgt_tensor *const *in, wgt_
     return wgt_unary_ex((wgt_unary_op)op->code, &p, in[0], out);
 }
 
-static wgt_status call_binary(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_binary(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     return wgt_binary((wgt_binary_op)op->code, in[0], in[1], out);
 }
 
-static wgt_status call_where(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_where(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     return wgt_where(in[0], in[1], in[2], out);
 }
 
-static wgt_status call_cast(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_cast(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     return wgt_tensor_cast(in[0], (wgt_dtype)v, out);
 }
 
-static wgt_status call_copy(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_copy(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     return wgt_tensor_copy(in[0], out);
 }
 
-static wgt_status call_contiguous(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_contiguous(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     return wgt_tensor_contiguous(in[0], out);
 }
 
 /* full takes no tensor: the input gives the context and the shape. */
-static wgt_status call_full(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_full(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     return wgt_full(wgt_tensor_context(in[0]), wgt_tensor_dtype(in[0]), wgt_tensor_ndim(in[0]),
                     wgt_tensor_shape(in[0]), v ? -3.0 : 2.5, out);
 }
 
-/* ---- elementwise domains and tolerances ------------------------------------------------------ */
-
-static hx_dom unary_dom(wgt_unary_op op)
-{
-    switch (op) {
-    case WGT_UNARY_LOG: case WGT_UNARY_LOG2: case WGT_UNARY_SQRT: case WGT_UNARY_RSQRT: return (hx_dom){0.1, 5, 0};
-    case WGT_UNARY_LOG1P: return (hx_dom){-0.5, 5, 0};
-    case WGT_UNARY_ASIN: case WGT_UNARY_ACOS: case WGT_UNARY_ATANH: case WGT_UNARY_ERFINV: return (hx_dom){-0.9, 0.9, 0};
-    case WGT_UNARY_ACOSH: return (hx_dom){1.1, 5, 0};
-    case WGT_UNARY_TAN: return (hx_dom){-1.2, 1.2, 0};
-    case WGT_UNARY_LGAMMA: case WGT_UNARY_DIGAMMA: return (hx_dom){0.2, 8, 0};
-    case WGT_UNARY_RECIPROCAL: return (hx_dom){0.5, 4, 0};
-    default: return (hx_dom){-4, 4, 0};
-    }
-}
-
-/* Integer inputs of float-valued ops run in f32: keep them in the float domain. */
-static hx_dom unary_int_dom(wgt_unary_op op)
-{
-    hx_dom d = unary_dom(op);
-    if (d.lo >= 0) return (hx_dom){d.lo < 1 ? 1 : ceil(d.lo), d.hi, 0};
-    if (d.hi < 2) return (hx_dom){0, 0.5, 0}; /* asin, acos, atanh, erfinv: 0 only */
-    return (hx_dom){-4, 4, 0};
-}
-
-static hx_tol unary_tol(wgt_unary_op op)
-{
-    switch (op) {
-    case WGT_UNARY_NEG: case WGT_UNARY_ABS: case WGT_UNARY_SIGN: case WGT_UNARY_SQUARE: case WGT_UNARY_RELU:
-    case WGT_UNARY_FLOOR: case WGT_UNARY_CEIL: case WGT_UNARY_ROUND: case WGT_UNARY_TRUNC: case WGT_UNARY_FRAC:
-    case WGT_UNARY_CLAMP: case WGT_UNARY_HARDTANH: case WGT_UNARY_ISNAN: case WGT_UNARY_ISINF:
-    case WGT_UNARY_ISFINITE: case WGT_UNARY_LOGICAL_NOT: case WGT_UNARY_BITWISE_NOT: case WGT_UNARY_LEAKY_RELU:
-        return (hx_tol){2e-7, 0, "one f32 rounding at most (exact in f32)"};
-    case WGT_UNARY_RECIPROCAL: case WGT_UNARY_SQRT: case WGT_UNARY_RSQRT:
-        return (hx_tol){1e-6, 0, "WGSL's division and square roots are within 2.5 ulp"};
-    case WGT_UNARY_ASIN: case WGT_UNARY_ACOS: case WGT_UNARY_ATAN:
-        return (hx_tol){4e-6, 4e-6, "llvmpipe's asin/atan are off by up to 1.5e-6 absolute (WGSL allows 4096 ulp)"};
-    case WGT_UNARY_LGAMMA: case WGT_UNARY_DIGAMMA: case WGT_UNARY_ERFINV:
-        return (hx_tol){2e-5, 2e-5, "series/rational approximations in f32 (a few hundred ulp near their zeros)"};
-    case WGT_UNARY_EXPM1: case WGT_UNARY_LOG1P: case WGT_UNARY_ASINH: case WGT_UNARY_ACOSH: case WGT_UNARY_ATANH:
-    case WGT_UNARY_SINH: case WGT_UNARY_TANH: case WGT_UNARY_ERF: case WGT_UNARY_ERFC: case WGT_UNARY_GELU:
-    case WGT_UNARY_GELU_TANH: case WGT_UNARY_MISH: case WGT_UNARY_SOFTPLUS: case WGT_UNARY_SILU: case WGT_UNARY_ELU:
-        return (hx_tol){2e-5, 1e-6, "composed from f32 exp/log (cancellation near 0 costs a few ulp each)"};
-    default:
-        return (hx_tol){4e-6, 1e-6, "f32 transcendental functions within a few ulp (WGSL: exp 3 + 2|x| ulp)"};
-    }
-}
-
-static hx_dom binary_dom(wgt_binary_op op)
-{
-    switch (op) {
-    case WGT_BINARY_DIV: case WGT_BINARY_DIV_FLOOR: case WGT_BINARY_DIV_TRUNC: case WGT_BINARY_REMAINDER:
-    case WGT_BINARY_FMOD: return (hx_dom){-4, 4, 1};
-    case WGT_BINARY_POW: return (hx_dom){0.5, 2, 0};
-    default: return (hx_dom){-4, 4, 0};
-    }
-}
-
-static hx_tol binary_tol(wgt_binary_op op)
-{
-    switch (op) {
-    case WGT_BINARY_DIV: return (hx_tol){1e-6, 0, "WGSL's f32 division is within 2.5 ulp"};
-    case WGT_BINARY_DIV_FLOOR: case WGT_BINARY_DIV_TRUNC: case WGT_BINARY_REMAINDER: case WGT_BINARY_FMOD:
-        return (hx_tol){1e-6, 1e-6, "an f32 quotient within 2.5 ulp, then rounded: exact except at ties"};
-    case WGT_BINARY_ATAN2:
-        return (hx_tol){1e-5, 4e-6, "llvmpipe's atan is off by up to 1.5e-6 absolute (WGSL allows 4096 ulp)"};
-    case WGT_BINARY_POW:
-        return (hx_tol){1e-5, 1e-6, "f32 exp2(y log2 x) / atan within a few ulp of the result"};
-    default: return (hx_tol){2e-7, 0, "one f32 rounding of the exact result"};
-    }
-}
-
 /* ---- the table ------------------------------------------------------------------------------- */
 
-#define MAX_OPS 512
-static hx_op table[MAX_OPS + 1]; /* the last slot takes the entries past MAX_OPS: see hx_ops */
-static int n_table, overflow;
+/* Declare every setup and call function the rows name (each is defined in one table_*.c). */
+#define HX(setup_, call_, ...) hx_setup_f setup_; hx_call_f call_;
+#define OP(name_, n_in_, n_out_, dtypes_, forward_, reference_, onnx_, grad_, doc_, harness_) harness_
+#include "ops/optable_all.h"
+#undef OP
+#undef HX
 
-static hx_op *add(const char *name, const char *family, uint32_t dtypes, hx_setup_fn setup, hx_call_fn call)
-{
-    if (n_table == MAX_OPS) {
-        overflow++;
-        return &table[MAX_OPS];
-    }
-    hx_op *o = &table[n_table++];
-    memset(o, 0, sizeof *o);
-    o->name = name, o->family = family, o->dtypes = dtypes, o->setup = setup, o->call = call;
-    o->n_variants = 1;
-    o->dom = (hx_dom){-4, 4, 0};
-    o->tol = (hx_tol){0, 0, "exact"};
-    return o;
-}
+/* A row's fields; the harness column's designated initialisers override the defaults before them. */
+#pragma GCC diagnostic ignored "-Woverride-init"
+#define HX(setup_, call_, ...) .setup = setup_, .call = call_, __VA_ARGS__
+#define OP(name_, n_in_, n_out_, dtypes_, forward_, reference_, onnx_, grad_, doc_, harness_)                     \
+    {.name = name_, .family = OP_FAMILY, .n_in = n_in_, .n_out = n_out_, .dtypes = dtypes_, .forward = #forward_,   \
+     .reference = #reference_, .forward_fn = (void (*)(void))forward_, .reference_fn = (void (*)(void))reference_, \
+     .onnx = onnx_, .grad = grad_, .grad_name = #grad_, .doc = doc_, .n_variants = 1, .dom = {-4, 4, 0, 0},      \
+     .tol = {0, 0, "exact"}, harness_},
+static const hx_op table[] = {
+#include "ops/optable_all.h"
+};
+#undef OP
+#undef HX
 
-static int unary_has_params(wgt_unary_op op)
-{
-    return op == WGT_UNARY_CLAMP || op == WGT_UNARY_HARDTANH || op == WGT_UNARY_LEAKY_RELU || op == WGT_UNARY_ELU ||
-           op == WGT_UNARY_SOFTPLUS || op == WGT_UNARY_HARDSIGMOID;
-}
-
-static void build(void)
-{
-    for (int u = 0; u < WGT_UNARY_COUNT; u++) {
-        uint32_t dts = u == WGT_UNARY_BITWISE_NOT ? HX_INTS | HX_DT(WGT_BOOL) : HX_ALL;
-        hx_op *o = add(wgt_unary_op_name((wgt_unary_op)u), "unary", dts, setup_unary, call_unary);
-        o->code = u;
-        o->dom = unary_dom((wgt_unary_op)u);
-        o->int_dom = unary_int_dom((wgt_unary_op)u);
-        o->tol = unary_tol((wgt_unary_op)u);
-        o->n_variants = unary_has_params((wgt_unary_op)u) ? 2 : 1;
-        o->big = u == WGT_UNARY_NEG;
-        o->large = u == WGT_UNARY_NEG || u == WGT_UNARY_EXP;
-        o->no_huge = u == WGT_UNARY_SIN || u == WGT_UNARY_COS || u == WGT_UNARY_TAN;
-    }
-    for (int b = 0; b < WGT_BINARY_COUNT; b++) {
-        int bitwise = b >= WGT_BINARY_BITWISE_AND;
-        hx_op *o = add(wgt_binary_op_name((wgt_binary_op)b), "binary", bitwise ? HX_INTS | HX_DT(WGT_BOOL) : HX_ALL,
-                       setup_binary, call_binary);
-        o->code = b;
-        o->dom = binary_dom((wgt_binary_op)b);
-        o->tol = binary_tol((wgt_binary_op)b);
-        o->big = b == WGT_BINARY_ADD;
-        o->large = b == WGT_BINARY_ADD || b == WGT_BINARY_MUL;
-    }
-    hx_op *o = add("where", "elementwise", HX_ALL, setup_where, call_where);
-    o->large = 1;
-    o = add("cast", "copy", HX_ALL, setup_unary, call_cast);
-    o->n_variants = WGT_DTYPE_COUNT; /* the target dtype */
-    o->dom = (hx_dom){-100, 100, 0};
-    o->tol = (hx_tol){0, 0, "one rounding to the target dtype"};
-    o->big = 1;
-    o->big_variant = WGT_F16;
-    o->large = 1;
-    o = add("copy", "copy", HX_ALL, setup_unary, call_copy);
-    o->big = 1;
-    o->large = 1;
-    o = add("contiguous", "copy", HX_ALL, setup_unary, call_contiguous);
-    o = add("full", "creation", HX_ALL, setup_unary, call_full);
-    o->n_variants = 2;
-    hx_table_ops(add);
-    hx_table_conv(add);
-    hx_table_pool(add);
-    hx_table_sort(add);
-    hx_table_random(add);
-    hx_table_loss(add);
-    hx_table_fused(add);
-}
+#define RULE(name_, grad_, backward_, saves_, saves_fn_) {grad_, #backward_},
+static const struct {
+    int grad;
+    const char *backward;
+} rules[] = {
+#include "ops/optable_all.h"
+};
+#undef RULE
 
 const hx_op *hx_ops(int *count)
 {
-    if (!n_table) build();
-    if (overflow) { /* every caller then fails loudly rather than silently skipping ops */
-        fprintf(stderr, "harness: %d table entries past MAX_OPS (%d) in testkit/harness/table.c: raise it\n", overflow,
-                MAX_OPS);
-        *count = 0;
-        return table;
-    }
-    *count = n_table;
+    *count = (int)(sizeof table / sizeof *table);
     return table;
 }
 
@@ -294,6 +178,13 @@ const hx_op *hx_find(const char *name)
     const hx_op *ops = hx_ops(&n);
     for (int i = 0; i < n; i++)
         if (!strcmp(ops[i].name, name)) return &ops[i];
+    return NULL;
+}
+
+const char *hx_backward_name(int grad)
+{
+    for (size_t i = 0; i < sizeof rules / sizeof *rules; i++)
+        if (rules[i].grad == grad) return rules[i].backward;
     return NULL;
 }
 

@@ -10,28 +10,27 @@
 
 #define DIMS(...) (int64_t[]){__VA_ARGS__}
 
+/* The shapes of each conv row, by the row's code (src/ops/conv.def). groups: 2 (conv2d), 8
+ * (depthwise: one per channel), 0: what the variant says. */
 typedef struct conv_case {
-    const char *name;
-    int transposed, nsp, n_variants;
+    int transposed, nsp, groups;
     int64_t x[5], w[5], cout;
 } conv_case;
 
 static const conv_case cases[] = {
-    {"conv1d", 0, 1, 3, {2, 4, 29}, {6, 2, 3}, 6},
-    {"conv2d", 0, 2, 4, {2, 4, 9, 11}, {6, 2, 3, 3}, 6},
-    {"conv3d", 0, 3, 2, {1, 3, 4, 5, 6}, {4, 3, 2, 3, 3}, 4},
-    {"conv2d_depthwise", 0, 2, 2, {2, 8, 10, 13}, {8, 1, 3, 3}, 8},
-    {"conv2d_gemm", 0, 2, 1, {2, 32, 12, 12}, {48, 32, 3, 3}, 48},
-    {"conv_transpose1d", 1, 1, 2, {2, 4, 9}, {4, 3, 3}, 3},
-    {"conv_transpose2d", 1, 2, 2, {2, 6, 5, 7}, {6, 4, 3, 3}, 4},
-    {"conv_transpose2d_gemm", 1, 2, 1, {2, 32, 6, 7}, {32, 32, 3, 3}, 32},
+    {0, 1, 0, {2, 4, 29}, {6, 2, 3}, 6},              /* 0: conv1d */
+    {0, 2, 2, {2, 4, 9, 11}, {6, 2, 3, 3}, 6},        /* 1: conv2d */
+    {0, 3, 0, {1, 3, 4, 5, 6}, {4, 3, 2, 3, 3}, 4},   /* 2: conv3d */
+    {0, 2, 8, {2, 8, 10, 13}, {8, 1, 3, 3}, 8},       /* 3: conv2d_depthwise */
+    {0, 2, 0, {2, 32, 12, 12}, {48, 32, 3, 3}, 48},   /* 4: conv2d_gemm */
+    {1, 1, 0, {2, 4, 9}, {4, 3, 3}, 3},               /* 5: conv_transpose1d */
+    {1, 2, 0, {2, 6, 5, 7}, {6, 4, 3, 3}, 4},         /* 6: conv_transpose2d */
+    {1, 2, 0, {2, 32, 6, 7}, {32, 32, 3, 3}, 32},     /* 7: conv_transpose2d_gemm */
 };
 
 static const conv_case *find_case(const hx_op *op)
 {
-    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
-        if (!strcmp(cases[i].name, op->name)) return &cases[i];
-    return &cases[0];
+    return (unsigned)op->code < sizeof cases / sizeof *cases ? &cases[op->code] : &cases[0];
 }
 
 static void set(hx_input *in, wgt_dtype dt, int ndim, const int64_t *shape)
@@ -42,14 +41,14 @@ static void set(hx_input *in, wgt_dtype dt, int ndim, const int64_t *shape)
     in->dom = (hx_dom){-1, 1, 0, 0};
 }
 
-static int setup_conv(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+int setup_conv(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
 {
     const conv_case *cc = find_case(op);
     int nd = cc->nsp + 2;
     switch (c) {
     case HX_CONTIGUOUS: case HX_STRIDED: case HX_BROADCAST: case HX_SPECIAL: case HX_EMPTY: break;
     case HX_BIG:
-        if (strcmp(op->name, "conv2d")) return 0;
+        if (!op->big) return 0;
         /* 2 images of 4100 x 4100 f32 (134,480,000 bytes), a 1x1 kernel: the batch splits */
         set(&in[0], dt, 4, DIMS(2, 1, 4100, 4100));
         set(&in[1], dt, 4, DIMS(1, 1, 1, 1));
@@ -66,7 +65,7 @@ static int setup_conv(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
 
 #define PRM(...) ((wgt_conv_params){__VA_ARGS__})
 
-static wgt_status call_conv(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_conv(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     const conv_case *cc = find_case(op);
     wgt_conv_params p = PRM(.groups = 1);
@@ -85,8 +84,8 @@ static wgt_status call_conv(const hx_op *op, int v, wgt_tensor *const *in, wgt_t
     case 31: p = PRM(.stride = {2, 2, 1}, .pad_begin = {0, 1, 1}, .pad_end = {1, 0, 1}); break;
     default: break;
     }
-    if (!strcmp(cc->name, "conv2d")) p.groups = 2;
-    if (!strcmp(cc->name, "conv2d_depthwise")) {
+    if (cc->groups == 2) p.groups = 2;
+    if (cc->groups == 8) {
         p = v ? PRM(.stride = {2, 2}, .pad_begin = {1, 1}, .pad_end = {1, 1}) : PRM(.pad_begin = {1, 1}, .pad_end = {1, 1});
         p.groups = 8;
     }
@@ -102,23 +101,4 @@ static wgt_status call_conv(const hx_op *op, int v, wgt_tensor *const *in, wgt_t
         return wgt_conv_transpose(in[0], in[1], bias, &p, out);
     }
     return wgt_conv(in[0], in[1], bias, &p, out);
-}
-
-void hx_table_conv(hx_add_fn add)
-{
-    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        hx_op *o = add(cases[i].name, "conv", HX_FLOATS, setup_conv, call_conv);
-        o->n_variants = cases[i].n_variants;
-        o->dom = (hx_dom){-1, 1, 0, 0};
-        o->tol = (hx_tol){2e-5, 2e-5, "f32 sums of up to 54 products of values in [-1, 1] against double"};
-        if (!strcmp(cases[i].name, "conv2d_gemm") || !strcmp(cases[i].name, "conv_transpose2d_gemm"))
-            o->tol = (hx_tol){2e-5, 2e-4, "f32 sums of 288 products of values in [-1, 1] against double"};
-        if (!strcmp(cases[i].name, "conv_transpose2d_gemm")) {
-            o->no_special = 1;
-            o->special_why = "the GEMM multiplies zeros for taps that land on no input: an infinite weight gives NaN "
-                             "there, where the reference skips the tap";
-        }
-        o->no_huge = 1; /* products of +-1e30 overflow f32, not the reference's double */
-        o->big = !strcmp(cases[i].name, "conv2d");
-    }
 }

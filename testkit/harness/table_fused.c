@@ -18,7 +18,7 @@ static void set(hx_input *in, wgt_dtype dt, int ndim, const int64_t *shape, hx_d
 static const hx_dom unit = {-3, 3, 0, 0};
 
 /* swiglu: x [rows, 2 D] */
-static int setup_swiglu(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+int setup_swiglu(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
 {
     (void)op;
     switch (c) {
@@ -30,14 +30,14 @@ static int setup_swiglu(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
     }
 }
 
-static wgt_status call_swiglu(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_swiglu(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     (void)op, (void)v;
     return wgt_swiglu(in[0], out);
 }
 
 /* add_rms_norm: a, b [rows, D], w [D]; variants: with w, without */
-static int setup_add_norm(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+int setup_add_norm(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
 {
     (void)op;
     int64_t r, d;
@@ -54,17 +54,8 @@ static int setup_add_norm(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in
     return 3;
 }
 
-static wgt_status call_add_norm(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_add_norm(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     (void)op;
     return wgt_add_rms_norm(in[0], in[1], v == 0 ? in[2] : NULL, 1e-6, &out[1], &out[0]);
-}
-
-void hx_table_fused(hx_add_fn add)
-{
-    hx_op *o = add("swiglu", "fused", HX_FLOATS, setup_swiglu, call_swiglu);
-    o->tol = (hx_tol){2e-6, 1e-7, "one f32 exp and division against double"};
-    o = add("add_rms_norm", "fused", HX_FLOATS, setup_add_norm, call_add_norm);
-    o->n_variants = 2; /* with a weight, without */
-    o->tol = (hx_tol){2e-6, 1e-6, "an f32 sum of squares of up to 300 against double"};
 }

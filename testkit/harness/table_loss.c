@@ -28,7 +28,7 @@ static const hx_dom logit = {-4, 4, 0, 0}, prob = {0.02, 0.98, 0, 0}, pos = {0.5
 
 /* ---- cross_entropy, nll_loss: x [N, C, (d)], target [N, (d)] in [0, C), weight [C] ---------- */
 
-static int setup_classes(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+int setup_classes(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
 {
     int64_t C;
     switch (c) {
@@ -47,7 +47,7 @@ static int setup_classes(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
 }
 
 /* Variants: mean; none with weight and smoothing 0.1; sum, ignoring class 1 */
-static wgt_status call_cross_entropy(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_cross_entropy(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     int nll = !strcmp(op->name, "nll_loss");
     const wgt_tensor *w = v == 1 ? in[2] : NULL;
@@ -58,7 +58,7 @@ static wgt_status call_cross_entropy(const hx_op *op, int v, wgt_tensor *const *
 }
 
 /* probabilities: target of x's shape in [0, 1] */
-static int setup_probs(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+int setup_loss_probs(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
 {
     switch (c) {
     case HX_CONTIGUOUS: case HX_STRIDED: case HX_BROADCAST: case HX_SPECIAL: set(&in[0], dt, 3, DIMS(6, 37, 5), logit); break;
@@ -71,7 +71,7 @@ static int setup_probs(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
     return 3;
 }
 
-static wgt_status call_probs(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_probs(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     wgt_reduction red = v == 0 ? WGT_REDUCTION_MEAN : v == 1 ? WGT_REDUCTION_NONE : WGT_REDUCTION_SUM;
     return wgt_cross_entropy(in[0], in[1], v == 1 ? in[2] : NULL, -100, v == 2 ? 0.2 : 0, red, out);
@@ -79,7 +79,7 @@ static wgt_status call_probs(const hx_op *op, int v, wgt_tensor *const *in, wgt_
 
 /* ---- elementwise losses: x and target of the case's shape (broadcast: target [last dim]) ----- */
 
-static int setup_pointwise(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+int setup_pointwise(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
 {
     in[0].dtype = dt;
     hx_case_shape(c, &in[0]);
@@ -95,7 +95,7 @@ static int setup_pointwise(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *i
     return 4;
 }
 
-static wgt_status call_pointwise(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_pointwise(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     wgt_reduction red = (wgt_reduction)(v % 3);
     switch (op->code) {
@@ -110,12 +110,12 @@ static wgt_status call_pointwise(const hx_op *op, int v, wgt_tensor *const *in, 
     }
 }
 
-static wgt_status call_cosine(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_cosine(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     return wgt_cosine_similarity(in[0], in[1], v ? 0 : -1, 1e-8, out);
 }
 
-static int setup_cosine(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+int setup_cosine(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
 {
     if (c == HX_SCALAR || c == HX_BIG) return 0;
     return setup_pointwise(op, c, dt, in) ? 2 : 0;
@@ -124,7 +124,7 @@ static int setup_cosine(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
 /* ---- misc ------------------------------------------------------------------------------------- */
 
 /* x [5, 7] (2-D cases), [7] / [1] (1-D), [4, 0] empty. */
-static int setup_matrix(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+int setup_matrix(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
 {
     in[0].dtype = dt;
     in[0].dom = (hx_dom){-20, 20, 0, 0};
@@ -138,24 +138,24 @@ static int setup_matrix(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
     return 1;
 }
 
-static wgt_status call_diff(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_diff(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     return wgt_diff(in[0], v + 1, -1, NULL, NULL, out);
 }
 
-static wgt_status call_trace(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_trace(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     return wgt_trace(in[0], out);
 }
 
-static wgt_status call_diag(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_diag(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     static const int64_t k[3] = {0, 2, -3};
     if (!strcmp(op->name, "diag_embed")) return wgt_diag_embed(in[0], k[v], v == 1 ? 0 : -2, -1, out);
     return wgt_diag(in[0], k[v], out);
 }
 
-static int setup_cdist(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+int setup_cdist(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
 {
     switch (c) {
     case HX_CONTIGUOUS: case HX_STRIDED: case HX_SPECIAL: set(&in[0], dt, 3, DIMS(2, 9, 5), logit), set(&in[1], dt, 2, DIMS(11, 5), logit); break;
@@ -168,45 +168,8 @@ static int setup_cdist(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
 }
 
 /* p = 2 (the product when P or R > 25), 1, inf, 0, 3 */
-static wgt_status call_cdist(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_cdist(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     static const double p[5] = {2, 1, INFINITY, 0, 3};
     return wgt_cdist(in[0], in[1], p[v], WGT_CDIST_MM_IF_NECESSARY, out);
-}
-
-void hx_table_loss(hx_add_fn add)
-{
-    const hx_tol rows = {2e-5, 2e-5, "f32 log-sum-exp over up to 37 logits and sums of up to 30 rows against double"};
-    hx_op *o = add("cross_entropy", "loss", HX_FLOATS, setup_classes, call_cross_entropy);
-    o->n_variants = 3, o->tol = rows, o->big = 1, o->large = 1;
-    o->tol.why = "f32 log-sum-exp (up to 151936 logits in [-4, 4]) and sums of the row losses against double";
-    o = add("nll_loss", "loss", HX_FLOATS, setup_classes, call_cross_entropy);
-    o->n_variants = 3, o->tol = (hx_tol){1e-6, 1e-6, "a pick and f32 sums of up to 30 values"};
-    o = add("cross_entropy_probs", "loss", HX_FLOATS, setup_probs, call_probs);
-    o->n_variants = 3, o->tol = rows;
-    static const char *names[WGT_CPU_LOSS_COUNT] = {"mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
-                                                    "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div"};
-    for (int k = 0; k < WGT_CPU_LOSS_COUNT; k++) {
-        o = add(names[k], "loss", HX_FLOATS, setup_pointwise, call_pointwise);
-        o->code = k;
-        o->n_variants = k == WGT_CPU_LOSS_KL_DIV ? 5 : k >= WGT_CPU_LOSS_SMOOTH_L1 ? 6 : 3;
-        /* squares of 1e30 are inf in f32, finite in double */
-        o->no_huge = 1;
-        o->tol = (hx_tol){2e-5, 2e-5, "f32 logs/exps of one element and f32 sums of up to 1961 values against double"};
-        o->big = k == WGT_CPU_LOSS_MSE; /* unreduced: the pieces of one binding each */
-    }
-    o = add("cosine_similarity", "loss", HX_FLOATS, setup_cosine, call_cosine);
-    o->n_variants = 2, o->no_huge = 1;
-    o->tol = (hx_tol){2e-5, 2e-5, "f32 dot products and norms of up to 53 values against double"};
-    o = add("diff", "misc", HX_ALL, setup_matrix, call_diff);
-    o->n_variants = 2; /* n = 1, 2 */
-    o = add("trace", "misc", HX_ALL, setup_matrix, call_trace);
-    o->tol = (hx_tol){1e-6, 1e-5, "an f32 sum of up to 5 values"};
-    o = add("diag", "misc", HX_ALL, setup_matrix, call_diag);
-    o->n_variants = 3; /* offsets 0, 2, -3 */
-    o = add("diag_embed", "misc", HX_ALL, setup_matrix, call_diag);
-    o->n_variants = 3; /* offsets 0, 2 (dims 0, -1), -3 */
-    o = add("cdist", "misc", HX_FLOATS, setup_cdist, call_cdist);
-    o->n_variants = 5, o->no_huge = 1;
-    o->tol = (hx_tol){2e-5, 2e-4, "f32 sums of up to 6 terms; p = 2 through the product loses ~1e-7 |a|^2 before the sqrt"};
 }

@@ -29,7 +29,7 @@ static const hx_dom unit = {-1, 1, 0, 0};
 
 /* ---- matrix products ------------------------------------------------------------------------- */
 
-static int setup_matmul(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+int setup_matmul(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
 {
     switch (c) {
     case HX_CONTIGUOUS: case HX_STRIDED: set(&in[0], dt, 2, DIMS(37, 29), unit), set(&in[1], dt, 2, DIMS(29, 23), unit); break;
@@ -43,12 +43,12 @@ static int setup_matmul(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
     return 2;
 }
 
-static wgt_status call_matmul(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_matmul(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     return wgt_matmul(in[0], in[1], out);
 }
 
-static int setup_linear(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+int setup_linear(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
 {
     switch (c) {
     case HX_CONTIGUOUS: case HX_STRIDED: case HX_SPECIAL: set(&in[0], dt, 2, DIMS(37, 29), unit); break;
@@ -62,12 +62,12 @@ static int setup_linear(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
     return 3;
 }
 
-static wgt_status call_linear(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_linear(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     return wgt_linear(in[0], in[1], v ? NULL : in[2], out);
 }
 
-static int setup_addmm(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+int setup_addmm(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
 {
     if (c != HX_CONTIGUOUS && c != HX_STRIDED && c != HX_SPECIAL && c != HX_BROADCAST) return 0;
     set(&in[0], dt, c == HX_BROADCAST ? 1 : 2, c == HX_BROADCAST ? DIMS(23) : DIMS(37, 23), unit);
@@ -76,12 +76,12 @@ static int setup_addmm(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
     return 3;
 }
 
-static wgt_status call_addmm(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_addmm(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     return wgt_addmm(in[0], in[1], in[2], v ? 0.0 : 0.5, 2.0, out);
 }
 
-static int setup_baddbmm(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+int setup_baddbmm(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
 {
     if (c != HX_CONTIGUOUS && c != HX_STRIDED && c != HX_SPECIAL) return 0;
     set(&in[0], dt, 3, DIMS(3, 11, 7), unit);
@@ -90,12 +90,12 @@ static int setup_baddbmm(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
     return 3;
 }
 
-static wgt_status call_baddbmm(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_baddbmm(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     return wgt_baddbmm(in[0], in[1], in[2], 0.5, 2.0, out);
 }
 
-static int setup_outer(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+int setup_outer(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
 {
     switch (c) {
     case HX_CONTIGUOUS: case HX_STRIDED: case HX_SPECIAL: set(&in[0], dt, 1, DIMS(37), unit), set(&in[1], dt, 1, DIMS(53), unit); break;
@@ -106,7 +106,7 @@ static int setup_outer(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
     return 2;
 }
 
-static wgt_status call_outer(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_outer(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     return wgt_outer(in[0], in[1], out);
 }
@@ -114,7 +114,7 @@ static wgt_status call_outer(const hx_op *op, int v, wgt_tensor *const *in, wgt_
 /* ---- transformer ops ------------------------------------------------------------------------- */
 
 /* q [2, 4, Lq, 16], k/v [2, 2, 7, 16]: grouped-query attention. */
-static int setup_sdpa(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+int setup_sdpa(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
 {
     int64_t lq;
     switch (c) {
@@ -128,7 +128,7 @@ static int setup_sdpa(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
     return 3;
 }
 
-static wgt_status call_sdpa(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_sdpa(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     wgt_sdpa_params p = {0};
     p.causal = v >= 1;
@@ -136,7 +136,7 @@ static wgt_status call_sdpa(const hx_op *op, int v, wgt_tensor *const *in, wgt_t
     return wgt_sdpa(in[0], in[1], in[2], NULL, &p, out);
 }
 
-static int setup_rope(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+int setup_rope(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
 {
     switch (c) {
     case HX_CONTIGUOUS: case HX_STRIDED: case HX_SPECIAL: case HX_BROADCAST: set(&in[0], dt, 4, DIMS(2, 3, 5, 16), unit); break;
@@ -147,7 +147,7 @@ static int setup_rope(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
     return 2;
 }
 
-static wgt_status call_rope(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_rope(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     wgt_rope_params p = {0};
     p.theta = 10000;
@@ -155,7 +155,7 @@ static wgt_status call_rope(const hx_op *op, int v, wgt_tensor *const *in, wgt_t
     return wgt_rope(in[0], in[1], v == 3 ? 8 : 16, v == 1, &p, out);
 }
 
-static int setup_embedding(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+int setup_embedding(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
 {
     switch (c) {
     case HX_CONTIGUOUS: case HX_STRIDED: case HX_SPECIAL: index_input(&in[1], 2, DIMS(3, 7), 50); break;
@@ -168,7 +168,7 @@ static int setup_embedding(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *i
     return 2;
 }
 
-static wgt_status call_embedding(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_embedding(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     return wgt_embedding(in[0], in[1], v ? WGT_F32 : wgt_tensor_dtype(in[0]), out);
 }
@@ -176,7 +176,7 @@ static wgt_status call_embedding(const hx_op *op, int v, wgt_tensor *const *in, 
 /* ---- indexing -------------------------------------------------------------------------------- */
 
 /* x [37, 53] (or the case's shape) with an index tensor after it. */
-static int setup_x(hx_case c, wgt_dtype dt, hx_input *in, hx_dom dom)
+int setup_x(hx_case c, wgt_dtype dt, hx_input *in, hx_dom dom)
 {
     if (c == HX_BIG || c == HX_ODD_LARGE) return 0;
     in[0].dtype = dt;
@@ -185,7 +185,7 @@ static int setup_x(hx_case c, wgt_dtype dt, hx_input *in, hx_dom dom)
     return 1;
 }
 
-static int setup_index_select(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+int setup_index_select(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
 {
     if (!setup_x(c, dt, in, op->dom) || in[0].ndim == 0) return 0;
     int bound = (int)(in[0].shape[0] < 37 ? in[0].shape[0] : 37);
@@ -194,12 +194,12 @@ static int setup_index_select(const hx_op *op, hx_case c, wgt_dtype dt, hx_input
     return 2;
 }
 
-static wgt_status call_index_select(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_index_select(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     return wgt_index_select(in[0], v ? wgt_tensor_ndim(in[0]) - 1 : 0, in[1], out);
 }
 
-static int setup_gather(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+int setup_gather(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
 {
     if (c != HX_CONTIGUOUS && c != HX_STRIDED && c != HX_BROADCAST && c != HX_SPECIAL) return 0;
     setup_x(c, dt, in, op->dom);
@@ -207,14 +207,14 @@ static int setup_gather(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
     return 2;
 }
 
-static wgt_status call_gather(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_gather(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     return wgt_gather(in[0], v, in[1], out);
 }
 
 /* self [37, 53] (or [7, 9]), index [5, 7] into dim `variant-chosen`, src [5, 7]. Indices are
  * distinct along the scattered dim? No: duplicates test the combining mode (set: the last wins). */
-static int setup_scatter(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+int setup_scatter(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
 {
     if (c != HX_CONTIGUOUS && c != HX_STRIDED && c != HX_SPECIAL) return 0;
     setup_x(c, dt, in, op->dom);
@@ -223,17 +223,17 @@ static int setup_scatter(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
     return 3;
 }
 
-static wgt_status call_scatter(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_scatter(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     return wgt_scatter(in[0], 0, in[1], in[2], (wgt_scatter_mode)v, out);
 }
 
-static wgt_status call_scatter_add(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_scatter_add(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     return wgt_scatter_add(in[0], v, in[1], in[2], out);
 }
 
-static int setup_index_add(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+int setup_index_add(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
 {
     if (c != HX_CONTIGUOUS && c != HX_STRIDED && c != HX_SPECIAL) return 0;
     setup_x(c, dt, in, op->dom);
@@ -242,18 +242,18 @@ static int setup_index_add(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *i
     return 3;
 }
 
-static wgt_status call_index_add(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_index_add(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     return wgt_index_add(in[0], 0, in[1], in[2], op_is_float(wgt_tensor_dtype(in[0])) ? 1.5 : 2.0, out);
 }
 
-static wgt_status call_index_put(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_index_put(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     const wgt_tensor *idx[1] = {in[1]};
     return wgt_index_put(in[0], idx, 1, in[2], v, out);
 }
 
-static int setup_masked(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+int setup_masked(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
 {
     if (!setup_x(c, dt, in, op->dom)) return 0;
     in[1] = in[0];
@@ -263,28 +263,28 @@ static int setup_masked(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
     return 2;
 }
 
-static wgt_status call_masked_fill(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_masked_fill(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     return wgt_masked_fill(in[0], in[1], -2.5, out);
 }
 
-static wgt_status call_masked_select(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_masked_select(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     return wgt_masked_select(in[0], in[1], out);
 }
 
-static int setup_nonzero(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+int setup_nonzero(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
 {
     return setup_x(c, dt, in, (hx_dom){-1, 1.9, 0, 1}); /* whole values: about a third are 0 */
 }
 
-static wgt_status call_nonzero(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_nonzero(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     return wgt_nonzero(in[0], out);
 }
 
 /* indices [37] (i32) and a [1] tensor whose dtype is the output's. */
-static int setup_one_hot(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+int setup_one_hot(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
 {
     switch (c) {
     case HX_CONTIGUOUS: index_input(&in[0], 1, DIMS(37), 12); break; /* 10 and 11 are off rows */
@@ -298,23 +298,23 @@ static int setup_one_hot(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
     return 2;
 }
 
-static wgt_status call_one_hot(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_one_hot(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     return wgt_one_hot(in[0], 10, v ? 0 : -1, 0.25, 3, wgt_tensor_dtype(in[1]), out);
 }
 
 /* ---- shape and creation ---------------------------------------------------------------------- */
 
-static int setup_x_any(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in) { return setup_x(c, dt, in, op->dom); }
+int setup_x_any(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in) { return setup_x(c, dt, in, op->dom); }
 
-static wgt_status call_tril(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_tril(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     static const int64_t k[3] = {0, 2, -3};
     return strcmp(op->name, "tril") ? wgt_triu(in[0], k[v], out) : wgt_tril(in[0], k[v], out);
 }
 
 /* Creation ops: a [1] input of the dtype to make (and the context). */
-static int setup_dtype_only(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+int setup_dtype_only(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
 {
     if (c != HX_CONTIGUOUS) return 0;
     set(&in[0], dt, 1, DIMS(1), unit);
@@ -322,25 +322,25 @@ static int setup_dtype_only(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *
     return 1;
 }
 
-static wgt_status call_arange(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_arange(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     wgt_context *ctx = wgt_tensor_context(in[0]);
     wgt_dtype dt = wgt_tensor_dtype(in[0]);
     return v ? wgt_arange(ctx, 40, -5, -3, dt, out) : wgt_arange(ctx, 0, 37, 1, dt, out);
 }
 
-static wgt_status call_linspace(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_linspace(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     return wgt_linspace(wgt_tensor_context(in[0]), v ? 10 : -1, v ? -10 : 2, v ? 7 : 37, wgt_tensor_dtype(in[0]), out);
 }
 
-static wgt_status call_eye(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_eye(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     return wgt_eye(wgt_tensor_context(in[0]), 7, v ? 9 : 7, wgt_tensor_dtype(in[0]), out);
 }
 
 /* Three inputs differing in the last dim (one of them empty), cat along it. */
-static int setup_cat(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+int setup_cat(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
 {
     if (!setup_x(c, dt, in, op->dom) || in[0].ndim == 0) return 0;
     in[1] = in[2] = in[0];
@@ -349,33 +349,33 @@ static int setup_cat(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
     return 3;
 }
 
-static wgt_status call_cat(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_cat(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     const wgt_tensor *xs[3] = {in[0], in[1], in[2]};
     return wgt_cat(xs, 3, v ? 0 : wgt_tensor_ndim(in[0]) - 1, out);
 }
 
-static int setup_stack(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+int setup_stack(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
 {
     if (!setup_x(c, dt, in, op->dom)) return 0;
     in[1] = in[2] = in[0];
     return 3;
 }
 
-static wgt_status call_stack(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_stack(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     const wgt_tensor *xs[3] = {in[0], in[1], in[2]};
     return wgt_stack(xs, 3, v ? wgt_tensor_ndim(in[0]) : 0, out);
 }
 
-static wgt_status call_flip(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_flip(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     int dims[8] = {0, 1, 2, 3, 4, 5, 6, 7};
     int nd = wgt_tensor_ndim(in[0]);
     return wgt_flip(in[0], dims, v ? nd : (nd > 0), out);
 }
 
-static wgt_status call_roll(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_roll(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     int64_t shifts[2] = {5, -7};
     int dims[2] = {0, 1};
@@ -384,14 +384,14 @@ static wgt_status call_roll(const hx_op *op, int v, wgt_tensor *const *in, wgt_t
     return wgt_roll(in[0], shifts, dims, nd >= 2 ? 2 : 1, out);
 }
 
-static wgt_status call_repeat(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_repeat(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     int64_t r[9] = {2, 1, 3, 1, 1, 1, 1, 1, 1};
     int nd = wgt_tensor_ndim(in[0]);
     return wgt_repeat(in[0], r, nd + (v ? 1 : 0) > 0 ? nd + v : 1, out);
 }
 
-static wgt_status call_pad(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_pad(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     int64_t pads[16];
     int nd = wgt_tensor_ndim(in[0]);
@@ -401,7 +401,7 @@ static wgt_status call_pad(const hx_op *op, int v, wgt_tensor *const *in, wgt_te
 
 /* ---- reductions ------------------------------------------------------------------------------ */
 
-static int setup_reduce(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+int setup_reduce(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
 {
     if (c == HX_ODD_LARGE) return 0;
     in[0].dtype = dt;
@@ -419,63 +419,35 @@ static uint32_t reduce_dims(int v, int ndim)
     return v == 0 ? 1u << (ndim - 1) : 1u;
 }
 
-static wgt_status call_reduce(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_reduce(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     return wgt_reduce((wgt_reduce_op)op->code, in[0], reduce_dims(v, wgt_tensor_ndim(in[0])), v == 1, 1.0, out);
 }
 
-static wgt_status call_max_dim(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_max_dim(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     int nd = wgt_tensor_ndim(in[0]), dim = v == 0 && nd ? nd - 1 : 0;
     return strcmp(op->name, "max_dim") ? wgt_min_dim(in[0], dim, v, &out[0], &out[1])
                                        : wgt_max_dim(in[0], dim, v, &out[0], &out[1]);
 }
 
-static void reductions(hx_add_fn add)
-{
-    for (int r = 0; r < WGT_REDUCE_COUNT; r++) {
-        int float_only = r == WGT_REDUCE_MEAN || r == WGT_REDUCE_VAR || r == WGT_REDUCE_STD || r == WGT_REDUCE_NORM1 ||
-                         r == WGT_REDUCE_NORM2 || r == WGT_REDUCE_NORM_INF || r == WGT_REDUCE_LOGSUMEXP;
-        hx_op *o = add(wgt_reduce_op_name((wgt_reduce_op)r), "reduce", float_only ? HX_FLOATS : HX_ALL, setup_reduce,
-                       call_reduce);
-        o->code = r;
-        o->n_variants = 3;
-        o->tol = (hx_tol){1e-5, 1e-4, "f32 tree sums of up to 1961 values in [-4, 4] against a double sum"};
-        if (r == WGT_REDUCE_PROD) {
-            o->dom = (hx_dom){0.7, 1.4, 0, 0};
-            o->tol = (hx_tol){2e-5, 1e-6, "f32 products of up to 1961 factors near 1 (a rounding each)"};
-        }
-        if (r == WGT_REDUCE_AMAX || r == WGT_REDUCE_AMIN || r == WGT_REDUCE_ARGMAX || r == WGT_REDUCE_ARGMIN ||
-            r == WGT_REDUCE_ALL || r == WGT_REDUCE_ANY || r == WGT_REDUCE_NORM_INF)
-            o->tol = (hx_tol){0, 0, "exact: a selection, not arithmetic"};
-        /* squares of 1e30 overflow f32 (the reference squares in double) */
-        o->no_huge = r == WGT_REDUCE_VAR || r == WGT_REDUCE_STD || r == WGT_REDUCE_NORM2;
-        o->big = r == WGT_REDUCE_SUM || r == WGT_REDUCE_AMAX;
-        o->big_variant = r == WGT_REDUCE_SUM ? 0 : 2; /* rows; every dim */
-    }
-    hx_op *o = add("max_dim", "reduce", HX_ALL, setup_reduce, call_max_dim);
-    o->n_variants = 2; /* last dim, dim 0 keepdim */
-    o = add("min_dim", "reduce", HX_ALL, setup_reduce, call_max_dim);
-    o->n_variants = 2;
-}
-
 /* ---- scans, softmax, norms ------------------------------------------------------------------- */
 
-static wgt_status call_scan(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_scan(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     int nd = wgt_tensor_ndim(in[0]);
     int with_idx = op->code == WGT_SCAN_CUMMAX || op->code == WGT_SCAN_CUMMIN;
     return wgt_scan((wgt_scan_op)op->code, in[0], v == 0 && nd ? nd - 1 : 0, &out[0], with_idx ? &out[1] : NULL);
 }
 
-static wgt_status call_softmax(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_softmax(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     int nd = wgt_tensor_ndim(in[0]), dim = v == 0 && nd ? nd - 1 : 0;
     return strcmp(op->name, "softmax") ? wgt_log_softmax(in[0], dim, out) : wgt_softmax(in[0], dim, out);
 }
 
 /* x [.., 53] (the case's shape), weight and bias [53] of x's dtype. */
-static int setup_norm(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+int setup_norm(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
 {
     if (c == HX_ODD_LARGE || c == HX_SCALAR) return 0;
     in[0].dtype = dt;
@@ -489,18 +461,18 @@ static int setup_norm(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
     return 3;
 }
 
-static wgt_status call_layer_norm(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_layer_norm(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     return wgt_layer_norm(in[0], 1, v ? NULL : in[1], v ? NULL : in[2], 1e-5, out);
 }
 
-static wgt_status call_rms_norm(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_rms_norm(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     return wgt_rms_norm(in[0], 1, v ? NULL : in[1], 1e-6, out);
 }
 
 /* x [N, C, *] with C = 6: weight/bias [6]; running statistics for batch_norm. */
-static int setup_channels(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+int setup_channels(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
 {
     switch (c) {
     case HX_CONTIGUOUS: case HX_STRIDED: case HX_SPECIAL: case HX_BROADCAST: set(&in[0], dt, 3, DIMS(4, 6, 29), unit); break;
@@ -515,123 +487,13 @@ static int setup_channels(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in
     return 5; /* x, weight, bias, running mean, running var */
 }
 
-static wgt_status call_group_norm(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_group_norm(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     return wgt_group_norm(in[0], v ? 2 : 3, in[1], in[2], 1e-5, out);
 }
 
 /* Inference with running statistics (training would update them in place: not differential). */
-static wgt_status call_batch_norm(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_batch_norm(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     return wgt_batch_norm(in[0], in[3], in[4], in[1], in[2], 0, 0.1, 1e-5, out);
-}
-
-static void norms(hx_add_fn add)
-{
-    for (int sc = 0; sc < WGT_SCAN_COUNT; sc++) {
-        hx_op *o = add(wgt_scan_op_name((wgt_scan_op)sc), "scan", HX_ALL, setup_reduce, call_scan);
-        o->code = sc;
-        o->n_variants = 2; /* the last dim, dim 0 */
-        o->tol = (hx_tol){1e-5, 1e-4, "running f32 sums of up to 53 values in [-4, 4] against double"};
-        if (sc == WGT_SCAN_CUMPROD) {
-            o->dom = (hx_dom){0.7, 1.4, 0, 0};
-            o->tol = (hx_tol){2e-5, 1e-6, "running f32 products of up to 53 factors near 1"};
-        }
-        if (sc == WGT_SCAN_CUMMAX || sc == WGT_SCAN_CUMMIN) o->tol = (hx_tol){0, 0, "exact: a selection"};
-    }
-    hx_op *o = add("softmax", "norm", HX_FLOATS, setup_reduce, call_softmax);
-    o->n_variants = 2;
-    o->tol = (hx_tol){1e-5, 1e-7, "f32 exp and a sum of up to 53 terms"};
-    o = add("log_softmax", "norm", HX_FLOATS, setup_reduce, call_softmax);
-    o->n_variants = 2;
-    o->tol = (hx_tol){1e-5, 1e-5, "f32 exp, sum and log"};
-    const hx_tol ln = {2e-5, 2e-5, "f32 mean and variance of up to 53 values, rsqrt"};
-    o = add("layer_norm", "norm", HX_FLOATS, setup_norm, call_layer_norm);
-    /* no_huge: squares of 1e30 overflow f32, not the reference's double */
-    o->n_variants = 2, o->tol = ln, o->big = 1, o->no_huge = 1; /* with and without weight and bias */
-    o = add("rms_norm", "norm", HX_FLOATS, setup_norm, call_rms_norm);
-    o->n_variants = 2, o->tol = ln, o->no_huge = 1;
-    o = add("group_norm", "norm", HX_FLOATS, setup_channels, call_group_norm);
-    o->n_variants = 2, o->tol = ln, o->no_huge = 1; /* 3 groups, 2 groups */
-    o = add("batch_norm", "norm", HX_FLOATS, setup_channels, call_batch_norm);
-    o->tol = ln;
-}
-
-/* ---- the entries ----------------------------------------------------------------------------- */
-
-void hx_table_ops(hx_add_fn add)
-{
-    reductions(add);
-    norms(add);
-    const hx_tol dot = {2e-5, 2e-5, "f32 accumulation of up to 29 products against a double sum"};
-    /* no_huge: 1e30 * 1e30 overflows in f32 but not in the reference's double, so sums of such
-     * products legitimately differ (inf - inf = NaN on the device) */
-    hx_op *o = add("matmul", "matmul", HX_FLOATS | HX_DT(WGT_I32), setup_matmul, call_matmul);
-    o->dom = unit, o->tol = dot, o->no_huge = 1;
-    o = add("linear", "matmul", HX_FLOATS, setup_linear, call_linear);
-    o->dom = unit, o->tol = dot, o->n_variants = 2, o->no_huge = 1; /* with and without bias */
-    o = add("addmm", "matmul", HX_FLOATS, setup_addmm, call_addmm);
-    o->dom = unit, o->tol = dot, o->n_variants = 2, o->no_huge = 1; /* beta 0.5, beta 0 (self not read) */
-    o = add("baddbmm", "matmul", HX_FLOATS, setup_baddbmm, call_baddbmm);
-    o->dom = unit, o->tol = dot, o->no_huge = 1;
-    o = add("outer", "matmul", HX_FLOATS | HX_DT(WGT_I32), setup_outer, call_outer);
-    o->dom = unit, o->tol = (hx_tol){2e-7, 0, "one f32 product"};
-
-    o = add("sdpa", "attention", HX_FLOATS, setup_sdpa, call_sdpa);
-    o->dom = unit, o->n_variants = 3, o->no_huge = 1; /* plain, causal, causal with an offset of 2 */
-    o->tol = (hx_tol){2e-5, 2e-5, "f32 dot products of 16, exp and a weighted sum of 7 against double"};
-    o = add("rope", "attention", HX_FLOATS, setup_rope, call_rope);
-    o->dom = unit, o->n_variants = 4; /* half-split, interleaved, linear scaling, partial rot_dim */
-    o->tol = (hx_tol){1e-5, 2e-5, "f32 sin/cos of angles up to 64 rad (llvmpipe: ~1e-6 absolute)"};
-    o = add("embedding", "attention", HX_FLOATS, setup_embedding, call_embedding);
-    o->n_variants = 2; /* the weight's dtype, f32 */
-
-    o = add("index_select", "index", HX_ALL, setup_index_select, call_index_select);
-    o->n_variants = 2; /* dim 0, last dim */
-    o = add("gather", "index", HX_ALL, setup_gather, call_gather);
-    o->n_variants = 2;
-    o = add("scatter", "index", HX_ALL, setup_scatter, call_scatter);
-    o->n_variants = WGT_SCATTER_COUNT; /* set, add, mul, amax, amin */
-    o->dom = (hx_dom){-2, 2, 0, 0};
-    o->tol = (hx_tol){1e-6, 1e-6, "sums/products of up to 5 values in another order"};
-    o->accum = 5 * 4; /* 5 roundings of partial results up to 4 in f16/bf16 */
-    o = add("scatter_add", "index", HX_ALL, setup_scatter, call_scatter_add);
-    o->tol = (hx_tol){1e-6, 1e-6, "sums of up to 5 values in another order"};
-    o->accum = 5 * 4 * 4; /* 5 roundings of partial sums up to 16 (values up to 4) */
-    o = add("index_add", "index", HX_ALL, setup_index_add, call_index_add);
-    o->tol = (hx_tol){1e-6, 1e-6, "sums of up to 11 values in another order"};
-    o->accum = 11 * 16; /* 11 roundings of partial sums up to 16 */
-    o = add("index_put", "index", HX_ALL, setup_index_add, call_index_put);
-    o->n_variants = 2; /* assign, accumulate */
-    o->tol = (hx_tol){1e-6, 1e-6, "sums of up to 11 values in another order"};
-    o->accum = 11 * 16;
-    o = add("masked_fill", "index", HX_ALL, setup_masked, call_masked_fill);
-    o = add("masked_select", "index", HX_ALL, setup_masked, call_masked_select);
-    o = add("nonzero", "index", HX_ALL, setup_nonzero, call_nonzero);
-    o = add("one_hot", "index", HX_ALL, setup_one_hot, call_one_hot);
-    o->n_variants = 2; /* axis -1, axis 0 */
-
-    o = add("tril", "shape", HX_ALL, setup_x_any, call_tril);
-    o->n_variants = 3; /* k = 0, 2, -3 */
-    o = add("triu", "shape", HX_ALL, setup_x_any, call_tril);
-    o->n_variants = 3;
-    o = add("arange", "creation", HX_ALL & ~HX_DT(WGT_BOOL), setup_dtype_only, call_arange);
-    o->n_variants = 2;
-    o = add("linspace", "creation", HX_ALL & ~HX_DT(WGT_BOOL), setup_dtype_only, call_linspace);
-    o->n_variants = 2;
-    o->tol = (hx_tol){2e-7, 1e-6, "start + i * step in f32"};
-    o = add("eye", "creation", HX_ALL, setup_dtype_only, call_eye);
-    o->n_variants = 2;
-    o = add("cat", "shape", HX_ALL, setup_cat, call_cat);
-    o->n_variants = 2; /* last dim, dim 0 (shapes differ: both refuse) */
-    o = add("stack", "shape", HX_ALL, setup_stack, call_stack);
-    o->n_variants = 2;
-    o = add("flip", "shape", HX_ALL, setup_x_any, call_flip);
-    o->n_variants = 2;
-    o = add("roll", "shape", HX_ALL, setup_x_any, call_roll);
-    o->n_variants = 2;
-    o = add("repeat", "shape", HX_ALL, setup_x_any, call_repeat);
-    o->n_variants = 2;
-    o = add("pad", "shape", HX_ALL, setup_x_any, call_pad);
-    o->n_variants = WGT_PAD_COUNT; /* constant, reflect, replicate, circular */
 }

@@ -20,7 +20,7 @@ static void set(hx_input *in, wgt_dtype dt, int ndim, const int64_t *shape, hx_d
 static const hx_dom unit = {-4, 4, 0, 0};
 
 /* x [N, C, H, W] (code 2) or [N, C, L] (code 1) per case. */
-static int setup_x(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+int setup_pool_x(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
 {
     int sp = op->code % 10;
     switch (c) {
@@ -55,14 +55,14 @@ static wgt_pool_params geometry(int v, int sp)
     return p;
 }
 
-static wgt_status call_max_pool(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_max_pool(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     wgt_pool_params p = geometry(v, op->code);
     return wgt_max_pool(in[0], op->code, &p, &out[0], &out[1]);
 }
 
 /* geometries 0, 1, 3 with count_include_pad off and on, and a divisor_override */
-static wgt_status call_avg_pool(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_avg_pool(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     static const int geo[] = {0, 0, 1, 3, 3, 0};
     wgt_pool_params p = geometry(geo[v], op->code);
@@ -74,19 +74,19 @@ static wgt_status call_avg_pool(const hx_op *op, int v, wgt_tensor *const *in, w
 /* output sizes 1 (global), 2 x 5, 5 x 7, larger than the input */
 static const int64_t adaptive_sizes[4][2] = {{1, 1}, {2, 5}, {5, 7}, {19, 23}};
 
-static wgt_status call_adaptive_avg(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_adaptive_avg(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     return wgt_adaptive_avg_pool(in[0], op->code, adaptive_sizes[v] + (2 - op->code), &out[0]);
 }
 
-static wgt_status call_adaptive_max(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_adaptive_max(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     return wgt_adaptive_max_pool(in[0], op->code, adaptive_sizes[v] + (2 - op->code), &out[0], &out[1]);
 }
 
 /* interpolate: the mode in code / 10, spatial dims in code % 10. Variants: up by size, down by
  * scale, up by a fractional scale; linear and cubic also with align_corners. */
-static wgt_status call_interp(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_interp(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     int sp = op->code % 10;
     wgt_interp_mode m = (wgt_interp_mode)(op->code / 10);
@@ -100,54 +100,15 @@ static wgt_status call_interp(const hx_op *op, int v, wgt_tensor *const *in, wgt
     }
 }
 
-/* x as setup_x (2-D), grid [N, 7, 9, 2] in [-1.2, 1.2] (past the edges: the padding modes matter). */
-static int setup_grid(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+/* x as setup_pool_x (2-D), grid [N, 7, 9, 2] in [-1.2, 1.2] (past the edges: the padding modes matter). */
+int setup_grid(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
 {
-    if (c == HX_BIG || !setup_x(op, c, dt, in)) return 0;
+    if (c == HX_BIG || !setup_pool_x(op, c, dt, in)) return 0;
     set(&in[1], dt, 4, DIMS(in[0].shape[0], 7, 9, 2), (hx_dom){-1.2, 1.2, 0, 0});
     return 2;
 }
 
-static wgt_status call_grid(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_grid(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     return wgt_grid_sample(in[0], in[1], (wgt_grid_mode)(v / 6), (wgt_grid_padding)(v / 2 % 3), v % 2, &out[0]);
-}
-
-void hx_table_pool(hx_add_fn add)
-{
-    const uint32_t max_dts = HX_FLOATS | HX_INTS;
-    const hx_tol sum = {2e-6, 1e-6, "f32 sums of up to 9 values (adaptive: 13 x 17) against double"};
-    for (int sp = 1; sp <= 2; sp++) {
-        hx_op *o = add(sp == 2 ? "max_pool2d" : "max_pool1d", "pool", max_dts, setup_x, call_max_pool);
-        o->code = sp, o->n_variants = 4, o->big = sp == 2, o->big_variant = 1;
-        o->tol = (hx_tol){0, 0, "exact: a selection"};
-        o = add(sp == 2 ? "avg_pool2d" : "avg_pool1d", "pool", HX_FLOATS, setup_x, call_avg_pool);
-        o->code = sp, o->n_variants = 6, o->tol = sum;
-        o = add(sp == 2 ? "adaptive_avg_pool2d" : "adaptive_avg_pool1d", "pool", HX_FLOATS, setup_x, call_adaptive_avg);
-        o->code = sp, o->n_variants = 4, o->tol = sum;
-        o = add(sp == 2 ? "adaptive_max_pool2d" : "adaptive_max_pool1d", "pool", max_dts, setup_x, call_adaptive_max);
-        o->code = sp, o->n_variants = 4, o->tol = (hx_tol){0, 0, "exact: a selection"};
-    }
-    static const char *names[][2] = {{"interpolate_nearest1d", "interpolate_nearest2d"},
-                                     {"interpolate_nearest_exact1d", "interpolate_nearest_exact2d"},
-                                     {"interpolate_linear", "interpolate_bilinear"},
-                                     {"interpolate_cubic1d", "interpolate_bicubic"}};
-    for (int m = 0; m < WGT_INTERP_COUNT; m++)
-        for (int sp = 1; sp <= 2; sp++) {
-            int nearest = m <= WGT_INTERP_NEAREST_EXACT;
-            hx_op *o = add(names[m][sp - 1], "resample", nearest ? HX_FLOATS | HX_INTS | HX_DT(WGT_BOOL) : HX_FLOATS,
-                           setup_x, call_interp);
-            o->code = m * 10 + sp, o->n_variants = nearest ? 3 : 6;
-            o->tol = nearest ? (hx_tol){0, 0, "exact: a selection (f32 coordinates as PyTorch)"}
-                             : (hx_tol){4e-6, 4e-6, "f32 sums of 4 taps in [-4, 4] against double"};
-            if (m == WGT_INTERP_CUBIC) o->tol = (hx_tol){2e-5, 2e-5, "f32 sums of 16 taps in [-4, 4] against double"};
-            o->big = nearest && sp == 2, o->big_variant = 1;
-            /* taps of +-1e30 cancel: the f32 sums lose what the reference's double keeps */
-            o->no_huge = m == WGT_INTERP_CUBIC;
-        }
-    hx_op *o = add("grid_sample", "resample", HX_FLOATS, setup_grid, call_grid);
-    o->code = 2, o->n_variants = 18; /* bilinear, nearest, bicubic x zeros, border, reflection x align_corners */
-    o->tol = (hx_tol){1e-5, 1e-5, "f32 coordinates and weights of 4 or 16 taps in [-4, 4] against double sums"};
-    /* a coordinate of 1e30 reflects through an f32 remainder: WGSL's x - y trunc(x / y) is not fmodf */
-    o->no_huge = 1;
 }

@@ -10,7 +10,7 @@
 #include "ops/ops.h"
 
 /* The case's shape for a creation op: the main input's, with a dummy value domain. */
-static int setup_shape(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+int setup_shape(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
 {
     if ((c == HX_BIG || c == HX_ODD_LARGE) && dt != WGT_F32) return 0;
     in[0].dtype = dt;
@@ -20,7 +20,7 @@ static int setup_shape(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
 }
 
 /* x (or p): the case's shape and layouts. */
-static int setup_input(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+int setup_input(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
 {
     if ((c == HX_BIG || c == HX_ODD_LARGE) && dt != WGT_F32) return 0;
     in[0].dtype = dt;
@@ -30,7 +30,7 @@ static int setup_input(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
 }
 
 /* multinomial: weights [N, K] (or [K]), K odd and past one 256-chunk per category */
-static int setup_probs(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+int setup_random_probs(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
 {
     in[0].dtype = dt;
     in[0].dom = op->dom;
@@ -51,7 +51,7 @@ static wgt_generator *gen_for(int variant)
     return g;
 }
 
-static wgt_status call_random(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_random(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     wgt_generator *g = gen_for(v);
     if (!g) return WGT_ERR_OUT_OF_MEMORY;
@@ -76,38 +76,4 @@ static wgt_status call_random(const hx_op *op, int v, wgt_tensor *const *in, wgt
     else st = wgt_multinomial(g, in[0], v ? 300 : 17, v, WGT_I32, out);
     wgt_generator_free(g);
     return st;
-}
-
-void hx_table_random(hx_add_fn add)
-{
-    const hx_dom unit = {0, 1, 0, 0};
-    hx_op *o = add("rand_uniform", "random", HX_FLOATS, setup_shape, call_random);
-    o->n_variants = 2, o->big = 1, o->large = 1; /* [0, 1), [-2.5, 7) */
-    /* the reference's fmaf rounds once; an adapter may compute the kernel's fma unfused (lavapipe
-     * does), rounding twice: one f32 unit apart at most */
-    o->tol = (hx_tol){1.2e-7, 8.4e-7, "fma(u, hi - lo, lo) in f32, fused or not: one f32 unit of |hi| = 7"};
-    o = add("rand_normal", "random", HX_FLOATS, setup_shape, call_random);
-    o->n_variants = 2, o->large = 1;
-    /* z = r cos t: sin/cos within ~5e-7 absolute on [-pi, pi] times r <= 5.77, and -2 ln u1 within a
-     * few f32 units (random.wgsl's neg2log); llvmpipe measures 1.5e-6. The Vulkan spec allows
-     * sin/cos an absolute 2^-11: an adapter that uses all of it fails here by design. */
-    o->tol = (hx_tol){4e-7, 6e-6, "f32 Box-Muller (log, sqrt, sin, cos) against double"};
-    o = add("bernoulli_scalar", "random", HX_ALL, setup_shape, call_random);
-    o->n_variants = 2;
-    o = add("randint", "random", HX_ALL & ~HX_DT(WGT_BOOL), setup_shape, call_random);
-    o->n_variants = 2;
-    o = add("random_bits", "random", HX_DT(WGT_U32), setup_shape, call_random);
-    o->large = 1;
-    o = add("randperm", "random", HX_FLOATS | HX_INTS, setup_shape, call_random);
-    o->n_variants = 2;
-    o = add("bernoulli", "random", HX_FLOATS, setup_input, call_random);
-    o->dom = (hx_dom){-0.1, 1.1, 0, 0}; /* out of [0, 1] acts as clamped */
-    o->big = 1, o->large = 1;
-    o = add("dropout", "random", HX_FLOATS, setup_input, call_random);
-    o->n_variants = 3; /* p 0.3; with the mask; p 1 with the mask */
-    o->big = 1, o->big_variant = 1, o->large = 1;
-    o->dom = (hx_dom){-4, 4, 0, 0};
-    o = add("multinomial", "random", HX_FLOATS, setup_probs, call_random);
-    o->n_variants = 2; /* 17 without replacement, 300 with */
-    o->dom = unit;
 }

@@ -7,9 +7,7 @@
 #include "ops/api.h"
 #include "ops/ops.h"
 
-static const hx_tol exact = {0, 0, "exact: a selection or a count, not arithmetic"};
-
-static int setup_x(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+int setup_sort_x(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
 {
     if (c == HX_BIG && !op->big) return 0; /* sorts past a binding run in parts: too slow on lavapipe here */
     if (c == HX_ODD_LARGE && !op->large) return 0;
@@ -31,24 +29,24 @@ static int64_t len_of(const wgt_tensor *x, int dim)
     return wgt_tensor_ndim(x) ? wgt_tensor_shape(x)[dim] : 1;
 }
 
-static wgt_status call_sort(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_sort(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     return wgt_sort(in[0], dim_of(v, in[0]), v, &out[0], &out[1]);
 }
 
-static wgt_status call_argsort(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_argsort(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     return wgt_argsort(in[0], dim_of(v, in[0]), !v, out);
 }
 
-static wgt_status call_topk(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_topk(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     int dim = dim_of(v, in[0]);
     int64_t k = len_of(in[0], dim) < 5 ? len_of(in[0], dim) : 5;
     return wgt_topk(in[0], k, dim, v, 1, &out[0], &out[1]);
 }
 
-static wgt_status call_kthvalue(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_kthvalue(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     int dim = dim_of(v, in[0]);
     int64_t k = len_of(in[0], dim) < 3 ? len_of(in[0], dim) : 3;
@@ -56,12 +54,12 @@ static wgt_status call_kthvalue(const hx_op *op, int v, wgt_tensor *const *in, w
     return wgt_kthvalue(in[0], k, dim, v, &out[0], &out[1]);
 }
 
-static wgt_status call_median(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_median(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     return wgt_median(in[0], dim_of(v, in[0]), v, &out[0], &out[1]);
 }
 
-static wgt_status call_unique(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_unique(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     if (v == 0) return wgt_unique(in[0], &out[0], &out[1], NULL, NULL);
     return wgt_unique(in[0], &out[0], NULL, &out[1], NULL); /* counts */
@@ -69,22 +67,22 @@ static wgt_status call_unique(const hx_op *op, int v, wgt_tensor *const *in, wgt
 
 /* A sequence [.., 53] (the case's shape; its rows need not be sorted: both sides run the same
  * binary search) and values of the same leading dims. */
-static int setup_search(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
+int setup_search(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
 {
-    if (!setup_x(op, c, dt, in) || c == HX_SCALAR) return 0;
+    if (!setup_sort_x(op, c, dt, in) || c == HX_SCALAR) return 0;
     in[1] = in[0];
     in[0].dom = in[1].dom = op_is_float(dt) ? op->dom : (hx_dom){-20, 20, 0, 0};
     if (in[1].ndim >= 1 && c != HX_EMPTY) in[1].shape[in[1].ndim - 1] = 11;
     return 2;
 }
 
-static wgt_status call_searchsorted(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_searchsorted(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     return wgt_searchsorted(in[0], in[1], v, NULL, out);
 }
 
 /* boundaries: the first row of the case's tensor, flattened to 1-D */
-static wgt_status call_bucketize(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_bucketize(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     const wgt_tensor *b = in[0];
     wgt_tensor *row = NULL, *flat = NULL;
@@ -104,34 +102,7 @@ static wgt_status call_bucketize(const hx_op *op, int v, wgt_tensor *const *in, 
     return st;
 }
 
-static wgt_status call_histc(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+wgt_status call_histc(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     return v ? wgt_histc(in[0], 13, 0, 0, out) : wgt_histc(in[0], 17, -2, 2.5, out);
-}
-
-void hx_table_sort(hx_add_fn add)
-{
-    const hx_dom dom = {-4, 4, 0, 1}; /* whole numbers: ties among floats too */
-    hx_op *o = add("sort", "sort", HX_ALL, setup_x, call_sort);
-    o->n_variants = 2, o->tol = exact, o->dom = dom, o->large = 1; /* last dim ascending, dim 0 descending */
-    o = add("argsort", "sort", HX_ALL, setup_x, call_argsort);
-    o->n_variants = 2, o->tol = exact, o->dom = dom;
-    o = add("topk", "sort", HX_ALL, setup_x, call_topk);
-    o->n_variants = 2, o->tol = exact, o->dom = dom, o->large = 1; /* smallest on the last dim, largest on dim 0 */
-    o = add("kthvalue", "sort", HX_ALL, setup_x, call_kthvalue);
-    o->n_variants = 2, o->tol = exact, o->dom = dom;
-    o = add("median", "sort", HX_ALL, setup_x, call_median);
-    o->n_variants = 2, o->tol = exact, o->dom = dom;
-    o = add("unique", "sort", HX_ALL, setup_x, call_unique);
-    o->n_variants = 2, o->tol = exact, o->dom = dom; /* with inverse, with counts */
-    o = add("searchsorted", "sort", HX_ALL & ~HX_DT(WGT_BOOL), setup_search, call_searchsorted);
-    o->n_variants = 2, o->tol = exact, o->dom = dom; /* left, right */
-    o->big = 1; /* the sequence's rows past a binding: parts along dim 0 */
-    o = add("bucketize", "sort", HX_ALL & ~HX_DT(WGT_BOOL), setup_search, call_bucketize);
-    o->n_variants = 2, o->tol = exact, o->dom = dom;
-    o = add("histc", "sort", HX_FLOATS, setup_x, call_histc);
-    o->n_variants = 2, o->tol = exact; /* [-2, 2.5] in 17 bins; the data's range in 13 */
-    o->dom = (hx_dom){-3, 3, 0, 0};
-    o->big = 1, o->big_variant = 1; /* parts along dim 0, the range over all of them first */
-    o->tol.why = "exact counts (f32 bin arithmetic on both sides)";
 }

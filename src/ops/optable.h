@@ -1,0 +1,53 @@
+/*
+ * The op table: every op described once, as a row in its family's file src/ops/<family>.def
+ * (the family is the file of src/ops/ that holds its forward code). notes/OPTABLE.md says why it
+ * is shaped this way. The .def files are X-macro lists: they hold no code and include nothing.
+ * A reader defines OP and RULE, includes "ops/optable_all.h" (every family, in the table's order,
+ * with OP_FAMILY set to the family's name), and takes the columns it can use:
+ *
+ *   OP(name, n_in, n_out, dtypes,
+ *      forward, reference, onnx, grad,
+ *      doc,
+ *      harness)
+ *
+ *   name       "matmul": what `wgt ops` prints, `wgt ops --check NAME` takes and the docs list
+ *   n_in       the most tensor inputs it takes, optional ones included (0: it makes a tensor from a
+ *              shape; -1: a list of tensors)
+ *   n_out      tensor outputs (values and indices: 2)
+ *   dtypes     the input dtypes it accepts: OPT_DT(WGT_F32) | ..., OPT_FLOATS, OPT_INTS, OPT_ALL
+ *   forward    the public (or, for fused ops, internal) function that runs it: wgt_matmul
+ *   reference  its CPU reference in src/cpu/: wgt_cpu_matmul; OP_COMPOSED when the reference is the
+ *              composition of other ops of this table (the fused ops)
+ *   onnx       the ONNX op types the ONNX test backend runs through it, space-separated ("" none)
+ *   grad       the recorder id of its backward rule (src/tensor/record.h): OP_GRAD_MATMUL, or
+ *              OP_GRAD_NONE when it records no node (no gradient flows through it)
+ *   doc        one line: what it computes, in PyTorch's terms where PyTorch has the op
+ *   harness    HX(setup, call, .field = value, ...): the differential harness's input generator and
+ *              call through the op API (testkit/harness/table_*.c), and hx_op fields (tolerance
+ *              with its reason, value domain, variants; testkit/harness/harness.h)
+ *
+ *   RULE(name, grad, backward, saves, saves_fn)
+ *
+ *   A backward rule, in the family of the ops that record it (one rule may serve many ops: the
+ *   unary rule all unary ops): its recorder id, its formula (src/autograd/grad_<family>.c), the
+ *   tensors its node saves (IN(i): input i, AG_SAVE_OUT: the output, AG_SAVE_ALL_IN) or a function
+ *   of the params that says so (saves_fn, else NULL). Read by src/autograd/rules.c.
+ *
+ * Readers: testkit/harness/table.c (the harness, and through it `wgt ops`, `--markdown`,
+ * `--describe` and docs/ops.md), src/autograd/rules.c (the rules), tests/ops/test_optable.c
+ * (the checks that keep this the only list of ops).
+ */
+#ifndef WGT_OPS_OPTABLE_H
+#define WGT_OPS_OPTABLE_H
+
+#include "wgt.h"
+
+#define OPT_DT(d) (1u << (d))
+#define OPT_FLOATS (OPT_DT(WGT_F32) | OPT_DT(WGT_F16) | OPT_DT(WGT_BF16))
+#define OPT_INTS (OPT_DT(WGT_I32) | OPT_DT(WGT_U32) | OPT_DT(WGT_I8) | OPT_DT(WGT_U8) | OPT_DT(WGT_I64))
+#define OPT_ALL (OPT_FLOATS | OPT_INTS | OPT_DT(WGT_BOOL))
+
+/* The reference column of an op whose reference is the composition of other ops. */
+#define OP_COMPOSED 0
+
+#endif

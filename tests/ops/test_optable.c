@@ -1,0 +1,171 @@
+/* The op table (src/ops/<family>.def, src/ops/optable.h) is the one list of ops: this checks that
+ * what reads it sees every row, and that each row's columns name real things.
+ *  - every OP( row written in src/ops/ *.def is in the harness's table (a .def file that
+ *    optable_all.h leaves out, or a row the harness drops, fails), names unique;
+ *  - the family is the .def file's name and src/ops/<family>.c exists beside it;
+ *  - the unary, binary, reduce and scan rows are the public enums one to one, by name;
+ *  - forward and reference name functions (the table takes their addresses), the harness's
+ *    generator makes n_in inputs, a doc line is there;
+ *  - every grad id a row names has a backward rule (RULE row) and every rule id a row;
+ *  - every ONNX op type a row names is one the ONNX executor knows.
+ * tests/ops/test_readme_ops.sh checks README.md and docs/ops.md against `wgt ops`. */
+#include <ctype.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "autograd/autograd.h"
+#include "harness/harness.h"
+#include "onnx/onnx.h"
+#include "support/check.h"
+
+/* The repository root, from this file's path (CMake compiles it by its absolute path). */
+static void root_dir(char *buf, size_t size)
+{
+    snprintf(buf, size, "%s", __FILE__);
+    char *p = strstr(buf, "/tests/ops/test_optable.c");
+    if (p) *p = 0;
+    else snprintf(buf, size, ".");
+}
+
+/* Count the rows written in one .def file (lines that begin with "OP(") and check their names
+ * against the table's family. */
+static int count_rows(const char *path, const char *family, const hx_op *ops, int n)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    char line[1024];
+    int rows = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "OP(\"", 4)) continue;
+        rows++;
+        char name[128];
+        size_t k = 0;
+        for (const char *q = line + 4; *q && *q != '"' && k + 1 < sizeof name; q++) name[k++] = *q;
+        name[k] = 0;
+        const hx_op *o = hx_find(name);
+        CHECK(o != NULL, "%s: row \"%s\" is not in the harness's table (is the file in src/ops/optable_all.h?)", path,
+              name);
+        if (o) CHECK(!strcmp(o->family, family), "%s: row \"%s\" has family %s", path, name, o->family);
+    }
+    fclose(f);
+    (void)ops, (void)n;
+    return rows;
+}
+
+static void check_files(const hx_op *ops, int n)
+{
+    char root[1024], path[1400];
+    root_dir(root, sizeof root);
+    snprintf(path, sizeof path, "%s/src/ops", root);
+    DIR *d = opendir(path);
+    CHECK(d != NULL, "cannot open %s", path);
+    if (!d) return;
+    int rows = 0, files = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (len < 5 || strcmp(e->d_name + len - 4, ".def")) continue;
+        char family[256];
+        snprintf(family, sizeof family, "%.*s", (int)(len - 4), e->d_name);
+        snprintf(path, sizeof path, "%s/src/ops/%s", root, e->d_name);
+        int r = count_rows(path, family, ops, n);
+        CHECK(r > 0, "%s: no OP rows", path);
+        rows += r > 0 ? r : 0;
+        files++;
+        snprintf(path, sizeof path, "%s/src/ops/%s.c", root, family);
+        FILE *f = fopen(path, "r");
+        CHECK(f != NULL, "family %s: no %s beside its rows", family, path);
+        if (f) fclose(f);
+    }
+    closedir(d);
+    CHECK(rows == n, "%d OP rows in src/ops/*.def, %d ops in the harness's table", rows, n);
+    printf("%d rows in %d families\n", rows, files);
+}
+
+/* The rows whose forward is the enum's function are the enum, one to one by name. */
+static void check_enum(const hx_op *ops, int n, const char *forward, int count, const char *(*name_of)(int))
+{
+    int *seen = calloc((size_t)count, sizeof *seen);
+    if (!seen) return;
+    for (int i = 0; i < n; i++) {
+        if (strcmp(ops[i].forward, forward)) continue;
+        int c = ops[i].code;
+        CHECK(c >= 0 && c < count, "%s: code %d out of %s's range", ops[i].name, c, forward);
+        if (c < 0 || c >= count) continue;
+        seen[c]++;
+        CHECK(!strcmp(name_of(c), ops[i].name), "row %s has the code of %s", ops[i].name, name_of(c));
+    }
+    for (int c = 0; c < count; c++) CHECK(seen[c] == 1, "%s op %s: %d rows", forward, name_of(c), seen[c]);
+    free(seen);
+}
+
+static const char *unary_name(int c) { return wgt_unary_op_name((wgt_unary_op)c); }
+static const char *binary_name(int c) { return wgt_binary_op_name((wgt_binary_op)c); }
+static const char *reduce_name(int c) { return wgt_reduce_op_name((wgt_reduce_op)c); }
+static const char *scan_name(int c) { return wgt_scan_op_name((wgt_scan_op)c); }
+
+static void check_rows(const hx_op *ops, int n)
+{
+    for (int i = 0; i < n; i++) {
+        const hx_op *o = &ops[i];
+        for (int j = 0; j < i; j++) CHECK(strcmp(o->name, ops[j].name), "two rows named %s", o->name);
+        CHECK(o->doc && o->doc[0], "%s: no doc line", o->name);
+        CHECK(o->forward_fn != NULL, "%s: no forward function", o->name);
+        CHECK(o->reference_fn != NULL || !strcmp(o->reference, "OP_COMPOSED"), "%s: no reference", o->name);
+        CHECK(o->dtypes != 0, "%s: no dtype", o->name);
+        CHECK(o->n_out >= 1, "%s: %d outputs", o->name, o->n_out);
+        /* the harness's generator makes the inputs the row says (the most over the cases) */
+        int most = 0;
+        for (int d = 0; d < WGT_DTYPE_COUNT; d++) {
+            if (!(o->dtypes & HX_DT(d))) continue;
+            for (int c = 0; c < HX_CASE_COUNT; c++) {
+                hx_input in[HX_MAX_IN];
+                memset(in, 0, sizeof in);
+                int k = o->setup(o, (hx_case)c, (wgt_dtype)d, in);
+                if (k > most) most = k;
+            }
+            break;
+        }
+        if (o->n_in > 0) CHECK(most == o->n_in, "%s: the row says %d inputs, the harness makes %d", o->name, o->n_in, most);
+        if (o->n_in < 0) CHECK(most >= 2, "%s: a list input, the harness makes %d", o->name, most);
+        /* the backward rule */
+        if (o->grad) {
+            CHECK(o->grad > 0 && o->grad < OP_GRAD_COUNT, "%s: grad id %d", o->name, o->grad);
+            CHECK(ag_rule_of((op_grad_id)o->grad) != NULL, "%s: %s has no RULE row", o->name, o->grad_name);
+            CHECK(hx_backward_name(o->grad) != NULL, "%s: %s has no backward name", o->name, o->grad_name);
+        }
+        /* each ONNX type is one the executor maps */
+        char buf[256];
+        snprintf(buf, sizeof buf, "%s", o->onnx);
+        for (char *t = strtok(buf, " "); t; t = strtok(NULL, " ")) {
+            CHECK(isupper((unsigned char)t[0]), "%s: ONNX type '%s'", o->name, t);
+            CHECK(wgt_onnx_op_known(t), "%s: the ONNX executor does not know %s", o->name, t);
+        }
+    }
+    /* every rule id is named by a row, or recorded by a view of src/tensor (reshape, transpose,
+     * permute, narrow, expand: views, not ops, so not rows) */
+    for (int g = 1; g < OP_GRAD_COUNT; g++) {
+        CHECK(ag_rule_of((op_grad_id)g) != NULL, "recorder id %d has no RULE row", g);
+        int named = 0;
+        for (int i = 0; i < n; i++) named |= ops[i].grad == g;
+        int view = g == OP_GRAD_RESHAPE || g == OP_GRAD_TRANSPOSE || g == OP_GRAD_PERMUTE || g == OP_GRAD_NARROW ||
+                   g == OP_GRAD_EXPAND;
+        CHECK(named || view, "rule %s: no row names its id", ag_rule_of((op_grad_id)g) ? ag_rule_of((op_grad_id)g)->name : "?");
+    }
+}
+
+int main(void)
+{
+    int n;
+    const hx_op *ops = hx_ops(&n);
+    CHECK(n > 150, "only %d ops in the table", n);
+    check_files(ops, n);
+    check_rows(ops, n);
+    check_enum(ops, n, "wgt_unary", WGT_UNARY_COUNT, unary_name);
+    check_enum(ops, n, "wgt_binary", WGT_BINARY_COUNT, binary_name);
+    check_enum(ops, n, "wgt_reduce", WGT_REDUCE_COUNT, reduce_name);
+    check_enum(ops, n, "wgt_scan", WGT_SCAN_COUNT, scan_name);
+    return test_finish("test_optable");
+}
