@@ -16,7 +16,7 @@ doc=$(cat "$root/docs/ops.md")
 for part in "$want" "$described"; do
     if [[ "$doc" != *"$part"* ]]; then
         echo "FAIL: docs/ops.md is not what \`wgt ops --markdown\` and \`--describe\` print (run tools/readme_ops.sh)"
-        diff <(echo "$doc") <(echo "$part") | head -20
+        diff <(printf '%s\n' "$doc") <(printf '%s\n' "$part") | head -20
         exit 1
     fi
 done
