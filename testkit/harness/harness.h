@@ -1,8 +1,9 @@
 /*
- * The differential op harness: a table of ops (table.c), each run through the op API twice on the
- * same generated inputs, once on a device context and once on a CPU-reference context
- * (WGT_BACKEND=cpu, where every op runs src/cpu/), and the two results compared with a tolerance
- * declared per op and dtype. Used by `wgt ops` (tools/ops.c) and tests/ops/test_gpu_harness.c.
+ * The differential op harness: the op table's rows (src/ops/<family>.def, read in table.c), each
+ * op run through the op API twice on the same generated inputs, once on a device context and once
+ * on a CPU-reference context (WGT_BACKEND=cpu, where every op runs src/cpu/), and the two results
+ * compared with a tolerance declared per op and dtype. Used by `wgt ops` (tools/ops.c) and
+ * tests/ops/test_gpu_harness.c.
  *
  * Cases per op and dtype (hx_case): contiguous, transposed/strided with an odd offset, broadcast
  * (stride-0 views and op broadcasting), empty, a 0-D scalar, odd sizes (1, 7, 1000003 elements),

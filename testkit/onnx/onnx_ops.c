@@ -4,6 +4,7 @@
  * in several opsets: both forms are accepted). */
 #include "onnx/onnx_ops_internal.h"
 #include "cpu/pool.h"
+#include "harness/harness.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -136,39 +137,42 @@ wgt_status ox_broadcast(const ox *c, const wgt_onnx_tensor *const *ts, int n, in
 
 /* ---- elementwise ---- */
 
+/* The unary, binary and reduce ops an ONNX op type maps to come from the op table's onnx column
+ * (src/ops/<family>.def): the row whose forward is `forward` and whose column lists op_type. */
+static const hx_op *table_row(const char *forward, const char *op_type)
+{
+    int n;
+    const hx_op *ops = hx_ops(&n);
+    size_t len = strlen(op_type);
+    for (int i = 0; i < n; i++) {
+        if (strcmp(ops[i].forward, forward)) continue;
+        for (const char *p = ops[i].onnx; (p = strstr(p, op_type)); p += len)
+            if ((p == ops[i].onnx || p[-1] == ' ') && (p[len] == 0 || p[len] == ' ')) return &ops[i];
+    }
+    return NULL;
+}
+
+/* Differences from ONNX kept on purpose (the reference follows PyTorch): Sign(NaN) is 0, not NaN.
+ * Identity is clamp to (-inf, inf), an exact copy. */
 typedef struct unary_map {
-    const char *name;
     wgt_unary_op op;
-    int to_bool;
+    int to_bool; /* the output is bool (Not, IsNaN); else it has the input's type */
 } unary_map;
 
-/* Differences from ONNX kept on purpose (the reference follows PyTorch): Sign(NaN) is 0, not NaN. */
-static const unary_map unary_ops[] = {
-    {"Abs", WGT_UNARY_ABS, 0},       {"Neg", WGT_UNARY_NEG, 0},         {"Ceil", WGT_UNARY_CEIL, 0},
-    {"Floor", WGT_UNARY_FLOOR, 0},   {"Round", WGT_UNARY_ROUND, 0},     {"Exp", WGT_UNARY_EXP, 0},
-    {"Log", WGT_UNARY_LOG, 0},       {"Sqrt", WGT_UNARY_SQRT, 0},       {"Reciprocal", WGT_UNARY_RECIPROCAL, 0},
-    {"Sin", WGT_UNARY_SIN, 0},       {"Cos", WGT_UNARY_COS, 0},         {"Tan", WGT_UNARY_TAN, 0},
-    {"Asin", WGT_UNARY_ASIN, 0},     {"Acos", WGT_UNARY_ACOS, 0},       {"Atan", WGT_UNARY_ATAN, 0},
-    {"Sinh", WGT_UNARY_SINH, 0},     {"Cosh", WGT_UNARY_COSH, 0},       {"Tanh", WGT_UNARY_TANH, 0},
-    {"Asinh", WGT_UNARY_ASINH, 0},   {"Acosh", WGT_UNARY_ACOSH, 0},     {"Atanh", WGT_UNARY_ATANH, 0},
-    {"Sigmoid", WGT_UNARY_SIGMOID, 0}, {"Relu", WGT_UNARY_RELU, 0},     {"Erf", WGT_UNARY_ERF, 0},
-    {"Sign", WGT_UNARY_SIGN, 0},     {"Softplus", WGT_UNARY_SOFTPLUS, 0}, {"Elu", WGT_UNARY_ELU, 0},
-    {"LeakyRelu", WGT_UNARY_LEAKY_RELU, 0}, {"HardSigmoid", WGT_UNARY_HARDSIGMOID, 0},
-    {"HardSwish", WGT_UNARY_HARDSWISH, 0}, {"Not", WGT_UNARY_LOGICAL_NOT, 1},
-    {"IsNaN", WGT_UNARY_ISNAN, 1},   {"BitwiseNot", WGT_UNARY_BITWISE_NOT, 0},
-    {"Identity", WGT_UNARY_CLAMP, 0}, /* clamp to (-inf, inf): an exact copy */
-};
-
-static const unary_map *find_unary(const char *name)
+static int find_unary(const char *name, unary_map *m)
 {
-    for (size_t i = 0; i < sizeof unary_ops / sizeof *unary_ops; i++)
-        if (!strcmp(unary_ops[i].name, name)) return &unary_ops[i];
-    return NULL;
+    const hx_op *row = table_row("wgt_unary", name);
+    if (!row) return 0;
+    m->op = (wgt_unary_op)row->code;
+    m->to_bool = wgt_unary_result_dtype(m->op, WGT_F32) == WGT_BOOL;
+    return 1;
 }
 
 static wgt_status ox_unary(ox *c)
 {
-    const unary_map *m = find_unary(c->node->op_type);
+    unary_map um;
+    if (!find_unary(c->node->op_type, &um)) return ox_unsupported(c, "not a unary op");
+    const unary_map *m = &um;
     const wgt_onnx_tensor *x;
     OX_TRY(ox_need(c, 0, &x));
     wgt_unary_params p = wgt_unary_params_default(m->op);
@@ -233,31 +237,26 @@ static wgt_status ox_isinf(ox *c)
 }
 
 typedef struct binary_map {
-    const char *name;
-    wgt_binary_op op;
-    int to_bool;
+    const char *name; /* the ONNX op type */
+    wgt_binary_op op; /* Mod and BitShift: the first of their rows; attributes pick the op */
+    int to_bool;      /* comparisons and logical ops: a bool output; else A's type */
 } binary_map;
 
-static const binary_map binary_ops[] = {
-    {"Add", WGT_BINARY_ADD, 0},  {"Sub", WGT_BINARY_SUB, 0},     {"Mul", WGT_BINARY_MUL, 0},
-    {"Div", WGT_BINARY_DIV, 0},  {"Pow", WGT_BINARY_POW, 0},     {"And", WGT_BINARY_LOGICAL_AND, 1},
-    {"Or", WGT_BINARY_LOGICAL_OR, 1}, {"Xor", WGT_BINARY_LOGICAL_XOR, 1}, {"Equal", WGT_BINARY_EQ, 1},
-    {"Greater", WGT_BINARY_GT, 1}, {"Less", WGT_BINARY_LT, 1}, {"GreaterOrEqual", WGT_BINARY_GE, 1},
-    {"LessOrEqual", WGT_BINARY_LE, 1}, {"BitwiseAnd", WGT_BINARY_BITWISE_AND, 0},
-    {"BitwiseOr", WGT_BINARY_BITWISE_OR, 0}, {"BitwiseXor", WGT_BINARY_BITWISE_XOR, 0},
-    {"Mod", WGT_BINARY_REMAINDER, 0}, {"BitShift", WGT_BINARY_SHIFT_LEFT, 0},
-};
-
-static const binary_map *find_binary(const char *name)
+static int find_binary(const char *name, binary_map *m)
 {
-    for (size_t i = 0; i < sizeof binary_ops / sizeof *binary_ops; i++)
-        if (!strcmp(binary_ops[i].name, name)) return &binary_ops[i];
-    return NULL;
+    const hx_op *row = table_row("wgt_binary", name);
+    if (!row) return 0;
+    m->name = name;
+    m->op = (wgt_binary_op)row->code;
+    m->to_bool = wgt_binary_result_dtype(m->op, WGT_F32, WGT_F32) == WGT_BOOL;
+    return 1;
 }
 
 static wgt_status ox_binary(ox *c)
 {
-    const binary_map *m = find_binary(c->node->op_type);
+    binary_map bm;
+    if (!find_binary(c->node->op_type, &bm)) return ox_unsupported(c, "not a binary op");
+    const binary_map *m = &bm;
     const wgt_onnx_tensor *ab[2];
     OX_TRY(ox_need(c, 0, &ab[0]));
     OX_TRY(ox_need(c, 1, &ab[1]));
@@ -389,17 +388,10 @@ static wgt_status reduce_axes(ox *c, const wgt_onnx_tensor *x, int input, uint32
 
 static wgt_status ox_reduce(ox *c)
 {
-    static const struct { const char *name; wgt_reduce_op op; } map[] = {
-        {"ReduceSum", WGT_REDUCE_SUM},        {"ReduceMean", WGT_REDUCE_MEAN},
-        {"ReduceProd", WGT_REDUCE_PROD},      {"ReduceMax", WGT_REDUCE_AMAX},
-        {"ReduceMin", WGT_REDUCE_AMIN},       {"ReduceL1", WGT_REDUCE_NORM1},
-        {"ReduceL2", WGT_REDUCE_NORM2},       {"ReduceLogSumExp", WGT_REDUCE_LOGSUMEXP},
-        {"ReduceSumSquare", WGT_REDUCE_SUM},  {"ReduceLogSum", WGT_REDUCE_SUM},
-    };
+    /* the op table's reduce rows (ReduceSumSquare and ReduceLogSum: a sum of transformed values) */
     const char *name = c->node->op_type;
-    wgt_reduce_op op = WGT_REDUCE_SUM;
-    for (size_t i = 0; i < sizeof map / sizeof *map; i++)
-        if (!strcmp(map[i].name, name)) op = map[i].op;
+    const hx_op *row = table_row("wgt_reduce", name);
+    wgt_reduce_op op = row ? (wgt_reduce_op)row->code : WGT_REDUCE_SUM;
     const wgt_onnx_tensor *x;
     OX_TRY(ox_need(c, 0, &x));
     uint32_t mask = 0;
@@ -541,12 +533,16 @@ static const struct {
     {"TopK", ox_topk},           {"Unique", ox_unique},
 };
 
+/* The handlers above first (Clip, IsInf, Sum, Mean, Max, Min have their own), then the op table's
+ * unary and binary rows. */
 static ox_fn find_fn(const char *op)
 {
-    if (find_unary(op)) return ox_unary;
-    if (find_binary(op)) return ox_binary;
     for (size_t i = 0; i < sizeof table / sizeof *table; i++)
         if (!strcmp(table[i].name, op)) return table[i].fn;
+    unary_map um;
+    binary_map bm;
+    if (find_unary(op, &um)) return ox_unary;
+    if (find_binary(op, &bm)) return ox_binary;
     return NULL;
 }
 

@@ -7,7 +7,9 @@
  *  - forward and reference name functions (the table takes their addresses), the harness's
  *    generator makes n_in inputs, a doc line is there;
  *  - every grad id a row names has a backward rule (RULE row) and every rule id a row;
- *  - every ONNX op type a row names is one the ONNX executor knows.
+ *  - every ONNX op type a row names is one the ONNX executor knows;
+ *  - every backward rule a row names has a gradient check (testkit/grad: a case whose first word
+ *    is, or is a prefix of, the name of a row with that rule).
  * tests/ops/test_readme_ops.sh checks README.md and docs/ops.md against `wgt ops`. */
 #include <ctype.h>
 #include <dirent.h>
@@ -16,6 +18,7 @@
 #include <string.h>
 
 #include "autograd/autograd.h"
+#include "grad/gradcheck.h"
 #include "harness/harness.h"
 #include "onnx/onnx.h"
 #include "support/check.h"
@@ -156,6 +159,32 @@ static void check_rows(const hx_op *ops, int n)
     }
 }
 
+/* The gradient case that checks rule g: its name's first word is a row of g, or a prefix of one
+ * ("interpolate bilinear" checks interpolate_bilinear's rule). */
+static int grad_checked(const hx_op *ops, int n, int g)
+{
+    for (int k = 0; k < gc_case_count(); k++) {
+        char w[64];
+        size_t len = 0;
+        for (const char *p = gc_case_name(k); *p && *p != ' ' && len + 1 < sizeof w; p++)
+            w[len++] = (char)tolower((unsigned char)*p);
+        w[len] = 0;
+        for (int i = 0; i < n; i++)
+            if (ops[i].grad == g && (!strcmp(ops[i].name, w) || (!strncmp(ops[i].name, w, len) && ops[i].name[len] == '_')))
+                return 1;
+    }
+    return 0;
+}
+
+static void check_grad_cases(const hx_op *ops, int n)
+{
+    for (int i = 0; i < n; i++) {
+        int g = ops[i].grad, first = 1;
+        for (int j = 0; j < i; j++) first &= ops[j].grad != g;
+        if (g && first) CHECK(grad_checked(ops, n, g), "%s (%s and others): no gradient case checks its rule", ops[i].grad_name, ops[i].name);
+    }
+}
+
 int main(void)
 {
     int n;
@@ -167,5 +196,6 @@ int main(void)
     check_enum(ops, n, "wgt_binary", WGT_BINARY_COUNT, binary_name);
     check_enum(ops, n, "wgt_reduce", WGT_REDUCE_COUNT, reduce_name);
     check_enum(ops, n, "wgt_scan", WGT_SCAN_COUNT, scan_name);
+    check_grad_cases(ops, n);
     return test_finish("test_optable");
 }
