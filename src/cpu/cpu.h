@@ -193,7 +193,7 @@ wgt_status wgt_cpu_masked_select(const wgt_cpu_tensor *x, const wgt_cpu_tensor *
 /* out [cap, ndim(x)] (integer, may be NULL): coordinates of the nonzero elements of x, row-major;
  * *count gets their number (ONNX NonZero's output is the transpose of this). */
 wgt_status wgt_cpu_nonzero(const wgt_cpu_tensor *x, const wgt_cpu_tensor *out, int64_t *count);
-/* out [ids..., D] = weight [V, D] rows at ids (any shape). */
+/* out [ids..., D] = weight [V, D] rows at ids (any shape). In rope.c, with the forward's family. */
 wgt_status wgt_cpu_embedding(const wgt_cpu_tensor *weight, const wgt_cpu_tensor *ids,
                              const wgt_cpu_tensor *out);
 /* out has x's shape with a new dim of size depth inserted at axis: on_value where the index equals
@@ -314,7 +314,7 @@ wgt_status wgt_cpu_diag(const wgt_cpu_tensor *x, int64_t offset, const wgt_cpu_t
 wgt_status wgt_cpu_diag_embed(const wgt_cpu_tensor *x, int64_t offset, int dim1, int dim2,
                               const wgt_cpu_tensor *out);
 
-/* ---- Sorting and searching (sort.c) ------------------------------------------------------------ */
+/* ---- Sorting and searching (sort.c, search.c) -------------------------------------------------- */
 
 /* Rows along dim sorted stably (equal values keep their order; -0 equals +0); NaN is above +inf
  * (last ascending, first descending), as PyTorch. values/indices (either may be NULL) have x's

@@ -1,4 +1,4 @@
-/* Elementwise ops: unary, binary with broadcasting, where, lerp, addcmul, addcdiv. */
+/* Elementwise ops: unary, binary with broadcasting, where, lerp, addcmul, addcdiv, cast, copy, full. */
 #include "cpu/cpu_internal.h"
 #include "cpu/special.h"
 
@@ -363,4 +363,40 @@ wgt_status wgt_cpu_addcdiv(const wgt_cpu_tensor *self, const wgt_cpu_tensor *t1,
         return wgt_error(WGT_ERR_DTYPE, "cpu: addcdiv needs a float output, not %s (PyTorch "
                          "refuses integer division here too)", wgt_dtype_name(out->l.dtype));
     return ternary("addcdiv", addcdiv_f, self, t1, t2, value, out);
+}
+
+/* ---- cast, copy, full ---- */
+
+wgt_status wgt_cpu_cast(const wgt_cpu_tensor *x, const wgt_cpu_tensor *out)
+{
+    wgt_cpu_tensor xb;
+    CPU_CHECK(out, "cast output");
+    CPU_TRY(cpu_broadcast_view(x, out, "cast input", &xb));
+    int64_t n = cpu_numel(out);
+    int cx = wgt_layout_is_contiguous(&xb.l), co = wgt_layout_is_contiguous(&out->l);
+    for (int64_t i = 0; i < n; i++) cpu_copy_elem(&xb, cpu_at_c(&xb, i, cx), out, cpu_at_c(out, i, co));
+    return WGT_OK;
+}
+
+wgt_status wgt_cpu_copy(const wgt_cpu_tensor *x, const wgt_cpu_tensor *out)
+{
+    CPU_CHECK(x, "copy input");
+    CPU_CHECK(out, "copy output");
+    if (x->l.dtype != out->l.dtype)
+        return wgt_error(WGT_ERR_DTYPE, "cpu: copy from %s to %s: use cast", wgt_dtype_name(x->l.dtype),
+                         wgt_dtype_name(out->l.dtype));
+    return wgt_cpu_cast(x, out);
+}
+
+wgt_status wgt_cpu_full(double value, const wgt_cpu_tensor *out)
+{
+    CPU_CHECK(out, "full output");
+    int64_t n = cpu_numel(out);
+    /* Integral values go through the exact path so i64 constants past 2^53 stay exact. */
+    int integral = value == trunc(value) && fabs(value) < 9.2e18;
+    for (int64_t i = 0; i < n; i++) {
+        if (integral && !wgt_cpu_is_float(out->l.dtype)) wgt_cpu_store_i(out, cpu_at(out, i), (int64_t)value);
+        else wgt_cpu_store_f(out, cpu_at(out, i), value);
+    }
+    return WGT_OK;
 }

@@ -144,3 +144,30 @@ wgt_status wgt_cpu_rope(const wgt_cpu_tensor *x, const wgt_cpu_tensor *positions
     free(inv);
     return WGT_OK;
 }
+
+/* The token embedding: rows of weight [V, D] picked by ids (src/ops/rope.c holds both embeddings). */
+wgt_status wgt_cpu_embedding(const wgt_cpu_tensor *weight, const wgt_cpu_tensor *ids,
+                             const wgt_cpu_tensor *out)
+{
+    CPU_CHECK(weight, "embedding weight");
+    CPU_CHECK(out, "embedding output");
+    CPU_TRY(cpu_check_index_dtype(ids, "embedding ids"));
+    int ni = ids->l.ndim, ok = weight->l.ndim == 2 && out->l.ndim == ni + 1 &&
+                             out->l.shape[ni] == weight->l.shape[1] && out->l.dtype == weight->l.dtype;
+    for (int d = 0; ok && d < ni; d++) ok = out->l.shape[d] == ids->l.shape[d];
+    if (!ok)
+        return wgt_error(WGT_ERR_SHAPE, "cpu: embedding: weight must be [V, D] and out [ids..., D] "
+                         "of weight's dtype");
+    int64_t n = cpu_numel(ids), V = weight->l.shape[0], D = weight->l.shape[1];
+    for (int64_t i = 0; i < n; i++) {
+        int64_t id = wgt_cpu_load_i(ids, cpu_at(ids, i));
+        if (id < 0 || id >= V) /* PyTorch refuses negative ids here, unlike index_select */
+            return wgt_error(WGT_ERR_INVALID_ARGUMENT, "cpu: embedding: id %lld out of range [0, %lld)",
+                             (long long)id, (long long)V);
+        int64_t ob = cpu_at(out, i * D); /* row i of out starts at element i * D */
+        for (int64_t j = 0; j < D; j++)
+            cpu_copy_elem(weight, weight->l.offset + id * weight->l.strides[0] + j * weight->l.strides[1],
+                          out, ob + j * out->l.strides[ni]);
+    }
+    return WGT_OK;
+}

@@ -1,4 +1,5 @@
-/* Element access for every dtype, layout checks, broadcasting, cast/copy/full. */
+/* Element access for every dtype, layout checks, broadcasting (cast, copy and full, the elementwise
+ * family's, are in elementwise.c). */
 #include "cpu/cpu_internal.h"
 
 #include <math.h>
@@ -243,39 +244,5 @@ wgt_status cpu_wrap_index(int64_t v, int64_t n, const char *what, int64_t *res)
         return wgt_error(WGT_ERR_INVALID_ARGUMENT, "cpu: %s: index %lld out of range [%lld, %lld)",
                          what, (long long)v, (long long)-n, (long long)n);
     *res = v < 0 ? v + n : v;
-    return WGT_OK;
-}
-
-wgt_status wgt_cpu_cast(const wgt_cpu_tensor *x, const wgt_cpu_tensor *out)
-{
-    wgt_cpu_tensor xb;
-    CPU_CHECK(out, "cast output");
-    CPU_TRY(cpu_broadcast_view(x, out, "cast input", &xb));
-    int64_t n = cpu_numel(out);
-    int cx = wgt_layout_is_contiguous(&xb.l), co = wgt_layout_is_contiguous(&out->l);
-    for (int64_t i = 0; i < n; i++) cpu_copy_elem(&xb, cpu_at_c(&xb, i, cx), out, cpu_at_c(out, i, co));
-    return WGT_OK;
-}
-
-wgt_status wgt_cpu_copy(const wgt_cpu_tensor *x, const wgt_cpu_tensor *out)
-{
-    CPU_CHECK(x, "copy input");
-    CPU_CHECK(out, "copy output");
-    if (x->l.dtype != out->l.dtype)
-        return wgt_error(WGT_ERR_DTYPE, "cpu: copy from %s to %s: use cast", wgt_dtype_name(x->l.dtype),
-                         wgt_dtype_name(out->l.dtype));
-    return wgt_cpu_cast(x, out);
-}
-
-wgt_status wgt_cpu_full(double value, const wgt_cpu_tensor *out)
-{
-    CPU_CHECK(out, "full output");
-    int64_t n = cpu_numel(out);
-    /* Integral values go through the exact path so i64 constants past 2^53 stay exact. */
-    int integral = value == trunc(value) && fabs(value) < 9.2e18;
-    for (int64_t i = 0; i < n; i++) {
-        if (integral && !wgt_cpu_is_float(out->l.dtype)) wgt_cpu_store_i(out, cpu_at(out, i), (int64_t)value);
-        else wgt_cpu_store_f(out, cpu_at(out, i), value);
-    }
     return WGT_OK;
 }

@@ -2,7 +2,9 @@
  * what reads it sees every row, and that each row's columns name real things.
  *  - every OP( row written in src/ops/ *.def is in the harness's table (a .def file that
  *    optable_all.h leaves out, or a row the harness drops, fails), names unique;
- *  - the family is the .def file's name and src/ops/<family>.c exists beside it;
+ *  - the family is the .def file's name and src/ops/<family>.c exists beside it; the forward is
+ *    defined in src/ops/<family>.c and the reference in src/cpu/<family>.c (one family name per
+ *    family across the two folders);
  *  - the unary, binary, reduce and scan rows are the public enums one to one, by name;
  *  - forward and reference name functions (the table takes their addresses), the harness's
  *    generator makes n_in inputs, a doc line is there;
@@ -85,6 +87,46 @@ static void check_files(const hx_op *ops, int n)
     closedir(d);
     CHECK(rows == n, "%d OP rows in src/ops/*.def, %d ops in the harness's table", rows, n);
     printf("%d rows in %d families\n", rows, files);
+}
+
+/* A whole file, or NULL. */
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (buf && fread(buf, 1, (size_t)n, f) == (size_t)n) buf[n] = 0;
+    else free(buf), buf = NULL;
+    fclose(f);
+    return buf;
+}
+
+/* fn is defined (a line beginning "wgt_status fn(") in DIR/family.c. */
+static int defined_in(const char *dir, const char *family, const char *fn)
+{
+    char root[1024], path[1400], def[256];
+    root_dir(root, sizeof root);
+    snprintf(path, sizeof path, "%s/%s/%s.c", root, dir, family);
+    snprintf(def, sizeof def, "\nwgt_status %s(", fn);
+    char *text = slurp(path);
+    int found = text && strstr(text, def);
+    free(text);
+    return found;
+}
+
+static void check_homes(const hx_op *ops, int n)
+{
+    for (int i = 0; i < n; i++) {
+        const hx_op *o = &ops[i];
+        CHECK(defined_in("src/ops", o->family, o->forward), "%s: %s is not defined in src/ops/%s.c", o->name,
+              o->forward, o->family);
+        if (o->reference_fn)
+            CHECK(defined_in("src/cpu", o->family, o->reference), "%s: %s is not defined in src/cpu/%s.c", o->name,
+                  o->reference, o->family);
+    }
 }
 
 /* The rows whose forward is the enum's function are the enum, one to one by name. */
@@ -192,6 +234,7 @@ int main(void)
     CHECK(n > 150, "only %d ops in the table", n);
     check_files(ops, n);
     check_rows(ops, n);
+    check_homes(ops, n);
     check_enum(ops, n, "wgt_unary", WGT_UNARY_COUNT, unary_name);
     check_enum(ops, n, "wgt_binary", WGT_BINARY_COUNT, binary_name);
     check_enum(ops, n, "wgt_reduce", WGT_REDUCE_COUNT, reduce_name);
