@@ -49,12 +49,15 @@ int setup_classes(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
 /* Variants: mean; none with weight and smoothing 0.1; sum, ignoring class 1 */
 wgt_status call_cross_entropy(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
-    int nll = !strcmp(op->name, "nll_loss");
-    const wgt_tensor *w = v == 1 ? in[2] : NULL;
     wgt_reduction red = v == 0 ? WGT_REDUCTION_MEAN : v == 1 ? WGT_REDUCTION_NONE : WGT_REDUCTION_SUM;
-    int64_t ignore = v == 2 ? 1 : -100;
-    if (nll) return wgt_nll_loss(in[0], in[1], w, ignore, red, out);
-    return wgt_cross_entropy(in[0], in[1], w, ignore, v == 1 ? 0.1 : 0, red, out);
+    return wgt_cross_entropy(in[0], in[1], v == 1 ? in[2] : NULL, v == 2 ? 1 : -100, v == 1 ? 0.1 : 0, red, out);
+}
+
+/* nll_loss: the same variants, no smoothing */
+wgt_status call_nll_loss(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+{
+    wgt_reduction red = v == 0 ? WGT_REDUCTION_MEAN : v == 1 ? WGT_REDUCTION_NONE : WGT_REDUCTION_SUM;
+    return wgt_nll_loss(in[0], in[1], v == 1 ? in[2] : NULL, v == 2 ? 1 : -100, red, out);
 }
 
 /* probabilities: target of x's shape in [0, 1] */
@@ -85,9 +88,9 @@ int setup_pointwise(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
     hx_case_shape(c, &in[0]);
     in[1] = in[0];
     if (c == HX_BROADCAST) in[1].ndim = 1, in[1].shape[0] = in[0].shape[1];
-    int bce = !strcmp(op->name, "binary_cross_entropy"), kl = !strcmp(op->name, "kl_div");
+    int bce = op->code == WGT_CPU_LOSS_BCE, kl = op->code == WGT_CPU_LOSS_KL_DIV;
     in[0].dom = bce ? prob : kl ? (hx_dom){-5, -0.01, 0, 0} : logit;
-    in[1].dom = bce || kl || !strcmp(op->name, "binary_cross_entropy_with_logits") ? (hx_dom){0, 1, 0, 0} : logit;
+    in[1].dom = bce || kl || op->code == WGT_CPU_LOSS_BCE_LOGITS ? (hx_dom){0, 1, 0, 0} : logit;
     /* weight and pos_weight: the last dim (or a scalar), fixed */
     int64_t last = in[0].ndim ? in[0].shape[in[0].ndim - 1] : 1;
     fixed(&in[2], dt, in[0].ndim ? 1 : 0, &last, pos);
@@ -148,11 +151,16 @@ wgt_status call_trace(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor 
     return wgt_trace(in[0], out);
 }
 
+static const int64_t diag_k[3] = {0, 2, -3};
+
 wgt_status call_diag(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
-    static const int64_t k[3] = {0, 2, -3};
-    if (!strcmp(op->name, "diag_embed")) return wgt_diag_embed(in[0], k[v], v == 1 ? 0 : -2, -1, out);
-    return wgt_diag(in[0], k[v], out);
+    return wgt_diag(in[0], diag_k[v], out);
+}
+
+wgt_status call_diag_embed(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+{
+    return wgt_diag_embed(in[0], diag_k[v], v == 1 ? 0 : -2, -1, out);
 }
 
 int setup_cdist(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)

@@ -310,7 +310,13 @@ int setup_x_any(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in) { return
 wgt_status call_tril(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     static const int64_t k[3] = {0, 2, -3};
-    return strcmp(op->name, "tril") ? wgt_triu(in[0], k[v], out) : wgt_tril(in[0], k[v], out);
+    return wgt_tril(in[0], k[v], out);
+}
+
+wgt_status call_triu(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+{
+    static const int64_t k[3] = {0, 2, -3};
+    return wgt_triu(in[0], k[v], out);
 }
 
 /* Creation ops: a [1] input of the dtype to make (and the context). */
@@ -427,8 +433,13 @@ wgt_status call_reduce(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor
 wgt_status call_max_dim(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     int nd = wgt_tensor_ndim(in[0]), dim = v == 0 && nd ? nd - 1 : 0;
-    return strcmp(op->name, "max_dim") ? wgt_min_dim(in[0], dim, v, &out[0], &out[1])
-                                       : wgt_max_dim(in[0], dim, v, &out[0], &out[1]);
+    return wgt_max_dim(in[0], dim, v, &out[0], &out[1]);
+}
+
+wgt_status call_min_dim(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+{
+    int nd = wgt_tensor_ndim(in[0]), dim = v == 0 && nd ? nd - 1 : 0;
+    return wgt_min_dim(in[0], dim, v, &out[0], &out[1]);
 }
 
 /* ---- scans, softmax, norms ------------------------------------------------------------------- */
@@ -443,7 +454,13 @@ wgt_status call_scan(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor *
 wgt_status call_softmax(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
 {
     int nd = wgt_tensor_ndim(in[0]), dim = v == 0 && nd ? nd - 1 : 0;
-    return strcmp(op->name, "softmax") ? wgt_log_softmax(in[0], dim, out) : wgt_softmax(in[0], dim, out);
+    return wgt_softmax(in[0], dim, out);
+}
+
+wgt_status call_log_softmax(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
+{
+    int nd = wgt_tensor_ndim(in[0]), dim = v == 0 && nd ? nd - 1 : 0;
+    return wgt_log_softmax(in[0], dim, out);
 }
 
 /* x [.., 53] (the case's shape), weight and bias [53] of x's dtype. */

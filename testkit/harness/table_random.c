@@ -51,29 +51,33 @@ static wgt_generator *gen_for(int variant)
     return g;
 }
 
-wgt_status call_random(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)
-{
-    wgt_generator *g = gen_for(v);
-    if (!g) return WGT_ERR_OUT_OF_MEMORY;
-    wgt_context *ctx = wgt_tensor_context(in[0]);
-    wgt_dtype dt = wgt_tensor_dtype(in[0]);
-    int nd = wgt_tensor_ndim(in[0]);
-    const int64_t *sh = wgt_tensor_shape(in[0]);
-    wgt_status st;
-    if (!strcmp(op->name, "rand_uniform")) st = wgt_rand_uniform(ctx, g, dt, nd, sh, v ? -2.5 : 0, v ? 7 : 1, out);
-    else if (!strcmp(op->name, "rand_normal")) st = wgt_rand_normal(ctx, g, dt, nd, sh, v ? -1 : 0, v ? 0.5 : 1, out);
-    else if (!strcmp(op->name, "bernoulli_scalar")) st = wgt_bernoulli_scalar(ctx, g, dt, nd, sh, v ? 0.9 : 0.25, out);
-    else if (!strcmp(op->name, "randint"))
-        st = wgt_randint(ctx, g, dt == WGT_U8 || dt == WGT_U32 ? 0 : -100, v ? 100 : 7, dt, nd, sh, out);
-    else if (!strcmp(op->name, "random_bits")) st = wgt_random_bits(ctx, g, nd, sh, out);
-    else if (!strcmp(op->name, "randperm")) { /* variant 0: the shuffle (n <= 2048) or, past it, Feistel */
-        int64_t n = v ? 4100 + wgt_tensor_numel(in[0]) % 1000 : 1 + wgt_tensor_numel(in[0]) % 2000;
-        int64_t most = dt == WGT_I8 ? 128 : dt == WGT_U8 || dt == WGT_BF16 ? 256 : dt == WGT_F16 ? 2048 : n;
-        st = wgt_randperm(ctx, g, n < most ? n : most, dt, out);
+/* One call per row: the generator of the variant, the context, dtype and shape of the input (the
+ * shape donor of the creation ops), then the op. */
+#define RANDOM_CALL(name, body)                                                                   \
+    wgt_status name(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor **out)              \
+    {                                                                                             \
+        wgt_generator *g = gen_for(v);                                                            \
+        if (!g) return WGT_ERR_OUT_OF_MEMORY;                                                     \
+        wgt_context *ctx = wgt_tensor_context(in[0]);                                             \
+        wgt_dtype dt = wgt_tensor_dtype(in[0]);                                                   \
+        int nd = wgt_tensor_ndim(in[0]);                                                          \
+        const int64_t *sh = wgt_tensor_shape(in[0]);                                              \
+        (void)ctx, (void)dt, (void)nd, (void)sh;                                                  \
+        wgt_status st;                                                                            \
+        body;                                                                                     \
+        wgt_generator_free(g);                                                                    \
+        return st;                                                                                \
     }
-    else if (!strcmp(op->name, "bernoulli")) st = wgt_bernoulli(g, in[0], out);
-    else if (!strcmp(op->name, "dropout")) st = wgt_dropout(g, in[0], v == 2 ? 1.0 : 0.3, 1, &out[0], v ? &out[1] : NULL);
-    else st = wgt_multinomial(g, in[0], v ? 300 : 17, v, WGT_I32, out);
-    wgt_generator_free(g);
-    return st;
-}
+
+RANDOM_CALL(call_rand_uniform, st = wgt_rand_uniform(ctx, g, dt, nd, sh, v ? -2.5 : 0, v ? 7 : 1, out))
+RANDOM_CALL(call_rand_normal, st = wgt_rand_normal(ctx, g, dt, nd, sh, v ? -1 : 0, v ? 0.5 : 1, out))
+RANDOM_CALL(call_bernoulli_scalar, st = wgt_bernoulli_scalar(ctx, g, dt, nd, sh, v ? 0.9 : 0.25, out))
+RANDOM_CALL(call_randint, st = wgt_randint(ctx, g, dt == WGT_U8 || dt == WGT_U32 ? 0 : -100, v ? 100 : 7, dt, nd, sh, out))
+RANDOM_CALL(call_random_bits, st = wgt_random_bits(ctx, g, nd, sh, out))
+/* variant 0: the shuffle (n <= 2048) or, past it, Feistel */
+RANDOM_CALL(call_randperm, int64_t n = v ? 4100 + wgt_tensor_numel(in[0]) % 1000 : 1 + wgt_tensor_numel(in[0]) % 2000;
+            int64_t most = dt == WGT_I8 ? 128 : dt == WGT_U8 || dt == WGT_BF16 ? 256 : dt == WGT_F16 ? 2048 : n;
+            st = wgt_randperm(ctx, g, n < most ? n : most, dt, out))
+RANDOM_CALL(call_bernoulli, st = wgt_bernoulli(g, in[0], out))
+RANDOM_CALL(call_dropout, st = wgt_dropout(g, in[0], v == 2 ? 1.0 : 0.3, 1, &out[0], v ? &out[1] : NULL))
+RANDOM_CALL(call_multinomial, st = wgt_multinomial(g, in[0], v ? 300 : 17, v, WGT_I32, out))

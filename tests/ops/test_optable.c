@@ -10,6 +10,8 @@
  *    generator makes n_in inputs, a doc line is there;
  *  - every grad id a row names has a backward rule (RULE row) and every rule id a row;
  *  - every ONNX op type a row names is one the ONNX executor knows;
+ *  - the harness's generators and calls (testkit/harness/table_*.c) name no op in a string: what
+ *    differs per op is in its row (code, variants), so no second list of names grows there;
  *  - every backward rule a row names has a gradient check (testkit/grad: a case whose first word
  *    is, or is a prefix of, the name of a row with that rule).
  * tests/ops/test_readme_ops.sh checks README.md and docs/ops.md against `wgt ops`. */
@@ -129,6 +131,37 @@ static void check_homes(const hx_op *ops, int n)
     }
 }
 
+/* No string literal in testkit/harness/table_*.c is an op's name. */
+static void check_no_names(void)
+{
+    char root[1024], path[1400];
+    root_dir(root, sizeof root);
+    snprintf(path, sizeof path, "%s/testkit/harness", root);
+    DIR *d = opendir(path);
+    CHECK(d != NULL, "cannot open %s", path);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (strncmp(e->d_name, "table_", 6) || len < 3 || strcmp(e->d_name + len - 2, ".c")) continue;
+        snprintf(path, sizeof path, "%s/testkit/harness/%s", root, e->d_name);
+        char *text = slurp(path);
+        CHECK(text != NULL, "cannot read %s", path);
+        for (char *p = text ? strchr(text, '"') : NULL; p; p = strchr(p + 1, '"')) {
+            char *q = strchr(p + 1, '"');
+            if (!q) break;
+            char lit[128];
+            if (q - p - 1 < (long)sizeof lit) {
+                snprintf(lit, sizeof lit, "%.*s", (int)(q - p - 1), p + 1);
+                CHECK(!hx_find(lit), "%s names the op \"%s\": put what differs per op in its row", path, lit);
+            }
+            p = q;
+        }
+        free(text);
+    }
+    closedir(d);
+}
+
 /* The rows whose forward is the enum's function are the enum, one to one by name. */
 static void check_enum(const hx_op *ops, int n, const char *forward, int count, const char *(*name_of)(int))
 {
@@ -235,6 +268,7 @@ int main(void)
     check_files(ops, n);
     check_rows(ops, n);
     check_homes(ops, n);
+    check_no_names();
     check_enum(ops, n, "wgt_unary", WGT_UNARY_COUNT, unary_name);
     check_enum(ops, n, "wgt_binary", WGT_BINARY_COUNT, binary_name);
     check_enum(ops, n, "wgt_reduce", WGT_REDUCE_COUNT, reduce_name);
