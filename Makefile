@@ -24,7 +24,7 @@ run: build
 
 # the hostile-input suite (tests/reliability/test_hostile.sh) runs the CLI built with AddressSanitizer
 # and UndefinedBehaviorSanitizer in $(BUILD)-asan
-test: build asan-build
+test: build asan-build web
 	@WGT_ASAN_BIN=$(abspath $(BUILD))-asan/wgt bash tests/run.sh $(BUILD)
 
 asan-build: deps
@@ -46,3 +46,7 @@ fuzz: deps
 
 clean:
 	rm -rf $(BUILD)
+
+# The browser build (build/web) and `make serve` to open it: web/web.mk, README "Browser".
+include web/web.mk
+web: deps

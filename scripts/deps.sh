@@ -96,3 +96,6 @@ fetch_dawn() {
 }
 fetch_dawn "$DAWN_PKG" "$DAWN_VER" "$DAWN_SHA512" "$DAWN_FILE" "$DAWN_DIR"
 fetch_dawn "$DAWN25_PKG" "$DAWN25_VER" "$DAWN25_SHA512" "$DAWN25_FILE" "$DAWN25_DIR"
+
+# The browser build's toolchain, sources and test driver (make web, tests/web).
+bash scripts/deps_web.sh
