@@ -1526,6 +1526,9 @@ typedef struct wgt_model_options {
     const char *random_type; /* config.json alone: the linear weights' type (default "f16"; f32, bf16,
                                 q8_0, q4_0, q4_k, q6_k) */
     int dequantize;          /* expand quantized weights to f32 (a reference for the quantized kernels) */
+    int f32_weights;         /* expand f16/bf16 weights to f32 at load (exact; twice the memory): for
+                                adapters where unpacking f16 in a kernel is slow (the browser's
+                                SwiftShader); the arithmetic is f32 either way */
 } wgt_model_options;
 wgt_status wgt_model_open_ex(wgt_context *ctx, const char *path, const wgt_model_options *opt, wgt_model **out);
 /* The checks wgt_model_open makes of a configuration's hyper-parameters, for tools that read one

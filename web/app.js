@@ -76,7 +76,8 @@ async function loadModel(name, getBytes) {
     setStatus(`parsing ${name} and uploading its weights to the GPU…`);
     await wgt.freeModel();
     wgt.putFile(MODEL_PATH, bytes);
-    try { modelInfo = await wgt.openModel(MODEL_PATH); } finally { wgt.removeFile(MODEL_PATH); }
+    const f32 = new URLSearchParams(location.search).get('f32');
+    try { modelInfo = await wgt.openModel(MODEL_PATH, 0, f32 === null ? undefined : f32 === '1'); } finally { wgt.removeFile(MODEL_PATH); }
     chat = [];
     setStatus(`${name} loaded`, 1);
     $('model-info').textContent = `${name}: ${modelInfo.arch}, vocabulary ${modelInfo.vocab}, context ${modelInfo.context}, ` +
@@ -132,25 +133,34 @@ async function generate() {
   }
 }
 
-// index.html?model=URL&prompt_ids=1,2,3&n=16&temp=0
+// index.html?model=URL&prompt_ids=1,2,3&n=16&temp=0. prompt_ids and prompt (text) may repeat: each
+// prompt is generated in turn from an empty cache (one model load, kernels compiled once), and
+// <pre id="ids"> gets one line per prompt, prompt_ids first.
 async function automate(q) {
   const url = q.get('model') || DEFAULT_MODEL;
   await loadModel(url, () => fetchModel(url));
-  let ids;
-  if (q.has('prompt_ids')) {
-    ids = q.get('prompt_ids').split(',').map((s) => {
-      if (!/^\d+$/.test(s)) throw new Error(`prompt_ids: '${s}' is not a token id`);
-      return Number(s);
-    });
-  } else ids = wgt.encode(q.get('prompt') || '');
+  const prompts = q.getAll('prompt_ids').map((list) => list.split(',').map((s) => {
+    if (!/^\d+$/.test(s)) throw new Error(`prompt_ids: '${s}' is not a token id`);
+    return Number(s);
+  }));
+  for (const text of q.getAll('prompt')) prompts.push(wgt.encode(text));
+  if (!prompts.length) prompts.push(wgt.encode(''));
   const n = Number(q.get('n') || 16), num = (k, d) => (q.has(k) ? Number(q.get(k)) : d);
-  const got = [];
-  const stats = await wgt.generate(ids, n, { temperature: num('temp', 0), topK: num('top_k', 0), topP: num('top_p', 0),
-    minP: num('min_p', 0), repeatPenalty: num('repeat_penalty', 1), seed: num('seed', 1234), ignoreEos: q.get('ignore_eos') === '1' },
-  (id) => { got.push(id); return false; });
-  $('ids').textContent = got.join(' ');
-  $('speed').textContent = `decode ${(stats.n_generated / Math.max(stats.decode_seconds, 1e-9)).toFixed(2)} tok/s`;
-  $('ids').dataset.decodeTokS = String(stats.n_generated / Math.max(stats.decode_seconds, 1e-9));
+  const lines = [];
+  let generated = 0, seconds = 0;
+  for (const ids of prompts) {
+    const got = [];
+    const stats = await wgt.generate(ids, n, { temperature: num('temp', 0), topK: num('top_k', 0), topP: num('top_p', 0),
+      minP: num('min_p', 0), repeatPenalty: num('repeat_penalty', 1), seed: num('seed', 1234), ignoreEos: q.get('ignore_eos') === '1' },
+    (id) => { got.push(id); return false; });
+    lines.push(got.join(' '));
+    generated += stats.n_generated; seconds += stats.decode_seconds;
+  }
+  $('ids').textContent = lines.join('\n');
+  // decode tok/s counts the tokens after each prompt's first (the first comes with the prefill)
+  const tps = (generated - prompts.length) / Math.max(seconds, 1e-9);
+  $('speed').textContent = `decode ${tps.toFixed(2)} tok/s`;
+  $('ids').dataset.decodeTokS = String(tps);
 }
 
 function wire() {

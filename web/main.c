@@ -97,13 +97,17 @@ EXPORT(wgt_web_info) const char *web_info(void)
 
 /* ---- models ----------------------------------------------------------------------------------- */
 
-/* path: a file the page placed in the module's file system (web/wasi.js), a GGUF. */
-EXPORT(wgt_web_model_open) int web_model_open(const char *path, int max_ctx)
+/* path: a file the page placed in the module's file system (web/wasi.js), a GGUF. f32_weights:
+ * expand f16/bf16 weights to f32 at load (wgt_model_options). */
+EXPORT(wgt_web_model_open) int web_model_open(const char *path, int max_ctx, int f32_weights)
 {
     if (!dev) return fail(wgt_error(WGT_ERR_INVALID_ARGUMENT, "no WebGPU context: call init first"));
     if (model) wgt_model_free(model);
     model = NULL;
-    wgt_status st = wgt_model_open(dev, path, max_ctx, &model);
+    wgt_model_options o = {0};
+    o.max_ctx = max_ctx;
+    o.f32_weights = f32_weights;
+    wgt_status st = wgt_model_open_ex(dev, path, &o, &model);
     if (st) {
         model = NULL;
         return fail(st);
@@ -288,4 +292,11 @@ EXPORT(wgt_web_harness) int web_harness(const char *names, unsigned case_mask, u
     printf("%d passed, %d failed\n", t.passed, t.failed);
     fflush(stdout);
     return t.failed;
+}
+
+/* With WGT_PROFILE=1 in the module's environment (Wgt.load's env): the GPU time per kernel so far,
+ * to stderr. */
+EXPORT(wgt_web_profile) void web_profile(void)
+{
+    if (dev) wgt_context_profile_print(dev, stderr);
 }

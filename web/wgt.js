@@ -36,7 +36,7 @@ export class Wgt {
     w.wasi.setMemory(ex.memory);
     ex._initialize();
     w.gpu.attach(ex);
-    const wait = ['wgt_web_init', 'wgt_web_model_open', 'wgt_web_generate', 'wgt_web_harness', 'wgt_web_model_free'];
+    const wait = ['wgt_web_init', 'wgt_web_model_open', 'wgt_web_generate', 'wgt_web_harness', 'wgt_web_model_free', 'wgt_web_profile'];
     w.async = Object.fromEntries(wait.map((n) => [n, WebAssembly.promising(ex[n])]));
     return w;
   }
@@ -63,9 +63,12 @@ export class Wgt {
   putFile(path, bytes) { this.wasi.putFile(path, bytes); }
   removeFile(path) { this.wasi.removeFile(path); }
 
-  async openModel(path, maxCtx = 0) {
+  // f32Weights: expand f16/bf16 weights to f32 (exact, twice the memory); undefined: on software
+  // adapters without shader-f16 (SwiftShader), where unpacking f16 inside a kernel is very slow.
+  async openModel(path, maxCtx = 0, f32Weights = undefined) {
+    if (f32Weights === undefined) { const i = this.info(); f32Weights = i.is_cpu && !i.features['shader-f16']; }
     const p = this.newStr(path);
-    try { this.check(await this.async.wgt_web_model_open(p, maxCtx), path); } finally { this.ex.wgt_web_free(p); }
+    try { this.check(await this.async.wgt_web_model_open(p, maxCtx, f32Weights ? 1 : 0), path); } finally { this.ex.wgt_web_free(p); }
     return this.modelInfo();
   }
   async freeModel() { await this.async.wgt_web_model_free(); }

@@ -66,6 +66,7 @@ static wgt_status upload_float(wgt_model *m, const source *src, const char *name
     int ok;
     wgt_dtype dt = dtype_of(ti->type, &ok);
     wgt_status st;
+    if (ok && m->f32_weights && (dt == WGT_F16 || dt == WGT_BF16)) ok = 0; /* expanded below (exact) */
     if (ok) {
         st = wgt_tensor_from_host(m->ctx, dt, ti->ndim, ti->shape, ti->data, out);
     } else if (wgt_ftype_can_dequantize(ti->type)) {
@@ -652,7 +653,8 @@ static wgt_status load_random(wgt_model *m, wgt_ftype type)
  * buffer (quantized tensors count as their blocks, or as the f32 they are expanded to when
  * dequantising or when the GPU kernels do not read their type). WebGPU does not report the
  * device's memory: running out of it later is a WGT_ERR_OUT_OF_MEMORY from the allocation. */
-static wgt_status check_fits(wgt_context *ctx, const source *src, int dequantize, double *total_bytes)
+static wgt_status check_fits(wgt_context *ctx, const source *src, int dequantize, int f32_weights,
+                             double *total_bytes)
 {
     wgt_adapter_info info;
     wgt_context_adapter_info(ctx, &info);
@@ -668,7 +670,8 @@ static wgt_status check_fits(wgt_context *ctx, const source *src, int dequantize
         } else {
             const wgt_gguf_tensor *t = wgt_gguf_tensor_at(src->gguf, i);
             int ok;
-            dtype_of(t->type, &ok);
+            wgt_dtype dt = dtype_of(t->type, &ok);
+            if (ok && f32_weights && (dt == WGT_F16 || dt == WGT_BF16)) ok = 0; /* expanded to f32 */
             bytes = ok || (wgt_qlinear_gpu_type(t->type) && !dequantize) ? t->bytes : (uint64_t)t->n_elements * 4;
             tn = t->name;
         }
@@ -801,6 +804,7 @@ wgt_status wgt_model_open_ex(wgt_context *ctx, const char *path, const wgt_model
     if (!m) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory");
     m->ctx = ctx;
     m->dequantize = o.dequantize;
+    m->f32_weights = o.f32_weights;
     source src = {0};
     src.path = path;
     wgt_status st;
@@ -846,7 +850,7 @@ wgt_status wgt_model_open_ex(wgt_context *ctx, const char *path, const wgt_model
         if ((st = wgt_gguf_open(path, &src.gguf)) || (st = config_from_gguf(src.gguf, path, &m->cfg))) goto fail;
     }
     double weight_bytes;
-    if ((st = mdl_validate_config(&m->cfg, path)) || (st = check_fits(ctx, &src, m->dequantize, &weight_bytes)) ||
+    if ((st = mdl_validate_config(&m->cfg, path)) || (st = check_fits(ctx, &src, m->dequantize, m->f32_weights, &weight_bytes)) ||
         (st = mdl_check_memory(&m->cfg, weight_bytes, cache_len(&m->cfg, max_ctx), path)))
         goto fail;
     m->layers = calloc((size_t)m->cfg.n_layers, sizeof *m->layers);

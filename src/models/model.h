@@ -96,6 +96,7 @@ struct wgt_model {
     int random;                           /* weights from a config.json alone */
     uint64_t weight_bytes;                /* bytes of weights on the device */
     int dequantize;                       /* quantized weights expanded to f32 (a reference path) */
+    int f32_weights;                      /* f16/bf16 weights expanded to f32 (wgt_model_options) */
 };
 
 /* ---- families (family.c) ---- */

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# The browser build (make web) in headless Chromium on its software adapter (SwiftShader):
+#  - the default model's greedy ids for several prompts (ids, and text through the tokenizer in the
+#    module) equal the native CLI's;
+#  - a GGUF loaded by URL works (the default model is fetched by URL), a truncated one and a file
+#    that is not a model give the page's error.
+. "$(dirname "$0")/web_common.sh"
+model=models/bible-llama.gguf
+n=${WGT_WEB_TOKENS:-4}
+# Prompts as ids and as text (the text goes through the tokenizer inside the module), all in one
+# page load so the kernels compile once (SwiftShader compiles and runs them slowly: see README).
+id_prompts="1 1,450,600,333 1,13,797,278,3763"
+text_prompt="In the beginning God created"
+url="index.html?model=$model&n=$n&temp=0"
+want=()
+for ids in $id_prompts; do
+  url="$url&prompt_ids=$ids"
+  want+=("$("$bin" generate -m "$model" --prompt-ids "$ids" -n $n --temp 0 --print-ids 2>/dev/null)") || fail "the native CLI failed on --prompt-ids $ids"
+done
+url="$url&prompt=$(node -e 'process.stdout.write(encodeURIComponent(process.argv[1]))' "$text_prompt")"
+want+=("$("$bin" generate -m "$model" -p "$text_prompt" -n $n --temp 0 --print-ids 2>/dev/null)") || fail "the native CLI failed on -p"
+r=$(page --page "$url" --timeout 840)
+[ "$(field title <<<"$r")" = done ] || echo "  page: $(field title <<<"$r"): $(field error <<<"$r") $(field timeout <<<"$r")"
+mapfile -t got < <(field ids <<<"$r")
+i=0
+for what in $id_prompts "the text '$text_prompt' (tokenized in the module)"; do
+  norm() { tr -s ' ' <<<"$1" | sed 's/^ *//; s/ *$//'; }
+  check "greedy ids after $what" "$(norm "${got[$i]:-}")" "$(norm "${want[$i]}")"
+  i=$((i + 1))
+done
+echo "     page: $(field speed <<<"$r")"
+
+head -c 300000 "$model" > "$tmp/corrupt.gguf"
+r=$(page --page "index.html?model=corrupt.gguf&prompt_ids=1&n=2" --bytes "corrupt.gguf=$tmp/corrupt.gguf")
+check "a truncated GGUF: the page says error" "$(field title <<<"$r")" error
+err=$(field error <<<"$r")
+case "$err" in *truncated*|*past\ the\ end*|*offset*) echo "ok   its message: ${err:0:160}" ;;
+  *) echo "FAIL the truncated GGUF's message does not say what is wrong: '$err'"; failures=$((failures + 1)) ;; esac
+
+printf 'this is a text file, not a model\n' > "$tmp/notes.gguf"
+r=$(page --page "index.html?model=notes.gguf&prompt_ids=1&n=2" --bytes "notes.gguf=$tmp/notes.gguf")
+check "a file that is not a model: the page says error" "$(field title <<<"$r")" error
+err=$(field error <<<"$r")
+case "$err" in *"not a model"*) echo "ok   its message: ${err:0:160}" ;;
+  *) echo "FAIL the non-model's message: '$err'"; failures=$((failures + 1)) ;; esac
+
+[ $failures = 0 ] || fail "$failures check(s) failed"
+echo "all browser checks passed"
