@@ -8,7 +8,6 @@ import { Wgt, TOKENIZE_ADD_SPECIAL, TOKENIZE_PARSE_SPECIAL } from './wgt.js';
 const $ = (id) => document.getElementById(id);
 const DEFAULT_MODEL = 'models/bible-llama.gguf';
 const CACHE = 'wgt-models-v1';
-const MODEL_PATH = '/models/current.gguf'; // where the module's file system holds the loaded model
 // wasm32: 4 GiB of memory, which holds the file while the weights are uploaded.
 const MAX_FILE = 3.5 * 2 ** 30;
 
@@ -75,6 +74,8 @@ async function loadModel(name, getBytes) {
     if (bytes.length > MAX_FILE) throw new Error(`${name}: ${mb(bytes.length)} is too large for the browser build (4 GiB of WebAssembly memory)`);
     setStatus(`parsing ${name} and uploading its weights to the GPU…`);
     await wgt.freeModel();
+    // the module's file system holds it under its own name, which the loader's messages then show
+    const MODEL_PATH = '/models/' + (name.replace(/[?#].*$/, '').split('/').filter(Boolean).pop() || 'model.gguf').replace(/[^A-Za-z0-9._-]/g, '_');
     wgt.putFile(MODEL_PATH, bytes);
     const f32 = new URLSearchParams(location.search).get('f32');
     try { modelInfo = await wgt.openModel(MODEL_PATH, 0, f32 === null ? undefined : f32 === '1'); } finally { wgt.removeFile(MODEL_PATH); }
