@@ -20,7 +20,7 @@ static const command commands[] = {
     {"tokenize", cmd_tokenize, "text to token ids: -t TOKENIZER [--file F | TEXT]"},
     {"detokenize", cmd_detokenize, "token ids to text: -t TOKENIZER ID..."},
     {"convert", cmd_convert, "a Hugging Face checkpoint to GGUF: <hf-dir|.safetensors> <out.gguf> --type T"},
-    {"ops", cmd_ops, "the op x dtype table (GPU or fallback); --check [OP...] runs the op harness"},
+    {"ops", cmd_ops, "the op x dtype table (GPU or fallback); --check [OP...] the op harness; --describe"},
     {"onnx-test", cmd_onnx_test, "ONNX node test directories on the device: PASS / FAIL / N/A per test"},
     {"train", cmd_train, "train or fine-tune a model on the GPU: --from MODEL --data FILE --steps N --out DIR"},
 };
