@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Layers call only downward (/work/shared/DESIGN.md's table, README "Architecture"): every
 # #include "DIR/..." in a layer's folder must name a folder that layer may use. Also: only
-# src/gpu/ touches webgpu.h. Prints each forbidden arrow with its file and line.
+# src/gpu/ touches webgpu.h, and only src/gpu/ reads struct wgt_context. Prints each forbidden
+# arrow with its file and line.
 set -euo pipefail
 root=${WGT_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$root"
@@ -47,6 +48,17 @@ if grep -n '#include "' include/wgt.h; then echo "include/wgt.h includes an inte
 while IFS=: read -r file line _; do
     case $file in src/gpu/*) ;; *) echo "$file:$line: only src/gpu may use webgpu.h"; bad=$((bad + 1)) ;; esac
 done < <(grep -rn --include='*.[ch]' -E '#include "gpu/webgpu.h"|\bwgpu[A-Z][A-Za-z]*\(|\bwgt_W\.' src || true)
+# Nothing above src/gpu reads the device layer's context struct: ops, tensors, models and the
+# test kit ask gpu.h's functions (wgt_gpu_limits, wgt_gpu_runs_reference, wgt_gpu_has_subgroups,
+# ...). The fields are read from struct wgt_context itself, so a new field is covered too.
+fields=$(sed -n '/^struct wgt_context {/,/^};/p' src/gpu/gpu.h | sed 's|/\*.*||' | grep ';' |
+    sed -E 's/\[[^]]*\]//g; s/;.*//' | tr ',' '\n' | grep -oE '[A-Za-z_][A-Za-z0-9_]*[[:space:]]*$' |
+    tr -d ' ' | sort -u | paste -sd'|')
+if [ -z "$fields" ]; then echo "no fields found in struct wgt_context (src/gpu/gpu.h)"; bad=$((bad + 1)); fi
+while IFS=: read -r file line text; do
+    echo "$file:$line: reads struct wgt_context (ask gpu.h's wgt_gpu_* functions): $(sed 's/^[[:space:]]*//' <<<"$text")"
+    bad=$((bad + 1))
+done < <(grep -rnE --include='*.[ch]' "ctx\)?->($fields)\b" src testkit tools | grep -v '^src/gpu/' || true)
 if [ $bad -gt 0 ]; then
     echo "$bad forbidden arrow(s)"
     exit 1

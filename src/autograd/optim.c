@@ -227,7 +227,7 @@ static wgt_status step_gpu(wgt_optimizer *opt, optim_param *q, const wgt_tensor 
     int64_t n = wgt_layout_numel(&q->p->l);
     /* elements per chunk: every binding (state: slots words an element) within one binding's size,
      * less the alignment slack op_bind may add in front; even, so half words never straddle chunks */
-    uint64_t maxb = ctx->info.limits.max_storage_buffer_binding_size;
+    uint64_t maxb = wgt_gpu_limits(ctx)->max_storage_buffer_binding_size;
     if (maxb < 1024) maxb = 1024; /* below the spec's minimum; keeps the slack subtraction positive */
     uint64_t per = 4u * (uint64_t)(q->slots > 1 ? q->slots : 1);
     int64_t chunk = (int64_t)((maxb - 512) / per) & ~(int64_t)1;
@@ -304,7 +304,7 @@ wgt_status wgt_optimizer_step(wgt_optimizer *opt, const wgt_tensor *const *grads
             return wgt_ctx_error(opt->ctx, WGT_ERR_DTYPE, "optimizer step: gradient %d is %s; it must be f32 or its "
                                  "parameter's dtype (%s)", i, wgt_dtype_name(g->l.dtype), wgt_dtype_name(p->l.dtype));
     }
-    if (!wgt_ctx_is_cpu(opt->ctx) && !opt->dummy) {
+    if (!wgt_gpu_runs_reference(opt->ctx) && !opt->dummy) {
         int64_t one = 1;
         if ((st = wgt_tensor_zeros(opt->ctx, WGT_F32, 1, &one, &opt->dummy))) return st;
     }
@@ -321,7 +321,7 @@ wgt_status wgt_optimizer_step(wgt_optimizer *opt, const wgt_tensor *const *grads
         wgt_optim_scalars sc;
         wgt_optimizer_options po = optim_param_options(opt, q);
         wgt_optim_scalars_make(&po, q->steps + 1, &sc);
-        st = wgt_ctx_is_cpu(opt->ctx) ? step_cpu(opt, q, g, &sc) : step_gpu(opt, q, g, &sc);
+        st = wgt_gpu_runs_reference(opt->ctx) ? step_cpu(opt, q, g, &sc) : step_gpu(opt, q, g, &sc);
         wgt_tensor_free(g);
         if (!st) q->steps++;
     }

@@ -26,7 +26,7 @@ static wgt_status scale_gpu(wgt_tensor *g, const wgt_tensor *total, float max_no
     wgt_status st = wgt_gpu_kernel(ctx, "optim_clip", prelude, "main", NULL, 0, &k);
     int64_t n = wgt_layout_numel(&g->l);
     /* one binding's worth of elements a dispatch, even so that half words stay whole */
-    uint64_t maxb = ctx->info.limits.max_storage_buffer_binding_size;
+    uint64_t maxb = wgt_gpu_limits(ctx)->max_storage_buffer_binding_size;
     int64_t chunk = (int64_t)(((maxb > 1024 ? maxb : 1024) - 512) / 4) & ~(int64_t)1;
     for (int64_t c0 = 0; c0 < n && !st; c0 += chunk) {
         int64_t cn = n - c0 < chunk ? n - c0 : chunk, g0 = g->l.offset + c0, bg, bt;
@@ -118,7 +118,7 @@ wgt_status wgt_clip_grad_norm(wgt_tensor *const *grads, int n, double max_norm, 
     if (!st && !m) st = wgt_tensor_zeros(ctx, WGT_F32, 0, NULL, &total);
     for (int i = 0; i < n && !st; i++) {
         if (!grads[i] || !wgt_layout_numel(&grads[i]->l)) continue;
-        st = wgt_ctx_is_cpu(ctx) ? scale_cpu(grads[i], total, (float)max_norm)
+        st = wgt_gpu_runs_reference(ctx) ? scale_cpu(grads[i], total, (float)max_norm)
                                  : scale_gpu(grads[i], total, (float)max_norm);
     }
     for (int i = 0; i < n; i++) wgt_tensor_free(norms[i]);

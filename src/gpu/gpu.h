@@ -162,6 +162,24 @@ struct wgt_context {
     uint64_t staging_size;
 };
 
+/* ---- What the layers above ask of a context (query.c) -----------------------------------------
+ * Ops, tensors and models never read struct wgt_context: they ask these (tests/test_layers.sh
+ * fails on a field read outside src/gpu). A reference context (WGT_BACKEND_CPU) has no device;
+ * its limits are generous and it grants no features. */
+/* 1 when the context has no device and ops run the CPU reference (src/cpu). */
+int wgt_gpu_runs_reference(const wgt_context *ctx);
+/* The device's limits, WebGPU's names (the CPU reference's own for a reference context). */
+const wgt_limits *wgt_gpu_limits(const wgt_context *ctx);
+int wgt_gpu_has_subgroups(const wgt_context *ctx); /* subgroups granted */
+int wgt_gpu_has_f16(const wgt_context *ctx);       /* shader-f16 granted */
+int wgt_gpu_is_software(const wgt_context *ctx);   /* a software adapter (lavapipe, llvmpipe, ...) */
+int wgt_gpu_debug(const wgt_context *ctx);         /* WGT_DEBUG: check after every op */
+/* The device the context holds now (compared, never used: a context freed and another created at
+ * the same address has another device). */
+const void *wgt_gpu_device_identity(const wgt_context *ctx);
+/* 1 when buf is one of ctx's pool buffers, still in use, and still the creation `id` names. */
+int wgt_gpu_buffer_live(const wgt_context *ctx, const wgt_buffer *buf, uint64_t id);
+
 /* Record a failure on the context (and this thread) and return it. */
 wgt_status wgt_ctx_error(wgt_context *ctx, wgt_status status, const char *fmt, ...) WGT_PRINTF(3, 4);
 /* The latched status (device lost, an uncaptured error); WGT_OK if none. Call at every entry. */

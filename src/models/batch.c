@@ -391,7 +391,7 @@ static wgt_status draw(wgt_batch *b, wgt_batch_item *it, int n, const wgt_tensor
     wgt_status st = WGT_OK;
     int any_logits = 0, any_draw = 0;
     for (int i = 0; i < n; i++) any_logits |= it[i].logits != NULL, any_draw |= it[i].sp != NULL;
-    if (wgt_ctx_is_cpu(m->ctx) || any_logits) {
+    if (wgt_gpu_runs_reference(m->ctx) || any_logits) {
         float *all = malloc((size_t)(n * V) * sizeof *all);
         if (!all) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory");
         if ((st = wgt_tensor_to_host(logits, all, (size_t)(n * V) * sizeof *all))) {
@@ -400,7 +400,7 @@ static wgt_status draw(wgt_batch *b, wgt_batch_item *it, int n, const wgt_tensor
         }
         for (int i = 0; i < n; i++)
             if (it[i].logits) memcpy(it[i].logits, all + i * V, (size_t)V * sizeof *all);
-        if (wgt_ctx_is_cpu(m->ctx)) {
+        if (wgt_gpu_runs_reference(m->ctx)) {
             for (int i = 0; i < n && !st; i++)
                 if (it[i].sp) {
                     bslot *s = &b->slots[it[i].slot];

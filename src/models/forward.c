@@ -287,7 +287,7 @@ int mdl_fused_decode(const wgt_model *m)
  * then a decode step can take the id the previous step sampled without a round trip. */
 int mdl_can_forward_dev(const wgt_model *m)
 {
-    return m->tok_emb && !wgt_ctx_is_cpu(m->ctx) && table_fits(m);
+    return m->tok_emb && !wgt_gpu_runs_reference(m->ctx) && table_fits(m);
 }
 
 static wgt_status forward(wgt_model *m, const int32_t *ids, const wgt_tensor *ids_dev, int64_t L, int all_logits,

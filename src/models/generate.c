@@ -99,7 +99,7 @@ wgt_status wgt_model_generate(wgt_model *m, const int32_t *prompt, int64_t n_pro
     wgt_status st = WGT_OK;
     int64_t V = m->cfg.vocab;
     /* the device samples; a CPU-reference context samples on the host with the same rules */
-    int on_device = !wgt_ctx_is_cpu(m->ctx);
+    int on_device = !wgt_gpu_runs_reference(m->ctx);
     float *logits = on_device ? NULL : malloc((size_t)V * sizeof *logits);
     cand *cs = on_device ? NULL : malloc((size_t)V * sizeof *cs);
     int64_t cap = n_prompt + n_new + 1;

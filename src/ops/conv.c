@@ -31,7 +31,7 @@ static int gemm_tm(int64_t M, int64_t cout_g) { return M * ((cout_g + 63) / 64) 
  * leaves beside the taps (1 KiB) and the GEMM tiles that share the module. */
 static uint32_t dw_tile(wgt_context *ctx)
 {
-    uint32_t lim = ctx->info.limits.max_compute_workgroup_storage_size, t = 6144;
+    uint32_t lim = wgt_gpu_limits(ctx)->max_compute_workgroup_storage_size, t = 6144;
     if (lim < 4096 + 1024) return 0;
     if ((lim - 1024) / 4 < t) t = (lim - 1024) / 4;
     return t;
@@ -89,7 +89,7 @@ static wgt_status conv_gpu(wgt_context *ctx, const char *op, int transposed, con
     int pack = op_pack(dt);
     /* the tiled kernels run op_workgroup_size() invocations per workgroup: 256, or 128 (compatibility
      * mode's default), where the GEMM tile has half the pixels and a depthwise invocation two rows */
-    const wgt_limits *lim = &ctx->info.limits;
+    const wgt_limits *lim = wgt_gpu_limits(ctx);
     int wg = (int)op_workgroup_size(ctx), tiled = wg >= 128;
     const char *force = getenv("WGT_CONV_PATH"); /* "direct": no tiled kernels (bench_conv --compare) */
     if (force && !strcmp(force, "direct")) tiled = 0;
@@ -104,15 +104,15 @@ static wgt_status conv_gpu(wgt_context *ctx, const char *op, int transposed, con
     /* The tile kernel wins on the CPU adapters; on the H200 the direct kernel ran the depthwise
      * 3x3 of bench_conv 4.7x faster (2228 vs 477 GFLOP/s), so GPUs take it unless
      * WGT_CONV_PATH=depthwise asks for the tiles. */
-    int dw_wanted = ctx->info.is_cpu || (force && !strcmp(force, "depthwise"));
+    int dw_wanted = wgt_gpu_is_software(ctx) || (force && !strcmp(force, "depthwise"));
     int dw = dw_wanted && tiled && !transposed && nsp == 2 && cin_g == 1 && p.ksz[1] * p.ksz[2] <= 256 && reg <= dw_tile(ctx) &&
-             p.osz[2] % pack == 0 && tiles <= (int64_t)ctx->info.limits.max_compute_workgroups_per_dimension;
+             p.osz[2] % pack == 0 && tiles <= (int64_t)wgt_gpu_limits(ctx)->max_compute_workgroups_per_dimension;
     const wgt_layout *ls[2] = {&x->l, &y->l};
     int64_t per = op_rows_per_chunk(ctx, ls, 2);
     if (per == 0)
         return op_fail(ctx, WGT_ERR_LIMIT, "%s: one image of x or of the output is larger than a storage binding", op);
     if (per > N) per = N;
-    uint32_t maxg = ctx->info.limits.max_compute_workgroups_per_dimension;
+    uint32_t maxg = wgt_gpu_limits(ctx)->max_compute_workgroups_per_dimension;
     if (gemm && per * P > (int64_t)maxg * bm) per = (int64_t)maxg * bm / P;
     if (gemm && (per < 1 || (cout_g + 63) / 64 > maxg || groups > (int)maxg))
         gemm = 0, per = op_rows_per_chunk(ctx, ls, 2);

@@ -381,7 +381,7 @@ static int bind_vec4(const wgt_tensor *t, int64_t lo, int64_t hi, wgt_binding *b
     if ((*st = op_bind(t, lo, hi, b, base))) return 0;
     uint64_t end = (b->offset + b->size + 15) & ~15ull;
     if (end > b->buffer->size) return 0;
-    if (end - b->offset > t->st->ctx->info.limits.max_storage_buffer_binding_size) return 0;
+    if (end - b->offset > wgt_gpu_limits(t->st->ctx)->max_storage_buffer_binding_size) return 0;
     b->size = end - b->offset;
     return 1;
 }
@@ -415,8 +415,8 @@ static int ew_vec_ok(const wgt_layout *lin, const wgt_tensor *const *src, int n_
  * alignment, so that every chunk of every tensor starts where a binding can. */
 static int64_t ew_vec_chunk(wgt_context *ctx, size_t es)
 {
-    uint64_t limit = ctx->info.limits.max_storage_buffer_binding_size;
-    uint64_t align = ctx->info.limits.min_storage_buffer_offset_alignment;
+    uint64_t limit = wgt_gpu_limits(ctx)->max_storage_buffer_binding_size;
+    uint64_t align = wgt_gpu_limits(ctx)->min_storage_buffer_offset_alignment;
     if (align < 16) align = 16;
     uint64_t bytes = limit > 2 * align ? (limit - 2 * align) / align * align : align;
     if (bytes / es > (1ull << 30)) bytes = (1ull << 30) * es; /* u32 arithmetic in the kernel */
@@ -721,7 +721,7 @@ static wgt_status cast_into(wgt_context *ctx, const wgt_tensor *x, wgt_tensor *y
 {
     wgt_dtype in = x->l.dtype, odt = y->l.dtype;
     wgt_status st;
-    if (!ctx->cpu && in == odt && wgt_layout_is_contiguous(&x->l) && (x->l.offset * wgt_dtype_size(in)) % 4 == 0) {
+    if (!wgt_gpu_runs_reference(ctx) && in == odt && wgt_layout_is_contiguous(&x->l) && (x->l.offset * wgt_dtype_size(in)) % 4 == 0) {
         /* a plain buffer copy */
         uint64_t bytes = ((uint64_t)wgt_layout_numel(&x->l) * wgt_dtype_size(in) + 3) & ~3ull;
         uint64_t src = (uint64_t)x->l.offset * wgt_dtype_size(in);

@@ -15,12 +15,12 @@
 /* f32, contiguous, on a GPU context, and each binding within the device's limit. */
 static int eligible(wgt_context *ctx, const wgt_tensor *const *ts, int n)
 {
-    if (wgt_ctx_is_cpu(ctx)) return 0;
+    if (wgt_gpu_runs_reference(ctx)) return 0;
     for (int i = 0; i < n; i++) {
         if (!ts[i]) continue;
         const wgt_layout *l = &ts[i]->l;
         if (l->dtype != WGT_F32 || !wgt_layout_is_contiguous(l)) return 0;
-        if ((uint64_t)wgt_layout_numel(l) * 4 + 256 > ctx->info.limits.max_storage_buffer_binding_size) return 0;
+        if ((uint64_t)wgt_layout_numel(l) * 4 + 256 > wgt_gpu_limits(ctx)->max_storage_buffer_binding_size) return 0;
     }
     return 1;
 }
@@ -283,7 +283,7 @@ static int gemv_operand(wgt_context *ctx, const wgt_tensor *t, int any_float, in
     const wgt_layout *l = &t->l;
     if (!(any_float ? op_is_float(l->dtype) : l->dtype == WGT_F32) || !wgt_layout_is_contiguous(l)) return 0;
     return l->offset % align == 0 &&
-           (uint64_t)wgt_layout_numel(l) * wgt_dtype_size(l->dtype) + 256 <= ctx->info.limits.max_storage_buffer_binding_size;
+           (uint64_t)wgt_layout_numel(l) * wgt_dtype_size(l->dtype) + 256 <= wgt_gpu_limits(ctx)->max_storage_buffer_binding_size;
 }
 
 wgt_status wgt_fused_linear(const wgt_tensor *x, wgt_fused_prologue pro, const wgt_tensor *gamma, double eps,
@@ -313,7 +313,7 @@ wgt_status wgt_fused_linear(const wgt_tensor *x, wgt_fused_prologue pro, const w
                                 (long long)N);
     }
     /* the kernel: one row of x (decode), K a multiple of 8, f32 activations aligned to vec4s */
-    int fast = !wgt_ctx_is_cpu(ctx) && M == 1 && K > 0 && N > 0 && K % 8 == 0 && N <= UINT32_MAX / 2 &&
+    int fast = !wgt_gpu_runs_reference(ctx) && M == 1 && K > 0 && N > 0 && K % 8 == 0 && N <= UINT32_MAX / 2 &&
                gemv_operand(ctx, x, 0, 4) && gemv_operand(ctx, w, 1, 16 / (int64_t)wgt_dtype_size(w->l.dtype)) &&
                (pro != WGT_PRO_RMS_NORM || gemv_operand(ctx, gamma, 0, 4)) && gemv_operand(ctx, bias, 1, 1) &&
                gemv_operand(ctx, res, 0, 1);
@@ -368,7 +368,7 @@ wgt_status wgt_fused_qkv_rope_cache(const wgt_tensor *x, const wgt_tensor *gamma
     if (!gamma || !w || !rp || !k_cache || !v_cache)
         return wgt_error(WGT_ERR_INVALID_ARGUMENT, "fused_qkv_rope_cache: NULL argument");
     int64_t C = (Hq + 2 * Hkv) * hd, K = x->l.ndim == 2 ? x->l.shape[1] : 0;
-    int fast = !wgt_ctx_is_cpu(ctx) && x->l.ndim == 2 && x->l.shape[0] == 1 && K > 0 && K % 8 == 0 && hd % 2 == 0 &&
+    int fast = !wgt_gpu_runs_reference(ctx) && x->l.ndim == 2 && x->l.shape[0] == 1 && K > 0 && K % 8 == 0 && hd % 2 == 0 &&
                w->l.ndim == 2 && w->l.shape[0] == C && w->l.shape[1] == K && rot >= 2 && rot <= hd && rot % 2 == 0 &&
                (!bias || (bias->l.ndim == 1 && bias->l.shape[0] == C)) && gamma->l.ndim == 1 && gamma->l.shape[0] == K &&
                gemv_operand(ctx, x, 0, 4) && gemv_operand(ctx, w, 1, 16 / (int64_t)wgt_dtype_size(w->l.dtype)) &&

@@ -357,7 +357,7 @@ static wgt_status scatter_gpu(wgt_context *ctx, const wgt_tensor *src, const wgt
 static int scatter_fits(wgt_context *ctx, const wgt_tensor *const *ts, int n_ts, int64_t n_updates, int walk)
 {
     if (!fits_binding(ts, n_ts)) return 0;
-    return !walk || (uint64_t)n_updates * 8 + 256 <= ctx->info.limits.max_storage_buffer_binding_size;
+    return !walk || (uint64_t)n_updates * 8 + 256 <= wgt_gpu_limits(ctx)->max_storage_buffer_binding_size;
 }
 
 typedef struct scat_arg {

@@ -432,7 +432,7 @@ static wgt_status pw_gpu(wgt_context *ctx, wgt_cpu_loss kind, const wgt_tensor *
         if ((st = pw_strides(ctx, ins[i], nd, shape, strides[i], &p.dense, 1u << i, &ls[i]))) return st;
     /* pieces of `per` elements, a multiple of 1024 so that every binding starts aligned, when the
      * dense tensors pass one binding (the others are bound whole) */
-    uint64_t limit = ctx->info.limits.max_storage_buffer_binding_size, widest = wgt_dtype_size(odt);
+    uint64_t limit = wgt_gpu_limits(ctx)->max_storage_buffer_binding_size, widest = wgt_dtype_size(odt);
     for (int i = 0; i < 4; i++)
         if ((p.dense >> i) & 1 && wgt_dtype_size(ins[i]->l.dtype) > widest) widest = wgt_dtype_size(ins[i]->l.dtype);
     int64_t per = (int64_t)((limit - 1024) / widest) / 1024 * 1024;

@@ -224,7 +224,7 @@ static wgt_status mm_gpu(wgt_context *ctx, const mm_job *job, wgt_tensor *out)
 
     /* Split along N when B is larger than one binding (a big vocabulary's output projection on a
      * device with small bindings): each chunk binds its weight rows / columns. */
-    uint64_t limit = ctx->info.limits.max_storage_buffer_binding_size;
+    uint64_t limit = wgt_gpu_limits(ctx)->max_storage_buffer_binding_size;
     int64_t blo, bhi;
     op_extent(&j.b, &blo, &bhi);
     uint64_t bbytes = (uint64_t)(bhi - blo + 1) * wgt_dtype_size(j.b.dtype);
@@ -307,7 +307,7 @@ static wgt_status mm_gpu(wgt_context *ctx, const mm_job *job, wgt_tensor *out)
         p.scm = (uint32_t)lc.strides[nb], p.scn = (uint32_t)lc.strides[nb + 1];
         for (int d = 0; d < nb; d++) p.bsc[4 - nb + d] = (uint32_t)lc.strides[d];
         if (gemv || ints) op_grid(ctx, groups, &gx, &gy);
-        uint32_t zmax = ctx->info.limits.max_compute_workgroups_per_dimension;
+        uint32_t zmax = wgt_gpu_limits(ctx)->max_compute_workgroups_per_dimension;
         if (zmax == 0) zmax = 65535;
         for (int64_t z0 = 0; z0 < batch; z0 += zmax) {
             p.z0 = (uint32_t)z0;

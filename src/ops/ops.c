@@ -111,7 +111,7 @@ static int strict_mode(void)
 
 int op_use_gpu(wgt_context *ctx, const char *op, wgt_dtype dtype, int gpu_supported)
 {
-    if (ctx->cpu) return 0;
+    if (wgt_gpu_runs_reference(ctx)) return 0;
     if (gpu_supported) return 1;
     /* One warning per op and dtype for the life of the process. */
     static char warned[256][32];
@@ -129,7 +129,7 @@ int op_use_gpu(wgt_context *ctx, const char *op, wgt_dtype dtype, int gpu_suppor
 
 wgt_status op_fallback_status(wgt_context *ctx, const char *op, wgt_dtype dtype, int gpu_supported)
 {
-    if (!ctx->cpu && !gpu_supported && strict_mode())
+    if (!wgt_gpu_runs_reference(ctx) && !gpu_supported && strict_mode())
         return wgt_ctx_error(ctx, WGT_ERR_UNSUPPORTED,
                              "%s has no GPU kernel for %s and WGT_STRICT=1 forbids the CPU fallback", op,
                              wgt_dtype_name(dtype));
@@ -159,8 +159,7 @@ wgt_status op_reference(wgt_context *ctx, op_ref_fn fn, void *arg, const wgt_ten
         cout[got_out] = hout[got_out].t;
     }
     if (!st) st = fn(arg, cin, cout);
-    if (st && !ctx->errmsg[0]) snprintf(ctx->errmsg, sizeof ctx->errmsg, "%s", wgt_errmsg());
-    else if (st) snprintf(ctx->errmsg, sizeof ctx->errmsg, "%s", wgt_errmsg());
+    if (st) st = wgt_ctx_error(ctx, st, "%s", wgt_errmsg()); /* the context's message too */
     for (int i = 0; !st && i < n_out; i++) st = wgt_host_view_put(out[i], &hout[i]);
     for (int i = 0; i < got_in; i++) wgt_host_view_free(&hin[i]);
     for (int i = 0; i < got_out; i++) wgt_host_view_free(&hout[i]);
@@ -298,18 +297,18 @@ wgt_status op_bind(const wgt_tensor *t, int64_t lo, int64_t hi, wgt_binding *b, 
 {
     wgt_context *ctx = t->st->ctx;
     size_t size = wgt_dtype_size(t->l.dtype);
-    uint64_t align = ctx->info.limits.min_storage_buffer_offset_alignment;
+    uint64_t align = wgt_gpu_limits(ctx)->min_storage_buffer_offset_alignment;
     if (align < 4) align = 4;
     if (hi < lo) hi = lo;
     uint64_t start = (uint64_t)lo * size / align * align;
     uint64_t end = ((uint64_t)(hi + 1) * size + 3) & ~3ull;
     if (end > t->st->bytes) end = t->st->bytes;
     if (end <= start) end = start + 4 <= t->st->bytes ? start + 4 : t->st->bytes;
-    if (end - start > ctx->info.limits.max_storage_buffer_binding_size)
+    if (end - start > wgt_gpu_limits(ctx)->max_storage_buffer_binding_size)
         return wgt_ctx_error(ctx, WGT_ERR_LIMIT,
                              "a tensor range of %llu bytes is larger than one storage binding (%llu bytes) and the op "
                              "cannot split it", (unsigned long long)(end - start),
-                             (unsigned long long)ctx->info.limits.max_storage_buffer_binding_size);
+                             (unsigned long long)wgt_gpu_limits(ctx)->max_storage_buffer_binding_size);
     b->buffer = t->st->buf;
     b->offset = start;
     b->size = end - start;
@@ -326,8 +325,8 @@ wgt_status op_bind_all(const wgt_tensor *t, wgt_binding *b, int64_t *base)
 
 int64_t op_rows_per_chunk(wgt_context *ctx, const wgt_layout *const *ls, int n)
 {
-    uint64_t limit = ctx->info.limits.max_storage_buffer_binding_size;
-    uint64_t align = ctx->info.limits.min_storage_buffer_offset_alignment;
+    uint64_t limit = wgt_gpu_limits(ctx)->max_storage_buffer_binding_size;
+    uint64_t align = wgt_gpu_limits(ctx)->min_storage_buffer_offset_alignment;
     int64_t rows = INT64_MAX;
     for (int i = 0; i < n; i++) {
         const wgt_layout *l = ls[i];
@@ -362,7 +361,7 @@ wgt_status op_layout_params_fill(wgt_context *ctx, const wgt_layout *l, op_layou
 
 void op_grid(wgt_context *ctx, uint64_t groups, uint32_t *gx, uint32_t *gy)
 {
-    uint32_t max = ctx->info.limits.max_compute_workgroups_per_dimension;
+    uint32_t max = wgt_gpu_limits(ctx)->max_compute_workgroups_per_dimension;
     if (max == 0) max = 65535;
     if (groups <= max) {
         *gx = (uint32_t)groups;
@@ -378,8 +377,8 @@ const char *op_wgsl_lib_i64(void) { return wgt_gpu_kernel_text("lib_i64"); }
 
 uint32_t op_workgroup_size(wgt_context *ctx)
 {
-    uint32_t wg = 256, a = ctx->info.limits.max_compute_invocations_per_workgroup,
-             b = ctx->info.limits.max_compute_workgroup_size_x;
+    uint32_t wg = 256, a = wgt_gpu_limits(ctx)->max_compute_invocations_per_workgroup,
+             b = wgt_gpu_limits(ctx)->max_compute_workgroup_size_x;
     if (a && a < wg) wg = a;
     if (b && b < wg) wg = b;
     uint32_t p2 = 1; /* a power of two: the reduction trees halve it */
@@ -409,14 +408,14 @@ void op_wgsl_vec8_loader(char *buf, size_t cap, const char *name, const char *bi
 
 int op_row_subgroups(wgt_context *ctx)
 {
-    return ctx->info.has_subgroups && ctx->info.limits.subgroup_max_size >= 1 &&
-           ctx->info.limits.subgroup_max_size <= 32;
+    return wgt_gpu_has_subgroups(ctx) && wgt_gpu_limits(ctx)->subgroup_max_size >= 1 &&
+           wgt_gpu_limits(ctx)->subgroup_max_size <= 32;
 }
 
 uint32_t op_shuffle_subgroup(wgt_context *ctx)
 {
-    const wgt_limits *lim = &ctx->info.limits;
-    if (ctx->info.has_subgroups && lim->subgroup_min_size == lim->subgroup_max_size && lim->subgroup_min_size >= 2 &&
+    const wgt_limits *lim = wgt_gpu_limits(ctx);
+    if (wgt_gpu_has_subgroups(ctx) && lim->subgroup_min_size == lim->subgroup_max_size && lim->subgroup_min_size >= 2 &&
         lim->subgroup_min_size <= 64 && !(lim->subgroup_min_size & (lim->subgroup_min_size - 1)))
         return lim->subgroup_min_size;
     return 1;

@@ -27,7 +27,7 @@
  *    reports the element offset the kernel must add. Work over more than one binding's worth of
  *    bytes is split by the op along its outermost dimension (op_rows_per_chunk()).
  *  - Kernels run f32 arithmetic for f16/bf16 (the H200 build has no shader-f16); a kernel may use
- *    native f16 when ctx->info.has_f16.
+ *    native f16 when wgt_gpu_has_f16(ctx).
  */
 #ifndef WGT_OPS_OPS_H
 #define WGT_OPS_OPS_H

@@ -197,7 +197,7 @@ static wgt_status pool_run(const char *name, wgt_cpu_pool_kind kind, const wgt_t
     /* A global pool (every output size 1, no indices) is a reduction over the plane: wgt_reduce
      * spreads each plane over a workgroup (and long planes over several), where the pool kernel
      * would walk a whole plane per invocation. */
-    int global = osize && !indices && !wgt_ctx_is_cpu(ctx) && dt != WGT_I64;
+    int global = osize && !indices && !wgt_gpu_runs_reference(ctx) && dt != WGT_I64;
     for (int i = 0; global && i < spatial; i++) global = osize[i] == 1;
     wgt_reduce_op rop = is_max ? WGT_REDUCE_AMAX : WGT_REDUCE_MEAN;
     if (global && wgt_reduce_result_dtype(rop, dt) == dt) {

@@ -89,8 +89,8 @@ static wgt_status ql_ref(void *arg, const wgt_cpu_tensor *in, const wgt_cpu_tens
  * invocations of one row); 1 for none. */
 static uint32_t ql_subgroup(wgt_context *ctx)
 {
-    const wgt_limits *lim = &ctx->info.limits;
-    if (ctx->info.has_subgroups && lim->subgroup_min_size == lim->subgroup_max_size && lim->subgroup_min_size >= 2 &&
+    const wgt_limits *lim = wgt_gpu_limits(ctx);
+    if (wgt_gpu_has_subgroups(ctx) && lim->subgroup_min_size == lim->subgroup_max_size && lim->subgroup_min_size >= 2 &&
         lim->subgroup_min_size <= 32)
         return lim->subgroup_min_size;
     return 1;
@@ -123,8 +123,8 @@ static wgt_status ql_gpu(wgt_context *ctx, wgt_ftype type, const wgt_tensor *x, 
     wgt_kernel *k;
     wgt_status st = ql_kernel(ctx, type, gemv, &k);
     if (st) return st;
-    uint64_t limit = ctx->info.limits.max_storage_buffer_binding_size;
-    uint64_t align = ctx->info.limits.min_storage_buffer_offset_alignment;
+    uint64_t limit = wgt_gpu_limits(ctx)->max_storage_buffer_binding_size;
+    uint64_t align = wgt_gpu_limits(ctx)->min_storage_buffer_offset_alignment;
     if (align < 4) align = 4;
     int64_t row_bytes = w->l.shape[1];
     int64_t slack = (int64_t)align + 8;
@@ -324,7 +324,7 @@ static int qf_operand(wgt_context *ctx, const wgt_tensor *t, int any_float, int6
     const wgt_layout *l = &t->l;
     if (!(any_float ? op_is_float(l->dtype) : l->dtype == WGT_F32) || !wgt_layout_is_contiguous(l)) return 0;
     return l->offset % align == 0 &&
-           (uint64_t)wgt_layout_numel(l) * wgt_dtype_size(l->dtype) + 256 <= ctx->info.limits.max_storage_buffer_binding_size;
+           (uint64_t)wgt_layout_numel(l) * wgt_dtype_size(l->dtype) + 256 <= wgt_gpu_limits(ctx)->max_storage_buffer_binding_size;
 }
 
 wgt_status wgt_fused_qlinear(const wgt_tensor *x, wgt_fused_prologue pro, const wgt_tensor *gamma, double eps,
@@ -357,12 +357,12 @@ wgt_status wgt_fused_qlinear(const wgt_tensor *x, wgt_fused_prologue pro, const 
     }
     /* the kernel: one f32 row of x (decode) aligned to vec4s, the whole weight in one binding (the
      * plain gemv splits larger ones), Q4_K rows at whole words (its decoder reads words) */
-    const wgt_limits *lim = &ctx->info.limits;
+    const wgt_limits *lim = wgt_gpu_limits(ctx);
     int64_t row_bytes = w->l.shape[1];
     uint64_t align = lim->min_storage_buffer_offset_alignment > 4 ? lim->min_storage_buffer_offset_alignment : 4;
     uint64_t wbytes = (uint64_t)N * (uint64_t)row_bytes + align + 8;
     size_t declen;
-    int fast = !wgt_ctx_is_cpu(ctx) && wgt_qlinear_gpu_type(type) && op_workgroup_size(ctx) >= 128 &&
+    int fast = !wgt_gpu_runs_reference(ctx) && wgt_qlinear_gpu_type(type) && op_workgroup_size(ctx) >= 128 &&
                lim->max_storage_buffers_per_shader_stage >= 6 && M == 1 && N > 0 && wbytes <= UINT32_MAX &&
                wbytes <= lim->max_storage_buffer_binding_size && (type != WGT_FTYPE_Q4_K || w->l.offset % 4 == 0) &&
                qf_operand(ctx, x, 0, 4) && (pro != WGT_PRO_RMS_NORM || qf_operand(ctx, gamma, 0, 4)) &&

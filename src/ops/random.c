@@ -88,7 +88,7 @@ static wgt_status rnd_elementwise(wgt_context *ctx, int kind, uint64_t seed, uin
     wgt_kernel *k;
     wgt_status st = rnd_kernel(ctx, kind, x ? x->l.dtype : WGT_F32, y->l.dtype, mask != NULL, &k);
     if (st) return st;
-    uint64_t limit = ctx->info.limits.max_storage_buffer_binding_size;
+    uint64_t limit = wgt_gpu_limits(ctx)->max_storage_buffer_binding_size;
     uint64_t esz = wgt_dtype_size(y->l.dtype);
     if (x && wgt_dtype_size(x->l.dtype) > esz) esz = wgt_dtype_size(x->l.dtype);
     int64_t per = (int64_t)((limit > 1024 ? limit - 1024 : limit) / esz) & ~(int64_t)1023;
@@ -373,7 +373,7 @@ wgt_status wgt_randperm(wgt_context *ctx, wgt_generator *gen, int64_t n, wgt_dty
 wgt_status wgt_random_block(wgt_context *ctx, const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4])
 {
     if (!ctx || !ctr || !key || !out) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "random_block: NULL argument");
-    if (wgt_ctx_is_cpu(ctx)) {
+    if (wgt_gpu_runs_reference(ctx)) {
         wgt_philox4x32_10(ctr, key, out);
         return WGT_OK;
     }

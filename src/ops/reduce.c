@@ -184,7 +184,7 @@ static wgt_status red_gpu_split(wgt_context *ctx, wgt_reduce_op op, const wgt_te
     if (rows_per_part > rows_fit) rows_per_part = rows_fit;
     int64_t G = (outer + rows_per_part - 1) / rows_per_part, per_chunk = rows_fit / rows_per_part;
     int64_t n_states = n_out * G * red_state_words(op, x->l.dtype);
-    if ((uint64_t)n_states * 4 > ctx->info.limits.max_storage_buffer_binding_size / 2 || (uint64_t)n_out * G > UINT32_MAX)
+    if ((uint64_t)n_states * 4 > wgt_gpu_limits(ctx)->max_storage_buffer_binding_size / 2 || (uint64_t)n_out * G > UINT32_MAX)
         return op_fail(ctx, WGT_ERR_LIMIT, "%s: %lld outputs of slices larger than a storage binding are too many to split",
                        name, (long long)n_out);
     red_params p;
@@ -258,7 +258,7 @@ static wgt_status red_two_pass(wgt_context *ctx, wgt_kernel *k, const red_params
 {
     int col2 = col1 && G <= COL_STAGE2_COLS;
     int64_t n_states = (int64_t)p->n_out * G * state_words;
-    if ((uint64_t)n_states * 4 > ctx->info.limits.max_storage_buffer_binding_size)
+    if ((uint64_t)n_states * 4 > wgt_gpu_limits(ctx)->max_storage_buffer_binding_size)
         return op_fail(ctx, WGT_ERR_LIMIT, "%s: %u outputs in %u parts need more states than a storage binding holds",
                        wgt_reduce_op_name((wgt_reduce_op)p->op), p->n_out, G);
     wgt_tensor *states;
@@ -323,8 +323,8 @@ static wgt_status red_gpu(wgt_context *ctx, wgt_reduce_op op, const wgt_tensor *
     int64_t plo, phi;
     op_extent(&P, &plo, &phi);
     uint64_t p_bytes = (uint64_t)(phi - plo + 1) * wgt_dtype_size(l->dtype);
-    if (R > 0 && nr > 0 && (per == 0 || (nk == 0 && p_bytes + ctx->info.limits.min_storage_buffer_offset_alignment + 4 >
-                                                      ctx->info.limits.max_storage_buffer_binding_size))) {
+    if (R > 0 && nr > 0 && (per == 0 || (nk == 0 && p_bytes + wgt_gpu_limits(ctx)->min_storage_buffer_offset_alignment + 4 >
+                                                      wgt_gpu_limits(ctx)->max_storage_buffer_binding_size))) {
         /* Parts are whole rows of the outermost reduced dim: when even one such row passes a binding
          * (a transposed input: its outermost dim is the innermost in storage), reduce a contiguous
          * copy instead (the reduced positions, and so argmax's indices, stay row-major). */

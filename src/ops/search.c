@@ -59,7 +59,7 @@ static int fits(const wgt_tensor *t)
     int64_t lo, hi;
     op_extent(&t->l, &lo, &hi);
     uint64_t bytes = hi >= lo ? (uint64_t)(hi + 1 - lo) * wgt_dtype_size(t->l.dtype) + 16 : 0;
-    return bytes <= t->st->ctx->info.limits.max_storage_buffer_binding_size &&
+    return bytes <= wgt_gpu_limits(t->st->ctx)->max_storage_buffer_binding_size &&
            wgt_layout_numel(&t->l) < UINT32_MAX / 2;
 }
 
@@ -178,9 +178,9 @@ static wgt_status ss_impl(const char *name, const wgt_tensor *seq, const wgt_ten
     int64_t n = wgt_layout_numel(&values->l);
     int gpu_ok = fits(seq) && fits(values) && fits(sorter) && fits(y);
     int whole = gpu_ok;
-    uint64_t lim = ctx->info.limits.max_storage_buffer_binding_size;
+    uint64_t lim = wgt_gpu_limits(ctx)->max_storage_buffer_binding_size;
     int64_t part = 0;
-    if (!gpu_ok && nd >= 1 && n > 0 && !wgt_ctx_is_cpu(ctx)) { /* past a binding: parts along values' dim 0 */
+    if (!gpu_ok && nd >= 1 && n > 0 && !wgt_gpu_runs_reference(ctx)) { /* past a binding: parts along values' dim 0 */
         part = values->l.shape[0];
         while (part > 0) {
             wgt_tensor *v[3] = {NULL, NULL, NULL};
@@ -250,7 +250,7 @@ wgt_status wgt_histc(const wgt_tensor *x, int64_t bins, double min, double max, 
     wgt_status st = WGT_OK;
     int gpu_ok = fits(x);
     int64_t part = 0; /* past a binding: parts along dim 0 */
-    if (!gpu_ok && x->l.ndim >= 1 && !wgt_ctx_is_cpu(ctx)) {
+    if (!gpu_ok && x->l.ndim >= 1 && !wgt_gpu_runs_reference(ctx)) {
         part = x->l.shape[0];
         while (part > 0) {
             wgt_tensor *v = NULL;

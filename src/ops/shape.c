@@ -34,7 +34,7 @@ int fits_binding(const wgt_tensor *const *ts, int n)
         int64_t lo, hi;
         op_extent(&ts[i]->l, &lo, &hi);
         uint64_t bytes = hi >= lo ? (uint64_t)(hi - lo + 1) * wgt_dtype_size(ts[i]->l.dtype) + 256 : 0;
-        if (bytes > ctx->info.limits.max_storage_buffer_binding_size) return 0;
+        if (bytes > wgt_gpu_limits(ctx)->max_storage_buffer_binding_size) return 0;
         if (hi >= (int64_t)UINT32_MAX / 2 || wgt_layout_numel(&ts[i]->l) >= (int64_t)UINT32_MAX / 2) return 0;
     }
     return 1;
@@ -45,7 +45,7 @@ int fits_binding(const wgt_tensor *const *ts, int n)
  * pool with the same id (a later context at the same address gets a new entry). */
 static struct err_entry {
     wgt_context *ctx;
-    WGPUDevice device;
+    const void *device; /* wgt_gpu_device_identity when made */
     wgt_buffer *buf;
     uint64_t id;
 } err_table[16];
@@ -54,7 +54,7 @@ static struct err_entry {
  * kernel entry does not use (WebGPU forbids two writable bindings over the same bytes). */
 static uint64_t err_slot(wgt_context *ctx)
 {
-    uint64_t a = ctx->info.limits.min_storage_buffer_offset_alignment;
+    uint64_t a = wgt_gpu_limits(ctx)->min_storage_buffer_offset_alignment;
     return a > 256 ? a : 256;
 }
 
@@ -62,9 +62,8 @@ static struct err_entry *err_find(wgt_context *ctx)
 {
     for (int i = 0; i < 16; i++) {
         struct err_entry *e = &err_table[i];
-        if (e->ctx != ctx || e->device != ctx->device) continue;
-        for (int j = 0; j < ctx->n_buffers; j++)
-            if (ctx->all_buffers[j] == e->buf && e->buf->id == e->id && e->buf->in_use) return e;
+        if (e->ctx == ctx && e->device == wgt_gpu_device_identity(ctx) && wgt_gpu_buffer_live(ctx, e->buf, e->id))
+            return e;
     }
     return NULL;
 }
@@ -81,7 +80,7 @@ wgt_status index_err_bind(wgt_context *ctx, wgt_binding *b)
         wgt_status st = wgt_gpu_alloc(ctx, 4 * err_slot(ctx), &buf);
         if (st) return st;
         if ((st = wgt_gpu_fill_zero(ctx, buf, 0, 4 * err_slot(ctx)))) return st;
-        *e = (struct err_entry){ctx, ctx->device, buf, buf->id};
+        *e = (struct err_entry){ctx, wgt_gpu_device_identity(ctx), buf, buf->id};
     }
     b->buffer = e->buf;
     b->offset = 0;
@@ -101,7 +100,7 @@ wgt_status wgt_index_check(wgt_context *ctx)
 {
     if (!ctx) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "index_check: NULL context");
     wgt_status st = wgt_ctx_check(ctx);
-    if (st || ctx->cpu) return st;
+    if (st || wgt_gpu_runs_reference(ctx)) return st;
     struct err_entry *e = err_find(ctx);
     if (!e) return WGT_OK;
     uint32_t flags = 0;
@@ -120,7 +119,7 @@ wgt_status index_check_now(wgt_context *ctx);
 wgt_status index_check_now(wgt_context *ctx)
 {
     const char *v = getenv("WGT_STRICT");
-    if ((v && *v && strcmp(v, "0")) || ctx->debug) return wgt_index_check(ctx);
+    if ((v && *v && strcmp(v, "0")) || wgt_gpu_debug(ctx)) return wgt_index_check(ctx);
     return WGT_OK;
 }
 

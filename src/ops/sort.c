@@ -40,7 +40,7 @@ static int key_words(wgt_dtype dt)
 static uint32_t tile_size(wgt_context *ctx, wgt_dtype dt)
 {
     uint32_t slot = 4u * (uint32_t)(key_words(dt) + 1), tile = 4096;
-    uint32_t mem = ctx->info.limits.max_compute_workgroup_storage_size;
+    uint32_t mem = wgt_gpu_limits(ctx)->max_compute_workgroup_storage_size;
     if (mem > 32768) mem = 32768;
     while (tile > 256 && tile * slot > mem) tile /= 2;
     return tile;
@@ -51,8 +51,8 @@ static uint32_t tile_size(wgt_context *ctx, wgt_dtype dt)
 static uint32_t wg_size(wgt_context *ctx, uint32_t tile)
 {
     uint32_t wg = op_workgroup_size(ctx);
-    if (wg == 256 && ctx->info.limits.max_compute_invocations_per_workgroup >= 512 &&
-        ctx->info.limits.max_compute_workgroup_size_x >= 512)
+    if (wg == 256 && wgt_gpu_limits(ctx)->max_compute_invocations_per_workgroup >= 512 &&
+        wgt_gpu_limits(ctx)->max_compute_workgroup_size_x >= 512)
         wg = 512;
     while (wg > tile / 2) wg /= 2;
     return wg;
@@ -125,7 +125,7 @@ static void rowsort_free(rowsort *s)
 static int rowsort_fits(const wgt_tensor *x)
 {
     wgt_context *ctx = x->st->ctx;
-    uint64_t n = (uint64_t)wgt_layout_numel(&x->l), lim = ctx->info.limits.max_storage_buffer_binding_size;
+    uint64_t n = (uint64_t)wgt_layout_numel(&x->l), lim = wgt_gpu_limits(ctx)->max_storage_buffer_binding_size;
     int64_t lo, hi;
     op_extent(&x->l, &lo, &hi);
     uint64_t xb = hi >= lo ? (uint64_t)(hi + 1 - lo) * wgt_dtype_size(x->l.dtype) + 16 : 0;
@@ -396,7 +396,7 @@ static wgt_status select_impl(int kind, const wgt_tensor *x, int64_t k, int dim,
         return st;
     }
     int fits = rowsort_fits(x), od = -1;
-    int64_t part = fits || wgt_ctx_is_cpu(ctx) ? 0 : chunk_rows(x, dim, &od);
+    int64_t part = fits || wgt_gpu_runs_reference(ctx) ? 0 : chunk_rows(x, dim, &od);
     int gpu_ok = fits || part > 0;
     int use_gpu = op_use_gpu(ctx, name, x->l.dtype, gpu_ok);
     if (use_gpu && !fits) {

@@ -22,7 +22,7 @@ wgt_status wgt_host_view_get(const wgt_tensor *t, wgt_host_view *v)
     memset(v, 0, sizeof *v);
     wgt_context *ctx = t->st->ctx;
     v->t.l = t->l;
-    if (wgt_ctx_is_cpu(ctx)) {
+    if (wgt_gpu_runs_reference(ctx)) {
         v->t.data = t->st->host;
         return WGT_OK;
     }
@@ -46,7 +46,7 @@ wgt_status wgt_host_view_get(const wgt_tensor *t, wgt_host_view *v)
 wgt_status wgt_host_view_put(const wgt_tensor *out, const wgt_host_view *v)
 {
     wgt_context *ctx = out->st->ctx;
-    if (wgt_ctx_is_cpu(ctx)) return WGT_OK;
+    if (wgt_gpu_runs_reference(ctx)) return WGT_OK;
     size_t size = wgt_dtype_size(out->l.dtype);
     uint64_t start = ((uint64_t)out->l.offset * size) & ~3ull, end = wgt_layout_extent_bytes(&out->l);
     if (end < start + 4) end = start + 4;

@@ -5,8 +5,6 @@
 #include "tensor/tensor.h"
 #include "tensor/record.h"
 
-int wgt_ctx_is_cpu(const wgt_context *ctx) { return ctx->cpu; }
-
 static wgt_status check_shape(wgt_context *ctx, int ndim, const int64_t *shape, int64_t *numel)
 {
     if (ndim < 0 || ndim > WGT_MAX_DIMS)
@@ -43,7 +41,7 @@ static wgt_status storage_new(wgt_context *ctx, uint64_t bytes, wgt_storage **ou
     s->refs = 1;
     s->bytes = bytes;
     wgt_status st;
-    if (ctx->cpu) {
+    if (wgt_gpu_runs_reference(ctx)) {
         s->host = malloc(bytes);
         st = s->host ? WGT_OK
                      : wgt_ctx_error(ctx, WGT_ERR_OUT_OF_MEMORY, "out of host memory for a tensor of %llu bytes",
@@ -130,7 +128,7 @@ wgt_status wgt_tensor_zeros(wgt_context *ctx, wgt_dtype dtype, int ndim, const i
     wgt_status st = wgt_tensor_new(ctx, dtype, ndim, shape, out);
     if (st) return st;
     wgt_storage *s = (*out)->st;
-    if (ctx->cpu) memset(s->host, 0, s->bytes);
+    if (wgt_gpu_runs_reference(ctx)) memset(s->host, 0, s->bytes);
     else if ((st = wgt_gpu_fill_zero(ctx, s->buf, 0, s->bytes))) {
         wgt_tensor_free(*out);
         *out = NULL;
@@ -151,7 +149,7 @@ wgt_status wgt_tensor_from_host(wgt_context *ctx, wgt_dtype dtype, int ndim, con
         *out = NULL;
         return wgt_ctx_error(ctx, WGT_ERR_INVALID_ARGUMENT, "data is NULL");
     }
-    if (ctx->cpu) {
+    if (wgt_gpu_runs_reference(ctx)) {
         memcpy(t->st->host, data, bytes);
         return WGT_OK;
     }
@@ -183,7 +181,7 @@ wgt_status wgt_tensor_to_host(const wgt_tensor *t, void *dst, size_t bytes)
     size_t size = wgt_dtype_size(t->l.dtype);
     uint64_t start = (uint64_t)t->l.offset * size;
     if (wgt_layout_is_contiguous(&t->l)) {
-        if (ctx->cpu) {
+        if (wgt_gpu_runs_reference(ctx)) {
             memcpy(dst, (char *)t->st->host + start, bytes);
             return WGT_OK;
         }
@@ -191,7 +189,7 @@ wgt_status wgt_tensor_to_host(const wgt_tensor *t, void *dst, size_t bytes)
     }
     /* A strided view: read the storage range it reaches and gather on the host (a copy kernel
      * would be an op, and this layer calls none). The range is at most the storage's size. */
-    const char *src = ctx->cpu ? (const char *)t->st->host : NULL;
+    const char *src = wgt_gpu_runs_reference(ctx) ? (const char *)t->st->host : NULL;
     char *owned = NULL;
     uint64_t base = start & ~3ull, end = wgt_layout_extent_bytes(&t->l);
     if (end > t->st->bytes) end = t->st->bytes;

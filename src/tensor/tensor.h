@@ -33,9 +33,6 @@ struct wgt_tensor {
 extern void (*wgt_tensor_ag_retain)(struct ag_meta *m);
 extern void (*wgt_tensor_ag_release)(struct ag_meta *m);
 
-/* 1 when the context runs ops on the CPU reference. */
-int wgt_ctx_is_cpu(const wgt_context *ctx);
-
 /* A new contiguous tensor with uninitialised contents. */
 wgt_status wgt_tensor_new(wgt_context *ctx, wgt_dtype dtype, int ndim, const int64_t *shape, wgt_tensor **out);
 /* A new tensor sharing t's storage with another layout (a view). */

@@ -268,7 +268,7 @@ static void norms(wgt_context *ctx)
 /* Rows split over several bindings: the binding limit lowered to 8 KiB for a moment. */
 static void split_bindings(wgt_context *ctx)
 {
-    if (wgt_ctx_is_cpu(ctx)) return;
+    if (wgt_gpu_runs_reference(ctx)) return;
     uint64_t saved = ctx->info.limits.max_storage_buffer_binding_size;
     ctx->info.limits.max_storage_buffer_binding_size = 8192;
     int64_t shape[2] = {65, 301}, ws[1] = {301};

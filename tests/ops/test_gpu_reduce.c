@@ -388,7 +388,7 @@ static void wide_ints(wgt_context *ctx)
     wgt_tensor_free(x);
     free(data);
 
-    if (wgt_ctx_is_cpu(ctx)) return;
+    if (wgt_gpu_runs_reference(ctx)) return;
     uint64_t saved = ctx->info.limits.max_storage_buffer_binding_size;
     ctx->info.limits.max_storage_buffer_binding_size = 8192;
     int64_t s3[2] = {64, 301};
@@ -408,7 +408,7 @@ static void wide_ints(wgt_context *ctx)
  * (the device's real limit is larger, so the smaller bindings stay valid). */
 static void split_bindings(wgt_context *ctx)
 {
-    if (wgt_ctx_is_cpu(ctx)) return;
+    if (wgt_gpu_runs_reference(ctx)) return;
     uint64_t saved = ctx->info.limits.max_storage_buffer_binding_size;
     ctx->info.limits.max_storage_buffer_binding_size = 8192;
     int64_t shape[2] = {64, 301};
