@@ -4,8 +4,8 @@
  *   tokenizer.json (byte-level BPE)   -> model "gpt2": tokens, token_type, merges
  *   vocab.json + merges.txt (GPT-2)   -> model "gpt2"
  * plus bos/eos/unk/pad ids and tokenizer_config.json's chat template and add_bos/add_eos flags.
- * The SentencePiece protobuf is decoded here with a few lines of wire-format reading (only the
- * fields we need), so convert needs no protobuf library. Token types use llama.cpp's numbers,
+ * The SentencePiece protobuf is read with src/core/protobuf.h (only the fields we need), so
+ * convert needs no protobuf library. Token types use llama.cpp's numbers,
  * which are SentencePiece's: 1 normal, 2 unknown, 3 control, 4 user-defined, 5 unused, 6 byte. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "core/error.h"
+#include "core/protobuf.h"
 #include "io/io.h"
 #include "io/json_util.h"
 
@@ -58,54 +59,7 @@ static wgt_status set_token(vocab *v, uint64_t id, const char *s, uint64_t len, 
     return WGT_OK;
 }
 
-/* ---- SentencePiece .model (protobuf wire format) ---- */
-
-typedef struct pb {
-    const uint8_t *p, *end;
-} pb;
-
-static int pb_varint(pb *b, uint64_t *v)
-{
-    *v = 0;
-    for (int shift = 0; shift < 64 && b->p < b->end; shift += 7) {
-        uint8_t c = *b->p++;
-        *v |= (uint64_t)(c & 0x7f) << shift;
-        if (!(c & 0x80)) return 1;
-    }
-    return 0;
-}
-
-/* Next field: number, wire type, and for length-delimited fields the sub-buffer; varint and
- * fixed values in *val. 0 at the end or on malformed input (*bad set). */
-static int pb_next(pb *b, uint32_t *field, int *wt, pb *sub, uint64_t *val, int *bad)
-{
-    uint64_t key;
-    if (b->p >= b->end) return 0;
-    if (!pb_varint(b, &key)) goto fail;
-    *field = (uint32_t)(key >> 3);
-    *wt = (int)(key & 7);
-    if (*wt == 0) {
-        if (!pb_varint(b, val)) goto fail;
-    } else if (*wt == 1 || *wt == 5) {
-        int n = *wt == 1 ? 8 : 4;
-        if (b->end - b->p < n) goto fail;
-        *val = 0;
-        for (int i = n - 1; i >= 0; i--) *val = *val << 8 | b->p[i];
-        b->p += n;
-    } else if (*wt == 2) {
-        uint64_t len;
-        if (!pb_varint(b, &len) || len > (uint64_t)(b->end - b->p)) goto fail;
-        sub->p = b->p;
-        sub->end = b->p + len;
-        b->p += len;
-    } else {
-        goto fail;
-    }
-    return 1;
-fail:
-    *bad = 1;
-    return 0;
-}
+/* ---- SentencePiece .model (protobuf wire format, src/core/protobuf.h) ---- */
 
 static wgt_status load_spm(const char *path, vocab *v)
 {
@@ -113,40 +67,42 @@ static wgt_status load_spm(const char *path, vocab *v)
     wgt_status st = wgt_map_open(path, &m);
     if (st) return st;
     if (!m.size) return wgt_error(WGT_ERR_FORMAT, "%s: empty file: not a SentencePiece model", path);
-    pb b = {m.data, m.data + m.size}, sub;
-    uint32_t f;
-    int wt, bad = 0;
-    uint64_t val, n = 0;
-    while (pb_next(&b, &f, &wt, &sub, &val, &bad)) n += f == 1 && wt == 2;
+    wgt_pb b = {m.data, m.data + m.size};
+    wgt_pb_field f;
+    int r, bad = 0;
+    uint64_t n = 0;
+    while ((r = wgt_pb_next(&b, &f, NULL)) == 1) n += f.number == 1 && f.wire == WGT_PB_LEN;
+    bad = r < 0;
     if (!bad) st = vocab_alloc(v, n, path);
     v->bos = 1, v->eos = 2, v->unk = 0, v->pad = -1;
-    b = (pb){m.data, m.data + m.size};
+    b = (wgt_pb){m.data, m.data + m.size};
     uint64_t i = 0;
-    while (!bad && !st && pb_next(&b, &f, &wt, &sub, &val, &bad)) {
-        if (f == 1 && wt == 2) { /* SentencePiece {1: piece, 2: score, 3: type} */
-            pb q;
+    while (!bad && !st && (r = wgt_pb_next(&b, &f, NULL)) == 1) {
+        if (f.number == 1 && f.wire == WGT_PB_LEN) { /* SentencePiece {1: piece, 2: score, 3: type} */
+            wgt_pb_field g;
             v->types[i] = 1;
-            while (!st && pb_next(&sub, &f, &wt, &q, &val, &bad)) {
-                if (f == 1 && wt == 2) st = set_token(v, i, (const char *)q.p, (uint64_t)(q.end - q.p), path);
-                else if (f == 2 && wt == 5) {
-                    uint32_t u = (uint32_t)val;
-                    memcpy(&v->scores[i], &u, 4);
-                } else if (f == 3 && wt == 0) v->types[i] = (int32_t)val;
+            while (!st && (r = wgt_pb_next(&f.sub, &g, NULL)) == 1) {
+                if (g.number == 1 && g.wire == WGT_PB_LEN) st = set_token(v, i, (const char *)g.sub.p, g.value, path);
+                else if (g.number == 2 && g.wire == WGT_PB_I32) v->scores[i] = wgt_pb_float(g.value);
+                else if (g.number == 3 && g.wire == WGT_PB_VARINT) v->types[i] = (int32_t)g.value;
             }
+            bad = r < 0;
             if (!v->tokens[i] && !st) st = set_token(v, i, "", 0, path);
             i++;
-        } else if (f == 2 && wt == 2) { /* TrainerSpec: 40 unk_id, 41 bos_id, 42 eos_id, 43 pad_id */
-            pb q;
-            while (pb_next(&sub, &f, &wt, &q, &val, &bad))
-                if (wt == 0 && f >= 40 && f <= 43) {
-                    int64_t id = (int32_t)(uint32_t)val;
-                    if (f == 40) v->unk = id;
-                    else if (f == 41) v->bos = id;
-                    else if (f == 42) v->eos = id;
+        } else if (f.number == 2 && f.wire == WGT_PB_LEN) { /* TrainerSpec: 40 unk_id, 41 bos_id, 42 eos_id, 43 pad_id */
+            wgt_pb_field g;
+            while ((r = wgt_pb_next(&f.sub, &g, NULL)) == 1)
+                if (g.wire == WGT_PB_VARINT && g.number >= 40 && g.number <= 43) {
+                    int64_t id = (int32_t)(uint32_t)g.value;
+                    if (g.number == 40) v->unk = id;
+                    else if (g.number == 41) v->bos = id;
+                    else if (g.number == 42) v->eos = id;
                     else v->pad = id;
                 }
+            bad = r < 0;
         }
     }
+    bad |= r < 0;
     wgt_map_close(&m);
     if (!st && (bad || !n)) st = wgt_error(WGT_ERR_FORMAT, "%s: not a SentencePiece model (malformed protobuf or no pieces)", path);
     return st;

@@ -1,5 +1,6 @@
-/* Protobuf wire-format decoding of the ONNX messages node tests use. Every read is checked
- * against the end of its enclosing message; the message names the file and the field. */
+/* Protobuf wire-format decoding of the ONNX messages node tests use, over src/core/protobuf.h.
+ * Every read is checked against the end of its enclosing message; the message names the file and
+ * the field. */
 #include "onnx/onnx.h"
 
 #include <errno.h>
@@ -8,15 +9,16 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/protobuf.h"
 
 #define MAX_ITEMS (1 << 24) /* repeated fields past this are treated as corrupt */
 
 typedef struct pb {
-    const uint8_t *p, *end;
+    wgt_pb in;        /* the message's unread bytes */
     const char *what; /* file name for messages */
 } pb;
 
-enum { WIRE_VARINT = 0, WIRE_I64 = 1, WIRE_LEN = 2, WIRE_I32 = 5 };
+enum { WIRE_VARINT = WGT_PB_VARINT, WIRE_I64 = WGT_PB_I64, WIRE_LEN = WGT_PB_LEN, WIRE_I32 = WGT_PB_I32 };
 
 static wgt_status bad(const pb *r, const char *field, const char *problem)
 {
@@ -24,41 +26,26 @@ static wgt_status bad(const pb *r, const char *field, const char *problem)
                      field, problem);
 }
 
+static int more(const pb *r) { return r->in.p < r->in.end; }
+
 static wgt_status varint(pb *r, const char *field, uint64_t *v)
 {
-    uint64_t x = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-        if (r->p >= r->end) return bad(r, field, "varint runs past the end");
-        uint8_t b = *r->p++;
-        x |= (uint64_t)(b & 0x7f) << shift;
-        if (!(b & 0x80)) {
-            *v = x;
-            return WGT_OK;
-        }
-    }
-    return bad(r, field, "varint longer than 10 bytes");
+    const char *why = wgt_pb_varint(&r->in, v);
+    return why ? bad(r, field, why) : WGT_OK;
 }
 
 static wgt_status fixed(pb *r, const char *field, int bytes, uint64_t *v)
 {
-    if (r->end - r->p < bytes) return bad(r, field, "fixed-size value runs past the end");
-    uint64_t x = 0;
-    for (int i = 0; i < bytes; i++) x |= (uint64_t)r->p[i] << (8 * i);
-    r->p += bytes;
-    *v = x;
-    return WGT_OK;
+    const char *why = wgt_pb_fixed(&r->in, bytes, v);
+    return why ? bad(r, field, why) : WGT_OK;
 }
 
 /* A length-delimited field's payload as a sub-reader. */
 static wgt_status sub(pb *r, const char *field, pb *s)
 {
-    uint64_t n;
-    wgt_status st = varint(r, field, &n);
-    if (st) return st;
-    if (n > (uint64_t)(r->end - r->p)) return bad(r, field, "length runs past the end");
-    s->p = r->p, s->end = r->p + n, s->what = r->what;
-    r->p += n;
-    return WGT_OK;
+    const char *why = wgt_pb_bytes(&r->in, &s->in);
+    s->what = r->what;
+    return why ? bad(r, field, why) : WGT_OK;
 }
 
 static wgt_status skip(pb *r, int wire, const char *field)
@@ -76,12 +63,11 @@ static wgt_status skip(pb *r, int wire, const char *field)
 
 static wgt_status key(pb *r, const char *msg, int *field, int *wire)
 {
-    uint64_t k;
-    wgt_status st = varint(r, msg, &k);
-    if (st) return st;
-    if ((k >> 3) == 0 || (k >> 3) > 536870911) return bad(r, msg, "field number 0 or too large");
-    *field = (int)(k >> 3), *wire = (int)(k & 7);
-    return WGT_OK;
+    uint32_t number = 0;
+    *wire = -1;
+    const char *why = wgt_pb_key(&r->in, &number, wire);
+    *field = (int)number;
+    return why ? bad(r, msg, why) : WGT_OK;
 }
 
 static wgt_status expect(const pb *r, const char *field, int wire, int want)
@@ -94,10 +80,10 @@ static wgt_status string(pb *r, const char *field, char **out, size_t *len)
     pb s;
     wgt_status st = sub(r, field, &s);
     if (st) return st;
-    size_t n = (size_t)(s.end - s.p);
+    size_t n = (size_t)(s.in.end - s.in.p);
     char *c = malloc(n + 1);
     if (!c) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "onnx: %s: %s: no memory", r->what, field);
-    memcpy(c, s.p, n);
+    memcpy(c, s.in.p, n);
     c[n] = 0;
     free(*out);
     *out = c;
@@ -143,21 +129,13 @@ static wgt_status repeated(pb *r, const char *field, int wire, char kind, uint64
         src = &s;
     } else TRY(expect(r, field, wire, want));
     do {
-        if (packed && src->p >= src->end) break;
+        if (packed && !more(src)) break;
         uint64_t v;
         TRY(kind == 'v' ? varint(src, field, &v) : fixed(src, field, kind == '4' ? 4 : 8, &v));
         TRY(grow(r, field, (void **)arr, n, sizeof(uint64_t)));
         (*arr)[*n - 1] = v;
     } while (packed);
     return WGT_OK;
-}
-
-static float f32_bits(uint64_t v)
-{
-    uint32_t u = (uint32_t)v;
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
 }
 
 static double f64_bits(uint64_t v)
@@ -218,7 +196,7 @@ static wgt_status tensor(pb *r, wgt_onnx_tensor *t)
     int64_t location = 0, type = 0;
     wgt_status st = WGT_OK;
     memset(t, 0, sizeof *t);
-    while (r->p < r->end && st == WGT_OK) {
+    while (more(r) && st == WGT_OK) {
         if ((st = key(r, "TensorProto", &field, &wire))) break;
         uint64_t v;
         pb s;
@@ -250,7 +228,7 @@ static wgt_status tensor(pb *r, wgt_onnx_tensor *t)
         case 9:
             if (!(st = expect(r, "TensorProto.raw_data", wire, WIRE_LEN)) &&
                 !(st = sub(r, "TensorProto.raw_data", &s)))
-                raw = s.p, raw_len = (size_t)(s.end - s.p), have_raw = 1;
+                raw = s.in.p, raw_len = (size_t)(s.in.end - s.in.p), have_raw = 1;
             break;
         case 14:
             if (!(st = varint(r, "TensorProto.data_location", &v))) location = (int64_t)v;
@@ -326,7 +304,7 @@ static wgt_status tensor(pb *r, wgt_onnx_tensor *t)
     for (int64_t i = 0; i < t->numel; i++) {
         uint64_t w = words[i];
         switch (words_field) {
-        case 4: wgt_cpu_store_f(&view, i, f32_bits(w)); break;
+        case 4: wgt_cpu_store_f(&view, i, wgt_pb_float(w)); break;
         case 10: wgt_cpu_store_f(&view, i, f64_bits(w)); break;
         case 5: /* int32_data also carries 16-bit floats as their bit patterns */
             if (t->dtype == WGT_F16 || t->dtype == WGT_BF16) ((uint16_t *)t->data)[i] = (uint16_t)w;
@@ -344,7 +322,7 @@ done:
 
 wgt_status wgt_onnx_tensor_parse(const uint8_t *buf, size_t len, const char *what, wgt_onnx_tensor *out)
 {
-    pb r = {buf, buf + len, what};
+    pb r = {{buf, buf + len}, what};
     return tensor(&r, out);
 }
 
@@ -397,14 +375,14 @@ static wgt_status attribute(pb *r, wgt_onnx_attr *a)
     pb s;
     wgt_status st = WGT_OK;
     wgt_onnx_attr_type guess = WGT_ONNX_ATTR_UNDEFINED;
-    while (r->p < r->end && st == WGT_OK) {
+    while (more(r) && st == WGT_OK) {
         if ((st = key(r, "AttributeProto", &field, &wire))) break;
         switch (field) {
         case 1: st = expect(r, "AttributeProto.name", wire, WIRE_LEN);
             if (!st) st = string(r, "AttributeProto.name", &a->name, NULL);
             break;
         case 2: st = expect(r, "AttributeProto.f", wire, WIRE_I32);
-            if (!st && !(st = fixed(r, "AttributeProto.f", 4, &v))) a->f = f32_bits(v), guess = WGT_ONNX_ATTR_FLOAT;
+            if (!st && !(st = fixed(r, "AttributeProto.f", 4, &v))) a->f = wgt_pb_float(v), guess = WGT_ONNX_ATTR_FLOAT;
             break;
         case 3: st = expect(r, "AttributeProto.i", wire, WIRE_VARINT);
             if (!st && !(st = varint(r, "AttributeProto.i", &v))) a->i = (int64_t)v, guess = WGT_ONNX_ATTR_INT;
@@ -428,7 +406,7 @@ static wgt_status attribute(pb *r, wgt_onnx_attr *a)
                 double *f = realloc(a->floats, sizeof(double) * (size_t)(a->n_floats + n_words + 1));
                 if (!f) { st = wgt_error(WGT_ERR_OUT_OF_MEMORY, "onnx: no memory"); break; }
                 a->floats = f;
-                for (int i = 0; i < n_words; i++) f[a->n_floats + i] = f32_bits(words[i]);
+                for (int i = 0; i < n_words; i++) f[a->n_floats + i] = wgt_pb_float(words[i]);
                 a->n_floats += n_words;
                 guess = WGT_ONNX_ATTR_FLOATS;
             }
@@ -483,7 +461,7 @@ static wgt_status node(pb *r, wgt_onnx_node *n)
     int field, wire;
     wgt_status st = WGT_OK;
     pb s;
-    while (r->p < r->end && st == WGT_OK) {
+    while (more(r) && st == WGT_OK) {
         if ((st = key(r, "NodeProto", &field, &wire))) break;
         if (field >= 1 && field <= 7 && field != 6 && field != 5 && (st = expect(r, "NodeProto", wire, WIRE_LEN)))
             break;
@@ -526,7 +504,7 @@ static wgt_status value_info_name(pb *r, const char *what, char ***arr, int *n)
     int field, wire;
     TRY(sub(r, what, &s));
     TRY(grow(r, what, (void **)arr, n, sizeof(char *)));
-    while (s.p < s.end) {
+    while (more(&s)) {
         TRY(key(&s, what, &field, &wire));
         if (field == 1 && wire == WIRE_LEN) TRY(string(&s, what, &(*arr)[*n - 1], NULL));
         else TRY(skip(&s, wire, what));
@@ -541,7 +519,7 @@ static wgt_status graph(pb *r, wgt_onnx_model *m)
 {
     int field, wire;
     pb s;
-    while (r->p < r->end) {
+    while (more(r)) {
         TRY(key(r, "GraphProto", &field, &wire));
         switch (field) {
         case 1:
@@ -580,7 +558,7 @@ static wgt_status opset(pb *r, wgt_onnx_model *m)
     int64_t version = 0;
     TRY(sub(r, "ModelProto.opset_import", &s));
     wgt_status st = WGT_OK;
-    while (s.p < s.end && !st) {
+    while (more(&s) && !st) {
         uint64_t v;
         if ((st = key(&s, "OperatorSetIdProto", &field, &wire))) break;
         if (field == 1 && wire == WIRE_LEN) st = string(&s, "OperatorSetIdProto.domain", &domain, NULL);
@@ -595,13 +573,13 @@ static wgt_status opset(pb *r, wgt_onnx_model *m)
 
 wgt_status wgt_onnx_model_parse(const uint8_t *buf, size_t len, const char *what, wgt_onnx_model **out)
 {
-    pb r = {buf, buf + len, what}, s;
+    pb r = {{buf, buf + len}, what}, s;
     int field, wire, have_graph = 0;
     wgt_onnx_model *m = calloc(1, sizeof *m);
     *out = NULL;
     if (!m) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "onnx: no memory");
     wgt_status st = WGT_OK;
-    while (r.p < r.end && !st) {
+    while (more(&r) && !st) {
         uint64_t v;
         if ((st = key(&r, "ModelProto", &field, &wire))) break;
         switch (field) {
