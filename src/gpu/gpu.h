@@ -156,6 +156,11 @@ struct wgt_context {
     uint8_t *upload_host;
     uint32_t upload_used;
 
+    /* The ops layer's state (wgt_gpu_ops_state): small constant tensors kept for the context's
+     * life (op_const_tensor in src/ops/ops.c), freed through ops_state_free before the pool. */
+    void *ops_state;
+    void (*ops_state_free)(wgt_context *ctx, void *state);
+
     /* Staging buffers for downloads (MAP_READ), reused. */
     wgt_profiler *prof;           /* WGT_PROFILE=1 (src/gpu/profile.c), else NULL */
     WGPUBuffer staging;
@@ -179,6 +184,10 @@ int wgt_gpu_debug(const wgt_context *ctx);         /* WGT_DEBUG: check after eve
 const void *wgt_gpu_device_identity(const wgt_context *ctx);
 /* 1 when buf is one of ctx's pool buffers, still in use, and still the creation `id` names. */
 int wgt_gpu_buffer_live(const wgt_context *ctx, const wgt_buffer *buf, uint64_t id);
+/* The ops layer's own state kept with the context (op_const_tensor's tables), NULL until set;
+ * free_state runs on it when the context is freed, before the buffer pool goes. */
+void *wgt_gpu_ops_state(const wgt_context *ctx);
+void wgt_gpu_set_ops_state(wgt_context *ctx, void *state, void (*free_state)(wgt_context *ctx, void *state));
 
 /* Record a failure on the context (and this thread) and return it. */
 wgt_status wgt_ctx_error(wgt_context *ctx, wgt_status status, const char *fmt, ...) WGT_PRINTF(3, 4);

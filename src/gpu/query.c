@@ -22,3 +22,11 @@ int wgt_gpu_buffer_live(const wgt_context *ctx, const wgt_buffer *buf, uint64_t 
         if (ctx->all_buffers[j] == buf) return buf->id == id && buf->in_use;
     return 0;
 }
+
+void *wgt_gpu_ops_state(const wgt_context *ctx) { return ctx->ops_state; }
+
+void wgt_gpu_set_ops_state(wgt_context *ctx, void *state, void (*free_state)(wgt_context *ctx, void *state))
+{
+    ctx->ops_state = state;
+    ctx->ops_state_free = free_state;
+}

@@ -124,9 +124,11 @@ static wgt_status sdpa_gpu(wgt_context *ctx, const wgt_tensor *q, const wgt_tens
         if ((st = wgt_gpu_kernel(ctx, "attention_decode", dpre, "main", NULL, 0, &kd))) goto done;
         if ((st = op_bind_all(q, &b[0], &base))) goto done;
         p.off_q = (uint32_t)(q->l.offset - base);
-        if ((st = op_bind_all(k, &b[1], &base))) goto done;
+        /* k and v are usually a cache's prefix that grows every token: bound whole, the bind
+         * group is reused */
+        if ((st = op_bind_storage(k, &b[1], &base))) goto done;
         p.off_k = (uint32_t)(k->l.offset - base);
-        if ((st = op_bind_all(v, &b[2], &base))) goto done;
+        if ((st = op_bind_storage(v, &b[2], &base))) goto done;
         p.off_v = (uint32_t)(v->l.offset - base);
         if ((st = op_bind_all(out32, &b[3], &base))) goto done;
         p.pad2 = (uint32_t)(out32->l.offset - base);

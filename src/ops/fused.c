@@ -202,25 +202,23 @@ wgt_status wgt_qkv_rope_cache(const wgt_tensor *x, int64_t Hq, int64_t Hkv, int6
     for (int j = 0; j < half; j++) invf[j] = (float)inv[j];
     wgt_tensor *freq = NULL, *y = NULL;
     int64_t qs[3] = {Hq, L, hd}, nh = half;
-    if ((st = wgt_tensor_from_host(ctx, WGT_F32, 1, &nh, invf, &freq)) ||
+    if ((st = op_const_tensor(ctx, WGT_F32, nh, invf, &freq)) ||
         (st = wgt_tensor_new(ctx, WGT_F32, 3, qs, &y)))
         goto done;
     wgt_kernel *k;
     wgt_binding b[5];
     int64_t base[5];
     int64_t ctxlen = k_cache->l.shape[1];
-    /* the caches bind only the rows written: [h, pos0 .. pos0 + L) of every head */
-    int64_t klo = k_cache->l.offset + pos0 * hd, khi = k_cache->l.offset + ((Hkv - 1) * ctxlen + pos0 + L) * hd - 1;
-    int64_t vlo = v_cache->l.offset + pos0 * hd, vhi = v_cache->l.offset + ((Hkv - 1) * ctxlen + pos0 + L) * hd - 1;
+    /* the caches bind whole, so a decode step (L = 1) reuses the bind group at every position */
     if ((st = wgt_gpu_kernel(ctx, "qkv_rope", NULL, "main", NULL, 0, &k)) || (st = op_bind_all(x, &b[0], &base[0])) ||
         (st = op_bind_all(freq, &b[1], &base[1])) || (st = op_bind_all(y, &b[2], &base[2])) ||
-        (st = op_bind(k_cache, klo, khi, &b[3], &base[3])) || (st = op_bind(v_cache, vlo, vhi, &b[4], &base[4])))
+        (st = op_bind_storage(k_cache, &b[3], &base[3])) || (st = op_bind_storage(v_cache, &b[4], &base[4])))
         goto done;
     qkv_params p = {0};
     p.L = (uint32_t)L, p.hd = (uint32_t)hd, p.Hq = (uint32_t)Hq, p.Hkv = (uint32_t)Hkv;
     p.rot = (uint32_t)rot, p.interleaved = (uint32_t)!!interleaved, p.pos0 = (uint32_t)pos0, p.ctx = (uint32_t)ctxlen;
     p.off_x = (uint32_t)(x->l.offset - base[0]), p.off_q = (uint32_t)(y->l.offset - base[2]);
-    /* the cache offsets point at row pos0 (the bindings start there) */
+    /* the cache offsets point at row pos0 of head 0 */
     p.off_k = (uint32_t)(k_cache->l.offset + pos0 * hd - base[3]);
     p.off_v = (uint32_t)(v_cache->l.offset + pos0 * hd - base[4]);
     p.af = (float)af, p.n = (uint32_t)(L * C);
@@ -394,7 +392,7 @@ wgt_status wgt_fused_qkv_rope_cache(const wgt_tensor *x, const wgt_tensor *gamma
     for (int j = 0; j < half; j++) invf[j] = (float)inv[j];
     wgt_tensor *freq = NULL, *y = NULL;
     int64_t qs[3] = {Hq, 1, hd}, nh = half;
-    if ((st = wgt_tensor_from_host(ctx, WGT_F32, 1, &nh, invf, &freq)) || (st = wgt_tensor_new(ctx, WGT_F32, 3, qs, &y)))
+    if ((st = op_const_tensor(ctx, WGT_F32, nh, invf, &freq)) || (st = wgt_tensor_new(ctx, WGT_F32, 3, qs, &y)))
         goto done;
     gemv_fused_key key = {WGT_PRO_RMS_NORM, w->l.dtype, bias ? bias->l.dtype : WGT_F32, 0, op_workgroup_size(ctx)};
     key.sg = op_row_subgroups(ctx);
@@ -402,14 +400,13 @@ wgt_status wgt_fused_qkv_rope_cache(const wgt_tensor *x, const wgt_tensor *gamma
     wgt_binding b[8];
     int64_t base[8];
     int64_t ctxlen = k_cache->l.shape[1];
-    /* the caches bind only the row written: [h, pos0] of every head */
-    int64_t klo = k_cache->l.offset + pos0 * hd, khi = k_cache->l.offset + ((Hkv - 1) * ctxlen + pos0 + 1) * hd - 1;
-    int64_t vlo = v_cache->l.offset + pos0 * hd, vhi = v_cache->l.offset + ((Hkv - 1) * ctxlen + pos0 + 1) * hd - 1;
+    /* the caches bind whole (not the row written, [h, pos0] of every head), so the bind group is
+     * the same at every position */
     const wgt_tensor *bt[6] = {x, w, gamma, bias ? bias : x, freq, y};
     if ((st = wgt_gpu_kernel_keyed(ctx, "gemv_qkv", &key, sizeof key, gemv_fused_prelude, &key, "main", NULL, 0, &k)))
         goto done;
     for (int i = 0; i < 6 && !st; i++) st = op_bind_all(bt[i], &b[i], &base[i]);
-    if (st || (st = op_bind(k_cache, klo, khi, &b[6], &base[6])) || (st = op_bind(v_cache, vlo, vhi, &b[7], &base[7])))
+    if (st || (st = op_bind_storage(k_cache, &b[6], &base[6])) || (st = op_bind_storage(v_cache, &b[7], &base[7])))
         goto done;
     int64_t epw = 16 / (int64_t)wgt_dtype_size(w->l.dtype);
     gemv_qkv_params p = {0};

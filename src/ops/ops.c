@@ -323,6 +323,85 @@ wgt_status op_bind_all(const wgt_tensor *t, wgt_binding *b, int64_t *base)
     return op_bind(t, lo, hi, b, base);
 }
 
+wgt_status op_bind_storage(const wgt_tensor *t, wgt_binding *b, int64_t *base)
+{
+    wgt_context *ctx = t->st->ctx;
+    size_t size = wgt_dtype_size(t->l.dtype);
+    uint64_t bytes = t->st->bytes & ~3ull;
+    if (!bytes || bytes > wgt_gpu_limits(ctx)->max_storage_buffer_binding_size || bytes / size > UINT32_MAX)
+        return op_bind_all(t, b, base);
+    b->buffer = t->st->buf;
+    b->offset = 0;
+    b->size = bytes;
+    *base = 0;
+    return WGT_OK;
+}
+
+#define OP_CONSTS 32
+#define OP_CONST_MAX_BYTES 16384
+
+typedef struct op_const {
+    wgt_dtype dt;
+    size_t bytes;
+    void *data;   /* the host copy the lookup compares with */
+    wgt_tensor *t;
+} op_const;
+
+typedef struct op_consts {
+    op_const e[OP_CONSTS];
+    int next; /* the slot replaced next when all are taken */
+} op_consts;
+
+static void op_consts_free(wgt_context *ctx, void *state)
+{
+    op_consts *c = state;
+    (void)ctx;
+    for (int i = 0; i < OP_CONSTS; i++) {
+        wgt_tensor_free(c->e[i].t);
+        free(c->e[i].data);
+    }
+    free(c);
+}
+
+wgt_status op_const_tensor(wgt_context *ctx, wgt_dtype dt, int64_t n, const void *data, wgt_tensor **out)
+{
+    size_t bytes = (size_t)n * wgt_dtype_size(dt);
+    if (wgt_gpu_runs_reference(ctx) || n <= 0 || bytes > OP_CONST_MAX_BYTES)
+        return wgt_tensor_from_host(ctx, dt, 1, &n, data, out);
+    op_consts *c = wgt_gpu_ops_state(ctx);
+    if (!c) {
+        if (!(c = calloc(1, sizeof *c))) return wgt_ctx_error(ctx, WGT_ERR_OUT_OF_MEMORY, "out of host memory");
+        wgt_gpu_set_ops_state(ctx, c, op_consts_free);
+    }
+    for (int i = 0; i < OP_CONSTS; i++) {
+        op_const *e = &c->e[i];
+        if (e->t && e->dt == dt && e->bytes == bytes && !memcmp(e->data, data, bytes)) {
+            *out = wgt_tensor_ref(e->t);
+            return *out ? WGT_OK : wgt_ctx_error(ctx, WGT_ERR_OUT_OF_MEMORY, "out of host memory");
+        }
+    }
+    wgt_tensor *t;
+    void *copy = malloc(bytes);
+    if (!copy) return wgt_ctx_error(ctx, WGT_ERR_OUT_OF_MEMORY, "out of host memory");
+    wgt_status st = wgt_tensor_from_host(ctx, dt, 1, &n, data, &t);
+    if (st) {
+        free(copy);
+        return st;
+    }
+    if (!(*out = wgt_tensor_ref(t))) {
+        free(copy);
+        wgt_tensor_free(t);
+        return wgt_ctx_error(ctx, WGT_ERR_OUT_OF_MEMORY, "out of host memory");
+    }
+    op_const *e = &c->e[c->next];
+    c->next = (c->next + 1) % OP_CONSTS;
+    wgt_tensor_free(e->t);
+    free(e->data);
+    memcpy(copy, data, bytes);
+    *e = (op_const){dt, bytes, copy, t};
+    return WGT_OK;
+}
+
 int64_t op_rows_per_chunk(wgt_context *ctx, const wgt_layout *const *ls, int n)
 {
     uint64_t limit = wgt_gpu_limits(ctx)->max_storage_buffer_binding_size;

@@ -139,8 +139,18 @@ void op_plane_stride(const wgt_layout *lead, uint32_t *simple, uint32_t *stride)
 wgt_status op_bind(const wgt_tensor *t, int64_t lo, int64_t hi, wgt_binding *b, int64_t *base);
 /* Bind all of t's reachable storage. */
 wgt_status op_bind_all(const wgt_tensor *t, wgt_binding *b, int64_t *base);
+/* Bind t's whole storage (base 0) when it fits one binding, else as op_bind_all. For views that move
+ * every call (a KV cache's row or prefix at the token's position): the binding, and so the cached
+ * bind group, stays the same from token to token instead of a new bind group per call. */
+wgt_status op_bind_storage(const wgt_tensor *t, wgt_binding *b, int64_t *base);
 /* Lowest and highest storage element index t's layout reaches (hi < lo when t is empty). */
 void op_extent(const wgt_layout *l, int64_t *lo, int64_t *hi);
+/* A 1-D tensor of n elements of dt holding data, shared with every earlier call for the same bytes
+ * on this context (a few small tables, e.g. rotary frequencies, kept for the context's life; a
+ * CPU context or a table over 16 KiB gets a fresh tensor). For tables an op would otherwise upload
+ * on every call: each upload costs a pool buffer and a copy that ends the open compute pass. The
+ * tensor is read-only: never write to it. Free *out as any tensor. */
+wgt_status op_const_tensor(wgt_context *ctx, wgt_dtype dt, int64_t n, const void *data, wgt_tensor **out);
 /* How many rows of dim 0 fit one binding for every tensor given (>= 1), or 0 if one row is too large. */
 int64_t op_rows_per_chunk(wgt_context *ctx, const wgt_layout *const *ls, int n);
 
