@@ -63,8 +63,9 @@ wgt_status wgt_tensor_assign(wgt_tensor *dst, const wgt_tensor *src)
         op_extent(&ws, &lo, &hi);
         if ((st = op_bind(&ts, lo, hi, &b[0], &base))) return st;
         p.off_src = (uint32_t)(ws.offset - base);
-        op_extent(&wd, &lo, &hi);
-        if ((st = op_bind(&td, lo, hi, &b[1], &base))) return st;
+        /* the destination binds whole: writing a cache row or a history slot at a new position
+         * every token reuses one bind group */
+        if ((st = op_bind_storage(&td, &b[1], &base))) return st;
         p.off_dst = (uint32_t)(wd.offset - base);
         wd.offset = ws.offset = 0;
         if ((st = op_layout_params_fill(ctx, &wd, &p.ldst)) || (st = op_layout_params_fill(ctx, &ws, &p.lsrc)))
