@@ -10,6 +10,7 @@
 #define UPLOAD_ARENA_BYTES (1u << 20)  /* small uploads ride in the command stream */
 #define SMALL_UPLOAD_BYTES (64u << 10)
 #define DOWNLOAD_TIMEOUT_MS 600000
+#define READBACK_SMALL 256u /* split readbacks up to this size reuse their buffers */
 
 static WGPUBuffer make_buffer(wgt_context *ctx, uint64_t size, WGPUBufferUsage usage, const char *label)
 {
@@ -65,6 +66,11 @@ void wgt_batch_destroy(wgt_context *ctx)
         wgt_W.BufferDestroy(ctx->uniform_arena);
         wgt_W.BufferRelease(ctx->uniform_arena);
         ctx->uniform_arena = NULL;
+    }
+    while (ctx->n_readback_free > 0) {
+        WGPUBuffer b = ctx->readback_free[--ctx->n_readback_free];
+        wgt_W.BufferDestroy(b);
+        wgt_W.BufferRelease(b);
     }
     if (ctx->staging) {
         wgt_W.BufferDestroy(ctx->staging);
@@ -402,6 +408,7 @@ wgt_status wgt_gpu_download(wgt_context *ctx, wgt_buffer *src, uint64_t offset, 
 struct wgt_readback {
     WGPUBuffer buf;
     uint64_t bytes, skew, submits; /* the copy goes with the submit that makes stats.submits > submits */
+    int small;                     /* buf is READBACK_SMALL bytes: reusable */
 };
 
 wgt_status wgt_gpu_readback_begin(wgt_context *ctx, wgt_buffer *src, uint64_t offset, uint64_t bytes,
@@ -415,8 +422,12 @@ wgt_status wgt_gpu_readback_begin(wgt_context *ctx, wgt_buffer *src, uint64_t of
     wgt_readback *rb = calloc(1, sizeof *rb);
     if (!rb) return wgt_ctx_error(ctx, WGT_ERR_OUT_OF_MEMORY, "out of host memory");
     rb->bytes = bytes, rb->skew = offset - start, rb->submits = ctx->stats.submits;
-    rb->buf = make_buffer(ctx, end - start > 4 ? end - start : 4, WGPUBufferUsage_MapRead | WGPUBufferUsage_CopyDst,
-                          "wgt readback");
+    rb->small = end - start <= READBACK_SMALL;
+    if (rb->small && ctx->n_readback_free > 0)
+        rb->buf = ctx->readback_free[--ctx->n_readback_free];
+    else
+        rb->buf = make_buffer(ctx, end - start <= READBACK_SMALL ? READBACK_SMALL : end - start,
+                              WGPUBufferUsage_MapRead | WGPUBufferUsage_CopyDst, "wgt readback");
     if (!rb->buf) {
         free(rb);
         return wgt_ctx_error(ctx, WGT_ERR_OUT_OF_MEMORY, "could not create a readback buffer");
@@ -436,8 +447,14 @@ wgt_status wgt_gpu_readback_end(wgt_context *ctx, wgt_readback *rb, void *data)
     if (!st && data && rb->bytes)
         st = wgt_gpu_map_copy(ctx, rb->buf, (rb->skew + rb->bytes + 3) & ~3ull, rb->skew, data, rb->bytes,
                               "a readback buffer");
-    wgt_W.BufferDestroy(rb->buf);
-    wgt_W.BufferRelease(rb->buf);
+    /* unmapped again here (or never mapped); a later copy into it is ordered after this one */
+    int cap = (int)(sizeof ctx->readback_free / sizeof ctx->readback_free[0]);
+    if (!st && rb->small && ctx->n_readback_free < cap)
+        ctx->readback_free[ctx->n_readback_free++] = rb->buf;
+    else {
+        wgt_W.BufferDestroy(rb->buf);
+        wgt_W.BufferRelease(rb->buf);
+    }
     free(rb);
     return st ? st : wgt_ctx_check(ctx);
 }

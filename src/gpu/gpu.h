@@ -165,6 +165,11 @@ struct wgt_context {
     wgt_profiler *prof;           /* WGT_PROFILE=1 (src/gpu/profile.c), else NULL */
     WGPUBuffer staging;
     uint64_t staging_size;
+    /* Small split-readback buffers (WGT_READBACK_SMALL bytes, MAP_READ) kept for reuse: decode
+     * reads one token id back per step, and a buffer created and destroyed per step costs host
+     * time in the driver. */
+    WGPUBuffer readback_free[4];
+    int n_readback_free;
 };
 
 /* ---- What the layers above ask of a context (query.c) -----------------------------------------

@@ -1,6 +1,6 @@
 /* The device layer: pool reuse, pipeline and bind-group cache hits, a WGSL error reported with the
- * kernel's name and line, readback of odd sizes, batching past max_batch, and a sentinel check that a
- * kernel bound to part of a buffer writes nothing outside it. Every result is compared with values
+ * kernel's name and line, readback of odd sizes, split readbacks, batching past max_batch, and a
+ * sentinel check that a kernel bound to part of a buffer writes nothing outside it. Every result is compared with values
  * computed here on the CPU. */
 #include <math.h>
 #include <string.h>
@@ -138,6 +138,49 @@ static void test_odd_readback(wgt_context *ctx)
     wgt_gpu_release(ctx, b);
 }
 
+/* Split readbacks as pipelined decode uses them: each step's begin is recorded after that step's
+ * dispatch and ended one step later, some ended without data (a stop), one past the reused size;
+ * the small buffers go back to the context and serve later readbacks. */
+static void test_split_readback(wgt_context *ctx)
+{
+    enum { N = 128 };
+    float host[N];
+    for (int i = 0; i < N; i++) host[i] = (float)i;
+    wgt_buffer *y;
+    wgt_kernel *k;
+    MUST(wgt_gpu_alloc(ctx, N * 4, &y));
+    MUST(wgt_gpu_upload(ctx, y, 0, host, sizeof host));
+    MUST(wgt_gpu_kernel_source(ctx, "add_one", add_one_src, "main", NULL, 0, &k));
+    uint32_t p[4] = {N, 0, 0, 0};
+    wgt_binding b = {y, 0, 0};
+    wgt_readback *pending = NULL;
+    int pending_step = -1;
+    for (int step = 0; step < 12; step++) {
+        MUST(wgt_gpu_dispatch(ctx, k, p, sizeof p, &b, 1, (N + 63) / 64, 1, 1));
+        wgt_readback *rb;
+        uint64_t bytes = step == 7 ? 300 : 4; /* element step (step 7: 75 elements from it) */
+        MUST(wgt_gpu_readback_begin(ctx, y, (uint64_t)step * 4, bytes, &rb));
+        MUST(wgt_gpu_flush(ctx));
+        if (pending) {
+            float got[75] = {0};
+            int drop = pending_step == 4; /* ended without reading, as after a stop */
+            MUST(wgt_gpu_readback_end(ctx, pending, drop ? NULL : got));
+            /* element e after s + 1 dispatches: e + s + 1 */
+            int n = pending_step == 7 ? 75 : 1;
+            for (int i = 0; i < n && !drop; i++)
+                CHECK(got[i] == (float)(pending_step + i + pending_step + 1), "split readback step %d element %d: %g, "
+                      "want %d", pending_step, pending_step + i, got[i], 2 * pending_step + i + 1);
+        }
+        pending = rb, pending_step = step;
+    }
+    float last = 0;
+    MUST(wgt_gpu_readback_end(ctx, pending, &last));
+    CHECK(last == 11.0f + 12.0f, "split readback of the last step: %g, want 23", last);
+    CHECK(ctx->n_readback_free >= 1 && ctx->n_readback_free <= 4, "%d small readback buffers kept for reuse",
+          ctx->n_readback_free);
+    wgt_gpu_release(ctx, y);
+}
+
 static void test_sentinels(wgt_context *ctx)
 {
     /* One buffer: [guard 256 B][window of 1000 u32][guard]. The kernel is bound to the window only. */
@@ -226,6 +269,7 @@ int main(void)
     test_compile_error(ctx);
     test_cache_and_batching(ctx);
     test_odd_readback(ctx);
+    test_split_readback(ctx);
     test_sentinels(ctx);
     test_abi(ctx);
     test_latched_error(ctx);
