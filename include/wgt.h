@@ -1362,6 +1362,8 @@ struct wgt_hf_config {
     double final_softcap;         /* final_logit_softcapping, likewise for the logits */
     double rope_local_theta;      /* sliding-window layers' rope base (rope_local_base_freq, or
                                      rope_parameters.sliding_attention.rope_theta) */
+    double partial_rotary_factor; /* share of head_dim that RoPE rotates (partial_rotary_factor,
+                                     rotary_pct); 0 when not given (all) */
     int n_layer_types;            /* layer_types given: layer_sliding[i] 1 for "sliding_attention" */
     unsigned char layer_sliding[512];
     /* generation_config.json, when present (its bos/eos override config.json's) */

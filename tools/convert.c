@@ -32,7 +32,10 @@
 #include "commands.h"
 #include "wgt.h"
 
-typedef enum { ARCH_LLAMA, ARCH_QWEN2, ARCH_QWEN3, ARCH_GPT2, ARCH_GEMMA, ARCH_GEMMA2, ARCH_GEMMA3 } arch_id;
+typedef enum {
+    ARCH_LLAMA, ARCH_QWEN2, ARCH_QWEN3, ARCH_GPT2, ARCH_GEMMA, ARCH_GEMMA2, ARCH_GEMMA3, ARCH_PHI3, ARCH_PHI2, ARCH_OLMO2,
+    ARCH_GPTNEOX
+} arch_id;
 
 /* Each family as llama.cpp's converter writes it: config.json's model_type, the GGUF
  * general.architecture, and what the conversion does beyond renaming. */
@@ -46,6 +49,10 @@ static const struct family {
     {"qwen2", "qwen2", ARCH_QWEN2, 0, 0},     {"qwen3", "qwen3", ARCH_QWEN3, 0, 0},
     {"gpt2", "gpt2", ARCH_GPT2, 0, 0},        {"gemma", "gemma", ARCH_GEMMA, 1, 0},
     {"gemma2", "gemma2", ARCH_GEMMA2, 1, 1},  {"gemma3_text", "gemma3", ARCH_GEMMA3, 1, 1},
+    {"phi3", "phi3", ARCH_PHI3, 0, 0}, /* qkv_proj and gate_up_proj stay fused: attn_qkv, ffn_up */
+    {"phi", "phi2", ARCH_PHI2, 0, 0},  /* dense, fc1, fc2, final_layernorm; LayerNorm; partial rotary */
+    {"olmo2", "olmo2", ARCH_OLMO2, 0, 1}, /* post-norms only: gemma2's names */
+    {"gpt_neox", "gptneox", ARCH_GPTNEOX, 0, 0}, /* query_key_value reordered from per-head q,k,v to q; k; v */
 };
 
 typedef struct plan {
@@ -58,6 +65,7 @@ typedef struct plan {
     int transpose;  /* gpt2 Conv1D */
     int permute;    /* llama q/k rows: heads to permute */
     int plus_one;   /* gemma norms: 1 + w */
+    int neox_heads; /* gpt_neox query_key_value: heads whose (q, k, v) row groups become q; k; v */
     const float *generated; /* rope_freqs: values computed here, not read */
 } plan;
 
@@ -65,7 +73,7 @@ static int usage(FILE *f)
 {
     fprintf(f, "usage: wgt convert <hf-dir | model.safetensors> <out.gguf> [--type T] [--force]\n\n"
                "T: f32, f16 (default), bf16, q8_0, q4_0, q4_k, q6_k. Architectures: llama, mistral, qwen2,\n"
-               "qwen3, gpt2, gemma, gemma2, gemma3_text (from config.json). Norms and 1-D tensors stay f32. The tokenizer (tokenizer.model,\n"
+               "qwen3, gpt2, gemma, gemma2, gemma3_text, phi3, phi, olmo2, gpt_neox (from config.json). Norms and 1-D tensors stay f32. The tokenizer (tokenizer.model,\n"
                "tokenizer.json or vocab.json + merges.txt) is added when the directory holds one.\n"
                "Rows are quantised on WGT_THREADS threads (default: the processors online).\n\n"
                "The output is written to a temporary file next to it and renamed into place when complete:\n"
@@ -82,6 +90,7 @@ static int map_name(const struct family *f, const char *hf, char *out, size_t ca
     *transpose = 0;
     const char *s = hf;
     if (!strncmp(s, "model.", 6)) s += 6;
+    else if (!strncmp(s, "gpt_neox.", 9)) s += 9;
     else if (!strncmp(s, "transformer.", 12)) s += 12;
     int layer, n = 0;
     char rest[256];
@@ -90,7 +99,10 @@ static int map_name(const struct family *f, const char *hf, char *out, size_t ca
             {"input_layernorm", "attn_norm"}, {"self_attn.q_proj", "attn_q"}, {"self_attn.k_proj", "attn_k"},
             {"self_attn.v_proj", "attn_v"}, {"self_attn.o_proj", "attn_output"}, {"self_attn.q_norm", "attn_q_norm"},
             {"self_attn.k_norm", "attn_k_norm"}, {"post_attention_layernorm", "ffn_norm"}, {"mlp.gate_proj", "ffn_gate"},
-            {"mlp.up_proj", "ffn_up"}, {"mlp.down_proj", "ffn_down"}};
+            {"mlp.up_proj", "ffn_up"}, {"mlp.down_proj", "ffn_down"}, {"self_attn.qkv_proj", "attn_qkv"},
+            {"mlp.gate_up_proj", "ffn_up"}, {"self_attn.dense", "attn_output"}, {"mlp.fc1", "ffn_up"},
+            {"mlp.fc2", "ffn_down"}, {"attention.query_key_value", "attn_qkv"}, {"attention.dense", "attn_output"},
+            {"mlp.dense_h_to_4h", "ffn_up"}, {"mlp.dense_4h_to_h", "ffn_down"}};
         static const char *const gpt2[][2] = {
             {"ln_1", "attn_norm"}, {"attn.c_attn", "attn_qkv"}, {"attn.c_proj", "attn_output"},
             {"ln_2", "ffn_norm"}, {"mlp.c_fc", "ffn_up"}, {"mlp.c_proj", "ffn_down"}};
@@ -117,7 +129,11 @@ static int map_name(const struct family *f, const char *hf, char *out, size_t ca
     static const char *const top[][2] = {
         {"embed_tokens.weight", "token_embd.weight"}, {"norm.weight", "output_norm.weight"},
         {"lm_head.weight", "output.weight"}, {"wte.weight", "token_embd.weight"},
-        {"wpe.weight", "position_embd.weight"}, {"ln_f.weight", "output_norm.weight"}, {"ln_f.bias", "output_norm.bias"}};
+        {"wpe.weight", "position_embd.weight"}, {"ln_f.weight", "output_norm.weight"}, {"ln_f.bias", "output_norm.bias"},
+        {"final_layernorm.weight", "output_norm.weight"}, {"final_layernorm.bias", "output_norm.bias"},
+        {"lm_head.bias", "output.bias"}, {"embed_in.weight", "token_embd.weight"},
+        {"final_layer_norm.weight", "output_norm.weight"}, {"final_layer_norm.bias", "output_norm.bias"},
+        {"embed_out.weight", "output.weight"}};
     for (size_t i = 0; i < sizeof top / sizeof top[0]; i++)
         if (!strcmp(s, top[i][0]) || !strcmp(hf, top[i][0])) {
             snprintf(out, cap, "%s", top[i][1]);
@@ -143,6 +159,10 @@ static int get_row(const plan *p, int64_t r, float *row, int64_t d)
         return 0;
     }
     int64_t src_row = r;
+    if (p->neox_heads) { /* output row (part, head, j) <- source row (head, part, j) */
+        int64_t per = p->neox_heads * d, part = r / per, h = r % per / d, j = r % d;
+        src_row = (h * 3 + part) * d + j;
+    }
     if (p->permute) { /* GGUF row h*d + 2j + s <- HF row h*d + s*d/2 + j */
         int64_t h = r / d, k = r % d, j = k / 2, s = k % 2;
         src_row = h * d + s * (d / 2) + j;
@@ -236,7 +256,7 @@ int cmd_convert(int argc, char **argv)
         if (!strcmp(cfg.model_type, families[i].hf)) fam = &families[i];
     if (!fam) {
         fprintf(stderr, "wgt convert: %s/config.json: model_type \"%s\" is not supported (llama, mistral, qwen2, qwen3, "
-                "gpt2, gemma, gemma2, gemma3_text)\n", dir, cfg.model_type);
+                "gpt2, gemma, gemma2, gemma3_text, phi3, phi, olmo2, gpt_neox)\n", dir, cfg.model_type);
         return 1;
     }
     arch_id a = fam->a;
@@ -283,9 +303,18 @@ int cmd_convert(int argc, char **argv)
                 goto failed;
             }
         }
+        if (a == ARCH_GPTNEOX && strstr(p->name, ".attn_qkv.")) {
+            p->neox_heads = (int)cfg.n_heads;
+            int64_t rows = t->n_dims == 2 ? p->ne[1] : p->ne[0];
+            if (rows != 3 * cfg.n_heads * head_dim) {
+                fprintf(stderr, "wgt convert: '%s': %lld rows are not 3 x %lld heads of %lld\n", t->name, (long long)rows,
+                        (long long)cfg.n_heads, (long long)head_dim);
+                goto failed;
+            }
+        }
         p->rl = p->ne[0];
         p->nr = p->ne[1];
-        if (p->permute && t->n_dims == 1) { /* a bias: its elements are the rows to permute */
+        if ((p->permute || p->neox_heads) && t->n_dims == 1) { /* a bias: its elements are the rows to move */
             p->rl = 1;
             p->nr = p->ne[0];
         }
@@ -360,9 +389,11 @@ int cmd_convert(int argc, char **argv)
     } else {
         TRY(wgt_gguf_writer_add_u32(w, KEY("attention.key_length"), (uint32_t)cfg.head_dim));
         TRY(wgt_gguf_writer_add_u32(w, KEY("attention.value_length"), (uint32_t)cfg.head_dim));
-        TRY(wgt_gguf_writer_add_u32(w, KEY("rope.dimension_count"), (uint32_t)cfg.head_dim));
+        double rot = cfg.partial_rotary_factor > 0 ? cfg.partial_rotary_factor : 1;
+        TRY(wgt_gguf_writer_add_u32(w, KEY("rope.dimension_count"), (uint32_t)(cfg.head_dim * rot)));
         TRY(wgt_gguf_writer_add_f32(w, KEY("rope.freq_base"), (float)cfg.rope_theta));
-        TRY(wgt_gguf_writer_add_f32(w, KEY("attention.layer_norm_rms_epsilon"), (float)cfg.norm_eps));
+        TRY(wgt_gguf_writer_add_f32(w, KEY(cfg.norm_is_rms ? "attention.layer_norm_rms_epsilon" : "attention.layer_norm_epsilon"),
+                                    (float)cfg.norm_eps));
         if (cfg.vocab_size) TRY(wgt_gguf_writer_add_u32(w, KEY("vocab_size"), (uint32_t)cfg.vocab_size));
         if (cfg.rope_factor > 0 && (!strcmp(cfg.rope_scaling_type, "linear") || !strcmp(cfg.rope_scaling_type, "yarn"))) {
             TRY(wgt_gguf_writer_add_str(w, KEY("rope.scaling.type"), cfg.rope_scaling_type));
@@ -374,11 +405,13 @@ int cmd_convert(int argc, char **argv)
         }
     }
     /* sliding windows, soft-capping, the attention scale (llama.cpp's keys) */
+    /* (llama.cpp reads phi3's key and then runs without the window; wgt applies it, as transformers does) */
     int slides = cfg.sliding_window > 0 && (a != ARCH_LLAMA || !strcmp(cfg.model_type, "mistral"));
     for (int i = 0; i < cfg.n_layer_types; i++) slides |= a == ARCH_LLAMA && cfg.layer_sliding[i];
     if (slides) TRY(wgt_gguf_writer_add_u32(w, KEY("attention.sliding_window"), (uint32_t)cfg.sliding_window));
     if (cfg.attn_softcap > 0) TRY(wgt_gguf_writer_add_f32(w, KEY("attn_logit_softcapping"), (float)cfg.attn_softcap));
     if (cfg.final_softcap > 0) TRY(wgt_gguf_writer_add_f32(w, KEY("final_logit_softcapping"), (float)cfg.final_softcap));
+    if (a == ARCH_GPTNEOX) TRY(wgt_gguf_writer_add_bool(w, KEY("use_parallel_residual"), 1));
     if (fam->post_norms && cfg.query_pre_attn_scalar > 0 && cfg.query_pre_attn_scalar != (double)cfg.head_dim)
         /* llama.cpp assumes head_dim (hidden / heads for the 27B models); the exact scale for readers that look */
         TRY(wgt_gguf_writer_add_f32(w, KEY("attention.scale"), (float)(1 / sqrt(cfg.query_pre_attn_scalar))));

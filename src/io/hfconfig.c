@@ -109,6 +109,7 @@ wgt_status wgt_hf_config_parse(const char *json, size_t len, const char *name, w
     TRY(get_int(j, name, KEYS("intermediate_size", "n_inner", "ffn_dim"), &c->intermediate_size));
     TRY(get_int(j, name, KEYS("vocab_size"), &c->vocab_size));
     TRY(get_int(j, name, KEYS("max_position_embeddings", "n_positions", "n_ctx"), &c->max_positions));
+    TRY(get_num(j, name, "rotary_emb_base", &c->rope_theta)); /* gpt_neox in transformers 4 */
     TRY(get_num(j, name, "rope_theta", &c->rope_theta));
     int is_gpt2 = !strcmp(c->model_type, "gpt2");
     const cJSON *rs = item(j, "rope_scaling");
@@ -163,6 +164,10 @@ wgt_status wgt_hf_config_parse(const char *json, size_t len, const char *name, w
     TRY(get_ids(j, name, "eos_token_id", c->eos_ids, &c->n_eos));
     TRY(get_int(j, name, KEYS("pad_token_id"), &c->pad_id));
     TRY(get_num(j, name, "query_pre_attn_scalar", &c->query_pre_attn_scalar));
+    TRY(get_num(j, name, "rotary_pct", &c->partial_rotary_factor));
+    TRY(get_num(j, name, "partial_rotary_factor", &c->partial_rotary_factor));
+    const cJSON *rpp = item(j, "rope_parameters"); /* transformers 5 may keep it there */
+    if (rpp && cJSON_IsObject(rpp)) TRY(get_num(rpp, name, "partial_rotary_factor", &c->partial_rotary_factor));
     TRY(get_num(j, name, "attn_logit_softcapping", &c->attn_softcap));
     TRY(get_num(j, name, "final_logit_softcapping", &c->final_softcap));
     const cJSON *lt = item(j, "layer_types");

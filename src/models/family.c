@@ -82,8 +82,25 @@ static wgt_status set_qwen3(wgt_model_config *c, const wgt_hf_config *h, const c
 static wgt_status set_gpt2(wgt_model_config *c, const wgt_hf_config *h, const char *where)
 {
     (void)h, (void)where;
+    c->hf_layout = MDL_HF_GPT2;
     c->rms = 0;
     c->qkv_bias = c->o_bias = c->mlp_bias = 1;
+    c->no_rope = c->plain_mlp = 1;
+    c->act = MDL_ACT_GELU_TANH;
+    return WGT_OK;
+}
+
+/* Phi-2: one LayerNorm feeding attention and MLP in parallel, a plain GELU-tanh MLP, biases
+ * everywhere (the output head too), RoPE on the first part of each head. */
+static wgt_status set_phi(wgt_model_config *c, const wgt_hf_config *h, const char *where)
+{
+    (void)where;
+    c->hf_layout = MDL_HF_PHI;
+    c->rms = 0;
+    c->qkv_bias = c->o_bias = c->mlp_bias = 1;
+    c->plain_mlp = c->parallel = 1;
+    c->act = MDL_ACT_GELU_TANH;
+    if (h && h->partial_rotary_factor > 0) c->rope_dims = (int64_t)(c->head_dim * h->partial_rotary_factor);
     return WGT_OK;
 }
 
@@ -120,6 +137,37 @@ static wgt_status set_gemma3(wgt_model_config *c, const wgt_hf_config *h, const 
     return window_layers(c, h, 6, where);
 }
 
+/* Phi-3: llama with q/k/v and gate/up each stored as one matrix (already the stacked layout wgt
+ * computes with), and a sliding window on every layer when the config gives one. */
+static wgt_status set_phi3(wgt_model_config *c, const wgt_hf_config *h, const char *where)
+{
+    c->fused_proj = 1;
+    return set_mistral(c, h, where);
+}
+
+/* OLMo 2: norms only after attention and MLP, and q/k RMS norms over all heads at once. */
+static wgt_status set_olmo2(wgt_model_config *c, const wgt_hf_config *h, const char *where)
+{
+    (void)h, (void)where;
+    c->post_norms = c->no_pre_norm = 1;
+    c->qk_norm = c->qk_norm_full = 1;
+    return WGT_OK;
+}
+
+/* GPT-NeoX (Pythia): attention and MLP in parallel from two LayerNorms, the exact GELU, RoPE on
+ * the first rotary_pct of each head, q/k/v interleaved per head in one matrix (reordered at load). */
+static wgt_status set_gpt_neox(wgt_model_config *c, const wgt_hf_config *h, const char *where)
+{
+    (void)where;
+    c->hf_layout = MDL_HF_NEOX;
+    c->rms = 0;
+    c->qkv_bias = c->o_bias = c->mlp_bias = 1;
+    c->plain_mlp = c->parallel = 1;
+    c->act = MDL_ACT_GELU;
+    if (h && h->partial_rotary_factor > 0) c->rope_dims = (int64_t)(c->head_dim * h->partial_rotary_factor);
+    return WGT_OK;
+}
+
 static const family families[] = {
     {"llama", "llama", WGT_ARCH_LLAMA, 1, set_llama},
     {"mistral", "llama", WGT_ARCH_LLAMA, 1, set_mistral},
@@ -129,12 +177,16 @@ static const family families[] = {
     {"gemma", "gemma", WGT_ARCH_GEMMA, 0, set_gemma},
     {"gemma2", "gemma2", WGT_ARCH_GEMMA2, 0, set_gemma2},
     {"gemma3_text", "gemma3", WGT_ARCH_GEMMA3, 0, set_gemma3},
+    {"phi3", "phi3", WGT_ARCH_PHI3, 0, set_phi3},
+    {"phi", "phi2", WGT_ARCH_PHI2, 0, set_phi},
+    {"olmo2", "olmo2", WGT_ARCH_OLMO2, 0, set_olmo2},
+    {"gpt_neox", "gptneox", WGT_ARCH_GPTNEOX, 0, set_gpt_neox},
 };
 #define N_FAMILIES (sizeof families / sizeof families[0])
 
 const char *mdl_family_list(void)
 {
-    return "llama, mistral, qwen2, qwen3, gpt2, gemma, gemma2, gemma3_text";
+    return "llama, mistral, qwen2, qwen3, gpt2, gemma, gemma2, gemma3_text, phi3, phi, olmo2, gpt_neox";
 }
 
 const char *mdl_arch_gguf_name(wgt_arch a)
@@ -167,7 +219,7 @@ wgt_status mdl_family_from_gguf(const char *arch, const char *where, wgt_model_c
             return families[i].set(c, NULL, where);
         }
     return wgt_error(WGT_ERR_UNSUPPORTED, "%s: architecture '%s' is not supported: wgt runs llama, qwen2, qwen3, gpt2, "
-                     "gemma, gemma2, gemma3", where, arch);
+                     "gemma, gemma2, gemma3, phi3, phi2, olmo2, gptneox", where, arch);
 }
 
 int mdl_layer_slides(const wgt_model_config *c, int64_t li)

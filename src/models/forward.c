@@ -43,10 +43,16 @@ static wgt_status norm(const wgt_model *m, const wgt_tensor *x, const wgt_tensor
     return wgt_layer_norm(x, 1, w, b, m->cfg.norm_eps, out);
 }
 
-/* *sum = x + y and *out = norm(*sum): one fused pass for RMSNorm models. */
+/* *sum = x + y and *out = norm(*sum): one fused pass for RMSNorm models. No norm weight (a model
+ * without pre-norms): *out is *sum. */
 static wgt_status add_norm(const wgt_model *m, const wgt_tensor *x, const wgt_tensor *y, const wgt_tensor *w,
                            const wgt_tensor *b, wgt_tensor **sum, wgt_tensor **out)
 {
+    if (!w) {
+        wgt_status st = wgt_binary(WGT_BINARY_ADD, x, y, sum);
+        if (!st) *out = wgt_tensor_ref(*sum);
+        return st;
+    }
     if (m->cfg.rms) return wgt_add_rms_norm(x, y, w, m->cfg.norm_eps, sum, out);
     wgt_status st = wgt_binary(WGT_BINARY_ADD, x, y, sum);
     if (!st && (st = norm(m, *sum, w, b, out))) wgt_tensor_free(*sum), *sum = NULL;
@@ -275,7 +281,7 @@ static wgt_status embed(const wgt_model *m, const wgt_tensor *ids_t, const int32
 int mdl_fused_decode(const wgt_model *m)
 {
     const wgt_model_config *c = &m->cfg;
-    if (!c->rms || c->arch == WGT_ARCH_GPT2 || c->qk_norm) return 0;
+    if (!c->rms || c->plain_mlp || c->parallel || c->qk_norm) return 0;
     /* the fused prologues know SwiGLU only, and no post-norm or capped scores */
     if (c->act != MDL_ACT_SILU || c->post_norms || c->attn_softcap) return 0;
     for (int64_t li = 0; li < c->n_layers; li++)
@@ -331,7 +337,7 @@ static wgt_status forward(wgt_model *m, const int32_t *ids, const wgt_tensor *id
     /* positions on the device for wgt_rope: only layers without the fused q/k/v pass rotate that way */
     int rope_layers = 0;
     for (int64_t li = 0; li < c->n_layers; li++)
-        rope_layers += c->arch != WGT_ARCH_GPT2 && !(m->layers[li].wqkv.t && !c->qk_norm);
+        rope_layers += !c->no_rope && !(m->layers[li].wqkv.t && !c->qk_norm);
     if (rope_layers) T(pos_t, wgt_tensor_from_host(ctx, WGT_I32, 1, lshape, pos, &pos_t));
     if (ids) {
         T(ids_t, wgt_tensor_from_host(ctx, WGT_I32, 1, lshape, ids, &ids_t));
@@ -350,6 +356,7 @@ static wgt_status forward(wgt_model *m, const int32_t *ids, const wgt_tensor *id
         x = xs;
     }
     const int64_t hd = c->head_dim, Hq = c->n_heads, Hkv = c->n_kv_heads;
+    const int rd = (int)(c->rope_dims ? c->rope_dims : hd); /* dims RoPE rotates (partial rotary) */
     /* h: the residual stream x normed for the next layer (each layer's last add and the next
      * norm are one fused pass) */
     wgt_tensor *h;
@@ -359,6 +366,7 @@ static wgt_status forward(wgt_model *m, const int32_t *ids, const wgt_tensor *id
      * five dispatches a layer. h is then x itself. */
     int fz = L == 1 && mdl_fused_decode(m);
     if (fz) h = keep(&s, wgt_tensor_ref(x));
+    else if (!m->layers[0].attn_norm) h = keep(&s, wgt_tensor_ref(x));
     else T(h, norm(m, x, m->layers[0].attn_norm, m->layers[0].attn_norm_b, &h));
     for (int64_t li = 0; li < c->n_layers; li++) {
         const wgt_layer_weights *W = &m->layers[li];
@@ -366,19 +374,19 @@ static wgt_status forward(wgt_model *m, const int32_t *ids, const wgt_tensor *id
         int mark = s.n;
         wgt_tensor *q, *k, *v, *q3, *k3, *v3, *qt, *kt, *vt, *qr, *kr;
         wgt_tensor *kslot, *vslot, *att, *att3, *att2, *att_t, *o, *x2;
-        if (c->arch != WGT_ARCH_GPT2 && W->wqkv.t && !c->qk_norm) {
+        if (!c->no_rope && W->wqkv.t && !c->qk_norm) {
             /* one matmul, then one pass: q rotated, k rotated into the cache, v copied into it */
             wgt_tensor *qkv;
             if (fz && W->wqkv.q != WGT_FTYPE_F32) {
                 T(qkv, fused(x, WGT_PRO_RMS_NORM, W->attn_norm, c->norm_eps, &W->wqkv, W->bqkv, NULL, &qkv));
-                T(qr, wgt_qkv_rope_cache(qkv, Hq, Hkv, hd, pos0, (int)hd, c->rope_interleaved, rp, W->k_cache,
+                T(qr, wgt_qkv_rope_cache(qkv, Hq, Hkv, hd, pos0, rd, c->rope_interleaved, rp, W->k_cache,
                                          W->v_cache, &qr));
             } else if (fz) {
                 T(qr, wgt_fused_qkv_rope_cache(x, W->attn_norm, c->norm_eps, W->wqkv.t, W->bqkv, Hq, Hkv, hd, pos0,
-                                               (int)hd, c->rope_interleaved, rp, W->k_cache, W->v_cache, &qr));
+                                               rd, c->rope_interleaved, rp, W->k_cache, W->v_cache, &qr));
             } else {
                 T(qkv, linear(h, &W->wqkv, W->bqkv, &qkv));
-                T(qr, wgt_qkv_rope_cache(qkv, Hq, Hkv, hd, pos0, (int)hd, c->rope_interleaved, rp, W->k_cache,
+                T(qr, wgt_qkv_rope_cache(qkv, Hq, Hkv, hd, pos0, rd, c->rope_interleaved, rp, W->k_cache,
                                          W->v_cache, &qr));
             }
         } else {
@@ -393,11 +401,17 @@ static wgt_status forward(wgt_model *m, const int32_t *ids, const wgt_tensor *id
                 T(k, linear(h, &W->wk, W->bk, &k));
                 T(v, linear(h, &W->wv, W->bv, &v));
             }
+            if (c->qk_norm_full) { /* one norm over all of q's heads, one over k's */
+                wgt_tensor *qn, *kn;
+                T(qn, wgt_rms_norm(q, 1, W->q_norm, c->norm_eps, &qn));
+                T(kn, wgt_rms_norm(k, 1, W->k_norm, c->norm_eps, &kn));
+                q = qn, k = kn;
+            }
             int64_t qs[3] = {L, Hq, hd}, ks[3] = {L, Hkv, hd};
             T(q3, wgt_tensor_reshape(q, 3, qs, &q3));
             T(k3, wgt_tensor_reshape(k, 3, ks, &k3));
             T(v3, wgt_tensor_reshape(v, 3, ks, &v3));
-            if (c->qk_norm) {
+            if (c->qk_norm && !c->qk_norm_full) {
                 wgt_tensor *qn, *kn;
                 T(qn, wgt_rms_norm(q3, 1, W->q_norm, c->norm_eps, &qn));
                 T(kn, wgt_rms_norm(k3, 1, W->k_norm, c->norm_eps, &kn));
@@ -406,9 +420,9 @@ static wgt_status forward(wgt_model *m, const int32_t *ids, const wgt_tensor *id
             T(qt, wgt_tensor_transpose(q3, 0, 1, &qt)); /* [H, L, hd] views */
             T(kt, wgt_tensor_transpose(k3, 0, 1, &kt));
             T(vt, wgt_tensor_transpose(v3, 0, 1, &vt));
-            if (c->arch != WGT_ARCH_GPT2) {
-                T(qr, wgt_rope(qt, pos_t, (int)hd, c->rope_interleaved, rp, &qr));
-                T(kr, wgt_rope(kt, pos_t, (int)hd, c->rope_interleaved, rp, &kr));
+            if (!c->no_rope) {
+                T(qr, wgt_rope(qt, pos_t, rd, c->rope_interleaved, rp, &qr));
+                T(kr, wgt_rope(kt, pos_t, rd, c->rope_interleaved, rp, &kr));
             } else
                 qr = qt, kr = kt;
             T(kslot, wgt_tensor_narrow(W->k_cache, 1, pos0, L, &kslot));
@@ -436,14 +450,22 @@ static wgt_status forward(wgt_model *m, const int32_t *ids, const wgt_tensor *id
             T(on, wgt_rms_norm(o, 1, W->post_attn_norm, c->norm_eps, &on));
             o = on;
         }
-        DO(add_norm(m, x, o, W->ffn_norm, W->ffn_norm_b, &x2, &h2));
-        keep(&s, x2), keep(&s, h2);
-        if (c->arch == WGT_ARCH_GPT2) {
+        if (c->parallel) { /* both add to the residual; the MLP reads its own norm, or the attention's */
+            T(x2, wgt_binary(WGT_BINARY_ADD, x, o, &x2));
+            if (W->ffn_norm) T(h2, norm(m, x, W->ffn_norm, W->ffn_norm_b, &h2));
+            else h2 = h;
+        } else {
+            DO(add_norm(m, x, o, W->ffn_norm, W->ffn_norm_b, &x2, &h2));
+            keep(&s, x2), keep(&s, h2);
+        }
+        wgt_unary_op act_op = c->act == MDL_ACT_GELU_TANH ? WGT_UNARY_GELU_TANH
+                              : c->act == MDL_ACT_GELU ? WGT_UNARY_GELU : WGT_UNARY_SILU;
+        if (c->plain_mlp) {
             T(up, linear(h2, &W->w_up, W->b_up, &up));
-            T(act, wgt_unary(WGT_UNARY_GELU_TANH, up, &act));
+            T(act, wgt_unary(act_op, up, &act));
         } else {
             wgt_tensor *g, *sg;
-            wgt_unary_op gate_act = c->act == MDL_ACT_GELU_TANH ? WGT_UNARY_GELU_TANH : WGT_UNARY_SILU;
+            wgt_unary_op gate_act = act_op;
             if (W->w_gu.t) { /* one matmul, one fused activation (SwiGLU), or GeGLU from its halves */
                 wgt_tensor *gu;
                 T(gu, linear(h2, &W->w_gu, NULL, &gu));
@@ -489,7 +511,7 @@ static wgt_status forward(wgt_model *m, const int32_t *ids, const wgt_tensor *id
     if (all_logits) xl = xn;
     else T(xl, wgt_tensor_narrow(xn, 0, L - 1, 1, &xl));
     if (fz) DO(fused(xl, WGT_PRO_RMS_NORM, m->out_norm, c->norm_eps, &m->lm_head, NULL, NULL, &lg));
-    else DO(linear(xl, &m->lm_head, NULL, &lg));
+    else DO(linear(xl, &m->lm_head, m->lm_head_b, &lg));
     if (c->final_softcap) {
         wgt_tensor *capped;
         st = softcap(lg, c->final_softcap, &capped);

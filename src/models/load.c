@@ -252,10 +252,14 @@ static wgt_status load_hf_llama(wgt_model *m, const source *src)
 #define LW(field, fmt)                                                                             \
     snprintf(name, sizeof name, "model.layers.%lld." fmt, (long long)i);                           \
     TRY(load_linear(m, src, name, 0, &L->field))
-        N(attn_norm, "input_layernorm.weight", 0);
-        LW(wq, "self_attn.q_proj.weight");
-        LW(wk, "self_attn.k_proj.weight");
-        LW(wv, "self_attn.v_proj.weight");
+        N(attn_norm, "input_layernorm.weight", c->no_pre_norm);
+        if (c->fused_proj) {
+            LW(wqkv, "self_attn.qkv_proj.weight");
+        } else {
+            LW(wq, "self_attn.q_proj.weight");
+            LW(wk, "self_attn.k_proj.weight");
+            LW(wv, "self_attn.v_proj.weight");
+        }
         LW(wo, "self_attn.o_proj.weight");
         W(bq, "self_attn.q_proj.bias", !c->qkv_bias);
         W(bk, "self_attn.k_proj.bias", !c->qkv_bias);
@@ -265,13 +269,17 @@ static wgt_status load_hf_llama(wgt_model *m, const source *src)
         N(k_norm, "self_attn.k_norm.weight", !c->qk_norm);
         if (c->post_norms) {
             N(post_attn_norm, "post_attention_layernorm.weight", 0);
-            N(ffn_norm, "pre_feedforward_layernorm.weight", 0);
+            N(ffn_norm, "pre_feedforward_layernorm.weight", c->no_pre_norm);
             N(post_ffn_norm, "post_feedforward_layernorm.weight", 0);
         } else {
             N(ffn_norm, "post_attention_layernorm.weight", 0);
         }
-        LW(w_gate, "mlp.gate_proj.weight");
-        LW(w_up, "mlp.up_proj.weight");
+        if (c->fused_proj) {
+            LW(w_gu, "mlp.gate_up_proj.weight");
+        } else {
+            LW(w_gate, "mlp.gate_proj.weight");
+            LW(w_up, "mlp.up_proj.weight");
+        }
         LW(w_down, "mlp.down_proj.weight");
 #undef W
 #undef N
@@ -279,7 +287,10 @@ static wgt_status load_hf_llama(wgt_model *m, const source *src)
         TRY(expect_shape(src, "q_proj", L->wq.t, 2, c->n_heads * c->head_dim, c->dim));
         TRY(expect_shape(src, "k_proj", L->wk.t, 2, c->n_kv_heads * c->head_dim, c->dim));
         TRY(expect_shape(src, "gate_proj", L->w_gate.t, 2, c->ffn, c->dim));
-        TRY(expect_shape(src, "q_norm", L->q_norm, 1, c->head_dim, 0));
+        TRY(expect_shape(src, "q_norm", L->q_norm, 1, c->qk_norm_full ? c->n_heads * c->head_dim : c->head_dim, 0));
+        TRY(expect_shape(src, "k_norm", L->k_norm, 1, c->qk_norm_full ? c->n_kv_heads * c->head_dim : c->head_dim, 0));
+        TRY(expect_shape(src, "qkv_proj", L->wqkv.t, 2, (c->n_heads + 2 * c->n_kv_heads) * c->head_dim, c->dim));
+        TRY(expect_shape(src, "gate_up_proj", L->w_gu.t, 2, 2 * c->ffn, c->dim));
     }
     return WGT_OK;
 }
@@ -350,6 +361,119 @@ static wgt_status load_hf_gpt2(wgt_model *m, const source *src)
         wgt_tensor_free(proj_w);
         wgt_tensor_free(fc_w);
         wgt_tensor_free(mproj_w);
+    }
+    return WGT_OK;
+}
+
+/* Phi-2: model.layers.N.self_attn.{q,k,v}_proj and .dense, mlp.fc1 / fc2, one input_layernorm a
+ * layer (attention and MLP run in parallel from it), final_layernorm, an lm_head with a bias. */
+static wgt_status load_hf_phi(wgt_model *m, const source *src)
+{
+    const wgt_model_config *c = &m->cfg;
+    wgt_status st;
+    char name[256];
+    TRY(load_linear(m, src, "lm_head.weight", c->tied, &m->lm_head));
+    TRY(load_weight(m, src, "lm_head.bias", 1, &m->lm_head_b));
+    TRY(load_embedding(m, src, "model.embed_tokens.weight"));
+    TRY(load_weight(m, src, "model.final_layernorm.weight", 0, &m->out_norm));
+    TRY(load_weight(m, src, "model.final_layernorm.bias", 0, &m->out_norm_b));
+    for (int64_t i = 0; i < c->n_layers; i++) {
+        wgt_layer_weights *L = &m->layers[i];
+#define W(field, fmt)                                                                              \
+    snprintf(name, sizeof name, "model.layers.%lld." fmt, (long long)i);                           \
+    TRY(load_weight(m, src, name, 0, &L->field))
+#define LW(field, fmt)                                                                             \
+    snprintf(name, sizeof name, "model.layers.%lld." fmt, (long long)i);                           \
+    TRY(load_linear(m, src, name, 0, &L->field))
+        W(attn_norm, "input_layernorm.weight");
+        W(attn_norm_b, "input_layernorm.bias");
+        LW(wq, "self_attn.q_proj.weight");
+        LW(wk, "self_attn.k_proj.weight");
+        LW(wv, "self_attn.v_proj.weight");
+        W(bq, "self_attn.q_proj.bias");
+        W(bk, "self_attn.k_proj.bias");
+        W(bv, "self_attn.v_proj.bias");
+        LW(wo, "self_attn.dense.weight");
+        W(bo, "self_attn.dense.bias");
+        LW(w_up, "mlp.fc1.weight");
+        W(b_up, "mlp.fc1.bias");
+        LW(w_down, "mlp.fc2.weight");
+        W(b_down, "mlp.fc2.bias");
+#undef W
+#undef LW
+        TRY(expect_shape(src, "q_proj", L->wq.t, 2, c->n_heads * c->head_dim, c->dim));
+        TRY(expect_shape(src, "k_proj", L->wk.t, 2, c->n_kv_heads * c->head_dim, c->dim));
+        TRY(expect_shape(src, "fc1", L->w_up.t, 2, c->ffn, c->dim));
+    }
+    return WGT_OK;
+}
+
+/* GPT-NeoX's query_key_value holds, for each head, its q, k and v rows together; wgt (and
+ * llama.cpp's GGUF) keep all q rows, then k, then v. rows [3 * heads * hd, in] (or a bias, in 1)
+ * are reordered on the host, whatever their float type, and uploaded. */
+static wgt_status neox_qkv(wgt_model *m, const source *src, const char *name, int64_t heads, int64_t hd, wgt_tensor **out)
+{
+    tinfo ti;
+    int found, ok;
+    wgt_status st = find_tensor(src, name, 0, &ti, &found);
+    if (st) return st;
+    wgt_dtype dt = dtype_of(ti.type, &ok);
+    int64_t rows = ti.shape[0], in = ti.ndim == 2 ? ti.shape[1] : 1;
+    if (!ok || ti.ndim > 2 || rows != 3 * heads * hd)
+        return wgt_error(WGT_ERR_FORMAT, "%s: tensor '%s' is not a float [3 x %lld heads x %lld, ...] projection", src->path,
+                         name, (long long)heads, (long long)hd);
+    size_t row = (size_t)in * wgt_dtype_size(dt);
+    uint8_t *buf = malloc((size_t)rows * row);
+    if (!buf) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory for '%s'", name);
+    for (int64_t part = 0; part < 3; part++) /* q, k, v */
+        for (int64_t h = 0; h < heads; h++)
+            memcpy(buf + (size_t)((part * heads + h) * hd) * row, (const uint8_t *)ti.data + (size_t)((h * 3 + part) * hd) * row,
+                   (size_t)hd * row);
+    st = wgt_tensor_from_host(m->ctx, dt, ti.ndim, ti.shape, buf, out);
+    free(buf);
+    if (!st) m->weight_bytes += (uint64_t)rows * row;
+    return st;
+}
+
+/* GPT-NeoX: gpt_neox.embed_in, .layers.N.{input_layernorm, post_attention_layernorm,
+ * attention.query_key_value, attention.dense, mlp.dense_h_to_4h, mlp.dense_4h_to_h},
+ * final_layer_norm, embed_out; LayerNorms and linear layers with biases. */
+static wgt_status load_hf_neox(wgt_model *m, const source *src)
+{
+    const wgt_model_config *c = &m->cfg;
+    wgt_status st;
+    char name[256];
+    TRY(load_linear(m, src, "embed_out.weight", c->tied, &m->lm_head));
+    TRY(load_embedding(m, src, "gpt_neox.embed_in.weight"));
+    TRY(load_weight(m, src, "gpt_neox.final_layer_norm.weight", 0, &m->out_norm));
+    TRY(load_weight(m, src, "gpt_neox.final_layer_norm.bias", 0, &m->out_norm_b));
+    for (int64_t i = 0; i < c->n_layers; i++) {
+        wgt_layer_weights *L = &m->layers[i];
+#define W(field, fmt)                                                                              \
+    snprintf(name, sizeof name, "gpt_neox.layers.%lld." fmt, (long long)i);                        \
+    TRY(load_weight(m, src, name, 0, &L->field))
+#define LW(field, fmt)                                                                             \
+    snprintf(name, sizeof name, "gpt_neox.layers.%lld." fmt, (long long)i);                        \
+    TRY(load_linear(m, src, name, 0, &L->field))
+        W(attn_norm, "input_layernorm.weight");
+        W(attn_norm_b, "input_layernorm.bias");
+        W(ffn_norm, "post_attention_layernorm.weight");
+        W(ffn_norm_b, "post_attention_layernorm.bias");
+        snprintf(name, sizeof name, "gpt_neox.layers.%lld.attention.query_key_value.weight", (long long)i);
+        TRY(neox_qkv(m, src, name, c->n_heads, c->head_dim, &L->wqkv.t));
+        L->wqkv.q = WGT_FTYPE_F32;
+        snprintf(name, sizeof name, "gpt_neox.layers.%lld.attention.query_key_value.bias", (long long)i);
+        TRY(neox_qkv(m, src, name, c->n_heads, c->head_dim, &L->bqkv));
+        LW(wo, "attention.dense.weight");
+        W(bo, "attention.dense.bias");
+        LW(w_up, "mlp.dense_h_to_4h.weight");
+        W(b_up, "mlp.dense_h_to_4h.bias");
+        LW(w_down, "mlp.dense_4h_to_h.weight");
+        W(b_down, "mlp.dense_4h_to_h.bias");
+#undef W
+#undef LW
+        TRY(expect_shape(src, "query_key_value", L->wqkv.t, 2, 3 * c->n_heads * c->head_dim, c->dim));
+        TRY(expect_shape(src, "dense_h_to_4h", L->w_up.t, 2, c->ffn, c->dim));
     }
     return WGT_OK;
 }
@@ -436,6 +560,10 @@ static wgt_status config_from_gguf(const wgt_gguf *g, const char *path, wgt_mode
     TRY(gguf_float(g, arch, c->rms ? "attention.layer_norm_rms_epsilon" : "attention.layer_norm_epsilon", 1e-5,
                    &c->norm_eps));
     TRY(gguf_float(g, arch, "rope.freq_base", 10000, &c->rope.theta));
+    TRY(gguf_int(g, arch, "rope.dimension_count", c->head_dim, &c->rope_dims));
+    char pk[160];
+    snprintf(pk, sizeof pk, "%s.use_parallel_residual", arch);
+    if (c->parallel && wgt_gguf_find(g, pk)) TRY(wgt_gguf_get_bool(g, pk, &c->parallel));
     TRY(gguf_float(g, arch, "attn_logit_softcapping", 0, &c->attn_softcap));
     TRY(gguf_float(g, arch, "final_logit_softcapping", 0, &c->final_softcap));
     TRY(gguf_int(g, arch, "attention.sliding_window", 0, &c->window));
@@ -490,7 +618,8 @@ static wgt_status load_gguf_weights(wgt_model *m, const source *src)
     TRY(load_embedding(m, src, "token_embd.weight"));
     TRY(load_weight(m, src, "output_norm.weight", 0, &m->out_norm));
     TRY(load_weight(m, src, "output_norm.bias", 1, &m->out_norm_b));
-    TRY(load_weight(m, src, "position_embd.weight", c->arch != WGT_ARCH_GPT2, &m->pos_emb));
+    TRY(load_weight(m, src, "output.bias", 1, &m->lm_head_b));
+    TRY(load_weight(m, src, "position_embd.weight", !c->no_rope, &m->pos_emb));
     for (int64_t i = 0; i < c->n_layers; i++) {
         wgt_layer_weights *L = &m->layers[i];
 #define W(field, fmt, opt)                                                                         \
@@ -499,38 +628,45 @@ static wgt_status load_gguf_weights(wgt_model *m, const source *src)
 #define LW(field, fmt, opt)                                                                        \
     snprintf(name, sizeof name, "blk.%lld." fmt, (long long)i);                                    \
     TRY(load_linear(m, src, name, opt, &L->field))
-        W(attn_norm, "attn_norm.weight", 0);
+        W(attn_norm, "attn_norm.weight", c->no_pre_norm);
         W(attn_norm_b, "attn_norm.bias", 1);
         LW(wo, "attn_output.weight", 0);
         W(bo, "attn_output.bias", 1);
-        W(ffn_norm, "ffn_norm.weight", 0);
+        W(ffn_norm, "ffn_norm.weight", c->parallel || c->no_pre_norm);
         W(ffn_norm_b, "ffn_norm.bias", 1);
-        LW(w_up, "ffn_up.weight", 0);
+        if (c->fused_proj) { /* ffn_up holds gate and up: [2 ffn, dim] */
+            LW(w_gu, "ffn_up.weight", 0);
+        } else {
+            LW(w_up, "ffn_up.weight", 0);
+        }
         W(b_up, "ffn_up.bias", 1);
         LW(w_down, "ffn_down.weight", 0);
         W(b_down, "ffn_down.bias", 1);
-        LW(w_gate, "ffn_gate.weight", c->arch == WGT_ARCH_GPT2);
+        LW(w_gate, "ffn_gate.weight", c->plain_mlp || c->fused_proj);
         W(q_norm, "attn_q_norm.weight", !c->qk_norm);
         W(k_norm, "attn_k_norm.weight", !c->qk_norm);
         W(post_attn_norm, "post_attention_norm.weight", !c->post_norms);
         W(post_ffn_norm, "post_ffw_norm.weight", !c->post_norms);
-        if (c->arch == WGT_ARCH_GPT2) {
+        snprintf(name, sizeof name, "blk.%lld.attn_qkv.weight", (long long)i);
+        if (!c->fused_proj && wgt_gguf_tensor_find(src->gguf, name)) { /* gpt2, and phi2 as older converters wrote it */
             mdl_weight qkv;
             wgt_tensor *qkv_b;
-            snprintf(name, sizeof name, "blk.%lld.attn_qkv.weight", (long long)i);
+            int64_t qd = c->n_heads * c->head_dim, kd = c->n_kv_heads * c->head_dim;
             TRY(load_linear(m, src, name, 0, &qkv));
             snprintf(name, sizeof name, "blk.%lld.attn_qkv.bias", (long long)i);
             TRY(load_weight(m, src, name, 0, &qkv_b));
             /* q, k and v are row ranges of one weight (row narrows of quantized blocks too) */
             L->wq.q = L->wk.q = L->wv.q = qkv.q;
-            TRY(wgt_tensor_narrow(qkv.t, 0, 0, c->dim, &L->wq.t));
-            TRY(wgt_tensor_narrow(qkv.t, 0, c->dim, c->dim, &L->wk.t));
-            TRY(wgt_tensor_narrow(qkv.t, 0, 2 * c->dim, c->dim, &L->wv.t));
-            TRY(wgt_tensor_narrow(qkv_b, 0, 0, c->dim, &L->bq));
-            TRY(wgt_tensor_narrow(qkv_b, 0, c->dim, c->dim, &L->bk));
-            TRY(wgt_tensor_narrow(qkv_b, 0, 2 * c->dim, c->dim, &L->bv));
+            TRY(wgt_tensor_narrow(qkv.t, 0, 0, qd, &L->wq.t));
+            TRY(wgt_tensor_narrow(qkv.t, 0, qd, kd, &L->wk.t));
+            TRY(wgt_tensor_narrow(qkv.t, 0, qd + kd, kd, &L->wv.t));
+            TRY(wgt_tensor_narrow(qkv_b, 0, 0, qd, &L->bq));
+            TRY(wgt_tensor_narrow(qkv_b, 0, qd, kd, &L->bk));
+            TRY(wgt_tensor_narrow(qkv_b, 0, qd + kd, kd, &L->bv));
             wgt_tensor_free(qkv.t);
             wgt_tensor_free(qkv_b);
+        } else if (c->fused_proj) {
+            LW(wqkv, "attn_qkv.weight", 0);
         } else {
             LW(wq, "attn_q.weight", 0);
             LW(wk, "attn_k.weight", 0);
@@ -610,7 +746,7 @@ static wgt_status load_random(wgt_model *m, wgt_ftype type)
     TRY(random_weight(m, dt, c->vocab, D, 0, &m->tok_emb));
     TRY(random_weight(m, WGT_F32, D, 0, 1, &m->out_norm));
     if (!c->rms) TRY(random_weight(m, WGT_F32, D, 0, 0, &m->out_norm_b));
-    if (c->arch == WGT_ARCH_GPT2) TRY(random_weight(m, dt, c->max_pos, D, 0, &m->pos_emb));
+    if (c->no_rope) TRY(random_weight(m, dt, c->max_pos, D, 0, &m->pos_emb));
     if (!c->tied || !ok) TRY(random_linear(m, type, c->vocab, D, &m->lm_head));
     for (int64_t i = 0; i < c->n_layers; i++) {
         wgt_layer_weights *L = &m->layers[i];
@@ -637,10 +773,10 @@ static wgt_status load_random(wgt_model *m, wgt_ftype type)
             TRY(random_weight(m, WGT_F32, D, 0, 1, &L->post_attn_norm));
             TRY(random_weight(m, WGT_F32, D, 0, 1, &L->post_ffn_norm));
         }
-        if (c->arch != WGT_ARCH_GPT2) TRY(random_linear(m, type, F, D, &L->w_gate));
+        if (!c->plain_mlp) TRY(random_linear(m, type, F, D, &L->w_gate));
         TRY(random_linear(m, type, F, D, &L->w_up));
         TRY(random_linear(m, type, D, F, &L->w_down));
-        if (c->arch == WGT_ARCH_GPT2) {
+        if (c->plain_mlp) {
             TRY(random_weight(m, WGT_F32, F, 0, 0, &L->b_up));
             TRY(random_weight(m, WGT_F32, D, 0, 0, &L->b_down));
             TRY(random_weight(m, WGT_F32, D, 0, 0, &L->bo));
@@ -714,9 +850,10 @@ static wgt_status fuse_layers(wgt_model *m)
     wgt_status st;
     for (int64_t i = 0; i < m->cfg.n_layers; i++) {
         wgt_layer_weights *L = &m->layers[i];
-        /* biases: all three or none (a model with some is left unfused) */
+        /* biases: all three or none (a model with some is left unfused); a checkpoint that stores
+         * q/k/v as one matrix (phi3, gpt_neox) has them stacked already */
         int nb = !!L->bq + !!L->bk + !!L->bv;
-        if (nb == 0 || nb == 3) {
+        if (!L->wqkv.t && (nb == 0 || nb == 3)) {
             wgt_tensor *b = NULL;
             if (nb == 3) {
                 const wgt_tensor *bs[3] = {L->bq, L->bk, L->bv};
@@ -859,7 +996,9 @@ wgt_status wgt_model_open_ex(wgt_context *ctx, const char *path, const wgt_model
         goto fail;
     }
     if (src.gguf) st = load_gguf_weights(m, &src);
-    else if (m->cfg.arch == WGT_ARCH_GPT2) st = load_hf_gpt2(m, &src);
+    else if (m->cfg.hf_layout == MDL_HF_GPT2) st = load_hf_gpt2(m, &src);
+    else if (m->cfg.hf_layout == MDL_HF_PHI) st = load_hf_phi(m, &src);
+    else if (m->cfg.hf_layout == MDL_HF_NEOX) st = load_hf_neox(m, &src);
     else st = load_hf_llama(m, &src);
     if (st) goto fail;
     if (!m->lm_head.t) m->lm_head.t = wgt_tensor_ref(m->tok_emb);
@@ -896,7 +1035,7 @@ fail: {
 void wgt_model_free(wgt_model *m)
 {
     if (!m) return;
-    wgt_tensor *top[] = {m->tok_emb, m->pos_emb, m->out_norm, m->out_norm_b, m->lm_head.t};
+    wgt_tensor *top[] = {m->tok_emb, m->pos_emb, m->out_norm, m->out_norm_b, m->lm_head.t, m->lm_head_b};
     for (size_t i = 0; i < sizeof top / sizeof top[0]; i++) wgt_tensor_free(top[i]);
     for (int64_t i = 0; m->layers && i < m->cfg.n_layers; i++) {
         wgt_layer_weights *L = &m->layers[i];
@@ -929,7 +1068,7 @@ static uint64_t bytes_of(const wgt_tensor *t)
 uint64_t wgt_model_token_bytes(const wgt_model *m)
 {
     if (!m) return 0;
-    uint64_t n = bytes_of(m->lm_head.t) + bytes_of(m->out_norm) + bytes_of(m->out_norm_b);
+    uint64_t n = bytes_of(m->lm_head.t) + bytes_of(m->lm_head_b) + bytes_of(m->out_norm) + bytes_of(m->out_norm_b);
     for (int64_t i = 0; i < m->cfg.n_layers; i++) {
         const wgt_layer_weights *L = &m->layers[i];
         const wgt_tensor *ts[] = {L->attn_norm, L->attn_norm_b, L->wq.t, L->wk.t, L->wv.t, L->wo.t, L->bq, L->bk,

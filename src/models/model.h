@@ -13,11 +13,14 @@
 
 typedef enum wgt_arch {
     WGT_ARCH_LLAMA, WGT_ARCH_QWEN2, WGT_ARCH_QWEN3, WGT_ARCH_GPT2, WGT_ARCH_GEMMA, WGT_ARCH_GEMMA2, WGT_ARCH_GEMMA3,
-    WGT_ARCH_COUNT
+    WGT_ARCH_PHI3, WGT_ARCH_PHI2, WGT_ARCH_OLMO2, WGT_ARCH_GPTNEOX, WGT_ARCH_COUNT
 } wgt_arch;
 
-/* The gated MLP's activation: act(gate) * up. */
-typedef enum mdl_act { MDL_ACT_SILU, MDL_ACT_GELU_TANH } mdl_act;
+/* How a Hugging Face checkpoint names its tensors (the loader that reads it). */
+typedef enum mdl_hf_layout { MDL_HF_LLAMA, MDL_HF_GPT2, MDL_HF_PHI, MDL_HF_NEOX } mdl_hf_layout;
+
+/* The MLP's activation: act(gate) * up, or act(up) for a plain MLP. */
+typedef enum mdl_act { MDL_ACT_SILU, MDL_ACT_GELU_TANH, MDL_ACT_GELU } mdl_act;
 
 typedef struct wgt_model_config {
     wgt_arch arch;
@@ -47,6 +50,14 @@ typedef struct wgt_model_config {
     int64_t window;     /* sliding-window attention: query i sees keys j > i - window; 0: none */
     int window_every;   /* which layers slide: 0 every layer, P: layer i unless (i + 1) % P == 0 */
     int rope_local_set; /* sliding layers rotate with rope_local (gemma3) */
+    int fused_proj;     /* q/k/v stored as one matrix [q; k; v] and gate/up as one [gate; up] (phi3) */
+    mdl_hf_layout hf_layout;
+    int no_rope;        /* learned positions instead of RoPE (gpt2) */
+    int64_t rope_dims;  /* leading dims of each head that RoPE rotates (partial rotary); 0: all */
+    int plain_mlp;      /* MLP is down(act(up)), no gate (gpt2, phi) */
+    int parallel;       /* attention and MLP both add to one residual (phi: from one norm; gpt_neox: two) */
+    int no_pre_norm;    /* no norm before attention and MLP, only the post-norms (olmo2) */
+    int qk_norm_full;   /* the q/k RMS norms span the whole projection, not one head (olmo2) */
     wgt_rope_params rope_local;
     int32_t bos;        /* -1 if none */
     int32_t eos[8];
@@ -87,6 +98,7 @@ struct wgt_model {
     wgt_tensor *pos_emb;                  /* [max_pos, dim] (gpt2) */
     wgt_tensor *out_norm, *out_norm_b;    /* [dim] */
     mdl_weight lm_head;                   /* [vocab, dim] (the token embedding when tied) */
+    wgt_tensor *lm_head_b;                /* [vocab] or NULL (phi) */
     wgt_layer_weights *layers;            /* [n_layers] */
     int64_t max_ctx;                      /* KV cache length */
     int64_t n_past;                       /* tokens in the cache */

@@ -54,7 +54,7 @@ wgt_status mdl_validate_config(const wgt_model_config *c, const char *where)
     TRY(count_in_range(where, F_HEAD_DIM, c->head_dim, 1));
     TRY(count_in_range(where, F_FFN, c->ffn, 1));
     TRY(count_in_range(where, F_VOCAB, c->vocab, 1));
-    TRY(count_in_range(where, F_POS, c->max_pos, c->arch == WGT_ARCH_GPT2 ? 1 : 0));
+    TRY(count_in_range(where, F_POS, c->max_pos, c->no_rope ? 1 : 0));
     /* grouped-query attention: each kv head serves a whole number of query heads */
     if (c->n_kv_heads > c->n_heads || c->n_heads % c->n_kv_heads)
         return wgt_error(WGT_ERR_FORMAT, "%s: %s (%lld) is not a multiple of %s (%lld)", where, F_HEADS,
@@ -65,11 +65,15 @@ wgt_status mdl_validate_config(const wgt_model_config *c, const char *where)
     if (c->arch == WGT_ARCH_GPT2 && c->n_heads * c->head_dim != c->dim) /* c_attn splits the hidden size */
         return wgt_error(WGT_ERR_FORMAT, "%s: %s %lld is not %s %lld x %s %lld, as gpt2 needs", where, F_DIM,
                          (long long)c->dim, F_HEADS, (long long)c->n_heads, F_HEAD_DIM, (long long)c->head_dim);
-    if (c->arch != WGT_ARCH_GPT2 && c->head_dim % 2) /* RoPE rotates pairs */
+    if (!c->no_rope && c->head_dim % 2) /* RoPE rotates pairs */
         return wgt_error(WGT_ERR_FORMAT, "%s: %s is %lld: rotary embeddings need an even head size", where,
                          F_HEAD_DIM, (long long)c->head_dim);
+    if (!c->no_rope && (c->rope_dims < 0 || c->rope_dims > c->head_dim || c->rope_dims % 2))
+        return wgt_error(WGT_ERR_FORMAT, "%s: partial_rotary_factor (GGUF: rope.dimension_count) gives %lld rotated "
+                         "dims of a head of %lld: it must be even and at most the head size", where,
+                         (long long)c->rope_dims, (long long)c->head_dim);
     TRY(positive_real(where, c->rms ? "rms_norm_eps" : "layer_norm_epsilon", c->norm_eps, 1));
-    if (c->arch != WGT_ARCH_GPT2) {
+    if (!c->no_rope) {
         TRY(positive_real(where, "rope_theta (GGUF: rope.freq_base)", c->rope.theta, 1e30));
         if (c->rope.scaling != WGT_ROPE_NONE) {
             TRY(positive_real(where, "rope_scaling.factor", c->rope.factor, 1e6));
@@ -133,10 +137,10 @@ double mdl_random_weight_bytes(const wgt_model_config *c, wgt_ftype type)
     /* as load_random lays them out: float types as they are, quantized linears as blocks with an
      * f16 embedding; norms and biases f32 */
     double emb_b = (type == WGT_FTYPE_F32 || type == WGT_FTYPE_F16 || type == WGT_FTYPE_BF16) ? b : 2;
-    double layer = (qd * D + 2 * kd * D + D * qd + (c->arch == WGT_ARCH_GPT2 ? 2 : 3) * F * D) * b +
+    double layer = (qd * D + 2 * kd * D + D * qd + (c->plain_mlp ? 2 : 3) * F * D) * b +
                    (4 * D + qd + 2 * kd + F + 2 * (double)c->head_dim) * 4;
     double w = V * D * emb_b + (c->tied && emb_b == b ? 0 : V * D * b) + (double)c->n_layers * layer + 2 * D * 4;
-    if (c->arch == WGT_ARCH_GPT2) w += (double)c->max_pos * D * emb_b;
+    if (c->no_rope) w += (double)c->max_pos * D * emb_b;
     return w;
 }
 
