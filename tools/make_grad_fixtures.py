@@ -107,6 +107,39 @@ def cases():
         {"size": [6, 8], "mode": "bicubic", "align_corners": True})
     add("interpolate_nearest", lambda g: [randn(g, 2, 2, 3, 4)],
         lambda x: F.interpolate(x[0], size=(5, 7), mode="nearest"), [0], {"size": [5, 7], "mode": "nearest"})
+    # rules added in the fourth session (2026-12-02)
+    def grid(g, *shape):  # grid values -1.15 + 0.1 k: source coordinates >= 0.1 from the kinks
+        return (torch.randint(0, 24, shape, generator=g).to(D) * 0.1 - 1.15).float().double()
+
+    def halves(g, *shape):  # a 0.5 grid from -1.5: exact zeros, once or more per row
+        return (torch.randint(0, 6, shape, generator=g).to(D) * 0.5 - 1.5)
+
+    def perm_columns(g, n, rows, cols):  # distinct down each column: a scatter without collisions
+        return torch.stack([torch.randperm(n, generator=g)[:rows] for _ in range(cols)], dim=1)
+
+    add("grid_sample_bilinear_zeros", lambda g: [randn(g, 2, 2, 5, 5), grid(g, 2, 3, 4, 2)],
+        lambda x: F.grid_sample(x[0], x[1], mode="bilinear", padding_mode="zeros", align_corners=False), [0, 1],
+        {"mode": "bilinear", "padding_mode": "zeros", "align_corners": False})
+    add("grid_sample_bicubic_reflection_align", lambda g: [randn(g, 1, 2, 5, 5), grid(g, 1, 3, 4, 2)],
+        lambda x: F.grid_sample(x[0], x[1], mode="bicubic", padding_mode="reflection", align_corners=True), [0, 1],
+        {"mode": "bicubic", "padding_mode": "reflection", "align_corners": True})
+    add("grid_sample_nearest_border", lambda g: [randn(g, 2, 2, 5, 5), grid(g, 2, 3, 4, 2)],
+        lambda x: F.grid_sample(x[0], x[1], mode="nearest", padding_mode="border", align_corners=False), [0, 1],
+        {"mode": "nearest", "padding_mode": "border", "align_corners": False})
+    add("scatter", lambda g: [randn(g, 4, 3), perm_columns(g, 4, 3, 3), randn(g, 3, 3)],
+        lambda x: torch.scatter(x[0], 0, x[1], x[2]), [0, 2], {"dim": 0})
+    add("scatter_add", lambda g: [randn(g, 3, 4), index(g, 4, 3, 5), randn(g, 3, 5)],
+        lambda x: torch.scatter_add(x[0], 1, x[1], x[2]), [0, 2], {"dim": 1})
+    add("index_add_alpha", lambda g: [randn(g, 2, 4, 3), index(g, 4, 5), randn(g, 2, 5, 3)],
+        lambda x: torch.index_add(x[0], 1, x[1], x[2], alpha=-1.5), [0, 2], {"dim": 1, "alpha": -1.5})
+    add("cumprod_zeros", lambda g: [halves(g, 4, 6)], lambda x: torch.cumprod(x[0], 1), [0], {"dim": 1})
+    add("prod_dim_zeros", lambda g: [halves(g, 4, 2, 3)], lambda x: x[0].prod(2), [0], {"dim": 2})
+    add("digamma", lambda g: [randn(g, 3, 4, lo=0.3, hi=9)], lambda x: torch.digamma(x[0]), [0], {})
+    add("sdpa_float_mask", lambda g: [randn(g, 1, 2, 3, 4), randn(g, 1, 2, 4, 4), randn(g, 1, 2, 4, 2), randn(g, 3, 4)],
+        lambda x: F.scaled_dot_product_attention(x[0], x[1], x[2], attn_mask=x[3]), [0, 1, 2, 3], {})
+    add("sort_descending", lambda g: [ladder(g, 3, 5)], lambda x: torch.sort(x[0], 1, descending=True).values, [0],
+        {"dim": 1, "descending": True})
+    add("repeat", lambda g: [randn(g, 2, 3)], lambda x: x[0].repeat(2, 3, 2), [0], {"repeats": [2, 3, 2]})
     return c
 
 

@@ -118,6 +118,9 @@ static void node_unref(ag_node *n)
 static wgt_status record(op_grad_id op, const wgt_tensor *const *in, int n_in, const void *params, size_t pbytes,
                          wgt_tensor *out)
 {
+    /* an integer or boolean result has no gradient (PyTorch's rule): no node, so a comparison's
+     * mask feeding where() is a plain constant there */
+    if (!op_is_float(out->l.dtype)) return WGT_OK;
     int any = 0;
     for (int i = 0; i < n_in; i++) {
         if (!in[i] || !meta_requires(in[i]->ag)) continue;
@@ -216,7 +219,13 @@ static void call_free_tmp(ag_call *c)
 /* Run one node's formula and pass the input gradients on. */
 static wgt_status node_backward(wgt_context *ctx, ag_node *n)
 {
-    const char *name = n->rule ? n->rule->name : "?";
+    const char *name = n->op == OP_GRAD_NONDIFF ? (const char *)n->params : n->rule ? n->rule->name : "?";
+    if (n->op == OP_GRAD_NONDIFF)
+        return wgt_ctx_error(ctx, WGT_ERR_UNSUPPORTED,
+                             "wgt_backward: %s is not differentiable (wgt declares no gradient for it), yet the loss "
+                             "depends on it through a tensor that requires grad: detach its input "
+                             "(wgt_tensor_detach) or compute it under wgt_grad_mode_set(0)",
+                             name);
     if (!n->rule || !n->rule->backward)
         return wgt_ctx_error(ctx, WGT_ERR_UNSUPPORTED,
                              "wgt_backward: %s is not differentiable (%s), yet the loss depends on it through a "
@@ -403,6 +412,8 @@ wgt_status wgt_tensor_set_requires_grad(wgt_tensor *t, int requires_grad)
 }
 
 int wgt_tensor_requires_grad(const wgt_tensor *t) { return t && meta_requires(t->ag); }
+
+op_grad_id ag_tensor_op(const wgt_tensor *t) { return t && t->ag && t->ag->fn ? t->ag->fn->op : OP_GRAD_NONE; }
 
 int wgt_tensor_is_leaf(const wgt_tensor *t) { return !t || !t->ag || !t->ag->fn; }
 

@@ -141,5 +141,16 @@ wgt_status ag_grad_avg_pool(ag_call *c);
 wgt_status ag_grad_interpolate(ag_call *c);
 wgt_status ag_grad_batch_norm(ag_call *c); /* and group_norm */
 wgt_status ag_grad_scan(ag_call *c);
+uint32_t ag_saves_scan(const void *params);
+wgt_status ag_grad_grid_sample(ag_call *c);
+wgt_status ag_grad_scatter(ag_call *c);
+wgt_status ag_grad_index_add(ag_call *c);
+wgt_status ag_grad_dropout(ag_call *c);
+wgt_status ag_grad_move(ag_call *c);
+wgt_status ag_grad_select(ag_call *c);
+
+/* The op that made t while autograd recorded (OP_GRAD_NONE: a leaf, a tensor made without
+ * recording, or an integer result), for tests that audit which ops record. */
+op_grad_id ag_tensor_op(const wgt_tensor *t);
 
 #endif

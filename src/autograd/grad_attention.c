@@ -2,7 +2,8 @@
  * its gradient is the rotation by the opposite angle: rope of g at the negated positions. sdpa's
  * backward recomputes the attention probabilities from the saved q, k (the forward's kernel keeps
  * none) and runs the four products of its gradient with the query heads of a group stacked as rows
- * ([B, Hkv, G Lq, D]), so k and v are never repeated for GQA. */
+ * ([B, Hkv, G Lq, D]), so k and v are never repeated for GQA. A float mask is added to the
+ * scores, so its gradient is the scores' (before the scale), summed over what it broadcast to. */
 #include <math.h>
 
 #include "autograd/autograd.h"
@@ -20,8 +21,6 @@ wgt_status ag_grad_rope(ag_call *c)
 wgt_status ag_grad_sdpa(ag_call *c)
 {
     const wgt_sdpa_params *p = c->params;
-    if (c->n_in > 3 && c->need[3])
-        return wgt_ctx_error(c->ctx, WGT_ERR_UNSUPPORTED, "wgt_backward: sdpa's mask has no gradient rule yet");
     const wgt_layout *ql = &c->in_l[0], *kl = &c->in_l[1], *vl = &c->in_l[2];
     int64_t B = ql->shape[0], Hq = ql->shape[1], Lq = ql->shape[2], D = ql->shape[3];
     int64_t Hkv = kl->shape[1], Lk = kl->shape[2], Dv = vl->shape[3], G = Hq / Hkv;
@@ -53,9 +52,13 @@ wgt_status ag_grad_sdpa(ag_call *c)
     if (!c->st && s) pr = ag_reshape(c, ag_keep(c, r, wgt_softmax(s, -1, &r)), 4, flat);
     wgt_tensor *go = ag_reshape(c, c->g, 4, gshape);
     if (c->need[2]) ag_set(c, 2, ag_matmul(c, ag_transpose(c, pr, -1, -2), go));
-    if (c->need[0] || c->need[1]) {
+    int need_mask = c->n_in > 3 && c->need[3];
+    if (c->need[0] || c->need[1] || need_mask) {
         wgt_tensor *dp = ag_matmul(c, go, ag_transpose(c, v, -1, -2));
-        wgt_tensor *ds = ag_muls(c, ag_mul(c, pr, ag_sub(c, dp, ag_sum_keep(c, ag_mul(c, dp, pr), -1))), scale);
+        /* the gradient of the scores s = scale q k^T + mask: an additive mask's gradient itself */
+        wgt_tensor *dsm = ag_mul(c, pr, ag_sub(c, dp, ag_sum_keep(c, ag_mul(c, dp, pr), -1)));
+        if (need_mask) ag_set(c, 3, ag_sum_to(c, ag_reshape(c, dsm, 4, full), &c->in_l[3]));
+        wgt_tensor *ds = c->need[0] || c->need[1] ? ag_muls(c, dsm, scale) : NULL;
         if (c->need[0]) ag_set(c, 0, ag_reshape_as(c, ag_matmul(c, ds, k), ql));
         if (c->need[1]) ag_set(c, 1, ag_matmul(c, ag_transpose(c, ds, -1, -2), q));
     }

@@ -26,6 +26,36 @@ uint32_t ag_saves_unary(const void *params)
     }
 }
 
+/* psi'(z) for z > 0: six steps of psi'(z) = psi'(z + 1) + 1/z^2, then the asymptotic series at
+ * z + 6 >= 7: 1/z + 1/2z^2 + 1/6z^3 - 1/30z^5 + 1/42z^7 - 1/30z^9 (next term 5/66 z^-11 < 1e-10). */
+static wgt_tensor *trigamma_from_1(ag_call *c, const wgt_tensor *z)
+{
+    wgt_tensor *sum = NULL;
+    for (int k = 0; k < 6; k++) {
+        wgt_tensor *t = ag_un(c, WGT_UNARY_RECIPROCAL, ag_un(c, WGT_UNARY_SQUARE, ag_adds(c, z, k)));
+        sum = sum ? ag_add(c, sum, t) : t;
+    }
+    wgt_tensor *w = ag_adds(c, z, 6), *iw = ag_un(c, WGT_UNARY_RECIPROCAL, w), *iw2 = ag_un(c, WGT_UNARY_SQUARE, iw);
+    /* iw (1 + iw/2 + iw2 (1/6 - iw2 (1/30 - iw2 (1/42 - iw2/30)))) */
+    wgt_tensor *s = ag_adds(c, ag_muls(c, iw2, -1.0 / 30), 1.0 / 42);
+    s = ag_adds(c, ag_muls(c, ag_mul(c, iw2, s), -1), 1.0 / 30);
+    s = ag_adds(c, ag_muls(c, ag_mul(c, iw2, s), -1), 1.0 / 6);
+    s = ag_add(c, ag_adds(c, ag_muls(c, iw, 0.5), 1), ag_mul(c, iw2, s));
+    return ag_add(c, sum, ag_mul(c, iw, s));
+}
+
+/* The trigamma function psi'(x), digamma's derivative: below 0 through the reflection
+ * psi'(1 - x) + psi'(x) = pi^2 / sin^2(pi x) (a pole at 0 and the negative integers, as PyTorch). */
+static wgt_tensor *trigamma(ag_call *c, const wgt_tensor *x)
+{
+    const double pi = 3.14159265358979323846;
+    wgt_tensor *low = ag_bin(c, WGT_BINARY_LT, x, ag_scalar(c, 0));
+    wgt_tensor *z = ag_where(c, low, ag_sub(c, ag_scalar(c, 1), x), x);
+    wgt_tensor *t = trigamma_from_1(c, z);
+    wgt_tensor *refl = ag_div(c, ag_scalar(c, pi * pi), ag_un(c, WGT_UNARY_SQUARE, ag_un(c, WGT_UNARY_SIN, ag_muls(c, x, pi))));
+    return ag_where(c, low, ag_sub(c, refl, t), t);
+}
+
 /* dy/dx of op at x (y: the output), f32; NULL with c->st set when op has none. */
 static wgt_tensor *unary_derivative(ag_call *c, const op_grad_unary *u, const wgt_tensor *x, const wgt_tensor *y)
 {
@@ -118,9 +148,7 @@ static wgt_tensor *unary_derivative(ag_call *c, const op_grad_unary *u, const wg
         return ag_where(c, ag_bin(c, WGT_BINARY_LT, x, ag_scalar(c, -3)), ag_scalar(c, 0),
                         ag_where(c, ag_bin(c, WGT_BINARY_LE, x, ag_scalar(c, 3)),
                                  ag_adds(c, ag_muls(c, x, 1.0 / 3), 0.5), ag_scalar(c, 1)));
-    case WGT_UNARY_DIGAMMA:
-        c->st = no_gradient(c, "digamma", "its derivative, the trigamma function, is not implemented");
-        return NULL;
+    case WGT_UNARY_DIGAMMA: return trigamma(c, x);
     default:
         c->st = no_gradient(c, wgt_unary_op_name(u->op), "its output is boolean or integer");
         return NULL;

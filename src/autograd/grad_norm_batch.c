@@ -39,6 +39,21 @@ wgt_status ag_grad_batch_norm(ag_call *c)
         wgt_tensor *proj = ag_mul(c, xhat, ag_reduce(c, WGT_REDUCE_MEAN, ag_mul(c, gv, xhat), stat, 1));
         dx = ag_mul(c, rstd, ag_sub(c, ag_sub(c, gv, ag_reduce(c, WGT_REDUCE_MEAN, gv, stat, 1)), proj));
     }
+    /* running statistics that require grad (buffers in PyTorch): in training the output does not
+     * read them (zero); in evaluation d/dmean = -sum(gw rstd), d/dvar = -sum(gw (x - mean)) rstd^3 / 2 */
+    for (int i = 3; i < 5 && i < c->n_in; i++) {
+        if (!c->need[i]) continue;
+        if (grp || p->training) {
+            ag_set(c, i, ag_zeros(c, c->in_l[i].ndim, c->in_l[i].shape));
+            continue;
+        }
+        wgt_tensor *rm = ag_reshape(c, ag_f32(c, c->in[3]), 3, cs);
+        wgt_tensor *rstd = ag_un(c, WGT_UNARY_RSQRT, ag_adds(c, ag_reshape(c, ag_f32(c, c->in[4]), 3, cs), p->eps));
+        wgt_tensor *t = i == 3 ? ag_muls(c, ag_mul(c, gw, rstd), -1)
+                               : ag_muls(c, ag_mul(c, ag_mul(c, gw, ag_sub(c, x, rm)),
+                                                   ag_mul(c, rstd, ag_un(c, WGT_UNARY_SQUARE, rstd))), -0.5);
+        ag_set(c, i, ag_reshape_as(c, ag_reduce(c, WGT_REDUCE_SUM, t, per_channel, 0), &c->in_l[i]));
+    }
     if (c->need[0]) ag_set(c, 0, ag_reshape_as(c, dx, xl));
     if (c->n_in > 1 && c->need[1])
         ag_set(c, 1, ag_reduce(c, WGT_REDUCE_SUM, ag_mul(c, g3, ag_reshape(c, xhat, 3, s3)), per_channel, 0));

@@ -62,10 +62,15 @@ wgt_status ag_grad_reduce(ag_call *c)
         d = ag_where(c, ag_bin(c, WGT_BINARY_EQ, y, ag_scalar(c, 0)), ag_scalar(c, 0), ag_div(c, x, y));
         break;
     case WGT_REDUCE_LOGSUMEXP: d = ag_un(c, WGT_UNARY_EXP, ag_sub(c, x, y)); break;
-    case WGT_REDUCE_PROD:
-        return wgt_ctx_error(c->ctx, WGT_ERR_UNSUPPORTED,
-                             "wgt_backward: prod's gradient is not implemented yet (it needs the products of the "
-                             "other elements, with zeros handled): use exp(sum(log|x|)) with signs, or detach");
+    case WGT_REDUCE_PROD: { /* the product of the others: y / x without zeros; with one zero, the
+                              * product of the rest at it and 0 elsewhere; with two or more, 0 */
+        wgt_tensor *zero = ag_scalar(c, 0), *one = ag_scalar(c, 1), *is0 = ag_bin(c, WGT_BINARY_EQ, x, zero);
+        wgt_tensor *n0 = back_to_input(c, ag_reduce(c, WGT_REDUCE_SUM, ag_cast(c, is0, WGT_F32), dims, 0), dims);
+        wgt_tensor *safe = ag_where(c, is0, one, x);
+        wgt_tensor *rest = back_to_input(c, ag_reduce(c, WGT_REDUCE_PROD, safe, dims, 0), dims);
+        d = ag_where(c, is0, ag_where(c, ag_bin(c, WGT_BINARY_EQ, n0, one), rest, zero), ag_div(c, y, safe));
+        break;
+    }
     default:
         return wgt_ctx_error(c->ctx, WGT_ERR_UNSUPPORTED,
                              "wgt_backward: %s has no gradient (its output is an index or boolean), yet the loss "

@@ -62,3 +62,81 @@ wgt_status ag_grad_cat(ag_call *c)
     }
     return c->st;
 }
+
+/* Movements of elements (src/ops/shape.c): each output element copies one input element (pad's
+ * constant ones none; repeat's several copy the same), so the gradient moves back:
+ * flip flips again, roll rolls back, pad (constant) crops with the negated pads, repeat sums the
+ * tiles (one dim at a time, viewed as [.., factor, size, ..]), tril/triu keep the same triangle. */
+wgt_status ag_grad_move(ag_call *c)
+{
+    const op_grad_move *p = c->params;
+    const wgt_layout *xl = &c->in_l[0];
+    wgt_tensor *r = NULL;
+    wgt_status st = c->st;
+    switch (p->op) {
+    case 0: { /* flip */
+        int dims[WGT_MAX_DIMS], n = 0;
+        for (int d = 0; d < p->n; d++)
+            if (p->a[d]) dims[n++] = d;
+        if (!st) st = wgt_flip(c->g, dims, n, &r);
+        break;
+    }
+    case 1: { /* roll */
+        int dims[WGT_MAX_DIMS];
+        int64_t back[WGT_MAX_DIMS];
+        for (int d = 0; d < p->n; d++) dims[d] = d, back[d] = -p->a[d];
+        if (p->n == 0) return ag_set(c, 0, (wgt_tensor *)c->g), c->st;
+        if (!st) st = wgt_roll(c->g, back, dims, p->n, &r);
+        break;
+    }
+    case 2: { /* repeat: output dim d of size a[d] * s (s: the input's, 1 for added leading dims) */
+        const wgt_tensor *g = c->g;
+        int lead = p->n - xl->ndim;
+        for (int d = 0; d < p->n && g; d++) {
+            if (p->a[d] == 1) continue;
+            if (g->l.ndim + 1 > WGT_MAX_DIMS)
+                return wgt_ctx_error(c->ctx, WGT_ERR_UNSUPPORTED,
+                                     "wgt_backward: repeat over %d dims has no gradient (at most %d)", p->n,
+                                     WGT_MAX_DIMS - 1);
+            int64_t sh[WGT_MAX_DIMS];
+            for (int e = 0; e < d; e++) sh[e] = g->l.shape[e];
+            sh[d] = p->a[d], sh[d + 1] = d < lead ? 1 : xl->shape[d - lead];
+            for (int e = d + 1; e < g->l.ndim; e++) sh[e + 1] = g->l.shape[e];
+            g = ag_reduce(c, WGT_REDUCE_SUM, ag_reshape(c, g, g->l.ndim + 1, sh), 1u << d, 0);
+        }
+        ag_set(c, 0, ag_reshape_as(c, g, xl));
+        return c->st;
+    }
+    case 3: { /* pad */
+        if (p->mode != WGT_PAD_CONSTANT)
+            return wgt_ctx_error(c->ctx, WGT_ERR_UNSUPPORTED,
+                                 "wgt_backward: pad in %s mode has no gradient rule yet (constant padding has one): "
+                                 "detach its input",
+                                 p->mode == WGT_PAD_REFLECT ? "reflect" : p->mode == WGT_PAD_REPLICATE ? "replicate"
+                                                                                                      : "circular");
+        int64_t neg[2 * WGT_MAX_DIMS];
+        for (int d = 0; d < 2 * p->n; d++) neg[d] = -p->a[d];
+        if (!st) st = wgt_pad(c->g, WGT_PAD_CONSTANT, neg, 0.0, &r);
+        break;
+    }
+    default: /* tril, triu */
+        if (!st) st = p->op == 5 ? wgt_triu(c->g, p->a[0], &r) : wgt_tril(c->g, p->a[0], &r);
+        break;
+    }
+    ag_set(c, 0, ag_keep(c, r, st));
+    return c->st;
+}
+
+/* sort / topk / kthvalue / median: each value came from x at its index along dim. */
+wgt_status ag_grad_select(ag_call *c)
+{
+    const op_grad_select *p = c->params;
+    if (c->need[1]) return wgt_ctx_error(c->ctx, WGT_ERR_UNSUPPORTED, "wgt_backward: sort's indices have no gradient");
+    const wgt_layout *xl = &c->in_l[0];
+    const wgt_tensor *g = c->g, *idx = c->in[1];
+    if (xl->ndim == 0) return ag_set(c, 0, ag_reshape_as(c, g, xl)), c->st;
+    if (!p->keepdim && g->l.ndim < xl->ndim) g = ag_unsqueeze(c, g, p->dim), idx = ag_unsqueeze(c, idx, p->dim);
+    wgt_tensor *z = ag_zeros(c, xl->ndim, xl->shape), *r = NULL;
+    if (z && g && idx) ag_set(c, 0, ag_keep(c, r, c->st ? c->st : wgt_scatter_add(z, p->dim, idx, g, &r)));
+    return c->st;
+}

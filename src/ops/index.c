@@ -425,7 +425,9 @@ wgt_status wgt_scatter(const wgt_tensor *self, int dim, const wgt_tensor *index,
         const wgt_tensor *rin[3] = {y, index, src};
         st = op_reference(ctx, scat_ref, &a, rin, 3, &y, 1);
     }
-    return op_finish(st, y, out);
+    op_grad_scatter rec = {dim, mode, 1.0};
+    const wgt_tensor *rec_in[3] = {self, index, src};
+    return op_record(op_finish(st, y, out), OP_GRAD_SCATTER, rec_in, 3, &rec, sizeof rec, out);
 }
 
 wgt_status wgt_scatter_add(const wgt_tensor *self, int dim, const wgt_tensor *index, const wgt_tensor *src,
@@ -478,10 +480,12 @@ wgt_status wgt_index_add(const wgt_tensor *self, int dim, const wgt_tensor *inde
         const wgt_tensor *rin[3] = {y, index, source};
         st = op_reference(ctx, scat_ref, &a, rin, 3, &y, 1);
     }
-    return op_finish(st, y, out);
+    op_grad_scatter rec = {dim, WGT_SCATTER_ADD, alpha};
+    const wgt_tensor *rec_in[3] = {self, index, source};
+    return op_record(op_finish(st, y, out), OP_GRAD_INDEX_ADD, rec_in, 3, &rec, sizeof rec, out);
 }
 
-wgt_status wgt_index_put(const wgt_tensor *self, const wgt_tensor *const *indices, int k, const wgt_tensor *values,
+static wgt_status index_put_unrecorded(const wgt_tensor *self, const wgt_tensor *const *indices, int k, const wgt_tensor *values,
                          int accumulate, wgt_tensor **out)
 {
     OP_BEGIN(self, out);
@@ -548,6 +552,14 @@ wgt_status wgt_index_put(const wgt_tensor *self, const wgt_tensor *const *indice
         st = op_reference(ctx, scat_ref, &a, rin, 2 + k, &y, 1);
     }
     return op_finish(st, y, out);
+}
+
+/* no rule yet (self's gradient is g with the written positions zeroed, values' the gathered g) */
+wgt_status wgt_index_put(const wgt_tensor *self, const wgt_tensor *const *indices, int k, const wgt_tensor *values,
+                         int accumulate, wgt_tensor **out)
+{
+    const wgt_tensor *in[2] = {self, values};
+    return op_record_nondiff(index_put_unrecorded(self, indices, k, values, accumulate, out), "index_put", in, 2, out);
 }
 
 /* ---- masked_select, nonzero ----------------------------------------------------------------- */
@@ -637,7 +649,7 @@ static wgt_status nz_ref(void *arg, const wgt_cpu_tensor *in, const wgt_cpu_tens
     return wgt_cpu_nonzero(&in[0], a->write ? &out[0] : NULL, &a->count);
 }
 
-wgt_status wgt_masked_select(const wgt_tensor *x, const wgt_tensor *mask, wgt_tensor **out)
+static wgt_status masked_select_unrecorded(const wgt_tensor *x, const wgt_tensor *mask, wgt_tensor **out)
 {
     OP_BEGIN(x, out);
     const wgt_tensor *ins[2] = {x, mask};
@@ -674,6 +686,13 @@ wgt_status wgt_masked_select(const wgt_tensor *x, const wgt_tensor *mask, wgt_te
     if ((st = op_reference(ctx, msel_count_ref, &count, ins, 2, NULL, 0))) return st;
     if ((st = wgt_tensor_new(ctx, x->l.dtype, 1, &count, &y))) return st;
     return op_finish(op_reference(ctx, msel_ref, NULL, ins, 2, &y, 1), y, out);
+}
+
+/* no rule yet (the gradient is a masked scatter of g into zeros) */
+wgt_status wgt_masked_select(const wgt_tensor *x, const wgt_tensor *mask, wgt_tensor **out)
+{
+    const wgt_tensor *in[2] = {x, mask};
+    return op_record_nondiff(masked_select_unrecorded(x, mask, out), "masked_select", in, 2, out);
 }
 
 wgt_status wgt_nonzero(const wgt_tensor *x, wgt_tensor **out)

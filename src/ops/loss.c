@@ -307,7 +307,7 @@ static wgt_status cos_ref(void *arg, const wgt_cpu_tensor *in, const wgt_cpu_ten
     return wgt_cpu_cosine_similarity(&in[0], &in[1], a->dim, a->eps, &out[0]);
 }
 
-wgt_status wgt_cosine_similarity(const wgt_tensor *x1, const wgt_tensor *x2, int dim, double eps, wgt_tensor **out)
+static wgt_status cosine_similarity_unrecorded(const wgt_tensor *x1, const wgt_tensor *x2, int dim, double eps, wgt_tensor **out)
 {
     OP_BEGIN(x1, out);
     if (!x2) return op_fail(ctx, WGT_ERR_INVALID_ARGUMENT, "cosine_similarity: x2 is NULL");
@@ -346,6 +346,13 @@ wgt_status wgt_cosine_similarity(const wgt_tensor *x1, const wgt_tensor *x2, int
         st = op_reference(ctx, cos_ref, &a, ins, 2, &y, 1);
     }
     return op_finish(st, y, out);
+}
+
+/* no rule yet */
+wgt_status wgt_cosine_similarity(const wgt_tensor *x1, const wgt_tensor *x2, int dim, double eps, wgt_tensor **out)
+{
+    const wgt_tensor *in[2] = {x1, x2};
+    return op_record_nondiff(cosine_similarity_unrecorded(x1, x2, dim, eps, out), "cosine_similarity", in, 2, out);
 }
 
 /* ---- elementwise losses ---------------------------------------------------------------------- */
@@ -546,7 +553,7 @@ wgt_status wgt_smooth_l1_loss(const wgt_tensor *input, const wgt_tensor *target,
 }
 
 
-wgt_status wgt_huber_loss(const wgt_tensor *input, const wgt_tensor *target, wgt_reduction reduction, double delta,
+static wgt_status huber_loss_unrecorded(const wgt_tensor *input, const wgt_tensor *target, wgt_reduction reduction, double delta,
                           wgt_tensor **out)
 {
     if (input && out && !(delta > 0)) {
@@ -554,6 +561,14 @@ wgt_status wgt_huber_loss(const wgt_tensor *input, const wgt_tensor *target, wgt
         return op_fail(input->st->ctx, WGT_ERR_INVALID_ARGUMENT, "huber_loss: delta %g must be > 0", delta);
     }
     return pw_impl("huber_loss", WGT_CPU_LOSS_HUBER, input, target, NULL, NULL, delta, reduction, out);
+}
+
+/* no rule yet (smooth_l1_loss has one: huber = delta * smooth_l1 with beta = delta) */
+wgt_status wgt_huber_loss(const wgt_tensor *input, const wgt_tensor *target, wgt_reduction reduction, double delta,
+                          wgt_tensor **out)
+{
+    const wgt_tensor *in[2] = {input, target};
+    return op_record_nondiff(huber_loss_unrecorded(input, target, reduction, delta, out), "huber_loss", in, 2, out);
 }
 
 static wgt_status bce_unrecorded(const wgt_tensor *input, const wgt_tensor *target, const wgt_tensor *weight,

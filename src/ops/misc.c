@@ -12,6 +12,7 @@
 #include "ops/api.h"
 #include "ops/index_shape.h"
 #include "ops/ops.h"
+#include "tensor/record.h"
 
 /* ---- i64: exact kernels and copies ------------------------------------------------------------ */
 
@@ -109,7 +110,7 @@ static wgt_status diff_ref(void *arg, const wgt_cpu_tensor *in, const wgt_cpu_te
     return wgt_cpu_diff(&in[0], a->n, a->dim, a->has_pre ? &in[1] : NULL, a->has_app ? &in[2] : NULL, &out[0]);
 }
 
-wgt_status wgt_diff(const wgt_tensor *x, int n, int dim, const wgt_tensor *prepend, const wgt_tensor *append,
+static wgt_status diff_unrecorded(const wgt_tensor *x, int n, int dim, const wgt_tensor *prepend, const wgt_tensor *append,
                     wgt_tensor **out)
 {
     OP_BEGIN(x, out);
@@ -187,6 +188,14 @@ wgt_status wgt_diff(const wgt_tensor *x, int n, int dim, const wgt_tensor *prepe
     return op_finish(st, cur, out);
 }
 
+/* no rule yet */
+wgt_status wgt_diff(const wgt_tensor *x, int n, int dim, const wgt_tensor *prepend, const wgt_tensor *append,
+                    wgt_tensor **out)
+{
+    const wgt_tensor *in[3] = {x, prepend, append};
+    return op_record_nondiff(diff_unrecorded(x, n, dim, prepend, append, out), "diff", in, 3, out);
+}
+
 /* ---- trace, diag, diag_embed ---------------------------------------------------------------- */
 
 /* The diagonal `offset` of dims (d1, d2) of t as a view: t's other dims, then the diagonal. */
@@ -212,7 +221,7 @@ static wgt_status trace_ref(void *arg, const wgt_cpu_tensor *in, const wgt_cpu_t
     return wgt_cpu_trace(&in[0], &out[0]);
 }
 
-wgt_status wgt_trace(const wgt_tensor *x, wgt_tensor **out)
+static wgt_status trace_unrecorded(const wgt_tensor *x, wgt_tensor **out)
 {
     OP_BEGIN(x, out);
     if (x->l.ndim != 2) return op_fail(ctx, WGT_ERR_SHAPE, "trace: x must be 2-D, not %d-D", x->l.ndim);
@@ -234,6 +243,12 @@ wgt_status wgt_trace(const wgt_tensor *x, wgt_tensor **out)
         st = op_reference(ctx, trace_ref, NULL, ins, 1, &y, 1);
     }
     return op_finish(st, y, out);
+}
+
+/* no rule yet */
+wgt_status wgt_trace(const wgt_tensor *x, wgt_tensor **out)
+{
+    return op_record_nondiff(trace_unrecorded(x, out), "trace", &x, 1, out);
 }
 
 typedef struct diag_arg {
@@ -313,7 +328,7 @@ static wgt_status embed_gpu(wgt_context *ctx, const wgt_tensor *x, int nd, int64
     return st;
 }
 
-wgt_status wgt_diag(const wgt_tensor *x, int64_t offset, wgt_tensor **out)
+static wgt_status diag_unrecorded(const wgt_tensor *x, int64_t offset, wgt_tensor **out)
 {
     OP_BEGIN(x, out);
     int nd = x->l.ndim;
@@ -345,7 +360,13 @@ wgt_status wgt_diag(const wgt_tensor *x, int64_t offset, wgt_tensor **out)
     return op_finish(st, y, out);
 }
 
-wgt_status wgt_diag_embed(const wgt_tensor *x, int64_t offset, int dim1, int dim2, wgt_tensor **out)
+/* no rule yet */
+wgt_status wgt_diag(const wgt_tensor *x, int64_t offset, wgt_tensor **out)
+{
+    return op_record_nondiff(diag_unrecorded(x, offset, out), "diag", &x, 1, out);
+}
+
+static wgt_status diag_embed_unrecorded(const wgt_tensor *x, int64_t offset, int dim1, int dim2, wgt_tensor **out)
 {
     OP_BEGIN(x, out);
     int nd = x->l.ndim + 1;
@@ -366,6 +387,12 @@ wgt_status wgt_diag_embed(const wgt_tensor *x, int64_t offset, int dim1, int dim
         st = op_reference(ctx, diag_embed_ref, &a, ins, 1, &y, 1);
     }
     return op_finish(st, y, out);
+}
+
+/* no rule yet */
+wgt_status wgt_diag_embed(const wgt_tensor *x, int64_t offset, int dim1, int dim2, wgt_tensor **out)
+{
+    return op_record_nondiff(diag_embed_unrecorded(x, offset, dim1, dim2, out), "diag_embed", &x, 1, out);
 }
 
 /* ---- meshgrid -------------------------------------------------------------------------------- */
@@ -517,7 +544,7 @@ static wgt_status cdist_ref(void *arg, const wgt_cpu_tensor *in, const wgt_cpu_t
     return wgt_cpu_cdist(&in[0], &in[1], ((cdist_arg *)arg)->p, &out[0]);
 }
 
-wgt_status wgt_cdist(const wgt_tensor *x1, const wgt_tensor *x2, double p, wgt_cdist_mode mode, wgt_tensor **out)
+static wgt_status cdist_unrecorded(const wgt_tensor *x1, const wgt_tensor *x2, double p, wgt_cdist_mode mode, wgt_tensor **out)
 {
     OP_BEGIN(x1, out);
     if (!x2) return op_fail(ctx, WGT_ERR_INVALID_ARGUMENT, "cdist: x2 is NULL");
@@ -566,4 +593,11 @@ wgt_status wgt_cdist(const wgt_tensor *x1, const wgt_tensor *x2, double p, wgt_c
         st = op_reference(ctx, cdist_ref, &a, ins, 2, &y, 1);
     }
     return op_finish(st, y, out);
+}
+
+/* no rule yet */
+wgt_status wgt_cdist(const wgt_tensor *x1, const wgt_tensor *x2, double p, wgt_cdist_mode mode, wgt_tensor **out)
+{
+    const wgt_tensor *in[2] = {x1, x2};
+    return op_record_nondiff(cdist_unrecorded(x1, x2, p, mode, out), "cdist", in, 2, out);
 }

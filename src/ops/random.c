@@ -11,6 +11,7 @@
 #include "ops/index_shape.h"
 #include "ops/ops.h"
 #include "ops/random.h"
+#include "tensor/record.h"
 
 struct wgt_generator {
     uint64_t seed;
@@ -289,7 +290,7 @@ wgt_status wgt_bernoulli_scalar(wgt_context *ctx, wgt_generator *gen, wgt_dtype 
     return rnd_create(ctx, "bernoulli", K_BERNOULLI, &ra, &pp, NULL, dtype, ndim, shape, out, NULL);
 }
 
-wgt_status wgt_bernoulli(wgt_generator *gen, const wgt_tensor *p, wgt_tensor **out)
+static wgt_status bernoulli_unrecorded(wgt_generator *gen, const wgt_tensor *p, wgt_tensor **out)
 {
     if (!p || !out) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "bernoulli: NULL argument");
     wgt_context *ctx = p->st->ctx;
@@ -299,6 +300,12 @@ wgt_status wgt_bernoulli(wgt_generator *gen, const wgt_tensor *p, wgt_tensor **o
     rnd_params pp = {0};
     pp.has_x = 1;
     return rnd_create(ctx, "bernoulli", K_BERNOULLI, &ra, &pp, p, p->l.dtype, p->l.ndim, p->l.shape, out, NULL);
+}
+
+/* a draw: no gradient (PyTorch's bernoulli(p) is not differentiable in p either) */
+wgt_status wgt_bernoulli(wgt_generator *gen, const wgt_tensor *p, wgt_tensor **out)
+{
+    return op_record_nondiff(bernoulli_unrecorded(gen, p, out), "bernoulli", &p, 1, out);
 }
 
 wgt_status wgt_randint(wgt_context *ctx, wgt_generator *gen, int64_t lo, int64_t hi, wgt_dtype dtype, int ndim,
@@ -489,5 +496,17 @@ wgt_status wgt_dropout(wgt_generator *gen, const wgt_tensor *x, double p, int tr
     ra.b = p == 1 ? 0.0f : (float)(1.0 / (1.0 - p));
     rnd_params pp = {0};
     pp.a = ra.a, pp.b = ra.b;
-    return rnd_create(ctx, "dropout", K_DROPOUT, &ra, &pp, x, x->l.dtype, x->l.ndim, x->l.shape, out, mask);
+    /* while autograd records, the mask is made even when the caller wants none: the backward
+     * formula reads it (the same numbers are drawn either way) */
+    wgt_tensor *own_mask = NULL, **mk = mask ? mask : x->ag && op_grad_mode() ? &own_mask : NULL;
+    wgt_status st = rnd_create(ctx, "dropout", K_DROPOUT, &ra, &pp, x, x->l.dtype, x->l.ndim, x->l.shape, out, mk);
+    double scale = ra.b;
+    const wgt_tensor *rec_in[2] = {x, mk ? *mk : NULL};
+    st = op_record(st, OP_GRAD_DROPOUT, rec_in, 2, &scale, sizeof scale, out);
+    wgt_tensor_free(own_mask);
+    if (st && mask) {
+        wgt_tensor_free(*mask);
+        *mask = NULL;
+    }
+    return st;
 }

@@ -226,5 +226,7 @@ wgt_status wgt_grid_sample(const wgt_tensor *x, const wgt_tensor *grid, wgt_grid
         const wgt_tensor *ins[2] = {x, grid};
         st = op_reference(ctx, grid_ref, &a, ins, 2, &y, 1);
     }
-    return op_finish(st, y, out);
+    op_grad_grid rec = {mode, padding, a.align};
+    const wgt_tensor *rec_in[2] = {x, grid};
+    return op_record(op_finish(st, y, out), OP_GRAD_GRID_SAMPLE, rec_in, 2, &rec, sizeof rec, out);
 }

@@ -6,6 +6,7 @@
 
 #include "ops/api.h"
 #include "ops/ops.h"
+#include "tensor/record.h"
 
 typedef struct search_params {
     uint32_t n, m, inner, right, has_sorter, multi, off_s, step_s, off_v, off_t, step_t, bins, auto_range;
@@ -236,7 +237,7 @@ static wgt_status hist_ref(void *arg, const wgt_cpu_tensor *in, const wgt_cpu_te
     return wgt_cpu_histc(&in[0], a->bins, a->lo, a->hi, &out[0]);
 }
 
-wgt_status wgt_histc(const wgt_tensor *x, int64_t bins, double min, double max, wgt_tensor **out)
+static wgt_status histc_unrecorded(const wgt_tensor *x, int64_t bins, double min, double max, wgt_tensor **out)
 {
     OP_BEGIN(x, out);
     if (!op_is_float(x->l.dtype))
@@ -316,4 +317,10 @@ wgt_status wgt_histc(const wgt_tensor *x, int64_t bins, double min, double max, 
         if (!(st = wgt_tensor_new(ctx, x->l.dtype, 1, &bins, &y))) st = op_reference(ctx, hist_ref, &a, ins, 1, &y, 1);
     }
     return op_finish(st, y, out);
+}
+
+/* counts are piecewise constant in x: no gradient (as PyTorch) */
+wgt_status wgt_histc(const wgt_tensor *x, int64_t bins, double min, double max, wgt_tensor **out)
+{
+    return op_record_nondiff(histc_unrecorded(x, bins, min, max, out), "histc", &x, 1, out);
 }

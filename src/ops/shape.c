@@ -347,7 +347,8 @@ static wgt_status tri(const wgt_tensor *x, int64_t k, int upper, wgt_tensor **ou
         tri_arg a = {k, upper};
         st = op_reference(ctx, tri_ref, &a, ins, 1, &y, 1);
     }
-    return op_finish(st, y, out);
+    op_grad_move rec = {upper ? 5 : 4, x->l.ndim, 0, {k}};
+    return op_record(op_finish(st, y, out), OP_GRAD_MOVE, &x, 1, &rec, sizeof rec, out);
 }
 
 wgt_status wgt_tril(const wgt_tensor *x, int64_t k, wgt_tensor **out) { return tri(x, k, 0, out); }
@@ -620,7 +621,10 @@ wgt_status wgt_flip(const wgt_tensor *x, const int *dims, int n, wgt_tensor **ou
         r.mask |= 1u << d;
         a[d] = 1;
     }
-    return mv_op(ctx, "flip", x, NULL, MOVE_FLIP, a, 0, &r, x->l.ndim, x->l.shape, out);
+    op_grad_move rec = {0, x->l.ndim, 0, {0}};
+    memcpy(rec.a, a, sizeof a);
+    return op_record(mv_op(ctx, "flip", x, NULL, MOVE_FLIP, a, 0, &r, x->l.ndim, x->l.shape, out), OP_GRAD_MOVE, &x, 1,
+                     &rec, sizeof rec, out);
 }
 
 wgt_status wgt_roll(const wgt_tensor *x, const int64_t *shifts, const int *dims, int n, wgt_tensor **out)
@@ -657,7 +661,10 @@ wgt_status wgt_roll(const wgt_tensor *x, const int64_t *shifts, const int *dims,
         int64_t len = x->l.ndim ? x->l.shape[d] : 1;
         if (len) a[d] = ((a[d] + shifts[i]) % len + len) % len;
     }
-    return mv_op(ctx, "roll", x, NULL, MOVE_ROLL, a, 0, &r, x->l.ndim, x->l.shape, out);
+    op_grad_move rec = {1, x->l.ndim, 0, {0}};
+    memcpy(rec.a, a, sizeof a);
+    return op_record(mv_op(ctx, "roll", x, NULL, MOVE_ROLL, a, 0, &r, x->l.ndim, x->l.shape, out), OP_GRAD_MOVE, &x, 1,
+                     &rec, sizeof rec, out);
 }
 
 wgt_status wgt_repeat(const wgt_tensor *x, const int64_t *repeats, int n, wgt_tensor **out)
@@ -678,7 +685,10 @@ wgt_status wgt_repeat(const wgt_tensor *x, const int64_t *repeats, int n, wgt_te
         lx.strides[d] = d < lead ? 0 : x->l.strides[d - lead];
     }
     mv_arg r = {.op = MOVE_REPEAT};
-    return mv_op(ctx, "repeat", x, &lx, MOVE_REPEAT, NULL, 0, &r, n, shape, out);
+    op_grad_move rec = {2, n, 0, {0}};
+    for (int d = 0; d < n; d++) rec.a[d] = repeats[d];
+    return op_record(mv_op(ctx, "repeat", x, &lx, MOVE_REPEAT, NULL, 0, &r, n, shape, out), OP_GRAD_MOVE, &x, 1, &rec,
+                     sizeof rec, out);
 }
 
 wgt_status wgt_pad(const wgt_tensor *x, wgt_pad_mode mode, const int64_t *pads, double value, wgt_tensor **out)
@@ -704,5 +714,8 @@ wgt_status wgt_pad(const wgt_tensor *x, wgt_pad_mode mode, const int64_t *pads, 
         a[d] = before;
     }
     int op = MOVE_PAD_CONSTANT + (int)mode;
-    return mv_op(ctx, "pad", x, NULL, op, a, value, &r, nd, shape, out);
+    op_grad_move rec = {3, nd, (int)mode, {0}};
+    for (int d = 0; d < 2 * nd; d++) rec.a[d] = pads[d];
+    return op_record(mv_op(ctx, "pad", x, NULL, op, a, value, &r, nd, shape, out), OP_GRAD_MOVE, &x, 1, &rec, sizeof rec,
+                     out);
 }

@@ -20,6 +20,7 @@
 
 #include "ops/api.h"
 #include "ops/ops.h"
+#include "tensor/record.h"
 
 typedef struct sort_params {
     uint32_t rows, Lin, S, nt, keep, Lout, from_x, off, stride, flip, nan_key, w, n_out, inner, pick, pos, n, Ls,
@@ -431,9 +432,26 @@ static wgt_status select_impl(int kind, const wgt_tensor *x, int64_t k, int dim,
     return WGT_OK;
 }
 
+/* select_impl, recorded: the values' gradient goes back to where each came from, so while
+ * autograd records the indices are made even when the caller wants none. */
+static wgt_status select_rec(int op, const wgt_tensor *x, int64_t k, int dim, int flag, int keepdim,
+                             wgt_tensor **values, wgt_tensor **indices)
+{
+    wgt_tensor *own = NULL, **ix = indices ? indices : values && x && x->ag && op_grad_mode() ? &own : NULL;
+    wgt_status st = select_impl(op, x, k, dim, flag, keepdim, values, ix);
+    if (!st && values) {
+        op_grad_select rec = {dim < 0 ? dim + x->l.ndim : dim, keepdim};
+        const wgt_tensor *in[2] = {x, ix ? *ix : NULL};
+        st = op_record(st, OP_GRAD_SELECT, in, 2, &rec, sizeof rec, values);
+        if (st && indices) wgt_tensor_free(*indices), *indices = NULL;
+    }
+    wgt_tensor_free(own);
+    return st;
+}
+
 wgt_status wgt_sort(const wgt_tensor *x, int dim, int descending, wgt_tensor **values, wgt_tensor **indices)
 {
-    return select_impl(SEL_SORT, x, 0, dim, descending, 1, values, indices);
+    return select_rec(SEL_SORT, x, 0, dim, descending, 1, values, indices);
 }
 
 wgt_status wgt_argsort(const wgt_tensor *x, int dim, int descending, wgt_tensor **indices)
@@ -446,18 +464,18 @@ wgt_status wgt_topk(const wgt_tensor *x, int64_t k, int dim, int largest, int so
                     wgt_tensor **indices)
 {
     (void)sorted; /* always sorted: the unsorted order would be an arbitrary one anyway */
-    return select_impl(SEL_TOPK, x, k, dim, largest, 1, values, indices);
+    return select_rec(SEL_TOPK, x, k, dim, largest, 1, values, indices);
 }
 
 wgt_status wgt_kthvalue(const wgt_tensor *x, int64_t k, int dim, int keepdim, wgt_tensor **values,
                         wgt_tensor **indices)
 {
-    return select_impl(SEL_KTH, x, k, dim, 0, keepdim, values, indices);
+    return select_rec(SEL_KTH, x, k, dim, 0, keepdim, values, indices);
 }
 
 wgt_status wgt_median(const wgt_tensor *x, int dim, int keepdim, wgt_tensor **values, wgt_tensor **indices)
 {
-    return select_impl(SEL_MEDIAN, x, 0, dim, 0, keepdim, values, indices);
+    return select_rec(SEL_MEDIAN, x, 0, dim, 0, keepdim, values, indices);
 }
 
 /* ---- unique ------------------------------------------------------------------------------------ */
@@ -529,8 +547,8 @@ static wgt_status unique_gpu(const wgt_tensor *x, wgt_tensor **outs /* values, i
     return st;
 }
 
-wgt_status wgt_unique(const wgt_tensor *x, wgt_tensor **values, wgt_tensor **inverse, wgt_tensor **counts,
-                      wgt_tensor **first)
+static wgt_status unique_unrecorded(const wgt_tensor *x, wgt_tensor **values, wgt_tensor **inverse,
+                                    wgt_tensor **counts, wgt_tensor **first)
 {
     OP_BEGIN(x, values);
     if (inverse) *inverse = NULL;
@@ -575,3 +593,11 @@ wgt_status wgt_unique(const wgt_tensor *x, wgt_tensor **values, wgt_tensor **inv
     if (first) *first = outs[3];
     return WGT_OK;
 }
+
+/* which values occur is piecewise constant in x: no gradient (as PyTorch's unique) */
+wgt_status wgt_unique(const wgt_tensor *x, wgt_tensor **values, wgt_tensor **inverse, wgt_tensor **counts,
+                      wgt_tensor **first)
+{
+    return op_record_nondiff(unique_unrecorded(x, values, inverse, counts, first), "unique", &x, 1, values);
+}
+

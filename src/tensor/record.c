@@ -1,5 +1,8 @@
 /* The recorder's fast path (see record.h): one pointer test and one flag test per op when autograd
  * is unused, a scan of the inputs' autograd slots otherwise. */
+#include <stdio.h>
+#include <string.h>
+
 #include "tensor/record.h"
 #include "tensor/tensor.h"
 
@@ -24,4 +27,11 @@ wgt_status op_record(wgt_status st, op_grad_id op, const wgt_tensor *const *in, 
         return st;
     }
     return WGT_OK;
+}
+
+wgt_status op_record_nondiff(wgt_status st, const char *name, const wgt_tensor *const *in, int n_in, wgt_tensor **out)
+{
+    char buf[64];
+    snprintf(buf, sizeof buf, "%s", name);
+    return op_record(st, OP_GRAD_NONDIFF, in, n_in, buf, strlen(buf) + 1, out);
 }

@@ -75,6 +75,13 @@ typedef enum op_grad_id {
     OP_GRAD_GROUP_NORM, /* inputs: x, weight, bias, NULL, NULL; params: op_grad_batch_norm */
     OP_GRAD_BATCH_NORM, /* inputs: x, weight, bias, running_mean, running_var; params: op_grad_batch_norm */
     OP_GRAD_SCAN,       /* cumsum/cumprod/cummax/cummin; inputs: x, indices (cummax/cummin) (grad_scan.c) */
+    OP_GRAD_SCATTER,    /* scatter, scatter_add; inputs: self, index, src; params: op_grad_scatter (grad_index.c) */
+    OP_GRAD_INDEX_ADD,  /* inputs: self, index, source; params: op_grad_scatter (alpha) */
+    OP_GRAD_GRID_SAMPLE,/* inputs: x, grid; params: op_grad_grid (grad_pool.c) */
+    OP_GRAD_DROPOUT,    /* inputs: x, mask (bool, the kept elements); params: double scale 1 / (1 - p) */
+    OP_GRAD_NONDIFF,    /* an op declared without a gradient; params: its name (op_record_nondiff) */
+    OP_GRAD_MOVE,       /* flip, roll, repeat, pad, tril/triu; inputs: x; params: op_grad_move (grad_shape.c) */
+    OP_GRAD_SELECT,     /* sort/topk/kthvalue/median values; inputs: x, indices; params: op_grad_select */
     OP_GRAD_COUNT
 } op_grad_id;
 
@@ -105,6 +112,13 @@ typedef struct op_grad_interp { int spatial, mode, align_corners; double scales[
 /* groups: group_norm's (batch_norm: 0); training 0: batch_norm normalised by its running stats */
 typedef struct op_grad_batch_norm { int groups, training; double eps; } op_grad_batch_norm;
 typedef struct op_grad_scan { wgt_scan_op op; int dim; } op_grad_scan;
+typedef struct op_grad_scatter { int dim; wgt_scatter_mode mode; double alpha; } op_grad_scatter;
+/* a movement of elements: op 0 flip (a[d] = 1 on flipped dims), 1 roll (a[d] = shift of dim d),
+ * 2 repeat (a[d] = factor of output dim d, n output dims), 3 pad (a[d] before, a[n + d] after dim
+ * d; mode), 4 tril / 5 triu (a[0] = k) */
+typedef struct op_grad_move { int op, n, mode; int64_t a[2 * WGT_MAX_NDIM]; } op_grad_move;
+typedef struct op_grad_select { int dim, keepdim; } op_grad_select;
+typedef struct op_grad_grid { wgt_grid_mode mode; wgt_grid_padding padding; int align_corners; } op_grad_grid;
 
 /* The hook autograd installs: make the graph node for out. */
 typedef wgt_status (*op_record_fn)(op_grad_id op, const wgt_tensor *const *in, int n_in, const void *params,
@@ -113,6 +127,11 @@ void op_record_set_hook(op_record_fn hook);
 
 wgt_status op_record(wgt_status st, op_grad_id op, const wgt_tensor *const *in, int n_in, const void *params,
                      size_t params_bytes, wgt_tensor **out);
+
+/* For an op with a float result and no gradient: records a node whose backward says that `name`
+ * is not differentiable, so a loss computed through it fails with that message instead of
+ * silently losing the inputs' gradients (the graph would otherwise be cut there). */
+wgt_status op_record_nondiff(wgt_status st, const char *name, const wgt_tensor *const *in, int n_in, wgt_tensor **out);
 
 /* Grad mode of this thread (1 unless turned off: wgt_grad_mode_set). */
 int op_grad_mode(void);

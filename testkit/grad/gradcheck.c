@@ -14,6 +14,7 @@ typedef enum gc_kind {
     GC_CONST,    /* float input without grad */
     GC_INDEX,    /* i32 values in [lo, hi) */
     GC_MASK,     /* bool */
+    GC_PERM,     /* i32 in [lo, hi), distinct down each column of dim 0 (a scatter without collisions) */
 } gc_kind;
 
 typedef struct gc_in {
@@ -337,6 +338,54 @@ static wgt_status f_sdpa(const gc_case *c, wgt_tensor *const *x, wgt_tensor **ou
     return wgt_sdpa(x[0], x[1], x[2], c->n_in > 3 ? x[3] : NULL, &p, out);
 }
 
+/* iarg: mode, padding, align_corners */
+static wgt_status f_grid(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+{
+    return wgt_grid_sample(x[0], x[1], (wgt_grid_mode)c->iarg[0], (wgt_grid_padding)c->iarg[1], c->iarg[2], out);
+}
+
+/* iarg: 0 scatter (set), 1 scatter_add, 2 index_add (alpha darg[0]); dim. Inputs: self, index, src. */
+static wgt_status f_scatter(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+{
+    if (c->iarg[0] == 2) return wgt_index_add(x[0], c->iarg[1], x[1], x[2], c->darg[0], out);
+    if (c->iarg[0] == 1) return wgt_scatter_add(x[0], c->iarg[1], x[1], x[2], out);
+    return wgt_scatter(x[0], c->iarg[1], x[1], x[2], WGT_SCATTER_SET, out);
+}
+
+/* dropout with p = darg[0] from a generator of a fixed seed: the same mask on every call */
+static wgt_status f_dropout(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+{
+    wgt_generator *g = NULL;
+    wgt_status st = wgt_generator_create(1234, &g);
+    if (!st) st = wgt_dropout(g, x[0], c->darg[0], 1, out, NULL);
+    wgt_generator_free(g);
+    return st;
+}
+
+/* iarg[0]: 0 flip dims 0, 2; 1 roll; 2 repeat (with a new leading dim); 3 pad (and crop); 4 tril; 5 triu */
+static wgt_status f_move(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+{
+    switch (c->iarg[0]) {
+    case 0: return wgt_flip(x[0], (const int[]){0, 2}, 2, out);
+    case 1: return wgt_roll(x[0], (const int64_t[]){1, -2}, (const int[]){2, 1}, 2, out);
+    case 2: return wgt_repeat(x[0], (const int64_t[]){2, 3, 2}, 3, out);
+    case 3: return wgt_pad(x[0], WGT_PAD_CONSTANT, (const int64_t[]){0, 1, -1, 1, 2, 1}, 0.5, out);
+    case 4: return wgt_tril(x[0], 1, out);
+    default: return wgt_triu(x[0], -1, out);
+    }
+}
+
+/* iarg[0]: 0 sort descending dim 1, 1 topk 3 smallest, 2 kthvalue 2 of dim 1, 3 median dim -1 */
+static wgt_status f_select(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+{
+    switch (c->iarg[0]) {
+    case 0: return wgt_sort(x[0], 1, 1, out, NULL);
+    case 1: return wgt_topk(x[0], 3, -1, 0, 1, out, NULL);
+    case 2: return wgt_kthvalue(x[0], 2, 1, 0, out, NULL);
+    default: return wgt_median(x[0], -1, 1, out, NULL);
+    }
+}
+
 /* ---- the cases ------------------------------------------------------------------------------- */
 
 #define S1(a) 1, {a}
@@ -379,10 +428,49 @@ static const gc_case cases[] = {
     {"batch_norm eval", f_gbnorm, 5,
      {D(S3(3, 4, 5), -2, 2), D(S1(4), 0.5, 1.5), D(S1(4), -1, 1), {GC_CONST, S1(4), -1, 1, 0, 0},
       {GC_CONST, S1(4), 0.5, 2, 0, 0}}, {2}, {0, 0}, 1, 0},
+    {"batch_norm eval running stats", f_gbnorm, 5,
+     {D(S3(3, 4, 5), -2, 2), D(S1(4), 0.5, 1.5), D(S1(4), -1, 1), D(S1(4), -1, 1), D(S1(4), 0.5, 2)}, {2}, {0, 0}, 1, 0},
+    /* movements: flip, roll, repeat, constant pad (with a crop), tril/triu; sort-family values */
+    {"flip", f_move, 1, {D(S3(2, 3, 4), -1, 1)}, {0}, {0, 0}, 1, 0},
+    {"roll", f_move, 1, {D(S3(2, 3, 4), -1, 1)}, {1}, {0, 0}, 1, 0},
+    {"repeat", f_move, 1, {D(S2(2, 3), -1, 1)}, {2}, {0, 0}, 1, 0},
+    {"pad constant", f_move, 1, {D(S3(2, 3, 4), -1, 1)}, {3}, {0, 0}, 1, 0},
+    {"tril", f_move, 1, {D(S3(2, 3, 4), -1, 1)}, {4}, {0, 0}, 1, 0},
+    {"triu", f_move, 1, {D(S2(4, 3), -1, 1)}, {5}, {0, 0}, 1, 0},
+    {"sort", f_select, 1, {{GC_DISTINCT, S2(3, 5), -2, 2, 0, 0}}, {0}, {0, 0}, 1, 0},
+    {"topk", f_select, 1, {{GC_DISTINCT, S2(3, 5), -2, 2, 0, 0}}, {1}, {0, 0}, 1, 0},
+    {"kthvalue", f_select, 1, {{GC_DISTINCT, S3(2, 5, 3), -2, 2, 0, 0}}, {2}, {0, 0}, 1, 0},
+    {"median", f_select, 1, {{GC_DISTINCT, S2(3, 5), -2, 2, 0, 0}}, {3}, {0, 0}, 1, 0},
     /* scans (cummax/cummin: distinct values, no ties in the running extreme) */
     {"cumsum", f_scan, 1, {D(S3(2, 3, 4), -2, 2)}, {WGT_SCAN_CUMSUM, 1}, {0, 0}, 1, 0},
     {"cummax", f_scan, 1, {{GC_DISTINCT, S2(3, 5), -2, 2, 0, 0}}, {WGT_SCAN_CUMMAX, -1}, {0, 0}, 1, 0},
     {"cummin", f_scan, 1, {{GC_DISTINCT, S2(4, 3), -2, 2, 0, 0}}, {WGT_SCAN_CUMMIN, 0}, {0, 0}, 1, 0},
+    {"cumprod", f_scan, 1, {D(S3(2, 3, 4), 0.5, 1.5)}, {WGT_SCAN_CUMPROD, 2}, {0, 0}, 1, 0},
+    {"cumprod negative", f_scan, 1, {D(S2(3, 4), -1.5, 1.5)}, {WGT_SCAN_CUMPROD, 0}, {0, 0}, 1, 0},
+    /* values on a grid of 0.5 from -1.5: rows with no zero, one zero and several */
+    {"cumprod zeros", f_scan, 1, {{GC_DIFF, S2(4, 6), -1.5, 1.5, 0.5, 0}}, {WGT_SCAN_CUMPROD, 1}, {0, 0}, 1, 0},
+    /* grid_sample: every mode and padding; grid values snap to -1.15 + 0.1 k, whose source
+     * coordinates (5 pixels) stay >= 0.1 from the integers and the half-integers, the kinks of the
+     * interpolation weights, of nearest's rounding and of the paddings (some lie outside [-1, 1]) */
+    {"grid_sample bilinear zeros", f_grid, 2, {D(S4(2, 2, 5, 5), -1, 1), {GC_DIFF, S4(2, 3, 4, 2), -1.2, 1.2, 0.1, 0.05}},
+     {WGT_GRID_BILINEAR, WGT_GRID_PAD_ZEROS, 0}, {0, 0}, 1, 0},
+    {"grid_sample bilinear border align_corners", f_grid, 2,
+     {D(S4(1, 3, 5, 5), -1, 1), {GC_DIFF, S4(1, 4, 3, 2), -1.2, 1.2, 0.1, 0.05}},
+     {WGT_GRID_BILINEAR, WGT_GRID_PAD_BORDER, 1}, {0, 0}, 1, 0},
+    {"grid_sample bilinear reflection", f_grid, 2, {D(S4(2, 2, 5, 5), -1, 1), {GC_DIFF, S4(2, 3, 4, 2), -1.2, 1.2, 0.1, 0.05}},
+     {WGT_GRID_BILINEAR, WGT_GRID_PAD_REFLECTION, 0}, {0, 0}, 1, 0},
+    {"grid_sample bilinear reflection align_corners", f_grid, 2,
+     {D(S4(1, 2, 5, 5), -1, 1), {GC_DIFF, S4(1, 4, 3, 2), -1.2, 1.2, 0.1, 0.05}},
+     {WGT_GRID_BILINEAR, WGT_GRID_PAD_REFLECTION, 1}, {0, 0}, 1, 0},
+    {"grid_sample nearest", f_grid, 2, {D(S4(2, 2, 5, 5), -1, 1), {GC_DIFF, S4(2, 3, 4, 2), -1.2, 1.2, 0.1, 0.05}},
+     {WGT_GRID_NEAREST, WGT_GRID_PAD_ZEROS, 0}, {0, 0}, 1, 0},
+    {"grid_sample bicubic zeros", f_grid, 2, {D(S4(1, 2, 5, 5), -1, 1), {GC_DIFF, S4(1, 3, 4, 2), -1.2, 1.2, 0.1, 0.05}},
+     {WGT_GRID_BICUBIC, WGT_GRID_PAD_ZEROS, 0}, {0, 0}, 1, 0},
+    {"grid_sample bicubic reflection align_corners", f_grid, 2,
+     {D(S4(1, 2, 5, 5), -1, 1), {GC_DIFF, S4(1, 3, 4, 2), -1.2, 1.2, 0.1, 0.05}},
+     {WGT_GRID_BICUBIC, WGT_GRID_PAD_REFLECTION, 1}, {0, 0}, 1, 0},
+    {"grid_sample bicubic border", f_grid, 2, {D(S4(1, 2, 5, 5), -1, 1), {GC_DIFF, S4(1, 3, 4, 2), -1.2, 1.2, 0.1, 0.05}},
+     {WGT_GRID_BICUBIC, WGT_GRID_PAD_BORDER, 0}, {0, 0}, 1, 0},
     /* elementwise unary: every op with a derivative, on a domain where it is smooth */
     UN(NEG, -2, 2), UN(ABS, -2, 2), UN(EXP, -2, 2), UN(EXP2, -2, 2), UN(EXPM1, -2, 2), UN(LOG, 0.5, 2),
     UN(LOG2, 0.5, 2), UN(LOG1P, 0.5, 2), UN(SQRT, 0.5, 2), UN(RSQRT, 0.5, 2), UN(RECIPROCAL, 0.5, 2),
@@ -392,6 +480,7 @@ static const gc_case cases[] = {
     UN(LGAMMA, 0.5, 3), UN(SIGMOID, -3, 3), UN(RELU, -2, 2), UN(GELU, -3, 3), UN(GELU_TANH, -3, 3),
     UN(SILU, -3, 3), UN(SOFTPLUS, -3, 3), UN(MISH, -3, 3), UN(ELU, -2, 2), UN(LEAKY_RELU, -2, 2),
     UN(HARDTANH, -2, 2), UN(HARDSIGMOID, -4, 4), UN(HARDSWISH, -4, 4), UN(FLOOR, -2, 2), UN(FRAC, -2, 2),
+    UN(DIGAMMA, 0.3, 9), {"DIGAMMA negative", f_unary, 1, {D(S2(3, 4), -0.9, -0.1)}, {WGT_UNARY_DIGAMMA}, {0, 0}, 1, 0},
     {"CLAMP", f_unary, 1, {D(S2(3, 4), -2, 2)}, {WGT_UNARY_CLAMP}, {-0.5, 1.0}, 1, 0},
     /* elementwise binary, with broadcasting both ways */
     BIN(ADD, "add", S2(3, 4), S1(4), -2, 2), BIN(SUB, "sub", S2(3, 1), S2(1, 4), -2, 2),
@@ -417,6 +506,9 @@ static const gc_case cases[] = {
     RED(AMAX, "amax dim 2", 4, 0, 0, 0), RED(AMIN, "amin dims 0,1", 3, 1, 0, 0), RED(VAR, "var dim 2", 4, 0, 1, 0),
     RED(STD, "std", 0, 0, 1, 0), RED(NORM1, "norm1 dim 1", 2, 0, 0, 0), RED(NORM2, "norm2 dim 2", 4, 1, 0, 0),
     RED(NORM_INF, "norm_inf dim 2", 4, 0, 0, 0), RED(LOGSUMEXP, "logsumexp dim 2", 4, 0, 0, 0),
+    RED(PROD, "prod dim 1", 2, 0, 0, 0), RED(PROD, "prod", 0, 0, 0, 0),
+    {"prod zeros dims 1,2 keepdim", f_reduce, 1, {{GC_DIFF, S3(4, 2, 3), -1.5, 1.5, 0.5, 0}}, {WGT_REDUCE_PROD, 6, 1},
+     {0, 0}, 1, 0},
     {"max_dim", f_extreme, 1, {{GC_DISTINCT, S3(2, 3, 4), -2, 2, 0, 0}}, {1, 1, 0}, {0, 0}, 1, 0},
     {"min_dim keepdim", f_extreme, 1, {{GC_DISTINCT, S3(2, 3, 4), -2, 2, 0, 0}}, {0, -1, 1}, {0, 0}, 1, 0},
     /* matrix products */
@@ -440,6 +532,15 @@ static const gc_case cases[] = {
     {"index_select", f_index, 2, {D(S2(4, 3), -1, 1), {GC_INDEX, S1(6), 0, 3, 0, 0}}, {0, 1}, {0, 0}, 1, 0},
     {"gather", f_index, 2, {D(S2(3, 4), -1, 1), {GC_INDEX, S2(3, 6), 0, 4, 0, 0}}, {1, 1}, {0, 0}, 1, 0},
     {"masked_fill", f_index, 2, {D(S2(3, 4), -1, 1), {GC_MASK, S1(4), 0, 1, 0, 0}}, {2}, {0, 0}, 1, 0},
+    {"scatter", f_scatter, 3, {D(S2(4, 3), -1, 1), {GC_PERM, S2(3, 3), 0, 4, 0, 0}, D(S2(3, 3), -1, 1)}, {0, 0},
+     {0, 0}, 1, 0},
+    {"scatter_add", f_scatter, 3, {D(S2(3, 4), -1, 1), {GC_INDEX, S2(3, 5), 0, 4, 0, 0}, D(S2(3, 5), -1, 1)}, {1, 1},
+     {0, 0}, 1, 0},
+    {"scatter_add src larger than index", f_scatter, 3,
+     {D(S2(4, 3), -1, 1), {GC_INDEX, S2(2, 3), 0, 4, 0, 0}, D(S2(3, 4), -1, 1)}, {1, 0}, {0, 0}, 1, 0},
+    {"index_add alpha", f_scatter, 3, {D(S3(2, 4, 3), -1, 1), {GC_INDEX, S1(5), 0, 4, 0, 0}, D(S3(2, 5, 3), -1, 1)},
+     {2, 1}, {-1.5, 0}, 1, 0},
+    {"dropout", f_dropout, 1, {D(S2(8, 16), -1, 1)}, {0}, {0.3, 0}, 1, 0},
     /* losses: class dims [N, C, d], ignore_index hit, weights, label smoothing */
     {"cross_entropy", f_ce, 2, {D(S2(4, 5), -2, 2), {GC_INDEX, S1(4), 0, 5, 0, 0}}, {WGT_REDUCTION_MEAN, -100, 0}, {0, 0}, 1, 0},
     {"cross_entropy [N,C,d] ignore weight smoothing", f_ce, 3,
@@ -474,6 +575,12 @@ static const gc_case cases[] = {
     {"sdpa float mask", f_sdpa, 4,
      {D(S4(1, 2, 3, 4), -1, 1), D(S4(1, 2, 4, 4), -1, 1), D(S4(1, 2, 4, 2), -1, 1), {GC_CONST, S2(3, 4), -1, 1, 0, 0}},
      {0, 0}, {0, 0}, 1, 0},
+    {"sdpa float mask gradient", f_sdpa, 4,
+     {D(S4(1, 2, 3, 4), -1, 1), D(S4(1, 2, 4, 4), -1, 1), D(S4(1, 2, 4, 2), -1, 1), D(S2(3, 4), -1, 1)},
+     {0, 0}, {0, 0}, 1, 0},
+    {"sdpa float mask gradient gqa causal", f_sdpa, 4,
+     {D(S4(2, 4, 3, 4), -1, 1), D(S4(2, 2, 5, 4), -1, 1), D(S4(2, 2, 5, 2), -1, 1), D(S4(2, 1, 3, 5), -1, 1)},
+     {1, 2}, {0, 0}, 1, 0},
     {"sdpa bool mask gqa", f_sdpa, 4,
      {D(S4(1, 4, 3, 4), -1, 1), D(S4(1, 2, 4, 4), -1, 1), D(S4(1, 2, 4, 2), -1, 1), {GC_MASK, S4(1, 1, 3, 4), 0, 1, 0, 0}},
      {0, 0}, {0, 0}, 1, 0},
@@ -523,6 +630,19 @@ static void gen_values(const gc_in *in, float *v)
         }
         return;
     }
+    if (in->kind == GC_PERM) { /* each column of dim 0: the first rows of a shuffle of [lo, hi) */
+        int64_t rows = in->shape[0], cols = n / (rows ? rows : 1), m = (int64_t)(in->hi - in->lo);
+        for (int64_t j = 0; j < cols; j++) {
+            int64_t perm[64];
+            for (int64_t k = 0; k < m && k < 64; k++) perm[k] = k;
+            for (int64_t k = 0; k < rows && k < m; k++) {
+                int64_t r = k + (int64_t)(urand() * (double)(m - k)), t = perm[k];
+                perm[k] = perm[r], perm[r] = t;
+                v[k * cols + j] = (float)(in->lo + (double)perm[k]);
+            }
+        }
+        return;
+    }
     for (int64_t i = 0; i < n; i++) {
         double x = in->lo + (in->hi - in->lo) * urand();
         if (in->kind == GC_INDEX) x = floor(x);
@@ -556,13 +676,13 @@ static wgt_status make_inputs(run *r, int with_grad)
     for (int i = 0; i < r->c->n_in && !st; i++) {
         const gc_in *in = &r->c->in[i];
         int64_t n = numel_of(in);
-        if (in->kind == GC_INDEX || in->kind == GC_MASK) {
+        if (in->kind == GC_INDEX || in->kind == GC_PERM || in->kind == GC_MASK) {
             int32_t *iv = malloc(sizeof *iv * (n ? n : 1));
             uint8_t *bv = malloc(n ? n : 1);
             if (!iv || !bv) st = WGT_ERR_OUT_OF_MEMORY;
             for (int64_t j = 0; j < n && !st; j++) iv[j] = (int32_t)r->data[i][j], bv[j] = r->data[i][j] != 0;
             if (!st)
-                st = in->kind == GC_INDEX ? wgt_tensor_from_host(r->ctx, WGT_I32, in->ndim, in->shape, iv, &r->x[i])
+                st = in->kind != GC_MASK ? wgt_tensor_from_host(r->ctx, WGT_I32, in->ndim, in->shape, iv, &r->x[i])
                                           : wgt_tensor_from_host(r->ctx, WGT_BOOL, in->ndim, in->shape, bv, &r->x[i]);
             free(iv), free(bv);
             continue;

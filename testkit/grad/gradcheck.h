@@ -34,6 +34,18 @@ typedef struct gc_totals {
 void gc_run(wgt_context *dev, wgt_context *ref, const char *const *names, int n, int verbose, FILE *log,
             gc_totals *t);
 
+/* The audit (audit.c): every op of the harness's table with float inputs that require grad, on a
+ * CPU-reference context. A float result must require grad (recorded, or declared
+ * non-differentiable); backward through it must succeed or refuse with WGT_ERR_UNSUPPORTED and a
+ * message. cut and failed count the defects. */
+typedef struct gc_audit {
+    int ops, integer_only, from_sizes, not_run, results;
+    int recorded, declared;      /* results with a backward rule / declared non-differentiable */
+    int backward_ok, refused;    /* backward through a result succeeded / refused with a message */
+    int cut, failed;             /* defects: a silently cut graph; any other backward failure */
+} gc_audit;
+void gc_audit_run(wgt_context *ref, const char *const *names, int n, int verbose, FILE *log, gc_audit *a);
+
 /* How many cases the table holds, and the rule names they cover (for listings). */
 int gc_case_count(void);
 const char *gc_case_name(int i);

@@ -163,15 +163,38 @@ static void misuse(void)
     CHECK(wgt_tensor_set_requires_grad(i, 1) == WGT_ERR_DTYPE, "an integer leaf cannot require grad");
     wgt_tensor *y = bin(WGT_BINARY_MUL, x, x);
     CHECK(wgt_tensor_set_requires_grad(y, 0) == WGT_ERR_MISUSE, "an op result cannot take the flag");
-    /* argmax feeds the loss through an integer path: the message names it */
+    /* an integer result (argmax) never requires grad, as in PyTorch: the loss's gradient flows
+     * through y only, the index being a constant of the step: d sum(y * a) / dx = 2 x a */
     wgt_tensor *am, *amf;
     MUST(wgt_reduce(WGT_REDUCE_ARGMAX, y, 0, 0, 0, &am));
+    CHECK(!wgt_tensor_requires_grad(am), "argmax's integer result requires grad");
     MUST(wgt_tensor_cast(am, WGT_F32, &amf));
     wgt_tensor *p = bin(WGT_BINARY_MUL, y, amf), *l = sum(p);
-    wgt_status st = wgt_backward(l, NULL, 0);
-    CHECK(st == WGT_ERR_UNSUPPORTED && strstr(wgt_context_errmsg(ctx), "argmax"),
-          "argmax on the path: %d %s", (int)st, wgt_context_errmsg(ctx));
-    wgt_tensor *t[] = {i, x, y, am, amf, p, l};
+    MUST(wgt_backward(l, NULL, 0));
+    int32_t a = -1;
+    MUST(wgt_tensor_to_host(am, &a, sizeof a));
+    double want[4];
+    for (int k = 0; k < 4; k++) want[k] = 2.0 * xv[k] * a;
+    expect_grad("through an argmax (a constant)", x, want);
+    wgt_tensor_zero_grad(x);
+    /* a comparison's mask is a constant too: where(x > 0, x, 0) is relu */
+    wgt_tensor *zero, *mask, *w;
+    MUST(wgt_full(ctx, WGT_F32, 0, NULL, 0.0, &zero));
+    MUST(wgt_binary(WGT_BINARY_GT, x, zero, &mask));
+    MUST(wgt_where(mask, x, zero, &w));
+    wgt_tensor *lw = sum(w);
+    MUST(wgt_backward(lw, NULL, 0));
+    for (int k = 0; k < 4; k++) want[k] = xv[k] > 0;
+    expect_grad("where(x > 0, x, 0)", x, want);
+    /* an op without a gradient says so, naming itself (declared: op_record_nondiff) */
+    wgt_tensor *h, *lh;
+    MUST(wgt_histc(x, 4, -2, 2, &h));
+    lh = bin(WGT_BINARY_MUL, h, x);
+    wgt_tensor *lhs = sum(lh);
+    wgt_status st = wgt_backward(lhs, NULL, 0);
+    CHECK(st == WGT_ERR_UNSUPPORTED && strstr(wgt_context_errmsg(ctx), "histc is not differentiable"),
+          "histc on the path: %d %s", (int)st, wgt_context_errmsg(ctx));
+    wgt_tensor *t[] = {i, x, y, am, amf, p, l, zero, mask, w, lw, h, lh, lhs};
     for (size_t k = 0; k < sizeof t / sizeof t[0]; k++) wgt_tensor_free(t[k]);
 }
 

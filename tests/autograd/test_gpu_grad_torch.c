@@ -13,7 +13,7 @@
 
 #include "support/check.h"
 
-#define MAX_IN 3
+#define MAX_IN 4
 
 typedef wgt_status (*fwd_fn)(wgt_tensor *const *x, wgt_tensor **out);
 
@@ -84,14 +84,50 @@ static wgt_status f_nearest(wgt_tensor *const *x, wgt_tensor **o)
     return wgt_interpolate(x[0], 2, WGT_INTERP_NEAREST, (const int64_t[]){5, 7}, NULL, 0, o);
 }
 
-/* index: bit i = input i holds integer values (made i32) */
+static wgt_status f_grid(wgt_tensor *const *x, wgt_tensor **o, wgt_grid_mode m, wgt_grid_padding p, int align)
+{
+    return wgt_grid_sample(x[0], x[1], m, p, align, o);
+}
+static wgt_status f_grid_bilinear(wgt_tensor *const *x, wgt_tensor **o)
+{
+    return f_grid(x, o, WGT_GRID_BILINEAR, WGT_GRID_PAD_ZEROS, 0);
+}
+static wgt_status f_grid_bicubic(wgt_tensor *const *x, wgt_tensor **o)
+{
+    return f_grid(x, o, WGT_GRID_BICUBIC, WGT_GRID_PAD_REFLECTION, 1);
+}
+static wgt_status f_grid_nearest(wgt_tensor *const *x, wgt_tensor **o)
+{
+    return f_grid(x, o, WGT_GRID_NEAREST, WGT_GRID_PAD_BORDER, 0);
+}
+static wgt_status f_scatter(wgt_tensor *const *x, wgt_tensor **o) { return wgt_scatter(x[0], 0, x[1], x[2], WGT_SCATTER_SET, o); }
+static wgt_status f_scatter_add(wgt_tensor *const *x, wgt_tensor **o) { return wgt_scatter_add(x[0], 1, x[1], x[2], o); }
+static wgt_status f_index_add(wgt_tensor *const *x, wgt_tensor **o) { return wgt_index_add(x[0], 1, x[1], x[2], -1.5, o); }
+static wgt_status f_cumprod(wgt_tensor *const *x, wgt_tensor **o) { return wgt_scan(WGT_SCAN_CUMPROD, x[0], 1, o, NULL); }
+static wgt_status f_prod(wgt_tensor *const *x, wgt_tensor **o) { return wgt_reduce(WGT_REDUCE_PROD, x[0], 4, 0, 0, o); }
+static wgt_status f_digamma(wgt_tensor *const *x, wgt_tensor **o) { return wgt_unary(WGT_UNARY_DIGAMMA, x[0], o); }
+static wgt_status f_sdpa_mask(wgt_tensor *const *x, wgt_tensor **o)
+{
+    wgt_sdpa_params p = {0, 0, 0};
+    return wgt_sdpa(x[0], x[1], x[2], x[3], &p, o);
+}
+static wgt_status f_sort(wgt_tensor *const *x, wgt_tensor **o) { return wgt_sort(x[0], 1, 1, o, NULL); }
+static wgt_status f_repeat(wgt_tensor *const *x, wgt_tensor **o)
+{
+    return wgt_repeat(x[0], (const int64_t[]){2, 3, 2}, 3, o);
+}
+
+/* index: bit i = input i holds integer values (made i32). pending: added to make_grad_fixtures.py
+ * after the fixture in the tree was made; such a case runs once the fixture lists it (its metadata
+ * "cases") and is reported as pending until then; every other case must be in the fixture. */
 static const struct {
     const char *name;
     fwd_fn fwd;
     int n_in;
     unsigned index;
+    int pending;
 } cases[] = {
-    {"tanh", f_tanh, 1, 0}, {"gelu", f_gelu, 1, 0}, {"sigmoid", f_sigmoid, 1, 0},
+    {"tanh", f_tanh, 1, 0, 0}, {"gelu", f_gelu, 1, 0, 0}, {"sigmoid", f_sigmoid, 1, 0, 0},
     {"mul_broadcast", f_mul, 2, 0}, {"div", f_div, 2, 0}, {"sum_dim1", f_sum, 1, 0}, {"var_dim2", f_var, 1, 0},
     {"matmul", f_matmul, 2, 0}, {"linear", f_linear, 3, 0}, {"softmax", f_softmax, 1, 0},
     {"log_softmax", f_log_softmax, 1, 0}, {"layer_norm", f_layer_norm, 3, 0}, {"rms_norm", f_rms_norm, 2, 0},
@@ -100,7 +136,23 @@ static const struct {
     {"conv_transpose2d", f_convt2d, 3, 0}, {"max_pool2d", f_max_pool, 1, 0}, {"avg_pool2d", f_avg_pool, 1, 0},
     {"adaptive_avg_pool2d", f_adaptive_avg, 1, 0}, {"interpolate_bilinear", f_bilinear, 1, 0},
     {"interpolate_bicubic_align", f_bicubic, 1, 0}, {"interpolate_nearest", f_nearest, 1, 0},
+    /* the fourth session's rules (2026-12-02): their fixtures wait for a device run */
+    {"grid_sample_bilinear_zeros", f_grid_bilinear, 2, 0, 1},
+    {"grid_sample_bicubic_reflection_align", f_grid_bicubic, 2, 0, 1},
+    {"grid_sample_nearest_border", f_grid_nearest, 2, 0, 1}, {"scatter", f_scatter, 3, 2, 1},
+    {"scatter_add", f_scatter_add, 3, 2, 1}, {"index_add_alpha", f_index_add, 3, 2, 1},
+    {"cumprod_zeros", f_cumprod, 1, 0, 1}, {"prod_dim_zeros", f_prod, 1, 0, 1}, {"digamma", f_digamma, 1, 0, 1},
+    {"sdpa_float_mask", f_sdpa_mask, 4, 0, 1}, {"sort_descending", f_sort, 1, 0, 1}, {"repeat", f_repeat, 1, 0, 1},
 };
+
+/* name is one of the comma-separated names of list */
+static int listed(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+        if (!strncmp(p, name, n) && (p[n] == ',' || p[n] == 0)) return 1;
+    return 0;
+}
 
 static wgt_tensor *load(wgt_context *ctx, const wgt_safetensors *f, const char *key, int as_index)
 {
@@ -189,7 +241,18 @@ int main(void)
     MUST(wgt_safetensors_open(path, &f));
     wgt_context *ctx;
     MUST(wgt_context_create(NULL, &ctx));
-    for (int k = 0; k < (int)(sizeof cases / sizeof cases[0]); k++) run_case(ctx, f, k);
+    const char *in_fixture = wgt_safetensors_metadata(f, "cases");
+    int pending = 0;
+    for (int k = 0; k < (int)(sizeof cases / sizeof cases[0]); k++) {
+        if (cases[k].pending && !listed(in_fixture, cases[k].name)) {
+            printf("pending: %s is not in the fixture yet (regenerate it with tools/make_grad_fixtures.py)\n",
+                   cases[k].name);
+            pending++;
+            continue;
+        }
+        run_case(ctx, f, k);
+    }
+    if (pending) printf("%d cases pending a fixture regeneration\n", pending);
     wgt_context_free(ctx);
     wgt_safetensors_free(f);
     return test_finish("test_gpu_grad_torch");
