@@ -1686,8 +1686,21 @@ typedef struct wgt_trainer_options {
     wgt_lr_schedule schedule;
     int64_t warmup, total_steps; /* of the schedule (wgt_lr_at) */
     double clip_norm;            /* > 0: clip the global gradient norm to it; 0: none */
+    /* Mixed precision: WGT_F32 (the default: everything in f32), WGT_BF16 or WGT_F16. With a half
+     * dtype each step casts the f32 master parameters to half copies (the casts are recorded, so
+     * gradients reach the masters in f32), runs the forward's activations in that dtype, the loss
+     * in f32, and the optimizer on the f32 masters and f32 state. f16 scales the loss (dynamic,
+     * as torch's GradScaler: from loss_scale, halved and the step skipped when a gradient is
+     * inf/NaN, doubled after 2000 steps without). */
+    wgt_dtype dtype;
+    double loss_scale;           /* f16's initial scale (0: 65536) */
+    /* Dropout with probability dropout (0: none) after the embedding, each attention's output
+     * projection and each MLP, during training steps only; step s draws from a generator seeded
+     * with (dropout_seed, s), so a resumed run drops what an uninterrupted one would. */
+    double dropout;
+    uint64_t dropout_seed;
 } wgt_trainer_options;
-wgt_trainer_options wgt_trainer_defaults(void); /* AdamW with torch's defaults, constant lr, no clipping */
+wgt_trainer_options wgt_trainer_defaults(void); /* AdamW with torch's defaults, constant lr, no clipping, f32 */
 /* Marks every parameter of m as requiring grad and makes the optimizer over them. */
 wgt_status wgt_trainer_create(wgt_train_model *m, const wgt_trainer_options *o, wgt_trainer **out);
 void wgt_trainer_free(wgt_trainer *t);
@@ -1698,7 +1711,9 @@ void wgt_trainer_free(wgt_trainer *t);
 wgt_status wgt_trainer_step(wgt_trainer *t, const int32_t *ids, int64_t B, int64_t L, double *loss);
 /* The mean cross-entropy of ids [B, L + 1] without gradients (evaluation). */
 wgt_status wgt_trainer_eval(wgt_trainer *t, const int32_t *ids, int64_t B, int64_t L, double *loss);
-int64_t wgt_trainer_steps(const wgt_trainer *t);            /* optimizer steps taken */
+int64_t wgt_trainer_steps(const wgt_trainer *t);            /* steps run (an f16 step skipped for overflow counts) */
+int wgt_trainer_last_skipped(const wgt_trainer *t);         /* 1: the last step's gradients overflowed (f16): no update */
+double wgt_trainer_loss_scale(const wgt_trainer *t);        /* f16's current loss scale; 1 otherwise */
 double wgt_trainer_last_lr(const wgt_trainer *t);           /* the lr of the last step */
 double wgt_trainer_last_grad_norm(const wgt_trainer *t);    /* before clipping; -1 when not clipping */
 /* A checkpoint: the model as wgt_train_model_save writes it, optimizer.safetensors and

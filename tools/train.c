@@ -19,7 +19,7 @@
 typedef struct opts {
     const char *from, *config, *tokenizer, *data, *data_ids, *out, *resume, *optimizer, *schedule, *dtype, *betas;
     int64_t steps, batch, seq, warmup, eval_every, save_every;
-    double lr, eps, weight_decay, momentum, clip, dropout;
+    double lr, eps, weight_decay, momentum, clip, dropout, loss_scale;
     int have_lr, have_eps, have_wd, have_momentum, no_shuffle, print_loss;
     uint64_t seed;
 } opts;
@@ -47,7 +47,13 @@ static void usage(FILE *f)
             "  --clip-norm C           clip the global gradient norm to C (default: no clipping)\n"
             "  --seed S                data order and random init (default 0)\n"
             "  --no-shuffle            take the sequences in file order (default: shuffled per epoch)\n"
-            "  --dtype f32             parameters and arithmetic (only f32 so far)\n"
+            "  --dtype f32|bf16|f16    activations' precision (default f32): bf16/f16 cast the f32 master\n"
+            "                          weights to half copies each step, keep the optimizer in f32 and the\n"
+            "                          loss in f32; f16 scales the loss (dynamic, skipping a step whose\n"
+            "                          gradients overflow)\n"
+            "  --loss-scale S          f16's initial loss scale (default 65536)\n"
+            "  --dropout P             dropout after the embedding, attention output and MLP (default 0),\n"
+            "                          the same masks for the same --seed\n"
             "  --eval-every K          held-out loss every K steps (default: every steps/10, and at the end)\n"
             "  --save-every K          checkpoint DIR/checkpoint every K steps (optimizer state included)\n"
             "  --resume CKPT           continue from a checkpoint directory (same --batch, --seq, --seed)\n"
@@ -96,7 +102,8 @@ static int parse(int argc, char **argv, opts *o)
         else if (args_double(&a, "--eps", 0, 0, 1, &o->eps)) o->have_eps = 1;
         else if (args_double(&a, "--weight-decay|--wd", 0, 0, 10, &o->weight_decay)) o->have_wd = 1;
         else if (args_double(&a, "--momentum", 0, 0, 1, &o->momentum)) o->have_momentum = 1;
-        else if (args_double(&a, "--clip-norm", 0, 1, 1e30, &o->clip) || args_double(&a, "--dropout", 0, 0, 1, &o->dropout))
+        else if (args_double(&a, "--clip-norm", 0, 1, 1e30, &o->clip) || args_double(&a, "--dropout", 0, 0, 1, &o->dropout) ||
+                 args_double(&a, "--loss-scale", 0, 1, 1e38, &o->loss_scale))
             ;
         else if (args_u64(&a, "--seed", UINT64_MAX, &o->seed))
             ;
@@ -124,14 +131,12 @@ static int parse(int argc, char **argv, opts *o)
         fprintf(stderr, "wgt train: --config with --data needs --tokenizer TOK to tokenize the text\n");
         return 2;
     }
-    if (strcmp(o->dtype, "f32")) {
-        fprintf(stderr, "wgt train: --dtype %s: only f32 training is implemented so far (mixed precision is "
-                        "planned); use --dtype f32\n", o->dtype);
+    if (strcmp(o->dtype, "f32") && strcmp(o->dtype, "bf16") && strcmp(o->dtype, "f16")) {
+        fprintf(stderr, "wgt train: --dtype %s: use f32, bf16 or f16\n", o->dtype);
         return 2;
     }
-    if (o->dropout > 0) {
-        fprintf(stderr, "wgt train: --dropout %g: dropout is not implemented in the training forward yet; "
-                        "leave it out (training runs without dropout)\n", o->dropout);
+    if (o->dropout >= 1) {
+        fprintf(stderr, "wgt train: --dropout %g: give a probability in [0, 1)\n", o->dropout);
         return 2;
     }
     return 0;
@@ -172,6 +177,10 @@ static int optimizer_options(const opts *o, wgt_trainer_options *t)
     t->warmup = o->warmup;
     t->total_steps = o->steps;
     t->clip_norm = o->clip;
+    t->dtype = !strcmp(o->dtype, "bf16") ? WGT_BF16 : !strcmp(o->dtype, "f16") ? WGT_F16 : WGT_F32;
+    t->dropout = o->dropout;
+    t->dropout_seed = o->seed;
+    t->loss_scale = o->loss_scale;
     return 0;
 }
 
@@ -185,6 +194,8 @@ static char *state_json(const opts *o, const double *loss, int64_t n, const int6
     snprintf(seed, sizeof seed, "%llu", (unsigned long long)o->seed);
     cJSON_AddStringToObject(j, "seed", seed);
     cJSON_AddBoolToObject(j, "shuffle", !o->no_shuffle);
+    cJSON_AddStringToObject(j, "dtype", o->dtype);
+    cJSON_AddNumberToObject(j, "dropout", o->dropout);
     cJSON *l = cJSON_AddArrayToObject(j, "losses");
     for (int64_t i = 0; i < n; i++) cJSON_AddItemToArray(l, cJSON_CreateNumber(loss[i]));
     cJSON *s = cJSON_AddArrayToObject(j, "eval_steps"), *e = cJSON_AddArrayToObject(j, "eval_losses");
@@ -225,11 +236,14 @@ static int read_state(const opts *o, int64_t *step, double *loss, int64_t *es, d
         fprintf(stderr, "wgt train: %s: batch, seq, seed or step missing\n", path);
         return 1;
     }
+    const cJSON *dt = cJSON_GetObjectItem(j, "dtype"), *dp = cJSON_GetObjectItem(j, "dropout");
+    const char *dtype = cJSON_IsString(dt) ? dt->valuestring : "f32"; /* checkpoints from before --dtype */
+    double dropout = cJSON_IsNumber(dp) ? dp->valuedouble : 0;
     if ((int64_t)b->valuedouble != o->batch || (int64_t)s->valuedouble != o->seq || strcmp(sd->valuestring, seed) ||
-        cJSON_IsTrue(sh) != !o->no_shuffle) {
-        fprintf(stderr, "wgt train: --resume %s was made with --batch %lld --seq %lld --seed %s%s: give the same to "
-                        "continue that run\n", o->resume, (long long)b->valuedouble, (long long)s->valuedouble,
-                sd->valuestring, cJSON_IsTrue(sh) ? "" : " --no-shuffle");
+        cJSON_IsTrue(sh) != !o->no_shuffle || strcmp(dtype, o->dtype) || dropout != o->dropout) {
+        fprintf(stderr, "wgt train: --resume %s was made with --batch %lld --seq %lld --seed %s --dtype %s --dropout %g%s: "
+                        "give the same to continue that run\n", o->resume, (long long)b->valuedouble,
+                (long long)s->valuedouble, sd->valuestring, dtype, dropout, cJSON_IsTrue(sh) ? "" : " --no-shuffle");
         cJSON_Delete(j);
         return 1;
     }
@@ -400,6 +414,9 @@ int cmd_train(int argc, char **argv)
             goto done;
         }
         losses[s] = loss;
+        if (wgt_trainer_last_skipped(t))
+            fprintf(stderr, "%swgt train: step %lld: f16 gradients overflowed: no update, loss scale now %g\n",
+                    tty && !o.print_loss ? "\n" : "", (long long)s + 1, wgt_trainer_loss_scale(t));
         if (o.print_loss) {
             printf("step %lld loss %.6f\n", (long long)s + 1, loss);
             fflush(stdout);

@@ -46,6 +46,15 @@ static wgt_status norm(const wgt_train_model *m, const wgt_tensor *x, const wgt_
     return tm_layer_norm(x, w, b, m->cfg.norm_eps, out);
 }
 
+/* Dropout of the training forward (recording, p > 0); otherwise x itself, referenced. */
+static wgt_status drop(const wgt_train_model *m, const wgt_tensor *x, wgt_tensor **out)
+{
+    if (m->dropout > 0 && m->dropout_gen && wgt_grad_mode_get())
+        return wgt_dropout(m->dropout_gen, x, m->dropout, 1, out, NULL);
+    *out = wgt_tensor_ref(x);
+    return *out ? WGT_OK : wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory");
+}
+
 /* x [B, L, H * hd] -> [B, H, L, hd] (a view). */
 static wgt_status heads(const wgt_tensor *x, int64_t B, int64_t L, int64_t H, int64_t hd, wgt_tensor **out)
 {
@@ -73,14 +82,21 @@ wgt_status wgt_train_forward(wgt_train_model *m, const wgt_tensor *ids, wgt_tens
     pool p = {0};
     wgt_status st = WGT_OK;
     wgt_tensor *x, *pos = NULL, *rcos = NULL, *rsin = NULL;
-    if (fused(m, TM_EMBEDDING)) T(x, wgt_embedding(m->tok_emb, ids, WGT_F32, &x)); /* [B, L, D] */
+    wgt_dtype adt = m->compute == WGT_F16 || m->compute == WGT_BF16 ? m->compute : WGT_F32;
+    if (fused(m, TM_EMBEDDING)) T(x, wgt_embedding(m->tok_emb, ids, adt, &x)); /* [B, L, D] */
     else T(x, tm_embedding(m->tok_emb, ids, &x));
     if (m->pos_emb) {
         wgt_tensor *pe, *x2;
         T(pe, wgt_tensor_narrow(m->pos_emb, 0, 0, L, &pe));
         T(x2, wgt_binary(WGT_BINARY_ADD, x, pe, &x2));
         x = x2;
-    } else {
+    }
+    if (m->dropout > 0) {
+        wgt_tensor *xd;
+        T(xd, drop(m, x, &xd));
+        x = xd;
+    }
+    if (!m->pos_emb) {
         T(pos, wgt_arange(m->ctx, 0, (double)L, 1, WGT_I32, &pos));
         if (!fused(m, TM_ROPE)) {
             if ((st = tm_rope_tables(m->ctx, L, hd, &c->rope, &rcos, &rsin))) goto done;
@@ -130,6 +146,11 @@ wgt_status wgt_train_forward(wgt_train_model *m, const wgt_tensor *ids, wgt_tens
         int64_t fs[3] = {B, L, Hq * hd};
         T(att2, wgt_tensor_reshape(att_t, 3, fs, &att2));
         T(o, wgt_linear(att2, W->wo, W->bo, &o));
+        if (m->dropout > 0) {
+            wgt_tensor *od;
+            T(od, drop(m, o, &od));
+            o = od;
+        }
         T(x2, wgt_binary(WGT_BINARY_ADD, x, o, &x2));
         T(h2, norm(m, x2, W->ffn_norm, W->ffn_norm_b, &h2));
         if (W->w_gate) {
@@ -144,6 +165,11 @@ wgt_status wgt_train_forward(wgt_train_model *m, const wgt_tensor *ids, wgt_tens
             T(act, wgt_unary(WGT_UNARY_GELU_TANH, up, &act));
         }
         T(down, wgt_linear(act, W->w_down, W->b_down, &down));
+        if (m->dropout > 0) {
+            wgt_tensor *dd;
+            T(dd, drop(m, down, &dd));
+            down = dd;
+        }
         T(x3, wgt_binary(WGT_BINARY_ADD, x2, down, &x3));
         /* only the residual stream goes on: this layer's other tensors are released (the tape,
          * when recording, holds its own references) */
@@ -171,6 +197,15 @@ wgt_status wgt_train_loss(wgt_train_model *m, const wgt_tensor *ids, const wgt_t
     wgt_tensor *logits, *flat = NULL, *tflat = NULL;
     wgt_status st = wgt_train_forward(m, ids, &logits);
     if (st) return st;
+    if (wgt_tensor_dtype(logits) != WGT_F32) { /* mixed precision: the loss in f32, as autocast does */
+        wgt_tensor *f;
+        if ((st = wgt_tensor_cast(logits, WGT_F32, &f))) {
+            wgt_tensor_free(logits);
+            return st;
+        }
+        wgt_tensor_free(logits);
+        logits = f;
+    }
     int64_t n = wgt_tensor_dim(ids, 0) * wgt_tensor_dim(ids, 1), fs[2] = {n, m->cfg.vocab}, ts[1] = {n};
     st = wgt_tensor_reshape(logits, 2, fs, &flat);
     if (!st) st = wgt_tensor_reshape(targets, 1, ts, &tflat);

@@ -43,6 +43,12 @@ struct wgt_train_model {
     int source_is_gguf;
     int probed;                    /* fused_ok is known (tm_probe) */
     int fused_ok[6];               /* TM_EMBEDDING ..: the fused op records a backward node */
+    /* set by the trainer for one step: */
+    wgt_dtype compute;             /* activations' dtype: f32, or f16/bf16 (the parameters' slots then
+                                    * hold half copies cast from the f32 masters for the step) */
+    double dropout;                /* > 0 while recording: dropout after the embedding, the attention's
+                                    * output projection and the MLP */
+    wgt_generator *dropout_gen;    /* the step's generator (seeded from the seed and the step) */
 };
 
 /* The fused ops the training forward uses, by their composed stand-ins (train_ops.c). */

@@ -23,7 +23,13 @@ struct wgt_trainer {
     int n;
     double last_lr;
     double last_norm;    /* gradient norm before clipping (NAN when not clipping) */
+    int64_t steps;       /* steps run, skipped ones included (the schedule's and the data's count) */
+    double scale;        /* f16 loss scale (1 otherwise) */
+    int64_t good;        /* f16: steps since the scale last changed without an overflow */
+    int skipped;         /* the last step overflowed (f16) and updated nothing */
 };
+
+#define SCALE_GROWTH_INTERVAL 2000 /* torch.amp.GradScaler's defaults: x2 after 2000 good steps, x0.5 on overflow */
 
 wgt_trainer_options wgt_trainer_defaults(void)
 {
@@ -39,9 +45,16 @@ wgt_status wgt_trainer_create(wgt_train_model *m, const wgt_trainer_options *o, 
     if (!m || !o || !out) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_trainer_create: NULL argument");
     *out = NULL;
     if (o->clip_norm < 0) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "clip norm %g: give a value > 0, or 0 for none", o->clip_norm);
+    if (o->dtype != WGT_F32 && o->dtype != WGT_F16 && o->dtype != WGT_BF16)
+        return wgt_error(WGT_ERR_INVALID_ARGUMENT, "training dtype %s: give f32, bf16 or f16", wgt_dtype_name(o->dtype));
+    if (!(o->dropout >= 0 && o->dropout < 1))
+        return wgt_error(WGT_ERR_INVALID_ARGUMENT, "dropout %g: give a probability in [0, 1)", o->dropout);
+    if (o->loss_scale < 0 || !isfinite(o->loss_scale))
+        return wgt_error(WGT_ERR_INVALID_ARGUMENT, "loss scale %g: give a value > 0 (or 0 for 65536)", o->loss_scale);
     wgt_trainer *t = calloc(1, sizeof *t);
     if (!t) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory");
     t->m = m, t->o = *o, t->n = m->n_params;
+    t->scale = o->dtype == WGT_F16 ? (o->loss_scale > 0 ? o->loss_scale : 65536.0) : 1.0;
     t->params = calloc((size_t)t->n, sizeof *t->params);
     t->grads = calloc((size_t)t->n, sizeof *t->grads);
     wgt_status st = (!t->params || !t->grads) ? wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory") : WGT_OK;
@@ -66,6 +79,78 @@ void wgt_trainer_free(wgt_trainer *t)
     free(t->params);
     free(t->grads);
     free(t);
+}
+
+/* The step's loss: with a half dtype the model's parameter slots hold half copies of the f32
+ * masters for the forward (recorded casts: the gradients reach the masters), with dropout the
+ * step's generator; the model is as before afterwards. */
+static wgt_status forward_loss(wgt_trainer *t, const wgt_tensor *in, const wgt_tensor *tg, wgt_tensor **loss)
+{
+    wgt_train_model *m = t->m;
+    wgt_status st = WGT_OK;
+    int mixed = t->o.dtype == WGT_F16 || t->o.dtype == WGT_BF16, cast = 0;
+    if (t->o.dropout > 0) {
+        /* splitmix64 of (seed, step): a generator per step, so a resumed run draws the same masks */
+        uint64_t z = t->o.dropout_seed + 0x9E3779B97F4A7C15ull * (uint64_t)(t->steps + 1);
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull, z = (z ^ (z >> 27)) * 0x94D049BB133111EBull, z ^= z >> 31;
+        st = wgt_generator_create(z, &m->dropout_gen);
+        m->dropout = t->o.dropout;
+    }
+    for (; mixed && cast < t->n && !st; cast++) {
+        wgt_tensor *h;
+        if (!(st = wgt_tensor_cast(t->params[cast], t->o.dtype, &h))) *m->params[cast].slot = h;
+        else break;
+    }
+    m->compute = mixed ? t->o.dtype : WGT_F32;
+    if (!st) st = wgt_train_loss(m, in, tg, loss, NULL);
+    for (int i = 0; i < cast; i++) { /* the tape keeps what it needs of the half copies */
+        wgt_tensor_free(*m->params[i].slot);
+        *m->params[i].slot = t->params[i];
+    }
+    m->compute = WGT_F32;
+    m->dropout = 0;
+    wgt_generator_free(m->dropout_gen);
+    m->dropout_gen = NULL;
+    return st;
+}
+
+/* f16: the gradients came scaled by t->scale. Any inf/NaN: skip the update and halve the scale;
+ * otherwise divide them by the scale (and double it after SCALE_GROWTH_INTERVAL good steps). One
+ * sync: the sum of every gradient's largest magnitude is finite only when all of them are. */
+static wgt_status unscale(wgt_trainer *t)
+{
+    wgt_tensor *total = NULL;
+    wgt_status st = WGT_OK;
+    for (int i = 0; i < t->n && !st; i++) {
+        if (!t->grads[i]) continue;
+        wgt_tensor *m = NULL, *s = NULL;
+        st = wgt_reduce(WGT_REDUCE_NORM_INF, t->grads[i], 0, 0, 0, &m);
+        if (!st && total) st = wgt_binary(WGT_BINARY_ADD, total, m, &s);
+        if (!st && total) wgt_tensor_free(total), wgt_tensor_free(m), total = s;
+        else if (!st) total = m;
+        else wgt_tensor_free(m);
+    }
+    float v = 0;
+    if (!st && total) st = wgt_tensor_to_host(total, &v, sizeof v);
+    wgt_tensor_free(total);
+    if (st) return st;
+    if (!isfinite(v)) {
+        t->skipped = 1;
+        t->scale *= 0.5;
+        t->good = 0;
+        return WGT_OK;
+    }
+    wgt_tensor *inv = NULL;
+    st = wgt_full(t->m->ctx, WGT_F32, 0, NULL, 1.0 / t->scale, &inv);
+    for (int i = 0; i < t->n && !st; i++) {
+        wgt_tensor *u;
+        if (!t->grads[i] || (st = wgt_binary(WGT_BINARY_MUL, t->grads[i], inv, &u))) continue;
+        wgt_tensor_free(t->grads[i]);
+        t->grads[i] = u;
+    }
+    wgt_tensor_free(inv);
+    if (!st && ++t->good >= SCALE_GROWTH_INTERVAL) t->scale *= 2, t->good = 0;
+    return st;
 }
 
 /* ids [B, L + 1] -> device inputs [B, L] and targets [B, L] (i32). */
@@ -106,17 +191,24 @@ wgt_status wgt_trainer_step(wgt_trainer *t, const int32_t *ids, int64_t B, int64
     }
     int was = wgt_grad_mode_get();
     wgt_grad_mode_set(1);
-    st = wgt_train_loss(t->m, in, tg, &loss, NULL);
+    st = forward_loss(t, in, tg, &loss);
     wgt_grad_mode_set(was);
-    if (!st) st = wgt_backward(loss, NULL, 0);
+    if (!st) {
+        wgt_tensor *go = NULL;
+        if (t->scale != 1) st = wgt_full(t->m->ctx, WGT_F32, 0, NULL, t->scale, &go);
+        if (!st) st = wgt_backward(loss, go, 0);
+        wgt_tensor_free(go);
+    }
     for (int i = 0; i < t->n && !st; i++) st = wgt_tensor_grad(t->params[i], &t->grads[i]);
     t->last_norm = -1;
-    if (!st && t->o.clip_norm > 0) st = wgt_clip_grad_norm(t->grads, t->n, t->o.clip_norm, &norm);
-    /* the schedule counts the steps already taken, as transformers' LambdaLR does */
-    int64_t taken = wgt_optimizer_steps(t->opt);
-    t->last_lr = wgt_lr_at(t->o.schedule, t->o.optim.lr, t->o.warmup, t->o.total_steps, taken);
+    t->skipped = 0;
+    if (!st && t->scale != 1) st = unscale(t);
+    if (!st && !t->skipped && t->o.clip_norm > 0) st = wgt_clip_grad_norm(t->grads, t->n, t->o.clip_norm, &norm);
+    /* the schedule counts the steps already run, as transformers' LambdaLR does */
+    t->last_lr = wgt_lr_at(t->o.schedule, t->o.optim.lr, t->o.warmup, t->o.total_steps, t->steps);
     if (!st) st = wgt_optimizer_set_lr(t->opt, t->last_lr);
-    if (!st) st = wgt_optimizer_step(t->opt, (const wgt_tensor *const *)t->grads);
+    if (!st && !t->skipped) st = wgt_optimizer_step(t->opt, (const wgt_tensor *const *)t->grads);
+    if (!st) t->steps++;
     float v = NAN;
     if (!st && loss_out) st = wgt_tensor_to_host(loss, &v, sizeof v);
     if (!st && norm) {
@@ -151,7 +243,9 @@ wgt_status wgt_trainer_eval(wgt_trainer *t, const int32_t *ids, int64_t B, int64
     return st;
 }
 
-int64_t wgt_trainer_steps(const wgt_trainer *t) { return t ? wgt_optimizer_steps(t->opt) : 0; }
+int64_t wgt_trainer_steps(const wgt_trainer *t) { return t ? t->steps : 0; }
+int wgt_trainer_last_skipped(const wgt_trainer *t) { return t ? t->skipped : 0; }
+double wgt_trainer_loss_scale(const wgt_trainer *t) { return t ? t->scale : 1; }
 double wgt_trainer_last_lr(const wgt_trainer *t) { return t ? t->last_lr : 0; }
 double wgt_trainer_last_grad_norm(const wgt_trainer *t) { return t ? t->last_norm : -1; }
 
@@ -189,7 +283,13 @@ wgt_status wgt_trainer_save(wgt_trainer *t, const char *dir, const char *tokeniz
         cJSON *j = state_json ? cJSON_Parse(state_json) : cJSON_CreateObject();
         if (!j) j = cJSON_CreateObject();
         cJSON_DeleteItemFromObject(j, "step");
-        cJSON_AddNumberToObject(j, "step", (double)wgt_optimizer_steps(t->opt));
+        cJSON_AddNumberToObject(j, "step", (double)t->steps);
+        if (t->o.dtype == WGT_F16) {
+            cJSON_DeleteItemFromObject(j, "loss_scale");
+            cJSON_DeleteItemFromObject(j, "loss_scale_good_steps");
+            cJSON_AddNumberToObject(j, "loss_scale", t->scale);
+            cJSON_AddNumberToObject(j, "loss_scale_good_steps", (double)t->good);
+        }
         char *text = cJSON_Print(j);
         cJSON_Delete(j);
         snprintf(path, sizeof path, "%s/trainer.json", tmp);
@@ -220,5 +320,29 @@ wgt_status wgt_trainer_load(wgt_trainer *t, const char *dir)
     if (!t || !dir) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_trainer_load: NULL argument");
     char path[1200];
     snprintf(path, sizeof path, "%s/optimizer.safetensors", dir);
-    return wgt_optimizer_load(t->opt, path);
+    wgt_status st = wgt_optimizer_load(t->opt, path);
+    if (st) return st;
+    /* the step count and f16's loss scale from trainer.json (absent: the optimizer's count) */
+    t->steps = wgt_optimizer_steps(t->opt);
+    snprintf(path, sizeof path, "%s/trainer.json", dir);
+    FILE *f = fopen(path, "rb");
+    if (!f) return WGT_OK;
+    char *text = NULL;
+    long len = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+    if (len > 0 && len < (1L << 30) && fseek(f, 0, SEEK_SET) == 0 && (text = malloc((size_t)len + 1)) &&
+        fread(text, 1, (size_t)len, f) == (size_t)len)
+        text[len] = 0;
+    else
+        free(text), text = NULL;
+    fclose(f);
+    cJSON *j = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    if (!j) return wgt_error(WGT_ERR_FORMAT, "%s: not a JSON object: the checkpoint is damaged", path);
+    const cJSON *s = cJSON_GetObjectItem(j, "step"), *ls = cJSON_GetObjectItem(j, "loss_scale"),
+                *lg = cJSON_GetObjectItem(j, "loss_scale_good_steps");
+    if (cJSON_IsNumber(s) && s->valuedouble >= 0) t->steps = (int64_t)s->valuedouble;
+    if (t->o.dtype == WGT_F16 && cJSON_IsNumber(ls) && ls->valuedouble > 0) t->scale = ls->valuedouble;
+    if (t->o.dtype == WGT_F16 && cJSON_IsNumber(lg) && lg->valuedouble >= 0) t->good = (int64_t)lg->valuedouble;
+    cJSON_Delete(j);
+    return WGT_OK;
 }
