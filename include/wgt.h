@@ -937,9 +937,10 @@ wgt_status wgt_swiglu(const wgt_tensor *x, wgt_tensor **out);
  * A graph keeps only the tensors its formulas need; wgt_backward frees it as it walks (unless
  * retain_graph), and the rest goes with the last result handle. Handles made by wgt_tensor_ref
  * are the same tensor (they share requires_grad and .grad); views and op results are new
- * tensors. A non-differentiable op on the path from a leaf to the loss (argmax, comparisons,
- * sort indices) makes wgt_backward fail with WGT_ERR_UNSUPPORTED naming it. Grad mode is per
- * thread. Higher-order gradients are not supported (formulas run with grad mode off).
+ * tensors. Integer and boolean results (argmax, comparisons, sort indices) never require grad,
+ * as in PyTorch: they are constants of the step. A float result of an op without a gradient
+ * (histc, unique, cdist, ... notes/AUTOGRAD.md lists them) on the path from a leaf to the loss
+ * makes wgt_backward fail with WGT_ERR_UNSUPPORTED naming it. Grad mode is per thread. Higher-order gradients are not supported (formulas run with grad mode off).
  * --------------------------------------------------------------------------------------------- */
 
 /* Only float leaves (f32, f16, bf16) take the flag: WGT_ERR_DTYPE otherwise, WGT_ERR_MISUSE on an

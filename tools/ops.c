@@ -32,7 +32,9 @@ static void usage(FILE *f)
                "names contain a NAME): the CPU reference's backward against central finite differences\n"
                "of its forward, this adapter's backward against the reference's, and f16/bf16 inputs\n"
                "against f32 (testkit/grad/gradcheck.h states the tolerances). Failures name the case,\n"
-               "the input and the worst element; -v prints every check. Ends with N passed, N failed.\n"
+               "the input and the worst element; -v prints every check. Without NAMEs it also runs the\n"
+               "autograd audit (every op records a backward node or declares itself non-differentiable;\n"
+               "counted as one more check). Ends with N passed, N failed.\n"
                "The adapter comes from the environment: WGT_BACKEND, WGT_ADAPTER, WGT_LIMITS=default, ...\n");
 }
 
@@ -206,14 +208,23 @@ static int grad_check(wgt_context *dev, int n_names, char **names, int verbose)
     }
     gc_totals t = {0};
     gc_run(dev, ref, (const char *const *)names, n_names, verbose, stdout, &t);
+    gc_audit a = {0};
+    if (!n_names) { /* and every op records or declares itself non-differentiable */
+        gc_audit_run(ref, NULL, 0, verbose, stdout, &a);
+        printf("autograd audit: %d float results of %d ops: %d with a backward rule, %d declared "
+               "non-differentiable; %d cut the graph, %d failed\n",
+               a.results, a.ops, a.recorded, a.declared, a.cut, a.failed);
+    }
     wgt_context_free(ref);
     if (!t.cases) {
         fprintf(stderr, "wgt ops: no gradient case matches (%d cases; names are substrings of theirs)\n",
                 gc_case_count());
         return 2;
     }
-    printf("\n%d gradient cases: %d passed, %d failed\n", t.cases, t.passed, t.failed);
-    return t.failed ? 1 : 0;
+    int bad = a.cut + a.failed;
+    printf("\n%d gradient cases: %d passed, %d failed\n", t.cases, t.passed + (n_names ? 0 : !bad),
+           t.failed + (bad > 0));
+    return t.failed || bad ? 1 : 0;
 }
 
 int cmd_ops(int argc, char **argv)

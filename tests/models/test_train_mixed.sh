@@ -2,11 +2,11 @@
 # `wgt train --dtype bf16|f16` and `--dropout`, on the default adapter (lavapipe), on the llama
 # train fixture (12 AdamW steps at lr 1e-3, the run test_train_cli.sh checks against PyTorch):
 #  1. mixed precision learns as f32 does: each step's loss within 5e-3 (bf16: 8 bits of mantissa in
-#     the activations) or 1e-3 (f16) relative of the f32 run's (measured: 1.5e-3 and 2e-4), and the
-#     loss falls by more than 3 nats over the 12 steps;
+#     the activations) or 1e-3 (f16, the run of 2) relative of the f32 run's (measured: 1.5e-3 and
+#     2e-4), and the loss falls by more than 3 nats over the 12 steps;
 #  2. f16 loss scaling: a scale of 1e38 makes the first step's f32 gradients overflow: that step is
 #     skipped (its loss printed, a note on stderr, no update: step 2 sees the same weights, so the
-#     same loss), the scale halves and training goes on to the same fall;
+#     same loss), the scale halves and the 12 steps after it are the f16 run compared in 1;
 #  3. dropout: --dropout 0 is the run without the flag, digit for digit and byte for byte in the
 #     weights; --dropout 0.2 gives the same losses for the same --seed and others for another seed,
 #     and still learns; resuming a bf16 run with dropout from a checkpoint equals the
@@ -42,7 +42,6 @@ process.exit(a.length === b.length && a.length > 0 && worst <= tol && a[0] - a[a
 
 f32=$(run f32 --steps 12)
 close "bf16 vs f32" "$(run bf16 --steps 12 --dtype bf16)" "$f32" 5e-3
-close "f16 vs f32" "$(run f16 --steps 12 --dtype f16)" "$f32" 1e-3
 
 # 2. an overflowing scale: step 1 skipped, then as before (one step behind)
 ovf=$(run ovf --steps 13 --dtype f16 --loss-scale 1e38)
@@ -50,13 +49,13 @@ grep -q "step 1: f16 gradients overflowed: no update, loss scale now 5e+37" "$tm
 [ "$(grep -c overflowed "$tmp/ovf.err")" = 1 ] || bad "more than one overflow: $(grep overflowed "$tmp/ovf.err")"
 read -r -a o <<<"$ovf"
 [ "${o[0]}" = "${o[1]}" ] || bad "the skipped step changed the weights: losses ${o[0]} then ${o[1]}"
-close "f16 after an overflow vs f32" "${o[*]:1}" "$f32" 1e-3
+close "f16 (after the skipped step) vs f32" "${o[*]:1}" "$f32" 1e-3
 
 # 3. dropout
 [ "$(run d0 --steps 12 --dropout 0)" = "$f32" ] || bad "--dropout 0 differs from the run without it"
 cmp -s "$tmp/d0/model.safetensors" "$tmp/f32/model.safetensors" || bad "--dropout 0 changed the weights"
 d1=$(run d1 --steps 6 --dropout 0.2 --seed 3)
-[ "$(run d1b --steps 6 --dropout 0.2 --seed 3)" = "$d1" ] || bad "dropout with the same seed differs"
+[ "$(run d1b --steps 3 --dropout 0.2 --seed 3)" = "$(echo "$d1" | cut -d' ' -f1-3) " ] || bad "dropout with the same seed differs"
 [ "$(run d2 --steps 2 --dropout 0.2 --seed 4)" != "$(echo "$d1" | cut -d' ' -f1-2) " ] || bad "dropout with another seed gives the same losses"
 [ "$d1" != "$(echo "$f32" | cut -d' ' -f1-6) " ] || bad "dropout 0.2 changed nothing"
 node -e 'const a = process.argv[1].trim().split(" ").map(Number); process.exit(a[0] - a[5] > 1 ? 0 : 1)' "$d1" \
