@@ -7,7 +7,6 @@
 #include "commands.h"
 #include "grad/gradcheck.h"
 #include "harness/harness.h"
-#include "tensor/record.h"
 #include "wgt.h"
 
 static void usage(FILE *f)
@@ -117,7 +116,6 @@ static int describe(void)
     for (int i = 0; i < n; i++) {
         const hx_op *o = &ops[i];
         const char *bw = o->grad ? hx_backward_name(o->grad) : NULL;
-        if (o->grad == OP_GRAD_NONDIFF) bw = "non-differentiable"; /* its rule row has no formula */
         char in[16];
         if (o->n_in < 0) snprintf(in, sizeof in, "list");
         else snprintf(in, sizeof in, "%d", o->n_in);

@@ -183,6 +183,7 @@ const hx_op *hx_find(const char *name)
 
 const char *hx_backward_name(int grad)
 {
+    if (grad == OP_GRAD_NONDIFF) return "non-differentiable"; /* its rule row has no formula */
     for (size_t i = 0; i < sizeof rules / sizeof *rules; i++)
         if (rules[i].grad == grad) return rules[i].backward;
     return NULL;
