@@ -37,6 +37,8 @@ static void print_env_help(FILE *f)
             "  WGT_THREADS=n                 wgt convert's threads [the processors online, at most 64]\n"
             "  WGT_TRAIN_COMPOSED=0|1        training: the composed forms of the fused training ops (a\n"
             "                                reference) [0: the fused kernels]\n"
+            "  WGT_API_KEY=key               wgt serve: the bearer key clients must send, like --api-key\n"
+            "                                [unset: no key]\n"
             "  EGL_PLATFORM=surfaceless      for the OpenGL backends without a display [set to surfaceless]\n");
 }
 
