@@ -28,10 +28,11 @@ static void usage(FILE *f)
                "bytes past the outputs. One line per op and case: PASS, FAIL (the first mismatch), KNOWN\n"
                "(a difference the table lists, with why) or SKIP (why). --big adds the tensors larger than\n"
                "one storage binding (slow). Exits 1 on any FAIL.\n\n"
-               "--check --grad runs the gradient checks of every backward rule (or of the cases whose\n"
-               "names contain a NAME): the CPU reference's backward against central finite differences\n"
-               "of its forward, this adapter's backward against the reference's, and f16/bf16 inputs\n"
-               "against f32 (testkit/grad/gradcheck.h states the tolerances). Failures name the case,\n"
+               "--check --grad runs the gradient checks of every backward rule, the op table's GRAD rows\n"
+               "(or the cases of the op NAME, or whose names contain a NAME): the CPU reference's\n"
+               "backward against central finite differences of its forward, this adapter's backward\n"
+               "against the reference's, and f16/bf16 inputs against f32 (testkit/grad/gradcheck.h\n"
+               "states the tolerances). Failures name the case,\n"
                "the input and the worst element; -v prints every check. Without NAMEs it also runs the\n"
                "autograd audit (every op records a backward node or declares itself non-differentiable;\n"
                "counted as one more check). Ends with N passed, N failed.\n"
@@ -218,7 +219,7 @@ static int grad_check(wgt_context *dev, int n_names, char **names, int verbose)
     }
     wgt_context_free(ref);
     if (!t.cases) {
-        fprintf(stderr, "wgt ops: no gradient case matches (%d cases; names are substrings of theirs)\n",
+        fprintf(stderr, "wgt ops: no gradient case matches (%d cases; a NAME is an op or a substring of a case's name)\n",
                 gc_case_count());
         return 2;
     }

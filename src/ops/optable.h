@@ -2,7 +2,7 @@
  * The op table: every op described once, as a row in its family's file src/ops/<family>.def
  * (the family is the file of src/ops/ that holds its forward code). notes/OPTABLE.md says why it
  * is shaped this way. The .def files are X-macro lists: they hold no code and include nothing.
- * A reader defines OP and RULE, includes "ops/optable_all.h" (every family, in the table's order,
+ * A reader defines OP, RULE or GRAD, includes "ops/optable_all.h" (every family, in the table's order,
  * with OP_FAMILY set to the family's name), and takes the columns it can use:
  *
  *   OP(name, n_in, n_out, dtypes,
@@ -33,9 +33,29 @@
  *   tensors its node saves (IN(i): input i, AG_SAVE_OUT: the output, AG_SAVE_ALL_IN) or a function
  *   of the params that says so (saves_fn, else NULL). Read by src/autograd/rules.c.
  *
+ *   GRAD(op, name, forward, .in = {inputs}, .iarg = {...}, .darg = {...}, .tol = k, .f32_only = 1)
+ *
+ *   A gradient check of op's backward (`wgt ops --check --grad`, testkit/grad/gradcheck.c, which
+ *   says how each case is checked: the reference's backward against finite differences, the
+ *   device's against the reference's, f16/bf16 inputs against f32). Written right below the op's
+ *   row; an op may have several (variants of its parameters), and every rule a row names has one.
+ *   op         the row ("conv2d"), or a view of src/tensor that has a RULE row but no OP row
+ *   name       the case's name ("conv2d groups"), "" for the op's name
+ *   forward    gc_<what>(case, inputs, out): the call through the op API (testkit/grad/gradcheck.c);
+ *              it reads .iarg/.darg as its comment there says, and the row's code (unary, binary,
+ *              reduce and scan ops get theirs from the OP row, so one gc_unary serves them all)
+ *   .in        the inputs, in the forward's order, each a kind, a shape S(d0, ...) (up to 4 dims)
+ *              and a value range: DIFF(S(3, 4), lo, hi) (float, gets a gradient; values keep clear
+ *              of the kinks 0, +-0.5, +-1, +-3), DISTINCT(S, lo, hi) (as DIFF, no two values within
+ *              (hi - lo) / n: no ties for max/min/sort), GRID(S, lo, hi, step, offset) (as DIFF,
+ *              values lo + k step + offset), CONST(S, lo, hi) (float, no gradient), INDEX(S, lo, hi)
+ *              (i32 in [lo, hi)), MASK(S) (bool), PERM(S, lo, hi) (i32, distinct down dim 0)
+ *   .tol       a factor on the check's tolerances, for forwards that lose more (1 if left out)
+ *   .f32_only  1: the forward takes no f16/bf16 (else those inputs are checked too)
+ *
  * Readers: testkit/harness/table.c (the harness, and through it `wgt ops`, `--markdown`,
- * `--describe` and docs/ops.md), src/autograd/rules.c (the rules), tests/ops/test_optable.c
- * (the checks that keep this the only list of ops).
+ * `--describe` and docs/ops.md), src/autograd/rules.c (the rules), testkit/grad/gradcheck.c (the
+ * GRAD rows), tests/ops/test_optable.c (the checks that keep this the only list of ops).
  */
 #ifndef WGT_OPS_OPTABLE_H
 #define WGT_OPS_OPTABLE_H

@@ -1,6 +1,6 @@
 /* Every family's rows of the op table, in the table's order (src/ops/optable.h says how to read
- * them). No include guard: each reader includes it once per expansion. A reader that leaves OP or
- * RULE undefined skips those rows. */
+ * them). No include guard: each reader includes it once per expansion. A reader that leaves OP,
+ * RULE or GRAD undefined skips those rows. */
 #include "ops/optable.h"
 
 #ifndef OP
@@ -10,6 +10,10 @@
 #ifndef RULE
 #define RULE(...)
 #define OPTABLE_NO_RULE_
+#endif
+#ifndef GRAD
+#define GRAD(...)
+#define OPTABLE_NO_GRAD_
 #endif
 
 #define OP_FAMILY "elementwise"
@@ -71,4 +75,8 @@
 #ifdef OPTABLE_NO_RULE_
 #undef RULE
 #undef OPTABLE_NO_RULE_
+#endif
+#ifdef OPTABLE_NO_GRAD_
+#undef GRAD
+#undef OPTABLE_NO_GRAD_
 #endif

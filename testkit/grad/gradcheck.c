@@ -5,11 +5,13 @@
 
 #include "core/error.h"
 #include "grad/gradcheck.h"
+#include "harness/harness.h"
 
 #define GC_MAX_IN 5
 
 typedef enum gc_kind {
-    GC_DIFF = 0, /* float input that requires grad */
+    GC_NONE = 0, /* no input (the rest of a row's list) */
+    GC_DIFF,     /* float input that requires grad */
     GC_DISTINCT, /* as GC_DIFF, values pairwise >= (hi - lo) / n apart (no ties for max/min) */
     GC_CONST,    /* float input without grad */
     GC_INDEX,    /* i32 values in [lo, hi) */
@@ -29,20 +31,21 @@ typedef struct gc_in {
 typedef struct gc_case gc_case;
 typedef wgt_status (*gc_fwd)(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out);
 
+/* A GRAD row of the op table (src/ops/optable.h describes the columns). */
 struct gc_case {
-    const char *name;
-    gc_fwd fwd;
-    int n_in;
+    const char *op;   /* the row whose backward it checks */
+    const char *name; /* shown and matched by `wgt ops --check --grad NAME` ("": the op's name) */
+    gc_fwd fwd;       /* the forward, through the op API: gc_<what> below */
     gc_in in[GC_MAX_IN];
-    int iarg[4];
+    int iarg[4];      /* what the forward takes besides tensors (see each gc_ function) */
     double darg[2];
-    int halves; /* the forward takes f16/bf16: check them too */
-    double tol; /* factor on the finite-difference tolerance (1 if 0) */
+    int f32_only;     /* 1: the forward takes no f16/bf16 (else those are checked too) */
+    double tol;       /* factor on the tolerances (1 if 0) */
+    int n_in;         /* filled in from in[] */
+    int code;         /* filled in: the op row's code (its wgt_unary_op, wgt_binary_op, ...) */
 };
 
 /* ---- forward functions ----------------------------------------------------------------------- */
-
-#define S4(a, b, c, d) 4, {a, b, c, d}
 
 /* Convolution geometries of the conv cases (iarg[1]): strides, padding incl. 'same', dilation,
  * groups and output_padding, 1-, 2- and 3-D. */
@@ -59,7 +62,7 @@ static const wgt_conv_params conv_cfg[] = {
 
 /* iarg: transposed, geometry, and for 3-D (the case's shapes hold 4 dims) the H of x and the kh of
  * the weight, whose last dims hold H x W and kh x kw */
-static wgt_status f_conv(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+static wgt_status gc_conv(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
 {
     const wgt_tensor *b = c->n_in > 2 ? x[2] : NULL, *xi = x[0], *wi = x[1];
     wgt_tensor *x5 = NULL, *w5 = NULL;
@@ -91,7 +94,7 @@ static const int64_t pool_osize[2][2] = {{3, 4}, {4, 0}}; /* adaptive: overlappi
 
 /* iarg: 0 max, 1 avg, 2 adaptive avg, 3 adaptive max, 4 max with indices returned; the geometry
  * (adaptive: the output size); spatial dims */
-static wgt_status f_pool(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+static wgt_status gc_pool(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
 {
     const wgt_pool_params *p = &pool_cfg[c->iarg[1]];
     wgt_tensor *idx = NULL;
@@ -111,52 +114,52 @@ static wgt_status f_pool(const gc_case *c, wgt_tensor *const *x, wgt_tensor **ou
 /* Output sizes of the interpolate cases (iarg[3]); darg[0] > 0: the 1-D scale factor instead. */
 /* iarg: 0 group_norm (iarg[1] groups), 1 batch_norm training, 2 batch_norm evaluation (the running
  * statistics: inputs 3 and 4) */
-static wgt_status f_gbnorm(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+static wgt_status gc_gbnorm(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
 {
     if (c->iarg[0] == 0) return wgt_group_norm(x[0], c->iarg[1], x[1], x[2], 1e-5, out);
     return wgt_batch_norm(x[0], c->iarg[0] == 2 ? x[3] : NULL, c->iarg[0] == 2 ? x[4] : NULL, x[1], x[2],
                           c->iarg[0] == 1, 0.1, 1e-5, out);
 }
 
-/* iarg: scan op, dim */
-static wgt_status f_scan(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+/* iarg: dim */
+static wgt_status gc_scan(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
 {
-    return wgt_scan((wgt_scan_op)c->iarg[0], x[0], c->iarg[1], out, NULL);
+    return wgt_scan((wgt_scan_op)c->code, x[0], c->iarg[0], out, NULL);
 }
 
 static const int64_t interp_size[4][2] = {{5, 7}, {8, 0}, {7, 3}, {6, 8}};
 
 /* iarg: mode, spatial dims, align_corners, size */
-static wgt_status f_interp(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+static wgt_status gc_interp(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
 {
     const double sc[2] = {c->darg[0], c->darg[0]};
     return wgt_interpolate(x[0], c->iarg[1], (wgt_interp_mode)c->iarg[0], c->darg[0] > 0 ? NULL : interp_size[c->iarg[3]],
                            c->darg[0] > 0 ? sc : NULL, c->iarg[2], out);
 }
 
-static wgt_status f_unary(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+static wgt_status gc_unary(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
 {
     if (c->darg[0] || c->darg[1]) {
-        wgt_unary_params p = wgt_unary_params_default((wgt_unary_op)c->iarg[0]);
+        wgt_unary_params p = wgt_unary_params_default((wgt_unary_op)c->code);
         p.lo = c->darg[0], p.hi = c->darg[1];
-        return wgt_unary_ex((wgt_unary_op)c->iarg[0], &p, x[0], out);
+        return wgt_unary_ex((wgt_unary_op)c->code, &p, x[0], out);
     }
-    return wgt_unary((wgt_unary_op)c->iarg[0], x[0], out);
+    return wgt_unary((wgt_unary_op)c->code, x[0], out);
 }
 
-static wgt_status f_binary(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+static wgt_status gc_binary(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
 {
-    return wgt_binary((wgt_binary_op)c->iarg[0], x[0], x[1], out);
+    return wgt_binary((wgt_binary_op)c->code, x[0], x[1], out);
 }
 
-static wgt_status f_where(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+static wgt_status gc_where(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
 {
     (void)c;
     return wgt_where(x[2], x[0], x[1], out);
 }
 
 /* cast to f32 of a transposed view (a copy that changes layout and dtype) */
-static wgt_status f_cast(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+static wgt_status gc_cast(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
 {
     (void)c;
     wgt_tensor *t;
@@ -166,7 +169,7 @@ static wgt_status f_cast(const gc_case *c, wgt_tensor *const *x, wgt_tensor **ou
     return st;
 }
 
-static wgt_status f_contiguous(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+static wgt_status gc_contiguous(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
 {
     (void)c;
     wgt_tensor *t;
@@ -176,7 +179,7 @@ static wgt_status f_contiguous(const gc_case *c, wgt_tensor *const *x, wgt_tenso
     return st;
 }
 
-static wgt_status f_reshape(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+static wgt_status gc_reshape(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
 {
     (void)c;
     wgt_tensor *t;
@@ -187,7 +190,7 @@ static wgt_status f_reshape(const gc_case *c, wgt_tensor *const *x, wgt_tensor *
     return st;
 }
 
-static wgt_status f_views(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+static wgt_status gc_views(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
 {
     /* narrow, unsqueeze, expand, squeeze, transpose in a chain: [3, 4] -> [4, 2, 2] */
     (void)c;
@@ -205,19 +208,19 @@ static wgt_status f_views(const gc_case *c, wgt_tensor *const *x, wgt_tensor **o
     return st;
 }
 
-static wgt_status f_cat(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+static wgt_status gc_cat(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
 {
     const wgt_tensor *xs[3] = {x[0], x[1], x[2]};
     return wgt_cat(xs, 3, c->iarg[0], out);
 }
 
-static wgt_status f_stack(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+static wgt_status gc_stack(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
 {
     const wgt_tensor *xs[2] = {x[0], x[1]};
     return wgt_stack(xs, 2, c->iarg[0], out);
 }
 
-static wgt_status f_split(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+static wgt_status gc_split(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
 {
     /* the pieces of a split, multiplied together: each piece's gradient lands in its range */
     (void)c;
@@ -228,12 +231,13 @@ static wgt_status f_split(const gc_case *c, wgt_tensor *const *x, wgt_tensor **o
     return st;
 }
 
-static wgt_status f_reduce(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+/* iarg: dims (a bit per dim, 0: all), keepdim; darg[0]: the correction (var, std) */
+static wgt_status gc_reduce(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
 {
-    return wgt_reduce((wgt_reduce_op)c->iarg[0], x[0], (uint32_t)c->iarg[1], c->iarg[2], c->darg[0], out);
+    return wgt_reduce((wgt_reduce_op)c->code, x[0], (uint32_t)c->iarg[0], c->iarg[1], c->darg[0], out);
 }
 
-static wgt_status f_extreme(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+static wgt_status gc_extreme(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
 {
     wgt_tensor *idx = NULL;
     wgt_status st = c->iarg[0] ? wgt_max_dim(x[0], c->iarg[1], c->iarg[2], out, &idx)
@@ -242,13 +246,13 @@ static wgt_status f_extreme(const gc_case *c, wgt_tensor *const *x, wgt_tensor *
     return st;
 }
 
-static wgt_status f_matmul(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+static wgt_status gc_matmul(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
 {
     (void)c;
     return wgt_matmul(x[0], x[1], out);
 }
 
-static wgt_status f_matmul_t(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+static wgt_status gc_matmul_t(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
 {
     /* a transposed operand read in place */
     (void)c;
@@ -259,35 +263,35 @@ static wgt_status f_matmul_t(const gc_case *c, wgt_tensor *const *x, wgt_tensor 
     return st;
 }
 
-static wgt_status f_linear(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+static wgt_status gc_linear(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
 {
     return wgt_linear(x[0], x[1], c->n_in > 2 ? x[2] : NULL, out);
 }
 
-static wgt_status f_addmm(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+static wgt_status gc_addmm(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
 {
     if (c->iarg[0] == 3) return wgt_baddbmm(x[0], x[1], x[2], c->darg[0], c->darg[1], out);
     return wgt_addmm(x[0], x[1], x[2], c->darg[0], c->darg[1], out);
 }
 
-static wgt_status f_softmax(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+static wgt_status gc_softmax(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
 {
     return c->iarg[1] ? wgt_log_softmax(x[0], c->iarg[0], out) : wgt_softmax(x[0], c->iarg[0], out);
 }
 
-static wgt_status f_norm(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+static wgt_status gc_norm(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
 {
     if (c->iarg[0]) return wgt_rms_norm(x[0], c->iarg[1], c->n_in > 1 ? x[1] : NULL, 1e-5, out);
     return wgt_layer_norm(x[0], c->iarg[1], c->n_in > 1 ? x[1] : NULL, c->n_in > 2 ? x[2] : NULL, 1e-5, out);
 }
 
-static wgt_status f_embedding(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+static wgt_status gc_embedding(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
 {
     (void)c;
     return wgt_embedding(x[0], x[1], WGT_F32, out);
 }
 
-static wgt_status f_index(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+static wgt_status gc_index(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
 {
     if (c->iarg[0] == 0) return wgt_index_select(x[0], c->iarg[1], x[1], out);
     if (c->iarg[0] == 1) return wgt_gather(x[0], c->iarg[1], x[1], out);
@@ -296,7 +300,7 @@ static wgt_status f_index(const gc_case *c, wgt_tensor *const *x, wgt_tensor **o
 
 /* iarg: reduction, ignore_index (-100: none hit), nll; darg[0]: label smoothing; a third input is
  * the class weight */
-static wgt_status f_ce(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+static wgt_status gc_ce(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
 {
     const wgt_tensor *w = c->n_in > 2 ? x[2] : NULL;
     if (c->iarg[2]) return wgt_nll_loss(x[0], x[1], w, c->iarg[1], (wgt_reduction)c->iarg[0], out);
@@ -305,7 +309,7 @@ static wgt_status f_ce(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
 
 /* iarg[0]: 0 mse, 1 l1, 2 smooth_l1 (beta darg[0]), 3 bce, 4 bce_with_logits, 5 kl_div (log_target
  * iarg[2]); iarg[1]: reduction */
-static wgt_status f_pointwise(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+static wgt_status gc_pointwise(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
 {
     wgt_reduction r = (wgt_reduction)c->iarg[1];
     switch (c->iarg[0]) {
@@ -320,7 +324,7 @@ static wgt_status f_pointwise(const gc_case *c, wgt_tensor *const *x, wgt_tensor
 }
 
 /* iarg: interleaved, rot_dim; llama3 scaling when darg[0] > 0 */
-static wgt_status f_rope(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+static wgt_status gc_rope(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
 {
     wgt_rope_params p = {0};
     p.theta = 10000;
@@ -332,20 +336,20 @@ static wgt_status f_rope(const gc_case *c, wgt_tensor *const *x, wgt_tensor **ou
 }
 
 /* iarg: causal, causal_offset; a fourth input is the mask */
-static wgt_status f_sdpa(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+static wgt_status gc_sdpa(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
 {
     wgt_sdpa_params p = {0, c->iarg[0], c->iarg[1]};
     return wgt_sdpa(x[0], x[1], x[2], c->n_in > 3 ? x[3] : NULL, &p, out);
 }
 
 /* iarg: mode, padding, align_corners */
-static wgt_status f_grid(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+static wgt_status gc_grid(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
 {
     return wgt_grid_sample(x[0], x[1], (wgt_grid_mode)c->iarg[0], (wgt_grid_padding)c->iarg[1], c->iarg[2], out);
 }
 
 /* iarg: 0 scatter (set), 1 scatter_add, 2 index_add (alpha darg[0]); dim. Inputs: self, index, src. */
-static wgt_status f_scatter(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+static wgt_status gc_scatter(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
 {
     if (c->iarg[0] == 2) return wgt_index_add(x[0], c->iarg[1], x[1], x[2], c->darg[0], out);
     if (c->iarg[0] == 1) return wgt_scatter_add(x[0], c->iarg[1], x[1], x[2], out);
@@ -353,7 +357,7 @@ static wgt_status f_scatter(const gc_case *c, wgt_tensor *const *x, wgt_tensor *
 }
 
 /* dropout with p = darg[0] from a generator of a fixed seed: the same mask on every call */
-static wgt_status f_dropout(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+static wgt_status gc_dropout(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
 {
     wgt_generator *g = NULL;
     wgt_status st = wgt_generator_create(1234, &g);
@@ -363,7 +367,7 @@ static wgt_status f_dropout(const gc_case *c, wgt_tensor *const *x, wgt_tensor *
 }
 
 /* iarg[0]: 0 flip dims 0, 2; 1 roll; 2 repeat (with a new leading dim); 3 pad (and crop); 4 tril; 5 triu */
-static wgt_status f_move(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+static wgt_status gc_move(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
 {
     switch (c->iarg[0]) {
     case 0: return wgt_flip(x[0], (const int[]){0, 2}, 2, out);
@@ -376,7 +380,7 @@ static wgt_status f_move(const gc_case *c, wgt_tensor *const *x, wgt_tensor **ou
 }
 
 /* iarg[0]: 0 sort descending dim 1, 1 topk 3 smallest, 2 kthvalue 2 of dim 1, 3 median dim -1 */
-static wgt_status f_select(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+static wgt_status gc_select(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
 {
     switch (c->iarg[0]) {
     case 0: return wgt_sort(x[0], 1, 1, out, NULL);
@@ -386,210 +390,56 @@ static wgt_status f_select(const gc_case *c, wgt_tensor *const *x, wgt_tensor **
     }
 }
 
-/* ---- the cases ------------------------------------------------------------------------------- */
+/* ---- the cases: the GRAD rows of the op table ------------------------------------------------ */
 
-#define S1(a) 1, {a}
-#define S2(a, b) 2, {a, b}
-#define S3(a, b, c) 3, {a, b, c}
-#define D(...) {GC_DIFF, __VA_ARGS__, 0, 0} /* D(shape, lo, hi) */
-#define UN(op, lo, hi) {#op, f_unary, 1, {D(S2(3, 4), lo, hi)}, {WGT_UNARY_##op}, {0, 0}, 1, 0}
-#define BIN(op, name, sa, sb, lo, hi) {name, f_binary, 2, {D(sa, lo, hi), D(sb, lo, hi)}, {WGT_BINARY_##op}, {0, 0}, 1, 0}
-#define RED(op, name, dims, keep, corr, tol) {name, f_reduce, 1, {{GC_DISTINCT, S3(2, 3, 4), -2, 2, 0, 0}}, {WGT_REDUCE_##op, dims, keep}, {corr, 0}, 1, tol}
-
-static const gc_case cases[] = {
-    /* convolutions (bias, stride, padding incl. 'same', dilation, groups, output_padding; 1-, 2-
-     * and 3-D) and pooling (max with overlapping windows: gradients of a shared argmax add up) */
-    {"conv1d", f_conv, 3, {D(S3(2, 3, 7), -1, 1), D(S3(4, 3, 3), -1, 1), D(S1(4), -1, 1)}, {0, 0}, {0, 0}, 1, 0},
-    {"conv2d groups", f_conv, 3, {D(S4(2, 4, 5, 6), -1, 1), D(S4(4, 2, 3, 2), -1, 1), D(S1(4), -1, 1)}, {0, 1}, {0, 0}, 1, 0},
-    {"conv2d same", f_conv, 2, {D(S4(1, 2, 6, 5), -1, 1), D(S4(3, 2, 3, 3), -1, 1)}, {0, 2}, {0, 0}, 1, 0},
-    {"conv3d", f_conv, 3, {D(S4(1, 2, 4, 12), -1, 1), D(S4(2, 2, 2, 4), -1, 1), D(S1(2), -1, 1)}, {0, 3, 4, 2}, {0, 0}, 1, 0},
-    {"conv_transpose1d", f_conv, 3, {D(S3(2, 3, 4), -1, 1), D(S3(3, 2, 3), -1, 1), D(S1(2), -1, 1)}, {1, 4}, {0, 0}, 1, 0},
-    {"conv_transpose2d groups", f_conv, 3, {D(S4(1, 4, 3, 3), -1, 1), D(S4(4, 1, 2, 3), -1, 1), D(S1(2), -1, 1)}, {1, 5}, {0, 0}, 1, 0},
-    {"conv_transpose3d", f_conv, 2, {D(S4(1, 2, 2, 4), -1, 1), D(S4(2, 2, 2, 4), -1, 1)}, {1, 6, 2, 2}, {0, 0}, 1, 0},
-    {"max_pool2d ceil", f_pool, 1, {{GC_DISTINCT, S4(2, 2, 5, 6), -2, 2, 0, 0}}, {0, 0, 2}, {0, 0}, 1, 0},
-    {"max_pool2d dilated indices", f_pool, 1, {{GC_DISTINCT, S3(2, 5, 6), -2, 2, 0, 0}}, {4, 1, 2}, {0, 0}, 1, 0},
-    {"avg_pool2d count_include_pad", f_pool, 1, {D(S4(2, 2, 5, 6), -2, 2)}, {1, 2, 2}, {0, 0}, 1, 0},
-    {"avg_pool2d", f_pool, 1, {D(S4(2, 2, 5, 6), -2, 2)}, {1, 3, 2}, {0, 0}, 1, 0},
-    {"avg_pool1d divisor_override", f_pool, 1, {D(S3(2, 3, 7), -2, 2)}, {1, 4, 1}, {0, 0}, 1, 0},
-    {"adaptive_avg_pool2d", f_pool, 1, {D(S4(2, 2, 5, 6), -2, 2)}, {2, 0, 2}, {0, 0}, 1, 0},
-    {"adaptive_avg_pool1d", f_pool, 1, {D(S3(2, 3, 6), -2, 2)}, {2, 1, 1}, {0, 0}, 1, 0},
-    {"adaptive_max_pool2d", f_pool, 1, {{GC_DISTINCT, S4(2, 2, 5, 6), -2, 2, 0, 0}}, {3, 0, 2}, {0, 0}, 1, 0},
-    /* interpolate: up and down, every mode, align_corners both ways, a scale factor */
-    {"interpolate nearest2d", f_interp, 1, {D(S4(2, 2, 3, 4), -2, 2)}, {WGT_INTERP_NEAREST, 2, 0, 0}, {0, 0}, 1, 0},
-    {"interpolate nearest-exact1d", f_interp, 1, {D(S3(2, 3, 5), -2, 2)}, {WGT_INTERP_NEAREST_EXACT, 1, 0, 1}, {0, 0}, 1, 0},
-    {"interpolate bilinear", f_interp, 1, {D(S4(1, 2, 4, 5), -2, 2)}, {WGT_INTERP_LINEAR, 2, 0, 2}, {0, 0}, 1, 0},
-    {"interpolate bilinear align_corners", f_interp, 1, {D(S4(1, 2, 4, 5), -2, 2)}, {WGT_INTERP_LINEAR, 2, 1, 3}, {0, 0}, 1, 0},
-    {"interpolate linear1d scale", f_interp, 1, {D(S3(2, 2, 5), -2, 2)}, {WGT_INTERP_LINEAR, 1, 0, 0}, {1.7, 0}, 1, 0},
-    {"interpolate bicubic", f_interp, 1, {D(S4(1, 1, 4, 4), -2, 2)}, {WGT_INTERP_CUBIC, 2, 0, 2}, {0, 0}, 1, 0},
-    {"interpolate bicubic align_corners", f_interp, 1, {D(S4(1, 1, 4, 4), -2, 2)}, {WGT_INTERP_CUBIC, 2, 1, 3}, {0, 0}, 1, 0},
-    /* group and batch norm */
-    {"group_norm", f_gbnorm, 3, {D(S4(2, 4, 3, 2), -2, 2), D(S1(4), 0.5, 1.5), D(S1(4), -1, 1)}, {0, 2}, {0, 0}, 1, 0},
-    {"batch_norm training", f_gbnorm, 3, {D(S4(3, 4, 2, 2), -2, 2), D(S1(4), 0.5, 1.5), D(S1(4), -1, 1)}, {1}, {0, 0}, 1, 0},
-    {"batch_norm eval", f_gbnorm, 5,
-     {D(S3(3, 4, 5), -2, 2), D(S1(4), 0.5, 1.5), D(S1(4), -1, 1), {GC_CONST, S1(4), -1, 1, 0, 0},
-      {GC_CONST, S1(4), 0.5, 2, 0, 0}}, {2}, {0, 0}, 1, 0},
-    {"batch_norm eval running stats", f_gbnorm, 5,
-     {D(S3(3, 4, 5), -2, 2), D(S1(4), 0.5, 1.5), D(S1(4), -1, 1), D(S1(4), -1, 1), D(S1(4), 0.5, 2)}, {2}, {0, 0}, 1, 0},
-    /* movements: flip, roll, repeat, constant pad (with a crop), tril/triu; sort-family values */
-    {"flip", f_move, 1, {D(S3(2, 3, 4), -1, 1)}, {0}, {0, 0}, 1, 0},
-    {"roll", f_move, 1, {D(S3(2, 3, 4), -1, 1)}, {1}, {0, 0}, 1, 0},
-    {"repeat", f_move, 1, {D(S2(2, 3), -1, 1)}, {2}, {0, 0}, 1, 0},
-    {"pad constant", f_move, 1, {D(S3(2, 3, 4), -1, 1)}, {3}, {0, 0}, 1, 0},
-    {"tril", f_move, 1, {D(S3(2, 3, 4), -1, 1)}, {4}, {0, 0}, 1, 0},
-    {"triu", f_move, 1, {D(S2(4, 3), -1, 1)}, {5}, {0, 0}, 1, 0},
-    {"sort", f_select, 1, {{GC_DISTINCT, S2(3, 5), -2, 2, 0, 0}}, {0}, {0, 0}, 1, 0},
-    {"topk", f_select, 1, {{GC_DISTINCT, S2(3, 5), -2, 2, 0, 0}}, {1}, {0, 0}, 1, 0},
-    {"kthvalue", f_select, 1, {{GC_DISTINCT, S3(2, 5, 3), -2, 2, 0, 0}}, {2}, {0, 0}, 1, 0},
-    {"median", f_select, 1, {{GC_DISTINCT, S2(3, 5), -2, 2, 0, 0}}, {3}, {0, 0}, 1, 0},
-    /* scans (cummax/cummin: distinct values, no ties in the running extreme) */
-    {"cumsum", f_scan, 1, {D(S3(2, 3, 4), -2, 2)}, {WGT_SCAN_CUMSUM, 1}, {0, 0}, 1, 0},
-    {"cummax", f_scan, 1, {{GC_DISTINCT, S2(3, 5), -2, 2, 0, 0}}, {WGT_SCAN_CUMMAX, -1}, {0, 0}, 1, 0},
-    {"cummin", f_scan, 1, {{GC_DISTINCT, S2(4, 3), -2, 2, 0, 0}}, {WGT_SCAN_CUMMIN, 0}, {0, 0}, 1, 0},
-    {"cumprod", f_scan, 1, {D(S3(2, 3, 4), 0.5, 1.5)}, {WGT_SCAN_CUMPROD, 2}, {0, 0}, 1, 0},
-    {"cumprod negative", f_scan, 1, {D(S2(3, 4), -1.5, 1.5)}, {WGT_SCAN_CUMPROD, 0}, {0, 0}, 1, 0},
-    /* values on a grid of 0.5 from -1.5: rows with no zero, one zero and several */
-    {"cumprod zeros", f_scan, 1, {{GC_DIFF, S2(4, 6), -1.5, 1.5, 0.5, 0}}, {WGT_SCAN_CUMPROD, 1}, {0, 0}, 1, 0},
-    /* grid_sample: every mode and padding; grid values snap to -1.15 + 0.1 k, whose source
-     * coordinates (5 pixels) stay >= 0.1 from the integers and the half-integers, the kinks of the
-     * interpolation weights, of nearest's rounding and of the paddings (some lie outside [-1, 1]) */
-    {"grid_sample bilinear zeros", f_grid, 2, {D(S4(2, 2, 5, 5), -1, 1), {GC_DIFF, S4(2, 3, 4, 2), -1.2, 1.2, 0.1, 0.05}},
-     {WGT_GRID_BILINEAR, WGT_GRID_PAD_ZEROS, 0}, {0, 0}, 1, 0},
-    {"grid_sample bilinear border align_corners", f_grid, 2,
-     {D(S4(1, 3, 5, 5), -1, 1), {GC_DIFF, S4(1, 4, 3, 2), -1.2, 1.2, 0.1, 0.05}},
-     {WGT_GRID_BILINEAR, WGT_GRID_PAD_BORDER, 1}, {0, 0}, 1, 0},
-    {"grid_sample bilinear reflection", f_grid, 2, {D(S4(2, 2, 5, 5), -1, 1), {GC_DIFF, S4(2, 3, 4, 2), -1.2, 1.2, 0.1, 0.05}},
-     {WGT_GRID_BILINEAR, WGT_GRID_PAD_REFLECTION, 0}, {0, 0}, 1, 0},
-    {"grid_sample bilinear reflection align_corners", f_grid, 2,
-     {D(S4(1, 2, 5, 5), -1, 1), {GC_DIFF, S4(1, 4, 3, 2), -1.2, 1.2, 0.1, 0.05}},
-     {WGT_GRID_BILINEAR, WGT_GRID_PAD_REFLECTION, 1}, {0, 0}, 1, 0},
-    {"grid_sample nearest", f_grid, 2, {D(S4(2, 2, 5, 5), -1, 1), {GC_DIFF, S4(2, 3, 4, 2), -1.2, 1.2, 0.1, 0.05}},
-     {WGT_GRID_NEAREST, WGT_GRID_PAD_ZEROS, 0}, {0, 0}, 1, 0},
-    {"grid_sample bicubic zeros", f_grid, 2, {D(S4(1, 2, 5, 5), -1, 1), {GC_DIFF, S4(1, 3, 4, 2), -1.2, 1.2, 0.1, 0.05}},
-     {WGT_GRID_BICUBIC, WGT_GRID_PAD_ZEROS, 0}, {0, 0}, 1, 0},
-    {"grid_sample bicubic reflection align_corners", f_grid, 2,
-     {D(S4(1, 2, 5, 5), -1, 1), {GC_DIFF, S4(1, 3, 4, 2), -1.2, 1.2, 0.1, 0.05}},
-     {WGT_GRID_BICUBIC, WGT_GRID_PAD_REFLECTION, 1}, {0, 0}, 1, 0},
-    {"grid_sample bicubic border", f_grid, 2, {D(S4(1, 2, 5, 5), -1, 1), {GC_DIFF, S4(1, 3, 4, 2), -1.2, 1.2, 0.1, 0.05}},
-     {WGT_GRID_BICUBIC, WGT_GRID_PAD_BORDER, 0}, {0, 0}, 1, 0},
-    /* elementwise unary: every op with a derivative, on a domain where it is smooth */
-    UN(NEG, -2, 2), UN(ABS, -2, 2), UN(EXP, -2, 2), UN(EXP2, -2, 2), UN(EXPM1, -2, 2), UN(LOG, 0.5, 2),
-    UN(LOG2, 0.5, 2), UN(LOG1P, 0.5, 2), UN(SQRT, 0.5, 2), UN(RSQRT, 0.5, 2), UN(RECIPROCAL, 0.5, 2),
-    UN(SQUARE, -2, 2), UN(SIN, -2, 2), UN(COS, -2, 2), UN(TAN, -1.2, 1.2), UN(ASIN, -0.8, 0.8),
-    UN(ACOS, -0.8, 0.8), UN(ATAN, -2, 2), UN(SINH, -2, 2), UN(COSH, -2, 2), UN(TANH, -2, 2), UN(ASINH, -2, 2),
-    UN(ACOSH, 1.2, 3), UN(ATANH, -0.8, 0.8), UN(ERF, -2, 2), UN(ERFC, -2, 2), UN(ERFINV, -0.8, 0.8),
-    UN(LGAMMA, 0.5, 3), UN(SIGMOID, -3, 3), UN(RELU, -2, 2), UN(GELU, -3, 3), UN(GELU_TANH, -3, 3),
-    UN(SILU, -3, 3), UN(SOFTPLUS, -3, 3), UN(MISH, -3, 3), UN(ELU, -2, 2), UN(LEAKY_RELU, -2, 2),
-    UN(HARDTANH, -2, 2), UN(HARDSIGMOID, -4, 4), UN(HARDSWISH, -4, 4), UN(FLOOR, -2, 2), UN(FRAC, -2, 2),
-    UN(DIGAMMA, 0.3, 9), {"DIGAMMA negative", f_unary, 1, {D(S2(3, 4), -0.9, -0.1)}, {WGT_UNARY_DIGAMMA}, {0, 0}, 1, 0},
-    {"CLAMP", f_unary, 1, {D(S2(3, 4), -2, 2)}, {WGT_UNARY_CLAMP}, {-0.5, 1.0}, 1, 0},
-    /* elementwise binary, with broadcasting both ways */
-    BIN(ADD, "add", S2(3, 4), S1(4), -2, 2), BIN(SUB, "sub", S2(3, 1), S2(1, 4), -2, 2),
-    BIN(MUL, "mul", S2(3, 4), S2(3, 1), -2, 2), BIN(DIV, "div", S2(3, 4), S1(4), 0.5, 2),
-    BIN(POW, "pow", S2(3, 4), S2(3, 4), 0.5, 2), BIN(ATAN2, "atan2", S2(3, 4), S1(4), 0.5, 2),
-    /* a / b in (1, 2): the quotient stays 1, away from fmod's jumps */
-    {"fmod", f_binary, 2, {D(S2(3, 4), 1.2, 1.6), D(S2(3, 4), 0.9, 1.1)}, {WGT_BINARY_FMOD}, {0, 0}, 1, 0},
-    {"maximum", f_binary, 2, {{GC_DIFF, S2(3, 4), -2, 2, 0.25, 0}, {GC_DIFF, S1(4), -2, 2, 0.25, 0.125}},
-     {WGT_BINARY_MAXIMUM}, {0, 0}, 1, 0},
-    {"minimum", f_binary, 2, {{GC_DIFF, S2(3, 1), -2, 2, 0.25, 0}, {GC_DIFF, S2(3, 4), -2, 2, 0.25, 0.125}},
-     {WGT_BINARY_MINIMUM}, {0, 0}, 1, 0},
-    {"where", f_where, 3, {D(S2(3, 4), -2, 2), D(S1(4), -2, 2), {GC_MASK, S2(3, 4), 0, 1, 0, 0}}, {0}, {0, 0}, 1, 0},
-    /* views and shape ops */
-    {"cast", f_cast, 1, {D(S2(3, 4), -2, 2)}, {0}, {0, 0}, 1, 0},
-    {"contiguous", f_contiguous, 1, {D(S3(2, 3, 4), -2, 2)}, {0}, {0, 0}, 1, 0},
-    {"reshape", f_reshape, 1, {D(S3(2, 3, 4), -2, 2)}, {0}, {0, 0}, 1, 0},
-    {"narrow+unsqueeze+expand+transpose+squeeze", f_views, 1, {D(S2(3, 4), -2, 2)}, {0}, {0, 0}, 1, 0},
-    {"cat", f_cat, 3, {D(S2(2, 3), -2, 2), D(S2(2, 1), -2, 2), D(S2(2, 2), -2, 2)}, {-1}, {0, 0}, 1, 0},
-    {"stack", f_stack, 2, {D(S2(2, 3), -2, 2), D(S2(2, 3), -2, 2)}, {1}, {0, 0}, 1, 0},
-    {"split", f_split, 1, {D(S2(3, 4), -2, 2)}, {0}, {0, 0}, 1, 0},
-    /* reductions */
-    RED(SUM, "sum", 0, 0, 0, 0), RED(SUM, "sum dims 0,2 keepdim", 5, 1, 0, 0), RED(MEAN, "mean dim 1", 2, 0, 0, 0),
-    RED(AMAX, "amax dim 2", 4, 0, 0, 0), RED(AMIN, "amin dims 0,1", 3, 1, 0, 0), RED(VAR, "var dim 2", 4, 0, 1, 0),
-    RED(STD, "std", 0, 0, 1, 0), RED(NORM1, "norm1 dim 1", 2, 0, 0, 0), RED(NORM2, "norm2 dim 2", 4, 1, 0, 0),
-    RED(NORM_INF, "norm_inf dim 2", 4, 0, 0, 0), RED(LOGSUMEXP, "logsumexp dim 2", 4, 0, 0, 0),
-    RED(PROD, "prod dim 1", 2, 0, 0, 0), RED(PROD, "prod", 0, 0, 0, 0),
-    {"prod zeros dims 1,2 keepdim", f_reduce, 1, {{GC_DIFF, S3(4, 2, 3), -1.5, 1.5, 0.5, 0}}, {WGT_REDUCE_PROD, 6, 1},
-     {0, 0}, 1, 0},
-    {"max_dim", f_extreme, 1, {{GC_DISTINCT, S3(2, 3, 4), -2, 2, 0, 0}}, {1, 1, 0}, {0, 0}, 1, 0},
-    {"min_dim keepdim", f_extreme, 1, {{GC_DISTINCT, S3(2, 3, 4), -2, 2, 0, 0}}, {0, -1, 1}, {0, 0}, 1, 0},
-    /* matrix products */
-    {"matmul", f_matmul, 2, {D(S2(3, 5), -1, 1), D(S2(5, 2), -1, 1)}, {0}, {0, 0}, 1, 0},
-    {"matmul batch broadcast", f_matmul, 2, {D(S3(2, 3, 4), -1, 1), D(S2(4, 2), -1, 1)}, {0}, {0, 0}, 1, 0},
-    {"matmul 1-D x 3-D", f_matmul, 2, {D(S1(4), -1, 1), D(S3(2, 4, 3), -1, 1)}, {0}, {0, 0}, 1, 0},
-    {"matmul 2-D x 1-D", f_matmul, 2, {D(S2(3, 4), -1, 1), D(S1(4), -1, 1)}, {0}, {0, 0}, 1, 0},
-    {"matmul transposed b", f_matmul_t, 2, {D(S3(2, 3, 4), -1, 1), D(S3(2, 5, 4), -1, 1)}, {0}, {0, 0}, 1, 0},
-    {"linear", f_linear, 3, {D(S3(2, 3, 4), -1, 1), D(S2(5, 4), -1, 1), D(S1(5), -1, 1)}, {0}, {0, 0}, 1, 0},
-    {"linear no bias 1-D", f_linear, 2, {D(S1(4), -1, 1), D(S2(3, 4), -1, 1)}, {0}, {0, 0}, 1, 0},
-    {"addmm", f_addmm, 3, {D(S1(3), -1, 1), D(S2(2, 4), -1, 1), D(S2(4, 3), -1, 1)}, {2}, {0.5, 2}, 1, 0},
-    {"baddbmm", f_addmm, 3, {D(S3(2, 2, 3), -1, 1), D(S3(2, 2, 4), -1, 1), D(S3(2, 4, 3), -1, 1)}, {3}, {1, -1}, 1, 0},
-    /* softmax and normalisation */
-    {"softmax", f_softmax, 1, {D(S3(2, 3, 4), -2, 2)}, {1, 0}, {0, 0}, 1, 0},
-    {"log_softmax", f_softmax, 1, {D(S2(3, 5), -2, 2)}, {-1, 1}, {0, 0}, 1, 0},
-    {"layer_norm", f_norm, 3, {D(S3(2, 3, 4), -2, 2), D(S1(4), 0.5, 1.5), D(S1(4), -1, 1)}, {0, 1}, {0, 0}, 1, 0},
-    {"layer_norm 2 dims no affine", f_norm, 1, {D(S3(2, 3, 4), -2, 2)}, {0, 2}, {0, 0}, 1, 0},
-    {"rms_norm", f_norm, 2, {D(S3(2, 3, 4), -2, 2), D(S1(4), 0.5, 1.5)}, {1, 1}, {0, 0}, 1, 0},
-    /* indexing (indices repeat: their gradients add) */
-    {"embedding", f_embedding, 2, {D(S2(5, 3), -1, 1), {GC_INDEX, S2(2, 4), 0, 5, 0, 0}}, {0}, {0, 0}, 1, 0},
-    {"index_select", f_index, 2, {D(S2(4, 3), -1, 1), {GC_INDEX, S1(6), 0, 3, 0, 0}}, {0, 1}, {0, 0}, 1, 0},
-    {"gather", f_index, 2, {D(S2(3, 4), -1, 1), {GC_INDEX, S2(3, 6), 0, 4, 0, 0}}, {1, 1}, {0, 0}, 1, 0},
-    {"masked_fill", f_index, 2, {D(S2(3, 4), -1, 1), {GC_MASK, S1(4), 0, 1, 0, 0}}, {2}, {0, 0}, 1, 0},
-    {"scatter", f_scatter, 3, {D(S2(4, 3), -1, 1), {GC_PERM, S2(3, 3), 0, 4, 0, 0}, D(S2(3, 3), -1, 1)}, {0, 0},
-     {0, 0}, 1, 0},
-    {"scatter_add", f_scatter, 3, {D(S2(3, 4), -1, 1), {GC_INDEX, S2(3, 5), 0, 4, 0, 0}, D(S2(3, 5), -1, 1)}, {1, 1},
-     {0, 0}, 1, 0},
-    {"scatter_add src larger than index", f_scatter, 3,
-     {D(S2(4, 3), -1, 1), {GC_INDEX, S2(2, 3), 0, 4, 0, 0}, D(S2(3, 4), -1, 1)}, {1, 0}, {0, 0}, 1, 0},
-    {"index_add alpha", f_scatter, 3, {D(S3(2, 4, 3), -1, 1), {GC_INDEX, S1(5), 0, 4, 0, 0}, D(S3(2, 5, 3), -1, 1)},
-     {2, 1}, {-1.5, 0}, 1, 0},
-    {"dropout", f_dropout, 1, {D(S2(8, 16), -1, 1)}, {0}, {0.3, 0}, 1, 0},
-    /* losses: class dims [N, C, d], ignore_index hit, weights, label smoothing */
-    {"cross_entropy", f_ce, 2, {D(S2(4, 5), -2, 2), {GC_INDEX, S1(4), 0, 5, 0, 0}}, {WGT_REDUCTION_MEAN, -100, 0}, {0, 0}, 1, 0},
-    {"cross_entropy [N,C,d] ignore weight smoothing", f_ce, 3,
-     {D(S3(3, 4, 2), -2, 2), {GC_INDEX, S2(3, 2), 0, 4, 0, 0}, {GC_CONST, S1(4), 0.5, 2, 0, 0}},
-     {WGT_REDUCTION_MEAN, 1, 0}, {0.2, 0}, 1, 0},
-    {"cross_entropy none smoothing", f_ce, 2, {D(S2(4, 5), -2, 2), {GC_INDEX, S1(4), 0, 5, 0, 0}},
-     {WGT_REDUCTION_NONE, 2, 0}, {0.1, 0}, 1, 0},
-    {"cross_entropy probabilities", f_ce, 2, {D(S2(3, 4), -2, 2), {GC_CONST, S2(3, 4), 0, 1, 0, 0}},
-     {WGT_REDUCTION_MEAN, -100, 0}, {0.1, 0}, 1, 0},
-    {"nll_loss", f_ce, 3, {D(S2(4, 5), -2, 0), {GC_INDEX, S1(4), 0, 5, 0, 0}, {GC_CONST, S1(5), 0.5, 2, 0, 0}},
-     {WGT_REDUCTION_SUM, 3, 1}, {0, 0}, 1, 0},
-    {"mse_loss", f_pointwise, 2, {D(S2(3, 4), -2, 2), D(S1(4), -2, 2)}, {0, WGT_REDUCTION_MEAN}, {0, 0}, 1, 0},
-    {"l1_loss", f_pointwise, 2, {{GC_DIFF, S2(3, 4), -2, 2, 0.25, 0}, {GC_DIFF, S2(3, 4), -2, 2, 0.25, 0.125}},
-     {1, WGT_REDUCTION_SUM}, {0, 0}, 1, 0},
-    {"smooth_l1_loss", f_pointwise, 2, {{GC_DIFF, S2(3, 4), -2, 2, 0.25, 0}, {GC_DIFF, S2(3, 4), -2, 2, 0.25, 0.125}},
-     {2, WGT_REDUCTION_NONE}, {0.5, 0}, 1, 0},
-    {"binary_cross_entropy", f_pointwise, 3,
-     {D(S2(3, 4), 0.1, 0.9), D(S2(3, 4), 0, 1), {GC_CONST, S1(4), 0.5, 2, 0, 0}}, {3, WGT_REDUCTION_MEAN}, {0, 0}, 1, 0},
-    {"binary_cross_entropy_with_logits", f_pointwise, 4,
-     {D(S2(3, 4), -2, 2), D(S2(3, 4), 0, 1), {GC_CONST, S2(3, 4), 0.5, 2, 0, 0}, {GC_CONST, S1(4), 0.5, 3, 0, 0}},
-     {4, WGT_REDUCTION_SUM}, {0, 0}, 1, 0},
-    {"kl_div", f_pointwise, 2, {D(S2(3, 4), -2, 0), D(S2(3, 4), 0.1, 1)}, {5, WGT_REDUCTION_BATCHMEAN, 0}, {0, 0}, 1, 0},
-    {"kl_div log_target", f_pointwise, 2, {D(S2(3, 4), -2, 0), D(S2(3, 4), -2, 0)}, {5, WGT_REDUCTION_MEAN, 1}, {0, 0}, 1, 0},
-    /* transformer ops: rope (half and interleaved pairs, partial rotation, llama3 scaling), sdpa
-     * (GQA, causal with an offset, float and bool masks) */
-    {"rope", f_rope, 2, {D(S3(2, 3, 8), -1, 1), {GC_INDEX, S1(3), 0, 20, 0, 0}}, {0, 8}, {0, 0}, 1, 0},
-    {"rope interleaved partial llama3", f_rope, 2, {D(S3(2, 3, 8), -1, 1), {GC_INDEX, S1(3), 0, 20, 0, 0}}, {1, 4},
-     {8, 0}, 1, 0},
-    {"sdpa", f_sdpa, 3, {D(S4(1, 2, 3, 4), -1, 1), D(S4(1, 2, 5, 4), -1, 1), D(S4(1, 2, 5, 3), -1, 1)}, {0, 0}, {0, 0}, 1, 0},
-    {"sdpa gqa causal", f_sdpa, 3, {D(S4(2, 4, 3, 4), -1, 1), D(S4(2, 2, 5, 4), -1, 1), D(S4(2, 2, 5, 3), -1, 1)},
-     {1, 2}, {0, 0}, 1, 0},
-    {"sdpa float mask", f_sdpa, 4,
-     {D(S4(1, 2, 3, 4), -1, 1), D(S4(1, 2, 4, 4), -1, 1), D(S4(1, 2, 4, 2), -1, 1), {GC_CONST, S2(3, 4), -1, 1, 0, 0}},
-     {0, 0}, {0, 0}, 1, 0},
-    {"sdpa float mask gradient", f_sdpa, 4,
-     {D(S4(1, 2, 3, 4), -1, 1), D(S4(1, 2, 4, 4), -1, 1), D(S4(1, 2, 4, 2), -1, 1), D(S2(3, 4), -1, 1)},
-     {0, 0}, {0, 0}, 1, 0},
-    {"sdpa float mask gradient gqa causal", f_sdpa, 4,
-     {D(S4(2, 4, 3, 4), -1, 1), D(S4(2, 2, 5, 4), -1, 1), D(S4(2, 2, 5, 2), -1, 1), D(S4(2, 1, 3, 5), -1, 1)},
-     {1, 2}, {0, 0}, 1, 0},
-    {"sdpa bool mask gqa", f_sdpa, 4,
-     {D(S4(1, 4, 3, 4), -1, 1), D(S4(1, 2, 4, 4), -1, 1), D(S4(1, 2, 4, 2), -1, 1), {GC_MASK, S4(1, 1, 3, 4), 0, 1, 0, 0}},
-     {0, 0}, {0, 0}, 1, 0},
+/* The row macros of src/ops/optable.h's GRAD column: a shape, then an input of each kind. */
+#define GC_NDIM_(a, b, c, d, n, ...) n
+#define S(...) GC_NDIM_(__VA_ARGS__, 4, 3, 2, 1, 0), {__VA_ARGS__}
+#define DIFF(shape, lo, hi) {GC_DIFF, shape, lo, hi, 0, 0}
+#define DISTINCT(shape, lo, hi) {GC_DISTINCT, shape, lo, hi, 0, 0}
+#define GRID(shape, lo, hi, step, offset) {GC_DIFF, shape, lo, hi, step, offset}
+#define CONST(shape, lo, hi) {GC_CONST, shape, lo, hi, 0, 0}
+#define INDEX(shape, lo, hi) {GC_INDEX, shape, lo, hi, 0, 0}
+#define MASK(shape) {GC_MASK, shape, 0, 1, 0, 0}
+#define PERM(shape, lo, hi) {GC_PERM, shape, lo, hi, 0, 0}
+#define GRAD(op_, name_, fwd_, ...) {.op = op_, .name = name_, .fwd = fwd_, __VA_ARGS__},
+static gc_case cases[] = {
+#include "ops/optable_all.h"
 };
+#undef GRAD
+#undef S
+#undef DIFF
+#undef DISTINCT
+#undef GRID
+#undef CONST
+#undef INDEX
+#undef MASK
+#undef PERM
 
 #define N_CASES ((int)(sizeof cases / sizeof cases[0]))
 
+/* What the rows leave implicit: the name (the op's when ""), the number of inputs, the op's code. */
+static void init_cases(void)
+{
+    static int done;
+    if (done) return;
+    done = 1;
+    for (int k = 0; k < N_CASES; k++) {
+        gc_case *c = &cases[k];
+        if (!c->name[0]) c->name = c->op;
+        while (c->n_in < GC_MAX_IN && c->in[c->n_in].kind) c->n_in++;
+        const hx_op *o = hx_find(c->op);
+        c->code = o ? o->code : 0;
+    }
+}
+
 int gc_case_count(void) { return N_CASES; }
-const char *gc_case_name(int i) { return i >= 0 && i < N_CASES ? cases[i].name : NULL; }
+const char *gc_case_name(int i)
+{
+    init_cases();
+    return i >= 0 && i < N_CASES ? cases[i].name : NULL;
+}
+const char *gc_case_op(int i) { return i >= 0 && i < N_CASES ? cases[i].op : NULL; }
 
 /* ---- the runner ------------------------------------------------------------------------------ */
 
@@ -850,7 +700,7 @@ static void run_case(wgt_context *dev, wgt_context *ref, const gc_case *c, int v
         check(0, t, log, verbose, c->name, "out of host memory");
         goto done;
     }
-    for (int d = 0; d < (c->halves ? 3 : 1); d++) {
+    for (int d = 0; d < (c->f32_only ? 1 : 3); d++) {
         float *W = NULL, *gref[GC_MAX_IN] = {0}, *gdev[GC_MAX_IN] = {0}, *fd[GC_MAX_IN] = {0};
         int64_t nW = 0;
         wgt_status st = WGT_OK;
@@ -895,9 +745,10 @@ done:
 void gc_run(wgt_context *dev, wgt_context *ref, const char *const *names, int n, int verbose, FILE *log,
             gc_totals *t)
 {
+    init_cases();
     for (int k = 0; k < N_CASES; k++) {
         int match = n == 0;
-        for (int j = 0; j < n && !match; j++) match = strstr(cases[k].name, names[j]) != NULL;
+        for (int j = 0; j < n && !match; j++) match = strstr(cases[k].name, names[j]) || !strcmp(cases[k].op, names[j]);
         if (match) run_case(dev, ref, &cases[k], verbose, log, t);
     }
 }

@@ -1,6 +1,7 @@
 /*
- * Gradient checks: every backward rule of src/autograd run through cases of small tensors, three
- * ways, used by `wgt ops --check --grad` (tools/ops.c) and tests/autograd/test_gpu_grad.c:
+ * Gradient checks: every backward rule of src/autograd run through cases of small tensors (the op
+ * table's GRAD rows, src/ops/optable.h), three ways, used by `wgt ops --check --grad` (tools/ops.c)
+ * and tests/autograd/test_gpu_grad.c:
  *
  *  (a) the CPU-reference context's backward against central finite differences of its own
  *      forward: loss = sum(out * W) for fixed random W, d loss / d x_j = (L(x_j + h) - L(x_j - h)) / 2h
@@ -28,7 +29,7 @@ typedef struct gc_totals {
     int cases;   /* cases run */
 } gc_totals;
 
-/* Run every case whose name or rule contains one of names[0..n-1] (all when n == 0) on dev, with
+/* Run every case whose name contains, or whose op is, one of names[0..n-1] (all when n == 0) on dev, with
  * ref a CPU-reference context. Failures are printed to log with what differed; verbose prints a
  * line per check. */
 void gc_run(wgt_context *dev, wgt_context *ref, const char *const *names, int n, int verbose, FILE *log,
@@ -46,8 +47,10 @@ typedef struct gc_audit {
 } gc_audit;
 void gc_audit_run(wgt_context *ref, const char *const *names, int n, int verbose, FILE *log, gc_audit *a);
 
-/* How many cases the table holds, and the rule names they cover (for listings). */
+/* The cases: the op table's GRAD rows (src/ops/optable.h), in its order. Their count, the name of
+ * case i, and the op row whose backward it checks. */
 int gc_case_count(void);
 const char *gc_case_name(int i);
+const char *gc_case_op(int i);
 
 #endif

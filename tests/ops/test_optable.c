@@ -12,8 +12,9 @@
  *  - every ONNX op type a row names is one the ONNX executor knows;
  *  - the harness's generators and calls (testkit/harness/table_*.c) name no op in a string: what
  *    differs per op is in its row (code, variants), so no second list of names grows there;
- *  - every backward rule a row names has a gradient check (testkit/grad: a case whose first word
- *    is, or is a prefix of, the name of a row with that rule).
+ *  - the GRAD rows (gradient checks, testkit/grad) name rows that record a backward rule (or views
+ *    with a RULE row), their names are unique, and every backward rule a row names has one;
+ *  - the gradient checks' forwards (testkit/grad/gradcheck.c) name no op in a string either.
  * tests/ops/test_readme_ops.sh checks README.md and docs/ops.md against `wgt ops`. */
 #include <ctype.h>
 #include <dirent.h>
@@ -131,11 +132,31 @@ static void check_homes(const hx_op *ops, int n)
     }
 }
 
-/* No string literal in testkit/harness/table_*.c is an op's name. */
+/* No string literal in a file is an op's name. */
+static void check_no_names_in(const char *path)
+{
+    char *text = slurp(path);
+    CHECK(text != NULL, "cannot read %s", path);
+    for (char *p = text ? strchr(text, '"') : NULL; p; p = strchr(p + 1, '"')) {
+        char *q = strchr(p + 1, '"');
+        if (!q) break;
+        char lit[128];
+        if (q - p - 1 < (long)sizeof lit) {
+            snprintf(lit, sizeof lit, "%.*s", (int)(q - p - 1), p + 1);
+            CHECK(!hx_find(lit), "%s names the op \"%s\": put what differs per op in its row", path, lit);
+        }
+        p = q;
+    }
+    free(text);
+}
+
+/* testkit/harness/table_*.c and testkit/grad/gradcheck.c name no op: the rows do. */
 static void check_no_names(void)
 {
     char root[1024], path[1400];
     root_dir(root, sizeof root);
+    snprintf(path, sizeof path, "%s/testkit/grad/gradcheck.c", root);
+    check_no_names_in(path);
     snprintf(path, sizeof path, "%s/testkit/harness", root);
     DIR *d = opendir(path);
     CHECK(d != NULL, "cannot open %s", path);
@@ -145,19 +166,7 @@ static void check_no_names(void)
         size_t len = strlen(e->d_name);
         if (strncmp(e->d_name, "table_", 6) || len < 3 || strcmp(e->d_name + len - 2, ".c")) continue;
         snprintf(path, sizeof path, "%s/testkit/harness/%s", root, e->d_name);
-        char *text = slurp(path);
-        CHECK(text != NULL, "cannot read %s", path);
-        for (char *p = text ? strchr(text, '"') : NULL; p; p = strchr(p + 1, '"')) {
-            char *q = strchr(p + 1, '"');
-            if (!q) break;
-            char lit[128];
-            if (q - p - 1 < (long)sizeof lit) {
-                snprintf(lit, sizeof lit, "%.*s", (int)(q - p - 1), p + 1);
-                CHECK(!hx_find(lit), "%s names the op \"%s\": put what differs per op in its row", path, lit);
-            }
-            p = q;
-        }
-        free(text);
+        check_no_names_in(path);
     }
     closedir(d);
 }
@@ -234,31 +243,43 @@ static void check_rows(const hx_op *ops, int n)
     }
 }
 
-/* The gradient case that checks rule g: its name's first word is a row of g, or a prefix of one
- * ("interpolate bilinear" checks interpolate_bilinear's rule). */
-static int grad_checked(const hx_op *ops, int n, int g)
+/* The GRAD rows: each checks a row that records a backward rule (or a view with a RULE row), the
+ * names are unique, and every rule a row names is checked by a case of some row with that rule. */
+static int view_rule(const char *name)
 {
-    for (int k = 0; k < gc_case_count(); k++) {
-        char w[64];
-        size_t len = 0;
-        for (const char *p = gc_case_name(k); *p && *p != ' ' && len + 1 < sizeof w; p++)
-            w[len++] = (char)tolower((unsigned char)*p);
-        w[len] = 0;
-        for (int i = 0; i < n; i++)
-            if (ops[i].grad == g && (!strcmp(ops[i].name, w) || (!strncmp(ops[i].name, w, len) && ops[i].name[len] == '_')))
-                return 1;
+    for (int g = 1; g < OP_GRAD_COUNT; g++) {
+        const ag_rule *r = ag_rule_of((op_grad_id)g);
+        int view = g == OP_GRAD_RESHAPE || g == OP_GRAD_TRANSPOSE || g == OP_GRAD_PERMUTE || g == OP_GRAD_NARROW ||
+                   g == OP_GRAD_EXPAND;
+        if (view && r && !strcmp(r->name, name)) return 1;
     }
     return 0;
 }
 
 static void check_grad_cases(const hx_op *ops, int n)
 {
+    int count = gc_case_count();
+    CHECK(count > 100, "only %d gradient cases", count);
+    for (int k = 0; k < count; k++) {
+        const char *op = gc_case_op(k), *name = gc_case_name(k);
+        const hx_op *o = hx_find(op);
+        CHECK(o || view_rule(op), "GRAD row %s: no row or view named %s", name, op);
+        if (o) CHECK(o->grad && o->grad != OP_GRAD_NONDIFF, "GRAD row %s: %s records no backward rule", name, op);
+        for (int j = 0; j < k; j++) CHECK(strcmp(name, gc_case_name(j)), "two GRAD rows named %s", name);
+    }
     for (int i = 0; i < n; i++) {
         int g = ops[i].grad, first = 1;
         for (int j = 0; j < i; j++) first &= ops[j].grad != g;
         /* OP_GRAD_NONDIFF: the ops declared without a gradient (test_grad_audit checks them) */
-        if (g && g != OP_GRAD_NONDIFF && first) CHECK(grad_checked(ops, n, g), "%s (%s and others): no gradient case checks its rule", ops[i].grad_name, ops[i].name);
+        if (!g || g == OP_GRAD_NONDIFF || !first) continue;
+        int checked = 0;
+        for (int k = 0; k < count && !checked; k++) {
+            const hx_op *o = hx_find(gc_case_op(k));
+            checked = o && o->grad == g;
+        }
+        CHECK(checked, "%s (%s and others): no GRAD row checks its rule", ops[i].grad_name, ops[i].name);
     }
+    printf("%d gradient cases\n", count);
 }
 
 int main(void)
