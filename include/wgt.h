@@ -927,6 +927,76 @@ wgt_status wgt_swiglu(const wgt_tensor *x, wgt_tensor **out);
 
 
 /* ------------------------------------------------------------------------------------------------
+ * Graph capture (src/graph; notes/GRAPH.md)
+ *
+ * Record the GPU work of a sequence of op calls once, replay it with one submit. Ops called
+ * between wgt_graph_begin and wgt_graph_end run as usual (their results are computed once) and
+ * every dispatch, copy and upload they make is recorded with its pipeline, bindings, uniform
+ * bytes and grid. wgt_graph_replay then re-encodes the whole list into one command buffer: one
+ * submit, no bind group, buffer or host allocation per replay. The tensors the captured ops
+ * returned are the graph's outputs: keep their handles, each replay rewrites them in place (read
+ * them with wgt_tensor_to_host after it). Every buffer the graph touches, intermediates the
+ * caller freed during capture included, stays reserved for the graph until wgt_graph_free.
+ *
+ * Inputs: the tensors named at wgt_graph_begin. A replay takes tensors of the same shape and
+ * dtype (WGT_ERR_SHAPE / WGT_ERR_DTYPE naming the input and both values otherwise) and copies them
+ * into the captured inputs' storage first; a new input must be contiguous at a 4-byte aligned
+ * offset, or have the captured input's exact layout (strides and offset; WGT_ERR_INVALID_ARGUMENT
+ * naming the strides otherwise). inputs == NULL (or a NULL entry) keeps what the captured storage
+ * holds. Anything else read by the ops (weights, caches, constants uploaded during capture) is
+ * read where it was: change it in place (wgt_tensor_assign) and the replay sees it.
+ *
+ * Scalars: a value that changes between replays (a position, a length, a seed) is declared during
+ * capture with wgt_graph_scalar(ctx, name, value, &i) and then passed to the ops as that value.
+ * An op whose parameter may come from a scalar declares that parameter to the device layer
+ * (today: the random ops' seed, i.e. wgt_generator_seed, and nothing else yet); the parameter is
+ * tied to the scalar that has the same value at capture, so scalars of one graph must have
+ * distinct values (WGT_ERR_INVALID_ARGUMENT otherwise). wgt_graph_set_scalar changes it for the
+ * next replays. A value that no op declares (a shape, a view's offset) stays what it was.
+ *
+ * Not capturable (stage 1): work that needs the host mid-graph: a download (wgt_tensor_to_host),
+ * ops with data-dependent shapes (nonzero, unique, masked_select, multinomial's checks, ...), ops
+ * without a GPU kernel for the dtype (they run the CPU reference over downloads). Such a call
+ * fails with WGT_ERR_UNSUPPORTED saying so, the capture is marked failed (logged under
+ * WGT_DEBUG=1) and wgt_graph_end returns that error. A CPU-reference context cannot capture
+ * (WGT_ERR_UNSUPPORTED). One capture at a time per context; free graphs before their context
+ * (a graph left when its context is freed only releases its host memory).
+ * --------------------------------------------------------------------------------------------- */
+
+typedef struct wgt_graph wgt_graph;
+
+/* Start recording on ctx; inputs[0 .. n_inputs-1] are the graph's inputs (may be 0 / NULL). */
+wgt_status wgt_graph_begin(wgt_context *ctx, int n_inputs, const wgt_tensor *const *inputs);
+/* During capture: a scalar named name (unique, < 32 bytes) whose value is value now; *index
+ * (may be NULL) gets its number for wgt_graph_set_scalar. */
+wgt_status wgt_graph_scalar(wgt_context *ctx, const char *name, int64_t value, int *index);
+/* 1 while a capture is open on ctx. */
+int wgt_graph_capturing(const wgt_context *ctx);
+/* End the capture. On success *out is the graph; on failure the capture's first error is
+ * returned (an op that cannot be captured, out of memory) and *out is NULL. Either way the
+ * capture is over. */
+wgt_status wgt_graph_end(wgt_context *ctx, wgt_graph **out);
+/* Set scalar index (from wgt_graph_scalar) for the next replays. */
+wgt_status wgt_graph_set_scalar(wgt_graph *g, int index, int64_t value);
+/* Run the graph again on new inputs (n_inputs must be the number named at capture, or inputs
+ * NULL). Submits and returns at once, like an op. */
+wgt_status wgt_graph_replay(wgt_graph *g, int n_inputs, const wgt_tensor *const *inputs);
+
+typedef struct wgt_graph_stats {
+    int dispatches;        /* compute dispatches per replay */
+    int copies;            /* buffer copies, clears and constant uploads per replay */
+    int bind_groups;       /* made once, at wgt_graph_end */
+    int inputs, scalars, scalar_fields; /* scalar_fields: uniform fields patched from scalars */
+    int pinned_buffers;    /* pool buffers the graph keeps reserved */
+    uint64_t pinned_bytes;
+    uint64_t uniform_bytes;   /* the graph's own uniform buffer */
+    uint64_t constant_bytes;  /* bytes uploaded during capture, replayed from a device copy */
+} wgt_graph_stats;
+wgt_status wgt_graph_get_stats(const wgt_graph *g, wgt_graph_stats *out);
+/* Release the graph and unreserve its buffers. NULL is a no-op. */
+void wgt_graph_free(wgt_graph *g);
+
+/* ------------------------------------------------------------------------------------------------
  * Autograd (src/autograd)
  *
  * Reverse mode, PyTorch's semantics. Mark leaves with wgt_tensor_set_requires_grad; every op

@@ -13,7 +13,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: wgt ops [--markdown]\n"
                "       wgt ops --describe\n"
-               "       wgt ops --check [--big] [--dtype D]... [-v] [OP...]\n"
+               "       wgt ops --check [--big] [--graph] [--dtype D]... [-v] [OP...]\n"
                "       wgt ops --check --grad [-v] [NAME...]\n\n"
                "Without --check: one row per op with the dtypes it accepts and, for each, whether the\n"
                "current adapter runs it with a GPU kernel (gpu), for some of its variants only (part),\n"
@@ -28,6 +28,12 @@ static void usage(FILE *f)
                "bytes past the outputs. One line per op and case: PASS, FAIL (the first mismatch), KNOWN\n"
                "(a difference the table lists, with why) or SKIP (why). --big adds the tensors larger than\n"
                "one storage binding (slow). Exits 1 on any FAIL.\n\n"
+               "--check --graph runs the device side of every case through graph capture: the op is\n"
+               "captured (wgt_graph_begin .. wgt_graph_end) on inputs generated with another seed, the\n"
+               "graph is replayed twice on the case's inputs (the second replay must make one submit, no\n"
+               "bind group and no allocation) and the captured outputs are compared with the reference.\n"
+               "HOST marks an op the capture refuses because it needs the host mid-graph (a download, a\n"
+               "data-dependent shape). Ends with N passed, N failed.\n\n"
                "--check --grad runs the gradient checks of every backward rule, the op table's GRAD rows\n"
                "(or the cases of the op NAME, or whose names contain a NAME): the CPU reference's\n"
                "backward against central finite differences of its forward, this adapter's backward\n"
@@ -134,7 +140,7 @@ static int describe(void)
 }
 
 typedef struct tally {
-    int pass, fail, known, skip, ref, runs, sentinels;
+    int pass, fail, known, skip, ref, host, runs, sentinels;
     int verbose;
 } tally;
 
@@ -150,6 +156,9 @@ static void report(const hx_result *r, void *user)
     } else if (r->known) {
         t->known++;
         printf("KNOWN %-16s %-13s %s (%s)\n", name, c, r->known, r->message);
+    } else if (!r->runs && r->host_runs) {
+        t->host++;
+        printf("HOST  %-16s %-13s %3d runs not capturable: %s\n", name, c, r->host_runs, r->host_why);
     } else if (!r->runs && r->ref_runs) {
         t->ref++;
         char dts[96];
@@ -170,7 +179,7 @@ static void report(const hx_result *r, void *user)
     fflush(stdout);
 }
 
-static int check(wgt_context *dev, int n_names, char **names, uint32_t dtypes, int big, int verbose)
+static int check(wgt_context *dev, int n_names, char **names, uint32_t dtypes, int big, int graph, int verbose)
 {
     wgt_context *ref;
     wgt_context_options ro = {0};
@@ -185,6 +194,7 @@ static int check(wgt_context *dev, int n_names, char **names, uint32_t dtypes, i
     t.verbose = verbose;
     hx_options opt = {0};
     opt.dtypes = dtypes;
+    opt.graph = graph;
     if (big) opt.cases = (1u << HX_CASE_COUNT) - 1;
     int matched = 0;
     for (int i = 0; i < n; i++) {
@@ -196,6 +206,9 @@ static int check(wgt_context *dev, int n_names, char **names, uint32_t dtypes, i
     printf("\n%d ops: %d cases passed, %d failed, %d known issues, %d skipped, %d only on the CPU reference; %d "
            "comparisons (%d with the bytes past the output checked)\n", matched, t.pass, t.fail, t.known, t.skip, t.ref,
            t.runs, t.sentinels);
+    if (graph)
+        printf("graph capture: %d cases not capturable (the op needs the host mid-graph)\n%d passed, %d failed\n",
+               t.host, t.pass, t.fail);
     return t.fail ? 1 : 0;
 }
 
@@ -231,7 +244,7 @@ static int grad_check(wgt_context *dev, int n_names, char **names, int verbose)
 
 int cmd_ops(int argc, char **argv)
 {
-    int markdown = 0, do_describe = 0, do_check = 0, do_grad = 0, big = 0, verbose = 0, n_names = 0;
+    int markdown = 0, do_describe = 0, do_check = 0, do_grad = 0, big = 0, graph = 0, verbose = 0, n_names = 0;
     uint32_t dtypes = 0;
     char **names = calloc((size_t)argc + 1, sizeof *names);
     if (!names) return 1;
@@ -246,6 +259,7 @@ int cmd_ops(int argc, char **argv)
         else if (!strcmp(a, "--check")) do_check = 1;
         else if (!strcmp(a, "--grad")) do_grad = 1;
         else if (!strcmp(a, "--big")) big = 1;
+        else if (!strcmp(a, "--graph")) graph = 1;
         else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) verbose = 1;
         else if (!strcmp(a, "--dtype") && i + 1 < argc) {
             const char *d = argv[++i];
@@ -268,8 +282,8 @@ int cmd_ops(int argc, char **argv)
     }
     int n;
     const hx_op *ops = hx_ops(&n);
-    if (do_grad && !do_check) {
-        fprintf(stderr, "wgt ops: --grad goes with --check\n");
+    if ((do_grad || graph) && !do_check) {
+        fprintf(stderr, "wgt ops: %s goes with --check\n", do_grad ? "--grad" : "--graph");
         free(names);
         return 2;
     }
@@ -302,7 +316,7 @@ int cmd_ops(int argc, char **argv)
         return 1;
     }
     int rc = do_grad    ? grad_check(dev, n_names, names, verbose)
-             : do_check ? check(dev, n_names, names, dtypes, big, verbose)
+             : do_check ? check(dev, n_names, names, dtypes, big, graph, verbose)
                         : table(dev, markdown);
     wgt_context_free(dev);
     free(names);

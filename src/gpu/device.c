@@ -691,6 +691,7 @@ void wgt_context_free(wgt_context *ctx)
         wgt_gpu_flush(ctx);
         wgt_context_sync(ctx, 10000);
     }
+    wgt_capture_context_free(ctx);
     if (ctx->ops_state_free) ctx->ops_state_free(ctx, ctx->ops_state);
     ctx->ops_state = NULL;
     wgt_prof_destroy(ctx);

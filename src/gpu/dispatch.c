@@ -7,6 +7,14 @@
 
 #include "gpu/gpu.h"
 
+/* capture.c: what a capture records (called only while ctx->capture is set). */
+void wgt_capture_dispatch(wgt_context *ctx, const wgt_kernel *k, const void *params, uint32_t params_size,
+                          const wgt_binding *bs, int n, uint32_t gx, uint32_t gy, uint32_t gz);
+void wgt_capture_copy(wgt_context *ctx, int clear, wgt_buffer *src, uint64_t so, wgt_buffer *dst, uint64_t dso,
+                      uint64_t bytes);
+void wgt_capture_upload(wgt_context *ctx, wgt_buffer *dst, uint64_t offset, const void *data, uint64_t bytes);
+wgt_status wgt_capture_refuse_host(wgt_context *ctx, const char *what, uint64_t bytes);
+
 #define UPLOAD_ARENA_BYTES (1u << 20)  /* small uploads ride in the command stream */
 #define SMALL_UPLOAD_BYTES (64u << 10)
 #define DOWNLOAD_TIMEOUT_MS 600000
@@ -251,6 +259,7 @@ wgt_status wgt_gpu_dispatch(wgt_context *ctx, const wgt_kernel *k, const void *p
         gz > lim->max_compute_workgroups_per_dimension)
         return wgt_ctx_error(ctx, WGT_ERR_LIMIT, "kernel '%s': %u x %u x %u workgroups is past the limit of %u per "
                              "dimension", k->name, gx, gy, gz, lim->max_compute_workgroups_per_dimension);
+    if (ctx->capture) wgt_capture_dispatch(ctx, k, params, params_size, bs, n, gx, gy, gz);
     if (!gx || !gy || !gz) return WGT_OK;
     if (ctx->batch_dispatches >= ctx->max_batch || ctx->uniform_used + WGT_UNIFORM_SLOT > ctx->uniform_capacity ||
         wgt_prof_full(ctx))
@@ -300,6 +309,7 @@ wgt_status wgt_gpu_copy(wgt_context *ctx, wgt_buffer *src, uint64_t so, wgt_buff
         (st = check_range(ctx, "copy destination", dst, dso, bytes)))
         return st;
     if (!bytes) return WGT_OK;
+    if (ctx->capture) wgt_capture_copy(ctx, 0, src, so, dst, dso, bytes);
     ensure_encoder(ctx);
     end_pass(ctx);
     wgt_W.CommandEncoderCopyBufferToBuffer(ctx->encoder, src->handle, so, dst->handle, dso, bytes);
@@ -311,6 +321,7 @@ wgt_status wgt_gpu_fill_zero(wgt_context *ctx, wgt_buffer *dst, uint64_t offset,
     wgt_status st = wgt_ctx_check(ctx);
     if (st || (st = check_range(ctx, "clear", dst, offset, bytes))) return st;
     if (!bytes) return WGT_OK;
+    if (ctx->capture) wgt_capture_copy(ctx, 1, NULL, 0, dst, offset, bytes);
     ensure_encoder(ctx);
     end_pass(ctx);
     wgt_W.CommandEncoderClearBuffer(ctx->encoder, dst->handle, offset, bytes);
@@ -322,6 +333,7 @@ wgt_status wgt_gpu_upload(wgt_context *ctx, wgt_buffer *dst, uint64_t offset, co
     wgt_status st = wgt_ctx_check(ctx);
     if (st || (st = check_range(ctx, "upload", dst, offset, bytes))) return st;
     if (!bytes) return WGT_OK;
+    if (ctx->capture) wgt_capture_upload(ctx, dst, offset, data, bytes);
     if (bytes <= SMALL_UPLOAD_BYTES) {
         /* In-stream: staged now, written before the submit, copied in order with the dispatches. */
         if (ctx->upload_used + bytes > UPLOAD_ARENA_BYTES && (st = wgt_gpu_flush(ctx))) return st;
@@ -378,6 +390,7 @@ wgt_status wgt_gpu_download(wgt_context *ctx, wgt_buffer *src, uint64_t offset, 
     if (st) return st;
     if (!src) return wgt_ctx_error(ctx, WGT_ERR_INVALID_ARGUMENT, "download: the buffer is NULL");
     if (!bytes) return WGT_OK;
+    if (ctx->capture) return wgt_capture_refuse_host(ctx, "a download", bytes);
     /* Copies move whole 4-byte words; buffers are sized in 256-byte classes, so rounding stays inside. */
     uint64_t start = offset & ~3ull, end = (offset + bytes + 3) & ~3ull;
     if ((st = check_range(ctx, "download", src, start, end - start))) return st;
@@ -417,6 +430,7 @@ wgt_status wgt_gpu_readback_begin(wgt_context *ctx, wgt_buffer *src, uint64_t of
     *out = NULL;
     wgt_status st = wgt_ctx_check(ctx);
     if (st) return st;
+    if (ctx->capture) return wgt_capture_refuse_host(ctx, "a readback", bytes);
     uint64_t start = offset & ~3ull, end = (offset + bytes + 3) & ~3ull;
     if ((st = check_range(ctx, "readback", src, start, end - start))) return st;
     wgt_readback *rb = calloc(1, sizeof *rb);

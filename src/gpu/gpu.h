@@ -66,6 +66,12 @@ typedef struct wgt_buffer {
     int size_class;
     int in_use;
     struct wgt_buffer *next_free;
+    /* Graph capture (capture.c): graphs that name this buffer. A buffer released while pinned is
+     * parked (neither in use nor on a free list) until the last graph naming it is freed, so a
+     * replay never writes into memory the pool handed to someone else. */
+    int graph_pins;
+    int parked;
+    uint64_t graph_stamp; /* the serial of the last capture that pinned it (dedup) */
 } wgt_buffer;
 
 typedef struct wgt_binding {
@@ -113,6 +119,8 @@ typedef struct wgt_bind_entry {
 #define WGT_BIND_BUCKETS 1024
 
 typedef struct wgt_profiler wgt_profiler;
+typedef struct wgt_capture wgt_capture;
+typedef struct wgt_gpu_graph wgt_gpu_graph;
 
 struct wgt_context {
     int cpu;                      /* no device: ops run the CPU reference */
@@ -170,6 +178,12 @@ struct wgt_context {
      * time in the driver. */
     WGPUBuffer readback_free[4];
     int n_readback_free;
+
+    /* Graph capture (capture.c): the recording in progress (NULL: eager, the one branch the hot
+     * path pays), the graphs alive on this context (released with it), the capture serial. */
+    wgt_capture *capture;
+    wgt_gpu_graph *graphs;
+    uint64_t capture_serial;
 };
 
 /* ---- What the layers above ask of a context (query.c) -----------------------------------------
@@ -265,6 +279,64 @@ wgt_status wgt_gpu_timed_pass_begin(wgt_context *ctx, WGPUQuerySet qs);
 wgt_status wgt_gpu_timed_pass_end(wgt_context *ctx, WGPUQuerySet qs, WGPUBuffer resolve, wgt_buffer *dst);
 void wgt_batch_destroy(wgt_context *ctx);
 wgt_status wgt_batch_init(wgt_context *ctx);
+
+/* ---- Graph capture (capture.c; notes/GRAPH.md) ---------------------------------------------
+ * Between wgt_gpu_capture_begin and _end every dispatch, copy, clear and upload is recorded as
+ * well as run: the kernel, its storage bindings (buffers pinned by the graph), its uniform bytes
+ * and grid. Downloads and readbacks are refused while capturing (stage 1: the host cannot run in
+ * the middle of a replay). A replay encodes the whole list into one command buffer: one submit,
+ * bind groups made once at the end of the capture, uniforms in the graph's own buffer. */
+int wgt_gpu_capturing(const wgt_context *ctx);
+/* owner: the graph layer's object for this capture (wgt_gpu_capture_owner returns it). */
+wgt_status wgt_gpu_capture_begin(wgt_context *ctx, void *owner);
+void *wgt_gpu_capture_owner(const wgt_context *ctx);
+/* Keep buf alive for the graph being captured (graph inputs, which no command may name). */
+wgt_status wgt_gpu_capture_pin(wgt_context *ctx, wgt_buffer *buf);
+/* Declare a graph scalar: a value that may change between replays. Its value must differ from
+ * every other scalar's (ops are matched to scalars by value). *index gets its number. */
+wgt_status wgt_gpu_capture_scalar(wgt_context *ctx, const char *name, int64_t value, int *index);
+/* How an op says that a field of its next dispatch's parameters comes from a graph scalar:
+ * called just before wgt_gpu_dispatch with the byte offset of the field in the params struct,
+ * its type, and the argument the field was computed from (a position, a length, a seed) as
+ * field = kind(mul * arg + add). Eager (no capture): returns at once. During a capture: when a
+ * declared scalar has the value arg, the field is patched from that scalar on every replay (the
+ * dispatch checks that the field holds kind(mul * arg + add): a wrong offset is an internal
+ * error); otherwise the field stays constant. The op's grid must not depend on arg. */
+typedef enum wgt_param_kind {
+    WGT_PARAM_U32,    /* (uint32_t)v */
+    WGT_PARAM_U32_HI, /* (uint32_t)((uint64_t)v >> 32): the high word of a 64-bit value */
+    WGT_PARAM_I32,    /* (int32_t)v */
+    WGT_PARAM_F32,    /* (float)v */
+} wgt_param_kind;
+void wgt_gpu_param_scalar(wgt_context *ctx, uint32_t offset, wgt_param_kind kind, int64_t arg, int64_t mul,
+                          int64_t add);
+/* End the capture. On success *out is the graph; on failure (an op refused, out of memory) the
+ * capture's first error is returned and *out is NULL. Either way the capture is over. */
+wgt_status wgt_gpu_capture_end(wgt_context *ctx, wgt_gpu_graph **out);
+/* One copy encoded before the graph's commands (graph inputs into the captured buffers). */
+typedef struct wgt_gpu_copy_cmd {
+    wgt_buffer *src, *dst;
+    uint64_t src_offset, dst_offset, bytes;
+} wgt_gpu_copy_cmd;
+/* Replay: the copies in pre, then every recorded command, in one command buffer and one submit.
+ * Work recorded eagerly before it is submitted first (its own submit). */
+wgt_status wgt_gpu_graph_replay(wgt_gpu_graph *g, const wgt_gpu_copy_cmd *pre, int n_pre);
+wgt_status wgt_gpu_graph_set_scalar(wgt_gpu_graph *g, int index, int64_t value);
+/* The number of scalars, and scalar i's name and value (NULL when out of range). */
+int wgt_gpu_graph_scalars(const wgt_gpu_graph *g);
+const char *wgt_gpu_graph_scalar(const wgt_gpu_graph *g, int index, int64_t *value);
+wgt_context *wgt_gpu_graph_context(const wgt_gpu_graph *g); /* NULL once its context was freed */
+typedef struct wgt_gpu_graph_counts {
+    int dispatches, copies, clears, uploads, bind_groups, pinned_buffers, patched_fields;
+    uint64_t pinned_bytes, uniform_bytes, constant_bytes;
+} wgt_gpu_graph_counts;
+void wgt_gpu_graph_counts_get(const wgt_gpu_graph *g, wgt_gpu_graph_counts *out);
+void wgt_gpu_graph_free(wgt_gpu_graph *g);
+/* wgt_context_free: abort a capture in progress and release every graph's device objects (the
+ * graphs' handles then only free their host memory). */
+void wgt_capture_context_free(wgt_context *ctx);
+/* pool.c: drop a graph's pin; a parked buffer goes back to its free list with the last one. */
+void wgt_gpu_unpin(wgt_context *ctx, wgt_buffer *buf);
 
 /* Wait for a future-style flag set by a callback, polling, with a time-out in ms (<0: none). */
 /* The kernel profiler (profile.c). */

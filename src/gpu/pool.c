@@ -130,6 +130,19 @@ void wgt_gpu_release(wgt_context *ctx, wgt_buffer *b)
     if (!ctx || !b || !b->in_use) return;
     b->in_use = 0;
     ctx->stats.in_use_bytes -= b->size;
+    if (b->graph_pins) { /* a graph replays into it: parked until the graph goes (wgt_gpu_unpin) */
+        b->parked = 1;
+        return;
+    }
+    b->next_free = ctx->free_list[b->size_class];
+    ctx->free_list[b->size_class] = b;
+}
+
+void wgt_gpu_unpin(wgt_context *ctx, wgt_buffer *b)
+{
+    if (!b || b->graph_pins <= 0) return;
+    if (--b->graph_pins || !b->parked) return;
+    b->parked = 0;
     b->next_free = ctx->free_list[b->size_class];
     ctx->free_list[b->size_class] = b;
 }
@@ -154,7 +167,7 @@ wgt_status wgt_context_empty_cache(wgt_context *ctx)
     int kept = 0;
     for (int i = 0; i < ctx->n_buffers; i++) {
         wgt_buffer *b = ctx->all_buffers[i];
-        if (b->in_use) ctx->all_buffers[kept++] = b;
+        if (b->in_use || b->graph_pins) ctx->all_buffers[kept++] = b;
         else destroy_buffer(ctx, b);
     }
     ctx->n_buffers = kept;

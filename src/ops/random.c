@@ -4,6 +4,7 @@
  * follows word for word. A call starts at the block offset / 4 and advances the offset by the
  * words it used, rounded up to whole blocks, so successive calls differ and a reseed replays. */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -78,6 +79,14 @@ static wgt_status rnd_kernel(wgt_context *ctx, int kind, wgt_dtype xdt, wgt_dtyp
     return wgt_gpu_kernel(ctx, "random", pre, "main", NULL, 0, k);
 }
 
+/* The seed's two words may come from a graph scalar (wgt_graph_scalar with the seed's value):
+ * declared before each dispatch that reads them. */
+static void seed_fields(wgt_context *ctx, uint64_t seed)
+{
+    wgt_gpu_param_scalar(ctx, offsetof(rnd_params, k0), WGT_PARAM_U32, (int64_t)seed, 1, 0);
+    wgt_gpu_param_scalar(ctx, offsetof(rnd_params, k1), WGT_PARAM_U32_HI, (int64_t)seed, 1, 0);
+}
+
 /* Elementwise kinds over y (contiguous, numel n): element e of the call uses block `block` + e / 4.
  * x (contiguous, y's numel, or NULL) is read; mask (bool, contiguous, or NULL) written. The work
  * splits into dispatches of whole blocks that fit one binding. */
@@ -123,6 +132,7 @@ static wgt_status rnd_elementwise(wgt_context *ctx, int kind, uint64_t seed, uin
         uint32_t gx, gy;
         uint64_t wg = op_workgroup_size(ctx);
         op_grid(ctx, (blocks + wg - 1) / wg, &gx, &gy);
+        seed_fields(ctx, seed);
         st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 3, gx, gy, 1);
     }
     return st;
@@ -367,6 +377,7 @@ wgt_status wgt_randperm(wgt_context *ctx, wgt_generator *gen, int64_t n, wgt_dty
             p.blk_lo = (uint32_t)ra.block, p.blk_hi = (uint32_t)(ra.block >> 32);
             p.k0 = (uint32_t)ra.seed, p.k1 = (uint32_t)(ra.seed >> 32);
             p.out_w0 = (uint32_t)((y->l.offset - base) / op_pack(dtype));
+            seed_fields(ctx, ra.seed);
             st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 3, 1, 1, 1);
         }
     } else {
@@ -429,6 +440,7 @@ static wgt_status mn_gpu(wgt_context *ctx, uint64_t seed, uint64_t block, const 
     p.e0 = (uint32_t)parts;
     uint32_t gx, gy;
     op_grid(ctx, (uint64_t)(N * parts), &gx, &gy);
+    if (!st) seed_fields(ctx, seed);
     if (!st) st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 3, gx, gy, 1);
     wgt_tensor_free(scratch);
     return st;

@@ -118,6 +118,8 @@ wgt_status wgt_index_check(wgt_context *ctx)
 wgt_status index_check_now(wgt_context *ctx);
 wgt_status index_check_now(wgt_context *ctx)
 {
+    /* a graph capture cannot read the flags mid-graph: they wait for the next wgt_index_check */
+    if (wgt_gpu_capturing(ctx)) return WGT_OK;
     const char *v = getenv("WGT_STRICT");
     if ((v && *v && strcmp(v, "0")) || wgt_gpu_debug(ctx)) return wgt_index_check(ctx);
     return WGT_OK;

@@ -352,8 +352,61 @@ static void check_inputs(run_ctx *rc, wgt_tensor *const *in, void *const *data, 
     }
 }
 
+/* The device run through a graph: captured on inputs made from data2 (another seed), replayed
+ * on din. Returns the op's status at capture; *graph_err gets a failure of the graph itself. */
+static wgt_status graph_call(run_ctx *rc, wgt_context *dev, int n_in, wgt_tensor *const *din, void *const *data2,
+                             const int64_t *n_storage, const wgt_layout *ls, wgt_tensor **dout, int *host)
+{
+    wgt_tensor *cin[HX_MAX_IN] = {0};
+    wgt_graph *g = NULL;
+    wgt_status st = WGT_OK;
+    *host = 0;
+    for (int i = 0; i < n_in && !st; i++) st = make_tensor(dev, data2[i], n_storage[i], &ls[i], &cin[i]);
+    if (st) {
+        fail(rc, "making capture input: %s", wgt_errmsg());
+        goto done;
+    }
+    if ((st = wgt_graph_begin(dev, n_in, (const wgt_tensor *const *)cin))) {
+        fail(rc, "wgt_graph_begin: %s", wgt_errmsg());
+        goto done;
+    }
+    st = rc->op->call(rc->op, rc->variant, cin, dout);
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s", wgt_errmsg());
+    wgt_status se = wgt_graph_end(dev, &g);
+    if (st) { /* the op's own status stands (and its message) */
+        *host = strstr(msg, "needs the host mid-graph") != NULL;
+        wgt_error(st, "%s", msg);
+        goto done;
+    }
+    if (se) {
+        *host = strstr(wgt_errmsg(), "needs the host mid-graph") != NULL;
+        if (!*host) fail(rc, "wgt_graph_end: %s", wgt_errmsg());
+        st = se;
+        goto done;
+    }
+    wgt_memory_stats m0, m1;
+    if (wgt_graph_replay(g, n_in, (const wgt_tensor *const *)din) || wgt_context_memory_stats(dev, &m0) ||
+        wgt_graph_replay(g, n_in, (const wgt_tensor *const *)din) || wgt_context_memory_stats(dev, &m1)) {
+        fail(rc, "wgt_graph_replay: %s", wgt_errmsg());
+        st = WGT_ERR_INTERNAL;
+        goto done;
+    }
+    if (m1.submits - m0.submits != 1 || m1.bind_group_misses != m0.bind_group_misses ||
+        m1.pool_misses + m1.pool_hits != m0.pool_misses + m0.pool_hits)
+        fail(rc, "a steady-state replay made %llu submits (want 1), %llu bind groups and %llu buffer allocations "
+             "(want 0)", (unsigned long long)(m1.submits - m0.submits),
+             (unsigned long long)(m1.bind_group_misses - m0.bind_group_misses),
+             (unsigned long long)(m1.pool_misses + m1.pool_hits - m0.pool_misses - m0.pool_hits));
+done:
+    /* the outputs stay valid without the graph: its buffers are only released to the pool */
+    wgt_graph_free(g);
+    for (int i = 0; i < n_in; i++) wgt_tensor_free(cin[i]);
+    return st;
+}
+
 static void run_variant(run_ctx *rc, wgt_context *dev, wgt_context *ref, const hx_input *ins, int n_in,
-                        void *const *data, const wgt_layout *ls, const int64_t *n_storage)
+                        void *const *data, void *const *data2, const wgt_layout *ls, const int64_t *n_storage)
 {
     wgt_tensor *din[HX_MAX_IN] = {0}, *rin[HX_MAX_IN] = {0};
     wgt_tensor *dout[2] = {0}, *rout[2] = {0};
@@ -377,9 +430,17 @@ static void run_variant(run_ctx *rc, wgt_context *dev, wgt_context *ref, const h
      * the reference would otherwise compare the reference with itself and pass. */
     strict_env env;
     strict_push(&env, 1);
-    wgt_status sd = rc->op->call(rc->op, rc->variant, din, dout);
+    int host = 0;
+    wgt_status sd = data2 ? graph_call(rc, dev, n_in, din, data2, n_storage, ls, dout, &host)
+                          : rc->op->call(rc->op, rc->variant, din, dout);
     strict_pop(&env);
     on_ref = sd == WGT_ERR_UNSUPPORTED && strstr(wgt_errmsg(), "WGT_STRICT");
+    if (host && !sr) { /* not capturable: nothing to compare */
+        rc->res->host_runs++;
+        if (!rc->res->host_why[0]) snprintf(rc->res->host_why, sizeof rc->res->host_why, "%s", wgt_errmsg());
+        goto done;
+    }
+    if (data2) s.n = 0; /* the capture's own allocations come between: no sentinel claim */
     if (on_ref) { /* no GPU kernel: still run it, for the input checks (nothing to compare) */
         wgt_tensor_free(dout[0]), wgt_tensor_free(dout[1]);
         dout[0] = dout[1] = NULL;
@@ -504,27 +565,34 @@ int hx_check(wgt_context *dev, wgt_context *ref, const hx_op *op, const hx_optio
             if (n_in <= 0) continue;
             ran |= HX_DT(dt);
             rng r = {seed_for(op->name, (wgt_dtype)dt, (hx_case)c)};
-            void *data[HX_MAX_IN] = {0};
+            void *data[HX_MAX_IN] = {0}, *data2[HX_MAX_IN] = {0};
             wgt_layout ls[HX_MAX_IN];
             int64_t n_storage[HX_MAX_IN];
             run_ctx rc = {op, (hx_case)c, (wgt_dtype)dt, 0, &res};
             int ok = 1;
             for (int i = 0; i < n_in && ok; i++) ok = (data[i] = gen_input(&r, op, &ins[i], (hx_case)c, &ls[i], &n_storage[i])) != NULL;
+            if (opt && opt->graph) { /* capture on other values of the same domains and layouts */
+                rng r2 = {seed_for(op->name, (wgt_dtype)dt, (hx_case)c) ^ 0x5bd1e9955bd1e995ull};
+                wgt_layout l2;
+                int64_t n2;
+                for (int i = 0; i < n_in && ok; i++) ok = (data2[i] = gen_input(&r2, op, &ins[i], (hx_case)c, &l2, &n2)) != NULL;
+            }
             if (!ok) fail(&rc, "out of host memory for the inputs");
             for (int v = 0; ok && v < op->n_variants; v++) {
                 if (c == HX_BIG && v != op->big_variant) continue;
                 rc.variant = v;
-                run_variant(&rc, dev, ref, ins, n_in, data, ls, n_storage);
+                run_variant(&rc, dev, ref, ins, n_in, data, opt && opt->graph ? data2 : NULL, ls, n_storage);
             }
-            for (int i = 0; i < n_in; i++) free(data[i]);
+            for (int i = 0; i < n_in; i++) free(data[i]), free(data2[i]);
             wgt_context_empty_cache(ref);
             if (c == HX_BIG) wgt_context_empty_cache(dev);
         }
-        if (!res.runs && !res.ref_runs && !res.failures && !res.skipped[0])
+        if (!res.runs && !res.ref_runs && !res.host_runs && !res.failures && !res.skipped[0])
             snprintf(res.skipped, sizeof res.skipped, "no input of this kind");
         known_check(&res, where, ran);
         if (res.failures) failing++;
-        if (res.runs || res.ref_runs || res.failures || res.skipped[0] || res.known) report(&res, user);
+        if (res.runs || res.ref_runs || res.host_runs || res.failures || res.skipped[0] || res.known)
+            report(&res, user);
     }
     return failing;
 }

@@ -126,6 +126,10 @@ typedef struct hx_options {
     uint32_t dtypes;     /* 0: all the op accepts */
     uint32_t cases;      /* bit per hx_case; 0: all but HX_BIG */
     int verbose;         /* print passing lines too */
+    int graph;           /* run the device side through graph capture (wgt_graph_begin .. _end, on
+                            inputs generated with another seed) and compare what a replay on the
+                            case's inputs leaves in the captured outputs; the replay is run twice
+                            and the second must make one submit, no bind group and no buffer */
 } hx_options;
 
 /* One line of results: an op, a case, and the dtypes run. */
@@ -145,6 +149,9 @@ typedef struct hx_result {
     int ref_runs;       /* device runs that had no GPU kernel (WGT_STRICT refused them) and ran the
                            reference: they compare the reference with itself and prove nothing */
     uint32_t ref_dtypes; /* bit per dtype with such a run */
+    int host_runs;      /* graph mode: runs the capture refused because the op needs the host
+                           mid-graph (a download, a data-dependent shape): nothing compared */
+    char host_why[200]; /* the first such refusal */
 } hx_result;
 
 /* Known differences between a device kernel and the reference, kept visible: a failing case that

@@ -1,0 +1,659 @@
+/* Graph capture and replay at the level of the command stream (notes/GRAPH.md).
+ *
+ * While a capture is open, wgt_gpu_dispatch / _copy / _fill_zero / _upload record what they
+ * encode (after encoding it: the captured work also runs once, eagerly). A command names
+ * wgt_buffers, which the graph pins: a buffer released while pinned is parked by the pool instead
+ * of being handed out again, so the graph's buffers keep their meaning for as long as it lives.
+ * Each dispatch's uniform bytes go to a slot of the graph's own uniform buffer and each upload's
+ * bytes to the graph's constant buffer (replayed as a copy from it); both are written once, at
+ * the end of the capture, together with one bind group per distinct (kernel, bindings).
+ * A replay is then one command encoder, a walk over the list, one submit: no bind group, no
+ * buffer and no host allocation. Graph scalars patch fields of the uniform slots (declared by
+ * the ops through wgt_gpu_param_scalar) before the submit. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu/gpu.h"
+
+#define MAX_SCALARS 16
+#define MAX_PENDING 8
+
+enum { CMD_DISPATCH, CMD_COPY, CMD_CLEAR, CMD_UPLOAD };
+
+typedef struct gcmd {
+    int kind;
+    /* dispatch */
+    const wgt_kernel *kernel;
+    int n;
+    wgt_binding b[WGT_MAX_BINDINGS]; /* sizes resolved (never 0) */
+    uint32_t slot;                   /* uniform slot (kernel->has_uniform) */
+    uint32_t gx, gy, gz;
+    int group;                       /* index into the graph's bind groups */
+    /* copy (src NULL for an upload: src_offset is into the constant buffer), clear */
+    wgt_buffer *src, *dst;
+    uint64_t src_offset, dst_offset, bytes;
+} gcmd;
+
+/* A uniform field patched from a scalar: field = kind(mul * scalar + add). */
+typedef struct gfield {
+    uint32_t slot, offset;
+    wgt_param_kind kind;
+    int scalar;
+    int64_t mul, add;
+} gfield;
+
+typedef struct pending_field {
+    uint32_t offset;
+    wgt_param_kind kind;
+    int64_t arg, mul, add;
+} pending_field;
+
+typedef struct gscalar {
+    char name[32];
+    int64_t value;
+} gscalar;
+
+struct wgt_gpu_graph {
+    wgt_context *ctx; /* NULL once the context was freed */
+    wgt_gpu_graph *next_live;
+    gcmd *cmds;
+    int n_cmds, cap_cmds;
+    uint8_t *uniforms; /* n_slots * WGT_UNIFORM_SLOT, as recorded, then patched */
+    uint32_t n_slots, cap_slots;
+    uint8_t *consts;   /* upload bytes, 4-byte aligned pieces */
+    uint64_t n_consts, cap_consts;
+    gfield *fields;
+    int n_fields, cap_fields;
+    gscalar scalars[MAX_SCALARS];
+    int n_scalars;
+    uint32_t dirty_lo, dirty_hi; /* uniform slots patched since the last write (lo > hi: none) */
+    wgt_buffer **pins;
+    int n_pins, cap_pins;
+    WGPUBuffer uniform_buf, const_buf;
+    WGPUBindGroup *groups;
+    int n_groups;
+    int counts[4]; /* commands per kind */
+};
+
+struct wgt_capture {
+    wgt_gpu_graph *g;
+    void *owner;
+    uint64_t serial;
+    wgt_status failed; /* the first failure (the capture then records nothing more) */
+    char message[512];
+    pending_field pending[MAX_PENDING];
+    int n_pending;
+};
+
+static int grow(void **p, int *cap, int need, size_t elem)
+{
+    if (need <= *cap) return 1;
+    int c = *cap ? *cap * 2 : 64;
+    while (c < need) c *= 2;
+    void *q = realloc(*p, (size_t)c * elem);
+    if (!q) return 0;
+    *p = q;
+    *cap = c;
+    return 1;
+}
+
+/* Latch the capture's first failure; later recording is skipped. */
+static void capture_fail(wgt_context *ctx, wgt_status st, const char *what)
+{
+    wgt_capture *c = ctx->capture;
+    if (c->failed) return;
+    c->failed = st;
+    snprintf(c->message, sizeof c->message, "%s", what);
+    if (ctx->debug) fprintf(stderr, "wgt: graph capture: %s\n", what);
+}
+
+int wgt_gpu_capturing(const wgt_context *ctx) { return ctx && ctx->capture != NULL; }
+
+void *wgt_gpu_capture_owner(const wgt_context *ctx) { return ctx && ctx->capture ? ctx->capture->owner : NULL; }
+
+wgt_context *wgt_gpu_graph_context(const wgt_gpu_graph *g) { return g ? g->ctx : NULL; }
+
+wgt_status wgt_gpu_capture_begin(wgt_context *ctx, void *owner)
+{
+    wgt_status st = wgt_ctx_check(ctx);
+    if (st) return st;
+    if (ctx->cpu)
+        return wgt_ctx_error(ctx, WGT_ERR_UNSUPPORTED,
+                             "graph capture needs a WebGPU device: this context runs the CPU reference");
+    if (ctx->capture)
+        return wgt_ctx_error(ctx, WGT_ERR_MISUSE, "a graph capture is already open on this context (end it first)");
+    wgt_capture *c = calloc(1, sizeof *c);
+    wgt_gpu_graph *g = calloc(1, sizeof *g);
+    if (!c || !g) {
+        free(c), free(g);
+        return wgt_ctx_error(ctx, WGT_ERR_OUT_OF_MEMORY, "out of host memory for a graph capture");
+    }
+    g->ctx = ctx;
+    g->dirty_lo = 1, g->dirty_hi = 0;
+    c->g = g;
+    c->owner = owner;
+    c->serial = ++ctx->capture_serial;
+    ctx->capture = c;
+    if (ctx->debug) fprintf(stderr, "wgt: graph capture begins\n");
+    return WGT_OK;
+}
+
+static int pin(wgt_context *ctx, wgt_buffer *b)
+{
+    wgt_capture *c = ctx->capture;
+    wgt_gpu_graph *g = c->g;
+    if (b->graph_stamp == c->serial) return 1;
+    if (!grow((void **)&g->pins, &g->cap_pins, g->n_pins + 1, sizeof *g->pins))
+        return 0;
+    g->pins[g->n_pins++] = b;
+    b->graph_pins++;
+    b->graph_stamp = c->serial;
+    return 1;
+}
+
+wgt_status wgt_gpu_capture_pin(wgt_context *ctx, wgt_buffer *buf)
+{
+    if (!ctx->capture) return wgt_ctx_error(ctx, WGT_ERR_MISUSE, "no graph capture is open");
+    if (!pin(ctx, buf)) return wgt_ctx_error(ctx, WGT_ERR_OUT_OF_MEMORY, "out of host memory for a graph capture");
+    return WGT_OK;
+}
+
+wgt_status wgt_gpu_capture_scalar(wgt_context *ctx, const char *name, int64_t value, int *index)
+{
+    wgt_capture *c = ctx->capture;
+    if (!c) return wgt_ctx_error(ctx, WGT_ERR_MISUSE, "graph scalar '%s': no graph capture is open", name);
+    wgt_gpu_graph *g = c->g;
+    if (g->n_scalars == MAX_SCALARS)
+        return wgt_ctx_error(ctx, WGT_ERR_LIMIT, "graph scalar '%s': a graph has at most %d scalars", name,
+                             MAX_SCALARS);
+    for (int i = 0; i < g->n_scalars; i++) {
+        if (!strcmp(g->scalars[i].name, name))
+            return wgt_ctx_error(ctx, WGT_ERR_INVALID_ARGUMENT, "graph scalar '%s' is declared twice", name);
+        if (g->scalars[i].value == value)
+            return wgt_ctx_error(ctx, WGT_ERR_INVALID_ARGUMENT,
+                                 "graph scalar '%s' has the value %lld that scalar '%s' already has: ops find their "
+                                 "scalar by its value, so capture with distinct values", name, (long long)value,
+                                 g->scalars[i].name);
+    }
+    if (strlen(name) >= sizeof g->scalars[0].name)
+        return wgt_ctx_error(ctx, WGT_ERR_INVALID_ARGUMENT, "graph scalar '%s': the name is longer than %d bytes",
+                             name, (int)sizeof g->scalars[0].name - 1);
+    snprintf(g->scalars[g->n_scalars].name, sizeof g->scalars[0].name, "%s", name);
+    g->scalars[g->n_scalars].value = value;
+    *index = g->n_scalars++;
+    return WGT_OK;
+}
+
+void wgt_gpu_param_scalar(wgt_context *ctx, uint32_t offset, wgt_param_kind kind, int64_t arg, int64_t mul,
+                          int64_t add)
+{
+    wgt_capture *c = ctx->capture;
+    if (!c) return;
+    if (c->n_pending == MAX_PENDING) {
+        capture_fail(ctx, WGT_ERR_INTERNAL, "more than 8 scalar fields declared for one dispatch");
+        return;
+    }
+    c->pending[c->n_pending++] = (pending_field){offset, kind, arg, mul, add};
+}
+
+static void field_bytes(wgt_param_kind kind, int64_t v, uint8_t out[4])
+{
+    uint32_t u;
+    float f;
+    switch (kind) {
+    case WGT_PARAM_U32_HI: u = (uint32_t)((uint64_t)v >> 32); break;
+    case WGT_PARAM_I32: u = (uint32_t)(int32_t)v; break;
+    case WGT_PARAM_F32:
+        f = (float)v;
+        memcpy(&u, &f, 4);
+        break;
+    default: u = (uint32_t)v; break;
+    }
+    memcpy(out, &u, 4);
+}
+
+static gcmd *new_cmd(wgt_context *ctx, int kind)
+{
+    wgt_gpu_graph *g = ctx->capture->g;
+    if (!grow((void **)&g->cmds, &g->cap_cmds, g->n_cmds + 1, sizeof *g->cmds)) {
+        capture_fail(ctx, WGT_ERR_OUT_OF_MEMORY, "out of host memory recording a graph");
+        return NULL;
+    }
+    gcmd *cmd = &g->cmds[g->n_cmds++];
+    memset(cmd, 0, sizeof *cmd);
+    cmd->kind = kind;
+    g->counts[kind]++;
+    return cmd;
+}
+
+/* The dispatch's scalar fields: each pending declaration bound to the scalar of its value. */
+static void bind_fields(wgt_context *ctx, const wgt_kernel *k, uint32_t slot, const uint8_t *bytes,
+                        uint32_t params_size)
+{
+    wgt_capture *c = ctx->capture;
+    wgt_gpu_graph *g = c->g;
+    for (int i = 0; i < c->n_pending; i++) {
+        pending_field *p = &c->pending[i];
+        int s = -1;
+        for (int j = 0; j < g->n_scalars; j++)
+            if (g->scalars[j].value == p->arg) s = j;
+        if (s < 0) continue; /* not a graph scalar: a constant like any other */
+        uint8_t want[4];
+        field_bytes(p->kind, p->mul * p->arg + p->add, want);
+        char msg[256];
+        if (!k->has_uniform || p->offset % 4 || p->offset + 4 > params_size || memcmp(bytes + p->offset, want, 4)) {
+            snprintf(msg, sizeof msg, "kernel '%s': the scalar field declared at byte %u does not hold the value "
+                     "declared for it (a wrong offset in the op)", k->name, p->offset);
+            capture_fail(ctx, WGT_ERR_INTERNAL, msg);
+            break;
+        }
+        if (!grow((void **)&g->fields, &g->cap_fields, g->n_fields + 1, sizeof *g->fields)) {
+            capture_fail(ctx, WGT_ERR_OUT_OF_MEMORY, "out of host memory recording a graph");
+            break;
+        }
+        g->fields[g->n_fields++] = (gfield){slot, p->offset, p->kind, s, p->mul, p->add};
+        if (ctx->debug)
+            fprintf(stderr, "wgt: graph: dispatch %d (%s) byte %u = %lld * %s + %lld\n", g->n_cmds - 1, k->name,
+                    p->offset, (long long)p->mul, g->scalars[s].name, (long long)p->add);
+    }
+    c->n_pending = 0;
+}
+
+void wgt_capture_dispatch(wgt_context *ctx, const wgt_kernel *k, const void *params, uint32_t params_size,
+                          const wgt_binding *bs, int n, uint32_t gx, uint32_t gy, uint32_t gz);
+void wgt_capture_dispatch(wgt_context *ctx, const wgt_kernel *k, const void *params, uint32_t params_size,
+                          const wgt_binding *bs, int n, uint32_t gx, uint32_t gy, uint32_t gz)
+{
+    wgt_capture *c = ctx->capture;
+    wgt_gpu_graph *g = c->g;
+    if (c->failed) {
+        c->n_pending = 0;
+        return;
+    }
+    if (!gx || !gy || !gz) { /* nothing runs: nothing to replay */
+        c->n_pending = 0;
+        return;
+    }
+    gcmd *cmd = new_cmd(ctx, CMD_DISPATCH);
+    if (!cmd) return;
+    cmd->kernel = k;
+    cmd->n = n;
+    cmd->gx = gx, cmd->gy = gy, cmd->gz = gz;
+    for (int i = 0; i < n; i++) {
+        cmd->b[i] = bs[i];
+        if (!cmd->b[i].size) cmd->b[i].size = bs[i].buffer->size - bs[i].offset;
+        if (!pin(ctx, bs[i].buffer)) {
+            capture_fail(ctx, WGT_ERR_OUT_OF_MEMORY, "out of host memory recording a graph");
+            return;
+        }
+    }
+    if (k->has_uniform) {
+        if (g->n_slots == g->cap_slots) {
+            uint32_t cap = g->cap_slots ? g->cap_slots * 2 : 64;
+            uint8_t *u = realloc(g->uniforms, (size_t)cap * WGT_UNIFORM_SLOT);
+            if (!u) {
+                capture_fail(ctx, WGT_ERR_OUT_OF_MEMORY, "out of host memory recording a graph");
+                return;
+            }
+            g->uniforms = u;
+            g->cap_slots = cap;
+        }
+        cmd->slot = g->n_slots++;
+        uint8_t *slot = g->uniforms + (size_t)cmd->slot * WGT_UNIFORM_SLOT;
+        memset(slot, 0, WGT_UNIFORM_SLOT);
+        if (params_size) memcpy(slot, params, params_size);
+        bind_fields(ctx, k, cmd->slot, slot, params_size);
+    } else if (c->n_pending) {
+        capture_fail(ctx, WGT_ERR_INTERNAL, "a scalar field was declared for a kernel without parameters");
+    }
+}
+
+void wgt_capture_copy(wgt_context *ctx, int clear, wgt_buffer *src, uint64_t so, wgt_buffer *dst, uint64_t dso,
+                      uint64_t bytes);
+void wgt_capture_copy(wgt_context *ctx, int clear, wgt_buffer *src, uint64_t so, wgt_buffer *dst, uint64_t dso,
+                      uint64_t bytes)
+{
+    if (ctx->capture->failed || !bytes) return;
+    gcmd *cmd = new_cmd(ctx, clear ? CMD_CLEAR : CMD_COPY);
+    if (!cmd) return;
+    cmd->src = src, cmd->dst = dst;
+    cmd->src_offset = so, cmd->dst_offset = dso, cmd->bytes = bytes;
+    if ((src && !pin(ctx, src)) || !pin(ctx, dst))
+        capture_fail(ctx, WGT_ERR_OUT_OF_MEMORY, "out of host memory recording a graph");
+}
+
+void wgt_capture_upload(wgt_context *ctx, wgt_buffer *dst, uint64_t offset, const void *data, uint64_t bytes);
+void wgt_capture_upload(wgt_context *ctx, wgt_buffer *dst, uint64_t offset, const void *data, uint64_t bytes)
+{
+    wgt_gpu_graph *g = ctx->capture->g;
+    if (ctx->capture->failed || !bytes) return;
+    if (g->n_consts + bytes > g->cap_consts) {
+        uint64_t cap = g->cap_consts ? g->cap_consts * 2 : 4096;
+        while (cap < g->n_consts + bytes) cap *= 2;
+        uint8_t *q = realloc(g->consts, cap);
+        if (!q) {
+            capture_fail(ctx, WGT_ERR_OUT_OF_MEMORY, "out of host memory recording a graph's constants");
+            return;
+        }
+        g->consts = q;
+        g->cap_consts = cap;
+    }
+    gcmd *cmd = new_cmd(ctx, CMD_UPLOAD);
+    if (!cmd) return;
+    memcpy(g->consts + g->n_consts, data, bytes); /* bytes is a multiple of 4 (check_range) */
+    cmd->dst = dst;
+    cmd->src_offset = g->n_consts, cmd->dst_offset = offset, cmd->bytes = bytes;
+    g->n_consts += bytes;
+    if (!pin(ctx, dst)) capture_fail(ctx, WGT_ERR_OUT_OF_MEMORY, "out of host memory recording a graph");
+}
+
+wgt_status wgt_capture_refuse_host(wgt_context *ctx, const char *what, uint64_t bytes);
+wgt_status wgt_capture_refuse_host(wgt_context *ctx, const char *what, uint64_t bytes)
+{
+    char msg[300];
+    snprintf(msg, sizeof msg,
+             "%s of %llu bytes during graph capture: the op needs the host mid-graph (a data-dependent shape or "
+             "a host read), which a replay cannot do; end the capture before it", what, (unsigned long long)bytes);
+    capture_fail(ctx, WGT_ERR_UNSUPPORTED, msg);
+    return wgt_ctx_error(ctx, WGT_ERR_UNSUPPORTED, "%s", msg);
+}
+
+/* ---- the end: device objects made once ------------------------------------------------------ */
+
+static void graph_release_device(wgt_gpu_graph *g)
+{
+    for (int i = 0; i < g->n_groups; i++)
+        if (g->groups[i]) wgt_W.BindGroupRelease(g->groups[i]);
+    free(g->groups);
+    g->groups = NULL;
+    g->n_groups = 0;
+    if (g->uniform_buf) {
+        wgt_W.BufferDestroy(g->uniform_buf);
+        wgt_W.BufferRelease(g->uniform_buf);
+        g->uniform_buf = NULL;
+    }
+    if (g->const_buf) {
+        wgt_W.BufferDestroy(g->const_buf);
+        wgt_W.BufferRelease(g->const_buf);
+        g->const_buf = NULL;
+    }
+    if (g->ctx)
+        for (int i = 0; i < g->n_pins; i++) wgt_gpu_unpin(g->ctx, g->pins[i]);
+    g->n_pins = 0;
+}
+
+static void graph_free_host(wgt_gpu_graph *g)
+{
+    free(g->cmds);
+    free(g->uniforms);
+    free(g->consts);
+    free(g->fields);
+    free(g->pins);
+    free(g);
+}
+
+static WGPUBuffer make_buf(wgt_context *ctx, uint64_t size, WGPUBufferUsage usage, const char *label)
+{
+    WGPUBufferDescriptor d = {0};
+    d.label = (WGPUStringView){label, strlen(label)};
+    d.usage = usage;
+    d.size = (size + 3) & ~3ull;
+    return wgt_W.DeviceCreateBuffer(ctx->device, &d);
+}
+
+static int same_bindings(const gcmd *a, const gcmd *b)
+{
+    if (a->kernel != b->kernel || a->n != b->n) return 0;
+    for (int i = 0; i < a->n; i++)
+        if (a->b[i].buffer != b->b[i].buffer || a->b[i].offset != b->b[i].offset || a->b[i].size != b->b[i].size)
+            return 0;
+    return 1;
+}
+
+static uint64_t bind_hash(const gcmd *c)
+{
+    uint64_t h = (uint64_t)(uintptr_t)c->kernel * 0x9E3779B97F4A7C15ull;
+    for (int i = 0; i < c->n; i++) {
+        h = (h ^ c->b[i].buffer->id) * 0x100000001b3ull;
+        h = (h ^ c->b[i].offset) * 0x100000001b3ull;
+        h = (h ^ c->b[i].size) * 0x100000001b3ull;
+    }
+    return h;
+}
+
+/* One bind group per distinct (kernel, bindings), binding 0 being the graph's uniform buffer. */
+static wgt_status make_groups(wgt_context *ctx, wgt_gpu_graph *g)
+{
+    int nd = g->counts[CMD_DISPATCH];
+    if (!nd) return WGT_OK;
+    int cap = 16;
+    while (cap < 2 * nd) cap *= 2;
+    int *table = malloc((size_t)cap * sizeof *table); /* command index of each group's first user */
+    g->groups = calloc((size_t)nd, sizeof *g->groups);
+    if (!table || !g->groups) {
+        free(table);
+        return wgt_ctx_error(ctx, WGT_ERR_OUT_OF_MEMORY, "out of host memory for a graph's bind groups");
+    }
+    for (int i = 0; i < cap; i++) table[i] = -1;
+    for (int ci = 0; ci < g->n_cmds; ci++) {
+        gcmd *c = &g->cmds[ci];
+        if (c->kind != CMD_DISPATCH) continue;
+        uint64_t h = bind_hash(c);
+        int at = (int)(h & (uint64_t)(cap - 1));
+        while (table[at] >= 0 && !same_bindings(&g->cmds[table[at]], c)) at = (at + 1) & (cap - 1);
+        if (table[at] >= 0) {
+            c->group = g->cmds[table[at]].group;
+            continue;
+        }
+        table[at] = ci;
+        const wgt_kernel *k = c->kernel;
+        WGPUBindGroupEntry entries[WGT_MAX_BINDINGS + 1];
+        memset(entries, 0, sizeof entries);
+        int ne = 0;
+        if (k->has_uniform) {
+            entries[0].binding = 0;
+            entries[0].buffer = g->uniform_buf;
+            entries[0].size = WGT_UNIFORM_SLOT;
+            ne++;
+        }
+        for (int i = 0; i < c->n; i++, ne++) {
+            entries[ne].binding = (uint32_t)i + 1;
+            entries[ne].buffer = c->b[i].buffer->handle;
+            entries[ne].offset = c->b[i].offset;
+            entries[ne].size = c->b[i].size;
+        }
+        WGPUBindGroupDescriptor d = {NULL, {k->name, strlen(k->name)}, k->layout, (size_t)ne, entries};
+        c->group = g->n_groups;
+        g->groups[g->n_groups] = wgt_W.DeviceCreateBindGroup(ctx->device, &d);
+        if (!g->groups[g->n_groups]) {
+            free(table);
+            return wgt_ctx_error(ctx, WGT_ERR_GPU, "could not create a bind group for kernel '%s' of a graph",
+                                 k->name);
+        }
+        g->n_groups++;
+    }
+    free(table);
+    return WGT_OK;
+}
+
+wgt_status wgt_gpu_capture_end(wgt_context *ctx, wgt_gpu_graph **out)
+{
+    *out = NULL;
+    wgt_capture *c = ctx->capture;
+    if (!c) return wgt_ctx_error(ctx, WGT_ERR_MISUSE, "wgt_graph_end: no graph capture is open on this context");
+    ctx->capture = NULL;
+    wgt_gpu_graph *g = c->g;
+    wgt_status st = c->failed ? wgt_ctx_error(ctx, c->failed, "graph capture failed: %s", c->message)
+                              : wgt_ctx_check(ctx);
+    free(c);
+    if (!st && g->n_slots) {
+        g->uniform_buf = make_buf(ctx, (uint64_t)g->n_slots * WGT_UNIFORM_SLOT,
+                                  WGPUBufferUsage_Uniform | WGPUBufferUsage_CopyDst, "wgt graph uniforms");
+        if (!g->uniform_buf)
+            st = wgt_ctx_error(ctx, WGT_ERR_OUT_OF_MEMORY, "could not create a graph's uniform buffer");
+        else
+            wgt_W.QueueWriteBuffer(ctx->queue, g->uniform_buf, 0, g->uniforms, (size_t)g->n_slots * WGT_UNIFORM_SLOT);
+    }
+    if (!st && g->n_consts) {
+        g->const_buf = make_buf(ctx, g->n_consts, WGPUBufferUsage_CopySrc | WGPUBufferUsage_CopyDst,
+                                "wgt graph constants");
+        if (!g->const_buf)
+            st = wgt_ctx_error(ctx, WGT_ERR_OUT_OF_MEMORY, "could not create a graph's constant buffer");
+        else
+            wgt_W.QueueWriteBuffer(ctx->queue, g->const_buf, 0, g->consts, (size_t)g->n_consts);
+    }
+    if (!st) st = make_groups(ctx, g);
+    if (!st) st = wgt_ctx_check(ctx);
+    if (st) {
+        graph_release_device(g);
+        graph_free_host(g);
+        return st;
+    }
+    /* the host copy of the constants is on the device now; the uniforms stay for patching */
+    free(g->consts);
+    g->consts = NULL;
+    g->next_live = ctx->graphs;
+    ctx->graphs = g;
+    if (ctx->debug)
+        fprintf(stderr, "wgt: graph captured: %d dispatches, %d copies, %d clears, %d uploads, %d bind groups, "
+                "%d buffers pinned, %d scalar fields\n", g->counts[CMD_DISPATCH], g->counts[CMD_COPY],
+                g->counts[CMD_CLEAR], g->counts[CMD_UPLOAD], g->n_groups, g->n_pins, g->n_fields);
+    *out = g;
+    return WGT_OK;
+}
+
+/* ---- replay --------------------------------------------------------------------------------- */
+
+wgt_status wgt_gpu_graph_set_scalar(wgt_gpu_graph *g, int index, int64_t value)
+{
+    if (!g->ctx) return wgt_error(WGT_ERR_MISUSE, "wgt_graph_set_scalar: the graph's context was freed");
+    if (index < 0 || index >= g->n_scalars)
+        return wgt_ctx_error(g->ctx, WGT_ERR_INVALID_ARGUMENT, "graph scalar %d: the graph has %d scalars", index,
+                             g->n_scalars);
+    g->scalars[index].value = value;
+    for (int i = 0; i < g->n_fields; i++) {
+        const gfield *f = &g->fields[i];
+        if (f->scalar != index) continue;
+        field_bytes(f->kind, f->mul * value + f->add, g->uniforms + (size_t)f->slot * WGT_UNIFORM_SLOT + f->offset);
+        if (g->dirty_lo > g->dirty_hi) g->dirty_lo = g->dirty_hi = f->slot;
+        else if (f->slot < g->dirty_lo) g->dirty_lo = f->slot;
+        else if (f->slot > g->dirty_hi) g->dirty_hi = f->slot;
+    }
+    return WGT_OK;
+}
+
+int wgt_gpu_graph_scalars(const wgt_gpu_graph *g) { return g ? g->n_scalars : 0; }
+
+const char *wgt_gpu_graph_scalar(const wgt_gpu_graph *g, int index, int64_t *value)
+{
+    if (!g || index < 0 || index >= g->n_scalars) return NULL;
+    if (value) *value = g->scalars[index].value;
+    return g->scalars[index].name;
+}
+
+wgt_status wgt_gpu_graph_replay(wgt_gpu_graph *g, const wgt_gpu_copy_cmd *pre, int n_pre)
+{
+    wgt_context *ctx = g->ctx;
+    if (!ctx) return wgt_error(WGT_ERR_MISUSE, "wgt_graph_replay: the graph's context was freed");
+    wgt_status st = wgt_ctx_check(ctx);
+    if (st) return st;
+    if (ctx->capture)
+        return wgt_ctx_error(ctx, WGT_ERR_MISUSE, "wgt_graph_replay during a graph capture: end the capture first");
+    /* eager work recorded before the replay goes first */
+    if (ctx->encoder && (st = wgt_gpu_flush(ctx))) return st;
+    if (g->dirty_lo <= g->dirty_hi) {
+        size_t at = (size_t)g->dirty_lo * WGT_UNIFORM_SLOT, n = (size_t)(g->dirty_hi - g->dirty_lo + 1) * WGT_UNIFORM_SLOT;
+        wgt_W.QueueWriteBuffer(ctx->queue, g->uniform_buf, at, g->uniforms + at, n);
+        g->dirty_lo = 1, g->dirty_hi = 0;
+    }
+    WGPUCommandEncoder enc = wgt_W.DeviceCreateCommandEncoder(ctx->device, NULL);
+    for (int i = 0; i < n_pre; i++)
+        if (pre[i].bytes)
+            wgt_W.CommandEncoderCopyBufferToBuffer(enc, pre[i].src->handle, pre[i].src_offset, pre[i].dst->handle,
+                                                   pre[i].dst_offset, pre[i].bytes);
+    WGPUComputePassEncoder pass = NULL;
+    for (int i = 0; i < g->n_cmds; i++) {
+        const gcmd *c = &g->cmds[i];
+        if (c->kind == CMD_DISPATCH) {
+            if (!pass) pass = wgt_W.CommandEncoderBeginComputePass(enc, NULL);
+            wgt_W.ComputePassEncoderSetPipeline(pass, c->kernel->pipeline);
+            if (c->kernel->has_uniform) {
+                uint32_t offset = c->slot * WGT_UNIFORM_SLOT;
+                wgt_W.ComputePassEncoderSetBindGroup(pass, 0, g->groups[c->group], 1, &offset);
+            } else
+                wgt_W.ComputePassEncoderSetBindGroup(pass, 0, g->groups[c->group], 0, NULL);
+            wgt_W.ComputePassEncoderDispatchWorkgroups(pass, c->gx, c->gy, c->gz);
+            continue;
+        }
+        if (pass) {
+            wgt_W.ComputePassEncoderEnd(pass);
+            wgt_W.ComputePassEncoderRelease(pass);
+            pass = NULL;
+        }
+        if (c->kind == CMD_CLEAR) wgt_W.CommandEncoderClearBuffer(enc, c->dst->handle, c->dst_offset, c->bytes);
+        else
+            wgt_W.CommandEncoderCopyBufferToBuffer(enc, c->kind == CMD_UPLOAD ? g->const_buf : c->src->handle,
+                                                   c->src_offset, c->dst->handle, c->dst_offset, c->bytes);
+    }
+    if (pass) {
+        wgt_W.ComputePassEncoderEnd(pass);
+        wgt_W.ComputePassEncoderRelease(pass);
+    }
+    WGPUCommandBuffer cb = wgt_W.CommandEncoderFinish(enc, NULL);
+    wgt_W.CommandEncoderRelease(enc);
+    wgt_W.QueueSubmit(ctx->queue, 1, &cb);
+    wgt_W.CommandBufferRelease(cb);
+    ctx->stats.submits++;
+    ctx->stats.dispatches += (uint64_t)g->counts[CMD_DISPATCH];
+    return wgt_ctx_check(ctx);
+}
+
+void wgt_gpu_graph_counts_get(const wgt_gpu_graph *g, wgt_gpu_graph_counts *out)
+{
+    memset(out, 0, sizeof *out);
+    out->dispatches = g->counts[CMD_DISPATCH];
+    out->copies = g->counts[CMD_COPY];
+    out->clears = g->counts[CMD_CLEAR];
+    out->uploads = g->counts[CMD_UPLOAD];
+    out->bind_groups = g->n_groups;
+    out->pinned_buffers = g->n_pins;
+    out->patched_fields = g->n_fields;
+    for (int i = 0; i < g->n_pins; i++) out->pinned_bytes += g->pins[i]->size;
+    out->uniform_bytes = (uint64_t)g->n_slots * WGT_UNIFORM_SLOT;
+    out->constant_bytes = g->n_consts;
+}
+
+void wgt_gpu_graph_free(wgt_gpu_graph *g)
+{
+    if (!g) return;
+    wgt_context *ctx = g->ctx;
+    if (ctx) {
+        for (wgt_gpu_graph **p = &ctx->graphs; *p; p = &(*p)->next_live)
+            if (*p == g) {
+                *p = g->next_live;
+                break;
+            }
+        /* recorded eager work may still name a buffer this unpins: it is ordered before any later
+         * use by the queue, like any pool release */
+        graph_release_device(g);
+    }
+    graph_free_host(g);
+}
+
+void wgt_capture_context_free(wgt_context *ctx)
+{
+    if (ctx->capture) {
+        wgt_gpu_graph *g = ctx->capture->g;
+        free(ctx->capture);
+        ctx->capture = NULL;
+        graph_release_device(g);
+        graph_free_host(g);
+    }
+    while (ctx->graphs) {
+        wgt_gpu_graph *g = ctx->graphs;
+        ctx->graphs = g->next_live;
+        graph_release_device(g);
+        g->ctx = NULL; /* the handle now frees only its host memory */
+    }
+}

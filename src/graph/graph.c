@@ -1,0 +1,235 @@
+/* The public face of graph capture (include/wgt.h "Graph capture"; notes/GRAPH.md): the
+ * inputs named at capture and their checks on replay, over the command-stream recording of
+ * src/gpu/capture.c. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops/ops.h"
+#include "tensor/tensor.h"
+
+/* A captured input: where its elements live, so a replay can copy new ones there. */
+typedef struct graph_input {
+    wgt_layout l;
+    wgt_buffer *buf;   /* pinned by the capture */
+    uint64_t storage_bytes;
+    uint64_t lo4, hi4; /* the bytes its layout reaches, widened to whole words */
+} graph_input;
+
+struct wgt_graph {
+    wgt_context *ctx;
+    wgt_gpu_graph *g;
+    int n_inputs;
+    graph_input *inputs;
+    wgt_gpu_copy_cmd *copies; /* made at capture: a replay allocates nothing */
+};
+
+static void shape_str(const wgt_layout *l, char *buf, size_t cap)
+{
+    size_t used = (size_t)snprintf(buf, cap, "[");
+    for (int d = 0; d < l->ndim && used < cap; d++)
+        used += (size_t)snprintf(buf + used, cap - used, "%s%lld", d ? ", " : "", (long long)l->shape[d]);
+    if (used < cap) snprintf(buf + used, cap - used, "]");
+}
+
+static void strides_str(const wgt_layout *l, char *buf, size_t cap)
+{
+    size_t used = (size_t)snprintf(buf, cap, "offset %lld, strides [", (long long)l->offset);
+    for (int d = 0; d < l->ndim && used < cap; d++)
+        used += (size_t)snprintf(buf + used, cap - used, "%s%lld", d ? ", " : "", (long long)l->strides[d]);
+    if (used < cap) snprintf(buf + used, cap - used, "]");
+}
+
+/* The byte range [lo, hi) l reaches; hi == lo when it is empty. */
+static void byte_range(const wgt_layout *l, uint64_t *lo, uint64_t *hi)
+{
+    int64_t a, b;
+    op_extent(l, &a, &b);
+    uint64_t es = wgt_dtype_size(l->dtype);
+    if (b < a) {
+        *lo = *hi = 0;
+        return;
+    }
+    *lo = (uint64_t)a * es;
+    *hi = ((uint64_t)b + 1) * es;
+}
+
+static void graph_free_host(wgt_graph *gr)
+{
+    free(gr->inputs);
+    free(gr->copies);
+    free(gr);
+}
+
+wgt_status wgt_graph_begin(wgt_context *ctx, int n_inputs, const wgt_tensor *const *inputs)
+{
+    if (!ctx || n_inputs < 0 || (n_inputs && !inputs))
+        return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_graph_begin: NULL context or inputs");
+    for (int i = 0; i < n_inputs; i++) {
+        if (!inputs[i]) return wgt_ctx_error(ctx, WGT_ERR_INVALID_ARGUMENT, "wgt_graph_begin: input %d is NULL", i);
+        if (inputs[i]->st->ctx != ctx)
+            return wgt_ctx_error(ctx, WGT_ERR_INVALID_ARGUMENT, "wgt_graph_begin: input %d lives on another context",
+                                 i);
+    }
+    wgt_graph *gr = calloc(1, sizeof *gr);
+    if (gr && n_inputs) {
+        gr->inputs = calloc((size_t)n_inputs, sizeof *gr->inputs);
+        gr->copies = calloc((size_t)n_inputs, sizeof *gr->copies);
+    }
+    if (!gr || (n_inputs && (!gr->inputs || !gr->copies))) {
+        if (gr) graph_free_host(gr);
+        return wgt_ctx_error(ctx, WGT_ERR_OUT_OF_MEMORY, "out of host memory for a graph");
+    }
+    gr->ctx = ctx;
+    gr->n_inputs = n_inputs;
+    wgt_status st = wgt_gpu_capture_begin(ctx, gr);
+    if (st) {
+        graph_free_host(gr);
+        return st;
+    }
+    for (int i = 0; i < n_inputs && !st; i++) {
+        const wgt_tensor *t = inputs[i];
+        graph_input *in = &gr->inputs[i];
+        in->l = t->l;
+        in->buf = t->st->buf;
+        in->storage_bytes = t->st->bytes;
+        uint64_t lo, hi;
+        byte_range(&t->l, &lo, &hi);
+        in->lo4 = lo & ~3ull, in->hi4 = (hi + 3) & ~3ull;
+        if (in->buf) st = wgt_gpu_capture_pin(ctx, in->buf);
+    }
+    if (st) {
+        wgt_gpu_graph *g = NULL;
+        wgt_gpu_capture_end(ctx, &g);
+        wgt_gpu_graph_free(g);
+        graph_free_host(gr);
+    }
+    return st;
+}
+
+int wgt_graph_capturing(const wgt_context *ctx) { return wgt_gpu_capturing(ctx); }
+
+wgt_status wgt_graph_scalar(wgt_context *ctx, const char *name, int64_t value, int *index)
+{
+    if (!ctx || !name || !*name) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_graph_scalar: NULL context or name");
+    int i;
+    wgt_status st = wgt_gpu_capture_scalar(ctx, name, value, &i);
+    if (!st && index) *index = i;
+    return st;
+}
+
+wgt_status wgt_graph_end(wgt_context *ctx, wgt_graph **out)
+{
+    if (!ctx || !out) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_graph_end: NULL argument");
+    *out = NULL;
+    wgt_graph *gr = wgt_gpu_capture_owner(ctx);
+    wgt_gpu_graph *g;
+    wgt_status st = wgt_gpu_capture_end(ctx, &g);
+    if (!gr) return st ? st : wgt_ctx_error(ctx, WGT_ERR_MISUSE, "wgt_graph_end: no graph capture is open");
+    if (st) {
+        graph_free_host(gr);
+        return st;
+    }
+    gr->g = g;
+    *out = gr;
+    return WGT_OK;
+}
+
+wgt_status wgt_graph_set_scalar(wgt_graph *gr, int index, int64_t value)
+{
+    if (!gr) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_graph_set_scalar: NULL graph");
+    return wgt_gpu_graph_set_scalar(gr->g, index, value);
+}
+
+/* The copy that puts t's elements where captured input i has them. */
+static wgt_status input_copy(wgt_graph *gr, int i, const wgt_tensor *t, wgt_gpu_copy_cmd *c)
+{
+    const graph_input *in = &gr->inputs[i];
+    wgt_context *ctx = gr->ctx;
+    memset(c, 0, sizeof *c);
+    char a[160], b[160];
+    if (t->st->ctx != ctx)
+        return wgt_ctx_error(ctx, WGT_ERR_INVALID_ARGUMENT, "wgt_graph_replay: input %d lives on another context", i);
+    if (t->l.dtype != in->l.dtype)
+        return wgt_ctx_error(ctx, WGT_ERR_DTYPE, "wgt_graph_replay: input %d is %s, the graph was captured with %s", i,
+                             wgt_dtype_name(t->l.dtype), wgt_dtype_name(in->l.dtype));
+    int same_shape = t->l.ndim == in->l.ndim;
+    for (int d = 0; same_shape && d < t->l.ndim; d++) same_shape = t->l.shape[d] == in->l.shape[d];
+    if (!same_shape) {
+        shape_str(&t->l, a, sizeof a);
+        shape_str(&in->l, b, sizeof b);
+        return wgt_ctx_error(ctx, WGT_ERR_SHAPE, "wgt_graph_replay: input %d has shape %s, the graph was captured with %s",
+                             i, a, b);
+    }
+    if (wgt_layout_numel(&t->l) == 0) return WGT_OK;
+    int same_layout = t->l.offset == in->l.offset;
+    for (int d = 0; same_layout && d < t->l.ndim; d++) same_layout = t->l.strides[d] == in->l.strides[d];
+    if (same_layout) {
+        if (t->st->buf == in->buf) return WGT_OK; /* the captured tensor itself */
+        if (t->st->bytes < in->hi4)
+            return wgt_ctx_error(ctx, WGT_ERR_INVALID_ARGUMENT,
+                                 "wgt_graph_replay: input %d: its storage holds %llu bytes, the captured input's layout "
+                                 "reaches %llu", i, (unsigned long long)t->st->bytes, (unsigned long long)in->hi4);
+        *c = (wgt_gpu_copy_cmd){t->st->buf, in->buf, in->lo4, in->lo4, in->hi4 - in->lo4};
+        return WGT_OK;
+    }
+    uint64_t es = wgt_dtype_size(t->l.dtype);
+    uint64_t bytes = ((uint64_t)wgt_layout_numel(&t->l) * es + 3) & ~3ull;
+    uint64_t so = (uint64_t)t->l.offset * es, dso = (uint64_t)in->l.offset * es;
+    if (wgt_layout_is_contiguous(&t->l) && wgt_layout_is_contiguous(&in->l) && so % 4 == 0 && dso % 4 == 0 &&
+        so + bytes <= t->st->bytes && dso + bytes <= in->storage_bytes) {
+        *c = (wgt_gpu_copy_cmd){t->st->buf, in->buf, so, dso, bytes};
+        return WGT_OK;
+    }
+    strides_str(&t->l, a, sizeof a);
+    strides_str(&in->l, b, sizeof b);
+    return wgt_ctx_error(ctx, WGT_ERR_INVALID_ARGUMENT,
+                         "wgt_graph_replay: input %d has %s, the captured input %s; a new input must have the captured "
+                         "layout or both must be contiguous at a 4-byte aligned offset (wgt_tensor_contiguous makes "
+                         "one)", i, a, b);
+}
+
+wgt_status wgt_graph_replay(wgt_graph *gr, int n_inputs, const wgt_tensor *const *inputs)
+{
+    if (!gr) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_graph_replay: NULL graph");
+    if (!wgt_gpu_graph_context(gr->g))
+        return wgt_error(WGT_ERR_MISUSE, "wgt_graph_replay: the graph's context was freed");
+    if (inputs && n_inputs != gr->n_inputs)
+        return wgt_ctx_error(gr->ctx, WGT_ERR_INVALID_ARGUMENT,
+                             "wgt_graph_replay: %d inputs given, the graph was captured with %d", n_inputs,
+                             gr->n_inputs);
+    int n = 0;
+    for (int i = 0; inputs && i < gr->n_inputs; i++) {
+        if (!inputs[i]) continue;
+        wgt_status st = input_copy(gr, i, inputs[i], &gr->copies[n]);
+        if (st) return st;
+        if (gr->copies[n].bytes) n++;
+    }
+    return wgt_gpu_graph_replay(gr->g, gr->copies, n);
+}
+
+wgt_status wgt_graph_get_stats(const wgt_graph *gr, wgt_graph_stats *out)
+{
+    if (!gr || !out) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_graph_get_stats: NULL argument");
+    wgt_gpu_graph_counts c;
+    wgt_gpu_graph_counts_get(gr->g, &c);
+    memset(out, 0, sizeof *out);
+    out->dispatches = c.dispatches;
+    out->copies = c.copies + c.clears + c.uploads;
+    out->bind_groups = c.bind_groups;
+    out->inputs = gr->n_inputs;
+    out->scalars = wgt_gpu_graph_scalars(gr->g);
+    out->scalar_fields = c.patched_fields;
+    out->pinned_buffers = c.pinned_buffers;
+    out->pinned_bytes = c.pinned_bytes;
+    out->uniform_bytes = c.uniform_bytes;
+    out->constant_bytes = c.constant_bytes;
+    return WGT_OK;
+}
+
+void wgt_graph_free(wgt_graph *gr)
+{
+    if (!gr) return;
+    wgt_gpu_graph_free(gr->g);
+    graph_free_host(gr);
+}
