@@ -298,6 +298,19 @@ static int adapter_is_cpu(const WGPUAdapterInfo *ai, const char *name)
            strstr(name, "lavapipe") || strstr(name, "SwiftShader");
 }
 
+/* SwiftShader (Chromium's software adapter, and its Vulkan driver natively) runs a kernel that
+ * contains a workgroup barrier as one coroutine per 4-lane subgroup per workgroup: see
+ * wgt_gpu_avoid_barriers. Its name differs by path (native Vulkan: "SwiftShader Device (Subzero)";
+ * a browser: architecture "swiftshader"), so every string is searched, case-insensitively. */
+static int adapter_is_swiftshader(const wgt_adapter_info *i)
+{
+    const char *s[4] = {i->name, i->vendor, i->architecture, i->driver};
+    for (int k = 0; k < 4; k++)
+        for (const char *p = s[k]; *p; p++)
+            if (strncasecmp(p, "swiftshader", 11) == 0) return 1;
+    return 0;
+}
+
 static wgt_dtype from_component(WGPUSubgroupMatrixComponentType t)
 {
     switch (t) {
@@ -665,6 +678,7 @@ wgt_status wgt_context_create(const wgt_context_options *opts, wgt_context **out
     int compat = 0;
     if ((st = choose_adapter(ctx, &r, &ctx->adapter, &compat))) goto fail;
     fill_info(ctx->adapter, compat, &ctx->info);
+    ctx->avoid_barriers = adapter_is_swiftshader(&ctx->info);
     if ((st = create_device(ctx, &r))) goto fail;
     if ((st = wgt_batch_init(ctx)) || (st = wgt_prof_init(ctx))) goto fail;
     if (ctx->debug) log_info(ctx);

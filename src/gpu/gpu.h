@@ -130,6 +130,7 @@ struct wgt_context {
     WGPUQueue queue;
     wgt_adapter_info info;
     int debug;
+    int avoid_barriers;           /* wgt_gpu_avoid_barriers: set from the adapter, or by a test */
     int max_batch;
     char dump_dir[512];
     char kernel_dir[512];
@@ -198,6 +199,11 @@ int wgt_gpu_has_subgroups(const wgt_context *ctx); /* subgroups granted */
 int wgt_gpu_has_f16(const wgt_context *ctx);       /* shader-f16 granted */
 int wgt_gpu_is_software(const wgt_context *ctx);   /* a software adapter (lavapipe, llvmpipe, ...) */
 int wgt_gpu_debug(const wgt_context *ctx);         /* WGT_DEBUG: check after every op */
+/* 1 when kernels should take their barrier-free variant where they have one: on SwiftShader a
+ * workgroup barrier anywhere in a kernel makes it run every 4-lane subgroup of every workgroup as
+ * its own coroutine, each switch a thread hand-off (a 256x256 matrix-vector product took ~2 s
+ * there, against milliseconds without the barrier). Chosen from the adapter's identity. */
+int wgt_gpu_avoid_barriers(const wgt_context *ctx);
 /* The device the context holds now (compared, never used: a context freed and another created at
  * the same address has another device). */
 const void *wgt_gpu_device_identity(const wgt_context *ctx);
@@ -217,6 +223,9 @@ void wgt_ctx_poll(wgt_context *ctx);
 /* Tests only (not public API): destroy the device under a live context, as a driver reset or a
  * removed GPU would; the device-lost callback then latches WGT_ERR_DEVICE_LOST. */
 void wgt_gpu_test_lose_device(wgt_context *ctx);
+/* Tests only: force the barrier-free kernel variants on (1) or off (0) on any adapter, so the
+ * native suite checks the variants SwiftShader takes against the same references. */
+void wgt_gpu_test_avoid_barriers(wgt_context *ctx, int on);
 
 /* Loader (loader.c). */
 wgt_status wgt_wgpu_load(const char *path);

@@ -14,6 +14,13 @@ int wgt_gpu_is_software(const wgt_context *ctx) { return ctx->info.is_cpu; }
 
 int wgt_gpu_debug(const wgt_context *ctx) { return ctx->debug; }
 
+int wgt_gpu_avoid_barriers(const wgt_context *ctx) { return ctx->avoid_barriers; }
+
+void wgt_gpu_test_avoid_barriers(wgt_context *ctx, int on)
+{
+    if (ctx && !ctx->cpu) ctx->avoid_barriers = on != 0;
+}
+
 const void *wgt_gpu_device_identity(const wgt_context *ctx) { return ctx->device; }
 
 int wgt_gpu_buffer_live(const wgt_context *ctx, const wgt_buffer *buf, uint64_t id)

@@ -123,3 +123,55 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         }
     }
 }
+
+// The barrier-free variant (src/ops/attention.c takes it where wgt_gpu_avoid_barriers says so):
+// one invocation per (row, 4 value features), each computing the row's scores itself with a
+// running (online) softmax, no workgroup memory. SwiftShader runs a kernel that holds a barrier
+// as one coroutine per subgroup and workgroup; this runs as one loop. `main` above is unchanged.
+// A score of -inf adds nothing (as main's exp(-inf - M) = 0), all of them give NaN as main does.
+@compute @workgroup_size(16)
+fn solo(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+    let DV4 = (p.Dv + 3u) / 4u;
+    let idx = (wid.x + wid.y * nwg.x) * 16u + lid;
+    let row = idx / DV4;
+    if (row >= p.B * p.Hq) { return; }
+    let d0 = (idx - row * DV4) * 4u;
+    let b = row / p.Hq;
+    let h = row - b * p.Hq;
+    let hk = h / p.group;
+    let qb = p.off_q + b * p.sq[0] + h * p.sq[1];
+    let kb = p.off_k + b * p.sk[0] + hk * p.sk[1];
+    let vb = p.off_v + b * p.sv[0] + hk * p.sv[1];
+    var n = p.Lk;
+    if (p.causal != 0u) { n = u32(clamp(p.coff + 1, 0, i32(p.Lk))); }
+    let ninf = neg_inf();
+    var m = ninf;
+    var l = 0.0;
+    var acc = vec4<f32>(0.0);
+    for (var j = 0u; j < n; j++) {
+        let kr = kb + j * p.sk[2];
+        var s = 0.0;
+        if (p.kvec != 0u) {
+            for (var d = 0u; d < p.D; d += 4u) {
+                let qv = vec4<f32>(ldq(qb + d * p.sq[3]), ldq(qb + (d + 1u) * p.sq[3]), ldq(qb + (d + 2u) * p.sq[3]),
+                                   ldq(qb + (d + 3u) * p.sq[3])) * p.scale;
+                s = s + dot(qv, ldk4(kr + d));
+            }
+        } else {
+            for (var d = 0u; d < p.D; d++) { s = s + (ldq(qb + d * p.sq[3]) * p.scale) * ldk(kr + d * p.sk[3]); }
+        }
+        let mn = nmax(m, s);
+        let a = select(exp(m - mn), 0.0, m == ninf);      // l and acc are 0 while m is -inf
+        let e = select(exp(s - mn), 0.0, s == ninf && mn == ninf);
+        l = l * a + e;
+        acc = acc * a + e * ldv4(vb, j, d0);
+        m = mn;
+    }
+    // all scores -inf: l = 0 and 0 / 0 is NaN, as main's exp(-inf - -inf)
+    let o = select(acc / l, vec4<f32>(0.0), n == 0u);
+    let ob = p.pad2 + row * p.Dv;
+    for (var i = 0u; i < 4u; i++) {
+        if (d0 + i < p.Dv) { out[ob + d0 + i] = o[i]; }
+    }
+}

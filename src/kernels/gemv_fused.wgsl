@@ -84,3 +84,27 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         out[p.off_o + n] = v;
     }
 }
+
+// The barrier-free variant (src/ops/fused.c takes it where wgt_gpu_avoid_barriers says so, with
+// p.tpr = 1): one invocation per output row, no workgroup memory. SwiftShader runs a kernel that
+// holds a barrier as one coroutine per subgroup and workgroup (seconds a call); this runs as one
+// loop. `main` above is unchanged for every other adapter.
+@compute @workgroup_size(64)
+fn solo(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+    let n = (wid.x + wid.y * nwg.x) * 64u + lid;
+    if (n >= p.N) { return; }
+    let groups = p.K / 8u;
+    let wrow = p.off_w + n * (groups * VW);
+    var t = vec2<f32>(0.0, 0.0);
+    var g = 0u;
+    for (; g + 3u < groups; g = g + 4u) {
+        t = t + (term(wrow, g) + term(wrow, g + 1u)) + (term(wrow, g + 2u) + term(wrow, g + 3u));
+    }
+    for (; g < groups; g = g + 1u) { t = t + term(wrow, g); }
+    var v = t.x;
+    if (PRO == 1u) { v = v * inverseSqrt(t.y / f32(p.K) + p.eps); }
+    if ((p.flags & 1u) != 0u) { v = v + ldBias(p.off_b + n); }
+    if ((p.flags & 2u) != 0u) { v = v + res[p.off_r + n]; }
+    out[p.off_o + n] = v;
+}

@@ -128,3 +128,49 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         }
     }
 }
+
+// The barrier-free variant (src/ops/fused.c takes it where wgt_gpu_avoid_barriers says so, with
+// p.tpr = 1): one invocation per row pair, no workgroup memory, as gemv_fused.wgsl's `solo`. Its
+// tail repeats main's rather than sharing a function with it, so `main`, the kernel of every
+// other adapter, stays as measured.
+@compute @workgroup_size(64)
+fn solo(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+    let s = (wid.x + wid.y * nwg.x) * 64u + lid;
+    if (s >= p.S) { return; }
+    let groups = p.K / 8u;
+    let pr = pair_of(s);
+    let n0 = pr.x * p.hd + pr.y;
+    let n1 = pr.x * p.hd + pr.z;
+    let r0 = p.off_w + n0 * (groups * VW);
+    let r1 = p.off_w + n1 * (groups * VW);
+    var t = vec3<f32>(0.0);
+    var g = 0u;
+    for (; g + 3u < groups; g = g + 4u) {
+        t = t + (term(r0, r1, g) + term(r0, r1, g + 1u)) + (term(r0, r1, g + 2u) + term(r0, r1, g + 3u));
+    }
+    for (; g < groups; g = g + 1u) { t = t + term(r0, r1, g); }
+    let scale = inverseSqrt(t.z / f32(p.K) + p.eps);
+    var v0 = t.x * scale;
+    var v1 = t.y * scale;
+    if ((p.flags & 1u) != 0u) { v0 = v0 + ldBias(p.off_b + n0); v1 = v1 + ldBias(p.off_b + n1); }
+    if (pr.w != 0xffffffffu) {
+        let cs = cos_sin(f32(p.pos) * inv_freq[pr.w]) * p.af;
+        let a = v0;
+        v0 = a * cs.x - v1 * cs.y;
+        v1 = v1 * cs.x + a * cs.y;
+    }
+    let head = pr.x;
+    if (head < p.Hq) {
+        q[p.off_q + head * p.hd + pr.y] = v0;
+        q[p.off_q + head * p.hd + pr.z] = v1;
+    } else if (head < p.Hq + p.Hkv) {
+        let o = p.off_k + (head - p.Hq) * p.ctx * p.hd;
+        kc[o + pr.y] = v0;
+        kc[o + pr.z] = v1;
+    } else {
+        let o = p.off_v + (head - p.Hq - p.Hkv) * p.ctx * p.hd;
+        vc[o + pr.y] = v0;
+        vc[o + pr.z] = v1;
+    }
+}

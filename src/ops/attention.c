@@ -121,7 +121,8 @@ static wgt_status sdpa_gpu(wgt_context *ctx, const wgt_tensor *q, const wgt_tens
         wgt_kernel *kd;
         wgt_binding b[4];
         int64_t base;
-        if ((st = wgt_gpu_kernel(ctx, "attention_decode", dpre, "main", NULL, 0, &kd))) goto done;
+        int solo = wgt_gpu_avoid_barriers(ctx); /* the barrier-free entry point (SwiftShader) */
+        if ((st = wgt_gpu_kernel(ctx, "attention_decode", dpre, solo ? "solo" : "main", NULL, 0, &kd))) goto done;
         if ((st = op_bind_all(q, &b[0], &base))) goto done;
         p.off_q = (uint32_t)(q->l.offset - base);
         /* k and v are usually a cache's prefix that grows every token: bound whole, the bind
@@ -135,7 +136,8 @@ static wgt_status sdpa_gpu(wgt_context *ctx, const wgt_tensor *q, const wgt_tens
         p.kvec = k->l.strides[3] == 1 && D % 4 == 0 && p.off_k % 2 == 0 && p.sk[0] % 2 == 0 && p.sk[1] % 2 == 0 &&
                  p.sk[2] % 2 == 0;
         uint32_t gx, gy;
-        op_grid(ctx, (uint64_t)rows, &gx, &gy);
+        /* main: a workgroup a row; solo: an invocation per 4 value features of a row, 16 a workgroup */
+        op_grid(ctx, solo ? ((uint64_t)rows * (uint64_t)((Dv + 3) / 4) + 15) / 16 : (uint64_t)rows, &gx, &gy);
         if ((st = wgt_gpu_dispatch(ctx, kd, &p, sizeof p, b, 4, gx, gy, 1))) goto done;
         goto finish;
     }

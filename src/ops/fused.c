@@ -327,7 +327,9 @@ wgt_status wgt_fused_linear(const wgt_tensor *x, wgt_fused_prologue pro, const w
     wgt_binding b[6];
     int64_t base[6];
     const wgt_tensor *bt[6] = {x, w, pro == WGT_PRO_RMS_NORM ? gamma : x, bias ? bias : x, res ? res : x, y};
-    if ((st = wgt_gpu_kernel_keyed(ctx, "gemv_fused", &key, sizeof key, gemv_fused_prelude, &key, "main", NULL, 0, &k)))
+    int solo = wgt_gpu_avoid_barriers(ctx); /* the barrier-free entry point (SwiftShader) */
+    if ((st = wgt_gpu_kernel_keyed(ctx, "gemv_fused", &key, sizeof key, gemv_fused_prelude, &key, solo ? "solo" : "main",
+                                   NULL, 0, &k)))
         return op_finish(st, y, out);
     for (int i = 0; i < 6 && !st; i++) st = op_bind_all(bt[i], &b[i], &base[i]);
     if (st) return op_finish(st, y, out);
@@ -343,6 +345,7 @@ wgt_status wgt_fused_linear(const wgt_tensor *x, wgt_fused_prologue pro, const w
     while (rows > 2 && N / rows < 256) rows /= 2;
     if (rows < 1) rows = 1;
     p.tpr = (uint32_t)(wg / rows);
+    if (solo) rows = 64, p.tpr = 1; /* one invocation a row, 64 a workgroup */
     uint32_t gx, gy;
     op_grid(ctx, ((uint64_t)N + rows - 1) / rows, &gx, &gy);
     st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 6, gx, gy, 1);
@@ -403,7 +406,9 @@ wgt_status wgt_fused_qkv_rope_cache(const wgt_tensor *x, const wgt_tensor *gamma
     /* the caches bind whole (not the row written, [h, pos0] of every head), so the bind group is
      * the same at every position */
     const wgt_tensor *bt[6] = {x, w, gamma, bias ? bias : x, freq, y};
-    if ((st = wgt_gpu_kernel_keyed(ctx, "gemv_qkv", &key, sizeof key, gemv_fused_prelude, &key, "main", NULL, 0, &k)))
+    int solo = wgt_gpu_avoid_barriers(ctx); /* the barrier-free entry point (SwiftShader) */
+    if ((st = wgt_gpu_kernel_keyed(ctx, "gemv_qkv", &key, sizeof key, gemv_fused_prelude, &key, solo ? "solo" : "main",
+                                   NULL, 0, &k)))
         goto done;
     for (int i = 0; i < 6 && !st; i++) st = op_bind_all(bt[i], &b[i], &base[i]);
     if (st || (st = op_bind_storage(k_cache, &b[6], &base[6])) || (st = op_bind_storage(v_cache, &b[7], &base[7])))
@@ -423,6 +428,7 @@ wgt_status wgt_fused_qkv_rope_cache(const wgt_tensor *x, const wgt_tensor *gamma
     int wg = (int)key.wg, pairs = wg / 32;
     while (pairs > 2 && (C / 2) / pairs < 256) pairs /= 2;
     p.tpr = (uint32_t)(wg / pairs);
+    if (solo) pairs = 64, p.tpr = 1; /* one invocation a pair, 64 a workgroup */
     uint32_t gx, gy;
     op_grid(ctx, ((uint64_t)(C / 2) + pairs - 1) / pairs, &gx, &gy);
     st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 8, gx, gy, 1);

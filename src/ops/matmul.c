@@ -39,7 +39,9 @@ typedef struct mm_job {
 
 /* ---- kernels --------------------------------------------------------------------------------- */
 
-static wgt_status gemv_kernel(wgt_context *ctx, wgt_dtype da, wgt_dtype db, wgt_dtype dc, wgt_kernel **k)
+/* entry "main", or "solo": the barrier-free variant (wgt_gpu_avoid_barriers: SwiftShader) */
+static wgt_status gemv_kernel(wgt_context *ctx, wgt_dtype da, wgt_dtype db, wgt_dtype dc, const char *entry,
+                              wgt_kernel **k)
 {
     char pre[4096] = "";
     if (op_row_subgroups(ctx))
@@ -54,7 +56,7 @@ static wgt_status gemv_kernel(wgt_context *ctx, wgt_dtype da, wgt_dtype db, wgt_
     op_wgsl_vec8_loader(pre, sizeof pre, "ldA8", "a", da);
     op_wgsl_vec8_loader(pre, sizeof pre, "ldB8", "b", db);
     op_wgsl_loader(pre, sizeof pre, "ldC", "c", dc, "f32");
-    return wgt_gpu_kernel(ctx, "gemv", pre, "main", NULL, 0, k);
+    return wgt_gpu_kernel(ctx, "gemv", pre, entry, NULL, 0, k);
 }
 
 /* 128x128 tiles (8x8 outputs per invocation) once there are enough tiles to fill the device, and
@@ -279,7 +281,9 @@ static wgt_status mm_gpu(wgt_context *ctx, const mm_job *job, wgt_tensor *out)
             while (rows > 2 && (n1 - n0) / rows < 256) rows /= 2;
             if (rows < 1) rows = 1;
             p.tpr = (uint32_t)(wg / rows);
-            if ((st = gemv_kernel(ctx, la.dtype, lb.dtype, lc.dtype, &k))) return st;
+            int solo = wgt_gpu_avoid_barriers(ctx);
+            if (solo) rows = 64, p.tpr = 1; /* one invocation a column, 64 a workgroup */
+            if ((st = gemv_kernel(ctx, la.dtype, lb.dtype, lc.dtype, solo ? "solo" : "main", &k))) return st;
             groups = ((uint64_t)(n1 - n0) + rows - 1) / rows;
         } else {
             p.off_a = (uint32_t)(la.offset - base[0]);

@@ -10,6 +10,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "gpu/gpu.h"
 #include "ops/api.h"
 #include "ops/ops.h"
 #include "support/check.h"
@@ -114,6 +115,38 @@ static void check_sdpa(const char *what, const pair *q, const pair *k, const pai
     wgt_tensor_free(y);
 }
 
+/* One query row (decode). Run twice by main: with the adapter's own kernels, then with the
+ * barrier-free variants forced (wgt_gpu_test_avoid_barriers: what SwiftShader takes). */
+static void decode_cases(void)
+{
+    /* decode: one query against 200 keys, GQA (one workgroup a head: attention_decode.wgsl), whole
+     * and cut mid-way by the causal offset; then against 300 keys, MQA (split across workgroups
+     * and merged) */
+    {
+        pair q = make(WGT_F32, 4, (int64_t[]){1, 4, 1, 64}, -1, 1), k = make(WGT_F32, 4, (int64_t[]){1, 2, 200, 64}, -1, 1);
+        pair v = make(WGT_F32, 4, (int64_t[]){1, 2, 200, 72}, -1, 1);
+        wgt_sdpa_params dec = {0, 1, 199}, cut = {0, 1, 90};
+        check_sdpa("sdpa decode, 200 keys (GQA)", &q, &k, &v, NULL, &dec);
+        check_sdpa("sdpa decode, 200 keys cut at 91", &q, &k, &v, NULL, &cut);
+        drop(&q), drop(&k), drop(&v);
+    }
+    for (int i = 0; i < 2; i++) {
+        wgt_dtype dt = i ? WGT_F16 : WGT_F32;
+        pair q = make(dt, 4, (int64_t[]){1, 3, 1, 64}, -1, 1), k = make(dt, 4, (int64_t[]){1, 1, 300, 64}, -1, 1);
+        pair v = make(dt, 4, (int64_t[]){1, 1, 300, 80}, -1, 1);
+        wgt_sdpa_params dec = {0, 1, 299};
+        check_sdpa(i ? "sdpa decode split f16" : "sdpa decode split f32 (MQA)", &q, &k, &v, NULL, &dec);
+        wgt_sdpa_params part = {0, 1, 150}; /* keys past 150 unseen */
+        check_sdpa("sdpa decode split, causal cut mid-way", &q, &k, &v, NULL, &part);
+        drop(&q), drop(&k), drop(&v);
+    }
+    /* no keys: zeros */
+    pair q = make(WGT_F32, 4, (int64_t[]){1, 2, 1, 8}, -1, 1), k = make(WGT_F32, 4, (int64_t[]){1, 1, 0, 8}, -1, 1);
+    pair v = make(WGT_F32, 4, (int64_t[]){1, 1, 0, 8}, -1, 1);
+    check_sdpa("sdpa decode, no keys", &q, &k, &v, NULL, NULL);
+    drop(&q), drop(&k), drop(&v);
+}
+
 static void sdpa_cases(void)
 {
     const wgt_dtype dts[] = {WGT_F32, WGT_F16, WGT_BF16};
@@ -168,27 +201,7 @@ static void sdpa_cases(void)
     wgt_tensor_free(kn), wgt_tensor_free(vn), wgt_tensor_free(qt);
     drop(&kc), drop(&vc), drop(&q0);
 
-    /* decode: one query against 200 keys, GQA (one workgroup a head: attention_decode.wgsl), whole
-     * and cut mid-way by the causal offset; then against 300 keys, MQA (split across workgroups
-     * and merged) */
-    {
-        pair q = make(WGT_F32, 4, (int64_t[]){1, 4, 1, 64}, -1, 1), k = make(WGT_F32, 4, (int64_t[]){1, 2, 200, 64}, -1, 1);
-        pair v = make(WGT_F32, 4, (int64_t[]){1, 2, 200, 72}, -1, 1);
-        wgt_sdpa_params dec = {0, 1, 199}, cut = {0, 1, 90};
-        check_sdpa("sdpa decode, 200 keys (GQA)", &q, &k, &v, NULL, &dec);
-        check_sdpa("sdpa decode, 200 keys cut at 91", &q, &k, &v, NULL, &cut);
-        drop(&q), drop(&k), drop(&v);
-    }
-    for (int i = 0; i < 2; i++) {
-        wgt_dtype dt = i ? WGT_F16 : WGT_F32;
-        pair q = make(dt, 4, (int64_t[]){1, 3, 1, 64}, -1, 1), k = make(dt, 4, (int64_t[]){1, 1, 300, 64}, -1, 1);
-        pair v = make(dt, 4, (int64_t[]){1, 1, 300, 80}, -1, 1);
-        wgt_sdpa_params dec = {0, 1, 299};
-        check_sdpa(i ? "sdpa decode split f16" : "sdpa decode split f32 (MQA)", &q, &k, &v, NULL, &dec);
-        wgt_sdpa_params part = {0, 1, 150}; /* keys past 150 unseen */
-        check_sdpa("sdpa decode split, causal cut mid-way", &q, &k, &v, NULL, &part);
-        drop(&q), drop(&k), drop(&v);
-    }
+    decode_cases();
     /* head dims 80 / 128 / 256, prefill 130 keys */
     const int64_t dims[] = {80, 128, 256};
     for (int i = 0; i < 3; i++) {
@@ -320,6 +333,10 @@ int main(void)
 {
     MUST(wgt_context_create(NULL, &ctx));
     sdpa_cases();
+    int was = wgt_gpu_avoid_barriers(ctx);
+    wgt_gpu_test_avoid_barriers(ctx, 1);
+    decode_cases();
+    wgt_gpu_test_avoid_barriers(ctx, was);
     rope_cases();
     embedding_cases();
     wgt_context_free(ctx);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu/gpu.h"
 #include "ops/fused.h"
 #include "support/check.h"
 
@@ -302,6 +303,15 @@ int main(void)
     fused_qkv_case(ctx, 4104, 8, 0, WGT_BF16, 1); /* partial rotary; an unrolled step and a tail */
     fused_qkv_case(ctx, 4104, 8, 1, WGT_F16, 1);
     fused_qkv_case(ctx, 60, 16, 0, WGT_F32, 1);   /* K % 8 != 0: composed */
+    /* the kernels' barrier-free variants (what SwiftShader takes: wgt_gpu_avoid_barriers) */
+    int was = wgt_gpu_avoid_barriers(ctx);
+    wgt_gpu_test_avoid_barriers(ctx, 1);
+    fused_linear_case(ctx, 1, 37, 896, WGT_PRO_NONE, WGT_F16, 1, 1);
+    fused_linear_case(ctx, 1, 300, 136, WGT_PRO_RMS_NORM, WGT_F32, 0, 1);
+    fused_linear_case(ctx, 1, 5, 2056, WGT_PRO_SWIGLU, WGT_BF16, 1, 0);
+    fused_qkv_case(ctx, 136, 16, 0, WGT_F32, 1);
+    fused_qkv_case(ctx, 4104, 8, 1, WGT_F16, 1);
+    wgt_gpu_test_avoid_barriers(ctx, was);
     qkv_case(ctx, 1, 0, 16, 0, WGT_ROPE_NONE);
     qkv_case(ctx, 1, 9, 16, 1, WGT_ROPE_NONE);
     qkv_case(ctx, 5, 3, 16, 0, WGT_ROPE_LLAMA3);
