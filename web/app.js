@@ -139,7 +139,9 @@ async function generate() {
 // <pre id="ids"> gets one line per prompt, prompt_ids first.
 async function automate(q) {
   const url = q.get('model') || DEFAULT_MODEL;
+  const tLoad = performance.now();
   await loadModel(url, () => fetchModel(url));
+  const loadSeconds = (performance.now() - tLoad) / 1000;
   const prompts = q.getAll('prompt_ids').map((list) => list.split(',').map((s) => {
     if (!/^\d+$/.test(s)) throw new Error(`prompt_ids: '${s}' is not a token id`);
     return Number(s);
@@ -149,6 +151,7 @@ async function automate(q) {
   const n = Number(q.get('n') || 16), num = (k, d) => (q.has(k) ? Number(q.get(k)) : d);
   const lines = [];
   let generated = 0, seconds = 0;
+  const prefills = [];
   for (const ids of prompts) {
     const got = [];
     const stats = await wgt.generate(ids, n, { temperature: num('temp', 0), topK: num('top_k', 0), topP: num('top_p', 0),
@@ -156,11 +159,14 @@ async function automate(q) {
     (id) => { got.push(id); return false; });
     lines.push(got.join(' '));
     generated += stats.n_generated; seconds += stats.decode_seconds;
+    prefills.push(stats.prefill_seconds);
   }
   $('ids').textContent = lines.join('\n');
   // decode tok/s counts the tokens after each prompt's first (the first comes with the prefill)
   const tps = (generated - prompts.length) / Math.max(seconds, 1e-9);
-  $('speed').textContent = `decode ${tps.toFixed(2)} tok/s`;
+  // the first prompt's prefill also compiles the kernels (slow on a software adapter)
+  $('speed').textContent = `decode ${tps.toFixed(2)} tok/s; prefill ${prefills.map((x) => x.toFixed(1)).join(', ')} s; ` +
+    `model load ${loadSeconds.toFixed(1)} s`;
   $('ids').dataset.decodeTokS = String(tps);
 }
 
