@@ -134,9 +134,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 }
 
 // The barrier-free variant (src/ops/matmul.c takes it where wgt_gpu_avoid_barriers says so, with
-// p.tpr = 1): one invocation per output column n and batch z, all M rows of A, no workgroup
-// memory. SwiftShader runs a kernel that holds a barrier as one coroutine per subgroup and
-// workgroup (seconds a call); this runs as one loop. `main` above is unchanged.
+// p.tpr = 1, for any M: a prompt's prefill too, 4 rows of A at a time): one invocation per output
+// column n and batch z, no workgroup memory. SwiftShader runs a kernel that holds a barrier as one
+// coroutine per subgroup and workgroup (seconds a call); this runs as one loop. `main` above is
+// unchanged.
 @compute @workgroup_size(64)
 fn solo(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
@@ -147,18 +148,20 @@ fn solo(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let groups = p.K / 8u;
     let brow = p.off_b + bo.y + n * p.sbn;
     let arow = p.off_a + bo.x;
-    var acc = array<f32, MAXM>(0.0, 0.0, 0.0, 0.0);
-    for (var g = 0u; g < groups; g++) {
-        let w0 = ldB8(brow + g * VB);
-        for (var m = 0u; m < MAXM; m++) {
-            if (m < p.M) { acc[m] = acc[m] + dot8(w0, ldA8(arow + m * p.sam + g * VA)); }
+    for (var m0 = 0u; m0 < p.M; m0 += MAXM) {
+        var acc = array<f32, MAXM>(0.0, 0.0, 0.0, 0.0);
+        for (var g = 0u; g < groups; g++) {
+            let w0 = ldB8(brow + g * VB);
+            for (var m = 0u; m < MAXM; m++) {
+                if (m0 + m < p.M) { acc[m] = acc[m] + dot8(w0, ldA8(arow + (m0 + m) * p.sam + g * VA)); }
+            }
         }
-    }
-    for (var m = 0u; m < MAXM; m++) {
-        if (m < p.M) {
-            var v = p.alpha * acc[m];
-            if (p.has_c != 0u) { v = v + p.beta * ldC(p.off_c + bo.z + m * p.scm + n * p.scn); }
-            out[(z * p.M + m) * p.ldo + p.n0 + n] = v;
+        for (var m = 0u; m < MAXM; m++) {
+            if (m0 + m < p.M) {
+                var v = p.alpha * acc[m];
+                if (p.has_c != 0u) { v = v + p.beta * ldC(p.off_c + bo.z + (m0 + m) * p.scm + n * p.scn); }
+                out[(z * p.M + m0 + m) * p.ldo + p.n0 + n] = v;
+            }
         }
     }
 }

@@ -36,6 +36,7 @@ typedef struct mm_job {
 } mm_job;
 
 #define MM_MAXM_GEMV 4
+#define MM_MAXM_SOLO 64 /* rows of A gemv.wgsl's `solo` takes (4 at a time) */
 
 /* ---- kernels --------------------------------------------------------------------------------- */
 
@@ -254,7 +255,11 @@ static wgt_status mm_gpu(wgt_context *ctx, const mm_job *job, wgt_tensor *out)
         bind[3] = bo_out;
         p.N = (uint32_t)(n1 - n0);
         p.n0 = (uint32_t)n0;
-        int gemv = !ints && M <= MM_MAXM_GEMV && K > 0 && K % 8 == 0 && vec_ok(&la, base[0], nb + 1);
+        /* gemv.wgsl's barrier-free entry (SwiftShader, wgt_gpu_avoid_barriers) also takes a short
+         * prompt's prefill: the tiled kernels' barriers cost more there than re-reading the weights */
+        int solo = wgt_gpu_avoid_barriers(ctx);
+        int gemv = !ints && M <= (solo ? MM_MAXM_SOLO : MM_MAXM_GEMV) && K > 0 && K % 8 == 0 &&
+                   vec_ok(&la, base[0], nb + 1);
         /* B [.., K, N] read along k: the k dim is nb, rows are n */
         if (gemv) {
             wgt_layout bt = lb; /* as [.., N, K] */
@@ -281,7 +286,6 @@ static wgt_status mm_gpu(wgt_context *ctx, const mm_job *job, wgt_tensor *out)
             while (rows > 2 && (n1 - n0) / rows < 256) rows /= 2;
             if (rows < 1) rows = 1;
             p.tpr = (uint32_t)(wg / rows);
-            int solo = wgt_gpu_avoid_barriers(ctx);
             if (solo) rows = 64, p.tpr = 1; /* one invocation a column, 64 a workgroup */
             if ((st = gemv_kernel(ctx, la.dtype, lb.dtype, lc.dtype, solo ? "solo" : "main", &k))) return st;
             groups = ((uint64_t)(n1 - n0) + rows - 1) / rows;

@@ -66,13 +66,14 @@ int main(void)
     gemv_case(ctx, 1, 1029, 4096, WGT_F16);    /* 4 rows a workgroup: one unrolled step exactly */
     gemv_case(ctx, 1, 2053, 4096 + 24, WGT_F16); /* 8 rows a workgroup (32 lanes): 2 steps and a tail */
     /* the barrier-free variant (what SwiftShader takes: wgt_gpu_avoid_barriers), one column an
-     * invocation: M 1 and 3, N past one 64-invocation workgroup */
+     * invocation: M 1, 3 and 9, N past one 64-invocation workgroup */
     int was = wgt_gpu_avoid_barriers(ctx);
     wgt_gpu_test_avoid_barriers(ctx, 1);
     for (int d = 0; d < 3; d++) {
         gemv_case(ctx, 1, 37, 800, dts[d]);
         gemv_case(ctx, 3, 131, 2112, dts[d]);
     }
+    gemv_case(ctx, 9, 70, 800, WGT_F16); /* a short prompt's prefill: 4 rows of A at a time */
     wgt_gpu_test_avoid_barriers(ctx, was);
     wgt_context_free(ctx);
     return test_finish("test_gpu_gemv");
