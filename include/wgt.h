@@ -949,7 +949,9 @@ wgt_status wgt_swiglu(const wgt_tensor *x, wgt_tensor **out);
  * Scalars: a value that changes between replays (a position, a length, a seed) is declared during
  * capture with wgt_graph_scalar(ctx, name, value, &i) and then passed to the ops as that value.
  * An op whose parameter may come from a scalar declares that parameter to the device layer
- * (today: the random ops' seed, i.e. wgt_generator_seed, and nothing else yet); the parameter is
+ * (today: the random ops' seed, i.e. wgt_generator_seed; wgt_qkv_rope_cache's and
+ * wgt_fused_qkv_rope_cache's pos0; wgt_sdpa's causal offset on its decode kernel; the offset of a
+ * wgt_tensor_assign destination of a 4-byte dtype: notes/GRAPH.md); the parameter is
  * tied to the scalar that has the same value at capture, so scalars of one graph must have
  * distinct values (WGT_ERR_INVALID_ARGUMENT otherwise). wgt_graph_set_scalar changes it for the
  * next replays. A value that no op declares (a shape, a view's offset) stays what it was.
@@ -1574,6 +1576,9 @@ typedef struct wgt_sampling {
     float repeat_penalty; /* 1 or 0: off */
     uint64_t seed;
     int ignore_eos;
+    int graph;            /* 1: capture the first decode step as a graph and replay it for the next
+                             tokens (greedy, models whose step the ops can capture; see "Graph
+                             capture"): one submit and no recording per token */
 } wgt_sampling;
 
 typedef struct wgt_generate_stats {
@@ -1583,6 +1588,7 @@ typedef struct wgt_generate_stats {
     double record_seconds; /* host time recording the decode steps (forward and sampling, before the wait) */
     int64_t n_reused;      /* prompt tokens whose keys and values were already cached (not fed again) */
     int context_full;      /* 1 when generation stopped early because the KV cache was full (a normal end) */
+    int64_t graph_steps;   /* decode steps replayed from the captured step (wgt_sampling.graph) */
 } wgt_generate_stats;
 
 /* Called with each new token; return non-zero to stop. */

@@ -21,7 +21,7 @@ declare -A allowed=(
     [src/autograd]="core gpu tensor cpu quant ops"
     [src/tokenizer]="core"
     [src/io]="core gpu tensor quant"
-    [src/models]="core gpu tensor cpu quant ops autograd io tokenizer"
+    [src/models]="core gpu tensor cpu quant ops graph autograd io tokenizer"
     [tools]="$(ls testkit 2>/dev/null | tr '\n' ' ')" # the CLI: the public API and the test kit
 )
 bad=0

@@ -123,6 +123,8 @@ static void usage(FILE *f)
                "  --repeat-penalty R   above 0, at most 100 (1: off; default 1)\n"
                "  -s, --seed S         sampling seed, 0 to 18446744073709551615 (default 1234)\n"
                "  --ignore-eos         keep going past end-of-sequence tokens\n"
+               "  --graph              capture the first decode step and replay it for every later token\n"
+               "                       (greedy; graph capture in README): one submit, no recording per token\n"
                "  --print-ids          print only the generated ids, space-separated, on one line\n"
                "  -c, --ctx-size N     KV cache length, 0 (the model's, at most 4096) to 1048576 (--ctx too)\n"
                "Streams the text, then prints prefill and decode speeds on stderr. Flags follow llama.cpp's\n"
@@ -163,6 +165,7 @@ int cmd_generate(int argc, char **argv)
         else if (args_u64(&a, "-s|--seed", UINT64_MAX, &sp.seed)) ;
         else if (args_int(&a, "-c|--ctx-size|--ctx", 0, 1 << 20, &ctx_len)) ;
         else if (args_flag(&a, "--ignore-eos")) sp.ignore_eos = 1;
+        else if (args_flag(&a, "--graph")) sp.graph = 1;
         else if (args_flag(&a, "--print-ids")) print_ids = 1;
         else return args_unknown(&a);
     }
@@ -239,10 +242,15 @@ int cmd_generate(int argc, char **argv)
                 (long long)wgt_model_context(m), (long long)gs.n_prompt, (long long)gs.n_generated);
     char r1[32], r2[32];
     /* the first token's time is the prefill's: decode speed counts the tokens after it */
-    fprintf(stderr, "prefill: %lld tokens, %s | decode: %lld tokens, %s | %.1f submits/token\n",
+    fprintf(stderr, "prefill: %lld tokens, %s | decode: %lld tokens, %s | %.1f submits/token, %.1f dispatches/token\n",
             (long long)gs.n_prompt, rate(r1, sizeof r1, (double)gs.n_prompt, gs.prefill_seconds),
             (long long)gs.n_generated, rate(r2, sizeof r2, (double)gs.n_generated - 1, gs.decode_seconds),
-            gs.n_generated ? (double)gs.submits / gs.n_generated : 0.0);
+            gs.n_generated ? (double)gs.submits / gs.n_generated : 0.0,
+            gs.n_generated ? (double)gs.dispatches / gs.n_generated : 0.0);
+    if (sp.graph)
+        fprintf(stderr, "graph: %lld of %lld decode steps replayed from the captured step, %.1f record ms/token\n",
+                (long long)gs.graph_steps, (long long)(gs.n_generated > 0 ? gs.n_generated - 1 : 0),
+                gs.n_generated > 1 ? 1e3 * gs.record_seconds / (double)(gs.n_generated - 1) : 0.0);
     rc = 0;
 out:
     free(ids);

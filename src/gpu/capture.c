@@ -552,7 +552,7 @@ const char *wgt_gpu_graph_scalar(const wgt_gpu_graph *g, int index, int64_t *val
     return g->scalars[index].name;
 }
 
-wgt_status wgt_gpu_graph_replay(wgt_gpu_graph *g, const wgt_gpu_copy_cmd *pre, int n_pre)
+wgt_status wgt_gpu_graph_replay(wgt_gpu_graph *g, const wgt_gpu_copy_cmd *pre, int n_pre, int submit)
 {
     wgt_context *ctx = g->ctx;
     if (!ctx) return wgt_error(WGT_ERR_MISUSE, "wgt_graph_replay: the graph's context was freed");
@@ -567,7 +567,9 @@ wgt_status wgt_gpu_graph_replay(wgt_gpu_graph *g, const wgt_gpu_copy_cmd *pre, i
         wgt_W.QueueWriteBuffer(ctx->queue, g->uniform_buf, at, g->uniforms + at, n);
         g->dirty_lo = 1, g->dirty_hi = 0;
     }
-    WGPUCommandEncoder enc = wgt_W.DeviceCreateCommandEncoder(ctx->device, NULL);
+    /* unsubmitted: into the context's encoder, which the next flush submits with what follows */
+    WGPUCommandEncoder enc = submit ? wgt_W.DeviceCreateCommandEncoder(ctx->device, NULL)
+                                    : (ctx->encoder = wgt_W.DeviceCreateCommandEncoder(ctx->device, NULL));
     for (int i = 0; i < n_pre; i++)
         if (pre[i].bytes)
             wgt_W.CommandEncoderCopyBufferToBuffer(enc, pre[i].src->handle, pre[i].src_offset, pre[i].dst->handle,
@@ -600,12 +602,13 @@ wgt_status wgt_gpu_graph_replay(wgt_gpu_graph *g, const wgt_gpu_copy_cmd *pre, i
         wgt_W.ComputePassEncoderEnd(pass);
         wgt_W.ComputePassEncoderRelease(pass);
     }
+    ctx->stats.dispatches += (uint64_t)g->counts[CMD_DISPATCH];
+    if (!submit) return wgt_ctx_check(ctx);
     WGPUCommandBuffer cb = wgt_W.CommandEncoderFinish(enc, NULL);
     wgt_W.CommandEncoderRelease(enc);
     wgt_W.QueueSubmit(ctx->queue, 1, &cb);
     wgt_W.CommandBufferRelease(cb);
     ctx->stats.submits++;
-    ctx->stats.dispatches += (uint64_t)g->counts[CMD_DISPATCH];
     return wgt_ctx_check(ctx);
 }
 

@@ -328,8 +328,10 @@ typedef struct wgt_gpu_copy_cmd {
     uint64_t src_offset, dst_offset, bytes;
 } wgt_gpu_copy_cmd;
 /* Replay: the copies in pre, then every recorded command, in one command buffer and one submit.
- * Work recorded eagerly before it is submitted first (its own submit). */
-wgt_status wgt_gpu_graph_replay(wgt_gpu_graph *g, const wgt_gpu_copy_cmd *pre, int n_pre);
+ * Work recorded eagerly before it is submitted first (its own submit). submit 0: the commands go
+ * into the context's command encoder, left open, so work recorded next (a readback's copy) goes
+ * in the same submit, at the next flush. */
+wgt_status wgt_gpu_graph_replay(wgt_gpu_graph *g, const wgt_gpu_copy_cmd *pre, int n_pre, int submit);
 wgt_status wgt_gpu_graph_set_scalar(wgt_gpu_graph *g, int index, int64_t value);
 /* The number of scalars, and scalar i's name and value (NULL when out of range). */
 int wgt_gpu_graph_scalars(const wgt_gpu_graph *g);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph/graph.h"
 #include "ops/ops.h"
 #include "tensor/tensor.h"
 
@@ -189,7 +190,7 @@ static wgt_status input_copy(wgt_graph *gr, int i, const wgt_tensor *t, wgt_gpu_
                          "one)", i, a, b);
 }
 
-wgt_status wgt_graph_replay(wgt_graph *gr, int n_inputs, const wgt_tensor *const *inputs)
+static wgt_status replay(wgt_graph *gr, int n_inputs, const wgt_tensor *const *inputs, int submit)
 {
     if (!gr) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_graph_replay: NULL graph");
     if (!wgt_gpu_graph_context(gr->g))
@@ -205,7 +206,17 @@ wgt_status wgt_graph_replay(wgt_graph *gr, int n_inputs, const wgt_tensor *const
         if (st) return st;
         if (gr->copies[n].bytes) n++;
     }
-    return wgt_gpu_graph_replay(gr->g, gr->copies, n);
+    return wgt_gpu_graph_replay(gr->g, gr->copies, n, submit);
+}
+
+wgt_status wgt_graph_replay(wgt_graph *gr, int n_inputs, const wgt_tensor *const *inputs)
+{
+    return replay(gr, n_inputs, inputs, 1);
+}
+
+wgt_status wgt_graph_replay_open(wgt_graph *gr, int n_inputs, const wgt_tensor *const *inputs)
+{
+    return replay(gr, n_inputs, inputs, 0);
 }
 
 wgt_status wgt_graph_get_stats(const wgt_graph *gr, wgt_graph_stats *out)

@@ -289,6 +289,15 @@ int mdl_fused_decode(const wgt_model *m)
     return 1;
 }
 
+int64_t mdl_decode_capture_limit(const wgt_model *m)
+{
+    const wgt_model_config *c = &m->cfg;
+    if (!mdl_fused_decode(m) || !mdl_can_forward_dev(m) || m->pos_emb || c->no_rope || c->window) return 0;
+    /* wgt_sdpa runs attention_decode (position-independent grid, key count in a declared field)
+     * up to 256 visible keys and the split kernels (grid from the key count) past them */
+    return m->max_ctx < 256 ? m->max_ctx : 256;
+}
+
 /* 1 when the token embedding can read its ids on the device (a float table within one binding):
  * then a decode step can take the id the previous step sampled without a round trip. */
 int mdl_can_forward_dev(const wgt_model *m)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "gpu/gpu.h"
+#include "graph/graph.h"
 #include "models/model.h"
 #include "tensor/tensor.h"
 
@@ -133,22 +134,67 @@ wgt_status wgt_model_generate(wgt_model *m, const int32_t *prompt, int64_t n_pro
     wgt_tensor *prev_tok = NULL;
     wgt_readback *pending = NULL;
     int stop = 0;
+    /* A captured decode step (sp->graph): the first decode step is recorded as a graph (input: the
+     * previous id on the device; scalars: the position and the history length) and replayed for
+     * every later token below the capture limit. Greedy only (the sampler's step counter is not a
+     * declared scalar yet). */
+    int64_t graph_limit = sp->graph && pipe && sp->temperature <= 0 &&
+                                  (sp->repeat_penalty <= 0 || sp->repeat_penalty == 1.0f)
+                              ? mdl_decode_capture_limit(m)
+                              : 0;
+    wgt_graph *dg = NULL;
+    wgt_tensor *dg_tok = NULL; /* the captured step's sampled id: rewritten by every replay */
+    int dg_pos = -1, dg_len = -1;
     for (int64_t step = 0; step < n_new && !stop; step++) {
         wgt_tensor *lg = NULL, *tok = NULL, *slot = NULL;
         int32_t next = 0;
         double r0 = wgt_now_seconds();
+        int64_t n_dev = n_prompt + step; /* ids in the device history */
+        if (dg && m->n_past + 1 <= graph_limit && n_dev < cap) {
+            const wgt_tensor *in[1] = {prev_tok};
+            if (!(st = wgt_graph_set_scalar(dg, dg_pos, m->n_past)) && !(st = wgt_graph_set_scalar(dg, dg_len, n_dev)) &&
+                !(st = wgt_graph_replay_open(dg, 1, in))) {
+                m->n_past++;
+                tok = wgt_tensor_ref(dg_tok);
+                s.graph_steps++;
+            }
+            s.record_seconds += wgt_now_seconds() - r0;
+            if (st) goto step_done;
+            goto sampled;
+        }
+        /* capture at the second step: positions from here up to the limit replay it */
+        int capture = graph_limit && step == 1 && !dg && m->n_past + 1 <= graph_limit && n_dev < cap &&
+                      m->n_past != n_dev; /* the scalars need distinct values */
+        if (capture) {
+            const wgt_tensor *in[1] = {prev_tok};
+            if ((st = wgt_graph_begin(m->ctx, 1, in)) || (st = wgt_graph_scalar(m->ctx, "pos", m->n_past, &dg_pos)) ||
+                (st = wgt_graph_scalar(m->ctx, "hist_len", n_dev, &dg_len))) {
+                wgt_graph *none = NULL;
+                if (wgt_graph_capturing(m->ctx)) wgt_graph_end(m->ctx, &none);
+                wgt_graph_free(none);
+                goto step_done;
+            }
+        }
         if (pipe && step > 0)
             st = mdl_forward_dev(m, prev_tok, &lg);
         else
             st = wgt_model_forward(m, feed, n_feed, 0, &lg);
-        if (st) goto step_done;
-        if (on_device) {
-            int64_t n_dev = n_prompt + step; /* ids in the device history */
+        if (!st && on_device) {
             st = wgt_sample_gpu(lg, hist_t, n_dev, sp, (uint32_t)step, &tok);
             if (!st && n_dev < cap && !(st = wgt_tensor_narrow(hist_t, 0, n_dev, 1, &slot)))
                 st = wgt_tensor_assign(slot, tok); /* the id joins the history on the device */
+        }
+        if (capture) { /* the step ran eagerly either way; a failed capture only means no graph */
+            wgt_status sc = wgt_graph_end(m->ctx, &dg);
+            if (!st && !sc) dg_tok = wgt_tensor_ref(tok);
+            else if (wgt_gpu_debug(m->ctx))
+                fprintf(stderr, "wgt: the decode step was not captured: %s\n", sc ? wgt_errmsg() : "the step failed");
+        }
+        if (st) goto step_done;
+        if (on_device) {
             if (step > 0) s.record_seconds += wgt_now_seconds() - r0;
             if (st) goto step_done;
+        sampled:
             if (!pipe) {
                 st = wgt_tensor_to_host(tok, &next, sizeof next); /* one submit per token */
             } else {
@@ -192,6 +238,8 @@ wgt_status wgt_model_generate(wgt_model *m, const int32_t *prompt, int64_t n_pro
         }
     }
     wgt_tensor_free(prev_tok);
+    wgt_tensor_free(dg_tok);
+    wgt_graph_free(dg);
     /* the generated ids fed on the device, now known: the cache's record of its inputs */
     for (int64_t i = n_prompt; i < m->n_past && i < n_hist; i++) m->cache_ids[i] = hist[i];
     if (st) goto done;

@@ -1,5 +1,6 @@
 /* In-place assignment into a view: dst[...] = src, for KV caches and slice writes. The only op
  * that writes into existing storage. */
+#include <stddef.h>
 #include <string.h>
 
 #include "ops/api.h"
@@ -72,6 +73,9 @@ wgt_status wgt_tensor_assign(wgt_tensor *dst, const wgt_tensor *src)
             return st;
         uint32_t gx, gy;
         op_grid(ctx, ((uint64_t)n + op_workgroup_size(ctx) - 1) / op_workgroup_size(ctx), &gx, &gy);
+        /* the destination's position may be a graph scalar (a history slot at the step's index) */
+        if (wgt_dtype_size(dst->l.dtype) == 4) /* words are elements: off_dst = offset - base */
+            wgt_gpu_param_scalar(ctx, offsetof(assign_params, off_dst), WGT_PARAM_U32, dst->l.offset, 1, -base);
         return wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 2, gx, gy, 1);
     }
     if ((st = op_fallback_status(ctx, "assign", dst->l.dtype, gpu_ok))) return st;

@@ -6,6 +6,7 @@
  * src/kernels/attention_decode.wgsl instead: one workgroup a head, one dispatch.
  * Results are computed in f32 and cast to q's dtype. */
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "ops/api.h"
@@ -138,6 +139,10 @@ static wgt_status sdpa_gpu(wgt_context *ctx, const wgt_tensor *q, const wgt_tens
         uint32_t gx, gy;
         /* main: a workgroup a row; solo: an invocation per 4 value features of a row, 16 a workgroup */
         op_grid(ctx, solo ? ((uint64_t)rows * (uint64_t)((Dv + 3) / 4) + 15) / 16 : (uint64_t)rows, &gx, &gy);
+        if (p.causal) { /* a decode step's position may be a graph scalar: the keys it sees follow it */
+            wgt_gpu_param_scalar(ctx, offsetof(sdpa_gpu_params, coff), WGT_PARAM_I32, coff, 1, 0);
+            wgt_gpu_param_scalar(ctx, offsetof(sdpa_gpu_params, Lk), WGT_PARAM_U32, coff, 1, Lk - coff);
+        }
         if ((st = wgt_gpu_dispatch(ctx, kd, &p, sizeof p, b, 4, gx, gy, 1))) goto done;
         goto finish;
     }
