@@ -167,12 +167,12 @@ wgt_status wgt_model_generate(wgt_model *m, const int32_t *prompt, int64_t n_pro
                       m->n_past != n_dev; /* the scalars need distinct values */
         if (capture) {
             const wgt_tensor *in[1] = {prev_tok};
-            if ((st = wgt_graph_begin(m->ctx, 1, in)) || (st = wgt_graph_scalar(m->ctx, "pos", m->n_past, &dg_pos)) ||
-                (st = wgt_graph_scalar(m->ctx, "hist_len", n_dev, &dg_len))) {
+            if (wgt_graph_begin(m->ctx, 1, in) || wgt_graph_scalar(m->ctx, "pos", m->n_past, &dg_pos) ||
+                wgt_graph_scalar(m->ctx, "hist_len", n_dev, &dg_len)) { /* decode eagerly instead */
                 wgt_graph *none = NULL;
                 if (wgt_graph_capturing(m->ctx)) wgt_graph_end(m->ctx, &none);
                 wgt_graph_free(none);
-                goto step_done;
+                capture = 0, graph_limit = 0;
             }
         }
         if (pipe && step > 0)
