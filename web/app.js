@@ -118,7 +118,7 @@ async function generate() {
     out.append(span);
     let n = 0, t0 = 0, reply = '';
     const bytes = [];
-    const stats = await wgt.generate(ids, Number($('n').value), { ...settings(), reset: !isChat }, (id, b) => {
+    const stats = await wgt.generate(ids, Number($('n').value), { ...settings(), reset: !isChat, chat: isChat }, (id, b) => {
       if (n++ === 0) t0 = performance.now();
       else $('speed').textContent = `${((n - 1) / ((performance.now() - t0) / 1000)).toFixed(1)} tok/s`;
       if (b.length) { bytes.push(...b); const s = dec.decode(new Uint8Array(bytes)); span.textContent = s; reply = s; }

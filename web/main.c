@@ -165,6 +165,8 @@ EXPORT(wgt_web_chat_template) char *web_chat_template(const char *const *roles, 
     for (int i = 0; i < n; i++) m[i] = (wgt_chat_message){roles[i], contents[i]};
     char *text = NULL;
     wgt_status st = wgt_tokenizer_apply_chat_template(tok, m, (size_t)n, 1, NULL, &text);
+    /* a model without a template still chats, in chatml, as `wgt chat` and llama.cpp fall back */
+    if (st == WGT_ERR_NOT_FOUND) st = wgt_tokenizer_apply_chat_template(tok, m, (size_t)n, 1, "chatml", &text);
     free(m);
     if (st) {
         fail(st);
@@ -191,10 +193,11 @@ static int on_token(int32_t id, void *user)
 static wgt_generate_stats last_stats;
 
 /* Generate after the prompt ids, streaming each token to the page (wgt.on_token); the KV cache
- * keeps the earlier turns (reset: start over). seed is a double (JavaScript numbers). */
+ * keeps the earlier turns (reset: start over). chat: the reply's text starts fresh, else it
+ * continues the prompt's. seed is a double (JavaScript numbers). */
 EXPORT(wgt_web_generate) int web_generate(const int32_t *ids, int n, int n_new, float temperature, int top_k,
                                           float top_p, float min_p, float repeat_penalty, double seed,
-                                          int ignore_eos, int reset)
+                                          int ignore_eos, int reset, int chat)
 {
     if (!model) return fail(wgt_error(WGT_ERR_INVALID_ARGUMENT, "no model loaded"));
     if (reset) wgt_model_reset(model);
@@ -209,6 +212,13 @@ EXPORT(wgt_web_generate) int web_generate(const int32_t *ids, int n, int n_new, 
     stream s = {0};
     wgt_tokenizer *tok = wgt_model_tokenizer(model);
     if (tok && wgt_detokenizer_create(tok, 1, &s.detok)) s.detok = NULL;
+    /* a completion continues its prompt, which sets the context (spaces at word starts), as in
+     * `wgt generate -p`; a chat reply starts fresh, as in `wgt chat` */
+    for (int i = 0; s.detok && !chat && i < n; i++) {
+        const char *t;
+        size_t l;
+        wgt_detokenizer_push(s.detok, ids[i], &t, &l);
+    }
     memset(&last_stats, 0, sizeof last_stats);
     wgt_status st = wgt_model_generate(model, ids, n, n_new, &sp, on_token, &s, &last_stats);
     if (s.detok) {

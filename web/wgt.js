@@ -107,7 +107,9 @@ export class Wgt {
 
   // Generate after ids; onToken(id, textBytes) per token (return true to stop). opts: the sampling
   // settings of `wgt generate` (temperature, topK, topP, minP, repeatPenalty, seed, ignoreEos) and
-  // reset (forget the KV cache first; chat turns keep it). Resolves to the run's statistics.
+  // reset (forget the KV cache first; chat turns keep it), chat (the reply's text starts fresh;
+  // otherwise it continues the prompt's, spaces at word starts as `wgt generate -p` prints them).
+  // Resolves to the run's statistics.
   async generate(ids, n, opts = {}, onToken = () => false) {
     const p = this.ex.wgt_web_malloc(4 * Math.max(1, ids.length)) >>> 0;
     new Int32Array(this.ex.memory.buffer, p, ids.length).set(ids);
@@ -115,7 +117,7 @@ export class Wgt {
     try {
       const st = await this.async.wgt_web_generate(p, ids.length, n, opts.temperature ?? 0, opts.topK ?? 0,
         opts.topP ?? 0, opts.minP ?? 0, opts.repeatPenalty ?? 1, opts.seed ?? 1234, opts.ignoreEos ? 1 : 0,
-        opts.reset === false ? 0 : 1);
+        opts.reset === false ? 0 : 1, opts.chat ? 1 : 0);
       this.check(st, 'generate');
     } finally { this.onToken = null; this.ex.wgt_web_free(p); }
     return JSON.parse(this.cstr(this.ex.wgt_web_stats()));

@@ -4,9 +4,8 @@
 // Python's http.server from --root on a free port of 127.0.0.1.
 //   node run.mjs --root build/web --page 'index.html?prompt_ids=1,2&n=8' [--timeout 300]
 //                [--bytes NAME=FILE]   serve FILE's bytes at /NAME (e.g. a corrupt model)
-import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import { chromium } from 'playwright-core';
+import { readFileSync } from 'node:fs';
+import { serve, launch, waitDone } from './browser.mjs';
 
 const args = process.argv.slice(2);
 const opt = { timeout: 300, bytes: [] };
@@ -16,27 +15,8 @@ for (let i = 0; i < args.length; i += 2) {
 }
 if (!opt.root || !opt.page) { console.error('usage: node run.mjs --root DIR --page PATH [--timeout S] [--bytes NAME=FILE]'); process.exit(2); }
 
-function serve(root) {
-  return new Promise((resolve, reject) => {
-    const p = spawn('python3', ['-u', '-m', 'http.server', '0', '--bind', '127.0.0.1', '--directory', root], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    const onData = (d) => {
-      out += d;
-      const m = out.match(/port (\d+)/);
-      if (m) resolve({ proc: p, port: Number(m[1]) });
-    };
-    p.stdout.on('data', onData);
-    p.stderr.on('data', () => {});
-    p.on('exit', (c) => reject(new Error(`http.server exited (${c}): ${out}`)));
-  });
-}
-
-// Debian's /usr/bin/chromium is a shell wrapper; playwright starts the binary itself.
-const exe = ['/usr/lib/chromium/chromium', '/usr/bin/chromium'].find((p) => existsSync(p));
-if (!exe) { console.log('SKIP: no chromium (Debian package chromium; make deps installs it)'); process.exit(77); }
-
+const browser = await launch();
 const server = await serve(opt.root);
-const browser = await chromium.launch({ executablePath: exe, headless: true, args: ['--enable-unsafe-webgpu', '--no-sandbox'] });
 const result = { console: [] };
 try {
   const page = await browser.newPage();
@@ -48,14 +28,7 @@ try {
     await page.route(`**/${name}`, (r) => r.fulfill({ status: 200, body, contentType: 'application/octet-stream' }));
   }
   await page.goto(`http://127.0.0.1:${server.port}/${opt.page}`);
-  try {
-    await page.waitForFunction(() => document.title === 'done' || document.title === 'error', null,
-      { timeout: Number(opt.timeout) * 1000, polling: 200 });
-    result.title = await page.title();
-  } catch (e) {
-    result.title = 'timeout';
-    result.timeout = e.message;
-  }
+  Object.assign(result, await waitDone(page, Number(opt.timeout)));
   const text = async (sel) => ((await page.$(sel)) ? (await page.textContent(sel)) : null);
   result.ids = await text('#ids');
   result.summary = await text('#summary');

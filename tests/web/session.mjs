@@ -1,0 +1,101 @@
+// One browser session through the page's interactive paths (test_web_session.sh checks the result):
+//  1. the automation URL loads --model by URL and generates (the model is fetched: requests counted);
+//  2. a reload of the same URL: the model comes from the browser's cache storage (no request);
+//  3. a text prompt generated with the page's Generate button, greedy: every change of the output
+//     is recorded with its time, so the caller sees whether text appeared before the end;
+//  4. chat mode: each --chat message sent in turn (one conversation, the KV cache kept).
+// Prints a JSON object: {load: {title, ids, error, requests, statuses}, reload: {...},
+// stream: {changes: [{t, text}], final, t_end, error}, chat: {replies, error}, console}.
+//   node session.mjs --root build/web --model models/bible-llama.gguf --text 'And God said'
+//                    --chat 'Who made the light?' --chat 'And the waters?' [--n 8] [--timeout 300]
+import { serve, launch, waitDone } from './browser.mjs';
+
+const args = process.argv.slice(2);
+const opt = { timeout: 300, n: 8, chat: [] };
+for (let i = 0; i < args.length; i += 2) {
+  const k = args[i].replace(/^--/, ''), v = args[i + 1];
+  if (k === 'chat') opt.chat.push(v); else opt[k] = v;
+}
+if (!opt.root || !opt.model || !opt.text) {
+  console.error("usage: node session.mjs --root DIR --model PATH --text TEXT [--chat MSG]... [--n N] [--timeout S]");
+  process.exit(2);
+}
+const timeout = Number(opt.timeout) * 1000;
+
+// Before the page's scripts: record every text #status shows, and every change of #output with
+// its time (performance.now(), the page's clock).
+function recorder() {
+  window.__statuses = [];
+  window.__changes = [];
+  document.addEventListener('DOMContentLoaded', () => {
+    const st = document.getElementById('status'), out = document.getElementById('output');
+    new MutationObserver(() => window.__statuses.push(st.textContent)).observe(st, { childList: true, characterData: true, subtree: true });
+    new MutationObserver(() => window.__changes.push({ t: performance.now(), text: out.textContent }))
+      .observe(out, { childList: true, characterData: true, subtree: true });
+  });
+}
+
+// Clicks Generate with the prompt box set to text; resolves when the run has ended (Generate
+// enabled again, #speed holding the final statistics) with the end's time, or the page's error.
+async function generate(page, text) {
+  await page.fill('#prompt', text);
+  await page.evaluate(() => { document.getElementById('speed').textContent = ''; document.getElementById('error').textContent = ''; });
+  await page.click('#generate');
+  await page.waitForFunction(() => {
+    const done = / generated at /.test(document.getElementById('speed').textContent) && !document.getElementById('generate').disabled;
+    return done || document.getElementById('error').textContent !== '';
+  }, null, { timeout, polling: 50 });
+  return page.evaluate(() => ({ t_end: performance.now(), error: document.getElementById('error').textContent }));
+}
+
+const browser = await launch();
+const server = await serve(opt.root);
+const result = { console: [] };
+try {
+  const page = await browser.newPage();
+  page.on('console', (m) => result.console.push(`${m.type()}: ${m.text()}`));
+  page.on('pageerror', (e) => result.console.push(`pageerror: ${e.message}`));
+  await page.addInitScript(recorder);
+  let requests = 0;
+  page.on('request', (r) => { if (new URL(r.url()).pathname.endsWith('/' + opt.model)) requests++; });
+  const url = `http://127.0.0.1:${server.port}/index.html?model=${encodeURIComponent(opt.model)}&prompt_ids=1&n=2&temp=0`;
+  const visit = async (go) => {
+    requests = 0;
+    await go();
+    const r = await waitDone(page, Number(opt.timeout));
+    r.ids = await page.textContent('#ids');
+    r.error = await page.textContent('#error');
+    r.requests = requests;
+    r.statuses = await page.evaluate(() => window.__statuses);
+    return r;
+  };
+  result.load = await visit(() => page.goto(url));
+  result.reload = await visit(() => page.reload());
+  if (result.reload.title === 'done') {
+    // streaming: greedy, no chat, n tokens
+    await page.fill('#n', String(opt.n));
+    await page.fill('#temp', '0');
+    await page.setChecked('#chat', false);
+    await page.evaluate(() => { window.__changes = []; });
+    const end = await generate(page, opt.text);
+    result.stream = { ...end, changes: await page.evaluate(() => window.__changes), final: await page.textContent('#output') };
+    // chat: one conversation
+    await page.setChecked('#chat', true);
+    await page.click('#new-chat');
+    result.chat = { replies: [], error: '' };
+    for (const msg of opt.chat) {
+      const r = await generate(page, msg);
+      if (r.error) { result.chat.error = r.error; break; }
+      result.chat.replies.push(await page.evaluate(() => {
+        const spans = document.querySelectorAll('#output > span');
+        return spans.length ? spans[spans.length - 1].textContent : null;
+      }));
+    }
+  }
+} catch (e) {
+  result.error = e.message;
+} finally {
+  await browser.close();
+  server.proc.kill();
+}
+console.log(JSON.stringify(result));
