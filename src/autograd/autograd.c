@@ -222,7 +222,7 @@ static wgt_status node_backward(wgt_context *ctx, ag_node *n)
     const char *name = n->op == OP_GRAD_NONDIFF ? (const char *)n->params : n->rule ? n->rule->name : "?";
     if (n->op == OP_GRAD_NONDIFF)
         return wgt_ctx_error(ctx, WGT_ERR_UNSUPPORTED,
-                             "wgt_backward: %s is not differentiable (wgt declares no gradient for it), yet the loss "
+                             "wgt_backward: %s is not differentiable (no gradient is defined for it, as in PyTorch), yet the loss "
                              "depends on it through a tensor that requires grad: detach its input "
                              "(wgt_tensor_detach) or compute it under wgt_grad_mode_set(0)",
                              name);

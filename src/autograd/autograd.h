@@ -144,10 +144,22 @@ wgt_status ag_grad_scan(ag_call *c);
 uint32_t ag_saves_scan(const void *params);
 wgt_status ag_grad_grid_sample(ag_call *c);
 wgt_status ag_grad_scatter(ag_call *c);
+uint32_t ag_saves_scatter(const void *params);
 wgt_status ag_grad_index_add(ag_call *c);
 wgt_status ag_grad_dropout(ag_call *c);
 wgt_status ag_grad_move(ag_call *c);
 wgt_status ag_grad_select(ag_call *c);
+wgt_status ag_grad_bernoulli(ag_call *c);
+wgt_status ag_grad_masked_select(ag_call *c);
+wgt_status ag_grad_index_put(ag_call *c);
+wgt_status ag_grad_cosine_similarity(ag_call *c);
+wgt_status ag_grad_huber(ag_call *c);
+wgt_status ag_grad_diff(ag_call *c);
+wgt_status ag_grad_trace(ag_call *c);
+wgt_status ag_grad_diag(ag_call *c);
+wgt_status ag_grad_diag_embed(ag_call *c);
+wgt_status ag_grad_cdist(ag_call *c);
+uint32_t ag_saves_index_put(const void *params);
 
 /* The op that made t while autograd recorded (OP_GRAD_NONE: a leaf, a tensor made without
  * recording, or an integer result), for tests that audit which ops record. */

@@ -205,3 +205,46 @@ wgt_status ag_grad_cross_entropy(ag_call *c)
 }
 
 wgt_status ag_grad_nll(ag_call *c) { return ce_indices(c, 1); }
+
+/* huber = delta * smooth_l1 with beta = delta: d for |d| <= delta, else delta sign(d) */
+wgt_status ag_grad_huber(ag_call *c)
+{
+    double delta = ((const op_grad_loss *)c->params)->smoothing;
+    wgt_tensor *diff = ag_sub(c, ag_f32(c, c->in[0]), ag_f32(c, c->in[1]));
+    wgt_tensor *d = ag_where(c, ag_bin(c, WGT_BINARY_LE, ag_un(c, WGT_UNARY_ABS, diff), ag_scalar(c, delta)), diff,
+                             ag_muls(c, ag_un(c, WGT_UNARY_SIGN, diff), delta));
+    return pointwise(c, d, ag_muls(c, d, -1));
+}
+
+/* cosine_similarity: out = s / (c1 c2), s = sum(a b), ci = max(|xi|, eps) along dim of the
+ * broadcast shape. da = (b - a s / c1^2 [|a| > eps]) / (c1 c2) (the clamped norm is a constant
+ * below eps), db likewise; summed back over broadcast dims. */
+wgt_status ag_grad_cosine_similarity(ag_call *c)
+{
+    const op_grad_cosine *p = c->params;
+    const wgt_layout *l0 = &c->in_l[0], *l1 = &c->in_l[1];
+    wgt_layout B = *l0;
+    B.ndim = l0->ndim > l1->ndim ? l0->ndim : l1->ndim;
+    for (int d = 0; d < B.ndim; d++) {
+        int i0 = d - (B.ndim - l0->ndim), i1 = d - (B.ndim - l1->ndim);
+        int64_t s0 = i0 >= 0 ? l0->shape[i0] : 1, s1 = i1 >= 0 ? l1->shape[i1] : 1;
+        B.shape[d] = s0 == 1 ? s1 : s0;
+    }
+    wgt_tensor *x[2] = {ag_expand_as(c, ag_f32(c, c->in[0]), &B), ag_expand_as(c, ag_f32(c, c->in[1]), &B)};
+    uint32_t dims = 1u << p->dim;
+    wgt_tensor *eps = ag_scalar(c, p->eps), *n[2], *cl[2];
+    for (int i = 0; i < 2; i++) {
+        n[i] = ag_reduce(c, WGT_REDUCE_NORM2, x[i], dims, 1);
+        cl[i] = ag_bin(c, WGT_BINARY_MAXIMUM, n[i], eps);
+    }
+    wgt_tensor *s = ag_reduce(c, WGT_REDUCE_SUM, ag_mul(c, x[0], x[1]), dims, 1);
+    wgt_tensor *w = ag_div(c, ag_unsqueeze(c, c->g, p->dim), ag_mul(c, cl[0], cl[1]));
+    for (int i = 0; i < 2; i++) {
+        if (!c->need[i]) continue;
+        wgt_tensor *k = ag_where(c, ag_bin(c, WGT_BINARY_GT, n[i], eps), ag_div(c, s, ag_mul(c, cl[i], cl[i])),
+                                 ag_scalar(c, 0));
+        wgt_tensor *d = ag_mul(c, w, ag_sub(c, x[1 - i], ag_mul(c, x[i], k)));
+        ag_set(c, i, ag_sum_to(c, d, &c->in_l[i]));
+    }
+    return c->st;
+}

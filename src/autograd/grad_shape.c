@@ -1,6 +1,9 @@
 /* Backward formulas of views and shape ops (src/tensor views, src/ops/shape.c, casts): each moves
  * the gradient back to where the input's elements were; nothing here does arithmetic except the
  * sums of expand. */
+#include <stdlib.h>
+#include <string.h>
+
 #include "autograd/autograd.h"
 
 wgt_status ag_grad_cast(ag_call *c)
@@ -63,6 +66,40 @@ wgt_status ag_grad_cat(ag_call *c)
     return c->st;
 }
 
+/* reflect, replicate and circular pads: each output position o of dim d copies input position
+ * m(o) (the forward's map, src/cpu/shape.c), one dim at a time, so the gradient goes back dim by
+ * dim: an index_add of g along d at the indices m (edges read several times add up). */
+static wgt_tensor *pad_back(ag_call *c, const op_grad_move *p, const wgt_layout *xl)
+{
+    const wgt_tensor *g = c->g;
+    for (int d = 0; d < p->n && g && !c->st; d++) {
+        int64_t n = xl->shape[d], before = p->a[d], O = g->l.shape[d];
+        if (before == 0 && p->a[p->n + d] == 0) continue;
+        int32_t *map = malloc(sizeof *map * (O ? O : 1));
+        if (!map) {
+            c->st = wgt_ctx_error(c->ctx, WGT_ERR_OUT_OF_MEMORY, "wgt_backward: out of host memory");
+            return NULL;
+        }
+        for (int64_t o = 0; o < O; o++) {
+            int64_t s = o - before;
+            if (s < 0 || s >= n) {
+                if (p->mode == WGT_PAD_REFLECT) s = s < 0 ? -s : 2 * (n - 1) - s;
+                else if (p->mode == WGT_PAD_REPLICATE) s = s < 0 ? 0 : n - 1;
+                else s = ((s % n) + n) % n;
+            }
+            map[o] = (int32_t)s;
+        }
+        int64_t shape[WGT_MAX_DIMS];
+        memcpy(shape, g->l.shape, sizeof(int64_t) * g->l.ndim);
+        shape[d] = n;
+        wgt_tensor *z = ag_zeros(c, g->l.ndim, shape), *idx = NULL, *r = NULL;
+        if (O > 0) idx = ag_keep(c, idx, c->st ? c->st : wgt_tensor_from_host(c->ctx, WGT_I32, 1, &O, map, &idx));
+        free(map);
+        g = O > 0 ? ag_keep(c, r, c->st ? c->st : wgt_index_add(z, d, idx, g, 1.0, &r)) : z;
+    }
+    return (wgt_tensor *)g;
+}
+
 /* Movements of elements (src/ops/shape.c): each output element copies one input element (pad's
  * constant ones none; repeat's several copy the same), so the gradient moves back:
  * flip flips again, roll rolls back, pad (constant) crops with the negated pads, repeat sums the
@@ -108,12 +145,10 @@ wgt_status ag_grad_move(ag_call *c)
         return c->st;
     }
     case 3: { /* pad */
-        if (p->mode != WGT_PAD_CONSTANT)
-            return wgt_ctx_error(c->ctx, WGT_ERR_UNSUPPORTED,
-                                 "wgt_backward: pad in %s mode has no gradient rule yet (constant padding has one): "
-                                 "detach its input",
-                                 p->mode == WGT_PAD_REFLECT ? "reflect" : p->mode == WGT_PAD_REPLICATE ? "replicate"
-                                                                                                      : "circular");
+        if (p->mode != WGT_PAD_CONSTANT) {
+            ag_set(c, 0, pad_back(c, p, xl));
+            return c->st;
+        }
         int64_t neg[2 * WGT_MAX_DIMS];
         for (int d = 0; d < 2 * p->n; d++) neg[d] = -p->a[d];
         if (!st) st = wgt_pad(c->g, WGT_PAD_CONSTANT, neg, 0.0, &r);

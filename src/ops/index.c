@@ -554,12 +554,15 @@ static wgt_status index_put_unrecorded(const wgt_tensor *self, const wgt_tensor 
     return op_finish(st, y, out);
 }
 
-/* no rule yet (self's gradient is g with the written positions zeroed, values' the gathered g) */
 wgt_status wgt_index_put(const wgt_tensor *self, const wgt_tensor *const *indices, int k, const wgt_tensor *values,
                          int accumulate, wgt_tensor **out)
 {
-    const wgt_tensor *in[2] = {self, values};
-    return op_record_nondiff(index_put_unrecorded(self, indices, k, values, accumulate, out), "index_put", in, 2, out);
+    wgt_status st = index_put_unrecorded(self, indices, k, values, accumulate, out);
+    if (st) return st; /* k is checked there */
+    const wgt_tensor *in[2 + WGT_MAX_DIMS] = {self, values};
+    for (int i = 0; i < k; i++) in[2 + i] = indices[i];
+    op_grad_index_put rec = {k, accumulate};
+    return op_record(st, OP_GRAD_INDEX_PUT, in, 2 + k, &rec, sizeof rec, out);
 }
 
 /* ---- masked_select, nonzero ----------------------------------------------------------------- */
@@ -688,11 +691,10 @@ static wgt_status masked_select_unrecorded(const wgt_tensor *x, const wgt_tensor
     return op_finish(op_reference(ctx, msel_ref, NULL, ins, 2, &y, 1), y, out);
 }
 
-/* no rule yet (the gradient is a masked scatter of g into zeros) */
 wgt_status wgt_masked_select(const wgt_tensor *x, const wgt_tensor *mask, wgt_tensor **out)
 {
     const wgt_tensor *in[2] = {x, mask};
-    return op_record_nondiff(masked_select_unrecorded(x, mask, out), "masked_select", in, 2, out);
+    return op_record(masked_select_unrecorded(x, mask, out), OP_GRAD_MASKED_SELECT, in, 2, NULL, 0, out);
 }
 
 wgt_status wgt_nonzero(const wgt_tensor *x, wgt_tensor **out)

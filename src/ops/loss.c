@@ -348,11 +348,13 @@ static wgt_status cosine_similarity_unrecorded(const wgt_tensor *x1, const wgt_t
     return op_finish(st, y, out);
 }
 
-/* no rule yet */
 wgt_status wgt_cosine_similarity(const wgt_tensor *x1, const wgt_tensor *x2, int dim, double eps, wgt_tensor **out)
 {
     const wgt_tensor *in[2] = {x1, x2};
-    return op_record_nondiff(cosine_similarity_unrecorded(x1, x2, dim, eps, out), "cosine_similarity", in, 2, out);
+    int nd = x1 && x2 ? (x1->l.ndim > x2->l.ndim ? x1->l.ndim : x2->l.ndim) : 0;
+    op_grad_cosine rec = {dim < 0 ? dim + nd : dim, eps};
+    return op_record(cosine_similarity_unrecorded(x1, x2, dim, eps, out), OP_GRAD_COSINE_SIMILARITY, in, 2, &rec,
+                     sizeof rec, out);
 }
 
 /* ---- elementwise losses ---------------------------------------------------------------------- */
@@ -563,12 +565,13 @@ static wgt_status huber_loss_unrecorded(const wgt_tensor *input, const wgt_tenso
     return pw_impl("huber_loss", WGT_CPU_LOSS_HUBER, input, target, NULL, NULL, delta, reduction, out);
 }
 
-/* no rule yet (smooth_l1_loss has one: huber = delta * smooth_l1 with beta = delta) */
 wgt_status wgt_huber_loss(const wgt_tensor *input, const wgt_tensor *target, wgt_reduction reduction, double delta,
                           wgt_tensor **out)
 {
     const wgt_tensor *in[2] = {input, target};
-    return op_record_nondiff(huber_loss_unrecorded(input, target, reduction, delta, out), "huber_loss", in, 2, out);
+    op_grad_loss p = {reduction, 0, delta, 0};
+    return op_record(huber_loss_unrecorded(input, target, reduction, delta, out), OP_GRAD_HUBER, in, 2, &p, sizeof p,
+                     out);
 }
 
 static wgt_status bce_unrecorded(const wgt_tensor *input, const wgt_tensor *target, const wgt_tensor *weight,

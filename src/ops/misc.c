@@ -188,12 +188,12 @@ static wgt_status diff_unrecorded(const wgt_tensor *x, int n, int dim, const wgt
     return op_finish(st, cur, out);
 }
 
-/* no rule yet */
 wgt_status wgt_diff(const wgt_tensor *x, int n, int dim, const wgt_tensor *prepend, const wgt_tensor *append,
                     wgt_tensor **out)
 {
     const wgt_tensor *in[3] = {x, prepend, append};
-    return op_record_nondiff(diff_unrecorded(x, n, dim, prepend, append, out), "diff", in, 3, out);
+    op_grad_diff rec = {n, x && dim < 0 ? dim + x->l.ndim : dim};
+    return op_record(diff_unrecorded(x, n, dim, prepend, append, out), OP_GRAD_DIFF, in, 3, &rec, sizeof rec, out);
 }
 
 /* ---- trace, diag, diag_embed ---------------------------------------------------------------- */
@@ -245,10 +245,9 @@ static wgt_status trace_unrecorded(const wgt_tensor *x, wgt_tensor **out)
     return op_finish(st, y, out);
 }
 
-/* no rule yet */
 wgt_status wgt_trace(const wgt_tensor *x, wgt_tensor **out)
 {
-    return op_record_nondiff(trace_unrecorded(x, out), "trace", &x, 1, out);
+    return op_record(trace_unrecorded(x, out), OP_GRAD_TRACE, &x, 1, NULL, 0, out);
 }
 
 typedef struct diag_arg {
@@ -360,10 +359,10 @@ static wgt_status diag_unrecorded(const wgt_tensor *x, int64_t offset, wgt_tenso
     return op_finish(st, y, out);
 }
 
-/* no rule yet */
 wgt_status wgt_diag(const wgt_tensor *x, int64_t offset, wgt_tensor **out)
 {
-    return op_record_nondiff(diag_unrecorded(x, offset, out), "diag", &x, 1, out);
+    op_grad_diag rec = {offset, 0, 1};
+    return op_record(diag_unrecorded(x, offset, out), OP_GRAD_DIAG, &x, 1, &rec, sizeof rec, out);
 }
 
 static wgt_status diag_embed_unrecorded(const wgt_tensor *x, int64_t offset, int dim1, int dim2, wgt_tensor **out)
@@ -389,10 +388,12 @@ static wgt_status diag_embed_unrecorded(const wgt_tensor *x, int64_t offset, int
     return op_finish(st, y, out);
 }
 
-/* no rule yet */
 wgt_status wgt_diag_embed(const wgt_tensor *x, int64_t offset, int dim1, int dim2, wgt_tensor **out)
 {
-    return op_record_nondiff(diag_embed_unrecorded(x, offset, dim1, dim2, out), "diag_embed", &x, 1, out);
+    int nd = x ? x->l.ndim + 1 : 0;
+    op_grad_diag rec = {offset, dim1 < 0 ? dim1 + nd : dim1, dim2 < 0 ? dim2 + nd : dim2};
+    return op_record(diag_embed_unrecorded(x, offset, dim1, dim2, out), OP_GRAD_DIAG_EMBED, &x, 1, &rec, sizeof rec,
+                     out);
 }
 
 /* ---- meshgrid -------------------------------------------------------------------------------- */
@@ -595,9 +596,10 @@ static wgt_status cdist_unrecorded(const wgt_tensor *x1, const wgt_tensor *x2, d
     return op_finish(st, y, out);
 }
 
-/* no rule yet */
+/* The gradient is that of the direct differences in every mode (PyTorch's mm path differentiates
+ * through its composition: the same away from coincident points, where it is 0 here). */
 wgt_status wgt_cdist(const wgt_tensor *x1, const wgt_tensor *x2, double p, wgt_cdist_mode mode, wgt_tensor **out)
 {
     const wgt_tensor *in[2] = {x1, x2};
-    return op_record_nondiff(cdist_unrecorded(x1, x2, p, mode, out), "cdist", in, 2, out);
+    return op_record(cdist_unrecorded(x1, x2, p, mode, out), OP_GRAD_CDIST, in, 2, &p, sizeof p, out);
 }

@@ -312,10 +312,10 @@ static wgt_status bernoulli_unrecorded(wgt_generator *gen, const wgt_tensor *p, 
     return rnd_create(ctx, "bernoulli", K_BERNOULLI, &ra, &pp, p, p->l.dtype, p->l.ndim, p->l.shape, out, NULL);
 }
 
-/* a draw: no gradient (PyTorch's bernoulli(p) is not differentiable in p either) */
+/* a draw: its gradient in p is zero (PyTorch's derivatives.yaml: bernoulli's self: zeros_like(grad)) */
 wgt_status wgt_bernoulli(wgt_generator *gen, const wgt_tensor *p, wgt_tensor **out)
 {
-    return op_record_nondiff(bernoulli_unrecorded(gen, p, out), "bernoulli", &p, 1, out);
+    return op_record(bernoulli_unrecorded(gen, p, out), OP_GRAD_BERNOULLI, &p, 1, NULL, 0, out);
 }
 
 wgt_status wgt_randint(wgt_context *ctx, wgt_generator *gen, int64_t lo, int64_t hi, wgt_dtype dtype, int ndim,

@@ -319,7 +319,7 @@ static wgt_status histc_unrecorded(const wgt_tensor *x, int64_t bins, double min
     return op_finish(st, y, out);
 }
 
-/* counts are piecewise constant in x: no gradient (as PyTorch) */
+/* counts are piecewise constant in x: no gradient (PyTorch: output_differentiability False) */
 wgt_status wgt_histc(const wgt_tensor *x, int64_t bins, double min, double max, wgt_tensor **out)
 {
     return op_record_nondiff(histc_unrecorded(x, bins, min, max, out), "histc", &x, 1, out);

@@ -594,7 +594,8 @@ static wgt_status unique_unrecorded(const wgt_tensor *x, wgt_tensor **values, wg
     return WGT_OK;
 }
 
-/* which values occur is piecewise constant in x: no gradient (as PyTorch's unique) */
+/* no gradient, as PyTorch (derivatives.yaml: _unique2 not_implemented): a repeated value splits
+ * into several when one of its copies moves, so the values are not differentiable there */
 wgt_status wgt_unique(const wgt_tensor *x, wgt_tensor **values, wgt_tensor **inverse, wgt_tensor **counts,
                       wgt_tensor **first)
 {

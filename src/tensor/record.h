@@ -82,6 +82,17 @@ typedef enum op_grad_id {
     OP_GRAD_NONDIFF,    /* an op declared without a gradient; params: its name (op_record_nondiff) */
     OP_GRAD_MOVE,       /* flip, roll, repeat, pad, tril/triu; inputs: x; params: op_grad_move (grad_shape.c) */
     OP_GRAD_SELECT,     /* sort/topk/kthvalue/median values; inputs: x, indices; params: op_grad_select */
+    /* rules of ops first declared without one (2026-12-02) */
+    OP_GRAD_BERNOULLI,  /* inputs: p (a zero gradient, as PyTorch's) (grad_misc.c) */
+    OP_GRAD_MASKED_SELECT, /* inputs: x, mask (grad_index.c) */
+    OP_GRAD_INDEX_PUT,  /* inputs: self, values, indices[k]; params: op_grad_index_put (grad_index.c) */
+    OP_GRAD_COSINE_SIMILARITY, /* inputs: x1, x2; params: op_grad_cosine (grad_loss.c) */
+    OP_GRAD_HUBER,      /* inputs: input, target; params: op_grad_loss (smoothing: delta) */
+    OP_GRAD_DIFF,       /* inputs: x, prepend, append; params: op_grad_diff (grad_misc.c) */
+    OP_GRAD_TRACE,      /* inputs: x (grad_misc.c) */
+    OP_GRAD_DIAG,       /* inputs: x; params: op_grad_diag (dims unused) */
+    OP_GRAD_DIAG_EMBED, /* inputs: x; params: op_grad_diag (dims resolved) */
+    OP_GRAD_CDIST,      /* inputs: x1, x2; params: double p (grad_misc.c) */
     OP_GRAD_COUNT
 } op_grad_id;
 
@@ -119,6 +130,10 @@ typedef struct op_grad_scatter { int dim; wgt_scatter_mode mode; double alpha; }
 typedef struct op_grad_move { int op, n, mode; int64_t a[2 * WGT_MAX_NDIM]; } op_grad_move;
 typedef struct op_grad_select { int dim, keepdim; } op_grad_select;
 typedef struct op_grad_grid { wgt_grid_mode mode; wgt_grid_padding padding; int align_corners; } op_grad_grid;
+typedef struct op_grad_index_put { int k, accumulate; } op_grad_index_put;
+typedef struct op_grad_cosine { int dim; double eps; } op_grad_cosine; /* dim of the broadcast shape */
+typedef struct op_grad_diff { int n, dim; } op_grad_diff;              /* dim resolved */
+typedef struct op_grad_diag { int64_t offset; int dim1, dim2; } op_grad_diag;
 
 /* The hook autograd installs: make the graph node for out. */
 typedef wgt_status (*op_record_fn)(op_grad_id op, const wgt_tensor *const *in, int n_in, const void *params,

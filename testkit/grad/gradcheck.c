@@ -308,7 +308,7 @@ static wgt_status gc_ce(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out
 }
 
 /* iarg[0]: 0 mse, 1 l1, 2 smooth_l1 (beta darg[0]), 3 bce, 4 bce_with_logits, 5 kl_div (log_target
- * iarg[2]); iarg[1]: reduction */
+ * iarg[2]), 6 huber (delta darg[0]); iarg[1]: reduction */
 static wgt_status gc_pointwise(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
 {
     wgt_reduction r = (wgt_reduction)c->iarg[1];
@@ -316,6 +316,7 @@ static wgt_status gc_pointwise(const gc_case *c, wgt_tensor *const *x, wgt_tenso
     case 0: return wgt_mse_loss(x[0], x[1], r, out);
     case 1: return wgt_l1_loss(x[0], x[1], r, out);
     case 2: return wgt_smooth_l1_loss(x[0], x[1], r, c->darg[0], out);
+    case 6: return wgt_huber_loss(x[0], x[1], r, c->darg[0], out);
     case 3: return wgt_binary_cross_entropy(x[0], x[1], c->n_in > 2 ? x[2] : NULL, r, out);
     case 4: return wgt_binary_cross_entropy_with_logits(x[0], x[1], c->n_in > 2 ? x[2] : NULL,
                                                         c->n_in > 3 ? x[3] : NULL, r, out);
@@ -348,9 +349,11 @@ static wgt_status gc_grid(const gc_case *c, wgt_tensor *const *x, wgt_tensor **o
     return wgt_grid_sample(x[0], x[1], (wgt_grid_mode)c->iarg[0], (wgt_grid_padding)c->iarg[1], c->iarg[2], out);
 }
 
-/* iarg: 0 scatter (set), 1 scatter_add, 2 index_add (alpha darg[0]); dim. Inputs: self, index, src. */
+/* iarg: 0 scatter (set), 1 scatter_add, 2 index_add (alpha darg[0]), 3 scatter with mode iarg[2];
+ * dim. Inputs: self, index, src. */
 static wgt_status gc_scatter(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
 {
+    if (c->iarg[0] == 3) return wgt_scatter(x[0], c->iarg[1], x[1], x[2], (wgt_scatter_mode)c->iarg[2], out);
     if (c->iarg[0] == 2) return wgt_index_add(x[0], c->iarg[1], x[1], x[2], c->darg[0], out);
     if (c->iarg[0] == 1) return wgt_scatter_add(x[0], c->iarg[1], x[1], x[2], out);
     return wgt_scatter(x[0], c->iarg[1], x[1], x[2], WGT_SCATTER_SET, out);
@@ -366,14 +369,15 @@ static wgt_status gc_dropout(const gc_case *c, wgt_tensor *const *x, wgt_tensor 
     return st;
 }
 
-/* iarg[0]: 0 flip dims 0, 2; 1 roll; 2 repeat (with a new leading dim); 3 pad (and crop); 4 tril; 5 triu */
+/* iarg[0]: 0 flip dims 0, 2; 1 roll; 2 repeat (with a new leading dim); 3 pad (and crop; mode
+ * iarg[1]); 4 tril; 5 triu */
 static wgt_status gc_move(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
 {
     switch (c->iarg[0]) {
     case 0: return wgt_flip(x[0], (const int[]){0, 2}, 2, out);
     case 1: return wgt_roll(x[0], (const int64_t[]){1, -2}, (const int[]){2, 1}, 2, out);
     case 2: return wgt_repeat(x[0], (const int64_t[]){2, 3, 2}, 3, out);
-    case 3: return wgt_pad(x[0], WGT_PAD_CONSTANT, (const int64_t[]){0, 1, -1, 1, 2, 1}, 0.5, out);
+    case 3: return wgt_pad(x[0], (wgt_pad_mode)c->iarg[1], (const int64_t[]){0, 1, -1, 1, 2, 1}, 0.5, out);
     case 4: return wgt_tril(x[0], 1, out);
     default: return wgt_triu(x[0], -1, out);
     }
@@ -387,6 +391,31 @@ static wgt_status gc_select(const gc_case *c, wgt_tensor *const *x, wgt_tensor *
     case 1: return wgt_topk(x[0], 3, -1, 0, 1, out, NULL);
     case 2: return wgt_kthvalue(x[0], 2, 1, 0, out, NULL);
     default: return wgt_median(x[0], -1, 1, out, NULL);
+    }
+}
+
+/* iarg[0]: 0 diff (n iarg[1] along dim iarg[2]; inputs 1 and 2, when given: prepend, append), 1 trace,
+ * 2 diag (offset iarg[1]), 3 diag_embed (offset iarg[1], dims iarg[2], iarg[3]), 4 cdist (p darg[0],
+ * mode iarg[1]), 5 cosine_similarity (dim iarg[1]), 6 bernoulli (a generator of a fixed seed),
+ * 7 masked_select, 8 index_put (inputs: self, values, the n_in - 2 index tensors; accumulate iarg[1]) */
+static wgt_status gc_misc(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+{
+    wgt_generator *g = NULL;
+    wgt_status st;
+    switch (c->iarg[0]) {
+    case 0: return wgt_diff(x[0], c->iarg[1], c->iarg[2], c->n_in > 1 ? x[1] : NULL, c->n_in > 2 ? x[2] : NULL, out);
+    case 1: return wgt_trace(x[0], out);
+    case 2: return wgt_diag(x[0], c->iarg[1], out);
+    case 3: return wgt_diag_embed(x[0], c->iarg[1], c->iarg[2], c->iarg[3], out);
+    case 4: return wgt_cdist(x[0], x[1], c->darg[0], (wgt_cdist_mode)c->iarg[1], out);
+    case 5: return wgt_cosine_similarity(x[0], x[1], c->iarg[1], 1e-8, out);
+    case 6:
+        st = wgt_generator_create(99, &g);
+        if (!st) st = wgt_bernoulli(g, x[0], out);
+        wgt_generator_free(g);
+        return st;
+    case 7: return wgt_masked_select(x[0], x[1], out);
+    default: return wgt_index_put(x[0], (const wgt_tensor *const *)x + 2, c->n_in - 2, x[1], c->iarg[1], out);
     }
 }
 
