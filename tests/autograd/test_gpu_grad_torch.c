@@ -117,6 +117,46 @@ static wgt_status f_repeat(wgt_tensor *const *x, wgt_tensor **o)
     return wgt_repeat(x[0], (const int64_t[]){2, 3, 2}, 3, o);
 }
 
+/* the rules of ops first declared without one, pad's other modes and scatter's reductions */
+static wgt_status f_diff(wgt_tensor *const *x, wgt_tensor **o) { return wgt_diff(x[0], 2, -1, x[1], x[2], o); }
+static wgt_status f_trace(wgt_tensor *const *x, wgt_tensor **o) { return wgt_trace(x[0], o); }
+static wgt_status f_diag2(wgt_tensor *const *x, wgt_tensor **o) { return wgt_diag(x[0], 2, o); }
+static wgt_status f_diag_m1(wgt_tensor *const *x, wgt_tensor **o) { return wgt_diag(x[0], -1, o); }
+static wgt_status f_diag_embed(wgt_tensor *const *x, wgt_tensor **o) { return wgt_diag_embed(x[0], 1, 0, 2, o); }
+static wgt_status f_cdist2(wgt_tensor *const *x, wgt_tensor **o) { return wgt_cdist(x[0], x[1], 2, WGT_CDIST_NO_MM, o); }
+static wgt_status f_cdist1(wgt_tensor *const *x, wgt_tensor **o) { return wgt_cdist(x[0], x[1], 1, 0, o); }
+static wgt_status f_cdist3(wgt_tensor *const *x, wgt_tensor **o) { return wgt_cdist(x[0], x[1], 3, 0, o); }
+static wgt_status f_cdist05(wgt_tensor *const *x, wgt_tensor **o) { return wgt_cdist(x[0], x[1], 0.5, 0, o); }
+static wgt_status f_cdist_inf(wgt_tensor *const *x, wgt_tensor **o) { return wgt_cdist(x[0], x[1], INFINITY, 0, o); }
+static wgt_status f_cosine(wgt_tensor *const *x, wgt_tensor **o) { return wgt_cosine_similarity(x[0], x[1], -1, 1e-8, o); }
+static wgt_status f_huber(wgt_tensor *const *x, wgt_tensor **o) { return wgt_huber_loss(x[0], x[1], WGT_REDUCTION_MEAN, 0.5, o); }
+static wgt_status f_bernoulli(wgt_tensor *const *x, wgt_tensor **o)
+{
+    wgt_generator *g = NULL;
+    wgt_status st = wgt_generator_create(5, &g);
+    if (!st) st = wgt_bernoulli(g, x[0], o);
+    wgt_generator_free(g);
+    return st;
+}
+static wgt_status f_masked_select(wgt_tensor *const *x, wgt_tensor **o)
+{
+    wgt_tensor *m = NULL; /* the fixture holds the mask as 0/1 floats */
+    wgt_status st = wgt_tensor_cast(x[1], WGT_BOOL, &m);
+    if (!st) st = wgt_masked_select(x[0], m, o);
+    wgt_tensor_free(m);
+    return st;
+}
+static wgt_status f_index_put(wgt_tensor *const *x, wgt_tensor **o) { return wgt_index_put(x[0], (const wgt_tensor *const *)x + 2, 1, x[1], 0, o); }
+static wgt_status f_index_put_acc(wgt_tensor *const *x, wgt_tensor **o) { return wgt_index_put(x[0], (const wgt_tensor *const *)x + 2, 2, x[1], 1, o); }
+/* F.pad(x, (1, 1, 2, 1)) of a [2, 3, 4]: the last dim by 1 and 1, the one before by 2 and 1 */
+static const int64_t torch_pads[6] = {0, 2, 1, 0, 1, 1};
+static wgt_status f_pad_reflect(wgt_tensor *const *x, wgt_tensor **o) { return wgt_pad(x[0], WGT_PAD_REFLECT, torch_pads, 0, o); }
+static wgt_status f_pad_replicate(wgt_tensor *const *x, wgt_tensor **o) { return wgt_pad(x[0], WGT_PAD_REPLICATE, torch_pads, 0, o); }
+static wgt_status f_pad_circular(wgt_tensor *const *x, wgt_tensor **o) { return wgt_pad(x[0], WGT_PAD_CIRCULAR, torch_pads, 0, o); }
+static wgt_status f_scatter_prod(wgt_tensor *const *x, wgt_tensor **o) { return wgt_scatter(x[0], 0, x[1], x[2], WGT_SCATTER_MUL, o); }
+static wgt_status f_scatter_amax(wgt_tensor *const *x, wgt_tensor **o) { return wgt_scatter(x[0], 0, x[1], x[2], WGT_SCATTER_AMAX, o); }
+static wgt_status f_scatter_amin(wgt_tensor *const *x, wgt_tensor **o) { return wgt_scatter(x[0], 1, x[1], x[2], WGT_SCATTER_AMIN, o); }
+
 /* index: bit i = input i holds integer values (made i32). pending: added to make_grad_fixtures.py
  * after the fixture in the tree was made; such a case runs once the fixture lists it (its metadata
  * "cases") and is reported as pending until then; every other case must be in the fixture. */
@@ -143,6 +183,15 @@ static const struct {
     {"scatter_add", f_scatter_add, 3, 2, 1}, {"index_add_alpha", f_index_add, 3, 2, 1},
     {"cumprod_zeros", f_cumprod, 1, 0, 1}, {"prod_dim_zeros", f_prod, 1, 0, 1}, {"digamma", f_digamma, 1, 0, 1},
     {"sdpa_float_mask", f_sdpa_mask, 4, 0, 1}, {"sort_descending", f_sort, 1, 0, 1}, {"repeat", f_repeat, 1, 0, 1},
+    {"diff_prepend_append", f_diff, 3, 0, 1}, {"trace", f_trace, 1, 0, 1}, {"diag_matrix", f_diag2, 1, 0, 1},
+    {"diag_vector", f_diag_m1, 1, 0, 1}, {"diag_embed", f_diag_embed, 1, 0, 1}, {"cdist_p2", f_cdist2, 2, 0, 1},
+    {"cdist_p1", f_cdist1, 2, 0, 1}, {"cdist_p3", f_cdist3, 2, 0, 1}, {"cdist_p0_5", f_cdist05, 2, 0, 1},
+    {"cdist_inf", f_cdist_inf, 2, 0, 1}, {"cosine_similarity_broadcast", f_cosine, 2, 0, 1},
+    {"huber_loss", f_huber, 2, 0, 1}, {"bernoulli", f_bernoulli, 1, 0, 1}, {"masked_select", f_masked_select, 2, 0, 1},
+    {"index_put", f_index_put, 3, 4, 1}, {"index_put_accumulate", f_index_put_acc, 4, 12, 1},
+    {"pad_reflect", f_pad_reflect, 1, 0, 1}, {"pad_replicate", f_pad_replicate, 1, 0, 1},
+    {"pad_circular", f_pad_circular, 1, 0, 1}, {"scatter_prod_zeros", f_scatter_prod, 3, 2, 1},
+    {"scatter_amax", f_scatter_amax, 3, 2, 1}, {"scatter_amin", f_scatter_amin, 3, 2, 1},
 };
 
 /* name is one of the comma-separated names of list */
