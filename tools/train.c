@@ -208,6 +208,20 @@ static char *state_json(const opts *o, const double *loss, int64_t n, const int6
     return text;
 }
 
+/* --resume DIR without its trainer.json: name the checkpoint a stopped replacement left aside. */
+static void resume_missing(const char *dir)
+{
+    char old[1200];
+    struct stat sb;
+    snprintf(old, sizeof old, "%s.old/trainer.json", dir);
+    if (stat(old, &sb) == 0)
+        fprintf(stderr, "wgt train: --resume %s: no trainer.json there, but %s.old has one: the run was stopped "
+                        "while it replaced its checkpoint; resume from %s.old\n", dir, dir, dir);
+    else
+        fprintf(stderr, "wgt train: --resume %s: no trainer.json there (is it a checkpoint directory that "
+                        "`wgt train --save-every` wrote?)\n", dir);
+}
+
 /* Read a checkpoint's trainer.json: check it belongs to this run, restore the curve so far. */
 static int read_state(const opts *o, int64_t *step, double *loss, int64_t *es, double *el, int64_t *ne)
 {
@@ -218,8 +232,7 @@ static int read_state(const opts *o, int64_t *step, double *loss, int64_t *es, d
     size_t len = 0;
     if (!f || tool_read_all(f, &text, &len)) {
         if (f) fclose(f);
-        fprintf(stderr, "wgt train: --resume %s: no trainer.json there (is it a checkpoint directory that "
-                        "`wgt train --save-every` wrote?)\n", o->resume);
+        resume_missing(o->resume);
         return 1;
     }
     fclose(f);
@@ -279,6 +292,14 @@ static int eval_loss(wgt_trainer *t, const wgt_dataset *d, int64_t B, int64_t L,
     return 0;
 }
 
+/* bytes as GiB, or MiB below one (a tiny model's figures read 0.00 GiB otherwise) */
+static const char *fmt_size(double b, char *buf, size_t n)
+{
+    if (b >= 1073741824.0) snprintf(buf, n, "%.2f GiB", b / 1073741824.0);
+    else snprintf(buf, n, "%.1f MiB", b / 1048576.0);
+    return buf;
+}
+
 static void fmt_time(double s, char *buf, size_t n)
 {
     if (!(s >= 0) || s > 1e7) snprintf(buf, n, "?");
@@ -294,6 +315,15 @@ int cmd_train(int argc, char **argv)
     wgt_trainer_options to;
     if ((rc = optimizer_options(&o, &to))) return rc;
     wgt_output_cleanup_on_signals();
+    if (o.resume) {
+        char state[1200];
+        struct stat sb;
+        snprintf(state, sizeof state, "%s/trainer.json", o.resume);
+        if (stat(state, &sb) != 0) {
+            resume_missing(o.resume);
+            return 1;
+        }
+    }
 
     wgt_context *ctx = NULL;
     wgt_train_model *m = NULL;
@@ -398,12 +428,16 @@ int cmd_train(int argc, char **argv)
     int64_t eval_every = o.eval_every >= 0 ? o.eval_every : (o.steps >= 10 ? o.steps / 10 : 1);
     int has_eval = wgt_dataset_eval_count(d) > 0;
     int tty = isatty(2);
+    char need_s[32];
     if (!o.print_loss)
         fprintf(stderr, "wgt train: %s, %.2fM parameters, %lld training sequences of %lld+1 tokens (%lld held out), "
-                        "batch %lld, steps %lld..%lld, about %.2f GiB on the device\n", src,
+                        "batch %lld, steps %lld..%lld, about %s on the device\n", src,
                 wgt_train_model_numel(m) / 1e6, (long long)wgt_dataset_train_count(d), (long long)o.seq,
                 (long long)wgt_dataset_eval_count(d), (long long)o.batch, (long long)start + 1, (long long)o.steps,
-                need / 1073741824.0);
+                fmt_size(need, need_s, sizeof need_s));
+    if (o.batch > wgt_dataset_train_count(d))
+        fprintf(stderr, "wgt train: note: --batch %lld is more than the %lld training sequences: each batch holds "
+                        "some of them twice or more\n", (long long)o.batch, (long long)wgt_dataset_train_count(d));
     char ckpt[1100];
     snprintf(ckpt, sizeof ckpt, "%s/checkpoint", o.out);
     double t0 = now(), last_eval = NAN, last_print = 0;
@@ -448,12 +482,12 @@ int cmd_train(int argc, char **argv)
             wgt_memory_stats ms = {0};
             wgt_context_memory_stats(ctx, &ms);
             double tps = (double)(s + 1 - start) * o.batch * o.seq / el;
-            char eta[32], ev[32] = "-";
+            char eta[32], ev[32] = "-", mem[32];
             fmt_time(el / (double)(s + 1 - start) * (double)(o.steps - s - 1), eta, sizeof eta);
             if (!isnan(last_eval)) snprintf(ev, sizeof ev, "%.4f", last_eval);
-            fprintf(stderr, "%sstep %lld/%lld  loss %.4f  eval %s  %.0f tok/s  mem %.2f GiB  ETA %s%s", tty ? "\r" : "",
-                    (long long)s + 1, (long long)o.steps, loss, ev, tps, ms.peak_in_use_bytes / 1073741824.0, eta,
-                    tty ? "   " : "\n");
+            fprintf(stderr, "%sstep %lld/%lld  loss %.4f  eval %s  %.0f tok/s  mem %s  ETA %s%s", tty ? "\r" : "",
+                    (long long)s + 1, (long long)o.steps, loss, ev, tps,
+                    fmt_size((double)ms.peak_in_use_bytes, mem, sizeof mem), eta, tty ? "   " : "\n");
             last_print = el;
         }
     }

@@ -134,6 +134,8 @@ wgt_status mdl_config_from_hf(const wgt_hf_config *h, const char *where, wgt_mod
  * for RoPE; heads x head size = hidden for gpt2), epsilon and rope theta finite and positive,
  * bos/eos ids inside the vocabulary: WGT_ERR_FORMAT naming the field otherwise. */
 wgt_status mdl_validate_config(const wgt_model_config *c, const char *where);
+/* WGT_MEMORY_LIMIT (bytes, or with a K/M/G/T suffix; *from_env 1) when set, else the host's memory. */
+wgt_status mdl_memory_budget(double *out, int *from_env);
 
 /* Bytes a model needs on the device, estimated before loading. */
 typedef struct mdl_memory {

@@ -341,7 +341,13 @@ static void estimate(const wgt_train_model *m, int64_t B, int64_t L, double *tot
     if (ffn > *largest) *largest = ffn;
 }
 
-static double gib(double b) { return b / (1024.0 * 1024.0 * 1024.0); }
+/* b bytes as "1.23 GiB" or, below one, "45.6 MiB" (a tiny model's needs read 0.00 GiB otherwise) */
+static const char *size_str(double b, char *buf)
+{
+    if (b >= 1073741824.0) snprintf(buf, 32, "%.2f GiB", b / 1073741824.0);
+    else snprintf(buf, 32, "%.1f MiB", b / 1048576.0);
+    return buf;
+}
 
 wgt_status wgt_train_check_memory(const wgt_train_model *m, int64_t B, int64_t L, double *need_bytes)
 {
@@ -361,27 +367,22 @@ wgt_status wgt_train_check_memory(const wgt_train_model *m, int64_t B, int64_t L
                          "use a smaller --batch or --seq (about %lld sequences fit)",
                          (long long)B, (long long)L, largest / 1048576.0, bind / 1048576.0,
                          (long long)((double)B * bind / largest));
-    /* WebGPU does not say how much memory the device has: WGT_MEMORY_LIMIT (bytes) when set, else
-     * for a CPU adapter the host's physical memory; a GPU without the variable is not checked */
+    /* WebGPU does not say how much memory the device has: WGT_MEMORY_LIMIT (bytes, or with a K/M/G/T
+     * suffix, as for wgt generate) when set, else for a CPU adapter the host's physical memory; a GPU
+     * without the variable is not checked */
     double budget = 0;
-    const char *env = getenv("WGT_MEMORY_LIMIT");
-    const char *what = "WGT_MEMORY_LIMIT";
-    if (env && *env) {
-        char *end;
-        budget = strtod(env, &end);
-        if (end == env || *end || !(budget > 0))
-            return wgt_error(WGT_ERR_INVALID_ARGUMENT, "WGT_MEMORY_LIMIT='%s': give a number of bytes", env);
-    } else if (info.is_cpu) {
-        long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
-        if (pages > 0 && size > 0) budget = (double)pages * (double)size;
-        what = "the host's memory (a CPU adapter)";
-    }
+    int from_env = 0;
+    st = mdl_memory_budget(&budget, &from_env);
+    if (st) return st;
+    if (!from_env && !info.is_cpu) budget = 0;
+    const char *what = from_env ? "WGT_MEMORY_LIMIT" : "the host's memory (a CPU adapter)";
+    double fixed = 16.0 * (double)wgt_train_model_numel(m);
+    char b0[32], b1[32], b2[32], b3[32];
     if (budget > 0 && total > budget)
         return wgt_error(WGT_ERR_LIMIT,
-                         "batch %lld x %lld needs about %.2f GiB on the device (weights, gradients and optimizer "
-                         "state %.2f GiB, activations %.2f GiB), more than the %.2f GiB of %s: use a smaller "
-                         "--batch or --seq",
-                         (long long)B, (long long)L, gib(total), gib(16.0 * (double)wgt_train_model_numel(m)),
-                         gib(total - 16.0 * (double)wgt_train_model_numel(m)), gib(budget), what);
+                         "batch %lld x %lld needs about %s on the device (weights, gradients and optimizer state %s, "
+                         "activations %s), more than the %s of %s: use a smaller --batch or --seq",
+                         (long long)B, (long long)L, size_str(total, b0), size_str(fixed, b1),
+                         size_str(total - fixed, b2), size_str(budget, b3), what);
     return WGT_OK;
 }

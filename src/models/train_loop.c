@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <dirent.h>
+#include <fcntl.h>
 
 #include "core/error.h"
 #include "models/train_internal.h"
@@ -305,6 +306,16 @@ wgt_status wgt_trainer_save(wgt_trainer *t, const char *dir, const char *tokeniz
     }
     remove_dir(old);
     struct stat sb;
+#if defined(__linux__) && defined(RENAME_EXCHANGE)
+    /* one atomic swap: at every instant DIR is a complete checkpoint (the old one, then the new);
+     * a kill before the old one (now DIR.tmp) is removed leaves only a stale DIR.tmp */
+    if (stat(dir, &sb) == 0 && renameat2(AT_FDCWD, tmp, AT_FDCWD, dir, RENAME_EXCHANGE) == 0) {
+        remove_dir(tmp);
+        return WGT_OK;
+    }
+#endif
+    /* no swap here (or a file system without it): the old one goes aside first; a kill between the
+     * two renames leaves it as DIR.old (wgt train --resume DIR says so) */
     if (stat(dir, &sb) == 0 && rename(dir, old))
         st = wgt_error(WGT_ERR_IO, "%s: cannot move the previous checkpoint aside: %s", dir, strerror(errno));
     if (!st && rename(tmp, dir)) {

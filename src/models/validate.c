@@ -146,7 +146,7 @@ double mdl_random_weight_bytes(const wgt_model_config *c, wgt_ftype type)
 
 /* The budget: WGT_MEMORY_LIMIT (bytes, or with a K/M/G/T suffix) when set, else the host's physical
  * memory (WebGPU does not report a device's; on the CPU adapters it is the host's anyway). */
-static wgt_status memory_budget(double *out, int *from_env)
+wgt_status mdl_memory_budget(double *out, int *from_env)
 {
     const char *v = getenv("WGT_MEMORY_LIMIT");
     *from_env = v && *v;
@@ -174,7 +174,7 @@ wgt_status mdl_check_memory(const wgt_model_config *c, double weight_bytes, int6
     mdl_estimate_memory(c, weight_bytes, ctx, &mem);
     double budget = 0;
     int from_env = 0;
-    TRY(memory_budget(&budget, &from_env));
+    TRY(mdl_memory_budget(&budget, &from_env));
     if (mem.total > budget)
         return wgt_error(WGT_ERR_LIMIT,
                          "%s: the model needs about %.2f GB (weights %.2f GB for %lld layers, KV cache %.2f GB for "
