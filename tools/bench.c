@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "args.h"
 #include "commands.h"
@@ -98,17 +99,96 @@ static int bench_model(const char *path, const char *type, int64_t n_prompt, int
     return rc;
 }
 
+static double seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Training speed (issue 13): AdamW steps (forward, mean cross-entropy, backward, update; lr 3e-4,
+ * weight decay 0.1, as tools/train_bench_torch.py) on random ids over a model (a config.json alone:
+ * fresh weights), `warmup` untimed steps (they compile every pipeline) then `steps` timed ones, each
+ * waiting for its loss as `wgt train` does. Prints one line in train_bench_torch.py's format: tokens
+ * a second, ms a step, the pool's peak device memory over the run, and the last loss. */
+static int bench_train(const char *path, const char *name, const char *dtype, int64_t B, int64_t L, int64_t steps,
+                       int64_t warmup)
+{
+    wgt_dtype dt = !strcmp(dtype, "f32") ? WGT_F32 : !strcmp(dtype, "bf16") ? WGT_BF16 : !strcmp(dtype, "f16") ? WGT_F16
+                                                                                                               : WGT_DTYPE_COUNT;
+    if (dt == WGT_DTYPE_COUNT) {
+        fprintf(stderr, "wgt bench: --dtype %s: use f32, bf16 or f16\n", dtype);
+        return 2;
+    }
+    wgt_context *ctx = NULL;
+    wgt_train_model *m = NULL;
+    wgt_trainer *t = NULL;
+    int32_t *ids = NULL;
+    int rc = 1;
+    wgt_train_init init = {0, 0};
+    double need = 0;
+    if (wgt_context_create(NULL, &ctx) || wgt_train_model_open(ctx, path, &init, &m) ||
+        wgt_train_check_memory(m, B, L, &need)) {
+        fprintf(stderr, "wgt bench: %s: %s\n", path, wgt_errmsg());
+        goto done;
+    }
+    int64_t maxpos = wgt_train_model_max_positions(m), V = wgt_train_model_vocab(m);
+    if (maxpos > 0 && L > maxpos) {
+        fprintf(stderr, "wgt bench: --seq %lld is longer than the model's %lld positions\n", (long long)L,
+                (long long)maxpos);
+        rc = 2;
+        goto done;
+    }
+    wgt_trainer_options o = wgt_trainer_defaults();
+    o.optim.lr = 3e-4, o.optim.weight_decay = 0.1, o.dtype = dt, o.total_steps = warmup + steps;
+    if (wgt_trainer_create(m, &o, &t) || !(ids = malloc((size_t)(B * (L + 1)) * sizeof *ids))) {
+        fprintf(stderr, "wgt bench: %s\n", !t ? wgt_errmsg() : "out of host memory");
+        goto done;
+    }
+    uint64_t s = 0x9E3779B97F4A7C15ull;
+    for (int64_t i = 0; i < B * (L + 1); i++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        ids[i] = (int32_t)((s >> 33) % (uint64_t)V);
+    }
+    double loss = 0, t0 = 0;
+    for (int64_t i = 0; i < warmup + steps; i++) {
+        if (i == warmup) t0 = seconds();
+        if (wgt_trainer_step(t, ids, B, L, &loss)) {
+            fprintf(stderr, "wgt bench: step %lld: %s\n", (long long)i + 1, wgt_errmsg());
+            goto done;
+        }
+    }
+    double ms = (seconds() - t0) * 1e3 / (double)steps;
+    wgt_memory_stats mem = {0};
+    wgt_context_memory_stats(ctx, &mem);
+    wgt_adapter_info info;
+    wgt_context_adapter_info(ctx, &info);
+    printf("wgt %s %s tok/s %.0f ms/step %.2f peak_GiB %.2f loss %.3f (batch %lld x %lld, %.2fM parameters, "
+           "estimate %.2f GiB, %s)\n", name, dtype, (double)(B * L) / (ms / 1e3), ms,
+           mem.peak_in_use_bytes / 1073741824.0, loss, (long long)B, (long long)L, wgt_train_model_numel(m) / 1e6,
+           need / 1073741824.0, info.name);
+    rc = 0;
+done:
+    free(ids);
+    wgt_trainer_free(t);
+    wgt_train_model_free(m);
+    wgt_context_free(ctx);
+    return rc;
+}
+
 int cmd_bench(int argc, char **argv)
 {
-    int device = 0;
+    int device = 0, train = 0;
     uint64_t max_bytes = 0;
-    const char *model = NULL, *type = NULL;
-    int64_t n_prompt = 128, n_decode = 64;
+    const char *model = NULL, *type = NULL, *dtype = "f32", *name = NULL;
+    int64_t n_prompt = 128, n_decode = 64, batch = 8, seq = 512, steps = 10, warmup = 3;
     args a = args_begin("bench", argc, argv);
     while (args_next(&a)) {
         if (args_flag(&a, "-h|--help")) {
             printf("usage: wgt bench --device [--max-bytes N]\n"
-                   "       wgt bench -m MODEL|config.json [--type T] [-p PROMPT_TOKENS] [-n DECODE_TOKENS]\n\n"
+                   "       wgt bench -m MODEL|config.json [--type T] [-p PROMPT_TOKENS] [-n DECODE_TOKENS]\n"
+                   "       wgt bench --train -m MODEL|config.json [--batch B] [--seq L] [--dtype f32|bf16|f16]\n"
+                   "                 [--steps N] [--warmup W] [--name NAME]\n\n"
                    "--device   microseconds of host time per dispatch (one pass; a pass per dispatch),\n"
                    "           submit-and-wait latency, and streaming bandwidth from 1 MiB to N bytes per\n"
                    "           buffer (default: the device's storage binding limit)\n"
@@ -118,11 +198,22 @@ int cmd_bench(int argc, char **argv)
                    "           q4_k, q6_k)\n"
                    "-p, -n     prompt tokens (default 128) and tokens to decode (default 64), each 1 to\n"
                    "           4096, together within the model's context (--n-prompt, --n-gen too)\n"
+                   "--train    training tokens/s, ms a step and peak device memory: AdamW (lr 3e-4, weight\n"
+                   "           decay 0.1) on random ids [B, L] (default 8 x 512), W untimed warm-up steps\n"
+                   "           (default 3) then N timed ones (default 10); --dtype as wgt train's (f32\n"
+                   "           default); a config.json alone trains fresh weights of that shape. One line,\n"
+                   "           as tools/train_bench_torch.py prints: `wgt NAME DTYPE tok/s .. ms/step ..\n"
+                   "           peak_GiB ..` (NAME: --name, default the model's path). tools/h200_train_bench.sh\n"
+                   "           runs the README's shapes beside PyTorch's\n"
                    "A configuration whose weights, KV cache and activations would need more memory than the\n"
                    "host has (or WGT_MEMORY_LIMIT allows) is refused with the figures before allocating.\n");
             return 0;
         }
         if (args_flag(&a, "--device")) device = 1;
+        else if (args_flag(&a, "--train")) train = 1;
+        else if (args_str(&a, "--dtype", &dtype) || args_str(&a, "--name", &name)) ;
+        else if (args_int(&a, "--batch", 1, 1 << 20, &batch) || args_int(&a, "--seq", 1, 1 << 20, &seq) ||
+                 args_int(&a, "--steps", 1, 1 << 20, &steps) || args_int(&a, "--warmup", 0, 1 << 20, &warmup)) ;
         else if (args_str(&a, "-m|--model", &model)) ;
         else if (args_str(&a, "--type", &type)) ;
         else if (args_int(&a, "-p|--n-prompt", 1, 4096, &n_prompt)) ;
@@ -131,6 +222,13 @@ int cmd_bench(int argc, char **argv)
         else return args_unknown(&a);
     }
     if (a.bad) return 2;
+    if (train) {
+        if (!model) {
+            fprintf(stderr, "wgt bench: --train needs -m MODEL|config.json (see wgt bench --help)\n");
+            return 2;
+        }
+        return bench_train(model, name ? name : model, dtype, batch, seq, steps, warmup);
+    }
     if (model) return bench_model(model, type, n_prompt, n_decode);
     if (!device) {
         fprintf(stderr, "wgt bench: say what to benchmark: --device or -m MODEL (see wgt bench --help)\n");

@@ -70,6 +70,9 @@ expect_refusal "-n 'abc' is not a whole number" bench -m "$model" -n abc
 expect_refusal "--n-gen '5000' is out of range" bench -m "$model" --n-gen 5000
 expect_refusal "--max-bytes '-1' is not a whole number" bench --device --max-bytes -1
 expect_refusal "unknown option '--bogus'" bench --bogus
+expect_refusal "--dtype q8: use f32, bf16 or f16" bench --train -m "$root/models/bible-llama/config.json" --dtype q8
+expect_refusal "--batch '0' is out of range" bench --train -m "$root/models/bible-llama/config.json" --batch 0
+expect_refusal "--train needs -m" bench --train
 expect_refusal "--selfcheck-floats '99999999999999' is out of range" info --selfcheck-floats 99999999999999
 expect_refusal "--selfcheck-floats 'abc' is not a whole number" info --selfcheck-floats abc
 expect_refusal "--selfcheck-floats '0' is out of range" info --selfcheck-floats 0
