@@ -1712,9 +1712,9 @@ wgt_tokenizer *wgt_train_model_tokenizer(const wgt_train_model *m); /* owned by 
 void wgt_train_model_set_tokenizer(wgt_train_model *m, wgt_tokenizer *tok); /* m takes it over */
 
 /* Refuse (WGT_ERR_LIMIT, saying how much it needs) a batch [B, L] whose training step would not
- * fit: a tensor past the adapter's largest buffer, or an estimate of the step's device memory
- * (weights, gradients, optimizer state, activations) above WGT_MEMORY_LIMIT (bytes) or, on a CPU
- * adapter, the host's memory. WebGPU does not report a GPU's memory: set the variable there.
+ * fit: a parameter or activation past the adapter's largest storage binding, or an estimate of the
+ * step's device memory (weights, gradients, optimizer state, activations) above WGT_MEMORY_LIMIT
+ * (bytes, or with a K/M/G/T suffix) or, on a CPU adapter, the host's memory. WebGPU does not report a GPU's memory: set the variable there.
  * *need_bytes (may be NULL) gets the estimate. */
 wgt_status wgt_train_check_memory(const wgt_train_model *m, int64_t B, int64_t L, double *need_bytes);
 /* logits [B, L, V] f32 of ids [B, L] (integers; positions 0 .. L - 1), causal attention. */
@@ -1795,7 +1795,8 @@ double wgt_trainer_last_lr(const wgt_trainer *t);           /* the lr of the las
 double wgt_trainer_last_grad_norm(const wgt_trainer *t);    /* before clipping; -1 when not clipping */
 /* A checkpoint: the model as wgt_train_model_save writes it, optimizer.safetensors and
  * trainer.json (state_json, a JSON object of the caller's, or NULL, with "step" set), written to
- * DIR.tmp and renamed over DIR once complete (an interrupted save leaves the previous DIR). */
+ * DIR.tmp and swapped with DIR in one atomic rename once complete (Linux; elsewhere the previous
+ * DIR moves to DIR.old first), so a save killed at any point leaves a complete checkpoint. */
 wgt_status wgt_trainer_save(wgt_trainer *t, const char *dir, const char *tokenizer_from, const char *state_json);
 /* Resume: the optimizer state of a checkpoint into a trainer made over the model opened from that
  * same directory (wgt_train_model_open(ctx, DIR, ...)); the following steps are those of the run

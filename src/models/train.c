@@ -358,8 +358,21 @@ wgt_status wgt_train_check_memory(const wgt_train_model *m, int64_t B, int64_t L
     wgt_adapter_info info;
     wgt_status st = wgt_context_adapter_info(m->ctx, &info);
     if (st) return st;
-    /* the ops bind each tensor whole: the largest must fit one storage binding */
+    /* the ops bind each tensor whole: the largest must fit one storage binding, parameters (f32
+     * masters, their gradients and optimizer state) as well as activations */
     double bind = (double)info.limits.max_storage_buffer_binding_size;
+    for (int i = 0; i < wgt_train_model_param_count(m); i++) {
+        const wgt_tensor *p = wgt_train_model_param(m, i);
+        double bytes = 4.0 * (double)wgt_tensor_numel(p);
+        if (bytes > bind)
+            return wgt_error(WGT_ERR_LIMIT,
+                             "the parameter %s (%lld x %lld, %.1f MiB in f32) is larger than the adapter's largest "
+                             "storage binding of %.1f MiB: this adapter cannot train the model (a GPU binds up to "
+                             "4 GiB; a smaller vocabulary or hidden size fits here)",
+                             wgt_train_model_param_name(m, i), (long long)wgt_tensor_dim(p, 0),
+                             (long long)(wgt_tensor_ndim(p) > 1 ? wgt_tensor_numel(p) / wgt_tensor_dim(p, 0) : 1),
+                             bytes / 1048576.0, bind / 1048576.0);
+    }
     if (largest > bind)
         return wgt_error(WGT_ERR_LIMIT,
                          "batch %lld x %lld needs a tensor of %.1f MiB (the logits [B, L, vocab], the attention "
