@@ -83,7 +83,7 @@ static void init(void)
         abort();
     }
     /* SentencePiece style: <unk> <s> </s>, byte tokens <0x00>..<0xFF>, a few pieces */
-    static const char *pieces[] = {"\xe2\x96\x81", "\xe2\x96\x81the", "a", "b", "ab", "\xe2\x96\x81" "a"};
+    static const char *pieces[] = {"\xe2\x96\x81", "\xe2\x96\x81the", "a", "b", "ab", ("\xe2\x96\x81" "a")};
     const size_t n_pieces = sizeof pieces / sizeof pieces[0], n = 3 + 256 + n_pieces;
     const char **tokens = calloc(n, sizeof *tokens);
     char(*bytes)[8] = calloc(256, 8);

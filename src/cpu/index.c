@@ -199,7 +199,7 @@ wgt_status wgt_cpu_index_put(const wgt_cpu_tensor *self, const wgt_cpu_tensor *c
         CPU_TRY(cpu_check_index_dtype(indices[i], "index_put index"));
         ls[i] = &indices[i]->l;
     }
-    int sn;
+    int sn = 0;
     int64_t full[2 * WGT_MAX_DIMS];
     CPU_TRY(broadcast_shape(ls, k, "index_put indices", &sn, full));
     if (sn + nd - k > WGT_MAX_DIMS)
@@ -254,7 +254,7 @@ wgt_status wgt_cpu_masked_select(const wgt_cpu_tensor *x, const wgt_cpu_tensor *
     CPU_CHECK(x, "masked_select input");
     CPU_CHECK(mask, "masked_select mask");
     const wgt_layout *ls[2] = {&x->l, &mask->l};
-    int nd;
+    int nd = 0;
     int64_t shape[WGT_MAX_DIMS];
     CPU_TRY(broadcast_shape(ls, 2, "masked_select", &nd, shape));
     wgt_cpu_tensor xb = {x->data, {0}}, mb = {mask->data, {0}};

@@ -503,7 +503,7 @@ wgt_status wgt_gguf_value_uint(const wgt_gguf_value *v, uint64_t *out)
         *out = v->bits;
         return WGT_OK;
     }
-    int64_t i;
+    int64_t i = 0;
     wgt_status st = num_int(v->type, v->bits, &i);
     if (st) return st;
     if (i < 0) return wgt_error(WGT_ERR_FORMAT, "negative value %lld where an unsigned one was expected", (long long)i);
@@ -600,7 +600,7 @@ static wgt_status lookup(const wgt_gguf *g, const char *key, const wgt_gguf_valu
 #define GETTER(fn, T, call)                                                                     \
     wgt_status fn(const wgt_gguf *g, const char *key, T *out)                                   \
     {                                                                                            \
-        const wgt_gguf_value *v;                                                                 \
+        const wgt_gguf_value *v = NULL;                                                          \
         wgt_status st = lookup(g, key, &v);                                                      \
         if (!st && (st = call)) {                                                                \
             char why[512];                                                                       \

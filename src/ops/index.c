@@ -290,7 +290,7 @@ static wgt_status scatter_gpu(wgt_context *ctx, const wgt_tensor *src, const wgt
         if (!(st = wgt_tensor_new(ctx, WGT_U32, 1, &nw, &win))) st = wgt_gpu_fill_zero(ctx, win->st->buf, 0, win->st->bytes);
     }
     wgt_binding b[7];
-    int64_t base;
+    int64_t base = 0;
     scat_params p;
     memset(&p, 0, sizeof p);
     p.n = (uint32_t)n;

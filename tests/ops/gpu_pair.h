@@ -125,7 +125,7 @@ static int pair_compare(const char *what, const wgt_tensor *g, const wgt_tensor 
 static const wgt_dtype all_dtypes[] = {WGT_F32, WGT_F16, WGT_BF16, WGT_I32, WGT_U32, WGT_I8, WGT_U8, WGT_BOOL, WGT_I64};
 #define N_DTYPES (int)(sizeof all_dtypes / sizeof all_dtypes[0])
 
-static double lo_of(wgt_dtype dt) { return dt == WGT_BOOL ? 0 : dt == WGT_U8 || dt == WGT_U32 ? 0 : -100; }
-static double hi_of(wgt_dtype dt) { return dt == WGT_BOOL ? 2 : 100; }
+static inline double lo_of(wgt_dtype dt) { return dt == WGT_BOOL ? 0 : dt == WGT_U8 || dt == WGT_U32 ? 0 : -100; }
+static inline double hi_of(wgt_dtype dt) { return dt == WGT_BOOL ? 2 : 100; }
 
 #endif
