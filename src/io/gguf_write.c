@@ -12,14 +12,6 @@
 
 #define GGML_MAX_NAME 64 /* llama.cpp refuses tensor names of 64 bytes or more */
 
-typedef struct wtensor {
-    char *name;
-    wgt_ftype type;
-    uint32_t n_dims;
-    int64_t ne[WGT_GGUF_MAX_DIMS];
-    uint64_t bytes, offset;
-} wtensor;
-
 typedef struct open_array {
     wgt_gguf_type elem;
     uint64_t left;
@@ -32,14 +24,10 @@ struct wgt_gguf_writer {
     uint8_t *meta; /* serialised kv pairs */
     uint64_t meta_len, meta_cap, n_kv;
     char **keys;
-    wtensor *tensors;
-    uint64_t n_tensors, cap_tensors;
-    uint32_t alignment;
+    wgt_wtensors ts;  /* the tensors (dims: GGML's ne) and their data stream; ts.align: general.alignment */
     open_array stack[8];
     int depth;
     int started;      /* header written: data is being streamed */
-    uint64_t current; /* tensor receiving bytes */
-    uint64_t written; /* bytes of it so far */
     wgt_status failed;
 };
 
@@ -91,7 +79,9 @@ wgt_status wgt_gguf_writer_create_ex(const char *path, const wgt_output_options 
         return st;
     }
     w->f = wgt_output_file(w->out);
-    w->alignment = 32;
+    w->ts.path = w->path;
+    w->ts.align = 32;
+    w->ts.row_first = 1;
     *out = w;
     return WGT_OK;
 }
@@ -140,10 +130,10 @@ wgt_status wgt_gguf_writer_add(wgt_gguf_writer *w, const char *key, wgt_gguf_typ
     uint64_t v = 0;
     memcpy(&v, value, scalar_size[type]); /* little-endian host: the low bytes */
     if (key && !w->depth && !strcmp(key, "general.alignment") && type == WGT_GGUF_UINT32) {
-        if (!v || (v & (v - 1)) || w->n_tensors)
+        if (!v || (v & (v - 1)) || w->ts.n)
             return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: general.alignment %llu: a power of two, before any tensor",
                              w->path, (unsigned long long)v);
-        w->alignment = (uint32_t)v;
+        w->ts.align = (uint32_t)v;
     }
     return put_le(w, v, scalar_size[type]);
 }
@@ -275,44 +265,7 @@ wgt_status wgt_gguf_writer_add_tensor(wgt_gguf_writer *w, const char *name, wgt_
                          w->path, name ? name : "(null)", GGML_MAX_NAME - 1);
     if (n_dims < 1 || n_dims > WGT_GGUF_MAX_DIMS || !wgt_ftype_block_elems(type) || (int)type >= 200)
         return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: tensor '%s': %u dims or type %d not storable in GGUF", w->path, name, n_dims, (int)type);
-    for (uint64_t i = 0; i < w->n_tensors; i++)
-        if (!strcmp(w->tensors[i].name, name)) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: duplicate tensor '%s'", w->path, name);
-    wtensor t = {.type = type, .n_dims = n_dims};
-    int64_t n = 1;
-    for (int d = 0; d < WGT_GGUF_MAX_DIMS; d++) {
-        t.ne[d] = d < (int)n_dims ? ne[d] : 1;
-        if (t.ne[d] < 0 || (t.ne[d] && n > INT64_MAX / t.ne[d]))
-            return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: tensor '%s': bad or overflowing shape", w->path, name);
-        n *= t.ne[d];
-    }
-    if (t.ne[0] % wgt_ftype_block_elems(type))
-        return wgt_error(WGT_ERR_SHAPE, "%s: tensor '%s': row of %lld is not a multiple of %s's block",
-                         w->path, name, (long long)t.ne[0], wgt_ftype_name(type));
-    wgt_status st = wgt_ftype_bytes(type, n, &t.bytes);
-    if (st) return st;
-    if (w->n_tensors == w->cap_tensors) {
-        uint64_t cap = w->cap_tensors ? 2 * w->cap_tensors : 64;
-        wtensor *p = realloc(w->tensors, (size_t)cap * sizeof *p);
-        if (!p) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s: tensor table", w->path);
-        w->tensors = p;
-        w->cap_tensors = cap;
-    }
-    if (!(t.name = wgt_strndup(name, len))) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s: tensor name", w->path);
-    w->tensors[w->n_tensors++] = t;
-    return WGT_OK;
-}
-
-static wgt_status pad(wgt_gguf_writer *w, uint64_t at)
-{
-    static const uint8_t zeros[256];
-    uint64_t n = (w->alignment - at % w->alignment) % w->alignment;
-    while (n) {
-        uint64_t k = n < sizeof zeros ? n : sizeof zeros;
-        wgt_status st = wgt_write_all(w->f, zeros, k, w->path);
-        if (st) return st;
-        n -= k;
-    }
-    return WGT_OK;
+    return wgt_wtensors_add(&w->ts, name, type, n_dims, ne);
 }
 
 /* Header: magic, version, counts, metadata, tensor infos with offsets, padding. */
@@ -322,26 +275,27 @@ static wgt_status start(wgt_gguf_writer *w)
     uint64_t kv_bytes = w->meta_len;
     uint64_t off = 0;
     wgt_status st;
-    for (uint64_t i = 0; i < w->n_tensors; i++) {
-        wtensor *t = &w->tensors[i];
+    uint32_t align = w->ts.align;
+    for (uint64_t i = 0; i < w->ts.n; i++) {
+        wgt_wtensor *t = &w->ts.t[i];
         t->offset = off;
-        uint64_t padded = (t->bytes + w->alignment - 1) / w->alignment * w->alignment;
+        uint64_t padded = (t->bytes + align - 1) / align * align;
         if (padded < t->bytes || off > UINT64_MAX - padded) return wgt_error(WGT_ERR_LIMIT, "%s: tensor data overflows", w->path);
         off += padded;
         if ((st = put_str(w, t->name, strlen(t->name))) || (st = put_le(w, t->n_dims, 4))) return st;
         for (uint32_t d = 0; d < t->n_dims; d++)
-            if ((st = put_le(w, (uint64_t)t->ne[d], 8))) return st;
+            if ((st = put_le(w, (uint64_t)t->dims[d], 8))) return st;
         if ((st = put_le(w, (uint64_t)t->type, 4)) || (st = put_le(w, t->offset, 8))) return st;
     }
     uint8_t head[24];
     memcpy(head, "GGUF", 4);
-    uint64_t fields[3] = {3, w->n_tensors, w->n_kv};
+    uint64_t fields[3] = {3, w->ts.n, w->n_kv};
     for (int i = 0; i < 4; i++) head[4 + i] = (uint8_t)(fields[0] >> (8 * i));
     for (int i = 0; i < 8; i++) head[8 + i] = (uint8_t)(fields[1] >> (8 * i));
     for (int i = 0; i < 8; i++) head[16 + i] = (uint8_t)(fields[2] >> (8 * i));
     if ((st = wgt_write_all(w->f, head, 24, w->path)) || (st = wgt_write_all(w->f, w->meta, kv_bytes, w->path)) ||
         (st = wgt_write_all(w->f, w->meta + kv_bytes, w->meta_len - kv_bytes, w->path)) ||
-        (st = pad(w, 24 + w->meta_len)))
+        (st = wgt_write_pad(w->f, 24 + w->meta_len, align, w->path)))
         return st;
     w->started = 1;
     return WGT_OK;
@@ -351,26 +305,7 @@ wgt_status wgt_gguf_writer_write(wgt_gguf_writer *w, const void *data, uint64_t 
 {
     if (w->failed) return w->failed;
     wgt_status st = w->started ? WGT_OK : start(w);
-    const uint8_t *p = data;
-    while (!st && bytes) {
-        /* skip finished (and empty) tensors */
-        while (w->current < w->n_tensors && w->written == w->tensors[w->current].bytes) {
-            if ((st = pad(w, w->written))) break;
-            w->current++;
-            w->written = 0;
-        }
-        if (st) break;
-        if (w->current == w->n_tensors) {
-            st = wgt_error(WGT_ERR_MISUSE, "%s: %llu bytes more than the tensors declared", w->path, (unsigned long long)bytes);
-            break;
-        }
-        uint64_t k = w->tensors[w->current].bytes - w->written;
-        if (k > bytes) k = bytes;
-        if ((st = wgt_write_all(w->f, p, k, w->path))) break;
-        w->written += k;
-        p += k;
-        bytes -= k;
-    }
+    if (!st) st = wgt_wtensors_write(&w->ts, w->f, data, bytes);
     if (st) w->failed = st;
     return st;
 }
@@ -378,16 +313,7 @@ wgt_status wgt_gguf_writer_write(wgt_gguf_writer *w, const void *data, uint64_t 
 wgt_status wgt_gguf_writer_finish(wgt_gguf_writer *w)
 {
     wgt_status st = w->failed ? w->failed : w->started ? WGT_OK : start(w);
-    while (!st && w->current < w->n_tensors) {
-        if (w->written != w->tensors[w->current].bytes) {
-            st = wgt_error(WGT_ERR_MISUSE, "%s: tensor '%s' got %llu of its %llu bytes", w->path, w->tensors[w->current].name,
-                           (unsigned long long)w->written, (unsigned long long)w->tensors[w->current].bytes);
-            break;
-        }
-        st = pad(w, w->written);
-        w->current++;
-        w->written = 0;
-    }
+    if (!st) st = wgt_wtensors_finish(&w->ts, w->f);
     if (!st && !w->out) st = wgt_error(WGT_ERR_MISUSE, "%s: finished twice", w->path);
     if (!st) { /* the new file appears under its name only now, complete */
         st = wgt_output_commit(w->out);
@@ -403,9 +329,8 @@ void wgt_gguf_writer_free(wgt_gguf_writer *w)
     if (!w) return;
     wgt_output_abort(w->out); /* removes the temporary file, never the final name */
     for (uint64_t i = 0; i < w->n_kv; i++) free(w->keys[i]);
-    for (uint64_t i = 0; i < w->n_tensors; i++) free(w->tensors[i].name);
+    wgt_wtensors_free(&w->ts);
     free(w->keys);
-    free(w->tensors);
     free(w->meta);
     free(w->path);
     free(w);

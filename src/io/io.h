@@ -53,4 +53,37 @@ wgt_status wgt_write_all(void *f, const void *data, uint64_t bytes, const char *
 /* Copy s into fresh memory with a NUL (NULL on failure). */
 char *wgt_strndup(const char *s, uint64_t len);
 
+/* What the GGUF and safetensors writers share: the tensors declared before any data, and the
+ * stream of their bytes, tensor after tensor in declared order, each followed by zeros up to a
+ * multiple of align (GGUF's alignment; 1 for safetensors, which packs them). */
+typedef struct wgt_wtensor {
+    char *name;
+    wgt_ftype type;
+    uint32_t n_dims;
+    int64_t dims[8];  /* in the format's order: GGUF's ne (contiguous first, unused 1), safetensors' shape */
+    uint64_t bytes;   /* of its data, unpadded */
+    uint64_t offset;  /* from the data section's start (the GGUF header writes it) */
+} wgt_wtensor;
+
+typedef struct wgt_wtensors {
+    const char *path;   /* for messages (the writer's) */
+    uint32_t align;
+    int row_first;      /* dims[0] is the contiguous one (GGUF), else dims[n_dims - 1] */
+    wgt_wtensor *t;
+    uint64_t n, cap;
+    uint64_t current;   /* the tensor receiving bytes */
+    uint64_t written;   /* its bytes so far */
+} wgt_wtensors;
+
+/* Declare a tensor of n_dims dims (at most 8; the rest of dims[] become 1): refuses a duplicate
+ * name, a negative or overflowing shape, rows that are not whole blocks of the type. */
+wgt_status wgt_wtensors_add(wgt_wtensors *s, const char *name, wgt_ftype type, uint32_t n_dims, const int64_t *dims);
+/* The next bytes of the tensors' data, into f; more than declared is WGT_ERR_MISUSE. */
+wgt_status wgt_wtensors_write(wgt_wtensors *s, void *f, const void *data, uint64_t bytes);
+/* The end of the data: WGT_ERR_MISUSE naming the first tensor short of its bytes. */
+wgt_status wgt_wtensors_finish(wgt_wtensors *s, void *f);
+void wgt_wtensors_free(wgt_wtensors *s);
+/* Zeros into f from offset at up to the next multiple of align. */
+wgt_status wgt_write_pad(void *f, uint64_t at, uint32_t align, const char *path);
+
 #endif

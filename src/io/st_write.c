@@ -10,24 +10,14 @@
 #include "io/io.h"
 #include "io/json_util.h"
 
-typedef struct st_wtensor {
-    char *name;
-    wgt_ftype type;
-    uint32_t n_dims;
-    int64_t shape[WGT_ST_MAX_DIMS];
-    uint64_t bytes;
-} st_wtensor;
-
 struct wgt_st_writer {
     char *path;
     wgt_output *out; /* the temporary file until finish renames it */
     FILE *f;         /* its stream */
-    st_wtensor *t;
-    uint64_t n, cap;
+    wgt_wtensors ts; /* the tensors (dims: the shape) and their data stream */
     char **mk, **mv;
     uint64_t n_meta;
     int started;
-    uint64_t current, written;
     wgt_status failed;
 };
 
@@ -46,6 +36,8 @@ wgt_status wgt_st_writer_create_ex(const char *path, const wgt_output_options *o
         return st;
     }
     w->f = wgt_output_file(w->out);
+    w->ts.path = w->path;
+    w->ts.align = 1;
     *out = w;
     return WGT_OK;
 }
@@ -82,28 +74,7 @@ wgt_status wgt_st_writer_add_tensor(wgt_st_writer *w, const char *name, wgt_ftyp
     if (!wgt_st_dtype_name(type) || n_dims > WGT_ST_MAX_DIMS)
         return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: tensor '%s': type %s or %u dims not storable in safetensors",
                          w->path, name, wgt_ftype_name(type) ? wgt_ftype_name(type) : "?", n_dims);
-    for (uint64_t i = 0; i < w->n; i++)
-        if (!strcmp(w->t[i].name, name)) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: duplicate tensor '%s'", w->path, name);
-    st_wtensor t = {.type = type, .n_dims = n_dims};
-    int64_t n = 1;
-    for (uint32_t d = 0; d < n_dims; d++) {
-        t.shape[d] = shape[d];
-        if (shape[d] < 0 || (shape[d] && n > INT64_MAX / shape[d]))
-            return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: tensor '%s': bad or overflowing shape", w->path, name);
-        n *= shape[d];
-    }
-    wgt_status st = wgt_ftype_bytes(type, n, &t.bytes);
-    if (st) return st;
-    if (w->n == w->cap) {
-        uint64_t cap = w->cap ? 2 * w->cap : 64;
-        st_wtensor *p = realloc(w->t, (size_t)cap * sizeof *p);
-        if (!p) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s: tensors", w->path);
-        w->t = p;
-        w->cap = cap;
-    }
-    if (!(t.name = wgt_strndup(name, strlen(name)))) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s", w->path);
-    w->t[w->n++] = t;
-    return WGT_OK;
+    return wgt_wtensors_add(&w->ts, name, type, n_dims, shape);
 }
 
 static wgt_status start(wgt_st_writer *w)
@@ -121,14 +92,14 @@ static wgt_status start(wgt_st_writer *w)
         }
         if (!st) st = wgt_buf_append(&b, &len, &cap, "}", 1);
     }
-    for (uint64_t i = 0; !st && i < w->n; i++) {
-        st_wtensor *t = &w->t[i];
+    for (uint64_t i = 0; !st && i < w->ts.n; i++) {
+        const wgt_wtensor *t = &w->ts.t[i];
         if (i || w->n_meta) st = wgt_buf_append(&b, &len, &cap, ",", 1);
         if (!st) st = wgt_json_escape(&b, &len, &cap, t->name);
         snprintf(num, sizeof num, ":{\"dtype\":\"%s\",\"shape\":[", wgt_st_dtype_name(t->type));
         if (!st) st = wgt_buf_append(&b, &len, &cap, num, strlen(num));
         for (uint32_t d = 0; !st && d < t->n_dims; d++) {
-            snprintf(num, sizeof num, "%s%lld", d ? "," : "", (long long)t->shape[d]);
+            snprintf(num, sizeof num, "%s%lld", d ? "," : "", (long long)t->dims[d]);
             st = wgt_buf_append(&b, &len, &cap, num, strlen(num));
         }
         snprintf(num, sizeof num, "],\"data_offsets\":[%llu,%llu]}", (unsigned long long)off, (unsigned long long)(off + t->bytes));
@@ -150,23 +121,7 @@ wgt_status wgt_st_writer_write(wgt_st_writer *w, const void *data, uint64_t byte
 {
     if (w->failed) return w->failed;
     wgt_status st = w->started ? WGT_OK : start(w);
-    const uint8_t *p = data;
-    while (!st && bytes) {
-        while (w->current < w->n && w->written == w->t[w->current].bytes) {
-            w->current++;
-            w->written = 0;
-        }
-        if (w->current == w->n) {
-            st = wgt_error(WGT_ERR_MISUSE, "%s: %llu bytes more than the tensors declared", w->path, (unsigned long long)bytes);
-            break;
-        }
-        uint64_t k = w->t[w->current].bytes - w->written;
-        if (k > bytes) k = bytes;
-        if ((st = wgt_write_all(w->f, p, k, w->path))) break;
-        w->written += k;
-        p += k;
-        bytes -= k;
-    }
+    if (!st) st = wgt_wtensors_write(&w->ts, w->f, data, bytes);
     if (st) w->failed = st;
     return st;
 }
@@ -174,13 +129,7 @@ wgt_status wgt_st_writer_write(wgt_st_writer *w, const void *data, uint64_t byte
 wgt_status wgt_st_writer_finish(wgt_st_writer *w)
 {
     wgt_status st = w->failed ? w->failed : w->started ? WGT_OK : start(w);
-    while (!st && w->current < w->n) {
-        if (w->written != w->t[w->current].bytes)
-            st = wgt_error(WGT_ERR_MISUSE, "%s: tensor '%s' got %llu of its %llu bytes", w->path, w->t[w->current].name,
-                           (unsigned long long)w->written, (unsigned long long)w->t[w->current].bytes);
-        w->current++;
-        w->written = 0;
-    }
+    if (!st) st = wgt_wtensors_finish(&w->ts, w->f);
     if (!st && !w->out) st = wgt_error(WGT_ERR_MISUSE, "%s: finished twice", w->path);
     if (!st) { /* the new file appears under its name only now, complete */
         st = wgt_output_commit(w->out);
@@ -195,12 +144,11 @@ void wgt_st_writer_free(wgt_st_writer *w)
 {
     if (!w) return;
     wgt_output_abort(w->out); /* removes the temporary file, never the final name */
-    for (uint64_t i = 0; i < w->n; i++) free(w->t[i].name);
+    wgt_wtensors_free(&w->ts);
     for (uint64_t i = 0; i < w->n_meta; i++) {
         free(w->mk[i]);
         free(w->mv[i]);
     }
-    free(w->t);
     free(w->mk);
     free(w->mv);
     free(w->path);
