@@ -10,6 +10,7 @@
 
 #include "models/model.h"
 #include "support/check.h"
+#include "support/collect.h"
 
 enum { N_SEQ = 3, STEPS = 4 };
 
@@ -43,14 +44,6 @@ static int collect(wgt_model *m, int32_t *const ids[N_SEQ], const size_t n[N_SEQ
         CHECK(wgt_batch_slot_length(b, N_SEQ - 1 - i) == (int64_t)n[i] + STEPS - 1, "slot %d holds %lld ids", i,
               (long long)wgt_batch_slot_length(b, N_SEQ - 1 - i));
     wgt_batch_free(b);
-    return 0;
-}
-
-static int32_t gen_tok[STEPS];
-static int gen_n;
-static int on_token(int32_t t, void *u)
-{
-    if (gen_n < STEPS) gen_tok[gen_n++] = t;
     return 0;
 }
 
@@ -131,10 +124,11 @@ int main(void)
     /* wgt_model_generate draws the same tokens (the sampled sequence too: same seed, same steps) */
     for (int i = 0; i < N_SEQ; i++) {
         wgt_model_reset(m);
-        gen_n = 0;
-        MUST(wgt_model_generate(m, ids[i], (int64_t)n[i], STEPS, &sp[i], on_token, NULL, NULL));
-        for (int s = 0; s < gen_n && s < STEPS; s++)
-            CHECK(gen_tok[s] == batched.tok[i][s], "sequence %d token %d: generate %d, batch %d", i, s, gen_tok[s],
+        test_collect gen = {0};
+        MUST(wgt_model_generate(m, ids[i], (int64_t)n[i], STEPS, &sp[i], test_collect_token, &gen, NULL));
+        CHECK(gen.n == STEPS, "sequence %d: generate gave %d tokens for %d steps", i, gen.n, STEPS);
+        for (int s = 0; s < gen.n && s < STEPS; s++)
+            CHECK(gen.ids[s] == batched.tok[i][s], "sequence %d token %d: generate %d, batch %d", i, s, gen.ids[s],
                   batched.tok[i][s]);
     }
 

@@ -27,6 +27,7 @@
 
 #include "models/model.h"
 #include "support/check.h"
+#include "support/collect.h"
 
 #define V 320 /* vocabulary: past one byte, not a power of two */
 #define N_NEW 16
@@ -299,18 +300,6 @@ typedef struct reference {
     float first[3][V];
 } reference;
 
-typedef struct collect {
-    int32_t ids[64];
-    int n;
-} collect;
-
-static int on_tok(int32_t id, void *u)
-{
-    collect *c = u;
-    if (c->n < 64) c->ids[c->n++] = id;
-    return 0;
-}
-
 static void check_wgt(wgt_context *ctx, const char *label, const char *path, const reference *r, double atol)
 {
     printf("%s\n", label);
@@ -337,8 +326,8 @@ static void check_wgt(wgt_context *ctx, const char *label, const char *path, con
               worst, atol);
         wgt_sampling sp = {0};
         sp.ignore_eos = 1;
-        collect col = {0};
-        st = wgt_model_generate(m, r->prompt[c], r->np[c], N_NEW, &sp, on_tok, &col, NULL);
+        test_collect col = {0};
+        st = wgt_model_generate(m, r->prompt[c], r->np[c], N_NEW, &sp, test_collect_token, &col, NULL);
         int same = !st && col.n == N_NEW && !memcmp(col.ids, r->ids[c], sizeof r->ids[c]);
         CHECK(same, "%s case %d (prompt of %d): greedy ids differ from llama.cpp's", label, c, r->np[c]);
         for (int k = 0; !same && k < col.n && k < N_NEW; k++)
@@ -369,7 +358,7 @@ static void check_quant(wgt_context *ctx, const char *label, const char *path, c
               (unsigned long long)m[0]->weight_bytes, (unsigned long long)m[1]->weight_bytes);
         for (int c = 0; c < 3; c++) {
             float lg[2][V];
-            collect col[2] = {{{0}, 0}, {{0}, 0}};
+            test_collect col[2] = {{.n = 0}, {.n = 0}};
             for (int d = 0; d < 2; d++) {
                 wgt_tensor *t;
                 wgt_model_reset(m[d]);
@@ -378,7 +367,7 @@ static void check_quant(wgt_context *ctx, const char *label, const char *path, c
                 wgt_tensor_free(t);
                 wgt_sampling sp = {0};
                 sp.ignore_eos = 1;
-                MUST(wgt_model_generate(m[d], r->prompt[c], r->np[c], N_NEW, &sp, on_tok, &col[d], NULL));
+                MUST(wgt_model_generate(m[d], r->prompt[c], r->np[c], N_NEW, &sp, test_collect_token, &col[d], NULL));
             }
             double worst = 0;
             for (int i = 0; i < V; i++) worst = fmax(worst, fabs(lg[0][i] - lg[1][i]));

@@ -10,6 +10,7 @@
 
 #include "models/model.h"
 #include "support/check.h"
+#include "support/collect.h"
 
 static char *slurp(const char *path)
 {
@@ -31,19 +32,6 @@ static int ids_of(const cJSON *arr, int32_t *out, int cap)
     const cJSON *it;
     cJSON_ArrayForEach(it, arr) if (n < cap) out[n++] = (int32_t)it->valuedouble;
     return n;
-}
-
-typedef struct collect {
-    int32_t ids[256];
-    int n;
-    int limit; /* > 0: ask to stop after this many */
-} collect;
-
-static int on_tok(int32_t id, void *u)
-{
-    collect *c = u;
-    if (c->n < 256) c->ids[c->n++] = id;
-    return c->limit > 0 && c->n >= c->limit;
 }
 
 /* Run every case of the fixture against the model at path; logits tolerance atol. */
@@ -90,8 +78,8 @@ static void check_model(wgt_context *ctx, const char *label, const char *path, c
         if (check_tokens) {
             wgt_sampling sp = {0};
             sp.ignore_eos = 1;
-            collect col = {0};
-            st = wgt_model_generate(m, prompt, np, nw, &sp, on_tok, &col, NULL);
+            test_collect col = {0};
+            st = wgt_model_generate(m, prompt, np, nw, &sp, test_collect_token, &col, NULL);
             CHECK(st == WGT_OK, "%s case %d: generate: %s", label, ncase, wgt_errmsg());
             int same = col.n == nw && !memcmp(col.ids, want, nw * sizeof(int32_t));
             CHECK(same, "%s case %d: greedy ids differ from transformers' (%d of %d tokens generated)", label, ncase,
@@ -99,16 +87,16 @@ static void check_model(wgt_context *ctx, const char *label, const char *path, c
             /* stopped by the callback after 3 tokens, then continued with those in the prompt: the
              * cache left by the stop (decode runs a step ahead) must give the same continuation */
             if (nw > 4) {
-                collect c3 = {0}, rest = {0};
+                test_collect c3 = {0}, rest = {0};
                 c3.limit = 3;
-                st = wgt_model_generate(m, prompt, np, nw, &sp, on_tok, &c3, NULL);
+                st = wgt_model_generate(m, prompt, np, nw, &sp, test_collect_token, &c3, NULL);
                 CHECK(st == WGT_OK && c3.n == 3 && !memcmp(c3.ids, want, 3 * sizeof(int32_t)),
                       "%s case %d: stopped after 3: %d tokens", label, ncase, c3.n);
                 int32_t p2[260];
                 memcpy(p2, prompt, np * sizeof(int32_t));
                 memcpy(p2 + np, want, 3 * sizeof(int32_t));
                 wgt_generate_stats gs;
-                st = wgt_model_generate(m, p2, np + 3, nw - 3, &sp, on_tok, &rest, &gs);
+                st = wgt_model_generate(m, p2, np + 3, nw - 3, &sp, test_collect_token, &rest, &gs);
                 CHECK(st == WGT_OK && rest.n == nw - 3 && !memcmp(rest.ids, want + 3, (nw - 3) * sizeof(int32_t)),
                       "%s case %d: the continuation after a stop differs", label, ncase);
                 CHECK(gs.n_reused >= np, "%s case %d: the continuation reused %lld cached tokens", label, ncase,
@@ -155,7 +143,8 @@ int main(void)
         for (int t = 0; t < 2; t++) {
             char gguf[1200], cmd[4096];
             snprintf(gguf, sizeof gguf, "%s/test-%s-%s.gguf", build, archs[a], types[t]);
-            snprintf(cmd, sizeof cmd, "'%s' convert '%s' '%s' --type %s >/dev/null 2>&1", wgt, dir, gguf, types[t]);
+            remove(gguf); /* wgt convert refuses to overwrite what a killed run left */
+            snprintf(cmd, sizeof cmd, "'%s' convert '%s' '%s' --type %s >/dev/null", wgt, dir, gguf, types[t]);
             int rc = system(cmd);
             CHECK(rc == 0, "%s: wgt convert --type %s failed", archs[a], types[t]);
             if (rc) continue;

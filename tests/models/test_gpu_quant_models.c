@@ -15,6 +15,7 @@
 
 #include "models/model.h"
 #include "support/check.h"
+#include "support/collect.h"
 
 static char *slurp(const char *path)
 {
@@ -30,20 +31,8 @@ static char *slurp(const char *path)
     return s;
 }
 
-typedef struct collect {
-    int32_t ids[64];
-    int n;
-} collect;
-
-static int on_tok(int32_t id, void *u)
-{
-    collect *c = u;
-    if (c->n < 64) c->ids[c->n++] = id;
-    return 0;
-}
-
 /* First-step logits [V] and n greedy ids of prompt. */
-static wgt_status run(wgt_model *m, const int32_t *prompt, int np, int n, float *logits, collect *col)
+static wgt_status run(wgt_model *m, const int32_t *prompt, int np, int n, float *logits, test_collect *col)
 {
     wgt_model_reset(m);
     wgt_tensor *lg;
@@ -54,8 +43,8 @@ static wgt_status run(wgt_model *m, const int32_t *prompt, int np, int n, float 
     if (st) return st;
     wgt_sampling sp = {0};
     sp.ignore_eos = 1;
-    col->n = 0;
-    return wgt_model_generate(m, prompt, np, n, &sp, on_tok, col, NULL);
+    *col = (test_collect){0};
+    return wgt_model_generate(m, prompt, np, n, &sp, test_collect_token, col, NULL);
 }
 
 /* Quantized kernels against the dequantised reference for every prompt; ref_logits (may be NULL):
@@ -82,7 +71,7 @@ static void compare(wgt_context *ctx, const char *label, const char *gguf, int32
     int64_t V = q->cfg.vocab;
     float *lq = malloc(V * sizeof(float)), *ld = malloc(V * sizeof(float));
     for (int p = 0; p < n_prompts; p++) {
-        collect cq, cd;
+        test_collect cq = {0}, cd = {0};
         MUST(run(q, prompts[p], np[p], 8, lq, &cq));
         MUST(run(d, prompts[p], np[p], 8, ld, &cd));
         double worst = 0, scale = 0, worst_ref = 0;
@@ -116,7 +105,9 @@ static void compare(wgt_context *ctx, const char *label, const char *gguf, int32
 static int convert(const char *wgt, const char *src, const char *dst, const char *type)
 {
     char cmd[4096];
-    snprintf(cmd, sizeof cmd, "'%s' convert '%s' '%s' --type %s >/dev/null 2>&1", wgt, src, dst, type);
+    /* wgt convert refuses to overwrite: a conversion left by a killed run goes first */
+    remove(dst);
+    snprintf(cmd, sizeof cmd, "'%s' convert '%s' '%s' --type %s >/dev/null", wgt, src, dst, type);
     return system(cmd);
 }
 
