@@ -53,6 +53,30 @@ static inline double bench_seconds(wgt_context *ctx, bench_fn fn, void *arg, int
     return bench_seconds_host(ctx, fn, arg, reps, NULL);
 }
 
+/* Most benchmarks time an op that makes one tensor they do not keep: make(arg, &y) is the op,
+ * and bench_make_seconds frees y after every call. */
+typedef wgt_status (*bench_make_fn)(const void *arg, wgt_tensor **y);
+typedef struct bench_make {
+    bench_make_fn make;
+    const void *arg;
+} bench_make;
+
+static inline wgt_status bench_make_once(void *p)
+{
+    const bench_make *c = p;
+    wgt_tensor *y = NULL;
+    wgt_status st = c->make(c->arg, &y);
+    wgt_tensor_free(y);
+    return st;
+}
+
+/* Seconds per call of make(arg); *record (when not NULL) as bench_seconds_host. */
+static inline double bench_make_seconds(wgt_context *ctx, bench_make_fn make, const void *arg, int reps, double *record)
+{
+    bench_make c = {make, arg};
+    return bench_seconds_host(ctx, bench_make_once, &c, reps, record);
+}
+
 /* Uniform values in [lo, hi) from a fixed linear congruential sequence (the same tensor every run),
  * uploaded as f32 and cast to dt on the device. */
 static inline wgt_tensor *bench_random(wgt_context *ctx, wgt_dtype dt, int nd, const int64_t *shape, float lo, float hi)

@@ -36,14 +36,10 @@ typedef struct call {
     const wgt_conv_params *p;
 } call;
 
-static wgt_status call_once(void *arg)
+static wgt_status make_call(const void *arg, wgt_tensor **y)
 {
     const call *c = arg;
-    wgt_tensor *y = NULL;
-    wgt_status st = c->transposed ? wgt_conv_transpose(c->x, c->w, NULL, c->p, &y)
-                                  : wgt_conv(c->x, c->w, NULL, c->p, &y);
-    wgt_tensor_free(y);
-    return st;
+    return c->transposed ? wgt_conv_transpose(c->x, c->w, NULL, c->p, y) : wgt_conv(c->x, c->w, NULL, c->p, y);
 }
 
 /* One convolution: x [N, C, *S], w as given (rank nsp + 2). */
@@ -60,7 +56,7 @@ static void bench(const char *name, int transposed, wgt_dtype dt, int nsp, const
     double bytes = (double)(ins + outs + wgt_tensor_numel(w)) * wgt_dtype_size(dt);
     wgt_tensor_free(y);
     call c = {transposed, x, w, p};
-    double t = bench_seconds(ctx, call_once, &c, reps);
+    double t = bench_make_seconds(ctx, make_call, &c, reps, NULL);
     char xd[64] = "", wd[64] = "";
     for (int d = 0; d < nsp + 2; d++) {
         snprintf(xd + strlen(xd), sizeof xd - strlen(xd), "%s%lld", d ? "," : "", (long long)xs[d]);

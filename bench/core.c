@@ -38,20 +38,17 @@ typedef struct call {
     const wgt_tensor *a, *b;
 } call;
 
-static wgt_status call_once(void *arg)
+static wgt_status make_call(const void *arg, wgt_tensor **y)
 {
     const call *c = arg;
-    wgt_tensor *y = NULL;
-    wgt_status st = run(c->w, c->a, c->b, &y);
-    wgt_tensor_free(y);
-    return st;
+    return run(c->w, c->a, c->b, y);
 }
 
 /* Seconds per call. */
 static double time_op(which w, const wgt_tensor *a, const wgt_tensor *b, int n)
 {
     call c = {w, a, b};
-    return bench_seconds(ctx, call_once, &c, n);
+    return bench_make_seconds(ctx, make_call, &c, n, NULL);
 }
 
 static wgt_tensor *tensor(wgt_dtype dt, int nd, const int64_t *shape)

@@ -59,8 +59,9 @@ static wgt_status composed(const wgt_tensor *x, const wgt_tensor *t, wgt_tensor 
     return st;
 }
 
-static wgt_status run(const job *j, wgt_tensor **y)
+static wgt_status run(const void *arg, wgt_tensor **y)
 {
+    const job *j = arg;
     switch (j->kind) {
     case 0: return wgt_cross_entropy(j->a, j->b, NULL, -100, 0, WGT_REDUCTION_MEAN, y);
     case 1: return composed(j->a, j->b, y);
@@ -70,15 +71,7 @@ static wgt_status run(const job *j, wgt_tensor **y)
 }
 
 /* Seconds per call. */
-static wgt_status call_once(void *arg)
-{
-    wgt_tensor *y = NULL;
-    wgt_status st = run(arg, &y);
-    wgt_tensor_free(y);
-    return st;
-}
-
-static double time_job(const job *j) { return bench_seconds(ctx, call_once, (void *)j, reps); }
+static double time_job(const job *j) { return bench_make_seconds(ctx, run, j, reps, NULL); }
 
 static void bench_cross_entropy(int64_t N, int64_t V, wgt_dtype dt, int with_composed)
 {

@@ -43,20 +43,17 @@ typedef struct call {
     const wgt_tensor *a, *b;
 } call;
 
-static wgt_status call_once(void *arg)
+static wgt_status make_call(const void *arg, wgt_tensor **y)
 {
     const call *c = arg;
-    wgt_tensor *y = NULL;
-    wgt_status st = c->op(c->a, c->b, &y);
-    wgt_tensor_free(y);
-    return st;
+    return c->op(c->a, c->b, y);
 }
 
 /* Seconds per call of op(a, b). */
 static double time_op(op_fn op, const wgt_tensor *a, const wgt_tensor *b)
 {
     call c = {op, a, b};
-    return bench_seconds(ctx, call_once, &c, reps);
+    return bench_make_seconds(ctx, make_call, &c, reps, NULL);
 }
 
 /* A tensor of small random values (f32 or f16), made on the device from an f32 upload. */

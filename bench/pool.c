@@ -42,13 +42,10 @@ typedef struct call {
     const wgt_tensor *x, *grid;
 } call;
 
-static wgt_status call_once(void *arg)
+static wgt_status make_call(const void *arg, wgt_tensor **y)
 {
     const call *c = arg;
-    wgt_tensor *y = NULL;
-    wgt_status st = run(c->w, c->x, c->grid, &y);
-    wgt_tensor_free(y);
-    return st;
+    return run(c->w, c->x, c->grid, y);
 }
 
 static void bench(which w, wgt_dtype dt, const int64_t *pool_shape, const int64_t *rs_shape)
@@ -61,7 +58,7 @@ static void bench(which w, wgt_dtype dt, const int64_t *pool_shape, const int64_
                    wgt_dtype_size(dt);
     wgt_tensor_free(y);
     call c = {w, x, grid};
-    double t = bench_seconds(ctx, call_once, &c, reps);
+    double t = bench_make_seconds(ctx, make_call, &c, reps, NULL);
     printf("%-26s %-4s [%lld, %lld, %lld, %lld]  %9.3f ms  %8.1f GB/s\n", names[w], wgt_dtype_name(dt),
            (long long)shape[0], (long long)shape[1], (long long)shape[2], (long long)shape[3], t * 1e3,
            bytes / t / 1e9);

@@ -55,13 +55,10 @@ typedef struct call {
     wgt_ftype type;
 } call;
 
-static wgt_status call_once(void *arg)
+static wgt_status make_call(const void *arg, wgt_tensor **y)
 {
     const call *c = arg;
-    wgt_tensor *y = NULL;
-    wgt_status st = wgt_qlinear(c->x, c->w, c->type, NULL, &y);
-    wgt_tensor_free(y);
-    return st;
+    return wgt_qlinear(c->x, c->w, c->type, NULL, y);
 }
 
 /* Seconds per call of wgt_qlinear (bench_util.h's bench_seconds_host); *record: the host's share. */
@@ -69,7 +66,7 @@ static double time_calls(wgt_context *ctx, const wgt_tensor *x, const wgt_tensor
                          double *record)
 {
     call c = {x, w, type};
-    return bench_seconds_host(ctx, call_once, &c, iters, record);
+    return bench_make_seconds(ctx, make_call, &c, iters, record);
 }
 
 int main(int argc, char **argv)
