@@ -79,14 +79,28 @@ static wgt_status set_qwen3(wgt_model_config *c, const wgt_hf_config *h, const c
     return WGT_OK;
 }
 
+/* What GPT-2, Phi-2 and GPT-NeoX share: LayerNorm, biases on every linear layer, a plain (not gated)
+ * MLP with activation act, and their own tensor names (layout). */
+static void layernorm_family(wgt_model_config *c, mdl_hf_layout layout, mdl_act act)
+{
+    c->hf_layout = layout;
+    c->rms = 0;
+    c->qkv_bias = c->o_bias = c->mlp_bias = 1;
+    c->plain_mlp = 1;
+    c->act = act;
+}
+
+/* RoPE on the first partial_rotary_factor of each head (Phi-2, GPT-NeoX). */
+static void partial_rotary(wgt_model_config *c, const wgt_hf_config *h)
+{
+    if (h && h->partial_rotary_factor > 0) c->rope_dims = (int64_t)(c->head_dim * h->partial_rotary_factor);
+}
+
 static wgt_status set_gpt2(wgt_model_config *c, const wgt_hf_config *h, const char *where)
 {
     (void)h, (void)where;
-    c->hf_layout = MDL_HF_GPT2;
-    c->rms = 0;
-    c->qkv_bias = c->o_bias = c->mlp_bias = 1;
-    c->no_rope = c->plain_mlp = 1;
-    c->act = MDL_ACT_GELU_TANH;
+    layernorm_family(c, MDL_HF_GPT2, MDL_ACT_GELU_TANH);
+    c->no_rope = 1;
     return WGT_OK;
 }
 
@@ -95,12 +109,9 @@ static wgt_status set_gpt2(wgt_model_config *c, const wgt_hf_config *h, const ch
 static wgt_status set_phi(wgt_model_config *c, const wgt_hf_config *h, const char *where)
 {
     (void)where;
-    c->hf_layout = MDL_HF_PHI;
-    c->rms = 0;
-    c->qkv_bias = c->o_bias = c->mlp_bias = 1;
-    c->plain_mlp = c->parallel = 1;
-    c->act = MDL_ACT_GELU_TANH;
-    if (h && h->partial_rotary_factor > 0) c->rope_dims = (int64_t)(c->head_dim * h->partial_rotary_factor);
+    layernorm_family(c, MDL_HF_PHI, MDL_ACT_GELU_TANH);
+    c->parallel = 1;
+    partial_rotary(c, h);
     return WGT_OK;
 }
 
@@ -159,12 +170,9 @@ static wgt_status set_olmo2(wgt_model_config *c, const wgt_hf_config *h, const c
 static wgt_status set_gpt_neox(wgt_model_config *c, const wgt_hf_config *h, const char *where)
 {
     (void)where;
-    c->hf_layout = MDL_HF_NEOX;
-    c->rms = 0;
-    c->qkv_bias = c->o_bias = c->mlp_bias = 1;
-    c->plain_mlp = c->parallel = 1;
-    c->act = MDL_ACT_GELU;
-    if (h && h->partial_rotary_factor > 0) c->rope_dims = (int64_t)(c->head_dim * h->partial_rotary_factor);
+    layernorm_family(c, MDL_HF_NEOX, MDL_ACT_GELU);
+    c->parallel = 1;
+    partial_rotary(c, h);
     return WGT_OK;
 }
 
@@ -184,9 +192,21 @@ static const family families[] = {
 };
 #define N_FAMILIES (sizeof families / sizeof families[0])
 
-const char *mdl_family_list(void)
+/* The families' names as config.json (gguf 0) or GGUF files (gguf 1) spell them, each once, for
+ * the messages that list what wgt runs. */
+static const char *family_names(int gguf, char *buf, size_t cap)
 {
-    return "llama, mistral, qwen2, qwen3, gpt2, gemma, gemma2, gemma3_text, phi3, phi, olmo2, gpt_neox";
+    size_t n = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < N_FAMILIES; i++) {
+        const char *name = gguf ? families[i].gguf : families[i].hf;
+        int seen = 0;
+        for (size_t j = 0; j < i; j++) seen |= !strcmp(name, gguf ? families[j].gguf : families[j].hf);
+        if (seen || n >= cap) continue;
+        int w = snprintf(buf + n, cap - n, "%s%s", n ? ", " : "", name);
+        if (w > 0) n += (size_t)w;
+    }
+    return buf;
 }
 
 const char *mdl_arch_gguf_name(wgt_arch a)
@@ -206,8 +226,9 @@ wgt_status mdl_family_from_hf(const char *model_type, const wgt_hf_config *h, co
     if (!strcmp(model_type, "gemma3"))
         return wgt_error(WGT_ERR_UNSUPPORTED, "%s: model_type 'gemma3' is the multimodal Gemma 3: wgt runs its text "
                          "model alone (model_type 'gemma3_text', e.g. Gemma 3 1B)", where);
+    char names[512];
     return wgt_error(WGT_ERR_UNSUPPORTED, "%s: model_type '%s' (%s) is not supported: wgt runs %s", where, model_type,
-                     h ? h->architecture : "", mdl_family_list());
+                     h ? h->architecture : "", family_names(0, names, sizeof names));
 }
 
 wgt_status mdl_family_from_gguf(const char *arch, const char *where, wgt_model_config *c)
@@ -218,8 +239,9 @@ wgt_status mdl_family_from_gguf(const char *arch, const char *where, wgt_model_c
             c->rope_interleaved = families[i].gguf_interleaved;
             return families[i].set(c, NULL, where);
         }
-    return wgt_error(WGT_ERR_UNSUPPORTED, "%s: architecture '%s' is not supported: wgt runs llama, qwen2, qwen3, gpt2, "
-                     "gemma, gemma2, gemma3, phi3, phi2, olmo2, gptneox", where, arch);
+    char names[512];
+    return wgt_error(WGT_ERR_UNSUPPORTED, "%s: architecture '%s' is not supported: wgt runs %s", where, arch,
+                     family_names(1, names, sizeof names));
 }
 
 int mdl_layer_slides(const wgt_model_config *c, int64_t li)

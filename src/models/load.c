@@ -205,6 +205,21 @@ wgt_status mdl_config_from_hf(const wgt_hf_config *h, const char *dir, wgt_model
         if ((st = (x))) return st;                                                                 \
     } while (0)
 
+/* Layer i's tensor "<pre><i>.<suffix>" ("model.layers.3.self_attn.q_proj.weight", "blk.3.attn_q.weight"). */
+static const char *layer_name(char *buf, size_t cap, const char *pre, int64_t i, const char *suffix)
+{
+    snprintf(buf, cap, "%s%lld.%s", pre, (long long)i, suffix);
+    return buf;
+}
+
+/* The per-layer loops of the loaders below: LAYER names layer i's tensor; W loads it as stored, N
+ * as a norm (load_norm), LW as a linear weight; opt: it may be absent. They read the loop's m, src,
+ * st, name (the buffer), pre (the layer prefix), i and L (the layer's weights). */
+#define LAYER(suffix) layer_name(name, sizeof name, pre, i, suffix)
+#define W(field, suffix, opt) TRY(load_weight(m, src, LAYER(suffix), opt, &L->field))
+#define N(field, suffix, opt) TRY(load_norm(m, src, LAYER(suffix), opt, &L->field))
+#define LW(field, suffix, opt) TRY(load_linear(m, src, LAYER(suffix), opt, &L->field))
+
 /* An RMSNorm weight: as stored, or 1 + w for the families whose norms scale by (1 + w)
  * (norm_offset): Hugging Face stores w, llama.cpp's converter 1 + w, and wgt runs the latter.
  * The 1 is added on the host, in f32, before the upload. */
@@ -237,30 +252,22 @@ static wgt_status load_hf_llama(wgt_model *m, const source *src)
     const wgt_model_config *c = &m->cfg;
     wgt_status st;
     char name[256];
+    const char *pre = "model.layers.";
     /* the head first: a tied quantized embedding sets it */
     TRY(load_linear(m, src, "lm_head.weight", c->tied, &m->lm_head));
     TRY(load_embedding(m, src, "model.embed_tokens.weight"));
     TRY(load_norm(m, src, "model.norm.weight", 0, &m->out_norm));
     for (int64_t i = 0; i < c->n_layers; i++) {
         wgt_layer_weights *L = &m->layers[i];
-#define W(field, fmt, opt)                                                                         \
-    snprintf(name, sizeof name, "model.layers.%lld." fmt, (long long)i);                           \
-    TRY(load_weight(m, src, name, opt, &L->field))
-#define N(field, fmt, opt)                                                                         \
-    snprintf(name, sizeof name, "model.layers.%lld." fmt, (long long)i);                           \
-    TRY(load_norm(m, src, name, opt, &L->field))
-#define LW(field, fmt)                                                                             \
-    snprintf(name, sizeof name, "model.layers.%lld." fmt, (long long)i);                           \
-    TRY(load_linear(m, src, name, 0, &L->field))
         N(attn_norm, "input_layernorm.weight", c->no_pre_norm);
         if (c->fused_proj) {
-            LW(wqkv, "self_attn.qkv_proj.weight");
+            LW(wqkv, "self_attn.qkv_proj.weight", 0);
         } else {
-            LW(wq, "self_attn.q_proj.weight");
-            LW(wk, "self_attn.k_proj.weight");
-            LW(wv, "self_attn.v_proj.weight");
+            LW(wq, "self_attn.q_proj.weight", 0);
+            LW(wk, "self_attn.k_proj.weight", 0);
+            LW(wv, "self_attn.v_proj.weight", 0);
         }
-        LW(wo, "self_attn.o_proj.weight");
+        LW(wo, "self_attn.o_proj.weight", 0);
         W(bq, "self_attn.q_proj.bias", !c->qkv_bias);
         W(bk, "self_attn.k_proj.bias", !c->qkv_bias);
         W(bv, "self_attn.v_proj.bias", !c->qkv_bias);
@@ -275,15 +282,12 @@ static wgt_status load_hf_llama(wgt_model *m, const source *src)
             N(ffn_norm, "post_attention_layernorm.weight", 0);
         }
         if (c->fused_proj) {
-            LW(w_gu, "mlp.gate_up_proj.weight");
+            LW(w_gu, "mlp.gate_up_proj.weight", 0);
         } else {
-            LW(w_gate, "mlp.gate_proj.weight");
-            LW(w_up, "mlp.up_proj.weight");
+            LW(w_gate, "mlp.gate_proj.weight", 0);
+            LW(w_up, "mlp.up_proj.weight", 0);
         }
-        LW(w_down, "mlp.down_proj.weight");
-#undef W
-#undef N
-#undef LW
+        LW(w_down, "mlp.down_proj.weight", 0);
         TRY(expect_shape(src, "q_proj", L->wq.t, 2, c->n_heads * c->head_dim, c->dim));
         TRY(expect_shape(src, "k_proj", L->wk.t, 2, c->n_kv_heads * c->head_dim, c->dim));
         TRY(expect_shape(src, "gate_proj", L->w_gate.t, 2, c->ffn, c->dim));
@@ -313,35 +317,32 @@ static wgt_status load_hf_gpt2(wgt_model *m, const source *src)
     const wgt_model_config *c = &m->cfg;
     wgt_status st;
     char name[256];
-    const char *pre = wgt_safetensors_find(src->st, "transformer.wte.weight") ? "transformer." : "";
-#define G(field, fmt, opt)                                                                         \
-    snprintf(name, sizeof name, "%s" fmt, pre);                                                    \
-    TRY(load_weight(m, src, name, opt, &field))
-    snprintf(name, sizeof name, "%swte.weight", pre);
+    const char *top = wgt_safetensors_find(src->st, "transformer.wte.weight") ? "transformer." : "";
+    char pre[32];
+    snprintf(pre, sizeof pre, "%sh.", top);
+    snprintf(name, sizeof name, "%swte.weight", top);
     TRY(load_embedding(m, src, name));
-    G(m->pos_emb, "wpe.weight", 0);
-    G(m->out_norm, "ln_f.weight", 0);
-    G(m->out_norm_b, "ln_f.bias", 0);
-#undef G
+    const struct { const char *suffix; wgt_tensor **out; } top_w[] = {
+        {"wpe.weight", &m->pos_emb}, {"ln_f.weight", &m->out_norm}, {"ln_f.bias", &m->out_norm_b}};
+    for (size_t k = 0; k < sizeof top_w / sizeof top_w[0]; k++) {
+        snprintf(name, sizeof name, "%s%s", top, top_w[k].suffix);
+        TRY(load_weight(m, src, name, 0, top_w[k].out));
+    }
     for (int64_t i = 0; i < c->n_layers; i++) {
         wgt_layer_weights *L = &m->layers[i];
         wgt_tensor *attn_w, *attn_b, *proj_w, *fc_w, *mproj_w;
-#define G(field, fmt)                                                                              \
-    snprintf(name, sizeof name, "%sh.%lld." fmt, pre, (long long)i);                               \
-    TRY(load_weight(m, src, name, 0, &field))
-        G(L->attn_norm, "ln_1.weight");
-        G(L->attn_norm_b, "ln_1.bias");
-        G(attn_w, "attn.c_attn.weight");
-        G(attn_b, "attn.c_attn.bias");
-        G(proj_w, "attn.c_proj.weight");
-        G(L->bo, "attn.c_proj.bias");
-        G(L->ffn_norm, "ln_2.weight");
-        G(L->ffn_norm_b, "ln_2.bias");
-        G(fc_w, "mlp.c_fc.weight");
-        G(L->b_up, "mlp.c_fc.bias");
-        G(mproj_w, "mlp.c_proj.weight");
-        G(L->b_down, "mlp.c_proj.bias");
-#undef G
+        W(attn_norm, "ln_1.weight", 0);
+        W(attn_norm_b, "ln_1.bias", 0);
+        TRY(load_weight(m, src, LAYER("attn.c_attn.weight"), 0, &attn_w));
+        TRY(load_weight(m, src, LAYER("attn.c_attn.bias"), 0, &attn_b));
+        TRY(load_weight(m, src, LAYER("attn.c_proj.weight"), 0, &proj_w));
+        W(bo, "attn.c_proj.bias", 0);
+        W(ffn_norm, "ln_2.weight", 0);
+        W(ffn_norm_b, "ln_2.bias", 0);
+        TRY(load_weight(m, src, LAYER("mlp.c_fc.weight"), 0, &fc_w));
+        W(b_up, "mlp.c_fc.bias", 0);
+        TRY(load_weight(m, src, LAYER("mlp.c_proj.weight"), 0, &mproj_w));
+        W(b_down, "mlp.c_proj.bias", 0);
         TRY(expect_shape(src, "attn.c_attn.weight", attn_w, 2, c->dim, 3 * c->dim));
         wgt_tensor *part;
         mdl_weight *ws[3] = {&L->wq, &L->wk, &L->wv};
@@ -372,6 +373,7 @@ static wgt_status load_hf_phi(wgt_model *m, const source *src)
     const wgt_model_config *c = &m->cfg;
     wgt_status st;
     char name[256];
+    const char *pre = "model.layers.";
     TRY(load_linear(m, src, "lm_head.weight", c->tied, &m->lm_head));
     TRY(load_weight(m, src, "lm_head.bias", 1, &m->lm_head_b));
     TRY(load_embedding(m, src, "model.embed_tokens.weight"));
@@ -379,28 +381,20 @@ static wgt_status load_hf_phi(wgt_model *m, const source *src)
     TRY(load_weight(m, src, "model.final_layernorm.bias", 0, &m->out_norm_b));
     for (int64_t i = 0; i < c->n_layers; i++) {
         wgt_layer_weights *L = &m->layers[i];
-#define W(field, fmt)                                                                              \
-    snprintf(name, sizeof name, "model.layers.%lld." fmt, (long long)i);                           \
-    TRY(load_weight(m, src, name, 0, &L->field))
-#define LW(field, fmt)                                                                             \
-    snprintf(name, sizeof name, "model.layers.%lld." fmt, (long long)i);                           \
-    TRY(load_linear(m, src, name, 0, &L->field))
-        W(attn_norm, "input_layernorm.weight");
-        W(attn_norm_b, "input_layernorm.bias");
-        LW(wq, "self_attn.q_proj.weight");
-        LW(wk, "self_attn.k_proj.weight");
-        LW(wv, "self_attn.v_proj.weight");
-        W(bq, "self_attn.q_proj.bias");
-        W(bk, "self_attn.k_proj.bias");
-        W(bv, "self_attn.v_proj.bias");
-        LW(wo, "self_attn.dense.weight");
-        W(bo, "self_attn.dense.bias");
-        LW(w_up, "mlp.fc1.weight");
-        W(b_up, "mlp.fc1.bias");
-        LW(w_down, "mlp.fc2.weight");
-        W(b_down, "mlp.fc2.bias");
-#undef W
-#undef LW
+        W(attn_norm, "input_layernorm.weight", 0);
+        W(attn_norm_b, "input_layernorm.bias", 0);
+        LW(wq, "self_attn.q_proj.weight", 0);
+        LW(wk, "self_attn.k_proj.weight", 0);
+        LW(wv, "self_attn.v_proj.weight", 0);
+        W(bq, "self_attn.q_proj.bias", 0);
+        W(bk, "self_attn.k_proj.bias", 0);
+        W(bv, "self_attn.v_proj.bias", 0);
+        LW(wo, "self_attn.dense.weight", 0);
+        W(bo, "self_attn.dense.bias", 0);
+        LW(w_up, "mlp.fc1.weight", 0);
+        W(b_up, "mlp.fc1.bias", 0);
+        LW(w_down, "mlp.fc2.weight", 0);
+        W(b_down, "mlp.fc2.bias", 0);
         TRY(expect_shape(src, "q_proj", L->wq.t, 2, c->n_heads * c->head_dim, c->dim));
         TRY(expect_shape(src, "k_proj", L->wk.t, 2, c->n_kv_heads * c->head_dim, c->dim));
         TRY(expect_shape(src, "fc1", L->w_up.t, 2, c->ffn, c->dim));
@@ -443,35 +437,26 @@ static wgt_status load_hf_neox(wgt_model *m, const source *src)
     const wgt_model_config *c = &m->cfg;
     wgt_status st;
     char name[256];
+    const char *pre = "gpt_neox.layers.";
     TRY(load_linear(m, src, "embed_out.weight", c->tied, &m->lm_head));
     TRY(load_embedding(m, src, "gpt_neox.embed_in.weight"));
     TRY(load_weight(m, src, "gpt_neox.final_layer_norm.weight", 0, &m->out_norm));
     TRY(load_weight(m, src, "gpt_neox.final_layer_norm.bias", 0, &m->out_norm_b));
     for (int64_t i = 0; i < c->n_layers; i++) {
         wgt_layer_weights *L = &m->layers[i];
-#define W(field, fmt)                                                                              \
-    snprintf(name, sizeof name, "gpt_neox.layers.%lld." fmt, (long long)i);                        \
-    TRY(load_weight(m, src, name, 0, &L->field))
-#define LW(field, fmt)                                                                             \
-    snprintf(name, sizeof name, "gpt_neox.layers.%lld." fmt, (long long)i);                        \
-    TRY(load_linear(m, src, name, 0, &L->field))
-        W(attn_norm, "input_layernorm.weight");
-        W(attn_norm_b, "input_layernorm.bias");
-        W(ffn_norm, "post_attention_layernorm.weight");
-        W(ffn_norm_b, "post_attention_layernorm.bias");
-        snprintf(name, sizeof name, "gpt_neox.layers.%lld.attention.query_key_value.weight", (long long)i);
-        TRY(neox_qkv(m, src, name, c->n_heads, c->head_dim, &L->wqkv.t));
+        W(attn_norm, "input_layernorm.weight", 0);
+        W(attn_norm_b, "input_layernorm.bias", 0);
+        W(ffn_norm, "post_attention_layernorm.weight", 0);
+        W(ffn_norm_b, "post_attention_layernorm.bias", 0);
+        TRY(neox_qkv(m, src, LAYER("attention.query_key_value.weight"), c->n_heads, c->head_dim, &L->wqkv.t));
         L->wqkv.q = WGT_FTYPE_F32;
-        snprintf(name, sizeof name, "gpt_neox.layers.%lld.attention.query_key_value.bias", (long long)i);
-        TRY(neox_qkv(m, src, name, c->n_heads, c->head_dim, &L->bqkv));
-        LW(wo, "attention.dense.weight");
-        W(bo, "attention.dense.bias");
-        LW(w_up, "mlp.dense_h_to_4h.weight");
-        W(b_up, "mlp.dense_h_to_4h.bias");
-        LW(w_down, "mlp.dense_4h_to_h.weight");
-        W(b_down, "mlp.dense_4h_to_h.bias");
-#undef W
-#undef LW
+        TRY(neox_qkv(m, src, LAYER("attention.query_key_value.bias"), c->n_heads, c->head_dim, &L->bqkv));
+        LW(wo, "attention.dense.weight", 0);
+        W(bo, "attention.dense.bias", 0);
+        LW(w_up, "mlp.dense_h_to_4h.weight", 0);
+        W(b_up, "mlp.dense_h_to_4h.bias", 0);
+        LW(w_down, "mlp.dense_4h_to_h.weight", 0);
+        W(b_down, "mlp.dense_4h_to_h.bias", 0);
         TRY(expect_shape(src, "query_key_value", L->wqkv.t, 2, 3 * c->n_heads * c->head_dim, c->dim));
         TRY(expect_shape(src, "dense_h_to_4h", L->w_up.t, 2, c->ffn, c->dim));
     }
@@ -614,6 +599,7 @@ static wgt_status load_gguf_weights(wgt_model *m, const source *src)
     const wgt_model_config *c = &m->cfg;
     wgt_status st;
     char name[256];
+    const char *pre = "blk.";
     TRY(load_linear(m, src, "output.weight", 1, &m->lm_head)); /* first: see load_hf_llama */
     TRY(load_embedding(m, src, "token_embd.weight"));
     TRY(load_weight(m, src, "output_norm.weight", 0, &m->out_norm));
@@ -622,12 +608,6 @@ static wgt_status load_gguf_weights(wgt_model *m, const source *src)
     TRY(load_weight(m, src, "position_embd.weight", !c->no_rope, &m->pos_emb));
     for (int64_t i = 0; i < c->n_layers; i++) {
         wgt_layer_weights *L = &m->layers[i];
-#define W(field, fmt, opt)                                                                         \
-    snprintf(name, sizeof name, "blk.%lld." fmt, (long long)i);                                    \
-    TRY(load_weight(m, src, name, opt, &L->field))
-#define LW(field, fmt, opt)                                                                        \
-    snprintf(name, sizeof name, "blk.%lld." fmt, (long long)i);                                    \
-    TRY(load_linear(m, src, name, opt, &L->field))
         W(attn_norm, "attn_norm.weight", c->no_pre_norm);
         W(attn_norm_b, "attn_norm.bias", 1);
         LW(wo, "attn_output.weight", 0);
@@ -647,14 +627,12 @@ static wgt_status load_gguf_weights(wgt_model *m, const source *src)
         W(k_norm, "attn_k_norm.weight", !c->qk_norm);
         W(post_attn_norm, "post_attention_norm.weight", !c->post_norms);
         W(post_ffn_norm, "post_ffw_norm.weight", !c->post_norms);
-        snprintf(name, sizeof name, "blk.%lld.attn_qkv.weight", (long long)i);
-        if (!c->fused_proj && wgt_gguf_tensor_find(src->gguf, name)) { /* gpt2, and phi2 as older converters wrote it */
+        if (!c->fused_proj && wgt_gguf_tensor_find(src->gguf, LAYER("attn_qkv.weight"))) { /* gpt2, and phi2 as older converters wrote it */
             mdl_weight qkv;
             wgt_tensor *qkv_b;
             int64_t qd = c->n_heads * c->head_dim, kd = c->n_kv_heads * c->head_dim;
             TRY(load_linear(m, src, name, 0, &qkv));
-            snprintf(name, sizeof name, "blk.%lld.attn_qkv.bias", (long long)i);
-            TRY(load_weight(m, src, name, 0, &qkv_b));
+            TRY(load_weight(m, src, LAYER("attn_qkv.bias"), 0, &qkv_b));
             /* q, k and v are row ranges of one weight (row narrows of quantized blocks too) */
             L->wq.q = L->wk.q = L->wv.q = qkv.q;
             TRY(wgt_tensor_narrow(qkv.t, 0, 0, qd, &L->wq.t));
@@ -675,8 +653,6 @@ static wgt_status load_gguf_weights(wgt_model *m, const source *src)
             W(bk, "attn_k.bias", !c->qkv_bias);
             W(bv, "attn_v.bias", !c->qkv_bias);
         }
-#undef W
-#undef LW
     }
     return WGT_OK;
 }

@@ -120,8 +120,6 @@ wgt_status mdl_family_from_hf(const char *model_type, const wgt_hf_config *h, co
 wgt_status mdl_family_from_gguf(const char *arch, const char *where, wgt_model_config *c);
 /* llama.cpp's general.architecture / Hugging Face's model_type of an arch. */
 const char *mdl_arch_gguf_name(wgt_arch a);
-/* The families wgt runs, for messages: "llama, mistral, ...". */
-const char *mdl_family_list(void);
 /* 1 when layer li attends through the sliding window. */
 int mdl_layer_slides(const wgt_model_config *c, int64_t li);
 

@@ -10,102 +10,76 @@
 
 #include "gpu/webgpu.h"
 
+/* Each member web/wgpu.js reads (struct, member), and each struct whose size it needs: listed once. */
+#define WEB_MEMBERS(X) \
+    X(WGPUStringView, length) \
+    X(WGPUChainedStruct, sType) \
+    X(WGPURequestAdapterOptions, featureLevel) X(WGPURequestAdapterOptions, powerPreference) \
+    X(WGPURequestAdapterOptions, forceFallbackAdapter) \
+    X(WGPURequestAdapterCallbackInfo, callback) X(WGPURequestAdapterCallbackInfo, userdata1) \
+    X(WGPURequestAdapterCallbackInfo, userdata2) \
+    X(WGPUAdapterInfo, vendor) X(WGPUAdapterInfo, architecture) X(WGPUAdapterInfo, device) \
+    X(WGPUAdapterInfo, description) X(WGPUAdapterInfo, backendType) X(WGPUAdapterInfo, adapterType) \
+    X(WGPUAdapterInfo, vendorID) X(WGPUAdapterInfo, deviceID) X(WGPUAdapterInfo, subgroupMinSize) \
+    X(WGPUAdapterInfo, subgroupMaxSize) \
+    X(WGPUDeviceDescriptor, requiredFeatureCount) X(WGPUDeviceDescriptor, requiredFeatures) \
+    X(WGPUDeviceDescriptor, requiredLimits) X(WGPUDeviceDescriptor, deviceLostCallbackInfo) \
+    X(WGPUDeviceDescriptor, uncapturedErrorCallbackInfo) \
+    X(WGPUUncapturedErrorCallbackInfo, callback) X(WGPUUncapturedErrorCallbackInfo, userdata1) \
+    X(WGPUUncapturedErrorCallbackInfo, userdata2) \
+    X(WGPUBufferDescriptor, label) X(WGPUBufferDescriptor, usage) X(WGPUBufferDescriptor, size) \
+    X(WGPUBufferDescriptor, mappedAtCreation) \
+    X(WGPUShaderSourceWGSL, code) \
+    X(WGPUShaderModuleDescriptor, label) \
+    X(WGPUCompilationMessage, message) X(WGPUCompilationMessage, type) X(WGPUCompilationMessage, lineNum) \
+    X(WGPUCompilationMessage, linePos) X(WGPUCompilationMessage, offset) X(WGPUCompilationMessage, length) \
+    X(WGPUCompilationInfo, messageCount) X(WGPUCompilationInfo, messages) \
+    X(WGPUConstantEntry, key) X(WGPUConstantEntry, value) \
+    X(WGPUComputePipelineDescriptor, label) X(WGPUComputePipelineDescriptor, layout) \
+    X(WGPUComputePipelineDescriptor, compute) \
+    X(WGPUComputeState, module) X(WGPUComputeState, entryPoint) X(WGPUComputeState, constantCount) \
+    X(WGPUComputeState, constants) \
+    X(WGPUBindGroupLayoutEntry, binding) X(WGPUBindGroupLayoutEntry, visibility) \
+    X(WGPUBindGroupLayoutEntry, buffer) \
+    X(WGPUBufferBindingLayout, type) X(WGPUBufferBindingLayout, hasDynamicOffset) \
+    X(WGPUBufferBindingLayout, minBindingSize) \
+    X(WGPUBindGroupLayoutDescriptor, label) X(WGPUBindGroupLayoutDescriptor, entryCount) \
+    X(WGPUBindGroupLayoutDescriptor, entries) \
+    X(WGPUPipelineLayoutDescriptor, label) X(WGPUPipelineLayoutDescriptor, bindGroupLayoutCount) \
+    X(WGPUPipelineLayoutDescriptor, bindGroupLayouts) \
+    X(WGPUBindGroupEntry, binding) X(WGPUBindGroupEntry, buffer) X(WGPUBindGroupEntry, offset) \
+    X(WGPUBindGroupEntry, size) \
+    X(WGPUBindGroupDescriptor, label) X(WGPUBindGroupDescriptor, layout) \
+    X(WGPUBindGroupDescriptor, entryCount) X(WGPUBindGroupDescriptor, entries) \
+    X(WGPUComputePassDescriptor, label) X(WGPUComputePassDescriptor, timestampWrites) \
+    X(WGPUPassTimestampWrites, querySet) X(WGPUPassTimestampWrites, beginningOfPassWriteIndex) \
+    X(WGPUPassTimestampWrites, endOfPassWriteIndex) \
+    X(WGPUQuerySetDescriptor, label) X(WGPUQuerySetDescriptor, type) X(WGPUQuerySetDescriptor, count) \
+    X(WGPUCommandEncoderDescriptor, label)
+#define WEB_SIZES(X) \
+    X(WGPUBindGroupLayoutEntry) X(WGPUBindGroupEntry) X(WGPUConstantEntry) X(WGPUCompilationMessage) \
+    X(WGPUStringView) X(WGPUCompilationInfo) X(WGPUAdapterInfo) X(WGPULimits)
+
+static const struct {
+    const char *name;
+    size_t value;
+} entries[] = {
+#define MEMBER(T, m) {#T "." #m, offsetof(T, m)},
+#define SIZE(T) {"sizeof." #T, sizeof(T)},
+    WEB_MEMBERS(MEMBER) WEB_SIZES(SIZE)
+#undef MEMBER
+#undef SIZE
+};
+
 static char json[8192];
 
 /* Struct layouts for web/wgpu.js, measured by the compiler that built this module. */
-#define F(T, m) "\"" #T "." #m "\":%zu,"
-#define V(T, m) offsetof(T, m)
 __attribute__((export_name("wgt_web_layout"))) const char *wgt_web_layout(void)
 {
-    snprintf(json, sizeof json,
-             "{" F(WGPUStringView, length) F(WGPUChainedStruct, sType)
-             F(WGPURequestAdapterOptions, featureLevel) F(WGPURequestAdapterOptions, powerPreference)
-             F(WGPURequestAdapterOptions, forceFallbackAdapter)
-             F(WGPURequestAdapterCallbackInfo, callback) F(WGPURequestAdapterCallbackInfo, userdata1)
-             F(WGPURequestAdapterCallbackInfo, userdata2)
-             F(WGPUAdapterInfo, vendor) F(WGPUAdapterInfo, architecture) F(WGPUAdapterInfo, device)
-             F(WGPUAdapterInfo, description) F(WGPUAdapterInfo, backendType) F(WGPUAdapterInfo, adapterType)
-             F(WGPUAdapterInfo, vendorID) F(WGPUAdapterInfo, deviceID) F(WGPUAdapterInfo, subgroupMinSize)
-             F(WGPUAdapterInfo, subgroupMaxSize)
-             F(WGPUDeviceDescriptor, requiredFeatureCount) F(WGPUDeviceDescriptor, requiredFeatures)
-             F(WGPUDeviceDescriptor, requiredLimits) F(WGPUDeviceDescriptor, deviceLostCallbackInfo)
-             F(WGPUDeviceDescriptor, uncapturedErrorCallbackInfo)
-             F(WGPUUncapturedErrorCallbackInfo, callback) F(WGPUUncapturedErrorCallbackInfo, userdata1)
-             F(WGPUUncapturedErrorCallbackInfo, userdata2)
-             F(WGPUBufferDescriptor, label) F(WGPUBufferDescriptor, usage) F(WGPUBufferDescriptor, size)
-             F(WGPUBufferDescriptor, mappedAtCreation)
-             F(WGPUShaderSourceWGSL, code) F(WGPUShaderModuleDescriptor, label)
-             F(WGPUCompilationMessage, message) F(WGPUCompilationMessage, type) F(WGPUCompilationMessage, lineNum)
-             F(WGPUCompilationMessage, linePos) F(WGPUCompilationMessage, offset) F(WGPUCompilationMessage, length)
-             F(WGPUCompilationInfo, messageCount) F(WGPUCompilationInfo, messages)
-             F(WGPUConstantEntry, key) F(WGPUConstantEntry, value)
-             F(WGPUComputePipelineDescriptor, label) F(WGPUComputePipelineDescriptor, layout)
-             F(WGPUComputePipelineDescriptor, compute) F(WGPUComputeState, module) F(WGPUComputeState, entryPoint)
-             F(WGPUComputeState, constantCount) F(WGPUComputeState, constants)
-             F(WGPUBindGroupLayoutEntry, binding) F(WGPUBindGroupLayoutEntry, visibility)
-             F(WGPUBindGroupLayoutEntry, buffer) F(WGPUBufferBindingLayout, type)
-             F(WGPUBufferBindingLayout, hasDynamicOffset) F(WGPUBufferBindingLayout, minBindingSize)
-             F(WGPUBindGroupLayoutDescriptor, label) F(WGPUBindGroupLayoutDescriptor, entryCount)
-             F(WGPUBindGroupLayoutDescriptor, entries)
-             F(WGPUPipelineLayoutDescriptor, label) F(WGPUPipelineLayoutDescriptor, bindGroupLayoutCount)
-             F(WGPUPipelineLayoutDescriptor, bindGroupLayouts)
-             F(WGPUBindGroupEntry, binding) F(WGPUBindGroupEntry, buffer) F(WGPUBindGroupEntry, offset)
-             F(WGPUBindGroupEntry, size)
-             F(WGPUBindGroupDescriptor, label) F(WGPUBindGroupDescriptor, layout) F(WGPUBindGroupDescriptor, entryCount)
-             F(WGPUBindGroupDescriptor, entries)
-             F(WGPUComputePassDescriptor, label) F(WGPUComputePassDescriptor, timestampWrites)
-             F(WGPUPassTimestampWrites, querySet) F(WGPUPassTimestampWrites, beginningOfPassWriteIndex)
-             F(WGPUPassTimestampWrites, endOfPassWriteIndex)
-             F(WGPUQuerySetDescriptor, label) F(WGPUQuerySetDescriptor, type) F(WGPUQuerySetDescriptor, count)
-             F(WGPUCommandEncoderDescriptor, label)
-             "\"sizeof.WGPUBindGroupLayoutEntry\":%zu,\"sizeof.WGPUBindGroupEntry\":%zu,"
-             "\"sizeof.WGPUConstantEntry\":%zu,\"sizeof.WGPUCompilationMessage\":%zu,\"sizeof.WGPUStringView\":%zu,"
-             "\"sizeof.WGPUCompilationInfo\":%zu,\"sizeof.WGPUAdapterInfo\":%zu,\"sizeof.WGPULimits\":%zu}",
-             V(WGPUStringView, length), V(WGPUChainedStruct, sType),
-             V(WGPURequestAdapterOptions, featureLevel), V(WGPURequestAdapterOptions, powerPreference),
-             V(WGPURequestAdapterOptions, forceFallbackAdapter),
-             V(WGPURequestAdapterCallbackInfo, callback), V(WGPURequestAdapterCallbackInfo, userdata1),
-             V(WGPURequestAdapterCallbackInfo, userdata2),
-             V(WGPUAdapterInfo, vendor), V(WGPUAdapterInfo, architecture), V(WGPUAdapterInfo, device),
-             V(WGPUAdapterInfo, description), V(WGPUAdapterInfo, backendType), V(WGPUAdapterInfo, adapterType),
-             V(WGPUAdapterInfo, vendorID), V(WGPUAdapterInfo, deviceID), V(WGPUAdapterInfo, subgroupMinSize),
-             V(WGPUAdapterInfo, subgroupMaxSize),
-             V(WGPUDeviceDescriptor, requiredFeatureCount), V(WGPUDeviceDescriptor, requiredFeatures),
-             V(WGPUDeviceDescriptor, requiredLimits), V(WGPUDeviceDescriptor, deviceLostCallbackInfo),
-             V(WGPUDeviceDescriptor, uncapturedErrorCallbackInfo),
-             V(WGPUUncapturedErrorCallbackInfo, callback), V(WGPUUncapturedErrorCallbackInfo, userdata1),
-             V(WGPUUncapturedErrorCallbackInfo, userdata2),
-             V(WGPUBufferDescriptor, label), V(WGPUBufferDescriptor, usage), V(WGPUBufferDescriptor, size),
-             V(WGPUBufferDescriptor, mappedAtCreation),
-             V(WGPUShaderSourceWGSL, code), V(WGPUShaderModuleDescriptor, label),
-             V(WGPUCompilationMessage, message), V(WGPUCompilationMessage, type), V(WGPUCompilationMessage, lineNum),
-             V(WGPUCompilationMessage, linePos), V(WGPUCompilationMessage, offset), V(WGPUCompilationMessage, length),
-             V(WGPUCompilationInfo, messageCount), V(WGPUCompilationInfo, messages),
-             V(WGPUConstantEntry, key), V(WGPUConstantEntry, value),
-             V(WGPUComputePipelineDescriptor, label), V(WGPUComputePipelineDescriptor, layout),
-             V(WGPUComputePipelineDescriptor, compute), V(WGPUComputeState, module), V(WGPUComputeState, entryPoint),
-             V(WGPUComputeState, constantCount), V(WGPUComputeState, constants),
-             V(WGPUBindGroupLayoutEntry, binding), V(WGPUBindGroupLayoutEntry, visibility),
-             V(WGPUBindGroupLayoutEntry, buffer), V(WGPUBufferBindingLayout, type),
-             V(WGPUBufferBindingLayout, hasDynamicOffset), V(WGPUBufferBindingLayout, minBindingSize),
-             V(WGPUBindGroupLayoutDescriptor, label), V(WGPUBindGroupLayoutDescriptor, entryCount),
-             V(WGPUBindGroupLayoutDescriptor, entries),
-             V(WGPUPipelineLayoutDescriptor, label), V(WGPUPipelineLayoutDescriptor, bindGroupLayoutCount),
-             V(WGPUPipelineLayoutDescriptor, bindGroupLayouts),
-             V(WGPUBindGroupEntry, binding), V(WGPUBindGroupEntry, buffer), V(WGPUBindGroupEntry, offset),
-             V(WGPUBindGroupEntry, size),
-             V(WGPUBindGroupDescriptor, label), V(WGPUBindGroupDescriptor, layout), V(WGPUBindGroupDescriptor, entryCount),
-             V(WGPUBindGroupDescriptor, entries),
-             V(WGPUComputePassDescriptor, label), V(WGPUComputePassDescriptor, timestampWrites),
-             V(WGPUPassTimestampWrites, querySet), V(WGPUPassTimestampWrites, beginningOfPassWriteIndex),
-             V(WGPUPassTimestampWrites, endOfPassWriteIndex),
-             V(WGPUQuerySetDescriptor, label), V(WGPUQuerySetDescriptor, type), V(WGPUQuerySetDescriptor, count),
-             V(WGPUCommandEncoderDescriptor, label),
-             sizeof(WGPUBindGroupLayoutEntry), sizeof(WGPUBindGroupEntry), sizeof(WGPUConstantEntry),
-             sizeof(WGPUCompilationMessage), sizeof(WGPUStringView), sizeof(WGPUCompilationInfo),
-             sizeof(WGPUAdapterInfo), sizeof(WGPULimits));
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof entries / sizeof entries[0] && n < sizeof json; i++)
+        n += (size_t)snprintf(json + n, sizeof json - n, "%s\"%s\":%zu", i ? "," : "{", entries[i].name, entries[i].value);
+    if (n < sizeof json) snprintf(json + n, sizeof json - n, "}");
     return json;
 }
-#undef F
-#undef V
 #endif
