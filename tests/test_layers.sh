@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Layers call only downward (/work/shared/DESIGN.md's table, README "Architecture"): every
-# #include "DIR/..." in a layer's folder must name a folder that layer may use. Also: only
-# src/gpu/ touches webgpu.h, and only src/gpu/ reads struct wgt_context. Prints each forbidden
-# arrow with its file and line.
+# Layers call only downward (/work/shared/DESIGN.md's table, README "Design"): every
+# #include "DIR/..." in a layer's folder must name a folder that layer may use, and every function
+# or variable a layer's compiled objects take from another layer of libwgt must come from a layer
+# it may use (a call through a public function shows in no include). Also: only src/gpu/ touches
+# webgpu.h, and only src/gpu/ reads struct wgt_context. Prints each forbidden arrow with its file.
 set -euo pipefail
 root=${WGT_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$root"
@@ -18,8 +19,8 @@ declare -A allowed=(
     [src/tensor]="core gpu"
     [src/ops]="core gpu tensor cpu quant"
     [src/graph]="core gpu tensor cpu quant ops"
-    [src/autograd]="core gpu tensor cpu quant ops"
-    [src/tokenizer]="core"
+    [src/autograd]="core gpu tensor cpu quant ops io"     # io: optimizer state in safetensors
+    [src/tokenizer]="core io"                            # io: tokenizer.ggml.* through the GGUF reader/writer
     [src/io]="core gpu tensor quant"
     [src/models]="core gpu tensor cpu quant ops graph autograd io tokenizer"
     [tools]="$(ls testkit 2>/dev/null | tr '\n' ' ')" # the CLI: the public API and the test kit
@@ -42,6 +43,32 @@ for layer in "${!allowed[@]}"; do
         fi
     done < <(grep -n '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "$layer"/*.[ch] "$layer"/*/*.[ch] 2>/dev/null || true)
 done
+# Calls: the symbols each layer's objects (the build's libwgt objects) leave undefined, against
+# the layer whose objects define them.
+objs=${WGT_BUILD:-$root/build}/CMakeFiles/wgt_objects.dir/src
+if ! command -v nm >/dev/null; then
+    echo "nm not found: install binutils (make deps)"; bad=$((bad + 1))
+elif [ ! -d "$objs" ]; then
+    echo "no library objects under $objs: build first (cmake --build build)"; bad=$((bad + 1))
+else
+    mapfile -t objfiles < <(find "$objs" -name '*.o' | sort)
+    [ ${#objfiles[@]} -ge 50 ] || { echo "only ${#objfiles[@]} objects under $objs: the build is incomplete"; bad=$((bad + 1)); }
+    rules=$(for k in "${!allowed[@]}"; do echo "$k ${allowed[$k]}"; done)
+    # one nm over every object: "PATH: TYPE SYMBOL" (undefined ones as "PATH: U SYMBOL")
+    while IFS= read -r line; do
+        echo "$line"
+        bad=$((bad + 1))
+    done < <(nm -A "${objfiles[@]}" 2>/dev/null | awk -v objs="$objs/" -v rules="$rules" '
+        BEGIN { n = split(rules, r, "\n"); for (i = 1; i <= n; i++) { k = split(r[i], f, " "); for (j = 2; j <= k; j++) ok[f[1] " " f[j]] = 1 } }
+        { file = $1; sub(/:$/, "", file); sub(/:.*/, "", file); rel = substr(file, length(objs) + 1); layer = rel; sub(/\/.*/, "", layer)
+          sym = $NF; type = $(NF - 1)
+          if (type == "U") { use[++nu] = layer SUBSEP sym SUBSEP rel } else if (type ~ /^[TDRB]$/) owner[sym] = layer }
+        END { for (i = 1; i <= nu; i++) { split(use[i], u, SUBSEP); d = owner[u[2]]
+                if (d == "" || d == u[1] || ok["src/" u[1] " " d]) continue
+                k = u[1] " " d " " u[3]; if (k in said) continue; said[k] = 1
+                o = u[3]; sub(/\.o$/, "", o)
+                printf "src/%s: src/%s may not call into src/%s (%s)\n", o, u[1], d, u[2] } }')
+fi
 # The public header includes nothing of ours.
 if grep -n '#include "' include/wgt.h; then echo "include/wgt.h includes an internal header"; bad=$((bad + 1)); fi
 # Only src/gpu calls webgpu.h.
