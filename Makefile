@@ -3,7 +3,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
 
-.PHONY: all deps build run test install clean bench fuzz asan asan-build
+.PHONY: all deps build run test test-long install clean bench fuzz asan asan-build
 
 all: build
 
@@ -26,6 +26,11 @@ run: build
 # and UndefinedBehaviorSanitizer in $(BUILD)-asan
 test: build asan-build web
 	@WGT_ASAN_BIN=$(abspath $(BUILD))-asan/wgt bash tests/run.sh $(BUILD)
+
+# everything make test runs plus the longer sweeps of tests/long.txt (make test stays under 40
+# minutes on a 2-core machine)
+test-long: build asan-build web
+	@WGT_TEST_LONG=1 WGT_ASAN_BIN=$(abspath $(BUILD))-asan/wgt bash tests/run.sh $(BUILD)
 
 asan-build: deps
 	@cmake -S . -B $(BUILD)-asan $(CMAKE_FLAGS) -DWGT_SANITIZE=ON >/dev/null

@@ -11,6 +11,9 @@
 # out a part prints "SKIP: reason" too; the runner shows those lines under its PASS line.
 # WGT_TEST_SCRIPTS names another folder of shell tests (tests/test_runner.sh uses it to run fakes).
 # WGT_TEST_NO_SKIP=1 turns every skip into a failure (for a machine that must run everything).
+# Tests named in tests/long.txt (WGT_TEST_LONG_LIST names another list) are the longer sweeps that
+# `make test` leaves out to stay under 40 minutes on the 2-core machine: they run with
+# WGT_TEST_LONG=1 (`make test-long` runs everything) or when a filter names them; the run lists them.
 # Usage: tests/run.sh BUILD_DIR [NAME_FILTER]
 set -u
 build=${1:-build}
@@ -23,7 +26,11 @@ logs="$build/test-logs"
 mkdir -p "$logs"
 export WGT_BIN="$build/wgt" WGT_ROOT="$root" WGT_BUILD="$build"
 export EGL_PLATFORM=${EGL_PLATFORM:-surfaceless}
-passed=0 failed=0 skipped=0 failures="" skips=""
+passed=0 failed=0 skipped=0 failures="" skips="" longs=""
+long_list=$(sed 's/#.*//' "${WGT_TEST_LONG_LIST:-$root/tests/long.txt}" 2>/dev/null | awk 'NF { print $1 }')
+left_long() { # name: 1 when make test leaves this long test to make test-long
+    [ "${WGT_TEST_LONG:-0}" != 1 ] && [ -z "$filter" ] && grep -qxF "$1" <<<"$long_list" && longs="$longs $1"
+}
 
 run_one() { # label, log, command...
     local label=$1 log=$2; shift 2
@@ -55,6 +62,7 @@ for bin in "$build"/tests/test_*; do
     [ -x "$bin" ] || continue
     name=$(basename "$bin")
     [ -n "$filter" ] && [[ $name != *$filter* ]] && continue
+    left_long "$name" && continue
     case "$name" in
     test_gpu_*)
         for a in $adapters; do
@@ -66,10 +74,12 @@ done
 while IFS= read -r script; do
     name=$(basename "$script" .sh)
     [ -n "$filter" ] && [[ $name != *$filter* ]] && continue
+    left_long "$name" && continue
     run_one "$name" "$logs/$name.log" bash "$script"
 done < <(find "${WGT_TEST_SCRIPTS:-$root/tests}" -name 'test_*.sh' | sort)
 
 [ -n "$skips" ] && echo "skipped:$skips"
+[ -n "$longs" ] && echo "left to make test-long (tests/long.txt):$longs"
 [ -n "$failures" ] && echo "failed:$failures"
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" = 0 ]
