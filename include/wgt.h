@@ -1311,7 +1311,9 @@ typedef struct wgt_hf_config wgt_hf_config;
 /* Add llama.cpp's tokenizer metadata (tokenizer.ggml.model, tokens, scores, token_type, merges,
  * bos/eos/unknown/padding ids, add_bos/add_eos, tokenizer.chat_template) from a Hugging Face
  * directory: tokenizer.model (SentencePiece, model "llama"; preferred when arch is "llama"),
- * tokenizer.json (byte-level BPE, model "gpt2") or vocab.json + merges.txt. cfg (may be NULL)
+ * tokenizer.json (BPE: byte-level as model "gpt2", SentencePiece-style as model "llama" with the
+ * merge ranks as scores; Unigram is refused) or vocab.json + merges.txt. The files are read as
+ * wgt_tokenizer_open reads them (src/tokenizer/gguf_write.c). cfg (may be NULL)
  * gives bos/eos ids and the embedding's vocab_size, to which the token list is padded.
  * *kind (may be NULL) gets "llama" or "gpt2". WGT_ERR_NOT_FOUND when dir holds no tokenizer. */
 wgt_status wgt_gguf_writer_add_tokenizer(wgt_gguf_writer *w, const char *dir, const char *arch,

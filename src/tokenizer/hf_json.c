@@ -304,6 +304,11 @@ static wgt_status load_hf(const cJSON *j, const char *where, wgt_tokenizer **out
             return wgt_error(WGT_ERR_FORMAT, "%s: added_tokens entry without a valid id and content", where);
         if ((int32_t)id->valuedouble + 1 > n) n = (int32_t)id->valuedouble + 1;
     }
+    /* ids are dense in real vocabularies (a few holes at most): a tiny file must not make us build
+     * millions of placeholder tokens */
+    int64_t entries = (int64_t)cJSON_GetArraySize(vocab) + cJSON_GetArraySize(added);
+    if (n > entries + 1024)
+        return wgt_error(WGT_ERR_FORMAT, "%s: token ids run up to %d for only %lld tokens", where, n - 1, (long long)entries);
     wgt_tokenizer *t = tok_new(kind);
     if (!t) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "tokenizer: out of memory");
     wgt_status st = tok_alloc_vocab(t, n);

@@ -61,6 +61,10 @@ wgt_status tok_load_spm_model(const char *path, wgt_tokenizer **out)
     size_t len;
     wgt_status st = tok_read_file(path, &data, &len);
     if (st) return st;
+    if (!len) {
+        free(data);
+        return wgt_error(WGT_ERR_FORMAT, "%s: empty file: not a SentencePiece model", path);
+    }
     spm_spec spec = {.model_type = 1, .unk_id = 0, .bos_id = 1, .eos_id = 2, .pad_id = -1,
                      .name = "nmt_nfkc", .add_dummy_prefix = 1, .remove_extra_ws = 1, .escape_ws = 1};
     /* First pass: count the pieces and read the specs. */

@@ -140,7 +140,7 @@ for (const [name, pkg] of [["llama3", "tokenizer-llama3"], ["qwen3", "tokenizer-
 }
 
 
-// GGUF: src/io's converter writes each vocabulary as tokenizer.ggml.* metadata
+// GGUF: the converter (src/tokenizer/gguf_write.c) writes each vocabulary as tokenizer.ggml.* metadata
 // (test_tokenizer --make-gguf); the GGUF must encode exactly like the references above.
 if (process.env.WGT_BUILD) {
   const maker = join(process.env.WGT_BUILD, "tests", "test_tokenizer");
