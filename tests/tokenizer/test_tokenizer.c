@@ -243,8 +243,8 @@ int main(int argc, char **argv)
             "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": -3}, \"merges\": []}}",
             "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, \"merges\": [\"nospace\"]}, \"pre_tokenizer\": {\"type\": \"ByteLevel\"}}",
             "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, \"merges\": []}, \"pre_tokenizer\": {\"type\": \"ByteLevel\"}}",
-            "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, \"merges\": []}, \"pre_tokenizer\": {\"type\": \"Split\", "
-            "\"pattern\": {\"Regex\": \"(unclosed\"}, \"behavior\": \"Isolated\"}, \"decoder\": {\"type\": \"ByteLevel\"}}",
+            ("{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, \"merges\": []}, \"pre_tokenizer\": {\"type\": \"Split\", "
+             "\"pattern\": {\"Regex\": \"(unclosed\"}, \"behavior\": \"Isolated\"}, \"decoder\": {\"type\": \"ByteLevel\"}}"),
             "{\"model\": {\"type\": \"Unigram\", \"vocab\": [[\"a\"]]}}",
             "{\"model\": {\"type\": \"BPE\", \"vocab\": {}, \"merges\": []}, \"added_tokens\": [{\"id\": \"x\"}]}",
         };
