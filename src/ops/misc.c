@@ -421,14 +421,17 @@ wgt_status wgt_meshgrid(const wgt_tensor *const *xs, int n, int xy, wgt_tensor *
         int64_t t = shape[0];
         shape[0] = shape[1], shape[1] = t;
     }
+    /* each output: its input reshaped to size 1 off its dim, then expanded (stride 0) to the grid;
+     * both are recorded views, so gradients flow back (summed over the expanded dims) */
     wgt_status st = WGT_OK;
     for (int i = 0; !st && i < n; i++) {
         int along = swap && i < 2 ? 1 - i : i;
-        wgt_layout l = xs[i]->l;
-        l.ndim = n;
-        for (int d = 0; d < n; d++) l.shape[d] = shape[d], l.strides[d] = 0;
-        l.strides[along] = xs[i]->l.ndim ? xs[i]->l.strides[0] : 0;
-        st = wgt_tensor_new_view(xs[i], &l, &outs[i]);
+        int64_t rs[WGT_MAX_DIMS];
+        for (int d = 0; d < n; d++) rs[d] = d == along ? shape[d] : 1;
+        wgt_tensor *r = NULL;
+        st = wgt_tensor_reshape(xs[i], n, rs, &r);
+        if (!st) st = wgt_tensor_expand(r, n, shape, &outs[i]);
+        wgt_tensor_free(r);
     }
     if (st)
         for (int i = 0; i < n; i++) wgt_tensor_free(outs[i]), outs[i] = NULL;

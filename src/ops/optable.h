@@ -13,14 +13,17 @@
  *   name       "matmul": what `wgt ops` prints, `wgt ops --check NAME` takes and the docs list
  *   n_in       the most tensor inputs it takes, optional ones included (0: it makes a tensor from a
  *              shape; -1: a list of tensors)
- *   n_out      tensor outputs (values and indices: 2)
+ *   n_out      tensor outputs (values and indices: 2; -1: a list, as split's pieces)
  *   dtypes     the input dtypes it accepts: OPT_DT(WGT_F32) | ..., OPT_FLOATS, OPT_INTS, OPT_ALL
  *   forward    the public (or, for fused ops, internal) function that runs it: wgt_matmul
  *   reference  its CPU reference in src/cpu/: wgt_cpu_matmul; OP_COMPOSED when the reference is the
- *              composition of other ops of this table (the fused ops)
+ *              composition of other ops of this table (the fused ops); OP_VIEW for a view (reshape,
+ *              narrow, split, ...: layout arithmetic only, the same code on every context; its
+ *              forward may live in src/tensor/tensor.c or src/ops/tensor_ops.c)
  *   onnx       the ONNX op types the ONNX test backend runs through it, space-separated ("" none)
  *   grad       the recorder id of its backward rule (src/tensor/record.h): OP_GRAD_MATMUL, or
- *              OP_GRAD_NONE when it records no node (no gradient flows through it)
+ *              OP_GRAD_NONE when it records no node of its own (an integer result, or one made of
+ *              recorded ops whose rules carry the gradient: split, meshgrid, outer)
  *   doc        one line: what it computes, in PyTorch's terms where PyTorch has the op
  *   harness    HX(setup, call, .field = value, ...): the differential harness's input generator and
  *              call through the op API (testkit/harness/table_*.c), and hx_op fields (tolerance
@@ -69,5 +72,7 @@
 
 /* The reference column of an op whose reference is the composition of other ops. */
 #define OP_COMPOSED 0
+/* The reference column of a view: it computes nothing, so it has no reference of its own. */
+#define OP_VIEW 0
 
 #endif

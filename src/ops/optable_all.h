@@ -67,6 +67,12 @@
 #define OP_FAMILY "fused"
 #include "ops/fused.def"
 #undef OP_FAMILY
+#define OP_FAMILY "assign"
+#include "ops/assign.def"
+#undef OP_FAMILY
+#define OP_FAMILY "qlinear"
+#include "ops/qlinear.def"
+#undef OP_FAMILY
 
 #ifdef OPTABLE_NO_OP_
 #undef OP

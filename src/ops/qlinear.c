@@ -8,6 +8,7 @@
 
 #include "ops/api.h"
 #include "ops/ops.h"
+#include "tensor/record.h"
 
 /* Up to this many tokens the gemv kernel runs (one pass over the weights per 4 tokens); above it
  * the tiled kernel (one pass per 32 tokens, but less bandwidth per pass). */
@@ -202,8 +203,8 @@ static wgt_status ql_check_weight(wgt_context *ctx, const char *op, const wgt_te
     return WGT_OK;
 }
 
-wgt_status wgt_qlinear(const wgt_tensor *x, const wgt_tensor *w, wgt_ftype type, const wgt_tensor *bias,
-                       wgt_tensor **out)
+static wgt_status qlinear_unrecorded(const wgt_tensor *x, const wgt_tensor *w, wgt_ftype type, const wgt_tensor *bias,
+                                     wgt_tensor **out)
 {
     OP_BEGIN(x, out);
     const wgt_tensor *ins[3] = {x, w, bias ? bias : x};
@@ -252,6 +253,14 @@ wgt_status wgt_qlinear(const wgt_tensor *x, const wgt_tensor *w, wgt_ftype type,
         st = op_reference(ctx, ql_ref, &a, rins, 3, &y, 1);
     }
     return op_finish(st, y, out);
+}
+
+/* no rule yet (the weight is not a float tensor): declared, so backward names it */
+wgt_status wgt_qlinear(const wgt_tensor *x, const wgt_tensor *w, wgt_ftype type, const wgt_tensor *bias,
+                       wgt_tensor **out)
+{
+    const wgt_tensor *ins[3] = {x, w, bias};
+    return op_record_nondiff(qlinear_unrecorded(x, w, type, bias, out), "qlinear", ins, bias ? 3 : 2, out);
 }
 
 /* ---- one token with the norm or activation before it and the residual add after it ----------- */

@@ -208,6 +208,17 @@ static wgt_status gc_views(const gc_case *c, wgt_tensor *const *x, wgt_tensor **
     return st;
 }
 
+/* iarg[0]: 0 transpose dims 0, 2; 1 permute (2, 0, 1); 2 expand [3, 1, 4] to [2, 3, 5, 4] (the
+ * gradient sums over the broadcast dims) */
+static wgt_status gc_view(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+{
+    switch (c->iarg[0]) {
+    case 0: return wgt_tensor_transpose(x[0], 0, 2, out);
+    case 1: return wgt_tensor_permute(x[0], (const int[]){2, 0, 1}, out);
+    default: return wgt_tensor_expand(x[0], 4, (const int64_t[]){2, -1, 5, -1}, out);
+    }
+}
+
 static wgt_status gc_cat(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
 {
     const wgt_tensor *xs[3] = {x[0], x[1], x[2]};
@@ -232,6 +243,17 @@ static wgt_status gc_split(const gc_case *c, wgt_tensor *const *x, wgt_tensor **
 }
 
 /* iarg: dims (a bit per dim, 0: all), keepdim; darg[0]: the correction (var, std) */
+/* the two grids of meshgrid(x0, x1), multiplied (iarg[0]: indexing xy) */
+static wgt_status gc_meshgrid(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
+{
+    const wgt_tensor *xs[2] = {x[0], x[1]};
+    wgt_tensor *p[2] = {0};
+    wgt_status st = wgt_meshgrid(xs, 2, c->iarg[0], p);
+    if (!st) st = wgt_binary(WGT_BINARY_MUL, p[0], p[1], out);
+    wgt_tensor_free(p[0]), wgt_tensor_free(p[1]);
+    return st;
+}
+
 static wgt_status gc_reduce(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
 {
     return wgt_reduce((wgt_reduce_op)c->code, x[0], (uint32_t)c->iarg[0], c->iarg[1], c->darg[0], out);
