@@ -236,8 +236,11 @@ void wgt_gpu_release(wgt_context *ctx, wgt_buffer *buffer);
 void wgt_pool_destroy(wgt_context *ctx);
 void wgt_bind_cache_forget(wgt_context *ctx, uint64_t buffer_id);
 
-/* Kernels (kernel.c). `prelude` is prepended to the source (aliases, consts): the tiny
- * preprocessor for dtype and op variants. `name` names a file in src/kernels without .wgsl. */
+/* Kernels (kernel.c): the one way WGSL reaches the device (notes/KERNELS.md). `name` names a
+ * file in src/kernels without .wgsl; `prelude` is prepended to it and holds only what varies
+ * between its pipelines: enable directives, consts and aliases, dtype loaders and storers
+ * (op_wgsl_* in src/ops/ops.c) and the lib_*.wgsl files it uses. Hot paths pass a key instead of
+ * the text (wgt_gpu_kernel_keyed below). */
 wgt_status wgt_gpu_kernel(wgt_context *ctx, const char *name, const char *prelude, const char *entry,
                           const wgt_kconst *constants, int n_constants, wgt_kernel **out);
 /* Compile a kernel from a full source string (user kernels, tests). */

@@ -431,7 +431,10 @@ wgt_status wgt_gpu_kernel_keyed(wgt_context *ctx, const char *name, const void *
     const char *body = body_of(ctx, name, &st);
     if (st) return st;
     char *prelude = make_prelude(arg);
-    if (!prelude) return wgt_ctx_error(ctx, WGT_ERR_OUT_OF_MEMORY, "out of host memory generating kernel '%s'", name);
+    if (!prelude)
+        return wgt_ctx_error(ctx, WGT_ERR_OUT_OF_MEMORY,
+                             "could not generate the prelude of kernel '%s': out of host memory, or a library it "
+                             "includes (src/kernels/lib_*.wgsl) is missing from WGT_KERNEL_DIR", name);
     st = cache_build(ctx, &q, h, prelude, body, out);
     free(prelude);
     return st;

@@ -15,3 +15,11 @@ fn layout_index(l: Layout, j: u32) -> u32 {
     }
     return idx;
 }
+
+// The storage index of the first element of plane j of a batch of planes (pooling, resampling):
+// plane * stride when the batch dims walk with one stride (simple; op_plane_stride in
+// src/ops/ops.c), else lead's strided index of j.
+fn plane_index(simple: u32, stride: u32, lead: Layout, j: u32) -> u32 {
+    if (simple != 0u) { return j * stride; }
+    return layout_index(lead, j);
+}

@@ -25,11 +25,6 @@ struct Params {
     lead: Layout,  // the batch dims of the input (this dispatch's part)
 };
 
-fn plane_base(plane: u32) -> u32 {
-    if (p.simple != 0u) { return plane * p.plane_stride; }
-    return layout_index(p.lead, plane);
-}
-
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> xs: array<u32>;
 @group(0) @binding(2) var<storage, read_write> out: array<u32>;
@@ -49,7 +44,7 @@ fn pool_one(e: u32) -> Res {
     let r = e % per;
     let oh = r / p.OW;
     let ow = r % p.OW;
-    let base = p.off_x + plane_base(plane);
+    let base = p.off_x + plane_index(p.simple, p.plane_stride, p.lead, plane);
     let wh = window(oh, p.H, p.OH, p.kh, p.sh, p.ph, p.dh);
     let ww = window(ow, p.W, p.OW, p.kw, p.sw, p.pw, p.dw);
     let H = i32(p.H);

@@ -1,5 +1,5 @@
 // One token through a quantized linear layer with what surrounds it in a decoder step, in one
-// pass over the weights (the quantized twin of gemv_fused.wgsl):
+// pass over the weights (the quantized twin of fused_linear.wgsl):
 //   out[n] = scale * dot(W[n, :], pro(x)) + bias[n] + res[n]
 // where pro(x) is x (PRO 0), gamma * x with scale = 1 / sqrt(mean(x^2) + eps) (PRO 1: RMSNorm;
 // every row's lanes see all of x, so the sum of squares comes with the dot product), or

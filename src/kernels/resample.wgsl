@@ -26,11 +26,6 @@ struct Params {
     lead: Layout,   // interpolate: the batch dims; grid: [N, C]
 };
 
-fn plane_base(plane: u32) -> u32 {
-    if (p.simple != 0u) { return plane * p.plane_stride; }
-    return layout_index(p.lead, plane);
-}
-
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> xs: array<u32>;
 @group(0) @binding(2) var<storage, read> gs: array<u32>;
@@ -80,7 +75,7 @@ fn interp_one(e: u32) -> CT {
     let r = e % per;
     let oh = r / p.OW;
     let ow = r % p.OW;
-    let base = p.off_x + plane_base(plane);
+    let base = p.off_x + plane_index(p.simple, p.plane_stride, p.lead, plane);
     if (p.mode <= 1u) {
         var ih = 0u;
         if (p.sp2 != 0u) { ih = nearest_index(oh, p.H, p.OH, p.scale_h); }
@@ -175,7 +170,7 @@ fn grid_one(e: u32) -> CT {
     let oh = r / p.OW;
     let ow = r % p.OW;
     let n = plane / p.C;
-    let base = p.off_x + plane_base(plane);
+    let base = p.off_x + plane_index(p.simple, p.plane_stride, p.lead, plane);
     let g = p.off_g + n * p.sgn + oh * p.sgh + ow * p.sgw;
     if (p.mode == 2u) { return ct_of(bicubic_sample(base, ldg(g), ldg(g + p.sgc))); }
     let ix = source_index(ldg(g), p.W);

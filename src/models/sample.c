@@ -15,6 +15,14 @@ typedef struct sample_params {
     uint32_t seed_lo, seed_hi, pad0, pad1;
 } sample_params;
 
+/* The prelude depends on the workgroup size alone: built once per context. */
+static char *sample_prelude(void *arg)
+{
+    char *pre = malloc(64);
+    if (pre) snprintf(pre, 64, "const WG: u32 = %uu;\n", *(const uint32_t *)arg);
+    return pre;
+}
+
 wgt_status wgt_sample_gpu(const wgt_tensor *logits, const wgt_tensor *hist, int64_t n_hist, const wgt_sampling *sp,
                           uint32_t step, wgt_tensor **out)
 {
@@ -37,9 +45,9 @@ wgt_status wgt_sample_gpu(const wgt_tensor *logits, const wgt_tensor *hist, int6
     if ((st = wgt_tensor_new(ctx, WGT_F32, 1, &V, &scratch)) || (st = wgt_tensor_new(ctx, WGT_I32, 1, &one, &res)))
         goto done;
     wgt_kernel *k;
-    char pre[64]; /* the workgroup size: 256, or the device's lower limit (compatibility mode: 128) */
-    snprintf(pre, sizeof pre, "const WG: u32 = %uu;\n", op_workgroup_size(ctx));
-    if ((st = wgt_gpu_kernel(ctx, "sample", pre, "main", NULL, 0, &k))) goto done;
+    /* the workgroup size: 256, or the device's lower limit (compatibility mode: 128) */
+    uint32_t wg = op_workgroup_size(ctx);
+    if ((st = wgt_gpu_kernel_keyed(ctx, "sample", &wg, sizeof wg, sample_prelude, &wg, "main", NULL, 0, &k))) goto done;
     sample_params p = {0};
     p.vocab = (uint32_t)V;
     p.n_hist = (uint32_t)n_hist;

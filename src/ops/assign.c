@@ -1,6 +1,7 @@
 /* In-place assignment into a view: dst[...] = src, for KV caches and slice writes. The only op
  * that writes into existing storage. */
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ops/api.h"
@@ -29,6 +30,18 @@ static int to_words(const wgt_layout *l, wgt_layout *w)
     return 1;
 }
 
+/* The prelude depends on the workgroup size alone: built once per context, not on every call (a
+ * decode token writes each layer's K and V cache rows through here). */
+static char *assign_prelude(void *arg)
+{
+    const uint32_t *wg = arg;
+    const char *lib = op_wgsl_lib();
+    size_t cap = strlen(lib ? lib : "") + 128;
+    char *pre = lib ? malloc(cap) : NULL;
+    if (pre) snprintf(pre, cap, "%s\nfn convert(w: u32) -> u32 { return w; }\nconst WG: u32 = %uu;\n", lib, *wg);
+    return pre;
+}
+
 static wgt_status assign_ref(void *arg, const wgt_cpu_tensor *in, const wgt_cpu_tensor *out)
 {
     return wgt_cpu_cast(&in[0], &out[0]);
@@ -49,10 +62,9 @@ wgt_status wgt_tensor_assign(wgt_tensor *dst, const wgt_tensor *src)
     int gpu_ok = dst->l.dtype == src->l.dtype && to_words(&dst->l, &wd) && to_words(&src->l, &ws);
     if (op_use_gpu(ctx, "assign", dst->l.dtype, gpu_ok)) {
         wgt_kernel *k;
-        char pre[4096];
-        snprintf(pre, sizeof pre, "%s\nfn convert(w: u32) -> u32 { return w; }\nconst WG: u32 = %uu;\n", op_wgsl_lib(),
-                 op_workgroup_size(ctx));
-        if ((st = wgt_gpu_kernel(ctx, "assign", pre, "main", NULL, 0, &k))) return st;
+        uint32_t wg = op_workgroup_size(ctx);
+        if ((st = wgt_gpu_kernel_keyed(ctx, "assign", &wg, sizeof wg, assign_prelude, &wg, "main", NULL, 0, &k)))
+            return st;
         int64_t n = wgt_layout_numel(&wd);
         assign_params p;
         memset(&p, 0, sizeof p);

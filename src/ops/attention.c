@@ -7,6 +7,7 @@
  * Results are computed in f32 and cast to q's dtype. */
 #include <math.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ops/api.h"
@@ -40,6 +41,13 @@ static wgt_status strides4(wgt_context *ctx, const wgt_layout *l, uint32_t *s)
     return WGT_OK;
 }
 
+/* What an attention prelude depends on (the pipeline cache's key, no padding bytes): the decode
+ * kernel's prelude is built once per key, not on every token. */
+typedef struct sdpa_key {
+    uint8_t decode, q, k, v, mask, pad[3]; /* dtypes; mask: q's when there is none */
+    uint32_t wg;                          /* the decode kernel's workgroup size; 0 for attention.wgsl */
+} sdpa_key;
+
 /* fn ldk4(i: u32) -> vec4<f32>: elements i .. i + 3 of k, i even (16-bit dtypes: two words). */
 static void ldk4_fn(char *buf, size_t cap, wgt_dtype dt)
 {
@@ -51,6 +59,37 @@ static void ldk4_fn(char *buf, size_t cap, wgt_dtype dt)
                         : "let w = i >> 1u; let a = k[w]; let b = k[w + 1u]; return bitcast<vec4<f32>>(vec4<u32>("
                           "a << 16u, a & 0xffff0000u, b << 16u, b & 0xffff0000u));";
     snprintf(buf + used, used < cap ? cap - used : 0, "fn ldk4(i: u32) -> vec4<f32> { %s }\n", body);
+}
+
+/* Both kernels' Params come from lib_attention.wgsl, at the head of their preludes. */
+static char *sdpa_prelude(void *arg)
+{
+    const sdpa_key *key = arg;
+    const char *params = wgt_gpu_kernel_text("lib_attention");
+    size_t cap = 8192;
+    char *pre = params ? malloc(cap) : NULL;
+    if (!pre) return NULL;
+    if (key->decode) snprintf(pre, cap, "%s\nconst WG: u32 = %uu;\n", params, key->wg);
+    else snprintf(pre, cap, "%s\n", params);
+    op_wgsl_loader(pre, cap, "ldq", "q", (wgt_dtype)key->q, "f32");
+    op_wgsl_loader(pre, cap, "ldk", "k", (wgt_dtype)key->k, "f32");
+    op_wgsl_loader(pre, cap, "ldv", "v", (wgt_dtype)key->v, "f32");
+    if (!key->decode) op_wgsl_loader(pre, cap, "ldm", "mask", (wgt_dtype)key->mask, "f32");
+    ldk4_fn(pre, cap, (wgt_dtype)key->k);
+    return pre;
+}
+
+/* attention.wgsl's entry (mask may be NULL) or attention_decode.wgsl's main. */
+static wgt_status sdpa_kernel(wgt_context *ctx, const char *file, const wgt_tensor *q, const wgt_tensor *k,
+                              const wgt_tensor *v, const wgt_tensor *mask, const char *entry, wgt_kernel **out)
+{
+    sdpa_key key;
+    memset(&key, 0, sizeof key);
+    key.decode = !strcmp(file, "attention_decode");
+    key.q = (uint8_t)q->l.dtype, key.k = (uint8_t)k->l.dtype, key.v = (uint8_t)v->l.dtype;
+    key.mask = (uint8_t)(mask ? mask->l.dtype : q->l.dtype);
+    key.wg = key.decode ? op_workgroup_size(ctx) : 0;
+    return wgt_gpu_kernel_keyed(ctx, file, &key, sizeof key, sdpa_prelude, &key, entry, NULL, 0, out);
 }
 
 static wgt_status sdpa_gpu(wgt_context *ctx, const wgt_tensor *q, const wgt_tensor *k, const wgt_tensor *v,
@@ -95,35 +134,16 @@ static wgt_status sdpa_gpu(wgt_context *ctx, const wgt_tensor *q, const wgt_tens
         goto done;
     if (mask && (st = strides4(ctx, lmask, p.sm))) goto done;
 
-    /* both kernels' Params come from lib_attention.wgsl, at the head of their preludes */
-    const char *params = wgt_gpu_kernel_text("lib_attention");
-    if (!params) {
-        st = wgt_ctx_error(ctx, WGT_ERR_INTERNAL, "sdpa: the kernel library lib_attention.wgsl is missing (WGT_KERNEL_DIR?)");
-        goto done;
-    }
-    char pre[8192];
-    snprintf(pre, sizeof pre, "%s\n", params);
-    op_wgsl_loader(pre, sizeof pre, "ldq", "q", q->l.dtype, "f32");
-    op_wgsl_loader(pre, sizeof pre, "ldk", "k", k->l.dtype, "f32");
-    op_wgsl_loader(pre, sizeof pre, "ldv", "v", v->l.dtype, "f32");
-    op_wgsl_loader(pre, sizeof pre, "ldm", "mask", mask ? mask->l.dtype : q->l.dtype, "f32");
-    ldk4_fn(pre, sizeof pre, k->l.dtype);
     wgt_kernel *kmain, *kcomb = NULL;
     int64_t visible = !p.causal ? Lk : coff + 1 < 0 ? 0 : coff + 1 > Lk ? Lk : coff + 1;
     /* decode over a short cache: attention_decode.wgsl, one dispatch (on the H200 it beats the
      * split path up to 256 keys and loses from 512: bench_ops --sdpa) */
     if (Lq == 1 && !mask && visible <= 256) {
-        char dpre[8192];
-        snprintf(dpre, sizeof dpre, "%s\nconst WG: u32 = %uu;\n", params, op_workgroup_size(ctx));
-        op_wgsl_loader(dpre, sizeof dpre, "ldq", "q", q->l.dtype, "f32");
-        op_wgsl_loader(dpre, sizeof dpre, "ldk", "k", k->l.dtype, "f32");
-        op_wgsl_loader(dpre, sizeof dpre, "ldv", "v", v->l.dtype, "f32");
-        ldk4_fn(dpre, sizeof dpre, k->l.dtype);
         wgt_kernel *kd;
         wgt_binding b[4];
         int64_t base;
         int solo = wgt_gpu_avoid_barriers(ctx); /* the barrier-free entry point (SwiftShader) */
-        if ((st = wgt_gpu_kernel(ctx, "attention_decode", dpre, solo ? "solo" : "main", NULL, 0, &kd))) goto done;
+        if ((st = sdpa_kernel(ctx, "attention_decode", q, k, v, NULL, solo ? "solo" : "main", &kd))) goto done;
         if ((st = op_bind_all(q, &b[0], &base))) goto done;
         p.off_q = (uint32_t)(q->l.offset - base);
         /* k and v are usually a cache's prefix that grows every token: bound whole, the bind
@@ -146,8 +166,8 @@ static wgt_status sdpa_gpu(wgt_context *ctx, const wgt_tensor *q, const wgt_tens
         if ((st = wgt_gpu_dispatch(ctx, kd, &p, sizeof p, b, 4, gx, gy, 1))) goto done;
         goto finish;
     }
-    if ((st = wgt_gpu_kernel(ctx, "attention", pre, "main", NULL, 0, &kmain))) goto done;
-    if (nsplit > 1 && (st = wgt_gpu_kernel(ctx, "attention", pre, "combine", NULL, 0, &kcomb))) goto done;
+    if ((st = sdpa_kernel(ctx, "attention", q, k, v, mask, "main", &kmain))) goto done;
+    if (nsplit > 1 && (st = sdpa_kernel(ctx, "attention", q, k, v, mask, "combine", &kcomb))) goto done;
     int64_t pn = nsplit > 1 ? rows * nsplit * (Dv + 2) : 1;
     if ((st = wgt_tensor_new(ctx, WGT_F32, 1, &pn, &part))) goto done;
     wgt_binding b[6];

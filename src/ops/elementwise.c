@@ -483,6 +483,8 @@ static wgt_status ew_run_vec(wgt_context *ctx, ew_key *key, const wgt_layout *li
     return WGT_OK;
 }
 
+enum { EW_SMALL = 64 };
+
 /* Run the op over out (contiguous) from inputs broadcast to out's shape: the contiguous path when it
  * applies, else the strided one, split along dim 0 when the tensors reach more than one binding's
  * worth of storage. */
@@ -506,7 +508,10 @@ static wgt_status ew_run(wgt_context *ctx, ew_family fam, int ci, const wgt_tens
     key.fam = (uint8_t)fam, key.ci = (uint8_t)ci, key.out = (uint8_t)out->l.dtype;
     for (int i = 0; i < 3; i++) key.d[i] = (uint8_t)in[i < n_in ? i : 0]->l.dtype;
     key.wg = op_workgroup_size(ctx);
-    if (!key_wide(key.ci, key.d, key.out) && ew_vec_ok(lin, in, n_in, out, &key.scalar, &key.mixed)) {
+    /* Outputs of at most EW_SMALL elements take the strided kernel: one workgroup either way, and
+     * the contiguous kernels' variants for one-element inputs (0-D and [1] tensors, each a separate
+     * pipeline per dtype signature) are never compiled for them. */
+    if (!key_wide(key.ci, key.d, key.out) && n > EW_SMALL && ew_vec_ok(lin, in, n_in, out, &key.scalar, &key.mixed)) {
         key.vec = ew_pack_ok(lin, in, n_in, out, key.scalar) ? 2 : 1;
         if (key.vec == 2) key.mixed = 0;
         int done;

@@ -59,7 +59,7 @@ wgt_status wgt_swiglu(const wgt_tensor *x, wgt_tensor **out)
     wgt_kernel *k;
     wgt_binding b[2];
     int64_t bx, by;
-    if (!(st = wgt_gpu_kernel(ctx, "swiglu", NULL, "main", NULL, 0, &k)) && !(st = op_bind_all(x, &b[0], &bx)) &&
+    if (!(st = wgt_gpu_kernel(ctx, "fused_swiglu", NULL, "main", NULL, 0, &k)) && !(st = op_bind_all(x, &b[0], &bx)) &&
         !(st = op_bind_all(y, &b[1], &by))) {
         swiglu_params p = {(uint32_t)rows, (uint32_t)D, (uint32_t)(x->l.offset - bx), (uint32_t)(y->l.offset - by)};
         uint32_t gx, gy;
@@ -106,7 +106,7 @@ wgt_status wgt_add_rms_norm(const wgt_tensor *a, const wgt_tensor *b, const wgt_
     wgt_binding bs[5];
     int64_t base[5];
     const wgt_tensor *wt = w ? w : ones;
-    if (!(st = wgt_gpu_kernel(ctx, "add_rms_norm", NULL, "main", NULL, 0, &k)) &&
+    if (!(st = wgt_gpu_kernel(ctx, "fused_add_rms_norm", NULL, "main", NULL, 0, &k)) &&
         !(st = op_bind_all(a, &bs[0], &base[0])) && !(st = op_bind_all(b, &bs[1], &base[1])) &&
         !(st = op_bind_all(wt, &bs[2], &base[2])) && !(st = op_bind_all(s, &bs[3], &base[3])) &&
         !(st = op_bind_all(y, &bs[4], &base[4]))) {
@@ -211,7 +211,7 @@ wgt_status wgt_qkv_rope_cache(const wgt_tensor *x, int64_t Hq, int64_t Hkv, int6
     int64_t base[5];
     int64_t ctxlen = k_cache->l.shape[1];
     /* the caches bind whole, so a decode step (L = 1) reuses the bind group at every position */
-    if ((st = wgt_gpu_kernel(ctx, "qkv_rope", NULL, "main", NULL, 0, &k)) || (st = op_bind_all(x, &b[0], &base[0])) ||
+    if ((st = wgt_gpu_kernel(ctx, "fused_qkv_rope", NULL, "main", NULL, 0, &k)) || (st = op_bind_all(x, &b[0], &base[0])) ||
         (st = op_bind_all(freq, &b[1], &base[1])) || (st = op_bind_all(y, &b[2], &base[2])) ||
         (st = op_bind_storage(k_cache, &b[3], &base[3])) || (st = op_bind_storage(v_cache, &b[4], &base[4])))
         goto done;
@@ -268,15 +268,19 @@ typedef struct gemv_fused_key {
 static char *gemv_fused_prelude(void *arg)
 {
     const gemv_fused_key *k = arg;
-    char *pre = malloc(4096);
+    const char *lib = wgt_gpu_kernel_text("lib_rowsum");
+    size_t cap = 8192;
+    char *pre = lib ? malloc(cap) : NULL;
     if (!pre) return NULL;
-    snprintf(pre, 4096,
-             "%sconst HAS_SG: bool = %s;\nfn rsum(x: f32) -> f32 { return %s; }\nfn rsize() -> u32 { return %s; }\n"
-             "const PRO: u32 = %du;\nconst VW: u32 = %du;\nconst WG: u32 = %uu;\n",
-             k->sg ? "enable subgroups;\n" : "", k->sg ? "true" : "false", k->sg ? "subgroupAdd(x)" : "x",
-             k->sg ? "subgroupAdd(1u)" : "1u", k->pro, k->wdt == WGT_F32 ? 2 : 1, k->wg);
-    op_wgsl_vec8_loader(pre, 4096, "ldW8", "w", (wgt_dtype)k->wdt);
-    op_wgsl_loader(pre, 4096, "ldBias", "bias", (wgt_dtype)k->bdt, "f32");
+    pre[0] = 0;
+    op_wgsl_row_subgroups(pre, cap, k->sg);
+    size_t used = strlen(pre);
+    snprintf(pre + used, cap - used, "const PRO: u32 = %du;\nconst VW: u32 = %du;\nconst WG: u32 = %uu;\n", k->pro,
+             k->wdt == WGT_F32 ? 2 : 1, k->wg);
+    op_wgsl_vec8_loader(pre, cap, "ldW8", "w", (wgt_dtype)k->wdt);
+    op_wgsl_loader(pre, cap, "ldBias", "bias", (wgt_dtype)k->bdt, "f32");
+    used = strlen(pre);
+    snprintf(pre + used, cap - used, "%s\n", lib);
     return pre;
 }
 
@@ -334,8 +338,8 @@ wgt_status wgt_fused_linear(const wgt_tensor *x, wgt_fused_prologue pro, const w
     int64_t base[6];
     const wgt_tensor *bt[6] = {x, w, pro == WGT_PRO_RMS_NORM ? gamma : x, bias ? bias : x, res ? res : x, y};
     int solo = wgt_gpu_avoid_barriers(ctx); /* the barrier-free entry point (SwiftShader) */
-    if ((st = wgt_gpu_kernel_keyed(ctx, "gemv_fused", &key, sizeof key, gemv_fused_prelude, &key, solo ? "solo" : "main",
-                                   NULL, 0, &k)))
+    if ((st = wgt_gpu_kernel_keyed(ctx, "fused_linear", &key, sizeof key, gemv_fused_prelude, &key,
+                                   solo ? "solo" : "main", NULL, 0, &k)))
         return op_finish(st, y, out);
     for (int i = 0; i < 6 && !st; i++) st = op_bind_all(bt[i], &b[i], &base[i]);
     if (st) return op_finish(st, y, out);
@@ -413,8 +417,8 @@ wgt_status wgt_fused_qkv_rope_cache(const wgt_tensor *x, const wgt_tensor *gamma
      * the same at every position */
     const wgt_tensor *bt[6] = {x, w, gamma, bias ? bias : x, freq, y};
     int solo = wgt_gpu_avoid_barriers(ctx); /* the barrier-free entry point (SwiftShader) */
-    if ((st = wgt_gpu_kernel_keyed(ctx, "gemv_qkv", &key, sizeof key, gemv_fused_prelude, &key, solo ? "solo" : "main",
-                                   NULL, 0, &k)))
+    if ((st = wgt_gpu_kernel_keyed(ctx, "fused_linear_qkv_rope", &key, sizeof key, gemv_fused_prelude, &key,
+                                   solo ? "solo" : "main", NULL, 0, &k)))
         goto done;
     for (int i = 0; i < 6 && !st; i++) st = op_bind_all(bt[i], &b[i], &base[i]);
     if (st || (st = op_bind_storage(k_cache, &b[6], &base[6])) || (st = op_bind_storage(v_cache, &b[7], &base[7])))
@@ -429,7 +433,7 @@ wgt_status wgt_fused_qkv_rope_cache(const wgt_tensor *x, const wgt_tensor *gamma
     p.off_q = (uint32_t)(y->l.offset - base[5]);
     p.off_k = (uint32_t)(k_cache->l.offset + pos0 * hd - base[6]);
     p.off_v = (uint32_t)(v_cache->l.offset + pos0 * hd - base[7]);
-    /* row pairs per workgroup as gemv_fused's rows: 32 lanes a pair, fewer pairs when that would
+    /* row pairs per workgroup as fused_linear's rows: 32 lanes a pair, fewer pairs when that would
      * leave under 256 workgroups */
     int wg = (int)key.wg, pairs = wg / 32;
     while (pairs > 2 && (C / 2) / pairs < 256) pairs /= 2;

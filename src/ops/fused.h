@@ -4,7 +4,7 @@
  * they exist for that one caller's shapes and may change with it, so libwgt does not export them
  * (include/wgt.h keeps wgt_swiglu, which is a plain op). Outside the shapes it fuses, each composes
  * the plain ops, so every shape is accepted.
- * Tests reach them through this header (tests/ops/test_gpu_fused.c, test_gpu_qfused.c) and the
+ * Tests reach them through this header (tests/ops/test_gpu_fused.c, test_gpu_qlinear_fused.c) and the
  * harness (testkit/harness/table_fused.c).
  */
 #ifndef WGT_OPS_FUSED_H

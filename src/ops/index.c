@@ -1,6 +1,6 @@
 /* Indexing ops: index_select, gather, masked_fill (through the movement kernel of
  * src/kernels/shape.wgsl), scatter (set/add/mul/amax/amin), scatter_add, index_add, index_put
- * (src/kernels/scatter.wgsl), masked_select and nonzero (src/kernels/index.wgsl), one_hot (the
+ * (src/kernels/index_scatter.wgsl), masked_select and nonzero (src/kernels/index.wgsl), one_hot (the
  * fill kernel).
  *
  * Index tensors: any integer dtype; i64 indices are read as their low word and an index whose high
@@ -180,7 +180,7 @@ typedef struct scat_params {
     op_layout_params ls, li;
 } scat_params;
 
-/* The prelude of scatter.wgsl is a function of these (zeroed padding: the key is compared bytewise). */
+/* The prelude of index_scatter.wgsl is a function of these (zeroed padding: the key is compared bytewise). */
 typedef struct scat_key {
     uint8_t dt, idt, pad[2];
     uint32_t wg;
@@ -246,7 +246,7 @@ static wgt_status scatter_kernel(wgt_context *ctx, wgt_dtype dt, wgt_dtype idt, 
     memset(&key, 0, sizeof key);
     key.dt = (uint8_t)dt, key.idt = (uint8_t)idt;
     key.wg = op_workgroup_size(ctx);
-    return wgt_gpu_kernel_keyed(ctx, "scatter", &key, sizeof key, scatter_prelude, &key, entry, NULL, 0, k);
+    return wgt_gpu_kernel_keyed(ctx, "index_scatter", &key, sizeof key, scatter_prelude, &key, entry, NULL, 0, k);
 }
 
 /* One pass of the update plan: the updates iterate over `it` (shape, with src strides); `li` (the
@@ -261,10 +261,10 @@ typedef struct scat_pass {
 
 /* Integer alphas the walk follows: |alpha| <= 2^20 keeps a + alpha * b below 2^53 for 32-bit
  * values, where the reference's double arithmetic is exact too, and below 2^85 for i64 (96-bit
- * words in scatter.wgsl, rounded to 53 bits as the doubles are). */
+ * words in index_scatter.wgsl, rounded to 53 bits as the doubles are). */
 static int int_alpha(double alpha) { return alpha >= -1048576.0 && alpha <= 1048576.0 && alpha == (double)(int32_t)alpha; }
 
-/* Whether the update combine walks lists per destination (scatter.wgsl): i64 mul (no 64-bit
+/* Whether the update combine walks lists per destination (index_scatter.wgsl): i64 mul (no 64-bit
  * atomics; i64 add carries between two atomicAdds, amax/amin take two rounds) and integer alphas
  * other than 1 (the reference saturates at every step, so its order matters). */
 static int scatter_walks(wgt_dtype dt, wgt_scatter_mode mode, double alpha)

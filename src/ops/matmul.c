@@ -2,7 +2,7 @@
  * baddbmm, outer. One GPU core computes out[z, m, n] = alpha * A[z] @ B[z] + beta * C[z] for
  * strided A [.., M, K], B [.., K, N], C [.., M, N] (transposed and broadcast views read in place)
  * into a contiguous f32 tensor, through one of two kernels:
- *  - src/kernels/gemv.wgsl for M <= 4 (decode), when A and B are contiguous along k (a weight
+ *  - src/kernels/matmul_gemv.wgsl for M <= 4 (decode), when A and B are contiguous along k (a weight
  *    stored [N, K], as PyTorch and GGUF keep it): each weight row streamed once, 16-byte loads;
  *  - src/kernels/matmul.wgsl otherwise: 64x64 or 128x128 tiles in workgroup memory.
  * f16/bf16 operands are converted in the kernel and every product accumulates in f32; results of
@@ -10,6 +10,7 @@
  * run src/kernels/matmul_int.wgsl straight into the result (wrapping 32-bit sums, as the
  * reference's int64 sums cut to 32 bits); i64 results and integer products scaled by alpha or beta
  * (computed in double by the reference) run the reference. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "ops/api.h"
@@ -36,28 +37,66 @@ typedef struct mm_job {
 } mm_job;
 
 #define MM_MAXM_GEMV 4
-#define MM_MAXM_SOLO 64 /* rows of A gemv.wgsl's `solo` takes (4 at a time) */
+#define MM_MAXM_SOLO 64 /* rows of A matmul_gemv.wgsl's `solo` takes (4 at a time) */
 
 /* ---- kernels --------------------------------------------------------------------------------- */
+
+/* What a matmul prelude depends on (the pipeline cache's key, no padding bytes): preludes are
+ * built once per key, not on every call (a decode token runs a gemv per weight). */
+typedef struct mm_key {
+    uint8_t kind, da, db, dc; /* kind: MM_GEMV, MM_TILED, MM_TILED_BIG, MM_INT */
+    uint32_t wg;
+    uint32_t sg; /* gemv: op_row_subgroups */
+} mm_key;
+enum { MM_GEMV, MM_TILED, MM_TILED_BIG, MM_INT };
+
+static char *mm_prelude(void *arg)
+{
+    const mm_key *k = arg;
+    wgt_dtype da = (wgt_dtype)k->da, db = (wgt_dtype)k->db, dc = (wgt_dtype)k->dc;
+    size_t cap = 4096;
+    char *pre = malloc(cap);
+    if (!pre) return NULL;
+    if (k->kind == MM_GEMV) {
+        pre[0] = 0;
+        op_wgsl_row_subgroups(pre, cap, (int)k->sg);
+        size_t used = strlen(pre);
+        snprintf(pre + used, cap - used, "const VA: u32 = %du;\nconst VB: u32 = %du;\nconst WG: u32 = %uu;\n",
+                 da == WGT_F32 ? 2 : 1, db == WGT_F32 ? 2 : 1, k->wg);
+        op_wgsl_vec8_loader(pre, cap, "ldA8", "a", da);
+        op_wgsl_vec8_loader(pre, cap, "ldB8", "b", db);
+        op_wgsl_loader(pre, cap, "ldC", "c", dc, "f32");
+    } else if (k->kind == MM_INT) {
+        snprintf(pre, cap, "const WG: u32 = %uu;\n", k->wg);
+        op_wgsl_loader(pre, cap, "ldA", "a", da, "i32");
+        op_wgsl_loader(pre, cap, "ldB", "b", db, "i32");
+        op_wgsl_loader(pre, cap, "ldC", "c", dc, "i32");
+    } else {
+        int big = k->kind == MM_TILED_BIG;
+        /* the workgroup size is part of the prelude, hence of the pipeline's key */
+        snprintf(pre, cap, "const BM: u32 = %du;\nconst TM: u32 = %du;\nconst BK: u32 = %du;\nconst WG: u32 = %uu;\n",
+                 big ? 128 : 64, big ? 8 : 4, big ? 8 : 16, k->wg);
+        op_wgsl_loader(pre, cap, "ldA", "a", da, "f32");
+        op_wgsl_loader(pre, cap, "ldB", "b", db, "f32");
+        op_wgsl_loader(pre, cap, "ldC", "c", dc, "f32");
+    }
+    return pre;
+}
+
+static wgt_status mm_kernel(wgt_context *ctx, int kind, wgt_dtype da, wgt_dtype db, wgt_dtype dc, const char *entry,
+                           wgt_kernel **k)
+{
+    mm_key key = {(uint8_t)kind, (uint8_t)da, (uint8_t)db, (uint8_t)dc, op_workgroup_size(ctx), 0};
+    if (kind == MM_GEMV) key.sg = (uint32_t)op_row_subgroups(ctx);
+    const char *file = kind == MM_GEMV ? "matmul_gemv" : kind == MM_INT ? "matmul_int" : "matmul";
+    return wgt_gpu_kernel_keyed(ctx, file, &key, sizeof key, mm_prelude, &key, entry, NULL, 0, k);
+}
 
 /* entry "main", or "solo": the barrier-free variant (wgt_gpu_avoid_barriers: SwiftShader) */
 static wgt_status gemv_kernel(wgt_context *ctx, wgt_dtype da, wgt_dtype db, wgt_dtype dc, const char *entry,
                               wgt_kernel **k)
 {
-    char pre[4096] = "";
-    if (op_row_subgroups(ctx))
-        snprintf(pre, sizeof pre, "enable subgroups;\nconst HAS_SG: bool = true;\n"
-                 "fn rsum(x: f32) -> f32 { return subgroupAdd(x); }\nfn rsize() -> u32 { return subgroupAdd(1u); }\n");
-    else
-        snprintf(pre, sizeof pre, "const HAS_SG: bool = false;\n"
-                 "fn rsum(x: f32) -> f32 { return x; }\nfn rsize() -> u32 { return 1u; }\n");
-    size_t used = strlen(pre);
-    snprintf(pre + used, sizeof pre - used, "const VA: u32 = %du;\nconst VB: u32 = %du;\nconst WG: u32 = %uu;\n",
-             da == WGT_F32 ? 2 : 1, db == WGT_F32 ? 2 : 1, op_workgroup_size(ctx));
-    op_wgsl_vec8_loader(pre, sizeof pre, "ldA8", "a", da);
-    op_wgsl_vec8_loader(pre, sizeof pre, "ldB8", "b", db);
-    op_wgsl_loader(pre, sizeof pre, "ldC", "c", dc, "f32");
-    return wgt_gpu_kernel(ctx, "gemv", pre, entry, NULL, 0, k);
+    return mm_kernel(ctx, MM_GEMV, da, db, dc, entry, k);
 }
 
 /* 128x128 tiles (8x8 outputs per invocation) once there are enough tiles to fill the device, and
@@ -69,24 +108,12 @@ static int tiled_big(wgt_context *ctx, int64_t M, int64_t N)
 
 static wgt_status tiled_kernel(wgt_context *ctx, int big, wgt_dtype da, wgt_dtype db, wgt_dtype dc, wgt_kernel **k)
 {
-    char pre[4096];
-    /* the workgroup size is part of the prelude, hence of the pipeline's key */
-    snprintf(pre, sizeof pre, "const BM: u32 = %du;\nconst TM: u32 = %du;\nconst BK: u32 = %du;\nconst WG: u32 = %uu;\n",
-             big ? 128 : 64, big ? 8 : 4, big ? 8 : 16, op_workgroup_size(ctx));
-    op_wgsl_loader(pre, sizeof pre, "ldA", "a", da, "f32");
-    op_wgsl_loader(pre, sizeof pre, "ldB", "b", db, "f32");
-    op_wgsl_loader(pre, sizeof pre, "ldC", "c", dc, "f32");
-    return wgt_gpu_kernel(ctx, "matmul", pre, "main", NULL, 0, k);
+    return mm_kernel(ctx, big ? MM_TILED_BIG : MM_TILED, da, db, dc, "main", k);
 }
 
 static wgt_status int_kernel(wgt_context *ctx, wgt_dtype da, wgt_dtype db, wgt_dtype dc, wgt_kernel **k)
 {
-    char pre[2048];
-    snprintf(pre, sizeof pre, "const WG: u32 = %uu;\n", op_workgroup_size(ctx));
-    op_wgsl_loader(pre, sizeof pre, "ldA", "a", da, "i32");
-    op_wgsl_loader(pre, sizeof pre, "ldB", "b", db, "i32");
-    op_wgsl_loader(pre, sizeof pre, "ldC", "c", dc, "i32");
-    return wgt_gpu_kernel(ctx, "matmul_int", pre, "main", NULL, 0, k);
+    return mm_kernel(ctx, MM_INT, da, db, dc, "main", k);
 }
 
 /* ---- the core -------------------------------------------------------------------------------- */
@@ -255,7 +282,7 @@ static wgt_status mm_gpu(wgt_context *ctx, const mm_job *job, wgt_tensor *out)
         bind[3] = bo_out;
         p.N = (uint32_t)(n1 - n0);
         p.n0 = (uint32_t)n0;
-        /* gemv.wgsl's barrier-free entry (SwiftShader, wgt_gpu_avoid_barriers) also takes a short
+        /* matmul_gemv.wgsl's barrier-free entry (SwiftShader, wgt_gpu_avoid_barriers) also takes a short
          * prompt's prefill: the tiled kernels' barriers cost more there than re-reading the weights */
         int solo = wgt_gpu_avoid_barriers(ctx);
         int gemv = !ints && M <= (solo ? MM_MAXM_SOLO : MM_MAXM_GEMV) && K > 0 && K % 8 == 0 &&

@@ -1,6 +1,6 @@
 /* Misc ops: diff, trace, diag, diag_embed, meshgrid and cdist. Most are views plus one existing
  * op (a diagonal is a view with stride s0 + s1: trace sums it, diag copies it out or assigns into
- * it, meshgrid only expands); cdist has its own kernel (src/kernels/cdist.wgsl), and for p = 2
+ * it, meshgrid only expands); cdist has its own kernel (src/kernels/misc_cdist.wgsl), and for p = 2
  * the matrix-product form. i64 differences and sums run in src/kernels/misc_i64.wgsl (exact, on
  * word pairs), i64 copies through the movement kernel. On a CPU context each runs its direct
  * reference (src/cpu/misc.c), so the differential tests compare the composition with an
@@ -447,7 +447,7 @@ typedef struct cdist_params {
     op_layout_params lb1, lb2;
 } cdist_params;
 
-/* One dispatch of cdist.wgsl: a and b are x1/x2 (or their norms, mode 5) with batch layouts
+/* One dispatch of misc_cdist.wgsl: a and b are x1/x2 (or their norms, mode 5) with batch layouts
  * broadcast to out's batch dims; g the matrix product (mode 5) or NULL. */
 static wgt_status cdist_run(wgt_context *ctx, int mode, double pw, const wgt_tensor *a, const wgt_tensor *b,
                             const wgt_tensor *g, int64_t P, int64_t R, int64_t M, wgt_tensor *y)
@@ -466,7 +466,7 @@ static wgt_status cdist_run(wgt_context *ctx, int mode, double pw, const wgt_ten
     /* distances from the features: 16 x 16 tiles once both sides have a few rows (f32 out) */
     int tiled = mode != 5 && odt == WGT_F32 && P >= 8 && R >= 8;
     wgt_kernel *k;
-    wgt_status st = wgt_gpu_kernel(ctx, "cdist", pre, tiled ? "tiled" : "main", NULL, 0, &k);
+    wgt_status st = wgt_gpu_kernel(ctx, "misc_cdist", pre, tiled ? "tiled" : "main", NULL, 0, &k);
     if (st) return st;
     cdist_params p;
     memset(&p, 0, sizeof p);

@@ -451,6 +451,23 @@ void op_grid(wgt_context *ctx, uint64_t groups, uint32_t *gx, uint32_t *gy)
     }
 }
 
+int op_wgsl_section(char *buf, size_t cap, const char *file, const char *section)
+{
+    const char *text = wgt_gpu_kernel_text(file);
+    char marker[96];
+    snprintf(marker, sizeof marker, "// ---- %s ----\n", section);
+    const char *start = text ? strstr(text, marker) : NULL;
+    if (!start) return 0;
+    start += strlen(marker);
+    const char *end = strstr(start, "\n// ---- ");
+    size_t n = end ? (size_t)(end - start) + 1 : strlen(start);
+    size_t used = strlen(buf);
+    if (used + n >= cap) return 0;
+    memcpy(buf + used, start, n);
+    buf[used + n] = 0;
+    return 1;
+}
+
 const char *op_wgsl_lib(void) { return wgt_gpu_kernel_text("lib_index"); }
 const char *op_wgsl_lib_i64(void) { return wgt_gpu_kernel_text("lib_i64"); }
 
@@ -483,6 +500,16 @@ void op_wgsl_vec8_loader(char *buf, size_t cap, const char *name, const char *bi
     }
     body = tmp;
     used += snprintf(buf + used, used < cap ? cap - used : 0, "fn %s(v: u32) -> array<vec4<f32>, 2> { %s }\n", name, body);
+}
+
+void op_wgsl_row_subgroups(char *buf, size_t cap, int sg)
+{
+    size_t used = strlen(buf);
+    if (sg)
+        APPEND("enable subgroups;\nconst HAS_SG: bool = true;\n"
+               "fn rsum(x: f32) -> f32 { return subgroupAdd(x); }\nfn rsize() -> u32 { return subgroupAdd(1u); }\n");
+    else
+        APPEND("const HAS_SG: bool = false;\nfn rsum(x: f32) -> f32 { return x; }\nfn rsize() -> u32 { return 1u; }\n");
 }
 
 int op_row_subgroups(wgt_context *ctx)

@@ -120,8 +120,12 @@ const char *op_compute_type(wgt_dtype dt);
  * (compatibility mode's default is 128). Generated kernels take it as `const WG: u32`. */
 uint32_t op_workgroup_size(wgt_context *ctx);
 /* 1 when matrix-vector reductions may sum through subgroups: granted, and no wider than the 32
- * invocations that share an output row (gemv, gemv_fused, gemv_qkv). */
+ * invocations that share an output row (matmul_gemv, fused_linear, fused_linear_qkv_rope). */
 int op_row_subgroups(wgt_context *ctx);
+/* Append the row-sum helpers of the matrix-vector kernels (src/kernels/lib_rowsum.wgsl): with sg
+ * (op_row_subgroups), `enable subgroups;` (so buf must be empty: an enable comes first) and
+ * subgroupAdd; else the workgroup-memory tree alone. Defines HAS_SG, rsum(x), rsize(). */
+void op_wgsl_row_subgroups(char *buf, size_t cap, int sg);
 /* The subgroup size reductions shuffle over (reduce, norm): the device's when it is fixed (min ==
  * max), a power of two in [2, 64] and subgroups are granted; else 1 (the workgroup-memory tree
  * alone). */
@@ -167,6 +171,10 @@ wgt_status op_layout_params_fill(wgt_context *ctx, const wgt_layout *l, op_layou
  * kernels compute their linear workgroup index as wid.x + wid.y * num_workgroups.x. */
 void op_grid(wgt_context *ctx, uint64_t groups, uint32_t *gx, uint32_t *gy);
 
+/* Append section SECTION of src/kernels/FILE.wgsl: the lines after the line "// ---- SECTION ----"
+ * up to the next "// ---- " line (fixed WGSL that differs per variant, e.g. per accumulation
+ * type, kept in a kernel file rather than in C strings). 0 if absent or buf too small. */
+int op_wgsl_section(char *buf, size_t cap, const char *file, const char *section);
 /* Shared WGSL text (src/kernels/lib_index.wgsl): coordinates and strided index helpers. */
 const char *op_wgsl_lib(void);
 /* Shared WGSL text (src/kernels/lib_i64.wgsl): exact i64 arithmetic on vec2<u32> (lo, hi) words. */

@@ -97,21 +97,33 @@ static uint32_t ql_subgroup(wgt_context *ctx)
     return 1;
 }
 
+/* The prelude's key (no padding bytes): built once per key, not on every call. */
+typedef struct ql_key {
+    uint32_t type, gemv, sg, wg;
+} ql_key;
+
+static char *ql_prelude(void *arg)
+{
+    const ql_key *k = arg;
+    char *pre = malloc(512);
+    if (!pre) return NULL;
+    if (k->gemv && k->sg > 1)
+        snprintf(pre, 512,
+                 "enable subgroups;\nconst FMT: u32 = %du;\nconst SG: u32 = %uu;\n"
+                 "fn sg_sum(v: f32) -> f32 { return subgroupAdd(v); }\nconst WG: u32 = %uu;\n", (int)k->type, k->sg, k->wg);
+    else
+        snprintf(pre, 512,
+                 "const FMT: u32 = %du;\nconst SG: u32 = 1u;\nfn sg_sum(v: f32) -> f32 { return v; }\nconst WG: u32 = %uu;\n",
+                 (int)k->type, k->wg);
+    return pre;
+}
+
 static wgt_status ql_kernel(wgt_context *ctx, wgt_ftype type, int gemv, wgt_kernel **k)
 {
-    uint32_t sg = ql_subgroup(ctx);
-    char pre[512];
     /* the workgroup size (256, or 128 in compatibility mode) sets the tiles: part of the key */
-    uint32_t wg = op_workgroup_size(ctx);
-    if (gemv && sg > 1)
-        snprintf(pre, sizeof pre,
-                 "enable subgroups;\nconst FMT: u32 = %du;\nconst SG: u32 = %uu;\n"
-                 "fn sg_sum(v: f32) -> f32 { return subgroupAdd(v); }\nconst WG: u32 = %uu;\n", (int)type, sg, wg);
-    else
-        snprintf(pre, sizeof pre,
-                 "const FMT: u32 = %du;\nconst SG: u32 = 1u;\nfn sg_sum(v: f32) -> f32 { return v; }\nconst WG: u32 = %uu;\n",
-                 (int)type, wg);
-    return wgt_gpu_kernel(ctx, "qlinear", pre, gemv ? "gemv" : "tiled", NULL, 0, k);
+    ql_key key = {(uint32_t)type, (uint32_t)gemv, ql_subgroup(ctx), op_workgroup_size(ctx)};
+    if (!gemv) key.sg = 1;
+    return wgt_gpu_kernel_keyed(ctx, "qlinear", &key, sizeof key, ql_prelude, &key, gemv ? "gemv" : "tiled", NULL, 0, k);
 }
 
 /* x [tokens, cols] f32 contiguous with x->l.offset % 4 == 0; bias [rows] f32 contiguous or NULL;

@@ -1,5 +1,5 @@
 /* Reductions over any set of dims (wgt_reduce, wgt_max_dim, wgt_min_dim) and scans along one dim
- * (wgt_scan). Kernels: src/kernels/reduce.wgsl and src/kernels/scan.wgsl; the op is a uniform, so
+ * (wgt_scan). Kernels: src/kernels/reduce.wgsl and src/kernels/reduce_scan.wgsl; the op is a uniform, so
  * every reduction of one dtype signature shares one pipeline.
  *
  * Result dtypes follow PyTorch except where 64-bit integers would be needed: sum and prod of
@@ -54,36 +54,6 @@ static const char *red_ct(wgt_reduce_op op, wgt_dtype x)
     return x == WGT_I64 ? "i64" : op_compute_type(x);
 }
 
-/* The operations reduce.wgsl leaves to the prelude: the plain operators for scalar CT (the text the
- * kernel had before i64 came), lib_i64.wgsl's for the word pairs. */
-static const char red_ops_scalar[] =
-    "const VW: u32 = 1u;\n"
-    "fn ct_words(v: CT) -> vec2<u32> { return vec2<u32>(bitcast<u32>(v), 0u); }\n"
-    "fn ct_of_words(w: vec2<u32>) -> CT { return bitcast<CT>(w.x); }\n"
-    "fn ct_f32(v: CT) -> f32 { return f32(v); }\n"
-    "fn ct_nan(v: CT) -> bool { return is_nan_f(f32(v)); }\n"
-    "fn ct_nz(v: CT) -> bool { return v != CT(0) || is_nan_f(f32(v)); }\n"
-    "fn ct_eq(a: CT, b: CT) -> bool { return a == b; }\n"
-    "fn ct_gt(a: CT, b: CT) -> bool { return a > b; }\n"
-    "fn ct_add(a: CT, b: CT) -> CT { return a + b; }\n"
-    "fn ct_mul(a: CT, b: CT) -> CT { return a * b; }\n"
-    "fn co_ct(v: CT) -> CO { return CO(v); }\n"
-    "fn co_f(v: f32) -> CO { return CO(v); }\n"
-    "fn co_u(v: u32) -> CO { return CO(v); }\n";
-static const char red_ops_i64[] =
-    "const VW: u32 = 2u;\n"
-    "fn ct_words(v: CT) -> vec2<u32> { return v; }\n"
-    "fn ct_of_words(w: vec2<u32>) -> CT { return w; }\n"
-    "fn ct_f32(v: CT) -> f32 { return i64_to_f32(v); }\n"
-    "fn ct_nan(v: CT) -> bool { return false; }\n"
-    "fn ct_nz(v: CT) -> bool { return !i64_is_zero(v); }\n"
-    "fn ct_eq(a: CT, b: CT) -> bool { return i64_eq(a, b); }\n"
-    "fn ct_gt(a: CT, b: CT) -> bool { return i64_lt(b, a); }\n"
-    "fn ct_add(a: CT, b: CT) -> CT { return i64_add(a, b); }\n"
-    "fn ct_mul(a: CT, b: CT) -> CT { return i64_mul(a, b); }\n"
-    "fn co_ct(v: CT) -> CO { return v; }\n"
-    "fn co_f(v: f32) -> CO { return i64_from_f32(v); }\n"
-    "fn co_u(v: u32) -> CO { return i64_from_u32(v); }\n";
 
 static char *red_prelude(void *arg)
 {
@@ -96,10 +66,14 @@ static char *red_prelude(void *arg)
     const char *lib64 = wide ? op_wgsl_lib_i64() : "";
     wgt_dtype odt = (wgt_dtype)k->odt;
     const char *co = wide ? "i64" : op_compute_type(odt);
+    /* the operations on CT: a section of src/kernels/lib_reduce_ops.wgsl */
     snprintf(pre, cap, "%s%s\n%s\nalias CT = %s;\nalias CO = %s;\nconst PACK: u32 = %du;\nconst SG: u32 = %uu;\n"
-             "const WG: u32 = %uu;\n%s", k->sg > 1 ? "enable subgroups;\n" : "", lib ? lib : "", lib64 ? lib64 : "",
-             wide ? "vec2<u32>" : ct, wide ? "vec2<u32>" : co, op_pack(odt), k->sg, k->wg,
-             wide ? red_ops_i64 : red_ops_scalar);
+             "const WG: u32 = %uu;\n", k->sg > 1 ? "enable subgroups;\n" : "", lib ? lib : "", lib64 ? lib64 : "",
+             wide ? "vec2<u32>" : ct, wide ? "vec2<u32>" : co, op_pack(odt), k->sg, k->wg);
+    if (!op_wgsl_section(pre, cap, "lib_reduce_ops", wide ? "reduce i64" : "reduce 32")) {
+        free(pre);
+        return NULL;
+    }
     op_wgsl_loader(pre, cap, "ld", "x", (wgt_dtype)k->xdt, ct);
     op_wgsl_storer(pre, cap, "st", "out", odt, co);
     size_t used = strlen(pre);
@@ -544,21 +518,6 @@ typedef struct scan_key {
     uint32_t wg;
 } scan_key;
 
-/* The operations scan.wgsl leaves to the prelude, as in red_ops_scalar / red_ops_i64. */
-static const char scan_ops_scalar[] =
-    "fn sto(i: u32, v: CT) { out[i] = bitcast<u32>(v); }\n"
-    "fn ct_add(a: CT, b: CT) -> CT { return a + b; }\n"
-    "fn ct_mul(a: CT, b: CT) -> CT { return a * b; }\n"
-    "fn ct_ge(a: CT, b: CT) -> bool { return a >= b; }\n"
-    "fn ct_le(a: CT, b: CT) -> bool { return a <= b; }\n"
-    "fn ct_nan(v: CT) -> bool { return is_nan_f(f32(v)); }\n";
-static const char scan_ops_i64[] =
-    "fn sto(i: u32, v: CT) { out[i * 2u] = v.x; out[i * 2u + 1u] = v.y; }\n"
-    "fn ct_add(a: CT, b: CT) -> CT { return i64_add(a, b); }\n"
-    "fn ct_mul(a: CT, b: CT) -> CT { return i64_mul(a, b); }\n"
-    "fn ct_ge(a: CT, b: CT) -> bool { return i64_le(b, a); }\n"
-    "fn ct_le(a: CT, b: CT) -> bool { return i64_le(a, b); }\n"
-    "fn ct_nan(v: CT) -> bool { return false; }\n";
 
 static char *scan_prelude(void *arg)
 {
@@ -569,8 +528,12 @@ static char *scan_prelude(void *arg)
     int wide = k->ct == 3;
     const char *ct = k->ct == 0 ? "f32" : k->ct == 1 ? "i32" : k->ct == 2 ? "u32" : "i64", *lib = op_wgsl_lib();
     const char *lib64 = wide ? op_wgsl_lib_i64() : "";
-    snprintf(pre, cap, "%s\n%s\nconst WG: u32 = %uu;\nalias CT = %s;\n%s", lib ? lib : "", lib64 ? lib64 : "", k->wg,
-             wide ? "vec2<u32>" : ct, wide ? scan_ops_i64 : scan_ops_scalar);
+    snprintf(pre, cap, "%s\n%s\nconst WG: u32 = %uu;\nalias CT = %s;\n", lib ? lib : "", lib64 ? lib64 : "", k->wg,
+             wide ? "vec2<u32>" : ct);
+    if (!op_wgsl_section(pre, cap, "lib_reduce_ops", wide ? "scan i64" : "scan 32")) { /* the operations on CT */
+        free(pre);
+        return NULL;
+    }
     op_wgsl_loader(pre, cap, "ld", "x", (wgt_dtype)k->xdt, ct);
     size_t used = strlen(pre);
     if (k->with_idx)
@@ -593,7 +556,7 @@ static wgt_status scan_kernel(wgt_context *ctx, const char *ct, wgt_dtype xdt, i
     key.ct = (uint8_t)(!strcmp(ct, "f32") ? 0 : !strcmp(ct, "i32") ? 1 : !strcmp(ct, "u32") ? 2 : 3);
     key.xdt = (uint8_t)xdt, key.with_idx = (uint8_t)with_idx;
     key.wg = op_workgroup_size(ctx);
-    return wgt_gpu_kernel_keyed(ctx, "scan", &key, sizeof key, scan_prelude, &key, "main", NULL, 0, k);
+    return wgt_gpu_kernel_keyed(ctx, "reduce_scan", &key, sizeof key, scan_prelude, &key, "main", NULL, 0, k);
 }
 
 /* Scan x along dim into y (contiguous: f32, i32, u32 or i64) and idx (i32, or NULL). */

@@ -1,5 +1,5 @@
 /* The transformer's two embeddings: rotary position embedding (src/kernels/rope.wgsl) and the
- * token embedding gather (src/kernels/embedding.wgsl).
+ * token embedding gather (src/kernels/rope_embedding.wgsl).
  * Rope's inverse frequencies come from the reference (wgt_cpu_rope_inv_freq: transformers' values
  * to the bit, every scaling) and are uploaded per call, a few hundred bytes copied in-stream: a
  * cache per context would need the context to tell us when it dies. */
@@ -28,6 +28,37 @@ static wgt_status rope_ref(void *arg, const wgt_cpu_tensor *in, const wgt_cpu_te
     return wgt_cpu_rope(&in[0], &in[1], a->rot, a->interleaved, a->p, &out[0]);
 }
 
+/* rope.wgsl and rope_embedding.wgsl share a prelude's shape: a float input (x, the table), an integer
+ * index (positions, ids) and a stored output. Its key (no padding bytes): built once per key, not
+ * on every call. */
+typedef struct rope_key {
+    uint8_t embedding, in, idx, out;
+    uint32_t wg;
+} rope_key;
+
+static char *rope_prelude(void *arg)
+{
+    const rope_key *k = arg;
+    const char *lib = op_wgsl_lib();
+    size_t cap = 8192;
+    char *pre = lib ? malloc(cap) : NULL;
+    if (!pre) return NULL;
+    wgt_dtype out = (wgt_dtype)k->out;
+    snprintf(pre, cap, "%s\nalias CO = %s;\nconst PACK: u32 = %du;\nconst WG: u32 = %uu;\n", lib, op_compute_type(out),
+             op_pack(out), k->wg);
+    op_wgsl_loader(pre, cap, k->embedding ? "ldw" : "ldx", k->embedding ? "weight" : "x", (wgt_dtype)k->in, "f32");
+    op_wgsl_loader(pre, cap, k->embedding ? "ldi" : "ldp", k->embedding ? "ids" : "pos", (wgt_dtype)k->idx, "i32");
+    op_wgsl_storer(pre, cap, "st", "out", out, "f32");
+    return pre;
+}
+
+static wgt_status rope_kernel(wgt_context *ctx, const char *file, wgt_dtype in, wgt_dtype idx, wgt_dtype out,
+                              wgt_kernel **k)
+{
+    rope_key key = {!strcmp(file, "rope_embedding"), (uint8_t)in, (uint8_t)idx, (uint8_t)out, op_workgroup_size(ctx)};
+    return wgt_gpu_kernel_keyed(ctx, file, &key, sizeof key, rope_prelude, &key, "main", NULL, 0, k);
+}
+
 static wgt_status rope_gpu(wgt_context *ctx, const wgt_tensor *x, const wgt_tensor *pos, int rot, int interleaved,
                            const wgt_rope_params *rp, const wgt_layout *lpos, wgt_tensor *y)
 {
@@ -45,14 +76,8 @@ static wgt_status rope_gpu(wgt_context *ctx, const wgt_tensor *x, const wgt_tens
     free(inv);
     free(invf);
     if (st) return st;
-    char pre[8192];
-    snprintf(pre, sizeof pre, "%s\nalias CO = %s;\nconst PACK: u32 = %du;\nconst WG: u32 = %uu;\n", op_wgsl_lib(),
-             op_compute_type(y->l.dtype), op_pack(y->l.dtype), op_workgroup_size(ctx));
-    op_wgsl_loader(pre, sizeof pre, "ldx", "x", x->l.dtype, "f32");
-    op_wgsl_loader(pre, sizeof pre, "ldp", "pos", pos->l.dtype, "i32");
-    op_wgsl_storer(pre, sizeof pre, "st", "out", y->l.dtype, "f32");
     wgt_kernel *k;
-    if ((st = wgt_gpu_kernel(ctx, "rope", pre, "main", NULL, 0, &k))) goto done;
+    if ((st = rope_kernel(ctx, "rope", x->l.dtype, pos->l.dtype, y->l.dtype, &k))) goto done;
     rope_params p;
     memset(&p, 0, sizeof p);
     p.n = (uint32_t)n, p.D = (uint32_t)x->l.shape[x->l.ndim - 1], p.rot = (uint32_t)rot;
@@ -171,18 +196,12 @@ static wgt_status embedding_unrecorded(const wgt_tensor *weight, const wgt_tenso
     int gpu_ok = op_is_float(weight->l.dtype) && V <= INT32_MAX;
     if (op_use_gpu(ctx, "embedding", weight->l.dtype, gpu_ok)) {
         if (n == 0) return op_finish(WGT_OK, y, out);
-        char pre[8192];
-        snprintf(pre, sizeof pre, "%s\nalias CO = %s;\nconst PACK: u32 = %du;\nconst WG: u32 = %uu;\n", op_wgsl_lib(),
-                 op_compute_type(out_dtype), op_pack(out_dtype), op_workgroup_size(ctx));
-        op_wgsl_loader(pre, sizeof pre, "ldw", "weight", weight->l.dtype, "f32");
-        op_wgsl_loader(pre, sizeof pre, "ldi", "ids", ids->l.dtype, "i32");
-        op_wgsl_storer(pre, sizeof pre, "st", "out", out_dtype, "f32");
         wgt_kernel *k;
         emb_params p;
         memset(&p, 0, sizeof p);
         wgt_binding b[3];
         int64_t base;
-        if ((st = wgt_gpu_kernel(ctx, "embedding", pre, "main", NULL, 0, &k))) goto done;
+        if ((st = rope_kernel(ctx, "rope_embedding", weight->l.dtype, ids->l.dtype, out_dtype, &k))) goto done;
         if (n > UINT32_MAX || weight->l.strides[0] > UINT32_MAX) {
             st = op_fail(ctx, WGT_ERR_LIMIT, "embedding: more than 2^32 elements");
             goto done;

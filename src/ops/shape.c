@@ -157,17 +157,31 @@ typedef struct move_params {
     int32_t a[8];
 } move_params;
 
+/* The prelude's key (no padding bytes): built once per key, not on every call. */
+typedef struct move_key {
+    uint32_t esize, idt, wg;
+} move_key;
+
+static char *move_prelude(void *arg)
+{
+    const move_key *k = arg;
+    const char *lib = op_wgsl_lib();
+    size_t cap = 8192;
+    char *pre = lib ? malloc(cap) : NULL;
+    if (!pre) return NULL;
+    snprintf(pre, cap, "%s\nconst ESIZE: u32 = %uu;\nconst WG: u32 = %uu;\n", lib, k->esize, k->wg);
+    index_wgsl(pre, cap, "ib", (wgt_dtype)k->idt);
+    return pre;
+}
+
 wgt_status move_run(wgt_context *ctx, const move_args *m, wgt_tensor *out)
 {
     if (m->n <= 0) return WGT_OK;
     int esize = (int)wgt_dtype_size(out->l.dtype);
     wgt_dtype idt = m->ib ? m->ib->l.dtype : WGT_U32;
-    char pre[8192];
-    snprintf(pre, sizeof pre, "%s\nconst ESIZE: u32 = %du;\nconst WG: u32 = %uu;\n", op_wgsl_lib(), esize,
-             op_workgroup_size(ctx));
-    index_wgsl(pre, sizeof pre, "ib", idt);
+    move_key key = {(uint32_t)esize, (uint32_t)idt, op_workgroup_size(ctx)};
     wgt_kernel *k;
-    wgt_status st = wgt_gpu_kernel(ctx, "shape", pre, "main", NULL, 0, &k);
+    wgt_status st = wgt_gpu_kernel_keyed(ctx, "shape", &key, sizeof key, move_prelude, &key, "main", NULL, 0, &k);
     if (st) return st;
 
     move_params p;

@@ -1,12 +1,13 @@
 // The attention inputs of one decode token in one pass: the RMSNorm of x, the fused q/k/v product
-// W [C, K] (C = (Hq + 2 Hkv) hd) with its bias, then q and k rotated (qkv_rope.wgsl's rule and
+// W [C, K] (C = (Hq + 2 Hkv) hd) with its bias, then q and k rotated (fused_qkv_rope.wgsl's rule and
 // angle) with q written to q [Hq, 1, hd], k into the key cache and v into the value cache at row
 // pos. Each lane group computes two output rows, a rotation pair (d, d + rot / 2) or
 // (2j, 2j + 1) of one head (features past rot and value heads pair as (2j, 2j + 1) unrotated), so
 // the rotation needs no second pass; x is loaded once for both rows. Loads, the norm and the
-// reduction are gemv_fused.wgsl's. x, gamma, inv_freq and the outputs are f32; offsets of x, W and
+// reduction are fused_linear.wgsl's. x, gamma, inv_freq and the outputs are f32; offsets of x, W and
 // gamma in vec4 units, the others in elements (the caches' at row pos of head 0).
-// The prelude (src/ops/fused.c) supplies ldW8(v), VW, ldBias(i), rsum / rsize / HAS_SG and WG.
+// The prelude (src/ops/fused.c) supplies ldW8(v), VW, ldBias(i), rsum / rsize / HAS_SG,
+// lib_rowsum.wgsl and WG.
 
 struct Params {
     S: u32, K: u32, tpr: u32, flags: u32, // S: row pairs, (Hq + 2 Hkv) hd / 2; flags: 1 bias
@@ -67,7 +68,10 @@ fn term(r0: u32, r1: u32, g: u32) -> vec3<f32> {
     return vec3<f32>(dot(a[0], y0) + dot(a[1], y1), dot(b[0], y0) + dot(b[1], y1), dot(x0, x0) + dot(x1, x1));
 }
 
-var<workgroup> red: array<vec4<f32>, WG>;
+// lib_rowsum.wgsl sums (row r0's dot, row r1's dot, sum of squares, 0) over a lane group
+alias ROW = vec4<f32>;
+fn row_rsum(v: ROW) -> ROW { return ROW(rsum(v.x), rsum(v.y), rsum(v.z), 0.0); }
+var<workgroup> red: array<ROW, WG>;
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -89,20 +93,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         }
         for (; g < groups; g = g + p.tpr) { acc = acc + term(r0, r1, g); }
     }
-    let sg = rsize();
-    red[lid] = vec4<f32>(rsum(acc.x), rsum(acc.y), rsum(acc.z), 0.0);
-    workgroupBarrier();
-    if (!HAS_SG) {
-        for (var st = p.tpr / 2u; st > 0u; st = st / 2u) {
-            if (lane < st) { red[lid] = red[lid] + red[lid + st]; }
-            workgroupBarrier();
-        }
-    }
+    let sg = row_share(lid, lane, vec4<f32>(acc, 0.0));
     if (lane == 0u && s < p.S) {
-        var t = red[lid];
-        if (HAS_SG) {
-            for (var j = sg; j < p.tpr; j = j + sg) { t = t + red[lid + j]; }
-        }
+        let t = row_total(lid, sg);
         let scale = inverseSqrt(t.z / f32(p.K) + p.eps);
         var v0 = t.x * scale;
         var v1 = t.y * scale;
@@ -130,7 +123,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 }
 
 // The barrier-free variant (src/ops/fused.c takes it where wgt_gpu_avoid_barriers says so, with
-// p.tpr = 1): one invocation per row pair, no workgroup memory, as gemv_fused.wgsl's `solo`. Its
+// p.tpr = 1): one invocation per row pair, no workgroup memory, as fused_linear.wgsl's `solo`. Its
 // tail repeats main's rather than sharing a function with it, so `main`, the kernel of every
 // other adapter, stays as measured.
 @compute @workgroup_size(64)

@@ -311,5 +311,5 @@ int main(void)
     CHECK(compared > 40, "cpu context: only %lld values compared", (long long)compared);
     wgt_context_free(ctx);
     printf("%lld GPU values compared\n", (long long)gpu_compared);
-    return test_finish("test_gpu_qfused");
+    return test_finish("test_gpu_qlinear_fused");
 }

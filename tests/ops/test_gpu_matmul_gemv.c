@@ -1,4 +1,4 @@
-/* The decode matrix-vector kernel (src/kernels/gemv.wgsl) on rows long enough for its unrolled
+/* The decode matrix-vector kernel (src/kernels/matmul_gemv.wgsl) on rows long enough for its unrolled
  * loops: wgt_linear of x [M, K] (M <= 4) by weights [N, K] in f32, f16 and bf16, against a sum in
  * double on the host over the same (rounded) weights. K runs from below one unrolled step to
  * several steps plus a tail; N is odd so the last workgroup is partly empty.
@@ -76,5 +76,5 @@ int main(void)
     gemv_case(ctx, 9, 70, 800, WGT_F16); /* a short prompt's prefill: 4 rows of A at a time */
     wgt_gpu_test_avoid_barriers(ctx, was);
     wgt_context_free(ctx);
-    return test_finish("test_gpu_gemv");
+    return test_finish("test_gpu_matmul_gemv");
 }

@@ -3,11 +3,11 @@
 // where pro(x) is x itself (PRO 0), gamma * x with scale = 1 / sqrt(mean(x^2) + eps) (PRO 1: the
 // RMSNorm before the layer; every row's lanes see all of x, so the sum of squares comes with the
 // dot product at no extra pass), or silu(x[:K]) * x[K:] (PRO 2: SwiGLU of a fused gate/up
-// output). W [N, K] is streamed once with 16-byte loads as in gemv.wgsl: p.tpr invocations share a
+// output). W [N, K] is streamed once with 16-byte loads as in matmul_gemv.wgsl: p.tpr invocations share a
 // row, WG / p.tpr rows a workgroup. x, gamma, res and out are f32; offsets of x, W and gamma are
 // in vec4 units, the others in elements.
 // The prelude (src/ops/fused.c) supplies: ldW8(v), 8 weights from vec4 index v; VW, vec4s per 8
-// weights; ldBias(i) (f32); rsum / rsize / HAS_SG as gemv.wgsl; const PRO: u32; const WG: u32.
+// weights; ldBias(i) (f32); rsum / rsize / HAS_SG and lib_rowsum.wgsl; const PRO: u32; const WG: u32.
 
 struct Params {
     N: u32, K: u32, tpr: u32, flags: u32, // flags: 1 bias, 2 res
@@ -43,7 +43,10 @@ fn term(wrow: u32, g: u32) -> vec2<f32> {
     return vec2<f32>(dot(wv[0], x0) + dot(wv[1], x1), ss);
 }
 
-var<workgroup> red: array<vec2<f32>, WG>;
+// lib_rowsum.wgsl sums (dot, sum of squares) over a row's lanes
+alias ROW = vec2<f32>;
+fn row_rsum(v: ROW) -> ROW { return ROW(rsum(v.x), rsum(v.y)); }
+var<workgroup> red: array<ROW, WG>;
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -62,21 +65,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         }
         for (; g < groups; g = g + p.tpr) { acc = acc + term(wrow, g); }
     }
-    // subgroup sums, then the first lane of each row adds them (or a tree without subgroups)
-    let sg = rsize();
-    red[lid] = vec2<f32>(rsum(acc.x), rsum(acc.y));
-    workgroupBarrier();
-    if (!HAS_SG) {
-        for (var s = p.tpr / 2u; s > 0u; s = s / 2u) {
-            if (lane < s) { red[lid] = red[lid] + red[lid + s]; }
-            workgroupBarrier();
-        }
-    }
+    let sg = row_share(lid, lane, acc);
     if (lane == 0u && n < p.N) {
-        var t = red[lid];
-        if (HAS_SG) {
-            for (var j = sg; j < p.tpr; j = j + sg) { t = t + red[lid + j]; }
-        }
+        let t = row_total(lid, sg);
         var v = t.x;
         if (PRO == 1u) { v = v * inverseSqrt(t.y / f32(p.K) + p.eps); }
         if ((p.flags & 1u) != 0u) { v = v + ldBias(p.off_b + n); }
