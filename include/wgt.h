@@ -518,6 +518,8 @@ typedef struct wgt_sdpa_params {
     double scale;     /* 0: 1 / sqrt(D) */
     int causal;       /* query i attends keys 0 .. causal_offset + i */
     int64_t causal_offset;
+    int64_t window;   /* with causal: a sliding window, query i sees only keys j with
+                         causal_offset + i - window < j (0: none; needs causal) */
 } wgt_sdpa_params;
 
 /* ------------------------------------------------------------------------------------------------
@@ -1441,6 +1443,16 @@ struct wgt_hf_config {
                                      rotary_pct); 0 when not given (all) */
     int n_layer_types;            /* layer_types given: layer_sliding[i] 1 for "sliding_attention" */
     unsigned char layer_sliding[512];
+    /* more families' settings */
+    int use_sliding_window;       /* qwen2: -1 when not given */
+    int64_t max_window_layers;    /* qwen2: the layers below it attend globally */
+    int use_parallel_residual;    /* gpt_neox, stablelm: -1 when not given */
+    int qk_layernorm;             /* stablelm: LayerNorms over each head of q and k */
+    int use_bias;                 /* starcoder2: every linear layer carries a bias (-1 when not given) */
+    double embedding_multiplier, residual_multiplier, attention_multiplier, logits_scaling; /* granite; 0: not given */
+    int n_no_rope_layers;         /* smollm3: no_rope_layers given: rope_layers[i] 1 when layer i rotates */
+    unsigned char rope_layers[512];
+    int64_t no_rope_layer_interval; /* smollm3: every P-th layer without rope, when no_rope_layers is not given */
     /* generation_config.json, when present (its bos/eos override config.json's) */
     int has_generation_config;
     double temperature, top_p;    /* 0 when not given */

@@ -34,7 +34,7 @@
 
 typedef enum {
     ARCH_LLAMA, ARCH_QWEN2, ARCH_QWEN3, ARCH_GPT2, ARCH_GEMMA, ARCH_GEMMA2, ARCH_GEMMA3, ARCH_PHI3, ARCH_PHI2, ARCH_OLMO2,
-    ARCH_GPTNEOX
+    ARCH_GPTNEOX, ARCH_STABLELM, ARCH_STARCODER2, ARCH_GRANITE, ARCH_SMOLLM3
 } arch_id;
 
 /* Each family as llama.cpp's converter writes it: config.json's model_type, the GGUF
@@ -53,7 +53,14 @@ static const struct family {
     {"phi", "phi2", ARCH_PHI2, 0, 0},  /* dense, fc1, fc2, final_layernorm; LayerNorm; partial rotary */
     {"olmo2", "olmo2", ARCH_OLMO2, 0, 1}, /* post-norms only: gemma2's names */
     {"gpt_neox", "gptneox", ARCH_GPTNEOX, 0, 0}, /* query_key_value reordered from per-head q,k,v to q; k; v */
+    {"stablelm", "stablelm", ARCH_STABLELM, 0, 0}, /* per-head q/k LayerNorm weights stacked: attn_q_norm [H, hd] */
+    {"starcoder2", "starcoder2", ARCH_STARCODER2, 0, 0}, /* mlp.c_fc, mlp.c_proj: ffn_up, ffn_down */
+    {"granite", "granite", ARCH_GRANITE, 0, 0},    /* llama's names and q/k order; four multiplier keys */
+    {"smollm3", "smollm3", ARCH_SMOLLM3, 0, 0},    /* llama's names and q/k order */
 };
+
+/* The families whose q/k rows llama.cpp stores for interleaved pairs (LLAMA_ROPE_TYPE_NORM). */
+static int permutes_qk(arch_id a) { return a == ARCH_LLAMA || a == ARCH_GRANITE || a == ARCH_SMOLLM3; }
 
 typedef struct plan {
     const wgt_st_tensor *src;
@@ -67,13 +74,15 @@ typedef struct plan {
     int plus_one;   /* gemma norms: 1 + w */
     int neox_heads; /* gpt_neox query_key_value: heads whose (q, k, v) row groups become q; k; v */
     const float *generated; /* rope_freqs: values computed here, not read */
+    const wgt_st_tensor **rows_of; /* stablelm q/k norms: row r is the 1-D tensor rows_of[r] */
 } plan;
 
 static int usage(FILE *f)
 {
     fprintf(f, "usage: wgt convert <hf-dir | model.safetensors> <out.gguf> [--type T] [--force]\n\n"
                "T: f32, f16 (default), bf16, q8_0, q4_0, q4_k, q6_k. Architectures: llama, mistral, qwen2,\n"
-               "qwen3, gpt2, gemma, gemma2, gemma3_text, phi3, phi, olmo2, gpt_neox (from config.json). Norms and 1-D tensors stay f32. The tokenizer (tokenizer.model,\n"
+               "qwen3, gpt2, gemma, gemma2, gemma3_text, phi3, phi, olmo2, gpt_neox, stablelm, starcoder2,\n"
+               "granite, smollm3 (from config.json). Norms and 1-D tensors stay f32. The tokenizer (tokenizer.model,\n"
                "tokenizer.json or vocab.json + merges.txt) is added when the directory holds one.\n"
                "Rows are quantised on WGT_THREADS threads (default: the processors online).\n\n"
                "The output is written to a temporary file next to it and renamed into place when complete:\n"
@@ -102,7 +111,9 @@ static int map_name(const struct family *f, const char *hf, char *out, size_t ca
             {"mlp.up_proj", "ffn_up"}, {"mlp.down_proj", "ffn_down"}, {"self_attn.qkv_proj", "attn_qkv"},
             {"mlp.gate_up_proj", "ffn_up"}, {"self_attn.dense", "attn_output"}, {"mlp.fc1", "ffn_up"},
             {"mlp.fc2", "ffn_down"}, {"attention.query_key_value", "attn_qkv"}, {"attention.dense", "attn_output"},
-            {"mlp.dense_h_to_4h", "ffn_up"}, {"mlp.dense_4h_to_h", "ffn_down"}};
+            {"mlp.dense_h_to_4h", "ffn_up"}, {"mlp.dense_4h_to_h", "ffn_down"}, {"mlp.c_fc", "ffn_up"},
+            {"mlp.c_proj", "ffn_down"}, {"self_attn.q_layernorm.norms.0", "attn_q_norm"},
+            {"self_attn.k_layernorm.norms.0", "attn_k_norm"}};
         static const char *const gpt2[][2] = {
             {"ln_1", "attn_norm"}, {"attn.c_attn", "attn_qkv"}, {"attn.c_proj", "attn_output"},
             {"ln_2", "ffn_norm"}, {"mlp.c_fc", "ffn_up"}, {"mlp.c_proj", "ffn_down"}};
@@ -133,7 +144,7 @@ static int map_name(const struct family *f, const char *hf, char *out, size_t ca
         {"final_layernorm.weight", "output_norm.weight"}, {"final_layernorm.bias", "output_norm.bias"},
         {"lm_head.bias", "output.bias"}, {"embed_in.weight", "token_embd.weight"},
         {"final_layer_norm.weight", "output_norm.weight"}, {"final_layer_norm.bias", "output_norm.bias"},
-        {"embed_out.weight", "output.weight"}};
+        {"embed_out.weight", "output.weight"}, {"norm.bias", "output_norm.bias"}};
     for (size_t i = 0; i < sizeof top / sizeof top[0]; i++)
         if (!strcmp(s, top[i][0]) || !strcmp(hf, top[i][0])) {
             snprintf(out, cap, "%s", top[i][1]);
@@ -152,6 +163,7 @@ static int get_row(const plan *p, int64_t r, float *row, int64_t d)
         memcpy(row, p->generated, (size_t)p->rl * sizeof *row);
         return 0;
     }
+    if (p->rows_of) return wgt_dequantize(p->rows_of[r]->type, p->rows_of[r]->data, row, p->rl) ? -1 : 0;
     if (p->transpose) { /* source (in, out) row-major: output row r is source column r */
         int64_t in = p->rl, out = p->nr;
         for (int64_t i = 0; i < in; i++)
@@ -256,9 +268,22 @@ int cmd_convert(int argc, char **argv)
         if (!strcmp(cfg.model_type, families[i].hf)) fam = &families[i];
     if (!fam) {
         fprintf(stderr, "wgt convert: %s/config.json: model_type \"%s\" is not supported (llama, mistral, qwen2, qwen3, "
-                "gpt2, gemma, gemma2, gemma3_text, phi3, phi, olmo2, gpt_neox)\n", dir, cfg.model_type);
+                "gpt2, gemma, gemma2, gemma3_text, phi3, phi, olmo2, gpt_neox, stablelm, starcoder2, granite, smollm3)\n",
+                dir, cfg.model_type);
         return 1;
     }
+    /* what llama.cpp's reader cannot express is refused rather than written to run differently */
+    if (fam->a == ARCH_QWEN2 && cfg.use_sliding_window == 1 && cfg.sliding_window > 0) {
+        fprintf(stderr, "wgt convert: %s/config.json: use_sliding_window: llama.cpp's qwen2 has no sliding window, so a "
+                "GGUF file would run without it; run the directory itself\n", dir);
+        return 1;
+    }
+    for (int i = 0; fam->a == ARCH_SMOLLM3 && i < cfg.n_no_rope_layers; i++)
+        if (cfg.rope_layers[i] != ((i + 1) % 4 != 0)) {
+            fprintf(stderr, "wgt convert: %s/config.json: no_rope_layers is not every fourth layer, the period llama.cpp's "
+                    "smollm3 assumes; run the directory itself\n", dir);
+            return 1;
+        }
     arch_id a = fam->a;
     const char *arch = fam->gguf;
     wgt_safetensors *st;
@@ -278,6 +303,7 @@ int cmd_convert(int argc, char **argv)
         const wgt_st_tensor *t = wgt_safetensors_at(st, i);
         plan *p = &plans[n_plan];
         if (!map_name(fam, t->name, p->name, sizeof p->name, &p->transpose)) {
+            if (strstr(t->name, "_layernorm.norms.")) continue; /* stacked with head 0's (below) */
             fprintf(stderr, "wgt convert: note: dropping '%s' (not used by the %s architecture)\n", t->name, arch);
             continue;
         }
@@ -295,7 +321,25 @@ int cmd_convert(int argc, char **argv)
             p->ne[0] = p->ne[1];
             p->ne[1] = x;
         }
-        if (a == ARCH_LLAMA && (strstr(p->name, ".attn_q.") || strstr(p->name, ".attn_k."))) {
+        if (strstr(t->name, "_layernorm.norms.0.") && t->n_dims == 1) { /* stablelm: one weight a head, stacked */
+            int64_t heads = strstr(t->name, "k_layernorm") && cfg.n_kv_heads ? cfg.n_kv_heads : cfg.n_heads;
+            const char *at = strstr(t->name, "norms.0.") + 6;
+            if (!(p->rows_of = calloc((size_t)heads, sizeof *p->rows_of))) goto failed;
+            for (int64_t h = 0; h < heads; h++) {
+                char nm[512];
+                snprintf(nm, sizeof nm, "%.*s%lld.weight", (int)(at - t->name), t->name, (long long)h);
+                const wgt_st_tensor *ht = wgt_safetensors_find(st, nm);
+                if (!ht || ht->n_dims != 1 || ht->shape[0] != t->shape[0] || !wgt_ftype_can_dequantize(ht->type)) {
+                    fprintf(stderr, "wgt convert: '%s' is missing or not like '%s'\n", nm, t->name);
+                    free(p->rows_of);
+                    goto failed;
+                }
+                p->rows_of[h] = ht;
+            }
+            p->n_dims = 2;
+            p->ne[1] = heads;
+        }
+        if (permutes_qk(a) && (strstr(p->name, ".attn_q.") || strstr(p->name, ".attn_k."))) {
             p->permute = 1;
             int64_t rows = t->n_dims == 2 ? p->ne[1] : p->ne[0];
             if (head_dim % 2 || rows % head_dim) {
@@ -389,7 +433,7 @@ int cmd_convert(int argc, char **argv)
     } else {
         TRY(wgt_gguf_writer_add_u32(w, KEY("attention.key_length"), (uint32_t)cfg.head_dim));
         TRY(wgt_gguf_writer_add_u32(w, KEY("attention.value_length"), (uint32_t)cfg.head_dim));
-        double rot = cfg.partial_rotary_factor > 0 ? cfg.partial_rotary_factor : 1;
+        double rot = cfg.partial_rotary_factor > 0 ? cfg.partial_rotary_factor : a == ARCH_STABLELM ? 0.25 : 1;
         TRY(wgt_gguf_writer_add_u32(w, KEY("rope.dimension_count"), (uint32_t)(cfg.head_dim * rot)));
         TRY(wgt_gguf_writer_add_f32(w, KEY("rope.freq_base"), (float)cfg.rope_theta));
         TRY(wgt_gguf_writer_add_f32(w, KEY(cfg.norm_is_rms ? "attention.layer_norm_rms_epsilon" : "attention.layer_norm_epsilon"),
@@ -411,13 +455,18 @@ int cmd_convert(int argc, char **argv)
     if (slides) TRY(wgt_gguf_writer_add_u32(w, KEY("attention.sliding_window"), (uint32_t)cfg.sliding_window));
     if (cfg.attn_softcap > 0) TRY(wgt_gguf_writer_add_f32(w, KEY("attn_logit_softcapping"), (float)cfg.attn_softcap));
     if (cfg.final_softcap > 0) TRY(wgt_gguf_writer_add_f32(w, KEY("final_logit_softcapping"), (float)cfg.final_softcap));
-    if (a == ARCH_GPTNEOX) TRY(wgt_gguf_writer_add_bool(w, KEY("use_parallel_residual"), 1));
+    if (a == ARCH_GPTNEOX) TRY(wgt_gguf_writer_add_bool(w, KEY("use_parallel_residual"), cfg.use_parallel_residual != 0));
+    if (a == ARCH_GRANITE) { /* transformers' defaults are 1 (attention_multiplier too: not 1/sqrt(head_dim)) */
+        TRY(wgt_gguf_writer_add_f32(w, KEY("embedding_scale"), cfg.embedding_multiplier > 0 ? (float)cfg.embedding_multiplier : 1));
+        TRY(wgt_gguf_writer_add_f32(w, KEY("residual_scale"), cfg.residual_multiplier > 0 ? (float)cfg.residual_multiplier : 1));
+        TRY(wgt_gguf_writer_add_f32(w, KEY("attention.scale"), cfg.attention_multiplier > 0 ? (float)cfg.attention_multiplier : 1));
+        TRY(wgt_gguf_writer_add_f32(w, KEY("logit_scale"), cfg.logits_scaling > 0 ? (float)cfg.logits_scaling : 1));
+    }
     if (fam->post_norms && cfg.query_pre_attn_scalar > 0 && cfg.query_pre_attn_scalar != (double)cfg.head_dim)
         /* llama.cpp assumes head_dim (hidden / heads for the 27B models); the exact scale for readers that look */
         TRY(wgt_gguf_writer_add_f32(w, KEY("attention.scale"), (float)(1 / sqrt(cfg.query_pre_attn_scalar))));
-    if (a == ARCH_GEMMA3 && cfg.rope_local_theta > 0 && cfg.rope_local_theta != 10000)
-        fprintf(stderr, "wgt convert: note: the sliding layers' rope base %g is not written (llama.cpp uses 10000)\n",
-                cfg.rope_local_theta);
+    if (a == ARCH_GEMMA3) /* the sliding layers' rope base (llama.cpp's key; its default is 10000) */
+        TRY(wgt_gguf_writer_add_f32(w, KEY("rope.freq_base_swa"), cfg.rope_local_theta > 0 ? (float)cfg.rope_local_theta : 10000));
     const char *kind = NULL;
     wgt_status ts = wgt_gguf_writer_add_tokenizer(w, dir, arch, &cfg, &kind);
     if (ts == WGT_ERR_NOT_FOUND) {
@@ -476,6 +525,7 @@ failed:
     if (rc) fail("conversion failed");
     wgt_gguf_writer_free(w);
     wgt_safetensors_free(st);
+    for (int64_t i = 0; plans && i < n_plan; i++) free(plans[i].rows_of);
     free(plans);
     free(rope_freqs);
     free(row);

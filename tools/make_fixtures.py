@@ -204,14 +204,39 @@ def archs():
             attention_multiplier=0.1, logits_scaling=1.5, tie_word_embeddings=True,
             pad_token_id=V - 1, bos_token_id=V - 3, eos_token_id=V - 2, **common),
             "embedding x6, residual x0.5, attention scale 0.1, logits / 1.5, tied"),
-        # SmolLM3: layer 1 without rope (no_rope_layers[i] = 0), GQA, tied.
+        # SmolLM3: layer 3 without rope (no_rope_layers[i] = 0; llama.cpp's period of 4, so the
+        # GGUF conversion runs too), GQA, tied.
         "smollm3": ("SmolLM3ForCausalLM", lambda: tf("SmolLM3Config")(
+            hidden_size=64, intermediate_size=128, num_hidden_layers=4, num_attention_heads=4,
+            num_key_value_heads=2, max_position_embeddings=256, rms_norm_eps=1e-6,
+            rope_theta=10000.0, no_rope_layers=[1, 1, 1, 0], no_rope_layer_interval=4,
+            use_sliding_window=False, tie_word_embeddings=True, pad_token_id=V - 1,
+            bos_token_id=V - 3, eos_token_id=V - 2, **common),
+            "layers 0-2 with rope, layer 3 without (no_rope_layers [1, 1, 1, 0]), GQA 4/2, tied"),
+        # StableLM 2 12B's form: per-head q/k LayerNorms, attention and MLP in parallel from one norm.
+        "stablelm_12b": ("StableLmForCausalLM", lambda: tf("StableLmConfig")(
+            hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+            num_key_value_heads=2, max_position_embeddings=256, partial_rotary_factor=0.25,
+            hidden_act="silu", layer_norm_eps=1e-5, rope_theta=10000.0, use_qkv_bias=False,
+            qk_layernorm=True, use_parallel_residual=True, tie_word_embeddings=False,
+            bos_token_id=V - 1, eos_token_id=V - 1, **common),
+            "per-head q/k LayerNorms, parallel residual from one LayerNorm, partial rotary 0.25"),
+        # GPT-NeoX without the parallel residual.
+        "gpt_neox_seq": ("GPTNeoXForCausalLM", lambda: tf("GPTNeoXConfig")(
+            hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+            max_position_embeddings=256, rotary_pct=0.25, partial_rotary_factor=0.25,
+            rotary_emb_base=10000, rope_theta=10000.0, hidden_act="gelu", layer_norm_eps=1e-5,
+            use_parallel_residual=False, tie_word_embeddings=False, bos_token_id=V - 1,
+            eos_token_id=V - 1, **common),
+            "gpt_neox with use_parallel_residual false"),
+        # Qwen2 with its sliding window: layer 0 global (max_window_layers 1), layer 1 sliding over
+        # 8 tokens (wgt convert refuses it: llama.cpp's qwen2 has no window).
+        "qwen2_window": ("Qwen2ForCausalLM", lambda: tf("Qwen2Config")(
             hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
             num_key_value_heads=2, max_position_embeddings=256, rms_norm_eps=1e-6,
-            rope_theta=10000.0, no_rope_layers=[1, 0], use_sliding_window=False,
-            tie_word_embeddings=True, pad_token_id=V - 1, bos_token_id=V - 3, eos_token_id=V - 2,
-            **common),
-            "layer 0 with rope, layer 1 without (no_rope_layers [1, 0]), GQA 4/2, tied"),
+            rope_theta=10000.0, use_sliding_window=True, sliding_window=8, max_window_layers=1,
+            tie_word_embeddings=True, bos_token_id=V - 3, eos_token_id=V - 2, **common),
+            "use_sliding_window: layer 0 global, layer 1 window 8, q/k/v biases, tied"),
         # Mixture of experts: 4 experts, 2 per token.
         "mixtral": ("MixtralForCausalLM", lambda: tf("MixtralConfig")(
             hidden_size=64, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,

@@ -44,8 +44,11 @@ wgt_status ag_grad_sdpa(ag_call *c)
         r = NULL;
         if (!c->st) j = ag_keep(c, r, wgt_arange(c->ctx, 0, (double)Lk, 1, WGT_F32, &r));
         int64_t col[2] = {Lq, 1};
-        wgt_tensor *vis = ag_bin(c, WGT_BINARY_LE, j, ag_adds(c, ag_reshape(c, i, 2, col), (double)p->causal_offset));
+        wgt_tensor *last = ag_adds(c, ag_reshape(c, i, 2, col), (double)p->causal_offset);
+        wgt_tensor *vis = ag_bin(c, WGT_BINARY_LE, j, last);
         s = ag_where(c, vis, s, ninf);
+        if (p->window > 0) /* and j > causal_offset + i - window */
+            s = ag_where(c, ag_bin(c, WGT_BINARY_GT, j, ag_adds(c, last, -(double)p->window)), s, ninf);
     }
     wgt_tensor *pr = NULL;
     r = NULL;

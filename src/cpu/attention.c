@@ -1,5 +1,6 @@
 /* Scaled dot-product attention, one query row at a time, in double. GQA/MQA read the shared
- * kv head in place; the causal offset lets a query block sit at the end of a KV cache. */
+ * kv head in place; the causal offset lets a query block sit at the end of a KV cache, and a
+ * window hides the keys more than window - 1 positions behind each query. */
 #include "cpu/cpu_internal.h"
 
 #include <math.h>
@@ -43,7 +44,8 @@ wgt_status wgt_cpu_sdpa(const wgt_cpu_tensor *q, const wgt_cpu_tensor *k, const 
                 double m = -INFINITY;
                 for (int64_t j = 0; j < Lk; j++) {
                     double acc = 0;
-                    if (p && p->causal && j > p->causal_offset + i) {
+                    if (p && p->causal && (j > p->causal_offset + i ||
+                                           (p->window > 0 && j <= p->causal_offset + i - p->window))) {
                         s[j] = -INFINITY;
                         continue;
                     }

@@ -141,8 +141,9 @@ wgt_status wgt_hf_config_parse(const char *json, size_t len, const char *name, w
     if (item(j, "rms_norm_eps")) {
         TRY(get_num(j, name, "rms_norm_eps", &c->norm_eps));
         c->norm_is_rms = 1;
-    } else if (item(j, "layer_norm_epsilon") || item(j, "layer_norm_eps")) {
-        TRY(get_num(j, name, item(j, "layer_norm_epsilon") ? "layer_norm_epsilon" : "layer_norm_eps", &c->norm_eps));
+    } else if (item(j, "layer_norm_epsilon") || item(j, "layer_norm_eps") || item(j, "norm_epsilon")) {
+        TRY(get_num(j, name, item(j, "layer_norm_epsilon") ? "layer_norm_epsilon" : item(j, "layer_norm_eps") ?
+                    "layer_norm_eps" : "norm_epsilon", &c->norm_eps));
     } else {
         c->norm_is_rms = !is_gpt2;
         c->norm_eps = is_gpt2 ? 1e-5 : 1e-6;
@@ -157,6 +158,41 @@ wgt_status wgt_hf_config_parse(const char *json, size_t len, const char *name, w
     const cJSON *usw = item(j, "use_sliding_window");
     if (sw && cJSON_IsNumber(sw) && sw->valuedouble >= 0 && sw->valuedouble < 9e18 && !(usw && cJSON_IsFalse(usw)))
         c->sliding_window = (int64_t)sw->valuedouble;
+    c->use_sliding_window = usw && cJSON_IsBool(usw) ? cJSON_IsTrue(usw) : -1;
+    c->max_window_layers = 28; /* Qwen2Config's default */
+    TRY(get_int(j, name, KEYS("max_window_layers"), &c->max_window_layers));
+    const cJSON *upr = item(j, "use_parallel_residual");
+    c->use_parallel_residual = upr && cJSON_IsBool(upr) ? cJSON_IsTrue(upr) : -1;
+    TRY(get_bool(j, name, "qk_layernorm", &c->qk_layernorm));
+    c->use_bias = -1; /* starcoder2's default is on */
+    TRY(get_bool(j, name, "use_bias", &c->use_bias));
+    if (item(j, "use_qkv_bias")) { /* stablelm */
+        int b = 0;
+        TRY(get_bool(j, name, "use_qkv_bias", &b));
+        c->qkv_bias |= b;
+    }
+    TRY(get_num(j, name, "embedding_multiplier", &c->embedding_multiplier));
+    TRY(get_num(j, name, "residual_multiplier", &c->residual_multiplier));
+    TRY(get_num(j, name, "attention_multiplier", &c->attention_multiplier));
+    TRY(get_num(j, name, "logits_scaling", &c->logits_scaling));
+    TRY(get_int(j, name, KEYS("no_rope_layer_interval"), &c->no_rope_layer_interval));
+    const cJSON *nrl = item(j, "no_rope_layers");
+    if (nrl && !cJSON_IsNull(nrl)) {
+        const cJSON *e;
+        if (!cJSON_IsArray(nrl) || cJSON_GetArraySize(nrl) > (int)sizeof c->rope_layers) {
+            st = wgt_error(WGT_ERR_FORMAT, "%s: \"no_rope_layers\" is not a list of at most %d flags", name,
+                           (int)sizeof c->rope_layers);
+            goto out;
+        }
+        cJSON_ArrayForEach(e, nrl)
+        {
+            if (!cJSON_IsNumber(e) && !cJSON_IsBool(e)) {
+                st = wgt_error(WGT_ERR_FORMAT, "%s: \"no_rope_layers\" holds a value that is not 0 or 1", name);
+                goto out;
+            }
+            c->rope_layers[c->n_no_rope_layers++] = cJSON_IsBool(e) ? cJSON_IsTrue(e) : e->valuedouble != 0;
+        }
+    }
     strcpy(c->hidden_act, is_gpt2 ? "gelu_new" : "silu");
     TRY(get_str(j, name, KEYS("hidden_act", "activation_function"), c->hidden_act, sizeof c->hidden_act));
     TRY(get_str(j, name, KEYS("torch_dtype", "dtype"), c->torch_dtype, sizeof c->torch_dtype));

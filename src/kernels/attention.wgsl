@@ -6,8 +6,9 @@
 //  - main: with p.nsplit == 1 writes out[row, :]; with several splits (decode: few query rows, a
 //    long cache) writes each split's (m, l, acc[Dv]) to part, and `combine` merges them.
 // GQA/MQA: query head h reads kv head h / p.group. k and v are strided views (a KV cache read in
-// place). Causal: key j is visible to query i when j <= coff + i. Masks: float (added) or bool
-// (keep where set). A row that sees no key gives zeros. D and Dv are at most 256.
+// place). Causal: key j is visible to query i when j <= coff + i; with WINDOW (a prelude
+// constant, false for full attention) also when j > coff + i - p.pad2 (the window). Masks: float
+// (added) or bool (keep where set). A row that sees no key gives zeros. D and Dv are at most 256.
 // The prelude (src/ops/attention.c) supplies Params (lib_attention.wgsl), the loaders ldq, ldk,
 // ldv, ldm (all f32) and ldk4 (four consecutive elements of k from an even element index).
 
@@ -85,6 +86,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     var orow: array<u32, 4>;  // output row
     var limit = vec4<i32>(0); // causal: the last key each row sees
     var last = -2147483647i;
+    var first = 2147483647i;  // WINDOW: the first key any row sees
     for (var r = 0u; r < QR; r++) {
         let rr = min(r0 + r, per_kv - 1u);
         let h = hk * p.group + rr / p.Lq;
@@ -94,6 +96,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         orow[r] = (b * p.Hq + h) * p.Lq + i;
         limit[r] = p.coff + i32(i);
         if (r < nrows) { last = max(last, limit[r]); }
+        if (WINDOW && r < nrows) { first = min(first, limit[r] - i32(p.pad2) + 1); }
     }
     for (var d = lid; d < p.D; d = d + 64u) {
         var qv = vec4<f32>(0.0);
@@ -105,8 +108,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     workgroupBarrier();
     let kb = p.off_k + b * p.sk.x + hk * p.sk.y;
     let vb = p.off_v + b * p.sv.x + hk * p.sv.y;
-    let j0 = split * p.per_split;
+    var j0 = split * p.per_split;
     var j1 = min(j0 + p.per_split, p.Lk);
+    if (WINDOW && nrows > 0u) { j0 = max(j0, u32(clamp(first, 0, i32(j1)))); }
     if (p.causal != 0u && nrows > 0u) { j1 = u32(clamp(last + 1, 0, i32(j1))); }
     if (nrows == 0u) { j1 = j0; } // past the last row (the grid is rounded up)
     let ninf = vec4<f32>(neg_inf());
@@ -133,6 +137,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             }
             for (var r = 0u; r < QR; r++) {
                 var keep = r < nrows && (p.causal == 0u || i32(j) <= limit[r]);
+                if (WINDOW) { keep = keep && i32(j) > limit[r] - i32(p.pad2); }
                 var sr = dot[r];
                 if (p.mask_kind == 1u) { sr = sr + ldm(mrow[r] + j * p.sm.w); }
                 if (p.mask_kind == 2u) { keep = keep && ldm(mrow[r] + j * p.sm.w) != 0.0; }

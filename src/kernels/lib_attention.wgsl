@@ -1,6 +1,7 @@
 // The parameters of both attention kernels (attention.wgsl, attention_decode.wgsl): one struct,
 // filled by src/ops/attention.c (sdpa_gpu_params there, the same layout) and prepended to both
-// kernels by their prelude. attention_decode reuses pad2 for the output's offset.
+// kernels by their prelude. attention_decode reuses pad2 for the output's offset, attention's
+// WINDOW variant for the sliding window.
 struct Params {
     B: u32, Hq: u32, Lq: u32, Lk: u32,
     D: u32, Dv: u32, group: u32, nsplit: u32,

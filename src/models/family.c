@@ -23,8 +23,9 @@ typedef struct family {
     wgt_status (*set)(wgt_model_config *c, const wgt_hf_config *h, const char *where);
 } family;
 
-/* Which layers slide, from config.json's layer_types: every layer, or all but every P-th (the
- * patterns the families use); anything else is refused rather than run wrongly. */
+/* Which layers slide, from config.json's layer_types: every layer, all but every P-th, or all
+ * from some layer on (the patterns the families use); anything else is refused rather than run
+ * wrongly. */
 static wgt_status window_layers(wgt_model_config *c, const wgt_hf_config *h, int every, const char *where)
 {
     c->window_every = every;
@@ -35,8 +36,11 @@ static wgt_status window_layers(wgt_model_config *c, const wgt_hf_config *h, int
         c->window = 0;
         return WGT_OK;
     }
-    if (slides == n) {
+    int from = 0;
+    while (from < n && !h->layer_sliding[from]) from++;
+    if (slides == n - from) { /* every layer from `from` on (qwen2's max_window_layers) */
         c->window_every = 0;
+        c->window_from = from;
         return WGT_OK;
     }
     for (int p = 2; p <= n; p++) {
@@ -65,10 +69,15 @@ static wgt_status set_mistral(wgt_model_config *c, const wgt_hf_config *h, const
     return window_layers(c, h, 0, where);
 }
 
+/* Qwen2: q/k/v biases. With use_sliding_window, the layers from max_window_layers on slide (or
+ * those layer_types names); llama.cpp's qwen2 has no window, so its GGUF files have none. */
 static wgt_status set_qwen2(wgt_model_config *c, const wgt_hf_config *h, const char *where)
 {
-    (void)h, (void)where;
     c->qkv_bias = 1;
+    if (!h || h->use_sliding_window != 1 || h->sliding_window <= 0) return WGT_OK;
+    c->window = h->sliding_window;
+    if (h->n_layer_types) return window_layers(c, h, 0, where);
+    c->window_from = h->max_window_layers;
     return WGT_OK;
 }
 
@@ -173,7 +182,76 @@ static wgt_status set_gpt_neox(wgt_model_config *c, const wgt_hf_config *h, cons
     layernorm_family(c, MDL_HF_NEOX, MDL_ACT_GELU);
     c->parallel = 1;
     partial_rotary(c, h);
+    if (h && h->use_parallel_residual == 0) c->parallel = 0; /* x + attn(ln1(x)), then + mlp(ln2(.)) */
     return WGT_OK;
+}
+
+/* StableLM: LayerNorms with biases, RoPE on the first partial_rotary_factor (0.25) of each head,
+ * q/k/v biases with use_qkv_bias, optional per-head LayerNorms of q and k (qk_layernorm: one
+ * weight per head), attention and MLP in parallel from one norm with use_parallel_residual.
+ * (From a GGUF file the loader sees q/k norms and the parallel form in the tensors present.) */
+static wgt_status set_stablelm(wgt_model_config *c, const wgt_hf_config *h, const char *where)
+{
+    (void)where;
+    c->rms = 0;
+    if (!h) return WGT_OK;
+    c->rope_dims = (int64_t)(c->head_dim * (h->partial_rotary_factor > 0 ? h->partial_rotary_factor : 0.25));
+    c->qk_norm = c->qk_norm_ln = h->qk_layernorm;
+    c->parallel = h->use_parallel_residual == 1;
+    return WGT_OK;
+}
+
+/* StarCoder2: LayerNorms with biases, biases on every linear layer (use_bias, default on), a
+ * plain GELU-tanh MLP (mlp.c_fc, mlp.c_proj), a sliding window on every layer. */
+static wgt_status set_starcoder2(wgt_model_config *c, const wgt_hf_config *h, const char *where)
+{
+    c->rms = 0;
+    c->plain_mlp = 1;
+    c->act = MDL_ACT_GELU_TANH;
+    c->qkv_bias = c->o_bias = c->mlp_bias = !h || h->use_bias != 0;
+    if (h && h->sliding_window) c->window = h->sliding_window;
+    return window_layers(c, h, 0, where);
+}
+
+/* Granite: llama with four multipliers (embeddings, each residual branch, the attention scores
+ * instead of 1/sqrt(head_dim), and the logits divided by logits_scaling); absent ones are 1, as
+ * transformers' defaults. */
+static wgt_status set_granite(wgt_model_config *c, const wgt_hf_config *h, const char *where)
+{
+    (void)where;
+    if (!h) return WGT_OK; /* the GGUF keys set them */
+    if (h->embedding_multiplier > 0 && h->embedding_multiplier != 1) c->embed_scale = h->embedding_multiplier;
+    if (h->residual_multiplier > 0 && h->residual_multiplier != 1) c->residual_scale = h->residual_multiplier;
+    c->attn_scale = h->attention_multiplier > 0 ? h->attention_multiplier : 1;
+    if (h->logits_scaling > 0 && h->logits_scaling != 1) c->logit_scale = h->logits_scaling;
+    return WGT_OK;
+}
+
+/* SmolLM3: llama whose every fourth layer runs without RoPE (no_rope_layers: 1 where a layer
+ * rotates; llama.cpp fixes the period at 4). Other periods are read, irregular lists refused. */
+static wgt_status set_smollm3(wgt_model_config *c, const wgt_hf_config *h, const char *where)
+{
+    c->nope_every = 4;
+    if (!h) return WGT_OK;
+    if (h->no_rope_layer_interval > 0) c->nope_every = (int)h->no_rope_layer_interval;
+    int n = h->n_no_rope_layers;
+    if (!n) return WGT_OK;
+    int all = 1;
+    for (int i = 0; i < n; i++) all &= h->rope_layers[i] != 0;
+    if (all) {
+        c->nope_every = 0;
+        return WGT_OK;
+    }
+    for (int p = 1; p <= n; p++) {
+        int ok = 1;
+        for (int i = 0; i < n && ok; i++) ok = h->rope_layers[i] == ((i + 1) % p != 0);
+        if (ok) {
+            c->nope_every = p;
+            return WGT_OK;
+        }
+    }
+    return wgt_error(WGT_ERR_UNSUPPORTED, "%s: no_rope_layers is not 'every P-th layer without RoPE', the pattern wgt "
+                     "runs", where);
 }
 
 static const family families[] = {
@@ -189,6 +267,10 @@ static const family families[] = {
     {"phi", "phi2", WGT_ARCH_PHI2, 0, set_phi},
     {"olmo2", "olmo2", WGT_ARCH_OLMO2, 0, set_olmo2},
     {"gpt_neox", "gptneox", WGT_ARCH_GPTNEOX, 0, set_gpt_neox},
+    {"stablelm", "stablelm", WGT_ARCH_STABLELM, 0, set_stablelm},
+    {"starcoder2", "starcoder2", WGT_ARCH_STARCODER2, 0, set_starcoder2},
+    {"granite", "granite", WGT_ARCH_GRANITE, 1, set_granite},
+    {"smollm3", "smollm3", WGT_ARCH_SMOLLM3, 1, set_smollm3},
 };
 #define N_FAMILIES (sizeof families / sizeof families[0])
 
@@ -246,6 +328,11 @@ wgt_status mdl_family_from_gguf(const char *arch, const char *where, wgt_model_c
 
 int mdl_layer_slides(const wgt_model_config *c, int64_t li)
 {
-    if (!c->window) return 0;
+    if (!c->window || li < c->window_from) return 0;
     return c->window_every <= 0 || (li + 1) % c->window_every != 0;
+}
+
+int mdl_layer_ropes(const wgt_model_config *c, int64_t li)
+{
+    return !c->no_rope && !(c->nope_every > 0 && (li + 1) % c->nope_every == 0);
 }

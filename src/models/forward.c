@@ -155,39 +155,38 @@ done:
     return st;
 }
 
+/* The soft-capped attention's masks of one step (the fused kernel takes the window itself): one
+ * for the global layers, one for the sliding ones, built on the first layer that needs each. */
+typedef struct step_masks {
+    wgt_tensor *m[2];
+} step_masks;
+
 /* The attention of layer li for L queries qr [Hq, L, hd] at positions pos0 .., over the layer's
  * cache (already holding this step's keys and values): out [1, Hq, L, hd]. A sliding-window layer
- * reads only the keys its window can reach, and a prefill past the window masks per query. */
+ * reads only the keys its window can reach, and the kernel bounds each query's window. */
 static wgt_status attend(const wgt_model *m, const wgt_layer_weights *W, int64_t li, const wgt_tensor *qr,
-                         int64_t pos0, int64_t L, wgt_tensor **out)
+                         int64_t pos0, int64_t L, step_masks *sm, wgt_tensor **out)
 {
     const wgt_model_config *c = &m->cfg;
     int64_t window = mdl_layer_slides(c, li) ? c->window : 0;
     int64_t first = window && pos0 - window + 1 > 0 ? pos0 - window + 1 : 0, n = pos0 + L - first;
-    /* the first query sees every key from first on; later ones lose the oldest when the window moves */
-    int need_mask = c->attn_softcap ? L > 1 || window : window && L > 1 && pos0 + L > window;
     double sc = c->attn_scale ? c->attn_scale : 1 / sqrt((double)c->head_dim);
     scratch s = {0};
     wgt_status st;
-    wgt_tensor *kc, *vc, *mask = NULL, *q4, *k4, *v4, *m4;
+    wgt_tensor *kc, *vc, *q4, *k4, *v4;
     T(kc, wgt_tensor_narrow(W->k_cache, 1, first, n, &kc));
     T(vc, wgt_tensor_narrow(W->v_cache, 1, first, n, &vc));
-    if (need_mask) T(mask, attention_mask(m->ctx, L, n, pos0, first, window, &mask));
-    if (c->attn_softcap) {
-        if (!mask) T(mask, attention_mask(m->ctx, L, n, pos0, first, window, &mask));
-        DO(attention_capped(c, qr, kc, vc, mask, sc, out));
+    if (c->attn_softcap) { /* scores, cap, mask and softmax as separate ops */
+        wgt_tensor **mask = &sm->m[window != 0];
+        if (!*mask) DO(attention_mask(m->ctx, L, n, pos0, first, window, mask));
+        DO(attention_capped(c, qr, kc, vc, *mask, sc, out));
         goto done;
     }
     T(q4, wgt_tensor_unsqueeze(qr, 0, &q4));
     T(k4, wgt_tensor_unsqueeze(kc, 0, &k4));
     T(v4, wgt_tensor_unsqueeze(vc, 0, &v4));
-    wgt_sdpa_params sp = {sc, 1, pos0 - first};
-    if (mask) {
-        int64_t ms[4] = {1, 1, L, n};
-        T(m4, wgt_tensor_reshape(mask, 4, ms, &m4));
-        DO(wgt_sdpa(q4, k4, v4, m4, &sp, out));
-    } else
-        DO(wgt_sdpa(q4, k4, v4, NULL, &sp, out));
+    wgt_sdpa_params sp = {sc, 1, pos0 - first, window};
+    DO(wgt_sdpa(q4, k4, v4, NULL, &sp, out));
 done:
     scratch_free(&s);
     return st;
@@ -282,6 +281,8 @@ int mdl_fused_decode(const wgt_model *m)
 {
     const wgt_model_config *c = &m->cfg;
     if (!c->rms || c->plain_mlp || c->parallel || c->qk_norm) return 0;
+    /* nor layers without RoPE, nor scaled residual branches (the epilogue adds them as they are) */
+    if (c->nope_every || c->residual_scale) return 0;
     /* the fused prologues know SwiGLU only, and no post-norm or capped scores */
     if (c->act != MDL_ACT_SILU || c->post_norms || c->attn_softcap) return 0;
     for (int64_t li = 0; li < c->n_layers; li++)
@@ -337,6 +338,7 @@ static wgt_status forward(wgt_model *m, const int32_t *ids, const wgt_tensor *id
             return wgt_error(WGT_ERR_INVALID_ARGUMENT, "token id %d is outside the vocabulary of %lld", ids[i],
                              (long long)c->vocab);
     scratch s = {0};
+    step_masks masks = {{NULL, NULL}};
     wgt_status st = WGT_OK;
     int32_t *pos = malloc((size_t)L * sizeof *pos);
     if (!pos) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory");
@@ -346,7 +348,7 @@ static wgt_status forward(wgt_model *m, const int32_t *ids, const wgt_tensor *id
     /* positions on the device for wgt_rope: only layers without the fused q/k/v pass rotate that way */
     int rope_layers = 0;
     for (int64_t li = 0; li < c->n_layers; li++)
-        rope_layers += !c->no_rope && !(m->layers[li].wqkv.t && !c->qk_norm);
+        rope_layers += mdl_layer_ropes(c, li) && !(m->layers[li].wqkv.t && !c->qk_norm);
     if (rope_layers) T(pos_t, wgt_tensor_from_host(ctx, WGT_I32, 1, lshape, pos, &pos_t));
     if (ids) {
         T(ids_t, wgt_tensor_from_host(ctx, WGT_I32, 1, lshape, ids, &ids_t));
@@ -380,10 +382,10 @@ static wgt_status forward(wgt_model *m, const int32_t *ids, const wgt_tensor *id
     for (int64_t li = 0; li < c->n_layers; li++) {
         const wgt_layer_weights *W = &m->layers[li];
         const wgt_rope_params *rp = c->rope_local_set && mdl_layer_slides(c, li) ? &c->rope_local : &c->rope;
-        int mark = s.n;
+        int mark = s.n, ropes = mdl_layer_ropes(c, li);
         wgt_tensor *q, *k, *v, *q3, *k3, *v3, *qt, *kt, *vt, *qr, *kr;
         wgt_tensor *kslot, *vslot, *att, *att3, *att2, *att_t, *o, *x2;
-        if (!c->no_rope && W->wqkv.t && !c->qk_norm) {
+        if (ropes && W->wqkv.t && !c->qk_norm) {
             /* one matmul, then one pass: q rotated, k rotated into the cache, v copied into it */
             wgt_tensor *qkv;
             if (fz && W->wqkv.q != WGT_FTYPE_F32) {
@@ -420,7 +422,14 @@ static wgt_status forward(wgt_model *m, const int32_t *ids, const wgt_tensor *id
             T(q3, wgt_tensor_reshape(q, 3, qs, &q3));
             T(k3, wgt_tensor_reshape(k, 3, ks, &k3));
             T(v3, wgt_tensor_reshape(v, 3, ks, &v3));
-            if (c->qk_norm && !c->qk_norm_full) {
+            if (c->qk_norm_ln) { /* LayerNorm over each head, one weight row per head [H, hd] */
+                wgt_tensor *qn, *kn, *qw, *kw;
+                T(qn, wgt_layer_norm(q3, 1, NULL, NULL, c->norm_eps, &qn));
+                T(kn, wgt_layer_norm(k3, 1, NULL, NULL, c->norm_eps, &kn));
+                T(qw, wgt_binary(WGT_BINARY_MUL, qn, W->q_norm, &qw));
+                T(kw, wgt_binary(WGT_BINARY_MUL, kn, W->k_norm, &kw));
+                q3 = qw, k3 = kw;
+            } else if (c->qk_norm && !c->qk_norm_full) {
                 wgt_tensor *qn, *kn;
                 T(qn, wgt_rms_norm(q3, 1, W->q_norm, c->norm_eps, &qn));
                 T(kn, wgt_rms_norm(k3, 1, W->k_norm, c->norm_eps, &kn));
@@ -429,7 +438,7 @@ static wgt_status forward(wgt_model *m, const int32_t *ids, const wgt_tensor *id
             T(qt, wgt_tensor_transpose(q3, 0, 1, &qt)); /* [H, L, hd] views */
             T(kt, wgt_tensor_transpose(k3, 0, 1, &kt));
             T(vt, wgt_tensor_transpose(v3, 0, 1, &vt));
-            if (!c->no_rope) {
+            if (ropes) {
                 T(qr, wgt_rope(qt, pos_t, rd, c->rope_interleaved, rp, &qr));
                 T(kr, wgt_rope(kt, pos_t, rd, c->rope_interleaved, rp, &kr));
             } else
@@ -439,7 +448,7 @@ static wgt_status forward(wgt_model *m, const int32_t *ids, const wgt_tensor *id
             DO(wgt_tensor_assign(kslot, kr));
             DO(wgt_tensor_assign(vslot, vt));
         }
-        T(att, attend(m, W, li, qr, pos0, L, &att)); /* [1, Hq, L, hd] */
+        T(att, attend(m, W, li, qr, pos0, L, &masks, &att)); /* [1, Hq, L, hd] */
         T(att3, wgt_tensor_squeeze(att, 0, &att3));
         T(att_t, wgt_tensor_transpose(att3, 0, 1, &att_t)); /* [L, Hq, hd] */
         int64_t fs[2] = {L, Hq * hd};
@@ -458,6 +467,11 @@ static wgt_status forward(wgt_model *m, const int32_t *ids, const wgt_tensor *id
             wgt_tensor *on;
             T(on, wgt_rms_norm(o, 1, W->post_attn_norm, c->norm_eps, &on));
             o = on;
+        }
+        if (c->residual_scale) {
+            wgt_tensor *os;
+            T(os, scale(o, c->residual_scale, &os));
+            o = os;
         }
         if (c->parallel) { /* both add to the residual; the MLP reads its own norm, or the attention's */
             T(x2, wgt_binary(WGT_BINARY_ADD, x, o, &x2));
@@ -498,6 +512,11 @@ static wgt_status forward(wgt_model *m, const int32_t *ids, const wgt_tensor *id
             T(dn, wgt_rms_norm(down, 1, W->post_ffn_norm, c->norm_eps, &dn));
             down = dn;
         }
+        if (c->residual_scale) {
+            wgt_tensor *ds;
+            T(ds, scale(down, c->residual_scale, &ds));
+            down = ds;
+        }
         int last = li + 1 == c->n_layers;
         const wgt_tensor *nw = last ? m->out_norm : m->layers[li + 1].attn_norm;
         const wgt_tensor *nb = last ? m->out_norm_b : m->layers[li + 1].attn_norm_b;
@@ -521,6 +540,13 @@ static wgt_status forward(wgt_model *m, const int32_t *ids, const wgt_tensor *id
     else T(xl, wgt_tensor_narrow(xn, 0, L - 1, 1, &xl));
     if (fz) DO(fused(xl, WGT_PRO_RMS_NORM, m->out_norm, c->norm_eps, &m->lm_head, NULL, NULL, &lg));
     else DO(linear(xl, &m->lm_head, m->lm_head_b, &lg));
+    if (c->logit_scale) { /* granite: logits / logits_scaling */
+        wgt_tensor *scaled;
+        st = scale(lg, 1 / c->logit_scale, &scaled);
+        wgt_tensor_free(lg);
+        if (st) goto done;
+        lg = scaled;
+    }
     if (c->final_softcap) {
         wgt_tensor *capped;
         st = softcap(lg, c->final_softcap, &capped);
@@ -533,6 +559,8 @@ static wgt_status forward(wgt_model *m, const int32_t *ids, const wgt_tensor *id
     m->n_past = pos0 + L;
 done:
     scratch_free(&s);
+    wgt_tensor_free(masks.m[0]);
+    wgt_tensor_free(masks.m[1]);
     free(pos);
     return st;
 }

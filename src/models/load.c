@@ -244,9 +244,38 @@ static wgt_status load_norm(wgt_model *m, const source *src, const char *name, i
     return st;
 }
 
-/* The llama layout (llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3): model.layers.N.self_attn
- * and .mlp. Families with post-norms (gemma2/3) name their four norms differently: there
- * post_attention_layernorm follows attention, and pre_feedforward_layernorm precedes the MLP. */
+/* StableLM's per-head q/k LayerNorm weights, one tensor a head (prefix.0.weight, prefix.1.weight,
+ * ...), stacked into one f32 [heads, hd] on the device (llama.cpp's attn_q_norm / attn_k_norm). */
+static wgt_status load_head_norms(wgt_model *m, const source *src, const char *prefix, int64_t heads, int64_t hd,
+                                  wgt_tensor **out)
+{
+    float *f = malloc((size_t)(heads * hd) * sizeof *f);
+    if (!f) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory for '%s'", prefix);
+    wgt_status st = WGT_OK;
+    for (int64_t h = 0; h < heads && !st; h++) {
+        char name[320];
+        snprintf(name, sizeof name, "%s.%lld.weight", prefix, (long long)h);
+        tinfo ti;
+        int found;
+        if ((st = find_tensor(src, name, 0, &ti, &found))) break;
+        if (ti.ndim != 1 || ti.n != hd || !wgt_ftype_can_dequantize(ti.type))
+            st = wgt_error(WGT_ERR_FORMAT, "%s: tensor '%s' is not a float [%lld] norm weight", src->path, name,
+                           (long long)hd);
+        else
+            st = wgt_dequantize(ti.type, ti.data, f + h * hd, hd);
+    }
+    int64_t shape[2] = {heads, hd};
+    if (!st) st = wgt_tensor_from_host(m->ctx, WGT_F32, 2, shape, f, out);
+    if (!st) m->weight_bytes += (uint64_t)(heads * hd) * sizeof *f;
+    free(f);
+    return st;
+}
+
+/* The llama layout (llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3, stablelm, starcoder2,
+ * granite, smollm3): model.layers.N.self_attn and .mlp. Families with post-norms (gemma2/3) name
+ * their four norms differently: there post_attention_layernorm follows attention, and
+ * pre_feedforward_layernorm precedes the MLP. LayerNorm families (stablelm, starcoder2) add
+ * biases to their norms; starcoder2's plain MLP is mlp.c_fc / mlp.c_proj. */
 static wgt_status load_hf_llama(wgt_model *m, const source *src)
 {
     const wgt_model_config *c = &m->cfg;
@@ -257,9 +286,13 @@ static wgt_status load_hf_llama(wgt_model *m, const source *src)
     TRY(load_linear(m, src, "lm_head.weight", c->tied, &m->lm_head));
     TRY(load_embedding(m, src, "model.embed_tokens.weight"));
     TRY(load_norm(m, src, "model.norm.weight", 0, &m->out_norm));
+    if (!c->rms) TRY(load_weight(m, src, "model.norm.bias", 0, &m->out_norm_b));
     for (int64_t i = 0; i < c->n_layers; i++) {
         wgt_layer_weights *L = &m->layers[i];
         N(attn_norm, "input_layernorm.weight", c->no_pre_norm);
+        if (!c->rms) {
+            W(attn_norm_b, "input_layernorm.bias", 0);
+        }
         if (c->fused_proj) {
             LW(wqkv, "self_attn.qkv_proj.weight", 0);
         } else {
@@ -272,27 +305,46 @@ static wgt_status load_hf_llama(wgt_model *m, const source *src)
         W(bk, "self_attn.k_proj.bias", !c->qkv_bias);
         W(bv, "self_attn.v_proj.bias", !c->qkv_bias);
         W(bo, "self_attn.o_proj.bias", 1);
-        N(q_norm, "self_attn.q_norm.weight", !c->qk_norm);
-        N(k_norm, "self_attn.k_norm.weight", !c->qk_norm);
+        if (c->qk_norm_ln) {
+            snprintf(name, sizeof name, "model.layers.%lld.self_attn.q_layernorm.norms", (long long)i);
+            TRY(load_head_norms(m, src, name, c->n_heads, c->head_dim, &L->q_norm));
+            snprintf(name, sizeof name, "model.layers.%lld.self_attn.k_layernorm.norms", (long long)i);
+            TRY(load_head_norms(m, src, name, c->n_kv_heads, c->head_dim, &L->k_norm));
+        } else {
+            N(q_norm, "self_attn.q_norm.weight", !c->qk_norm);
+            N(k_norm, "self_attn.k_norm.weight", !c->qk_norm);
+        }
         if (c->post_norms) {
             N(post_attn_norm, "post_attention_layernorm.weight", 0);
             N(ffn_norm, "pre_feedforward_layernorm.weight", c->no_pre_norm);
             N(post_ffn_norm, "post_feedforward_layernorm.weight", 0);
         } else {
-            N(ffn_norm, "post_attention_layernorm.weight", 0);
+            N(ffn_norm, "post_attention_layernorm.weight", c->parallel); /* stablelm's parallel form has none */
+            if (!c->rms) {
+                W(ffn_norm_b, "post_attention_layernorm.bias", c->parallel);
+            }
         }
-        if (c->fused_proj) {
+        if (c->plain_mlp) { /* starcoder2 */
+            LW(w_up, "mlp.c_fc.weight", 0);
+            W(b_up, "mlp.c_fc.bias", !c->mlp_bias);
+            LW(w_down, "mlp.c_proj.weight", 0);
+            W(b_down, "mlp.c_proj.bias", !c->mlp_bias);
+        } else if (c->fused_proj) {
             LW(w_gu, "mlp.gate_up_proj.weight", 0);
+            LW(w_down, "mlp.down_proj.weight", 0);
         } else {
             LW(w_gate, "mlp.gate_proj.weight", 0);
             LW(w_up, "mlp.up_proj.weight", 0);
+            LW(w_down, "mlp.down_proj.weight", 0);
         }
-        LW(w_down, "mlp.down_proj.weight", 0);
         TRY(expect_shape(src, "q_proj", L->wq.t, 2, c->n_heads * c->head_dim, c->dim));
         TRY(expect_shape(src, "k_proj", L->wk.t, 2, c->n_kv_heads * c->head_dim, c->dim));
         TRY(expect_shape(src, "gate_proj", L->w_gate.t, 2, c->ffn, c->dim));
-        TRY(expect_shape(src, "q_norm", L->q_norm, 1, c->qk_norm_full ? c->n_heads * c->head_dim : c->head_dim, 0));
-        TRY(expect_shape(src, "k_norm", L->k_norm, 1, c->qk_norm_full ? c->n_kv_heads * c->head_dim : c->head_dim, 0));
+        if (!c->qk_norm_ln) {
+            TRY(expect_shape(src, "q_norm", L->q_norm, 1, c->qk_norm_full ? c->n_heads * c->head_dim : c->head_dim, 0));
+            TRY(expect_shape(src, "k_norm", L->k_norm, 1, c->qk_norm_full ? c->n_kv_heads * c->head_dim : c->head_dim, 0));
+        }
+        TRY(expect_shape(src, "c_fc", c->plain_mlp ? L->w_up.t : NULL, 2, c->ffn, c->dim));
         TRY(expect_shape(src, "qkv_proj", L->wqkv.t, 2, (c->n_heads + 2 * c->n_kv_heads) * c->head_dim, c->dim));
         TRY(expect_shape(src, "gate_up_proj", L->w_gu.t, 2, 2 * c->ffn, c->dim));
     }
@@ -560,6 +612,19 @@ static wgt_status config_from_gguf(const wgt_gguf *g, const char *path, wgt_mode
         c->attn_scale = 1 / sqrt(s);
     }
     TRY(gguf_float(g, arch, "attention.scale", c->attn_scale, &c->attn_scale));
+    if (c->rope_local_set) /* gemma3's sliding layers (llama.cpp's key; 10000 when absent) */
+        TRY(gguf_float(g, arch, "rope.freq_base_swa", c->rope_local.theta, &c->rope_local.theta));
+    /* granite's multipliers (absent: 1) */
+    TRY(gguf_float(g, arch, "embedding_scale", c->embed_scale, &c->embed_scale));
+    TRY(gguf_float(g, arch, "residual_scale", c->residual_scale, &c->residual_scale));
+    TRY(gguf_float(g, arch, "logit_scale", c->logit_scale, &c->logit_scale));
+    if (c->embed_scale == 1) c->embed_scale = 0;
+    if (c->residual_scale == 1) c->residual_scale = 0;
+    if (c->logit_scale == 1) c->logit_scale = 0;
+    if (c->arch == WGT_ARCH_STABLELM) { /* what config.json says, the tensors tell */
+        c->qk_norm = c->qk_norm_ln = wgt_gguf_tensor_find(g, "blk.0.attn_q_norm.weight") != NULL;
+        c->parallel = wgt_gguf_tensor_find(g, "blk.0.ffn_norm.weight") == NULL;
+    }
     const wgt_gguf_tensor *emb = wgt_gguf_tensor_find(g, "token_embd.weight");
     if (!emb) return wgt_error(WGT_ERR_NOT_FOUND, "%s: the model has no tensor 'token_embd.weight'", path);
     c->vocab = emb->ne[1];

@@ -1,6 +1,7 @@
 /* Decoder-only language models as builders over ops: llama (Llama 2/3, TinyLlama, SmolLM2, Mistral
  * with its sliding window), qwen2 (q/k/v biases), qwen3 (q/k RMS norms), gpt2 (learned positions,
- * LayerNorm, GELU-tanh, Conv1D weights), gemma, gemma2, gemma3_text. Weights from a Hugging Face
+ * LayerNorm, GELU-tanh, Conv1D weights), gemma, gemma2, gemma3_text, phi3, phi, olmo2, gpt_neox,
+ * stablelm, starcoder2, granite, smollm3. Weights from a Hugging Face
  * directory or a GGUF file. What sets one family apart from another is written once, in its
  * entry of family.c; the forward pass reads the features, never the family. */
 #ifndef WGT_MODELS_MODEL_H
@@ -13,11 +14,14 @@
 
 typedef enum wgt_arch {
     WGT_ARCH_LLAMA, WGT_ARCH_QWEN2, WGT_ARCH_QWEN3, WGT_ARCH_GPT2, WGT_ARCH_GEMMA, WGT_ARCH_GEMMA2, WGT_ARCH_GEMMA3,
-    WGT_ARCH_PHI3, WGT_ARCH_PHI2, WGT_ARCH_OLMO2, WGT_ARCH_GPTNEOX, WGT_ARCH_COUNT
+    WGT_ARCH_PHI3, WGT_ARCH_PHI2, WGT_ARCH_OLMO2, WGT_ARCH_GPTNEOX, WGT_ARCH_STABLELM, WGT_ARCH_STARCODER2,
+    WGT_ARCH_GRANITE, WGT_ARCH_SMOLLM3, WGT_ARCH_COUNT
 } wgt_arch;
 
 /* How a Hugging Face checkpoint names its tensors (the loader that reads it). */
 typedef enum mdl_hf_layout { MDL_HF_LLAMA, MDL_HF_GPT2, MDL_HF_PHI, MDL_HF_NEOX } mdl_hf_layout;
+/* (starcoder2 and stablelm use the llama layout: LayerNorm biases and starcoder2's mlp.c_fc /
+ * mlp.c_proj are read when the features ask for them) */
 
 /* The MLP's activation: act(gate) * up, or act(up) for a plain MLP. */
 typedef enum mdl_act { MDL_ACT_SILU, MDL_ACT_GELU_TANH, MDL_ACT_GELU } mdl_act;
@@ -49,6 +53,7 @@ typedef struct wgt_model_config {
     double attn_softcap, final_softcap; /* scores / logits = cap * tanh(x / cap); 0: none */
     int64_t window;     /* sliding-window attention: query i sees keys j > i - window; 0: none */
     int window_every;   /* which layers slide: 0 every layer, P: layer i unless (i + 1) % P == 0 */
+    int64_t window_from; /* and none below this layer (qwen2's max_window_layers) */
     int rope_local_set; /* sliding layers rotate with rope_local (gemma3) */
     int fused_proj;     /* q/k/v stored as one matrix [q; k; v] and gate/up as one [gate; up] (phi3) */
     mdl_hf_layout hf_layout;
@@ -58,6 +63,10 @@ typedef struct wgt_model_config {
     int parallel;       /* attention and MLP both add to one residual (phi: from one norm; gpt_neox: two) */
     int no_pre_norm;    /* no norm before attention and MLP, only the post-norms (olmo2) */
     int qk_norm_full;   /* the q/k RMS norms span the whole projection, not one head (olmo2) */
+    int qk_norm_ln;     /* the q/k norms are LayerNorms without bias, weights [heads, head_dim] (stablelm) */
+    int nope_every;     /* P: every P-th layer ((i + 1) % P == 0) runs without RoPE (smollm3); 0: none */
+    double residual_scale; /* attention and MLP outputs scaled by this before their residual adds (granite); 0: 1 */
+    double logit_scale; /* logits divided by this (granite's logits_scaling); 0: 1 */
     wgt_rope_params rope_local;
     int32_t bos;        /* -1 if none */
     int32_t eos[8];
@@ -122,6 +131,8 @@ wgt_status mdl_family_from_gguf(const char *arch, const char *where, wgt_model_c
 const char *mdl_arch_gguf_name(wgt_arch a);
 /* 1 when layer li attends through the sliding window. */
 int mdl_layer_slides(const wgt_model_config *c, int64_t li);
+/* 1 when layer li rotates q and k (RoPE). */
+int mdl_layer_ropes(const wgt_model_config *c, int64_t li);
 
 /* ---- hyper-parameters and memory (validate.c) ---- */
 

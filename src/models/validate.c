@@ -83,13 +83,19 @@ wgt_status mdl_validate_config(const wgt_model_config *c, const char *where)
         }
     }
     /* the family features read from files (family.c, the loaders) */
+    if (c->window_from < 0 || c->window_from > INT32_MAX)
+        return wgt_error(WGT_ERR_FORMAT, "%s: max_window_layers is %lld: it must be from 0 to %d", where,
+                         (long long)c->window_from, INT32_MAX);
     if (c->window < 0 || c->window > INT32_MAX)
         return wgt_error(WGT_ERR_FORMAT, "%s: sliding_window (GGUF: attention.sliding_window) is %lld: it must be from "
                          "0 to %d", where, (long long)c->window, INT32_MAX);
-    const double reals[] = {c->attn_softcap, c->final_softcap, c->attn_scale, c->embed_scale};
+    const double reals[] = {c->attn_softcap, c->final_softcap, c->attn_scale, c->embed_scale, c->residual_scale,
+                            c->logit_scale};
     static const char *const real_names[] = {"attn_logit_softcapping", "final_logit_softcapping",
-                                             "query_pre_attn_scalar (GGUF: attention.scale)", "the embedding scale"};
-    for (int i = 0; i < 4; i++)
+                                             "query_pre_attn_scalar (GGUF: attention.scale)", "the embedding scale",
+                                             "residual_multiplier (GGUF: residual_scale)",
+                                             "logits_scaling (GGUF: logit_scale)"};
+    for (int i = 0; i < 6; i++)
         if (reals[i] != 0) TRY(positive_real(where, real_names[i], reals[i], 1e30));
     if (c->rope_local_set) TRY(positive_real(where, "the sliding layers' rope_theta", c->rope_local.theta, 1e30));
     /* special ids index the embedding: one past the vocabulary would read another row or nothing */

@@ -4,7 +4,10 @@
  * gives few workgroups (decode) the keys are split across workgroups and a second kernel merges
  * the splits. One query row a head (decode) over at most 256 visible keys and no mask takes
  * src/kernels/attention_decode.wgsl instead: one workgroup a head, one dispatch.
- * Results are computed in f32 and cast to q's dtype. */
+ * A sliding window (causal only) first drops the keys no query can see, so one query row needs
+ * nothing more; several rows take attention.wgsl's WINDOW variant (a prelude constant: the
+ * full-attention pipelines compile exactly as without windows), which also bounds each row from
+ * below. Results are computed in f32 and cast to q's dtype. */
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -44,7 +47,7 @@ static wgt_status strides4(wgt_context *ctx, const wgt_layout *l, uint32_t *s)
 /* What an attention prelude depends on (the pipeline cache's key, no padding bytes): the decode
  * kernel's prelude is built once per key, not on every token. */
 typedef struct sdpa_key {
-    uint8_t decode, q, k, v, mask, pad[3]; /* dtypes; mask: q's when there is none */
+    uint8_t decode, q, k, v, mask, window, pad[2]; /* dtypes; mask: q's when there is none; window: WINDOW */
     uint32_t wg;                          /* the decode kernel's workgroup size; 0 for attention.wgsl */
 } sdpa_key;
 
@@ -70,7 +73,7 @@ static char *sdpa_prelude(void *arg)
     char *pre = params ? malloc(cap) : NULL;
     if (!pre) return NULL;
     if (key->decode) snprintf(pre, cap, "%s\nconst WG: u32 = %uu;\n", params, key->wg);
-    else snprintf(pre, cap, "%s\n", params);
+    else snprintf(pre, cap, "%s\nconst WINDOW: bool = %s;\n", params, key->window ? "true" : "false");
     op_wgsl_loader(pre, cap, "ldq", "q", (wgt_dtype)key->q, "f32");
     op_wgsl_loader(pre, cap, "ldk", "k", (wgt_dtype)key->k, "f32");
     op_wgsl_loader(pre, cap, "ldv", "v", (wgt_dtype)key->v, "f32");
@@ -79,12 +82,14 @@ static char *sdpa_prelude(void *arg)
     return pre;
 }
 
-/* attention.wgsl's entry (mask may be NULL) or attention_decode.wgsl's main. */
+/* attention.wgsl's entry (mask may be NULL; window: its WINDOW variant) or attention_decode.wgsl's main. */
 static wgt_status sdpa_kernel(wgt_context *ctx, const char *file, const wgt_tensor *q, const wgt_tensor *k,
-                              const wgt_tensor *v, const wgt_tensor *mask, const char *entry, wgt_kernel **out)
+                              const wgt_tensor *v, const wgt_tensor *mask, int window, const char *entry,
+                              wgt_kernel **out)
 {
     sdpa_key key;
     memset(&key, 0, sizeof key);
+    key.window = (uint8_t)(window != 0);
     key.decode = !strcmp(file, "attention_decode");
     key.q = (uint8_t)q->l.dtype, key.k = (uint8_t)k->l.dtype, key.v = (uint8_t)v->l.dtype;
     key.mask = (uint8_t)(mask ? mask->l.dtype : q->l.dtype);
@@ -98,7 +103,24 @@ static wgt_status sdpa_gpu(wgt_context *ctx, const wgt_tensor *q, const wgt_tens
 {
     wgt_tensor *out32 = NULL, *part = NULL;
     int64_t B = q->l.shape[0], Hq = q->l.shape[1], Lq = q->l.shape[2], D = q->l.shape[3];
+    int64_t coff = sp ? sp->causal_offset : 0, window = sp && sp->causal ? sp->window : 0;
+    /* a window: the keys before the first one query 0 sees are nobody's, so k, v (and the mask)
+     * start there; views of the same buffers, with the causal offset moved along */
+    wgt_tensor kw = *k, vw = *v;
+    wgt_layout mw;
+    if (mask) mw = *lmask;
+    if (window > 0 && coff - window + 1 > 0) {
+        int64_t first = coff - window + 1 < k->l.shape[2] ? coff - window + 1 : k->l.shape[2];
+        kw.l.offset += first * kw.l.strides[2], kw.l.shape[2] -= first;
+        vw.l.offset += first * vw.l.strides[2], vw.l.shape[2] -= first;
+        if (mask) mw.offset += first * mw.strides[3], mw.shape[3] -= first;
+        coff -= first;
+    }
+    k = &kw, v = &vw;
+    if (mask) lmask = &mw;
     int64_t Hkv = k->l.shape[1], Lk = k->l.shape[2], Dv = v->l.shape[3];
+    /* one query row sees every key left (those past it are cut by causal) */
+    int windowed = window > 0 && Lq > 1 && coff + Lq - 1 - window + 1 > 0;
     int64_t rows = B * Hq * Lq;
     int64_t oshape[4] = {B, Hq, Lq, Dv};
     wgt_status st = wgt_tensor_new(ctx, WGT_F32, 4, oshape, &out32);
@@ -110,7 +132,7 @@ static wgt_status sdpa_gpu(wgt_context *ctx, const wgt_tensor *q, const wgt_tens
     p.D = (uint32_t)D, p.Dv = (uint32_t)Dv, p.group = (uint32_t)(Hq / Hkv);
     p.scale = (float)(sp && sp->scale != 0 ? sp->scale : 1.0 / sqrt((double)D));
     p.causal = sp && sp->causal;
-    int64_t coff = sp ? sp->causal_offset : 0;
+    if (windowed) p.pad2 = (uint32_t)(window < INT32_MAX / 2 ? window : INT32_MAX / 2);
     if (coff > INT32_MAX / 2) coff = INT32_MAX / 2; /* sees every key anyway */
     if (coff < INT32_MIN / 2) coff = INT32_MIN / 2;
     p.coff = (int32_t)coff;
@@ -143,7 +165,7 @@ static wgt_status sdpa_gpu(wgt_context *ctx, const wgt_tensor *q, const wgt_tens
         wgt_binding b[4];
         int64_t base;
         int solo = wgt_gpu_avoid_barriers(ctx); /* the barrier-free entry point (SwiftShader) */
-        if ((st = sdpa_kernel(ctx, "attention_decode", q, k, v, NULL, solo ? "solo" : "main", &kd))) goto done;
+        if ((st = sdpa_kernel(ctx, "attention_decode", q, k, v, NULL, 0, solo ? "solo" : "main", &kd))) goto done;
         if ((st = op_bind_all(q, &b[0], &base))) goto done;
         p.off_q = (uint32_t)(q->l.offset - base);
         /* k and v are usually a cache's prefix that grows every token: bound whole, the bind
@@ -166,8 +188,8 @@ static wgt_status sdpa_gpu(wgt_context *ctx, const wgt_tensor *q, const wgt_tens
         if ((st = wgt_gpu_dispatch(ctx, kd, &p, sizeof p, b, 4, gx, gy, 1))) goto done;
         goto finish;
     }
-    if ((st = sdpa_kernel(ctx, "attention", q, k, v, mask, "main", &kmain))) goto done;
-    if (nsplit > 1 && (st = sdpa_kernel(ctx, "attention", q, k, v, mask, "combine", &kcomb))) goto done;
+    if ((st = sdpa_kernel(ctx, "attention", q, k, v, mask, windowed, "main", &kmain))) goto done;
+    if (nsplit > 1 && (st = sdpa_kernel(ctx, "attention", q, k, v, mask, windowed, "combine", &kcomb))) goto done;
     int64_t pn = nsplit > 1 ? rows * nsplit * (Dv + 2) : 1;
     if ((st = wgt_tensor_new(ctx, WGT_F32, 1, &pn, &part))) goto done;
     wgt_binding b[6];
@@ -224,6 +246,9 @@ static wgt_status sdpa_unrecorded(const wgt_tensor *q, const wgt_tensor *k, cons
                        "with Hq a multiple of Hkv");
     if (!op_is_float(q->l.dtype) || !op_is_float(k->l.dtype) || !op_is_float(v->l.dtype))
         return op_fail(ctx, WGT_ERR_DTYPE, "sdpa: q, k and v must be f32, f16 or bf16");
+    if (params && (params->window < 0 || (params->window > 0 && !params->causal)))
+        return op_fail(ctx, WGT_ERR_INVALID_ARGUMENT, "sdpa: window %lld: a sliding window is positive and needs causal "
+                       "attention", (long long)params->window);
     wgt_layout lmask;
     if (mask) {
         int64_t full[4] = {B, Hq, Lq, Lk};

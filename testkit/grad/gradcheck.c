@@ -358,10 +358,10 @@ static wgt_status gc_rope(const gc_case *c, wgt_tensor *const *x, wgt_tensor **o
     return wgt_rope(x[0], x[1], c->iarg[1], c->iarg[0], &p, out);
 }
 
-/* iarg: causal, causal_offset; a fourth input is the mask */
+/* iarg: causal, causal_offset, window; a fourth input is the mask */
 static wgt_status gc_sdpa(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
 {
-    wgt_sdpa_params p = {0, c->iarg[0], c->iarg[1]};
+    wgt_sdpa_params p = {0, c->iarg[0], c->iarg[1], c->iarg[2]};
     return wgt_sdpa(x[0], x[1], x[2], c->n_in > 3 ? x[3] : NULL, &p, out);
 }
 

@@ -1,4 +1,5 @@
-/* The newer model families (gemma, gemma2, gemma3_text, phi3, phi, olmo2, gpt_neox, mistral's window) against
+/* The newer model families (gemma, gemma2, gemma3_text, phi3, phi, olmo2, gpt_neox, stablelm, starcoder2, granite,
+ * smollm3; mistral's and qwen2's windows) against
  * llama.cpp, an implementation independent of ours: for each, a tiny random-weight Hugging Face
  * checkpoint (config.json in transformers 5's form + model.safetensors) is written here, converted
  * by `wgt convert` to GGUF, and the f32 file is run greedily by llama.cpp (libllama of the pinned
@@ -170,6 +171,11 @@ typedef struct family_case {
     int phi;                /* phi-2's names: dense, fc1/fc2, LayerNorms with biases, lm_head bias */
     int olmo;               /* olmo2: post-norms only, q/k norms over all heads */
     int neox;               /* gpt_neox's names; query_key_value interleaved per head */
+    int ln;                 /* LayerNorms with biases (stablelm, starcoder2) */
+    int qkv_bias, o_bias;   /* biases on q/k/v, on o_proj */
+    int c_mlp;              /* starcoder2: mlp.c_fc / mlp.c_proj with biases, no gate */
+    int qk_ln;              /* stablelm: self_attn.{q,k}_layernorm.norms.H.weight, one a head */
+    int no_ffn_norm;        /* stablelm's parallel form: no post_attention_layernorm */
 } family_case;
 
 static int specs_of(const family_case *f, tensor_spec *t)
@@ -226,11 +232,13 @@ static int specs_of(const family_case *f, tensor_spec *t)
         return n;
     }
     ADD("model.norm.weight", D, 0, f->norm_center, 0.25f);
+    if (f->ln) ADD("model.norm.bias", D, 0, 0, 0.1f);
     if (!f->tied) ADD("lm_head.weight", V, D, 0, 0.5f);
     for (int l = 0; l < f->layers; l++) {
 #define L(suffix, a, b, c, s) (snprintf(nm, sizeof nm, "model.layers.%d.%s", l, suffix), ADD(nm, a, b, c, s))
         int qd = f->heads * f->head_dim, kd = f->kv_heads * f->head_dim;
         if (!f->olmo) L("input_layernorm.weight", D, 0, f->norm_center, 0.25f);
+        if (f->ln) L("input_layernorm.bias", D, 0, 0, 0.1f);
         if (f->fused) {
             L("self_attn.qkv_proj.weight", qd + 2 * kd, D, 0, 0.2f);
         } else {
@@ -238,7 +246,19 @@ static int specs_of(const family_case *f, tensor_spec *t)
             L("self_attn.k_proj.weight", kd, D, 0, 0.2f);
             L("self_attn.v_proj.weight", kd, D, 0, 0.2f);
         }
+        if (f->qkv_bias) {
+            L("self_attn.q_proj.bias", qd, 0, 0, 0.1f);
+            L("self_attn.k_proj.bias", kd, 0, 0, 0.1f);
+            L("self_attn.v_proj.bias", kd, 0, 0, 0.1f);
+        }
         L("self_attn.o_proj.weight", D, qd, 0, 0.2f);
+        if (f->o_bias) L("self_attn.o_proj.bias", D, 0, 0, 0.1f);
+        for (int h = 0; f->qk_ln && h < f->heads + f->kv_heads; h++) {
+            char hn[64];
+            snprintf(hn, sizeof hn, "self_attn.%s_layernorm.norms.%d.weight", h < f->heads ? "q" : "k",
+                     h < f->heads ? h : h - f->heads);
+            L(hn, f->head_dim, 0, 1, 0.25f);
+        }
         if (f->qk_norm) {
             L("self_attn.q_norm.weight", f->olmo ? qd : f->head_dim, 0, f->norm_center, 0.25f);
             L("self_attn.k_norm.weight", f->olmo ? kd : f->head_dim, 0, f->norm_center, 0.25f);
@@ -246,10 +266,18 @@ static int specs_of(const family_case *f, tensor_spec *t)
         /* post-norms: weights well above 1, or the residual (embeddings x sqrt(hidden)) drowns what
          * the layers add and the model echoes its input (real Gemma 2/3 post-norm weights are large) */
         float post = f->post_norms ? f->norm_center + 3 : f->norm_center;
-        L("post_attention_layernorm.weight", D, 0, post, 0.25f);
+        if (!f->no_ffn_norm) L("post_attention_layernorm.weight", D, 0, post, 0.25f);
+        if (f->ln && !f->no_ffn_norm) L("post_attention_layernorm.bias", D, 0, 0, 0.1f);
         if (f->post_norms) {
             if (!f->olmo) L("pre_feedforward_layernorm.weight", D, 0, f->norm_center, 0.25f);
             L("post_feedforward_layernorm.weight", D, 0, post, 0.25f);
+        }
+        if (f->c_mlp) {
+            L("mlp.c_fc.weight", f->ffn, D, 0, 0.2f);
+            L("mlp.c_fc.bias", f->ffn, 0, 0, 0.1f);
+            L("mlp.c_proj.weight", D, f->ffn, 0, 0.2f);
+            L("mlp.c_proj.bias", D, 0, 0, 0.1f);
+            continue;
         }
         if (f->fused) {
             L("mlp.gate_up_proj.weight", 2 * f->ffn, D, 0, 0.2f);
@@ -452,24 +480,20 @@ static void run_family(wgt_context *ctx, const family_case *f, const char *wgt, 
     check_quant(ctx, label, gq, &r);
 }
 
-/* Mistral's window: one layer, window 8. Logits at the last of 20 positions with the window equal
- * the logits of the same model without it on the last 8 tokens (RoPE is relative); in prefill
- * (masked per query) and in decode (the cache narrowed to the window). */
-static void window_check(wgt_context *ctx, const char *tmp)
+/* A sliding window of 8 on a one-layer model (mistral; qwen2 with use_sliding_window and
+ * max_window_layers 0). Logits at the last of 20 positions with the window equal the logits of
+ * the same model without it on the last 8 tokens (RoPE is relative); in prefill (the attention
+ * kernel bounds each query's window) and in decode (the cache narrowed to the window). Mistral's
+ * window survives the GGUF conversion; qwen2's is refused there (llama.cpp's qwen2 has none). */
+static void window_check(wgt_context *ctx, const char *tmp, const family_case *fc, int converts)
 {
-    static const family_case f = {"mistral_window",
-        "{\"architectures\": [\"MistralForCausalLM\"], \"model_type\": \"mistral\", \"hidden_size\": 64, "
-        "\"intermediate_size\": 128, \"num_hidden_layers\": 1, \"num_attention_heads\": 4, \"num_key_value_heads\": 2, "
-        "\"head_dim\": 16, \"max_position_embeddings\": 256, \"rms_norm_eps\": 1e-05, "
-        "\"rope_parameters\": {\"rope_theta\": 10000.0, \"rope_type\": \"default\"}, \"sliding_window\": 8, "
-        "\"tie_word_embeddings\": false, \"vocab_size\": 320, \"bos_token_id\": 1, \"eos_token_id\": 2}\n",
-        1, 4, 2, 16, 128, 0, 0, 0, 1.0f, 1, 0};
+    const family_case f = *fc;
     char dir[1024];
     snprintf(dir, sizeof dir, "%s/%s", tmp, f.name);
-    CHECK(write_checkpoint(&f, dir, 11), "mistral_window: writing the checkpoint");
+    CHECK(write_checkpoint(&f, dir, 11), "%s: writing the checkpoint", f.name);
     wgt_model *m;
     MUST(wgt_model_open(ctx, dir, 64, &m));
-    CHECK(m->cfg.window == 8 && mdl_layer_slides(&m->cfg, 0), "mistral_window: window %lld", (long long)m->cfg.window);
+    CHECK(m->cfg.window == 8 && mdl_layer_slides(&m->cfg, 0), "%s: window %lld", f.name, (long long)m->cfg.window);
     int32_t seq[20];
     for (int i = 0; i < 20; i++) seq[i] = 3 + (i * 37 + 11) % (V - 3);
     float full[V], step[V], tail[V];
@@ -505,28 +529,51 @@ static void window_check(wgt_context *ctx, const char *tmp)
         d_decode = fmax(d_decode, fabs(step[i] - tail[i]));
         d_nowin = fmax(d_nowin, fabs(nowin[i] - tail[i]));
     }
-    CHECK(d_prefill < 2e-3, "mistral_window: prefill over 20 tokens vs the last 8 alone: %g", d_prefill);
-    CHECK(d_decode < 2e-3, "mistral_window: decode at position 19 vs the last 8 alone: %g", d_decode);
-    CHECK(d_nowin > 0.1, "mistral_window: without the window the logits should differ (%g)", d_nowin);
+    CHECK(d_prefill < 2e-3, "%s: prefill over 20 tokens vs the last 8 alone: %g", f.name, d_prefill);
+    CHECK(d_decode < 2e-3, "%s: decode at position 19 vs the last 8 alone: %g", f.name, d_decode);
+    CHECK(d_nowin > 0.1, "%s: without the window the logits should differ (%g)", f.name, d_nowin);
     wgt_model_free(m);
-    /* the window survives the GGUF conversion (llama.attention.sliding_window) */
+    /* the window survives the GGUF conversion (llama.attention.sliding_window), or is refused */
     char gg[1100], cmd[2600];
-    snprintf(gg, sizeof gg, "%s/mistral_window.gguf", tmp);
+    snprintf(gg, sizeof gg, "%s/%s.gguf", tmp, f.name);
     const char *wgt = getenv("WGT_BIN") ? getenv("WGT_BIN") : "build/wgt";
     snprintf(cmd, sizeof cmd, "'%s' convert '%s' '%s' --type f32 --force >/dev/null 2>&1", wgt, dir, gg);
-    CHECK(system(cmd) == 0, "mistral_window: convert");
+    int conv = system(cmd) == 0;
+    CHECK(conv == converts, "%s: convert %s", f.name, converts ? "failed" : "should refuse the window");
+    if (!conv || !converts) return;
     if (wgt_model_open(ctx, gg, 64, &m) == WGT_OK) {
-        CHECK(m->cfg.window == 8, "mistral_window (GGUF): window %lld", (long long)m->cfg.window);
+        CHECK(m->cfg.window == 8, "%s (GGUF): window %lld", f.name, (long long)m->cfg.window);
         MUST(wgt_model_forward(m, seq, 20, 0, &lg));
         float g[V];
         MUST(wgt_tensor_to_host(lg, g, sizeof g));
         wgt_tensor_free(lg);
         double d = 0;
         for (int i = 0; i < V; i++) d = fmax(d, fabs(g[i] - full[i]));
-        CHECK(d < 2e-3, "mistral_window: GGUF vs directory: %g", d);
+        CHECK(d < 2e-3, "%s: GGUF vs directory: %g", f.name, d);
         wgt_model_free(m);
     } else
-        CHECK(0, "mistral_window: load the GGUF: %s", wgt_errmsg());
+        CHECK(0, "%s: load the GGUF: %s", f.name, wgt_errmsg());
+}
+
+/* qwen2's max_window_layers: the layers below it attend globally (transformers' layer_types). */
+static void qwen2_layers_check(wgt_context *ctx, const char *tmp)
+{
+    static const family_case f = {.name = "qwen2_window_layers",
+        .config = "{\"architectures\": [\"Qwen2ForCausalLM\"], \"model_type\": \"qwen2\", \"hidden_size\": 64, "
+        "\"intermediate_size\": 128, \"num_hidden_layers\": 3, \"num_attention_heads\": 4, \"num_key_value_heads\": 2, "
+        "\"max_position_embeddings\": 256, \"rms_norm_eps\": 1e-06, \"use_sliding_window\": true, "
+        "\"sliding_window\": 8, \"max_window_layers\": 2, \"rope_parameters\": {\"rope_theta\": 10000.0, "
+        "\"rope_type\": \"default\"}, \"tie_word_embeddings\": true, \"vocab_size\": 320, \"eos_token_id\": 2}\n",
+        .layers = 3, .heads = 4, .kv_heads = 2, .head_dim = 16, .ffn = 128, .tied = 1, .norm_center = 1.0f, .bos = -1,
+        .qkv_bias = 1};
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/%s", tmp, f.name);
+    CHECK(write_checkpoint(&f, dir, 13), "%s: writing the checkpoint", f.name);
+    wgt_model *m;
+    MUST(wgt_model_open(ctx, dir, 64, &m));
+    CHECK(m->cfg.window == 8 && !mdl_layer_slides(&m->cfg, 0) && !mdl_layer_slides(&m->cfg, 1) &&
+              mdl_layer_slides(&m->cfg, 2), "%s: layers 0, 1 global and 2 sliding expected", f.name);
+    wgt_model_free(m);
 }
 
 int main(int argc, char **argv)
@@ -544,7 +591,7 @@ int main(int argc, char **argv)
     /* gemma: MQA, head_dim 32 != 64 / 4, tied. gemma2: query_pre_attn_scalar = head_dim (llama.cpp
      * assumes it), soft caps small enough to bite, layer 0 slides over 8 tokens. gemma3: six
      * layers (llama.cpp's pattern: five sliding, one global), q/k norms, global rope 1e6 linear x8,
-     * local 1e4. */
+     * local 2e4 (written as gemma3.rope.freq_base_swa, which llama.cpp reads). */
     static const family_case families[] = {
         {"gemma",
          "{\"architectures\": [\"GemmaForCausalLM\"], \"model_type\": \"gemma\", \"hidden_size\": 64, "
@@ -571,7 +618,7 @@ int main(int argc, char **argv)
          "[\"sliding_attention\", \"sliding_attention\", \"sliding_attention\", \"sliding_attention\", "
          "\"sliding_attention\", \"full_attention\"], \"final_logit_softcapping\": null, \"attn_logit_softcapping\": null, "
          "\"rope_parameters\": {\"full_attention\": {\"rope_type\": \"linear\", \"factor\": 8.0, \"rope_theta\": 1000000.0}, "
-         "\"sliding_attention\": {\"rope_type\": \"default\", \"rope_theta\": 10000.0}}, \"tie_word_embeddings\": true, "
+         "\"sliding_attention\": {\"rope_type\": \"default\", \"rope_theta\": 20000.0}}, \"tie_word_embeddings\": true, "
          "\"vocab_size\": 320, \"bos_token_id\": 2, \"eos_token_id\": 1, \"pad_token_id\": 0}\n",
          6, 4, 2, 32, 128, 1, 1, 1, 0.0f, 2, 1},
         /* phi3: fused projections, untied, GQA 4/2; no window (llama.cpp runs Phi-3 without one) */
@@ -609,12 +656,90 @@ int main(int argc, char **argv)
          "\"layer_norm_eps\": 1e-05, \"use_parallel_residual\": true, \"tie_word_embeddings\": false, "
          "\"vocab_size\": 320, \"bos_token_id\": 319, \"eos_token_id\": 319}\n",
          2, 4, 4, 16, 128, 0, 0, 0, 1.0f, -1, 1, 0, 0, 0, 1},
+        /* gpt_neox with use_parallel_residual false: x + attn(ln1(x)), then + mlp(ln2(.)) */
+        {"gpt_neox_seq",
+         "{\"architectures\": [\"GPTNeoXForCausalLM\"], \"model_type\": \"gpt_neox\", \"hidden_size\": 64, "
+         "\"intermediate_size\": 128, \"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+         "\"max_position_embeddings\": 256, \"rotary_pct\": 0.25, \"partial_rotary_factor\": 0.25, "
+         "\"rope_parameters\": {\"rope_theta\": 10000.0, \"rope_type\": \"default\"}, \"hidden_act\": \"gelu\", "
+         "\"layer_norm_eps\": 1e-05, \"use_parallel_residual\": false, \"tie_word_embeddings\": false, "
+         "\"vocab_size\": 320, \"bos_token_id\": 319, \"eos_token_id\": 319}\n",
+         2, 4, 4, 16, 128, 0, 0, 0, 1.0f, -1, 1, 0, 0, 0, 1},
+        /* stablelm (StableLM 2 1.6B's form): LayerNorms with biases, q/k/v biases, RoPE on a quarter
+         * of each head, GQA 4/2 */
+        {.name = "stablelm",
+         .config = "{\"architectures\": [\"StableLmForCausalLM\"], \"model_type\": \"stablelm\", \"hidden_size\": 64, "
+         "\"intermediate_size\": 128, \"num_hidden_layers\": 2, \"num_attention_heads\": 4, \"num_key_value_heads\": 2, "
+         "\"max_position_embeddings\": 256, \"partial_rotary_factor\": 0.25, \"hidden_act\": \"silu\", "
+         "\"layer_norm_eps\": 1e-05, \"use_qkv_bias\": true, \"qk_layernorm\": false, \"use_parallel_residual\": false, "
+         "\"rope_parameters\": {\"rope_theta\": 10000.0, \"rope_type\": \"default\"}, \"tie_word_embeddings\": false, "
+         "\"vocab_size\": 320, \"bos_token_id\": 319, \"eos_token_id\": 319}\n",
+         .layers = 2, .heads = 4, .kv_heads = 2, .head_dim = 16, .ffn = 128, .norm_center = 1.0f, .bos = -1,
+         .llama_oracle = 1, .ln = 1, .qkv_bias = 1},
+        /* stablelm as StableLM 2 12B: per-head q/k LayerNorms, attention and MLP in parallel from one norm */
+        {.name = "stablelm_12b",
+         .config = "{\"architectures\": [\"StableLmForCausalLM\"], \"model_type\": \"stablelm\", \"hidden_size\": 64, "
+         "\"intermediate_size\": 128, \"num_hidden_layers\": 2, \"num_attention_heads\": 4, \"num_key_value_heads\": 2, "
+         "\"max_position_embeddings\": 256, \"partial_rotary_factor\": 0.25, \"hidden_act\": \"silu\", "
+         "\"layer_norm_eps\": 1e-05, \"use_qkv_bias\": false, \"qk_layernorm\": true, \"use_parallel_residual\": true, "
+         "\"rope_parameters\": {\"rope_theta\": 10000.0, \"rope_type\": \"default\"}, \"tie_word_embeddings\": false, "
+         "\"vocab_size\": 320, \"bos_token_id\": 319, \"eos_token_id\": 319}\n",
+         .layers = 2, .heads = 4, .kv_heads = 2, .head_dim = 16, .ffn = 128, .norm_center = 1.0f, .bos = -1,
+         .llama_oracle = 1, .ln = 1, .qk_ln = 1, .no_ffn_norm = 1},
+        /* starcoder2: LayerNorms and every linear layer with biases, GELU-tanh c_fc/c_proj MLP, tied;
+         * its window (4096) is wider than the test's contexts */
+        {.name = "starcoder2",
+         .config = "{\"architectures\": [\"Starcoder2ForCausalLM\"], \"model_type\": \"starcoder2\", \"hidden_size\": 64, "
+         "\"intermediate_size\": 128, \"num_hidden_layers\": 2, \"num_attention_heads\": 4, \"num_key_value_heads\": 2, "
+         "\"max_position_embeddings\": 256, \"hidden_act\": \"gelu_pytorch_tanh\", \"norm_epsilon\": 1e-05, "
+         "\"use_bias\": true, \"sliding_window\": 4096, \"rope_parameters\": {\"rope_theta\": 10000.0, \"rope_type\": "
+         "\"default\"}, \"tie_word_embeddings\": true, \"vocab_size\": 320, \"bos_token_id\": 0, \"eos_token_id\": 0}\n",
+         .layers = 2, .heads = 4, .kv_heads = 2, .head_dim = 16, .ffn = 128, .tied = 1, .norm_center = 1.0f, .bos = 0,
+         .llama_oracle = 1, .ln = 1, .qkv_bias = 1, .o_bias = 1, .c_mlp = 1},
+        /* granite: embedding, residual and attention multipliers, logits divided by logits_scaling, tied */
+        {.name = "granite",
+         .config = "{\"architectures\": [\"GraniteForCausalLM\"], \"model_type\": \"granite\", \"hidden_size\": 64, "
+         "\"intermediate_size\": 128, \"num_hidden_layers\": 2, \"num_attention_heads\": 4, \"num_key_value_heads\": 2, "
+         "\"max_position_embeddings\": 256, \"rms_norm_eps\": 1e-05, \"hidden_act\": \"silu\", "
+         "\"embedding_multiplier\": 3.0, \"residual_multiplier\": 0.5, \"attention_multiplier\": 0.2, "
+         "\"logits_scaling\": 1.5, \"rope_parameters\": {\"rope_theta\": 10000.0, \"rope_type\": \"default\"}, "
+         "\"tie_word_embeddings\": true, \"vocab_size\": 320, \"bos_token_id\": 1, \"eos_token_id\": 2}\n",
+         .layers = 2, .heads = 4, .kv_heads = 2, .head_dim = 16, .ffn = 128, .tied = 1, .norm_center = 1.0f, .bos = 1,
+         .llama_oracle = 1},
+        /* smollm3: the fourth layer runs without RoPE, tied */
+        {.name = "smollm3",
+         .config = "{\"architectures\": [\"SmolLM3ForCausalLM\"], \"model_type\": \"smollm3\", \"hidden_size\": 64, "
+         "\"intermediate_size\": 128, \"num_hidden_layers\": 4, \"num_attention_heads\": 4, \"num_key_value_heads\": 2, "
+         "\"max_position_embeddings\": 256, \"rms_norm_eps\": 1e-06, \"hidden_act\": \"silu\", "
+         "\"no_rope_layers\": [1, 1, 1, 0], \"no_rope_layer_interval\": 4, \"use_sliding_window\": false, "
+         "\"rope_parameters\": {\"rope_theta\": 10000.0, \"rope_type\": \"default\"}, \"tie_word_embeddings\": true, "
+         "\"vocab_size\": 320, \"bos_token_id\": 1, \"eos_token_id\": 2}\n",
+         .layers = 4, .heads = 4, .kv_heads = 2, .head_dim = 16, .ffn = 128, .tied = 1, .norm_center = 1.0f, .bos = 1,
+         .llama_oracle = 1},
     };
     wgt_context *ctx;
     MUST(wgt_context_create(NULL, &ctx));
     for (size_t i = 0; i < sizeof families / sizeof families[0]; i++)
         if (!only || !strcmp(only, families[i].name)) run_family(ctx, &families[i], wgt, tmp);
-    if (!only || !strcmp(only, "mistral_window")) window_check(ctx, tmp);
+    static const family_case mistral_window = {.name = "mistral_window",
+        .config = "{\"architectures\": [\"MistralForCausalLM\"], \"model_type\": \"mistral\", \"hidden_size\": 64, "
+        "\"intermediate_size\": 128, \"num_hidden_layers\": 1, \"num_attention_heads\": 4, \"num_key_value_heads\": 2, "
+        "\"head_dim\": 16, \"max_position_embeddings\": 256, \"rms_norm_eps\": 1e-05, "
+        "\"rope_parameters\": {\"rope_theta\": 10000.0, \"rope_type\": \"default\"}, \"sliding_window\": 8, "
+        "\"tie_word_embeddings\": false, \"vocab_size\": 320, \"bos_token_id\": 1, \"eos_token_id\": 2}\n",
+        .layers = 1, .heads = 4, .kv_heads = 2, .head_dim = 16, .ffn = 128, .norm_center = 1.0f, .bos = 1};
+    static const family_case qwen2_window = {.name = "qwen2_window",
+        .config = "{\"architectures\": [\"Qwen2ForCausalLM\"], \"model_type\": \"qwen2\", \"hidden_size\": 64, "
+        "\"intermediate_size\": 128, \"num_hidden_layers\": 1, \"num_attention_heads\": 4, \"num_key_value_heads\": 2, "
+        "\"max_position_embeddings\": 256, \"rms_norm_eps\": 1e-06, \"use_sliding_window\": true, "
+        "\"sliding_window\": 8, \"max_window_layers\": 0, \"rope_parameters\": {\"rope_theta\": 10000.0, "
+        "\"rope_type\": \"default\"}, \"tie_word_embeddings\": false, \"vocab_size\": 320, \"eos_token_id\": 2}\n",
+        .layers = 1, .heads = 4, .kv_heads = 2, .head_dim = 16, .ffn = 128, .norm_center = 1.0f, .bos = -1, .qkv_bias = 1};
+    if (!only || !strcmp(only, "mistral_window")) window_check(ctx, tmp, &mistral_window, 1);
+    if (!only || !strcmp(only, "qwen2_window")) {
+        window_check(ctx, tmp, &qwen2_window, 0);
+        qwen2_layers_check(ctx, tmp);
+    }
     wgt_context_free(ctx);
     char cmd[700];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);

@@ -1,6 +1,6 @@
 /* Transformer ops on the GPU against the CPU reference: sdpa (GQA/MQA, causal with a KV-cache
  * offset, float and bool masks, k/v as views into a larger cache, decode with one workgroup a head and with split keys,
- * empty keys, NaN), rope (half-split and interleaved, partial rotary dims, none/linear/llama3/YaRN
+ * empty keys, NaN, sliding windows), rope (half-split and interleaved, partial rotary dims, none/linear/llama3/YaRN
  * scaling, large positions, strided x, broadcast positions) and embedding.
  * Tolerances: sdpa computes scores and the softmax in f32 (the reference in double): atol 3e-5
  * on outputs of magnitude <= 1. rope rotates in f32 with cos/sin of the f32 angle reduced to
@@ -202,6 +202,28 @@ static void sdpa_cases(void)
     drop(&kc), drop(&vc), drop(&q0);
 
     decode_cases();
+    /* sliding windows: prefill rows bounded from below (the WINDOW kernel, 4 rows a workgroup
+     * straddling the bound), past the cache's start (keys dropped first), with a float mask, a
+     * decode row whose window cuts the cache, GQA, and a window wider than the keys */
+    {
+        pair q = make(WGT_F32, 4, (int64_t[]){1, 4, 9, 32}, -1, 1), k = make(WGT_F32, 4, (int64_t[]){1, 2, 150, 32}, -1, 1);
+        pair v = make(WGT_F32, 4, (int64_t[]){1, 2, 150, 40}, -1, 1);
+        pair q1 = make(WGT_F32, 4, (int64_t[]){1, 4, 1, 32}, -1, 1);
+        pair fm = make(WGT_F32, 2, (int64_t[]){9, 150}, -2, 0.5);
+        wgt_sdpa_params w5 = {0, 1, 8, 5}, w7 = {0, 1, 120, 7}, w130 = {0, 1, 140, 130}, wide = {0, 1, 8, 1000};
+        check_sdpa("sdpa window 5, 9 queries from position 0", &q, &k, &v, NULL, &w5);
+        check_sdpa("sdpa window 7, 9 queries at 112..120 of 150 keys", &q, &k, &v, NULL, &w7);
+        check_sdpa("sdpa window 130, split keys", &q, &k, &v, NULL, &w130);
+        check_sdpa("sdpa window 7 with a float mask", &q, &k, &v, &fm, &w7);
+        check_sdpa("sdpa window wider than the keys", &q, &k, &v, NULL, &wide);
+        wgt_sdpa_params d7 = {0, 1, 120, 7};
+        check_sdpa("sdpa decode, window 7 at position 120", &q1, &k, &v, NULL, &d7);
+        wgt_tensor *y = NULL;
+        wgt_sdpa_params bad = {0, 0, 0, 4};
+        CHECK(wgt_sdpa(q.d, k.d, v.d, NULL, &bad, &y) == WGT_ERR_INVALID_ARGUMENT && !y,
+              "sdpa: a window without causal must be refused");
+        drop(&q), drop(&k), drop(&v), drop(&q1), drop(&fm);
+    }
     /* head dims 80 / 128 / 256, prefill 130 keys */
     const int64_t dims[] = {80, 128, 256};
     for (int i = 0; i < 3; i++) {
