@@ -6,6 +6,9 @@
 # equal their sequential result; bad requests get the right status and OpenAI's error JSON (bad
 # types, huge bodies, bad keys, over-long prompts, unknown model, random bodies), a full queue
 # gives 429, clients that go away mid-stream cancel their requests, and the server keeps serving.
+# The official `openai` npm client (tests/models/openai: pinned by its package-lock.json, installed
+# by make deps or here with npm ci) makes the same greedy checks, runs 8 concurrent streams against
+# the same requests one at a time, and sees the server's errors as its own error classes.
 # Then a second server with --timeout and --cors, stopped with requests in flight.
 set -u
 wgt=${WGT_BIN:?} root=${WGT_ROOT:?}
@@ -17,7 +20,13 @@ cleanup() {
     rm -rf "$tmp"
 }
 trap cleanup EXIT
-command -v python3 >/dev/null || { echo "SKIP: python3 is missing (make deps installs it)"; exit 1; }
+command -v python3 >/dev/null || { echo "FAIL: python3 is missing (make deps installs it)"; exit 1; }
+command -v node >/dev/null || { echo "FAIL: node is missing (make deps installs it)"; exit 1; }
+oai=$root/tests/models/openai
+if [ ! -f "$oai/node_modules/openai/package.json" ]; then
+    (cd "$oai" && npm ci --no-audit --no-fund --silent) ||
+        { echo "FAIL: npm ci in tests/models/openai failed (make deps installs the openai client)"; exit 1; }
+fi
 n=8
 p1="In the beginning God created"
 p2="And Moses said unto the LORD,"
@@ -34,7 +43,7 @@ python3 - "$tmp/oracle.json" "$p1" "$g1" "$p2" "$g2" "$gs" "$msg" "$gc" $n <<'EO
 import json, sys
 out, p1, g1, p2, g2, gs, msg, gc, n = sys.argv[1:]
 json.dump({"prompts": [p1, p2], "generate": {p1: g1, p2: g2}, "sampled": gs, "chat_message": msg,
-           "chat_generate": gc, "n": int(n), "ctx": 512, "max_queue": 2}, open(out, "w"))
+           "chat_generate": gc, "n": int(n), "ctx": 512, "max_queue": 2, "parallel": 8}, open(out, "w"))
 EOF
 
 # start: the port it got is in its first line on stderr
@@ -57,13 +66,15 @@ stop() {
 }
 fail=0
 key=k-$RANDOM-$RANDOM-secret
-start --parallel 4 --max-queue 2 --api-key "$key"
+start --parallel 8 --max-queue 2 --api-key "$key"
 python3 "$root/tests/models/serve_check.py" main "$port" "$key" "$tmp/oracle.json" || fail=1
+node "$oai/check.mjs" main "$port" "$key" "$tmp/oracle.json" || fail=1
 stop || { echo "FAIL: the server did not stop cleanly"; fail=1; }
 grep -q "stopping" "$tmp/serve.err" || { echo "FAIL: no clean stop"; cat "$tmp/serve.err"; fail=1; }
 
 start --parallel 1 --timeout 2 --cors http://example.test
 python3 "$root/tests/models/serve_check.py" limits "$port" "" "$tmp/oracle.json" || fail=1
+node "$oai/check.mjs" limits "$port" "" "$tmp/oracle.json" || fail=1
 # stopping answers the requests in flight (one generating, one queued) with a 503
 for i in 1 2; do
     curl -s "http://127.0.0.1:$port/v1/completions" -d '{"prompt": "In", "max_tokens": 400, "ignore_eos": true}' \
