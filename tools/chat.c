@@ -59,6 +59,7 @@ static void usage(FILE *f)
                "  -n, --n-predict N   at most N tokens per reply, 1 to 2147483647 (default 512)\n"
                "  --temp T (0 to 100) --top-k K (0 off) --top-p P (0 to 1) --min-p M (0 to 1)\n"
                "  --repeat-penalty R (above 0, at most 100) -s, --seed S     sampling\n"
+               "  --frequency-penalty F, --presence-penalty P (-2 to 2; 0 off)  over each reply's tokens\n"
                "                      (default: temperature 0.7, top-p 0.9; --temp 0 is greedy)\n"
                "  -c, --ctx-size N    KV cache length, 0 (the model's, at most 4096) to 1048576 (--ctx too)\n");
 }
@@ -162,6 +163,8 @@ int cmd_chat(int argc, char **argv)
         else if (args_float(&a, "--top-p", 0, 0, 1, &sp.top_p)) ;
         else if (args_float(&a, "--min-p", 0, 0, 1, &sp.min_p)) ;
         else if (args_float(&a, "--repeat-penalty", 0, 1, 100, &sp.repeat_penalty)) ;
+        else if (args_float(&a, "--frequency-penalty", -2, 0, 2, &sp.frequency_penalty)) ;
+        else if (args_float(&a, "--presence-penalty", -2, 0, 2, &sp.presence_penalty)) ;
         else if (args_u64(&a, "-s|--seed", UINT64_MAX, &sp.seed)) ;
         else if (args_int(&a, "-c|--ctx-size|--ctx", 0, 1 << 20, &ctx_len)) ;
         else return args_unknown(&a);

@@ -121,6 +121,8 @@ static void usage(FILE *f)
                "  --top-p P            nucleus sampling, 0 to 1 (0 or 1: off)\n"
                "  --min-p M            drop tokens below M x the most likely's probability, 0 to 1\n"
                "  --repeat-penalty R   above 0, at most 100 (1: off; default 1)\n"
+               "  --frequency-penalty F  -2 to 2: a logit less F per time its token was generated (0: off)\n"
+               "  --presence-penalty P   -2 to 2: a logit less P once its token was generated (0: off)\n"
                "  -s, --seed S         sampling seed, 0 to 18446744073709551615 (default 1234)\n"
                "  --ignore-eos         keep going past end-of-sequence tokens\n"
                "  --graph              capture the first decode step and replay it for every later token\n"
@@ -162,6 +164,8 @@ int cmd_generate(int argc, char **argv)
         else if (args_float(&a, "--top-p", 0, 0, 1, &sp.top_p)) ;
         else if (args_float(&a, "--min-p", 0, 0, 1, &sp.min_p)) ;
         else if (args_float(&a, "--repeat-penalty", 0, 1, 100, &sp.repeat_penalty)) ;
+        else if (args_float(&a, "--frequency-penalty", -2, 0, 2, &sp.frequency_penalty)) ;
+        else if (args_float(&a, "--presence-penalty", -2, 0, 2, &sp.presence_penalty)) ;
         else if (args_u64(&a, "-s|--seed", UINT64_MAX, &sp.seed)) ;
         else if (args_int(&a, "-c|--ctx-size|--ctx", 0, 1 << 20, &ctx_len)) ;
         else if (args_flag(&a, "--ignore-eos")) sp.ignore_eos = 1;

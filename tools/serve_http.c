@@ -350,9 +350,6 @@ static int parse_request(cJSON *j, int chat, req *r, perr *e)
         (chat && int_field(j, "max_completion_tokens", 0, 2147483647, &max_tokens, e)) ||
         bool_field(j, "stream", &stream, e) || bool_field(j, "ignore_eos", &ignore_eos, e))
         return -1;
-    if (freq != 0 || pres != 0)
-        return fail(e, 400, freq != 0 ? "frequency_penalty" : "presence_penalty", "unsupported_value",
-                    "frequency and presence penalties are not supported: use repetition_penalty");
     /* chat: "logprobs": true and "top_logprobs": K; completions: "logprobs": K (0: the drawn token's alone) */
     if (chat ? bool_field(j, "logprobs", &want_logprobs, e) || int_field(j, "top_logprobs", 0, SERVE_MAX_TOP, &top_logprobs, e)
              : int_field(j, "logprobs", 0, SERVE_MAX_TOP, &logprobs, e))
@@ -390,6 +387,8 @@ static int parse_request(cJSON *j, int chat, req *r, perr *e)
     r->sp.top_p = (float)top_p;
     r->sp.min_p = (float)min_p;
     r->sp.repeat_penalty = (float)rep;
+    r->sp.frequency_penalty = (float)freq;
+    r->sp.presence_penalty = (float)pres;
     r->sp.seed = seed >= 0 ? (uint64_t)seed : (uint64_t)time(NULL) ^ (uint64_t)(uintptr_t)r;
     r->sp.ignore_eos = ignore_eos;
     if (prompt_ids(j, chat, r, e)) return -1;

@@ -1,4 +1,5 @@
-// Token sampling on the device, one workgroup over the vocabulary: repetition penalty, temperature,
+// Token sampling on the device, one workgroup over the vocabulary: repetition penalty, frequency and
+// presence penalties (over the generated ids: the last `step` of the history), temperature,
 // then the kept set {logit >= t} where t satisfies top-k, top-p and min-p (found by bisection on
 // the logit value, so nothing is sorted), then the Gumbel-max trick: argmax of logit / T + Gumbel
 // noise draws exactly from the softmax of the kept logits. Noise comes from a counter-based hash
@@ -16,6 +17,10 @@ struct Params {
     seed_hi: u32,
     pad0: u32,
     pad1: u32,
+    frequency: f32,  // 0: off
+    presence: f32,   // 0: off
+    pad2: u32,
+    pad3: u32,
 };
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -86,6 +91,24 @@ fn main(@builtin(local_invocation_index) lid: u32) {
             if (id >= 0 && u32(id) < p.vocab) {
                 let l = logits[u32(id)];
                 scratch[u32(id)] = select(l * p.penalty, l / p.penalty, l > 0.0);
+            }
+        }
+    }
+    storageBarrier();
+    workgroupBarrier();
+    if (p.frequency != 0.0 || p.presence != 0.0) {
+        // the generated ids are the history's last `step`: the invocation holding an id's first
+        // generated occurrence counts its occurrences and penalises it, so each id is penalised
+        // once and no two invocations write one id
+        let g0 = p.n_hist - min(p.step, p.n_hist);
+        for (var h = g0 + lid; h < p.n_hist; h = h + WG) {
+            let id = hist[h];
+            var first = id >= 0 && u32(id) < p.vocab;
+            for (var k = g0; k < h && first; k = k + 1u) { first = hist[k] != id; }
+            if (first) {
+                var c = 0.0;
+                for (var k = h; k < p.n_hist; k = k + 1u) { if (hist[k] == id) { c = c + 1.0; } }
+                scratch[u32(id)] = scratch[u32(id)] - c * p.frequency - p.presence;
             }
         }
     }

@@ -378,13 +378,9 @@ done:
     return st;
 }
 
-static int greedy(const wgt_sampling *sp)
-{
-    return sp->temperature <= 0 && (sp->repeat_penalty <= 0 || sp->repeat_penalty == 1.0f);
-}
-
 /* One token per item that asks for one, from logits [n, vocab]: greedy rows by one argmax over
- * all rows, the others by the device sampler over the slot's ids (repetition penalty) as
+ * all rows, the others by the device sampler over the slot's ids (repetition penalty; the last
+ * it->step of them, the generated ones, for the frequency and presence penalties) as
  * wgt_model_generate draws them; a CPU-reference context draws on the host by the same rules. */
 static wgt_status draw(wgt_batch *b, wgt_batch_item *it, int n, const wgt_tensor *logits)
 {
@@ -419,7 +415,7 @@ static wgt_status draw(wgt_batch *b, wgt_batch_item *it, int n, const wgt_tensor
     if (!tok) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory");
     if ((st = wgt_reduce(WGT_REDUCE_ARGMAX, logits, 1u << 1, 0, 0, &idx))) goto done;
     for (int i = 0; i < n && !st; i++) {
-        if (!it[i].sp || greedy(it[i].sp)) continue;
+        if (!it[i].sp || mdl_sampling_is_plain_greedy(it[i].sp)) continue;
         bslot *s = &b->slots[it[i].slot];
         wgt_tensor *row = NULL, *rowc = NULL, *hist = NULL, *one = NULL, *dst = NULL;
         int64_t nh = s->n_past;

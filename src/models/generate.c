@@ -1,6 +1,6 @@
 /* Generation: prefill the prompt in one forward pass, then one token per step. Greedy picks the
  * argmax on the device and reads back one id; sampling (temperature, top-k, top-p, min-p,
- * repetition penalty, seeded) reads the logits back and samples on the host. */
+ * repetition, frequency and presence penalties, seeded) reads the logits back and samples on the host. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,15 +30,32 @@ static int by_logit_desc(const void *a, const void *b)
     return ((const cand *)a)->id - ((const cand *)b)->id;
 }
 
-/* Sample from logits[V] with the settings; history for the repetition penalty. */
+/* Sample from logits[V] with the settings; history for the repetition penalty (once per id, as
+ * Hugging Face applies it), its last n_gen ids (the generated ones) for the frequency and presence
+ * penalties. */
 static int32_t sample(float *logits, int64_t V, const wgt_sampling *sp, const int32_t *hist, int64_t n_hist,
-                      uint64_t *rng, cand *cs)
+                      int64_t n_gen, uint64_t *rng, cand *cs)
 {
+    if (sp->repeat_penalty > 0 && sp->repeat_penalty != 1.0f) /* cs[id].id marks the ids done */
+        for (int64_t i = 0; i < n_hist; i++) cs[hist[i]].id = -1;
     if (sp->repeat_penalty > 0 && sp->repeat_penalty != 1.0f)
         for (int64_t i = 0; i < n_hist; i++) {
             float *l = &logits[hist[i]];
+            if (cs[hist[i]].id != -1) continue;
+            cs[hist[i]].id = 0;
             *l = *l > 0 ? *l / sp->repeat_penalty : *l * sp->repeat_penalty;
         }
+    if (sp->frequency_penalty != 0 || sp->presence_penalty != 0) { /* cs[id].logit counts the generated ids */
+        const int32_t *gen = hist + n_hist - n_gen;
+        for (int64_t i = 0; i < n_gen; i++) cs[gen[i]].logit = 0;
+        for (int64_t i = 0; i < n_gen; i++) cs[gen[i]].logit += 1;
+        for (int64_t i = 0; i < n_gen; i++) {
+            float c = cs[gen[i]].logit;
+            if (c == 0) continue; /* penalised already */
+            logits[gen[i]] = logits[gen[i]] - c * sp->frequency_penalty - sp->presence_penalty;
+            cs[gen[i]].logit = 0;
+        }
+    }
     int64_t best = 0;
     for (int64_t i = 1; i < V; i++)
         if (logits[i] > logits[best]) best = i;
@@ -136,12 +153,9 @@ wgt_status wgt_model_generate(wgt_model *m, const int32_t *prompt, int64_t n_pro
     int stop = 0;
     /* A captured decode step (sp->graph): the first decode step is recorded as a graph (input: the
      * previous id on the device; scalars: the position and the history length) and replayed for
-     * every later token below the capture limit. Greedy only (the sampler's step counter is not a
-     * declared scalar yet). */
-    int64_t graph_limit = sp->graph && pipe && sp->temperature <= 0 &&
-                                  (sp->repeat_penalty <= 0 || sp->repeat_penalty == 1.0f)
-                              ? mdl_decode_capture_limit(m)
-                              : 0;
+     * every later token below the capture limit. Greedy without penalties only (the sampler's step
+     * counter, which the frequency and presence penalties read too, is not a declared scalar yet). */
+    int64_t graph_limit = sp->graph && pipe && mdl_sampling_is_plain_greedy(sp) ? mdl_decode_capture_limit(m) : 0;
     wgt_graph *dg = NULL;
     wgt_tensor *dg_tok = NULL; /* the captured step's sampled id: rewritten by every replay */
     int dg_pos = -1, dg_len = -1;
@@ -212,7 +226,7 @@ wgt_status wgt_model_generate(wgt_model *m, const int32_t *prompt, int64_t n_pro
             }
         } else {
             st = wgt_tensor_to_host(lg, logits, (size_t)V * sizeof *logits);
-            if (!st) next = sample(logits, V, sp, hist, n_hist, &rng, cs);
+            if (!st) next = sample(logits, V, sp, hist, n_hist, n_hist - n_prompt, &rng, cs);
         }
         if (st) goto step_done;
         hist[n_hist++] = next;
@@ -270,7 +284,7 @@ wgt_status mdl_sample_host(float *logits, int64_t V, const wgt_sampling *sp, con
     cand *cs = malloc((size_t)V * sizeof *cs);
     if (!cs) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory");
     uint64_t rng = sp->seed + (uint64_t)step * 0x9E3779B97F4A7C15ull; /* splitmix's state after step draws */
-    *token = sample(logits, V, sp, hist, n_hist, &rng, cs);
+    *token = sample(logits, V, sp, hist, n_hist, step < n_hist ? step : n_hist, &rng, cs);
     free(cs);
     return WGT_OK;
 }

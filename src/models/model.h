@@ -170,7 +170,9 @@ int64_t mdl_decode_capture_limit(const wgt_model *m);
 wgt_status mdl_forward_dev(wgt_model *m, const wgt_tensor *id_dev, wgt_tensor **logits);
 
 /* Draw the next token on the device from logits [1, vocab] f32 with the settings (temperature 0:
- * the first maximum); hist holds the n_hist ids seen so far (repetition penalty). *out: i32 [1]. */
+ * the first maximum); hist holds the n_hist ids seen so far (repetition penalty), of which the
+ * last step were generated (frequency and presence penalties); step also picks the noise stream.
+ * *out: i32 [1]. */
 wgt_status wgt_sample_gpu(const wgt_tensor *logits, const wgt_tensor *hist, int64_t n_hist, const wgt_sampling *sp,
                           uint32_t step, wgt_tensor **out);
 
@@ -184,9 +186,16 @@ wgt_status mdl_add_norm(const wgt_model *m, const wgt_tensor *x, const wgt_tenso
                         const wgt_tensor *b, wgt_tensor **sum, wgt_tensor **out);
 /* out [L, out] = x [L, in] @ w^T + b, float or quantized weights. */
 wgt_status mdl_linear(const wgt_tensor *x, const mdl_weight *w, const wgt_tensor *b, wgt_tensor **out);
-/* generate.c's host sampler for one step, the seed advanced by step earlier draws. */
+/* generate.c's host sampler for one step, the seed advanced by step earlier draws; the last step
+ * ids of hist are the generated ones (the frequency and presence penalties count them). */
 wgt_status mdl_sample_host(float *logits, int64_t V, const wgt_sampling *sp, const int32_t *hist, int64_t n_hist,
                            uint32_t step, int32_t *token);
+/* 1 when the settings pick the argmax of the logits as they are: temperature 0 and no penalty. */
+static inline int mdl_sampling_is_plain_greedy(const wgt_sampling *sp)
+{
+    return sp->temperature <= 0 && (sp->repeat_penalty <= 0 || sp->repeat_penalty == 1.0f) &&
+           sp->frequency_penalty == 0 && sp->presence_penalty == 0;
+}
 /* batch.c: 1 runs each sequence through wgt_model_forward (the reference the tests compare with). */
 void mdl_batch_set_sequential(wgt_batch *b, int on);
 

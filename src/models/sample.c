@@ -13,6 +13,8 @@ typedef struct sample_params {
     uint32_t vocab, n_hist, top_k, step;
     float temperature, top_p, min_p, penalty;
     uint32_t seed_lo, seed_hi, pad0, pad1;
+    float frequency, presence;
+    uint32_t pad2, pad3;
 } sample_params;
 
 /* The prelude depends on the workgroup size alone: built once per context. */
@@ -33,7 +35,7 @@ wgt_status wgt_sample_gpu(const wgt_tensor *logits, const wgt_tensor *hist, int6
     wgt_tensor *scratch = NULL, *res = NULL;
     int64_t one = 1;
     wgt_status st;
-    if (sp->temperature <= 0 && (sp->repeat_penalty <= 0 || sp->repeat_penalty == 1.0f)) {
+    if (mdl_sampling_is_plain_greedy(sp)) {
         /* greedy: the first maximum, by the two-stage argmax reduction (the sampling kernel runs
          * in one workgroup: hundreds of microseconds over a 150k vocabulary on a large GPU) */
         wgt_tensor *idx;
@@ -59,6 +61,8 @@ wgt_status wgt_sample_gpu(const wgt_tensor *logits, const wgt_tensor *hist, int6
     p.penalty = sp->repeat_penalty > 0 ? sp->repeat_penalty : 1.0f;
     p.seed_lo = (uint32_t)sp->seed;
     p.seed_hi = (uint32_t)(sp->seed >> 32);
+    p.frequency = sp->frequency_penalty;
+    p.presence = sp->presence_penalty;
     wgt_binding b[4];
     int64_t base;
     if ((st = op_bind_all(logits, &b[0], &base)) || (st = op_bind_all(hist, &b[1], &base)) ||

@@ -169,6 +169,32 @@ def main():
     bad_lp = request("POST", "/v1/chat/completions", dict(messages=msgs, top_logprobs=2))[0]
     check(bad_lp == 400, f"top_logprobs without logprobs: {bad_lp}")
 
+    # ---- frequency and presence penalties (OpenAI's: logit - count * f - (count > 0) * p over the reply's
+    # tokens so far): each greedy token is the argmax of the penalised log-probabilities, computed here
+    # from the returned ones (the model's, before the penalties) over the 20 most likely; the reply
+    # equals wgt generate's with the same penalties and differs from the unpenalised one
+    fp, pp = oracle["penalties"]
+    pen = dict(max_tokens=oracle["n_penalised"], temperature=0, frequency_penalty=fp, presence_penalty=pp)
+    j = complete(p0, logprobs=20, **pen)
+    lp = j["choices"][0]["logprobs"]
+    text = j["choices"][0]["text"]
+    check(text == oracle["penalised"], f"penalised {text!r}, wgt generate --frequency-penalty {fp} --presence-penalty {pp}: "
+          f"{oracle['penalised']!r}")
+    plain = complete(p0, max_tokens=oracle["n_penalised"], temperature=0)["choices"][0]["text"]
+    check(text != plain, f"the penalties changed nothing: {text!r}")
+    for t, tok in enumerate(lp["tokens"]):
+        count = {}
+        for x in lp["tokens"][:t]:
+            count[x] = count.get(x, 0) + 1
+        top = lp["top_logprobs"][t]
+        score = {x: l - count.get(x, 0) * fp - (count.get(x, 0) > 0) * pp for x, l in top.items()}
+        best = max(score.values())
+        # with penalties >= 0 no token outside the top 20 (logprob <= the 20th's) can score above it
+        check(tok in score and score[tok] >= best - 1e-4 and score[tok] >= min(top.values()) - 1e-4,
+              f"penalised step {t}: drew {tok!r} ({score.get(tok)}), the penalised best is {best} of {score}")
+    st, j, _ = request("POST", "/v1/completions", dict(prompt=p0, frequency_penalty=2.5))
+    check(st == 400 and j["error"]["param"] == "frequency_penalty", f"frequency_penalty 2.5: {st} {j}")
+
     # ---- prefix reuse: the same prompt again computes only its last token
     r0 = metric("wgt_prompt_tokens_reused_total")
     complete(p0, max_tokens=1, temperature=0)

@@ -1,5 +1,5 @@
 /* Sampling on the device against the distribution it should draw from, computed here: repetition
- * penalty, temperature, top-k, top-p (within top-k), min-p, then softmax over what is kept. A
+ * penalty (once per id), frequency and presence penalties (over the generated ids), temperature, top-k, top-p (within top-k), min-p, then softmax over what is kept. A
  * chi-square test over many draws (a fresh noise stream per step), greedy equal to the argmax, and
  * the same seed and step giving the same token; again at 128 invocations per workgroup
  * (compatibility mode's default limit, lowered on the context). */
@@ -19,14 +19,26 @@ static int by_desc(const void *a, const void *b)
 }
 
 /* The probability of each token under the settings. */
-static void expected(const float *logits, const int32_t *hist, int nh, const wgt_sampling *sp, double *prob)
+/* x = the logits after the penalties: the repetition penalty over hist[0..nh), OpenAI's frequency
+ * and presence penalties over its last n_gen ids (the generated ones). */
+static void penalised(const float *logits, const int32_t *hist, int nh, int n_gen, const wgt_sampling *sp, double *x)
 {
-    double x[V], sorted[V];
     for (int i = 0; i < V; i++) x[i] = logits[i];
     for (int h = 0; h < nh; h++) {
         double l = logits[hist[h]];
         x[hist[h]] = l > 0 ? l / sp->repeat_penalty : l * sp->repeat_penalty;
     }
+    for (int i = 0; i < V; i++) {
+        int c = 0;
+        for (int h = nh - n_gen; h < nh; h++) c += hist[h] == i;
+        x[i] -= c * (double)sp->frequency_penalty + (c > 0) * (double)sp->presence_penalty;
+    }
+}
+
+static void expected(const float *logits, const int32_t *hist, int nh, const wgt_sampling *sp, double *prob)
+{
+    double x[V], sorted[V];
+    penalised(logits, hist, nh, nh, sp, x); /* the draws below are at steps >= nh: all of hist generated */
     for (int i = 0; i < V; i++) x[i] /= sp->temperature;
     double m = -INFINITY;
     for (int i = 0; i < V; i++) m = fmax(m, x[i]);
@@ -66,7 +78,7 @@ static void run(wgt_context *ctx, const wgt_sampling *sp, const char *what)
     long count[V] = {0};
     for (int d = 0; d < DRAWS; d++) {
         wgt_tensor *tok;
-        MUST(wgt_sample_gpu(lt, ht, 4, sp, (uint32_t)d, &tok));
+        MUST(wgt_sample_gpu(lt, ht, 4, sp, (uint32_t)d + 4, &tok));
         int32_t id;
         MUST(wgt_tensor_to_host(tok, &id, sizeof id));
         wgt_tensor_free(tok);
@@ -120,6 +132,9 @@ int main(void)
     run(ctx, &sp, "top-k 50, top-p 0.9, penalty 1.3");
     sp.top_k = 0, sp.top_p = 0, sp.min_p = 0.05f, sp.repeat_penalty = 1;
     run(ctx, &sp, "min-p 0.05");
+    sp.min_p = 0, sp.top_k = 40, sp.frequency_penalty = 0.7f, sp.presence_penalty = 0.4f, sp.repeat_penalty = 1.2f;
+    run(ctx, &sp, "top-k 40, frequency 0.7, presence 0.4, penalty 1.2");
+    sp.top_k = 0, sp.frequency_penalty = sp.presence_penalty = 0, sp.repeat_penalty = 1;
     /* the kernel at compatibility mode's 128 invocations: its reductions over two strides of the
      * 200 tokens */
     wgt_limits saved = ctx->info.limits;
@@ -143,8 +158,52 @@ int main(void)
     MUST(wgt_tensor_to_host(tok, &id, 4));
     CHECK(id == 36, "greedy picked %d, want the first maximum 36", id);
     wgt_tensor_free(tok);
-    wgt_tensor_free(lt);
     wgt_tensor_free(ht);
+    /* greedy over penalised logits: a prompt {36, 110} then generated ids {73, 36, 36, 9, 147}
+     * (step 5), more than a workgroup's worth of history at 128 invocations as well; the device, the
+     * host sampler and the formula here pick the same id */
+    int32_t hist[300];
+    for (int i = 0; i < 300; i++) hist[i] = (i * 7) % V;
+    int32_t gen[5] = {73, 36, 36, 9, 147};
+    hist[0] = 36, hist[1] = 110;
+    struct { float f, p, rep; int nh, n_gen; } cases[] = {
+        {0.6f, 0.5f, 1, 7, 5}, {0, 0.5f, 1, 7, 5}, {0.6f, 0, 1.1f, 7, 5}, {-0.4f, 0, 1, 7, 5}, {0, -2, 1, 7, 5},
+        {0.3f, 0.2f, 1, 300, 250}, {1, 1, 1, 7, 0},
+    };
+    for (int c = 0; c < (int)(sizeof cases / sizeof *cases); c++) {
+        int nh = cases[c].nh;
+        if (nh == 7) memcpy(hist + 2, gen, sizeof gen);
+        else
+            for (int i = 2; i < 7; i++) hist[i] = (i * 7) % V;
+        wgt_sampling pg = {0};
+        pg.frequency_penalty = cases[c].f, pg.presence_penalty = cases[c].p, pg.repeat_penalty = cases[c].rep;
+        double x[V];
+        penalised(logits, hist, nh, cases[c].n_gen, &pg, x);
+        int want = 0;
+        for (int i = 1; i < V; i++)
+            if (x[i] > x[want]) want = i;
+        int64_t n64 = nh;
+        float host_logits[V];
+        memcpy(host_logits, logits, sizeof host_logits);
+        int32_t host;
+        MUST(mdl_sample_host(host_logits, V, &pg, hist, nh, (uint32_t)cases[c].n_gen, &host));
+        for (int wg = 0; wg < 2; wg++) { /* 256 (or the device's) and 128 invocations */
+            if (wg) {
+                ctx->info.limits.max_compute_invocations_per_workgroup = 128;
+                ctx->info.limits.max_compute_workgroup_size_x = 128;
+            }
+            MUST(wgt_tensor_from_host(ctx, WGT_I32, 1, &n64, hist, &ht));
+            MUST(wgt_sample_gpu(lt, ht, nh, &pg, (uint32_t)cases[c].n_gen, &tok));
+            MUST(wgt_tensor_to_host(tok, &id, 4));
+            CHECK(id == want && host == want, "greedy, frequency %g, presence %g, repetition %g, %d of %d ids generated, "
+                  "%u invocations: device %d, host %d, want %d", cases[c].f, cases[c].p, cases[c].rep, cases[c].n_gen, nh,
+                  op_workgroup_size(ctx), id, host, want);
+            wgt_tensor_free(tok);
+            wgt_tensor_free(ht);
+            ctx->info.limits = saved;
+        }
+    }
+    wgt_tensor_free(lt);
     wgt_context_free(ctx);
     return test_finish("test_gpu_sample");
 }
