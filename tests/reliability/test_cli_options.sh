@@ -28,6 +28,8 @@ g=(generate -m "$model" -p hi)
 expect_refusal "--temp 'abc' is not a number: give a number from 0 to 100" "${g[@]}" --temp abc
 expect_refusal "--temp '-1' is out of range" "${g[@]}" --temp -1
 expect_refusal "--temp 'nan' is not a number" "${g[@]}" --temp nan
+expect_refusal "--frequency-penalty '2.5' is out of range" "${g[@]}" --frequency-penalty 2.5
+expect_refusal "--presence-penalty 'x' is not a number" "${g[@]}" --presence-penalty x
 expect_refusal "--temp 'inf' is not a number" "${g[@]}" --temp inf
 expect_refusal "--temp '0.5x' is not a number" "${g[@]}" --temp 0.5x
 expect_refusal "--temp ' 1' is not a number" "${g[@]}" --temp " 1"

@@ -80,55 +80,51 @@ if (mode === "limits") {
 const models = await client.models.list();
 check(models.data.length === 1 && models.data[0].id === model, `models.list: ${show(models.data)}`);
 
-// ---- greedy completions equal wgt generate's, whole and streamed
+// ---- greedy completions and chat equal wgt generate's (streamed: in the concurrent block below)
 const p0 = oracle.prompts[0];
-for (const p of oracle.prompts) {
-  const r = await completion(p);
-  const want = oracle.generate[p];
-  check(r.choices[0].text === want, `completion of ${show(p)}: ${show(r.choices[0].text)}, wgt generate: ${show(want)}`);
-  check(r.object === "text_completion" && ["stop", "length"].includes(r.choices[0].finish_reason), `completion shape ${show(r)}`);
-  check(r.usage.total_tokens === r.usage.prompt_tokens + r.usage.completion_tokens && r.usage.completion_tokens <= n,
-        `usage ${show(r.usage)}`);
-  const s = await completionStream(p);
-  check(s.text === want && s.chunks >= 2, `streamed completion of ${show(p)}: ${show(s.text)} in ${s.chunks} chunks`);
-}
-
-// ---- chat equals wgt generate over the chatml rendering, whole and streamed
+const full = oracle.generate[p0];
+const r0 = await completion(p0);
+check(r0.choices[0].text === full, `completion of ${show(p0)}: ${show(r0.choices[0].text)}, wgt generate: ${show(full)}`);
+check(r0.object === "text_completion" && ["stop", "length"].includes(r0.choices[0].finish_reason), `completion shape ${show(r0)}`);
+check(r0.usage.total_tokens === r0.usage.prompt_tokens + r0.usage.completion_tokens && r0.usage.completion_tokens <= n,
+      `usage ${show(r0.usage)}`);
 const messages = [{ role: "user", content: oracle.chat_message }];
 const chat = await client.chat.completions.create({ model, messages, max_tokens: n, temperature: 0 });
 check(chat.object === "chat.completion" && chat.choices[0].message.role === "assistant" &&
       chat.choices[0].message.content === oracle.chat_generate,
       `chat: ${show(chat.choices[0].message)}, wgt generate: ${show(oracle.chat_generate)}`);
-const cs = await chatStream(messages);
-check(cs.role === "assistant" && cs.text === oracle.chat_generate, `chat stream: ${show(cs)}`);
 
 // ---- a seed gives wgt generate's draw; stop strings; max_tokens
 const sampled = { temperature: 0.9, top_k: 40, seed: 5 }; // top_k: a field outside OpenAI's, sent through
 const a = (await completion(p0, sampled)).choices[0].text;
 check(a === oracle.sampled, `seed 5: ${show(a)}, wgt generate -s 5: ${show(oracle.sampled)}`);
-const full = oracle.generate[p0];
 const words = full.split(" ").filter((w) => w);
 if (check(words.length >= 3, `greedy text too short for the stop test: ${show(full)}`)) {
   const stop = " " + words[2];
   const cut = full.slice(0, full.indexOf(stop));
   const r = await completion(p0, { stop: [stop, "zzzz-never"] });
   check(r.choices[0].text === cut && r.choices[0].finish_reason === "stop", `stop ${show(stop)}: ${show(r.choices[0])}`);
-  const s = await completionStream(p0, { stop });
-  check(s.text === cut, `streamed stop ${show(stop)}: ${show(s.text)}, want ${show(cut)}`);
 }
 const one = await completion(p0, { max_tokens: 1 });
 check(one.usage.completion_tokens === 1 && one.choices[0].finish_reason === "length", `max_tokens 1: ${show(one)}`);
 
-// ---- 8 concurrent streams (chat and completions) equal the same requests one at a time
-const prompts = [p0, oracle.prompts[1], "And God said, Let there be", "The LORD is my shepherd;",
-                 "In the beginning was the Word,", "Blessed are the meek:", "And it came to pass", "Thou shalt not"];
-const reqs = prompts.map((p, i) => (i % 4 === 3 ? { chat: [{ role: "user", content: p }] } : { prompt: p }));
-const alone = [];
-for (const r of reqs) alone.push(r.chat ? (await chatStream(r.chat)).text : (await completion(r.prompt)).choices[0].text);
+// ---- 8 concurrent streams (completions and chat, some alike) equal the same requests alone: the
+// texts wgt generate gave, or the server's answer to the request on its own
+const m2 = [{ role: "user", content: "The LORD is my shepherd;" }];
+const reqs = [{ prompt: p0, want: full }, { prompt: oracle.prompts[1], want: oracle.generate[oracle.prompts[1]] },
+              { prompt: "And God said, Let there be" }, { chat: messages, want: oracle.chat_generate },
+              { prompt: "Blessed are the meek:" }, { chat: m2 }, { prompt: p0, want: full },
+              { chat: messages, want: oracle.chat_generate }];
+for (const r of reqs)
+  if (r.want === undefined)
+    r.want = r.chat ? (await client.chat.completions.create({ model, messages: r.chat, max_tokens: n, temperature: 0 }))
+                          .choices[0].message.content
+                    : (await completion(r.prompt)).choices[0].text;
 const together = await Promise.all(reqs.map((r) => (r.chat ? chatStream(r.chat) : completionStream(r.prompt))));
-reqs.forEach((r, i) => check(together[i].text === alone[i],
-                             `concurrent stream ${i}: ${show(together[i].text)}, alone: ${show(alone[i])}`));
-check(new Set(alone).size >= 4, `the 8 prompts gave too few different texts to tell streams apart: ${show(alone)}`);
+reqs.forEach((r, i) => check(together[i].text === r.want && (!r.chat || together[i].role === "assistant") &&
+                             (r.chat || together[i].chunks >= 2),
+                             `concurrent stream ${i}: ${show(together[i])}, alone: ${show(r.want)}`));
+check(new Set(reqs.map((r) => r.want)).size >= 5, `too few different texts to tell the streams apart: ${show(reqs)}`);
 
 // ---- errors are the client's error classes, with the server's OpenAI-style message
 let e = await thrown(() => new OpenAI({ baseURL, apiKey: key + "x", maxRetries: 0 }).completions.create({ model, prompt: p0 }));
@@ -146,6 +142,7 @@ e = await thrown(() => completionStream(p0, { temperature: "hot" }));
 check(e instanceof OpenAI.BadRequestError && e.status === 400, `a streamed request with a bad temperature: ${e}`);
 
 // ---- still serving, and the same text
-check((await completion(p0)).choices[0].text === full, "the same text at the end");
+const end = (await completion(p0, { max_tokens: 2 })).choices[0].text;
+check(end.length > 0 && full.startsWith(end), `the same text at the end: ${show(end)}`);
 console.log(`serve (openai ${version}): ${failures} failed`);
 process.exit(failures ? 1 : 0);
