@@ -1626,6 +1626,9 @@ typedef struct wgt_model_options {
     int f32_weights;         /* expand f16/bf16 weights to f32 at load (exact; twice the memory): for
                                 adapters where unpacking f16 in a kernel is slow (the browser's
                                 SwiftShader); the arithmetic is f32 either way */
+    int no_kv_cache;         /* no KV cache of the model's own (max_ctx still sets the context): for
+                                a model served through wgt_batch, whose slots hold their own;
+                                wgt_model_forward and wgt_model_generate are then refused */
 } wgt_model_options;
 wgt_status wgt_model_open_ex(wgt_context *ctx, const char *path, const wgt_model_options *opt, wgt_model **out);
 /* The checks wgt_model_open makes of a configuration's hyper-parameters, for tools that read one

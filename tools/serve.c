@@ -554,7 +554,10 @@ int cmd_serve(int argc, char **argv)
         fprintf(stderr, "wgt serve: %s\n", wgt_errmsg());
         goto out;
     }
-    if (wgt_model_open(ctx, model, ctx_len, &S.model)) {
+    wgt_model_options mo = {0};
+    mo.max_ctx = ctx_len;
+    mo.no_kv_cache = 1; /* the batch's slots hold the caches */
+    if (wgt_model_open_ex(ctx, model, &mo, &S.model)) {
         fprintf(stderr, "wgt serve: %s\n", wgt_errmsg());
         goto out;
     }

@@ -330,6 +330,10 @@ static wgt_status forward(wgt_model *m, const int32_t *ids, const wgt_tensor *id
     const wgt_model_config *c = &m->cfg;
     wgt_context *ctx = m->ctx;
     int64_t pos0 = m->n_past;
+    if (c->n_layers && !m->layers[0].k_cache)
+        return wgt_error(WGT_ERR_INVALID_ARGUMENT, "the model was opened without a KV cache (no_kv_cache: for "
+                                                   "wgt_batch, whose slots hold theirs): open it without the option "
+                                                   "to run it alone");
     if (pos0 + L > m->max_ctx)
         return wgt_error(WGT_ERR_LIMIT, "the context is full: %lld tokens in the cache and %lld new, the limit is %lld",
                          (long long)pos0, (long long)L, (long long)m->max_ctx);

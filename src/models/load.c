@@ -937,13 +937,15 @@ static int64_t cache_len(const wgt_model_config *c, int64_t max_ctx)
     return max_ctx > 4096 ? 4096 : max_ctx;
 }
 
-static wgt_status alloc_cache(wgt_model *m, int64_t max_ctx)
+/* The KV cache (without one, no_kv_cache: the context length alone, for wgt_batch's slots). */
+static wgt_status alloc_cache(wgt_model *m, int64_t max_ctx, int no_kv_cache)
 {
     const wgt_model_config *c = &m->cfg;
     max_ctx = cache_len(c, max_ctx);
     m->max_ctx = max_ctx;
     m->cache_ids = calloc((size_t)max_ctx, sizeof *m->cache_ids);
     if (!m->cache_ids) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory");
+    if (no_kv_cache) return WGT_OK;
     int64_t shape[3] = {c->n_kv_heads, max_ctx, c->head_dim};
     wgt_status st;
     for (int64_t i = 0; i < c->n_layers; i++) {
@@ -1016,7 +1018,7 @@ wgt_status wgt_model_open_ex(wgt_context *ctx, const char *path, const wgt_model
             goto fail;
         }
         if (!m->lm_head.t) m->lm_head.t = wgt_tensor_ref(m->tok_emb);
-        if ((st = fuse_layers(m)) || (st = alloc_cache(m, max_ctx))) goto fail;
+        if ((st = fuse_layers(m)) || (st = alloc_cache(m, max_ctx, o.no_kv_cache))) goto fail;
         *out = m;
         return WGT_OK;
     }
@@ -1043,7 +1045,7 @@ wgt_status wgt_model_open_ex(wgt_context *ctx, const char *path, const wgt_model
     else st = load_hf_llama(m, &src);
     if (st) goto fail;
     if (!m->lm_head.t) m->lm_head.t = wgt_tensor_ref(m->tok_emb);
-    if ((st = fuse_layers(m)) || (st = alloc_cache(m, max_ctx))) goto fail;
+    if ((st = fuse_layers(m)) || (st = alloc_cache(m, max_ctx, o.no_kv_cache))) goto fail;
     /* The tokenizer, when the model carries one. A failure is kept, not fatal (ids still work), so
      * that a command wanting text reports the parse error rather than "no tokenizer". */
     wgt_status ts = WGT_OK;

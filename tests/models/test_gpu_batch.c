@@ -4,7 +4,8 @@
  * sequential mode: one wgt_model_forward per sequence, its slot's cache swapped in), and the
  * tokens wgt_model_generate draws for the same prompt, greedy and sampled. A slot truncated to a
  * prefix must continue as if the prefix had just been fed. Bad steps are statuses. Then batched
- * against alone on the Hugging Face fixtures of every architecture. */
+ * against alone on the Hugging Face fixtures of every architecture, each model opened without a KV
+ * cache of its own (the slots hold theirs). */
 #include <math.h>
 #include <string.h>
 
@@ -54,9 +55,32 @@ static void fixture(wgt_context *ctx, const char *root, const char *arch)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/tests/fixtures/hf/%s", root, arch);
+    /* opened without a KV cache of its own (as wgt serve opens it): the batch's slots hold theirs,
+     * the model's would be 2 x layers x kv heads x 32 x head size f32 more on the device */
     wgt_model *m;
+    wgt_memory_stats m0, m1, m2;
+    wgt_context_memory_stats(ctx, &m0);
     MUST(wgt_model_open(ctx, path, 32, &m));
+    wgt_context_memory_stats(ctx, &m1);
+    const wgt_model_config *c = &m->cfg;
+    uint64_t cache = 2ull * (uint64_t)c->n_layers * (uint64_t)c->n_kv_heads * 32 * (uint64_t)c->head_dim * 4;
+    wgt_model_free(m);
+    wgt_model_options o = {0};
+    o.max_ctx = 32, o.no_kv_cache = 1;
+    wgt_context_memory_stats(ctx, &m0);
+    MUST(wgt_model_open_ex(ctx, path, &o, &m));
+    wgt_context_memory_stats(ctx, &m2);
+    uint64_t with = m1.in_use_bytes - m0.in_use_bytes, without = m2.in_use_bytes - m0.in_use_bytes;
+    CHECK(with >= without + cache, "%s: %llu device bytes with the KV cache, %llu without: want %llu less", arch,
+          (unsigned long long)with, (unsigned long long)without, (unsigned long long)cache);
+    CHECK(wgt_model_context(m) == 32, "%s: the context without a cache: %lld", arch, (long long)wgt_model_context(m));
     int64_t V = wgt_model_vocab(m);
+    {
+        int32_t id0 = 1;
+        wgt_tensor *lg = NULL;
+        CHECK(wgt_model_forward(m, &id0, 1, 0, &lg) == WGT_ERR_INVALID_ARGUMENT && !lg,
+              "%s: wgt_model_forward without a KV cache was not refused", arch);
+    }
     static int32_t buf[N_SEQ][8];
     int32_t *ids[N_SEQ];
     size_t n[N_SEQ] = {6, 1, 4};
@@ -103,6 +127,7 @@ int main(void)
     for (int i = 0; i < N_SEQ; i++) sp[i].repeat_penalty = 1, sp[i].seed = 1234;
     sp[1].temperature = 0.9f, sp[1].top_k = 40, sp[1].seed = 7;  /* sampled on the device */
     sp[2].repeat_penalty = 1.3f;                                    /* greedy over penalised logits */
+    sp[2].frequency_penalty = 0.8f, sp[2].presence_penalty = 0.5f; /* (OpenAI's over the generated ids too) */
 
     run batched = {0}, alone = {0};
     collect(m, ids, n, sp, 0, &batched);
