@@ -2,9 +2,10 @@
 # wgt serve against wgt generate on the default model, through plain HTTP (serve_check.py, Python's
 # standard library): greedy completions and chat replies equal what wgt generate gives for the
 # same prompt (chat: the chatml rendering from wgt tokenize --chat), streamed text equals the whole
-# answer, a seeded sampled reply equals wgt generate's, concurrent requests (batched decode) each
-# equal their sequential result; bad requests get the right status and OpenAI's error JSON (bad
-# types, huge bodies, bad keys, over-long prompts, unknown model, random bodies), a full queue
+# answer, a seeded sampled reply equals wgt generate's, so does a greedy one under frequency and
+# presence penalties (each of its tokens also recomputed from the logprobs), concurrent requests
+# (batched decode) each equal their sequential result; bad requests get the right status and OpenAI's error JSON (bad
+# types, huge bodies, bad keys, over-long prompts, unknown model, 1,000 random bodies), a full queue
 # gives 429, clients that go away mid-stream cancel their requests, and the server keeps serving.
 # The official `openai` npm client (tests/models/openai: pinned by its package-lock.json, installed
 # by make deps or here with npm ci) makes the same greedy checks, runs 8 concurrent streams against
