@@ -5,6 +5,7 @@
 
 #include "autograd/autograd.h"
 #include "core/error.h"
+#include "ops/ops.h"
 
 static wgt_tensor *pad_const(ag_call *c, const wgt_tensor *x, int dim, int64_t before, int64_t after)
 {
@@ -76,19 +77,8 @@ wgt_status ag_grad_diag(ag_call *c)
 static wgt_tensor *diagonal(ag_call *c, const wgt_tensor *t, int64_t offset, int d1, int d2)
 {
     if (c->st || !t) return NULL;
-    wgt_layout l = t->l;
-    int64_t k = offset < 0 ? -offset : offset;
-    int64_t rows = t->l.shape[d1] - (offset < 0 ? k : 0), cols = t->l.shape[d2] - (offset > 0 ? k : 0);
-    int64_t n = rows < cols ? rows : cols;
-    if (n < 0) n = 0;
-    if (n > 0) l.offset += offset >= 0 ? offset * t->l.strides[d2] : k * t->l.strides[d1];
-    int j = 0;
-    for (int d = 0; d < t->l.ndim; d++)
-        if (d != d1 && d != d2) l.shape[j] = t->l.shape[d], l.strides[j] = t->l.strides[d], j++;
-    l.shape[j] = n, l.strides[j] = t->l.strides[d1] + t->l.strides[d2];
-    l.ndim = j + 1;
     wgt_tensor *v = NULL, *r = NULL;
-    v = ag_keep(c, v, wgt_tensor_new_view(t, &l, &v));
+    v = ag_keep(c, v, op_diagonal_view(t, offset, d1, d2, &v));
     return v ? ag_keep(c, r, wgt_tensor_contiguous(v, &r)) : NULL;
 }
 

@@ -198,8 +198,9 @@ wgt_status wgt_diff(const wgt_tensor *x, int n, int dim, const wgt_tensor *prepe
 
 /* ---- trace, diag, diag_embed ---------------------------------------------------------------- */
 
-/* The diagonal `offset` of dims (d1, d2) of t as a view: t's other dims, then the diagonal. */
-static wgt_status diagonal_view(const wgt_tensor *t, int64_t offset, int d1, int d2, wgt_tensor **out)
+/* The diagonal `offset` of dims (d1, d2) of t as a view: t's other dims, then the diagonal
+ * (torch.diagonal). Also the autograd rules' diagonal (src/autograd/grad_misc.c). */
+wgt_status op_diagonal_view(const wgt_tensor *t, int64_t offset, int d1, int d2, wgt_tensor **out)
 {
     wgt_layout l = t->l;
     int64_t k = offset < 0 ? -offset : offset;
@@ -234,7 +235,7 @@ static wgt_status trace_unrecorded(const wgt_tensor *x, wgt_tensor **out)
         if (x->l.dtype == WGT_I64) st = trace_i64(ctx, x, &y);
         else {
             wgt_tensor *d = NULL;
-            st = diagonal_view(x, 0, 0, 1, &d);
+            st = op_diagonal_view(x, 0, 0, 1, &d);
             if (!st) st = wgt_reduce(WGT_REDUCE_SUM, d, 0, 0, 0, &y);
             wgt_tensor_free(d);
         }
@@ -347,7 +348,7 @@ static wgt_status diag_unrecorded(const wgt_tensor *x, int64_t offset, wgt_tenso
         if (nd == 1) st = embed_gpu(ctx, x, 2, offset, 0, 1, &y);
         else {
             wgt_tensor *v = NULL;
-            st = diagonal_view(x, offset, 0, 1, &v);
+            st = op_diagonal_view(x, offset, 0, 1, &v);
             if (!st) st = copy_view(v, &y);
             wgt_tensor_free(v);
         }

@@ -66,6 +66,9 @@ wgt_status op_fail(wgt_context *ctx, wgt_status st, const char *fmt, ...) WGT_PR
 /* On success hand `result` to *out; on failure free it. Returns st. */
 wgt_status op_finish(wgt_status st, wgt_tensor *result, wgt_tensor **out);
 /* All tensors on one context? (a status naming the op if not) */
+/* The diagonal `offset` of dims (d1, d2) of t as a view (src/ops/misc.c). */
+wgt_status op_diagonal_view(const wgt_tensor *t, int64_t offset, int d1, int d2, wgt_tensor **out);
+
 wgt_status op_same_context(const char *op, const wgt_tensor *const *ts, int n);
 /* Normalise a possibly negative dim for ndim dims; WGT_ERR_SHAPE naming op if out of range. */
 wgt_status op_dim(wgt_context *ctx, const char *op, int *dim, int ndim);
