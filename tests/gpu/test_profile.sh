@@ -12,7 +12,7 @@ sum=$(awk '/^  [a-z_]+ +[0-9]+ / {s += $2} END {print s + 0}' <<<"$out")
 if [ -z "$total" ] || [ "$total" -lt 10 ] || [ "$sum" != "$total" ]; then
     echo "FAIL: profile table missing or calls ($sum) do not add up to the dispatches ($total)"; fail=1
 fi
-grep -q "^  gemv " <<<"$out" || { echo "FAIL: no gemv row"; fail=1; }
+grep -q "^  matmul_gemv " <<<"$out" || { echo "FAIL: no matmul_gemv row (the decode matvec kernel)"; fail=1; }
 bad=$(WGT_PROFILE=yes "$wgt" info 2>&1)
 if [ $? = 0 ] || ! grep -q "WGT_PROFILE" <<<"$bad"; then echo "FAIL: WGT_PROFILE=yes accepted: $bad"; fail=1; fi
 [ $fail = 0 ] && echo "profile: ok"
