@@ -3,8 +3,8 @@
 # Call with the device tool from the repository root, carrying .gl (the .debs below), .deps/dawn
 # and the binaries you need, e.g.:  carry [".gl", ".deps/dawn", "build/wgt"]
 #   command: bash tools/device_run.sh ./build/wgt bench --device
-# .gl holds Debian's libvulkan1, libcjson1 and libutf8proc2 .debs, fetched here with
-#   apt-get -oAPT::Architecture=amd64 download libvulkan1 libcjson1 libutf8proc2
+# .gl holds Debian's libvulkan1, libcjson1, libutf8proc2 and libmicrohttpd12 .debs (wgt links all), fetched here with
+#   apt-get -oAPT::Architecture=amd64 download libvulkan1 libcjson1 libutf8proc2 libmicrohttpd12
 set -eu
 for f in .gl/*.deb; do dpkg -x "$f" /; done
 ldconfig
