@@ -436,6 +436,9 @@ static void usage(FILE *f)
             "                        model's own; chatml when it has none)\n"
             "  --chunk N             prompt tokens fed per step between decode steps, 1 to 65536 (default 256)\n"
             "  --no-cache-reuse      never reuse a slot's cached prompt prefix\n"
+            "  --type T              with a config.json alone (random weights, for benchmarks): their type,\n"
+            "                        f16 (default), f32, bf16, q8_0, q4_0, q4_k or q6_k; a tokenizer in the\n"
+            "                        config's folder is used (tools/synthetic_tokenizer.py writes one)\n"
             "Requests take model, prompt (a string, or a list of one string or of token ids) or messages,\n"
             "max_tokens, temperature, top_p, top_k, min_p, repetition_penalty, frequency_penalty and\n"
             "presence_penalty (-2 to 2, OpenAI's: over the reply's tokens), seed, stop (a string or up to 16),\n"
@@ -461,7 +464,7 @@ static char *default_alias(const char *path)
 
 int cmd_serve(int argc, char **argv)
 {
-    const char *model = NULL, *host = "127.0.0.1", *tmpl = NULL, *alias = NULL;
+    const char *model = NULL, *host = "127.0.0.1", *tmpl = NULL, *alias = NULL, *random_type = NULL;
     const char *key = getenv("WGT_API_KEY");
     int64_t port = 8080, parallel = 4, ctx_len = 0, max_queue = 64, max_body = 1 << 20, chunk = 256;
     double timeout = 600;
@@ -485,12 +488,18 @@ int cmd_serve(int argc, char **argv)
         else if (args_str(&a, "--template|--chat-template", &tmpl)) ;
         else if (args_int(&a, "--chunk", 1, 65536, &chunk)) ;
         else if (args_flag(&a, "--no-cache-reuse")) no_reuse = 1;
+        else if (args_str(&a, "--type", &random_type)) ;
         else return args_unknown(&a);
     }
     if (a.bad) return 2;
     if (!model) {
         fprintf(stderr, "wgt serve: give -m MODEL\n\n");
         usage(stderr);
+        return 2;
+    }
+    if (random_type && (strlen(model) < 5 || strcmp(model + strlen(model) - 5, ".json"))) {
+        fprintf(stderr, "wgt serve: --type sets the random weights of a config.json alone; %s carries its own weights "
+                        "(convert it with `wgt convert --type` instead)\n", model);
         return 2;
     }
     if (key && !*key) {
@@ -557,6 +566,7 @@ int cmd_serve(int argc, char **argv)
     wgt_model_options mo = {0};
     mo.max_ctx = ctx_len;
     mo.no_kv_cache = 1; /* the batch's slots hold the caches */
+    mo.random_type = random_type;
     if (wgt_model_open_ex(ctx, model, &mo, &S.model)) {
         fprintf(stderr, "wgt serve: %s\n", wgt_errmsg());
         goto out;

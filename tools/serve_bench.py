@@ -52,7 +52,10 @@ def one_request(args, prompt):
 
 
 def level(args, n):
-    prompt = " ".join(["the"] * max(1, args.prompt_tokens - 1))  # about one token a word (+ BOS)
+    if args.byte_tokens:  # tools/synthetic_tokenizer.py: one token per byte, no BOS
+        prompt = "x" * max(1, args.prompt_tokens)
+    else:
+        prompt = " ".join(["the"] * max(1, args.prompt_tokens - 1))  # about one token a word (+ BOS)
     results, errors = [], []
 
     def client(i):
@@ -97,6 +100,8 @@ def main():
     ap.add_argument("--requests", type=int, default=2, help="requests per client per level")
     ap.add_argument("--prompt-tokens", type=int, default=128)
     ap.add_argument("--max-tokens", type=int, default=128)
+    ap.add_argument("--byte-tokens", action="store_true",
+                    help="the server's tokenizer is tools/synthetic_tokenizer.py's (a prompt of N bytes is N tokens)")
     ap.add_argument("--temperature", type=float, default=0.0)
     ap.add_argument("--json", default=None, help="also write the figures to this file")
     args = ap.parse_args()

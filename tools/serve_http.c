@@ -512,14 +512,14 @@ static cJSON *answer_json(const req *r, int chunk, const char *text, size_t len,
     cJSON *choices = cJSON_AddArrayToObject(j, "choices"), *c = cJSON_CreateObject();
     cJSON_AddItemToArray(choices, c);
     cJSON_AddNumberToObject(c, "index", 0);
-    char *t = strndup(text ? text : "", text ? len : 0);
+    /* JSON text is UTF-8: a byte token's invalid sequence goes out as U+FFFD (a stream's split
+     * character is already held back by the detokenizer until it completes) */
     if (r->chat) {
         cJSON *m = cJSON_AddObjectToObject(c, chunk ? "delta" : "message");
         if (role || !chunk) cJSON_AddStringToObject(m, "role", "assistant");
-        if (text || !chunk) cJSON_AddStringToObject(m, "content", t ? t : "");
+        if (text || !chunk) cJSON_AddItemToObject(m, "content", utf8_string(text ? text : "", text ? len : 0));
     } else
-        cJSON_AddStringToObject(c, "text", t ? t : "");
-    free(t);
+        cJSON_AddItemToObject(c, "text", utf8_string(text ? text : "", text ? len : 0));
     if (r->logprobs && (lp_to > lp_from || !chunk)) cJSON_AddItemToObject(c, "logprobs", logprobs_json(r, lp_from, lp_to));
     else cJSON_AddNullToObject(c, "logprobs");
     if (finish) cJSON_AddStringToObject(c, "finish_reason", finish);

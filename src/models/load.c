@@ -955,6 +955,27 @@ static wgt_status alloc_cache(wgt_model *m, int64_t max_ctx, int no_kv_cache)
     return WGT_OK;
 }
 
+/* A configuration alone takes the tokenizer of its folder when there is one (tools/serve_bench.py
+ * serves a random model of a real shape with a synthetic tokenizer of its vocabulary beside it, so
+ * that replies stream as text). No tokenizer there is not an error; a broken one is kept for the
+ * command that wants text, as for a model directory. */
+static void open_tokenizer_beside(wgt_model *m, const char *config_path)
+{
+    size_t n = strlen(config_path);
+    char *dir = malloc(n + 2);
+    if (!dir) return;
+    memcpy(dir, config_path, n + 1);
+    char *slash = strrchr(dir, '/');
+    if (slash) slash[slash == dir ? 1 : 0] = 0;
+    else strcpy(dir, ".");
+    wgt_status ts = wgt_tokenizer_open(dir, &m->tok);
+    if (ts) {
+        m->tok = NULL;
+        if (ts != WGT_ERR_NOT_FOUND) m->tok_error = strdup(wgt_errmsg());
+    }
+    free(dir);
+}
+
 wgt_status wgt_model_open(wgt_context *ctx, const char *path, int64_t max_ctx, wgt_model **out)
 {
     wgt_model_options o = {0};
@@ -1019,6 +1040,7 @@ wgt_status wgt_model_open_ex(wgt_context *ctx, const char *path, const wgt_model
         }
         if (!m->lm_head.t) m->lm_head.t = wgt_tensor_ref(m->tok_emb);
         if ((st = fuse_layers(m)) || (st = alloc_cache(m, max_ctx, o.no_kv_cache))) goto fail;
+        open_tokenizer_beside(m, path);
         *out = m;
         return WGT_OK;
     }
