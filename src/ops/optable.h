@@ -20,7 +20,16 @@
  *              composition of other ops of this table (the fused ops); OP_VIEW for a view (reshape,
  *              narrow, split, ...: layout arithmetic only, the same code on every context; its
  *              forward may live in src/tensor/tensor.c or src/ops/tensor_ops.c)
- *   onnx       the ONNX op types the ONNX test backend runs through it, space-separated ("" none)
+ *   onnx       the ONNX op types the ONNX executor (testkit/onnx) runs through it, space-separated,
+ *              and the device adapter of its reference (testkit/onnx/onnx_gpu.c: takes host tensors in
+ *              the reference's signature, runs the op API on the device, reads the result back):
+ *                ONNX("MatMul", g_matmul)   types ("" none) and the adapter; every row of a reference
+ *                                           names the same one, and rows whose reference the executor
+ *                                           calls must name it (test_optable)
+ *                ONNX_VIA("Reshape Flatten") types the executor runs through other rows' references
+ *                                           (views copy; EyeLike is full, triu, tril): no adapter
+ *                NO_ONNX                    neither
+ *              onnx_gpu.c checks at compile time that each adapter has its reference's signature
  *   grad       the recorder id of its backward rule (src/tensor/record.h): OP_GRAD_MATMUL, or
  *              OP_GRAD_NONE when it records no node of its own (an integer result, or one made of
  *              recorded ops whose rules carry the gradient: split, meshgrid, outer)
@@ -58,7 +67,8 @@
  *
  * Readers: testkit/harness/table.c (the harness, and through it `wgt ops`, `--markdown`,
  * `--describe` and docs/ops.md), src/autograd/rules.c (the rules), testkit/grad/gradcheck.c (the
- * GRAD rows), tests/ops/test_optable.c (the checks that keep this the only list of ops).
+ * GRAD rows), testkit/onnx/onnx_gpu.c (the ONNX executor's device adapters, from the onnx column),
+ * tests/ops/test_optable.c (the checks that keep this the only list of ops).
  */
 #ifndef WGT_OPS_OPTABLE_H
 #define WGT_OPS_OPTABLE_H

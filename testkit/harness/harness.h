@@ -81,6 +81,8 @@ struct hx_op {
     const char *forward, *reference; /* function names: "wgt_matmul", "wgt_cpu_matmul" */
     void (*forward_fn)(void), (*reference_fn)(void); /* the same functions (reference: NULL when composed) */
     const char *onnx;   /* ONNX op types run through it, space-separated, or "" */
+    const char *onnx_adapter; /* the ONNX executor's device adapter of its reference ("g_matmul",
+                                 testkit/onnx/onnx_gpu.c), or "" */
     int grad;           /* its backward rule's recorder id (op_grad_id), 0: none */
     const char *grad_name; /* "OP_GRAD_MATMUL" */
     const char *doc;    /* one line */

@@ -146,16 +146,27 @@ wgt_status call_full(const hx_op *op, int v, wgt_tensor *const *in, wgt_tensor *
 /* A row's fields; the harness column's designated initialisers override the defaults before them. */
 #pragma GCC diagnostic ignored "-Woverride-init"
 #define HX(setup_, call_, ...) .setup = setup_, .call = call_, __VA_ARGS__
+/* the onnx column: its ONNX types, and its device adapter's name (the function is onnx_gpu.c's) */
+#define ONNX(types_, adapter_) types_, #adapter_
+#define ONNX_VIA(types_) types_, ""
+#define NO_ONNX "", ""
+#define HX_ONNX_(...) HX_ONNX2_(__VA_ARGS__)
+#define HX_ONNX2_(types_, adapter_) .onnx = types_, .onnx_adapter = adapter_
 #define OP(name_, n_in_, n_out_, dtypes_, forward_, reference_, onnx_, grad_, doc_, harness_)                     \
     {.name = name_, .family = OP_FAMILY, .n_in = n_in_, .n_out = n_out_, .dtypes = dtypes_, .forward = #forward_,   \
      .reference = #reference_, .forward_fn = (void (*)(void))forward_, .reference_fn = (void (*)(void))reference_, \
-     .onnx = onnx_, .grad = grad_, .grad_name = #grad_, .doc = doc_, .n_variants = 1, .dom = {-4, 4, 0, 0},      \
+     HX_ONNX_(onnx_), .grad = grad_, .grad_name = #grad_, .doc = doc_, .n_variants = 1, .dom = {-4, 4, 0, 0},      \
      .tol = {0, 0, "exact"}, harness_},
 static const hx_op table[] = {
 #include "ops/optable_all.h"
 };
 #undef OP
 #undef HX
+#undef ONNX
+#undef ONNX_VIA
+#undef NO_ONNX
+#undef HX_ONNX_
+#undef HX_ONNX2_
 
 #define RULE(name_, grad_, backward_, saves_, saves_fn_) {grad_, #backward_},
 static const struct {

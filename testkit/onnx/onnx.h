@@ -99,73 +99,17 @@ const wgt_onnx_attr *wgt_onnx_node_attr(const wgt_onnx_node *n, const char *name
 wgt_cpu_tensor wgt_onnx_tensor_view(const wgt_onnx_tensor *t);
 
 /* ---- Executor (onnx_ops.c) ---------------------------------------------------------------------
- * Maps one node onto the ops of a backend: a table with the signatures of the CPU reference's
- * functions (src/cpu/cpu.h), on host tensors. wgt_onnx_cpu_backend is the reference itself; a GPU
- * backend fills the same table with functions that upload, run the kernel and read back, and so
- * runs every ONNX node test through the GPU ops. A NULL member makes the nodes that need it
+ * Maps one node onto the CPU reference's functions (src/cpu/cpu.h), on host tensors, and runs each
+ * through a backend: a function from a reference to what runs it. wgt_onnx_cpu_backend answers
+ * with the reference itself; the GPU backend (onnx_gpu.h) with the reference's device adapter
+ * (named in the op table's onnx column: uploads, runs the op API, reads back), and so runs every
+ * ONNX node test through the GPU ops. A reference with no adapter makes the nodes that need it
  * WGT_ERR_UNSUPPORTED (never a silent fallback). */
-struct wgt_cpu_pool_geom; /* src/cpu/pool.h */
+typedef void (*wgt_onnx_fn)(void); /* any function; cast back to the reference's type to call */
 typedef struct wgt_onnx_backend {
     const char *name;
-    wgt_status (*unary)(wgt_unary_op, const wgt_unary_params *, const wgt_cpu_tensor *, const wgt_cpu_tensor *);
-    wgt_status (*binary)(wgt_binary_op, const wgt_cpu_tensor *, const wgt_cpu_tensor *, const wgt_cpu_tensor *);
-    wgt_status (*where)(const wgt_cpu_tensor *, const wgt_cpu_tensor *, const wgt_cpu_tensor *, const wgt_cpu_tensor *);
-    wgt_status (*cast)(const wgt_cpu_tensor *, const wgt_cpu_tensor *);
-    wgt_status (*copy)(const wgt_cpu_tensor *, const wgt_cpu_tensor *);
-    wgt_status (*full)(double, const wgt_cpu_tensor *);
-    wgt_status (*reduce)(wgt_reduce_op, const wgt_cpu_tensor *, uint32_t, int, double, const wgt_cpu_tensor *,
-                         const wgt_cpu_tensor *);
-    wgt_status (*scan)(wgt_scan_op, const wgt_cpu_tensor *, int, int, int, const wgt_cpu_tensor *,
-                       const wgt_cpu_tensor *);
-    wgt_status (*matmul)(const wgt_cpu_tensor *, const wgt_cpu_tensor *, const wgt_cpu_tensor *);
-    wgt_status (*addmm)(const wgt_cpu_tensor *, const wgt_cpu_tensor *, const wgt_cpu_tensor *, double, double,
-                        const wgt_cpu_tensor *);
-    wgt_status (*softmax)(const wgt_cpu_tensor *, int, const wgt_cpu_tensor *);
-    wgt_status (*log_softmax)(const wgt_cpu_tensor *, int, const wgt_cpu_tensor *);
-    wgt_status (*layer_norm)(const wgt_cpu_tensor *, int, const wgt_cpu_tensor *, const wgt_cpu_tensor *, double,
-                             const wgt_cpu_tensor *, const wgt_cpu_tensor *, const wgt_cpu_tensor *);
-    wgt_status (*group_norm)(const wgt_cpu_tensor *, int, const wgt_cpu_tensor *, const wgt_cpu_tensor *, double,
-                             const wgt_cpu_tensor *);
-    wgt_status (*batch_norm)(const wgt_cpu_tensor *, const wgt_cpu_tensor *, const wgt_cpu_tensor *,
-                             const wgt_cpu_tensor *, const wgt_cpu_tensor *, int, double, double,
-                             const wgt_cpu_tensor *);
-    wgt_status (*index_select)(const wgt_cpu_tensor *, int, const wgt_cpu_tensor *, const wgt_cpu_tensor *);
-    wgt_status (*gather)(const wgt_cpu_tensor *, int, const wgt_cpu_tensor *, const wgt_cpu_tensor *);
-    wgt_status (*scatter)(const wgt_cpu_tensor *, int, const wgt_cpu_tensor *, const wgt_cpu_tensor *,
-                          wgt_scatter_mode, const wgt_cpu_tensor *);
-    wgt_status (*index_put)(const wgt_cpu_tensor *, const wgt_cpu_tensor *const *, int, const wgt_cpu_tensor *,
-                            int, const wgt_cpu_tensor *);
-    wgt_status (*nonzero)(const wgt_cpu_tensor *, const wgt_cpu_tensor *, int64_t *);
-    wgt_status (*one_hot)(const wgt_cpu_tensor *, int, double, double, const wgt_cpu_tensor *);
-    wgt_status (*tril)(const wgt_cpu_tensor *, int64_t, const wgt_cpu_tensor *);
-    wgt_status (*triu)(const wgt_cpu_tensor *, int64_t, const wgt_cpu_tensor *);
-    wgt_status (*arange)(double, double, const wgt_cpu_tensor *);
-    wgt_status (*cat)(const wgt_cpu_tensor *const *, int, int, const wgt_cpu_tensor *);
-    wgt_status (*flip)(const wgt_cpu_tensor *, uint32_t, const wgt_cpu_tensor *);
-    wgt_status (*repeat)(const wgt_cpu_tensor *, const wgt_cpu_tensor *);
-    wgt_status (*pad)(const wgt_cpu_tensor *, wgt_pad_mode, const int64_t *, double, const wgt_cpu_tensor *);
-    /* NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss (onnx_ops_loss.c): wgt_cpu_cross_entropy's
-     * signature (x, target, weight or NULL, ignore_index, label_smoothing, log_input, reduction, out) */
-    wgt_status (*cross_entropy)(const wgt_cpu_tensor *, const wgt_cpu_tensor *, const wgt_cpu_tensor *, int64_t, double,
-                                int, wgt_reduction, const wgt_cpu_tensor *);
-    /* Conv, ConvTranspose (onnx_ops_conv.c): x, weight, bias (or NULL), params, out */
-    wgt_status (*conv)(const wgt_cpu_tensor *, const wgt_cpu_tensor *, const wgt_cpu_tensor *, const wgt_conv_params *,
-                       const wgt_cpu_tensor *);
-    wgt_status (*conv_transpose)(const wgt_cpu_tensor *, const wgt_cpu_tensor *, const wgt_cpu_tensor *,
-                                 const wgt_conv_params *, const wgt_cpu_tensor *);
-    /* MaxPool, AveragePool, Resize, Upsample, GridSample (onnx_ops_pool.c; geometry in src/cpu/pool.h):
-     * pool: geometry, x, out, indices (or NULL); interpolate: x, spatial dims, mode, scales (or NULL),
-     * align_corners, out; grid_sample: x, grid, mode, padding, align_corners, out */
-    wgt_status (*pool)(const struct wgt_cpu_pool_geom *, const wgt_cpu_tensor *, const wgt_cpu_tensor *,
-                       const wgt_cpu_tensor *);
-    wgt_status (*interpolate)(const wgt_cpu_tensor *, int, wgt_interp_mode, const double *, int,
-                              const wgt_cpu_tensor *);
-    wgt_status (*grid_sample)(const wgt_cpu_tensor *, const wgt_cpu_tensor *, wgt_grid_mode, wgt_grid_padding, int,
-                              const wgt_cpu_tensor *);
-    /* TopK, Unique (onnx_ops_sort.c): the signatures of wgt_cpu_topk and wgt_cpu_unique */
-    wgt_status (*topk)(const wgt_cpu_tensor *, int64_t, int, int, const wgt_cpu_tensor *, const wgt_cpu_tensor *);
-    wgt_status (*unique)(const wgt_cpu_tensor *, const wgt_cpu_tensor *, const wgt_cpu_tensor *, const wgt_cpu_tensor *,
-                         const wgt_cpu_tensor *, int64_t *);
+    /* What runs reference on this backend: a function of the reference's type, or NULL. */
+    wgt_onnx_fn (*fn_for)(wgt_onnx_fn reference);
 } wgt_onnx_backend;
 
 extern const wgt_onnx_backend wgt_onnx_cpu_backend;

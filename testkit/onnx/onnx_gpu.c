@@ -1,6 +1,9 @@
-/* The ONNX executor's device backend: each member takes host tensors in the CPU reference's
- * signature (the mapping from ONNX nodes is onnx_ops*.c's), uploads them with their layout, calls
- * the op API on the device and writes the result into the caller's output tensor. */
+/* The ONNX executor's device backend: for each CPU reference the executor calls, an adapter with
+ * the reference's signature that uploads the host tensors with their layout, calls the op API on
+ * the device and writes the result into the caller's output tensor. Which adapter stands for which
+ * reference is the op table's onnx column (`ONNX("MatMul", g_matmul)` in src/ops/matmul.def): the
+ * rows expand below into {reference, adapter} pairs, each checked at compile time to have the
+ * reference's type. The mapping from ONNX nodes to references is onnx_ops*.c's. */
 #include "onnx/onnx_gpu.h"
 
 #include <stdlib.h>
@@ -655,45 +658,51 @@ static wgt_status g_cross_entropy(const wgt_cpu_tensor *x, const wgt_cpu_tensor 
     return st ? st : down(y, out);
 }
 
+/* ---- the op table's onnx column ---- */
+
+/* ONNX(types, adapter) rows give {reference, adapter}; ONNX_VIA and NO_ONNX rows nothing. */
+#define ONNX(types_, adapter_) GPU_ADAPTER_, adapter_
+#define ONNX_VIA(types_) GPU_NONE_, 0
+#define NO_ONNX GPU_NONE_, 0
+#define OP(name_, n_in_, n_out_, dtypes_, forward_, reference_, onnx_, grad_, doc_, harness_) \
+    GPU_ROW_(reference_, onnx_)
+#define GPU_ROW_(...) GPU_ROW2_(__VA_ARGS__)
+#define GPU_ROW2_(reference_, kind_, adapter_) kind_(reference_, adapter_)
+#define GPU_NONE_(reference_, adapter_)
+
+/* An adapter stands in for its reference: the same type, or the build fails here. */
+#define GPU_ADAPTER_(reference_, adapter_)                                                                          \
+    _Static_assert(__builtin_types_compatible_p(__typeof__(reference_), __typeof__(adapter_)),                   \
+                   "the op table's onnx column names " #adapter_ ", which does not have the type of " #reference_);
+#include "ops/optable_all.h"
+#undef GPU_ADAPTER_
+
+#define GPU_ADAPTER_(reference_, adapter_) {(wgt_onnx_fn)reference_, (wgt_onnx_fn)adapter_},
+static const struct {
+    wgt_onnx_fn reference, adapter;
+} adapters[] = {
+#include "ops/optable_all.h"
+};
+#undef GPU_ADAPTER_
+#undef GPU_NONE_
+#undef GPU_ROW2_
+#undef GPU_ROW_
+#undef OP
+#undef NO_ONNX
+#undef ONNX_VIA
+#undef ONNX
+
+/* The adapter of a reference (rows that share a reference name the same one), or NULL. */
+static wgt_onnx_fn gpu_fn_for(wgt_onnx_fn reference)
+{
+    for (size_t i = 0; i < sizeof adapters / sizeof *adapters; i++)
+        if (adapters[i].reference == reference) return adapters[i].adapter;
+    return NULL;
+}
+
 void wgt_onnx_gpu_backend(wgt_context *ctx, wgt_onnx_backend *out)
 {
     gctx = ctx;
-    memset(out, 0, sizeof *out);
     out->name = "gpu";
-    out->unary = g_unary;
-    out->binary = g_binary;
-    out->where = g_where;
-    out->cast = g_cast;
-    out->copy = g_copy;
-    out->full = g_full;
-    out->matmul = g_matmul;
-    out->addmm = g_addmm;
-    out->index_select = g_index_select;
-    out->gather = g_gather;
-    out->scatter = g_scatter;
-    out->index_put = g_index_put;
-    out->nonzero = g_nonzero;
-    out->one_hot = g_one_hot;
-    out->tril = g_tril;
-    out->triu = g_triu;
-    out->arange = g_arange;
-    out->cat = g_cat;
-    out->flip = g_flip;
-    out->repeat = g_repeat;
-    out->pad = g_pad;
-    out->cross_entropy = g_cross_entropy;
-    out->reduce = g_reduce;
-    out->scan = g_scan;
-    out->softmax = g_softmax;
-    out->log_softmax = g_log_softmax;
-    out->layer_norm = g_layer_norm;
-    out->group_norm = g_group_norm;
-    out->batch_norm = g_batch_norm;
-    out->conv = g_conv;
-    out->conv_transpose = g_conv_transpose;
-    out->pool = g_pool;
-    out->interpolate = g_interpolate;
-    out->grid_sample = g_grid_sample;
-    out->topk = g_topk;
-    out->unique = g_unique;
+    out->fn_for = gpu_fn_for;
 }

@@ -1,7 +1,9 @@
-/* The ONNX executor on a device: a wgt_onnx_backend (onnx.h) whose members upload their host
- * tensors, run the wgt op (wgt_unary, wgt_binary, ...) on the context and read the result back, so
- * the ONNX node tests check the GPU kernels against ONNX's expected outputs. Members for ops that
- * have no op API yet stay NULL: their nodes are N/A, never a silent run of the reference. */
+/* The ONNX executor on a device: a wgt_onnx_backend (onnx.h) that runs each CPU reference the
+ * executor calls through its device adapter (named in the op table's onnx column; defined in
+ * onnx_gpu.c), which uploads the host tensors, runs the wgt op (wgt_unary, wgt_binary, ...) on the
+ * context and reads the result back, so the ONNX node tests check the GPU kernels against ONNX's
+ * expected outputs. A reference without an adapter makes its nodes N/A, never a silent run of
+ * the reference. */
 #ifndef WGT_ONNX_ONNX_GPU_H
 #define WGT_ONNX_ONNX_GPU_H
 

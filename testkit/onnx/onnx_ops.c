@@ -25,7 +25,8 @@ wgt_status ox_unsupported(const ox *c, const char *what)
 
 wgt_status ox_missing(const ox *c, const char *fn)
 {
-    return wgt_error(WGT_ERR_UNSUPPORTED, "%s: backend '%s' has no %s", c->node->op_type, c->be->name, fn);
+    return wgt_error(WGT_ERR_UNSUPPORTED, "%s: backend '%s' has nothing that runs %s", c->node->op_type, c->be->name,
+                     fn);
 }
 
 wgt_status ox_need(const ox *c, int i, const wgt_onnx_tensor **t)
@@ -185,7 +186,7 @@ static wgt_status ox_unary(ox *c)
     }
     wgt_cpu_tensor xv = ox_view(x), ov;
     OX_TRY(ox_alloc(c, 0, m->to_bool ? WGT_BOOL : x->dtype, x->ndim, x->dims, &ov));
-    return OX_CALL(c, unary, m->op, &p, &xv, &ov);
+    return OX_CALL(c, wgt_cpu_unary, m->op, &p, &xv, &ov);
 }
 
 static wgt_status ox_clip(ox *c)
@@ -208,7 +209,7 @@ static wgt_status ox_clip(ox *c)
     }
     wgt_cpu_tensor xv = ox_view(x), ov;
     OX_TRY(ox_alloc(c, 0, x->dtype, x->ndim, x->dims, &ov));
-    return OX_CALL(c, unary, WGT_UNARY_CLAMP, &p, &xv, &ov);
+    return OX_CALL(c, wgt_cpu_unary, WGT_UNARY_CLAMP, &p, &xv, &ov);
 }
 
 static wgt_status ox_isinf(ox *c)
@@ -218,7 +219,7 @@ static wgt_status ox_isinf(ox *c)
     int neg = (int)ox_attr_i(c, "detect_negative", 1), pos = (int)ox_attr_i(c, "detect_positive", 1);
     wgt_cpu_tensor xv = ox_view(x), ov;
     OX_TRY(ox_alloc(c, 0, WGT_BOOL, x->ndim, x->dims, &ov));
-    OX_TRY(OX_CALL(c, unary, WGT_UNARY_ISINF, NULL, &xv, &ov));
+    OX_TRY(OX_CALL(c, wgt_cpu_unary, WGT_UNARY_ISINF, NULL, &xv, &ov));
     if (neg && pos) return WGT_OK;
     /* Keep one sign: isinf(x) and (x > 0) / (x < 0), through the binary ops. */
     wgt_onnx_tensor side, zero;
@@ -226,10 +227,10 @@ static wgt_status ox_isinf(ox *c)
     OX_TRY(ox_temp(&side, WGT_BOOL, x->ndim, x->dims));
     OX_TRY(ox_temp(&zero, WGT_F32, 0, &none));
     wgt_cpu_tensor sv = ox_view(&side), zv = ox_view(&zero);
-    wgt_status st = OX_CALL(c, binary, pos ? WGT_BINARY_GT : WGT_BINARY_LT, &xv, &zv, &sv);
+    wgt_status st = OX_CALL(c, wgt_cpu_binary, pos ? WGT_BINARY_GT : WGT_BINARY_LT, &xv, &zv, &sv);
     if (!st) {
-        if (!neg && !pos) st = OX_CALL(c, full, 0, &ov);
-        else st = OX_CALL(c, binary, WGT_BINARY_LOGICAL_AND, &ov, &sv, &ov);
+        if (!neg && !pos) st = OX_CALL(c, wgt_cpu_full, 0, &ov);
+        else st = OX_CALL(c, wgt_cpu_binary, WGT_BINARY_LOGICAL_AND, &ov, &sv, &ov);
     }
     wgt_onnx_tensor_clear(&side);
     wgt_onnx_tensor_clear(&zero);
@@ -278,7 +279,7 @@ static wgt_status ox_binary(ox *c)
     wgt_cpu_tensor av = ox_view(ab[0]), bv = ox_view(ab[1]), ov;
     /* The output has A's type (ONNX binary ops take equal types; Pow's exponent may differ). */
     OX_TRY(ox_alloc(c, 0, m->to_bool ? WGT_BOOL : ab[0]->dtype, nd, dims, &ov));
-    return OX_CALL(c, binary, op, &av, &bv, &ov);
+    return OX_CALL(c, wgt_cpu_binary, op, &av, &bv, &ov);
 }
 
 /* Sum, Mean, Max, Min over any number of inputs, folded left to right. */
@@ -297,16 +298,16 @@ static wgt_status ox_variadic(ox *c)
     /* Accumulate in an f32 (or the integer type) scratch tensor of the result's shape. */
     wgt_cpu_tensor ov, x0 = ox_view(ts[0]);
     OX_TRY(ox_alloc(c, 0, ts[0]->dtype, nd, dims, &ov));
-    OX_TRY(OX_CALL(c, cast, &x0, &ov));
+    OX_TRY(OX_CALL(c, wgt_cpu_cast, &x0, &ov));
     for (int i = 1; i < n; i++) {
         wgt_cpu_tensor xi = ox_view(ts[i]);
-        OX_TRY(OX_CALL(c, binary, op, &ov, &xi, &ov)); /* in place: each element reads then writes itself */
+        OX_TRY(OX_CALL(c, wgt_cpu_binary, op, &ov, &xi, &ov)); /* in place: each element reads then writes itself */
     }
     if (!strcmp(name, "Mean")) {
         float k = (float)n;
         int64_t none = 0;
         wgt_cpu_tensor kv = wgt_cpu_tensor_make(&k, WGT_F32, 0, &none);
-        OX_TRY(OX_CALL(c, binary, WGT_BINARY_DIV, &ov, &kv, &ov));
+        OX_TRY(OX_CALL(c, wgt_cpu_binary, WGT_BINARY_DIV, &ov, &kv, &ov));
     }
     return WGT_OK;
 }
@@ -320,7 +321,7 @@ static wgt_status ox_where(ox *c)
     OX_TRY(ox_broadcast(c, ts, 3, &nd, dims));
     wgt_cpu_tensor cv = ox_view(ts[0]), av = ox_view(ts[1]), bv = ox_view(ts[2]), ov;
     OX_TRY(ox_alloc(c, 0, ts[1]->dtype, nd, dims, &ov));
-    return OX_CALL(c, where, &cv, &av, &bv, &ov);
+    return OX_CALL(c, wgt_cpu_where, &cv, &av, &bv, &ov);
 }
 
 static wgt_dtype onnx_to_dtype(int64_t t)
@@ -354,7 +355,7 @@ static wgt_status ox_cast(ox *c)
     }
     wgt_cpu_tensor xv = ox_view(x), ov;
     OX_TRY(ox_alloc(c, 0, to, x->ndim, x->dims, &ov));
-    return OX_CALL(c, cast, &xv, &ov);
+    return OX_CALL(c, wgt_cpu_cast, &xv, &ov);
 }
 
 /* ---- reductions ---- */
@@ -400,7 +401,7 @@ static wgt_status ox_reduce(ox *c)
     wgt_cpu_tensor xv = ox_view(x), ov;
     if (noop) {
         OX_TRY(ox_alloc(c, 0, x->dtype, x->ndim, x->dims, &ov));
-        return OX_CALL(c, copy, &xv, &ov);
+        return OX_CALL(c, wgt_cpu_copy, &xv, &ov);
     }
     int nd = 0;
     int64_t dims[WGT_MAX_DIMS] = {0}, count = 1;
@@ -413,19 +414,19 @@ static wgt_status ox_reduce(ox *c)
     /* ONNX defines max/min of an empty set (-inf/+inf, or the type's limits); PyTorch raises. */
     if (count == 0 && (op == WGT_REDUCE_AMAX || op == WGT_REDUCE_AMIN)) {
         /* Stores saturate, so +-inf become the integer type's limits. */
-        return OX_CALL(c, full, op == WGT_REDUCE_AMAX ? -INFINITY : INFINITY, &ov);
+        return OX_CALL(c, wgt_cpu_full, op == WGT_REDUCE_AMAX ? -INFINITY : INFINITY, &ov);
     }
     if (!strcmp(name, "ReduceSumSquare")) {
         wgt_onnx_tensor sq;
         OX_TRY(ox_temp(&sq, x->dtype, x->ndim, x->dims));
         wgt_cpu_tensor sv = ox_view(&sq);
-        wgt_status st = OX_CALL(c, unary, WGT_UNARY_SQUARE, NULL, &xv, &sv);
-        if (!st) st = OX_CALL(c, reduce, op, &sv, mask, keep, 0, &ov, NULL);
+        wgt_status st = OX_CALL(c, wgt_cpu_unary, WGT_UNARY_SQUARE, NULL, &xv, &sv);
+        if (!st) st = OX_CALL(c, wgt_cpu_reduce, op, &sv, mask, keep, 0, &ov, NULL);
         wgt_onnx_tensor_clear(&sq);
         return st;
     }
-    OX_TRY(OX_CALL(c, reduce, op, &xv, mask, keep, 0, &ov, NULL));
-    if (!strcmp(name, "ReduceLogSum")) return OX_CALL(c, unary, WGT_UNARY_LOG, NULL, &ov, &ov);
+    OX_TRY(OX_CALL(c, wgt_cpu_reduce, op, &xv, mask, keep, 0, &ov, NULL));
+    if (!strcmp(name, "ReduceLogSum")) return OX_CALL(c, wgt_cpu_unary, WGT_UNARY_LOG, NULL, &ov, &ov);
     return WGT_OK;
 }
 
@@ -443,15 +444,15 @@ static wgt_status ox_argmax(ox *c)
         else if (keep) dims[nd++] = 1;
     wgt_cpu_tensor xv = ox_view(x), ov;
     OX_TRY(ox_alloc(c, 0, WGT_I64, nd, dims, &ov));
-    if (!last) return OX_CALL(c, reduce, op, &xv, 1u << ax, keep, 0, &ov, NULL);
+    if (!last) return OX_CALL(c, wgt_cpu_reduce, op, &xv, 1u << ax, keep, 0, &ov, NULL);
     /* The last occurrence: the first one of the input reversed along axis, mirrored back. */
     if (x->dims[ax] == 0) return wgt_error(WGT_ERR_SHAPE, "%s: empty axis", c->node->op_type);
     /* Layouts have no negative strides: flip into a scratch tensor. */
     wgt_onnx_tensor flip;
     OX_TRY(ox_temp(&flip, x->dtype, x->ndim, x->dims));
     wgt_cpu_tensor fv = ox_view(&flip);
-    wgt_status st = OX_CALL(c, flip, &xv, 1u << ax, &fv);
-    if (!st) st = OX_CALL(c, reduce, op, &fv, 1u << ax, keep, 0, &ov, NULL);
+    wgt_status st = OX_CALL(c, wgt_cpu_flip, &xv, 1u << ax, &fv);
+    if (!st) st = OX_CALL(c, wgt_cpu_reduce, op, &fv, 1u << ax, keep, 0, &ov, NULL);
     for (int64_t i = 0; !st && i < c->out[0].numel; i++)
         wgt_cpu_store_i(&ov, i, x->dims[ax] - 1 - wgt_cpu_load_i(&ov, i));
     wgt_onnx_tensor_clear(&flip);
@@ -467,7 +468,7 @@ static wgt_status ox_softmax(ox *c)
     OX_TRY(ox_alloc(c, 0, x->dtype, x->ndim, x->dims, &ov));
     if (c->opset >= 13) {
         OX_TRY(ox_axis(c, ox_attr_i(c, "axis", -1), x->ndim, &ax));
-        return is_log ? OX_CALL(c, log_softmax, &xv, ax, &ov) : OX_CALL(c, softmax, &xv, ax, &ov);
+        return is_log ? OX_CALL(c, wgt_cpu_log_softmax, &xv, ax, &ov) : OX_CALL(c, wgt_cpu_softmax, &xv, ax, &ov);
     }
     /* Before opset 13 the input is coerced to 2-D [prod(dims < axis), prod(dims >= axis)] and
      * the softmax runs over the whole second dimension. */
@@ -477,7 +478,7 @@ static wgt_status ox_softmax(ox *c)
     int64_t shape[2] = {rows, cols};
     wgt_cpu_tensor x2 = wgt_cpu_tensor_make(x->data, x->dtype, 2, shape);
     wgt_cpu_tensor o2 = wgt_cpu_tensor_make(ov.data, ov.l.dtype, 2, shape);
-    return is_log ? OX_CALL(c, log_softmax, &x2, 1, &o2) : OX_CALL(c, softmax, &x2, 1, &o2);
+    return is_log ? OX_CALL(c, wgt_cpu_log_softmax, &x2, 1, &o2) : OX_CALL(c, wgt_cpu_softmax, &x2, 1, &o2);
 }
 
 static wgt_status ox_cumsum(ox *c)
@@ -489,7 +490,7 @@ static wgt_status ox_cumsum(ox *c)
     OX_TRY(ox_axis(c, (int64_t)ox_scalar(axis), x->ndim, &ax));
     wgt_cpu_tensor xv = ox_view(x), ov;
     OX_TRY(ox_alloc(c, 0, x->dtype, x->ndim, x->dims, &ov));
-    return OX_CALL(c, scan, WGT_SCAN_CUMSUM, &xv, ax, (int)ox_attr_i(c, "exclusive", 0),
+    return OX_CALL(c, wgt_cpu_scan, WGT_SCAN_CUMSUM, &xv, ax, (int)ox_attr_i(c, "exclusive", 0),
                         (int)ox_attr_i(c, "reverse", 0), &ov, NULL);
 }
 
@@ -548,18 +549,10 @@ static ox_fn find_fn(const char *op)
 
 int wgt_onnx_op_known(const char *op_type) { return find_fn(op_type) != NULL; }
 
-const wgt_onnx_backend wgt_onnx_cpu_backend = {
-    "cpu",
-    wgt_cpu_unary, wgt_cpu_binary, wgt_cpu_where, wgt_cpu_cast, wgt_cpu_copy, wgt_cpu_full,
-    wgt_cpu_reduce, wgt_cpu_scan, wgt_cpu_matmul, wgt_cpu_addmm, wgt_cpu_softmax, wgt_cpu_log_softmax,
-    wgt_cpu_layer_norm, wgt_cpu_group_norm, wgt_cpu_batch_norm, wgt_cpu_index_select, wgt_cpu_gather,
-    wgt_cpu_scatter, wgt_cpu_index_put, wgt_cpu_nonzero, wgt_cpu_one_hot, wgt_cpu_tril, wgt_cpu_triu,
-    wgt_cpu_arange, wgt_cpu_cat, wgt_cpu_flip, wgt_cpu_repeat, wgt_cpu_pad,
-    .cross_entropy = wgt_cpu_cross_entropy,
-    .conv = wgt_cpu_conv, .conv_transpose = wgt_cpu_conv_transpose,
-    .pool = wgt_cpu_pool, .interpolate = wgt_cpu_interpolate, .grid_sample = wgt_cpu_grid_sample,
-    .topk = wgt_cpu_topk, .unique = wgt_cpu_unique,
-};
+/* The reference runs itself. */
+static wgt_onnx_fn cpu_fn_for(wgt_onnx_fn reference) { return reference; }
+
+const wgt_onnx_backend wgt_onnx_cpu_backend = {"cpu", cpu_fn_for};
 
 wgt_status wgt_onnx_run_node(const wgt_onnx_backend *backend, const wgt_onnx_node *node, int64_t opset,
                              const wgt_onnx_tensor *const *inputs, int n_inputs,

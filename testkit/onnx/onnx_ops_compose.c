@@ -23,22 +23,22 @@ static wgt_status compose(ox *c, const wgt_cpu_tensor *xv, const wgt_cpu_tensor 
         wgt_cpu_tensor G = scalar(&gamma);
         wgt_unary_params p = wgt_unary_params_default(WGT_UNARY_ELU);
         p.alpha = alpha;
-        OX_TRY(OX_CALL(c, unary, WGT_UNARY_ELU, &p, xv, tv));
-        return OX_CALL(c, binary, WGT_BINARY_MUL, tv, &G, ov);
+        OX_TRY(OX_CALL(c, wgt_cpu_unary, WGT_UNARY_ELU, &p, xv, tv));
+        return OX_CALL(c, wgt_cpu_binary, WGT_BINARY_MUL, tv, &G, ov);
     }
     if (!strcmp(op, "Celu")) { /* alpha * elu(x / alpha, 1) */
-        OX_TRY(OX_CALL(c, binary, WGT_BINARY_DIV, xv, &A, tv));
-        OX_TRY(OX_CALL(c, unary, WGT_UNARY_ELU, NULL, tv, tv));
-        return OX_CALL(c, binary, WGT_BINARY_MUL, tv, &A, ov);
+        OX_TRY(OX_CALL(c, wgt_cpu_binary, WGT_BINARY_DIV, xv, &A, tv));
+        OX_TRY(OX_CALL(c, wgt_cpu_unary, WGT_UNARY_ELU, NULL, tv, tv));
+        return OX_CALL(c, wgt_cpu_binary, WGT_BINARY_MUL, tv, &A, ov);
     }
     if (!strcmp(op, "ThresholdedRelu")) { /* x > alpha ? x : 0 */
-        OX_TRY(OX_CALL(c, binary, WGT_BINARY_GT, xv, &A, tv));
-        return OX_CALL(c, where, tv, xv, &Z, ov);
+        OX_TRY(OX_CALL(c, wgt_cpu_binary, WGT_BINARY_GT, xv, &A, tv));
+        return OX_CALL(c, wgt_cpu_where, tv, xv, &Z, ov);
     }
     /* Softsign: x / (1 + |x|) */
-    OX_TRY(OX_CALL(c, unary, WGT_UNARY_ABS, NULL, xv, tv));
-    OX_TRY(OX_CALL(c, binary, WGT_BINARY_ADD, tv, &ONE, tv));
-    return OX_CALL(c, binary, WGT_BINARY_DIV, xv, tv, ov);
+    OX_TRY(OX_CALL(c, wgt_cpu_unary, WGT_UNARY_ABS, NULL, xv, tv));
+    OX_TRY(OX_CALL(c, wgt_cpu_binary, WGT_BINARY_ADD, tv, &ONE, tv));
+    return OX_CALL(c, wgt_cpu_binary, WGT_BINARY_DIV, xv, tv, ov);
 }
 
 wgt_status ox_composed_activation(ox *c)
@@ -68,9 +68,9 @@ wgt_status ox_composed_activation(ox *c)
         wgt_cpu_tensor sv = st ? xv : ox_view(slope);
         if (!st) st = ox_temp(&m, WGT_BOOL, nd, dims);
         mv = ox_view(&m);
-        if (!st) st = OX_CALL(c, binary, WGT_BINARY_MUL, &xv, &sv, &tv);
-        if (!st) st = OX_CALL(c, binary, WGT_BINARY_LT, &xv, &Z, &mv);
-        if (!st) st = OX_CALL(c, where, &mv, &tv, &xv, &ov);
+        if (!st) st = OX_CALL(c, wgt_cpu_binary, WGT_BINARY_MUL, &xv, &sv, &tv);
+        if (!st) st = OX_CALL(c, wgt_cpu_binary, WGT_BINARY_LT, &xv, &Z, &mv);
+        if (!st) st = OX_CALL(c, wgt_cpu_where, &mv, &tv, &xv, &ov);
     } else st = compose(c, &xv, &ov, &tv);
     wgt_onnx_tensor_clear(&t);
     wgt_onnx_tensor_clear(&m);
@@ -95,18 +95,18 @@ wgt_status ox_compress(ox *c)
     if (cond->numel > len) return wgt_error(WGT_ERR_SHAPE, "Compress: condition longer than the axis");
     /* positions = nonzero(condition) as [count, 1]. */
     int64_t count, pd[2];
-    OX_TRY(OX_CALL(c, nonzero, &cv, NULL, &count));
+    OX_TRY(OX_CALL(c, wgt_cpu_nonzero, &cv, NULL, &count));
     wgt_onnx_tensor pos;
     pd[0] = count, pd[1] = 1;
     OX_TRY(ox_temp(&pos, WGT_I64, 2, pd));
     wgt_cpu_tensor pv = ox_view(&pos);
-    wgt_status st = OX_CALL(c, nonzero, &cv, &pv, &count);
+    wgt_status st = OX_CALL(c, wgt_cpu_nonzero, &cv, &pv, &count);
     int64_t dims[WGT_MAX_DIMS];
     memcpy(dims, xv.l.shape, sizeof dims);
     dims[ax] = count;
     if (!st) st = ox_alloc(c, 0, x->dtype, xv.l.ndim, dims, &ov);
     wgt_cpu_tensor p1 = wgt_cpu_tensor_make(pos.data, WGT_I64, 1, &count);
-    if (!st) st = OX_CALL(c, index_select, &xv, ax, &p1, &ov);
+    if (!st) st = OX_CALL(c, wgt_cpu_index_select, &xv, ax, &p1, &ov);
     wgt_onnx_tensor_clear(&pos);
     return st;
 }

@@ -119,21 +119,21 @@ static wgt_status conv_integer(ox *c, int qlinear, wgt_onnx_tensor *tmp)
     OX_TRY(ox_temp(&tmp[1], WGT_F32, nd, w->dims));
     OX_TRY(ox_temp(&tmp[2], WGT_F32, nd, dims));
     xf = ox_view(&tmp[0]), wf = ox_view(&tmp[1]), yf = ox_view(&tmp[2]);
-    OX_TRY(OX_CALL(c, cast, &xv, &xf));
-    OX_TRY(OX_CALL(c, cast, &wv, &wf));
+    OX_TRY(OX_CALL(c, wgt_cpu_cast, &xv, &xf));
+    OX_TRY(OX_CALL(c, wgt_cpu_cast, &wv, &wf));
     if (xz) {
         if (xz->numel != 1) return ox_unsupported(c, "a per-tensor x_zero_point only");
         OX_TRY(channel_view(c, xz, 1, nd, 0, &zv));
-        OX_TRY(OX_CALL(c, binary, WGT_BINARY_SUB, &xf, &zv, &xf));
+        OX_TRY(OX_CALL(c, wgt_cpu_binary, WGT_BINARY_SUB, &xf, &zv, &xf));
     }
     if (wz) {
         OX_TRY(channel_view(c, wz, M, nd, 0, &zv));
-        OX_TRY(OX_CALL(c, binary, WGT_BINARY_SUB, &wf, &zv, &wf));
+        OX_TRY(OX_CALL(c, wgt_cpu_binary, WGT_BINARY_SUB, &wf, &zv, &wf));
     }
-    OX_TRY(OX_CALL(c, conv, &xf, &wf, NULL, &p, &yf));
+    OX_TRY(OX_CALL(c, wgt_cpu_conv, &xf, &wf, NULL, &p, &yf));
     if (!qlinear) {
         OX_TRY(ox_alloc(c, 0, WGT_I32, nd, dims, &ov));
-        return OX_CALL(c, cast, &yf, &ov);
+        return OX_CALL(c, wgt_cpu_cast, &yf, &ov);
     }
     const wgt_onnx_tensor *xs, *ws, *ys, *yz = ox_in(c, 7), *b = ox_in(c, 8);
     OX_TRY(ox_need(c, 1, &xs));
@@ -141,7 +141,7 @@ static wgt_status conv_integer(ox *c, int qlinear, wgt_onnx_tensor *tmp)
     OX_TRY(ox_need(c, 6, &ys));
     if (b) {
         OX_TRY(channel_view(c, b, M, nd, 1, &zv));
-        OX_TRY(OX_CALL(c, binary, WGT_BINARY_ADD, &yf, &zv, &yf));
+        OX_TRY(OX_CALL(c, wgt_cpu_binary, WGT_BINARY_ADD, &yf, &zv, &yf));
     }
     /* the scale as ONNX's reference makes it: x_scale * w_scale / y_scale in f32 */
     if (ws->numel != 1 && ws->numel != M) return ox_unsupported(c, "w_scale of one value or one per channel");
@@ -151,19 +151,19 @@ static wgt_status conv_integer(ox *c, int qlinear, wgt_onnx_tensor *tmp)
     for (int64_t m = 0; m < nsc; m++)
         ((float *)tmp[3].data)[m] = (float)ox_scalar(xs) * (float)wgt_cpu_load_f(&wsv, m) / (float)ox_scalar(ys);
     OX_TRY(channel_view(c, &tmp[3], M, nd, 1, &sv));
-    OX_TRY(OX_CALL(c, binary, WGT_BINARY_MUL, &yf, &sv, &yf));
+    OX_TRY(OX_CALL(c, wgt_cpu_binary, WGT_BINARY_MUL, &yf, &sv, &yf));
     wgt_dtype odt = yz ? yz->dtype : WGT_U8;
     if (odt != WGT_U8 && odt != WGT_I8) return ox_unsupported(c, "y_zero_point of uint8 or int8");
     if (yz) {
         OX_TRY(channel_view(c, yz, 1, nd, 0, &zv));
-        OX_TRY(OX_CALL(c, binary, WGT_BINARY_ADD, &yf, &zv, &yf));
+        OX_TRY(OX_CALL(c, wgt_cpu_binary, WGT_BINARY_ADD, &yf, &zv, &yf));
     }
     wgt_unary_params cp = {0};
     cp.lo = odt == WGT_U8 ? 0 : -128, cp.hi = odt == WGT_U8 ? 255 : 127;
-    OX_TRY(OX_CALL(c, unary, WGT_UNARY_CLAMP, &cp, &yf, &yf));
-    OX_TRY(OX_CALL(c, unary, WGT_UNARY_ROUND, NULL, &yf, &yf));
+    OX_TRY(OX_CALL(c, wgt_cpu_unary, WGT_UNARY_CLAMP, &cp, &yf, &yf));
+    OX_TRY(OX_CALL(c, wgt_cpu_unary, WGT_UNARY_ROUND, NULL, &yf, &yf));
     OX_TRY(ox_alloc(c, 0, odt, nd, dims, &ov));
-    return OX_CALL(c, cast, &yf, &ov);
+    return OX_CALL(c, wgt_cpu_cast, &yf, &ov);
 }
 
 wgt_status ox_conv(ox *c)
@@ -188,6 +188,6 @@ wgt_status ox_conv(ox *c)
     wgt_cpu_tensor xv = ox_view(x), wv = ox_view(w), bv, ov;
     if (b) bv = ox_view(b);
     OX_TRY(ox_alloc(c, 0, x->dtype, w->ndim, dims, &ov));
-    return transposed ? OX_CALL(c, conv_transpose, &xv, &wv, b ? &bv : NULL, &p, &ov)
-                      : OX_CALL(c, conv, &xv, &wv, b ? &bv : NULL, &p, &ov);
+    return transposed ? OX_CALL(c, wgt_cpu_conv_transpose, &xv, &wv, b ? &bv : NULL, &p, &ov)
+                      : OX_CALL(c, wgt_cpu_conv, &xv, &wv, b ? &bv : NULL, &p, &ov);
 }

@@ -23,8 +23,12 @@ typedef struct ox {
 
 typedef wgt_status (*ox_fn)(ox *c);
 
-/* Call op fn of the node's backend, or report that the backend lacks it. */
-#define OX_CALL(c, fn, ...) ((c)->be->fn ? (c)->be->fn(__VA_ARGS__) : ox_missing((c), #fn))
+/* Run CPU reference ref (wgt_cpu_matmul) on the node's backend: the reference itself, or what the
+ * backend runs in its place with the same signature (the device adapter the op table's onnx
+ * column names); an error when the backend has nothing for it. OX_HAS: whether it has. */
+#define OX_HAS(c, ref) ((c)->be->fn_for((wgt_onnx_fn)(ref)) != NULL)
+#define OX_CALL(c, ref, ...) \
+    (OX_HAS(c, ref) ? ((__typeof__(&(ref)))(c)->be->fn_for((wgt_onnx_fn)(ref)))(__VA_ARGS__) : ox_missing((c), #ref))
 wgt_status ox_missing(const ox *c, const char *fn);
 
 /* Input i, or NULL when absent. */

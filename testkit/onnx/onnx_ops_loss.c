@@ -1,5 +1,5 @@
-/* NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss: through the backend's cross_entropy
- * (wgt_cpu_cross_entropy / wgt_cross_entropy: one pass per row) when it has one; else composed from
+/* NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss: through wgt_cpu_cross_entropy (on a device its
+ * adapter, wgt_cross_entropy: one pass per row) when the backend has it; else composed from
  * reference ops: log_softmax over the class dim (SCE only), gather of the target class, per-class
  * weights by index_select, ignore_index as a 0/1 mask, then the reduction (none, sum, or the
  * weighted mean sum(loss) / sum(weights of the kept targets)). EyeLike from full, triu and tril. */
@@ -42,7 +42,7 @@ static wgt_status loss(ox *c, scratch *s)
         int want = c->node->n_outputs > 1 && c->n_out > 1 && c->node->outputs[1][0];
         if (want) OX_TRY(ox_alloc(c, 1, x->dtype, x->ndim, x->dims, &lp));
         else OX_TRY(tmp(s, x->dtype, x->ndim, x->dims, &lp));
-        OX_TRY(OX_CALL(c, log_softmax, &xv, 1, &lp));
+        OX_TRY(OX_CALL(c, wgt_cpu_log_softmax, &xv, 1, &lp));
     }
     /* keep = target != ignore_index; safe = keep ? target : 0 (so gathers stay in range). */
     wgt_cpu_tensor keep, safe, ignv, zero;
@@ -52,11 +52,11 @@ static wgt_status loss(ox *c, scratch *s)
     ignv = wgt_cpu_tensor_make(&ig, WGT_I64, 0, &none);
     zero = wgt_cpu_tensor_make(&zi, WGT_I64, 0, &none);
     if (ign) {
-        OX_TRY(OX_CALL(c, binary, WGT_BINARY_NE, &tv, &ignv, &keep));
-        OX_TRY(OX_CALL(c, where, &keep, &tv, &zero, &safe));
+        OX_TRY(OX_CALL(c, wgt_cpu_binary, WGT_BINARY_NE, &tv, &ignv, &keep));
+        OX_TRY(OX_CALL(c, wgt_cpu_where, &keep, &tv, &zero, &safe));
     } else {
-        OX_TRY(OX_CALL(c, full, 1, &keep));
-        OX_TRY(OX_CALL(c, cast, &tv, &safe));
+        OX_TRY(OX_CALL(c, wgt_cpu_full, 1, &keep));
+        OX_TRY(OX_CALL(c, wgt_cpu_cast, &tv, &safe));
     }
     /* picked[n, ...] = lp[n, safe[n, ...], ...]: gather on dim 1 with safe viewed as [N, 1, ...]. */
     wgt_cpu_tensor idx = safe, picked, w, wt;
@@ -66,9 +66,9 @@ static wgt_status loss(ox *c, scratch *s)
     wgt_cpu_tensor lp32 = lp;
     if (lp.l.dtype != WGT_F32) { /* gather keeps the dtype: widen first */
         OX_TRY(tmp(s, WGT_F32, x->ndim, x->dims, &lp32));
-        OX_TRY(OX_CALL(c, cast, &lp, &lp32));
+        OX_TRY(OX_CALL(c, wgt_cpu_cast, &lp, &lp32));
     }
-    OX_TRY(OX_CALL(c, gather, &lp32, 1, &idx, &picked));
+    OX_TRY(OX_CALL(c, wgt_cpu_gather, &lp32, 1, &idx, &picked));
     /* w[n, ...] = keep * weight[safe] */
     OX_TRY(tmp(s, WGT_F32, target->ndim, target->dims, &w));
     if (weight) {
@@ -77,32 +77,32 @@ static wgt_status loss(ox *c, scratch *s)
         if (weight->ndim != 1 || weight->dims[0] != C) return wgt_error(WGT_ERR_SHAPE, "%s: weight must be [C]", c->node->op_type);
         flat.l = wgt_cpu_tensor_make(NULL, WGT_I64, 1, &n).l, wflat.l = wgt_cpu_tensor_make(NULL, WGT_F32, 1, &n).l;
         OX_TRY(tmp(s, WGT_F32, 1, &C, &wt));
-        OX_TRY(OX_CALL(c, cast, &wv, &wt));
-        OX_TRY(OX_CALL(c, index_select, &wt, 0, &flat, &wflat));
-        OX_TRY(OX_CALL(c, binary, WGT_BINARY_MUL, &w, &keep, &w));
-    } else OX_TRY(OX_CALL(c, cast, &keep, &w));
+        OX_TRY(OX_CALL(c, wgt_cpu_cast, &wv, &wt));
+        OX_TRY(OX_CALL(c, wgt_cpu_index_select, &wt, 0, &flat, &wflat));
+        OX_TRY(OX_CALL(c, wgt_cpu_binary, WGT_BINARY_MUL, &w, &keep, &w));
+    } else OX_TRY(OX_CALL(c, wgt_cpu_cast, &keep, &w));
     /* loss = -picked * w, picked viewed without its class dim. */
     wgt_cpu_tensor pk = picked, l, out;
     pk.l = w.l;
     OX_TRY(tmp(s, WGT_F32, target->ndim, target->dims, &l));
-    OX_TRY(OX_CALL(c, binary, WGT_BINARY_MUL, &pk, &w, &l));
-    OX_TRY(OX_CALL(c, unary, WGT_UNARY_NEG, NULL, &l, &l));
+    OX_TRY(OX_CALL(c, wgt_cpu_binary, WGT_BINARY_MUL, &pk, &w, &l));
+    OX_TRY(OX_CALL(c, wgt_cpu_unary, WGT_UNARY_NEG, NULL, &l, &l));
     if (mode == 0) {
         OX_TRY(ox_alloc(c, 0, x->dtype, target->ndim, target->dims, &out));
-        return OX_CALL(c, cast, &l, &out);
+        return OX_CALL(c, wgt_cpu_cast, &l, &out);
     }
     float total = 0, wsum = 0;
     wgt_cpu_tensor T = wgt_cpu_tensor_make(&total, WGT_F32, 0, &none), WS = wgt_cpu_tensor_make(&wsum, WGT_F32, 0, &none);
-    OX_TRY(OX_CALL(c, reduce, WGT_REDUCE_SUM, &l, 0, 0, 0, &T, NULL));
+    OX_TRY(OX_CALL(c, wgt_cpu_reduce, WGT_REDUCE_SUM, &l, 0, 0, 0, &T, NULL));
     OX_TRY(ox_alloc(c, 0, x->dtype, 0, NULL, &out));
     if (mode == 2) {
-        OX_TRY(OX_CALL(c, reduce, WGT_REDUCE_SUM, &w, 0, 0, 0, &WS, NULL));
-        OX_TRY(OX_CALL(c, binary, WGT_BINARY_DIV, &T, &WS, &out));
-    } else OX_TRY(OX_CALL(c, cast, &T, &out));
+        OX_TRY(OX_CALL(c, wgt_cpu_reduce, WGT_REDUCE_SUM, &w, 0, 0, 0, &WS, NULL));
+        OX_TRY(OX_CALL(c, wgt_cpu_binary, WGT_BINARY_DIV, &T, &WS, &out));
+    } else OX_TRY(OX_CALL(c, wgt_cpu_cast, &T, &out));
     return WGT_OK;
 }
 
-/* The node through the backend's cross_entropy (SCE's optional log-probabilities by log_softmax). */
+/* The node through wgt_cpu_cross_entropy (SCE's optional log-probabilities by log_softmax). */
 static wgt_status loss_fused(ox *c)
 {
     int sce = !strcmp(c->node->op_type, "SoftmaxCrossEntropyLoss");
@@ -121,15 +121,16 @@ static wgt_status loss_fused(ox *c)
     if (sce && c->node->n_outputs > 1 && c->n_out > 1 && c->node->outputs[1][0]) {
         wgt_cpu_tensor lp;
         OX_TRY(ox_alloc(c, 1, x->dtype, x->ndim, x->dims, &lp));
-        OX_TRY(OX_CALL(c, log_softmax, &xv, 1, &lp));
+        OX_TRY(OX_CALL(c, wgt_cpu_log_softmax, &xv, 1, &lp));
     }
     OX_TRY(ox_alloc(c, 0, x->dtype, mode == WGT_REDUCTION_NONE ? target->ndim : 0, target->dims, &out));
-    return c->be->cross_entropy(&xv, &tv, weight ? &wv : NULL, ign ? ign->i : WGT_NO_IGNORE_INDEX, 0, !sce, mode, &out);
+    return OX_CALL(c, wgt_cpu_cross_entropy, &xv, &tv, weight ? &wv : NULL, ign ? ign->i : WGT_NO_IGNORE_INDEX, 0, !sce,
+                   mode, &out);
 }
 
 wgt_status ox_nll_loss(ox *c)
 {
-    if (c->be->cross_entropy) return loss_fused(c);
+    if (OX_HAS(c, wgt_cpu_cross_entropy)) return loss_fused(c);
     scratch s = {.n = 0};
     wgt_status st = loss(c, &s);
     for (int i = 0; i < s.n; i++) wgt_onnx_tensor_clear(&s.t[i]);
@@ -169,11 +170,11 @@ wgt_status ox_eye_like(ox *c)
     OX_TRY(ox_alloc(c, 0, to, 2, x->dims, &out));
     OX_TRY(ox_temp(&ones, to, 2, x->dims));
     o = ox_view(&ones);
-    wgt_status st = OX_CALL(c, full, 1, &o);
-    if (!st) st = OX_CALL(c, triu, &o, k, &out);
-    if (!st) st = OX_CALL(c, full, 0, &o); /* o = tril(out): out is read, o written */
-    if (!st) st = OX_CALL(c, tril, &out, k, &o);
-    if (!st) st = OX_CALL(c, copy, &o, &out);
+    wgt_status st = OX_CALL(c, wgt_cpu_full, 1, &o);
+    if (!st) st = OX_CALL(c, wgt_cpu_triu, &o, k, &out);
+    if (!st) st = OX_CALL(c, wgt_cpu_full, 0, &o); /* o = tril(out): out is read, o written */
+    if (!st) st = OX_CALL(c, wgt_cpu_tril, &out, k, &o);
+    if (!st) st = OX_CALL(c, wgt_cpu_copy, &o, &out);
     wgt_onnx_tensor_clear(&ones);
     return st;
 }

@@ -65,7 +65,7 @@ wgt_status ox_slice(ox *c)
     if (flip) {
         OX_TRY(ox_temp(&flipped, x->dtype, nd, x->dims));
         wgt_cpu_tensor fv = ox_view(&flipped);
-        wgt_status st = OX_CALL(c, flip, &src, flip, &fv);
+        wgt_status st = OX_CALL(c, wgt_cpu_flip, &src, flip, &fv);
         if (st) {
             wgt_onnx_tensor_clear(&flipped);
             return st;
@@ -79,7 +79,7 @@ wgt_status ox_slice(ox *c)
         view.l.shape[d] = count[d];
     }
     wgt_status st = ox_alloc(c, 0, x->dtype, nd, count, &ov);
-    if (!st) st = OX_CALL(c, copy, &view, &ov);
+    if (!st) st = OX_CALL(c, wgt_cpu_copy, &view, &ov);
     wgt_onnx_tensor_clear(&flipped);
     return st;
 }
@@ -116,7 +116,7 @@ wgt_status ox_split(ox *c)
         memcpy(dims, x->dims, sizeof dims);
         dims[ax] = sizes[i];
         OX_TRY(ox_alloc(c, i, x->dtype, x->ndim, dims, &ov));
-        OX_TRY(OX_CALL(c, copy, &part, &ov));
+        OX_TRY(OX_CALL(c, wgt_cpu_copy, &part, &ov));
         pos += sizes[i];
     }
     if (pos != x->dims[ax]) return wgt_error(WGT_ERR_SHAPE, "Split: sizes do not cover the axis");
@@ -159,7 +159,7 @@ wgt_status ox_depth_space(ox *c)
     }
     OX_TRY(ox_alloc(c, 0, x->dtype, 4, odims, &ov));
     wgt_cpu_tensor o6 = wgt_cpu_tensor_make(ov.data, x->dtype, 6, out6);
-    return OX_CALL(c, copy, &pv, &o6);
+    return OX_CALL(c, wgt_cpu_copy, &pv, &o6);
 }
 
 /* Shape (with opset 15's start/end) and Size: metadata as i64. */
@@ -188,11 +188,11 @@ wgt_status ox_constant(ox *c)
     if (a && a->t && a->t->data) {
         wgt_cpu_tensor v = ox_view(a->t);
         OX_TRY(ox_alloc(c, 0, a->t->dtype, a->t->ndim, a->t->dims, &ov));
-        return OX_CALL(c, copy, &v, &ov);
+        return OX_CALL(c, wgt_cpu_copy, &v, &ov);
     }
     if ((a = ox_attr(c, "value_float"))) {
         OX_TRY(ox_alloc(c, 0, WGT_F32, 0, NULL, &ov));
-        return OX_CALL(c, full, a->f, &ov);
+        return OX_CALL(c, wgt_cpu_full, a->f, &ov);
     }
     if ((a = ox_attr(c, "value_int"))) {
         OX_TRY(ox_alloc(c, 0, WGT_I64, 0, NULL, &ov));
@@ -223,10 +223,10 @@ wgt_status ox_dropout(ox *c)
     if (training && r != 0) return ox_unsupported(c, "training mode draws random numbers");
     wgt_cpu_tensor xv = ox_view(x), ov, mv;
     OX_TRY(ox_alloc(c, 0, x->dtype, x->ndim, x->dims, &ov));
-    OX_TRY(OX_CALL(c, copy, &xv, &ov));
+    OX_TRY(OX_CALL(c, wgt_cpu_copy, &xv, &ov));
     if (c->node->n_outputs > 1 && c->n_out > 1 && c->node->outputs[1][0]) {
         OX_TRY(ox_alloc(c, 1, WGT_BOOL, x->ndim, x->dims, &mv));
-        OX_TRY(OX_CALL(c, full, 1, &mv));
+        OX_TRY(OX_CALL(c, wgt_cpu_full, 1, &mv));
     }
     return WGT_OK;
 }
@@ -255,8 +255,8 @@ wgt_status ox_hardmax(ox *c)
     wgt_onnx_tensor idx;
     OX_TRY(ox_temp(&idx, WGT_I64, nd, idims));
     wgt_cpu_tensor iv = ox_view(&idx);
-    wgt_status st = OX_CALL(c, reduce, WGT_REDUCE_ARGMAX, &xv, 1u << ax, 0, 0, &iv, NULL);
-    if (!st) st = OX_CALL(c, one_hot, &iv, ax, 0, 1, &ov);
+    wgt_status st = OX_CALL(c, wgt_cpu_reduce, WGT_REDUCE_ARGMAX, &xv, 1u << ax, 0, 0, &iv, NULL);
+    if (!st) st = OX_CALL(c, wgt_cpu_one_hot, &iv, ax, 0, 1, &ov);
     wgt_onnx_tensor_clear(&idx);
     return st;
 }
@@ -272,7 +272,7 @@ wgt_status ox_global_pool(ox *c)
     OX_TRY(ox_alloc(c, 0, x->dtype, x->ndim, dims, &ov));
     uint32_t spatial = ((1u << x->ndim) - 1) & ~3u;
     wgt_reduce_op op = !strcmp(c->node->op_type, "GlobalMaxPool") ? WGT_REDUCE_AMAX : WGT_REDUCE_MEAN;
-    return OX_CALL(c, reduce, op, &xv, spatial, 1, 0, &ov, NULL);
+    return OX_CALL(c, wgt_cpu_reduce, op, &xv, spatial, 1, 0, &ov, NULL);
 }
 
 /* ScatterND: indices [..., k] is k index tensors (strided views of its last dim) for index_put. */
@@ -298,5 +298,5 @@ wgt_status ox_scatter_nd(ox *c)
     }
     wgt_cpu_tensor xv = ox_view(x), uv = ox_view(upd), ov;
     OX_TRY(ox_alloc(c, 0, x->dtype, x->ndim, x->dims, &ov));
-    return OX_CALL(c, index_put, &xv, pp, (int)k, &uv, acc, &ov);
+    return OX_CALL(c, wgt_cpu_index_put, &xv, pp, (int)k, &uv, acc, &ov);
 }

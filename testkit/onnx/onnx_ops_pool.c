@@ -37,9 +37,9 @@ static wgt_status pool_padded(ox *c, wgt_cpu_pool_geom *g, const wgt_onnx_tensor
     wgt_cpu_tensor xv = ox_view(x);
     wgt_status st = ox_temp(&tp, x->dtype, x->ndim, pdims);
     wgt_cpu_tensor pv = ox_view(&tp);
-    if (!st) st = OX_CALL(c, pad, &xv, WGT_PAD_CONSTANT, xpads, is_max ? -INFINITY : 0.0, &pv);
+    if (!st) st = OX_CALL(c, wgt_cpu_pad, &xv, WGT_PAD_CONSTANT, xpads, is_max ? -INFINITY : 0.0, &pv);
     if (is_max || g->count_include_pad) {
-        if (!st) st = OX_CALL(c, pool, g, &pv, out, NULL);
+        if (!st) st = OX_CALL(c, wgt_cpu_pool, g, &pv, out, NULL);
     } else {
         g->divisor = 1; /* window sums */
         wgt_cpu_tensor ov1, ov2, cv;
@@ -48,12 +48,12 @@ static wgt_status pool_padded(ox *c, wgt_cpu_pool_geom *g, const wgt_onnx_tensor
         if (!st) st = ox_temp(&cnt, out->l.dtype, out->l.ndim, out->l.shape);
         if (!st) {
             ov1 = ox_view(&ones), ov2 = ox_view(&tones), cv = ox_view(&cnt);
-            st = OX_CALL(c, full, 1.0, &ov1);
+            st = OX_CALL(c, wgt_cpu_full, 1.0, &ov1);
         }
-        if (!st) st = OX_CALL(c, pad, &ov1, WGT_PAD_CONSTANT, xpads, 0.0, &ov2);
-        if (!st) st = OX_CALL(c, pool, g, &ov2, &cv, NULL);
-        if (!st) st = OX_CALL(c, pool, g, &pv, out, NULL);
-        if (!st) st = OX_CALL(c, binary, WGT_BINARY_DIV, out, &cv, out);
+        if (!st) st = OX_CALL(c, wgt_cpu_pad, &ov1, WGT_PAD_CONSTANT, xpads, 0.0, &ov2);
+        if (!st) st = OX_CALL(c, wgt_cpu_pool, g, &ov2, &cv, NULL);
+        if (!st) st = OX_CALL(c, wgt_cpu_pool, g, &pv, out, NULL);
+        if (!st) st = OX_CALL(c, wgt_cpu_binary, WGT_BINARY_DIV, out, &cv, out);
     }
     wgt_onnx_tensor_clear(&tp);
     wgt_onnx_tensor_clear(&ones);
@@ -122,7 +122,7 @@ wgt_status ox_pool(ox *c)
     int with_idx = is_max && c->n_out > 1;
     if (with_idx) OX_TRY(ox_alloc(c, 1, WGT_I64, x->ndim, odims, &iv));
     if (explicit_pad) return pool_padded(c, &g, x, xpads, is_max, &ov);
-    OX_TRY(OX_CALL(c, pool, &g, &xv, &ov, with_idx ? &iv : NULL));
+    OX_TRY(OX_CALL(c, wgt_cpu_pool, &g, &xv, &ov, with_idx ? &iv : NULL));
     if (with_idx) { /* per-plane positions -> positions in the whole input */
         int64_t plane = 1, per = 1, n = 1;
         for (int i = 0; i < sp; i++) plane *= x->dims[2 + i], per *= odims[2 + i];
@@ -186,10 +186,10 @@ static wgt_status nearest_gather(ox *c, const wgt_onnx_tensor *x, int sp, const 
     if (!st && sp == 2) st = ox_temp(&mid, x->dtype, nd, mdims);
     if (!st) {
         wgt_cpu_tensor iw = ox_view(&idx[sp - 1]), mv = sp == 2 ? ox_view(&mid) : ov;
-        st = OX_CALL(c, index_select, &xv, nd - 1, &iw, &mv);
+        st = OX_CALL(c, wgt_cpu_index_select, &xv, nd - 1, &iw, &mv);
         if (!st && sp == 2) {
             wgt_cpu_tensor ih = ox_view(&idx[0]);
-            st = OX_CALL(c, index_select, &mv, nd - 2, &ih, &ov);
+            st = OX_CALL(c, wgt_cpu_index_select, &mv, nd - 2, &ih, &ov);
         }
     }
     wgt_onnx_tensor_clear(&mid);
@@ -291,7 +291,7 @@ wgt_status ox_resize(ox *c)
         return ox_unsupported(c, "linear/cubic of a non-float type");
     wgt_cpu_tensor xv = ox_view(x), ov;
     OX_TRY(ox_alloc(c, 0, x->dtype, nd, odims, &ov));
-    return OX_CALL(c, interpolate, &xv, sp, m, have_scales ? scales : NULL, align, &ov);
+    return OX_CALL(c, wgt_cpu_interpolate, &xv, sp, m, have_scales ? scales : NULL, align, &ov);
 }
 
 /* GridSample: X [N, C, H, W], grid [N, Ho, Wo, 2]; bilinear, nearest, bicubic ("linear", "cubic" from
@@ -317,5 +317,5 @@ wgt_status ox_grid_sample(ox *c)
     int64_t odims[4] = {x->dims[0], x->dims[1], g->dims[1], g->dims[2]};
     wgt_cpu_tensor xv = ox_view(x), gv = ox_view(g), ov;
     OX_TRY(ox_alloc(c, 0, x->dtype, 4, odims, &ov));
-    return OX_CALL(c, grid_sample, &xv, &gv, m, p, (int)ox_attr_i(c, "align_corners", 0), &ov);
+    return OX_CALL(c, wgt_cpu_grid_sample, &xv, &gv, m, p, (int)ox_attr_i(c, "align_corners", 0), &ov);
 }

@@ -25,7 +25,7 @@ wgt_status ox_matmul(ox *c)
     if (b->ndim > 1) dims[nd++] = b->dims[b->ndim - 1];
     wgt_cpu_tensor av = ox_view(a), bv = ox_view(b), ov;
     OX_TRY(ox_alloc(c, 0, a->dtype, nd, dims, &ov));
-    return OX_CALL(c, matmul, &av, &bv, &ov);
+    return OX_CALL(c, wgt_cpu_matmul, &av, &bv, &ov);
 }
 
 static wgt_cpu_tensor transposed(wgt_cpu_tensor v)
@@ -49,7 +49,8 @@ wgt_status ox_gemm(ox *c)
     int64_t dims[2] = {av.l.shape[0], bv.l.shape[1]};
     OX_TRY(ox_alloc(c, 0, a->dtype, 2, dims, &ov));
     if (cc) cv = ox_view(cc);
-    return OX_CALL(c, addmm, cc ? &cv : NULL, &av, &bv, ox_attr_f(c, "beta", 1.0), ox_attr_f(c, "alpha", 1.0), &ov);
+    return OX_CALL(c, wgt_cpu_addmm, cc ? &cv : NULL, &av, &bv, ox_attr_f(c, "beta", 1.0), ox_attr_f(c, "alpha", 1.0),
+                   &ov);
 }
 
 wgt_status ox_transpose(ox *c)
@@ -76,7 +77,7 @@ wgt_status ox_transpose(ox *c)
         pv.l.strides[d] = xv.l.strides[perm[d]];
     }
     OX_TRY(ox_alloc(c, 0, x->dtype, x->ndim, dims, &ov));
-    return OX_CALL(c, copy, &pv, &ov);
+    return OX_CALL(c, wgt_cpu_copy, &pv, &ov);
 }
 
 /* The axes of Squeeze/Unsqueeze: an attribute before opset 13, an input from 13 on. */
@@ -160,7 +161,7 @@ wgt_status ox_reshape_like(ox *c)
     wgt_cpu_tensor ov;
     OX_TRY(ox_alloc(c, 0, x->dtype, nd, dims, &ov));
     wgt_cpu_tensor xv = wgt_cpu_tensor_make(x->data, x->dtype, nd, dims); /* same elements, new shape */
-    return OX_CALL(c, copy, &xv, &ov);
+    return OX_CALL(c, wgt_cpu_copy, &xv, &ov);
 }
 
 wgt_status ox_concat(ox *c)
@@ -185,7 +186,7 @@ wgt_status ox_concat(ox *c)
     }
     wgt_cpu_tensor ov;
     OX_TRY(ox_alloc(c, 0, ts[0]->dtype, ts[0]->ndim, dims, &ov));
-    return OX_CALL(c, cat, ps, n, ax, &ov);
+    return OX_CALL(c, wgt_cpu_cat, ps, n, ax, &ov);
 }
 
 wgt_status ox_tile(ox *c)
@@ -203,7 +204,7 @@ wgt_status ox_tile(ox *c)
     }
     wgt_cpu_tensor xv = ox_view(x), ov;
     OX_TRY(ox_alloc(c, 0, x->dtype, n, dims, &ov));
-    return OX_CALL(c, repeat, &xv, &ov);
+    return OX_CALL(c, wgt_cpu_repeat, &xv, &ov);
 }
 
 wgt_status ox_expand(ox *c)
@@ -220,7 +221,7 @@ wgt_status ox_expand(ox *c)
     OX_TRY(ox_broadcast(c, both, 2, &nd, dims));
     wgt_cpu_tensor xv = ox_view(x), ov;
     OX_TRY(ox_alloc(c, 0, x->dtype, nd, dims, &ov));
-    return OX_CALL(c, copy, &xv, &ov);
+    return OX_CALL(c, wgt_cpu_copy, &xv, &ov);
 }
 
 wgt_status ox_pad(ox *c)
@@ -264,7 +265,7 @@ wgt_status ox_pad(ox *c)
     for (int d = 0; d < nd; d++) dims[d] = x->dims[d] + pads[d] + pads[nd + d];
     wgt_cpu_tensor xv = ox_view(x), ov;
     OX_TRY(ox_alloc(c, 0, x->dtype, nd, dims, &ov));
-    return OX_CALL(c, pad, &xv, mode, pads, value, &ov);
+    return OX_CALL(c, wgt_cpu_pad, &xv, mode, pads, value, &ov);
 }
 
 wgt_status ox_trilu(ox *c)
@@ -280,7 +281,7 @@ wgt_status ox_trilu(ox *c)
     }
     wgt_cpu_tensor xv = ox_view(x), ov;
     OX_TRY(ox_alloc(c, 0, x->dtype, x->ndim, x->dims, &ov));
-    return ox_attr_i(c, "upper", 1) ? OX_CALL(c, triu, &xv, kv, &ov) : OX_CALL(c, tril, &xv, kv, &ov);
+    return ox_attr_i(c, "upper", 1) ? OX_CALL(c, wgt_cpu_triu, &xv, kv, &ov) : OX_CALL(c, wgt_cpu_tril, &xv, kv, &ov);
 }
 
 wgt_status ox_gather(ox *c)
@@ -303,7 +304,7 @@ wgt_status ox_gather(ox *c)
     flat[ax] = idx->numel;
     wgt_cpu_tensor xv = ox_view(x), iv = wgt_cpu_tensor_make(idx->data, idx->dtype, 1, &idx->numel);
     wgt_cpu_tensor o2 = wgt_cpu_tensor_make(ov.data, x->dtype, x->ndim, flat);
-    return OX_CALL(c, index_select, &xv, ax, &iv, &o2);
+    return OX_CALL(c, wgt_cpu_index_select, &xv, ax, &iv, &o2);
 }
 
 wgt_status ox_gather_elements(ox *c)
@@ -315,7 +316,7 @@ wgt_status ox_gather_elements(ox *c)
     OX_TRY(ox_axis(c, ox_attr_i(c, "axis", 0), x->ndim, &ax));
     wgt_cpu_tensor xv = ox_view(x), iv = ox_view(idx), ov;
     OX_TRY(ox_alloc(c, 0, x->dtype, idx->ndim, idx->dims, &ov));
-    return OX_CALL(c, gather, &xv, ax, &iv, &ov);
+    return OX_CALL(c, wgt_cpu_gather, &xv, ax, &iv, &ov);
 }
 
 wgt_status ox_scatter_elements(ox *c)
@@ -333,7 +334,7 @@ wgt_status ox_scatter_elements(ox *c)
     if (mode == WGT_SCATTER_COUNT) return ox_unsupported(c, "unknown reduction");
     wgt_cpu_tensor xv = ox_view(x), iv = ox_view(idx), uv = ox_view(upd), ov;
     OX_TRY(ox_alloc(c, 0, x->dtype, x->ndim, x->dims, &ov));
-    return OX_CALL(c, scatter, &xv, ax, &iv, &uv, mode, &ov);
+    return OX_CALL(c, wgt_cpu_scatter, &xv, ax, &iv, &uv, mode, &ov);
 }
 
 wgt_status ox_onehot(ox *c)
@@ -353,9 +354,9 @@ wgt_status ox_onehot(ox *c)
     wgt_onnx_tensor ix;
     OX_TRY(ox_temp(&ix, WGT_I64, x->ndim, x->dims));
     wgt_cpu_tensor xv = ox_view(x), iv = ox_view(&ix), vv = ox_view(vals), ov;
-    wgt_status st = OX_CALL(c, cast, &xv, &iv);
+    wgt_status st = OX_CALL(c, wgt_cpu_cast, &xv, &iv);
     if (!st) st = ox_alloc(c, 0, vals->dtype, nd, dims, &ov);
-    if (!st) st = OX_CALL(c, one_hot, &iv, ax, wgt_cpu_load_f(&vv, 0), wgt_cpu_load_f(&vv, 1), &ov);
+    if (!st) st = OX_CALL(c, wgt_cpu_one_hot, &iv, ax, wgt_cpu_load_f(&vv, 0), wgt_cpu_load_f(&vv, 1), &ov);
     wgt_onnx_tensor_clear(&ix);
     return st;
 }
@@ -374,7 +375,7 @@ wgt_status ox_range(ox *c)
     int64_t count = (int64_t)n;
     wgt_cpu_tensor ov;
     OX_TRY(ox_alloc(c, 0, s->dtype, 1, &count, &ov));
-    return OX_CALL(c, arange, start, delta, &ov);
+    return OX_CALL(c, wgt_cpu_arange, start, delta, &ov);
 }
 
 wgt_status ox_nonzero(ox *c)
@@ -383,12 +384,12 @@ wgt_status ox_nonzero(ox *c)
     OX_TRY(ox_need(c, 0, &x));
     wgt_cpu_tensor xv = ox_view(x), ov;
     int64_t count;
-    OX_TRY(OX_CALL(c, nonzero, &xv, NULL, &count));
+    OX_TRY(OX_CALL(c, wgt_cpu_nonzero, &xv, NULL, &count));
     int64_t dims[2] = {x->ndim, count};
     OX_TRY(ox_alloc(c, 0, WGT_I64, 2, dims, &ov));
     /* ONNX's [ndim, count] is the transpose of the reference's [count, ndim]: write through a view. */
     wgt_cpu_tensor tv = transposed(ov);
-    return OX_CALL(c, nonzero, &xv, &tv, &count);
+    return OX_CALL(c, wgt_cpu_nonzero, &xv, &tv, &count);
 }
 
 /* A parameter that broadcasts to dims (k of them): t itself when it matches, else expanded into tmp. */
@@ -401,7 +402,7 @@ static wgt_status param(ox *c, const wgt_onnx_tensor *t, int k, const int64_t *d
     if (same) return WGT_OK;
     OX_TRY(ox_temp(tmp, t->dtype, k, dims));
     wgt_cpu_tensor tv = ox_view(tmp);
-    OX_TRY(OX_CALL(c, copy, v, &tv));
+    OX_TRY(OX_CALL(c, wgt_cpu_copy, v, &tv));
     *v = tv;
     return WGT_OK;
 }
@@ -427,7 +428,7 @@ wgt_status ox_layer_norm(ox *c)
     if (!st && want_mean) st = ox_alloc(c, 1, WGT_F32, x->ndim, sdims, &mv);
     if (!st && want_rstd) st = ox_alloc(c, 2, WGT_F32, x->ndim, sdims, &rv);
     if (!st)
-        st = OX_CALL(c, layer_norm, &xv, k, &wv, b ? &bv : NULL, ox_attr_f(c, "epsilon", 1e-5), &ov,
+        st = OX_CALL(c, wgt_cpu_layer_norm, &xv, k, &wv, b ? &bv : NULL, ox_attr_f(c, "epsilon", 1e-5), &ov,
                                 want_mean ? &mv : NULL, want_rstd ? &rv : NULL);
     wgt_onnx_tensor_clear(&tw);
     wgt_onnx_tensor_clear(&tb);
@@ -444,7 +445,7 @@ wgt_status ox_batch_norm(ox *c)
     wgt_cpu_tensor v[5], ov;
     for (int i = 0; i < 5; i++) v[i] = ox_view(t[i]);
     OX_TRY(ox_alloc(c, 0, t[0]->dtype, t[0]->ndim, t[0]->dims, &ov));
-    return OX_CALL(c, batch_norm, &v[0], &v[3], &v[4], &v[1], &v[2], 0, 0, ox_attr_f(c, "epsilon", 1e-5), &ov);
+    return OX_CALL(c, wgt_cpu_batch_norm, &v[0], &v[3], &v[4], &v[1], &v[2], 0, 0, ox_attr_f(c, "epsilon", 1e-5), &ov);
 }
 
 wgt_status ox_instance_norm(ox *c)
@@ -457,7 +458,7 @@ wgt_status ox_instance_norm(ox *c)
     /* Instance norm is group norm with one channel per group. */
     wgt_cpu_tensor xv = ox_view(x), wv = ox_view(w), bv = ox_view(b), ov;
     OX_TRY(ox_alloc(c, 0, x->dtype, x->ndim, x->dims, &ov));
-    return OX_CALL(c, group_norm, &xv, (int)x->dims[1], &wv, &bv, ox_attr_f(c, "epsilon", 1e-5), &ov);
+    return OX_CALL(c, wgt_cpu_group_norm, &xv, (int)x->dims[1], &wv, &bv, ox_attr_f(c, "epsilon", 1e-5), &ov);
 }
 
 wgt_status ox_constant_of_shape(ox *c)
@@ -475,8 +476,8 @@ wgt_status ox_constant_of_shape(ox *c)
         dtype = a->t->dtype;
     }
     OX_TRY(ox_alloc(c, 0, dtype, nd, dims, &ov));
-    if (!a || !a->t) return OX_CALL(c, full, 0, &ov);
+    if (!a || !a->t) return OX_CALL(c, wgt_cpu_full, 0, &ov);
     wgt_cpu_tensor vv = ox_view(a->t);
     vv.l.ndim = 0; /* one element, broadcast */
-    return OX_CALL(c, cast, &vv, &ov);
+    return OX_CALL(c, wgt_cpu_cast, &vv, &ov);
 }

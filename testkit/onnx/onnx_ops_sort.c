@@ -27,7 +27,7 @@ wgt_status ox_topk(ox *c)
     wgt_cpu_tensor xv = ox_view(x), vv, iv;
     OX_TRY(ox_alloc(c, 0, x->dtype, x->ndim, dims, &vv));
     OX_TRY(ox_alloc(c, 1, WGT_I64, x->ndim, dims, &iv));
-    return OX_CALL(c, topk, &xv, k, ax, (int)ox_attr_i(c, "largest", 1), &vv, &iv);
+    return OX_CALL(c, wgt_cpu_topk, &xv, k, ax, (int)ox_attr_i(c, "largest", 1), &vv, &iv);
 }
 
 /* Unique without axis: Y (the distinct values), indices (first occurrences), inverse_indices and
@@ -41,7 +41,7 @@ wgt_status ox_unique(ox *c)
     int sorted = (int)ox_attr_i(c, "sorted", 1);
     wgt_cpu_tensor xv = ox_view(x);
     int64_t count = 0, n = x->numel;
-    OX_TRY(OX_CALL(c, unique, &xv, NULL, NULL, NULL, NULL, &count));
+    OX_TRY(OX_CALL(c, wgt_cpu_unique, &xv, NULL, NULL, NULL, NULL, &count));
     wgt_onnx_tensor tmp[4];
     memset(tmp, 0, sizeof tmp);
     wgt_cpu_tensor v[4];
@@ -50,7 +50,7 @@ wgt_status ox_unique(ox *c)
     wgt_status st = WGT_OK;
     for (int i = 0; i < 4 && !st; i++)
         if (!(st = ox_temp(&tmp[i], dts[i], 1, &lens[i]))) v[i] = ox_view(&tmp[i]);
-    if (!st) st = OX_CALL(c, unique, &xv, &v[0], &v[2], &v[3], &v[1], &count);
+    if (!st) st = OX_CALL(c, wgt_cpu_unique, &xv, &v[0], &v[2], &v[3], &v[1], &count);
     int64_t *order = NULL, *rank = NULL;
     if (!st && !sorted) { /* group g goes to place rank[g], in order of first occurrence */
         order = malloc(sizeof(int64_t) * (size_t)(n ? n : 1));

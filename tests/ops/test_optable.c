@@ -9,7 +9,10 @@
  *  - forward and reference name functions (the table takes their addresses), the harness's
  *    generator makes n_in inputs, a doc line is there;
  *  - every grad id a row names has a backward rule (RULE row) and every rule id a row;
- *  - every ONNX op type a row names is one the ONNX executor knows;
+ *  - every ONNX op type a row names is one the ONNX executor knows; the device adapters the onnx
+ *    column names: the rows of one reference name the same one, every reference an OX_CALL or
+ *    OX_HAS of testkit/onnx names has one (and every adapter is called), and the GPU backend
+ *    answers each reference with its adapter (the types match: onnx_gpu.c checks that when built);
  *  - the harness's generators and calls (testkit/harness/table_*.c) name no op in a string: what
  *    differs per op is in its row (code, variants), so no second list of names grows there;
  *  - the GRAD rows (gradient checks, testkit/grad) name rows not declared non-differentiable,
@@ -29,6 +32,7 @@
 #include "grad/gradcheck.h"
 #include "harness/harness.h"
 #include "onnx/onnx.h"
+#include "onnx/onnx_gpu.h"
 #include "support/check.h"
 
 /* The repository root, from this file's path (CMake compiles it by its absolute path). */
@@ -251,6 +255,101 @@ static void check_rows(const hx_op *ops, int n)
     }
 }
 
+/* The row whose reference is named fn, or NULL. */
+static const hx_op *row_of_reference(const hx_op *ops, int n, const char *fn)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(ops[i].reference, fn)) return &ops[i];
+    return NULL;
+}
+
+/* The references that OX_CALL(c, ref, ...) and OX_HAS(c, ref) name in one file of the executor;
+ * each must have a device adapter. called[i]: row i's reference is called. */
+static void check_onnx_calls_in(const char *path, const hx_op *ops, int n, int *called)
+{
+    char *text = slurp(path);
+    CHECK(text != NULL, "cannot read %s", path);
+    if (!text) return;
+    static const char *const macros[] = {"OX_CALL(", "OX_HAS("};
+    for (int m = 0; m < 2; m++)
+        for (char *p = strstr(text, macros[m]); p; p = strstr(p + 1, macros[m])) {
+            const char *q = strchr(p, ',');
+            if (!q) break;
+            for (q++; *q == ' ' || *q == '\n'; q++) {}
+            char ref[128];
+            size_t k = 0;
+            for (; (isalnum((unsigned char)*q) || *q == '_') && k + 1 < sizeof ref; q++) ref[k++] = *q;
+            ref[k] = 0;
+            const hx_op *o = row_of_reference(ops, n, ref);
+            CHECK(o != NULL, "%s: %s...) names %s, which is no row's reference", path, macros[m], ref);
+            if (!o) continue;
+            CHECK(o->onnx_adapter[0], "%s: calls %s, whose rows name no device adapter (write ONNX(\"...\", g_...) "
+                  "in the onnx column of row %s)", path, ref, o->name);
+            for (int i = 0; i < n; i++)
+                if (!strcmp(ops[i].reference, ref)) called[i] = 1;
+        }
+    free(text);
+}
+
+/* The onnx column's device adapters (testkit/onnx/onnx_gpu.c). */
+static void check_onnx_adapters(const hx_op *ops, int n)
+{
+    int *called = calloc((size_t)n, sizeof *called);
+    if (!called) return;
+    for (int i = 0; i < n; i++) {
+        const hx_op *o = &ops[i];
+        if (o->onnx_adapter[0])
+            CHECK(o->reference_fn != NULL, "%s: an ONNX device adapter (%s) but no reference it stands for", o->name,
+                  o->onnx_adapter);
+        if (!o->reference_fn) continue;
+        for (int j = 0; j < i; j++)
+            if (ops[j].reference_fn == o->reference_fn)
+                CHECK(!strcmp(ops[j].onnx_adapter, o->onnx_adapter),
+                      "%s and %s share the reference %s but name the device adapters '%s' and '%s': one reference, "
+                      "one adapter, named by each of its rows", ops[j].name, o->name, o->reference, ops[j].onnx_adapter,
+                      o->onnx_adapter);
+    }
+    char root[1024], path[1400];
+    root_dir(root, sizeof root);
+    snprintf(path, sizeof path, "%s/testkit/onnx", root);
+    DIR *d = opendir(path);
+    CHECK(d != NULL, "cannot open %s", path);
+    int files = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (strncmp(e->d_name, "onnx_ops", 8) || len < 3 || strcmp(e->d_name + len - 2, ".c")) continue;
+        snprintf(path, sizeof path, "%s/testkit/onnx/%s", root, e->d_name);
+        check_onnx_calls_in(path, ops, n, called);
+        files++;
+    }
+    if (d) closedir(d);
+    CHECK(files >= 2, "only %d executor files (testkit/onnx/onnx_ops*.c)", files);
+    /* every adapter is reached, and the GPU backend answers with it */
+    wgt_onnx_backend gpu;
+    wgt_onnx_gpu_backend(NULL, &gpu);
+    int adapters = 0;
+    for (int i = 0; i < n; i++) {
+        const hx_op *o = &ops[i];
+        if (!o->onnx_adapter[0]) continue;
+        adapters += !row_of_reference(ops, i, o->reference); /* distinct references */
+        CHECK(called[i], "%s: the device adapter %s stands for %s, which no OX_CALL of testkit/onnx calls", o->name,
+              o->onnx_adapter, o->reference);
+        wgt_onnx_fn f = gpu.fn_for((wgt_onnx_fn)o->reference_fn);
+        CHECK(f != NULL && f != (wgt_onnx_fn)o->reference_fn, "%s: the GPU backend has no adapter for %s", o->name,
+              o->reference);
+        CHECK(wgt_onnx_cpu_backend.fn_for((wgt_onnx_fn)o->reference_fn) == (wgt_onnx_fn)o->reference_fn,
+              "%s: the CPU backend does not run %s itself", o->name, o->reference);
+    }
+    for (int i = 0; i < n; i++)
+        if (ops[i].reference_fn && !ops[i].onnx_adapter[0])
+            CHECK(gpu.fn_for((wgt_onnx_fn)ops[i].reference_fn) == NULL, "%s: the GPU backend runs %s, but no row names "
+                  "an adapter for it", ops[i].name, ops[i].reference);
+    CHECK(adapters >= 36, "only %d references have a device adapter", adapters);
+    printf("onnx: %d references with a device adapter\n", adapters);
+    free(called);
+}
+
 /* The GRAD rows: each checks a row that is not declared non-differentiable (its own rule, or the
  * rules of the ops it is made of: split), the names are unique, and every rule a row names is
  * checked by a case of some row with that rule. */
@@ -440,6 +539,7 @@ int main(void)
     CHECK(n > 150, "only %d ops in the table", n);
     check_files(ops, n);
     check_rows(ops, n);
+    check_onnx_adapters(ops, n);
     check_homes(ops, n);
     check_no_names();
     check_enum(ops, n, "wgt_unary", WGT_UNARY_COUNT, unary_name);
