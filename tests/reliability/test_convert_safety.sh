@@ -17,7 +17,8 @@ ok() { echo "ok: $*"; }
 "$WGT_BUILD/tests/test_convert" --make "$tmp/hf" >/dev/null 2>&1 || { echo "FAIL: test_convert --make"; exit 1; }
 hf=$tmp/hf/llama
 [ -f "$hf/model.safetensors" ] && [ -f "$hf/config.json" ] || { echo "FAIL: fixture $hf incomplete"; exit 1; }
-# a SentencePiece file when the fixture has one (it needs ../shared/data), else tokenizer.json's dir
+# a SentencePiece file when the fixture has one (test_convert --make copies tests/fixtures/text/llama2-tokenizer.model
+# into it), else tokenizer.json's dir
 tokdir=$hf; tokfile=tokenizer.model
 [ -f "$hf/tokenizer.model" ] || { tokdir=$tmp/hf/qwen3; tokfile=tokenizer.json; }
 
