@@ -59,18 +59,21 @@ static wgt_status backward_of(const wgt_tensor *out)
     return st;
 }
 
-/* Ops that make their result from sizes, a dtype or integer ids: the float inputs of their harness
- * entries only carry those, so the result rightly depends on nothing that requires grad. */
-static const char *const from_sizes[] = {"arange", "linspace", "eye", "full", "one_hot", "rand_uniform",
-                                         "rand_normal", "bernoulli_scalar", "randint", "randperm"};
+/* Ops that make their result from sizes, a dtype or integer ids, so that it rightly depends on
+ * nothing that requires grad: the row takes no tensor (n_in 0: the harness's input only gives the
+ * call a context, a shape and a dtype), or each float input the harness makes carries only its
+ * dtype (hx_input.dtype_only: one_hot's). Read from the row and its generator: no list of names. */
+static int from_sizes(const hx_op *op, const hx_input *ins, int n_in)
+{
+    if (op->n_in == 0) return 1;
+    int floats = 0;
+    for (int i = 0; i < n_in; i++)
+        if (op_is_float(ins[i].dtype) && !ins[i].dtype_only) floats++;
+    return floats == 0;
+}
 
 static void audit_op(wgt_context *ctx, const hx_op *op, int verbose, FILE *log, gc_audit *a)
 {
-    for (size_t i = 0; i < sizeof from_sizes / sizeof from_sizes[0]; i++)
-        if (!strcmp(op->name, from_sizes[i])) {
-            a->from_sizes++;
-            return;
-        }
     wgt_dtype dt = (op->dtypes & HX_DT(WGT_F32)) ? WGT_F32 : (op->dtypes & HX_DT(WGT_F16)) ? WGT_F16 : WGT_BF16;
     if (!(op->dtypes & HX_FLOATS)) {
         a->integer_only++;
@@ -82,6 +85,10 @@ static void audit_op(wgt_context *ctx, const hx_op *op, int verbose, FILE *log, 
     if (n_in <= 0) {
         memset(ins, 0, sizeof ins);
         n_in = op->setup(op, HX_ODD7, dt, ins);
+    }
+    if (from_sizes(op, ins, n_in > 0 ? n_in : 0)) {
+        a->from_sizes++;
+        return;
     }
     if (n_in <= 0) return;
     for (int v = 0; v < op->n_variants; v++) {

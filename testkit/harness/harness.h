@@ -53,6 +53,7 @@ typedef struct hx_input {
     hx_dom dom;
     int index_bound;  /* > 0: integer indices in [0, index_bound) instead of dom */
     int fixed_layout; /* 1: never strided/expanded (index tensors, parameters) */
+    int dtype_only;   /* 1: the call reads only its dtype (one_hot's output type), not its values */
 } hx_input;
 
 typedef struct hx_op hx_op;

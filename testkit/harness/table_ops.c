@@ -295,6 +295,7 @@ int setup_one_hot(const hx_op *op, hx_case c, wgt_dtype dt, hx_input *in)
     }
     set(&in[1], dt, 1, DIMS(1), unit);
     in[1].fixed_layout = 1;
+    in[1].dtype_only = 1; /* carries the output's dtype */
     return 2;
 }
 

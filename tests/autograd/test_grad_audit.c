@@ -15,9 +15,9 @@ int main(int argc, char **argv)
     MUST(wgt_context_create(&o, &ref));
     gc_audit a = {0};
     gc_audit_run(ref, (const char *const *)argv + 1, argc - 1, getenv("VERBOSE") != NULL, stderr, &a);
-    printf("autograd audit: %d ops (%d integer-only), %d float results: %d with a backward rule, %d declared "
+    printf("autograd audit: %d ops (%d integer-only, %d made from sizes), %d float results: %d with a backward rule, %d declared "
            "non-differentiable; backward ran %d, refused %d; %d cut the graph, %d failed; %d calls did not run\n",
-           a.ops, a.integer_only, a.results, a.recorded, a.declared, a.backward_ok, a.refused, a.cut, a.failed,
+           a.ops, a.integer_only, a.from_sizes, a.results, a.recorded, a.declared, a.backward_ok, a.refused, a.cut, a.failed,
            a.not_run);
     CHECK(a.results > 100, "only %d float results audited", a.results);
     CHECK(a.cut == 0, "%d results cut the graph silently", a.cut);

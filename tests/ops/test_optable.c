@@ -20,7 +20,8 @@
  *  - every function include/wgt.h declares is the forward of a row, or on the short list of
  *    non-op API below (contexts, tensor objects, files, models, ...), or a named form of a row's op,
  *    or pending (a public op without a row yet, listed; stale entries fail);
- *  - the gradient checks' forwards (testkit/grad/gradcheck.c) name no op in a string either.
+ *  - the gradient checks' forwards (testkit/grad/gradcheck.c) and the autograd audit (audit.c) name no op
+ *    in a string either.
  * tests/ops/test_readme_ops.sh checks README.md and docs/ops.md against `wgt ops`. */
 #include <ctype.h>
 #include <dirent.h>
@@ -164,12 +165,14 @@ static void check_no_names_in(const char *path)
     free(text);
 }
 
-/* testkit/harness/table_*.c and testkit/grad/gradcheck.c name no op: the rows do. */
+/* testkit/harness/table_*.c and testkit/grad/gradcheck.c and audit.c name no op: the rows do. */
 static void check_no_names(void)
 {
     char root[1024], path[1400];
     root_dir(root, sizeof root);
     snprintf(path, sizeof path, "%s/testkit/grad/gradcheck.c", root);
+    check_no_names_in(path);
+    snprintf(path, sizeof path, "%s/testkit/grad/audit.c", root);
     check_no_names_in(path);
     snprintf(path, sizeof path, "%s/testkit/harness", root);
     DIR *d = opendir(path);
