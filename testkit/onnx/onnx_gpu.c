@@ -665,19 +665,20 @@ static wgt_status g_cross_entropy(const wgt_cpu_tensor *x, const wgt_cpu_tensor 
 #define ONNX_VIA(types_) GPU_NONE_, 0
 #define NO_ONNX GPU_NONE_, 0
 #define OP(name_, n_in_, n_out_, dtypes_, forward_, reference_, onnx_, grad_, doc_, harness_) \
-    GPU_ROW_(reference_, onnx_)
+    GPU_ROW_(name_, reference_, onnx_)
 #define GPU_ROW_(...) GPU_ROW2_(__VA_ARGS__)
-#define GPU_ROW2_(reference_, kind_, adapter_) kind_(reference_, adapter_)
-#define GPU_NONE_(reference_, adapter_)
+#define GPU_ROW2_(name_, reference_, kind_, adapter_) kind_(name_, reference_, adapter_)
+#define GPU_NONE_(name_, reference_, adapter_)
 
 /* An adapter stands in for its reference: the same type, or the build fails here. */
-#define GPU_ADAPTER_(reference_, adapter_)                                                                          \
+#define GPU_ADAPTER_(name_, reference_, adapter_)                                                                   \
     _Static_assert(__builtin_types_compatible_p(__typeof__(reference_), __typeof__(adapter_)),                   \
-                   "the op table's onnx column names " #adapter_ ", which does not have the type of " #reference_);
+                   "row " name_ ": its onnx column names " #adapter_ ", which does not have the type of its "      \
+                   "reference " #reference_ " (OP_VIEW and OP_COMPOSED are 0: no reference, use ONNX_VIA)");
 #include "ops/optable_all.h"
 #undef GPU_ADAPTER_
 
-#define GPU_ADAPTER_(reference_, adapter_) {(wgt_onnx_fn)reference_, (wgt_onnx_fn)adapter_},
+#define GPU_ADAPTER_(name_, reference_, adapter_) {(wgt_onnx_fn)reference_, (wgt_onnx_fn)adapter_},
 static const struct {
     wgt_onnx_fn reference, adapter;
 } adapters[] = {
