@@ -151,7 +151,7 @@ async function automate(q) {
   const n = Number(q.get('n') || 16), num = (k, d) => (q.has(k) ? Number(q.get(k)) : d);
   const lines = [];
   let generated = 0, seconds = 0;
-  const prefills = [];
+  const prefills = [], decodes = []; // per prompt: prefill seconds, decode tok/s
   for (const ids of prompts) {
     const got = [];
     const stats = await wgt.generate(ids, n, { temperature: num('temp', 0), topK: num('top_k', 0), topP: num('top_p', 0),
@@ -160,6 +160,7 @@ async function automate(q) {
     lines.push(got.join(' '));
     generated += stats.n_generated; seconds += stats.decode_seconds;
     prefills.push(stats.prefill_seconds);
+    decodes.push((stats.n_generated - 1) / Math.max(stats.decode_seconds, 1e-9));
   }
   $('ids').textContent = lines.join('\n');
   // decode tok/s counts the tokens after each prompt's first (the first comes with the prefill)
@@ -168,6 +169,7 @@ async function automate(q) {
   $('speed').textContent = `decode ${tps.toFixed(2)} tok/s; prefill ${prefills.map((x) => x.toFixed(1)).join(', ')} s; ` +
     `model load ${loadSeconds.toFixed(1)} s`;
   $('ids').dataset.decodeTokS = String(tps);
+  $('ids').dataset.decodeTokSEach = decodes.join(' ');
 }
 
 function wire() {

@@ -5,11 +5,9 @@ import { Wgt } from './wgt.js';
 // A subset sized for a software adapter (SwiftShader compiles each kernel in seconds and runs
 // barrier-heavy ones slowly), f32 only by default (?dtypes=MASK: bit per wgt_dtype): ops of the
 // kernel families the default model uses (elementwise, reductions, matmul, norms, softmax,
-// attention, embedding, the fused decoder ops) and some indexing and shape ops. Not rope: on
-// SwiftShader its f32 sin/cos of angles up to 64 rad are off by ~2e-4, past the harness's
-// tolerance (WGSL bounds sin/cos error only on [-pi, pi]); ?ops=rope shows it.
+// attention, rope, embedding, the fused decoder ops) and some indexing and shape ops.
 export const DEFAULT_OPS = ['add', 'mul', 'exp', 'silu', 'where', 'sum', 'softmax', 'rms_norm', 'add_rms_norm', 'matmul',
-  'linear', 'sdpa', 'embedding', 'gather', 'cat', 'swiglu'];
+  'linear', 'sdpa', 'rope', 'embedding', 'gather', 'cat', 'swiglu'];
 
 const log = document.getElementById('log');
 const line = (s) => { log.textContent += s + '\n'; };

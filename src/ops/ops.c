@@ -251,7 +251,16 @@ void op_wgsl_storer(char *buf, size_t cap, const char *name, const char *binding
         APPEND("  let x = i32(v[0]);\n  %s[w * 2u] = bitcast<u32>(x);\n  %s[w * 2u + 1u] = select(0u, 0xffffffffu, x < 0);\n",
                binding, binding);
         break;
-    case WGT_F16: APPEND("  %s[w] = pack2x16float(vec2<f32>(f32(v[0]), f32(v[1])));\n", binding); break;
+    case WGT_F16:
+        /* pack2x16float's value is indeterminate past f16's range (SwiftShader gives NaN for an
+         * infinity): magnitudes that round to infinity (>= 65520) and NaNs are made from the bits */
+        APPEND("  let a = bitcast<vec2<u32>>(vec2<f32>(f32(v[0]), f32(v[1])));\n"
+               "  let m = a & vec2<u32>(0x7fffffffu);\n"
+               "  let q = pack2x16float(clamp(bitcast<vec2<f32>>(a), vec2<f32>(-65504.0), vec2<f32>(65504.0)));\n"
+               "  let h = select(vec2<u32>(q & 0xffffu, q >> 16u), ((a >> vec2<u32>(16u)) & vec2<u32>(0x8000u)) | "
+               "select(vec2<u32>(0x7c00u), vec2<u32>(0x7e00u), m > vec2<u32>(0x7f800000u)), m >= vec2<u32>(0x477ff000u));\n"
+               "  %s[w] = h.x | (h.y << 16u);\n", binding);
+        break;
     case WGT_BF16:
         /* round to nearest even on the upper 16 bits; NaN stays a quiet NaN */
         APPEND("  var r: u32 = 0u;\n"

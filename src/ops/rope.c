@@ -1,8 +1,10 @@
 /* The transformer's two embeddings: rotary position embedding (src/kernels/rope.wgsl) and the
  * token embedding gather (src/kernels/rope_embedding.wgsl).
  * Rope's inverse frequencies come from the reference (wgt_cpu_rope_inv_freq: transformers' values
- * to the bit, every scaling) and are uploaded per call, a few hundred bytes copied in-stream: a
- * cache per context would need the context to tell us when it dies. */
+ * to the bit, every scaling); with the rotations by powers of two that replace the kernel's sin
+ * and cos (rope.wgsl's top) they make one constant tensor, kept by the context (op_const_tensor):
+ * a model's layers share one upload. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,16 +67,24 @@ static wgt_status rope_gpu(wgt_context *ctx, const wgt_tensor *x, const wgt_tens
     int64_t n = wgt_layout_numel(&y->l);
     if (n == 0) return WGT_OK;
     int half = rot / 2;
+    /* consts: (cos 2^k, sin 2^k) for k = ROPE_KMIN .. 127 (every power of two an f32 angle's
+     * significand bit can stand for above rope.wgsl's Taylor residual), in double and then rounded;
+     * then the f32 inverse frequencies */
+    enum { ROPE_KMIN = -6, ROPE_NTABLE = 127 - ROPE_KMIN + 1 }; /* rope.wgsl's KMIN, NTABLE */
     double *inv = malloc(sizeof(double) * half);
-    float *invf = malloc(sizeof(float) * half);
+    float *c = malloc(sizeof(float) * (2 * ROPE_NTABLE + half));
     double af = 1;
-    wgt_status st = inv && invf ? wgt_cpu_rope_inv_freq(rp, rot, inv, &af)
-                                : op_fail(ctx, WGT_ERR_OUT_OF_MEMORY, "rope: out of host memory");
-    for (int j = 0; !st && j < half; j++) invf[j] = (float)inv[j];
+    wgt_status st = inv && c ? wgt_cpu_rope_inv_freq(rp, rot, inv, &af)
+                             : op_fail(ctx, WGT_ERR_OUT_OF_MEMORY, "rope: out of host memory");
+    for (int k = 0; !st && k < ROPE_NTABLE; k++) {
+        double a = ldexp(1.0, k + ROPE_KMIN);
+        c[2 * k] = (float)cos(a), c[2 * k + 1] = (float)sin(a);
+    }
+    for (int j = 0; !st && j < half; j++) c[2 * ROPE_NTABLE + j] = (float)inv[j];
     wgt_tensor *freq = NULL;
-    if (!st) st = wgt_tensor_from_host(ctx, WGT_F32, 1, (int64_t[]){half}, invf, &freq);
+    if (!st) st = op_const_tensor(ctx, WGT_F32, 2 * ROPE_NTABLE + half, c, &freq);
     free(inv);
-    free(invf);
+    free(c);
     if (st) return st;
     wgt_kernel *k;
     if ((st = rope_kernel(ctx, "rope", x->l.dtype, pos->l.dtype, y->l.dtype, &k))) goto done;

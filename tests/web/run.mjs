@@ -1,6 +1,7 @@
 // Opens a page of the browser build in Debian's chromium (headless, --enable-unsafe-webgpu: its
 // software adapter is SwiftShader), waits until document.title is "done" or "error", and prints a
-// JSON object: {title, ids, summary, error, speed, decode_tok_s, console}. The pages are served by
+// JSON object: {title, ids, summary, error, speed, decode_tok_s, decode_tok_s_each (per
+// prompt), adapter, console}. The pages are served by
 // Python's http.server from --root on a free port of 127.0.0.1.
 //   node run.mjs --root build/web --page 'index.html?prompt_ids=1,2&n=8' [--timeout 300]
 //                [--bytes NAME=FILE]   serve FILE's bytes at /NAME (e.g. a corrupt model)
@@ -35,6 +36,8 @@ try {
   result.error = await text('#error');
   result.speed = await text('#speed');
   result.decode_tok_s = await page.evaluate(() => { const e = document.getElementById('ids'); return e && e.dataset.decodeTokS ? Number(e.dataset.decodeTokS) : null; });
+  result.decode_tok_s_each = await page.evaluate(() => { const e = document.getElementById('ids'); return e && e.dataset.decodeTokSEach ? e.dataset.decodeTokSEach.split(' ').map(Number) : null; });
+  result.adapter = await page.evaluate(async () => { const a = navigator.gpu && await navigator.gpu.requestAdapter(); return a && a.info ? `${a.info.vendor} ${a.info.architecture} ${a.info.device} ${a.info.description}`.trim() : null; });
   result.log = await text('#log');
 } catch (e) {
   result.title = 'failed';
