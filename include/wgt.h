@@ -1797,6 +1797,16 @@ typedef struct wgt_trainer_options {
      * with (dropout_seed, s), so a resumed run drops what an uninterrupted one would. */
     double dropout;
     uint64_t dropout_seed;
+    /* The floor of the cosine/linear decay as a fraction of optim.lr (transformers'
+     * get_cosine_with_min_lr_schedule_with_warmup, min_lr_rate): after warmup the lr is
+     * lr * (min_lr_ratio + (1 - min_lr_ratio) * f), f the schedule's factor; 0: decay to 0. */
+    double min_lr_ratio;
+    /* 1: no weight decay on parameters of fewer than 2 dimensions (norm weights, biases), as a
+     * torch param group with weight_decay 0 for them gives. */
+    int no_decay_1d;
+    /* 1: dropout only after each attention's output projection and each MLP, none after the
+     * embedding (as forward hooks on a transformers model's self_attn and mlp give). */
+    int dropout_blocks_only;
 } wgt_trainer_options;
 wgt_trainer_options wgt_trainer_defaults(void); /* AdamW with torch's defaults, constant lr, no clipping, f32 */
 /* Marks every parameter of m as requiring grad and makes the optimizer over them. */

@@ -17,10 +17,10 @@
 #include "wgt.h"
 
 typedef struct opts {
-    const char *from, *config, *tokenizer, *data, *data_ids, *out, *resume, *optimizer, *schedule, *dtype, *betas;
+    const char *from, *config, *tokenizer, *data, *data_ids, *eval_ids, *out, *resume, *optimizer, *schedule, *dtype, *betas;
     int64_t steps, batch, seq, warmup, eval_every, save_every;
-    double lr, eps, weight_decay, momentum, clip, dropout, loss_scale;
-    int have_lr, have_eps, have_wd, have_momentum, no_shuffle, print_loss;
+    double lr, eps, weight_decay, momentum, clip, dropout, loss_scale, min_lr;
+    int have_lr, have_eps, have_wd, have_momentum, no_shuffle, print_loss, no_decay_1d, keep_best, dropout_blocks_only;
     uint64_t seed;
 } opts;
 
@@ -40,6 +40,7 @@ static void usage(FILE *f)
             "  --optimizer NAME        adamw (default), adam, sgd\n"
             "  --betas B1,B2 --eps E   Adam/AdamW (default 0.9,0.999 and 1e-8)\n"
             "  --weight-decay WD       default 0.01 for adamw, 0 otherwise\n"
+            "  --no-decay-1d           no weight decay on 1-D parameters (norm weights, biases)\n"
             "  --momentum M            SGD (default 0)\n"
             "  --schedule S            constant (default), cosine, linear: after --warmup W steps of\n"
             "                          linear warmup (transformers' schedules; the first step's lr is 0\n"
@@ -54,13 +55,20 @@ static void usage(FILE *f)
             "  --loss-scale S          f16's initial loss scale (default 65536)\n"
             "  --dropout P             dropout after the embedding, attention output and MLP (default 0),\n"
             "                          the same masks for the same --seed\n"
+            "  --dropout-blocks-only   none after the embedding (as hooks on transformers' self_attn and mlp)\n"
+            "  --min-lr R              cosine/linear decay down to R x --lr instead of 0 (R in [0, 1])\n"
             "  --eval-every K          held-out loss every K steps (default: every steps/10, and at the end)\n"
+            "  --eval-ids FILE.jsonl   the held-out sequences (JSON lines of L+1 ids; up to 16 batches of\n"
+            "                          them are evaluated) instead of the tail of --data\n"
+            "  --keep-best             DIR gets the weights of the best held-out loss, written at each\n"
+            "                          evaluation that improves it, not the last step's\n"
             "  --save-every K          checkpoint DIR/checkpoint every K steps (optimizer state included)\n"
             "  --resume CKPT           continue from a checkpoint directory (same --batch, --seq, --seed)\n"
             "  --print-loss            print `step <n> loss <value>` on stdout for every step, nothing\n"
             "                          else on stdout (no progress bar)\n"
             "Writes DIR/config.json, DIR/model.safetensors (f32), the tokenizer files when known, and\n"
-            "DIR/loss_curve.svg. Progress on stderr: step, loss, eval loss, tokens/s, GPU memory, ETA.\n");
+            "DIR/loss_curve.svg, and DIR/training.json (each step's loss, the held-out losses; rewritten at\n"
+            "each evaluation). Progress on stderr: step, loss, eval loss, tokens/s, GPU memory, ETA.\n");
 }
 
 static int fail(const char *what)
@@ -88,7 +96,7 @@ static int parse(int argc, char **argv, opts *o)
             exit(0);
         } else if (args_str(&a, "--from|-m", &o->from) || args_str(&a, "--config", &o->config) ||
                    args_str(&a, "--tokenizer|-t", &o->tokenizer) || args_str(&a, "--data", &o->data) ||
-                   args_str(&a, "--data-ids", &o->data_ids) || args_str(&a, "--out|-o", &o->out) ||
+                   args_str(&a, "--data-ids", &o->data_ids) || args_str(&a, "--eval-ids", &o->eval_ids) || args_str(&a, "--out|-o", &o->out) ||
                    args_str(&a, "--resume", &o->resume) || args_str(&a, "--optimizer", &o->optimizer) ||
                    args_str(&a, "--schedule", &o->schedule) || args_str(&a, "--dtype", &o->dtype) ||
                    args_str(&a, "--betas", &o->betas))
@@ -103,12 +111,16 @@ static int parse(int argc, char **argv, opts *o)
         else if (args_double(&a, "--weight-decay|--wd", 0, 0, 10, &o->weight_decay)) o->have_wd = 1;
         else if (args_double(&a, "--momentum", 0, 0, 1, &o->momentum)) o->have_momentum = 1;
         else if (args_double(&a, "--clip-norm", 0, 1, 1e30, &o->clip) || args_double(&a, "--dropout", 0, 0, 1, &o->dropout) ||
-                 args_double(&a, "--loss-scale", 0, 1, 1e38, &o->loss_scale))
+                 args_double(&a, "--loss-scale", 0, 1, 1e38, &o->loss_scale) ||
+                 args_double(&a, "--min-lr", 0, 0, 1, &o->min_lr))
             ;
         else if (args_u64(&a, "--seed", UINT64_MAX, &o->seed))
             ;
         else if (args_flag(&a, "--no-shuffle")) o->no_shuffle = 1;
         else if (args_flag(&a, "--print-loss")) o->print_loss = 1;
+        else if (args_flag(&a, "--no-decay-1d")) o->no_decay_1d = 1;
+        else if (args_flag(&a, "--keep-best")) o->keep_best = 1;
+        else if (args_flag(&a, "--dropout-blocks-only")) o->dropout_blocks_only = 1;
         else return args_unknown(&a);
     }
     if (a.bad) return 2;
@@ -181,6 +193,9 @@ static int optimizer_options(const opts *o, wgt_trainer_options *t)
     t->dropout = o->dropout;
     t->dropout_seed = o->seed;
     t->loss_scale = o->loss_scale;
+    t->min_lr_ratio = o->min_lr;
+    t->no_decay_1d = o->no_decay_1d;
+    t->dropout_blocks_only = o->dropout_blocks_only;
     return 0;
 }
 
@@ -196,6 +211,7 @@ static char *state_json(const opts *o, const double *loss, int64_t n, const int6
     cJSON_AddBoolToObject(j, "shuffle", !o->no_shuffle);
     cJSON_AddStringToObject(j, "dtype", o->dtype);
     cJSON_AddNumberToObject(j, "dropout", o->dropout);
+    if (o->dropout_blocks_only) cJSON_AddTrueToObject(j, "dropout_blocks_only");
     cJSON *l = cJSON_AddArrayToObject(j, "losses");
     for (int64_t i = 0; i < n; i++) cJSON_AddItemToArray(l, cJSON_CreateNumber(loss[i]));
     cJSON *s = cJSON_AddArrayToObject(j, "eval_steps"), *e = cJSON_AddArrayToObject(j, "eval_losses");
@@ -253,10 +269,13 @@ static int read_state(const opts *o, int64_t *step, double *loss, int64_t *es, d
     const char *dtype = cJSON_IsString(dt) ? dt->valuestring : "f32"; /* checkpoints from before --dtype */
     double dropout = cJSON_IsNumber(dp) ? dp->valuedouble : 0;
     if ((int64_t)b->valuedouble != o->batch || (int64_t)s->valuedouble != o->seq || strcmp(sd->valuestring, seed) ||
-        cJSON_IsTrue(sh) != !o->no_shuffle || strcmp(dtype, o->dtype) || dropout != o->dropout) {
-        fprintf(stderr, "wgt train: --resume %s was made with --batch %lld --seq %lld --seed %s --dtype %s --dropout %g%s: "
+        cJSON_IsTrue(sh) != !o->no_shuffle || strcmp(dtype, o->dtype) || dropout != o->dropout ||
+        cJSON_IsTrue(cJSON_GetObjectItem(j, "dropout_blocks_only")) != o->dropout_blocks_only) {
+        fprintf(stderr, "wgt train: --resume %s was made with --batch %lld --seq %lld --seed %s --dtype %s --dropout %g%s%s: "
                         "give the same to continue that run\n", o->resume, (long long)b->valuedouble,
-                (long long)s->valuedouble, sd->valuestring, dtype, dropout, cJSON_IsTrue(sh) ? "" : " --no-shuffle");
+                (long long)s->valuedouble, sd->valuestring, dtype, dropout,
+                cJSON_IsTrue(cJSON_GetObjectItem(j, "dropout_blocks_only")) ? " --dropout-blocks-only" : "",
+                cJSON_IsTrue(sh) ? "" : " --no-shuffle");
         cJSON_Delete(j);
         return 1;
     }
@@ -274,10 +293,11 @@ static int read_state(const opts *o, int64_t *step, double *loss, int64_t *es, d
     return 0;
 }
 
-/* The held-out loss: the mean over up to 16 batches of the eval sequences. */
-static int eval_loss(wgt_trainer *t, const wgt_dataset *d, int64_t B, int64_t L, int32_t *ids, double *out)
+/* The held-out loss: the mean over up to 16 batches of sequences first .. first + n - 1 of d. */
+static int eval_loss(wgt_trainer *t, const wgt_dataset *d, int64_t first, int64_t n, int64_t B, int64_t L, int32_t *ids,
+                     double *out)
 {
-    int64_t first = wgt_dataset_train_count(d), n = wgt_dataset_eval_count(d), done = 0;
+    int64_t done = 0;
     double sum = 0;
     int batches = 0;
     while (done < n && batches < 16) {
@@ -290,6 +310,34 @@ static int eval_loss(wgt_trainer *t, const wgt_dataset *d, int64_t B, int64_t L,
     }
     *out = done ? sum / (double)done : NAN;
     return 0;
+}
+
+/* DIR/training.json: the run's settings, every step's loss so far and the held-out losses, written to
+ * a temporary name and renamed (a reader never sees half a file). */
+static void write_log(const opts *o, const char *src, const double *loss, int64_t n, const int64_t *es, const double *el,
+                      int64_t ne, int64_t best_step, double seconds, double tok_s)
+{
+    char *state = state_json(o, loss, n, es, el, ne);
+    cJSON *j = state ? cJSON_Parse(state) : NULL;
+    free(state);
+    if (!j) return;
+    cJSON_AddStringToObject(j, "model", src);
+    cJSON_AddNumberToObject(j, "steps", (double)n);
+    cJSON_AddNumberToObject(j, "total_steps", (double)o->steps);
+    cJSON_AddNumberToObject(j, "seconds", seconds);
+    cJSON_AddNumberToObject(j, "tokens_per_second", tok_s);
+    if (best_step > 0) cJSON_AddNumberToObject(j, "saved_step", (double)best_step);
+    char *text = cJSON_PrintUnformatted(j);
+    cJSON_Delete(j);
+    char path[1200], tmp[1210];
+    snprintf(path, sizeof path, "%s/training.json", o->out);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = text ? fopen(tmp, "w") : NULL;
+    if (f) {
+        int ok = fputs(text, f) >= 0 && fputc('\n', f) != EOF;
+        if (fclose(f) == 0 && ok) rename(tmp, path);
+    }
+    free(text);
 }
 
 /* bytes as GiB, or MiB below one (a tiny model's figures read 0.00 GiB otherwise) */
@@ -327,7 +375,7 @@ int cmd_train(int argc, char **argv)
 
     wgt_context *ctx = NULL;
     wgt_train_model *m = NULL;
-    wgt_dataset *d = NULL;
+    wgt_dataset *d = NULL, *ev = NULL;
     wgt_trainer *t = NULL;
     int32_t *ids = NULL;
     double *losses = calloc((size_t)o.steps, sizeof *losses), *ev_loss = calloc((size_t)o.steps + 1, sizeof *ev_loss);
@@ -391,6 +439,20 @@ int cmd_train(int argc, char **argv)
         fail("--data-ids");
         goto done;
     }
+    if (o.eval_ids && wgt_dataset_from_ids(o.eval_ids, V, o.seq, &ev)) {
+        fail("--eval-ids");
+        goto done;
+    }
+    /* the held-out sequences: --eval-ids, else the tail of the data */
+    const wgt_dataset *ed = ev ? ev : d;
+    int64_t ev_first = ev ? 0 : wgt_dataset_train_count(d),
+            ev_n = ev ? wgt_dataset_train_count(ev) + wgt_dataset_eval_count(ev) : wgt_dataset_eval_count(d);
+    if (o.keep_best && ev_n < 1) {
+        fprintf(stderr, "wgt train: --keep-best needs held-out sequences (--eval-ids, or --data long enough to hold "
+                        "some out)\n");
+        rc = 2;
+        goto done;
+    }
     double need = 0;
     if (wgt_train_check_memory(m, o.batch, o.seq, &need)) {
         fail("--batch/--seq");
@@ -426,14 +488,16 @@ int cmd_train(int argc, char **argv)
         goto done;
     }
     int64_t eval_every = o.eval_every >= 0 ? o.eval_every : (o.steps >= 10 ? o.steps / 10 : 1);
-    int has_eval = wgt_dataset_eval_count(d) > 0;
+    int has_eval = ev_n > 0;
+    int64_t best_step = 0;
+    double best_eval = INFINITY;
     int tty = isatty(2);
     char need_s[32];
     if (!o.print_loss)
         fprintf(stderr, "wgt train: %s, %.2fM parameters, %lld training sequences of %lld+1 tokens (%lld held out), "
                         "batch %lld, steps %lld..%lld, about %s on the device\n", src,
                 wgt_train_model_numel(m) / 1e6, (long long)wgt_dataset_train_count(d), (long long)o.seq,
-                (long long)wgt_dataset_eval_count(d), (long long)o.batch, (long long)start + 1, (long long)o.steps,
+                (long long)ev_n, (long long)o.batch, (long long)start + 1, (long long)o.steps,
                 fmt_size(need, need_s, sizeof need_s));
     if (o.batch > wgt_dataset_train_count(d))
         fprintf(stderr, "wgt train: note: --batch %lld is more than the %lld training sequences: each batch holds "
@@ -462,11 +526,21 @@ int cmd_train(int argc, char **argv)
         }
         int last = s + 1 == o.steps;
         if (has_eval && ((eval_every && (s + 1) % eval_every == 0) || last)) {
-            if (eval_loss(t, d, o.batch, o.seq, ids, &last_eval)) {
+            if (eval_loss(t, ed, ev_first, ev_n, o.batch, o.seq, ids, &last_eval)) {
                 fail("evaluation");
                 goto done;
             }
             ev_step[n_ev] = s + 1, ev_loss[n_ev++] = last_eval;
+            if (o.keep_best && last_eval < best_eval) {
+                if (wgt_train_model_save(m, o.out, o.tokenizer)) {
+                    fail(o.out);
+                    goto done;
+                }
+                best_eval = last_eval, best_step = s + 1;
+            }
+            double el = now() - t0;
+            write_log(&o, src, losses, s + 1, ev_step, ev_loss, n_ev, best_step, el,
+                      (double)(s + 1 - start) * o.batch * o.seq / el);
         }
         if (o.save_every && (s + 1) % o.save_every == 0 && !last) {
             char *state = state_json(&o, losses, s + 1, ev_step, ev_loss, n_ev);
@@ -492,10 +566,13 @@ int cmd_train(int argc, char **argv)
         }
     }
     if (!o.print_loss && tty) fprintf(stderr, "\n");
-    if (wgt_train_model_save(m, o.out, o.tokenizer)) {
+    if (!best_step && wgt_train_model_save(m, o.out, o.tokenizer)) {
         fail(o.out);
         goto done;
     }
+    double total_s = now() - t0;
+    write_log(&o, src, losses, o.steps, ev_step, ev_loss, n_ev, best_step, total_s,
+              (double)(o.steps - start) * o.batch * o.seq / total_s);
     char svg[1200], title[256];
     snprintf(svg, sizeof svg, "%s/loss_curve.svg", o.out);
     snprintf(title, sizeof title, "wgt train: %s, batch %lld x %lld, lr %g (%s)", o.optimizer, (long long)o.batch,
@@ -505,12 +582,16 @@ int cmd_train(int argc, char **argv)
         fprintf(stderr, "wgt train: wrote %s (config.json, model.safetensors, loss_curve.svg); final loss %.4f%s%s, "
                         "%.1f s\n", o.out, losses[o.steps - 1], n_ev ? ", held-out " : "",
                 n_ev ? (snprintf(title, sizeof title, "%.4f", ev_loss[n_ev - 1]), title) : "", now() - t0);
+    if (best_step && !o.print_loss)
+        fprintf(stderr, "wgt train: --keep-best: %s holds the weights of step %lld (held-out %.4f)\n", o.out,
+                (long long)best_step, best_eval);
     rc = 0;
 done:
     free(ids);
     free(losses), free(ev_loss), free(ev_step);
     wgt_trainer_free(t);
     wgt_dataset_free(d);
+    wgt_dataset_free(ev);
     wgt_train_model_free(m);
     wgt_context_free(ctx);
     return rc;

@@ -145,6 +145,46 @@ def plot(curve, best, path, title):
     fig.savefig(path)
 
 
+GREEDY_PROMPTS = ["In the beginning", "The Lord is my shepherd", "Jesus said to them,", "And it happened",
+                  "Blessed are"]
+
+
+def write_greedy_fixture(model_dir, sp, bos, path, prompts=GREEDY_PROMPTS):
+    """Greedy ids (32 per prompt) of a saved model, in f32 on the CPU with eager attention, with the
+    top-2 margins: the fixture wgt's output on the default model is checked against."""
+    import transformers
+    from transformers import AutoModelForCausalLM
+    ref = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32,
+                                               attn_implementation="eager").eval()
+    cases = []
+    for p in prompts + ["In the beginning, God created the heavens and the earth.",
+                        "Then Moses said to Aaron,", "The word of Yahweh came to",
+                        "For God so loved the world", "Love is"]:
+        pid = [bos] + sp.encode(p)
+        seq, ids, margins, first = list(pid), [], [], None
+        with torch.no_grad():
+            for _ in range(32):
+                lg = ref(input_ids=torch.tensor([seq])).logits[0, -1].float()
+                if first is None:
+                    first = lg
+                top = torch.topk(lg, 2)
+                margins.append(float(top.values[0] - top.values[1]))
+                t = int(top.indices[0])
+                ids.append(t)
+                seq.append(t)
+        cases.append({"prompt": p, "prompt_ids": pid, "greedy_ids": ids,
+                      "text": sp.decode(ids), "min_margin": min(margins),
+                      "step_margins": [round(m, 5) for m in margins],
+                      "first_step_top5": [[int(i), float(v)] for v, i in
+                                          zip(*torch.topk(first, 5))]})
+        log(f"f32 cpu greedy | {p} -> {sp.decode(ids)!r} (min margin {min(margins):.3f})")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    dump_json({"model": "models/bible-llama", "weights": "float16 as saved, computed in "
+               "float32 on the CPU (eager attention, no KV cache)",
+               "transformers_version": transformers.__version__,
+               "torch_version": torch.__version__, "cases": cases}, path)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", nargs="+",
@@ -319,8 +359,7 @@ def main():
         log(f"loss curve failed: {type(e).__name__}: {e}")
 
     # Samples from the saved f16 weights.
-    prompts = ["In the beginning", "The Lord is my shepherd", "Jesus said to them,",
-               "And it happened", "Blessed are"]
+    prompts = GREEDY_PROMPTS
     if dev.type == "cpu":  # CPU smoke test: old CPU builds have no f16 matmul
         model.float()
     try:
@@ -330,36 +369,7 @@ def main():
 
     # Greedy reference for wgt: the saved f16 weights in f32 on the CPU, eager attention.
     try:
-        from transformers import AutoModelForCausalLM
-        ref = AutoModelForCausalLM.from_pretrained(a.out, dtype=torch.float32,
-                                                   attn_implementation="eager").eval()
-        cases = []
-        for p in prompts + ["In the beginning, God created the heavens and the earth.",
-                            "Then Moses said to Aaron,", "The word of Yahweh came to",
-                            "For God so loved the world", "Love is"]:
-            pid = [BOS] + sp.encode(p)
-            seq, ids, margins, first = list(pid), [], [], None
-            with torch.no_grad():
-                for _ in range(32):
-                    lg = ref(input_ids=torch.tensor([seq])).logits[0, -1].float()
-                    if first is None:
-                        first = lg
-                    top = torch.topk(lg, 2)
-                    margins.append(float(top.values[0] - top.values[1]))
-                    t = int(top.indices[0])
-                    ids.append(t)
-                    seq.append(t)
-            cases.append({"prompt": p, "prompt_ids": pid, "greedy_ids": ids,
-                          "text": sp.decode(ids), "min_margin": min(margins),
-                          "step_margins": [round(m, 5) for m in margins],
-                          "first_step_top5": [[int(i), float(v)] for v, i in
-                                              zip(*torch.topk(first, 5))]})
-            log(f"f32 cpu greedy | {p} -> {sp.decode(ids)!r} (min margin {min(margins):.3f})")
-        os.makedirs(os.path.dirname(a.greedy_fixture), exist_ok=True)
-        dump_json({"model": "models/bible-llama", "weights": "float16 as saved, computed in "
-                   "float32 on the CPU (eager attention, no KV cache)",
-                   "transformers_version": transformers.__version__,
-                   "torch_version": torch.__version__, "cases": cases}, a.greedy_fixture)
+        write_greedy_fixture(a.out, sp, BOS, a.greedy_fixture, prompts)
         log(f"wrote {a.greedy_fixture}")
     except Exception as e:
         log(f"greedy fixture failed: {type(e).__name__}: {e}")

@@ -91,7 +91,7 @@ wgt_status wgt_train_forward(wgt_train_model *m, const wgt_tensor *ids, wgt_tens
         T(x2, wgt_binary(WGT_BINARY_ADD, x, pe, &x2));
         x = x2;
     }
-    if (m->dropout > 0) {
+    if (m->dropout > 0 && !m->dropout_blocks_only) {
         wgt_tensor *xd;
         T(xd, drop(m, x, &xd));
         x = xd;

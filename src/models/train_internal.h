@@ -49,6 +49,7 @@ struct wgt_train_model {
     double dropout;                /* > 0 while recording: dropout after the embedding, the attention's
                                     * output projection and the MLP */
     wgt_generator *dropout_gen;    /* the step's generator (seeded from the seed and the step) */
+    int dropout_blocks_only;       /* 1: none after the embedding */
 };
 
 /* The fused ops the training forward uses, by their composed stand-ins (train_ops.c). */

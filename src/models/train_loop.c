@@ -50,6 +50,8 @@ wgt_status wgt_trainer_create(wgt_train_model *m, const wgt_trainer_options *o, 
         return wgt_error(WGT_ERR_INVALID_ARGUMENT, "training dtype %s: give f32, bf16 or f16", wgt_dtype_name(o->dtype));
     if (!(o->dropout >= 0 && o->dropout < 1))
         return wgt_error(WGT_ERR_INVALID_ARGUMENT, "dropout %g: give a probability in [0, 1)", o->dropout);
+    if (!(o->min_lr_ratio >= 0 && o->min_lr_ratio <= 1))
+        return wgt_error(WGT_ERR_INVALID_ARGUMENT, "min lr ratio %g: give a fraction of the lr in [0, 1]", o->min_lr_ratio);
     if (o->loss_scale < 0 || !isfinite(o->loss_scale))
         return wgt_error(WGT_ERR_INVALID_ARGUMENT, "loss scale %g: give a value > 0 (or 0 for 65536)", o->loss_scale);
     wgt_trainer *t = calloc(1, sizeof *t);
@@ -64,6 +66,9 @@ wgt_status wgt_trainer_create(wgt_train_model *m, const wgt_trainer_options *o, 
         st = wgt_tensor_set_requires_grad(t->params[i], 1);
     }
     if (!st) st = wgt_optimizer_create(m->ctx, &o->optim, t->params, t->n, &t->opt);
+    for (int i = 0; i < t->n && !st && o->no_decay_1d; i++) {
+        if (wgt_tensor_ndim(t->params[i]) < 2) st = wgt_optimizer_set_weight_decay(t->opt, i, 0);
+    }
     if (st) {
         wgt_trainer_free(t);
         return st;
@@ -96,6 +101,7 @@ static wgt_status forward_loss(wgt_trainer *t, const wgt_tensor *in, const wgt_t
         z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull, z = (z ^ (z >> 27)) * 0x94D049BB133111EBull, z ^= z >> 31;
         st = wgt_generator_create(z, &m->dropout_gen);
         m->dropout = t->o.dropout;
+        m->dropout_blocks_only = t->o.dropout_blocks_only;
     }
     for (; mixed && cast < t->n && !st; cast++) {
         wgt_tensor *h;
@@ -207,6 +213,10 @@ wgt_status wgt_trainer_step(wgt_trainer *t, const int32_t *ids, int64_t B, int64
     if (!st && !t->skipped && t->o.clip_norm > 0) st = wgt_clip_grad_norm(t->grads, t->n, t->o.clip_norm, &norm);
     /* the schedule counts the steps already run, as transformers' LambdaLR does */
     t->last_lr = wgt_lr_at(t->o.schedule, t->o.optim.lr, t->o.warmup, t->o.total_steps, t->steps);
+    if (t->o.min_lr_ratio > 0 && t->o.schedule != WGT_LR_CONSTANT && t->steps >= t->o.warmup) {
+        double f = wgt_lr_at(t->o.schedule, 1.0, t->o.warmup, t->o.total_steps, t->steps);
+        t->last_lr = t->o.optim.lr * (t->o.min_lr_ratio + (1 - t->o.min_lr_ratio) * f);
+    }
     if (!st) st = wgt_optimizer_set_lr(t->opt, t->last_lr);
     if (!st && !t->skipped) st = wgt_optimizer_step(t->opt, (const wgt_tensor *const *)t->grads);
     if (!st) t->steps++;
