@@ -1453,6 +1453,14 @@ struct wgt_hf_config {
     int n_no_rope_layers;         /* smollm3: no_rope_layers given: rope_layers[i] 1 when layer i rotates */
     unsigned char rope_layers[512];
     int64_t no_rope_layer_interval; /* smollm3: every P-th layer without rope, when no_rope_layers is not given */
+    /* mixture of experts (mixtral, qwen2_moe, qwen3_moe); 0 when not given */
+    int64_t n_experts;            /* num_local_experts / num_experts */
+    int64_t n_experts_used;       /* num_experts_per_tok */
+    int64_t moe_intermediate_size; /* each expert's (qwen*_moe; mixtral's experts use intermediate_size) */
+    int64_t shared_expert_intermediate_size; /* qwen2_moe's shared expert (0: none) */
+    int norm_topk_prob;           /* renormalise the top-k routing weights (-1 when not given) */
+    int64_t decoder_sparse_step;  /* every this-th layer is sparse (1 when not given) */
+    int n_mlp_only_layers;        /* mlp_only_layers given and not empty: dense layers among sparse ones */
     /* generation_config.json, when present (its bos/eos override config.json's) */
     int has_generation_config;
     double temperature, top_p;    /* 0 when not given */

@@ -193,6 +193,16 @@ wgt_status wgt_hf_config_parse(const char *json, size_t len, const char *name, w
             c->rope_layers[c->n_no_rope_layers++] = cJSON_IsBool(e) ? cJSON_IsTrue(e) : e->valuedouble != 0;
         }
     }
+    TRY(get_int(j, name, KEYS("num_local_experts", "num_experts"), &c->n_experts));
+    TRY(get_int(j, name, KEYS("num_experts_per_tok"), &c->n_experts_used));
+    TRY(get_int(j, name, KEYS("moe_intermediate_size"), &c->moe_intermediate_size));
+    TRY(get_int(j, name, KEYS("shared_expert_intermediate_size"), &c->shared_expert_intermediate_size));
+    c->norm_topk_prob = -1;
+    TRY(get_bool(j, name, "norm_topk_prob", &c->norm_topk_prob));
+    c->decoder_sparse_step = 1;
+    TRY(get_int(j, name, KEYS("decoder_sparse_step"), &c->decoder_sparse_step));
+    const cJSON *mol = item(j, "mlp_only_layers");
+    if (mol && cJSON_IsArray(mol)) c->n_mlp_only_layers = cJSON_GetArraySize(mol);
     strcpy(c->hidden_act, is_gpt2 ? "gelu_new" : "silu");
     TRY(get_str(j, name, KEYS("hidden_act", "activation_function"), c->hidden_act, sizeof c->hidden_act));
     TRY(get_str(j, name, KEYS("torch_dtype", "dtype"), c->torch_dtype, sizeof c->torch_dtype));
@@ -226,10 +236,14 @@ wgt_status wgt_hf_config_parse(const char *json, size_t len, const char *name, w
 
     /* sizes past 2^40 are nonsense (and would overflow the arithmetic below) */
     int64_t *sizes[] = {&c->hidden_size, &c->n_layers, &c->n_heads, &c->n_kv_heads, &c->head_dim,
-                        &c->intermediate_size, &c->vocab_size, &c->max_positions, &c->rope_original_max_positions};
+                        &c->intermediate_size, &c->vocab_size, &c->max_positions, &c->rope_original_max_positions,
+                        &c->n_experts, &c->n_experts_used, &c->moe_intermediate_size,
+                        &c->shared_expert_intermediate_size};
     static const char *const size_names[] = {"hidden_size", "num_hidden_layers", "num_attention_heads",
                                              "num_key_value_heads", "head_dim", "intermediate_size", "vocab_size",
-                                             "max_position_embeddings", "rope_scaling.original_max_position_embeddings"};
+                                             "max_position_embeddings", "rope_scaling.original_max_position_embeddings",
+                                             "num_experts", "num_experts_per_tok", "moe_intermediate_size",
+                                             "shared_expert_intermediate_size"};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
         if (*sizes[i] < 0 || *sizes[i] > (1ll << 40)) {
             st = wgt_error(WGT_ERR_FORMAT, "%s: %s is %lld: out of range (0 to 2^40)", name, size_names[i],

@@ -72,7 +72,7 @@ static int batch_supports(const wgt_model_config *c)
     int arch = c->arch == WGT_ARCH_LLAMA || c->arch == WGT_ARCH_QWEN2 || c->arch == WGT_ARCH_QWEN3 || c->arch == WGT_ARCH_GPT2;
     int plain = !c->norm_offset && !c->embed_scale && (c->act == MDL_ACT_SILU || c->arch == WGT_ARCH_GPT2) &&
                 !c->post_norms && !c->attn_scale && !c->attn_softcap && !c->final_softcap && !c->window &&
-                !c->rope_local_set && !c->parallel && !c->no_pre_norm && !c->fused_proj &&
+                !c->rope_local_set && !c->parallel && !c->no_pre_norm && !c->fused_proj && !c->n_experts &&
                 (!c->rope_dims || c->rope_dims == c->head_dim);
     return arch && plain;
 }

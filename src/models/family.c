@@ -254,6 +254,58 @@ static wgt_status set_smollm3(wgt_model_config *c, const wgt_hf_config *h, const
                      "runs", where);
 }
 
+/* The mixtures of experts: the router and experts' sizes from config.json (from a GGUF file the
+ * loader reads llama.cpp's expert_* keys); renormalising the top-k weights is the family's
+ * default (norm_default) unless norm_topk_prob says otherwise. Layouts with dense layers among
+ * the sparse ones are refused rather than run wrongly. */
+static wgt_status set_moe(wgt_model_config *c, const wgt_hf_config *h, int norm_default, const char *where)
+{
+    c->expert_norm = norm_default;
+    if (!h) return WGT_OK;
+    if (h->n_experts < 1 || h->n_experts_used < 1 || h->n_experts_used > h->n_experts)
+        return wgt_error(WGT_ERR_FORMAT, "%s: a mixture of experts needs num_experts >= num_experts_per_tok >= 1 (got "
+                         "%lld and %lld)", where, (long long)h->n_experts, (long long)h->n_experts_used);
+    if (h->decoder_sparse_step != 1 || h->n_mlp_only_layers > 0)
+        return wgt_error(WGT_ERR_UNSUPPORTED, "%s: decoder_sparse_step %lld / mlp_only_layers: dense layers among the "
+                         "sparse ones are not supported (wgt runs every layer sparse)", where,
+                         (long long)h->decoder_sparse_step);
+    c->n_experts = h->n_experts;
+    c->n_experts_used = h->n_experts_used;
+    c->expert_ffn = h->moe_intermediate_size > 0 ? h->moe_intermediate_size : h->intermediate_size;
+    if (h->norm_topk_prob >= 0) c->expert_norm = h->norm_topk_prob;
+    return WGT_OK;
+}
+
+/* Mixtral: Mistral whose MLP is 8 experts, top 2, their weights renormalised (llama.cpp: a llama
+ * GGUF with expert tensors). */
+static wgt_status set_mixtral(wgt_model_config *c, const wgt_hf_config *h, const char *where)
+{
+    wgt_status st = set_moe(c, h, 1, where);
+    return st ? st : set_mistral(c, h, where);
+}
+
+/* Qwen2-MoE: qwen2 with routed experts (top-k weights as the softmax gives them, unless
+ * norm_topk_prob) and a shared expert of shared_expert_intermediate_size, gated by
+ * sigmoid(shared_expert_gate(x)). */
+static wgt_status set_qwen2moe(wgt_model_config *c, const wgt_hf_config *h, const char *where)
+{
+    c->qkv_bias = 1;
+    wgt_status st = set_moe(c, h, 0, where);
+    if (st || !h) return st;
+    if (h->shared_expert_intermediate_size > 0) {
+        c->shared_expert = 1;
+        c->ffn = h->shared_expert_intermediate_size;
+    }
+    return WGT_OK;
+}
+
+/* Qwen3-MoE: qwen3 (q/k norms) with routed experts, renormalised by default (norm_topk_prob). */
+static wgt_status set_qwen3moe(wgt_model_config *c, const wgt_hf_config *h, const char *where)
+{
+    c->qk_norm = 1;
+    return set_moe(c, h, 1, where);
+}
+
 static const family families[] = {
     {"llama", "llama", WGT_ARCH_LLAMA, 1, set_llama},
     {"mistral", "llama", WGT_ARCH_LLAMA, 1, set_mistral},
@@ -271,6 +323,9 @@ static const family families[] = {
     {"starcoder2", "starcoder2", WGT_ARCH_STARCODER2, 0, set_starcoder2},
     {"granite", "granite", WGT_ARCH_GRANITE, 1, set_granite},
     {"smollm3", "smollm3", WGT_ARCH_SMOLLM3, 1, set_smollm3},
+    {"mixtral", "llama", WGT_ARCH_LLAMA, 1, set_mixtral},
+    {"qwen2_moe", "qwen2moe", WGT_ARCH_QWEN2MOE, 0, set_qwen2moe},
+    {"qwen3_moe", "qwen3moe", WGT_ARCH_QWEN3MOE, 0, set_qwen3moe},
 };
 #define N_FAMILIES (sizeof families / sizeof families[0])
 

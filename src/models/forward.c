@@ -192,6 +192,72 @@ done:
     return st;
 }
 
+/* The mixture-of-experts MLP of h [L, dim] (model.h), all on the device (no host round trip):
+ * router logits [L, E], softmax, the top k per token (renormalised with expert_norm) scattered
+ * into dense routing weights [L, E] (0 for the experts not chosen); every expert's SwiGLU from one
+ * matmul [L, 2 E F] -> [L, E F], each expert's units scaled by its weight, and one matmul with the
+ * experts' down projections side by side sums the chosen experts' outputs. Scaling before the
+ * (linear) down projection equals transformers' weight * expert(x). The experts not chosen are
+ * computed and multiplied by 0: E / k times the MLP work of a gathered form, exact all the same.
+ * qwen2_moe adds its shared expert scaled by sigmoid(shared_expert_gate(h)). */
+static wgt_status moe_mlp(const wgt_model *m, const wgt_layer_weights *W, const wgt_tensor *h, int64_t L,
+                          wgt_tensor **out)
+{
+    const wgt_model_config *c = &m->cfg;
+    const int64_t E = c->n_experts, K = c->n_experts_used, F = c->expert_ffn;
+    scratch s = {0};
+    wgt_status st;
+    wgt_tensor *rl, *p, *vals, *idx, *zero, *wts, *wts3, *gu, *act, *act3, *wa, *wa2, *y;
+    T(rl, linear(h, &W->router, NULL, &rl)); /* [L, E] */
+    if (wgt_tensor_dtype(rl) != WGT_F32) {
+        wgt_tensor *r32;
+        T(r32, wgt_tensor_cast(rl, WGT_F32, &r32));
+        rl = r32;
+    }
+    T(p, wgt_softmax(rl, 1, &p));
+    DO(wgt_topk(p, K, 1, 1, 1, &vals, &idx)); /* [L, K] each */
+    keep(&s, vals), keep(&s, idx);
+    if (c->expert_norm && K > 1) {
+        wgt_tensor *sum, *vn;
+        T(sum, wgt_reduce(WGT_REDUCE_SUM, vals, 1u << 1, 1, 0, &sum));
+        T(vn, wgt_binary(WGT_BINARY_DIV, vals, sum, &vn));
+        vals = vn;
+    }
+    int64_t le[2] = {L, E}, le1[3] = {L, E, 1}, lef[3] = {L, E, F}, lf[2] = {L, E * F};
+    T(zero, wgt_tensor_zeros(m->ctx, WGT_F32, 2, le, &zero));
+    T(wts, wgt_scatter(zero, 1, idx, vals, WGT_SCATTER_SET, &wts)); /* [L, E] */
+    T(wts3, wgt_tensor_reshape(wts, 3, le1, &wts3));
+    T(gu, linear(h, &W->exp_gu, NULL, &gu));  /* [L, 2 E F]: all gates, then all ups */
+    T(act, wgt_swiglu(gu, &act));             /* [L, E F] */
+    T(act3, wgt_tensor_reshape(act, 3, lef, &act3));
+    T(wa, wgt_binary(WGT_BINARY_MUL, act3, wts3, &wa));
+    T(wa2, wgt_tensor_reshape(wa, 2, lf, &wa2));
+    T(y, linear(wa2, &W->exp_down, NULL, &y)); /* [L, dim] */
+    if (c->shared_expert) {
+        wgt_tensor *sgu, *sact, *sdown, *g, *sg, *sw, *y2;
+        if (W->w_gu.t) {
+            T(sgu, linear(h, &W->w_gu, NULL, &sgu));
+            T(sact, wgt_swiglu(sgu, &sact));
+        } else {
+            wgt_tensor *gt, *up, *sgt;
+            T(gt, linear(h, &W->w_gate, NULL, &gt));
+            T(up, linear(h, &W->w_up, NULL, &up));
+            T(sgt, wgt_unary(WGT_UNARY_SILU, gt, &sgt));
+            T(sact, wgt_binary(WGT_BINARY_MUL, sgt, up, &sact));
+        }
+        T(sdown, linear(sact, &W->w_down, NULL, &sdown));
+        T(g, linear(h, &W->sh_gate, NULL, &g)); /* [L, 1] */
+        T(sg, wgt_unary(WGT_UNARY_SIGMOID, g, &sg));
+        T(sw, wgt_binary(WGT_BINARY_MUL, sdown, sg, &sw));
+        T(y2, wgt_binary(WGT_BINARY_ADD, y, sw, &y2));
+        y = y2;
+    }
+    *out = wgt_tensor_ref(y);
+done:
+    scratch_free(&s);
+    return st;
+}
+
 /* 1 when the float token embedding fits one storage binding (one gather reads any id). */
 static int table_fits(const wgt_model *m)
 {
@@ -280,7 +346,7 @@ static wgt_status embed(const wgt_model *m, const wgt_tensor *ids_t, const int32
 int mdl_fused_decode(const wgt_model *m)
 {
     const wgt_model_config *c = &m->cfg;
-    if (!c->rms || c->plain_mlp || c->parallel || c->qk_norm) return 0;
+    if (!c->rms || c->plain_mlp || c->parallel || c->qk_norm || c->n_experts) return 0;
     /* nor layers without RoPE, nor scaled residual branches (the epilogue adds them as they are) */
     if (c->nope_every || c->residual_scale) return 0;
     /* the fused prologues know SwiGLU only, and no post-norm or capped scores */
@@ -485,6 +551,10 @@ static wgt_status forward(wgt_model *m, const int32_t *ids, const wgt_tensor *id
             DO(add_norm(m, x, o, W->ffn_norm, W->ffn_norm_b, &x2, &h2));
             keep(&s, x2), keep(&s, h2);
         }
+        if (c->n_experts) {
+            T(down, moe_mlp(m, W, h2, L, &down));
+            goto mlp_done;
+        }
         wgt_unary_op act_op = c->act == MDL_ACT_GELU_TANH ? WGT_UNARY_GELU_TANH
                               : c->act == MDL_ACT_GELU ? WGT_UNARY_GELU : WGT_UNARY_SILU;
         if (c->plain_mlp) {
@@ -511,6 +581,7 @@ static wgt_status forward(wgt_model *m, const int32_t *ids, const wgt_tensor *id
             }
         }
         T(down, linear(act, &W->w_down, W->b_down, &down));
+    mlp_done:
         if (W->post_ffn_norm) {
             wgt_tensor *dn;
             T(dn, wgt_rms_norm(down, 1, W->post_ffn_norm, c->norm_eps, &dn));

@@ -155,6 +155,136 @@ static wgt_status expect_shape(const source *src, const char *name, const wgt_te
     return WGT_OK;
 }
 
+/* ---- mixtures of experts -------------------------------------------------------------------- */
+
+/* n expert matrices (parts, each [rows, cols] of one type, in the source's memory) as one weight:
+ * stacked along the rows (side 0: [n rows, cols]) or side by side (side 1: [rows, n cols], row r
+ * the parts' rows r in order). Quantized blocks stay blocks (a part's row is whole blocks), as
+ * load_linear keeps them. */
+static wgt_status upload_experts(wgt_model *m, const source *src, const char *name, const tinfo *parts, int64_t n,
+                                 int side, mdl_weight *out)
+{
+    out->t = NULL, out->q = WGT_FTYPE_F32;
+    wgt_ftype type = parts[0].type;
+    int64_t rows = parts[0].shape[0], cols = parts[0].shape[1];
+    for (int64_t i = 0; i < n; i++)
+        if (parts[i].ndim != 2 || parts[i].type != type || parts[i].shape[0] != rows || parts[i].shape[1] != cols)
+            return wgt_error(WGT_ERR_FORMAT, "%s: the experts' tensors '%s' differ in type or shape, or are not "
+                             "matrices", src->path, name);
+    uint64_t rb;
+    wgt_status st = wgt_ftype_bytes(type, cols, &rb);
+    if (st) return wgt_error(st, "%s: '%s': %s", src->path, name, wgt_errmsg());
+    uint8_t *buf = malloc((size_t)(n * rows) * rb);
+    if (!buf) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory for the experts' '%s'", name);
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t r = 0; r < rows; r++)
+            memcpy(buf + (side ? r * n + i : i * rows + r) * rb, (const uint8_t *)parts[i].data + r * rb, rb);
+    tinfo ti = {2, {side ? rows : n * rows, side ? n * cols : cols}, type, buf, n * rows * cols};
+    if (wgt_qlinear_gpu_type(type) && !m->dequantize) {
+        st = wgt_qweight_upload(m->ctx, type, ti.shape[0], ti.shape[1], buf, &out->t);
+        if (st) st = wgt_error(st, "%s: experts' '%s': %s", src->path, name, wgt_errmsg());
+        else out->q = type, m->weight_bytes += (uint64_t)wgt_tensor_numel(out->t);
+    } else
+        st = upload_float(m, src, name, &ti, &out->t);
+    free(buf);
+    return st;
+}
+
+/* Layer i's experts (router, stacked gate/up, side-by-side down) and qwen2_moe's shared expert.
+ * Hugging Face: one tensor per expert (mixtral: block_sparse_moe.experts.E.w1 gate, w3 up, w2
+ * down; qwen: mlp.experts.E.{gate,up,down}_proj). GGUF: llama.cpp's ffn_{gate,up,down}_exps
+ * [E, F, dim] / [E, dim, F], ffn_gate_inp the router, ffn_{gate,up,down}_shexp and
+ * ffn_gate_inp_shexp the shared expert. */
+static wgt_status load_experts(wgt_model *m, const source *src, int64_t li)
+{
+    const wgt_model_config *c = &m->cfg;
+    wgt_layer_weights *L = &m->layers[li];
+    const int64_t E = c->n_experts, F = c->expert_ffn, D = c->dim;
+    int mixtral = c->arch == WGT_ARCH_LLAMA, found;
+    char name[320];
+    wgt_status st = WGT_OK;
+    tinfo *parts = calloc((size_t)(2 * E), sizeof *parts);
+    if (!parts) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory");
+    if (src->st) {
+        snprintf(name, sizeof name, mixtral ? "model.layers.%lld.block_sparse_moe.gate.weight" : "model.layers.%lld.mlp.gate.weight",
+                 (long long)li);
+        if ((st = load_linear(m, src, name, 0, &L->router))) goto done;
+        static const char *const mx[3] = {"w1", "w3", "w2"}, *const qw[3] = {"gate_proj", "up_proj", "down_proj"};
+        for (int k = 0; k < 3 && !st; k++) { /* gate and up into parts[0 .. 2E), then down into parts[0 .. E) */
+            for (int64_t e = 0; e < E && !st; e++) {
+                if (mixtral)
+                    snprintf(name, sizeof name, "model.layers.%lld.block_sparse_moe.experts.%lld.%s.weight", (long long)li,
+                             (long long)e, mx[k]);
+                else
+                    snprintf(name, sizeof name, "model.layers.%lld.mlp.experts.%lld.%s.weight", (long long)li,
+                             (long long)e, qw[k]);
+                st = find_tensor(src, name, 0, &parts[(k == 1 ? E : 0) + e], &found);
+                if (!st && !(parts[(k == 1 ? E : 0) + e].shape[0] == (k == 2 ? D : F) &&
+                             parts[(k == 1 ? E : 0) + e].shape[1] == (k == 2 ? F : D)))
+                    st = wgt_error(WGT_ERR_FORMAT, "%s: tensor '%s' has the wrong shape for the configuration (want "
+                                   "[%lld, %lld])", src->path, name, (long long)(k == 2 ? D : F), (long long)(k == 2 ? F : D));
+            }
+            if (!st && k == 1) st = upload_experts(m, src, name, parts, 2 * E, 0, &L->exp_gu);
+            if (!st && k == 2) st = upload_experts(m, src, name, parts, E, 1, &L->exp_down);
+        }
+        if (st || !c->shared_expert) goto done;
+        const char *sh[3] = {"gate_proj", "up_proj", "down_proj"};
+        mdl_weight *dst[3] = {&L->w_gate, &L->w_up, &L->w_down};
+        for (int k = 0; k < 3 && !st; k++) {
+            snprintf(name, sizeof name, "model.layers.%lld.mlp.shared_expert.%s.weight", (long long)li, sh[k]);
+            st = load_linear(m, src, name, 0, dst[k]);
+        }
+        snprintf(name, sizeof name, "model.layers.%lld.mlp.shared_expert_gate.weight", (long long)li);
+        if (!st) st = load_linear(m, src, name, 0, &L->sh_gate);
+        goto done;
+    }
+    /* GGUF: one 3-D tensor per kind, split into its experts' matrices */
+    snprintf(name, sizeof name, "blk.%lld.ffn_gate_inp.weight", (long long)li);
+    if ((st = load_linear(m, src, name, 0, &L->router))) goto done;
+    static const char *const kinds[3] = {"ffn_gate_exps", "ffn_up_exps", "ffn_down_exps"};
+    for (int k = 0; k < 3 && !st; k++) {
+        tinfo t;
+        snprintf(name, sizeof name, "blk.%lld.%s.weight", (long long)li, kinds[k]);
+        if ((st = find_tensor(src, name, 0, &t, &found))) break;
+        int64_t rows = k == 2 ? D : F, cols = k == 2 ? F : D;
+        if (t.ndim != 3 || t.shape[0] != E || t.shape[1] != rows || t.shape[2] != cols) {
+            st = wgt_error(WGT_ERR_FORMAT, "%s: tensor '%s' has the wrong shape for the configuration (want [%lld, "
+                           "%lld, %lld])", src->path, name, (long long)E, (long long)rows, (long long)cols);
+            break;
+        }
+        uint64_t rb;
+        if ((st = wgt_ftype_bytes(t.type, cols, &rb))) break;
+        for (int64_t e = 0; e < E; e++)
+            parts[(k == 1 ? E : 0) + e] = (tinfo){2, {rows, cols}, t.type, (const uint8_t *)t.data + (uint64_t)(e * rows) * rb,
+                                                  rows * cols};
+        if (k == 1) st = upload_experts(m, src, name, parts, 2 * E, 0, &L->exp_gu);
+        if (k == 2) st = upload_experts(m, src, name, parts, E, 1, &L->exp_down);
+    }
+    if (st || !c->shared_expert) goto done;
+    static const char *const sh[3] = {"ffn_gate_shexp", "ffn_up_shexp", "ffn_down_shexp"};
+    mdl_weight *dst[3] = {&L->w_gate, &L->w_up, &L->w_down};
+    for (int k = 0; k < 3 && !st; k++) {
+        snprintf(name, sizeof name, "blk.%lld.%s.weight", (long long)li, sh[k]);
+        st = load_linear(m, src, name, 0, dst[k]);
+    }
+    snprintf(name, sizeof name, "blk.%lld.ffn_gate_inp_shexp.weight", (long long)li);
+    if (!st) st = load_linear(m, src, name, 0, &L->sh_gate);
+    if (!st && L->sh_gate.t && wgt_tensor_ndim(L->sh_gate.t) == 1 && L->sh_gate.q == WGT_FTYPE_F32) { /* [dim] */
+        wgt_tensor *r;
+        int64_t shape[2] = {1, D};
+        if (!(st = wgt_tensor_reshape(L->sh_gate.t, 2, shape, &r))) wgt_tensor_free(L->sh_gate.t), L->sh_gate.t = r;
+    }
+done:
+    free(parts);
+    if (!st && (!L->router.t || wgt_tensor_ndim(L->router.t) != 2 || wgt_tensor_dim(L->router.t, 0) != E))
+        st = wgt_error(WGT_ERR_FORMAT, "%s: layer %lld's router is not [%lld, %lld]", src->path, (long long)li,
+                       (long long)E, (long long)D);
+    if (!st && c->shared_expert && (!L->sh_gate.t || wgt_tensor_dim(L->sh_gate.t, 0) != 1))
+        st = wgt_error(WGT_ERR_FORMAT, "%s: layer %lld's shared_expert_gate is not [1, %lld]", src->path, (long long)li,
+                       (long long)D);
+    return st;
+}
+
 /* ---- Hugging Face --------------------------------------------------------------------------- */
 
 wgt_status mdl_config_from_hf(const wgt_hf_config *h, const char *dir, wgt_model_config *c)
@@ -255,7 +385,7 @@ static wgt_status load_head_norms(wgt_model *m, const source *src, const char *p
     for (int64_t h = 0; h < heads && !st; h++) {
         char name[320];
         snprintf(name, sizeof name, "%s.%lld.weight", prefix, (long long)h);
-        tinfo ti;
+        tinfo ti = {0};
         int found;
         if ((st = find_tensor(src, name, 0, &ti, &found))) break;
         if (ti.ndim != 1 || ti.n != hd || !wgt_ftype_can_dequantize(ti.type))
@@ -324,7 +454,9 @@ static wgt_status load_hf_llama(wgt_model *m, const source *src)
                 W(ffn_norm_b, "post_attention_layernorm.bias", c->parallel);
             }
         }
-        if (c->plain_mlp) { /* starcoder2 */
+        if (c->n_experts) {
+            TRY(load_experts(m, src, i));
+        } else if (c->plain_mlp) { /* starcoder2 */
             LW(w_up, "mlp.c_fc.weight", 0);
             W(b_up, "mlp.c_fc.bias", !c->mlp_bias);
             LW(w_down, "mlp.c_proj.weight", 0);
@@ -621,6 +753,19 @@ static wgt_status config_from_gguf(const wgt_gguf *g, const char *path, wgt_mode
     if (c->embed_scale == 1) c->embed_scale = 0;
     if (c->residual_scale == 1) c->residual_scale = 0;
     if (c->logit_scale == 1) c->logit_scale = 0;
+    /* mixtures of experts (llama.cpp's keys; a llama file with expert_count is Mixtral) */
+    TRY(gguf_int(g, arch, "expert_count", 0, &c->n_experts));
+    if (c->n_experts) {
+        if (c->arch == WGT_ARCH_LLAMA) c->expert_norm = 1; /* Mixtral renormalises its top 2 */
+        TRY(gguf_int(g, arch, "expert_used_count", -1, &c->n_experts_used));
+        TRY(gguf_int(g, arch, "expert_feed_forward_length", c->ffn, &c->expert_ffn));
+        int64_t shared = 0;
+        TRY(gguf_int(g, arch, "expert_shared_feed_forward_length", 0, &shared));
+        if (shared > 0 && wgt_gguf_tensor_find(g, "blk.0.ffn_gate_shexp.weight")) c->shared_expert = 1, c->ffn = shared;
+        char nk[160];
+        snprintf(nk, sizeof nk, "%s.expert_weights_norm", arch);
+        if (wgt_gguf_find(g, nk)) TRY(wgt_gguf_get_bool(g, nk, &c->expert_norm));
+    }
     if (c->arch == WGT_ARCH_STABLELM) { /* what config.json says, the tensors tell */
         c->qk_norm = c->qk_norm_ln = wgt_gguf_tensor_find(g, "blk.0.attn_q_norm.weight") != NULL;
         c->parallel = wgt_gguf_tensor_find(g, "blk.0.ffn_norm.weight") == NULL;
@@ -679,15 +824,19 @@ static wgt_status load_gguf_weights(wgt_model *m, const source *src)
         W(bo, "attn_output.bias", 1);
         W(ffn_norm, "ffn_norm.weight", c->parallel || c->no_pre_norm);
         W(ffn_norm_b, "ffn_norm.bias", 1);
-        if (c->fused_proj) { /* ffn_up holds gate and up: [2 ffn, dim] */
-            LW(w_gu, "ffn_up.weight", 0);
+        if (c->n_experts) {
+            TRY(load_experts(m, src, i));
         } else {
-            LW(w_up, "ffn_up.weight", 0);
+            if (c->fused_proj) { /* ffn_up holds gate and up: [2 ffn, dim] */
+                LW(w_gu, "ffn_up.weight", 0);
+            } else {
+                LW(w_up, "ffn_up.weight", 0);
+            }
+            W(b_up, "ffn_up.bias", 1);
+            LW(w_down, "ffn_down.weight", 0);
+            W(b_down, "ffn_down.bias", 1);
+            LW(w_gate, "ffn_gate.weight", c->plain_mlp || c->fused_proj);
         }
-        W(b_up, "ffn_up.bias", 1);
-        LW(w_down, "ffn_down.weight", 0);
-        W(b_down, "ffn_down.bias", 1);
-        LW(w_gate, "ffn_gate.weight", c->plain_mlp || c->fused_proj);
         W(q_norm, "attn_q_norm.weight", !c->qk_norm);
         W(k_norm, "attn_k_norm.weight", !c->qk_norm);
         W(post_attn_norm, "post_attention_norm.weight", !c->post_norms);
@@ -1031,6 +1180,9 @@ wgt_status wgt_model_open_ex(wgt_context *ctx, const char *path, const wgt_model
         free(json);
         if (!st) st = mdl_config_from_hf(&h, path, &m->cfg);
         if (!st) st = mdl_validate_config(&m->cfg, path);
+        if (!st && m->cfg.n_experts)
+            st = wgt_error(WGT_ERR_UNSUPPORTED, "%s: random weights for a mixture of experts are not made yet: convert "
+                           "or download a checkpoint", path);
         if (!st) st = mdl_check_memory(&m->cfg, mdl_random_weight_bytes(&m->cfg, rtype), cache_len(&m->cfg, max_ctx), path);
         if (st) goto fail;
         m->layers = calloc((size_t)m->cfg.n_layers, sizeof *m->layers);
@@ -1107,7 +1259,8 @@ void wgt_model_free(wgt_model *m)
         wgt_tensor *ts[] = {L->attn_norm, L->attn_norm_b, L->wq.t, L->wk.t, L->wv.t, L->wo.t, L->bq, L->bk, L->bv, L->bo,
                             L->q_norm, L->k_norm, L->ffn_norm, L->ffn_norm_b, L->w_gate.t, L->w_up.t, L->w_down.t,
                             L->b_up, L->b_down, L->k_cache, L->v_cache, L->wqkv.t, L->bqkv, L->w_gu.t,
-                            L->post_attn_norm, L->post_ffn_norm};
+                            L->post_attn_norm, L->post_ffn_norm, L->router.t, L->exp_gu.t, L->exp_down.t,
+                            L->sh_gate.t};
         for (size_t j = 0; j < sizeof ts / sizeof ts[0]; j++) wgt_tensor_free(ts[j]);
     }
     free(m->layers);
@@ -1139,7 +1292,8 @@ uint64_t wgt_model_token_bytes(const wgt_model *m)
         const wgt_tensor *ts[] = {L->attn_norm, L->attn_norm_b, L->wq.t, L->wk.t, L->wv.t, L->wo.t, L->bq, L->bk,
                                   L->bv, L->bo, L->q_norm, L->k_norm, L->ffn_norm, L->ffn_norm_b, L->w_gate.t,
                                   L->w_up.t, L->w_down.t, L->b_up, L->b_down, L->wqkv.t, L->bqkv, L->w_gu.t,
-                                  L->post_attn_norm, L->post_ffn_norm};
+                                  L->post_attn_norm, L->post_ffn_norm, L->router.t, L->exp_gu.t, L->exp_down.t,
+                                  L->sh_gate.t};
         for (size_t j = 0; j < sizeof ts / sizeof *ts; j++) n += bytes_of(ts[j]);
     }
     return n;

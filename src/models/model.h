@@ -1,7 +1,7 @@
 /* Decoder-only language models as builders over ops: llama (Llama 2/3, TinyLlama, SmolLM2, Mistral
  * with its sliding window), qwen2 (q/k/v biases), qwen3 (q/k RMS norms), gpt2 (learned positions,
  * LayerNorm, GELU-tanh, Conv1D weights), gemma, gemma2, gemma3_text, phi3, phi, olmo2, gpt_neox,
- * stablelm, starcoder2, granite, smollm3. Weights from a Hugging Face
+ * stablelm, starcoder2, granite, smollm3, and the mixtures of experts mixtral, qwen2_moe, qwen3_moe. Weights from a Hugging Face
  * directory or a GGUF file. What sets one family apart from another is written once, in its
  * entry of family.c; the forward pass reads the features, never the family. */
 #ifndef WGT_MODELS_MODEL_H
@@ -15,7 +15,7 @@
 typedef enum wgt_arch {
     WGT_ARCH_LLAMA, WGT_ARCH_QWEN2, WGT_ARCH_QWEN3, WGT_ARCH_GPT2, WGT_ARCH_GEMMA, WGT_ARCH_GEMMA2, WGT_ARCH_GEMMA3,
     WGT_ARCH_PHI3, WGT_ARCH_PHI2, WGT_ARCH_OLMO2, WGT_ARCH_GPTNEOX, WGT_ARCH_STABLELM, WGT_ARCH_STARCODER2,
-    WGT_ARCH_GRANITE, WGT_ARCH_SMOLLM3, WGT_ARCH_COUNT
+    WGT_ARCH_GRANITE, WGT_ARCH_SMOLLM3, WGT_ARCH_QWEN2MOE, WGT_ARCH_QWEN3MOE, WGT_ARCH_COUNT
 } wgt_arch;
 
 /* How a Hugging Face checkpoint names its tensors (the loader that reads it). */
@@ -68,6 +68,13 @@ typedef struct wgt_model_config {
     double residual_scale; /* attention and MLP outputs scaled by this before their residual adds (granite); 0: 1 */
     double logit_scale; /* logits divided by this (granite's logits_scaling); 0: 1 */
     wgt_rope_params rope_local;
+    /* mixture of experts (mixtral, qwen2_moe, qwen3_moe): each layer's MLP is the routed sum of
+     * n_experts_used of n_experts SwiGLU experts of size expert_ffn (softmax over all experts'
+     * router logits, the top k kept, renormalised to sum 1 with expert_norm), plus (qwen2_moe) a
+     * shared SwiGLU expert of size ffn scaled by sigmoid(its gate); 0 experts: a dense MLP */
+    int64_t n_experts, n_experts_used, expert_ffn;
+    int expert_norm;
+    int shared_expert;
     int32_t bos;        /* -1 if none */
     int32_t eos[8];
     int n_eos;
@@ -94,6 +101,11 @@ typedef struct wgt_layer_weights {
     wgt_tensor *ffn_norm, *ffn_norm_b;    /* [dim] */
     mdl_weight w_gate, w_up, w_down;      /* [ffn, dim], [ffn, dim], [dim, ffn]; gpt2: no gate */
     wgt_tensor *b_up, *b_down;            /* gpt2 */
+    /* mixture of experts: router [E, dim] (f32); every expert's gate rows then every expert's up
+     * rows [2 E F, dim] (one matmul gives all experts' SwiGLU inputs); the experts' down
+     * projections side by side [dim, E F] (one matmul sums the routed, weighted experts);
+     * sh_gate [1, dim] the shared expert's gate (its MLP is w_gate/w_up/w_down above) */
+    mdl_weight router, exp_gu, exp_down, sh_gate;
     wgt_tensor *k_cache, *v_cache;        /* [n_kv_heads, max_ctx, head_dim] f32 */
 } wgt_layer_weights;
 

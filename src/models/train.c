@@ -78,6 +78,9 @@ static wgt_status from_model(wgt_model *src, wgt_train_model *m)
     if (c->arch != WGT_ARCH_LLAMA && c->arch != WGT_ARCH_QWEN2 && c->arch != WGT_ARCH_QWEN3 && c->arch != WGT_ARCH_GPT2)
         return wgt_error(WGT_ERR_UNSUPPORTED, "wgt train runs llama, qwen2, qwen3 and gpt2 models, not %s",
                          mdl_arch_gguf_name(c->arch));
+    if (c->n_experts)
+        return wgt_error(WGT_ERR_UNSUPPORTED, "wgt train does not run mixtures of experts (this model has %lld)",
+                         (long long)c->n_experts);
     if (c->window)
         return wgt_error(WGT_ERR_UNSUPPORTED, "wgt train does not run sliding-window attention (this model's window is "
                          "%lld tokens)", (long long)c->window);

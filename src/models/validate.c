@@ -54,6 +54,15 @@ wgt_status mdl_validate_config(const wgt_model_config *c, const char *where)
     TRY(count_in_range(where, F_HEAD_DIM, c->head_dim, 1));
     TRY(count_in_range(where, F_FFN, c->ffn, 1));
     TRY(count_in_range(where, F_VOCAB, c->vocab, 1));
+    if (c->n_experts) { /* the experts' stacked weights are one matrix of 2 E F rows */
+        TRY(count_in_range(where, "num_experts (GGUF: expert_count)", c->n_experts, 1));
+        TRY(count_in_range(where, "num_experts_per_tok (GGUF: expert_used_count)", c->n_experts_used, 1));
+        TRY(count_in_range(where, "moe_intermediate_size (GGUF: expert_feed_forward_length)", c->expert_ffn, 1));
+        if (c->n_experts_used > c->n_experts || c->n_experts > 4096 || 2 * c->n_experts * c->expert_ffn > INT32_MAX)
+            return wgt_error(WGT_ERR_FORMAT, "%s: %lld experts of %lld, %lld used: wgt takes at most 4096 experts, "
+                             "no more used than there are, 2 x experts x size below 2^31", where,
+                             (long long)c->n_experts, (long long)c->expert_ffn, (long long)c->n_experts_used);
+    }
     TRY(count_in_range(where, F_POS, c->max_pos, c->no_rope ? 1 : 0));
     /* grouped-query attention: each kv head serves a whole number of query heads */
     if (c->n_kv_heads > c->n_heads || c->n_heads % c->n_kv_heads)
