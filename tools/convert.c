@@ -34,7 +34,7 @@
 
 typedef enum {
     ARCH_LLAMA, ARCH_QWEN2, ARCH_QWEN3, ARCH_GPT2, ARCH_GEMMA, ARCH_GEMMA2, ARCH_GEMMA3, ARCH_PHI3, ARCH_PHI2, ARCH_OLMO2,
-    ARCH_GPTNEOX, ARCH_STABLELM, ARCH_STARCODER2, ARCH_GRANITE, ARCH_SMOLLM3
+    ARCH_GPTNEOX, ARCH_STABLELM, ARCH_STARCODER2, ARCH_GRANITE, ARCH_SMOLLM3, ARCH_QWEN2MOE, ARCH_QWEN3MOE
 } arch_id;
 
 /* Each family as llama.cpp's converter writes it: config.json's model_type, the GGUF
@@ -57,6 +57,10 @@ static const struct family {
     {"starcoder2", "starcoder2", ARCH_STARCODER2, 0, 0}, /* mlp.c_fc, mlp.c_proj: ffn_up, ffn_down */
     {"granite", "granite", ARCH_GRANITE, 0, 0},    /* llama's names and q/k order; four multiplier keys */
     {"smollm3", "smollm3", ARCH_SMOLLM3, 0, 0},    /* llama's names and q/k order */
+    /* mixtures of experts: each expert's matrices stacked into one 3-D tensor per kind */
+    {"mixtral", "llama", ARCH_LLAMA, 0, 0},        /* block_sparse_moe.experts.E.w1/w3/w2: ffn_{gate,up,down}_exps */
+    {"qwen2_moe", "qwen2moe", ARCH_QWEN2MOE, 0, 0}, /* and the shared expert: ffn_*_shexp, ffn_gate_inp_shexp */
+    {"qwen3_moe", "qwen3moe", ARCH_QWEN3MOE, 0, 0},
 };
 
 /* The families whose q/k rows llama.cpp stores for interleaved pairs (LLAMA_ROPE_TYPE_NORM). */
@@ -66,7 +70,7 @@ typedef struct plan {
     const wgt_st_tensor *src;
     char name[64];
     wgt_ftype type;
-    int64_t ne[2];  /* output, GGML order: ne[0] = row length */
+    int64_t ne[3];  /* output, GGML order: ne[0] = row length */
     int64_t rl, nr; /* rows as produced: length and count (a permuted bias: nr rows of 1) */
     uint32_t n_dims;
     int transpose;  /* gpt2 Conv1D */
@@ -75,6 +79,8 @@ typedef struct plan {
     int neox_heads; /* gpt_neox query_key_value: heads whose (q, k, v) row groups become q; k; v */
     const float *generated; /* rope_freqs: values computed here, not read */
     const wgt_st_tensor **rows_of; /* stablelm q/k norms: row r is the 1-D tensor rows_of[r] */
+    const wgt_st_tensor **experts; /* experts' matrices: row r is row r % exp_rows of experts[r / exp_rows] */
+    int64_t exp_rows;
 } plan;
 
 static int usage(FILE *f)
@@ -82,7 +88,8 @@ static int usage(FILE *f)
     fprintf(f, "usage: wgt convert <hf-dir | model.safetensors> <out.gguf> [--type T] [--force]\n\n"
                "T: f32, f16 (default), bf16, q8_0, q4_0, q4_k, q6_k. Architectures: llama, mistral, qwen2,\n"
                "qwen3, gpt2, gemma, gemma2, gemma3_text, phi3, phi, olmo2, gpt_neox, stablelm, starcoder2,\n"
-               "granite, smollm3 (from config.json). Norms and 1-D tensors stay f32. The tokenizer (tokenizer.model,\n"
+               "granite, smollm3, mixtral, qwen2_moe, qwen3_moe (from config.json). Norms, 1-D tensors\n"
+               "and MoE routers stay f32. The tokenizer (tokenizer.model,\n"
                "tokenizer.json or vocab.json + merges.txt) is added when the directory holds one.\n"
                "Rows are quantised on WGT_THREADS threads (default: the processors online).\n\n"
                "The output is written to a temporary file next to it and renamed into place when complete:\n"
@@ -113,7 +120,10 @@ static int map_name(const struct family *f, const char *hf, char *out, size_t ca
             {"mlp.fc2", "ffn_down"}, {"attention.query_key_value", "attn_qkv"}, {"attention.dense", "attn_output"},
             {"mlp.dense_h_to_4h", "ffn_up"}, {"mlp.dense_4h_to_h", "ffn_down"}, {"mlp.c_fc", "ffn_up"},
             {"mlp.c_proj", "ffn_down"}, {"self_attn.q_layernorm.norms.0", "attn_q_norm"},
-            {"self_attn.k_layernorm.norms.0", "attn_k_norm"}};
+            {"self_attn.k_layernorm.norms.0", "attn_k_norm"}, {"block_sparse_moe.gate", "ffn_gate_inp"},
+            {"mlp.gate", "ffn_gate_inp"}, {"mlp.shared_expert.gate_proj", "ffn_gate_shexp"},
+            {"mlp.shared_expert.up_proj", "ffn_up_shexp"}, {"mlp.shared_expert.down_proj", "ffn_down_shexp"},
+            {"mlp.shared_expert_gate", "ffn_gate_inp_shexp"}};
         static const char *const gpt2[][2] = {
             {"ln_1", "attn_norm"}, {"attn.c_attn", "attn_qkv"}, {"attn.c_proj", "attn_output"},
             {"ln_2", "ffn_norm"}, {"mlp.c_fc", "ffn_up"}, {"mlp.c_proj", "ffn_down"}};
@@ -164,6 +174,11 @@ static int get_row(const plan *p, int64_t r, float *row, int64_t d)
         return 0;
     }
     if (p->rows_of) return wgt_dequantize(p->rows_of[r]->type, p->rows_of[r]->data, row, p->rl) ? -1 : 0;
+    if (p->experts) {
+        const wgt_st_tensor *e = p->experts[r / p->exp_rows];
+        return wgt_dequantize(e->type, (const uint8_t *)e->data + (uint64_t)(r % p->exp_rows) * (uint64_t)p->rl * esize,
+                              row, p->rl) ? -1 : 0;
+    }
     if (p->transpose) { /* source (in, out) row-major: output row r is source column r */
         int64_t in = p->rl, out = p->nr;
         for (int64_t i = 0; i < in; i++)
@@ -268,7 +283,8 @@ int cmd_convert(int argc, char **argv)
         if (!strcmp(cfg.model_type, families[i].hf)) fam = &families[i];
     if (!fam) {
         fprintf(stderr, "wgt convert: %s/config.json: model_type \"%s\" is not supported (llama, mistral, qwen2, qwen3, "
-                "gpt2, gemma, gemma2, gemma3_text, phi3, phi, olmo2, gpt_neox, stablelm, starcoder2, granite, smollm3)\n",
+                "gpt2, gemma, gemma2, gemma3_text, phi3, phi, olmo2, gpt_neox, stablelm, starcoder2, granite, smollm3, mixtral, "
+                "qwen2_moe, qwen3_moe)\n",
                 dir, cfg.model_type);
         return 1;
     }
@@ -302,6 +318,56 @@ int cmd_convert(int argc, char **argv)
     for (int64_t i = 0; i < n_src; i++) {
         const wgt_st_tensor *t = wgt_safetensors_at(st, i);
         plan *p = &plans[n_plan];
+        const char *ex = strstr(t->name, ".experts.");
+        int layer = -1, ei = -1, en = 0;
+        char kind[32] = "";
+        if (ex && sscanf(t->name, "%*[^0-9]%d.%*[a-z_].experts.%d.%31[a-z0-9_].weight%n", &layer, &ei, kind, &en) == 3 &&
+            !t->name[en] && cfg.n_experts > 0) {
+            /* one expert's matrix: expert 0's plans the stacked tensor [E, rows, cols] of its kind */
+            if (ei != 0) continue;
+            static const char *const kinds[][2] = {{"w1", "ffn_gate_exps"}, {"w3", "ffn_up_exps"}, {"w2", "ffn_down_exps"},
+                                                   {"gate_proj", "ffn_gate_exps"}, {"up_proj", "ffn_up_exps"},
+                                                   {"down_proj", "ffn_down_exps"}};
+            const char *gname = NULL;
+            for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+                if (!strcmp(kind, kinds[k][0])) gname = kinds[k][1];
+            if (!gname || t->n_dims != 2 || !wgt_ftype_can_dequantize(t->type)) {
+                fprintf(stderr, "wgt convert: '%s': not an expert matrix wgt knows\n", t->name);
+                goto failed;
+            }
+            if (!(p->experts = calloc((size_t)cfg.n_experts, sizeof *p->experts))) goto failed;
+            for (int64_t e = 0; e < cfg.n_experts; e++) {
+                char nm[512];
+                snprintf(nm, sizeof nm, "%.*s.experts.%lld.%s.weight", (int)(ex - t->name), t->name, (long long)e, kind);
+                const wgt_st_tensor *et = wgt_safetensors_find(st, nm);
+                if (!et || et->n_dims != 2 || et->shape[0] != t->shape[0] || et->shape[1] != t->shape[1] ||
+                    !wgt_ftype_can_dequantize(et->type)) {
+                    fprintf(stderr, "wgt convert: '%s' is missing or not like '%s'\n", nm, t->name);
+                    free(p->experts);
+                    p->experts = NULL;
+                    goto failed;
+                }
+                p->experts[e] = et;
+            }
+            snprintf(p->name, sizeof p->name, "blk.%d.%s.weight", layer, gname);
+            p->src = t;
+            p->n_dims = 3;
+            p->ne[0] = t->shape[1], p->ne[1] = t->shape[0], p->ne[2] = cfg.n_experts;
+            p->exp_rows = t->shape[0];
+            p->rl = p->ne[0];
+            p->nr = p->ne[1] * p->ne[2];
+            p->type = want;
+            if (p->ne[0] % wgt_ftype_block_elems(want)) {
+                p->type = WGT_FTYPE_F16;
+                fprintf(stderr, "wgt convert: note: '%s' has rows of %lld, not whole %s blocks of %u: stored as f16\n",
+                        p->name, (long long)p->ne[0], wgt_ftype_name(want), wgt_ftype_block_elems(want));
+                notes++;
+            }
+            if (p->ne[0] > max_row) max_row = p->ne[0];
+            total += t->bytes * (uint64_t)cfg.n_experts;
+            n_plan++;
+            continue;
+        }
         if (!map_name(fam, t->name, p->name, sizeof p->name, &p->transpose)) {
             if (strstr(t->name, "_layernorm.norms.")) continue; /* stacked with head 0's (below) */
             fprintf(stderr, "wgt convert: note: dropping '%s' (not used by the %s architecture)\n", t->name, arch);
@@ -364,7 +430,7 @@ int cmd_convert(int argc, char **argv)
         }
         /* 1-D tensors and norms stay f32; matrices take the requested type when rows fit its blocks */
         p->type = WGT_FTYPE_F32;
-        if (t->n_dims == 2) {
+        if (t->n_dims == 2 && !strstr(p->name, "ffn_gate_inp")) { /* routers stay f32, as llama.cpp's converter keeps them */
             p->type = want;
             if (p->ne[0] % wgt_ftype_block_elems(want)) {
                 p->type = WGT_FTYPE_F16;
@@ -448,6 +514,18 @@ int cmd_convert(int argc, char **argv)
             fprintf(stderr, "wgt convert: note: rope_scaling type \"%s\" is not written\n", cfg.rope_scaling_type);
         }
     }
+    if (cfg.n_experts > 0) { /* llama.cpp's keys; expert_weights_norm for readers that look (llama.cpp's qwen2moe
+                                 never renormalises, its llama and qwen3moe always do) */
+        TRY(wgt_gguf_writer_add_u32(w, KEY("expert_count"), (uint32_t)cfg.n_experts));
+        TRY(wgt_gguf_writer_add_u32(w, KEY("expert_used_count"), (uint32_t)cfg.n_experts_used));
+        if (cfg.moe_intermediate_size > 0)
+            TRY(wgt_gguf_writer_add_u32(w, KEY("expert_feed_forward_length"), (uint32_t)cfg.moe_intermediate_size));
+        if (cfg.shared_expert_intermediate_size > 0 && a == ARCH_QWEN2MOE)
+            TRY(wgt_gguf_writer_add_u32(w, KEY("expert_shared_feed_forward_length"),
+                                        (uint32_t)cfg.shared_expert_intermediate_size));
+        int norm = cfg.norm_topk_prob >= 0 ? cfg.norm_topk_prob : a != ARCH_QWEN2MOE;
+        TRY(wgt_gguf_writer_add_bool(w, KEY("expert_weights_norm"), norm));
+    }
     /* sliding windows, soft-capping, the attention scale (llama.cpp's keys) */
     /* (llama.cpp reads phi3's key and then runs without the window; wgt applies it, as transformers does) */
     int slides = cfg.sliding_window > 0 && (a != ARCH_LLAMA || !strcmp(cfg.model_type, "mistral"));
@@ -525,7 +603,7 @@ failed:
     if (rc) fail("conversion failed");
     wgt_gguf_writer_free(w);
     wgt_safetensors_free(st);
-    for (int64_t i = 0; plans && i < n_plan; i++) free(plans[i].rows_of);
+    for (int64_t i = 0; plans && i < n_plan; i++) free(plans[i].rows_of), free(plans[i].experts);
     free(plans);
     free(rope_freqs);
     free(row);

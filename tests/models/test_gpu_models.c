@@ -140,7 +140,7 @@ int main(void)
         {"llama", 1},    {"qwen2", 1},         {"qwen3", 1},        {"gpt2", 1},         {"mistral", 1},
         {"gemma", 1},    {"phi3", 1},          {"phi", 1},          {"olmo2", 0},        {"gpt_neox", 0},
         {"gpt_neox_seq", 0}, {"stablelm", 0},  {"stablelm_12b", 0}, {"starcoder2", 0},   {"smollm3", 0},
-        {"mistral_window", 0}, {"qwen2_window", 0}, {"mixtral", 0}, {"qwen2_moe", 0}, {"qwen3_moe", 0},
+        {"mistral_window", 0}, {"qwen2_window", 0}, {"mixtral", 1}, {"qwen2_moe", 1}, {"qwen3_moe", 1},
     };
     const char *only = getenv("WGT_MODELS_ARCHS"); /* development: a comma-separated subset */
     wgt_context *ctx;
