@@ -1,5 +1,5 @@
 /* The newer model families (gemma, gemma2, gemma3_text, phi3, phi, olmo2, gpt_neox, stablelm, starcoder2, granite,
- * smollm3; mistral's and qwen2's windows) against
+ * smollm3; mistral's and qwen2's windows; the mixtures of experts from their transformers fixtures) against
  * llama.cpp, an implementation independent of ours: for each, a tiny random-weight Hugging Face
  * checkpoint (config.json in transformers 5's form + model.safetensors) is written here, converted
  * by `wgt convert` to GGUF, and the f32 file is run greedily by llama.cpp (libllama of the pinned
@@ -17,6 +17,7 @@
  * a window on the last W tokens alone.
  *
  * Transformers' own fixtures for these families come from tools/make_fixtures.py (H200 image). */
+#include <cjson/cJSON.h>
 #include <dlfcn.h>
 #include <math.h>
 #include <stdbool.h>
@@ -576,6 +577,80 @@ static void qwen2_layers_check(wgt_context *ctx, const char *tmp)
     wgt_model_free(m);
 }
 
+/* The mixtures of experts (mixtral, qwen2_moe, qwen3_moe) from their transformers fixtures
+ * (tests/fixtures/hf): wgt's f32 GGUF conversion, run by llama.cpp, must generate transformers'
+ * greedy ids with its first-step logits (so llama.cpp reads the experts' names and keys as wgt
+ * writes them, and both compute what transformers does); and a q8_0 conversion runs wgt's
+ * quantized expert kernels, checked against the same file dequantised. */
+static void moe_fixture_check(wgt_context *ctx, const char *root, const char *wgt, const char *tmp, const char *arch)
+{
+    char dir[1024], path[1100], g32[1100], gq[1100], label[128];
+    snprintf(dir, sizeof dir, "%s/tests/fixtures/hf/%s", root, arch);
+    snprintf(path, sizeof path, "%s/fixture.json", dir);
+    FILE *f = fopen(path, "rb");
+    CHECK(f != NULL, "%s: missing fixture %s", arch, path);
+    if (!f) return;
+    static char text[1 << 20];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = 0;
+    cJSON *fx = cJSON_Parse(text);
+    CHECK(fx != NULL, "%s: %s is not JSON", arch, path);
+    if (!fx) return;
+    reference r;
+    memset(&r, 0, sizeof r);
+    int nc = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(fx, "cases"))
+    {
+        if (nc == 3) break;
+        const cJSON *e;
+        int k = 0;
+        cJSON_ArrayForEach(e, cJSON_GetObjectItem(c, "prompt_ids")) if (k < 16) r.prompt[nc][k++] = (int32_t)e->valuedouble;
+        r.np[nc] = k;
+        k = 0;
+        cJSON_ArrayForEach(e, cJSON_GetObjectItem(c, "greedy_ids")) if (k < N_NEW) r.ids[nc][k++] = (int32_t)e->valuedouble;
+        CHECK(k == N_NEW, "%s: case %d has %d greedy ids, not %d", arch, nc, k, N_NEW);
+        k = 0;
+        cJSON_ArrayForEach(e, cJSON_GetObjectItem(c, "first_step_logits")) if (k < V) r.first[nc][k++] = (float)e->valuedouble;
+        CHECK(k == V, "%s: case %d has %d logits, not %d", arch, nc, k, V);
+        nc++;
+    }
+    cJSON_Delete(fx);
+    CHECK(nc == 3, "%s: %d cases, not 3", arch, nc);
+    snprintf(g32, sizeof g32, "%s/%s-f32.gguf", tmp, arch);
+    CHECK(convert(wgt, dir, g32, "f32"), "%s: wgt convert --type f32", arch);
+    void *model = lc.load(g32, lc.model_params());
+    CHECK(model != NULL, "%s: llama.cpp does not load wgt's conversion (WGT_LLAMA_LOG=1 shows why)", arch);
+    if (!model) return;
+    printf("%s (llama.cpp on wgt's f32 GGUF vs transformers)\n", arch);
+    fflush(stdout);
+    for (int i = 0; i < nc; i++) {
+        int32_t ids[N_NEW];
+        float first[V];
+        double mg;
+        int ok = llama_greedy(model, r.prompt[i], r.np[i], ids, first, &mg);
+        CHECK(ok, "%s case %d: llama.cpp's decode failed", arch, i);
+        if (!ok) continue;
+        double worst = 0;
+        for (int j = 0; j < V; j++) worst = fmax(worst, fabs(first[j] - r.first[i][j]));
+        /* llama.cpp keeps its KV cache in f16 */
+        CHECK(worst <= 6e-2, "%s case %d: llama.cpp's first-step logits differ from transformers' by %g", arch, i, worst);
+        int same = !memcmp(ids, r.ids[i], sizeof ids);
+        CHECK(same, "%s case %d: llama.cpp's greedy ids differ from transformers'", arch, i);
+        for (int k = 0; !same && k < N_NEW; k++)
+            if (ids[k] != r.ids[i][k]) {
+                fprintf(stderr, "  first difference at token %d: llama.cpp %d, transformers %d\n", k, ids[k], r.ids[i][k]);
+                break;
+            }
+    }
+    lc.model_free(model);
+    snprintf(gq, sizeof gq, "%s/%s-q8_0.gguf", tmp, arch);
+    CHECK(convert(wgt, dir, gq, "q8_0"), "%s: wgt convert --type q8_0", arch);
+    snprintf(label, sizeof label, "%s (GGUF q8_0)", arch);
+    check_quant(ctx, label, gq, &r);
+}
+
 int main(int argc, char **argv)
 {
     const char *root = getenv("WGT_ROOT") ? getenv("WGT_ROOT") : ".";
@@ -740,6 +815,9 @@ int main(int argc, char **argv)
         window_check(ctx, tmp, &qwen2_window, 0);
         qwen2_layers_check(ctx, tmp);
     }
+    static const char *const moe[] = {"mixtral", "qwen2_moe", "qwen3_moe"};
+    for (size_t i = 0; i < sizeof moe / sizeof moe[0]; i++)
+        if (!only || !strcmp(only, moe[i])) moe_fixture_check(ctx, root, wgt, tmp, moe[i]);
     wgt_context_free(ctx);
     char cmd[700];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
