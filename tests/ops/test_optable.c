@@ -19,7 +19,9 @@
  *    their names are unique, and every backward rule a row names has one;
  *  - every function include/wgt.h declares is the forward of a row, or on the short list of
  *    non-op API below (contexts, tensor objects, files, models, ...), or a named form of a row's op,
- *    or pending (a public op without a row yet, listed; stale entries fail);
+ *    or pending (a public op without a row yet, listed; stale entries fail), or one of the
+ *    in-place updates of training state (optimizer step, gradient clipping: `updates`, with the
+ *    reason they are not rows), defined in the autograd layer and called by their own test;
  *  - the gradient checks' forwards (testkit/grad/gradcheck.c) and the autograd audit (audit.c) name no op
  *    in a string either.
  * tests/ops/test_readme_ops.sh checks README.md and docs/ops.md against `wgt ops`. */
@@ -124,6 +126,19 @@ static int defined_in(const char *dir, const char *family, const char *fn)
     snprintf(def, sizeof def, "\nwgt_status %s(", fn);
     char *text = slurp(path);
     int found = text && strstr(text, def);
+    free(text);
+    return found;
+}
+
+/* FILE (relative to the repository root) holds PREFIX then "FN(". */
+static int file_has(const char *file, const char *prefix, const char *fn)
+{
+    char root[1024], path[1400], what[256];
+    root_dir(root, sizeof root);
+    snprintf(path, sizeof path, "%s/%s", root, file);
+    snprintf(what, sizeof what, "%s%s(", prefix, fn);
+    char *text = slurp(path);
+    int found = text && strstr(text, what);
     free(text);
     return found;
 }
@@ -404,7 +419,7 @@ static const char *const not_ops[] = {
     /* autograd: marking, reading and clearing gradients, running backward, grad mode */
     "wgt_tensor_set_requires_grad", "wgt_tensor_requires_grad", "wgt_tensor_is_leaf", "wgt_tensor_grad",
     "wgt_tensor_zero_grad", "wgt_tensor_detach", "wgt_backward", "wgt_grad_mode_*",
-    /* optimizer objects and schedules (the update itself: see pending) */
+    /* optimizer objects and schedules (the update itself: see updates) */
     "wgt_optimizer_defaults", "wgt_optimizer_create", "wgt_optimizer_set_*", "wgt_optimizer_lr",
     "wgt_optimizer_get_options", "wgt_optimizer_steps", "wgt_optimizer_param_steps", "wgt_optimizer_state",
     "wgt_optimizer_save", "wgt_optimizer_load", "wgt_optimizer_free", "wgt_lr_at",
@@ -423,10 +438,25 @@ static const char *const forms[][2] = {
 };
 
 /* Public ops that have no row yet (notes/OPTABLE.md, "Open"): each is a gap, listed so that it
- * stays visible; an entry that gets a row fails here as stale. */
+ * stays visible; an entry that gets a row fails here as stale. None today. */
 static const char *const pending[] = {
-    "wgt_optimizer_step", /* state across calls; its code lives in src/autograd/optim.c */
-    "wgt_clip_grad_norm", /* in place over a list of gradients (src/autograd/optim_clip.c) */
+    NULL,
+};
+
+/* In-place updates of training state, deliberately not rows: they make no new tensor from tensors
+ * (the optimizer writes its parameters and moments, clipping scales the gradients it is given),
+ * keep state across calls, are not recorded by autograd (no backward) and have no ONNX form, so
+ * none of a row's columns but the doc would apply, and the harness's "new output against the
+ * reference" call does not fit. Their home is the autograd layer, and each has its own differential
+ * test, which this checks they keep: the function is defined in `home`, its CPU reference (if the
+ * update has one of its own; clipping is made of the library's reductions) is defined in
+ * `reference_home`, and `test` calls the function. */
+static const struct update_fn {
+    const char *fn, *home, *reference, *reference_home, *test;
+} updates[] = {
+    {"wgt_optimizer_step", "src/autograd/optim.c", "wgt_cpu_optim_step", "src/cpu/optim.c",
+     "tests/autograd/test_gpu_optim.c"},
+    {"wgt_clip_grad_norm", "src/autograd/optim_clip.c", NULL, NULL, "tests/autograd/test_gpu_optim.c"},
 };
 
 static int name_matches(const char *pat, const char *name)
@@ -520,17 +550,33 @@ static void check_public_api(const hx_op *ops, int n)
             known = 1;
             CHECK(hx_find(forms[i][1]) != NULL, "%s: the row %s it is a form of does not exist", fn, forms[i][1]);
         }
-        for (size_t i = 0; i < sizeof pending / sizeof *pending && !known; i++) known = !strcmp(pending[i], fn);
+        for (size_t i = 0; i < sizeof pending / sizeof *pending && !known; i++) known = pending[i] && !strcmp(pending[i], fn);
+        for (size_t i = 0; i < sizeof updates / sizeof *updates && !known; i++) known = !strcmp(updates[i].fn, fn);
         CHECK(known, "include/wgt.h declares %s: no op table row has it as forward, and it is not on "
                      "tests/ops/test_optable.c's list of non-op API (add a row to src/ops/<family>.def)", fn);
         other += known;
     }
     for (size_t i = 0; i < sizeof pending / sizeof *pending; i++) {
+        if (!pending[i]) continue;
         int declared = 0;
         for (int k = 0; k < count; k++) declared |= !strcmp(names[k], pending[i]);
         CHECK(declared, "pending %s is not declared in include/wgt.h: remove it from the list", pending[i]);
         CHECK(!row_forward(ops, n, pending[i]), "pending %s has a row now: remove it from the list", pending[i]);
         printf("pending: %s has no row yet\n", pending[i]);
+    }
+    for (size_t i = 0; i < sizeof updates / sizeof *updates; i++) {
+        const struct update_fn *u = &updates[i];
+        int declared = 0;
+        for (int k = 0; k < count; k++) declared |= !strcmp(names[k], u->fn);
+        CHECK(declared, "update %s is not declared in include/wgt.h: remove it from the list", u->fn);
+        CHECK(!row_forward(ops, n, u->fn), "update %s has a row now: remove it from the list", u->fn);
+        CHECK(file_has(u->home, "\nwgt_status ", u->fn), "update %s is not defined in %s", u->fn, u->home);
+        if (u->reference)
+            CHECK(file_has(u->reference_home, "\nvoid ", u->reference) || file_has(u->reference_home, "\nwgt_status ", u->reference),
+                  "update %s: its reference %s is not defined in %s", u->fn, u->reference, u->reference_home);
+        if (u->reference)
+            CHECK(file_has(u->home, "", u->reference), "update %s: %s does not call its reference %s", u->fn, u->home, u->reference);
+        CHECK(file_has(u->test, "", u->fn), "update %s: its test %s does not call it", u->fn, u->test);
     }
     printf("include/wgt.h: %d functions, %d the forward of a row, %d not ops or pending\n", count, rows, other);
 }
