@@ -1758,12 +1758,12 @@ typedef struct wgt_dataset wgt_dataset;
 /* A text file encoded with tok (no BOS/EOS added) and cut into sequences of L + 1 tokens, each
  * starting where the previous one's inputs end (every token but the first is a target once); the
  * last eval_fraction of them (at least one when there are two or more) is held out for eval. */
-wgt_status wgt_dataset_from_text(const char *path, wgt_tokenizer *tok, int64_t seq, double eval_fraction,
+wgt_status wgt_dataset_open_text(const char *path, wgt_tokenizer *tok, int64_t seq, double eval_fraction,
                                  wgt_dataset **out);
 /* JSON lines, each a list of exactly L + 1 ids in [0, vocab); blank lines are skipped. A line of
  * the wrong length or an id outside the vocabulary is WGT_ERR_INVALID_ARGUMENT naming the line.
  * Nothing is held out. */
-wgt_status wgt_dataset_from_ids(const char *path, int64_t vocab, int64_t seq, wgt_dataset **out);
+wgt_status wgt_dataset_open_ids(const char *path, int64_t vocab, int64_t seq, wgt_dataset **out);
 void wgt_dataset_free(wgt_dataset *d);
 int64_t wgt_dataset_train_count(const wgt_dataset *d);
 int64_t wgt_dataset_eval_count(const wgt_dataset *d);

@@ -422,7 +422,7 @@ int cmd_train(int argc, char **argv)
         if (wgt_tokenizer_vocab_size(tok) > V)
             fprintf(stderr, "wgt train: note: the tokenizer has %d ids, the model %lld: text that gives a larger id "
                             "is refused\n", wgt_tokenizer_vocab_size(tok), (long long)V);
-        if (wgt_dataset_from_text(o.data, tok, o.seq, 0.05, &d)) {
+        if (wgt_dataset_open_text(o.data, tok, o.seq, 0.05, &d)) {
             fail("--data");
             goto done;
         }
@@ -435,11 +435,11 @@ int cmd_train(int argc, char **argv)
                     goto done;
                 }
         }
-    } else if (wgt_dataset_from_ids(o.data_ids, V, o.seq, &d)) {
+    } else if (wgt_dataset_open_ids(o.data_ids, V, o.seq, &d)) {
         fail("--data-ids");
         goto done;
     }
-    if (o.eval_ids && wgt_dataset_from_ids(o.eval_ids, V, o.seq, &ev)) {
+    if (o.eval_ids && wgt_dataset_open_ids(o.eval_ids, V, o.seq, &ev)) {
         fail("--eval-ids");
         goto done;
     }

@@ -60,11 +60,11 @@ void wgt_dataset_free(wgt_dataset *d)
     free(d);
 }
 
-wgt_status wgt_dataset_from_text(const char *path, wgt_tokenizer *tok, int64_t seq, double eval_fraction,
+wgt_status wgt_dataset_open_text(const char *path, wgt_tokenizer *tok, int64_t seq, double eval_fraction,
                                  wgt_dataset **out)
 {
     if (!path || !tok || !out || seq < 1 || !(eval_fraction >= 0 && eval_fraction < 1))
-        return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_dataset_from_text: bad argument");
+        return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_dataset_open_text: bad argument");
     *out = NULL;
     char *text;
     size_t len;
@@ -140,9 +140,9 @@ static int64_t parse_line(const char *p, const char *end, int32_t *v, int64_t ca
     return n;
 }
 
-wgt_status wgt_dataset_from_ids(const char *path, int64_t vocab, int64_t seq, wgt_dataset **out)
+wgt_status wgt_dataset_open_ids(const char *path, int64_t vocab, int64_t seq, wgt_dataset **out)
 {
-    if (!path || !out || seq < 1 || vocab < 1) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_dataset_from_ids: bad argument");
+    if (!path || !out || seq < 1 || vocab < 1) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_dataset_open_ids: bad argument");
     *out = NULL;
     char *text;
     size_t len;

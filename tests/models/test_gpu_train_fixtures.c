@@ -182,7 +182,7 @@ static void check_run(wgt_context *ctx, const char *arch, const char *dir, const
     snprintf(path, sizeof path, "%s/data.jsonl", dir);
     int64_t B = cJSON_GetObjectItem(fx, "batch")->valueint, L = cJSON_GetObjectItem(fx, "seq")->valueint;
     wgt_dataset *d;
-    MUST(wgt_dataset_from_ids(path, wgt_train_model_vocab(m), L, &d));
+    MUST(wgt_dataset_open_ids(path, wgt_train_model_vocab(m), L, &d));
     int32_t *ids = malloc((size_t)(B * (L + 1)) * sizeof *ids);
     double worst = 0;
     for (int s = 0; s < cJSON_GetArraySize(losses); s++) {

@@ -27,7 +27,7 @@ int main(void)
     /* 5 sequences of L + 1 = 4 ids: sequence i is (10i, 10i+1, 10i+2, 10i+3); a blank line between */
     const char *ids = write_tmp("ids.jsonl", "[0, 1, 2, 3]\n[10,11,12,13]\n\n  [20, 21, 22, 23]  \n[30,31,32,33]\n[40,41,42,43]\n");
     wgt_dataset *d;
-    MUST(wgt_dataset_from_ids(ids, 100, 3, &d));
+    MUST(wgt_dataset_open_ids(ids, 100, 3, &d));
     CHECK(wgt_dataset_train_count(d) == 5 && wgt_dataset_eval_count(d) == 0, "counts %lld/%lld",
           (long long)wgt_dataset_train_count(d), (long long)wgt_dataset_eval_count(d));
     int32_t b[3 * 4];
@@ -75,7 +75,7 @@ int main(void)
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         wgt_dataset *e = NULL;
-        wgt_status st = wgt_dataset_from_ids(write_tmp("bad.jsonl", bad[i].text), 100, 3, &e);
+        wgt_status st = wgt_dataset_open_ids(write_tmp("bad.jsonl", bad[i].text), 100, 3, &e);
         CHECK(st != WGT_OK && strstr(wgt_errmsg(), bad[i].want), "case %zu: status %d, message '%s', want '%s'", i,
               (int)st, wgt_errmsg(), bad[i].want);
         wgt_dataset_free(e);
@@ -94,7 +94,7 @@ int main(void)
     size_t n;
     MUST(wgt_tokenizer_encode(tok, text, (size_t)-1, 0, &all, &n));
     int64_t L = 5, n_seq = ((int64_t)n - 1) / L;
-    MUST(wgt_dataset_from_text(write_tmp("text.txt", text), tok, L, 0.25, &d));
+    MUST(wgt_dataset_open_text(write_tmp("text.txt", text), tok, L, 0.25, &d));
     int64_t n_eval = n_seq / 4 ? n_seq / 4 : 1;
     CHECK(wgt_dataset_train_count(d) == n_seq - n_eval && wgt_dataset_eval_count(d) == n_eval,
           "%zu tokens: %lld train / %lld eval, want %lld / %lld", n, (long long)wgt_dataset_train_count(d),
@@ -106,7 +106,7 @@ int main(void)
     }
     CHECK(wgt_dataset_sequence(d, n_seq) == NULL, "a sequence past the end");
     wgt_dataset_free(d);
-    wgt_status st = wgt_dataset_from_text(write_tmp("short.txt", "In the"), tok, 64, 0.05, &d);
+    wgt_status st = wgt_dataset_open_text(write_tmp("short.txt", "In the"), tok, 64, 0.05, &d);
     CHECK(st != WGT_OK && strstr(wgt_errmsg(), "fewer than one sequence"), "short text: %s", wgt_errmsg());
     free(all);
     wgt_tokenizer_free(tok);
