@@ -51,7 +51,13 @@ if ! command -v nm >/dev/null; then
 elif [ ! -d "$objs" ]; then
     echo "no library objects under $objs: build first (cmake --build build)"; bad=$((bad + 1))
 else
-    mapfile -t objfiles < <(find "$objs" -name '*.o' | sort)
+    # only objects whose source still exists: a reused build tree keeps the objects of removed or
+    # renamed sources (CMake never deletes them), which no longer say anything about the code
+    objfiles=()
+    while IFS= read -r o; do
+        src=${o#"$objs"/}
+        if [ -f "$root/src/${src%.o}" ]; then objfiles+=("$o"); fi
+    done < <(find "$objs" -name '*.o' | sort)
     [ ${#objfiles[@]} -ge 50 ] || { echo "only ${#objfiles[@]} objects under $objs: the build is incomplete"; bad=$((bad + 1)); }
     rules=$(for k in "${!allowed[@]}"; do echo "$k ${allowed[$k]}"; done)
     # one nm over every object: "PATH: TYPE SYMBOL" (undefined ones as "PATH: U SYMBOL")
