@@ -1,3 +1,4 @@
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,7 +33,21 @@ wgt_status wgt_json_parse(const char *text, uint64_t len, const char *name, cJSO
     if (estimate_values(text, len) > WGT_JSON_MAX_VALUES)
         return wgt_error(WGT_ERR_LIMIT, "%s: JSON with more than %u values", name, WGT_JSON_MAX_VALUES);
     const char *end = NULL;
-    cJSON *j = cJSON_ParseWithLengthOpts(text, (size_t)len, &end, 0);
+    /* cJSON returns NULL alike for a syntax error and for an allocation that failed; malloc's
+     * ENOMEM tells them apart (nothing else the parser calls sets it: strtod sets ERANGE). A
+     * successful malloc may leave ENOMEM behind too (glibc's brk failing before its mmap
+     * fallback), so a second parse decides: a syntax error fails again without ENOMEM. */
+    cJSON *j = NULL;
+    int oom = 0;
+    for (int attempt = 0; attempt < 2 && !j; attempt++) {
+        errno = 0;
+        j = cJSON_ParseWithLengthOpts(text, (size_t)len, &end, 0);
+        oom = !j && errno == ENOMEM;
+        if (!oom) break;
+    }
+    if (oom)
+        return wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s: out of host memory parsing %llu bytes of JSON", name,
+                         (unsigned long long)len);
     if (!j) {
         const char *at = cJSON_GetErrorPtr();
         uint64_t off = at && at >= text && at <= text + len ? (uint64_t)(at - text) : 0;

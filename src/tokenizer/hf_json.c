@@ -10,6 +10,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "io/json_util.h"
 #include "tokenizer/tokenizer_internal.h"
 
 wgt_status tok_read_file(const char *path, char **data, size_t *len)
@@ -51,15 +52,9 @@ static wgt_status parse_json_file(const char *path, cJSON **out)
     size_t len;
     wgt_status st = tok_read_file(path, &data, &len);
     if (st) return st;
-    const char *end = NULL;
-    *out = cJSON_ParseWithLengthOpts(data, len, &end, 0);
-    if (!*out) {
-        size_t at = end ? (size_t)(end - data) : 0;
-        free(data);
-        return wgt_error(WGT_ERR_FORMAT, "%s: not valid JSON (error near byte %zu)", path, at);
-    }
+    st = wgt_json_parse(data, len, path, out); /* out of memory is a status of its own, not invalid JSON */
     free(data);
-    return WGT_OK;
+    return st;
 }
 
 static int jbool(const cJSON *o, const char *key, int dflt)
