@@ -995,6 +995,8 @@ typedef struct wgt_graph_stats {
     uint64_t pinned_bytes;
     uint64_t uniform_bytes;   /* the graph's own uniform buffer */
     uint64_t constant_bytes;  /* bytes uploaded during capture, replayed from a device copy */
+    int fused_kernels;     /* generated kernels that each run a chain of elementwise ops */
+    int fused_ops;         /* the ops inside them (dispatches saved: fused_ops - fused_kernels) */
 } wgt_graph_stats;
 wgt_status wgt_graph_get_stats(const wgt_graph *g, wgt_graph_stats *out);
 /* Release the graph and unreserve its buffers. NULL is a no-op. */

@@ -31,6 +31,8 @@ static void print_env_help(FILE *f)
             "  WGT_PROFILE=0|1               time every kernel with timestamp queries, print a table [0]\n"
             "  WGT_STRICT=0|1                an op without a GPU kernel for a dtype is an error instead of a\n"
             "                                warning and the CPU reference [0]\n"
+            "  WGT_GRAPH_FUSE=0|1            graph capture fuses chains of elementwise ops into one generated\n"
+            "                                kernel each [1]; 0: every op keeps its dispatch (comparisons)\n"
             "  WGT_CONV_PATH=direct          convolutions without the tiled kernels (comparisons) [tiled]\n"
             "  WGT_MEMORY_LIMIT=bytes        the most memory a model may need, e.g. 64G (weights + KV cache +\n"
             "                                activations, estimated before loading) [the host's physical memory]\n"

@@ -19,7 +19,8 @@
 #define MAX_SCALARS 16
 #define MAX_PENDING 8
 
-enum { CMD_DISPATCH, CMD_COPY, CMD_CLEAR, CMD_UPLOAD };
+/* CMD_NONE: a command a rewrite (fusion) removed; a replay skips it. */
+enum { CMD_DISPATCH, CMD_COPY, CMD_CLEAR, CMD_UPLOAD, CMD_NONE };
 
 typedef struct gcmd {
     int kind;
@@ -33,6 +34,9 @@ typedef struct gcmd {
     /* copy (src NULL for an upload: src_offset is into the constant buffer), clear */
     wgt_buffer *src, *dst;
     uint64_t src_offset, dst_offset, bytes;
+    /* what the op layer said about the dispatch (wgt_gpu_capture_note): owned, or NULL */
+    void *note;
+    int note_kind;
 } gcmd;
 
 /* A uniform field patched from a scalar: field = kind(mul * scalar + add). */
@@ -70,10 +74,13 @@ struct wgt_gpu_graph {
     uint32_t dirty_lo, dirty_hi; /* uniform slots patched since the last write (lo > hi: none) */
     wgt_buffer **pins;
     int n_pins, cap_pins;
+    wgt_buffer **held; /* pinned through wgt_gpu_capture_pin (graph inputs): never private */
+    int n_held, cap_held;
     WGPUBuffer uniform_buf, const_buf;
     WGPUBindGroup *groups;
     int n_groups;
-    int counts[4]; /* commands per kind */
+    int counts[5]; /* commands per kind */
+    int replaced;  /* dispatches made by wgt_gpu_graph_replace */
 };
 
 struct wgt_capture {
@@ -155,7 +162,10 @@ static int pin(wgt_context *ctx, wgt_buffer *b)
 wgt_status wgt_gpu_capture_pin(wgt_context *ctx, wgt_buffer *buf)
 {
     if (!ctx->capture) return wgt_ctx_error(ctx, WGT_ERR_MISUSE, "no graph capture is open");
-    if (!pin(ctx, buf)) return wgt_ctx_error(ctx, WGT_ERR_OUT_OF_MEMORY, "out of host memory for a graph capture");
+    wgt_gpu_graph *g = ctx->capture->g;
+    if (!pin(ctx, buf) || !grow((void **)&g->held, &g->cap_held, g->n_held + 1, sizeof *g->held))
+        return wgt_ctx_error(ctx, WGT_ERR_OUT_OF_MEMORY, "out of host memory for a graph capture");
+    g->held[g->n_held++] = buf;
     return WGT_OK;
 }
 
@@ -359,6 +369,86 @@ wgt_status wgt_capture_refuse_host(wgt_context *ctx, const char *what, uint64_t 
     return wgt_ctx_error(ctx, WGT_ERR_UNSUPPORTED, "%s", msg);
 }
 
+/* ---- what the op layer adds: notes on dispatches, and rewrites at the end (fusion) ---------- */
+
+int wgt_gpu_capture_mark(const wgt_context *ctx)
+{
+    return ctx->capture && !ctx->capture->failed ? ctx->capture->g->n_cmds : -1;
+}
+
+void wgt_gpu_capture_note(wgt_context *ctx, int mark, int kind, const void *note, size_t bytes)
+{
+    wgt_capture *c = ctx->capture;
+    if (!c || c->failed || mark < 0) return;
+    wgt_gpu_graph *g = c->g;
+    /* only an op that made exactly one dispatch: its note describes that dispatch */
+    if (g->n_cmds != mark + 1 || g->cmds[mark].kind != CMD_DISPATCH || g->cmds[mark].note) return;
+    void *copy = malloc(bytes);
+    if (!copy) return; /* a note is an optimisation: without it the dispatch is not fused */
+    memcpy(copy, note, bytes);
+    g->cmds[mark].note = copy;
+    g->cmds[mark].note_kind = kind;
+}
+
+int wgt_gpu_graph_n_cmds(const wgt_gpu_graph *g) { return g->n_cmds; }
+
+const void *wgt_gpu_graph_note(const wgt_gpu_graph *g, int i, int kind)
+{
+    if (i < 0 || i >= g->n_cmds || g->cmds[i].kind != CMD_DISPATCH || g->cmds[i].note_kind != kind) return NULL;
+    return g->cmds[i].note;
+}
+
+int wgt_gpu_graph_buffer_private(const wgt_gpu_graph *g, const wgt_buffer *b, int first, int last)
+{
+    if (!b->parked) return 0; /* someone still holds a tensor on it (an output of the graph) */
+    for (int i = 0; i < g->n_held; i++)
+        if (g->held[i] == b) return 0;
+    for (int i = 0; i < g->n_cmds; i++) {
+        if (i >= first && i <= last) continue;
+        const gcmd *c = &g->cmds[i];
+        if (c->kind == CMD_DISPATCH) {
+            for (int k = 0; k < c->n; k++)
+                if (c->b[k].buffer == b) return 0;
+        } else if (c->kind != CMD_NONE && (c->src == b || c->dst == b))
+            return 0;
+    }
+    return 1;
+}
+
+wgt_status wgt_gpu_graph_replace(wgt_gpu_graph *g, int first, int last, const wgt_kernel *k, const void *params,
+                                 uint32_t params_size, const wgt_binding *bs, int n, uint32_t gx, uint32_t gy,
+                                 uint32_t gz)
+{
+    wgt_context *ctx = g->ctx;
+    if (first < 0 || last >= g->n_cmds || first > last || n > WGT_MAX_BINDINGS || params_size > WGT_UNIFORM_SLOT)
+        return wgt_ctx_error(ctx, WGT_ERR_INTERNAL, "graph rewrite: bad command range or bindings");
+    for (int i = first; i <= last; i++)
+        if (g->cmds[i].kind != CMD_DISPATCH || !g->cmds[i].kernel->has_uniform)
+            return wgt_ctx_error(ctx, WGT_ERR_INTERNAL, "graph rewrite: command %d is not a dispatch with parameters", i);
+    for (int f = 0; f < g->n_fields; f++) /* a patched field would lose its dispatch */
+        for (int i = first; i <= last; i++)
+            if (g->fields[f].slot == g->cmds[i].slot)
+                return wgt_ctx_error(ctx, WGT_ERR_INTERNAL, "graph rewrite: command %d has a scalar field", i);
+    if (!k->has_uniform) return wgt_ctx_error(ctx, WGT_ERR_INTERNAL, "graph rewrite: a kernel without parameters");
+    for (int i = first; i < last; i++) { /* their buffers stay pinned: freed with the graph */
+        g->cmds[i].kind = CMD_NONE;
+        g->counts[CMD_DISPATCH]--, g->counts[CMD_NONE]++;
+    }
+    gcmd *c = &g->cmds[last];
+    g->replaced++;
+    c->kernel = k;
+    c->n = n;
+    for (int i = 0; i < n; i++) {
+        c->b[i] = bs[i];
+        if (!c->b[i].size) c->b[i].size = bs[i].buffer->size - bs[i].offset;
+    }
+    c->gx = gx, c->gy = gy, c->gz = gz;
+    uint8_t *slot = g->uniforms + (size_t)c->slot * WGT_UNIFORM_SLOT;
+    memset(slot, 0, WGT_UNIFORM_SLOT);
+    memcpy(slot, params, params_size);
+    return WGT_OK;
+}
+
 /* ---- the end: device objects made once ------------------------------------------------------ */
 
 static void graph_release_device(wgt_gpu_graph *g)
@@ -385,6 +475,8 @@ static void graph_release_device(wgt_gpu_graph *g)
 
 static void graph_free_host(wgt_gpu_graph *g)
 {
+    for (int i = 0; i < g->n_cmds; i++) free(g->cmds[i].note);
+    free(g->held);
     free(g->cmds);
     free(g->uniforms);
     free(g->consts);
@@ -477,7 +569,7 @@ static wgt_status make_groups(wgt_context *ctx, wgt_gpu_graph *g)
     return WGT_OK;
 }
 
-wgt_status wgt_gpu_capture_end(wgt_context *ctx, wgt_gpu_graph **out)
+wgt_status wgt_gpu_capture_end(wgt_context *ctx, wgt_gpu_rewrite_fn rewrite, wgt_gpu_graph **out)
 {
     *out = NULL;
     wgt_capture *c = ctx->capture;
@@ -487,6 +579,7 @@ wgt_status wgt_gpu_capture_end(wgt_context *ctx, wgt_gpu_graph **out)
     wgt_status st = c->failed ? wgt_ctx_error(ctx, c->failed, "graph capture failed: %s", c->message)
                               : wgt_ctx_check(ctx);
     free(c);
+    if (!st && rewrite) st = rewrite(ctx, g);
     if (!st && g->n_slots) {
         g->uniform_buf = make_buf(ctx, (uint64_t)g->n_slots * WGT_UNIFORM_SLOT,
                                   WGPUBufferUsage_Uniform | WGPUBufferUsage_CopyDst, "wgt graph uniforms");
@@ -516,8 +609,9 @@ wgt_status wgt_gpu_capture_end(wgt_context *ctx, wgt_gpu_graph **out)
     g->next_live = ctx->graphs;
     ctx->graphs = g;
     if (ctx->debug)
-        fprintf(stderr, "wgt: graph captured: %d dispatches, %d copies, %d clears, %d uploads, %d bind groups, "
-                "%d buffers pinned, %d scalar fields\n", g->counts[CMD_DISPATCH], g->counts[CMD_COPY],
+        fprintf(stderr, "wgt: graph captured: %d dispatches (%d fused, %d removed), %d copies, %d clears, %d uploads, "
+                "%d bind groups, %d buffers pinned, %d scalar fields\n", g->counts[CMD_DISPATCH], g->replaced,
+                g->counts[CMD_NONE], g->counts[CMD_COPY],
                 g->counts[CMD_CLEAR], g->counts[CMD_UPLOAD], g->n_groups, g->n_pins, g->n_fields);
     *out = g;
     return WGT_OK;
@@ -577,6 +671,7 @@ wgt_status wgt_gpu_graph_replay(wgt_gpu_graph *g, const wgt_gpu_copy_cmd *pre, i
     WGPUComputePassEncoder pass = NULL;
     for (int i = 0; i < g->n_cmds; i++) {
         const gcmd *c = &g->cmds[i];
+        if (c->kind == CMD_NONE) continue;
         if (c->kind == CMD_DISPATCH) {
             if (!pass) pass = wgt_W.CommandEncoderBeginComputePass(enc, NULL);
             wgt_W.ComputePassEncoderSetPipeline(pass, c->kernel->pipeline);
@@ -619,6 +714,8 @@ void wgt_gpu_graph_counts_get(const wgt_gpu_graph *g, wgt_gpu_graph_counts *out)
     out->copies = g->counts[CMD_COPY];
     out->clears = g->counts[CMD_CLEAR];
     out->uploads = g->counts[CMD_UPLOAD];
+    out->replaced = g->replaced;
+    out->removed = g->counts[CMD_NONE];
     out->bind_groups = g->n_groups;
     out->pinned_buffers = g->n_pins;
     out->patched_fields = g->n_fields;

@@ -322,9 +322,29 @@ typedef enum wgt_param_kind {
 } wgt_param_kind;
 void wgt_gpu_param_scalar(wgt_context *ctx, uint32_t offset, wgt_param_kind kind, int64_t arg, int64_t mul,
                           int64_t add);
-/* End the capture. On success *out is the graph; on failure (an op refused, out of memory) the
- * capture's first error is returned and *out is NULL. Either way the capture is over. */
-wgt_status wgt_gpu_capture_end(wgt_context *ctx, wgt_gpu_graph **out);
+/* Notes: what an op says about its dispatch, for rewrites at the end (fusion). mark =
+ * wgt_gpu_capture_mark() before the op dispatches (-1: not capturing); wgt_gpu_capture_note
+ * after it keeps a copy of note (kind: the op layer's own tag) on the op's dispatch when the op
+ * made exactly one. */
+int wgt_gpu_capture_mark(const wgt_context *ctx);
+void wgt_gpu_capture_note(wgt_context *ctx, int mark, int kind, const void *note, size_t bytes);
+/* A rewrite runs at the end, before the graph's device objects are made. It sees the commands
+ * (wgt_gpu_graph_n_cmds; the note of kind `kind` on dispatch i or NULL) and replaces the
+ * dispatches first..last (each with parameters, none with a scalar field) by one dispatch,
+ * placed at last: first..last-1 are dropped. A buffer is private to first..last when no other
+ * command names it, it is not a graph input and nobody holds it (parked: the caller released
+ * every tensor on it). */
+typedef wgt_status (*wgt_gpu_rewrite_fn)(wgt_context *ctx, wgt_gpu_graph *g);
+int wgt_gpu_graph_n_cmds(const wgt_gpu_graph *g);
+const void *wgt_gpu_graph_note(const wgt_gpu_graph *g, int i, int kind);
+int wgt_gpu_graph_buffer_private(const wgt_gpu_graph *g, const wgt_buffer *b, int first, int last);
+wgt_status wgt_gpu_graph_replace(wgt_gpu_graph *g, int first, int last, const wgt_kernel *k, const void *params,
+                                 uint32_t params_size, const wgt_binding *bindings, int n_bindings, uint32_t gx,
+                                 uint32_t gy, uint32_t gz);
+/* End the capture: rewrite (may be NULL) runs, then the device objects are made. On success *out
+ * is the graph; on failure (an op refused, out of memory) the capture's first error is returned
+ * and *out is NULL. Either way the capture is over. */
+wgt_status wgt_gpu_capture_end(wgt_context *ctx, wgt_gpu_rewrite_fn rewrite, wgt_gpu_graph **out);
 /* One copy encoded before the graph's commands (graph inputs into the captured buffers). */
 typedef struct wgt_gpu_copy_cmd {
     wgt_buffer *src, *dst;
@@ -342,6 +362,7 @@ const char *wgt_gpu_graph_scalar(const wgt_gpu_graph *g, int index, int64_t *val
 wgt_context *wgt_gpu_graph_context(const wgt_gpu_graph *g); /* NULL once its context was freed */
 typedef struct wgt_gpu_graph_counts {
     int dispatches, copies, clears, uploads, bind_groups, pinned_buffers, patched_fields;
+    int replaced, removed; /* dispatches made by wgt_gpu_graph_replace, and the ones it dropped */
     uint64_t pinned_bytes, uniform_bytes, constant_bytes;
 } wgt_gpu_graph_counts;
 void wgt_gpu_graph_counts_get(const wgt_gpu_graph *g, wgt_gpu_graph_counts *out);

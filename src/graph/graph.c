@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "graph/graph.h"
+#include "ops/elementwise.h"
 #include "ops/ops.h"
 #include "tensor/tensor.h"
 
@@ -101,7 +102,7 @@ wgt_status wgt_graph_begin(wgt_context *ctx, int n_inputs, const wgt_tensor *con
     }
     if (st) {
         wgt_gpu_graph *g = NULL;
-        wgt_gpu_capture_end(ctx, &g);
+        wgt_gpu_capture_end(ctx, NULL, &g);
         wgt_gpu_graph_free(g);
         graph_free_host(gr);
     }
@@ -125,7 +126,9 @@ wgt_status wgt_graph_end(wgt_context *ctx, wgt_graph **out)
     *out = NULL;
     wgt_graph *gr = wgt_gpu_capture_owner(ctx);
     wgt_gpu_graph *g;
-    wgt_status st = wgt_gpu_capture_end(ctx, &g);
+    /* WGT_GRAPH_FUSE=0 keeps every op's own dispatch (to compare fused with unfused) */
+    const char *fuse = getenv("WGT_GRAPH_FUSE");
+    wgt_status st = wgt_gpu_capture_end(ctx, fuse && !strcmp(fuse, "0") ? NULL : ew_fuse_graph, &g);
     if (!gr) return st ? st : wgt_ctx_error(ctx, WGT_ERR_MISUSE, "wgt_graph_end: no graph capture is open");
     if (st) {
         graph_free_host(gr);
@@ -235,6 +238,8 @@ wgt_status wgt_graph_get_stats(const wgt_graph *gr, wgt_graph_stats *out)
     out->pinned_bytes = c.pinned_bytes;
     out->uniform_bytes = c.uniform_bytes;
     out->constant_bytes = c.constant_bytes;
+    out->fused_kernels = c.replaced;
+    out->fused_ops = c.replaced + c.removed;
     return WGT_OK;
 }
 

@@ -33,6 +33,20 @@ struct Params {
 
 @group(0) @binding(0) var<uniform> p: Params;
 
+// The op parameters the 32-bit op functions read: a kernel of one op copies them from p
+// (compute() starts with q = op_args()); a fused kernel (elementwise_fused.wgsl) sets each stage's
+// own before calling its op function.
+struct OpArgs {
+    alpha: f32,
+    beta: f32,
+    lo: f32,
+    hi: f32,
+    ilo: u32,
+    ihi: u32,
+};
+var<private> q: OpArgs;
+fn op_args() -> OpArgs { return OpArgs(p.alpha, p.beta, p.lo, p.hi, p.ilo, p.ihi); }
+
 const PI: f32 = 3.14159265358979;
 
 // NaN and infinity cannot be constant expressions in WGSL: build them from a runtime zero.
@@ -181,22 +195,22 @@ fn unary_f(op: u32, x: f32) -> f32 {
         case 33u: { return 0.5 * x * (1.0 + tanh(0.7978845608 * (x + 0.044715 * x * x * x))); }
         case 34u: { return x / (1.0 + exp(-x)); }
         case 35u: { // softplus: beta, threshold in hi
-            let bx = p.beta * x;
-            if (bx > p.hi) { return x; }
-            return select(log(1.0 + exp(bx)), exp(bx), bx < -15.0) / p.beta;
+            let bx = q.beta * x;
+            if (bx > q.hi) { return x; }
+            return select(log(1.0 + exp(bx)), exp(bx), bx < -15.0) / q.beta;
         }
         case 36u: { let sp = select(log(1.0 + exp(x)), x, x > 20.0); return x * tanh(sp); }
-        case 37u: { return select(p.alpha * (exp(x) - 1.0), x, x > 0.0); }
-        case 38u: { return select(p.alpha * x, x, x > 0.0); }
-        case 39u: { if (is_nan(x)) { return x; } return min(max(x, p.lo), p.hi); }
-        case 40u: { let y = p.alpha * x + p.beta; if (is_nan(y)) { return y; } return min(max(y, 0.0), 1.0); }
+        case 37u: { return select(q.alpha * (exp(x) - 1.0), x, x > 0.0); }
+        case 38u: { return select(q.alpha * x, x, x > 0.0); }
+        case 39u: { if (is_nan(x)) { return x; } return min(max(x, q.lo), q.hi); }
+        case 40u: { let y = q.alpha * x + q.beta; if (is_nan(y)) { return y; } return min(max(y, 0.0), 1.0); }
         case 41u: { return x * min(max(x + 3.0, 0.0), 6.0) / 6.0; }
         case 42u: { return floor(x); }
         case 43u: { return ceil(x); }
         case 44u: { return round_even(x); }
         case 45u: { return trunc(x); }
         case 46u: { return x - trunc(x); }
-        case 47u: { if (is_nan(x)) { return x; } return min(max(x, p.lo), p.hi); }
+        case 47u: { if (is_nan(x)) { return x; } return min(max(x, q.lo), q.hi); }
         case 48u: { return select(0.0, 1.0, is_nan(x)); }
         case 49u: { return select(0.0, 1.0, is_inf(x)); }
         case 50u: { return select(0.0, 1.0, !is_nan(x) && !is_inf(x)); }
@@ -214,8 +228,8 @@ fn unary_i(op: u32, x: i32) -> i32 {
         case 31u: { return max(x, 0); }
         case 39u, 47u: { // lower bound first, so lo > hi gives hi (PyTorch)
             var y = x;
-            if (y < bitcast<i32>(p.ilo)) { y = bitcast<i32>(p.ilo); }
-            if (y > bitcast<i32>(p.ihi)) { y = bitcast<i32>(p.ihi); }
+            if (y < bitcast<i32>(q.ilo)) { y = bitcast<i32>(q.ilo); }
+            if (y > bitcast<i32>(q.ihi)) { y = bitcast<i32>(q.ihi); }
             return y;
         }
         case 42u, 43u, 44u, 45u: { return x; }
@@ -237,8 +251,8 @@ fn unary_u(op: u32, x: u32) -> u32 {
         case 31u: { return x; }
         case 39u, 47u: {
             var y = x;
-            if (y < p.ilo) { y = p.ilo; }
-            if (y > p.ihi) { y = p.ihi; }
+            if (y < q.ilo) { y = q.ilo; }
+            if (y > q.ihi) { y = q.ihi; }
             return y;
         }
         case 46u, 48u, 49u: { return 0u; }

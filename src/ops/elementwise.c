@@ -6,19 +6,9 @@
 #include <string.h>
 
 #include "ops/api.h"
+#include "ops/elementwise.h"
 #include "ops/ops.h"
 #include "tensor/record.h"
-
-typedef enum ew_family { EW_UNARY, EW_BINARY, EW_WHERE, EW_CAST } ew_family;
-
-/* The uniform; elementwise_ops.wgsl's Params. */
-typedef struct ew_params {
-    uint32_t n, op, off0, off1, off2;
-    float alpha, beta, lo, hi;
-    uint32_t zero, offo, ilo, ihi;
-    uint32_t ilo_hi, ihi_hi, pad; /* i64 kernels: the high words of clamp's bounds (pad0, pad1 in WGSL) */
-    op_layout_params l[3];
-} ew_params;
 
 /* Everything the generated prelude depends on: the pipeline cache's key (no padding bytes). */
 typedef struct ew_key {
@@ -27,9 +17,6 @@ typedef struct ew_key {
     uint32_t wg;
 } ew_key;
 
-/* The compute type of the inputs: CI_I64 is exact 64-bit arithmetic on vec2<u32> words
- * (lib_i64.wgsl), a separate kernel variant from the 32-bit ones. */
-enum { CI_F32, CI_I32, CI_U32, CI_I64 };
 static const char *ci_name(int ci) { return (const char *[]){"f32", "i32", "u32", "i64"}[ci]; }
 static int ci_of(wgt_dtype dt)
 {
@@ -97,17 +84,26 @@ static int int64_bounds(double lo, double hi, uint32_t *out)
     return 1;
 }
 
-/* The compute() body for a family, input compute type ci and output dtype. */
-static void compute_fn(char *buf, size_t cap, ew_family fam, const char *ci, wgt_dtype in_dt, wgt_dtype out_dt)
+/* Append fn FNAME(a: CI_T, b: CI_T, c: CI_T) -> CO_T, one op of family fam over values of 32-bit
+ * compute type ci (named ci_t in WGSL: "CI" or "f32"), into output dtype out_dt (co_t), with op
+ * code expression opx ("p.op", or a constant in a fused kernel) and statements init first
+ * (setting q, the op parameters of elementwise_ops.wgsl). compute() is this with the aliases;
+ * elementwise_fuse.c makes one per stage of a fused chain. */
+void ew_op_fn(char *buf, size_t cap, const char *fname, const char *init, int family, const char *ci,
+              const char *ci_t, const char *co_t, wgt_dtype out_dt, const char *opx)
 {
+    ew_family fam = (ew_family)family;
     size_t used = strlen(buf);
     const char *sfx = !strcmp(ci, "f32") ? "f" : !strcmp(ci, "u32") ? "u" : "i";
     int fl = !strcmp(ci, "f32");
     char body[512];
     switch (fam) {
-    case EW_UNARY: snprintf(body, sizeof body, "unary_%s(p.op, a)", sfx); break;
-    case EW_BINARY: snprintf(body, sizeof body, "binary_%s(p.op, a, b)", sfx); break;
-    case EW_WHERE: snprintf(body, sizeof body, "select(c, b, %s)", fl ? "truthy(a)" : "a != CI(0)"); break;
+    case EW_UNARY: snprintf(body, sizeof body, "unary_%s(%s, a)", sfx, opx); break;
+    case EW_BINARY: snprintf(body, sizeof body, "binary_%s(%s, a, b)", sfx, opx); break;
+    case EW_WHERE:
+        if (fl) snprintf(body, sizeof body, "select(c, b, truthy(a))");
+        else snprintf(body, sizeof body, "select(c, b, a != %s(0))", ci_t);
+        break;
     case EW_CAST:
         if (fl && op_is_int(out_dt) && out_dt != WGT_BOOL) {
             /* float -> int: truncate, saturate at the dtype's limits, NaN -> 0 (the reference's rule;
@@ -128,12 +124,20 @@ static void compute_fn(char *buf, size_t cap, ew_family fam, const char *ci, wgt
             snprintf(body, sizeof body, "a");
         break;
     }
-    if (out_dt == WGT_BOOL) /* a float result is true when nonzero or NaN (C, PyTorch) */
-        used += snprintf(buf + used, cap - used,
-                         "fn compute(a: CI, b: CI, c: CI) -> CO { let r = %s; return select(CO(0), CO(1), %s); }\n", body,
-                         fl ? "truthy(r)" : "r != CI(0)");
-    else
-        used += snprintf(buf + used, cap - used, "fn compute(a: CI, b: CI, c: CI) -> CO { return CO(%s); }\n", body);
+    if (out_dt == WGT_BOOL) { /* a float result is true when nonzero or NaN (C, PyTorch) */
+        char truth[64];
+        snprintf(truth, sizeof truth, fl ? "truthy(r)" : "r != %s(0)", ci_t);
+        snprintf(buf + used, cap - used,
+                 "fn %s(a: %s, b: %s, c: %s) -> %s { %s let r = %s; return select(%s(0), %s(1), %s); }\n", fname, ci_t,
+                 ci_t, ci_t, co_t, init, body, co_t, co_t, truth);
+    } else
+        snprintf(buf + used, cap - used, "fn %s(a: %s, b: %s, c: %s) -> %s { %s return %s(%s); }\n", fname, ci_t,
+                 ci_t, ci_t, co_t, init, co_t, body);
+}
+
+static void compute_fn(char *buf, size_t cap, ew_family fam, const char *ci, wgt_dtype out_dt)
+{
+    ew_op_fn(buf, cap, "compute", "q = op_args();", fam, ci, "CI", "CO", out_dt, "p.op");
 }
 
 /* Append loader NAME of element i of binding BIND (dtype dt) as compute type ci, in a kernel with
@@ -189,7 +193,7 @@ static char *ew_prelude_wide(const ew_key *k, char *pre, size_t cap)
         loader_wide(pre, cap, names[i], binds[i], (wgt_dtype)k->d[i], k->ci, k->fam == EW_WHERE && i == 0);
     op_wgsl_storer(pre, cap, "st", "out", out, co);
     if (k->ci == CI_I64 || out == WGT_I64) compute_fn_i64(pre, cap, (ew_family)k->fam, k->ci, out);
-    else compute_fn(pre, cap, (ew_family)k->fam, ci_name(k->ci), (wgt_dtype)k->d[0], out);
+    else compute_fn(pre, cap, (ew_family)k->fam, ci_name(k->ci), out);
     return pre;
 }
 
@@ -361,7 +365,7 @@ static char *ew_prelude(void *arg)
         op_wgsl_loader(pre, cap, "ld2", "in2", (wgt_dtype)k->d[2], ci);
         op_wgsl_storer(pre, cap, "st", "out", out, op_compute_type(out));
     }
-    compute_fn(pre, cap, (ew_family)k->fam, ci, (wgt_dtype)k->d[0], out);
+    compute_fn(pre, cap, (ew_family)k->fam, ci, out);
     return pre;
 }
 
@@ -488,8 +492,8 @@ enum { EW_SMALL = 64 };
 /* Run the op over out (contiguous) from inputs broadcast to out's shape: the contiguous path when it
  * applies, else the strided one, split along dim 0 when the tensors reach more than one binding's
  * worth of storage. */
-static wgt_status ew_run(wgt_context *ctx, ew_family fam, int ci, const wgt_tensor *const *in, int n_in,
-                         wgt_tensor *out, uint32_t op, const float *fparams, const uint32_t *ibounds)
+static wgt_status ew_run_body(wgt_context *ctx, ew_family fam, int ci, const wgt_tensor *const *in, int n_in,
+                              wgt_tensor *out, uint32_t op, const float *fparams, const uint32_t *ibounds)
 {
     wgt_layout lin[3];
     for (int i = 0; i < 3; i++) op_broadcast_layout(&in[i < n_in ? i : 0]->l, out->l.ndim, out->l.shape, &lin[i]);
@@ -563,6 +567,40 @@ static wgt_status ew_run(wgt_context *ctx, ew_family fam, int ci, const wgt_tens
         op_grid(ctx, (words + key.wg - 1) / key.wg, &gx, &gy);
         if ((st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 4, gx, gy, 1))) return st;
     }
+    return WGT_OK;
+}
+
+static void note_tensor(const wgt_tensor *t, const wgt_layout *l, ew_note_tensor *nt)
+{
+    nt->buf = t->st->buf;
+    nt->bytes = t->st->bytes;
+    nt->dt = t->l.dtype;
+    nt->offset = l->offset;
+    for (int d = 0; d < l->ndim; d++) nt->strides[d] = l->strides[d];
+}
+
+/* ew_run_body, and during a graph capture the note that lets elementwise_fuse.c fuse its dispatch
+ * with its neighbours'. */
+static wgt_status ew_run(wgt_context *ctx, ew_family fam, int ci, const wgt_tensor *const *in, int n_in,
+                         wgt_tensor *out, uint32_t op, const float *fparams, const uint32_t *ibounds)
+{
+    int mark = wgt_gpu_capture_mark(ctx);
+    wgt_status st = ew_run_body(ctx, fam, ci, in, n_in, out, op, fparams, ibounds);
+    if (st || mark < 0) return st;
+    ew_note n;
+    memset(&n, 0, sizeof n);
+    n.fam = fam, n.ci = ci, n.n_in = n_in, n.op = op;
+    if (fparams) memcpy(n.fp, fparams, sizeof n.fp);
+    if (ibounds) memcpy(n.ib, ibounds, sizeof n.ib);
+    n.ndim = out->l.ndim;
+    for (int d = 0; d < n.ndim; d++) n.shape[d] = out->l.shape[d];
+    for (int i = 0; i < n_in; i++) {
+        wgt_layout l;
+        op_broadcast_layout(&in[i]->l, out->l.ndim, out->l.shape, &l);
+        note_tensor(in[i], &l, &n.in[i]);
+    }
+    note_tensor(out, &out->l, &n.out);
+    wgt_gpu_capture_note(ctx, mark, EW_NOTE, &n, sizeof n);
     return WGT_OK;
 }
 

@@ -1,0 +1,52 @@
+/* Elementwise ops' internals shared with their graph fusion (elementwise.c, elementwise_fuse.c). */
+#ifndef WGT_OPS_ELEMENTWISE_H
+#define WGT_OPS_ELEMENTWISE_H
+
+#include "ops/ops.h"
+
+typedef enum ew_family { EW_UNARY, EW_BINARY, EW_WHERE, EW_CAST } ew_family;
+
+/* The compute type of the inputs: CI_I64 is exact 64-bit arithmetic on vec2<u32> words
+ * (lib_i64.wgsl), a separate kernel variant from the 32-bit ones. */
+enum { CI_F32, CI_I32, CI_U32, CI_I64 };
+
+/* The uniform; elementwise_ops.wgsl's Params. */
+typedef struct ew_params {
+    uint32_t n, op, off0, off1, off2;
+    float alpha, beta, lo, hi;
+    uint32_t zero, offo, ilo, ihi;
+    uint32_t ilo_hi, ihi_hi, pad; /* i64 kernels: the high words of clamp's bounds (pad0, pad1 in WGSL) */
+    op_layout_params l[3];
+} ew_params;
+
+/* What an elementwise op's one dispatch computed, noted on it during a graph capture
+ * (wgt_gpu_capture_note, kind EW_NOTE) for elementwise_fuse.c: the op, and every tensor as
+ * (storage buffer, element offset and strides in it), the inputs broadcast to the output's shape.
+ * Inputs past n_in are unused (the kernel reads input 0 there). */
+#define EW_NOTE 1
+typedef struct ew_note_tensor {
+    wgt_buffer *buf;
+    uint64_t bytes; /* the storage's usable bytes */
+    wgt_dtype dt;
+    int64_t offset;
+    int64_t strides[WGT_MAX_DIMS];
+} ew_note_tensor;
+typedef struct ew_note {
+    int fam, ci, n_in;
+    uint32_t op;
+    float fp[4];    /* alpha, beta, lo, hi */
+    uint32_t ib[4]; /* ilo, ihi, ilo_hi, ihi_hi */
+    int ndim;
+    int64_t shape[WGT_MAX_DIMS];
+    ew_note_tensor in[3], out; /* out: contiguous from offset 0 */
+} ew_note;
+
+/* Append fn FNAME(a, b, c: CI_T) -> CO_T computing one op (elementwise.c). */
+void ew_op_fn(char *buf, size_t cap, const char *fname, const char *init, int family, const char *ci,
+              const char *ci_t, const char *co_t, wgt_dtype out_dt, const char *opx);
+
+/* The graph rewrite of elementwise_fuse.c (wgt_gpu_rewrite_fn): chains of noted elementwise
+ * dispatches become one generated kernel each. */
+wgt_status ew_fuse_graph(wgt_context *ctx, wgt_gpu_graph *g);
+
+#endif
