@@ -1,13 +1,16 @@
 /* Continuous batching (wgt_batch): several sequences, each with a KV cache slot of its own, fed
  * together. One step takes any mix of sequences and new ids (one id for a sequence that decodes, a
  * chunk of its prompt for one that prefills): the rows of all of them go through each linear layer
- * as one matrix product (the weights are read once per step, not once per sequence), while
- * attention runs per sequence over its own cache. Then one token is drawn per sequence, each with
- * its own sampling settings, by the same rules as wgt_model_generate.
+ * as one matrix product (the weights are read once per step, not once per sequence). The slots'
+ * caches are regions of one tensor per layer, so the attention of every decoding sequence (one new
+ * id) is one dispatch a layer (batch_attn.c, src/kernels/attention_slots.wgsl); a prefilling chunk
+ * attends per sequence over its own region. Then one token is drawn per sequence, each with its
+ * own sampling settings, by the same rules as wgt_model_generate.
  *
  * The batched layer loop knows the architectures of src/models/forward.c's plain path (llama,
  * qwen2, qwen3, gpt2). Any other runs each sequence through wgt_model_forward with the slot's cache
  * swapped in: slower, never wrong. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,6 +28,11 @@ struct wgt_batch {
     int n_slots;
     int64_t ctx;
     bslot *slots;   /* [n_slots] */
+    /* [n_layers] each [n_slots, n_kv_heads, ctx, head_dim] f32, the slots' k and v views into them;
+     * NULL where the slots hold caches of their own (a CPU reference context, a cache too large for
+     * one binding): then decode rows attend per sequence too */
+    wgt_tensor **kall, **vall;
+    int per_sequence; /* decode rows attend per sequence even with kall (mdl_batch_set_per_sequence) */
     int sequential; /* one wgt_model_forward per sequence (other architectures; a test's reference) */
 };
 
@@ -77,6 +85,17 @@ static int batch_supports(const wgt_model_config *c)
     return arch && plain;
 }
 
+/* *out = all[i] as a view [n_kv_heads, ctx, head_dim]. */
+static wgt_status slot_view(wgt_tensor *all, int i, wgt_tensor **out)
+{
+    wgt_tensor *row;
+    wgt_status st = wgt_tensor_narrow(all, 0, i, 1, &row);
+    if (st) return st;
+    st = wgt_tensor_squeeze(row, 0, out);
+    wgt_tensor_free(row);
+    return st;
+}
+
 wgt_status wgt_batch_create(wgt_model *m, int n_slots, wgt_batch **out)
 {
     if (!out) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_batch_create: NULL out");
@@ -93,7 +112,19 @@ wgt_status wgt_batch_create(wgt_model *m, int n_slots, wgt_batch **out)
     b->m = m, b->n_slots = n_slots, b->ctx = m->max_ctx;
     b->sequential = !batch_supports(c);
     int64_t shape[3] = {c->n_kv_heads, b->ctx, c->head_dim};
+    int64_t ashape[4] = {n_slots, c->n_kv_heads, b->ctx, c->head_dim};
+    uint64_t abytes = (uint64_t)n_slots * (uint64_t)(c->n_kv_heads * b->ctx * c->head_dim) * 4u;
+    const wgt_limits *lim = wgt_gpu_runs_reference(m->ctx) ? NULL : wgt_gpu_limits(m->ctx);
     wgt_status st = WGT_OK;
+    if (lim && mdl_attention_slots_ok(m->ctx, c->head_dim) && abytes <= lim->max_storage_buffer_binding_size &&
+        abytes <= lim->max_buffer_size && abytes / 4u <= UINT32_MAX) {
+        b->kall = calloc((size_t)c->n_layers, sizeof *b->kall);
+        b->vall = calloc((size_t)c->n_layers, sizeof *b->vall);
+        if (!b->kall || !b->vall) st = wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory");
+        for (int64_t li = 0; li < c->n_layers && !st; li++)
+            if (!(st = wgt_tensor_zeros(m->ctx, WGT_F32, 4, ashape, &b->kall[li])))
+                st = wgt_tensor_zeros(m->ctx, WGT_F32, 4, ashape, &b->vall[li]);
+    }
     for (int i = 0; i < n_slots && !st; i++) {
         bslot *s = &b->slots[i];
         s->k = calloc((size_t)c->n_layers, sizeof *s->k);
@@ -104,7 +135,9 @@ wgt_status wgt_batch_create(wgt_model *m, int n_slots, wgt_batch **out)
             break;
         }
         for (int64_t li = 0; li < c->n_layers && !st; li++)
-            if (!(st = wgt_tensor_zeros(m->ctx, WGT_F32, 3, shape, &s->k[li])))
+            if (b->kall) { /* the slot's region: views [n_kv_heads, ctx, head_dim] */
+                if (!(st = slot_view(b->kall[li], i, &s->k[li]))) st = slot_view(b->vall[li], i, &s->v[li]);
+            } else if (!(st = wgt_tensor_zeros(m->ctx, WGT_F32, 3, shape, &s->k[li])))
                 st = wgt_tensor_zeros(m->ctx, WGT_F32, 3, shape, &s->v[li]);
     }
     if (st) {
@@ -126,6 +159,11 @@ void wgt_batch_free(wgt_batch *b)
         }
         free(s->k), free(s->v), free(s->ids);
     }
+    if (b->kall)
+        for (int64_t li = 0; li < b->m->cfg.n_layers; li++) wgt_tensor_free(b->kall[li]);
+    if (b->vall)
+        for (int64_t li = 0; li < b->m->cfg.n_layers; li++) wgt_tensor_free(b->vall[li]);
+    free(b->kall), free(b->vall);
     free(b->slots);
     free(b);
 }
@@ -155,6 +193,11 @@ wgt_status wgt_batch_slot_truncate(wgt_batch *b, int slot, int64_t n_keep)
 void mdl_batch_set_sequential(wgt_batch *b, int on)
 {
     if (b) b->sequential = on || !batch_supports(&b->m->cfg);
+}
+
+void mdl_batch_set_per_sequence(wgt_batch *b, int on)
+{
+    if (b) b->per_sequence = on;
 }
 
 /* One sequence through the model's own forward pass, the slot's cache swapped in. */
@@ -277,7 +320,72 @@ done:
     return st;
 }
 
-/* All items' rows through the layers together; *logits [n, vocab] of each item's last row. */
+/* The attention of the step's first nd rows, each a decoding sequence of its own slot, in one
+ * dispatch over the layer's caches (mdl_attention_slots); the rows' positions are info[0 .. nd),
+ * their slots info[R ..). *att [nd, Hq * hd]. */
+static wgt_status attend_slots(const wgt_batch *b, int64_t li, const wgt_tensor *qkv, const wgt_tensor *q_all,
+                               const wgt_tensor *k_all, const wgt_tensor *v_all, const wgt_tensor *info, int64_t R,
+                               int64_t nd, wgt_tensor **att)
+{
+    const wgt_model *m = b->m;
+    const wgt_model_config *c = &m->cfg;
+    const wgt_layer_weights *W = &m->layers[li];
+    const int64_t hd = c->head_dim, Hq = c->n_heads, Hkv = c->n_kv_heads;
+    tlist t = {0};
+    wgt_status st = WGT_OK;
+    wgt_tensor *rows, *q, *k, *v, *q3, *k3, *v3, *qr, *kr, *vt, *ps;
+    int64_t qsh[3] = {nd, Hq, hd}, ksh[3] = {nd, Hkv, hd};
+    T(t, ps, wgt_tensor_narrow(info, 0, 0, nd, &ps));
+    if (qkv) {
+        T(t, rows, wgt_tensor_narrow(qkv, 0, 0, nd, &rows));
+        T(t, v, wgt_tensor_narrow(rows, 1, (Hq + Hkv) * hd, Hkv * hd, &v));
+        if (c->arch != WGT_ARCH_GPT2 && !c->qk_norm) { /* q and k rotated together: one dispatch */
+            wgt_tensor *qk, *qk3, *qkt, *rot;
+            int64_t sh[3] = {nd, Hq + Hkv, hd};
+            T(t, qk, wgt_tensor_narrow(rows, 1, 0, (Hq + Hkv) * hd, &qk));
+            T(t, qk3, wgt_tensor_reshape(qk, 3, sh, &qk3));
+            T(t, qkt, wgt_tensor_transpose(qk3, 0, 1, &qkt)); /* [Hq + Hkv, nd, hd] */
+            T(t, rot, wgt_rope(qkt, ps, (int)hd, c->rope_interleaved, &c->rope, &rot));
+            T(t, qr, wgt_tensor_narrow(rot, 0, 0, Hq, &qr));
+            T(t, kr, wgt_tensor_narrow(rot, 0, Hq, Hkv, &kr));
+            goto attn;
+        }
+        T(t, q, wgt_tensor_narrow(rows, 1, 0, Hq * hd, &q));
+        T(t, k, wgt_tensor_narrow(rows, 1, Hq * hd, Hkv * hd, &k));
+    } else {
+        T(t, q, wgt_tensor_narrow(q_all, 0, 0, nd, &q));
+        T(t, k, wgt_tensor_narrow(k_all, 0, 0, nd, &k));
+        T(t, v, wgt_tensor_narrow(v_all, 0, 0, nd, &v));
+    }
+    T(t, q3, wgt_tensor_reshape(q, 3, qsh, &q3));
+    T(t, k3, wgt_tensor_reshape(k, 3, ksh, &k3));
+    if (c->qk_norm) {
+        wgt_tensor *qn, *kn;
+        T(t, qn, wgt_rms_norm(q3, 1, W->q_norm, c->norm_eps, &qn));
+        T(t, kn, wgt_rms_norm(k3, 1, W->k_norm, c->norm_eps, &kn));
+        q3 = qn, k3 = kn;
+    }
+    wgt_tensor *qt, *kt;
+    T(t, qt, wgt_tensor_transpose(q3, 0, 1, &qt)); /* [H, nd, hd] views */
+    T(t, kt, wgt_tensor_transpose(k3, 0, 1, &kt));
+    if (c->arch != WGT_ARCH_GPT2) {
+        T(t, qr, wgt_rope(qt, ps, (int)hd, c->rope_interleaved, &c->rope, &qr));
+        T(t, kr, wgt_rope(kt, ps, (int)hd, c->rope_interleaved, &c->rope, &kr));
+    } else
+        qr = qt, kr = kt;
+attn:
+    T(t, v3, wgt_tensor_reshape(v, 3, ksh, &v3));
+    T(t, vt, wgt_tensor_transpose(v3, 0, 1, &vt));
+    st = mdl_attention_slots(qr, kr, vt, info, R, nd, b->kall[li], b->vall[li], 1.0 / sqrt((double)hd), att);
+done:
+    tlist_clear(&t);
+    free(t.t);
+    return st;
+}
+
+/* All items' rows through the layers together; *logits [n, vocab] of each item's last row. The
+ * rows go decoding items first (one id each, when the slots share one cache per layer), then the
+ * prefilling ones. */
 static wgt_status forward_batched(wgt_batch *b, const wgt_batch_item *it, int n, wgt_tensor **logits)
 {
     wgt_model *m = b->m;
@@ -285,24 +393,34 @@ static wgt_status forward_batched(wgt_batch *b, const wgt_batch_item *it, int n,
     wgt_context *ctx = m->ctx;
     int64_t R = 0;
     for (int i = 0; i < n; i++) R += it[i].n;
-    int32_t *ids = malloc((size_t)R * sizeof *ids), *pos = malloc((size_t)R * sizeof *pos);
+    int32_t *ids = calloc((size_t)R, sizeof *ids), *pos = malloc((size_t)(2 * R) * sizeof *pos);
     int32_t *last = malloc((size_t)n * sizeof *last);
+    int *ord = malloc((size_t)n * sizeof *ord);
     wgt_tensor **atts = calloc((size_t)n, sizeof *atts);
     tlist s = {0}, layer = {0};
     wgt_status st = WGT_OK;
     wgt_tensor *x = NULL, *h = NULL;
-    if (!ids || !pos || !last || !atts) {
+    if (!ids || !pos || !last || !atts || !ord) {
         st = wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory");
         goto done;
     }
-    for (int i = 0, r = 0; i < n; i++) {
-        for (int64_t j = 0; j < it[i].n; j++, r++) ids[r] = it[i].ids[j], pos[r] = (int32_t)(b->slots[it[i].slot].n_past + j);
+    int nd = 0, no = 0, slots_attn = b->kall && !b->per_sequence;
+    for (int i = 0; i < n; i++)
+        if (slots_attn && it[i].n == 1) ord[nd++] = i;
+    for (int i = 0; i < n; i++)
+        if (!(slots_attn && it[i].n == 1)) ord[nd + no++] = i;
+    /* pos: the rows' positions, then their slots (attention_slots.wgsl's info) */
+    for (int oi = 0, r = 0; oi < n; oi++) {
+        int i = ord[oi];
+        for (int64_t j = 0; j < it[i].n; j++, r++)
+            ids[r] = it[i].ids[j], pos[r] = (int32_t)(b->slots[it[i].slot].n_past + j), pos[R + r] = it[i].slot;
         last[i] = r - 1;
     }
-    int64_t rshape[1] = {R}, nshape[1] = {n};
-    wgt_tensor *ids_t, *pos_t;
+    int64_t rshape[1] = {R}, nshape[1] = {n}, ishape[1] = {2 * R};
+    wgt_tensor *ids_t, *pos_t, *info_t;
     T(s, ids_t, wgt_tensor_from_host(ctx, WGT_I32, 1, rshape, ids, &ids_t));
-    T(s, pos_t, wgt_tensor_from_host(ctx, WGT_I32, 1, rshape, pos, &pos_t));
+    T(s, info_t, wgt_tensor_from_host(ctx, WGT_I32, 1, ishape, pos, &info_t));
+    T(s, pos_t, wgt_tensor_narrow(info_t, 0, 0, R, &pos_t));
     DO(mdl_embed(m, ids_t, ids, R, &x));
     if (m->pos_emb) { /* gpt2: each row's own position */
         wgt_tensor *pe, *x2;
@@ -322,10 +440,12 @@ static wgt_status forward_batched(wgt_batch *b, const wgt_batch_item *it, int n,
             T(layer, k, mdl_linear(h, &W->wk, W->bk, &k));
             T(layer, v, mdl_linear(h, &W->wv, W->bv, &v));
         }
-        for (int i = 0, r0 = 0; i < n; r0 += (int)it[i].n, i++)
-            DO(attend(m, li, &b->slots[it[i].slot], qkv, q, k, v, pos_t, r0, it[i].n, &atts[i]));
-        st = cat_rows(atts, n, &att);
-        for (int i = 0; i < n; i++) wgt_tensor_free(atts[i]), atts[i] = NULL;
+        int na = 0;
+        if (nd) DO(attend_slots(b, li, qkv, q, k, v, info_t, R, nd, &atts[na++]));
+        for (int oi = nd, r0 = nd; oi < n; r0 += (int)it[ord[oi]].n, oi++)
+            DO(attend(m, li, &b->slots[it[ord[oi]].slot], qkv, q, k, v, pos_t, r0, it[ord[oi]].n, &atts[na++]));
+        st = cat_rows(atts, na, &att);
+        for (int i = 0; i < na; i++) wgt_tensor_free(atts[i]), atts[i] = NULL;
         if (st || (st = keep(&layer, att))) goto done;
         T(layer, o, mdl_linear(att, &W->wo, W->bo, &o));
         DO(mdl_add_norm(m, x, o, W->ffn_norm, W->ffn_norm_b, &x2, &h2));
@@ -374,7 +494,7 @@ done:
     tlist_clear(&layer), tlist_clear(&s);
     free(layer.t), free(s.t);
     wgt_tensor_free(x), wgt_tensor_free(h);
-    free(ids), free(pos), free(last), free(atts);
+    free(ids), free(pos), free(last), free(atts), free(ord);
     return st;
 }
 

@@ -210,5 +210,19 @@ static inline int mdl_sampling_is_plain_greedy(const wgt_sampling *sp)
 }
 /* batch.c: 1 runs each sequence through wgt_model_forward (the reference the tests compare with). */
 void mdl_batch_set_sequential(wgt_batch *b, int on);
+/* on: decode rows attend per sequence, as prefill chunks do, instead of in one dispatch over the
+ * slots (mdl_attention_slots): a test's and a measurement's reference. */
+void mdl_batch_set_per_sequence(wgt_batch *b, int on);
+/* Decode attention of R rows over many slots' caches in one dispatch (batch_attn.c,
+ * src/kernels/attention_slots.wgsl): q [Hq, R, D], k and v [Hkv, R, D] (the rows' new keys, rotated,
+ * and values; f32, unit feature stride), info i32: row r's position info[r] and slot
+ * info[slots_at + r]; kc, vc [slots, Hkv, ctx, D] f32 whole contiguous caches. Row r attends to its slot's
+ * keys 0 .. position - 1 and its own; its key and value are written into the caches at its
+ * position. *out [R, Hq * D] f32. Rows must be of distinct slots. */
+wgt_status mdl_attention_slots(const wgt_tensor *q, const wgt_tensor *k, const wgt_tensor *v, const wgt_tensor *info,
+                               int64_t slots_at, int64_t R, wgt_tensor *kc, wgt_tensor *vc, double scale,
+                               wgt_tensor **out);
+/* 1 when mdl_attention_slots runs on ctx for this head size (a GPU context that allows barriers). */
+int mdl_attention_slots_ok(wgt_context *ctx, int64_t head_dim);
 
 #endif

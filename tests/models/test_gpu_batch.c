@@ -48,6 +48,32 @@ static int collect(wgt_model *m, int32_t *const ids[N_SEQ], const size_t n[N_SEQ
     return 0;
 }
 
+/* Dispatches of one greedy decode step of nseq sequences (each prefilled with 3 ids first). */
+static uint64_t decode_dispatches(wgt_context *ctx, wgt_model *m, int nseq, int per_sequence)
+{
+    int64_t V = wgt_model_vocab(m);
+    wgt_batch *b;
+    MUST(wgt_batch_create(m, nseq, &b));
+    mdl_batch_set_per_sequence(b, per_sequence);
+    wgt_sampling sp = {0};
+    sp.repeat_penalty = 1;
+    wgt_batch_item *it = calloc((size_t)nseq, sizeof *it);
+    int32_t(*ids)[3] = calloc((size_t)nseq, sizeof *ids);
+    for (int i = 0; i < nseq; i++) {
+        for (int j = 0; j < 3; j++) ids[i][j] = (int32_t)((i * 37 + j * 11 + 3) % V);
+        it[i] = (wgt_batch_item){i, ids[i], 3, &sp, 0, NULL, -1};
+    }
+    MUST(wgt_batch_step(b, it, nseq));
+    for (int i = 0; i < nseq; i++) ids[i][0] = it[i].token, it[i] = (wgt_batch_item){i, ids[i], 1, &sp, 1, NULL, -1};
+    wgt_memory_stats s0, s1;
+    wgt_context_memory_stats(ctx, &s0);
+    MUST(wgt_batch_step(b, it, nseq));
+    wgt_context_memory_stats(ctx, &s1);
+    free(it), free(ids);
+    wgt_batch_free(b);
+    return s1.dispatches - s0.dispatches;
+}
+
 /* Batched against alone, greedy, on a fixture of each architecture (tests/fixtures/hf: tiny random
  * weights; the paths of batch.c's layer loop: fused q/k/v, q/k norms, separate projections,
  * learned positions), prompts of made-up ids. */
@@ -194,6 +220,21 @@ int main(void)
     for (int i = 0; i < N_SEQ; i++) {
         free(ids[i]);
         for (int s = 0; s < STEPS; s++) free(batched.logits[i][s]), free(alone.logits[i][s]);
+    }
+    /* a decode step's attention is one dispatch a layer over all slots: the step's dispatches do not
+     * grow with the number of sequences (per sequence they grow by a few a layer and sequence) */
+    if (mdl_attention_slots_ok(ctx, m->cfg.head_dim)) {
+        uint64_t d2 = decode_dispatches(ctx, m, 2, 0), d8 = decode_dispatches(ctx, m, 8, 0);
+        uint64_t d32 = decode_dispatches(ctx, m, 32, 0), p8 = decode_dispatches(ctx, m, 8, 1);
+        uint64_t p32 = decode_dispatches(ctx, m, 32, 1);
+        printf("dispatches per decode step (%lld layers): 2/8/32 sequences %llu/%llu/%llu; attention per sequence "
+               "8/32: %llu/%llu\n",
+               (long long)m->cfg.n_layers, (unsigned long long)d2, (unsigned long long)d8, (unsigned long long)d32,
+               (unsigned long long)p8, (unsigned long long)p32);
+        CHECK(d8 == d2 && d32 == d2, "decode step dispatches grow with the sequences: %llu/%llu/%llu at 2/8/32",
+              (unsigned long long)d2, (unsigned long long)d8, (unsigned long long)d32);
+        CHECK(p32 > d32, "per sequence %llu dispatches at 32 sequences, one kernel %llu", (unsigned long long)p32,
+              (unsigned long long)d32);
     }
     wgt_model_free(m);
     const char *archs[] = {"gpt2", "llama", "mistral", "qwen2", "qwen3"};
