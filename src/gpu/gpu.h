@@ -198,6 +198,11 @@ const wgt_limits *wgt_gpu_limits(const wgt_context *ctx);
 int wgt_gpu_has_subgroups(const wgt_context *ctx); /* subgroups granted */
 int wgt_gpu_has_f16(const wgt_context *ctx);       /* shader-f16 granted */
 int wgt_gpu_is_software(const wgt_context *ctx);   /* a software adapter (lavapipe, llvmpipe, ...) */
+/* The adapter's description (features, subgroup sizes, subgroup-matrix configurations); read-only. */
+const wgt_adapter_info *wgt_gpu_info(const wgt_context *ctx);
+/* 1 when the loaded library's WGSL takes a subgroup matrix's layout as a template argument
+ * (subgroupMatrixLoad<T, row_major>: the 2026 Dawn), 0 for the older bool argument. */
+int wgt_gpu_sgmatrix_layout_template(void);
 int wgt_gpu_debug(const wgt_context *ctx);         /* WGT_DEBUG: check after every op */
 /* 1 when kernels should take their barrier-free variant where they have one: on SwiftShader a
  * workgroup barrier anywhere in a kernel makes it run every 4-lane subgroup of every workgroup as

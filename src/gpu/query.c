@@ -12,6 +12,10 @@ int wgt_gpu_has_f16(const wgt_context *ctx) { return ctx->info.has_f16; }
 
 int wgt_gpu_is_software(const wgt_context *ctx) { return ctx->info.is_cpu; }
 
+const wgt_adapter_info *wgt_gpu_info(const wgt_context *ctx) { return &ctx->info; }
+
+int wgt_gpu_sgmatrix_layout_template(void) { return wgt_abi != NULL && wgt_abi->wgsl_sgmatrix_layout_template; }
+
 int wgt_gpu_debug(const wgt_context *ctx) { return ctx->debug; }
 
 int wgt_gpu_avoid_barriers(const wgt_context *ctx) { return ctx->avoid_barriers; }

@@ -5,6 +5,8 @@
 // columns per invocation: BM / 16), BK (the k step) and WG (invocations per workgroup: 256, or 128
 // where the device allows no more). The WG invocations form 16 columns x WG / 16 rows; each
 // computes TM columns x TMR = BM / (WG / 16) rows of the tile (TM x TM at 256).
+// With p.tpr != 0 (split k: a small output over a long k, e.g. a weight's gradient), workgroup z
+// sums k in [z * tpr, (z + 1) * tpr) into slice z of out, and `combine` adds the slices.
 
 struct Params {
     M: u32, N: u32, K: u32, batch: u32,
@@ -59,12 +61,19 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let abase = p.off_a + bo.x;
     let bbase = p.off_b + bo.y;
 
+    var kbeg = 0u;
+    var kend = p.K;
+    if (p.tpr != 0u) {
+        kbeg = z * p.tpr;
+        kend = min(p.K, kbeg + p.tpr);
+    }
+
     var acc: array<array<f32, TM>, TMR>;
     for (var i = 0u; i < TMR; i++) {
         for (var j = 0u; j < TM; j++) { acc[i][j] = 0.0; }
     }
 
-    for (var k0 = 0u; k0 < p.K; k0 = k0 + BK) {
+    for (var k0 = kbeg; k0 < kend; k0 = k0 + BK) {
         for (var r = 0u; r < A_PER; r++) {
             let e = lid + r * THREADS;
             var kk: u32;
@@ -73,7 +82,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             let gm = m0 + mm;
             let gk = k0 + kk;
             var v = 0.0;
-            if (gm < p.M && gk < p.K) { v = ldA(abase + gm * p.sam + gk * p.sak); }
+            if (gm < p.M && gk < kend) { v = ldA(abase + gm * p.sam + gk * p.sak); }
             let t = kk * BM + mm;
             As[t / 4u][t % 4u] = v;
             var nn: u32;
@@ -81,7 +90,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             let gn = n0 + nn;
             let gk2 = k0 + kk;
             var w = 0.0;
-            if (gn < p.N && gk2 < p.K) { w = ldB(bbase + gk2 * p.sbk + gn * p.sbn); }
+            if (gn < p.N && gk2 < kend) { w = ldB(bbase + gk2 * p.sbk + gn * p.sbn); }
             let u = kk * BM + nn;
             Bs[u / 4u][u % 4u] = w;
         }
@@ -118,4 +127,20 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             out[(z * p.M + m) * p.ldo + p.n0 + n] = v;
         }
     }
+}
+
+// Split k: out[m, n0 + n] = alpha * sum over the p.batch slices of a (f32 [batch, M, N] from
+// element off_a) + beta * C[m, n]; one invocation per output element.
+@compute @workgroup_size(WG)
+fn combine(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>) {
+    let i = gid.x + gid.y * nw.x * WG;
+    let mn = p.M * p.N;
+    if (i >= mn) { return; }
+    let m = i / p.N;
+    let n = i % p.N;
+    var s = 0.0;
+    for (var zz = 0u; zz < p.batch; zz++) { s = s + bitcast<f32>(a[p.off_a + zz * mn + i]); }
+    var v = p.alpha * s;
+    if (p.has_c != 0u) { v = v + p.beta * ldC(p.off_c + m * p.scm + n * p.scn); }
+    out[m * p.ldo + p.n0 + n] = v;
 }

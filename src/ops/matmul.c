@@ -4,7 +4,13 @@
  * into a contiguous f32 tensor, through one of two kernels:
  *  - src/kernels/matmul_gemv.wgsl for M <= 4 (decode), when A and B are contiguous along k (a weight
  *    stored [N, K], as PyTorch and GGUF keep it): each weight row streamed once, 16-byte loads;
- *  - src/kernels/matmul.wgsl otherwise: 64x64 or 128x128 tiles in workgroup memory.
+ *  - src/kernels/matmul.wgsl otherwise: 64x64 or 128x128 tiles in workgroup memory;
+ *  - src/kernels/matmul_tc.wgsl instead where WGT_MATMUL_TC asks for it and the device has subgroup
+ *    matrices with f16 operands and f32 results (the tensor cores): tiles converted to f16, f32
+ *    accumulation (WGT_MATMUL_TC=emulate: the same tiles with a scalar fragment product, for tests).
+ * A small output over a long k (a weight's gradient: [O, I] summed over every token) is split along k
+ * into slices of a scratch tensor that a second dispatch (`combine`) adds, so that enough
+ * workgroups run.
  * f16/bf16 operands are converted in the kernel and every product accumulates in f32; results of
  * a half dtype are rounded once by a cast at the end. Integer products with an i32 or u32 result
  * run src/kernels/matmul_int.wgsl straight into the result (wrapping 32-bit sums, as the
@@ -44,11 +50,18 @@ typedef struct mm_job {
 /* What a matmul prelude depends on (the pipeline cache's key, no padding bytes): preludes are
  * built once per key, not on every call (a decode token runs a gemv per weight). */
 typedef struct mm_key {
-    uint8_t kind, da, db, dc; /* kind: MM_GEMV, MM_TILED, MM_TILED_BIG, MM_INT */
+    uint8_t kind, da, db, dc; /* kind: MM_GEMV, MM_TILED, MM_TILED_BIG, MM_INT, MM_TC */
     uint32_t wg;
     uint32_t sg; /* gemv: op_row_subgroups */
+    /* MM_TC: tile rows = columns, k step, subgroup size, fragment shape, scalar fragments, f16 tiles */
+    uint8_t bm, bk, sgs, sm, sn, sk, emu, half;
 } mm_key;
-enum { MM_GEMV, MM_TILED, MM_TILED_BIG, MM_INT };
+enum { MM_GEMV, MM_TILED, MM_TILED_BIG, MM_INT, MM_TC };
+
+/* The tensor-core tiles chosen for a product (tc_choose). */
+typedef struct mm_tc {
+    int bm, bk, sgs, sm, sn, sk, emu, half;
+} mm_tc;
 
 static char *mm_prelude(void *arg)
 {
@@ -66,6 +79,28 @@ static char *mm_prelude(void *arg)
         op_wgsl_vec8_loader(pre, cap, "ldA8", "a", da);
         op_wgsl_vec8_loader(pre, cap, "ldB8", "b", db);
         op_wgsl_loader(pre, cap, "ldC", "c", dc, "f32");
+    } else if (k->kind == MM_TC) {
+        /* Rows padded by 16 bytes (rows start in different banks). The fragment offsets derive from
+         * the subgroup's index (lid / SGS), the same for all its invocations where subgroups are
+         * consecutive invocations (NVIDIA), which the uniformity analysis cannot see: its rule is off. */
+        int pad = k->half ? 8 : 4;
+        snprintf(pre, cap,
+                 "%s%s"
+                 "const BM: u32 = %uu;\nconst BN: u32 = %uu;\nconst BK: u32 = %uu;\nconst WG: u32 = %uu;\n"
+                 "const SGS: u32 = %uu;\nconst SM: u32 = %uu;\nconst SN: u32 = %uu;\nconst SK: u32 = %uu;\n"
+                 "const LDA: u32 = %uu;\nconst LDB: u32 = %uu;\nalias TT = %s;\n",
+                 k->half ? "enable f16;\n" : "",
+                 k->emu ? "" : "enable chromium_experimental_subgroup_matrix;\n"
+                               "diagnostic(off, chromium.subgroup_matrix_uniformity);\n",
+                 k->bm, k->bm, k->bk, 4u * k->sgs, k->sgs, k->sm, k->sn, k->sk, k->bk + pad, k->bm + pad,
+                 k->half ? "f16" : "f32");
+        op_wgsl_loader(pre, cap, "ldA", "a", da, "f32");
+        op_wgsl_loader(pre, cap, "ldB", "b", db, "f32");
+        op_wgsl_loader(pre, cap, "ldC", "c", dc, "f32");
+        if (!op_wgsl_section(pre, cap, "lib_matmul_frag", k->emu ? "frag scalar" : "frag subgroup matrix")) {
+            free(pre);
+            return NULL;
+        }
     } else if (k->kind == MM_INT) {
         snprintf(pre, cap, "const WG: u32 = %uu;\n", k->wg);
         op_wgsl_loader(pre, cap, "ldA", "a", da, "i32");
@@ -83,13 +118,27 @@ static char *mm_prelude(void *arg)
     return pre;
 }
 
+static wgt_status mm_kernel_tc(wgt_context *ctx, int kind, wgt_dtype da, wgt_dtype db, wgt_dtype dc,
+                              const char *entry, const mm_tc *tc, wgt_kernel **k)
+{
+    mm_key key;
+    memset(&key, 0, sizeof key); /* the key is compared as bytes */
+    key.kind = (uint8_t)kind, key.da = (uint8_t)da, key.db = (uint8_t)db, key.dc = (uint8_t)dc;
+    key.wg = op_workgroup_size(ctx);
+    if (kind == MM_GEMV) key.sg = (uint32_t)op_row_subgroups(ctx);
+    if (tc) {
+        key.bm = (uint8_t)tc->bm, key.bk = (uint8_t)tc->bk, key.sgs = (uint8_t)tc->sgs, key.sm = (uint8_t)tc->sm;
+        key.sn = (uint8_t)tc->sn, key.sk = (uint8_t)tc->sk, key.emu = (uint8_t)tc->emu, key.half = (uint8_t)tc->half;
+    }
+    const char *file = kind == MM_GEMV ? "matmul_gemv" : kind == MM_INT ? "matmul_int" : kind == MM_TC ? "matmul_tc"
+                     : "matmul";
+    return wgt_gpu_kernel_keyed(ctx, file, &key, sizeof key, mm_prelude, &key, entry, NULL, 0, k);
+}
+
 static wgt_status mm_kernel(wgt_context *ctx, int kind, wgt_dtype da, wgt_dtype db, wgt_dtype dc, const char *entry,
                            wgt_kernel **k)
 {
-    mm_key key = {(uint8_t)kind, (uint8_t)da, (uint8_t)db, (uint8_t)dc, op_workgroup_size(ctx), 0};
-    if (kind == MM_GEMV) key.sg = (uint32_t)op_row_subgroups(ctx);
-    const char *file = kind == MM_GEMV ? "matmul_gemv" : kind == MM_INT ? "matmul_int" : "matmul";
-    return wgt_gpu_kernel_keyed(ctx, file, &key, sizeof key, mm_prelude, &key, entry, NULL, 0, k);
+    return mm_kernel_tc(ctx, kind, da, db, dc, entry, NULL, k);
 }
 
 /* entry "main", or "solo": the barrier-free variant (wgt_gpu_avoid_barriers: SwiftShader) */
@@ -111,12 +160,131 @@ static wgt_status tiled_kernel(wgt_context *ctx, int big, wgt_dtype da, wgt_dtyp
     return mm_kernel(ctx, big ? MM_TILED_BIG : MM_TILED, da, db, dc, "main", k);
 }
 
+/* WGT_MATMUL_TC: 0 (default until measured on the H200) the f32 tiles; 1 subgroup-matrix tiles where the device has them (f16
+ * operands, f32 results); emulate[:MxNxK] the same tiles with the fragment product in scalar code
+ * (any device; fragment shape 16x8x8 unless given), for testing the tile logic. */
+static int tc_mode(int *fm, int *fn, int *fk)
+{
+    const char *v = getenv("WGT_MATMUL_TC");
+    *fm = 16, *fn = 8, *fk = 8;
+    if (!v || !*v || !strcmp(v, "0")) return 0;
+    if (!strncmp(v, "emulate", 7)) {
+        int m, n, k;
+        if (v[7] == ':' && sscanf(v + 8, "%dx%dx%d", &m, &n, &k) == 3 && m > 0 && n > 0 && k > 0 && m <= 64 && n <= 64 &&
+            k <= 32)
+            *fm = m, *fn = n, *fk = k;
+        return 2;
+    }
+    return 1;
+}
+
+/* Whether a float product of M x N over K takes the subgroup-matrix tiles, and which (*tc). */
+static int tc_choose(wgt_context *ctx, int64_t M, int64_t N, mm_tc *tc)
+{
+    int fm, fn, fk, mode = tc_mode(&fm, &fn, &fk);
+    if (!mode || M <= MM_MAXM_GEMV || wgt_gpu_avoid_barriers(ctx)) return 0;
+    const wgt_adapter_info *info = wgt_gpu_info(ctx);
+    memset(tc, 0, sizeof *tc);
+    tc->half = wgt_gpu_has_f16(ctx);
+    if (mode == 1) { /* the largest f16 x f16 -> f32 configuration; one fixed subgroup size */
+        if (!info->has_subgroup_matrix || !tc->half || !wgt_gpu_sgmatrix_layout_template()) return 0;
+        if (info->limits.subgroup_min_size != info->limits.subgroup_max_size) return 0;
+        int best = 0;
+        for (int c = 0; c < info->n_subgroup_matrix_configs; c++) {
+            int m = (int)info->subgroup_matrix_configs[c].m, n = (int)info->subgroup_matrix_configs[c].n,
+                k = (int)info->subgroup_matrix_configs[c].k;
+            if (info->subgroup_matrix_configs[c].component != WGT_F16 ||
+                info->subgroup_matrix_configs[c].result != WGT_F32 || 32 % m || 32 % n || 32 % k)
+                continue;
+            if (m * n * k > best) best = m * n * k, fm = m, fn = n, fk = k;
+        }
+        if (!best) return 0;
+        tc->sgs = (int)info->limits.subgroup_max_size;
+    } else {
+        tc->emu = 1, tc->sgs = 32;
+        if (32 % fm || 32 % fn || 32 % fk) return 0;
+    }
+    tc->sm = fm, tc->sn = fn, tc->sk = fk;
+    if (tc->sgs < 1 || tc->sgs > 64 || (fm * fn) % tc->sgs) return 0;
+    uint32_t wg = 4u * (uint32_t)tc->sgs;
+    if (wg > wgt_gpu_limits(ctx)->max_compute_invocations_per_workgroup ||
+        wg > wgt_gpu_limits(ctx)->max_compute_workgroup_size_x)
+        return 0;
+    /* 128 x 128 tiles once there are enough to fill the device, else 64 x 64; k steps of 32, or 16
+     * where workgroup memory is short */
+    uint32_t smem = wgt_gpu_limits(ctx)->max_compute_workgroup_storage_size;
+    /* f32 tiles (emulation without shader-f16) stay within the spec's 16 KiB: llvmpipe's OpenGL ES
+     * computed wrong 16x16x16 products with 22 KiB of f32 tiles (32 KiB reported), right ones at 13 */
+    if (!tc->half && smem > 16384) smem = 16384;
+    int es = tc->half ? 2 : 4, pad = tc->half ? 8 : 4;
+    for (int big = M >= 512 && N >= 512; big >= 0; big--)
+        for (int bk = 32; bk >= 16; bk -= 16) {
+            int bm = big ? 128 : 64;
+            if (bk % fk || (bm / 2) % fm || (bm / 2) % fn) continue;
+            uint64_t bytes = (uint64_t)(bm * (bk + pad) + bk * (bm + pad)) * es + 4ull * fm * fn * 4;
+            if (bytes > smem) continue;
+            tc->bm = bm, tc->bk = bk;
+            return 1;
+        }
+    return 0;
+}
+
+/* Into how many slices of k a product of `tiles` workgroups per batch over k is split: enough
+ * slices for about 512 workgroups, each slice at least 256 long; 1: none. WGT_MATMUL_SPLIT_K=0|1
+ * turns it off or on [0 until measured on the H200]. */
+static int64_t split_k(int64_t tiles, int64_t K)
+{
+    const char *v = getenv("WGT_MATMUL_SPLIT_K");
+    if (!v || strcmp(v, "1")) return 1;
+    if (tiles >= 256 || K < 1024) return 1;
+    int64_t s = (512 + tiles - 1) / tiles, most = K / 256;
+    return s < most ? s : most;
+}
+
 static wgt_status int_kernel(wgt_context *ctx, wgt_dtype da, wgt_dtype db, wgt_dtype dc, wgt_kernel **k)
 {
     return mm_kernel(ctx, MM_INT, da, db, dc, "main", k);
 }
 
 /* ---- the core -------------------------------------------------------------------------------- */
+
+/* Run the tiled kernel k (params *p for the whole product, batch 1) as `slices` slices of k into a
+ * scratch tensor, then `combine` them with alpha, beta C into bind[3] (columns from p->n0). */
+static wgt_status mm_split_k(wgt_context *ctx, const mm_params *p, wgt_kernel *k, const wgt_binding *bind,
+                             wgt_dtype dc, int64_t slices, uint32_t gx, uint32_t gy)
+{
+    uint64_t mn = (uint64_t)p->M * p->N;
+    int64_t kc = ((int64_t)p->K + slices - 1) / slices;
+    kc = (kc + 63) / 64 * 64; /* whole k steps of every kernel */
+    slices = ((int64_t)p->K + kc - 1) / kc;
+    if (mn * (uint64_t)slices > UINT32_MAX) return wgt_ctx_error(ctx, WGT_ERR_LIMIT, "matmul: k split past 2^32 elements");
+    int64_t shape[1] = {(int64_t)(mn * (uint64_t)slices)};
+    wgt_tensor *part;
+    wgt_status st = wgt_tensor_new(ctx, WGT_F32, 1, shape, &part);
+    if (st) return st;
+    wgt_binding pb;
+    int64_t pbase; /* 0: a new tensor, written and read from its start */
+    if ((st = op_bind_all(part, &pb, &pbase))) {
+        wgt_tensor_free(part);
+        return st;
+    }
+    mm_params q = *p;
+    q.alpha = 1, q.has_c = 0, q.ldo = q.N, q.n0 = 0, q.z0 = 0, q.tpr = (uint32_t)kc;
+    wgt_binding b1[4] = {bind[0], bind[1], bind[2], pb};
+    st = wgt_gpu_dispatch(ctx, k, &q, sizeof q, b1, 4, gx, gy, (uint32_t)slices);
+    wgt_kernel *kc_k = NULL;
+    if (!st) st = mm_kernel(ctx, MM_TILED, WGT_F32, WGT_F32, dc, "combine", &kc_k);
+    if (!st) {
+        mm_params r = *p;
+        r.batch = (uint32_t)slices, r.off_a = 0, r.tpr = 0;
+        wgt_binding b2[4] = {pb, pb, bind[2], bind[3]};
+        uint32_t cx, cy;
+        op_grid(ctx, (mn + op_workgroup_size(ctx) - 1) / op_workgroup_size(ctx), &cx, &cy);
+        st = wgt_gpu_dispatch(ctx, kc_k, &r, sizeof r, b2, 4, cx, cy, 1);
+    }
+    wgt_tensor_free(part);
+    return st;
+}
 
 /* Fold batch dims into M where A, C and the output step over them as over more rows and B repeats
  * (x [B, L, K] @ w: one [B * L, K] product), then drop size-1 batch dims and merge the rest where
@@ -330,12 +498,24 @@ static wgt_status mm_gpu(wgt_context *ctx, const mm_job *job, wgt_tensor *out)
                 uint32_t wg = op_workgroup_size(ctx);
                 groups = ((uint64_t)M * (uint64_t)(n1 - n0) + wg - 1) / wg;
             } else {
+                mm_tc tc;
+                int use_tc = tc_choose(ctx, M, n1 - n0, &tc);
                 int big = tiled_big(ctx, M, n1 - n0);
-                if ((st = tiled_kernel(ctx, big, la.dtype, lb.dtype, lc.dtype, &k))) return st;
-                int tile = big ? 128 : 64;
+                if (use_tc) st = mm_kernel_tc(ctx, MM_TC, la.dtype, lb.dtype, lc.dtype, "main", &tc, &k);
+                else st = tiled_kernel(ctx, big, la.dtype, lb.dtype, lc.dtype, &k);
+                if (st) return st;
+                int tile = use_tc ? tc.bm : big ? 128 : 64;
                 groups = 0;
                 gx = (uint32_t)((n1 - n0 + tile - 1) / tile);
                 gy = (uint32_t)((M + tile - 1) / tile);
+                int64_t slices = batch == 1 && nchunks == 1 ? split_k((int64_t)gx * gy, K) : 1;
+                if (slices > 1) {
+                    p.off_c = (uint32_t)(lc.offset - base[2]);
+                    p.scm = (uint32_t)lc.strides[nb], p.scn = (uint32_t)lc.strides[nb + 1];
+                    if ((st = mm_split_k(ctx, &p, k, bind, lc.dtype, slices, gx, gy)))
+                        return st;
+                    continue;
+                }
             }
         }
         p.off_c = (uint32_t)(lc.offset - base[2]);

@@ -1,0 +1,196 @@
+/* The subgroup-matrix (tensor-core) matmul tiles and the split-k path, against the CPU reference
+ * (src/cpu/matmul.c). WGT_MATMUL_TC=emulate runs src/kernels/matmul_tc.wgsl's tiles with the scalar
+ * fragment product on any adapter, for three fragment shapes (16x8x8, 8x8x32, 16x16x16), f16 tiles
+ * where the device has shader-f16; on a device with subgroup matrices WGT_MATMUL_TC=1 runs the same
+ * cases through them. Cases: all four transposition layouts of A and B (training's backward reads
+ * A^T and B^T in place), partial tiles, 128-wide tiles, batch and broadcast, f16 weights with bias,
+ * addmm's alpha and beta, and products split along k (a small output over k >= 1024) with and
+ * without the tiles. Tolerance for f16 operands (each rounded to 11 bits, f32 sums): 2e-3 sqrt(K)
+ * on unit-range inputs, about ten times the expected error and far under a lost k step's. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops/api.h"
+#include "ops/ops.h"
+#include "support/check.h"
+
+static uint64_t rng = 0x9E3779B97F4A7C15ull;
+static double uniform(double lo, double hi)
+{
+    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+    return lo + (hi - lo) * (double)(rng >> 11) / 9007199254740992.0;
+}
+
+typedef struct pair {
+    void *data;
+    wgt_cpu_tensor h;
+    wgt_tensor *d;
+} pair;
+
+static wgt_context *ctx;
+static double tol_scale = 2e-3; /* per sqrt(K); the split-only pass (f32 tiles) uses 1e-5 */
+
+static pair make(wgt_dtype dt, int nd, const int64_t *shape)
+{
+    pair p;
+    int64_t n = 1;
+    for (int i = 0; i < nd; i++) n *= shape[i];
+    p.data = calloc(n ? n : 1, 8);
+    p.h = wgt_cpu_tensor_make(p.data, dt, nd, shape);
+    for (int64_t i = 0; i < n; i++) wgt_cpu_store_f(&p.h, i, uniform(-1, 1));
+    MUST(wgt_tensor_from_host(ctx, dt, nd, shape, p.data, &p.d));
+    return p;
+}
+
+static void drop(pair *p)
+{
+    wgt_tensor_free(p->d);
+    free(p->data);
+}
+
+static pair transposed(const pair *p)
+{
+    pair t = *p;
+    int d0 = p->h.l.ndim - 2, d1 = p->h.l.ndim - 1;
+    int64_t s = t.h.l.shape[d0], st = t.h.l.strides[d0];
+    t.h.l.shape[d0] = t.h.l.shape[d1], t.h.l.strides[d0] = t.h.l.strides[d1];
+    t.h.l.shape[d1] = s, t.h.l.strides[d1] = st;
+    MUST(wgt_tensor_transpose(p->d, d0, d1, &t.d));
+    t.data = NULL;
+    return t;
+}
+
+static void compare(const char *what, wgt_tensor *y, const wgt_cpu_tensor *ref, int64_t K)
+{
+    double atol = tol_scale * sqrt((double)K) + 1e-5;
+    int64_t n = wgt_tensor_numel(y);
+    float *got = malloc((size_t)(n ? n : 1) * 4);
+    wgt_tensor *yf = NULL;
+    MUST(wgt_tensor_cast(y, WGT_F32, &yf));
+    MUST(wgt_tensor_to_host(yf, got, (size_t)n * 4));
+    int bad = 0;
+    double worst = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double a = got[i], b = wgt_cpu_load_f(ref, wgt_layout_index(&ref->l, i)), e = fabs(a - b);
+        if (!(e <= atol)) {
+            if (bad++ < 3) CHECK(0, "%s: element %lld: gpu %.9g, reference %.9g", what, (long long)i, a, b);
+        }
+        if (e > worst) worst = e;
+    }
+    test_checks++;
+    printf("%-52s max error %.2e (tolerance %.2e)%s\n", what, worst, atol, bad ? "  FAIL" : "");
+    free(got);
+    wgt_tensor_free(yf);
+}
+
+static wgt_cpu_tensor ref_like(const wgt_tensor *y, void **buf)
+{
+    int64_t n = wgt_tensor_numel(y);
+    *buf = calloc(n ? n : 1, 8);
+    return wgt_cpu_tensor_make(*buf, wgt_tensor_dtype(y), wgt_tensor_ndim(y), wgt_tensor_shape(y));
+}
+
+static void check_matmul(const char *what, const pair *a, const pair *b)
+{
+    wgt_tensor *y = NULL;
+    wgt_status st = wgt_matmul(a->d, b->d, &y);
+    CHECK(st == WGT_OK, "%s: %s", what, wgt_errmsg());
+    if (st) return;
+    void *buf;
+    wgt_cpu_tensor r = ref_like(y, &buf);
+    MUST(wgt_cpu_matmul(&a->h, &b->h, &r));
+    compare(what, y, &r, a->h.l.shape[a->h.l.ndim - 1]);
+    free(buf);
+    wgt_tensor_free(y);
+}
+
+static void mm(const char *what, int64_t M, int64_t K, int64_t N, int ta, int tb)
+{
+    /* a stored [K, M] when ta (read as its transpose), b stored [N, K] when tb */
+    pair a = make(WGT_F32, 2, ta ? (int64_t[]){K, M} : (int64_t[]){M, K});
+    pair b = make(WGT_F32, 2, tb ? (int64_t[]){N, K} : (int64_t[]){K, N});
+    pair at = ta ? transposed(&a) : a, bt = tb ? transposed(&b) : b;
+    char label[96];
+    snprintf(label, sizeof label, "%s %lldx%lldx%lld%s%s", what, (long long)M, (long long)K, (long long)N,
+             ta ? " A^T" : "", tb ? " B^T" : "");
+    check_matmul(label, &at, &bt);
+    if (ta) wgt_tensor_free(at.d);
+    if (tb) wgt_tensor_free(bt.d);
+    drop(&a), drop(&b);
+}
+
+/* full 0: the layouts and one split only (the other fragment shapes) */
+static void cases(const char *tag, int full)
+{
+    char w[64];
+    snprintf(w, sizeof w, "%s matmul", tag);
+    for (int t = 0; t < 4; t++) mm(w, 37, 45, 70, t & 1, t >> 1); /* partial tiles, every layout */
+    mm(w, 48, 1100, 40, 1, 0);                                   /* split k (a weight's gradient), a short last slice */
+    if (!full) return;
+    mm(w, 130, 40, 200, 0, 1);
+    mm(w, 520, 16, 516, 0, 1);                                   /* 128-wide tiles */
+    {   /* batch and broadcast */
+        pair a = make(WGT_F32, 3, (int64_t[]){3, 20, 24}), b = make(WGT_F32, 3, (int64_t[]){3, 24, 30});
+        pair b2 = make(WGT_F32, 2, (int64_t[]){24, 30});
+        snprintf(w, sizeof w, "%s batched 3x20x24x30", tag);
+        check_matmul(w, &a, &b);
+        snprintf(w, sizeof w, "%s broadcast b", tag);
+        check_matmul(w, &a, &b2);
+        drop(&a), drop(&b), drop(&b2);
+    }
+    {   /* linear with f16 weights and bias (prefill of an f16 model) */
+        pair x = make(WGT_F32, 3, (int64_t[]){2, 33, 80}), wt = make(WGT_F16, 2, (int64_t[]){100, 80});
+        pair bias = make(WGT_F32, 1, (int64_t[]){100});
+        wgt_tensor *y = NULL;
+        MUST(wgt_linear(x.d, wt.d, bias.d, &y));
+        void *buf;
+        wgt_cpu_tensor r = ref_like(y, &buf);
+        MUST(wgt_cpu_linear(&x.h, &wt.h, &bias.h, &r));
+        snprintf(w, sizeof w, "%s linear f16 weights + bias", tag);
+        compare(w, y, &r, 80);
+        free(buf);
+        wgt_tensor_free(y);
+        drop(&x), drop(&wt), drop(&bias);
+    }
+    for (int K = 64; K <= 1024; K += 960) { /* addmm: alpha, beta self (through combine when split) */
+        pair s = make(WGT_F32, 2, (int64_t[]){30, 40}), m1 = make(WGT_F32, 2, (int64_t[]){30, K});
+        pair m2 = make(WGT_F32, 2, (int64_t[]){K, 40});
+        wgt_tensor *y = NULL;
+        MUST(wgt_addmm(s.d, m1.d, m2.d, 0.5, 2.0, &y));
+        void *buf;
+        wgt_cpu_tensor r = ref_like(y, &buf);
+        MUST(wgt_cpu_addmm(&s.h, &m1.h, &m2.h, 0.5, 2.0, &r));
+        snprintf(w, sizeof w, "%s addmm K %d", tag, K);
+        compare(w, y, &r, 2 * K);
+        free(buf);
+        wgt_tensor_free(y);
+        drop(&s), drop(&m1), drop(&m2);
+    }
+}
+
+int main(void)
+{
+    setenv("WGT_MATMUL_SPLIT_K", "1", 1);
+    MUST(wgt_context_create(NULL, &ctx));
+    wgt_adapter_info info;
+    MUST(wgt_context_adapter_info(ctx, &info));
+    tol_scale = 1e-5; /* f32 tiles: the split along k alone */
+    unsetenv("WGT_MATMUL_TC");
+    cases("f32 tiles", 1);
+    tol_scale = 2e-3;
+    const char *shapes[] = {"emulate", "emulate:8x8x32", "emulate:16x16x16"};
+    for (int i = 0; i < 3; i++) {
+        setenv("WGT_MATMUL_TC", shapes[i], 1);
+        cases(shapes[i], i == 0);
+    }
+    if (info.has_subgroup_matrix && info.has_f16) {
+        setenv("WGT_MATMUL_TC", "1", 1);
+        cases("subgroup matrices", 1);
+    } else
+        printf("'%s' offers no f16 subgroup matrices: their tiles were run with scalar fragments only\n", info.name);
+    unsetenv("WGT_MATMUL_TC");
+    CHECK(wgt_context_health(ctx) == WGT_OK, "context unhealthy: %s", wgt_context_errmsg(ctx));
+    wgt_context_free(ctx);
+    return test_finish("test_gpu_matmul_tc");
+}
