@@ -5,7 +5,8 @@
 //     is recorded with its time, so the caller sees whether text appeared before the end;
 //  4. chat mode: each --chat message sent in turn (one conversation, the KV cache kept).
 // Prints a JSON object: {load: {title, ids, error, requests, statuses}, reload: {...},
-// stream: {changes: [{t, text}], final, t_end, error}, chat: {replies, error}, console}.
+// stream: {changes: [{t, text}], final, t_end, error}, chat: {replies, error}, console,
+// seconds: {launched, load, reload, stream, chat, closed} (since the start, at the end of each)}.
 //   node session.mjs --root build/web --model models/bible-llama.gguf --text 'And God said'
 //                    --chat 'Who made the light?' --chat 'And the waters?' [--n 8] [--timeout 300]
 import { serve, launch, waitDone } from './browser.mjs';
@@ -50,7 +51,8 @@ async function generate(page, text) {
 
 const browser = await launch();
 const server = await serve(opt.root);
-const result = { console: [] };
+const result = { console: [], seconds: {} };
+const t0 = Date.now(), lap = (k) => { result.seconds[k] = (Date.now() - t0) / 1000; };
 try {
   const page = await browser.newPage();
   page.on('console', (m) => result.console.push(`${m.type()}: ${m.text()}`));
@@ -69,8 +71,11 @@ try {
     r.statuses = await page.evaluate(() => window.__statuses);
     return r;
   };
+  lap('launched');
   result.load = await visit(() => page.goto(url));
+  lap('load');
   result.reload = await visit(() => page.reload());
+  lap('reload');
   if (result.reload.title === 'done') {
     // streaming: greedy, no chat, n tokens
     await page.fill('#n', String(opt.n));
@@ -79,6 +84,7 @@ try {
     await page.evaluate(() => { window.__changes = []; });
     const end = await generate(page, opt.text);
     result.stream = { ...end, changes: await page.evaluate(() => window.__changes), final: await page.textContent('#output') };
+    lap('stream');
     // chat: one conversation
     await page.setChecked('#chat', true);
     await page.click('#new-chat');
@@ -91,11 +97,13 @@ try {
         return spans.length ? spans[spans.length - 1].textContent : null;
       }));
     }
+    lap('chat');
   }
 } catch (e) {
   result.error = e.message;
 } finally {
   await browser.close();
+  lap('closed');
   server.proc.kill();
 }
 console.log(JSON.stringify(result));

@@ -15,14 +15,33 @@ n=${WGT_WEB_TOKENS:-8}
 id_prompts="1 1,450,600,333 1,13,797,278,3763"
 text_prompt="In the beginning God created"
 url="index.html?model=$model&n=$n&temp=0"
-want=()
-for ids in $id_prompts; do
-  url="$url&prompt_ids=$ids"
-  want+=("$("$bin" generate -m "$model" --prompt-ids "$ids" -n $n --temp 0 --print-ids 2>/dev/null)") || fail "the native CLI failed on --prompt-ids $ids"
-done
+for ids in $id_prompts; do url="$url&prompt_ids=$ids"; done
 url="$url&prompt=$(node -e 'process.stdout.write(encodeURIComponent(process.argv[1]))' "$text_prompt")"
-want+=("$("$bin" generate -m "$model" -p "$text_prompt" -n $n --temp 0 --print-ids 2>/dev/null)") || fail "the native CLI failed on -p"
-r=$(page --page "$url" --timeout 840)
+# The native CLI's ids (want.0 .. want.3: the id prompts, then the text), made one run after another
+# in the background while the browser runs
+native_ids() {
+  local k=0
+  for ids in $id_prompts; do
+    "$bin" generate -m "$model" --prompt-ids "$ids" -n $n --temp 0 --print-ids > "$tmp/want.$k" 2>/dev/null ||
+      echo "the native CLI failed on --prompt-ids $ids" > "$tmp/want.$k"
+    k=$((k + 1))
+  done
+  "$bin" generate -m "$model" -p "$text_prompt" -n $n --temp 0 --print-ids > "$tmp/want.$k" 2>/dev/null ||
+    echo "the native CLI failed on -p" > "$tmp/want.$k"
+}
+native_ids &
+natives=$!
+# A truncated GGUF and a file that is not a model, served by the driver under their own names
+head -c 300000 "$model" > "$tmp/corrupt.gguf"
+printf 'this is a text file, not a model\n' > "$tmp/notes.gguf"
+# One browser launch, three pages (each in a fresh context): the model, the truncated GGUF, the non-model
+mapfile -t rs < <(page --timeout 840 --page "$url" --bytes "corrupt.gguf=$tmp/corrupt.gguf" --bytes "notes.gguf=$tmp/notes.gguf" \
+  --page "index.html?model=corrupt.gguf&prompt_ids=1&n=2" --page "index.html?model=notes.gguf&prompt_ids=1&n=2")
+wait $natives
+want=()
+for f in 0 1 2 3; do want+=("$(cat "$tmp/want.$f" 2>/dev/null)"); done
+
+r=${rs[0]:-'{}'}
 [ "$(field title <<<"$r")" = done ] || echo "  page: $(field title <<<"$r"): $(field error <<<"$r") $(field timeout <<<"$r")"
 mapfile -t got < <(field ids <<<"$r")
 i=0
@@ -33,15 +52,13 @@ for what in $id_prompts "the text '$text_prompt' (tokenized in the module)"; do
 done
 echo "     page: $(field speed <<<"$r")"
 
-head -c 300000 "$model" > "$tmp/corrupt.gguf"
-r=$(page --page "index.html?model=corrupt.gguf&prompt_ids=1&n=2" --bytes "corrupt.gguf=$tmp/corrupt.gguf")
+r=${rs[1]:-'{}'}
 check "a truncated GGUF: the page says error" "$(field title <<<"$r")" error
 err=$(field error <<<"$r")
 case "$err" in *truncated*|*past\ the\ end*|*offset*) echo "ok   its message: ${err:0:160}" ;;
   *) echo "FAIL the truncated GGUF's message does not say what is wrong: '$err'"; failures=$((failures + 1)) ;; esac
 
-printf 'this is a text file, not a model\n' > "$tmp/notes.gguf"
-r=$(page --page "index.html?model=notes.gguf&prompt_ids=1&n=2" --bytes "notes.gguf=$tmp/notes.gguf")
+r=${rs[2]:-'{}'}
 check "a file that is not a model: the page says error" "$(field title <<<"$r")" error
 err=$(field error <<<"$r")
 case "$err" in *"not a model"*) echo "ok   its message: ${err:0:160}" ;;

@@ -13,14 +13,24 @@ n=8
 text="And God said"
 m1="Who made the light?"
 m2="And the waters?"
-want_ids=$("$bin" generate -m "$model" --prompt-ids 1 -n 2 --temp 0 --print-ids 2>/dev/null) || fail "the native CLI failed on --prompt-ids 1"
-want_text=$("$bin" generate -m "$model" -p "$text" -n $n --temp 0 2>/dev/null) || fail "the native CLI failed on -p"
-want_chat=$(printf '%s\n%s\n' "$m1" "$m2" | "$bin" chat -m "$model" -n $n --temp 0 2>/dev/null) || fail "wgt chat failed"
-
+# The native CLI's answers, made one run after another in the background while the browser runs
+native() {
+  "$bin" generate -m "$model" --prompt-ids 1 -n 2 --temp 0 --print-ids > "$tmp/ids" 2>/dev/null || echo fail > "$tmp/ids.fail"
+  "$bin" generate -m "$model" -p "$text" -n $n --temp 0 > "$tmp/text" 2>/dev/null || echo fail > "$tmp/text.fail"
+  printf '%s\n%s\n' "$m1" "$m2" | "$bin" chat -m "$model" -n $n --temp 0 > "$tmp/chat" 2>/dev/null || echo fail > "$tmp/chat.fail"
+}
+native &
+natives=$!
 r=$(node tests/web/session.mjs --root "$web" --model "$model" --text "$text" --chat "$m1" --chat "$m2" --n $n --timeout 400)
+wait $natives
+[ -e "$tmp/ids.fail" ] && fail "the native CLI failed on --prompt-ids 1"
+[ -e "$tmp/text.fail" ] && fail "the native CLI failed on -p"
+[ -e "$tmp/chat.fail" ] && fail "wgt chat failed"
+want_ids=$(cat "$tmp/ids") want_text=$(cat "$tmp/text") want_chat=$(cat "$tmp/chat")
 sub() { node -e 'const r = JSON.parse(require("fs").readFileSync(0, "utf8")); const v = process.argv.slice(1).reduce((o, k) => (o == null ? o : o[k]), r); process.stdout.write(v == null ? "" : typeof v === "string" ? v : JSON.stringify(v));' "$@"; }
 norm() { tr -s ' \n' ' ' <<<"$1" | sed 's/^ *//; s/ *$//'; }
 [ -z "$(sub error <<<"$r")" ] || echo "  driver: $(sub error <<<"$r")"
+echo "     seconds since the start, at the end of each phase: $(sub seconds <<<"$r")"
 
 check "first visit: the page is done" "$(sub load title <<<"$r")" done
 [ "$(sub load requests <<<"$r")" -ge 1 ] 2>/dev/null && echo "ok   first visit: the model was fetched" ||
