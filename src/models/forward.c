@@ -199,7 +199,9 @@ done:
  * experts' down projections side by side sums the chosen experts' outputs. Scaling before the
  * (linear) down projection equals transformers' weight * expert(x). The experts not chosen are
  * computed and multiplied by 0: E / k times the MLP work of a gathered form, exact all the same.
- * qwen2_moe adds its shared expert scaled by sigmoid(shared_expert_gate(h)). */
+ * One token with float weights (decode) takes the gathered form: the chosen experts' gate/up rows
+ * and down columns are selected on the device (index_select with indices computed from the
+ * top-k), then two matrix-vector products of k experts' size. qwen2_moe adds its shared expert scaled by sigmoid(shared_expert_gate(h)). */
 static wgt_status moe_mlp(const wgt_model *m, const wgt_layer_weights *W, const wgt_tensor *h, int64_t L,
                           wgt_tensor **out)
 {
@@ -223,6 +225,34 @@ static wgt_status moe_mlp(const wgt_model *m, const wgt_layer_weights *W, const 
         T(vn, wgt_binary(WGT_BINARY_DIV, vals, sum, &vn));
         vals = vn;
     }
+    if (L == 1 && K < E && W->exp_gu.q == WGT_FTYPE_F32 && W->exp_down.q == WGT_FTYPE_F32) {
+        /* one token (decode): only the chosen experts' rows, gathered on the device. Rows of
+         * expert e: gate e F + j, up E F + e F + j; its down columns e F + j (j < F). */
+        wgt_tensor *base, *fF, *ar, *rg, *rg1, *off, *ru, *rows, *wsel, *dsel, *v3;
+        int64_t k1[2] = {K, 1}, one[1] = {1}, kf[1] = {K * F}, k1f[3] = {1, K, F}, kk[3] = {1, K, 1}, lkf[2] = {1, K * F};
+        wgt_tensor *idx1, *gu1, *act1, *a3, *wa1, *wa12;
+        T(idx1, wgt_tensor_reshape(idx, 2, k1, &idx1));
+        T(fF, wgt_full(m->ctx, WGT_I32, 1, one, (double)F, &fF));
+        T(base, wgt_binary(WGT_BINARY_MUL, idx1, fF, &base)); /* [K, 1] */
+        T(ar, wgt_arange(m->ctx, 0, (double)F, 1, WGT_I32, &ar));
+        T(rg, wgt_binary(WGT_BINARY_ADD, base, ar, &rg)); /* [K, F] */
+        T(rg1, wgt_tensor_reshape(rg, 1, kf, &rg1));
+        T(off, wgt_full(m->ctx, WGT_I32, 1, one, (double)(E * F), &off));
+        T(ru, wgt_binary(WGT_BINARY_ADD, rg1, off, &ru));
+        const wgt_tensor *parts[2] = {rg1, ru};
+        T(rows, wgt_cat(parts, 2, 0, &rows)); /* [2 K F]: the chosen gates, then their ups */
+        T(wsel, wgt_index_select(W->exp_gu.t, 0, rows, &wsel));
+        T(dsel, wgt_index_select(W->exp_down.t, 1, rg1, &dsel)); /* [dim, K F] */
+        mdl_weight gw = {wsel, WGT_FTYPE_F32}, dw = {dsel, WGT_FTYPE_F32};
+        T(gu1, linear(h, &gw, NULL, &gu1));
+        T(act1, wgt_swiglu(gu1, &act1)); /* [1, K F] */
+        T(a3, wgt_tensor_reshape(act1, 3, k1f, &a3));
+        T(v3, wgt_tensor_reshape(vals, 3, kk, &v3));
+        T(wa1, wgt_binary(WGT_BINARY_MUL, a3, v3, &wa1));
+        T(wa12, wgt_tensor_reshape(wa1, 2, lkf, &wa12));
+        T(y, linear(wa12, &dw, NULL, &y));
+        goto shared;
+    }
     int64_t le[2] = {L, E}, le1[3] = {L, E, 1}, lef[3] = {L, E, F}, lf[2] = {L, E * F};
     T(zero, wgt_tensor_zeros(m->ctx, WGT_F32, 2, le, &zero));
     T(wts, wgt_scatter(zero, 1, idx, vals, WGT_SCATTER_SET, &wts)); /* [L, E] */
@@ -233,6 +263,7 @@ static wgt_status moe_mlp(const wgt_model *m, const wgt_layer_weights *W, const 
     T(wa, wgt_binary(WGT_BINARY_MUL, act3, wts3, &wa));
     T(wa2, wgt_tensor_reshape(wa, 2, lf, &wa2));
     T(y, linear(wa2, &W->exp_down, NULL, &y)); /* [L, dim] */
+shared:
     if (c->shared_expert) {
         wgt_tensor *sgu, *sact, *sdown, *g, *sg, *sw, *y2;
         if (W->w_gu.t) {
