@@ -480,6 +480,9 @@ static wgt_status choose_adapter(wgt_context *ctx, const resolved_options *r, WG
                            why, sizeof why);
     *compat = r->compat;
     if (*out) return WGT_OK;
+#if defined(__wasm__) /* the browser: navigator.gpu's one adapter, no OpenGL ES path or Mesa to install */
+    return wgt_error(WGT_ERR_NO_DEVICE, "no WebGPU adapter: %s", why);
+#endif
     char why_gl[512] = "";
     *out = request_adapter(ctx->instance, WGPUBackendType_OpenGLES, 1, r->force_fallback, r->default_limits, why_gl,
                            sizeof why_gl);

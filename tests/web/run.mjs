@@ -6,6 +6,7 @@
 // cache storage), one line each, in order; --timeout is per page.
 //   node run.mjs --root build/web --page 'index.html?prompt_ids=1,2&n=8' [--page ...] [--timeout 300]
 //                [--bytes NAME=FILE]   serve FILE's bytes at /NAME (e.g. a corrupt model)
+// A page of nogpu:PATH or smallgpu:PATH runs in a simulated browser (SIMULATE below).
 import { readFileSync } from 'node:fs';
 import { serve, launch, waitDone } from './browser.mjs';
 
@@ -17,12 +18,31 @@ for (let i = 0; i < args.length; i += 2) {
 }
 if (!opt.root || !opt.page.length) { console.error('usage: node run.mjs --root DIR --page PATH [--page PATH]... [--timeout S] [--bytes NAME=FILE]'); process.exit(2); }
 
+// Browsers the page must refuse, simulated before the page's scripts run (a path prefix):
+//   nogpu:PATH     navigator.gpu undefined (a browser without WebGPU);
+//   smallgpu:PATH  the device reports 1 MiB as its largest buffer and storage binding (an adapter
+//                  too small for the model: the default model's largest tensor is 2 MiB).
+const SIMULATE = {
+  nogpu: () => { Object.defineProperty(Navigator.prototype, 'gpu', { get: () => undefined, configurable: true }); },
+  smallgpu: () => {
+    const real = Object.getOwnPropertyDescriptor(GPUDevice.prototype, 'limits').get;
+    Object.defineProperty(GPUDevice.prototype, 'limits', { configurable: true, get() {
+      const l = real.call(this), o = {};
+      for (const k in l) o[k] = l[k];
+      o.maxBufferSize = o.maxStorageBufferBindingSize = 1 << 20;
+      return o;
+    } });
+  },
+};
+
 // One page in a context of its own (its own cache storage, as a fresh browser): the result object.
 async function visit(browser, port, path) {
   const result = { console: [] };
   const context = await browser.newContext();
   try {
     const page = await context.newPage();
+    const m = path.match(/^(\w+):(.*)$/);
+    if (m && SIMULATE[m[1]]) { await page.addInitScript(SIMULATE[m[1]]); path = m[2]; }
     page.on('console', (m) => result.console.push(`${m.type()}: ${m.text()}`));
     page.on('pageerror', (e) => result.console.push(`pageerror: ${e.message}`));
     for (const b of opt.bytes) {

@@ -3,7 +3,9 @@
 #  - the default model's greedy ids for several prompts (ids, and text through the tokenizer in the
 #    module) equal the native CLI's;
 #  - a GGUF loaded by URL works (the default model is fetched by URL), a truncated one and a file
-#    that is not a model give the page's error.
+#    that is not a model give the page's error;
+#  - a browser without WebGPU and an adapter whose largest buffer is smaller than the model's
+#    largest tensor (both simulated by run.mjs) give the page's error, saying so.
 . "$(dirname "$0")/web_common.sh"
 model=models/bible-llama.gguf
 # Eight tokens per prompt: the first from the prefill, seven from decode steps. SwiftShader decodes
@@ -34,9 +36,11 @@ natives=$!
 # A truncated GGUF and a file that is not a model, served by the driver under their own names
 head -c 300000 "$model" > "$tmp/corrupt.gguf"
 printf 'this is a text file, not a model\n' > "$tmp/notes.gguf"
-# One browser launch, three pages (each in a fresh context): the model, the truncated GGUF, the non-model
+# One browser launch, five pages (each in a fresh context): the model, the truncated GGUF, the
+# non-model, a browser without WebGPU, an adapter too small for the model (run.mjs simulates both)
 mapfile -t rs < <(page --timeout 840 --page "$url" --bytes "corrupt.gguf=$tmp/corrupt.gguf" --bytes "notes.gguf=$tmp/notes.gguf" \
-  --page "index.html?model=corrupt.gguf&prompt_ids=1&n=2" --page "index.html?model=notes.gguf&prompt_ids=1&n=2")
+  --page "index.html?model=corrupt.gguf&prompt_ids=1&n=2" --page "index.html?model=notes.gguf&prompt_ids=1&n=2" \
+  --page "nogpu:index.html?model=$model&prompt_ids=1&n=2" --page "smallgpu:index.html?model=$model&prompt_ids=1&n=2")
 wait $natives
 want=()
 for f in 0 1 2 3; do want+=("$(cat "$tmp/want.$f" 2>/dev/null)"); done
@@ -63,6 +67,18 @@ check "a file that is not a model: the page says error" "$(field title <<<"$r")"
 err=$(field error <<<"$r")
 case "$err" in *"not a model"*) echo "ok   its message: ${err:0:160}" ;;
   *) echo "FAIL the non-model's message: '$err'"; failures=$((failures + 1)) ;; esac
+
+r=${rs[3]:-'{}'}
+check "a browser without WebGPU: the page says error" "$(field title <<<"$r")" error
+err=$(field error <<<"$r")
+case "$err" in *"no WebGPU"*) echo "ok   its message: ${err:0:160}" ;;
+  *) echo "FAIL the no-WebGPU message: '$err'"; failures=$((failures + 1)) ;; esac
+
+r=${rs[4]:-'{}'}
+check "an adapter too small for the model: the page says error" "$(field title <<<"$r")" error
+err=$(field error <<<"$r")
+case "$err" in *"more than this adapter's largest buffer"*) echo "ok   its message: ${err:0:160}" ;;
+  *) echo "FAIL the too-large message: '$err'"; failures=$((failures + 1)) ;; esac
 
 [ $failures = 0 ] || fail "$failures check(s) failed"
 echo "all browser checks passed"
