@@ -3,10 +3,12 @@
 //  2. a reload of the same URL: the model comes from the browser's cache storage (no request);
 //  3. a text prompt generated with the page's Generate button, greedy: every change of the output
 //     is recorded with its time, so the caller sees whether text appeared before the end;
-//  4. chat mode: each --chat message sent in turn (one conversation, the KV cache kept).
+//  4. chat mode: each --chat message sent in turn (one conversation, the KV cache kept);
+//  5. the file picker: --model chosen from disk, then the text prompt generated again.
 // Prints a JSON object: {load: {title, ids, error, requests, statuses}, reload: {...},
-// stream: {changes: [{t, text}], final, t_end, error}, chat: {replies, error}, console,
-// seconds: {launched, load, reload, stream, chat, closed} (since the start, at the end of each)}.
+// stream: {changes: [{t, text}], final, t_end, error}, chat: {replies, error},
+// file: {statuses, error, final}, console,
+// seconds: {launched, load, reload, stream, chat, file, closed} (since the start, at the end of each)}.
 //   node session.mjs --root build/web --model models/bible-llama.gguf --text 'And God said'
 //                    --chat 'Who made the light?' --chat 'And the waters?' [--n 8] [--timeout 300]
 import { serve, launch, waitDone } from './browser.mjs';
@@ -98,6 +100,21 @@ try {
       }));
     }
     lap('chat');
+    // the file picker: the same model chosen from disk (a fresh load), then the streaming prompt again
+    await page.setChecked('#chat', false);
+    await page.evaluate(() => { window.__statuses = []; document.getElementById('error').textContent = ''; });
+    const base = opt.model.split('/').pop();
+    await page.setInputFiles('#model-file', opt.model);
+    await page.waitForFunction((b) => window.__statuses.some((t) => t.includes(`${b} loaded`)) ||
+      document.getElementById('error').textContent !== '', base, { timeout, polling: 100 });
+    result.file = { statuses: await page.evaluate(() => window.__statuses), error: await page.textContent('#error') };
+    if (!result.file.error) {
+      await page.evaluate(() => { document.getElementById('output').textContent = ''; }); // no text left from before
+      const end = await generate(page, opt.text);
+      result.file.error = end.error;
+      result.file.final = await page.textContent('#output');
+    }
+    lap('file');
   }
 } catch (e) {
   result.error = e.message;

@@ -6,7 +6,8 @@
 #  - streaming: the Generate button's text grows token by token before the run ends, and the final
 #    text equals `wgt generate -p` (greedy);
 #  - chat mode: two turns of one conversation (the KV cache kept) equal `wgt chat`'s replies
-#    (the default model has no chat template: both use chatml).
+#    (the default model has no chat template: both use chatml);
+#  - the file picker: the model chosen from disk loads, and the text prompt gives the same text.
 . "$(dirname "$0")/web_common.sh"
 model=models/bible-llama.gguf
 n=8
@@ -54,6 +55,11 @@ partial=$(sub stream <<<"$r" | node -e '
 [ -z "$(sub chat error <<<"$r")" ] || echo "  chat: $(sub chat error <<<"$r")"
 got_chat=$(sub chat replies <<<"$r" | node -e 'process.stdout.write(JSON.parse(require("fs").readFileSync(0, "utf8") || "[]").join("\n"))')
 check "chat: two turns equal wgt chat's replies" "$(norm "$got_chat")" "$(norm "$want_chat")"
+
+[ -z "$(sub file error <<<"$r")" ] || echo "  file: $(sub file error <<<"$r")"
+case "$(sub file statuses <<<"$r")" in *"reading bible-llama.gguf"*"bible-llama.gguf loaded"*) echo "ok   file picker: the page read the chosen file and loaded it" ;;
+  *) echo "FAIL file picker: the page's statuses: $(sub file statuses <<<"$r")"; failures=$((failures + 1)) ;; esac
+check "file picker: the text equals wgt generate -p's" "$(norm "$(sub file final <<<"$r")")" "$(norm "$want_text")"
 
 [ $failures = 0 ] || { sub console <<<"$r" | head -c 2000; echo; fail "$failures check(s) failed"; }
 echo "the page's session checks passed"
