@@ -160,22 +160,27 @@ static wgt_status tiled_kernel(wgt_context *ctx, int big, wgt_dtype da, wgt_dtyp
     return mm_kernel(ctx, big ? MM_TILED_BIG : MM_TILED, da, db, dc, "main", k);
 }
 
-/* WGT_MATMUL_TC: 0 (default until measured on the H200) the f32 tiles; 1 subgroup-matrix tiles where the device has them (f16
- * operands, f32 results); emulate[:MxNxK] the same tiles with the fragment product in scalar code
- * (any device; fragment shape 16x8x8 unless given), for testing the tile logic. */
+/* WGT_MATMUL_TC: 0 (default) the f32 tiles; 1[:MxNxK] subgroup-matrix
+ * tiles where the device has them (f16 operands, f32 results; the adapter's configuration unless
+ * given); emulate[:MxNxK] the same tiles with the fragment product in scalar code (any device;
+ * fragment shape 16x8x8 unless given), for testing the tile logic. Off by default: on the H200
+ * (bench/results/h200/matmul_ab.txt) it trained the default model at 99k tok/s (112k with 16x16x16)
+ * against 71k and GPT-2 small at 6.9k against 2.2k, but changes f32 training's numerics (f16
+ * operands: PyTorch too keeps f32 products unless asked) and made f16 prefill slower (9.5k against
+ * 10.2k tok/s: its tile loads are scalar, one element per load, and they bound it). */
 static int tc_mode(int *fm, int *fn, int *fk)
 {
     const char *v = getenv("WGT_MATMUL_TC");
     *fm = 16, *fn = 8, *fk = 8;
     if (!v || !*v || !strcmp(v, "0")) return 0;
-    if (!strncmp(v, "emulate", 7)) {
-        int m, n, k;
-        if (v[7] == ':' && sscanf(v + 8, "%dx%dx%d", &m, &n, &k) == 3 && m > 0 && n > 0 && k > 0 && m <= 64 && n <= 64 &&
-            k <= 32)
-            *fm = m, *fn = n, *fk = k;
-        return 2;
-    }
-    return 1;
+    int emu = !strncmp(v, "emulate", 7);
+    const char *shape = strchr(v, ':');
+    int m, n, k;
+    if (shape && sscanf(shape + 1, "%dx%dx%d", &m, &n, &k) == 3 && m > 0 && n > 0 && k > 0 && m <= 64 && n <= 64 && k <= 32)
+        *fm = m, *fn = n, *fk = k;
+    else if (!emu)
+        *fm = 0; /* the adapter's configuration */
+    return emu ? 2 : 1;
 }
 
 /* Whether a float product of M x N over K takes the subgroup-matrix tiles, and which (*tc). */
@@ -189,16 +194,21 @@ static int tc_choose(wgt_context *ctx, int64_t M, int64_t N, mm_tc *tc)
     if (mode == 1) { /* the largest f16 x f16 -> f32 configuration; one fixed subgroup size */
         if (!info->has_subgroup_matrix || !tc->half || !wgt_gpu_sgmatrix_layout_template()) return 0;
         if (info->limits.subgroup_min_size != info->limits.subgroup_max_size) return 0;
-        int best = 0;
-        for (int c = 0; c < info->n_subgroup_matrix_configs; c++) {
+        /* The configurations read from the 2026 Dawn on the H200 hold entries Dawn itself refuses
+         * (f16 -> f32 8x8x32: "unknown configuration"; f32 2x2x16, 32x2x1, ..): the shapes NVIDIA's
+         * tensor cores have (M 16, N 8 or 16) are taken first, the largest of those. */
+        int best = 0, given = fm != 0;
+        for (int c = 0; c < info->n_subgroup_matrix_configs && !given; c++) {
             int m = (int)info->subgroup_matrix_configs[c].m, n = (int)info->subgroup_matrix_configs[c].n,
                 k = (int)info->subgroup_matrix_configs[c].k;
             if (info->subgroup_matrix_configs[c].component != WGT_F16 ||
-                info->subgroup_matrix_configs[c].result != WGT_F32 || 32 % m || 32 % n || 32 % k)
+                info->subgroup_matrix_configs[c].result != WGT_F32 || m < 1 || n < 1 || k < 1 || 32 % m || 32 % n ||
+                32 % k)
                 continue;
-            if (m * n * k > best) best = m * n * k, fm = m, fn = n, fk = k;
+            int score = m * n * k + (m == 16 && (n == 8 || n == 16) ? 1 << 20 : 0);
+            if (score > best) best = score, fm = m, fn = n, fk = k;
         }
-        if (!best) return 0;
+        if (!given && !best) return 0;
         tc->sgs = (int)info->limits.subgroup_max_size;
     } else {
         tc->emu = 1, tc->sgs = 32;
@@ -230,12 +240,13 @@ static int tc_choose(wgt_context *ctx, int64_t M, int64_t N, mm_tc *tc)
 }
 
 /* Into how many slices of k a product of `tiles` workgroups per batch over k is split: enough
- * slices for about 512 workgroups, each slice at least 256 long; 1: none. WGT_MATMUL_SPLIT_K=0|1
- * turns it off or on [0 until measured on the H200]. */
+ * slices for about 512 workgroups, each slice at least 256 long; 1: none. WGT_MATMUL_SPLIT_K=0
+ * turns it off (comparisons). On the H200 it took the default model's training from 58.3k to 73.6k
+ * tok/s and GPT-2 small's from 2,083 to 2,242 (bench/results/h200/matmul_ab.txt). */
 static int64_t split_k(int64_t tiles, int64_t K)
 {
     const char *v = getenv("WGT_MATMUL_SPLIT_K");
-    if (!v || strcmp(v, "1")) return 1;
+    if (v && !strcmp(v, "0")) return 1;
     if (tiles >= 256 || K < 1024) return 1;
     int64_t s = (512 + tiles - 1) / tiles, most = K / 256;
     return s < most ? s : most;

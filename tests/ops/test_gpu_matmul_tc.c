@@ -171,7 +171,7 @@ static void cases(const char *tag, int full)
 
 int main(void)
 {
-    setenv("WGT_MATMUL_SPLIT_K", "1", 1);
+    unsetenv("WGT_MATMUL_SPLIT_K"); /* on by default */
     MUST(wgt_context_create(NULL, &ctx));
     wgt_adapter_info info;
     MUST(wgt_context_adapter_info(ctx, &info));
