@@ -1,6 +1,6 @@
-// dst[view] = src (same shape; both 4-byte dtypes, or 16-bit pairs when WORDS_PER_ELEM is 1 and the
-// prelude's conversion packs two): one invocation per destination word. The prelude supplies
-// lib_index.wgsl and `fn convert(w: u32) -> u32`.
+// dst[view] = src, word for word (same shape; both 4-byte dtypes, or views of 16-bit pairs taken as
+// whole words): one invocation per destination word. The prelude supplies lib_index.wgsl and
+// `const WG: u32`.
 struct Params {
     n: u32,         // words to write
     off_dst: u32,   // element offsets within the bindings, in words
@@ -19,6 +19,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: 
         @builtin(local_invocation_index) lid: u32) {
     let j = (wid.x + wid.y * groups.x) * WG + lid;
     if (j < p.n) {
-        dst[layout_index(p.ldst, j) + p.off_dst] = convert(src[layout_index(p.lsrc, j) + p.off_src]);
+        dst[layout_index(p.ldst, j) + p.off_dst] = src[layout_index(p.lsrc, j) + p.off_src];
     }
 }

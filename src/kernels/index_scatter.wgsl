@@ -24,10 +24,10 @@
 //           arithmetic and stores it once. A destination with k updates costs its owner k serial
 //           steps (k log k when sorted).
 // The prelude (src/ops/index.c) supplies lib_index.wgsl, lib_i64.wgsl, `const WG: u32`,
-// `alias CT`, `const ESIZE: u32`, `const MASK: u32` (the element's bits), dec(bits) -> CT,
-// enc(CT) -> bits, nan_ct(CT) -> bool, to64(CT) -> vec2<u32>, sat_bits(vec2<u32>) -> u32 (a 64-bit
-// value saturated into the dtype, as the reference's double store), and ld_idx / idx_ok for the
-// index binding `ib`.
+// `alias CT`, `const ESIZE: u32`, `const MASK: u32` (the element's bits), and from
+// lib_index_ops.wgsl the dtype's codec dec(bits) -> CT, enc(CT) -> bits, nan_ct(CT) -> bool,
+// to64(CT) -> vec2<u32>, sat_bits(vec2<u32>) -> u32 (a 64-bit value saturated into the dtype, as
+// the reference's double store), and ld_idx / idx_ok for the index binding `ib`.
 
 struct Params {
     n: u32,          // update elements

@@ -15,6 +15,7 @@ fn ct_mul(a: CT, b: CT) -> CT { return a * b; }
 fn co_ct(v: CT) -> CO { return CO(v); }
 fn co_f(v: f32) -> CO { return CO(v); }
 fn co_u(v: u32) -> CO { return CO(v); }
+fn shx_ct(v: CT, m: u32) -> CT { return bitcast<CT>(shx_u32(bitcast<u32>(v), m)); }
 // ---- reduce i64 ----
 const VW: u32 = 2u;
 fn ct_words(v: CT) -> vec2<u32> { return v; }
@@ -29,6 +30,7 @@ fn ct_mul(a: CT, b: CT) -> CT { return i64_mul(a, b); }
 fn co_ct(v: CT) -> CO { return v; }
 fn co_f(v: f32) -> CO { return i64_from_f32(v); }
 fn co_u(v: u32) -> CO { return i64_from_u32(v); }
+fn shx_ct(v: CT, m: u32) -> CT { return vec2<u32>(shx_u32(v.x, m), shx_u32(v.y, m)); }
 // ---- scan 32 ----
 fn sto(i: u32, v: CT) { out[i] = bitcast<u32>(v); }
 fn ct_add(a: CT, b: CT) -> CT { return a + b; }

@@ -12,8 +12,9 @@
 //
 // The prelude (src/ops/norm.c) supplies lib_index.wgsl, `const PACK: u32`, `const SG: u32`,
 // `const WG: u32` (the workgroup size, a power of two the device allows),
-// the loader ldx (-> f32), the storer st and `fn sg_combine(t: T) -> T`. Weight, bias, mean and var
-// load through ldp, which reads their dtype from p.pdt (so they add no pipeline variants).
+// the loader ldx (-> f32), the storer st and lib_subgroup.wgsl's shuffles (shx_f32). Weight, bias,
+// mean and var load through ldp, which reads their dtype from p.pdt (so they add no pipeline
+// variants).
 
 struct Params {
     n_rows: u32,
@@ -139,6 +140,15 @@ var<workgroup> sh: array<T, WG>;
 var<workgroup> stat_a: array<f32, 4>;  // per row of the group: max / mean
 var<workgroup> stat_b: array<f32, 4>;  // sum of exp / rstd
 var<workgroup> stat_c: array<f32, 4>;  // softmax: 1 for a row of NaN
+
+// Combine over the subgroup's SG lanes by shuffles (nothing when SG is 1).
+fn sg_combine(t0: T) -> T {
+    var t = t0;
+    for (var m = 1u; m < SG; m = m << 1u) {
+        t = t_combine(t, T(shx_f32(t.a, m), shx_f32(t.b, m), shx_f32(t.c, m)));
+    }
+    return t;
+}
 
 fn wg_combine(t0: T, lid: u32) -> T {
     let t = sg_combine(t0);

@@ -3,10 +3,10 @@
 // their indices when the max pools return them), each walking its window directly.
 // The prelude (src/ops/pool.c) supplies lib_index.wgsl, `alias CT` (f32, i32, u32, or vec2<u32>:
 // an exact i64 from lib_i64.wgsl), `const PACK: u32`, `fn ldx(i: u32) -> CT` over binding xs,
-// `fn st(w: u32, v: array<CT, 4>)` over binding out, `fn is_nan_ct(v: CT) -> bool`,
-// `fn ct_gt(a: CT, b: CT) -> bool` (a > b; signed on i64 words), ct_f32 / ct_of (to and from f32,
-// for the averages, which take floats only) and `fn st_idx(i: u32, v: u32)` (a no-op, or a store
-// into binding 3 `idx` when indices are wanted).
+// `fn st(w: u32, v: array<CT, 4>)` over binding out, lib_ct.wgsl's section for CT (is_nan_ct;
+// ct_gt, signed on i64 words; ct_f32 / ct_of, to and from f32, for the averages, which take floats
+// only) and lib_index_out.wgsl's `fn st_idx(i: u32, v: u32)` (a no-op, or a store into binding 3
+// when indices are wanted).
 
 struct Params {
     n: u32,        // output elements of this dispatch

@@ -5,7 +5,7 @@
 // `const KIND: u32` (the op below), `const PACK: u32` (output elements per word),
 // `const HAS_MASK: bool`, `const WG: u32` (invocations per workgroup: 256, or the device's lower
 // limit; no number depends on it), the loader ldx(i) -> f32 of binding xs, the storers st (out) and stm
-// (aux, dropout's bool mask) and from_int(u32) -> CT.
+// (aux, dropout's bool mask).
 //
 // Elementwise kinds (0..6): an invocation computes one Philox block, elements 4t..4t+3 of the
 // dispatch, and writes their whole output words (4 is a multiple of every PACK).
@@ -113,6 +113,10 @@ fn perm(i: u32) -> u32 {
 }
 
 // The four elements of block t.
+// An integer result (held as i32 bits) as CT: converted for floats, the bits themselves for i32 and
+// u32 (WGSL's u32(i32) reinterprets).
+fn from_int(u: u32) -> CT { return CT(bitcast<i32>(u)); }
+
 fn values(t: u32) -> array<CT, 4> {
     var v: array<CT, 4>;
     if (KIND == 6u) {

@@ -8,12 +8,12 @@
 // st converts to the output dtype as C does), `const PACK: u32` (outputs per 32-bit word),
 // `const SG: u32` (fixed subgroup size, 1 without subgroups), `const WG: u32` (the workgroup size,
 // a power of two the device allows), `fn ld(i: u32) -> CT`, `fn st(w: u32, v: array<CO, 4>)`,
-// `fn sti(o: u32, i: u32)` (stores an index output, or nothing; it declares binding 3 when it
-// stores) and `fn sg_reduce(s: S) -> S` (combine over a subgroup with shuffles, or s itself).
+// lib_index_out.wgsl's `fn st_idx(i: u32, v: u32)` (stores an index output, or nothing; it
+// declares binding 3 when it stores) and lib_subgroup.wgsl's shuffles (for sg_reduce).
 // What differs between CT = vec2<u32> and the scalar types goes through small functions that the
 // prelude defines (for scalars, the plain operators): ct_add, ct_mul, ct_eq, ct_gt (a > b),
 // ct_nan, ct_nz (nonzero or NaN), ct_f32, co_ct / co_f / co_u (to CO), `const VW: u32` (words of
-// a CT in the stage-1 states) with ct_words / ct_of_words.
+// a CT in the stage-1 states) with ct_words / ct_of_words, shx_ct (a CT's shuffle).
 //
 // One entry point, two strategies (a uniform, p.col, picks one; one pipeline keeps compiles few):
 //   rows:    one workgroup per PACK outputs, WG invocations stride over the R elements, then a
@@ -165,6 +165,15 @@ fn load_elem(base: u32, r: u32) -> S {
 
 var<workgroup> sh: array<S, WG>;
 
+// Combine over the subgroup's SG lanes by shuffles (nothing when SG is 1).
+fn sg_reduce(s0: S) -> S {
+    var s = s0;
+    for (var m = 1u; m < SG; m = m << 1u) {
+        s = combine(s, S(shx_ct(s.v, m), shx_f32(s.m, m), shx_f32(s.s, m), shx_u32(s.c, m), shx_u32(s.i, m)));
+    }
+    return s;
+}
+
 fn wg_reduce(s0: S, lid: u32) -> S {
     let s = sg_reduce(s0);
     if (lid % SG == 0u) { sh[lid / SG] = s; }
@@ -204,7 +213,7 @@ fn by_rows(w: u32, lid: u32) {
             if (lid == 0u) { store_state(o * p.s_o + (gw % p.G) * p.s_r, s); }
         } else {
             vals[k] = finalize(s);
-            if (lid == 0u && o < p.n_out) { sti(o, s.i); }
+            if (lid == 0u && o < p.n_out) { st_idx(p.idx_off + o, s.i); }
         }
     }
     if (lid == 0u && !parts) { st(p.out_w0 + w, vals); }
@@ -241,7 +250,7 @@ fn by_columns(w: u32) {
                 for (var r = 0u; r < p.R; r = r + 1u) { s = combine(s, load_elem(base, r)); }
             }
             vals[k] = finalize(s);
-            sti(o, s.i);
+            st_idx(p.idx_off + o, s.i);
         }
     }
     st(p.out_w0 + w, vals);

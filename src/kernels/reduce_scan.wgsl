@@ -11,8 +11,9 @@
 // The prelude (src/ops/reduce.c) supplies lib_index.wgsl, `const WG: u32` (the workgroup size, a
 // power of two the device allows), `alias CT` (f32, i32, u32, or vec2<u32>: i64 words through
 // lib_i64.wgsl), `fn ld(i: u32) -> CT`, `fn sto(i: u32, v: CT)` (stores output element i),
-// `fn sti(i: u32, v: u32)` (stores an index, declaring binding 3, or nothing) and what differs
-// between scalar and word-pair CT: ct_add, ct_mul, ct_ge (a >= b), ct_le, ct_nan.
+// lib_index_out.wgsl's `fn st_idx(i: u32, v: u32)` (stores an index, declaring binding 3, or
+// nothing) and what differs between scalar and word-pair CT: ct_add, ct_mul, ct_ge (a >= b),
+// ct_le, ct_nan.
 
 struct Params {
     n_rows: u32,
@@ -88,7 +89,7 @@ fn by_rows(o: u32, lid: u32) {
             if (r < p.L) {
                 let s = combine(before, part[k]);
                 sto(ob + r * p.inner, s.v);
-                sti(ob + r * p.inner, s.i);
+                st_idx(ob + r * p.inner, s.i);
             }
         }
         carry = combine(carry, tot[WG - 1u]);
@@ -104,7 +105,7 @@ fn by_columns(o: u32) {
     for (var r = 0u; r < p.L; r = r + 1u) {
         acc = combine(acc, S(ld(xb + r * p.stride), r, 1u));
         sto(ob + r * p.inner, acc.v);
-        sti(ob + r * p.inner, acc.i);
+        st_idx(ob + r * p.inner, acc.i);
     }
 }
 

@@ -4,9 +4,9 @@
 // in f32 as PyTorch's kernels compute them, so nearest picks the same pixels as the reference.
 // The prelude (src/ops/resample.c) supplies lib_index.wgsl, `alias CT` (f32, i32, u32, or
 // vec2<u32>: an exact i64 from lib_i64.wgsl, nearest modes only), `const PACK: u32`,
-// `fn ldx(i: u32) -> CT` and `fn ldxf(i: u32) -> f32` (binding xs), `fn ldg(i: u32) -> f32`
-// (binding gs: the grid; the input again for interpolate), `fn ct_of(f: f32) -> CT` and
-// `fn st(w: u32, v: array<CT, 4>)` (binding out).
+// `fn ldx(i: u32) -> CT` (binding xs), `fn ldg(i: u32) -> f32` (binding gs: the grid; the input
+// again for interpolate), `fn st(w: u32, v: array<CT, 4>)` (binding out) and lib_ct.wgsl's section
+// for CT (ct_f32, ct_of: to and from f32).
 
 struct Params {
     n: u32,         // output elements of this dispatch
@@ -30,6 +30,8 @@ struct Params {
 @group(0) @binding(1) var<storage, read> xs: array<u32>;
 @group(0) @binding(2) var<storage, read> gs: array<u32>;
 @group(0) @binding(3) var<storage, read_write> out: array<u32>;
+
+fn ldx_f32(i: u32) -> f32 { return ct_f32(ldx(i)); }
 
 // Source index of output position o for nearest / nearest-exact along a dim (n in, m out, scale s).
 fn nearest_index(o: u32, n: u32, m: u32, s: f32) -> u32 {
@@ -64,9 +66,9 @@ fn dim_taps(o: u32, n: u32, s: f32) -> Taps {
 
 // One row of taps: the weighted sum of 2 (linear) or 4 (cubic) elements at row + t.i * sxw.
 fn row_sum(row: u32, t: Taps) -> f32 {
-    let a = ldxf(row + t.i.x * p.sxw) * t.w.x + ldxf(row + t.i.y * p.sxw) * t.w.y;
+    let a = ldx_f32(row + t.i.x * p.sxw) * t.w.x + ldx_f32(row + t.i.y * p.sxw) * t.w.y;
     if (p.mode == 2u) { return a; }
-    return a + ldxf(row + t.i.z * p.sxw) * t.w.z + ldxf(row + t.i.w * p.sxw) * t.w.w;
+    return a + ldx_f32(row + t.i.z * p.sxw) * t.w.z + ldx_f32(row + t.i.w * p.sxw) * t.w.w;
 }
 
 fn interp_one(e: u32) -> CT {
@@ -123,7 +125,7 @@ fn source_index(c0: f32, size: u32) -> f32 {
 
 fn tap(base: u32, x: i32, y: i32) -> f32 {
     if (x < 0 || y < 0 || x >= i32(p.W) || y >= i32(p.H)) { return 0.0; }
-    return ldxf(base + u32(y) * p.sxh + u32(x) * p.sxw);
+    return ldx_f32(base + u32(y) * p.sxh + u32(x) * p.sxw);
 }
 
 // PyTorch's compute_coordinates for one bicubic tap (a finite coordinate).

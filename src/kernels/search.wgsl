@@ -9,10 +9,10 @@
 //
 // The prelude (src/ops/search.c) supplies lib_index.wgsl (and lib_i64.wgsl where an input is i64),
 // `const WG` (the workgroup size), `alias CT` (vec2<u32> for i64), `fn ldq(i: u32) -> CT`
-// (sequence), `fn ldv(i: u32) -> CT` (values or x), `fn ldvf(i: u32) -> f32` (x as f32),
-// `fn cge(a: CT, b: CT) -> bool` and `fn cgt` (a >= b, a > b: false when either is NaN),
-// `fn sorter_at(i: u32) -> u32` (sorter element i clamped to [0, p.m - 1]) and
-// `fn sti(w: u32, v: array<i32, 4>)` (output indices).
+// (sequence), `fn ldv(i: u32) -> CT` (values or x), `fn lds(i: u32)` (sorter), lib_ct.wgsl's
+// section for CT (ct_ge, ct_gt: a >= b, a > b, false when either is NaN; ct_f32),
+// lib_search_ops.wgsl's `fn sorter_at(i: u32) -> u32` (sorter element i clamped to [0, p.m - 1])
+// and `fn sti(w: u32, v: array<i32, 4>)` (output indices).
 
 struct Params {
     n: u32,
@@ -62,7 +62,7 @@ fn search_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
         var j = mid;
         if (p.has_sorter != 0u) { j = sorter_at(tb + mid * p.step_t); }
         let s = ldq(sb + j * p.step_s);
-        let left = select(cge(s, v), cgt(s, v), p.right != 0u);
+        let left = select(ct_ge(s, v), ct_gt(s, v), p.right != 0u);
         if (left) { hi = mid; } else { lo = mid + 1u; }
     }
     var r: array<i32, 4>;
@@ -92,7 +92,7 @@ fn range_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
     workgroupBarrier();
     let e = flat_id(wid, nwg, lid);
     if (e < p.n) {
-        let v = ldvf(layout_index(p.vl, e) + p.off_v);
+        let v = ct_f32(ldv(layout_index(p.vl, e) + p.off_v));
         if (!is_nan_f(v)) {
             atomicMin(&wmin, key_of(v));
             atomicMax(&wmax, key_of(v));
@@ -128,7 +128,7 @@ fn hist_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
             hi = hi + 1.0;
         }
     }
-    let v = ldvf(layout_index(p.vl, e) + p.off_v);
+    let v = ct_f32(ldv(layout_index(p.vl, e) + p.off_v));
     if (!(v >= lo && v <= hi)) { return; }
     let fb = f32(p.bins);
     let q = ((v - lo) * fb) / (hi - lo);

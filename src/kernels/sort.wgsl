@@ -24,9 +24,9 @@
 // The prelude (src/ops/sort.c) supplies lib_index.wgsl (and lib_i64.wgsl for i64), `const TILE`,
 // `const WG` (the sorting kernels' workgroup size, TILE / WG >= 2), `const WG1` (the one-dimensional
 // kernels'), `alias CT` (vec2<u32> for i64), `alias KT` (u32, or vec2<u32> for i64 keys),
-// `fn ldx(i: u32) -> CT` (x), `fn key_of(v: CT) -> KT`, `fn kless(a: KT, b: KT) -> bool`,
-// `fn keq(a: KT, b: KT) -> bool`, `fn kload(i: u32) -> KT` (key i of binding ka),
-// `fn kstore(i: u32, k: KT)` (into kb), `fn stv(w: u32, v: array<CT, 4>)` (values, PACK per word)
+// `fn ldx(i: u32) -> CT` (x), lib_sort_ops.wgsl's key functions (`fn key_of(v: CT) -> KT`,
+// `fn kless(a: KT, b: KT) -> bool`, `fn keq(a: KT, b: KT) -> bool`, `fn kload(i: u32) -> KT`: key i
+// of binding ka, `fn kstore(i: u32, k: KT)`: into kb), `fn stv(w: u32, v: array<CT, 4>)` (values, PACK per word)
 // and `fn sti(w: u32, v: array<i32, 4>)` (indices).
 
 struct Params {

@@ -38,7 +38,7 @@ static char *assign_prelude(void *arg)
     const char *lib = op_wgsl_lib();
     size_t cap = strlen(lib ? lib : "") + 128;
     char *pre = lib ? malloc(cap) : NULL;
-    if (pre) snprintf(pre, cap, "%s\nfn convert(w: u32) -> u32 { return w; }\nconst WG: u32 = %uu;\n", lib, *wg);
+    if (pre) snprintf(pre, cap, "%s\nconst WG: u32 = %uu;\n", lib, *wg);
     return pre;
 }
 

@@ -199,44 +199,13 @@ static char *scatter_prelude(void *arg)
     size_t used = (size_t)snprintf(pre, cap, "%s\n%s\nconst WG: u32 = %uu;\nalias CT = %s;\nconst IS_FLOAT: bool = %s;\n"
                                    "const ESIZE: u32 = %du;\nconst MASK: u32 = %uu;\n",
                                    op_wgsl_lib(), op_wgsl_lib_i64(), key->wg, ct, op_is_float(dt) ? "true" : "false", es, mask);
-    const char *dec, *enc;
-    switch (dt) {
-    case WGT_F32: dec = "bitcast<f32>(b)"; enc = "bitcast<u32>(v)"; break;
-    case WGT_F16: dec = "unpack2x16float(b).x"; enc = "pack2x16float(vec2<f32>(v, 0.0))"; break;
-    case WGT_BF16: dec = "bitcast<f32>(b << 16u)"; enc = "bf16_bits(v)"; break;
-    case WGT_I32: dec = "bitcast<i32>(b)"; enc = "bitcast<u32>(v)"; break;
-    case WGT_U32: dec = "b"; enc = "v"; break;
-    case WGT_I8: dec = "extractBits(bitcast<i32>(b), 0u, 8u)"; enc = "bitcast<u32>(v)"; break;
-    case WGT_BOOL: dec = "select(0, 1, b != 0u)"; enc = "select(0u, 1u, v != 0)"; break;
-    default: dec = "i32(b)"; enc = "bitcast<u32>(v)"; break; /* u8; i64 (its low word, unused) */
-    }
-    /* the walk's store: a 64-bit value saturated into the dtype's range (the reference's double
-     * store, exact for the integers the walk produces) */
-    const char *sat;
-    switch (dt) {
-    case WGT_I32: sat = "i64_min(i64_max(r, vec2<u32>(0x80000000u, 0xffffffffu)), vec2<u32>(0x7fffffffu, 0u)).x"; break;
-    case WGT_U32: sat = "i64_min(i64_max(r, vec2<u32>(0u, 0u)), vec2<u32>(0xffffffffu, 0u)).x"; break;
-    case WGT_I8: sat = "i64_min(i64_max(r, vec2<u32>(0xffffff80u, 0xffffffffu)), vec2<u32>(0x7fu, 0u)).x & 0xffu"; break;
-    case WGT_U8: sat = "i64_min(i64_max(r, vec2<u32>(0u, 0u)), vec2<u32>(0xffu, 0u)).x"; break;
-    case WGT_BOOL: sat = "select(0u, 1u, !i64_is_zero(r))"; break;
-    default: sat = "r.x"; break; /* i64 stores both words itself; floats never walk */
-    }
-    used += (size_t)snprintf(pre + used, cap - used,
-                             "fn bf16_bits(v: f32) -> u32 {\n"
-                             "  let b = bitcast<u32>(v);\n"
-                             "  if ((b & 0x7fffffffu) > 0x7f800000u) { return (b >> 16u) | 0x40u; }\n"
-                             "  return (b + 0x7fffu + ((b >> 16u) & 1u)) >> 16u;\n}\n"
-                             "fn dec(b: u32) -> CT { return %s; }\nfn enc(v: CT) -> u32 { return %s; }\n"
-                             "fn nan_ct(x: CT) -> bool { return %s; }\n"
-                             "fn to64(v: CT) -> vec2<u32> { return %s; }\n"
-                             "fn sat_bits(r: vec2<u32>) -> u32 { return %s; }\n",
-                             dec, enc, op_is_float(dt) ? "(bitcast<u32>(f32(x)) & 0x7fffffffu) > 0x7f800000u" : "false",
-                             op_is_float(dt) ? "vec2<u32>(0u, 0u)" : dt == WGT_U32 ? "i64_from_u32(v)" : "i64_from_i32(v)", sat);
-    if (used >= cap) {
+    /* the element codec: the dtype's section of src/kernels/lib_index_ops.wgsl */
+    char section[32];
+    snprintf(section, sizeof section, "scatter %s", wgt_dtype_name(dt));
+    if (used >= cap || !op_wgsl_section(pre, cap, "lib_index_ops", section) || !index_wgsl(pre, cap, (wgt_dtype)key->idt)) {
         free(pre);
         return NULL;
     }
-    index_wgsl(pre, cap, "ib", (wgt_dtype)key->idt);
     return pre;
 }
 
@@ -584,7 +553,7 @@ static wgt_status compact(wgt_context *ctx, const wgt_tensor *mask, const wgt_la
     char pre[8192];
     uint32_t wg = op_workgroup_size(ctx);
     snprintf(pre, sizeof pre, "%s\nconst WG: u32 = %uu;\n", op_wgsl_lib(), wg);
-    index_wgsl(pre, sizeof pre, "ib", mask->l.dtype);
+    if (!index_wgsl(pre, sizeof pre, mask->l.dtype)) return op_fail(ctx, WGT_ERR_INTERNAL, "index: kernel prelude too long");
     int64_t blocks = (n + 4 * wg - 1) / (4 * wg); /* index.wgsl's BLOCK: 4 elements per invocation */
     wgt_tensor *counts;
     wgt_status st = wgt_tensor_new(ctx, WGT_U32, 1, &blocks, &counts);
@@ -714,7 +683,6 @@ wgt_status wgt_nonzero(const wgt_tensor *x, wgt_tensor **out)
             char pre[8192];
             uint32_t wg = op_workgroup_size(ctx);
             snprintf(pre, sizeof pre, "%s\nconst WG: u32 = %uu;\n", op_wgsl_lib(), wg);
-            index_wgsl(pre, sizeof pre, "ib", x->l.dtype);
             wgt_kernel *k;
             cmp_params p;
             memset(&p, 0, sizeof p);
@@ -725,7 +693,8 @@ wgt_status wgt_nonzero(const wgt_tensor *x, wgt_tensor **out)
             l.offset = 0;
             wgt_binding b[4];
             int64_t base;
-            if (!(st = op_layout_params_fill(ctx, &l, &p.lm)) && !(st = op_bind_all(x, &b[0], &base)) &&
+            if (!index_wgsl(pre, sizeof pre, x->l.dtype)) st = op_fail(ctx, WGT_ERR_INTERNAL, "nonzero: kernel prelude too long");
+            else if (!(st = op_layout_params_fill(ctx, &l, &p.lm)) && !(st = op_bind_all(x, &b[0], &base)) &&
                 !(st = op_bind_all(pos, &b[2], &base)) && !(st = op_bind_all(y, &b[3], &base)) &&
                 !(st = index_dummy_bind(ctx, 1, &b[1]))) {
                 uint32_t gx, gy;

@@ -40,8 +40,10 @@ wgt_status index_err_bind(wgt_context *ctx, wgt_binding *b);
 /* A scratch range (slot 1..3, 256 bytes) of that buffer for a writable binding an entry ignores. */
 wgt_status index_dummy_bind(wgt_context *ctx, int slot, wgt_binding *b);
 
-/* WGSL for the index binding BUF of dtype dt: ld_idx(i) -> i32, idx_ok(i) -> bool, ld_mask(i) -> bool. */
-void index_wgsl(char *buf, size_t cap, const char *binding, wgt_dtype dt);
+/* Append the WGSL that reads the index binding `ib` of dtype dt: ld_idx(i) -> i32, idx_ok(i) -> bool,
+ * ld_mask(i) -> bool (generated loaders and a section of src/kernels/lib_index_ops.wgsl). 0 if buf
+ * is too small. */
+int index_wgsl(char *buf, size_t cap, wgt_dtype dt);
 
 /* The fill kernel (shape_fill.wgsl). */
 enum { FILL_ARANGE = 0, FILL_LINSPACE, FILL_EYE, FILL_ONE_HOT };

@@ -41,16 +41,8 @@ static char *norm_prelude(void *arg)
              k->sg > 1 ? "enable subgroups;\n" : "", lib ? lib : "", op_pack((wgt_dtype)k->odt), k->sg, k->wg);
     op_wgsl_loader(pre, cap, "ldx", "xs", (wgt_dtype)k->xdt, "f32");
     op_wgsl_storer(pre, cap, "st", "out", (wgt_dtype)k->odt, "f32");
-    size_t used = strlen(pre);
-    if (k->sg > 1)
-        used += snprintf(pre + used, cap - used,
-                         "fn sg_combine(t0: T) -> T {\n  var t = t0;\n"
-                         "  for (var m = 1u; m < SG; m = m << 1u) {\n"
-                         "    t = t_combine(t, T(subgroupShuffleXor(t.a, m), subgroupShuffleXor(t.b, m), "
-                         "subgroupShuffleXor(t.c, m)));\n  }\n  return t;\n}\n");
-    else
-        used += snprintf(pre + used, cap - used, "fn sg_combine(t: T) -> T { return t; }\n");
-    if (used >= cap) {
+    /* the subgroup shuffles sg_combine uses: a section of src/kernels/lib_subgroup.wgsl */
+    if (!op_wgsl_section(pre, cap, "lib_subgroup", k->sg > 1 ? "shuffle" : "no shuffle")) {
         free(pre);
         return NULL;
     }

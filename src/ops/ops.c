@@ -477,6 +477,11 @@ int op_wgsl_section(char *buf, size_t cap, const char *file, const char *section
     return 1;
 }
 
+int op_wgsl_ct(char *buf, size_t cap, wgt_dtype dt)
+{
+    return op_wgsl_section(buf, cap, "lib_ct", dt == WGT_I64 ? "ct i64" : op_is_float(dt) ? "ct float" : "ct int");
+}
+
 const char *op_wgsl_lib(void) { return wgt_gpu_kernel_text("lib_index"); }
 const char *op_wgsl_lib_i64(void) { return wgt_gpu_kernel_text("lib_i64"); }
 
@@ -514,11 +519,8 @@ void op_wgsl_vec8_loader(char *buf, size_t cap, const char *name, const char *bi
 void op_wgsl_row_subgroups(char *buf, size_t cap, int sg)
 {
     size_t used = strlen(buf);
-    if (sg)
-        APPEND("enable subgroups;\nconst HAS_SG: bool = true;\n"
-               "fn rsum(x: f32) -> f32 { return subgroupAdd(x); }\nfn rsize() -> u32 { return subgroupAdd(1u); }\n");
-    else
-        APPEND("const HAS_SG: bool = false;\nfn rsum(x: f32) -> f32 { return x; }\nfn rsize() -> u32 { return 1u; }\n");
+    if (sg) APPEND("enable subgroups;\n");
+    op_wgsl_section(buf, cap, "lib_subgroup", sg ? "row sum" : "no row sum");
 }
 
 int op_row_subgroups(wgt_context *ctx)

@@ -178,6 +178,9 @@ void op_grid(wgt_context *ctx, uint64_t groups, uint32_t *gx, uint32_t *gy);
  * up to the next "// ---- " line (fixed WGSL that differs per variant, e.g. per accumulation
  * type, kept in a kernel file rather than in C strings). 0 if absent or buf too small. */
 int op_wgsl_section(char *buf, size_t cap, const char *file, const char *section);
+/* Append the operations on CT for dtype dt (src/kernels/lib_ct.wgsl: ct_gt, ct_ge, ct_f32, ct_of,
+ * is_nan_ct), CT being op_compute_type(dt), or vec2<u32> words for i64. 0 if buf is too small. */
+int op_wgsl_ct(char *buf, size_t cap, wgt_dtype dt);
 /* Shared WGSL text (src/kernels/lib_index.wgsl): coordinates and strided index helpers. */
 const char *op_wgsl_lib(void);
 /* Shared WGSL text (src/kernels/lib_i64.wgsl): exact i64 arithmetic on vec2<u32> (lo, hi) words. */

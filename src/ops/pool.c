@@ -28,25 +28,10 @@ static wgt_status pool_kernel(wgt_context *ctx, wgt_dtype dt, int with_idx, wgt_
              lib64 ? lib64 : "", wide ? "vec2<u32>" : ct, op_pack(dt), op_workgroup_size(ctx));
     op_wgsl_loader(pre, cap, "ldx", "xs", dt, ct);
     op_wgsl_storer(pre, cap, "st", "out", dt, ct);
-    size_t used = strlen(pre);
-    if (wide)
-        used += snprintf(pre + used, cap - used,
-                         "fn ct_gt(a: CT, b: CT) -> bool { return i64_lt(b, a); }\n"
-                         "fn ct_f32(v: CT) -> f32 { return i64_to_f32(v); }\n"
-                         "fn ct_of(f: f32) -> CT { return i64_from_f32(f); }\n");
-    else
-        used += snprintf(pre + used, cap - used,
-                         "fn ct_gt(a: CT, b: CT) -> bool { return a > b; }\n"
-                         "fn ct_f32(v: CT) -> f32 { return f32(v); }\nfn ct_of(f: f32) -> CT { return CT(f); }\n");
-    if (op_is_float(dt))
-        used += snprintf(pre + used, cap - used,
-                         "fn is_nan_ct(v: CT) -> bool { return (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u; }\n");
-    else used += snprintf(pre + used, cap - used, "fn is_nan_ct(v: CT) -> bool { return false; }\n");
-    if (with_idx)
-        used += snprintf(pre + used, cap - used,
-                         "@group(0) @binding(3) var<storage, read_write> idx: array<u32>;\n"
-                         "fn st_idx(i: u32, v: u32) { idx[i] = v; }\n");
-    else used += snprintf(pre + used, cap - used, "fn st_idx(i: u32, v: u32) { }\n");
+    /* the operations on CT and the optional index output: sections of src/kernels/lib_ct.wgsl and
+     * lib_index_out.wgsl */
+    int ok = op_wgsl_ct(pre, cap, dt) && op_wgsl_section(pre, cap, "lib_index_out", with_idx ? "index out" : "no index out");
+    size_t used = ok ? strlen(pre) : cap;
     wgt_status st = used >= cap ? wgt_ctx_error(ctx, WGT_ERR_INTERNAL, "pool: kernel prelude too long")
                                 : wgt_gpu_kernel(ctx, "pool", pre, "main", NULL, 0, k);
     free(pre);

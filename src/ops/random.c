@@ -72,10 +72,7 @@ static wgt_status rnd_kernel(wgt_context *ctx, int kind, wgt_dtype xdt, wgt_dtyp
     op_wgsl_loader(pre, sizeof pre, "ldx", "xs", xdt, "f32");
     op_wgsl_storer(pre, sizeof pre, "st", "out", odt, ct);
     op_wgsl_storer(pre, sizeof pre, "stm", "aux", WGT_BOOL, ct);
-    size_t used = strlen(pre);
-    const char *conv = op_is_float(odt) ? "f32(bitcast<i32>(u))" : odt == WGT_U32 ? "u" : "bitcast<i32>(u)";
-    used += snprintf(pre + used, sizeof pre - used, "fn from_int(u: u32) -> CT { return %s; }\n", conv);
-    if (used >= sizeof pre) return wgt_ctx_error(ctx, WGT_ERR_INTERNAL, "random: kernel prelude too long");
+    if (strlen(pre) + 1 >= sizeof pre) return wgt_ctx_error(ctx, WGT_ERR_INTERNAL, "random: kernel prelude too long");
     return wgt_gpu_kernel(ctx, "random", pre, "main", NULL, 0, k);
 }
 

@@ -76,23 +76,10 @@ static char *red_prelude(void *arg)
     }
     op_wgsl_loader(pre, cap, "ld", "x", (wgt_dtype)k->xdt, ct);
     op_wgsl_storer(pre, cap, "st", "out", odt, co);
-    size_t used = strlen(pre);
-    if (k->with_idx)
-        used += snprintf(pre + used, cap - used,
-                         "@group(0) @binding(3) var<storage, read_write> iout: array<u32>;\n"
-                         "fn sti(o: u32, i: u32) { iout[p.idx_off + o] = i; }\n");
-    else
-        used += snprintf(pre + used, cap - used, "fn sti(o: u32, i: u32) {}\n");
-    if (k->sg > 1)
-        used += snprintf(pre + used, cap - used,
-                         "fn sg_reduce(s0: S) -> S {\n  var s = s0;\n"
-                         "  for (var m = 1u; m < SG; m = m << 1u) {\n"
-                         "    let o = S(subgroupShuffleXor(s.v, m), subgroupShuffleXor(s.m, m), subgroupShuffleXor(s.s, m),\n"
-                         "              subgroupShuffleXor(s.c, m), subgroupShuffleXor(s.i, m));\n"
-                         "    s = combine(s, o);\n  }\n  return s;\n}\n");
-    else
-        used += snprintf(pre + used, cap - used, "fn sg_reduce(s: S) -> S { return s; }\n");
-    if (used >= cap) {
+    /* the optional index output and the subgroup shuffles sg_reduce uses: sections of
+     * src/kernels/lib_index_out.wgsl and lib_subgroup.wgsl */
+    if (!op_wgsl_section(pre, cap, "lib_index_out", k->with_idx ? "index out" : "no index out") ||
+        !op_wgsl_section(pre, cap, "lib_subgroup", k->sg > 1 ? "shuffle" : "no shuffle")) {
         free(pre);
         return NULL;
     }
@@ -535,14 +522,8 @@ static char *scan_prelude(void *arg)
         return NULL;
     }
     op_wgsl_loader(pre, cap, "ld", "x", (wgt_dtype)k->xdt, ct);
-    size_t used = strlen(pre);
-    if (k->with_idx)
-        used += snprintf(pre + used, cap - used,
-                         "@group(0) @binding(3) var<storage, read_write> iout: array<u32>;\n"
-                         "fn sti(i: u32, v: u32) { iout[i] = v; }\n");
-    else
-        used += snprintf(pre + used, cap - used, "fn sti(i: u32, v: u32) {}\n");
-    if (used >= cap) {
+    /* the optional index output: a section of src/kernels/lib_index_out.wgsl */
+    if (!op_wgsl_section(pre, cap, "lib_index_out", k->with_idx ? "index out" : "no index out")) {
         free(pre);
         return NULL;
     }

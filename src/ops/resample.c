@@ -32,14 +32,8 @@ static wgt_status resample_kernel(wgt_context *ctx, wgt_dtype dt, wgt_dtype gdt,
     op_wgsl_loader(pre, cap, "ldx", "xs", dt, ct);
     op_wgsl_loader(pre, cap, "ldg", "gs", op_is_float(gdt) ? gdt : WGT_F32, "f32");
     op_wgsl_storer(pre, cap, "st", "out", dt, ct);
-    size_t used = strlen(pre);
-    if (wide)
-        snprintf(pre + used, cap - used, "fn ldxf(i: u32) -> f32 { return i64_to_f32(ldx(i)); }\n"
-                                         "fn ct_of(f: f32) -> CT { return i64_from_f32(f); }\n");
-    else
-        snprintf(pre + used, cap - used, "fn ldxf(i: u32) -> f32 { return f32(ldx(i)); }\n"
-                                         "fn ct_of(f: f32) -> CT { return CT(f); }\n");
-    wgt_status st = strlen(pre) + 1 >= cap ? wgt_ctx_error(ctx, WGT_ERR_INTERNAL, "resample: kernel prelude too long")
+    int ok = op_wgsl_ct(pre, cap, dt); /* ct_f32, ct_of: src/kernels/lib_ct.wgsl */
+    wgt_status st = !ok || strlen(pre) + 1 >= cap ? wgt_ctx_error(ctx, WGT_ERR_INTERNAL, "resample: kernel prelude too long")
                                            : wgt_gpu_kernel(ctx, "resample", pre, "main", NULL, 0, k);
     free(pre);
     return st;

@@ -27,28 +27,12 @@ static wgt_status search_kernel(wgt_context *ctx, wgt_dtype dt, wgt_dtype sorter
     op_wgsl_loader(pre, sizeof pre, "ldv", "vs", dt, ct);
     op_wgsl_loader(pre, sizeof pre, "lds", "so", sorter_dt, wide_sorter ? "i64" : "i32");
     op_wgsl_storer(pre, sizeof pre, "sti", "out", WGT_I32, "i32");
-    size_t used = strlen(pre);
-    /* the comparisons of the binary search: exact on both words for i64; NaN compares false */
-    if (wide)
-        snprintf(pre + used, sizeof pre - used,
-                 "fn cge(a: CT, b: CT) -> bool { return !i64_lt(a, b); }\n"
-                 "fn cgt(a: CT, b: CT) -> bool { return i64_lt(b, a); }\n"
-                 "fn ldvf(i: u32) -> f32 { return i64_to_f32(ldv(i)); }\n");
-    else
-        snprintf(pre + used, sizeof pre - used,
-                 "fn cge(a: CT, b: CT) -> bool { return a >= b; }\n"
-                 "fn cgt(a: CT, b: CT) -> bool { return a > b; }\n"
-                 "fn ldvf(i: u32) -> f32 { return f32(ldv(i)); }\n");
-    used = strlen(pre);
-    /* an i64 sorter index past 32 bits clamps as the i32 one does */
-    if (wide_sorter)
-        snprintf(pre + used, sizeof pre - used,
-                 "fn sorter_at(i: u32) -> u32 {\n  let v = lds(i);\n"
-                 "  if (i64_is_neg(v)) { return 0u; }\n"
-                 "  return select(min(v.x, p.m - 1u), p.m - 1u, v.y != 0u);\n}\n");
-    else
-        snprintf(pre + used, sizeof pre - used,
-                 "fn sorter_at(i: u32) -> u32 { return u32(clamp(lds(i), 0, i32(p.m) - 1)); }\n");
+    /* the comparisons of the binary search (exact on both words for i64; NaN compares false) and
+     * the sorter's clamp (an i64 index past 32 bits clamps as the i32 one does): sections of
+     * src/kernels/lib_ct.wgsl and lib_search_ops.wgsl */
+    if (!op_wgsl_ct(pre, sizeof pre, dt) ||
+        !op_wgsl_section(pre, sizeof pre, "lib_search_ops", wide_sorter ? "sorter i64" : "sorter i32"))
+        return op_fail(ctx, WGT_ERR_INTERNAL, "search: kernel prelude too long");
     if (strlen(pre) + 1 >= sizeof pre) return op_fail(ctx, WGT_ERR_INTERNAL, "search: kernel prelude too long");
     return wgt_gpu_kernel(ctx, "search", pre, entry, NULL, 0, k);
 }

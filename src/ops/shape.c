@@ -125,27 +125,12 @@ wgt_status index_check_now(wgt_context *ctx)
     return WGT_OK;
 }
 
-void index_wgsl(char *buf, size_t cap, const char *binding, wgt_dtype dt)
+int index_wgsl(char *buf, size_t cap, wgt_dtype dt)
 {
-    size_t used = strlen(buf);
-    if (dt == WGT_I64) {
-        used += snprintf(buf + used, cap - used,
-                         "fn ld_idx(i: u32) -> i32 { return bitcast<i32>(%s[2u * i]); }\n"
-                         "fn idx_ok(i: u32) -> bool { return %s[2u * i + 1u] == select(0u, 0xffffffffu, "
-                         "bitcast<i32>(%s[2u * i]) < 0); }\n"
-                         "fn ld_mask(i: u32) -> bool { return (%s[2u * i] | %s[2u * i + 1u]) != 0u; }\n",
-                         binding, binding, binding, binding, binding);
-        return;
-    }
-    op_wgsl_loader(buf, cap, "ld_idx", binding, dt, "i32");
-    used = strlen(buf);
-    snprintf(buf + used, cap - used, "fn idx_ok(i: u32) -> bool { return true; }\n");
-    /* masks: nonzero, NaN counts as set */
-    op_wgsl_loader(buf, cap, "ld_mask_v", binding, dt, op_is_float(dt) ? "f32" : "u32");
-    used = strlen(buf);
-    /* on the bits, so that no compiler folds NaN != 0 away */
-    snprintf(buf + used, cap - used, "fn ld_mask(i: u32) -> bool { return %s; }\n",
-             op_is_float(dt) ? "(bitcast<u32>(ld_mask_v(i)) & 0x7fffffffu) != 0u" : "ld_mask_v(i) != 0u");
+    if (dt == WGT_I64) return op_wgsl_section(buf, cap, "lib_index_ops", "index i64");
+    op_wgsl_loader(buf, cap, "ld_idx", "ib", dt, "i32");
+    op_wgsl_loader(buf, cap, "ld_mask_v", "ib", dt, op_is_float(dt) ? "f32" : "u32");
+    return op_wgsl_section(buf, cap, "lib_index_ops", op_is_float(dt) ? "index float" : "index int");
 }
 
 /* ---- the movement kernel -------------------------------------------------------------------- */
@@ -170,7 +155,10 @@ static char *move_prelude(void *arg)
     char *pre = lib ? malloc(cap) : NULL;
     if (!pre) return NULL;
     snprintf(pre, cap, "%s\nconst ESIZE: u32 = %uu;\nconst WG: u32 = %uu;\n", lib, k->esize, k->wg);
-    index_wgsl(pre, cap, "ib", (wgt_dtype)k->idt);
+    if (!index_wgsl(pre, cap, (wgt_dtype)k->idt)) {
+        free(pre);
+        return NULL;
+    }
     return pre;
 }
 
@@ -282,7 +270,10 @@ static char *fill_prelude(void *arg)
              op_wgsl_lib(), op_wgsl_lib_i64(), ct, op_is_float(dt) ? "true" : "false", op_pack(dt), key->wg);
     op_wgsl_storer(pre, cap, "st", "out", dt, ct);
     op_wgsl_storer(pre, cap, "st64", "out", dt, "i64");
-    index_wgsl(pre, cap, "ib", (wgt_dtype)key->idt);
+    if (!index_wgsl(pre, cap, (wgt_dtype)key->idt)) {
+        free(pre);
+        return NULL;
+    }
     return pre;
 }
 

@@ -59,19 +59,6 @@ static uint32_t wg_size(wgt_context *ctx, uint32_t tile)
     return wg;
 }
 
-/* The key functions per key width (see sort.wgsl): kload/kstore read ka and write kb. */
-static const char key_fns_32[] =
-    "fn kless(a: u32, b: u32) -> bool { return a < b; }\n"
-    "fn keq(a: u32, b: u32) -> bool { return a == b; }\n"
-    "fn kload(i: u32) -> u32 { return ka[i]; }\n"
-    "fn kstore(i: u32, k: u32) { kb[i] = k; }\n";
-static const char key_fns_64[] =
-    "fn kless(a: vec2<u32>, b: vec2<u32>) -> bool { return a.x < b.x || (a.x == b.x && a.y < b.y); }\n"
-    "fn keq(a: vec2<u32>, b: vec2<u32>) -> bool { return all(a == b); }\n"
-    "fn kload(i: u32) -> vec2<u32> { return vec2<u32>(ka[2u * i], ka[2u * i + 1u]); }\n"
-    "fn kstore(i: u32, k: vec2<u32>) {\n  kb[2u * i] = k.x;\n  kb[2u * i + 1u] = k.y;\n}\n"
-    "fn key_of(v: vec2<u32>) -> vec2<u32> { return vec2<u32>(v.y ^ 0x80000000u, v.x); }\n";
-
 static wgt_status sort_kernel(wgt_context *ctx, wgt_dtype xdt, wgt_dtype idt, const char *entry, wgt_kernel **k)
 {
     char pre[16384];
@@ -80,23 +67,17 @@ static wgt_status sort_kernel(wgt_context *ctx, wgt_dtype xdt, wgt_dtype idt, co
     uint32_t tile = tile_size(ctx, xdt);
     snprintf(pre, sizeof pre,
              "%s\n%s\nconst TILE: u32 = %uu;\nconst WG: u32 = %uu;\nconst WG1: u32 = %uu;\nconst PACK: u32 = %du;\n"
-             "alias CT = %s;\nalias KT = %s;\n%s",
+             "alias CT = %s;\nalias KT = %s;\n",
              op_wgsl_lib(), wide ? op_wgsl_lib_i64() : "", tile, wg_size(ctx, tile), op_workgroup_size(ctx),
-             op_pack(xdt), wide ? "vec2<u32>" : ct, wide ? "vec2<u32>" : "u32", wide ? key_fns_64 : key_fns_32);
+             op_pack(xdt), wide ? "vec2<u32>" : ct, wide ? "vec2<u32>" : "u32");
     op_wgsl_loader(pre, sizeof pre, "ldx", "xs", xdt, ct);
     op_wgsl_storer(pre, sizeof pre, "stv", "ov", xdt, ct);
     op_wgsl_storer(pre, sizeof pre, "sti", "oi", idt, "i32");
-    size_t used = strlen(pre);
-    if (op_is_float(xdt))
-        snprintf(pre + used, sizeof pre - used,
-                 "fn key_of(v: f32) -> u32 {\n  var b = bitcast<u32>(v);\n"
-                 "  if ((b & 0x7fffffffu) > 0x7f800000u) { return p.nan_key; }\n"
-                 "  if ((b & 0x7fffffffu) == 0u) { b = 0u; }\n"
-                 "  return select(b ^ 0x80000000u, ~b, (b >> 31u) != 0u);\n}\n");
-    else if (!strcmp(ct, "u32"))
-        snprintf(pre + used, sizeof pre - used, "fn key_of(v: u32) -> u32 { return v; }\n");
-    else if (!wide)
-        snprintf(pre + used, sizeof pre - used, "fn key_of(v: i32) -> u32 { return bitcast<u32>(v) ^ 0x80000000u; }\n");
+    /* the key functions: sections of src/kernels/lib_sort_ops.wgsl */
+    const char *key = op_is_float(xdt) ? "key float" : !strcmp(ct, "u32") ? "key u32" : "key i32";
+    if (!op_wgsl_section(pre, sizeof pre, "lib_sort_ops", wide ? "keys 64" : "keys 32") ||
+        (!wide && !op_wgsl_section(pre, sizeof pre, "lib_sort_ops", key)))
+        return op_fail(ctx, WGT_ERR_INTERNAL, "sort: kernel prelude too long");
     if (strlen(pre) + 1 >= sizeof pre) return op_fail(ctx, WGT_ERR_INTERNAL, "sort: kernel prelude too long");
     return wgt_gpu_kernel(ctx, "sort", pre, entry, NULL, 0, k);
 }
