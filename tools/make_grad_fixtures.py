@@ -183,6 +183,13 @@ def cases():
         lambda x: torch.scatter_reduce(x[0], 0, x[1], x[2], "amax", include_self=True), [0, 2], {"dim": 0})
     add("scatter_amin", lambda g: [ladder(g, 3, 4), index(g, 3, 3, 3), ladder(g, 3, 3)],
         lambda x: torch.scatter_reduce(x[0], 1, x[1], x[2], "amin", include_self=True), [0, 2], {"dim": 1})
+    add("cross_entropy_probs_target_weight",
+        lambda g: [randn(g, 4, 5, lo=-2, hi=2), randn(g, 4, 5, lo=0.1, hi=0.9), randn(g, 5, lo=0.5, hi=2)],
+        lambda x: F.cross_entropy(x[0], x[1], weight=x[2], label_smoothing=0.1), [0, 1, 2],
+        {"target": "probabilities", "label_smoothing": 0.1, "reduction": "mean"})
+    add("cross_entropy_probs_none_nd", lambda g: [randn(g, 2, 3, 2, lo=-2, hi=2), randn(g, 2, 3, 2, lo=0.1, hi=0.9)],
+        lambda x: F.cross_entropy(x[0], x[1], reduction="none"), [0, 1],
+        {"target": "probabilities", "reduction": "none"})
     return c
 
 

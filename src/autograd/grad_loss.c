@@ -70,7 +70,9 @@ wgt_status ag_grad_bce(ag_call *c)
                     ag_bin(c, WGT_BINARY_MAXIMUM, ag_un(c, WGT_UNARY_LOG, x), m100));
     }
     if (w) d = ag_mul(c, d, w), dt = dt ? ag_mul(c, dt, w) : NULL;
-    if (c->need[2]) return not_differentiable(c, "binary_cross_entropy's weight");
+    /* PyTorch's derivatives.yaml gives binary_cross_entropy formulas for self and target only:
+     * torch refuses a weight that requires grad, and so does this rule */
+    if (c->need[2]) return not_differentiable(c, "binary_cross_entropy's weight (none in PyTorch either)");
     return pointwise(c, d, dt);
 }
 
@@ -180,22 +182,42 @@ static wgt_status ce_indices(ag_call *c, int nll)
 }
 
 /* Probability targets: l = -sum_c w_c q_c log p_c with q = (1 - eps) t + eps / C;
- * dx = p sum_c(w_c q_c) - w q; MEAN divides by the number of samples. */
+ * dx = p sum_c(w_c q_c) - w q; dt = -(1 - eps) w log p; dw_c = -sum over samples of q_c log p_c
+ * (PyTorch's composite cross_entropy: all three differentiable); MEAN divides by the number of
+ * samples. */
 static wgt_status ce_probabilities(ag_call *c)
 {
     const op_grad_loss *p = c->params;
     const wgt_layout *xl = &c->in_l[0];
     int n = xl->ndim, cd = n == 1 ? 0 : 1;
     int64_t C = xl->shape[cd], samples = wgt_layout_numel(xl) / (C ? C : 1);
-    if (c->need[1] || (c->n_in > 2 && c->need[2])) return not_differentiable(c, "cross_entropy's target or weight");
+    const wgt_tensor *wc = c->n_in > 2 ? c->in[2] : NULL;
     wgt_tensor *q = ag_adds(c, ag_muls(c, ag_f32(c, c->in[1]), 1 - p->smoothing), p->smoothing / (double)C);
-    wgt_tensor *wq = c->in[2] ? ag_mul(c, q, along_classes(c, ag_f32(c, c->in[2]), n, cd)) : q, *r = NULL, *sm = NULL;
-    if (!c->st) sm = ag_keep(c, r, wgt_softmax(ag_f32(c, c->in[0]), cd, &r));
-    wgt_tensor *d = ag_sub(c, ag_mul(c, sm, ag_sum_keep(c, wq, cd)), wq);
+    wgt_tensor *wcl = wc ? along_classes(c, ag_f32(c, wc), n, cd) : NULL;
+    wgt_tensor *wq = wcl ? ag_mul(c, q, wcl) : q;
     wgt_tensor *g = (wgt_tensor *)c->g;
     if (p->reduction == WGT_REDUCTION_MEAN) g = ag_muls(c, g, 1.0 / (double)samples);
     else if (p->reduction == WGT_REDUCTION_NONE) g = ag_unsqueeze(c, g, cd);
-    ag_set(c, 0, ag_mul(c, d, g));
+    if (c->need[0]) {
+        wgt_tensor *r = NULL, *sm = NULL;
+        if (!c->st) sm = ag_keep(c, r, wgt_softmax(ag_f32(c, c->in[0]), cd, &r));
+        wgt_tensor *d = ag_sub(c, ag_mul(c, sm, ag_sum_keep(c, wq, cd)), wq);
+        ag_set(c, 0, ag_mul(c, d, g));
+    }
+    if (c->need[1] || (wc && c->need[2])) {
+        wgt_tensor *r = NULL, *lp = NULL, *mg = ag_muls(c, g, -1); /* -g' log p */
+        if (!c->st) lp = ag_keep(c, r, wgt_log_softmax(ag_f32(c, c->in[0]), cd, &r));
+        wgt_tensor *glp = ag_mul(c, lp, mg);
+        if (c->need[1]) {
+            wgt_tensor *dt = ag_muls(c, glp, 1 - p->smoothing);
+            ag_set(c, 1, ag_sum_to(c, wcl ? ag_mul(c, dt, wcl) : dt, &c->in_l[1]));
+        }
+        if (wc && c->need[2]) {
+            uint32_t dims = ((1u << n) - 1) & ~(1u << cd);
+            wgt_tensor *qg = ag_mul(c, q, glp);
+            ag_set(c, 2, dims ? ag_reduce(c, WGT_REDUCE_SUM, qg, dims, 0) : qg);
+        }
+    }
     return c->st;
 }
 
