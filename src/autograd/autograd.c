@@ -1,5 +1,6 @@
 /* The autograd engine: per-tensor state, recording (the hook of src/ops/record.h), backward, and
  * the public calls of include/wgt.h's "Autograd" section. Formulas live in grad_<family>.c. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +16,7 @@ struct ag_node {
     struct ag_meta **in_meta; /* [n_in], referenced; NULL where no gradient flows */
     wgt_layout *in_l;         /* [n_in] */
     wgt_tensor **saved;       /* [n_in + 1]: inputs, then the output; detached handles */
+    uint64_t *saved_ver;      /* [n_in + 1]: each saved tensor's storage version when saved */
     wgt_layout out_l;
     unsigned char params[OP_RECORD_MAX_PARAMS];
     wgt_tensor *grad;         /* the output's gradient, summed while backward runs */
@@ -107,6 +109,7 @@ static void node_unref(ag_node *n)
             free(n->in_meta);
             free(n->in_l);
             free(n->saved);
+            free(n->saved_ver);
             free(n);
         }
         n = nw ? work[--nw] : NULL;
@@ -138,9 +141,10 @@ static wgt_status record(op_grad_id op, const wgt_tensor *const *in, int n_in, c
         n->in_meta = calloc(n_in ? n_in : 1, sizeof *n->in_meta);
         n->in_l = calloc(n_in ? n_in : 1, sizeof *n->in_l);
         n->saved = calloc(n_in + 1, sizeof *n->saved);
+        n->saved_ver = calloc(n_in + 1, sizeof *n->saved_ver);
     }
-    if (!n || !n->in_meta || !n->in_l || !n->saved) {
-        if (n) free(n->in_meta), free(n->in_l), free(n->saved);
+    if (!n || !n->in_meta || !n->in_l || !n->saved || !n->saved_ver) {
+        if (n) free(n->in_meta), free(n->in_l), free(n->saved), free(n->saved_ver);
         free(n);
         return wgt_ctx_error(ctx, WGT_ERR_OUT_OF_MEMORY, "autograd: out of host memory for a graph node");
     }
@@ -160,9 +164,15 @@ static wgt_status record(op_grad_id op, const wgt_tensor *const *in, int n_in, c
             meta_retain(in[i]->ag);
         }
         /* detached handles: a saved handle sharing a meta would make a cycle through the node */
-        if (i < 31 && (saves >> i & 1)) st = wgt_tensor_new_view(in[i], &in[i]->l, &n->saved[i]);
+        if (i < 31 && (saves >> i & 1)) {
+            st = wgt_tensor_new_view(in[i], &in[i]->l, &n->saved[i]);
+            n->saved_ver[i] = in[i]->st->version;
+        }
     }
-    if (!st && (saves & AG_SAVE_OUT)) st = wgt_tensor_new_view(out, &out->l, &n->saved[n_in]);
+    if (!st && (saves & AG_SAVE_OUT)) {
+        st = wgt_tensor_new_view(out, &out->l, &n->saved[n_in]);
+        n->saved_ver[n_in] = out->st->version;
+    }
     struct ag_meta *m = NULL;
     if (!st) st = meta_of(out, &m);
     if (st) {
@@ -181,6 +191,7 @@ static void install_hooks(void)
     wgt_tensor_ag_retain = meta_retain;
     wgt_tensor_ag_release = meta_release;
     op_record_set_hook(record);
+    op_tracked_set_hook(wgt_tensor_requires_grad);
 }
 
 /* ---- backward -------------------------------------------------------------------------------- */
@@ -232,6 +243,19 @@ static wgt_status node_backward(wgt_context *ctx, ag_node *n)
                              "tensor that requires grad: detach its result (wgt_tensor_detach) or compute it "
                              "under wgt_grad_mode_set(0)",
                              name, n->rule ? "its output is integer-valued" : "no backward rule is registered");
+    /* a saved tensor written in place since the op ran (PyTorch's version counter check) */
+    for (int i = 0; i <= n->n_in; i++)
+        if (n->saved[i] && n->saved[i]->st->version != n->saved_ver[i]) {
+            char what[32];
+            if (i == n->n_in) snprintf(what, sizeof what, "output");
+            else snprintf(what, sizeof what, "input %d", i);
+            return wgt_ctx_error(ctx, WGT_ERR_MISUSE,
+                                 "wgt_backward: %s needs its %s as it was when the op ran, but that tensor (or "
+                                 "another view of its storage) was written in place since (wgt_tensor_assign, an "
+                                 "optimizer step): the gradient would be wrong; write into a copy instead "
+                                 "(wgt_tensor_copy), as PyTorch's 'modified by an inplace operation' error asks",
+                                 name, what);
+        }
     int need[n->n_in > 0 ? n->n_in : 1];
     wgt_tensor *gin[n->n_in > 0 ? n->n_in : 1];
     for (int i = 0; i < n->n_in; i++) need[i] = n->in_meta[i] != NULL, gin[i] = NULL;

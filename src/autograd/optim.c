@@ -323,7 +323,7 @@ wgt_status wgt_optimizer_step(wgt_optimizer *opt, const wgt_tensor *const *grads
         wgt_optim_scalars_make(&po, q->steps + 1, &sc);
         st = wgt_gpu_runs_reference(opt->ctx) ? step_cpu(opt, q, g, &sc) : step_gpu(opt, q, g, &sc);
         wgt_tensor_free(g);
-        if (!st) q->steps++;
+        if (!st) q->steps++, q->p->st->version++;
     }
     if (!st) opt->steps++;
     return st;

@@ -6,6 +6,7 @@
 
 #include "ops/api.h"
 #include "ops/ops.h"
+#include "tensor/record.h"
 
 typedef struct assign_params {
     uint32_t n, off_dst, off_src, pad;
@@ -47,7 +48,24 @@ static wgt_status assign_ref(void *arg, const wgt_cpu_tensor *in, const wgt_cpu_
     return wgt_cpu_cast(&in[0], &out[0]);
 }
 
+/* A write autograd cannot record: refused while grad mode is on and either side is tracked. The
+ * storage's version is bumped by every write (op_assign), so a tensor saved for backward and
+ * overwritten afterwards (under no-grad, or through another view) fails backward instead of
+ * giving a wrong gradient. */
 wgt_status wgt_tensor_assign(wgt_tensor *dst, const wgt_tensor *src)
+{
+    if (!dst || !src) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "assign: NULL tensor");
+    if (op_grad_mode() && (op_tracked(dst) || op_tracked(src)))
+        return op_fail(dst->st->ctx, WGT_ERR_UNSUPPORTED,
+                       "assign: the %s requires grad, and an in-place write is not recorded by autograd (its "
+                       "gradient would be lost or wrong): build the result out of place (wgt_index_put, "
+                       "wgt_scatter, wgt_tensor_cat, wgt_where), or write under wgt_grad_mode_set(0) into a "
+                       "tensor that does not require grad",
+                       op_tracked(src) ? "source" : "destination");
+    return op_assign(dst, src);
+}
+
+wgt_status op_assign(wgt_tensor *dst, const wgt_tensor *src)
 {
     if (!dst || !src) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "assign: NULL tensor");
     wgt_context *ctx = dst->st->ctx;
@@ -88,9 +106,11 @@ wgt_status wgt_tensor_assign(wgt_tensor *dst, const wgt_tensor *src)
         /* the destination's position may be a graph scalar (a history slot at the step's index) */
         if (wgt_dtype_size(dst->l.dtype) == 4) /* words are elements: off_dst = offset - base */
             wgt_gpu_param_scalar(ctx, offsetof(assign_params, off_dst), WGT_PARAM_U32, dst->l.offset, 1, -base);
-        return wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 2, gx, gy, 1);
+        if (!(st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 2, gx, gy, 1))) dst->st->version++;
+        return st;
     }
     if ((st = op_fallback_status(ctx, "assign", dst->l.dtype, gpu_ok))) return st;
     const wgt_tensor *ins[1] = {src};
-    return op_reference(ctx, assign_ref, NULL, ins, 1, &dst, 1);
+    if (!(st = op_reference(ctx, assign_ref, NULL, ins, 1, &dst, 1))) dst->st->version++;
+    return st;
 }

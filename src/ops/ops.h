@@ -70,6 +70,9 @@ wgt_status op_finish(wgt_status st, wgt_tensor *result, wgt_tensor **out);
 wgt_status op_diagonal_view(const wgt_tensor *t, int64_t offset, int d1, int d2, wgt_tensor **out);
 
 wgt_status op_same_context(const char *op, const wgt_tensor *const *ts, int n);
+/* wgt_tensor_assign without its autograd check, for an op writing its own fresh result in parts;
+ * bumps the destination storage's version as every in-place write does. */
+wgt_status op_assign(wgt_tensor *dst, const wgt_tensor *src);
 /* Normalise a possibly negative dim for ndim dims; WGT_ERR_SHAPE naming op if out of range. */
 wgt_status op_dim(wgt_context *ctx, const char *op, int *dim, int ndim);
 

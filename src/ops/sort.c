@@ -333,8 +333,8 @@ static wgt_status select_chunked(int kind, const wgt_tensor *x, int64_t k, int d
         wgt_tensor *xc = NULL, *vc = NULL, *ic = NULL, *vd = NULL, *id = NULL;
         st = wgt_tensor_narrow(x, od, r0, len, &xc);
         if (!st) st = select_impl(kind, xc, k, dim, desc, keepdim, v ? &vc : NULL, ix ? &ic : NULL);
-        if (!st && v && !(st = wgt_tensor_narrow(v, od_out, r0, len, &vd))) st = wgt_tensor_assign(vd, vc);
-        if (!st && ix && !(st = wgt_tensor_narrow(ix, od_out, r0, len, &id))) st = wgt_tensor_assign(id, ic);
+        if (!st && v && !(st = wgt_tensor_narrow(v, od_out, r0, len, &vd))) st = op_assign(vd, vc);
+        if (!st && ix && !(st = wgt_tensor_narrow(ix, od_out, r0, len, &id))) st = op_assign(id, ic);
         wgt_tensor_free(xc), wgt_tensor_free(vc), wgt_tensor_free(ic), wgt_tensor_free(vd), wgt_tensor_free(id);
     }
     return st;

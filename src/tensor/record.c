@@ -10,7 +10,11 @@ static op_record_fn record_hook;
 /* Per thread, as PyTorch's grad mode: a no-grad scope on one thread leaves others recording. */
 static _Thread_local int grad_off;
 
+static op_tracked_fn tracked_hook;
+
 void op_record_set_hook(op_record_fn hook) { record_hook = hook; }
+void op_tracked_set_hook(op_tracked_fn hook) { tracked_hook = hook; }
+int op_tracked(const wgt_tensor *t) { return t && t->ag && tracked_hook && tracked_hook(t); }
 int op_grad_mode(void) { return !grad_off; }
 void op_grad_mode_set(int on) { grad_off = !on; }
 

@@ -148,6 +148,13 @@ wgt_status op_record(wgt_status st, op_grad_id op, const wgt_tensor *const *in, 
  * silently losing the inputs' gradients (the graph would otherwise be cut there). */
 wgt_status op_record_nondiff(wgt_status st, const char *name, const wgt_tensor *const *in, int n_in, wgt_tensor **out);
 
+/* Whether t requires grad (a leaf marked so, or a result with a node), asked of autograd through
+ * a hook it installs (0 while autograd never ran): for the ops that must refuse tracked operands
+ * (wgt_tensor_assign writes in place and cannot be recorded). */
+typedef int (*op_tracked_fn)(const wgt_tensor *t);
+void op_tracked_set_hook(op_tracked_fn hook);
+int op_tracked(const wgt_tensor *t);
+
 /* Grad mode of this thread (1 unless turned off: wgt_grad_mode_set). */
 int op_grad_mode(void);
 void op_grad_mode_set(int on);

@@ -15,6 +15,9 @@ typedef struct wgt_storage {
     uint64_t bytes;    /* usable bytes (a multiple of 4) */
     wgt_buffer *buf;   /* GPU context */
     void *host;        /* CPU context */
+    uint64_t version;  /* in-place writes so far (wgt_tensor_assign, an optimizer step): autograd
+                        * checks that a tensor saved for backward was not written since (PyTorch's
+                        * version counter, shared by every view of the storage) */
 } wgt_storage;
 
 /* Autograd's state of a tensor (src/autograd; opaque here): requires_grad, .grad, the graph node

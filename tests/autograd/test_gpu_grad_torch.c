@@ -35,6 +35,15 @@ static wgt_status f_ce(wgt_tensor *const *x, wgt_tensor **o)
 {
     return wgt_cross_entropy(x[0], x[1], NULL, -100, 0.1, WGT_REDUCTION_MEAN, o);
 }
+/* probability targets (float): F.cross_entropy(x, t, weight=w, label_smoothing=0.1) and reduction none */
+static wgt_status f_ce_probs_w(wgt_tensor *const *x, wgt_tensor **o)
+{
+    return wgt_cross_entropy(x[0], x[1], x[2], -100, 0.1, WGT_REDUCTION_MEAN, o);
+}
+static wgt_status f_ce_probs_none(wgt_tensor *const *x, wgt_tensor **o)
+{
+    return wgt_cross_entropy(x[0], x[1], NULL, -100, 0, WGT_REDUCTION_NONE, o);
+}
 static wgt_status f_mse(wgt_tensor *const *x, wgt_tensor **o) { return wgt_mse_loss(x[0], x[1], WGT_REDUCTION_MEAN, o); }
 
 static wgt_status f_conv1d(wgt_tensor *const *x, wgt_tensor **o)
@@ -190,6 +199,7 @@ static const struct {
     {"pad_reflect", f_pad_reflect, 1, 0}, {"pad_replicate", f_pad_replicate, 1, 0},
     {"pad_circular", f_pad_circular, 1, 0}, {"scatter_prod_zeros", f_scatter_prod, 3, 2},
     {"scatter_amax", f_scatter_amax, 3, 2}, {"scatter_amin", f_scatter_amin, 3, 2},
+    {"cross_entropy_probs_target_weight", f_ce_probs_w, 3, 0}, {"cross_entropy_probs_none_nd", f_ce_probs_none, 2, 0},
 };
 
 /* name is one of the comma-separated names of list */
