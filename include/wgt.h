@@ -539,7 +539,9 @@ wgt_dtype wgt_binary_result_dtype(wgt_binary_op op, wgt_dtype a, wgt_dtype b);
 
 /* ---- assignment (src/ops/assign.c) ---- */
 /* dst (a view into existing storage) = src, converting dtype; shapes must match. The one op that
- * writes in place (KV caches, slice updates). */
+ * writes in place (KV caches, slice updates). Not recorded by autograd: while grad mode is on, a
+ * src or dst that requires grad is WGT_ERR_UNSUPPORTED; a write into a tensor some graph node
+ * saved makes wgt_backward through that node WGT_ERR_MISUSE (PyTorch's version counter). */
 wgt_status wgt_tensor_assign(wgt_tensor *dst, const wgt_tensor *src);
 
 /* ---- matrix products and transformer ops (src/ops/matmul.c, attention.c, rope.c) ---- */
