@@ -951,14 +951,16 @@ wgt_status wgt_swiglu(const wgt_tensor *x, wgt_tensor **out);
  * read where it was: change it in place (wgt_tensor_assign) and the replay sees it.
  *
  * Scalars: a value that changes between replays (a position, a length, a seed) is declared during
- * capture with wgt_graph_scalar(ctx, name, value, &i) and then passed to the ops as that value.
- * An op whose parameter may come from a scalar declares that parameter to the device layer
- * (today: the random ops' seed, i.e. wgt_generator_seed; wgt_qkv_rope_cache's and
- * wgt_fused_qkv_rope_cache's pos0; wgt_sdpa's causal offset on its decode kernel; the offset of a
- * wgt_tensor_assign destination of a 4-byte dtype: notes/GRAPH.md); the parameter is
- * tied to the scalar that has the same value at capture, so scalars of one graph must have
- * distinct values (WGT_ERR_INVALID_ARGUMENT otherwise). wgt_graph_set_scalar changes it for the
- * next replays. A value that no op declares (a shape, a view's offset) stays what it was.
+ * capture with wgt_graph_scalar(ctx, name, role, value, &i) and then passed to the ops as that
+ * value. An op whose parameter may come from a scalar declares that parameter, with its role, to
+ * the device layer: WGT_GRAPH_SEED the random ops' seed (wgt_generator_seed);
+ * WGT_GRAPH_POSITION wgt_qkv_rope_cache's and wgt_fused_qkv_rope_cache's pos0 and wgt_sdpa's
+ * causal offset on its decode kernel; WGT_GRAPH_OFFSET the element offset of a wgt_tensor_assign
+ * destination view of a 4-byte dtype (notes/GRAPH.md). The parameter is tied to the scalar of its
+ * role that has its value at capture, so scalars of one role must have distinct values
+ * (WGT_ERR_INVALID_ARGUMENT otherwise); a parameter of another role, or one no op declares (a
+ * shape), stays what it was, whatever its value. wgt_graph_set_scalar changes it for the next
+ * replays.
  *
  * Not capturable (stage 1): work that needs the host mid-graph: a download (wgt_tensor_to_host),
  * ops with data-dependent shapes (nonzero, unique, masked_select, multinomial's checks, ...), ops
@@ -973,9 +975,16 @@ typedef struct wgt_graph wgt_graph;
 
 /* Start recording on ctx; inputs[0 .. n_inputs-1] are the graph's inputs (may be 0 / NULL). */
 wgt_status wgt_graph_begin(wgt_context *ctx, int n_inputs, const wgt_tensor *const *inputs);
-/* During capture: a scalar named name (unique, < 32 bytes) whose value is value now; *index
- * (may be NULL) gets its number for wgt_graph_set_scalar. */
-wgt_status wgt_graph_scalar(wgt_context *ctx, const char *name, int64_t value, int *index);
+/* What a graph scalar stands for: only the op parameters of its role are tied to it. */
+typedef enum wgt_graph_role {
+    WGT_GRAPH_POSITION = 0, /* a token position: RoPE's, the KV cache rows written, attention's causal offset */
+    WGT_GRAPH_SEED,         /* the random ops' seed */
+    WGT_GRAPH_OFFSET,       /* a view's element offset: the destination of wgt_tensor_assign */
+    WGT_GRAPH_ROLE_COUNT
+} wgt_graph_role;
+/* During capture: a scalar named name (unique, < 32 bytes) of role role whose value is value
+ * now; *index (may be NULL) gets its number for wgt_graph_set_scalar. */
+wgt_status wgt_graph_scalar(wgt_context *ctx, const char *name, wgt_graph_role role, int64_t value, int *index);
 /* 1 while a capture is open on ctx. */
 int wgt_graph_capturing(const wgt_context *ctx);
 /* End the capture. On success *out is the graph; on failure the capture's first error is

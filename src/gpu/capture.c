@@ -50,11 +50,13 @@ typedef struct gfield {
 typedef struct pending_field {
     uint32_t offset;
     wgt_param_kind kind;
+    int role;
     int64_t arg, mul, add;
 } pending_field;
 
 typedef struct gscalar {
     char name[32];
+    int role; /* wgt_graph_role */
     int64_t value;
 } gscalar;
 
@@ -169,7 +171,7 @@ wgt_status wgt_gpu_capture_pin(wgt_context *ctx, wgt_buffer *buf)
     return WGT_OK;
 }
 
-wgt_status wgt_gpu_capture_scalar(wgt_context *ctx, const char *name, int64_t value, int *index)
+wgt_status wgt_gpu_capture_scalar(wgt_context *ctx, const char *name, int role, int64_t value, int *index)
 {
     wgt_capture *c = ctx->capture;
     if (!c) return wgt_ctx_error(ctx, WGT_ERR_MISUSE, "graph scalar '%s': no graph capture is open", name);
@@ -180,23 +182,24 @@ wgt_status wgt_gpu_capture_scalar(wgt_context *ctx, const char *name, int64_t va
     for (int i = 0; i < g->n_scalars; i++) {
         if (!strcmp(g->scalars[i].name, name))
             return wgt_ctx_error(ctx, WGT_ERR_INVALID_ARGUMENT, "graph scalar '%s' is declared twice", name);
-        if (g->scalars[i].value == value)
+        if (g->scalars[i].role == role && g->scalars[i].value == value)
             return wgt_ctx_error(ctx, WGT_ERR_INVALID_ARGUMENT,
-                                 "graph scalar '%s' has the value %lld that scalar '%s' already has: ops find their "
-                                 "scalar by its value, so capture with distinct values", name, (long long)value,
-                                 g->scalars[i].name);
+                                 "graph scalar '%s' has the value %lld that scalar '%s' of the same role already has: "
+                                 "ops find their scalar by role and value, so capture with distinct values", name,
+                                 (long long)value, g->scalars[i].name);
     }
     if (strlen(name) >= sizeof g->scalars[0].name)
         return wgt_ctx_error(ctx, WGT_ERR_INVALID_ARGUMENT, "graph scalar '%s': the name is longer than %d bytes",
                              name, (int)sizeof g->scalars[0].name - 1);
     snprintf(g->scalars[g->n_scalars].name, sizeof g->scalars[0].name, "%s", name);
     g->scalars[g->n_scalars].value = value;
+    g->scalars[g->n_scalars].role = role;
     *index = g->n_scalars++;
     return WGT_OK;
 }
 
-void wgt_gpu_param_scalar(wgt_context *ctx, uint32_t offset, wgt_param_kind kind, int64_t arg, int64_t mul,
-                          int64_t add)
+void wgt_gpu_param_scalar(wgt_context *ctx, uint32_t offset, wgt_param_kind kind, wgt_graph_role role, int64_t arg,
+                          int64_t mul, int64_t add)
 {
     wgt_capture *c = ctx->capture;
     if (!c) return;
@@ -204,7 +207,7 @@ void wgt_gpu_param_scalar(wgt_context *ctx, uint32_t offset, wgt_param_kind kind
         capture_fail(ctx, WGT_ERR_INTERNAL, "more than 8 scalar fields declared for one dispatch");
         return;
     }
-    c->pending[c->n_pending++] = (pending_field){offset, kind, arg, mul, add};
+    c->pending[c->n_pending++] = (pending_field){offset, kind, (int)role, arg, mul, add};
 }
 
 static void field_bytes(wgt_param_kind kind, int64_t v, uint8_t out[4])
@@ -247,7 +250,7 @@ static void bind_fields(wgt_context *ctx, const wgt_kernel *k, uint32_t slot, co
         pending_field *p = &c->pending[i];
         int s = -1;
         for (int j = 0; j < g->n_scalars; j++)
-            if (g->scalars[j].value == p->arg) s = j;
+            if (g->scalars[j].role == p->role && g->scalars[j].value == p->arg) s = j;
         if (s < 0) continue; /* not a graph scalar: a constant like any other */
         uint8_t want[4];
         field_bytes(p->kind, p->mul * p->arg + p->add, want);
@@ -654,16 +657,22 @@ wgt_status wgt_gpu_graph_replay(wgt_gpu_graph *g, const wgt_gpu_copy_cmd *pre, i
     if (st) return st;
     if (ctx->capture)
         return wgt_ctx_error(ctx, WGT_ERR_MISUSE, "wgt_graph_replay during a graph capture: end the capture first");
-    /* eager work recorded before the replay goes first */
-    if (ctx->encoder && (st = wgt_gpu_flush(ctx))) return st;
     if (g->dirty_lo <= g->dirty_hi) {
         size_t at = (size_t)g->dirty_lo * WGT_UNIFORM_SLOT, n = (size_t)(g->dirty_hi - g->dirty_lo + 1) * WGT_UNIFORM_SLOT;
         wgt_W.QueueWriteBuffer(ctx->queue, g->uniform_buf, at, g->uniforms + at, n);
         g->dirty_lo = 1, g->dirty_hi = 0;
     }
-    /* unsubmitted: into the context's encoder, which the next flush submits with what follows */
-    WGPUCommandEncoder enc = submit ? wgt_W.DeviceCreateCommandEncoder(ctx->device, NULL)
-                                    : (ctx->encoder = wgt_W.DeviceCreateCommandEncoder(ctx->device, NULL));
+    /* eager work recorded before the replay (an input written element by element) goes first, in
+     * the same command buffer: the replay encodes into the context's encoder, which the flush
+     * below (or, unsubmitted, the next one) submits with its uniform and upload arenas */
+    WGPUCommandEncoder enc;
+    if (ctx->encoder) {
+        wgt_gpu_end_pass(ctx);
+        enc = ctx->encoder;
+    } else if (submit)
+        enc = wgt_W.DeviceCreateCommandEncoder(ctx->device, NULL);
+    else
+        enc = ctx->encoder = wgt_W.DeviceCreateCommandEncoder(ctx->device, NULL);
     for (int i = 0; i < n_pre; i++)
         if (pre[i].bytes)
             wgt_W.CommandEncoderCopyBufferToBuffer(enc, pre[i].src->handle, pre[i].src_offset, pre[i].dst->handle,
@@ -699,6 +708,7 @@ wgt_status wgt_gpu_graph_replay(wgt_gpu_graph *g, const wgt_gpu_copy_cmd *pre, i
     }
     ctx->stats.dispatches += (uint64_t)g->counts[CMD_DISPATCH];
     if (!submit) return wgt_ctx_check(ctx);
+    if (enc == ctx->encoder) return wgt_gpu_flush(ctx);
     WGPUCommandBuffer cb = wgt_W.CommandEncoderFinish(enc, NULL);
     wgt_W.CommandEncoderRelease(enc);
     wgt_W.QueueSubmit(ctx->queue, 1, &cb);

@@ -101,6 +101,8 @@ static void end_pass(wgt_context *ctx)
     }
 }
 
+void wgt_gpu_end_pass(wgt_context *ctx) { end_pass(ctx); }
+
 wgt_status wgt_gpu_flush(wgt_context *ctx)
 {
     if (!ctx->encoder) return WGT_OK;

@@ -309,14 +309,16 @@ wgt_status wgt_gpu_capture_begin(wgt_context *ctx, void *owner);
 void *wgt_gpu_capture_owner(const wgt_context *ctx);
 /* Keep buf alive for the graph being captured (graph inputs, which no command may name). */
 wgt_status wgt_gpu_capture_pin(wgt_context *ctx, wgt_buffer *buf);
-/* Declare a graph scalar: a value that may change between replays. Its value must differ from
- * every other scalar's (ops are matched to scalars by value). *index gets its number. */
-wgt_status wgt_gpu_capture_scalar(wgt_context *ctx, const char *name, int64_t value, int *index);
+/* Declare a graph scalar: a value that may change between replays, of a role (wgt_graph_role).
+ * Its value must differ from every other scalar's of its role (ops are matched to the scalars of
+ * their parameter's role by value). *index gets its number. */
+wgt_status wgt_gpu_capture_scalar(wgt_context *ctx, const char *name, int role, int64_t value, int *index);
 /* How an op says that a field of its next dispatch's parameters comes from a graph scalar:
  * called just before wgt_gpu_dispatch with the byte offset of the field in the params struct,
- * its type, and the argument the field was computed from (a position, a length, a seed) as
- * field = kind(mul * arg + add). Eager (no capture): returns at once. During a capture: when a
- * declared scalar has the value arg, the field is patched from that scalar on every replay (the
+ * its type, the role of the argument the field was computed from (a position, a seed, a view's
+ * offset: wgt_graph_role) and that argument, as field = kind(mul * arg + add). Eager (no
+ * capture): returns at once. During a capture: when a declared scalar of that role has the value
+ * arg, the field is patched from that scalar on every replay (the
  * dispatch checks that the field holds kind(mul * arg + add): a wrong offset is an internal
  * error); otherwise the field stays constant. The op's grid must not depend on arg. */
 typedef enum wgt_param_kind {
@@ -325,8 +327,8 @@ typedef enum wgt_param_kind {
     WGT_PARAM_I32,    /* (int32_t)v */
     WGT_PARAM_F32,    /* (float)v */
 } wgt_param_kind;
-void wgt_gpu_param_scalar(wgt_context *ctx, uint32_t offset, wgt_param_kind kind, int64_t arg, int64_t mul,
-                          int64_t add);
+void wgt_gpu_param_scalar(wgt_context *ctx, uint32_t offset, wgt_param_kind kind, wgt_graph_role role, int64_t arg,
+                          int64_t mul, int64_t add);
 /* Notes: what an op says about its dispatch, for rewrites at the end (fusion). mark =
  * wgt_gpu_capture_mark() before the op dispatches (-1: not capturing); wgt_gpu_capture_note
  * after it keeps a copy of note (kind: the op layer's own tag) on the op's dispatch when the op
@@ -355,8 +357,11 @@ typedef struct wgt_gpu_copy_cmd {
     wgt_buffer *src, *dst;
     uint64_t src_offset, dst_offset, bytes;
 } wgt_gpu_copy_cmd;
+/* dispatch.c: end the open compute pass of the context's encoder, if any (a graph replay then
+ * encodes into that encoder). */
+void wgt_gpu_end_pass(wgt_context *ctx);
 /* Replay: the copies in pre, then every recorded command, in one command buffer and one submit.
- * Work recorded eagerly before it is submitted first (its own submit). submit 0: the commands go
+ * Work recorded eagerly before it goes ahead of them in the same command buffer. submit 0: the commands go
  * into the context's command encoder, left open, so work recorded next (a readback's copy) goes
  * in the same submit, at the next flush. */
 wgt_status wgt_gpu_graph_replay(wgt_gpu_graph *g, const wgt_gpu_copy_cmd *pre, int n_pre, int submit);

@@ -177,12 +177,11 @@ wgt_status wgt_model_generate(wgt_model *m, const int32_t *prompt, int64_t n_pro
             goto sampled;
         }
         /* capture at the second step: positions from here up to the limit replay it */
-        int capture = graph_limit && step == 1 && !dg && m->n_past + 1 <= graph_limit && n_dev < cap &&
-                      m->n_past != n_dev; /* the scalars need distinct values */
+        int capture = graph_limit && step == 1 && !dg && m->n_past + 1 <= graph_limit && n_dev < cap;
         if (capture) {
             const wgt_tensor *in[1] = {prev_tok};
-            if (wgt_graph_begin(m->ctx, 1, in) || wgt_graph_scalar(m->ctx, "pos", m->n_past, &dg_pos) ||
-                wgt_graph_scalar(m->ctx, "hist_len", n_dev, &dg_len)) { /* decode eagerly instead */
+            if (wgt_graph_begin(m->ctx, 1, in) || wgt_graph_scalar(m->ctx, "pos", WGT_GRAPH_POSITION, m->n_past, &dg_pos) ||
+                wgt_graph_scalar(m->ctx, "hist_len", WGT_GRAPH_OFFSET, n_dev, &dg_len)) { /* decode eagerly instead */
                 wgt_graph *none = NULL;
                 if (wgt_graph_capturing(m->ctx)) wgt_graph_end(m->ctx, &none);
                 wgt_graph_free(none);

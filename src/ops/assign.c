@@ -105,7 +105,7 @@ wgt_status op_assign(wgt_tensor *dst, const wgt_tensor *src)
         op_grid(ctx, ((uint64_t)n + op_workgroup_size(ctx) - 1) / op_workgroup_size(ctx), &gx, &gy);
         /* the destination's position may be a graph scalar (a history slot at the step's index) */
         if (wgt_dtype_size(dst->l.dtype) == 4) /* words are elements: off_dst = offset - base */
-            wgt_gpu_param_scalar(ctx, offsetof(assign_params, off_dst), WGT_PARAM_U32, dst->l.offset, 1, -base);
+            wgt_gpu_param_scalar(ctx, offsetof(assign_params, off_dst), WGT_PARAM_U32, WGT_GRAPH_OFFSET, dst->l.offset, 1, -base);
         if (!(st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 2, gx, gy, 1))) dst->st->version++;
         return st;
     }

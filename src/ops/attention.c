@@ -182,8 +182,8 @@ static wgt_status sdpa_gpu(wgt_context *ctx, const wgt_tensor *q, const wgt_tens
         /* main: a workgroup a row; solo: an invocation per 4 value features of a row, 16 a workgroup */
         op_grid(ctx, solo ? ((uint64_t)rows * (uint64_t)((Dv + 3) / 4) + 15) / 16 : (uint64_t)rows, &gx, &gy);
         if (p.causal) { /* a decode step's position may be a graph scalar: the keys it sees follow it */
-            wgt_gpu_param_scalar(ctx, offsetof(sdpa_gpu_params, coff), WGT_PARAM_I32, coff, 1, 0);
-            wgt_gpu_param_scalar(ctx, offsetof(sdpa_gpu_params, Lk), WGT_PARAM_U32, coff, 1, Lk - coff);
+            wgt_gpu_param_scalar(ctx, offsetof(sdpa_gpu_params, coff), WGT_PARAM_I32, WGT_GRAPH_POSITION, coff, 1, 0);
+            wgt_gpu_param_scalar(ctx, offsetof(sdpa_gpu_params, Lk), WGT_PARAM_U32, WGT_GRAPH_POSITION, coff, 1, Lk - coff);
         }
         if ((st = wgt_gpu_dispatch(ctx, kd, &p, sizeof p, b, 4, gx, gy, 1))) goto done;
         goto finish;

@@ -227,9 +227,9 @@ wgt_status wgt_qkv_rope_cache(const wgt_tensor *x, int64_t Hq, int64_t Hkv, int6
     op_grid(ctx, ((uint64_t)L * C + 127) / 128, &gx, &gy);
     /* the position may be a graph scalar (a captured decode step): the rotation's and the cache
      * rows' fields follow it */
-    wgt_gpu_param_scalar(ctx, offsetof(qkv_params, pos0), WGT_PARAM_U32, pos0, 1, 0);
-    wgt_gpu_param_scalar(ctx, offsetof(qkv_params, off_k), WGT_PARAM_U32, pos0, hd, k_cache->l.offset - base[3]);
-    wgt_gpu_param_scalar(ctx, offsetof(qkv_params, off_v), WGT_PARAM_U32, pos0, hd, v_cache->l.offset - base[4]);
+    wgt_gpu_param_scalar(ctx, offsetof(qkv_params, pos0), WGT_PARAM_U32, WGT_GRAPH_POSITION, pos0, 1, 0);
+    wgt_gpu_param_scalar(ctx, offsetof(qkv_params, off_k), WGT_PARAM_U32, WGT_GRAPH_POSITION, pos0, hd, k_cache->l.offset - base[3]);
+    wgt_gpu_param_scalar(ctx, offsetof(qkv_params, off_v), WGT_PARAM_U32, WGT_GRAPH_POSITION, pos0, hd, v_cache->l.offset - base[4]);
     st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 5, gx, gy, 1);
 done:
     wgt_tensor_free(freq);
@@ -442,9 +442,9 @@ wgt_status wgt_fused_qkv_rope_cache(const wgt_tensor *x, const wgt_tensor *gamma
     uint32_t gx, gy;
     op_grid(ctx, ((uint64_t)(C / 2) + pairs - 1) / pairs, &gx, &gy);
     /* the position may be a graph scalar, as in wgt_qkv_rope_cache */
-    wgt_gpu_param_scalar(ctx, offsetof(gemv_qkv_params, pos), WGT_PARAM_U32, pos0, 1, 0);
-    wgt_gpu_param_scalar(ctx, offsetof(gemv_qkv_params, off_k), WGT_PARAM_U32, pos0, hd, k_cache->l.offset - base[6]);
-    wgt_gpu_param_scalar(ctx, offsetof(gemv_qkv_params, off_v), WGT_PARAM_U32, pos0, hd, v_cache->l.offset - base[7]);
+    wgt_gpu_param_scalar(ctx, offsetof(gemv_qkv_params, pos), WGT_PARAM_U32, WGT_GRAPH_POSITION, pos0, 1, 0);
+    wgt_gpu_param_scalar(ctx, offsetof(gemv_qkv_params, off_k), WGT_PARAM_U32, WGT_GRAPH_POSITION, pos0, hd, k_cache->l.offset - base[6]);
+    wgt_gpu_param_scalar(ctx, offsetof(gemv_qkv_params, off_v), WGT_PARAM_U32, WGT_GRAPH_POSITION, pos0, hd, v_cache->l.offset - base[7]);
     st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 8, gx, gy, 1);
 done:
     wgt_tensor_free(freq);

@@ -76,12 +76,12 @@ static wgt_status rnd_kernel(wgt_context *ctx, int kind, wgt_dtype xdt, wgt_dtyp
     return wgt_gpu_kernel(ctx, "random", pre, "main", NULL, 0, k);
 }
 
-/* The seed's two words may come from a graph scalar (wgt_graph_scalar with the seed's value):
+/* The seed's two words may come from a graph scalar (a WGT_GRAPH_SEED scalar with the seed's value):
  * declared before each dispatch that reads them. */
 static void seed_fields(wgt_context *ctx, uint64_t seed)
 {
-    wgt_gpu_param_scalar(ctx, offsetof(rnd_params, k0), WGT_PARAM_U32, (int64_t)seed, 1, 0);
-    wgt_gpu_param_scalar(ctx, offsetof(rnd_params, k1), WGT_PARAM_U32_HI, (int64_t)seed, 1, 0);
+    wgt_gpu_param_scalar(ctx, offsetof(rnd_params, k0), WGT_PARAM_U32, WGT_GRAPH_SEED, (int64_t)seed, 1, 0);
+    wgt_gpu_param_scalar(ctx, offsetof(rnd_params, k1), WGT_PARAM_U32_HI, WGT_GRAPH_SEED, (int64_t)seed, 1, 0);
 }
 
 /* Elementwise kinds over y (contiguous, numel n): element e of the call uses block `block` + e / 4.
