@@ -106,8 +106,8 @@ wgt_status wgt_graph_begin(wgt_context *ctx, int n_inputs, const wgt_tensor *con
         in->lo4 = lo & ~3ull, in->hi4 = (hi + 3) & ~3ull;
         /* bytes of the range it reaches that are not its own but another element's of the storage:
          * gaps between its elements (its distinct elements fill less than [lo, hi)). Not yet for
-         * 1- and 2-byte elements, whose gaps and partial first and last words (bytes of the
-         * storage's other elements up to `used`; past it, padding) are still copied whole:
+         * 1- and 2-byte elements, whose gaps and partial first and last words (other elements'
+         * bytes in the same word) are still copied whole:
          * wgt_tensor_assign writes those dtypes through the host, which a replay must not need
          * (and WGT_STRICT forbids; the strided harness cases of where and masked_fill have such a
          * bool input). A masked copy kernel is the fix (notes/GRAPH.md). */
