@@ -1650,6 +1650,10 @@ typedef struct wgt_model_options {
     int no_kv_cache;         /* no KV cache of the model's own (max_ctx still sets the context): for
                                 a model served through wgt_batch, whose slots hold their own;
                                 wgt_model_forward and wgt_model_generate are then refused */
+    int kv_caches;           /* KV caches of max_ctx tokens allocated beside the model (wgt_batch's
+                                slots: wgt serve passes --parallel), counted by the memory check
+                                made before loading, with the model's own unless no_kv_cache;
+                                0: the model's alone */
 } wgt_model_options;
 wgt_status wgt_model_open_ex(wgt_context *ctx, const char *path, const wgt_model_options *opt, wgt_model **out);
 /* The checks wgt_model_open makes of a configuration's hyper-parameters, for tools that read one

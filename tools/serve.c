@@ -2,8 +2,9 @@
  * continuous batching. Connection threads (one per connection) parse and check requests, render
  * chat templates and tokenize, then queue the request; one scheduler thread owns the model and
  * the wgt_batch: each iteration it admits queued requests into free slots (the slot whose cached
- * ids share the longest prefix with the prompt), feeds one chunk of one prompt, then one decode
- * step over every sequence that is generating, and hands the new text to the connections, which
+ * ids share the longest prefix with the prompt), feeds prompt chunks of as many requests as fit
+ * --chunk ids (one batched step: 64 requests that arrive together are not 64 iterations from
+ * their first token), then one decode step over every sequence that is generating, and hands the new text to the connections, which
  * stream it (server-sent events) or answer when the request ends. A connection that goes away
  * cancels its request; the slot is freed at the next iteration. */
 #include <arpa/inet.h>
@@ -251,7 +252,7 @@ static void admit_locked(void)
     }
 }
 
-/* One iteration's work outside the lock: a prompt chunk, then a decode step. */
+/* One iteration's work outside the lock: prompt chunks, then a decode step. */
 static void run_step(wgt_batch_item *items, req **owners, int n, int prefill)
 {
     double t0 = now_s();
@@ -272,14 +273,14 @@ static void run_step(wgt_batch_item *items, req **owners, int n, int prefill)
             if (prefill) {
                 r->fed += items[i].n;
                 S.m_prompt_tokens += items[i].n;
-                S.m_prefill_seconds += dt;
             }
             if (items[i].sp && !r->done) {
                 if (r->n_gen == 0) r->t_first = now_s();
                 take_token_locked(r, items[i].token);
             }
         }
-        if (!prefill) {
+        if (prefill) S.m_prefill_seconds += dt;
+        else {
             S.m_decode_tokens += n;
             S.m_decode_seconds += dt;
             S.last_decode_rate = dt > 0 ? n / dt : 0;
@@ -311,24 +312,25 @@ static void *scheduler(void *arg)
             pthread_cond_wait(&S.work_cv, &S.mu);
             continue;
         }
-        /* one chunk of one prompt */
-        int pf = -1;
-        for (int k = 0; k < S.n_slots && pf < 0; k++) {
-            int i = (rr + k) % S.n_slots;
+        /* prompt chunks of the prefilling requests in turn, S.chunk ids in all, in one step */
+        int np = 0;
+        int64_t budget = S.chunk;
+        for (int k = 0, start = rr; k < S.n_slots && budget > 0; k++) {
+            int i = (start + k) % S.n_slots;
             req *r = S.slot_req[i];
-            if (r && !r->done && r->fed < r->n_prompt) pf = i;
-        }
-        if (pf >= 0) {
-            rr = pf + 1;
-            req *r = S.slot_req[pf];
+            if (!r || r->done || r->fed >= r->n_prompt) continue;
             int64_t n = r->n_prompt - r->fed;
-            if (n > S.chunk) n = S.chunk;
+            if (n > budget) n = budget;
+            budget -= n;
+            rr = i + 1;
             int last_chunk = r->fed + n == r->n_prompt;
-            items[0] = (wgt_batch_item){pf, r->prompt + r->fed, n, last_chunk ? &r->sp : NULL, 0,
-                                        last_chunk ? r->logits : NULL, 0};
-            owners[0] = r;
+            items[np] = (wgt_batch_item){i, r->prompt + r->fed, n, last_chunk ? &r->sp : NULL, 0,
+                                         last_chunk ? r->logits : NULL, 0};
+            owners[np++] = r;
+        }
+        if (np) {
             pthread_mutex_unlock(&S.mu);
-            run_step(items, owners, 1, 1);
+            run_step(items, owners, np, 1);
             pthread_mutex_lock(&S.mu);
         }
         /* one decode step over every sequence that is generating */
@@ -434,7 +436,8 @@ static void usage(FILE *f)
             "  --cors ORIGIN         answer browsers from ORIGIN (e.g. http://localhost:3000, or *)\n"
             "  --template T          chat template: chatml, llama3, llama2, mistral, or @FILE (default: the\n"
             "                        model's own; chatml when it has none)\n"
-            "  --chunk N             prompt tokens fed per step between decode steps, 1 to 65536 (default 256)\n"
+            "  --chunk N             prompt tokens fed per step between decode steps (the waiting prompts in turn),\n"
+            "                        1 to 65536 (default 256)\n"
             "  --no-cache-reuse      never reuse a slot's cached prompt prefix\n"
             "  --type T              with a config.json alone (random weights, for benchmarks): their type,\n"
             "                        f16 (default), f32, bf16, q8_0, q4_0, q4_k or q6_k; a tokenizer in the\n"
@@ -566,6 +569,7 @@ int cmd_serve(int argc, char **argv)
     wgt_model_options mo = {0};
     mo.max_ctx = ctx_len;
     mo.no_kv_cache = 1; /* the batch's slots hold the caches */
+    mo.kv_caches = S.n_slots; /* counted by the memory check before loading */
     mo.random_type = random_type;
     if (wgt_model_open_ex(ctx, model, &mo, &S.model)) {
         fprintf(stderr, "wgt serve: %s\n", wgt_errmsg());

@@ -1150,6 +1150,10 @@ wgt_status wgt_model_open_ex(wgt_context *ctx, const char *path, const wgt_model
             return wgt_error(WGT_ERR_UNSUPPORTED, "random weights of type %s: use f32, f16, bf16, q8_0, q4_0, q4_k or q6_k",
                              o.random_type);
     }
+    if (o.kv_caches < 0 || o.kv_caches > 1 << 20)
+        return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_model_open_ex: kv_caches %d is not 0 to 2^20", o.kv_caches);
+    /* the KV caches the memory check counts: the model's own, and those allocated beside it */
+    int64_t n_caches = (o.no_kv_cache ? 0 : 1) + o.kv_caches;
     wgt_model *m = calloc(1, sizeof *m);
     if (!m) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory");
     m->ctx = ctx;
@@ -1183,7 +1187,8 @@ wgt_status wgt_model_open_ex(wgt_context *ctx, const char *path, const wgt_model
         if (!st && m->cfg.n_experts)
             st = wgt_error(WGT_ERR_UNSUPPORTED, "%s: random weights for a mixture of experts are not made yet: convert "
                            "or download a checkpoint", path);
-        if (!st) st = mdl_check_memory(&m->cfg, mdl_random_weight_bytes(&m->cfg, rtype), cache_len(&m->cfg, max_ctx), path);
+        if (!st) st = mdl_check_memory(&m->cfg, mdl_random_weight_bytes(&m->cfg, rtype), cache_len(&m->cfg, max_ctx),
+                                          n_caches, path);
         if (st) goto fail;
         m->layers = calloc((size_t)m->cfg.n_layers, sizeof *m->layers);
         if (!m->layers || (st = load_random(m, rtype))) {
@@ -1205,7 +1210,7 @@ wgt_status wgt_model_open_ex(wgt_context *ctx, const char *path, const wgt_model
     }
     double weight_bytes;
     if ((st = mdl_validate_config(&m->cfg, path)) || (st = check_fits(ctx, &src, m->dequantize, m->f32_weights, &weight_bytes)) ||
-        (st = mdl_check_memory(&m->cfg, weight_bytes, cache_len(&m->cfg, max_ctx), path)))
+        (st = mdl_check_memory(&m->cfg, weight_bytes, cache_len(&m->cfg, max_ctx), n_caches, path)))
         goto fail;
     m->layers = calloc((size_t)m->cfg.n_layers, sizeof *m->layers);
     if (!m->layers) {

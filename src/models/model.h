@@ -162,12 +162,14 @@ wgt_status mdl_memory_budget(double *out, int *from_env);
 typedef struct mdl_memory {
     double weights, kv_cache, activations, total;
 } mdl_memory;
-void mdl_estimate_memory(const wgt_model_config *c, double weight_bytes, int64_t ctx, mdl_memory *out);
+/* n_caches: KV caches of ctx tokens (the model's own and wgt_batch's slots). */
+void mdl_estimate_memory(const wgt_model_config *c, double weight_bytes, int64_t ctx, int64_t n_caches, mdl_memory *out);
 /* Bytes of the random weights load_random makes of type for the configuration. */
 double mdl_random_weight_bytes(const wgt_model_config *c, wgt_ftype type);
 /* WGT_ERR_LIMIT with the figures when the estimate exceeds the budget (WGT_MEMORY_LIMIT, else
  * the host's physical memory). */
-wgt_status mdl_check_memory(const wgt_model_config *c, double weight_bytes, int64_t ctx, const char *where);
+wgt_status mdl_check_memory(const wgt_model_config *c, double weight_bytes, int64_t ctx, int64_t n_caches,
+                            const char *where);
 
 /* A decode step whose one input id is on the device (the id the previous step sampled), when
  * mdl_can_forward_dev: the host records it while the device still runs the previous step. */

@@ -133,12 +133,12 @@ static double type_bytes(wgt_ftype t)
     return (double)b / 256;
 }
 
-void mdl_estimate_memory(const wgt_model_config *c, double weight_bytes, int64_t ctx, mdl_memory *out)
+void mdl_estimate_memory(const wgt_model_config *c, double weight_bytes, int64_t ctx, int64_t n_caches, mdl_memory *out)
 {
     double D = (double)c->dim, F = (double)c->ffn, qd = (double)(c->n_heads * c->head_dim),
            kd = (double)(c->n_kv_heads * c->head_dim), T = (double)ctx, V = (double)c->vocab;
     out->weights = weight_bytes;
-    out->kv_cache = 2.0 * (double)c->n_layers * kd * T * 4; /* f32 keys and values of every layer */
+    out->kv_cache = (double)n_caches * 2.0 * (double)c->n_layers * kd * T * 4; /* f32 keys and values of every layer */
     /* one prefill of the whole context: the residual, norms, q/k/v, attention output, the FFN's
      * hidden (gate and up), in f32; plus the logits */
     out->activations = T * (4 * D + qd + 2 * kd + qd + 3 * F) * 4 + V * 4;
@@ -183,21 +183,23 @@ wgt_status mdl_memory_budget(double *out, int *from_env)
     return WGT_OK;
 }
 
-wgt_status mdl_check_memory(const wgt_model_config *c, double weight_bytes, int64_t ctx, const char *where)
+wgt_status mdl_check_memory(const wgt_model_config *c, double weight_bytes, int64_t ctx, int64_t n_caches,
+                            const char *where)
 {
     mdl_memory mem;
-    mdl_estimate_memory(c, weight_bytes, ctx, &mem);
+    mdl_estimate_memory(c, weight_bytes, ctx, n_caches, &mem);
     double budget = 0;
     int from_env = 0;
     TRY(mdl_memory_budget(&budget, &from_env));
     if (mem.total > budget)
         return wgt_error(WGT_ERR_LIMIT,
                          "%s: the model needs about %.2f GB (weights %.2f GB for %lld layers, KV cache %.2f GB for "
-                         "%lld tokens, activations %.2f GB), more than the %.2f GB %s: check the configuration, "
-                         "use a shorter context (-c) or a quantized type, or raise WGT_MEMORY_LIMIT",
+                         "%lld cache%s of %lld tokens, activations %.2f GB), more than the %.2f GB %s: check the "
+                         "configuration, use a shorter context (-c)%s or a quantized type, or raise WGT_MEMORY_LIMIT",
                          where, mem.total / 1e9, mem.weights / 1e9, (long long)c->n_layers, mem.kv_cache / 1e9,
-                         (long long)ctx, mem.activations / 1e9, budget / 1e9,
-                         from_env ? "WGT_MEMORY_LIMIT allows" : "of this machine's memory");
+                         (long long)n_caches, n_caches == 1 ? "" : "s", (long long)ctx, mem.activations / 1e9,
+                         budget / 1e9, from_env ? "WGT_MEMORY_LIMIT allows" : "of this machine's memory",
+                         n_caches > 1 ? ", fewer parallel sequences (--parallel)" : "");
     return WGT_OK;
 }
 

@@ -10,7 +10,8 @@
 # The official `openai` npm client (tests/models/openai: pinned by its package-lock.json, installed
 # by make deps or here with npm ci) makes the same greedy checks, runs 8 concurrent streams against
 # the same requests one at a time, and sees the server's errors as its own error classes.
-# Then a second server with --timeout and --cors, stopped with requests in flight.
+# Then a second server with --timeout and --cors, stopped with requests in flight; --parallel past
+# WGT_MEMORY_LIMIT is refused naming the slots' caches.
 set -u
 wgt=${WGT_BIN:?} root=${WGT_ROOT:?}
 model=$root/models/bible-llama
@@ -98,5 +99,12 @@ for bad in "--port 70000" "--parallel 0" "--host not-an-address" "--timeout -1" 
     # shellcheck disable=SC2086
     if "$wgt" serve -m "$model" $bad 2>/dev/null; then echo "FAIL: wgt serve $bad was accepted"; fail=1; fi
 done
+# the memory check before loading counts the slots' caches, not a model cache serve does not make:
+# 200 caches of 512 tokens (0.84 GB) do not fit 500 MB, refused with the numbers
+if WGT_MEMORY_LIMIT=500M "$wgt" serve -m "$model" --port 0 --parallel 200 2>"$tmp/mem.err"; then
+    echo "FAIL: 200 slots past WGT_MEMORY_LIMIT were accepted"; fail=1
+fi
+grep -q "KV cache [0-9.]* GB for 200 caches of 512 tokens.*WGT_MEMORY_LIMIT allows.*--parallel" "$tmp/mem.err" ||
+    { echo "FAIL: the memory refusal: $(cat "$tmp/mem.err")"; fail=1; }
 [ $fail = 0 ] && echo "serve: ok"
 exit $fail
