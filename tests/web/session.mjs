@@ -4,11 +4,13 @@
 //  3. a text prompt generated with the page's Generate button, greedy: every change of the output
 //     is recorded with its time, so the caller sees whether text appeared before the end;
 //  4. chat mode: each --chat message sent in turn (one conversation, the KV cache kept);
-//  5. the file picker: --model chosen from disk, then the text prompt generated again.
+//  5. the file picker: --model chosen from disk, then the text prompt generated again;
+//  6. drag and drop: a File of --model's bytes (fetched in the page, named dropped.gguf) dropped on
+//     the page (dragover, then drop, with a DataTransfer), then the text prompt generated again.
 // Prints a JSON object: {load: {title, ids, error, requests, statuses}, reload: {...},
 // stream: {changes: [{t, text}], final, t_end, error}, chat: {replies, error},
-// file: {statuses, error, final}, console,
-// seconds: {launched, load, reload, stream, chat, file, closed} (since the start, at the end of each)}.
+// file: {statuses, error, final}, drop: {over, statuses, error, final}, console,
+// seconds: {launched, load, reload, stream, chat, file, drop, closed} (since the start, at the end of each)}.
 //   node session.mjs --root build/web --model models/bible-llama.gguf --text 'And God said'
 //                    --chat 'Who made the light?' --chat 'And the waters?' [--n 8] [--timeout 300]
 import { serve, launch, waitDone } from './browser.mjs';
@@ -115,6 +117,29 @@ try {
       result.file.final = await page.textContent('#output');
     }
     lap('file');
+    // drag and drop: the model's bytes as a File in a DataTransfer, dragged over the page (the drop
+    // zone shows it) and dropped; a name of its own, so the statuses tell this load from the last
+    await page.evaluate(() => { window.__statuses = []; document.getElementById('error').textContent = ''; });
+    const dt = await page.evaluateHandle(async (url) => {
+      const bytes = await (await fetch(url, { cache: 'no-store' })).arrayBuffer();
+      const d = new DataTransfer();
+      d.items.add(new File([bytes], 'dropped.gguf', { type: 'application/octet-stream' }));
+      return d;
+    }, opt.model);
+    await page.dispatchEvent('body', 'dragover', { dataTransfer: dt });
+    result.drop = { over: await page.evaluate(() => document.getElementById('drop').classList.contains('over')) };
+    await page.dispatchEvent('body', 'drop', { dataTransfer: dt });
+    await page.waitForFunction(() => window.__statuses.some((t) => t.includes('dropped.gguf loaded')) ||
+      document.getElementById('error').textContent !== '', null, { timeout, polling: 100 });
+    result.drop.statuses = await page.evaluate(() => window.__statuses);
+    result.drop.error = await page.textContent('#error');
+    if (!result.drop.error) {
+      await page.evaluate(() => { document.getElementById('output').textContent = ''; });
+      const end = await generate(page, opt.text);
+      result.drop.error = end.error;
+      result.drop.final = await page.textContent('#output');
+    }
+    lap('drop');
   }
 } catch (e) {
   result.error = e.message;

@@ -19,6 +19,11 @@ text_prompt="In the beginning God created"
 url="index.html?model=$model&n=$n&temp=0"
 for ids in $id_prompts; do url="$url&prompt_ids=$ids"; done
 url="$url&prompt=$(node -e 'process.stdout.write(encodeURIComponent(process.argv[1]))' "$text_prompt")"
+# Sampled: the second id prompt with every sampling setting of `wgt generate` (want.4), settings
+# whose ids differ from the greedy ones (checked below, so the page cannot pass by ignoring them)
+sample_ids=1,450,600,333
+sample_url="temp=0.9&top_k=40&top_p=0.95&min_p=0.05&repeat_penalty=1.3&seed=42"
+sample_cli="--temp 0.9 --top-k 40 --top-p 0.95 --min-p 0.05 --repeat-penalty 1.3 -s 42"
 # The native CLI's ids (want.0 .. want.3: the id prompts, then the text), made one run after another
 # in the background while the browser runs
 native_ids() {
@@ -30,20 +35,25 @@ native_ids() {
   done
   "$bin" generate -m "$model" -p "$text_prompt" -n $n --temp 0 --print-ids > "$tmp/want.$k" 2>/dev/null ||
     echo "the native CLI failed on -p" > "$tmp/want.$k"
+  # shellcheck disable=SC2086
+  "$bin" generate -m "$model" --prompt-ids "$sample_ids" -n $n $sample_cli --print-ids > "$tmp/want.4" 2>/dev/null ||
+    echo "the native CLI failed on $sample_cli" > "$tmp/want.4"
 }
 native_ids &
 natives=$!
 # A truncated GGUF and a file that is not a model, served by the driver under their own names
 head -c 300000 "$model" > "$tmp/corrupt.gguf"
 printf 'this is a text file, not a model\n' > "$tmp/notes.gguf"
-# One browser launch, five pages (each in a fresh context): the model, the truncated GGUF, the
-# non-model, a browser without WebGPU, an adapter too small for the model (run.mjs simulates both)
+# One browser launch, six pages (each in a fresh context): the model, the truncated GGUF, the
+# non-model, a browser without WebGPU, an adapter too small for the model (run.mjs simulates both),
+# the model sampled
 mapfile -t rs < <(page --timeout 840 --page "$url" --bytes "corrupt.gguf=$tmp/corrupt.gguf" --bytes "notes.gguf=$tmp/notes.gguf" \
   --page "index.html?model=corrupt.gguf&prompt_ids=1&n=2" --page "index.html?model=notes.gguf&prompt_ids=1&n=2" \
-  --page "nogpu:index.html?model=$model&prompt_ids=1&n=2" --page "smallgpu:index.html?model=$model&prompt_ids=1&n=2")
+  --page "nogpu:index.html?model=$model&prompt_ids=1&n=2" --page "smallgpu:index.html?model=$model&prompt_ids=1&n=2" \
+  --page "index.html?model=$model&prompt_ids=$sample_ids&n=$n&$sample_url")
 wait $natives
 want=()
-for f in 0 1 2 3; do want+=("$(cat "$tmp/want.$f" 2>/dev/null)"); done
+for f in 0 1 2 3 4; do want+=("$(cat "$tmp/want.$f" 2>/dev/null)"); done
 
 r=${rs[0]:-'{}'}
 [ "$(field title <<<"$r")" = done ] || echo "  page: $(field title <<<"$r"): $(field error <<<"$r") $(field timeout <<<"$r")"
@@ -79,6 +89,14 @@ check "an adapter too small for the model: the page says error" "$(field title <
 err=$(field error <<<"$r")
 case "$err" in *"more than this adapter's largest buffer"*) echo "ok   its message: ${err:0:160}" ;;
   *) echo "FAIL the too-large message: '$err'"; failures=$((failures + 1)) ;; esac
+
+r=${rs[5]:-'{}'}
+[ "$(field title <<<"$r")" = done ] || echo "  sampled page: $(field title <<<"$r"): $(field error <<<"$r") $(field timeout <<<"$r")"
+echo "     sampled page: $(field speed <<<"$r")"
+check "sampled ids after $sample_ids ($sample_url) equal wgt generate $sample_cli" "$(norm "$(field ids <<<"$r")")" "$(norm "${want[4]}")"
+if [ "$(norm "${want[4]}")" = "$(norm "${want[1]}")" ]; then
+  echo "FAIL the sampling settings give the greedy ids: pick settings that sample"; failures=$((failures + 1))
+fi
 
 [ $failures = 0 ] || fail "$failures check(s) failed"
 echo "all browser checks passed"

@@ -7,7 +7,8 @@
 #    text equals `wgt generate -p` (greedy);
 #  - chat mode: two turns of one conversation (the KV cache kept) equal `wgt chat`'s replies
 #    (the default model has no chat template: both use chatml);
-#  - the file picker: the model chosen from disk loads, and the text prompt gives the same text.
+#  - the file picker: the model chosen from disk loads, and the text prompt gives the same text;
+#  - drag and drop: a File of the model's bytes dropped on the page loads, and gives the same text.
 . "$(dirname "$0")/web_common.sh"
 model=models/bible-llama.gguf
 n=8
@@ -60,6 +61,12 @@ check "chat: two turns equal wgt chat's replies" "$(norm "$got_chat")" "$(norm "
 case "$(sub file statuses <<<"$r")" in *"reading bible-llama.gguf"*"bible-llama.gguf loaded"*) echo "ok   file picker: the page read the chosen file and loaded it" ;;
   *) echo "FAIL file picker: the page's statuses: $(sub file statuses <<<"$r")"; failures=$((failures + 1)) ;; esac
 check "file picker: the text equals wgt generate -p's" "$(norm "$(sub file final <<<"$r")")" "$(norm "$want_text")"
+
+[ -z "$(sub drop error <<<"$r")" ] || echo "  drop: $(sub drop error <<<"$r")"
+check "drag and drop: dragging over the page marks the drop zone" "$(sub drop over <<<"$r")" true
+case "$(sub drop statuses <<<"$r")" in *"reading dropped.gguf"*"dropped.gguf loaded"*) echo "ok   drag and drop: the page read the dropped file and loaded it" ;;
+  *) echo "FAIL drag and drop: the page's statuses: $(sub drop statuses <<<"$r")"; failures=$((failures + 1)) ;; esac
+check "drag and drop: the text equals wgt generate -p's" "$(norm "$(sub drop final <<<"$r")")" "$(norm "$want_text")"
 
 [ $failures = 0 ] || { sub console <<<"$r" | head -c 2000; echo; fail "$failures check(s) failed"; }
 echo "the page's session checks passed"
