@@ -123,9 +123,14 @@ static wgt_tensor *along_classes(ag_call *c, const wgt_tensor *w, int n, int cd)
     return ag_reshape(c, w, n, s);
 }
 
-/* Class-index targets: valid mask m, safe targets (0 where ignored), one-hot over the class dim,
- * w_t (the class weight of each target, 1 without weights) and the per-sample factor a = m g'
- * (g' by the reduction), all in the target's shape. */
+/* Class-index targets without a one-hot: valid mask m, safe targets ts (0 where ignored), w_t (the
+ * class weight of each target, 1 without weights) and the per-sample factor a = m g' (g' by the
+ * reduction). The vocabulary-sized work is softmax(x) times a per-sample factor (cross-entropy)
+ * or zeros (nll), then one scatter_add of -a (1 - eps) w_t (nll: -a w_t) at each sample's target:
+ * cross-entropy's dx = a (p [(1-eps) w_t + eps/C W] - (1-eps) w_t onehot - eps/C w_c), W the sum of
+ * the weights (C without); without weights the first factor is a and the uniform part a eps/C, one
+ * per-sample value subtracted in the same pass. The scatter adds one value per row, so its
+ * result does not depend on the order of atomics. */
 static wgt_status ce_indices(ag_call *c, int nll)
 {
     const op_grad_loss *p = c->params;
@@ -145,9 +150,6 @@ static wgt_status ce_indices(ag_call *c, int nll)
     r = NULL;
     if (!c->st) zero_i = ag_keep(c, r, wgt_tensor_zeros(c->ctx, WGT_I32, 0, NULL, &r));
     wgt_tensor *ts = ag_where(c, valid, t, zero_i);
-    wgt_tensor *oh = NULL;
-    r = NULL;
-    if (!c->st && ts) oh = ag_keep(c, r, wgt_one_hot(ts, C, cd, 0, 1, WGT_F32, &r));
     wgt_tensor *wt = NULL;
     if (wc) { /* weight[t] via an embedding of the [C, 1] weight */
         int64_t s2[2] = {C, 1};
@@ -160,24 +162,30 @@ static wgt_status ce_indices(ag_call *c, int nll)
     if (p->reduction == WGT_REDUCTION_MEAN) g = ag_div(c, g, ag_reduce(c, WGT_REDUCE_SUM, mw, 0, 0));
     wgt_tensor *a = ag_unsqueeze(c, ag_mul(c, m, g), cd); /* per sample, broadcast over classes */
     wgt_tensor *wt_u = wt ? ag_unsqueeze(c, wt, cd) : NULL;
-    wgt_tensor *d;
-    if (nll) { /* -w_t onehot */
-        d = ag_muls(c, wt_u ? ag_mul(c, oh, wt_u) : oh, -1);
-    } else { /* p [(1-eps) w_t + eps/C W] - (1-eps) w_t onehot - eps/C w_c */
-        double eps = p->smoothing;
+    double eps = nll ? 0.0 : p->smoothing;
+    wgt_tensor *base; /* everything but the target's term */
+    if (nll) {
+        base = ag_zeros(c, n, xl->shape);
+    } else {
         r = NULL;
         wgt_tensor *sm = NULL;
         if (!c->st) sm = ag_keep(c, r, wgt_softmax(ag_f32(c, c->in[0]), cd, &r));
-        wgt_tensor *coef = wt_u ? ag_muls(c, wt_u, 1 - eps) : ag_scalar(c, 1 - eps);
-        wgt_tensor *wcl = wc ? along_classes(c, ag_f32(c, wc), n, cd) : NULL;
-        double W = 0;
-        if (eps > 0 && !wc) W = (double)C;
-        wgt_tensor *Wt = wc ? ag_reduce(c, WGT_REDUCE_SUM, ag_f32(c, wc), 0, 0) : ag_scalar(c, W);
-        wgt_tensor *pcoef = ag_add(c, coef, ag_muls(c, Wt, eps / (double)C));
-        d = ag_sub(c, ag_mul(c, sm, pcoef), ag_mul(c, oh, coef));
-        if (eps > 0) d = ag_sub(c, d, wcl ? ag_muls(c, wcl, eps / (double)C) : ag_scalar(c, eps / (double)C));
+        if (!wc) { /* a (p - eps/C) */
+            base = eps > 0 ? ag_mul(c, ag_adds(c, sm, -eps / (double)C), a) : ag_mul(c, sm, a);
+        } else { /* a p [(1-eps) w_t + eps/C W] - a eps/C w_c */
+            wgt_tensor *pcoef = ag_muls(c, wt_u, 1 - eps);
+            if (eps > 0)
+                pcoef = ag_add(c, pcoef, ag_muls(c, ag_reduce(c, WGT_REDUCE_SUM, ag_f32(c, wc), 0, 0), eps / (double)C));
+            base = ag_mul(c, sm, ag_mul(c, a, pcoef));
+            if (eps > 0)
+                base = ag_sub(c, base, ag_mul(c, ag_muls(c, a, eps / (double)C), along_classes(c, ag_f32(c, wc), n, cd)));
+        }
     }
-    ag_set(c, 0, ag_mul(c, d, a));
+    /* -a (1 - eps) w_t at each target */
+    wgt_tensor *tv = ag_muls(c, wt_u ? ag_mul(c, a, wt_u) : a, -(1 - eps));
+    wgt_tensor *ti = ag_unsqueeze(c, ts, cd); /* [N, 1, ...] (a [C] input's 0-d target: [1]) */
+    r = NULL;
+    if (!c->st && base && ti && tv) ag_set(c, 0, ag_keep(c, r, wgt_scatter_add(base, cd, ti, tv, &r)));
     return c->st;
 }
 
