@@ -129,8 +129,8 @@ static wgt_tensor *along_classes(ag_call *c, const wgt_tensor *w, int n, int cd)
  * or zeros (nll), then one scatter_add of -a (1 - eps) w_t (nll: -a w_t) at each sample's target:
  * cross-entropy's dx = a (p [(1-eps) w_t + eps/C W] - (1-eps) w_t onehot - eps/C w_c), W the sum of
  * the weights (C without); without weights the first factor is a and the uniform part a eps/C, one
- * per-sample value subtracted in the same pass. The scatter adds one value per row, so its
- * result does not depend on the order of atomics. */
+ * per-sample value subtracted in the same pass. The scatter adds one value per row (so its result
+ * does not depend on the order of atomics) into that fresh tensor, without a copy. */
 static wgt_status ce_indices(ag_call *c, int nll)
 {
     const op_grad_loss *p = c->params;
@@ -184,8 +184,12 @@ static wgt_status ce_indices(ag_call *c, int nll)
     /* -a (1 - eps) w_t at each target */
     wgt_tensor *tv = ag_muls(c, wt_u ? ag_mul(c, a, wt_u) : a, -(1 - eps));
     wgt_tensor *ti = ag_unsqueeze(c, ts, cd); /* [N, 1, ...] (a [C] input's 0-d target: [1]) */
-    r = NULL;
-    if (!c->st && base && ti && tv) ag_set(c, 0, ag_keep(c, r, wgt_scatter_add(base, cd, ti, tv, &r)));
+    /* base is this call's fresh contiguous temporary: add into it rather than into a copy */
+    if (!c->st && base && ti && tv) {
+        wgt_status st = op_scatter_add_inplace(base, cd, ti, tv);
+        if (st) return c->st = st;
+        ag_set(c, 0, base);
+    }
     return c->st;
 }
 

@@ -357,28 +357,35 @@ static wgt_status scat_check(wgt_context *ctx, const char *name, const wgt_tenso
     return WGT_OK;
 }
 
-wgt_status wgt_scatter(const wgt_tensor *self, int dim, const wgt_tensor *index, const wgt_tensor *src,
-                       wgt_scatter_mode mode, wgt_tensor **out)
+/* scatter's checks; dim normalised */
+static wgt_status scatter_check(wgt_context *ctx, const wgt_tensor *self, int *dim, const wgt_tensor *index,
+                                const wgt_tensor *src, wgt_scatter_mode mode)
 {
-    OP_BEGIN(self, out);
     const wgt_tensor *ins[3] = {self, src, index};
     wgt_status st = scat_check(ctx, "scatter", ins, 3);
     if (st) return st;
     if ((unsigned)mode >= WGT_SCATTER_COUNT) return op_fail(ctx, WGT_ERR_INVALID_ARGUMENT, "scatter: unknown mode %d", (int)mode);
     int nd = self->l.ndim;
     if (nd == 0) return op_fail(ctx, WGT_ERR_SHAPE, "scatter: self must have at least one dim");
-    if ((st = op_dim(ctx, "scatter", &dim, nd))) return st;
+    if ((st = op_dim(ctx, "scatter", dim, nd))) return st;
     if (index->l.ndim != nd || src->l.ndim != nd)
         return op_fail(ctx, WGT_ERR_SHAPE, "scatter: index and src must have self's %d dims", nd);
     for (int d = 0; d < nd; d++)
-        if (index->l.shape[d] > src->l.shape[d] || (d != dim && index->l.shape[d] > self->l.shape[d]))
+        if (index->l.shape[d] > src->l.shape[d] || (d != *dim && index->l.shape[d] > self->l.shape[d]))
             return op_fail(ctx, WGT_ERR_SHAPE, "scatter: index size %lld at dim %d exceeds src's or self's",
                            (long long)index->l.shape[d], d);
-    wgt_tensor *y;
-    if ((st = wgt_tensor_copy(self, &y))) return st;
-    const wgt_tensor *all[3] = {self, src, index};
-    int gpu_ok = scatter_fits(ctx, all, 3, wgt_layout_numel(&index->l), scatter_walks(self->l.dtype, mode, 1.0));
-    if (op_use_gpu(ctx, "scatter", self->l.dtype, gpu_ok)) {
+    return WGT_OK;
+}
+
+/* the scatter of src at index into y (contiguous, written in place) */
+static wgt_status scatter_into(wgt_context *ctx, wgt_tensor *y, int dim, const wgt_tensor *index,
+                               const wgt_tensor *src, wgt_scatter_mode mode)
+{
+    wgt_status st;
+    int nd = y->l.ndim;
+    const wgt_tensor *all[3] = {y, src, index};
+    int gpu_ok = scatter_fits(ctx, all, 3, wgt_layout_numel(&index->l), scatter_walks(y->l.dtype, mode, 1.0));
+    if (op_use_gpu(ctx, "scatter", y->l.dtype, gpu_ok)) {
         wgt_layout it = src->l; /* src restricted to the index's shape */
         memcpy(it.shape, index->l.shape, sizeof it.shape);
         scat_pass ps;
@@ -389,14 +396,40 @@ wgt_status wgt_scatter(const wgt_tensor *self, int dim, const wgt_tensor *index,
         ps.istride = (uint32_t)y->l.strides[dim];
         for (int d = 0; d < nd; d++) ps.cstride[d] = d == dim ? 0 : y->l.strides[d];
         st = scatter_gpu(ctx, src, &it, &ps, 1, mode, 1.0, y);
-    } else if (!(st = op_fallback_status(ctx, "scatter", self->l.dtype, gpu_ok))) {
+    } else if (!(st = op_fallback_status(ctx, "scatter", y->l.dtype, gpu_ok))) {
         scat_arg a = {0, dim, 0, 0, mode, 1};
         const wgt_tensor *rin[3] = {y, index, src};
         st = op_reference(ctx, scat_ref, &a, rin, 3, &y, 1);
     }
+    return st;
+}
+
+wgt_status wgt_scatter(const wgt_tensor *self, int dim, const wgt_tensor *index, const wgt_tensor *src,
+                       wgt_scatter_mode mode, wgt_tensor **out)
+{
+    OP_BEGIN(self, out);
+    wgt_status st = scatter_check(ctx, self, &dim, index, src, mode);
+    if (st) return st;
+    wgt_tensor *y;
+    if ((st = wgt_tensor_copy(self, &y))) return st;
+    st = scatter_into(ctx, y, dim, index, src, mode);
     op_grad_scatter rec = {dim, mode, 1.0};
     const wgt_tensor *rec_in[3] = {self, index, src};
     return op_record(op_finish(st, y, out), OP_GRAD_SCATTER, rec_in, 3, &rec, sizeof rec, out);
+}
+
+wgt_status op_scatter_add_inplace(wgt_tensor *y, int dim, const wgt_tensor *index, const wgt_tensor *src)
+{
+    if (!y || !index || !src) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "scatter_add: NULL tensor");
+    wgt_context *ctx = y->st->ctx;
+    wgt_status st = wgt_ctx_check(ctx);
+    if (st) return st;
+    st = scatter_check(ctx, y, &dim, index, src, WGT_SCATTER_ADD);
+    if (st) return st;
+    if (!wgt_layout_is_contiguous(&y->l))
+        return op_fail(ctx, WGT_ERR_INVALID_ARGUMENT, "scatter_add: an in-place destination must be contiguous");
+    if (!(st = scatter_into(ctx, y, dim, index, src, WGT_SCATTER_ADD))) y->st->version++;
+    return st;
 }
 
 wgt_status wgt_scatter_add(const wgt_tensor *self, int dim, const wgt_tensor *index, const wgt_tensor *src,

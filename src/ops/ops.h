@@ -73,6 +73,9 @@ wgt_status op_same_context(const char *op, const wgt_tensor *const *ts, int n);
 /* wgt_tensor_assign without its autograd check, for an op writing its own fresh result in parts;
  * bumps the destination storage's version as every in-place write does. */
 wgt_status op_assign(wgt_tensor *dst, const wgt_tensor *src);
+/* wgt_scatter_add into y itself (contiguous; a fresh result of the caller's: no autograd check, not
+ * recorded); bumps y's storage version. */
+wgt_status op_scatter_add_inplace(wgt_tensor *y, int dim, const wgt_tensor *index, const wgt_tensor *src);
 /* Normalise a possibly negative dim for ndim dims; WGT_ERR_SHAPE naming op if out of range. */
 wgt_status op_dim(wgt_context *ctx, const char *op, int *dim, int ndim);
 
