@@ -171,7 +171,12 @@ static wgt_status ce_indices(ag_call *c, int nll)
         wgt_tensor *sm = NULL;
         if (!c->st) sm = ag_keep(c, r, wgt_softmax(ag_f32(c, c->in[0]), cd, &r));
         if (!wc) { /* a (p - eps/C) */
-            base = eps > 0 ? ag_mul(c, ag_adds(c, sm, -eps / (double)C), a) : ag_mul(c, sm, a);
+            /* every row counts (no ignore_index) and the loss is reduced: a is one value for every
+             * row, a 0-d factor (elementwise's contiguous path; a per-row [N, 1] factor takes its
+             * general broadcasting kernel, about ten times slower per element on lavapipe) */
+            wgt_tensor *f = a;
+            if (p->ignore_index == WGT_NO_IGNORE_INDEX && p->reduction != WGT_REDUCTION_NONE) f = g;
+            base = eps > 0 ? ag_mul(c, ag_adds(c, sm, -eps / (double)C), f) : ag_mul(c, sm, f);
         } else { /* a p [(1-eps) w_t + eps/C W] - a eps/C w_c */
             wgt_tensor *pcoef = ag_muls(c, wt_u, 1 - eps);
             if (eps > 0)

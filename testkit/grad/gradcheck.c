@@ -1,4 +1,5 @@
 /* The gradient-check runner and its cases (see gradcheck.h for the method and tolerances). */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -325,8 +326,9 @@ static wgt_status gc_index(const gc_case *c, wgt_tensor *const *x, wgt_tensor **
 static wgt_status gc_ce(const gc_case *c, wgt_tensor *const *x, wgt_tensor **out)
 {
     const wgt_tensor *w = c->n_in > 2 ? x[2] : NULL;
-    if (c->iarg[2]) return wgt_nll_loss(x[0], x[1], w, c->iarg[1], (wgt_reduction)c->iarg[0], out);
-    return wgt_cross_entropy(x[0], x[1], w, c->iarg[1], c->darg[0], (wgt_reduction)c->iarg[0], out);
+    int64_t ign = c->iarg[1] == INT_MIN ? WGT_NO_IGNORE_INDEX : c->iarg[1]; /* INT_MIN: none */
+    if (c->iarg[2]) return wgt_nll_loss(x[0], x[1], w, ign, (wgt_reduction)c->iarg[0], out);
+    return wgt_cross_entropy(x[0], x[1], w, ign, c->darg[0], (wgt_reduction)c->iarg[0], out);
 }
 
 /* iarg[0]: 0 mse, 1 l1, 2 smooth_l1 (beta darg[0]), 3 bce, 4 bce_with_logits, 5 kl_div (log_target
