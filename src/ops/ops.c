@@ -253,12 +253,16 @@ void op_wgsl_storer(char *buf, size_t cap, const char *name, const char *binding
         break;
     case WGT_F16:
         /* pack2x16float's value is indeterminate past f16's range (SwiftShader gives NaN for an
-         * infinity): magnitudes that round to infinity (>= 65520) and NaNs are made from the bits */
+         * infinity): magnitudes that round to infinity (>= 65520) are made from the bits. A NaN goes
+         * through pack2x16float unclamped, as in the packed kernels (elementwise_vec), so ops that
+         * move a NaN (where, casts) give the same bits on both paths; its payload is the driver's */
         APPEND("  let a = bitcast<vec2<u32>>(vec2<f32>(f32(v[0]), f32(v[1])));\n"
                "  let m = a & vec2<u32>(0x7fffffffu);\n"
                "  let q = pack2x16float(clamp(bitcast<vec2<f32>>(a), vec2<f32>(-65504.0), vec2<f32>(65504.0)));\n"
-               "  let h = select(vec2<u32>(q & 0xffffu, q >> 16u), ((a >> vec2<u32>(16u)) & vec2<u32>(0x8000u)) | "
-               "select(vec2<u32>(0x7c00u), vec2<u32>(0x7e00u), m > vec2<u32>(0x7f800000u)), m >= vec2<u32>(0x477ff000u));\n"
+               "  let qn = pack2x16float(bitcast<vec2<f32>>(a));\n"
+               "  let inf = ((a >> vec2<u32>(16u)) & vec2<u32>(0x8000u)) | vec2<u32>(0x7c00u);\n"
+               "  let h = select(select(vec2<u32>(q & 0xffffu, q >> 16u), inf, m >= vec2<u32>(0x477ff000u)),\n"
+               "                 vec2<u32>(qn & 0xffffu, qn >> 16u), m > vec2<u32>(0x7f800000u));\n"
                "  %s[w] = h.x | (h.y << 16u);\n", binding);
         break;
     case WGT_BF16:
