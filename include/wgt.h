@@ -1627,7 +1627,8 @@ typedef struct wgt_generate_stats {
     double record_seconds; /* host time recording the decode steps (forward and sampling, before the wait) */
     int64_t n_reused;      /* prompt tokens whose keys and values were already cached (not fed again) */
     int context_full;      /* 1 when generation stopped early because the KV cache was full (a normal end) */
-    int64_t graph_steps;   /* decode steps replayed from the captured step (wgt_sampling.graph) */
+    int64_t graph_steps;   /* decode steps replayed from a captured step (wgt_sampling.graph) */
+    int64_t graph_captures; /* decode steps captured (one per key-count bucket: mdl_decode_graph_bucket) */
 } wgt_generate_stats;
 
 /* Called with each new token; return non-zero to stop. */

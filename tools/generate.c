@@ -125,8 +125,9 @@ static void usage(FILE *f)
                "  --presence-penalty P   -2 to 2: a logit less P once its token was generated (0: off)\n"
                "  -s, --seed S         sampling seed, 0 to 18446744073709551615 (default 1234)\n"
                "  --ignore-eos         keep going past end-of-sequence tokens\n"
-               "  --graph              capture the first decode step and replay it for every later token\n"
-               "                       (greedy; graph capture in README): one submit, no recording per token\n"
+               "  --graph              capture a decode step and replay it for every later token (one\n"
+               "                       capture per key-count bucket; greedy or sampled; graph capture in\n"
+               "                       README): one submit, no recording per token\n"
                "  --print-ids          print only the generated ids, space-separated, on one line\n"
                "  -c, --ctx-size N     KV cache length, 0 (the model's, at most 4096) to 1048576 (--ctx too)\n"
                "Streams the text, then prints prefill and decode speeds on stderr. Flags follow llama.cpp's\n"
@@ -252,8 +253,9 @@ int cmd_generate(int argc, char **argv)
             gs.n_generated ? (double)gs.submits / gs.n_generated : 0.0,
             gs.n_generated ? (double)gs.dispatches / gs.n_generated : 0.0);
     if (sp.graph)
-        fprintf(stderr, "graph: %lld of %lld decode steps replayed from the captured step, %.1f record ms/token\n",
+        fprintf(stderr, "graph: %lld of %lld decode steps replayed, %lld captured, %.1f record ms/token\n",
                 (long long)gs.graph_steps, (long long)(gs.n_generated > 0 ? gs.n_generated - 1 : 0),
+                (long long)gs.graph_captures,
                 gs.n_generated > 1 ? 1e3 * gs.record_seconds / (double)(gs.n_generated - 1) : 0.0);
     rc = 0;
 out:

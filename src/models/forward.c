@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "models/model.h"
+#include "ops/ops.h"
 #include "tensor/tensor.h"
 
 /* Tensors of one step, freed together at the end. */
@@ -391,9 +392,15 @@ int64_t mdl_decode_capture_limit(const wgt_model *m)
 {
     const wgt_model_config *c = &m->cfg;
     if (!mdl_fused_decode(m) || !mdl_can_forward_dev(m) || m->pos_emb || c->no_rope || c->window) return 0;
-    /* wgt_sdpa runs attention_decode (position-independent grid, key count in a declared field)
-     * up to 256 visible keys and the split kernels (grid from the key count) past them */
-    return m->max_ctx < 256 ? m->max_ctx : 256;
+    return m->max_ctx;
+}
+
+/* wgt_sdpa runs attention_decode (position-independent grid, key count in a declared field) up to
+ * 256 visible keys and the split kernels past them, whose grid follows the key count: a captured
+ * step replays at the positions of its bucket (one graph per bucket). */
+int64_t mdl_decode_graph_bucket(const wgt_model *m, int64_t pos)
+{
+    return op_sdpa_decode_bucket(m->cfg.n_heads, m->cfg.n_kv_heads, pos + 1);
 }
 
 /* 1 when the token embedding can read its ids on the device (a float table within one binding):

@@ -151,23 +151,29 @@ wgt_status wgt_model_generate(wgt_model *m, const int32_t *prompt, int64_t n_pro
     wgt_tensor *prev_tok = NULL;
     wgt_readback *pending = NULL;
     int stop = 0;
-    /* A captured decode step (sp->graph): the first decode step is recorded as a graph (input: the
-     * previous id on the device; scalars: the position and the history length) and replayed for
-     * every later token below the capture limit. Greedy without penalties only (the sampler's step
-     * counter, which the frequency and presence penalties read too, is not a declared scalar yet). */
-    int64_t graph_limit = sp->graph && pipe && mdl_sampling_is_plain_greedy(sp) ? mdl_decode_capture_limit(m) : 0;
+    /* A captured decode step (sp->graph): a decode step is recorded as a graph (input: the previous
+     * id on the device; scalars: the position, the history length and the sampler's step) and
+     * replayed for every later token of its bucket (mdl_decode_graph_bucket: the attention's split
+     * changes with the key count past 256 keys); a step in a new bucket is captured again, the old
+     * graph freed (positions only grow). Greedy or sampled (the device sampler's step and history
+     * length are graph scalars; the seed is the request's, fixed for the graph's life). */
+    int64_t graph_limit = sp->graph && pipe ? mdl_decode_capture_limit(m) : 0;
     wgt_graph *dg = NULL;
     wgt_tensor *dg_tok = NULL; /* the captured step's sampled id: rewritten by every replay */
-    int dg_pos = -1, dg_len = -1;
+    int dg_pos = -1, dg_len = -1, dg_step = -1;
+    int64_t dg_bucket = -1;
     for (int64_t step = 0; step < n_new && !stop; step++) {
         wgt_tensor *lg = NULL, *tok = NULL, *slot = NULL;
         int32_t next = 0;
         double r0 = wgt_now_seconds();
         int64_t n_dev = n_prompt + step; /* ids in the device history */
-        if (dg && m->n_past + 1 <= graph_limit && n_dev < cap) {
+        int64_t bucket = graph_limit && step > 0 && m->n_past + 1 <= graph_limit && n_dev < cap
+                             ? mdl_decode_graph_bucket(m, m->n_past)
+                             : -1;
+        if (dg && bucket >= 0 && bucket == dg_bucket) {
             const wgt_tensor *in[1] = {prev_tok};
             if (!(st = wgt_graph_set_scalar(dg, dg_pos, m->n_past)) && !(st = wgt_graph_set_scalar(dg, dg_len, n_dev)) &&
-                !(st = wgt_graph_replay_open(dg, 1, in))) {
+                !(st = wgt_graph_set_scalar(dg, dg_step, step)) && !(st = wgt_graph_replay_open(dg, 1, in))) {
                 m->n_past++;
                 tok = wgt_tensor_ref(dg_tok);
                 s.graph_steps++;
@@ -176,17 +182,23 @@ wgt_status wgt_model_generate(wgt_model *m, const int32_t *prompt, int64_t n_pro
             if (st) goto step_done;
             goto sampled;
         }
-        /* capture at the second step: positions from here up to the limit replay it */
-        int capture = graph_limit && step == 1 && !dg && m->n_past + 1 <= graph_limit && n_dev < cap;
+        /* capture a decode step of a bucket not captured yet: positions from here to the bucket's
+         * end replay it */
+        int capture = bucket >= 0;
         if (capture) {
+            wgt_tensor_free(dg_tok), dg_tok = NULL;
+            wgt_graph_free(dg), dg = NULL;
+            dg_bucket = bucket;
             const wgt_tensor *in[1] = {prev_tok};
             if (wgt_graph_begin(m->ctx, 1, in) || wgt_graph_scalar(m->ctx, "pos", WGT_GRAPH_POSITION, m->n_past, &dg_pos) ||
-                wgt_graph_scalar(m->ctx, "hist_len", WGT_GRAPH_OFFSET, n_dev, &dg_len)) { /* decode eagerly instead */
+                wgt_graph_scalar(m->ctx, "hist_len", WGT_GRAPH_OFFSET, n_dev, &dg_len) ||
+                wgt_graph_scalar(m->ctx, "step", WGT_GRAPH_SEED, step, &dg_step)) { /* decode eagerly instead */
                 wgt_graph *none = NULL;
                 if (wgt_graph_capturing(m->ctx)) wgt_graph_end(m->ctx, &none);
                 wgt_graph_free(none);
                 capture = 0, graph_limit = 0;
             }
+            else s.graph_captures++;
         }
         if (pipe && step > 0)
             st = mdl_forward_dev(m, prev_tok, &lg);

@@ -176,11 +176,14 @@ wgt_status mdl_check_memory(const wgt_model_config *c, double weight_bytes, int6
 int mdl_can_forward_dev(const wgt_model *m);
 /* 1 when a one-token step can fuse each norm, SwiGLU and residual add into a matmul (wgt_fused_linear). */
 int mdl_fused_decode(const wgt_model *m);
-/* Positions below which one captured decode step (wgt_sampling.graph) replays correctly for any
- * position: its work depends on the position only through the uniform fields the ops declare as
- * graph scalars (qkv rotation and cache rows, the decode attention's key count). 0: not
+/* Positions below which a captured decode step (wgt_sampling.graph) replays correctly for any
+ * position of its bucket: its work depends on the position only through the uniform fields the
+ * ops declare as graph scalars (qkv rotation and cache rows, the attention's key count). 0: not
  * capturable (a window, learned positions, a path whose views move with the position). */
 int64_t mdl_decode_capture_limit(const wgt_model *m);
+/* The bucket of position pos: a step captured at one position replays at every position of its
+ * bucket (the attention's split, hence its grid, changes between buckets). */
+int64_t mdl_decode_graph_bucket(const wgt_model *m, int64_t pos);
 wgt_status mdl_forward_dev(wgt_model *m, const wgt_tensor *id_dev, wgt_tensor **logits);
 
 /* Draw the next token on the device from logits [1, vocab] f32 with the settings (temperature 0:

@@ -2,6 +2,7 @@
  * token id; only that id comes back to the host. On a CPU-reference context the same rules run on
  * the host (sample_host in generate.c is not used then: this file carries its own reference). */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +73,10 @@ wgt_status wgt_sample_gpu(const wgt_tensor *logits, const wgt_tensor *hist, int6
         st = op_fail(ctx, WGT_ERR_INTERNAL, "sample: logits and history must start their storage");
         goto done;
     }
+    /* a captured decode step (wgt_model_generate with graph) patches the draw's step (a seed role)
+     * and the history's length (an offset, the step's slot in the history) per replay */
+    wgt_gpu_param_scalar(ctx, offsetof(sample_params, step), WGT_PARAM_U32, WGT_GRAPH_SEED, step, 1, 0);
+    wgt_gpu_param_scalar(ctx, offsetof(sample_params, n_hist), WGT_PARAM_U32, WGT_GRAPH_OFFSET, n_hist, 1, 0);
     st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 4, 1, 1, 1);
 done:
     wgt_tensor_free(scratch);

@@ -97,6 +97,41 @@ static wgt_status sdpa_kernel(wgt_context *ctx, const char *file, const wgt_tens
     return wgt_gpu_kernel_keyed(ctx, file, &key, sizeof key, sdpa_prelude, &key, entry, NULL, 0, out);
 }
 
+/* A decode step's position may be a graph scalar: the causal offset and the keys it sees follow it
+ * (fields of the next dispatch's parameters). */
+static void sdpa_tie_position(wgt_context *ctx, int64_t coff, int64_t Lk)
+{
+    wgt_gpu_param_scalar(ctx, offsetof(sdpa_gpu_params, coff), WGT_PARAM_I32, WGT_GRAPH_POSITION, coff, 1, 0);
+    wgt_gpu_param_scalar(ctx, offsetof(sdpa_gpu_params, Lk), WGT_PARAM_U32, WGT_GRAPH_POSITION, coff, 1, Lk - coff);
+}
+
+/* How the split path divides Lk keys among workgroups: one workgroup per 4 query rows; split the
+ * keys when that leaves too few workgroups to fill the device: aim at ~512, each with at least a
+ * block of 64 keys. nsplit splits of per keys (a multiple of 64). */
+static void sdpa_split(int64_t groups, int64_t Lk, int64_t *nsplit_out, int64_t *per_out)
+{
+    int64_t nsplit = 1;
+    if (groups < 512 && Lk > 128) {
+        nsplit = (512 + groups - 1) / groups;
+        int64_t max_split = (Lk + 63) / 64;
+        if (nsplit > max_split) nsplit = max_split;
+        if (nsplit > 64) nsplit = 64;
+    }
+    int64_t per = (Lk + nsplit - 1) / nsplit;
+    per = (per + 63) / 64 * 64;
+    if (per == 0) per = 64;
+    *nsplit_out = Lk ? (Lk + per - 1) / per : 1;
+    *per_out = per;
+}
+
+int64_t op_sdpa_decode_bucket(int64_t Hq, int64_t Hkv, int64_t Lk)
+{
+    if (Lk <= 256) return 0; /* attention_decode: one dispatch, grid independent of Lk */
+    int64_t nsplit, per;
+    sdpa_split(Hkv * ((Hq / Hkv + 3) / 4), Lk, &nsplit, &per);
+    return nsplit << 32 | per;
+}
+
 static wgt_status sdpa_gpu(wgt_context *ctx, const wgt_tensor *q, const wgt_tensor *k, const wgt_tensor *v,
                            const wgt_tensor *mask, const wgt_layout *lmask, const wgt_sdpa_params *sp, wgt_dtype odt,
                            wgt_tensor **y)
@@ -139,18 +174,8 @@ static wgt_status sdpa_gpu(wgt_context *ctx, const wgt_tensor *q, const wgt_tens
     p.mask_kind = !mask ? 0 : mask->l.dtype == WGT_BOOL ? 2 : 1;
     /* One workgroup per 4 query rows; split the keys when that leaves too few workgroups to fill
      * the device: aim at ~512, each with at least a block of 64 keys. */
-    int64_t groups = B * Hkv * ((Hq / Hkv * Lq + 3) / 4);
-    int64_t nsplit = 1;
-    if (groups < 512 && Lk > 128) {
-        nsplit = (512 + groups - 1) / groups;
-        int64_t max_split = (Lk + 63) / 64;
-        if (nsplit > max_split) nsplit = max_split;
-        if (nsplit > 64) nsplit = 64;
-    }
-    int64_t per = (Lk + nsplit - 1) / nsplit;
-    per = (per + 63) / 64 * 64;
-    if (per == 0) per = 64;
-    nsplit = Lk ? (Lk + per - 1) / per : 1;
+    int64_t groups = B * Hkv * ((Hq / Hkv * Lq + 3) / 4), nsplit, per;
+    sdpa_split(groups, Lk, &nsplit, &per);
     p.nsplit = (uint32_t)nsplit, p.per_split = (uint32_t)per;
     if ((st = strides4(ctx, &q->l, p.sq)) || (st = strides4(ctx, &k->l, p.sk)) || (st = strides4(ctx, &v->l, p.sv)))
         goto done;
@@ -181,10 +206,7 @@ static wgt_status sdpa_gpu(wgt_context *ctx, const wgt_tensor *q, const wgt_tens
         uint32_t gx, gy;
         /* main: a workgroup a row; solo: an invocation per 4 value features of a row, 16 a workgroup */
         op_grid(ctx, solo ? ((uint64_t)rows * (uint64_t)((Dv + 3) / 4) + 15) / 16 : (uint64_t)rows, &gx, &gy);
-        if (p.causal) { /* a decode step's position may be a graph scalar: the keys it sees follow it */
-            wgt_gpu_param_scalar(ctx, offsetof(sdpa_gpu_params, coff), WGT_PARAM_I32, WGT_GRAPH_POSITION, coff, 1, 0);
-            wgt_gpu_param_scalar(ctx, offsetof(sdpa_gpu_params, Lk), WGT_PARAM_U32, WGT_GRAPH_POSITION, coff, 1, Lk - coff);
-        }
+        if (p.causal) sdpa_tie_position(ctx, coff, Lk);
         if ((st = wgt_gpu_dispatch(ctx, kd, &p, sizeof p, b, 4, gx, gy, 1))) goto done;
         goto finish;
     }
@@ -196,9 +218,13 @@ static wgt_status sdpa_gpu(wgt_context *ctx, const wgt_tensor *q, const wgt_tens
     int64_t base;
     if ((st = op_bind_all(q, &b[0], &base))) goto done;
     p.off_q = (uint32_t)(q->l.offset - base);
-    if ((st = op_bind_all(k, &b[1], &base))) goto done;
+    /* a decode step (one query row, causal, no mask) binds the cache whole, as attention_decode
+     * does: the bindings do not follow the key count, so a captured step replays for every key
+     * count with the same split (op_sdpa_decode_bucket) */
+    int step_like = Lq == 1 && !mask && p.causal;
+    if ((st = (step_like ? op_bind_storage : op_bind_all)(k, &b[1], &base))) goto done;
     p.off_k = (uint32_t)(k->l.offset - base);
-    if ((st = op_bind_all(v, &b[2], &base))) goto done;
+    if ((st = (step_like ? op_bind_storage : op_bind_all)(v, &b[2], &base))) goto done;
     p.off_v = (uint32_t)(v->l.offset - base);
     if (mask) {
         wgt_tensor tm = *mask;
@@ -213,8 +239,10 @@ static wgt_status sdpa_gpu(wgt_context *ctx, const wgt_tensor *q, const wgt_tens
     p.kvec = k->l.strides[3] == 1 && D % 4 == 0 && p.off_k % 2 == 0 && p.sk[0] % 2 == 0 && p.sk[1] % 2 == 0 &&
              p.sk[2] % 2 == 0;
     op_grid(ctx, (uint64_t)groups, &gx, &gy);
+    if (step_like) sdpa_tie_position(ctx, coff, Lk);
     if ((st = wgt_gpu_dispatch(ctx, kmain, &p, sizeof p, b, 6, gx, gy, (uint32_t)nsplit))) goto done;
     op_grid(ctx, (uint64_t)rows, &gx, &gy);
+    if (nsplit > 1 && step_like) sdpa_tie_position(ctx, coff, Lk);
     if (nsplit > 1 && (st = wgt_gpu_dispatch(ctx, kcomb, &p, sizeof p, b, 6, gx, gy, 1))) goto done;
 finish:
     if (odt == WGT_F32) {

@@ -156,6 +156,10 @@ wgt_status op_bind_all(const wgt_tensor *t, wgt_binding *b, int64_t *base);
  * every call (a KV cache's row or prefix at the token's position): the binding, and so the cached
  * bind group, stays the same from token to token instead of a new bind group per call. */
 wgt_status op_bind_storage(const wgt_tensor *t, wgt_binding *b, int64_t *base);
+/* Which kernels and grid wgt_sdpa uses for one causal query row per head over Lk keys (Hq query,
+ * Hkv key heads, no mask): equal values, equal dispatches but for the key count and position
+ * fields (0: attention_decode, the same for every Lk <= 256). For a captured decode step. */
+int64_t op_sdpa_decode_bucket(int64_t Hq, int64_t Hkv, int64_t Lk);
 /* Lowest and highest storage element index t's layout reaches (hi < lo when t is empty). */
 void op_extent(const wgt_layout *l, int64_t *lo, int64_t *hi);
 /* A 1-D tensor of n elements of dt holding data, shared with every earlier call for the same bytes
