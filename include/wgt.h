@@ -1611,9 +1611,10 @@ typedef struct wgt_sampling {
     float repeat_penalty; /* 1 or 0: off */
     uint64_t seed;
     int ignore_eos;
-    int graph;            /* 1: capture the first decode step as a graph and replay it for the next
-                             tokens (greedy, models whose step the ops can capture; see "Graph
-                             capture"): one submit and no recording per token */
+    int graph;            /* 1: capture a decode step as a graph and replay it for the next tokens
+                             (greedy or sampled; captured again per key-count bucket past 256 keys;
+                             models whose step the ops can capture; see "Graph capture"): one
+                             submit and no recording per token */
     /* OpenAI's penalties over the tokens generated so far (not the prompt): a token generated c
      * times has its logit lowered by c * frequency_penalty + (c > 0) * presence_penalty, after the
      * repetition penalty and before the temperature. 0: off; negative values favour repeats. */

@@ -198,7 +198,6 @@ wgt_status wgt_model_generate(wgt_model *m, const int32_t *prompt, int64_t n_pro
                 wgt_graph_free(none);
                 capture = 0, graph_limit = 0;
             }
-            else s.graph_captures++;
         }
         if (pipe && step > 0)
             st = mdl_forward_dev(m, prev_tok, &lg);
@@ -211,9 +210,15 @@ wgt_status wgt_model_generate(wgt_model *m, const int32_t *prompt, int64_t n_pro
         }
         if (capture) { /* the step ran eagerly either way; a failed capture only means no graph */
             wgt_status sc = wgt_graph_end(m->ctx, &dg);
-            if (!st && !sc) dg_tok = wgt_tensor_ref(tok);
-            else if (wgt_gpu_debug(m->ctx))
-                fprintf(stderr, "wgt: the decode step was not captured: %s\n", sc ? wgt_errmsg() : "the step failed");
+            if (!st && !sc) {
+                dg_tok = wgt_tensor_ref(tok);
+                s.graph_captures++;
+            } else { /* decode eagerly from here: no capture again at every step */
+                if (wgt_gpu_debug(m->ctx))
+                    fprintf(stderr, "wgt: the decode step was not captured: %s\n", sc ? wgt_errmsg() : "the step failed");
+                wgt_graph_free(dg), dg = NULL;
+                graph_limit = 0;
+            }
         }
         if (st) goto step_done;
         if (on_device) {
