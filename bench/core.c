@@ -80,9 +80,9 @@ static void host_costs(void)
     memset(pre, 0, sizeof pre);
     snprintf(pre, sizeof pre, "%s\nconst BENCH_PAD: u32 = 1u;\n", op_wgsl_lib());
     wgt_kernel *k;
-    TRY(wgt_gpu_kernel(ctx, "stream", pre, "main", NULL, 0, &k));
+    TRY(wgt_gpu_kernel(ctx, "gpu_stream", pre, "main", NULL, 0, &k));
     double t0 = wgt_now_seconds();
-    for (int i = 0; i < n * 10; i++) TRY(wgt_gpu_kernel(ctx, "stream", pre, "main", NULL, 0, &k));
+    for (int i = 0; i < n * 10; i++) TRY(wgt_gpu_kernel(ctx, "gpu_stream", pre, "main", NULL, 0, &k));
     printf("  wgt_gpu_kernel cache hit (%zu-byte prelude): %7.3f us\n", strlen(pre),
            (wgt_now_seconds() - t0) / (n * 10) * 1e6);
     /* an elementwise-sized prelude (16 KiB: the op library is inlined in the elementwise ones) */
@@ -90,18 +90,18 @@ static void host_costs(void)
     char *big = malloc(cap);
     size_t used = (size_t)snprintf(big, cap, "%s", pre);
     while (used + 80 < cap) used += (size_t)snprintf(big + used, cap - used, "// %075zu\n", used);
-    TRY(wgt_gpu_kernel(ctx, "stream", big, "main", NULL, 0, &k));
+    TRY(wgt_gpu_kernel(ctx, "gpu_stream", big, "main", NULL, 0, &k));
     t0 = wgt_now_seconds();
-    for (int i = 0; i < n * 10; i++) TRY(wgt_gpu_kernel(ctx, "stream", big, "main", NULL, 0, &k));
+    for (int i = 0; i < n * 10; i++) TRY(wgt_gpu_kernel(ctx, "gpu_stream", big, "main", NULL, 0, &k));
     printf("  wgt_gpu_kernel cache hit (%zu-byte prelude): %7.3f us\n", strlen(big),
            (wgt_now_seconds() - t0) / (n * 10) * 1e6);
     free(big);
     /* what the core ops use: a small key, the prelude made only on a miss */
     uint32_t key[2] = {7, 256};
-    TRY(wgt_gpu_kernel_keyed(ctx, "stream", key, sizeof key, make_stream_prelude, NULL, "main", NULL, 0, &k));
+    TRY(wgt_gpu_kernel_keyed(ctx, "gpu_stream", key, sizeof key, make_stream_prelude, NULL, "main", NULL, 0, &k));
     t0 = wgt_now_seconds();
     for (int i = 0; i < n * 10; i++)
-        TRY(wgt_gpu_kernel_keyed(ctx, "stream", key, sizeof key, make_stream_prelude, NULL, "main", NULL, 0, &k));
+        TRY(wgt_gpu_kernel_keyed(ctx, "gpu_stream", key, sizeof key, make_stream_prelude, NULL, "main", NULL, 0, &k));
     printf("  wgt_gpu_kernel_keyed cache hit (8-byte key):   %7.3f us\n", (wgt_now_seconds() - t0) / (n * 10) * 1e6);
 }
 

@@ -1,5 +1,5 @@
 /* Optimizers: torch.optim's SGD, Adam and AdamW over explicit gradients, one fused kernel dispatch
- * (src/kernels/optim.wgsl) per parameter chunk per step; the CPU reference (src/cpu/optim.c) on a
+ * (src/kernels/autograd_optim.wgsl) per parameter chunk per step; the CPU reference (src/cpu/optim.c) on a
  * CPU context. Clipping, schedules and save/load are in optim_clip.c and optim_io.c.
  *
  * State of parameter i: one f32 tensor [numel * slots], the slots of an element side by side
@@ -222,7 +222,7 @@ static wgt_status step_gpu(wgt_optimizer *opt, optim_param *q, const wgt_tensor 
              dt_code(q->p->l.dtype), dt_code(g->l.dtype));
     uint32_t flags = (o->momentum != 0.0) | (o->nesterov ? 2u : 0u) | (o->amsgrad ? 4u : 0u);
     wgt_kernel *k;
-    wgt_status st = wgt_gpu_kernel(ctx, "optim", prelude, "main", NULL, 0, &k);
+    wgt_status st = wgt_gpu_kernel(ctx, "autograd_optim", prelude, "main", NULL, 0, &k);
     if (st) return st;
     int64_t n = wgt_layout_numel(&q->p->l);
     /* elements per chunk: every binding (state: slots words an element) within one binding's size,

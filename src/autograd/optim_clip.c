@@ -1,6 +1,6 @@
 /* Gradient clipping by global norm (torch.nn.utils.clip_grad_norm_, norm_type 2) and the
  * learning-rate schedules of transformers. The norm is computed on the device with the library's
- * reductions and applied by optim_clip.wgsl reading it there: nothing waits for the device. */
+ * reductions and applied by autograd_optim_clip.wgsl reading it there: nothing waits for the device. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -23,7 +23,7 @@ static wgt_status scale_gpu(wgt_tensor *g, const wgt_tensor *total, float max_no
     char prelude[96];
     snprintf(prelude, sizeof prelude, "const WG: u32 = %uu;\nconst G_DT: u32 = %du;\n", wg, dt);
     wgt_kernel *k;
-    wgt_status st = wgt_gpu_kernel(ctx, "optim_clip", prelude, "main", NULL, 0, &k);
+    wgt_status st = wgt_gpu_kernel(ctx, "autograd_optim_clip", prelude, "main", NULL, 0, &k);
     int64_t n = wgt_layout_numel(&g->l);
     /* one binding's worth of elements a dispatch, even so that half words stay whole */
     uint64_t maxb = wgt_gpu_limits(ctx)->max_storage_buffer_binding_size;

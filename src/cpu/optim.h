@@ -1,5 +1,5 @@
 /* The CPU reference of the optimizer updates (torch.optim's single-tensor algorithms), the oracle
- * of the GPU kernel (src/kernels/optim.wgsl) and the path of a CPU context. The per-step scalars
+ * of the GPU kernel (src/kernels/autograd_optim.wgsl) and the path of a CPU context. The per-step scalars
  * are derived once, on the host, in double precision and rounded to f32 where torch rounds them
  * (a Python float scalar meets an f32 tensor); both paths take them from wgt_optim_scalars_make. */
 #ifndef WGT_CPU_OPTIM_H
@@ -9,7 +9,7 @@
 
 #include "wgt.h"
 
-/* The uniform block of optim.wgsl, field for field (16-byte multiple). */
+/* The uniform block of autograd_optim.wgsl, field for field (16-byte multiple). */
 typedef struct wgt_optim_scalars {
     float lr;          /* SGD: p += -lr * g */
     float wd;          /* L2 decay (SGD, Adam): g += wd * p */

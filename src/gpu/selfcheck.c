@@ -35,7 +35,7 @@ static wgt_status stream_kernel(wgt_context *ctx, int items, wgt_kernel **k)
     while (lim && stream_wg > lim && stream_wg > 1) stream_wg /= 2;
     wgt_kconst c[2] = {{"ITEMS", items}, {"WG", stream_wg}};
     stream_items = items;
-    return wgt_gpu_kernel(ctx, "stream", NULL, "main", c, 2, k);
+    return wgt_gpu_kernel(ctx, "gpu_stream", NULL, "main", c, 2, k);
 }
 
 static wgt_status stream(wgt_context *ctx, wgt_kernel *k, wgt_buffer *x, wgt_buffer *y, uint64_t vec4s, float a,

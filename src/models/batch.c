@@ -3,7 +3,7 @@
  * chunk of its prompt for one that prefills): the rows of all of them go through each linear layer
  * as one matrix product (the weights are read once per step, not once per sequence). The slots'
  * caches are regions of one tensor per layer, so the attention of every decoding sequence (one new
- * id) is one dispatch a layer (batch_attn.c, src/kernels/attention_slots.wgsl); a prefilling chunk
+ * id) is one dispatch a layer (batch_attn.c, src/kernels/models_attention_slots.wgsl); a prefilling chunk
  * attends per sequence over its own region. Then one token is drawn per sequence, each with its
  * own sampling settings, by the same rules as wgt_model_generate.
  *
@@ -409,7 +409,7 @@ static wgt_status forward_batched(wgt_batch *b, const wgt_batch_item *it, int n,
         if (slots_attn && it[i].n == 1) ord[nd++] = i;
     for (int i = 0; i < n; i++)
         if (!(slots_attn && it[i].n == 1)) ord[nd + no++] = i;
-    /* pos: the rows' positions, then their slots (attention_slots.wgsl's info) */
+    /* pos: the rows' positions, then their slots (models_attention_slots.wgsl's info) */
     for (int oi = 0, r = 0; oi < n; oi++) {
         int i = ord[oi];
         for (int64_t j = 0; j < it[i].n; j++, r++)

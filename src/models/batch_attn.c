@@ -1,4 +1,4 @@
-/* The decode attention of a wgt_batch step over every slot at once (src/kernels/attention_slots.wgsl):
+/* The decode attention of a wgt_batch step over every slot at once (src/kernels/models_attention_slots.wgsl):
  * one dispatch a layer for all decode rows, whatever their slots, lengths and positions, instead of
  * a few per sequence. See mdl_attention_slots in model.h. */
 #include <stdio.h>
@@ -9,7 +9,7 @@
 #include "ops/ops.h"
 #include "tensor/tensor.h"
 
-/* Params of attention_slots.wgsl, field for field. */
+/* Params of models_attention_slots.wgsl, field for field. */
 typedef struct slots_params {
     uint32_t R, Hq, Hkv, D;
     uint32_t ctx;
@@ -110,7 +110,7 @@ wgt_status mdl_attention_slots(const wgt_tensor *q, const wgt_tensor *k, const w
     p.off_out = (uint32_t)(o->l.offset - base);
     slots_key key = {op_workgroup_size(ctx)};
     wgt_kernel *kern;
-    if ((st = wgt_gpu_kernel_keyed(ctx, "attention_slots", &key, sizeof key, slots_prelude, &key, "main", NULL, 0,
+    if ((st = wgt_gpu_kernel_keyed(ctx, "models_attention_slots", &key, sizeof key, slots_prelude, &key, "main", NULL, 0,
                                    &kern)))
         goto fail;
     uint32_t gx, gy;

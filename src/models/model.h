@@ -219,7 +219,7 @@ void mdl_batch_set_sequential(wgt_batch *b, int on);
  * slots (mdl_attention_slots): a test's and a measurement's reference. */
 void mdl_batch_set_per_sequence(wgt_batch *b, int on);
 /* Decode attention of R rows over many slots' caches in one dispatch (batch_attn.c,
- * src/kernels/attention_slots.wgsl): q [Hq, R, D], k and v [Hkv, R, D] (the rows' new keys, rotated,
+ * src/kernels/models_attention_slots.wgsl): q [Hq, R, D], k and v [Hkv, R, D] (the rows' new keys, rotated,
  * and values; f32, unit feature stride), info i32: row r's position info[r] and slot
  * info[slots_at + r]; kc, vc [slots, Hkv, ctx, D] f32 whole contiguous caches. Row r attends to its slot's
  * keys 0 .. position - 1 and its own; its key and value are written into the caches at its

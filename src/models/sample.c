@@ -1,4 +1,4 @@
-/* Sampling on the device (src/kernels/sample.wgsl): one workgroup reads the logits and writes one
+/* Sampling on the device (src/kernels/models_sample.wgsl): one workgroup reads the logits and writes one
  * token id; only that id comes back to the host. On a CPU-reference context the same rules run on
  * the host (sample_host in generate.c is not used then: this file carries its own reference). */
 #include <math.h>
@@ -50,7 +50,7 @@ wgt_status wgt_sample_gpu(const wgt_tensor *logits, const wgt_tensor *hist, int6
     wgt_kernel *k;
     /* the workgroup size: 256, or the device's lower limit (compatibility mode: 128) */
     uint32_t wg = op_workgroup_size(ctx);
-    if ((st = wgt_gpu_kernel_keyed(ctx, "sample", &wg, sizeof wg, sample_prelude, &wg, "main", NULL, 0, &k))) goto done;
+    if ((st = wgt_gpu_kernel_keyed(ctx, "models_sample", &wg, sizeof wg, sample_prelude, &wg, "main", NULL, 0, &k))) goto done;
     sample_params p = {0};
     p.vocab = (uint32_t)V;
     p.n_hist = (uint32_t)n_hist;

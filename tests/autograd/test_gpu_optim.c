@@ -1,4 +1,4 @@
-/* Optimizers (src/autograd/optim*.c, src/kernels/optim*.wgsl, reference src/cpu/optim.c):
+/* Optimizers (src/autograd/optim*.c, src/kernels/autograd_optim*.wgsl, reference src/cpu/optim.c):
  *  1. The CPU reference (a CPU context through the public API) against torch.optim's algorithms
  *     written out here in double precision from its documented pseudo-code: SGD plain, momentum
  *     with dampening, nesterov with weight decay; Adam with L2 decay and amsgrad; AdamW; 4 steps,

@@ -247,7 +247,7 @@ static void test_latched_error(wgt_context *ctx)
      * only when the batch is submitted: it must come back as a status from a later call, once. */
     wgt_kernel *k;
     wgt_buffer *b;
-    MUST(wgt_gpu_kernel(ctx, "stream", NULL, "main", NULL, 0, &k));
+    MUST(wgt_gpu_kernel(ctx, "gpu_stream", NULL, "main", NULL, 0, &k));
     MUST(wgt_gpu_alloc(ctx, 4096, &b));
     uint32_t params[4] = {256, 0, 0, 0};
     wgt_binding bs[2] = {{b, 0, 4096}, {b, 0, 4096}};

@@ -1,4 +1,4 @@
-/* The decode attention over a batch's slots (mdl_attention_slots, src/kernels/attention_slots.wgsl)
+/* The decode attention over a batch's slots (mdl_attention_slots, src/kernels/models_attention_slots.wgsl)
  * against a CPU reference in double: rows of ragged positions in slots out of order (one slot left
  * idle), a position past one workgroup's chunk of keys (the running softmax), position 0 (the row's
  * own key alone), GQA (3 query heads a kv head), a head size that is no multiple of 4, q/k/v as

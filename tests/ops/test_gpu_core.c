@@ -67,9 +67,9 @@ static void test_cache(wgt_context *ctx)
           run_word(ctx, e));
 
     /* prelude kernels of one file: the prelude is part of the key */
-    MUST(wgt_gpu_kernel(ctx, "stream", "const CORE_TEST_K: u32 = 1u;", "main", NULL, 0, &a));
-    MUST(wgt_gpu_kernel(ctx, "stream", "const CORE_TEST_K: u32 = 2u;", "main", NULL, 0, &b));
-    MUST(wgt_gpu_kernel(ctx, "stream", "const CORE_TEST_K: u32 = 1u;", "main", NULL, 0, &c));
+    MUST(wgt_gpu_kernel(ctx, "gpu_stream", "const CORE_TEST_K: u32 = 1u;", "main", NULL, 0, &a));
+    MUST(wgt_gpu_kernel(ctx, "gpu_stream", "const CORE_TEST_K: u32 = 2u;", "main", NULL, 0, &b));
+    MUST(wgt_gpu_kernel(ctx, "gpu_stream", "const CORE_TEST_K: u32 = 1u;", "main", NULL, 0, &c));
     CHECK(a != b && a == c, "preludes 1 and 2 share a pipeline, or 1 missed");
 
     /* keyed kernels: the prelude is made on a miss only; distinct keys, distinct pipelines, even
@@ -80,12 +80,12 @@ static void test_cache(wgt_context *ctx)
     MUST(wgt_context_memory_stats(ctx, &s0));
     made = 0;
     for (unsigned i = 0; i < N; i++)
-        MUST(wgt_gpu_kernel_keyed(ctx, "stream", &i, sizeof i, make_prelude, &i, "main", NULL, 0, &ks[i]));
+        MUST(wgt_gpu_kernel_keyed(ctx, "gpu_stream", &i, sizeof i, make_prelude, &i, "main", NULL, 0, &ks[i]));
     CHECK(made == N, "%d preludes made for %d new keys", made, N);
     made = 0;
     int wrong = 0;
     for (unsigned i = 0; i < N; i++) {
-        MUST(wgt_gpu_kernel_keyed(ctx, "stream", &i, sizeof i, make_prelude, &i, "main", NULL, 0, &a));
+        MUST(wgt_gpu_kernel_keyed(ctx, "gpu_stream", &i, sizeof i, make_prelude, &i, "main", NULL, 0, &a));
         wrong += a != ks[i] || (i && ks[i] == ks[i - 1]);
     }
     MUST(wgt_context_memory_stats(ctx, &s1));
@@ -94,10 +94,10 @@ static void test_cache(wgt_context *ctx)
     CHECK(s1.pipelines - s0.pipelines == N && s1.pipeline_hits - s0.pipeline_hits == N, "cache stats: %llu built, %llu hits",
           (unsigned long long)(s1.pipelines - s0.pipelines), (unsigned long long)(s1.pipeline_hits - s0.pipeline_hits));
     unsigned one = 1;
-    MUST(wgt_gpu_kernel_keyed(ctx, "stream", &one, sizeof one, make_prelude, &one, "main", NULL, 0, &a));
+    MUST(wgt_gpu_kernel_keyed(ctx, "gpu_stream", &one, sizeof one, make_prelude, &one, "main", NULL, 0, &a));
     CHECK(a != c, "a keyed kernel answered for a prelude kernel (or the reverse)");
     wgt_kconst items = {"ITEMS", 2};
-    MUST(wgt_gpu_kernel_keyed(ctx, "stream", &one, sizeof one, make_prelude, &one, "main", &items, 1, &b));
+    MUST(wgt_gpu_kernel_keyed(ctx, "gpu_stream", &one, sizeof one, make_prelude, &one, "main", &items, 1, &b));
     CHECK(a != b, "a keyed kernel with an override constant shares the pipeline without it");
 }
 

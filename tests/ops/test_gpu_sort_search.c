@@ -577,5 +577,5 @@ int main(void)
     CHECK(compared > 100000, "only %d elements compared", compared);
     wgt_context_free(side[0]);
     wgt_context_free(side[1]);
-    return test_finish("test_gpu_sort");
+    return test_finish("test_gpu_sort_search");
 }

@@ -362,5 +362,5 @@ int main(void)
     rope_cases();
     embedding_cases();
     wgt_context_free(ctx);
-    return test_finish("test_gpu_attention");
+    return test_finish("test_gpu_attention_rope");
 }

@@ -447,5 +447,5 @@ int main(void)
     CHECK(compared > 10000, "only %d elements compared", compared);
     wgt_context_free(side[0]);
     wgt_context_free(side[1]);
-    return test_finish("test_gpu_loss");
+    return test_finish("test_gpu_loss_misc");
 }
