@@ -1816,9 +1816,11 @@ typedef struct wgt_trainer_options {
      * gradients reach the masters in f32), runs the forward's activations in that dtype, the loss
      * in f32, and the optimizer on the f32 masters and f32 state. f16 scales the loss (dynamic,
      * as torch's GradScaler: from loss_scale, halved and the step skipped when a gradient is
-     * inf/NaN, doubled after 2000 steps without). */
+     * inf/NaN, doubled after 2000 steps without); so does any dtype when loss_scale > 0 or the
+     * environment sets WGT_MATMUL_TC (its matmul tiles take f16 operands, which flush a mean
+     * loss's small gradients to zero unscaled). */
     wgt_dtype dtype;
-    double loss_scale;           /* f16's initial scale (0: 65536) */
+    double loss_scale;           /* the initial scale (0: 65536 where scaling is on, else none) */
     /* Dropout with probability dropout (0: none) after the embedding, each attention's output
      * projection and each MLP, during training steps only; step s draws from a generator seeded
      * with (dropout_seed, s), so a resumed run drops what an uninterrupted one would. */
@@ -1847,8 +1849,8 @@ wgt_status wgt_trainer_step(wgt_trainer *t, const int32_t *ids, int64_t B, int64
 /* The mean cross-entropy of ids [B, L + 1] without gradients (evaluation). */
 wgt_status wgt_trainer_eval(wgt_trainer *t, const int32_t *ids, int64_t B, int64_t L, double *loss);
 int64_t wgt_trainer_steps(const wgt_trainer *t);            /* steps run (an f16 step skipped for overflow counts) */
-int wgt_trainer_last_skipped(const wgt_trainer *t);         /* 1: the last step's gradients overflowed (f16): no update */
-double wgt_trainer_loss_scale(const wgt_trainer *t);        /* f16's current loss scale; 1 otherwise */
+int wgt_trainer_last_skipped(const wgt_trainer *t);         /* 1: the last step's gradients overflowed (scaled): no update */
+double wgt_trainer_loss_scale(const wgt_trainer *t);        /* the current loss scale; 1 when not scaling */
 double wgt_trainer_last_lr(const wgt_trainer *t);           /* the lr of the last step */
 double wgt_trainer_last_grad_norm(const wgt_trainer *t);    /* before clipping; -1 when not clipping */
 /* A checkpoint: the model as wgt_train_model_save writes it, optimizer.safetensors and

@@ -52,7 +52,9 @@ static void usage(FILE *f)
             "                          weights to half copies each step, keep the optimizer in f32 and the\n"
             "                          loss in f32; f16 scales the loss (dynamic, skipping a step whose\n"
             "                          gradients overflow)\n"
-            "  --loss-scale S          f16's initial loss scale (default 65536)\n"
+            "  --loss-scale S          initial loss scale (dynamic; default 65536 with f16 or WGT_MATMUL_TC,\n"
+            "                          whose f16 operands flush small gradients to zero unscaled; none\n"
+            "                          otherwise unless given)\n"
             "  --dropout P             dropout after the embedding, attention output and MLP (default 0),\n"
             "                          the same masks for the same --seed\n"
             "  --dropout-blocks-only   none after the embedding (as hooks on transformers' self_attn and mlp)\n"
@@ -513,8 +515,8 @@ int cmd_train(int argc, char **argv)
         }
         losses[s] = loss;
         if (wgt_trainer_last_skipped(t))
-            fprintf(stderr, "%swgt train: step %lld: f16 gradients overflowed: no update, loss scale now %g\n",
-                    tty && !o.print_loss ? "\n" : "", (long long)s + 1, wgt_trainer_loss_scale(t));
+            fprintf(stderr, "%swgt train: step %lld: %s gradients overflowed: no update, loss scale now %g\n",
+                    tty && !o.print_loss ? "\n" : "", (long long)s + 1, o.dtype, wgt_trainer_loss_scale(t));
         if (o.print_loss) {
             printf("step %lld loss %.6f\n", (long long)s + 1, loss);
             fflush(stdout);

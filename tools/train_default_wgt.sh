@@ -4,9 +4,15 @@
 # the same held-out windows, both loss curves on one chart.
 #   1. tools/train_default_wgt.py prep: train_default_model.py's split; training windows (BOS + 511
 #      ids from random line starts, batch 64) and held-out windows as JSON lines.
-#   2. a 24-step probe of wgt train's speed, then STEPS = what fits TRAIN_SECONDS (default 300; at
-#      most MAX_STEPS, default 700), so the schedule (warmup 100, cosine to
-#      0.1 x lr 2e-3) ends when the time does.
+#   2. a 24-step probe of wgt train's speed, then STEPS = what fits TRAIN_SECONDS (default 470; at
+#      most MAX_STEPS, default 1070), so the schedule (warmup 100, cosine to
+#      0.1 x lr 2e-3) ends when the time does. The schedule's length decides the result: PyTorch's
+#      run took 1070 steps (its best held-out loss 3.2728 at step 790, lr 5e-4); wgt's 459-step run
+#      (09:10, the whole cosine in 15M tokens) reached 3.3855, where PyTorch mid-schedule, at a
+#      higher lr, was at 3.32; a 300-second PyTorch run (a far longer schedule) stopped at 3.35 as
+#      it overfitted at a high lr. Per step wgt followed PyTorch's held-out curve to step ~340.
+#      1070 steps need ~75k tok/s in 470 s: WGT_MATMUL_TC=1 on the H200 (wgt train then scales the
+#      loss: its f16 operands would flush the gradients to zero otherwise).
 #   3. wgt train --config models/bible-llama/config.json (random init), AdamW betas 0.9,0.95, weight
 #      decay 0.1 except 1-D parameters, clip 1.0, dropout 0.2 after attention and MLP, --keep-best
 #      (held-out loss every 20 steps).
@@ -31,12 +37,13 @@ rm -rf "$W" && mkdir -p "$W"
 if [ -n "${WGT_TRAIN_DEFAULT_TINY:-}" ]; then
     B=2 L=32 max_steps=6 warmup=2 eval_every=2 probe=4
 else
-    B=64 L=511 max_steps=${MAX_STEPS:-700} warmup=100 eval_every=20 probe=24
+    B=64 L=511 max_steps=${MAX_STEPS:-1070} warmup=100 eval_every=${EVAL_EVERY:-20} probe=24
 fi
-budget=${TRAIN_SECONDS:-300}
+budget=${TRAIN_SECONDS:-470}
 wgt() { "$WGT" "$@" 2>&1 | grep -v '^Warning: max'; return "${PIPESTATUS[0]}"; }
 {
 date -u
+echo "WGT_MATMUL_TC=${WGT_MATMUL_TC:-0} TRAIN_SECONDS=$budget MAX_STEPS=$max_steps EVAL_EVERY=$eval_every"
 echo "== prep"
 $PY tools/train_default_wgt.py prep --data "$DATA" --out "$W" --sequences $((max_steps * B)) --seq $((L + 1)) || exit 1
 head -n $((probe * B)) "$W/train.jsonl" >"$W/probe.jsonl"

@@ -25,9 +25,10 @@ struct wgt_trainer {
     double last_lr;
     double last_norm;    /* gradient norm before clipping (NAN when not clipping) */
     int64_t steps;       /* steps run, skipped ones included (the schedule's and the data's count) */
-    double scale;        /* f16 loss scale (1 otherwise) */
-    int64_t good;        /* f16: steps since the scale last changed without an overflow */
-    int skipped;         /* the last step overflowed (f16) and updated nothing */
+    double scale;        /* the loss scale (1: none) */
+    int scaled;          /* dynamic loss scaling on (f16, a loss_scale given, or WGT_MATMUL_TC) */
+    int64_t good;        /* scaled: steps since the scale last changed without an overflow */
+    int skipped;         /* the last step overflowed (scaled) and updated nothing */
 };
 
 #define SCALE_GROWTH_INTERVAL 2000 /* torch.amp.GradScaler's defaults: x2 after 2000 good steps, x0.5 on overflow */
@@ -57,7 +58,12 @@ wgt_status wgt_trainer_create(wgt_train_model *m, const wgt_trainer_options *o, 
     wgt_trainer *t = calloc(1, sizeof *t);
     if (!t) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory");
     t->m = m, t->o = *o, t->n = m->n_params;
-    t->scale = o->dtype == WGT_F16 ? (o->loss_scale > 0 ? o->loss_scale : 65536.0) : 1.0;
+    /* WGT_MATMUL_TC's tiles take f16 operands whatever the dtype: a mean loss's gradients over
+     * B x L targets (softmax / (B L), ~1e-8 at the default model's 64 x 511) would flush to zero
+     * there, so the loss is scaled as f16's is; a power of 2, so f32 sums see the same values */
+    const char *tc = getenv("WGT_MATMUL_TC");
+    t->scaled = o->dtype == WGT_F16 || o->loss_scale > 0 || (tc && *tc && strcmp(tc, "0"));
+    t->scale = t->scaled ? (o->loss_scale > 0 ? o->loss_scale : 65536.0) : 1.0;
     t->params = calloc((size_t)t->n, sizeof *t->params);
     t->grads = calloc((size_t)t->n, sizeof *t->grads);
     wgt_status st = (!t->params || !t->grads) ? wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory") : WGT_OK;
@@ -121,9 +127,9 @@ static wgt_status forward_loss(wgt_trainer *t, const wgt_tensor *in, const wgt_t
     return st;
 }
 
-/* f16: the gradients came scaled by t->scale. Any inf/NaN: skip the update and halve the scale;
- * otherwise divide them by the scale (and double it after SCALE_GROWTH_INTERVAL good steps). One
- * sync: the sum of every gradient's largest magnitude is finite only when all of them are. */
+/* Loss scaling (f16, or f16 matmul operands): the gradients came scaled by t->scale. Any inf/NaN:
+ * skip the update and halve the scale; otherwise divide them by the scale (and double it after
+ * SCALE_GROWTH_INTERVAL good steps). One sync: the sum of every gradient's largest magnitude is finite only when all of them are. */
 static wgt_status unscale(wgt_trainer *t)
 {
     wgt_tensor *total = NULL;
@@ -202,14 +208,14 @@ wgt_status wgt_trainer_step(wgt_trainer *t, const int32_t *ids, int64_t B, int64
     wgt_grad_mode_set(was);
     if (!st) {
         wgt_tensor *go = NULL;
-        if (t->scale != 1) st = wgt_full(t->m->ctx, WGT_F32, 0, NULL, t->scale, &go);
+        if (t->scaled) st = wgt_full(t->m->ctx, WGT_F32, 0, NULL, t->scale, &go);
         if (!st) st = wgt_backward(loss, go, 0);
         wgt_tensor_free(go);
     }
     for (int i = 0; i < t->n && !st; i++) st = wgt_tensor_grad(t->params[i], &t->grads[i]);
     t->last_norm = -1;
     t->skipped = 0;
-    if (!st && t->scale != 1) st = unscale(t);
+    if (!st && t->scaled) st = unscale(t);
     if (!st && !t->skipped && t->o.clip_norm > 0) st = wgt_clip_grad_norm(t->grads, t->n, t->o.clip_norm, &norm);
     /* the schedule counts the steps already run, as transformers' LambdaLR does */
     t->last_lr = wgt_lr_at(t->o.schedule, t->o.optim.lr, t->o.warmup, t->o.total_steps, t->steps);
@@ -295,7 +301,7 @@ wgt_status wgt_trainer_save(wgt_trainer *t, const char *dir, const char *tokeniz
         if (!j) j = cJSON_CreateObject();
         cJSON_DeleteItemFromObject(j, "step");
         cJSON_AddNumberToObject(j, "step", (double)t->steps);
-        if (t->o.dtype == WGT_F16) {
+        if (t->scaled) {
             cJSON_DeleteItemFromObject(j, "loss_scale");
             cJSON_DeleteItemFromObject(j, "loss_scale_good_steps");
             cJSON_AddNumberToObject(j, "loss_scale", t->scale);
@@ -343,7 +349,7 @@ wgt_status wgt_trainer_load(wgt_trainer *t, const char *dir)
     snprintf(path, sizeof path, "%s/optimizer.safetensors", dir);
     wgt_status st = wgt_optimizer_load(t->opt, path);
     if (st) return st;
-    /* the step count and f16's loss scale from trainer.json (absent: the optimizer's count) */
+    /* the step count and the loss scale from trainer.json (absent: the optimizer's count) */
     t->steps = wgt_optimizer_steps(t->opt);
     snprintf(path, sizeof path, "%s/trainer.json", dir);
     FILE *f = fopen(path, "rb");
@@ -362,8 +368,8 @@ wgt_status wgt_trainer_load(wgt_trainer *t, const char *dir)
     const cJSON *s = cJSON_GetObjectItem(j, "step"), *ls = cJSON_GetObjectItem(j, "loss_scale"),
                 *lg = cJSON_GetObjectItem(j, "loss_scale_good_steps");
     if (cJSON_IsNumber(s) && s->valuedouble >= 0) t->steps = (int64_t)s->valuedouble;
-    if (t->o.dtype == WGT_F16 && cJSON_IsNumber(ls) && ls->valuedouble > 0) t->scale = ls->valuedouble;
-    if (t->o.dtype == WGT_F16 && cJSON_IsNumber(lg) && lg->valuedouble >= 0) t->good = (int64_t)lg->valuedouble;
+    if (t->scaled && cJSON_IsNumber(ls) && ls->valuedouble > 0) t->scale = ls->valuedouble;
+    if (t->scaled && cJSON_IsNumber(lg) && lg->valuedouble >= 0) t->good = (int64_t)lg->valuedouble;
     cJSON_Delete(j);
     return WGT_OK;
 }
