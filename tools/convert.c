@@ -531,6 +531,12 @@ int cmd_convert(int argc, char **argv)
     int slides = cfg.sliding_window > 0 && (a != ARCH_LLAMA || !strcmp(cfg.model_type, "mistral"));
     for (int i = 0; i < cfg.n_layer_types; i++) slides |= a == ARCH_LLAMA && cfg.layer_sliding[i];
     if (slides) TRY(wgt_gguf_writer_add_u32(w, KEY("attention.sliding_window"), (uint32_t)cfg.sliding_window));
+    if (slides && (a == ARCH_GEMMA2 || a == ARCH_GEMMA3) && cfg.n_layer_types == cfg.n_layers) {
+        /* which layers slide, one bool a layer (llama.cpp's key: it reads it for gemma3, whose
+         * default is five sliding layers then a global one) */
+        TRY(wgt_gguf_writer_add_array(w, KEY("attention.sliding_window_pattern"), WGT_GGUF_BOOL, cfg.layer_sliding,
+                                      (uint64_t)cfg.n_layer_types));
+    }
     if (cfg.attn_softcap > 0) TRY(wgt_gguf_writer_add_f32(w, KEY("attn_logit_softcapping"), (float)cfg.attn_softcap));
     if (cfg.final_softcap > 0) TRY(wgt_gguf_writer_add_f32(w, KEY("final_logit_softcapping"), (float)cfg.final_softcap));
     if (a == ARCH_GPTNEOX) TRY(wgt_gguf_writer_add_bool(w, KEY("use_parallel_residual"), cfg.use_parallel_residual != 0));

@@ -26,18 +26,17 @@ typedef struct family {
 /* Which layers slide, from config.json's layer_types: every layer, all but every P-th, or all
  * from some layer on (the patterns the families use); anything else is refused rather than run
  * wrongly. */
-static wgt_status window_layers(wgt_model_config *c, const wgt_hf_config *h, int every, const char *where)
+wgt_status mdl_window_pattern(wgt_model_config *c, const unsigned char *sliding, int n, const char *what,
+                              const char *where)
 {
-    c->window_every = every;
-    if (!h || !h->n_layer_types) return WGT_OK;
-    int n = h->n_layer_types, slides = 0;
-    for (int i = 0; i < n; i++) slides += h->layer_sliding[i];
+    int slides = 0;
+    for (int i = 0; i < n; i++) slides += sliding[i] != 0;
     if (slides == 0) {
         c->window = 0;
         return WGT_OK;
     }
     int from = 0;
-    while (from < n && !h->layer_sliding[from]) from++;
+    while (from < n && !sliding[from]) from++;
     if (slides == n - from) { /* every layer from `from` on (qwen2's max_window_layers) */
         c->window_every = 0;
         c->window_from = from;
@@ -45,15 +44,22 @@ static wgt_status window_layers(wgt_model_config *c, const wgt_hf_config *h, int
     }
     for (int p = 2; p <= n; p++) {
         int ok = 1;
-        for (int i = 0; i < n && ok; i++) ok = h->layer_sliding[i] == ((i + 1) % p != 0);
+        for (int i = 0; i < n && ok; i++) ok = (sliding[i] != 0) == ((i + 1) % p != 0);
         if (ok) {
             c->window_every = p;
             return WGT_OK;
         }
     }
     return wgt_error(WGT_ERR_UNSUPPORTED,
-                     "%s: layer_types mixes sliding-window and global layers in a pattern wgt does not run (it runs "
-                     "all sliding, or every P-th layer global)", where);
+                     "%s: %s mixes sliding-window and global layers in a pattern wgt does not run (it runs "
+                     "all sliding, or every P-th layer global)", where, what);
+}
+
+static wgt_status window_layers(wgt_model_config *c, const wgt_hf_config *h, int every, const char *where)
+{
+    c->window_every = every;
+    if (!h || !h->n_layer_types) return WGT_OK;
+    return mdl_window_pattern(c, h->layer_sliding, h->n_layer_types, "layer_types", where);
 }
 
 static wgt_status set_llama(wgt_model_config *c, const wgt_hf_config *h, const char *where)

@@ -143,6 +143,11 @@ wgt_status mdl_family_from_gguf(const char *arch, const char *where, wgt_model_c
 const char *mdl_arch_gguf_name(wgt_arch a);
 /* 1 when layer li attends through the sliding window. */
 int mdl_layer_slides(const wgt_model_config *c, int64_t li);
+/* window_every / window_from (or no window) from per-layer flags (1: the layer slides), as
+ * config.json's layer_types or a GGUF file's attention.sliding_window_pattern give them; what
+ * names the source in the refusal of a pattern wgt does not run. */
+wgt_status mdl_window_pattern(wgt_model_config *c, const unsigned char *sliding, int n, const char *what,
+                              const char *where);
 /* 1 when layer li rotates q and k (RoPE). */
 int mdl_layer_ropes(const wgt_model_config *c, int64_t li);
 

@@ -145,6 +145,7 @@ int main(void)
         {"olmo2", 0, 0},        {"gpt_neox", 0, 0},     {"gpt_neox_seq", 0, 0},  {"stablelm", 0, 0},
         {"stablelm_12b", 0, 0}, {"starcoder2", 0, 0},   {"smollm3", 0, 0},       {"mistral_window", 0, 1},
         {"qwen2_window", 0, 1}, {"mixtral", 1, 0},      {"qwen2_moe", 1, 1},     {"qwen3_moe", 1, 0},
+        {"gemma2", 2, 0},       {"gemma3_text", 2, 0},  {"granite", 2, 0},
     };
     const char *only = getenv("WGT_MODELS_ARCHS"); /* development: a comma-separated subset */
     wgt_context *ctx;

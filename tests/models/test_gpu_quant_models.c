@@ -171,7 +171,7 @@ int main(void)
     int np[8];
 
     /* the fixtures (hidden size 64: Q8_0 and Q4_0; the K types need rows of 256) */
-    const char *archs[] = {"llama", "qwen2", "qwen3", "gpt2", "mistral"};
+    const char *archs[] = {"llama", "qwen2", "qwen3", "gpt2", "mistral", "gemma2", "gemma3_text", "granite"};
     for (size_t a = 0; a < sizeof archs / sizeof *archs; a++) {
         char dir[1024], path[1200], gguf[1200], label[128];
         snprintf(dir, sizeof dir, "%s/tests/fixtures/hf/%s", root, archs[a]);
