@@ -1690,6 +1690,9 @@ const char *wgt_model_arch(const wgt_model *m);
  * output head, the norms: not the embedding table, of which it reads one row). */
 uint64_t wgt_model_weight_bytes(const wgt_model *m);
 uint64_t wgt_model_token_bytes(const wgt_model *m);
+/* wgt_model_token_bytes with a mixture of experts' expert weights counted for the k chosen of E
+ * only: what one decode step needs to read (equal to it for a dense model). */
+uint64_t wgt_model_active_bytes(const wgt_model *m);
 /* 1 for an id that ends generation: the model's eos ids, or the tokenizer's end-of-generation tokens. */
 int wgt_model_is_eos(const wgt_model *m, int32_t id);
 

@@ -74,10 +74,15 @@ static int bench_model(const char *path, const char *type, int64_t n_prompt, int
     if (!wgt_model_generate(m, ids, n_prompt < 8 ? n_prompt : 8, 2, &sp, NULL, NULL, &s) &&
         !wgt_model_generate(m, ids, n_prompt, n_decode + 1, &sp, NULL, NULL, &s)) {
         double bytes = (double)wgt_model_weight_bytes(m), read = (double)wgt_model_token_bytes(m);
+        double active = (double)wgt_model_active_bytes(m);
         double dec = s.n_generated > 1 ? (s.n_generated - 1) / s.decode_seconds : 0;
         printf("model: %s (%s%s%s), %.1f MB of weights (%.1f MB read per token), on %s (%s)\n", path,
                wgt_model_arch(m), type ? ", " : "", type ? type : "", bytes / 1e6, read / 1e6, info.name,
                info.backend_name);
+        /* a mixture of experts: the chosen experts' share, what a decode step needs to read */
+        if (active < read)
+            printf("experts: %.1f MB of active weights per token (the chosen experts, attention, head): "
+                   "%.1f GB/s of active weights at the decode rate below\n", active / 1e6, active * dec / 1e9);
         printf("prefill: %lld tokens in %.3f s = %.1f tok/s\n", (long long)n_prompt, s.prefill_seconds,
                n_prompt / s.prefill_seconds);
         /* a CPU adapter reads a fraction of a GB/s: three significant digits, never "0 GB/s" */

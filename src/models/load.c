@@ -706,6 +706,38 @@ static void llama3_from_factors(const wgt_gguf_tensor *rf, wgt_model_config *c)
     }
 }
 
+/* llama.cpp's attention.sliding_window_pattern: a period P (layer i slides unless i % P == P - 1;
+ * 0: every layer, 1: none), or one bool a layer (1: the layer slides). Absent: the family's. */
+static wgt_status gguf_window_pattern(const wgt_gguf *g, const char *arch, const char *path, wgt_model_config *c)
+{
+    char k[160];
+    snprintf(k, sizeof k, "%s.attention.sliding_window_pattern", arch);
+    const wgt_gguf_value *v = wgt_gguf_find(g, k);
+    if (!v) return WGT_OK;
+    if (wgt_gguf_value_type(v) != WGT_GGUF_ARRAY) {
+        int64_t p;
+        wgt_status st = wgt_gguf_value_int(v, &p);
+        if (st) return wgt_error(st, "%s: %s: %s", path, k, wgt_errmsg());
+        if (p < 0 || p > INT32_MAX) return wgt_error(WGT_ERR_FORMAT, "%s: %s is %lld", path, k, (long long)p);
+        if (p == 1) c->window = 0;
+        else c->window_every = (int)p, c->window_from = 0;
+        return WGT_OK;
+    }
+    uint64_t n = wgt_gguf_array_len(v);
+    if (n != (uint64_t)c->n_layers || n > 4096)
+        return wgt_error(WGT_ERR_FORMAT, "%s: %s has %llu entries for %lld layers", path, k, (unsigned long long)n,
+                         (long long)c->n_layers);
+    unsigned char flags[4096];
+    for (uint64_t i = 0; i < n; i++) {
+        int64_t f;
+        wgt_status st = wgt_gguf_array_int(v, i, &f);
+        if (st) return wgt_error(st, "%s: %s: %s", path, k, wgt_errmsg());
+        flags[i] = f != 0;
+    }
+    c->window_from = 0;
+    return mdl_window_pattern(c, flags, (int)n, k, path);
+}
+
 static wgt_status config_from_gguf(const wgt_gguf *g, const char *path, wgt_model_config *c)
 {
     wgt_status st;
@@ -736,6 +768,7 @@ static wgt_status config_from_gguf(const wgt_gguf *g, const char *path, wgt_mode
     TRY(gguf_float(g, arch, "attn_logit_softcapping", 0, &c->attn_softcap));
     TRY(gguf_float(g, arch, "final_logit_softcapping", 0, &c->final_softcap));
     TRY(gguf_int(g, arch, "attention.sliding_window", 0, &c->window));
+    if (c->window > 0) TRY(gguf_window_pattern(g, arch, path, c));
     if (c->post_norms && c->head_dim > 0) {
         /* llama.cpp's files carry no query_pre_attn_scalar: it is head_dim, except in the 27B
          * models (46 layers of Gemma 2, 62 of Gemma 3), where it is hidden / heads */
@@ -963,6 +996,16 @@ static wgt_status load_random(wgt_model *m, wgt_ftype type)
             TRY(random_weight(m, WGT_F32, D, 0, 1, &L->post_attn_norm));
             TRY(random_weight(m, WGT_F32, D, 0, 1, &L->post_ffn_norm));
         }
+        if (c->n_experts) { /* router f32; experts stacked as load_experts lays them out */
+            const int64_t E = c->n_experts, EF = c->n_experts * c->expert_ffn;
+            TRY(random_weight(m, WGT_F32, E, D, 0, &L->router.t));
+            L->router.q = WGT_FTYPE_F32;
+            TRY(random_linear(m, type, 2 * EF, D, &L->exp_gu));
+            TRY(random_linear(m, type, D, EF, &L->exp_down));
+            if (!c->shared_expert) continue;
+            TRY(random_weight(m, WGT_F32, 1, D, 0, &L->sh_gate.t));
+            L->sh_gate.q = WGT_FTYPE_F32;
+        }
         if (!c->plain_mlp) TRY(random_linear(m, type, F, D, &L->w_gate));
         TRY(random_linear(m, type, F, D, &L->w_up));
         TRY(random_linear(m, type, D, F, &L->w_down));
@@ -1184,9 +1227,6 @@ wgt_status wgt_model_open_ex(wgt_context *ctx, const char *path, const wgt_model
         free(json);
         if (!st) st = mdl_config_from_hf(&h, path, &m->cfg);
         if (!st) st = mdl_validate_config(&m->cfg, path);
-        if (!st && m->cfg.n_experts)
-            st = wgt_error(WGT_ERR_UNSUPPORTED, "%s: random weights for a mixture of experts are not made yet: convert "
-                           "or download a checkpoint", path);
         if (!st) st = mdl_check_memory(&m->cfg, mdl_random_weight_bytes(&m->cfg, rtype), cache_len(&m->cfg, max_ctx),
                                           n_caches, path);
         if (st) goto fail;
@@ -1288,7 +1328,8 @@ static uint64_t bytes_of(const wgt_tensor *t)
     return t ? (uint64_t)wgt_tensor_numel(t) * wgt_dtype_size(wgt_tensor_dtype(t)) : 0;
 }
 
-uint64_t wgt_model_token_bytes(const wgt_model *m)
+/* The experts' share of a decode step: all of them (active 0), or the chosen k of E (active 1). */
+static uint64_t token_bytes(const wgt_model *m, int active)
 {
     if (!m) return 0;
     uint64_t n = bytes_of(m->lm_head.t) + bytes_of(m->lm_head_b) + bytes_of(m->out_norm) + bytes_of(m->out_norm_b);
@@ -1300,9 +1341,15 @@ uint64_t wgt_model_token_bytes(const wgt_model *m)
                                   L->post_attn_norm, L->post_ffn_norm, L->router.t, L->exp_gu.t, L->exp_down.t,
                                   L->sh_gate.t};
         for (size_t j = 0; j < sizeof ts / sizeof *ts; j++) n += bytes_of(ts[j]);
+        if (active && m->cfg.n_experts > 0) /* bytes_of counted every expert */
+            n -= (bytes_of(L->exp_gu.t) + bytes_of(L->exp_down.t)) / (uint64_t)m->cfg.n_experts *
+                 (uint64_t)(m->cfg.n_experts - m->cfg.n_experts_used);
     }
     return n;
 }
+
+uint64_t wgt_model_token_bytes(const wgt_model *m) { return token_bytes(m, 0); }
+uint64_t wgt_model_active_bytes(const wgt_model *m) { return token_bytes(m, 1); }
 
 const char *wgt_model_arch(const wgt_model *m)
 {

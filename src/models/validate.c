@@ -152,8 +152,11 @@ double mdl_random_weight_bytes(const wgt_model_config *c, wgt_ftype type)
     /* as load_random lays them out: float types as they are, quantized linears as blocks with an
      * f16 embedding; norms and biases f32 */
     double emb_b = (type == WGT_FTYPE_F32 || type == WGT_FTYPE_F16 || type == WGT_FTYPE_BF16) ? b : 2;
-    double layer = (qd * D + 2 * kd * D + D * qd + (c->plain_mlp ? 2 : 3) * F * D) * b +
-                   (4 * D + qd + 2 * kd + F + 2 * (double)c->head_dim) * 4;
+    double mlp = (c->plain_mlp ? 2 : 3) * F * D * b;
+    if (c->n_experts) /* the router (f32), every expert, and the shared expert with its gate */
+        mlp = (double)c->n_experts * D * 4 + 3.0 * (double)c->n_experts * (double)c->expert_ffn * D * b +
+              (c->shared_expert ? mlp + D * 4 : 0);
+    double layer = (qd * D + 2 * kd * D + D * qd) * b + mlp + (4 * D + qd + 2 * kd + F + 2 * (double)c->head_dim) * 4;
     double w = V * D * emb_b + (c->tied && emb_b == b ? 0 : V * D * b) + (double)c->n_layers * layer + 2 * D * 4;
     if (c->no_rope) w += (double)c->max_pos * D * emb_b;
     return w;

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Mixture-of-experts decode on the H200 (device tool), random weights of two real shapes scaled to
+# fit (bench/configs/mixtral-8x7b-4l.json: Mixtral-8x7B's layers, 4 of 32; qwen3-30b-a3b-8l.json:
+# Qwen3-30B-A3B's, 8 of 48), Q8_0 and Q4_0 (and f16): decode tok/s, the weights one decode step
+# reads as wgt runs it and the active weights (attention, router, the k chosen experts, the head),
+# and the active bytes per second against the H200's 4.16 TB/s (its device-to-device copy measures
+# about 4.3 TB/s counting bytes read and written).
+#
+# Before (here), DIR a git-ignored folder of the repository root (e.g. .devbin-families):
+#   mkdir -p DIR/build DIR/configs; cp build/wgt build/libwgt_napi_stub.so DIR/build/
+#   cp .devbin-lead/dawn.tar.xz DIR/; cp bench/configs/{mixtral-8x7b-4l,qwen3-30b-a3b-8l}.json DIR/configs/
+# The call (kind nvidia-h200, about 4-6 minutes):
+#   carry [".gl", "DIR"]   command: bash DIR/h200_moe_bench.sh DIR   timeout_s: 400
+# Output: stdout (the summary table last) and $OUT/moe_bench.txt. Environment: TYPES (q8_0 q4_0 f16),
+# P (128), N (64), MODELS (the two config names).
+set -u
+dir=${1:?usage: tools/h200_moe_bench.sh DIR}
+types=${TYPES:-q8_0 q4_0 f16} p=${P:-128} n=${N:-64}
+models=${MODELS:-mixtral-8x7b-4l qwen3-30b-a3b-8l}
+out=${OUT:-/tmp/h200_moe}
+logs=/tmp/h200_moe_logs
+mkdir -p "$out" "$logs"
+for f in .gl/*.deb; do dpkg -x "$f" /; done
+ldconfig
+[ -d "$dir/.deps/dawn-2026" ] || tar xJf "$dir/dawn.tar.xz" -C "$dir"
+export VK_DRIVER_FILES=${VK_DRIVER_FILES:-/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json}
+export WGT_WEBGPU_LIB=$PWD/$dir/.deps/dawn-2026/dawn.node
+export LD_LIBRARY_PATH=$PWD/$dir/build${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+ldd "$dir/build/wgt" | grep "not found"
+gpu=$(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader)
+echo "$gpu"
+cfg() { [ -f "$dir/configs/$1.json" ] && echo "$dir/configs/$1.json" || echo "bench/configs/$1.json"; }
+summary=$out/moe_bench.txt
+{
+    echo "# $gpu; wgt bench -p $p -n $n, random weights; active = attention + router + the k chosen experts + head"
+    echo "model type decode_tok_s read_MB_per_token active_MB_per_token active_GB_s pct_of_4.16TB_s load_and_run_s"
+} >"$summary"
+for t in $types; do # type by type: a run cut short by the call's limit loses the last type, not a model
+    for m in $models; do
+        echo "=== $m $t"
+        f=$logs/$m-$t.txt
+        s=$(date +%s)
+        timeout "${RUN_TIMEOUT:-120}" "$dir/build/wgt" bench -m "$(cfg "$m")" --type "$t" -p "$p" -n "$n" >"$f" 2>&1
+        rc=$? secs=$(( $(date +%s) - s ))
+        echo "exit $rc after $secs s" >>"$f"
+        grep -v "artificially reduced" "$f"
+        dec=$(sed -n 's/^decode: .* tokens, \([0-9.]*\) tok\/s.*/\1/p' "$f")
+        read=$(sed -n 's/.*(\([0-9.]*\) MB read per token).*/\1/p' "$f")
+        act=$(sed -n 's/^experts: \([0-9.]*\) MB of active.*/\1/p' "$f")
+        [ -z "$act" ] && act=$read
+        awk -v m="$m" -v t="$t" -v d="${dec:-0}" -v r="${read:-0}" -v a="${act:-0}" -v s="$secs" 'BEGIN {
+            g = a * d / 1000; printf "%s %s %.1f %.1f %.1f %.0f %.1f%% %d\n", m, t, d, r, a, g, g / 41.6, s }' >>"$summary"
+        tar czf "$out/moe_logs.tar.gz" -C "$logs" .
+    done
+done
+cat "$summary"
