@@ -334,6 +334,13 @@ static void fill_subgroup_matrix_configs(WGPUAdapter adapter, wgt_adapter_info *
     ai.nextInChain = &sgm.chain;
     if (wgt_W.AdapterGetInfo(adapter, &ai) != WGPUStatus_Success) return;
     int cap = (int)(sizeof out->subgroup_matrix_configs / sizeof out->subgroup_matrix_configs[0]);
+    if (getenv("WGT_SGMATRIX_DUMP")) { /* the raw words Dawn wrote (checking this struct's layout) */
+        fprintf(stderr, "subgroup-matrix configs: %zu, struct %zu bytes\n", sgm.configCount, sizeof *sgm.configs);
+        for (size_t i = 0; i < sgm.configCount; i++) {
+            const uint32_t *w = (const uint32_t *)(const void *)&sgm.configs[i];
+            fprintf(stderr, "  [%zu] %u %u %u %u %u\n", i, w[0], w[1], w[2], w[3], w[4]);
+        }
+    }
     for (size_t i = 0; i < sgm.configCount && out->n_subgroup_matrix_configs < cap; i++) {
         const WGPUSubgroupMatrixConfig *c = &sgm.configs[i];
         int k = out->n_subgroup_matrix_configs++;

@@ -7,37 +7,8 @@
 // computes TM columns x TMR = BM / (WG / 16) rows of the tile (TM x TM at 256).
 // With p.tpr != 0 (split k: a small output over a long k, e.g. a weight's gradient), workgroup z
 // sums k in [z * tpr, (z + 1) * tpr) into slice z of out, and `combine` adds the slices.
-
-struct Params {
-    M: u32, N: u32, K: u32, batch: u32,
-    off_a: u32, off_b: u32, off_c: u32, has_c: u32,
-    sam: u32, sak: u32, sbk: u32, sbn: u32,
-    scm: u32, scn: u32, alpha: f32, beta: f32,
-    bshape: vec4<u32>, // batch dims (collapsed, right-aligned, unused leading ones 1)
-    bsa: vec4<u32>,    // their strides in A, B, C
-    bsb: vec4<u32>,
-    bsc: vec4<u32>,
-    ldo: u32, n0: u32, z0: u32, tpr: u32,
-};
-
-@group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> a: array<u32>;
-@group(0) @binding(2) var<storage, read> b: array<u32>;
-@group(0) @binding(3) var<storage, read> c: array<u32>;
-@group(0) @binding(4) var<storage, read_write> out: array<f32>;
-
-// Element offsets of batch z in A, B and C.
-fn batch_offsets(z: u32) -> vec3<u32> {
-    var rem = z;
-    var o = vec3<u32>(0u, 0u, 0u);
-    for (var d = 3i; d >= 0; d = d - 1i) {
-        let n = p.bshape[d];
-        let i = rem % n;
-        rem = rem / n;
-        o = o + i * vec3<u32>(p.bsa[d], p.bsb[d], p.bsc[d]);
-    }
-    return o;
-}
+// Params, p, batch_offsets and the bindings are lib_matmul.wgsl's sections "params" and
+// "bindings float", in the prelude.
 
 const THREADS: u32 = WG;
 const TMR: u32 = BM * 16u / WG;       // tile rows per invocation

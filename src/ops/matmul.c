@@ -53,21 +53,30 @@ typedef struct mm_key {
     uint8_t kind, da, db, dc; /* kind: MM_GEMV, MM_TILED, MM_TILED_BIG, MM_INT, MM_TC */
     uint32_t wg;
     uint32_t sg; /* gemv: op_row_subgroups */
-    /* MM_TC: tile rows = columns, k step, subgroup size, fragment shape, scalar fragments, f16 tiles */
-    uint8_t bm, bk, sgs, sm, sn, sk, emu, half;
+    /* MM_TC (mm_tc's fields): tile, k step, subgroup size and grid, fragment shape, scalar
+     * fragments, f16 tiles, 16-byte loads */
+    uint8_t bm, bn, bk, sgs, sgr, sgc, sm, sn, sk, emu, half, vec;
 } mm_key;
 enum { MM_GEMV, MM_TILED, MM_TILED_BIG, MM_INT, MM_TC };
 
-/* The tensor-core tiles chosen for a product (tc_choose). */
+/* The tensor-core tiles chosen for a product (tc_choose): BM x BN outputs a workgroup over k steps
+ * of BK, SGR x SGC subgroups of SGS invocations, fragments SM x SN x SK; emu: scalar fragment
+ * products; half: f16 tiles (else f32); vec: 16-byte loads (A and B contiguous in k). */
 typedef struct mm_tc {
-    int bm, bk, sgs, sm, sn, sk, emu, half;
+    int bm, bn, bk, sgs, sgr, sgc, sm, sn, sk, emu, half, vec;
 } mm_tc;
+
+/* lib_matmul.wgsl's words_to dtype code: 0 f32, 1 f16, 2 bf16 */
+static int mm_word_dtype(wgt_dtype d)
+{
+    return d == WGT_F32 ? 0 : d == WGT_F16 ? 1 : 2;
+}
 
 static char *mm_prelude(void *arg)
 {
     const mm_key *k = arg;
     wgt_dtype da = (wgt_dtype)k->da, db = (wgt_dtype)k->db, dc = (wgt_dtype)k->dc;
-    size_t cap = 4096;
+    size_t cap = 16384;
     char *pre = malloc(cap);
     if (!pre) return NULL;
     if (k->kind == MM_GEMV) {
@@ -87,17 +96,28 @@ static char *mm_prelude(void *arg)
         snprintf(pre, cap,
                  "%s%s"
                  "const BM: u32 = %uu;\nconst BN: u32 = %uu;\nconst BK: u32 = %uu;\nconst WG: u32 = %uu;\n"
-                 "const SGS: u32 = %uu;\nconst SM: u32 = %uu;\nconst SN: u32 = %uu;\nconst SK: u32 = %uu;\n"
+                 "const SGS: u32 = %uu;\nconst SGR: u32 = %uu;\nconst SGC: u32 = %uu;\n"
+                 "const SM: u32 = %uu;\nconst SN: u32 = %uu;\nconst SK: u32 = %uu;\n"
                  "const LDA: u32 = %uu;\nconst LDB: u32 = %uu;\nalias TT = %s;\n",
                  k->half ? "enable f16;\n" : "",
                  k->emu ? "" : "enable chromium_experimental_subgroup_matrix;\n"
                                "diagnostic(off, chromium.subgroup_matrix_uniformity);\n",
-                 k->bm, k->bm, k->bk, 4u * k->sgs, k->sgs, k->sm, k->sn, k->sk, k->bk + pad, k->bm + pad,
-                 k->half ? "f16" : "f32");
-        op_wgsl_loader(pre, cap, "ldA", "a", da, "f32");
-        op_wgsl_loader(pre, cap, "ldB", "b", db, "f32");
+                 k->bm, k->bn, k->bk, (unsigned)k->sgr * k->sgc * k->sgs, k->sgs, k->sgr, k->sgc, k->sm, k->sn,
+                 k->sk, k->bk + pad, k->bk + pad, k->half ? "f16" : "f32");
+        if (k->vec) {
+            size_t used = strlen(pre);
+            snprintf(pre + used, cap - used, "const EA: u32 = %du;\nconst EB: u32 = %du;\nconst DA: u32 = %du;\n"
+                     "const DB: u32 = %du;\n", 16 / (int)wgt_dtype_size(da), 16 / (int)wgt_dtype_size(db),
+                     mm_word_dtype(da), mm_word_dtype(db));
+        } else {
+            op_wgsl_loader(pre, cap, "ldA", "a", da, "f32");
+            op_wgsl_loader(pre, cap, "ldB", "b", db, "f32");
+        }
         op_wgsl_loader(pre, cap, "ldC", "c", dc, "f32");
-        if (!op_wgsl_section(pre, cap, "lib_matmul_frag", k->emu ? "frag scalar" : "frag subgroup matrix")) {
+        if (!op_wgsl_section(pre, cap, "lib_matmul", "params") ||
+            !op_wgsl_section(pre, cap, "lib_matmul", k->vec ? "bindings vec" : "bindings float") ||
+            !op_wgsl_section(pre, cap, "lib_matmul", k->vec ? "tc load vec" : "tc load scalar") ||
+            !op_wgsl_section(pre, cap, "lib_matmul_frag", k->emu ? "frag scalar" : "frag subgroup matrix")) {
             free(pre);
             return NULL;
         }
@@ -106,6 +126,10 @@ static char *mm_prelude(void *arg)
         op_wgsl_loader(pre, cap, "ldA", "a", da, "i32");
         op_wgsl_loader(pre, cap, "ldB", "b", db, "i32");
         op_wgsl_loader(pre, cap, "ldC", "c", dc, "i32");
+        if (!op_wgsl_section(pre, cap, "lib_matmul", "params") || !op_wgsl_section(pre, cap, "lib_matmul", "bindings int")) {
+            free(pre);
+            return NULL;
+        }
     } else {
         int big = k->kind == MM_TILED_BIG;
         /* the workgroup size is part of the prelude, hence of the pipeline's key */
@@ -114,6 +138,11 @@ static char *mm_prelude(void *arg)
         op_wgsl_loader(pre, cap, "ldA", "a", da, "f32");
         op_wgsl_loader(pre, cap, "ldB", "b", db, "f32");
         op_wgsl_loader(pre, cap, "ldC", "c", dc, "f32");
+        if (!op_wgsl_section(pre, cap, "lib_matmul", "params") ||
+            !op_wgsl_section(pre, cap, "lib_matmul", "bindings float")) {
+            free(pre);
+            return NULL;
+        }
     }
     return pre;
 }
@@ -127,8 +156,9 @@ static wgt_status mm_kernel_tc(wgt_context *ctx, int kind, wgt_dtype da, wgt_dty
     key.wg = op_workgroup_size(ctx);
     if (kind == MM_GEMV) key.sg = (uint32_t)op_row_subgroups(ctx);
     if (tc) {
-        key.bm = (uint8_t)tc->bm, key.bk = (uint8_t)tc->bk, key.sgs = (uint8_t)tc->sgs, key.sm = (uint8_t)tc->sm;
-        key.sn = (uint8_t)tc->sn, key.sk = (uint8_t)tc->sk, key.emu = (uint8_t)tc->emu, key.half = (uint8_t)tc->half;
+        key.bm = (uint8_t)tc->bm, key.bn = (uint8_t)tc->bn, key.bk = (uint8_t)tc->bk, key.sgs = (uint8_t)tc->sgs;
+        key.sgr = (uint8_t)tc->sgr, key.sgc = (uint8_t)tc->sgc, key.sm = (uint8_t)tc->sm, key.sn = (uint8_t)tc->sn;
+        key.sk = (uint8_t)tc->sk, key.emu = (uint8_t)tc->emu, key.half = (uint8_t)tc->half, key.vec = (uint8_t)tc->vec;
     }
     const char *file = kind == MM_GEMV ? "matmul_gemv" : kind == MM_INT ? "matmul_int" : kind == MM_TC ? "matmul_tc"
                      : "matmul";
@@ -160,43 +190,68 @@ static wgt_status tiled_kernel(wgt_context *ctx, int big, wgt_dtype da, wgt_dtyp
     return mm_kernel(ctx, big ? MM_TILED_BIG : MM_TILED, da, db, dc, "main", k);
 }
 
-/* WGT_MATMUL_TC: 0 (default) the f32 tiles; 1[:MxNxK] subgroup-matrix
- * tiles where the device has them (f16 operands, f32 results; the adapter's configuration unless
- * given); emulate[:MxNxK] the same tiles with the fragment product in scalar code (any device;
- * fragment shape 16x8x8 unless given), for testing the tile logic. Off by default: on the H200
- * (bench/results/h200/matmul_ab.txt) it trained the default model at 99k tok/s (112k with 16x16x16)
- * against 71k and GPT-2 small at 6.9k against 2.2k, but changes f32 training's numerics (f16
- * operands: PyTorch too keeps f32 products unless asked) and made f16 prefill slower (9.5k against
- * 10.2k tok/s: its tile loads are scalar, one element per load, and they bound it). */
+/* WGT_MATMUL_TC: unset, the subgroup-matrix tiles (tensor cores: f16 operands, f32 sums) for
+ * products with an f16 or bf16 operand where the device has them (half weights bound such a
+ * product's precision already; f32 x f32 products keep the f32 tiles); 0 never; 1[:MxNxK] every
+ * float product, f32 ones too (the adapter's fragment shape unless given); emulate[:MxNxK] every
+ * float product through the same tiles with the fragment product in scalar code (any device;
+ * fragment shape 16x8x8 unless given), for testing the tile logic. Returns 0 off, 1 half products,
+ * 2 all, 3 emulate. Measured on the H200: bench/results/h200/matmul_ab.txt. */
 static int tc_mode(int *fm, int *fn, int *fk)
 {
     const char *v = getenv("WGT_MATMUL_TC");
     *fm = 16, *fn = 8, *fk = 8;
-    if (!v || !*v || !strcmp(v, "0")) return 0;
-    int emu = !strncmp(v, "emulate", 7);
-    const char *shape = strchr(v, ':');
+    if (v && !strcmp(v, "0")) return 0;
+    int emu = v && !strncmp(v, "emulate", 7);
+    const char *shape = v ? strchr(v, ':') : NULL;
     int m, n, k;
     if (shape && sscanf(shape + 1, "%dx%dx%d", &m, &n, &k) == 3 && m > 0 && n > 0 && k > 0 && m <= 64 && n <= 64 && k <= 32)
         *fm = m, *fn = n, *fk = k;
     else if (!emu)
         *fm = 0; /* the adapter's configuration */
-    return emu ? 2 : 1;
+    return emu ? 3 : v && *v ? 2 : 1;
 }
 
-/* Whether a float product of M x N over K takes the subgroup-matrix tiles, and which (*tc). */
-static int tc_choose(wgt_context *ctx, int64_t M, int64_t N, mm_tc *tc)
+/* The tile shapes tried, largest first: BM, BN, SGR x SGC subgroups. WGT_MATMUL_TC_TILE=
+ * BMxBNxBK:SGRxSGC forces one (tuning; ignored where it does not fit). */
+static const int tc_tiles[][4] = {{128, 128, 2, 4}, {128, 64, 2, 2}, {64, 64, 2, 2}, {32, 32, 2, 2}};
+
+/* 1 when tile t fits: whole fragments per subgroup, whole loads per invocation, workgroup memory
+ * (two stages of both tiles and a fragment per subgroup) within smem, WG within the limits. */
+static int tc_fits(wgt_context *ctx, mm_tc *t, uint32_t smem)
+{
+    int wm = t->bm / t->sgr, wn = t->bn / t->sgc, wg = t->sgr * t->sgc * t->sgs;
+    int es = t->half ? 2 : 4, pad = t->half ? 8 : 4;
+    if (t->bm > 128 || t->bn > 128 || t->bk > 64 || t->bm < 1 || t->bn < 1 || t->bk < 1 || t->sgr < 1 || t->sgc < 1)
+        return 0;
+    if (wm % t->sm || wn % t->sn || t->bk % t->sk || t->bm % t->sgr || t->bn % t->sgc || t->bk % 8) return 0;
+    if ((uint32_t)wg > wgt_gpu_limits(ctx)->max_compute_invocations_per_workgroup ||
+        (uint32_t)wg > wgt_gpu_limits(ctx)->max_compute_workgroup_size_x)
+        return 0;
+    int ea = t->vec ? 8 : 1; /* the smaller word (f16); f32 loads are checked below */
+    if ((t->bm * t->bk / ea) % wg || (t->bn * t->bk / ea) % wg || (t->bm * t->bk / 4) % wg || (t->bn * t->bk / 4) % wg)
+        return 0;
+    uint64_t bytes = 2ull * (uint64_t)(t->bm + t->bn) * (uint64_t)(t->bk + pad) * (uint64_t)es +
+                     4ull * (uint64_t)(t->sgr * t->sgc * t->sm * t->sn);
+    return bytes <= smem;
+}
+
+/* Whether a float product (dtypes da, db) of M x N, batch `batch`, takes the subgroup-matrix
+ * tiles, and which (*tc); vec: A and B contiguous in k with rows of whole 16-byte words. */
+static int tc_choose(wgt_context *ctx, int64_t M, int64_t N, int64_t batch, wgt_dtype da, wgt_dtype db, int vec,
+                     mm_tc *tc)
 {
     int fm, fn, fk, mode = tc_mode(&fm, &fn, &fk);
     if (!mode || M <= MM_MAXM_GEMV || wgt_gpu_avoid_barriers(ctx)) return 0;
+    if (mode == 1 && da != WGT_F16 && da != WGT_BF16 && db != WGT_F16 && db != WGT_BF16) return 0;
     const wgt_adapter_info *info = wgt_gpu_info(ctx);
     memset(tc, 0, sizeof *tc);
     tc->half = wgt_gpu_has_f16(ctx);
-    if (mode == 1) { /* the largest f16 x f16 -> f32 configuration; one fixed subgroup size */
+    tc->vec = vec;
+    if (mode != 3) { /* the largest f16 x f16 -> f32 configuration; one fixed subgroup size */
         if (!info->has_subgroup_matrix || !tc->half || !wgt_gpu_sgmatrix_layout_template()) return 0;
         if (info->limits.subgroup_min_size != info->limits.subgroup_max_size) return 0;
-        /* The configurations read from the 2026 Dawn on the H200 hold entries Dawn itself refuses
-         * (f16 -> f32 8x8x32: "unknown configuration"; f32 2x2x16, 32x2x1, ..): the shapes NVIDIA's
-         * tensor cores have (M 16, N 8 or 16) are taken first, the largest of those. */
+        /* NVIDIA's tensor cores have M 16, N 8 or 16: those first, the largest of them */
         int best = 0, given = fm != 0;
         for (int c = 0; c < info->n_subgroup_matrix_configs && !given; c++) {
             int m = (int)info->subgroup_matrix_configs[c].m, n = (int)info->subgroup_matrix_configs[c].n,
@@ -216,27 +271,30 @@ static int tc_choose(wgt_context *ctx, int64_t M, int64_t N, mm_tc *tc)
     }
     tc->sm = fm, tc->sn = fn, tc->sk = fk;
     if (tc->sgs < 1 || tc->sgs > 64 || (fm * fn) % tc->sgs) return 0;
-    uint32_t wg = 4u * (uint32_t)tc->sgs;
-    if (wg > wgt_gpu_limits(ctx)->max_compute_invocations_per_workgroup ||
-        wg > wgt_gpu_limits(ctx)->max_compute_workgroup_size_x)
-        return 0;
-    /* 128 x 128 tiles once there are enough to fill the device, else 64 x 64; k steps of 32, or 16
-     * where workgroup memory is short */
     uint32_t smem = wgt_gpu_limits(ctx)->max_compute_workgroup_storage_size;
     /* f32 tiles (emulation without shader-f16) stay within the spec's 16 KiB: llvmpipe's OpenGL ES
      * computed wrong 16x16x16 products with 22 KiB of f32 tiles (32 KiB reported), right ones at 13 */
     if (!tc->half && smem > 16384) smem = 16384;
-    int es = tc->half ? 2 : 4, pad = tc->half ? 8 : 4;
-    for (int big = M >= 512 && N >= 512; big >= 0; big--)
-        for (int bk = 32; bk >= 16; bk -= 16) {
-            int bm = big ? 128 : 64;
-            if (bk % fk || (bm / 2) % fm || (bm / 2) % fn) continue;
-            uint64_t bytes = (uint64_t)(bm * (bk + pad) + bk * (bm + pad)) * es + 4ull * fm * fn * 4;
-            if (bytes > smem) continue;
-            tc->bm = bm, tc->bk = bk;
-            return 1;
+    const char *force = getenv("WGT_MATMUL_TC_TILE");
+    int bm, bn, bk, sr, sc;
+    if (force && sscanf(force, "%dx%dx%d:%dx%d", &bm, &bn, &bk, &sr, &sc) == 5) {
+        tc->bm = bm, tc->bn = bn, tc->bk = bk, tc->sgr = sr, tc->sgc = sc;
+        if (tc_fits(ctx, tc, smem)) return 1;
+    }
+    /* the largest tile that still gives 256 workgroups (two per SM of the H200's 132), else 64 x 64
+     * (a long k is split, see split_k); 32 x 32 only where no other fits; k steps of 32, or 16
+     * where workgroup memory is short */
+    int nt = (int)(sizeof tc_tiles / sizeof tc_tiles[0]), found = 0;
+    for (int i = 0; i < nt && !(found && tc_tiles[i][0] < 64); i++)
+        for (int k = 32; k >= 16; k -= 16) {
+            mm_tc t = *tc;
+            t.bm = tc_tiles[i][0], t.bn = tc_tiles[i][1], t.sgr = tc_tiles[i][2], t.sgc = tc_tiles[i][3], t.bk = k;
+            if (!tc_fits(ctx, &t, smem)) continue;
+            *tc = t, found = 1;
+            if (batch * ((M + t.bm - 1) / t.bm) * ((N + t.bn - 1) / t.bn) >= 256) return 1;
+            break;
         }
-    return 0;
+    return found;
 }
 
 /* Into how many slices of k a product of `tiles` workgroups per batch over k is split: enough
@@ -451,9 +509,9 @@ static wgt_status mm_gpu(wgt_context *ctx, const mm_job *job, wgt_tensor *out)
         lc.offset += n0 * lc.strides[nb + 1], lc.shape[nb + 1] = n1 - n0;
         wgt_binding bind[4];
         int64_t base[3], lo, hi;
-        wgt_tensor ta = *j.ta, tb = *j.tb, tc = *j.tc;
-        ta.l = la, tb.l = lb, tc.l = lc;
-        const wgt_tensor *ts[3] = {&ta, &tb, &tc};
+        wgt_tensor ta = *j.ta, tb = *j.tb, tcc = *j.tc;
+        ta.l = la, tb.l = lb, tcc.l = lc;
+        const wgt_tensor *ts[3] = {&ta, &tb, &tcc};
         for (int i = 0; i < 3; i++) {
             op_extent(&ts[i]->l, &lo, &hi);
             if ((st = op_bind(ts[i], lo, hi, &bind[i], &base[i]))) return st;
@@ -464,28 +522,33 @@ static wgt_status mm_gpu(wgt_context *ctx, const mm_job *job, wgt_tensor *out)
         /* matmul_gemv.wgsl's barrier-free entry (SwiftShader, wgt_gpu_avoid_barriers) also takes a short
          * prompt's prefill: the tiled kernels' barriers cost more there than re-reading the weights */
         int solo = wgt_gpu_avoid_barriers(ctx);
-        int gemv = !ints && M <= (solo ? MM_MAXM_SOLO : MM_MAXM_GEMV) && K > 0 && K % 8 == 0 &&
-                   vec_ok(&la, base[0], nb + 1);
-        /* B [.., K, N] read along k: the k dim is nb, rows are n */
-        if (gemv) {
+        /* A and B both read along k in 16-byte words (B [.., K, N]: the k dim is nb, rows are n) */
+        int kvec = !ints && K > 0 && K % 8 == 0 && vec_ok(&la, base[0], nb + 1);
+        if (kvec) {
             wgt_layout bt = lb; /* as [.., N, K] */
             bt.shape[nb] = lb.shape[nb + 1], bt.strides[nb] = lb.strides[nb + 1];
             bt.shape[nb + 1] = lb.shape[nb], bt.strides[nb + 1] = lb.strides[nb];
-            gemv = vec_ok(&bt, base[1], nb + 1);
+            kvec = vec_ok(&bt, base[1], nb + 1);
         }
+        int gemv = kvec && M <= (solo ? MM_MAXM_SOLO : MM_MAXM_GEMV);
+        mm_tc tc;
+        int use_tc = !ints && !gemv && tc_choose(ctx, M, n1 - n0, batch, la.dtype, lb.dtype, kvec, &tc);
         wgt_kernel *k;
         uint32_t gx, gy;
         uint64_t groups;
-        if (gemv) {
+        if (gemv || (use_tc && tc.vec)) { /* offsets and strides of A and B in 16-byte words */
             int epa = 16 / (int)wgt_dtype_size(la.dtype), epb = 16 / (int)wgt_dtype_size(lb.dtype);
             p.off_a = (uint32_t)((la.offset - base[0]) / epa);
             p.off_b = (uint32_t)((lb.offset - base[1]) / epb);
             p.sam = (uint32_t)(la.strides[nb] / epa);
             p.sbn = (uint32_t)(lb.strides[nb + 1] / epb);
+            p.sak = p.sbk = 1;
             for (int d = 0; d < nb; d++) {
                 p.bsa[4 - nb + d] = (uint32_t)(la.strides[d] / epa);
                 p.bsb[4 - nb + d] = (uint32_t)(lb.strides[d] / epb);
             }
+        }
+        if (gemv) {
             /* 8 rows per workgroup (32 invocations a row) streamed best on the H200 at every size
              * measured; fewer when that would leave under 256 workgroups */
             int wg = (int)op_workgroup_size(ctx), rows = wg / 32;
@@ -496,29 +559,29 @@ static wgt_status mm_gpu(wgt_context *ctx, const mm_job *job, wgt_tensor *out)
             if ((st = gemv_kernel(ctx, la.dtype, lb.dtype, lc.dtype, solo ? "solo" : "main", &k))) return st;
             groups = ((uint64_t)(n1 - n0) + rows - 1) / rows;
         } else {
-            p.off_a = (uint32_t)(la.offset - base[0]);
-            p.off_b = (uint32_t)(lb.offset - base[1]);
-            p.sam = (uint32_t)la.strides[nb], p.sak = (uint32_t)la.strides[nb + 1];
-            p.sbk = (uint32_t)lb.strides[nb], p.sbn = (uint32_t)lb.strides[nb + 1];
-            for (int d = 0; d < nb; d++) {
-                p.bsa[4 - nb + d] = (uint32_t)la.strides[d];
-                p.bsb[4 - nb + d] = (uint32_t)lb.strides[d];
+            if (!(use_tc && tc.vec)) {
+                p.off_a = (uint32_t)(la.offset - base[0]);
+                p.off_b = (uint32_t)(lb.offset - base[1]);
+                p.sam = (uint32_t)la.strides[nb], p.sak = (uint32_t)la.strides[nb + 1];
+                p.sbk = (uint32_t)lb.strides[nb], p.sbn = (uint32_t)lb.strides[nb + 1];
+                for (int d = 0; d < nb; d++) {
+                    p.bsa[4 - nb + d] = (uint32_t)la.strides[d];
+                    p.bsb[4 - nb + d] = (uint32_t)lb.strides[d];
+                }
             }
             if (ints) {
                 if ((st = int_kernel(ctx, la.dtype, lb.dtype, lc.dtype, &k))) return st;
                 uint32_t wg = op_workgroup_size(ctx);
                 groups = ((uint64_t)M * (uint64_t)(n1 - n0) + wg - 1) / wg;
             } else {
-                mm_tc tc;
-                int use_tc = tc_choose(ctx, M, n1 - n0, &tc);
                 int big = tiled_big(ctx, M, n1 - n0);
                 if (use_tc) st = mm_kernel_tc(ctx, MM_TC, la.dtype, lb.dtype, lc.dtype, "main", &tc, &k);
                 else st = tiled_kernel(ctx, big, la.dtype, lb.dtype, lc.dtype, &k);
                 if (st) return st;
-                int tile = use_tc ? tc.bm : big ? 128 : 64;
+                int tm = use_tc ? tc.bm : big ? 128 : 64, tn = use_tc ? tc.bn : tm;
                 groups = 0;
-                gx = (uint32_t)((n1 - n0 + tile - 1) / tile);
-                gy = (uint32_t)((M + tile - 1) / tile);
+                gx = (uint32_t)((n1 - n0 + tn - 1) / tn);
+                gy = (uint32_t)((M + tm - 1) / tm);
                 int64_t slices = batch == 1 && nchunks == 1 ? split_k((int64_t)gx * gy, K) : 1;
                 if (slices > 1) {
                     p.off_c = (uint32_t)(lc.offset - base[2]);

@@ -120,6 +120,29 @@ static void mm(const char *what, int64_t M, int64_t K, int64_t N, int ta, int tb
     drop(&a), drop(&b);
 }
 
+/* linear x [M, K] f32, w [N, K] of dtype wdt (prefill of a model): A and B contiguous in k, the
+ * tiles' 16-byte loads where K % 8 == 0 */
+static void lin(const char *tag, int64_t M, int64_t K, int64_t N, wgt_dtype wdt, int with_bias)
+{
+    pair x = make(WGT_F32, 2, (int64_t[]){M, K}), wt = make(wdt, 2, (int64_t[]){N, K});
+    pair bias = make(WGT_F32, 1, (int64_t[]){N});
+    wgt_tensor *y = NULL;
+    char w[96];
+    snprintf(w, sizeof w, "%s linear %lldx%lldx%lld %s%s", tag, (long long)M, (long long)K, (long long)N,
+             wgt_dtype_name(wdt), with_bias ? " + bias" : "");
+    wgt_status st = wgt_linear(x.d, wt.d, with_bias ? bias.d : NULL, &y);
+    CHECK(st == WGT_OK, "%s: %s", w, wgt_errmsg());
+    if (!st) {
+        void *buf;
+        wgt_cpu_tensor r = ref_like(y, &buf);
+        MUST(wgt_cpu_linear(&x.h, &wt.h, with_bias ? &bias.h : NULL, &r));
+        compare(w, y, &r, K);
+        free(buf);
+        wgt_tensor_free(y);
+    }
+    drop(&x), drop(&wt), drop(&bias);
+}
+
 /* full 0: the layouts and one split only (the other fragment shapes) */
 static void cases(const char *tag, int full)
 {
@@ -153,6 +176,16 @@ static void cases(const char *tag, int full)
         wgt_tensor_free(y);
         drop(&x), drop(&wt), drop(&bias);
     }
+    lin(tag, 128, 96, 192, WGT_F16, 0);   /* whole tiles: fragments stored straight into out */
+    lin(tag, 70, 200, 136, WGT_BF16, 1);  /* partial tiles, bf16 words */
+    lin(tag, 64, 2048, 64, WGT_F16, 0);   /* split along k with 16-byte loads */
+    lin(tag, 64, 44, 64, WGT_F16, 0);     /* K % 8 != 0: element loads */
+    {   /* eight subgroups in 2 x 4 over 128 x 128 (the H200's tile), forced */
+        setenv("WGT_MATMUL_TC_TILE", "128x128x16:2x4", 1);
+        lin(tag, 256, 160, 264, WGT_F16, 0);
+        lin(tag, 130, 48, 130, WGT_F16, 1);
+        unsetenv("WGT_MATMUL_TC_TILE");
+    }
     for (int K = 64; K <= 1024; K += 960) { /* addmm: alpha, beta self (through combine when split) */
         pair s = make(WGT_F32, 2, (int64_t[]){30, 40}), m1 = make(WGT_F32, 2, (int64_t[]){30, K});
         pair m2 = make(WGT_F32, 2, (int64_t[]){K, 40});
@@ -176,7 +209,7 @@ int main(void)
     wgt_adapter_info info;
     MUST(wgt_context_adapter_info(ctx, &info));
     tol_scale = 1e-5; /* f32 tiles: the split along k alone */
-    unsetenv("WGT_MATMUL_TC");
+    setenv("WGT_MATMUL_TC", "0", 1);
     cases("f32 tiles", 1);
     tol_scale = 2e-3;
     const char *shapes[] = {"emulate", "emulate:8x8x32", "emulate:16x16x16"};

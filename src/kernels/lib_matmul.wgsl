@@ -1,0 +1,164 @@
+// The matrix-product kernels' shared parts, one section each (src/ops/matmul.c pastes them into
+// the preludes of matmul.wgsl, matmul_int.wgsl and matmul_tc.wgsl): the parameters (the host's
+// mm_params, byte for byte) and the bindings, and matmul_tc's tile loaders.
+
+// ---- params ----
+struct Params {
+    M: u32, N: u32, K: u32, batch: u32,
+    off_a: u32, off_b: u32, off_c: u32, has_c: u32,
+    sam: u32, sak: u32, sbk: u32, sbn: u32,
+    scm: u32, scn: u32, alpha: f32, beta: f32,
+    bshape: vec4<u32>, // batch dims (collapsed, right-aligned, unused leading ones 1)
+    bsa: vec4<u32>,    // their strides in A, B, C
+    bsb: vec4<u32>,
+    bsc: vec4<u32>,
+    ldo: u32, n0: u32, z0: u32, tpr: u32,
+};
+
+@group(0) @binding(0) var<uniform> p: Params;
+
+// Element offsets of batch z in A, B and C.
+fn batch_offsets(z: u32) -> vec3<u32> {
+    var rem = z;
+    var o = vec3<u32>(0u, 0u, 0u);
+    for (var d = 3i; d >= 0; d = d - 1i) {
+        let n = p.bshape[d];
+        let i = rem % n;
+        rem = rem / n;
+        o = o + i * vec3<u32>(p.bsa[d], p.bsb[d], p.bsc[d]);
+    }
+    return o;
+}
+
+// ---- bindings float ----
+@group(0) @binding(1) var<storage, read> a: array<u32>;
+@group(0) @binding(2) var<storage, read> b: array<u32>;
+@group(0) @binding(3) var<storage, read> c: array<u32>;
+@group(0) @binding(4) var<storage, read_write> out: array<f32>;
+
+// ---- bindings int ----
+@group(0) @binding(1) var<storage, read> a: array<u32>;
+@group(0) @binding(2) var<storage, read> b: array<u32>;
+@group(0) @binding(3) var<storage, read> c: array<u32>;
+@group(0) @binding(4) var<storage, read_write> out: array<u32>;
+
+// ---- bindings vec ----
+// A and B as 16-byte words: offsets, row strides and batch strides of A and B count those.
+@group(0) @binding(1) var<storage, read> a: array<vec4<u32>>;
+@group(0) @binding(2) var<storage, read> b: array<vec4<u32>>;
+@group(0) @binding(3) var<storage, read> c: array<u32>;
+@group(0) @binding(4) var<storage, read_write> out: array<f32>;
+
+// ---- tc load scalar ----
+// matmul_tc's tiles from strided operands, one element per load (ldA, ldB): each invocation loads
+// A_PER elements of A's tile and B_PER of B's into registers (tile_load), converted into stage s
+// of As / Bs after the fragment products of the current stage (tile_store). Load order: along k
+// where the operand is contiguous in k, else along m (n): coalesced reads.
+const A_PER: u32 = BM * BK / WG;
+const B_PER: u32 = BN * BK / WG;
+var<private> ra: array<f32, A_PER>;
+var<private> rb: array<f32, B_PER>;
+
+fn a_at(e: u32) -> vec2<u32> { // (m, k) in the tile of load e
+    if (ts.a_kfast) { return vec2<u32>(e / BK, e % BK); }
+    return vec2<u32>(e % BM, e / BM);
+}
+
+fn b_at(e: u32) -> vec2<u32> { // (n, k)
+    if (ts.b_kfast) { return vec2<u32>(e / BK, e % BK); }
+    return vec2<u32>(e % BN, e / BN);
+}
+
+fn tile_load(k0: u32) {
+    for (var r = 0u; r < A_PER; r++) {
+        let mk = a_at(ts.lid + r * WG);
+        let gm = ts.m0 + mk.x;
+        let gk = k0 + mk.y;
+        var v = 0.0;
+        if (gm < p.M && gk < ts.kend) { v = ldA(ts.abase + gm * p.sam + gk * p.sak); }
+        ra[r] = v;
+    }
+    for (var r = 0u; r < B_PER; r++) {
+        let nk = b_at(ts.lid + r * WG);
+        let gn = ts.n0 + nk.x;
+        let gk = k0 + nk.y;
+        var w = 0.0;
+        if (gn < p.N && gk < ts.kend) { w = ldB(ts.bbase + gk * p.sbk + gn * p.sbn); }
+        rb[r] = w;
+    }
+}
+
+fn tile_store(s: u32) {
+    for (var r = 0u; r < A_PER; r++) {
+        let mk = a_at(ts.lid + r * WG);
+        As[s * TA + mk.x * LDA + mk.y] = TT(ra[r]);
+    }
+    for (var r = 0u; r < B_PER; r++) {
+        let nk = b_at(ts.lid + r * WG);
+        Bs[s * TB + nk.x * LDB + nk.y] = TT(rb[r]);
+    }
+}
+
+// ---- tc load vec ----
+// matmul_tc's tiles from operands contiguous in k with rows of whole 16-byte words (the bindings'
+// vec4<u32>): EA elements of A a word (4 f32, 8 f16 / bf16, DA 0 / 1 / 2), EB of B; the k range is
+// a multiple of them, so a word is in range or out whole.
+const AV: u32 = BK / EA; // words of a tile row
+const BV: u32 = BK / EB;
+const A_PER: u32 = BM * AV / WG;
+const B_PER: u32 = BN * BV / WG;
+var<private> ra: array<vec4<u32>, A_PER>;
+var<private> rb: array<vec4<u32>, B_PER>;
+
+// The 16-byte word q as elements (the first 4 for f32).
+fn words_to(q: vec4<u32>, dt: u32) -> array<TT, 8> {
+    var r: array<TT, 8>;
+    if (dt == 0u) {
+        let f = bitcast<vec4<f32>>(q);
+        r[0] = TT(f.x); r[1] = TT(f.y); r[2] = TT(f.z); r[3] = TT(f.w);
+    } else if (dt == 1u) {
+        for (var i = 0u; i < 4u; i++) {
+            let h = unpack2x16float(q[i]);
+            r[2u * i] = TT(h.x); r[2u * i + 1u] = TT(h.y);
+        }
+    } else {
+        for (var i = 0u; i < 4u; i++) {
+            r[2u * i] = TT(bitcast<f32>(q[i] << 16u)); r[2u * i + 1u] = TT(bitcast<f32>(q[i] & 0xffff0000u));
+        }
+    }
+    return r;
+}
+
+fn tile_load(k0: u32) {
+    for (var r = 0u; r < A_PER; r++) {
+        let e = ts.lid + r * WG;
+        let gm = ts.m0 + e / AV;
+        let gk = k0 + (e % AV) * EA;
+        var q = vec4<u32>(0u);
+        if (gm < p.M && gk < ts.kend) { q = a[ts.abase + gm * p.sam + gk / EA]; }
+        ra[r] = q;
+    }
+    for (var r = 0u; r < B_PER; r++) {
+        let e = ts.lid + r * WG;
+        let gn = ts.n0 + e / BV;
+        let gk = k0 + (e % BV) * EB;
+        var q = vec4<u32>(0u);
+        if (gn < p.N && gk < ts.kend) { q = b[ts.bbase + gn * p.sbn + gk / EB]; }
+        rb[r] = q;
+    }
+}
+
+fn tile_store(s: u32) {
+    for (var r = 0u; r < A_PER; r++) {
+        let e = ts.lid + r * WG;
+        let v = words_to(ra[r], DA);
+        let o = s * TA + (e / AV) * LDA + (e % AV) * EA;
+        for (var i = 0u; i < EA; i++) { As[o + i] = v[i]; }
+    }
+    for (var r = 0u; r < B_PER; r++) {
+        let e = ts.lid + r * WG;
+        let v = words_to(rb[r], DB);
+        let o = s * TB + (e / BV) * LDB + (e % BV) * EB;
+        for (var i = 0u; i < EB; i++) { Bs[o + i] = v[i]; }
+    }
+}
