@@ -99,18 +99,28 @@ fn tile_store(s: u32) {
     }
 }
 
-// ---- tc load vec ----
-// matmul_tc's tiles from operands contiguous in k with rows of whole 16-byte words (the bindings'
-// vec4<u32>): EA elements of A a word (4 f32, 8 f16 / bf16, DA 0 / 1 / 2), EB of B; the k range is
-// a multiple of them, so a word is in range or out whole.
-const AV: u32 = BK / EA; // words of a tile row
-const BV: u32 = BK / EB;
-const A_PER: u32 = BM * AV / WG;
-const B_PER: u32 = BN * BV / WG;
-var<private> ra: array<vec4<u32>, A_PER>;
-var<private> rb: array<vec4<u32>, B_PER>;
+// ---- bindings q ----
+// A as 16-byte words; B as GGUF blocks in 32-bit words, named `w` as qlinear.wgsl's decoders
+// (rd32, piece) read it.
+@group(0) @binding(1) var<storage, read> a: array<vec4<u32>>;
+@group(0) @binding(2) var<storage, read> w: array<u32>;
+@group(0) @binding(3) var<storage, read> c: array<u32>;
+@group(0) @binding(4) var<storage, read_write> out: array<f32>;
 
-// The 16-byte word q as elements (the first 4 for f32).
+// ---- tc load split ----
+// matmul_tc's tiles from the operand loaders below (A's then B's): registers first (tile_load),
+// then converted into stage s of As / Bs after the fragment products of the current stage.
+fn tile_load(k0: u32) {
+    a_load(k0);
+    b_load(k0);
+}
+
+fn tile_store(s: u32) {
+    a_store(s);
+    b_store(s);
+}
+
+// The 16-byte word q as elements (the first 4 for f32; dt 0 f32, 1 f16, 2 bf16).
 fn words_to(q: vec4<u32>, dt: u32) -> array<TT, 8> {
     var r: array<TT, 8>;
     if (dt == 0u) {
@@ -129,7 +139,15 @@ fn words_to(q: vec4<u32>, dt: u32) -> array<TT, 8> {
     return r;
 }
 
-fn tile_load(k0: u32) {
+// ---- tc load a vec ----
+// A contiguous in k with rows of whole 16-byte words (the binding's vec4<u32>): EA elements a word
+// (4 f32, 8 f16 / bf16, dtype DA as words_to's); the k range is a multiple of EA, so a word is in
+// range or out whole.
+const AV: u32 = BK / EA; // words of a tile row
+const A_PER: u32 = BM * AV / WG;
+var<private> ra: array<vec4<u32>, A_PER>;
+
+fn a_load(k0: u32) {
     for (var r = 0u; r < A_PER; r++) {
         let e = ts.lid + r * WG;
         let gm = ts.m0 + e / AV;
@@ -138,6 +156,24 @@ fn tile_load(k0: u32) {
         if (gm < p.M && gk < ts.kend) { q = a[ts.abase + gm * p.sam + gk / EA]; }
         ra[r] = q;
     }
+}
+
+fn a_store(s: u32) {
+    for (var r = 0u; r < A_PER; r++) {
+        let e = ts.lid + r * WG;
+        let v = words_to(ra[r], DA);
+        let o = s * TA + (e / AV) * LDA + (e % AV) * EA;
+        for (var i = 0u; i < EA; i++) { As[o + i] = v[i]; }
+    }
+}
+
+// ---- tc load b vec ----
+// B stored [n][k] (a weight [N, K]) with rows of whole 16-byte words, EB elements a word (DB).
+const BV: u32 = BK / EB;
+const B_PER: u32 = BN * BV / WG;
+var<private> rb: array<vec4<u32>, B_PER>;
+
+fn b_load(k0: u32) {
     for (var r = 0u; r < B_PER; r++) {
         let e = ts.lid + r * WG;
         let gn = ts.n0 + e / BV;
@@ -148,17 +184,40 @@ fn tile_load(k0: u32) {
     }
 }
 
-fn tile_store(s: u32) {
-    for (var r = 0u; r < A_PER; r++) {
-        let e = ts.lid + r * WG;
-        let v = words_to(ra[r], DA);
-        let o = s * TA + (e / AV) * LDA + (e % AV) * EA;
-        for (var i = 0u; i < EA; i++) { As[o + i] = v[i]; }
-    }
+fn b_store(s: u32) {
     for (var r = 0u; r < B_PER; r++) {
         let e = ts.lid + r * WG;
         let v = words_to(rb[r], DB);
         let o = s * TB + (e / BV) * LDB + (e % BV) * EB;
         for (var i = 0u; i < EB; i++) { Bs[o + i] = v[i]; }
+    }
+}
+
+// ---- tc load b q ----
+// B from GGUF blocks, dequantised by qlinear.wgsl's piece() (in the prelude, with FMT): row n's
+// bytes start at byte ts.bbase + n * p.sbn; a k step is one 32-element unit (BK = 32), 4 pieces
+// of 8 elements a row.
+const B_PER: u32 = BN * 4u / WG;
+var<private> rb: array<Piece, B_PER>;
+
+fn b_load(k0: u32) {
+    for (var r = 0u; r < B_PER; r++) {
+        let e = ts.lid + r * WG;
+        let gn = ts.n0 + e / 4u;
+        var pc = Piece(vec4<f32>(0.0), vec4<f32>(0.0));
+        if (gn < p.N && k0 < ts.kend) { pc = piece(ts.bbase + gn * p.sbn, k0 / 32u, e % 4u); }
+        rb[r] = pc;
+    }
+}
+
+fn b_store(s: u32) {
+    for (var r = 0u; r < B_PER; r++) {
+        let e = ts.lid + r * WG;
+        let o = s * TB + (e / 4u) * LDB + (e % 4u) * 8u;
+        let pc = rb[r];
+        for (var i = 0u; i < 4u; i++) {
+            Bs[o + i] = TT(pc.a[i]);
+            Bs[o + 4u + i] = TT(pc.b[i]);
+        }
     }
 }

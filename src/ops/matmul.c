@@ -56,6 +56,7 @@ typedef struct mm_key {
     /* MM_TC (mm_tc's fields): tile, k step, subgroup size and grid, fragment shape, scalar
      * fragments, f16 tiles, 16-byte loads */
     uint8_t bm, bn, bk, sgs, sgr, sgc, sm, sn, sk, emu, half, vec;
+    uint8_t qt, pad[3]; /* MM_TC: B as GGUF blocks of this wgt_ftype (0: a float tensor) */
 } mm_key;
 enum { MM_GEMV, MM_TILED, MM_TILED_BIG, MM_INT, MM_TC };
 
@@ -63,7 +64,7 @@ enum { MM_GEMV, MM_TILED, MM_TILED_BIG, MM_INT, MM_TC };
  * of BK, SGR x SGC subgroups of SGS invocations, fragments SM x SN x SK; emu: scalar fragment
  * products; half: f16 tiles (else f32); vec: 16-byte loads (A and B contiguous in k). */
 typedef struct mm_tc {
-    int bm, bn, bk, sgs, sgr, sgc, sm, sn, sk, emu, half, vec;
+    int bm, bn, bk, sgs, sgr, sgc, sm, sn, sk, emu, half, vec, qt;
 } mm_tc;
 
 /* lib_matmul.wgsl's words_to dtype code: 0 f32, 1 f16, 2 bf16 */
@@ -76,7 +77,7 @@ static char *mm_prelude(void *arg)
 {
     const mm_key *k = arg;
     wgt_dtype da = (wgt_dtype)k->da, db = (wgt_dtype)k->db, dc = (wgt_dtype)k->dc;
-    size_t cap = 16384;
+    size_t cap = 32768;
     char *pre = malloc(cap);
     if (!pre) return NULL;
     if (k->kind == MM_GEMV) {
@@ -104,20 +105,34 @@ static char *mm_prelude(void *arg)
                                "diagnostic(off, chromium.subgroup_matrix_uniformity);\n",
                  k->bm, k->bn, k->bk, (unsigned)k->sgr * k->sgc * k->sgs, k->sgs, k->sgr, k->sgc, k->sm, k->sn,
                  k->sk, k->bk + pad, k->bk + pad, k->half ? "f16" : "f32");
-        if (k->vec) {
-            size_t used = strlen(pre);
+        size_t used = strlen(pre);
+        if (k->vec || k->qt) /* words of A (and B) */
             snprintf(pre + used, cap - used, "const EA: u32 = %du;\nconst EB: u32 = %du;\nconst DA: u32 = %du;\n"
-                     "const DB: u32 = %du;\n", 16 / (int)wgt_dtype_size(da), 16 / (int)wgt_dtype_size(db),
-                     mm_word_dtype(da), mm_word_dtype(db));
-        } else {
+                     "const DB: u32 = %du;\n", 16 / (int)wgt_dtype_size(da), k->qt ? 8 : 16 / (int)wgt_dtype_size(db),
+                     mm_word_dtype(da), k->qt ? 1 : mm_word_dtype(db));
+        if (!k->vec && !k->qt) {
             op_wgsl_loader(pre, cap, "ldA", "a", da, "f32");
             op_wgsl_loader(pre, cap, "ldB", "b", db, "f32");
         }
         op_wgsl_loader(pre, cap, "ldC", "c", dc, "f32");
-        if (!op_wgsl_section(pre, cap, "lib_matmul", "params") ||
-            !op_wgsl_section(pre, cap, "lib_matmul", k->vec ? "bindings vec" : "bindings float") ||
-            !op_wgsl_section(pre, cap, "lib_matmul", k->vec ? "tc load vec" : "tc load scalar") ||
-            !op_wgsl_section(pre, cap, "lib_matmul_frag", k->emu ? "frag scalar" : "frag subgroup matrix")) {
+        int ok = 1;
+        if (k->qt) { /* qlinear.wgsl's block decoders, for its format */
+            size_t n = 0;
+            const char *dec = op_qlinear_decoders(&n);
+            used = strlen(pre);
+            ok = dec && used + n + 64 < cap;
+            if (ok) snprintf(pre + used, cap - used, "const FMT: u32 = %du;\n%.*s\n", k->qt, (int)n, dec);
+        }
+        ok = ok && op_wgsl_section(pre, cap, "lib_matmul", "params") &&
+             op_wgsl_section(pre, cap, "lib_matmul", k->qt ? "bindings q" : k->vec ? "bindings vec" : "bindings float");
+        if (k->vec || k->qt)
+            ok = ok && op_wgsl_section(pre, cap, "lib_matmul", "tc load split") &&
+                 op_wgsl_section(pre, cap, "lib_matmul", "tc load a vec") &&
+                 op_wgsl_section(pre, cap, "lib_matmul", k->qt ? "tc load b q" : "tc load b vec");
+        else
+            ok = ok && op_wgsl_section(pre, cap, "lib_matmul", "tc load scalar");
+        ok = ok && op_wgsl_section(pre, cap, "lib_matmul_frag", k->emu ? "frag scalar" : "frag subgroup matrix");
+        if (!ok) {
             free(pre);
             return NULL;
         }
@@ -159,6 +174,7 @@ static wgt_status mm_kernel_tc(wgt_context *ctx, int kind, wgt_dtype da, wgt_dty
         key.bm = (uint8_t)tc->bm, key.bn = (uint8_t)tc->bn, key.bk = (uint8_t)tc->bk, key.sgs = (uint8_t)tc->sgs;
         key.sgr = (uint8_t)tc->sgr, key.sgc = (uint8_t)tc->sgc, key.sm = (uint8_t)tc->sm, key.sn = (uint8_t)tc->sn;
         key.sk = (uint8_t)tc->sk, key.emu = (uint8_t)tc->emu, key.half = (uint8_t)tc->half, key.vec = (uint8_t)tc->vec;
+        key.qt = (uint8_t)tc->qt;
     }
     const char *file = kind == MM_GEMV ? "matmul_gemv" : kind == MM_INT ? "matmul_int" : kind == MM_TC ? "matmul_tc"
                      : "matmul";
@@ -190,26 +206,29 @@ static wgt_status tiled_kernel(wgt_context *ctx, int big, wgt_dtype da, wgt_dtyp
     return mm_kernel(ctx, big ? MM_TILED_BIG : MM_TILED, da, db, dc, "main", k);
 }
 
-/* WGT_MATMUL_TC: unset, the subgroup-matrix tiles (tensor cores: f16 operands, f32 sums) for
- * products with an f16 or bf16 operand where the device has them (half weights bound such a
- * product's precision already; f32 x f32 products keep the f32 tiles); 0 never; 1[:MxNxK] every
- * float product, f32 ones too (the adapter's fragment shape unless given); emulate[:MxNxK] every
- * float product through the same tiles with the fragment product in scalar code (any device;
- * fragment shape 16x8x8 unless given), for testing the tile logic. Returns 0 off, 1 half products,
- * 2 all, 3 emulate. Measured on the H200: bench/results/h200/matmul_ab.txt. */
+/* WGT_MATMUL_TC: half, the subgroup-matrix tiles (tensor cores: f16 operands, f32 sums) for
+ * products with an f16 or bf16 operand, and quantized weights (op_matmul_tc_quant), where the
+ * device has them (half weights bound such a product's precision already; f32 x f32 products keep
+ * the f32 tiles); 0 never; 1[:MxNxK] every float product, f32 ones too (the adapter's fragment
+ * shape unless given); emulate[:MxNxK] every float product through the same tiles with the
+ * fragment product in scalar code (any device; fragment shape 16x8x8 unless given), for testing
+ * the tile logic. Unset: MM_TC_DEFAULT. Returns 0 off, 1 half products, 2 all, 3 emulate.
+ * Measured on the H200: bench/results/h200/matmul_ab.txt. */
+#define MM_TC_DEFAULT "0"
 static int tc_mode(int *fm, int *fn, int *fk)
 {
     const char *v = getenv("WGT_MATMUL_TC");
+    if (!v || !*v) v = MM_TC_DEFAULT;
     *fm = 16, *fn = 8, *fk = 8;
-    if (v && !strcmp(v, "0")) return 0;
-    int emu = v && !strncmp(v, "emulate", 7);
-    const char *shape = v ? strchr(v, ':') : NULL;
+    if (!strcmp(v, "0")) return 0;
+    int emu = !strncmp(v, "emulate", 7);
+    const char *shape = strchr(v, ':');
     int m, n, k;
     if (shape && sscanf(shape + 1, "%dx%dx%d", &m, &n, &k) == 3 && m > 0 && n > 0 && k > 0 && m <= 64 && n <= 64 && k <= 32)
         *fm = m, *fn = n, *fk = k;
     else if (!emu)
         *fm = 0; /* the adapter's configuration */
-    return emu ? 3 : v && *v ? 2 : 1;
+    return emu ? 3 : !strncmp(v, "half", 4) ? 1 : 2;
 }
 
 /* The tile shapes tried, largest first: BM, BN, SGR x SGC subgroups. WGT_MATMUL_TC_TILE=
@@ -229,7 +248,10 @@ static int tc_fits(wgt_context *ctx, mm_tc *t, uint32_t smem)
         (uint32_t)wg > wgt_gpu_limits(ctx)->max_compute_workgroup_size_x)
         return 0;
     int ea = t->vec ? 8 : 1; /* the smaller word (f16); f32 loads are checked below */
-    if ((t->bm * t->bk / ea) % wg || (t->bn * t->bk / ea) % wg || (t->bm * t->bk / 4) % wg || (t->bn * t->bk / 4) % wg)
+    if (t->qt) { /* A in f32 words, B in pieces of 8 elements, one 32-element unit a k step */
+        if (t->bk != 32 || (t->bm * t->bk / 4) % wg || (t->bn * 4) % wg) return 0;
+    } else if ((t->bm * t->bk / ea) % wg || (t->bn * t->bk / ea) % wg || (t->bm * t->bk / 4) % wg ||
+               (t->bn * t->bk / 4) % wg)
         return 0;
     uint64_t bytes = 2ull * (uint64_t)(t->bm + t->bn) * (uint64_t)(t->bk + pad) * (uint64_t)es +
                      4ull * (uint64_t)(t->sgr * t->sgc * t->sm * t->sn);
@@ -239,7 +261,7 @@ static int tc_fits(wgt_context *ctx, mm_tc *t, uint32_t smem)
 /* Whether a float product (dtypes da, db) of M x N, batch `batch`, takes the subgroup-matrix
  * tiles, and which (*tc); vec: A and B contiguous in k with rows of whole 16-byte words. */
 static int tc_choose(wgt_context *ctx, int64_t M, int64_t N, int64_t batch, wgt_dtype da, wgt_dtype db, int vec,
-                     mm_tc *tc)
+                     int qt, mm_tc *tc)
 {
     int fm, fn, fk, mode = tc_mode(&fm, &fn, &fk);
     if (!mode || M <= MM_MAXM_GEMV || wgt_gpu_avoid_barriers(ctx)) return 0;
@@ -247,7 +269,7 @@ static int tc_choose(wgt_context *ctx, int64_t M, int64_t N, int64_t batch, wgt_
     const wgt_adapter_info *info = wgt_gpu_info(ctx);
     memset(tc, 0, sizeof *tc);
     tc->half = wgt_gpu_has_f16(ctx);
-    tc->vec = vec;
+    tc->vec = vec, tc->qt = qt;
     if (mode != 3) { /* the largest f16 x f16 -> f32 configuration; one fixed subgroup size */
         if (!info->has_subgroup_matrix || !tc->half || !wgt_gpu_sgmatrix_layout_template()) return 0;
         if (info->limits.subgroup_min_size != info->limits.subgroup_max_size) return 0;
@@ -286,7 +308,7 @@ static int tc_choose(wgt_context *ctx, int64_t M, int64_t N, int64_t batch, wgt_
      * where workgroup memory is short */
     int nt = (int)(sizeof tc_tiles / sizeof tc_tiles[0]), found = 0;
     for (int i = 0; i < nt && !(found && tc_tiles[i][0] < 64); i++)
-        for (int k = 32; k >= 16; k -= 16) {
+        for (int k = 32; k >= (qt ? 32 : 16); k -= 16) {
             mm_tc t = *tc;
             t.bm = tc_tiles[i][0], t.bn = tc_tiles[i][1], t.sgr = tc_tiles[i][2], t.sgc = tc_tiles[i][3], t.bk = k;
             if (!tc_fits(ctx, &t, smem)) continue;
@@ -532,7 +554,7 @@ static wgt_status mm_gpu(wgt_context *ctx, const mm_job *job, wgt_tensor *out)
         }
         int gemv = kvec && M <= (solo ? MM_MAXM_SOLO : MM_MAXM_GEMV);
         mm_tc tc;
-        int use_tc = !ints && !gemv && tc_choose(ctx, M, n1 - n0, batch, la.dtype, lb.dtype, kvec, &tc);
+        int use_tc = !ints && !gemv && tc_choose(ctx, M, n1 - n0, batch, la.dtype, lb.dtype, kvec, 0, &tc);
         wgt_kernel *k;
         uint32_t gx, gy;
         uint64_t groups;
@@ -605,6 +627,51 @@ static wgt_status mm_gpu(wgt_context *ctx, const mm_job *job, wgt_tensor *out)
         }
     }
     return WGT_OK;
+}
+
+/* Quantized weights through the tiles (declared in ops.h): x as A in 16-byte words, the blocks as
+ * B ([n] rows of row_bytes bytes from byte off_b: p.sbn = row_bytes), bias as C broadcast over
+ * rows. */
+wgt_status op_matmul_tc_quant(wgt_context *ctx, int type, const wgt_tensor *x, const wgt_tensor *w,
+                              const wgt_tensor *bias, int64_t tokens, int64_t rows, int64_t cols, wgt_tensor *y,
+                              int *done)
+{
+    *done = 0;
+    mm_tc tc;
+    int64_t row_bytes = w->l.shape[1];
+    uint64_t limit = wgt_gpu_limits(ctx)->max_storage_buffer_binding_size;
+    if (tokens <= MM_MAXM_GEMV || cols % 32 || x->l.dtype != WGT_F32 || x->l.offset % 4 || y->l.offset ||
+        (uint64_t)(tokens * cols) * 4 + 256 > limit || (uint64_t)(rows * row_bytes) + 260 > limit ||
+        (uint64_t)(tokens * rows) * 4 > limit || tokens * cols > UINT32_MAX / 2 || rows * row_bytes > UINT32_MAX / 2 ||
+        !tc_choose(ctx, tokens, rows, 1, WGT_F32, WGT_F16, 0, type, &tc))
+        return WGT_OK;
+    wgt_kernel *k;
+    wgt_status st = mm_kernel_tc(ctx, MM_TC, WGT_F32, WGT_U8, WGT_F32, "main", &tc, &k);
+    if (st) return st;
+    wgt_binding bind[4];
+    int64_t base[3], obase;
+    if ((st = op_bind(x, x->l.offset, x->l.offset + tokens * cols - 1, &bind[0], &base[0])) ||
+        (st = op_bind(w, w->l.offset, w->l.offset + rows * row_bytes + 3, &bind[1], &base[1])) ||
+        (st = op_bind_all(y, &bind[3], &obase)))
+        return st;
+    if (bias) {
+        if ((st = op_bind(bias, bias->l.offset, bias->l.offset + rows - 1, &bind[2], &base[2]))) return st;
+    } else
+        bind[2] = bind[0], base[2] = 0;
+    mm_params p;
+    memset(&p, 0, sizeof p);
+    p.M = (uint32_t)tokens, p.N = (uint32_t)rows, p.K = (uint32_t)cols, p.batch = 1;
+    p.off_a = (uint32_t)((x->l.offset - base[0]) / 4), p.sam = (uint32_t)(cols / 4), p.sak = 1;
+    p.off_b = (uint32_t)(w->l.offset - base[1]), p.sbn = (uint32_t)row_bytes, p.sbk = 1;
+    p.has_c = bias != NULL, p.alpha = 1, p.beta = 1;
+    if (bias) p.off_c = (uint32_t)(bias->l.offset - base[2]), p.scn = 1;
+    p.ldo = (uint32_t)rows;
+    for (int d = 0; d < 4; d++) p.bshape[d] = 1;
+    uint32_t gx = (uint32_t)((rows + tc.bn - 1) / tc.bn), gy = (uint32_t)((tokens + tc.bm - 1) / tc.bm);
+    int64_t slices = split_k((int64_t)gx * gy, cols);
+    *done = 1;
+    if (slices > 1) return mm_split_k(ctx, &p, k, bind, WGT_F32, slices, gx, gy);
+    return wgt_gpu_dispatch(ctx, k, &p, sizeof p, bind, 4, gx, gy, 1);
 }
 
 /* Run the job into a new tensor of (ndim, shape) and dtype odt (float results through f32). */

@@ -196,4 +196,16 @@ const char *op_wgsl_lib(void);
 /* Shared WGSL text (src/kernels/lib_i64.wgsl): exact i64 arithmetic on vec2<u32> (lo, hi) words. */
 const char *op_wgsl_lib_i64(void);
 
+/* The block decoders of src/kernels/qlinear.wgsl (rd32 .. piece, reading binding `w` by FMT), for
+ * kernels that dequantise GGUF blocks; NULL if the file lacks the markers. *len gets their length. */
+const char *op_qlinear_decoders(size_t *len);
+/* y [tokens, rows] f32 (new, contiguous) = x [tokens, cols] (f32, contiguous, offset % 4 == 0)
+ * W^T + bias (f32 [rows] contiguous, or NULL), W a u8 [rows, row_bytes] tensor of GGUF blocks of
+ * `type` (src/ops/qlinear.c), through src/kernels/matmul_tc.wgsl's subgroup-matrix tiles with the
+ * blocks dequantised into them (src/ops/matmul.c). *done 0 (and WGT_OK) where those tiles do not
+ * apply (the device, the sizes, WGT_MATMUL_TC): the caller runs its own kernels. */
+wgt_status op_matmul_tc_quant(wgt_context *ctx, int type, const wgt_tensor *x, const wgt_tensor *w,
+                              const wgt_tensor *bias, int64_t tokens, int64_t rows, int64_t cols, wgt_tensor *y,
+                              int *done);
+
 #endif

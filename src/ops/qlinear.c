@@ -13,6 +13,9 @@
 /* Up to this many tokens the gemv kernel runs (one pass over the weights per 4 tokens); above it
  * the tiled kernel (one pass per 32 tokens, but less bandwidth per pass). */
 #define QL_GEMV_MAX_TOKENS 8
+/* From this many tokens (prefill) the subgroup-matrix tiles of src/kernels/matmul_tc.wgsl take the
+ * product where the device has them (op_matmul_tc_quant: the blocks dequantised into f16 tiles). */
+#define QL_TC_MIN_TOKENS 32
 
 typedef struct ql_params {
     uint32_t rows, cols, tokens, row_bytes;
@@ -254,7 +257,11 @@ static wgt_status qlinear_unrecorded(const wgt_tensor *x, const wgt_tensor *w, w
          * so for uploaded weights and their row narrows) */
         wgt_tensor *wc = NULL;
         if (!st && type == WGT_FTYPE_Q4_K && w->l.offset % 4) st = wgt_tensor_copy(w, &wc);
-        if (!st)
+        int done = 0;
+        if (!st && tokens >= QL_TC_MIN_TOKENS)
+            st = op_matmul_tc_quant(ctx, (int)type, xc ? xc : x, wc ? wc : w, bc ? bc : bias, tokens, rows, cols, y,
+                                    &done);
+        if (!st && !done)
             st = ql_gpu(ctx, type, xc ? xc : x, wc ? wc : w, bc ? bc : bias, tokens, rows, cols, y);
         wgt_tensor_free(wc);
         wgt_tensor_free(xc);
@@ -291,7 +298,7 @@ typedef struct qf_key {
 
 /* The block decoders of qlinear.wgsl (rd32 .. piece), shared with the fused kernel; NULL if the
  * file lacks the markers. *len gets their length. */
-static const char *qf_decoders(size_t *len)
+const char *op_qlinear_decoders(size_t *len)
 {
     const char *src = wgt_gpu_kernel_text("qlinear");
     const char *lo = src ? strstr(src, "\nconst Q4_0: u32") : NULL;
@@ -305,7 +312,7 @@ static char *qf_prelude(void *arg)
 {
     const qf_key *k = arg;
     size_t n = 0;
-    const char *dec = qf_decoders(&n);
+    const char *dec = op_qlinear_decoders(&n);
     size_t cap = n + 2048;
     char *pre = dec ? malloc(cap) : NULL;
     if (!pre) return NULL;
@@ -387,7 +394,7 @@ wgt_status wgt_fused_qlinear(const wgt_tensor *x, wgt_fused_prologue pro, const 
                lim->max_storage_buffers_per_shader_stage >= 6 && M == 1 && N > 0 && wbytes <= UINT32_MAX &&
                wbytes <= lim->max_storage_buffer_binding_size && (type != WGT_FTYPE_Q4_K || w->l.offset % 4 == 0) &&
                qf_operand(ctx, x, 0, 4) && (pro != WGT_PRO_RMS_NORM || qf_operand(ctx, gamma, 0, 4)) &&
-               qf_operand(ctx, bias, 1, 1) && qf_operand(ctx, res, 0, 1) && qf_decoders(&declen);
+               qf_operand(ctx, bias, 1, 1) && qf_operand(ctx, res, 0, 1) && op_qlinear_decoders(&declen);
     if (!fast) return qf_composed(x, pro, gamma, eps, w, type, bias, res, out);
     int64_t shape[WGT_MAX_DIMS];
     memcpy(shape, x->l.shape, sizeof(int64_t) * (size_t)nd);

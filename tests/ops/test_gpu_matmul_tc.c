@@ -143,6 +143,39 @@ static void lin(const char *tag, int64_t M, int64_t K, int64_t N, wgt_dtype wdt,
     drop(&x), drop(&wt), drop(&bias);
 }
 
+/* qlinear with GGUF blocks of `type` dequantised into the tiles (from 32 tokens), against the CPU
+ * linear of the host-dequantised weight */
+static void qlin(const char *tag, wgt_ftype type, int64_t M, int64_t K, int64_t N, int with_bias)
+{
+    uint64_t bytes = 0;
+    MUST(wgt_ftype_bytes(type, N * K, &bytes));
+    float *wf = malloc((size_t)(N * K) * sizeof(float));
+    void *blocks = malloc((size_t)bytes);
+    for (int64_t i = 0; i < N * K; i++) wf[i] = (float)uniform(-1, 1);
+    MUST(wgt_quantize(type, wf, blocks, N * K));
+    MUST(wgt_dequantize(type, blocks, wf, N * K));
+    pair x = make(WGT_F32, 2, (int64_t[]){M, K}), bias = make(WGT_F32, 1, (int64_t[]){N});
+    wgt_tensor *wq = NULL, *y = NULL;
+    MUST(wgt_qweight_upload(ctx, type, N, K, blocks, &wq));
+    char w[96];
+    snprintf(w, sizeof w, "%s qlinear %s %lldx%lldx%lld%s", tag, wgt_ftype_name(type), (long long)M, (long long)K,
+             (long long)N, with_bias ? " + bias" : "");
+    wgt_status st = wgt_qlinear(x.d, wq, type, with_bias ? bias.d : NULL, &y);
+    CHECK(st == WGT_OK, "%s: %s", w, wgt_errmsg());
+    if (!st) {
+        void *buf;
+        wgt_cpu_tensor r = ref_like(y, &buf);
+        wgt_cpu_tensor wt = wgt_cpu_tensor_make(wf, WGT_F32, 2, (int64_t[]){N, K});
+        MUST(wgt_cpu_linear(&x.h, &wt, with_bias ? &bias.h : NULL, &r));
+        compare(w, y, &r, K);
+        free(buf);
+        wgt_tensor_free(y);
+    }
+    wgt_tensor_free(wq);
+    drop(&x), drop(&bias);
+    free(wf), free(blocks);
+}
+
 /* full 0: the layouts and one split only (the other fragment shapes) */
 static void cases(const char *tag, int full)
 {
@@ -186,6 +219,11 @@ static void cases(const char *tag, int full)
         lin(tag, 130, 48, 130, WGT_F16, 1);
         unsetenv("WGT_MATMUL_TC_TILE");
     }
+    qlin(tag, WGT_FTYPE_Q8_0, 40, 96, 72, 1);   /* 34-byte blocks: rows not 4-byte aligned */
+    qlin(tag, WGT_FTYPE_Q4_0, 70, 160, 136, 0); /* partial tiles */
+    qlin(tag, WGT_FTYPE_Q4_K, 64, 256, 64, 1);
+    qlin(tag, WGT_FTYPE_Q6_K, 33, 256, 40, 0);
+    qlin(tag, WGT_FTYPE_Q8_0, 64, 2048, 64, 1); /* split along k, the bias in the combine */
     for (int K = 64; K <= 1024; K += 960) { /* addmm: alpha, beta self (through combine when split) */
         pair s = make(WGT_F32, 2, (int64_t[]){30, 40}), m1 = make(WGT_F32, 2, (int64_t[]){30, K});
         pair m2 = make(WGT_F32, 2, (int64_t[]){K, 40});
