@@ -7,6 +7,8 @@
 #  2. f16 loss scaling: a scale of 1e38 makes the first step's f32 gradients overflow: that step is
 #     skipped (its loss printed, a note on stderr, no update: step 2 sees the same weights, so the
 #     same loss), the scale halves and the 12 steps after it are the f16 run compared in 1;
+#  2b. the same loss scaling in f32 (--loss-scale; automatic with WGT_MATMUL_TC): the same losses,
+#     digit for digit, and an overflow skips the step;
 #  3. dropout: --dropout 0 is the run without the flag, digit for digit and byte for byte in the
 #     weights; --dropout 0.2 gives the same losses for the same --seed and others for another seed,
 #     and still learns; resuming a bf16 run with dropout from a checkpoint equals the
@@ -50,6 +52,15 @@ grep -q "step 1: f16 gradients overflowed: no update, loss scale now 5e+37" "$tm
 read -r -a o <<<"$ovf"
 [ "${o[0]}" = "${o[1]}" ] || bad "the skipped step changed the weights: losses ${o[0]} then ${o[1]}"
 close "f16 (after the skipped step) vs f32" "${o[*]:1}" "$f32" 1e-3
+
+# 2b. loss scaling in f32 (--loss-scale; WGT_MATMUL_TC turns it on for its f16 operands): a power of 2
+# scales and unscales every f32 gradient exactly, so the losses are the unscaled run's digit for digit;
+# an overflowing scale skips step 1 as f16's does
+[ "$(run s32 --steps 12 --loss-scale 65536)" = "$f32" ] || bad "f32 with --loss-scale 65536 differs from f32"
+o32=$(run o32 --steps 2 --loss-scale 1e38)
+grep -q "step 1: f32 gradients overflowed: no update, loss scale now 5e+37" "$tmp/o32.err" ||
+    bad "f32 overflow: $(grep -v Warning "$tmp/o32.err" | head -3)"
+[ "$o32" = "$(echo "$f32" | cut -d' ' -f1) $(echo "$f32" | cut -d' ' -f1) " ] || bad "f32 overflow: losses $o32"
 
 # 3. dropout
 [ "$(run d0 --steps 12 --dropout 0)" = "$f32" ] || bad "--dropout 0 differs from the run without it"
