@@ -1,9 +1,11 @@
 /* Backward formulas of indexing (src/ops/index.c, embedding in src/ops/rope.c): the gradient goes
  * back to the positions that were read, summed where a position was read more than once. */
+#include <stdint.h>
 #include <string.h>
 
 #include "autograd/autograd.h"
 #include "core/error.h"
+#include "ops/ops.h"
 
 #define IN_BIT(i) (1u << (i))
 
@@ -12,13 +14,13 @@ static wgt_status index_not_differentiable(ag_call *c, const char *op)
     return wgt_ctx_error(c->ctx, WGT_ERR_UNSUPPORTED, "wgt_backward: %s's index has no gradient", op);
 }
 
-/* embedding: rows of weight [V, D] at ids; dW[v] = sum of g's rows whose id is v.
- * While the one-hot matrix [V, N] fits one storage binding the sum is the product
- * one_hot(ids)^T @ g: a matmul adds in a fixed order, so a training step gives the same bits on
- * every run, which resuming from a checkpoint relies on (index_add adds floats with atomics in
- * whatever order they land). The price: N x V x 4 bytes and 2 N V D flops (about 1% of a step of
- * the default model's shape), and an infinite gradient spreads NaN over its column (0 x inf)
- * instead of staying in its row. Larger products take index_add. */
+/* embedding: rows of weight [V, D] at ids; dW[v] = sum of g's rows whose id is v, added in a fixed
+ * order, so a training step gives the same bits on every run (resuming from a checkpoint relies on
+ * it; index_add adds floats with atomics in whatever order they land). On the GPU with i32 ids:
+ * a stable sort of the ids and one segment sum per id (op_embedding_backward: N D additions).
+ * Otherwise, while the one-hot matrix [V, N] fits one storage binding, the product
+ * one_hot(ids)^T @ g (N x V x 4 bytes and 2 N V D flops: at GPT-2 small's 8 x 512, 823 MB and a
+ * tenth of the step's flops); larger ones take index_add. */
 wgt_status ag_grad_embedding(ag_call *c)
 {
     if (c->need[1]) return index_not_differentiable(c, "embedding");
@@ -26,6 +28,10 @@ wgt_status ag_grad_embedding(ag_call *c)
     wgt_tensor *ids = ag_reshape(c, c->in[1], 1, ks), *g = ag_reshape(c, c->g, 2, gs), *r = NULL;
     if (!ids || !g) return c->st;
     int64_t N = wgt_tensor_numel(ids);
+    if (op_embedding_backward_ok(ids, g) && (uint64_t)V * (uint64_t)D <= UINT32_MAX) {
+        ag_set(c, 0, ag_keep(c, r, op_embedding_backward(ids, g, V, &r)));
+        return c->st;
+    }
     wgt_adapter_info info;
     uint64_t limit = wgt_context_adapter_info(c->ctx, &info) ? 0 : info.limits.max_storage_buffer_binding_size;
     if (N > 0 && (uint64_t)N * (uint64_t)V * 4u <= limit) {

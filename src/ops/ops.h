@@ -76,6 +76,12 @@ wgt_status op_assign(wgt_tensor *dst, const wgt_tensor *src);
 /* wgt_scatter_add into y itself (contiguous; a fresh result of the caller's: no autograd check, not
  * recorded); bumps y's storage version. */
 wgt_status op_scatter_add_inplace(wgt_tensor *y, int dim, const wgt_tensor *index, const wgt_tensor *src);
+/* Embedding backward on the GPU: dW [V, D] (f32, fresh) from ids [N] (i32) and g [N, D] (f32), each
+ * row the sum of g's rows with its id in position order (a stable sort of the ids, then one segment
+ * sum per id: no one-hot, no atomics, the same bits every run). Not recorded. op_embedding_backward_ok
+ * says whether it runs here (a GPU context, i32 ids, sizes within u32); else use index_add. */
+int op_embedding_backward_ok(const wgt_tensor *ids, const wgt_tensor *g);
+wgt_status op_embedding_backward(const wgt_tensor *ids, const wgt_tensor *g, int64_t V, wgt_tensor **out);
 /* Normalise a possibly negative dim for ndim dims; WGT_ERR_SHAPE naming op if out of range. */
 wgt_status op_dim(wgt_context *ctx, const char *op, int *dim, int ndim);
 

@@ -244,6 +244,65 @@ done:
     return op_finish(st, y, out);
 }
 
+typedef struct emb_bwd_params {
+    uint32_t n, D, V, off_s, off_p, off_g, pad0, pad1;
+} emb_bwd_params;
+
+static char *emb_bwd_prelude(void *arg)
+{
+    char *pre = malloc(64);
+    if (pre) snprintf(pre, 64, "const WG: u32 = %uu;\n", *(const uint32_t *)arg);
+    return pre;
+}
+
+int op_embedding_backward_ok(const wgt_tensor *ids, const wgt_tensor *g)
+{
+    if (!ids || !g || ids->l.ndim != 1 || g->l.ndim != 2 || ids->l.dtype != WGT_I32 || g->l.dtype != WGT_F32) return 0;
+    wgt_context *ctx = ids->st->ctx;
+    return !wgt_gpu_runs_reference(ctx) && g->l.shape[0] == ids->l.shape[0] &&
+           (uint64_t)wgt_layout_numel(&g->l) <= UINT32_MAX;
+}
+
+wgt_status op_embedding_backward(const wgt_tensor *ids, const wgt_tensor *g, int64_t V, wgt_tensor **out)
+{
+    if (!out) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "embedding backward: NULL argument");
+    *out = NULL;
+    if (!op_embedding_backward_ok(ids, g) || V < 1 || V > INT32_MAX || (uint64_t)V * (uint64_t)g->l.shape[1] > UINT32_MAX)
+        return wgt_error(WGT_ERR_INTERNAL, "embedding backward: not a case op_embedding_backward_ok takes");
+    wgt_context *ctx = ids->st->ctx;
+    int64_t N = ids->l.shape[0], D = g->l.shape[1], shape[2] = {V, D};
+    wgt_tensor *sv = NULL, *si = NULL, *gc = NULL, *y = NULL;
+    wgt_status st = wgt_sort(ids, 0, 0, &sv, &si);
+    if (!st) st = wgt_tensor_contiguous(g, &gc);
+    if (!st) st = wgt_tensor_new(ctx, WGT_F32, 2, shape, &y);
+    if (!st) st = wgt_gpu_fill_zero(ctx, y->st->buf, 0, y->st->bytes);
+    if (!st && N > 0 && D > 0) {
+        uint32_t wg = op_workgroup_size(ctx), gx, gy;
+        wgt_kernel *k;
+        wgt_binding b[4];
+        int64_t base;
+        emb_bwd_params p = {(uint32_t)N, (uint32_t)D, (uint32_t)V, 0, 0, 0, 0, 0};
+        st = wgt_gpu_kernel_keyed(ctx, "rope_embedding_backward", &wg, sizeof wg, emb_bwd_prelude, &wg, "main", NULL, 0, &k);
+        if (!st && !(st = op_bind_all(sv, &b[0], &base))) p.off_s = (uint32_t)(sv->l.offset - base);
+        if (!st && !(st = op_bind_all(si, &b[1], &base))) p.off_p = (uint32_t)(si->l.offset - base);
+        if (!st && !(st = op_bind_all(gc, &b[2], &base))) p.off_g = (uint32_t)(gc->l.offset - base);
+        if (!st) st = op_bind_all(y, &b[3], &base);
+        if (!st) {
+            op_grid(ctx, ((uint64_t)N * (uint64_t)D + wg - 1) / wg, &gx, &gy);
+            st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 4, gx, gy, 1);
+        }
+    }
+    wgt_tensor_free(sv);
+    wgt_tensor_free(si);
+    wgt_tensor_free(gc);
+    if (st) {
+        wgt_tensor_free(y);
+        return st;
+    }
+    *out = y;
+    return WGT_OK;
+}
+
 wgt_status wgt_embedding(const wgt_tensor *weight, const wgt_tensor *ids, wgt_dtype out_dtype, wgt_tensor **out)
 {
     const wgt_tensor *in[2] = {weight, ids};
