@@ -31,7 +31,10 @@ static void usage(FILE *f)
                "--check --graph runs the device side of every case through graph capture: the op is\n"
                "captured (wgt_graph_begin .. wgt_graph_end) on inputs generated with another seed, the\n"
                "graph is replayed twice on the case's inputs (the second replay must make one submit, no\n"
-               "bind group and no allocation) and the captured outputs are compared with the reference.\n"
+               "bind group and no allocation) and the captured outputs are compared with the reference;\n"
+               "then once more with random elementwise ops before each input and after each output inside\n"
+               "the capture (chains that give their input back exactly: neg twice, clamp to +-inf, times a\n"
+               "0-d one, bitwise_not or logical_not twice), so every op's kernel meets the fusion pass.\n"
                "HOST marks an op the capture refuses because it needs the host mid-graph (a download, a\n"
                "data-dependent shape). Ends with N passed, N failed.\n\n"
                "--check --grad runs the gradient checks of every backward rule, the op table's GRAD rows\n"
@@ -147,7 +150,7 @@ static int describe(void)
 }
 
 typedef struct tally {
-    int pass, fail, known, skip, ref, host, runs, sentinels;
+    int pass, fail, known, skip, ref, host, runs, sentinels, fused_kernels, fused_ops;
     int verbose;
 } tally;
 
@@ -156,6 +159,8 @@ static void report(const hx_result *r, void *user)
     tally *t = user;
     t->runs += r->runs;
     t->sentinels += r->sentinels;
+    t->fused_kernels += r->fused_kernels;
+    t->fused_ops += r->fused_ops;
     const char *name = r->op->name, *c = hx_case_name(r->c);
     if (r->failures) {
         t->fail++;
@@ -214,8 +219,8 @@ static int check(wgt_context *dev, int n_names, char **names, uint32_t dtypes, i
            "comparisons (%d with the bytes past the output checked)\n", matched, t.pass, t.fail, t.known, t.skip, t.ref,
            t.runs, t.sentinels);
     if (graph)
-        printf("graph capture: %d cases not capturable (the op needs the host mid-graph)\n%d passed, %d failed\n",
-               t.host, t.pass, t.fail);
+        printf("graph capture: %d cases not capturable (the op needs the host mid-graph); with neighbours, %d "
+               "fused kernels ran %d ops\n%d passed, %d failed\n", t.host, t.fused_kernels, t.fused_ops, t.pass, t.fail);
     return t.fail ? 1 : 0;
 }
 
@@ -266,7 +271,7 @@ int cmd_ops(int argc, char **argv)
         else if (!strcmp(a, "--check")) do_check = 1;
         else if (!strcmp(a, "--grad")) do_grad = 1;
         else if (!strcmp(a, "--big")) big = 1;
-        else if (!strcmp(a, "--graph")) graph = 1;
+        else if (!strcmp(a, "--graph")) graph = HX_GRAPH | HX_GRAPH_FUSE;
         else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) verbose = 1;
         else if (!strcmp(a, "--dtype") && i + 1 < argc) {
             const char *d = argv[++i];

@@ -352,25 +352,98 @@ static void check_inputs(run_ctx *rc, wgt_tensor *const *in, void *const *data, 
     }
 }
 
-/* The device run through a graph: captured on inputs made from data2 (another seed), replayed
- * on din. Returns the op's status at capture; *graph_err gets a failure of the graph itself. */
-static wgt_status graph_call(run_ctx *rc, wgt_context *dev, int n_in, wgt_tensor *const *din, void *const *data2,
-                             const int64_t *n_storage, const wgt_layout *ls, wgt_tensor **dout, int *host)
+/* ---- graph mode: neighbouring elementwise ops ------------------------------------------------ */
+
+/* Constants the neighbours multiply by (0-d ones, made before the capture: an upload inside it
+ * would end the elementwise run around the op). */
+typedef struct neighbours {
+    rng r;
+    wgt_tensor *one[WGT_DTYPE_COUNT];
+} neighbours;
+
+static wgt_status apply_unary(wgt_unary_op op, wgt_tensor **x)
 {
-    wgt_tensor *cin[HX_MAX_IN] = {0};
+    wgt_tensor *y = NULL;
+    wgt_unary_params p = wgt_unary_params_default(op);
+    if (op == WGT_UNARY_CLAMP) p.lo = -INFINITY, p.hi = INFINITY;
+    wgt_status st = wgt_unary_ex(op, &p, *x, &y);
+    if (!st) wgt_tensor_free(*x), *x = y;
+    return st;
+}
+
+/* A few elementwise ops after x that give x back exactly, so the op's comparison with the
+ * reference stands while the fusion pass sees elementwise neighbours: neg twice, clamp to
+ * (-inf, inf), a multiplication by a 0-d one (either side), bitwise_not twice, logical_not twice,
+ * picked by the case's random stream and x's dtype. Returns a new tensor, or NULL when none
+ * applies or one of them has no GPU kernel for the dtype (then x is used as it is). */
+static wgt_tensor *identity_chain(neighbours *nb, const wgt_tensor *x)
+{
+    wgt_dtype dt = wgt_tensor_dtype(x);
+    int is_float = dt == WGT_F32 || dt == WGT_F16 || dt == WGT_BF16;
+    int is_signed = dt == WGT_I32 || dt == WGT_I8 || dt == WGT_I64;
+    wgt_tensor *y = wgt_tensor_ref(x);
+    if (!y) return NULL;
+    int n = 1 + (int)(next(&nb->r) % 3), done = 0;
+    wgt_status st = WGT_OK;
+    for (int k = 0; k < n && !st; k++) {
+        unsigned pick = (unsigned)(next(&nb->r) % 4);
+        if (is_float && pick == 1) st = apply_unary(WGT_UNARY_CLAMP, &y);
+        else if ((is_float || dt == WGT_I32) && pick >= 2 && nb->one[dt]) {
+            wgt_tensor *z = NULL;
+            st = pick == 2 ? wgt_binary(WGT_BINARY_MUL, y, nb->one[dt], &z) : wgt_binary(WGT_BINARY_MUL, nb->one[dt], y, &z);
+            if (!st) wgt_tensor_free(y), y = z;
+        } else if (is_float || (is_signed && pick != 1))
+            st = apply_unary(WGT_UNARY_NEG, &y), st = st ? st : apply_unary(WGT_UNARY_NEG, &y);
+        else if (dt == WGT_BOOL && pick & 1)
+            st = apply_unary(WGT_UNARY_LOGICAL_NOT, &y), st = st ? st : apply_unary(WGT_UNARY_LOGICAL_NOT, &y);
+        else if (!is_float)
+            st = apply_unary(WGT_UNARY_BITWISE_NOT, &y), st = st ? st : apply_unary(WGT_UNARY_BITWISE_NOT, &y);
+        else continue;
+        done += !st;
+    }
+    if (st || !done) {
+        wgt_tensor_free(y);
+        return NULL;
+    }
+    return y;
+}
+
+/* The device run through a graph: captured on inputs made from data2 (another seed), replayed
+ * on din. With fuse, elementwise neighbours (identity_chain) go before each input and after each
+ * output inside the capture, so the op's kernel meets the fusion pass: an elementwise op fuses
+ * with them, another op reads and writes intermediates the pass must keep. Returns the op's status
+ * at capture; *host is set when the capture refused it because it needs the host mid-graph. */
+static wgt_status graph_call(run_ctx *rc, wgt_context *dev, int n_in, wgt_tensor *const *din, void *const *data2,
+                             const int64_t *n_storage, const wgt_layout *ls, wgt_tensor **dout, int *host, int fuse)
+{
+    wgt_tensor *cin[HX_MAX_IN] = {0}, *pre[HX_MAX_IN] = {0};
     wgt_graph *g = NULL;
     wgt_status st = WGT_OK;
+    neighbours nb = {{seed_for(rc->op->name, rc->dt, rc->c) ^ (uint64_t)(rc->variant + 1) * 0x9e3779b97f4a7c15ull}, {0}};
     *host = 0;
     for (int i = 0; i < n_in && !st; i++) st = make_tensor(dev, data2[i], n_storage[i], &ls[i], &cin[i]);
     if (st) {
         fail(rc, "making capture input: %s", wgt_errmsg());
         goto done;
     }
+    static const wgt_dtype one_dtypes[] = {WGT_F32, WGT_F16, WGT_BF16, WGT_I32};
+    for (int k = 0; fuse && k < 4; k++)
+        if (wgt_full(dev, one_dtypes[k], 0, NULL, 1.0, &nb.one[one_dtypes[k]])) nb.one[one_dtypes[k]] = NULL;
     if ((st = wgt_graph_begin(dev, n_in, (const wgt_tensor *const *)cin))) {
         fail(rc, "wgt_graph_begin: %s", wgt_errmsg());
         goto done;
     }
-    st = rc->op->call(rc->op, rc->variant, cin, dout);
+    wgt_tensor *args[HX_MAX_IN] = {0};
+    for (int i = 0; i < n_in; i++) {
+        pre[i] = fuse ? identity_chain(&nb, cin[i]) : NULL;
+        args[i] = pre[i] ? pre[i] : cin[i];
+    }
+    st = rc->op->call(rc->op, rc->variant, args, dout);
+    for (int i = 0; i < n_in; i++) wgt_tensor_free(pre[i]), pre[i] = NULL; /* not live past the op */
+    for (int k = 0; fuse && !st && k < 2; k++) {
+        wgt_tensor *post = dout[k] ? identity_chain(&nb, dout[k]) : NULL;
+        if (post) wgt_tensor_free(dout[k]), dout[k] = post;
+    }
     char msg[512];
     snprintf(msg, sizeof msg, "%s", wgt_errmsg());
     wgt_status se = wgt_graph_end(dev, &g);
@@ -398,15 +471,19 @@ static wgt_status graph_call(run_ctx *rc, wgt_context *dev, int n_in, wgt_tensor
              "(want 0)", (unsigned long long)(m1.submits - m0.submits),
              (unsigned long long)(m1.bind_group_misses - m0.bind_group_misses),
              (unsigned long long)(m1.pool_misses + m1.pool_hits - m0.pool_misses - m0.pool_hits));
+    wgt_graph_stats gs;
+    if (fuse && !wgt_graph_get_stats(g, &gs)) rc->res->fused_kernels += gs.fused_kernels, rc->res->fused_ops += gs.fused_ops;
 done:
     /* the outputs stay valid without the graph: its buffers are only released to the pool */
     wgt_graph_free(g);
-    for (int i = 0; i < n_in; i++) wgt_tensor_free(cin[i]);
+    for (int i = 0; i < n_in; i++) wgt_tensor_free(cin[i]), wgt_tensor_free(pre[i]);
+    for (int k = 0; k < WGT_DTYPE_COUNT; k++) wgt_tensor_free(nb.one[k]);
     return st;
 }
 
 static void run_variant(run_ctx *rc, wgt_context *dev, wgt_context *ref, const hx_input *ins, int n_in,
-                        void *const *data, void *const *data2, const wgt_layout *ls, const int64_t *n_storage)
+                        void *const *data, void *const *data2, const wgt_layout *ls, const int64_t *n_storage,
+                        int fuse)
 {
     wgt_tensor *din[HX_MAX_IN] = {0}, *rin[HX_MAX_IN] = {0};
     wgt_tensor *dout[2] = {0}, *rout[2] = {0};
@@ -431,7 +508,7 @@ static void run_variant(run_ctx *rc, wgt_context *dev, wgt_context *ref, const h
     strict_env env;
     strict_push(&env, 1);
     int host = 0;
-    wgt_status sd = data2 ? graph_call(rc, dev, n_in, din, data2, n_storage, ls, dout, &host)
+    wgt_status sd = data2 ? graph_call(rc, dev, n_in, din, data2, n_storage, ls, dout, &host, fuse)
                           : rc->op->call(rc->op, rc->variant, din, dout);
     strict_pop(&env);
     on_ref = sd == WGT_ERR_UNSUPPORTED && strstr(wgt_errmsg(), "WGT_STRICT");
@@ -581,7 +658,10 @@ int hx_check(wgt_context *dev, wgt_context *ref, const hx_op *op, const hx_optio
             for (int v = 0; ok && v < op->n_variants; v++) {
                 if (c == HX_BIG && v != op->big_variant) continue;
                 rc.variant = v;
-                run_variant(&rc, dev, ref, ins, n_in, data, opt && opt->graph ? data2 : NULL, ls, n_storage);
+                int graph = opt ? opt->graph : 0;
+                if (!graph || graph & HX_GRAPH)
+                    run_variant(&rc, dev, ref, ins, n_in, data, graph ? data2 : NULL, ls, n_storage, 0);
+                if (graph & HX_GRAPH_FUSE) run_variant(&rc, dev, ref, ins, n_in, data, data2, ls, n_storage, 1);
             }
             for (int i = 0; i < n_in; i++) free(data[i]), free(data2[i]);
             wgt_context_empty_cache(ref);

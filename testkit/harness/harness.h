@@ -129,11 +129,17 @@ typedef struct hx_options {
     uint32_t dtypes;     /* 0: all the op accepts */
     uint32_t cases;      /* bit per hx_case; 0: all but HX_BIG */
     int verbose;         /* print passing lines too */
-    int graph;           /* run the device side through graph capture (wgt_graph_begin .. _end, on
-                            inputs generated with another seed) and compare what a replay on the
-                            case's inputs leaves in the captured outputs; the replay is run twice
-                            and the second must make one submit, no bind group and no buffer */
+    int graph;           /* bit 1 (HX_GRAPH): run the device side through graph capture
+                            (wgt_graph_begin .. _end, on inputs generated with another seed) and
+                            compare what a replay on the case's inputs leaves in the captured
+                            outputs; the replay is run twice and the second must make one submit,
+                            no bind group and no buffer. Bit 2 (HX_GRAPH_FUSE): the same with
+                            elementwise neighbours around the op inside the capture (ops that give
+                            their input back exactly: the fusion pass meets every op's kernel, and
+                            the comparison stays the op's) */
 } hx_options;
+#define HX_GRAPH 1
+#define HX_GRAPH_FUSE 2
 
 /* One line of results: an op, a case, and the dtypes run. */
 typedef struct hx_result {
@@ -155,6 +161,8 @@ typedef struct hx_result {
     int host_runs;      /* graph mode: runs the capture refused because the op needs the host
                            mid-graph (a download, a data-dependent shape): nothing compared */
     char host_why[200]; /* the first such refusal */
+    int fused_kernels;  /* graph mode: fused kernels in the graphs with neighbours, and the ops in them */
+    int fused_ops;
 } hx_result;
 
 /* Known differences between a device kernel and the reference, kept visible: a failing case that

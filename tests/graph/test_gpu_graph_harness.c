@@ -6,14 +6,23 @@
  * the loaded 2-core machine): the strided case (transposed views at an odd offset) in f32; the
  * other cases and dtypes go through the same capture path, and `wgt ops --check --graph` runs them.
  * Ops the capture refuses because they need the host mid-graph are counted, not compared; they
- * must stay a minority. Usage: test_gpu_graph_harness [OP...] */
+ * must stay a minority. test_gpu_graph_harness_fuse is this program with the neighbours instead
+ * (hx_options.graph's HX_GRAPH_FUSE: identity chains of elementwise ops before every input and
+ * after every output, inside the capture, so the fusion pass meets every op's kernel); it must
+ * fuse something for most ops. Usage: test_gpu_graph_harness[_fuse] [--all] [OP...]; --all runs
+ * every case and dtype (as `wgt ops --check --graph`, which runs both modes). */
 #include <stdio.h>
 #include <string.h>
 
 #include "harness/harness.h"
 #include "support/check.h"
 
-static int n_runs, n_host_cases, n_cases, n_ref_runs;
+#ifndef GRAPH_MODE
+#define GRAPH_MODE HX_GRAPH
+#define TEST_NAME "test_gpu_graph_harness"
+#endif
+
+static int n_runs, n_host_cases, n_cases, n_ref_runs, n_fused_kernels, n_fused_ops;
 
 static void report(const hx_result *r, void *user)
 {
@@ -21,6 +30,8 @@ static void report(const hx_result *r, void *user)
     n_runs += r->runs;
     n_ref_runs += r->ref_runs;
     n_cases++;
+    n_fused_kernels += r->fused_kernels;
+    n_fused_ops += r->fused_ops;
     if (!r->runs && r->host_runs) {
         n_host_cases++;
         printf("HOST  %-16s %-13s %s\n", r->op->name, hx_case_name(r->c), r->host_why);
@@ -38,9 +49,11 @@ int main(int argc, char **argv)
     ro.backend = WGT_BACKEND_CPU;
     MUST(wgt_context_create(&ro, &ref));
     hx_options opt = {0};
-    opt.graph = 1;
+    opt.graph = GRAPH_MODE;
     opt.cases = 1u << HX_STRIDED;
     opt.dtypes = HX_DT(WGT_F32);
+    int all = argc > 1 && !strcmp(argv[1], "--all");
+    if (all) opt.cases = 0, opt.dtypes = 0, argc--, argv++;
     int n;
     const hx_op *ops = hx_ops(&n);
     for (int i = 0; i < n; i++) {
@@ -51,8 +64,11 @@ int main(int argc, char **argv)
     wgt_context_free(dev);
     wgt_context_free(ref);
     printf("%d ops through graph capture: %d cases, %d comparisons, %d cases not capturable (host mid-graph), "
-           "%d runs without a GPU kernel (not compared)\n", n, n_cases, n_runs, n_host_cases, n_ref_runs);
+           "%d runs without a GPU kernel (not compared); with neighbours, %d fused kernels ran %d ops\n", n, n_cases,
+           n_runs, n_host_cases, n_ref_runs, n_fused_kernels, n_fused_ops);
     CHECK(argc > 1 || n_runs > 2 * n, "too few comparisons ran (%d for %d ops)", n_runs, n);
     CHECK(argc > 1 || n_host_cases * 10 < n_cases, "%d of %d cases were not capturable", n_host_cases, n_cases);
-    return test_finish("test_gpu_graph_harness");
+    CHECK(argc > 1 || !(GRAPH_MODE & HX_GRAPH_FUSE) || 2 * n_fused_kernels > n, "%d fused kernels for %d ops",
+          n_fused_kernels, n);
+    return test_finish(TEST_NAME);
 }
