@@ -980,6 +980,8 @@ typedef enum wgt_graph_role {
     WGT_GRAPH_POSITION = 0, /* a token position: RoPE's, the KV cache rows written, attention's causal offset */
     WGT_GRAPH_SEED,         /* the random ops' seed */
     WGT_GRAPH_OFFSET,       /* a view's element offset: the destination of wgt_tensor_assign */
+    WGT_GRAPH_STEP,         /* an optimizer's step count (1-based, the step being run): Adam's bias
+                               corrections, SGD's first step */
     WGT_GRAPH_ROLE_COUNT
 } wgt_graph_role;
 /* During capture: a scalar named name (unique, < 32 bytes) of role role whose value is value
@@ -1008,6 +1010,12 @@ typedef struct wgt_graph_stats {
     uint64_t constant_bytes;  /* bytes uploaded during capture, replayed from a device copy */
     int fused_kernels;     /* generated kernels that each run a chain of elementwise ops */
     int fused_ops;         /* the ops inside them (dispatches saved: fused_ops - fused_kernels) */
+    /* Memory planning (at wgt_graph_end; WGT_GRAPH_PLAN=0 turns it off): intermediates (buffers
+     * made and released during the capture, not inputs) whose live ranges do not overlap share
+     * one buffer; the rest go back to the pool. */
+    uint64_t peak_bytes;      /* device memory the graph's buffers hold (the pinned ones, after planning) */
+    uint64_t unplanned_bytes; /* the same without planning */
+    int planned_buffers;      /* intermediates that run in another's buffer or were fused away */
 } wgt_graph_stats;
 wgt_status wgt_graph_get_stats(const wgt_graph *g, wgt_graph_stats *out);
 /* Release the graph and unreserve its buffers. NULL is a no-op. */

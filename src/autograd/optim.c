@@ -6,6 +6,7 @@
  * (element e's at e * slots: momentum_buffer | exp_avg, exp_avg_sq[, max_exp_avg_sq], then the f32
  * master of a half parameter), so a chunk of elements is one contiguous range of every binding. */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -212,6 +213,30 @@ typedef struct step_uniform {
 
 static int dt_code(wgt_dtype d) { return d == WGT_F16 ? 1 : d == WGT_BF16 ? 2 : 0; }
 
+/* A captured step (src/gpu/capture.c): the fields that follow the step count t are tied to a
+ * graph scalar of role WGT_GRAPH_STEP whose value is t, recomputed per replay by the reference's
+ * own formula. args: lr, beta1, beta2, the field (0 step_size, 1 bc2_sqrt, 2 first). */
+static uint32_t step_field(int64_t t, const double *args)
+{
+    wgt_optimizer_options o = wgt_optimizer_defaults(WGT_OPTIM_ADAM);
+    o.lr = args[0], o.beta1 = args[1], o.beta2 = args[2];
+    wgt_optim_scalars s;
+    wgt_optim_scalars_make(&o, t, &s);
+    uint32_t u = s.first;
+    if (args[3] < 2) memcpy(&u, args[3] < 1 ? &s.step_size : &s.bc2_sqrt, 4);
+    return u;
+}
+
+static void declare_step_fields(wgt_context *ctx, const wgt_optimizer_options *po, int64_t t)
+{
+    static const uint32_t at[3] = {offsetof(step_uniform, s.step_size), offsetof(step_uniform, s.bc2_sqrt),
+                                   offsetof(step_uniform, s.first)};
+    for (int f = 0; f < 3; f++) {
+        double args[4] = {po->lr, po->beta1, po->beta2, f};
+        wgt_gpu_param_scalar_fn(ctx, at[f], WGT_GRAPH_STEP, t, step_field, args);
+    }
+}
+
 static wgt_status step_gpu(wgt_optimizer *opt, optim_param *q, const wgt_tensor *g, const wgt_optim_scalars *sc)
 {
     wgt_context *ctx = opt->ctx;
@@ -251,6 +276,8 @@ static wgt_status step_gpu(wgt_optimizer *opt, optim_param *q, const wgt_tensor 
         uint64_t units = q->half ? (uint64_t)((p0 - bp + cn - 1) / 2 - (p0 - bp) / 2 + 1) : (uint64_t)cn;
         uint32_t gx, gy;
         op_grid(ctx, (units + wg - 1) / wg, &gx, &gy);
+        wgt_optimizer_options po = optim_param_options(opt, q);
+        declare_step_fields(ctx, &po, q->steps + 1);
         st = wgt_gpu_dispatch(ctx, k, &u, sizeof u, b, 3, gx, gy, 1);
     }
     return st;

@@ -39,12 +39,15 @@ typedef struct gcmd {
     int note_kind;
 } gcmd;
 
-/* A uniform field patched from a scalar: field = kind(mul * scalar + add). */
+/* A uniform field patched from a scalar: field = kind(mul * scalar + add), or fn(scalar, args)
+ * when fn is set. */
 typedef struct gfield {
     uint32_t slot, offset;
     wgt_param_kind kind;
     int scalar;
     int64_t mul, add;
+    wgt_param_fn fn;
+    double args[4];
 } gfield;
 
 typedef struct pending_field {
@@ -52,6 +55,8 @@ typedef struct pending_field {
     wgt_param_kind kind;
     int role;
     int64_t arg, mul, add;
+    wgt_param_fn fn;
+    double args[4];
 } pending_field;
 
 typedef struct gscalar {
@@ -83,6 +88,9 @@ struct wgt_gpu_graph {
     int n_groups;
     int counts[5]; /* commands per kind */
     int replaced;  /* dispatches made by wgt_gpu_graph_replace */
+    uint64_t serial;          /* its capture's */
+    uint64_t unplanned_bytes; /* pinned bytes before memory planning */
+    int planned;              /* buffers memory planning gave back */
 };
 
 struct wgt_capture {
@@ -143,6 +151,7 @@ wgt_status wgt_gpu_capture_begin(wgt_context *ctx, void *owner)
     c->g = g;
     c->owner = owner;
     c->serial = ++ctx->capture_serial;
+    g->serial = c->serial;
     ctx->capture = c;
     if (ctx->debug) fprintf(stderr, "wgt: graph capture begins\n");
     return WGT_OK;
@@ -207,8 +216,23 @@ void wgt_gpu_param_scalar(wgt_context *ctx, uint32_t offset, wgt_param_kind kind
         capture_fail(ctx, WGT_ERR_INTERNAL, "more than 8 scalar fields declared for one dispatch");
         return;
     }
-    c->pending[c->n_pending++] = (pending_field){offset, kind, (int)role, arg, mul, add};
+    c->pending[c->n_pending++] = (pending_field){offset, kind, (int)role, arg, mul, add, NULL, {0}};
 }
+
+void wgt_gpu_param_scalar_fn(wgt_context *ctx, uint32_t offset, wgt_graph_role role, int64_t arg, wgt_param_fn fn,
+                             const double args[4])
+{
+    wgt_capture *c = ctx->capture;
+    if (!c) return;
+    if (c->n_pending == MAX_PENDING) {
+        capture_fail(ctx, WGT_ERR_INTERNAL, "more than 8 scalar fields declared for one dispatch");
+        return;
+    }
+    pending_field *p = &c->pending[c->n_pending++];
+    *p = (pending_field){offset, WGT_PARAM_U32, (int)role, arg, 1, 0, fn, {0}};
+    memcpy(p->args, args, sizeof p->args);
+}
+
 
 static void field_bytes(wgt_param_kind kind, int64_t v, uint8_t out[4])
 {
@@ -224,6 +248,16 @@ static void field_bytes(wgt_param_kind kind, int64_t v, uint8_t out[4])
     default: u = (uint32_t)v; break;
     }
     memcpy(out, &u, 4);
+}
+
+/* the field's 4 bytes for scalar value v */
+static void field_value(wgt_param_kind kind, wgt_param_fn fn, const double *args, int64_t mul, int64_t add, int64_t v,
+                        uint8_t out[4])
+{
+    if (fn) {
+        uint32_t u = fn(v, args);
+        memcpy(out, &u, 4);
+    } else field_bytes(kind, mul * v + add, out);
 }
 
 static gcmd *new_cmd(wgt_context *ctx, int kind)
@@ -253,7 +287,7 @@ static void bind_fields(wgt_context *ctx, const wgt_kernel *k, uint32_t slot, co
             if (g->scalars[j].role == p->role && g->scalars[j].value == p->arg) s = j;
         if (s < 0) continue; /* not a graph scalar: a constant like any other */
         uint8_t want[4];
-        field_bytes(p->kind, p->mul * p->arg + p->add, want);
+        field_value(p->kind, p->fn, p->args, p->mul, p->add, p->arg, want);
         char msg[256];
         if (!k->has_uniform || p->offset % 4 || p->offset + 4 > params_size || memcmp(bytes + p->offset, want, 4)) {
             snprintf(msg, sizeof msg, "kernel '%s': the scalar field declared at byte %u does not hold the value "
@@ -265,7 +299,9 @@ static void bind_fields(wgt_context *ctx, const wgt_kernel *k, uint32_t slot, co
             capture_fail(ctx, WGT_ERR_OUT_OF_MEMORY, "out of host memory recording a graph");
             break;
         }
-        g->fields[g->n_fields++] = (gfield){slot, p->offset, p->kind, s, p->mul, p->add};
+        gfield *f = &g->fields[g->n_fields++];
+        *f = (gfield){slot, p->offset, p->kind, s, p->mul, p->add, p->fn, {0}};
+        memcpy(f->args, p->args, sizeof f->args);
         if (ctx->debug)
             fprintf(stderr, "wgt: graph: dispatch %d (%s) byte %u = %lld * %s + %lld\n", g->n_cmds - 1, k->name,
                     p->offset, (long long)p->mul, g->scalars[s].name, (long long)p->add);
@@ -572,6 +608,120 @@ static wgt_status make_groups(wgt_context *ctx, wgt_gpu_graph *g)
     return WGT_OK;
 }
 
+/* ---- memory planning ------------------------------------------------------------------------ */
+
+/* One intermediate: a buffer handed out during the capture and released during it (parked), not
+ * an input: nothing outside the graph reads it or wrote what it holds, so only its live range of
+ * commands matters. */
+typedef struct plan_buf {
+    wgt_buffer *b;
+    int first, last;  /* commands naming it (first > last: none left, e.g. fused away) */
+    uint64_t need;    /* bytes its commands reach */
+    int slot;         /* the buffer it runs in: index into the plan's kept ones */
+} plan_buf;
+
+static int plan_index(const plan_buf *p, int n, const wgt_buffer *b)
+{
+    for (int i = 0; i < n; i++)
+        if (p[i].b == b) return i;
+    return -1;
+}
+
+static void plan_use(plan_buf *p, int n, const wgt_buffer *b, int cmd, uint64_t end)
+{
+    int i = plan_index(p, n, b);
+    if (i < 0) return;
+    if (p[i].first > p[i].last) p[i].first = cmd;
+    p[i].last = cmd;
+    if (end > p[i].need) p[i].need = end;
+}
+
+static int by_first(const void *a, const void *b)
+{
+    const plan_buf *x = a, *y = b;
+    return (x->first > y->first) - (x->first < y->first);
+}
+
+/* Intermediates whose live ranges do not overlap share one buffer (greedy by first use, the
+ * smallest free kept buffer that is large enough); the others' pins are dropped, so they go back
+ * to the pool (an intermediate no command names any more, fused away, is dropped outright).
+ * WGT_GRAPH_PLAN=0: every buffer stays its own. */
+static wgt_status plan_memory(wgt_context *ctx, wgt_gpu_graph *g)
+{
+    for (int i = 0; i < g->n_pins; i++) g->unplanned_bytes += g->pins[i]->size;
+    const char *env = getenv("WGT_GRAPH_PLAN");
+    if (env && !strcmp(env, "0")) return WGT_OK;
+    plan_buf *p = calloc((size_t)(g->n_pins ? g->n_pins : 1), sizeof *p);
+    int *slot_last = calloc((size_t)(g->n_pins ? g->n_pins : 1), sizeof *slot_last), n = 0, n_slots = 0;
+    wgt_buffer **slot_buf = calloc((size_t)(g->n_pins ? g->n_pins : 1), sizeof *slot_buf);
+    if (!p || !slot_last || !slot_buf) {
+        free(p), free(slot_last), free(slot_buf);
+        return wgt_ctx_error(ctx, WGT_ERR_OUT_OF_MEMORY, "out of host memory planning a graph's buffers");
+    }
+    for (int i = 0; i < g->n_pins; i++) {
+        wgt_buffer *b = g->pins[i];
+        int held = 0;
+        for (int k = 0; k < g->n_held && !held; k++) held = g->held[k] == b;
+        /* pinned by this graph alone: another graph's replay would see the moved bytes */
+        if (b->born == g->serial && b->parked && !held && b->graph_pins == 1) p[n++] = (plan_buf){b, 1, 0, 0, -1};
+    }
+    for (int i = 0; i < g->n_cmds; i++) {
+        const gcmd *c = &g->cmds[i];
+        if (c->kind == CMD_DISPATCH)
+            for (int k = 0; k < c->n; k++) plan_use(p, n, c->b[k].buffer, i, c->b[k].offset + c->b[k].size);
+        else if (c->kind != CMD_NONE) {
+            if (c->src) plan_use(p, n, c->src, i, c->src_offset + c->bytes);
+            if (c->dst) plan_use(p, n, c->dst, i, c->dst_offset + c->bytes);
+        }
+    }
+    qsort(p, (size_t)n, sizeof *p, by_first);
+    for (int i = 0; i < n; i++) {
+        if (p[i].first > p[i].last) continue; /* unused: dropped below */
+        int best = -1;
+        for (int s = 0; s < n_slots; s++)
+            if (slot_last[s] < p[i].first && slot_buf[s]->size >= p[i].need &&
+                (best < 0 || slot_buf[s]->size < slot_buf[best]->size))
+                best = s;
+        if (best < 0) best = n_slots++, slot_buf[best] = p[i].b;
+        slot_last[best] = p[i].last;
+        p[i].slot = best;
+    }
+    /* rebind: every command naming a moved intermediate names its slot's buffer */
+    for (int i = 0; i < g->n_cmds; i++) {
+        gcmd *c = &g->cmds[i];
+        if (c->kind == CMD_DISPATCH) {
+            for (int k = 0; k < c->n; k++) {
+                int j = plan_index(p, n, c->b[k].buffer);
+                if (j >= 0) c->b[k].buffer = slot_buf[p[j].slot];
+            }
+        } else if (c->kind != CMD_NONE) {
+            int j;
+            if (c->src && (j = plan_index(p, n, c->src)) >= 0) c->src = slot_buf[p[j].slot];
+            if (c->dst && (j = plan_index(p, n, c->dst)) >= 0) c->dst = slot_buf[p[j].slot];
+        }
+    }
+    /* unpin what no command names now */
+    int kept = 0;
+    for (int i = 0; i < g->n_pins; i++) {
+        wgt_buffer *b = g->pins[i];
+        int j = plan_index(p, n, b);
+        if (j >= 0 && (p[j].slot < 0 || slot_buf[p[j].slot] != b)) {
+            wgt_gpu_unpin(ctx, b);
+            g->planned++;
+        } else
+            g->pins[kept++] = b;
+    }
+    g->n_pins = kept;
+    uint64_t after = 0;
+    for (int i = 0; i < g->n_pins; i++) after += g->pins[i]->size;
+    if (ctx->debug)
+        fprintf(stderr, "wgt: graph memory plan: %d intermediates in %d buffers, %d buffers given back; the graph "
+                "keeps %llu bytes (%llu before planning)\n", n, n_slots, g->planned, (unsigned long long)after,
+                (unsigned long long)g->unplanned_bytes);
+    free(p), free(slot_last), free(slot_buf);
+    return WGT_OK;
+}
+
 wgt_status wgt_gpu_capture_end(wgt_context *ctx, wgt_gpu_rewrite_fn rewrite, wgt_gpu_graph **out)
 {
     *out = NULL;
@@ -583,6 +733,7 @@ wgt_status wgt_gpu_capture_end(wgt_context *ctx, wgt_gpu_rewrite_fn rewrite, wgt
                               : wgt_ctx_check(ctx);
     free(c);
     if (!st && rewrite) st = rewrite(ctx, g);
+    if (!st) st = plan_memory(ctx, g);
     if (!st && g->n_slots) {
         g->uniform_buf = make_buf(ctx, (uint64_t)g->n_slots * WGT_UNIFORM_SLOT,
                                   WGPUBufferUsage_Uniform | WGPUBufferUsage_CopyDst, "wgt graph uniforms");
@@ -632,7 +783,8 @@ wgt_status wgt_gpu_graph_set_scalar(wgt_gpu_graph *g, int index, int64_t value)
     for (int i = 0; i < g->n_fields; i++) {
         const gfield *f = &g->fields[i];
         if (f->scalar != index) continue;
-        field_bytes(f->kind, f->mul * value + f->add, g->uniforms + (size_t)f->slot * WGT_UNIFORM_SLOT + f->offset);
+        field_value(f->kind, f->fn, f->args, f->mul, f->add, value,
+                    g->uniforms + (size_t)f->slot * WGT_UNIFORM_SLOT + f->offset);
         if (g->dirty_lo > g->dirty_hi) g->dirty_lo = g->dirty_hi = f->slot;
         else if (f->slot < g->dirty_lo) g->dirty_lo = f->slot;
         else if (f->slot > g->dirty_hi) g->dirty_hi = f->slot;
@@ -730,6 +882,8 @@ void wgt_gpu_graph_counts_get(const wgt_gpu_graph *g, wgt_gpu_graph_counts *out)
     out->pinned_buffers = g->n_pins;
     out->patched_fields = g->n_fields;
     for (int i = 0; i < g->n_pins; i++) out->pinned_bytes += g->pins[i]->size;
+    out->unplanned_bytes = g->unplanned_bytes;
+    out->planned_buffers = g->planned;
     out->uniform_bytes = (uint64_t)g->n_slots * WGT_UNIFORM_SLOT;
     out->constant_bytes = g->n_consts;
 }

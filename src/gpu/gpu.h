@@ -72,6 +72,8 @@ typedef struct wgt_buffer {
     int graph_pins;
     int parked;
     uint64_t graph_stamp; /* the serial of the last capture that pinned it (dedup) */
+    uint64_t born;        /* the capture serial it was handed out during (0: outside a capture):
+                             its bytes before then mean nothing to that graph (memory planning) */
 } wgt_buffer;
 
 typedef struct wgt_binding {
@@ -329,6 +331,12 @@ typedef enum wgt_param_kind {
 } wgt_param_kind;
 void wgt_gpu_param_scalar(wgt_context *ctx, uint32_t offset, wgt_param_kind kind, wgt_graph_role role, int64_t arg,
                           int64_t mul, int64_t add);
+/* The same for a field that is not affine in the scalar (an optimizer's bias corrections follow
+ * beta^step): its 4 bytes are fn(value, args), on the host at every wgt_graph_set_scalar. fn must
+ * give the bytes the op wrote for arg (checked like the affine form). */
+typedef uint32_t (*wgt_param_fn)(int64_t value, const double *args);
+void wgt_gpu_param_scalar_fn(wgt_context *ctx, uint32_t offset, wgt_graph_role role, int64_t arg, wgt_param_fn fn,
+                             const double args[4]);
 /* Notes: what an op says about its dispatch, for rewrites at the end (fusion). mark =
  * wgt_gpu_capture_mark() before the op dispatches (-1: not capturing); wgt_gpu_capture_note
  * after it keeps a copy of note (kind: the op layer's own tag) on the op's dispatch when the op
@@ -374,6 +382,8 @@ typedef struct wgt_gpu_graph_counts {
     int dispatches, copies, clears, uploads, bind_groups, pinned_buffers, patched_fields;
     int replaced, removed; /* dispatches made by wgt_gpu_graph_replace, and the ones it dropped */
     uint64_t pinned_bytes, uniform_bytes, constant_bytes;
+    uint64_t unplanned_bytes; /* what pinned_bytes was before memory planning */
+    int planned_buffers;      /* intermediates memory planning moved into another's buffer or dropped */
 } wgt_gpu_graph_counts;
 void wgt_gpu_graph_counts_get(const wgt_gpu_graph *g, wgt_gpu_graph_counts *out);
 void wgt_gpu_graph_free(wgt_gpu_graph *g);

@@ -63,6 +63,7 @@ wgt_status wgt_gpu_alloc(wgt_context *ctx, uint64_t bytes, wgt_buffer **out)
             *p = b->next_free;
             b->next_free = NULL;
             b->in_use = 1;
+            b->born = ctx->capture ? ctx->capture_serial : 0;
             ctx->stats.in_use_bytes += b->size;
             if (ctx->stats.in_use_bytes > ctx->stats.peak_in_use_bytes)
                 ctx->stats.peak_in_use_bytes = ctx->stats.in_use_bytes;
@@ -115,6 +116,7 @@ wgt_status wgt_gpu_alloc(wgt_context *ctx, uint64_t bytes, wgt_buffer **out)
     b->size_class = cls;
     b->id = ++ctx->next_buffer_id;
     b->in_use = 1;
+    b->born = ctx->capture ? ctx->capture_serial : 0;
     ctx->all_buffers[ctx->n_buffers++] = b;
     ctx->stats.allocated_bytes += b->size;
     ctx->stats.buffers++;

@@ -263,6 +263,9 @@ wgt_status wgt_graph_get_stats(const wgt_graph *gr, wgt_graph_stats *out)
     out->constant_bytes = c.constant_bytes;
     out->fused_kernels = c.replaced;
     out->fused_ops = c.replaced + c.removed;
+    out->peak_bytes = c.pinned_bytes;
+    out->unplanned_bytes = c.unplanned_bytes;
+    out->planned_buffers = c.planned_buffers;
     return WGT_OK;
 }
 
