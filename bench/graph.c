@@ -1,0 +1,271 @@
+/* Eager against captured (issue 17, notes/GRAPH.md): dispatches and time per step of
+ *  - train: a training step (zero_grad, wgt_train_loss, wgt_backward, AdamW's step) of GPT-2
+ *    small's shape (bench/configs/gpt2-small.json, fresh f32 weights, batch 8 x 512), captured
+ *    once with the batch as graph inputs and the optimizer's step as a WGT_GRAPH_STEP scalar;
+ *  - decode: a decode step of the Qwen2.5-0.5B shape (bench/configs/qwen2.5-0.5b.json, f16,
+ *    a 512-token prompt, 128 tokens greedy) through wgt_model_generate, sampling.graph 0 and 1;
+ *  - conv: a small convolutional network's forward (conv3x3 -> bias -> gelu -> conv3x3 stride 2 ->
+ *    bias -> relu -> mean pool -> linear; batch 64 of 3 x 64 x 64), captured with the image batch
+ *    as the input.
+ * Usage: bench_graph [--tiny] [--steps N] [train|decode|conv...]
+ * --tiny (for a CPU adapter): the tiny GPT-2 and Qwen2 of tests/fixtures/train, batch 2 x 16,
+ * 16 decode tokens, a batch of 4 images of 3 x 16 x 16.
+ * One line per workload and mode:
+ *   graph WORKLOAD MODE dispatches/step D submits/step S ms/step T host_ms/step H
+ * ms/step: N steps back to back between two wgt_context_sync (the device's time when host_ms is
+ * well below it); host_ms: recording and submitting them. Run with WGT_PROFILE=1 for the kernels'
+ * GPU time (printed to stderr when the context is freed). tools/h200_graph_bench.sh runs it on
+ * the H200. */
+#include <string.h>
+
+#include "bench_util.h"
+
+static wgt_context *ctx;
+static int tiny, steps = 10;
+
+static void line(const char *work, const char *mode, const wgt_memory_stats *a, const wgt_memory_stats *b, int n,
+                 double seconds, double host)
+{
+    printf("graph %-6s %-8s dispatches/step %7.1f submits/step %5.2f ms/step %9.3f host_ms/step %8.3f\n", work, mode,
+           (double)(b->dispatches - a->dispatches) / n, (double)(b->submits - a->submits) / n, seconds * 1e3 / n,
+           host * 1e3 / n);
+    fflush(stdout);
+}
+
+/* ---- train ------------------------------------------------------------------------------------ */
+
+typedef struct train_run {
+    wgt_train_model *m;
+    wgt_optimizer *opt;
+    wgt_tensor **p, **g;
+    int n;
+} train_run;
+
+static wgt_status train_step(train_run *r, const wgt_tensor *ids, const wgt_tensor *tg, wgt_tensor **loss)
+{
+    for (int i = 0; i < r->n; i++) wgt_tensor_zero_grad(r->p[i]);
+    wgt_status st = wgt_train_loss(r->m, ids, tg, loss, NULL);
+    if (!st) st = wgt_backward(*loss, NULL, 0);
+    for (int i = 0; i < r->n && !st; i++) st = wgt_tensor_grad(r->p[i], &r->g[i]);
+    if (!st) st = wgt_optimizer_step(r->opt, (const wgt_tensor *const *)r->g);
+    for (int i = 0; i < r->n; i++) wgt_tensor_free(r->g[i]), r->g[i] = NULL;
+    return st;
+}
+
+static void bench_train(void)
+{
+    const char *path = tiny ? "tests/fixtures/train/gpt2/config.json" : "bench/configs/gpt2-small.json";
+    int64_t B = tiny ? 2 : 8, L = tiny ? 16 : 512, shape[2] = {B, L};
+    train_run r = {0};
+    wgt_train_init init = {1, 0};
+    TRY(wgt_train_model_open(ctx, path, &init, &r.m));
+    r.n = wgt_train_model_param_count(r.m);
+    r.p = calloc((size_t)r.n, sizeof *r.p), r.g = calloc((size_t)r.n, sizeof *r.g);
+    for (int i = 0; i < r.n; i++) {
+        r.p[i] = wgt_train_model_param(r.m, i);
+        TRY(wgt_tensor_set_requires_grad(r.p[i], 1));
+    }
+    wgt_optimizer_options oo = wgt_optimizer_defaults(WGT_OPTIM_ADAMW);
+    oo.lr = 3e-4, oo.weight_decay = 0.1;
+    TRY(wgt_optimizer_create(ctx, &oo, r.p, r.n, &r.opt));
+    int64_t V = wgt_train_model_vocab(r.m);
+    int32_t *h = malloc((size_t)(B * L) * 2 * sizeof *h);
+    uint32_t s = 7;
+    for (int64_t i = 0; i < B * L * 2; i++) s = s * 1664525u + 1013904223u, h[i] = (int32_t)((s >> 8) % (uint32_t)V);
+    wgt_tensor *ids, *tg, *loss = NULL;
+    TRY(wgt_tensor_from_host(ctx, WGT_I32, 2, shape, h, &ids));
+    TRY(wgt_tensor_from_host(ctx, WGT_I32, 2, shape, h + B * L, &tg));
+    free(h);
+    wgt_memory_stats a, b;
+    for (int k = 0; k < 3; k++) {
+        TRY(train_step(&r, ids, tg, &loss));
+        wgt_tensor_free(loss), loss = NULL;
+    }
+    TRY(wgt_context_sync(ctx, -1));
+    wgt_context_memory_stats(ctx, &a);
+    double t0 = wgt_now_seconds(), host;
+    for (int k = 0; k < steps; k++) {
+        TRY(train_step(&r, ids, tg, &loss));
+        wgt_tensor_free(loss), loss = NULL;
+    }
+    TRY(wgt_gpu_flush(ctx));
+    host = wgt_now_seconds() - t0;
+    TRY(wgt_context_sync(ctx, -1));
+    double eager = wgt_now_seconds() - t0;
+    wgt_context_memory_stats(ctx, &b);
+    line("train", "eager", &a, &b, steps, eager, host);
+
+    const wgt_tensor *in[2] = {ids, tg};
+    wgt_graph *g = NULL;
+    int sc;
+    TRY(wgt_graph_begin(ctx, 2, in));
+    TRY(wgt_graph_scalar(ctx, "step", WGT_GRAPH_STEP, wgt_optimizer_steps(r.opt) + 1, &sc));
+    wgt_status st = train_step(&r, ids, tg, &loss);
+    TRY(wgt_graph_end(ctx, &g));
+    TRY(st);
+    int64_t t = wgt_optimizer_steps(r.opt);
+    for (int k = 0; k < 3; k++) {
+        TRY(wgt_graph_set_scalar(g, sc, ++t));
+        TRY(wgt_graph_replay(g, 2, in));
+    }
+    TRY(wgt_context_sync(ctx, -1));
+    wgt_context_memory_stats(ctx, &a);
+    t0 = wgt_now_seconds();
+    for (int k = 0; k < steps; k++) {
+        TRY(wgt_graph_set_scalar(g, sc, ++t));
+        TRY(wgt_graph_replay(g, 2, in));
+    }
+    TRY(wgt_gpu_flush(ctx));
+    host = wgt_now_seconds() - t0;
+    TRY(wgt_context_sync(ctx, -1));
+    double captured = wgt_now_seconds() - t0;
+    wgt_context_memory_stats(ctx, &b);
+    line("train", "captured", &a, &b, steps, captured, host);
+    wgt_graph_stats gs;
+    TRY(wgt_graph_get_stats(g, &gs));
+    printf("graph train  fused kernels %d running %d ops; %d bind groups; pinned %.1f MiB\n", gs.fused_kernels,
+           gs.fused_ops, gs.bind_groups, gs.pinned_bytes / 1048576.0);
+    wgt_graph_free(g);
+    wgt_tensor_free(loss), wgt_tensor_free(ids), wgt_tensor_free(tg);
+    wgt_optimizer_free(r.opt);
+    free(r.p), free(r.g);
+    wgt_train_model_free(r.m);
+    wgt_context_empty_cache(ctx);
+}
+
+/* ---- decode ----------------------------------------------------------------------------------- */
+
+static void bench_decode(void)
+{
+    const char *path = tiny ? "tests/fixtures/train/qwen2/config.json" : "bench/configs/qwen2.5-0.5b.json";
+    int64_t P = tiny ? 8 : 512, N = tiny ? 16 : 128;
+    wgt_model_options mo = {0};
+    mo.max_ctx = P + N + 8;
+    mo.random_type = "f16";
+    wgt_model *m;
+    TRY(wgt_model_open_ex(ctx, path, &mo, &m));
+    int64_t V = wgt_model_vocab(m);
+    int32_t *ids = malloc((size_t)P * sizeof *ids);
+    for (int64_t i = 0; i < P; i++) ids[i] = (int32_t)((i * 7919 + 13) % V);
+    for (int graph = 0; graph < 2; graph++) {
+        wgt_sampling sp = {0};
+        sp.graph = graph;
+        wgt_generate_stats s;
+        TRY(wgt_model_generate(m, ids, P < 8 ? P : 8, 4, &sp, NULL, NULL, &s));
+        TRY(wgt_model_generate(m, ids, P, N + 1, &sp, NULL, NULL, &s));
+        int64_t n = s.n_generated > 1 ? s.n_generated - 1 : 1;
+        /* the decode part only: stats count prefill too; per generated token as wgt bench does */
+        printf("graph %-6s %-8s dispatches/token %6.1f submits/token %5.2f ms/token %9.3f host_ms/token %8.3f "
+               "(%lld tokens, %lld replayed, %lld captures)\n", "decode", graph ? "captured" : "eager",
+               (double)s.dispatches / s.n_generated, (double)s.submits / s.n_generated, s.decode_seconds * 1e3 / n,
+               s.record_seconds * 1e3 / n, (long long)n, (long long)s.graph_steps, (long long)s.graph_captures);
+        fflush(stdout);
+    }
+    free(ids);
+    wgt_model_free(m);
+    wgt_context_empty_cache(ctx);
+}
+
+/* ---- conv ------------------------------------------------------------------------------------- */
+
+typedef struct conv_net {
+    wgt_tensor *w1, *b1, *w2, *b2, *wl, *bl;
+} conv_net;
+
+static wgt_status conv_forward(const conv_net *n, const wgt_tensor *x, wgt_tensor **out)
+{
+    wgt_tensor *c1 = NULL, *a1 = NULL, *g1 = NULL, *c2 = NULL, *a2 = NULL, *r2 = NULL, *p = NULL;
+    wgt_conv_params cp1 = {0}, cp2 = {0};
+    cp1.pad_begin[0] = cp1.pad_begin[1] = cp1.pad_end[0] = cp1.pad_end[1] = 1;
+    cp2 = cp1, cp2.stride[0] = cp2.stride[1] = 2;
+    wgt_status st = wgt_conv(x, n->w1, NULL, &cp1, &c1);
+    int64_t bshape[4] = {1, wgt_tensor_shape(n->b1)[0], 1, 1}, bshape2[4] = {1, wgt_tensor_shape(n->b2)[0], 1, 1};
+    wgt_tensor *b1v = NULL, *b2v = NULL;
+    if (!st) st = wgt_tensor_reshape(n->b1, 4, bshape, &b1v);
+    if (!st) st = wgt_binary(WGT_BINARY_ADD, c1, b1v, &a1);
+    if (!st) st = wgt_unary(WGT_UNARY_GELU, a1, &g1);
+    if (!st) st = wgt_conv(g1, n->w2, NULL, &cp2, &c2);
+    if (!st) st = wgt_tensor_reshape(n->b2, 4, bshape2, &b2v);
+    if (!st) st = wgt_binary(WGT_BINARY_ADD, c2, b2v, &a2);
+    if (!st) st = wgt_unary(WGT_UNARY_RELU, a2, &r2);
+    if (!st) st = wgt_reduce(WGT_REDUCE_MEAN, r2, (1u << 2) | (1u << 3), 0, 0, &p);
+    if (!st) st = wgt_linear(p, n->wl, n->bl, out);
+    wgt_tensor *all[] = {c1, a1, g1, c2, a2, r2, p, b1v, b2v};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) wgt_tensor_free(all[i]);
+    return st;
+}
+
+static void bench_conv(void)
+{
+    int64_t N = tiny ? 4 : 64, H = tiny ? 16 : 64, C1 = 32, C2 = 64, K = 10;
+    int64_t xs[4] = {N, 3, H, H}, w1s[4] = {C1, 3, 3, 3}, w2s[4] = {C2, C1, 3, 3}, wls[2] = {K, C2};
+    conv_net n = {bench_random(ctx, WGT_F32, 4, w1s, -0.2f, 0.2f), bench_random(ctx, WGT_F32, 1, &C1, -0.1f, 0.1f),
+                  bench_random(ctx, WGT_F32, 4, w2s, -0.05f, 0.05f), bench_random(ctx, WGT_F32, 1, &C2, -0.1f, 0.1f),
+                  bench_random(ctx, WGT_F32, 2, wls, -0.1f, 0.1f), bench_random(ctx, WGT_F32, 1, &K, -0.1f, 0.1f)};
+    wgt_tensor *x = bench_random(ctx, WGT_F32, 4, xs, -1.0f, 1.0f), *y = NULL;
+    wgt_memory_stats a, b;
+    for (int k = 0; k < 3; k++) {
+        TRY(conv_forward(&n, x, &y));
+        wgt_tensor_free(y), y = NULL;
+    }
+    TRY(wgt_context_sync(ctx, -1));
+    wgt_context_memory_stats(ctx, &a);
+    double t0 = wgt_now_seconds(), host;
+    for (int k = 0; k < steps; k++) {
+        TRY(conv_forward(&n, x, &y));
+        wgt_tensor_free(y), y = NULL;
+    }
+    TRY(wgt_gpu_flush(ctx));
+    host = wgt_now_seconds() - t0;
+    TRY(wgt_context_sync(ctx, -1));
+    double eager = wgt_now_seconds() - t0;
+    wgt_context_memory_stats(ctx, &b);
+    line("conv", "eager", &a, &b, steps, eager, host);
+    const wgt_tensor *in[1] = {x};
+    wgt_graph *g = NULL;
+    TRY(wgt_graph_begin(ctx, 1, in));
+    wgt_status st = conv_forward(&n, x, &y);
+    TRY(wgt_graph_end(ctx, &g));
+    TRY(st);
+    for (int k = 0; k < 3; k++) TRY(wgt_graph_replay(g, 1, in));
+    TRY(wgt_context_sync(ctx, -1));
+    wgt_context_memory_stats(ctx, &a);
+    t0 = wgt_now_seconds();
+    for (int k = 0; k < steps; k++) TRY(wgt_graph_replay(g, 1, in));
+    TRY(wgt_gpu_flush(ctx));
+    host = wgt_now_seconds() - t0;
+    TRY(wgt_context_sync(ctx, -1));
+    double captured = wgt_now_seconds() - t0;
+    wgt_context_memory_stats(ctx, &b);
+    line("conv", "captured", &a, &b, steps, captured, host);
+    wgt_graph_stats gs;
+    TRY(wgt_graph_get_stats(g, &gs));
+    printf("graph conv   fused kernels %d running %d ops\n", gs.fused_kernels, gs.fused_ops);
+    wgt_graph_free(g);
+    wgt_tensor_free(y), wgt_tensor_free(x);
+    wgt_tensor *all[] = {n.w1, n.b1, n.w2, n.b2, n.wl, n.bl};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) wgt_tensor_free(all[i]);
+}
+
+int main(int argc, char **argv)
+{
+    int want[3] = {0, 0, 0}, any = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--tiny")) tiny = 1;
+        else if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "train")) want[0] = any = 1;
+        else if (!strcmp(argv[i], "decode")) want[1] = any = 1;
+        else if (!strcmp(argv[i], "conv")) want[2] = any = 1;
+        else {
+            fprintf(stderr, "usage: bench_graph [--tiny] [--steps N] [train|decode|conv...]\n");
+            return 2;
+        }
+    }
+    if (steps < 1) steps = 1;
+    TRY(wgt_context_create(NULL, &ctx));
+    if (!any || want[0]) bench_train();
+    if (!any || want[1]) bench_decode();
+    if (!any || want[2]) bench_conv();
+    wgt_context_free(ctx);
+    return 0;
+}
