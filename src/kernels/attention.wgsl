@@ -9,8 +9,9 @@
 // place). Causal: key j is visible to query i when j <= coff + i; with WINDOW (a prelude
 // constant, false for full attention) also when j > coff + i - p.pad2 (the window). Masks: float
 // (added) or bool (keep where set). A row that sees no key gives zeros. D and Dv are at most 256.
-// The prelude (src/ops/attention.c) supplies Params (lib_attention.wgsl), the loaders ldq, ldk,
-// ldv, ldm (all f32) and ldk4 (four consecutive elements of k from an even element index).
+// The prelude (src/ops/attention.c) supplies lib_attention.wgsl's params, nan (is_nan, neg_inf,
+// nan_f) and ldk4 sections (ldk4: four consecutive elements of k from an even element index, as f32)
+// and the loaders ldq, ldk, ldv, ldm (all f32).
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> q: array<u32>;
@@ -28,12 +29,9 @@ var<workgroup> ps: array<vec4<f32>, 64>;  // the block's probabilities, per key,
 var<workgroup> red: array<vec4<f32>, 64>;
 var<workgroup> red2: array<vec4<f32>, 64>;
 
-fn is_nan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
 fn is_nan4(x: vec4<f32>) -> vec4<bool> { return (bitcast<vec4<u32>>(x) & vec4<u32>(0x7fffffffu)) > vec4<u32>(0x7f800000u); }
 // max that keeps NaN (the reference's max does)
 fn nmax4(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> { return select(max(a, b), a + b, is_nan4(a) | is_nan4(b)); }
-fn neg_inf() -> f32 { return bitcast<f32>(0xff800000u | p.pad0); }
-fn nan_f() -> f32 { return bitcast<f32>(0x7fc00000u | p.pad0); }
 
 fn block_max4(x: vec4<f32>, lid: u32) -> vec4<f32> {
     red[lid] = x;

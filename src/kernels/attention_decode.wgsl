@@ -5,8 +5,9 @@
 // loads in flight. No mask; causal sees keys j <= coff. The caller (src/ops/attention.c) takes
 // this path for at most SMAX visible keys, else attention.wgsl's key splits. A head that sees no
 // key gives zeros, NaN scores give NaN rows as the reference's softmax does.
-// The prelude supplies Params (lib_attention.wgsl, shared with attention.wgsl), the loaders ldq,
-// ldk, ldv, ldk4 as attention.wgsl's, and WG.
+// The prelude supplies lib_attention.wgsl's params, nan (is_nan, nmax, neg_inf), reduce
+// (reduce_max, reduce_sum over red) and ldk4 sections, the loaders ldq, ldk, ldv as
+// attention.wgsl's, and WG.
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> q: array<u32>;
@@ -19,34 +20,6 @@ const SMAX: u32 = 256u; // src/ops/attention.c sends at most this many keys
 var<workgroup> qs: array<f32, 256>;
 var<workgroup> sc: array<f32, SMAX>;
 var<workgroup> red: array<vec4<f32>, WG>;
-
-fn is_nan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
-fn nmax(a: f32, b: f32) -> f32 { return select(max(a, b), a + b, is_nan(a) || is_nan(b)); } // keeps NaN
-fn neg_inf() -> f32 { return bitcast<f32>(0xff800000u | p.pad0); } // pad0 = 0: not folded away
-
-fn reduce_max(x: f32, lid: u32) -> f32 {
-    red[lid] = vec4<f32>(x);
-    workgroupBarrier();
-    for (var s = WG / 2u; s > 0u; s = s / 2u) {
-        if (lid < s) { red[lid].x = nmax(red[lid].x, red[lid + s].x); }
-        workgroupBarrier();
-    }
-    let r = red[0].x;
-    workgroupBarrier();
-    return r;
-}
-
-fn reduce_sum(x: f32, lid: u32) -> f32 {
-    red[lid] = vec4<f32>(x);
-    workgroupBarrier();
-    for (var s = WG / 2u; s > 0u; s = s / 2u) {
-        if (lid < s) { red[lid].x = red[lid].x + red[lid + s].x; }
-        workgroupBarrier();
-    }
-    let r = red[0].x;
-    workgroupBarrier();
-    return r;
-}
 
 // Value features d0 .. d0 + 3 of key j (zeros past Dv).
 fn ldv4(vb: u32, j: u32, d0: u32) -> vec4<f32> {

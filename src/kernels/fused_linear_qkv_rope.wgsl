@@ -68,6 +68,37 @@ fn term(r0: u32, r1: u32, g: u32) -> vec3<f32> {
     return vec3<f32>(dot(a[0], y0) + dot(a[1], y1), dot(b[0], y0) + dot(b[1], y1), dot(x0, x0) + dot(x1, x1));
 }
 
+// Row pair pr's outputs from t = (row d0's dot, row d1's dot, x's sum of squares): normalised,
+// biased, rotated (q and k heads) and stored into q, the key cache or the value cache.
+fn put_pair(pr: vec4<u32>, t: vec3<f32>) {
+    let head = pr.x;
+    let scale = inverseSqrt(t.z / f32(p.K) + p.eps);
+    var v0 = t.x * scale;
+    var v1 = t.y * scale;
+    if ((p.flags & 1u) != 0u) {
+        v0 = v0 + ldBias(p.off_b + head * p.hd + pr.y);
+        v1 = v1 + ldBias(p.off_b + head * p.hd + pr.z);
+    }
+    if (pr.w != 0xffffffffu) {
+        let cs = cos_sin(f32(p.pos) * inv_freq[pr.w]) * p.af;
+        let a = v0;
+        v0 = a * cs.x - v1 * cs.y;
+        v1 = v1 * cs.x + a * cs.y;
+    }
+    if (head < p.Hq) {
+        q[p.off_q + head * p.hd + pr.y] = v0;
+        q[p.off_q + head * p.hd + pr.z] = v1;
+    } else if (head < p.Hq + p.Hkv) {
+        let o = p.off_k + (head - p.Hq) * p.ctx * p.hd;
+        kc[o + pr.y] = v0;
+        kc[o + pr.z] = v1;
+    } else {
+        let o = p.off_v + (head - p.Hq - p.Hkv) * p.ctx * p.hd;
+        vc[o + pr.y] = v0;
+        vc[o + pr.z] = v1;
+    }
+}
+
 // lib_rowsum.wgsl sums (row r0's dot, row r1's dot, sum of squares, 0) over a lane group
 alias ROW = vec4<f32>;
 fn row_rsum(v: ROW) -> ROW { return ROW(rsum(v.x), rsum(v.y), rsum(v.z), 0.0); }
@@ -95,37 +126,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
     let sg = row_share(lid, lane, vec4<f32>(acc, 0.0));
     if (lane == 0u && s < p.S) {
-        let t = row_total(lid, sg);
-        let scale = inverseSqrt(t.z / f32(p.K) + p.eps);
-        var v0 = t.x * scale;
-        var v1 = t.y * scale;
-        if ((p.flags & 1u) != 0u) { v0 = v0 + ldBias(p.off_b + n0); v1 = v1 + ldBias(p.off_b + n1); }
-        if (pr.w != 0xffffffffu) {
-            let cs = cos_sin(f32(p.pos) * inv_freq[pr.w]) * p.af;
-            let a = v0;
-            v0 = a * cs.x - v1 * cs.y;
-            v1 = v1 * cs.x + a * cs.y;
-        }
-        let head = pr.x;
-        if (head < p.Hq) {
-            q[p.off_q + head * p.hd + pr.y] = v0;
-            q[p.off_q + head * p.hd + pr.z] = v1;
-        } else if (head < p.Hq + p.Hkv) {
-            let o = p.off_k + (head - p.Hq) * p.ctx * p.hd;
-            kc[o + pr.y] = v0;
-            kc[o + pr.z] = v1;
-        } else {
-            let o = p.off_v + (head - p.Hq - p.Hkv) * p.ctx * p.hd;
-            vc[o + pr.y] = v0;
-            vc[o + pr.z] = v1;
-        }
+        put_pair(pr, row_total(lid, sg).xyz);
     }
 }
 
 // The barrier-free variant (src/ops/fused.c takes it where wgt_gpu_avoid_barriers says so, with
-// p.tpr = 1): one invocation per row pair, no workgroup memory, as fused_linear.wgsl's `solo`. Its
-// tail repeats main's rather than sharing a function with it, so `main`, the kernel of every
-// other adapter, stays as measured.
+// p.tpr = 1): one invocation per row pair, no workgroup memory, as fused_linear.wgsl's `solo`.
 @compute @workgroup_size(64)
 fn solo(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
@@ -143,27 +149,5 @@ fn solo(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         t = t + (term(r0, r1, g) + term(r0, r1, g + 1u)) + (term(r0, r1, g + 2u) + term(r0, r1, g + 3u));
     }
     for (; g < groups; g = g + 1u) { t = t + term(r0, r1, g); }
-    let scale = inverseSqrt(t.z / f32(p.K) + p.eps);
-    var v0 = t.x * scale;
-    var v1 = t.y * scale;
-    if ((p.flags & 1u) != 0u) { v0 = v0 + ldBias(p.off_b + n0); v1 = v1 + ldBias(p.off_b + n1); }
-    if (pr.w != 0xffffffffu) {
-        let cs = cos_sin(f32(p.pos) * inv_freq[pr.w]) * p.af;
-        let a = v0;
-        v0 = a * cs.x - v1 * cs.y;
-        v1 = v1 * cs.x + a * cs.y;
-    }
-    let head = pr.x;
-    if (head < p.Hq) {
-        q[p.off_q + head * p.hd + pr.y] = v0;
-        q[p.off_q + head * p.hd + pr.z] = v1;
-    } else if (head < p.Hq + p.Hkv) {
-        let o = p.off_k + (head - p.Hq) * p.ctx * p.hd;
-        kc[o + pr.y] = v0;
-        kc[o + pr.z] = v1;
-    } else {
-        let o = p.off_v + (head - p.Hq - p.Hkv) * p.ctx * p.hd;
-        vc[o + pr.y] = v0;
-        vc[o + pr.z] = v1;
-    }
+    put_pair(pr, t);
 }

@@ -9,7 +9,9 @@
 // V spread as attention_decode.wgsl's (4 value features an invocation, keys strided over chunks).
 // out [R, Hq * D] f32 contiguous from element off_out. q, kn, vn: f32 rows with unit feature
 // stride, element (h, r, d) at off + h * s_h + r * s_r + d.
-// The prelude supplies WG (the workgroup size, a power of two >= 64).
+// The prelude supplies WG (the workgroup size, a power of two >= 64) and lib_attention.wgsl's nan
+// (is_nan, nmax, neg_inf reading p.zero) and reduce (reduce_max, reduce_sum over red) sections,
+// attention_decode.wgsl's too.
 
 struct Params {
     R: u32, Hq: u32, Hkv: u32, D: u32,
@@ -31,34 +33,6 @@ struct Params {
 var<workgroup> qs: array<f32, 256>;
 var<workgroup> sc: array<f32, WG>;
 var<workgroup> red: array<vec4<f32>, WG>;
-
-fn is_nan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
-fn nmax(a: f32, b: f32) -> f32 { return select(max(a, b), a + b, is_nan(a) || is_nan(b)); } // keeps NaN
-fn neg_inf() -> f32 { return bitcast<f32>(0xff800000u | p.zero); } // zero = 0: not folded away
-
-fn reduce_max(x: f32, lid: u32) -> f32 {
-    red[lid] = vec4<f32>(x);
-    workgroupBarrier();
-    for (var s = WG / 2u; s > 0u; s = s / 2u) {
-        if (lid < s) { red[lid].x = nmax(red[lid].x, red[lid + s].x); }
-        workgroupBarrier();
-    }
-    let r = red[0].x;
-    workgroupBarrier();
-    return r;
-}
-
-fn reduce_sum(x: f32, lid: u32) -> f32 {
-    red[lid] = vec4<f32>(x);
-    workgroupBarrier();
-    for (var s = WG / 2u; s > 0u; s = s / 2u) {
-        if (lid < s) { red[lid].x = red[lid].x + red[lid + s].x; }
-        workgroupBarrier();
-    }
-    let r = red[0].x;
-    workgroupBarrier();
-    return r;
-}
 
 // Value features d0 .. d0 + 3 of key j (the cache's before pos, the row's own at pos; zeros past D).
 fn ldv4(cb: u32, vb: u32, pos: u32, j: u32, d0: u32) -> vec4<f32> {

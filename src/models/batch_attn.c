@@ -24,11 +24,18 @@ typedef struct slots_key {
     uint32_t wg;
 } slots_key;
 
+/* WG, and the NaN and reduction helpers attention_decode.wgsl uses too (lib_attention.wgsl). */
 static char *slots_prelude(void *arg)
 {
     const slots_key *key = arg;
-    char *pre = malloc(64);
-    if (pre) snprintf(pre, 64, "const WG: u32 = %uu;\n", key->wg);
+    size_t cap = 4096;
+    char *pre = malloc(cap);
+    if (!pre) return NULL;
+    snprintf(pre, cap, "const WG: u32 = %uu;\n", key->wg);
+    if (!op_wgsl_section(pre, cap, "lib_attention", "nan") || !op_wgsl_section(pre, cap, "lib_attention", "reduce")) {
+        free(pre);
+        return NULL;
+    }
     return pre;
 }
 

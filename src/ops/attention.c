@@ -26,7 +26,7 @@ typedef struct sdpa_gpu_params {
     int32_t coff;
     uint32_t mask_kind;
     uint32_t per_split, off_q, off_k, off_v;
-    uint32_t off_m, pad0, kvec, pad2;
+    uint32_t off_m, zero, kvec, pad2;
     uint32_t sq[4], sk[4], sv[4], sm[4];
 } sdpa_gpu_params;
 
@@ -51,34 +51,27 @@ typedef struct sdpa_key {
     uint32_t wg;                          /* the decode kernel's workgroup size; 0 for attention.wgsl */
 } sdpa_key;
 
-/* fn ldk4(i: u32) -> vec4<f32>: elements i .. i + 3 of k, i even (16-bit dtypes: two words). */
-static void ldk4_fn(char *buf, size_t cap, wgt_dtype dt)
-{
-    size_t used = strlen(buf);
-    const char *body =
-        dt == WGT_F32 ? "return vec4<f32>(bitcast<f32>(k[i]), bitcast<f32>(k[i + 1u]), bitcast<f32>(k[i + 2u]), "
-                        "bitcast<f32>(k[i + 3u]));"
-        : dt == WGT_F16 ? "let w = i >> 1u; return vec4<f32>(unpack2x16float(k[w]), unpack2x16float(k[w + 1u]));"
-                        : "let w = i >> 1u; let a = k[w]; let b = k[w + 1u]; return bitcast<vec4<f32>>(vec4<u32>("
-                          "a << 16u, a & 0xffff0000u, b << 16u, b & 0xffff0000u));";
-    snprintf(buf + used, used < cap ? cap - used : 0, "fn ldk4(i: u32) -> vec4<f32> { %s }\n", body);
-}
-
-/* Both kernels' Params come from lib_attention.wgsl, at the head of their preludes. */
+/* Both kernels' preludes: lib_attention.wgsl's params, nan and (decode) reduce sections, WG or
+ * WINDOW, the loaders, and the ldk4 section of k's dtype. */
 static char *sdpa_prelude(void *arg)
 {
     const sdpa_key *key = arg;
-    const char *params = wgt_gpu_kernel_text("lib_attention");
-    size_t cap = 8192;
-    char *pre = params ? malloc(cap) : NULL;
+    size_t cap = 16384;
+    char *pre = malloc(cap);
     if (!pre) return NULL;
-    if (key->decode) snprintf(pre, cap, "%s\nconst WG: u32 = %uu;\n", params, key->wg);
-    else snprintf(pre, cap, "%s\nconst WINDOW: bool = %s;\n", params, key->window ? "true" : "false");
+    if (key->decode) snprintf(pre, cap, "const WG: u32 = %uu;\n", key->wg);
+    else snprintf(pre, cap, "const WINDOW: bool = %s;\n", key->window ? "true" : "false");
+    wgt_dtype kdt = (wgt_dtype)key->k;
+    if (!op_wgsl_section(pre, cap, "lib_attention", "params") || !op_wgsl_section(pre, cap, "lib_attention", "nan") ||
+        (key->decode && !op_wgsl_section(pre, cap, "lib_attention", "reduce")) ||
+        !op_wgsl_section(pre, cap, "lib_attention", kdt == WGT_F32 ? "ldk4 f32" : kdt == WGT_F16 ? "ldk4 f16" : "ldk4 bf16")) {
+        free(pre);
+        return NULL;
+    }
     op_wgsl_loader(pre, cap, "ldq", "q", (wgt_dtype)key->q, "f32");
-    op_wgsl_loader(pre, cap, "ldk", "k", (wgt_dtype)key->k, "f32");
+    op_wgsl_loader(pre, cap, "ldk", "k", kdt, "f32");
     op_wgsl_loader(pre, cap, "ldv", "v", (wgt_dtype)key->v, "f32");
     if (!key->decode) op_wgsl_loader(pre, cap, "ldm", "mask", (wgt_dtype)key->mask, "f32");
-    ldk4_fn(pre, cap, (wgt_dtype)key->k);
     return pre;
 }
 
