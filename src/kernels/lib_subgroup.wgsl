@@ -5,20 +5,16 @@
 //   reduce): `shx_f32(v, m)` and `shx_u32(v, m)`, the value of lane (lane ^ m): "shuffle" with
 //   SG > 1, "no shuffle" otherwise, where SG is 1 and the kernels' loops
 //   `for (var m = 1u; m < SG; ...)` never call them.
-// - The matrix-vector row sum (lib_rowsum.wgsl, through op_wgsl_row_subgroups): `const HAS_SG`,
-//   `rsum(x)` (the subgroup's sum) and `rsize()` (lanes in the subgroup): "row sum" with
-//   subgroups, "no row sum" without (each lane alone, the workgroup-memory tree does the rest).
+// - qlinear's kernels (src/ops/qlinear.c): `sg_sum(v)`, the subgroup's sum: "sg sum" with SG > 1,
+//   "no sg sum" (v itself) otherwise.
+// (The matrix-vector row sum's subgroup helpers are lib_rowsum.wgsl's sections.)
 // ---- shuffle ----
 fn shx_f32(v: f32, m: u32) -> f32 { return subgroupShuffleXor(v, m); }
 fn shx_u32(v: u32, m: u32) -> u32 { return subgroupShuffleXor(v, m); }
 // ---- no shuffle ----
 fn shx_f32(v: f32, m: u32) -> f32 { return v; }
 fn shx_u32(v: u32, m: u32) -> u32 { return v; }
-// ---- row sum ----
-const HAS_SG: bool = true;
-fn rsum(x: f32) -> f32 { return subgroupAdd(x); }
-fn rsize() -> u32 { return subgroupAdd(1u); }
-// ---- no row sum ----
-const HAS_SG: bool = false;
-fn rsum(x: f32) -> f32 { return x; }
-fn rsize() -> u32 { return 1u; }
+// ---- sg sum ----
+fn sg_sum(v: f32) -> f32 { return subgroupAdd(v); }
+// ---- no sg sum ----
+fn sg_sum(v: f32) -> f32 { return v; }

@@ -2,11 +2,10 @@
 // alpha * dot(A[z, m, :], B[z, :, n]) + beta * C[z, m, n], with A and B contiguous along k (B is
 // a weight matrix stored [N, K] row-major, as PyTorch and GGUF keep it). Weight rows are streamed
 // once with 16-byte loads; p.tpr invocations share one output row (WG / p.tpr rows per
-// workgroup), then reduce through subgroups (when granted) and workgroup memory.
+// workgroup), then reduce the MAXM sums of a lane as one vec4 through lib_rowsum.wgsl's row sum.
 // The prelude (src/ops/matmul.c) supplies: ldA8(v) / ldB8(v), 8 elements from vec4 index v as
 // two vec4<f32>; VA / VB, vec4s per 8 elements (2 for f32, 1 for f16/bf16); ldC (scalar, strided);
-// fn rsum(x: f32) -> f32 (subgroupAdd, or x itself), fn rsize() -> u32 (the subgroup size, or 1)
-// and const HAS_SG: bool.
+// lib_rowsum.wgsl's section (op_wgsl_row_subgroups: HAS_SG, rsum, rsize, row_share, row_total).
 // Offsets and strides of A and B arrive in vec4 units.
 
 struct Params {
@@ -45,7 +44,10 @@ fn dot8(w: array<vec4<f32>, 2>, x: array<vec4<f32>, 2>) -> f32 {
     return dot(w[0], x[0]) + dot(w[1], x[1]);
 }
 
-var<workgroup> red: array<f32, 4u * WG>; // [MAXM][WG]
+// lib_rowsum.wgsl sums a lane's MAXM row sums over the lanes of its output column
+alias ROW = vec4<f32>; // MAXM sums
+fn row_rsum(v: ROW) -> ROW { return ROW(rsum(v.x), rsum(v.y), rsum(v.z), rsum(v.w)); }
+var<workgroup> red: array<ROW, WG>;
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -103,28 +105,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             }
         }
     }
-    // Each subgroup sums its lanes (subgroups are aligned runs of local_invocation_index, and p.tpr
-    // is a multiple of their size); then the first lane of a row adds the subgroup sums.
-    let sg = rsize();
-    for (var m = 0u; m < MAXM; m++) { red[m * WG + lid] = rsum(acc[m]); }
-    workgroupBarrier();
-    if (!HAS_SG) { // no subgroups: a tree in workgroup memory
-        for (var s = p.tpr / 2u; s > 0u; s = s / 2u) {
-            if (lane < s) {
-                for (var m = 0u; m < MAXM; m++) { red[m * WG + lid] = red[m * WG + lid] + red[m * WG + lid + s]; }
-            }
-            workgroupBarrier();
-        }
-    }
+    let sg = row_share(lid, lane, ROW(acc[0], acc[1], acc[2], acc[3]));
     if (lane == 0u && n < p.N) {
+        let t4 = row_total(lid, sg);
         for (var m = 0u; m < MAXM; m++) {
             if (m < p.M) {
-                var t = 0.0;
-                if (!HAS_SG) {
-                    t = red[m * WG + lid];
-                } else {
-                    for (var j = 0u; j < p.tpr; j = j + sg) { t = t + red[m * WG + lid + j]; }
-                }
+                let t = t4[m];
                 var v = p.alpha * t;
                 if (p.has_c != 0u) { v = v + p.beta * ldC(p.off_c + bo.z + m * p.scm + n * p.scn); }
                 out[(z * p.M + m) * p.ldo + p.n0 + n] = v;

@@ -1,13 +1,13 @@
 // Quantized linear layers: out[t, r] = sum_k x[t, k] * W[r, k] + bias[r], with W kept in its GGUF
 // block format (Q8_0, Q4_0, Q4_K, Q6_K) and dequantised in registers, never stored as f32.
 // The prelude (src/ops/qlinear.c) supplies:
-//   `enable subgroups;` when used, `const FMT: u32` (the wgt_ftype number), `const SG: u32` (the
-//   subgroup size, 1 without subgroups), `fn sg_sum(v: f32) -> f32` (subgroupAdd, or v) and
-//   `const WG: u32` (invocations per workgroup: 256, or 128 where the device allows no more).
+//   lib_rowsum.wgsl's section (op_wgsl_row_subgroups: `enable subgroups;` when used, HAS_SG, rsum,
+//   rsize, row_share, row_total), `const FMT: u32` (the wgt_ftype number) and `const WG: u32`
+//   (invocations per workgroup: 256, or 128 where the device allows no more).
 // Two entry points (sizes for WG 256; half the rows, or tokens, per workgroup at 128):
 //   gemv:  decode (few tokens). 32 invocations per weight row, 8 rows per workgroup; each walks
 //          the row's 8-element pieces and keeps up to 4 token sums; one pass over the weights per
-//          4 tokens. Sums are reduced with subgroupAdd and then through workgroup memory.
+//          4 tokens. The 4 sums are reduced as one vec4 by lib_rowsum.wgsl's row sum.
 //   tiled: prefill. A tile of 64 rows x 32 tokens per workgroup (32 x 16 at 128); each 32-column
 //          step dequantises the weight piece once into workgroup memory and multiplies it with
 //          the tile's tokens.
@@ -26,7 +26,7 @@ struct Params {
     has_bias: u32,
     out_stride: u32, // elements between tokens in out (all rows of the layer)
     units: u32,      // 32-element units per row: cols / 32
-    pad0: u32,
+    tpr: u32,        // GV_TPR, for lib_rowsum.wgsl
 };
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -35,6 +35,7 @@ struct Params {
 @group(0) @binding(3) var<storage, read> bias: array<f32>;
 @group(0) @binding(4) var<storage, read_write> out: array<f32>;
 
+// ---- decoders ----
 const Q4_0: u32 = 2u;
 const Q8_0: u32 = 8u;
 const Q4_K: u32 = 12u;
@@ -138,7 +139,10 @@ const GV_TPR: u32 = 32u;           // invocations per row
 const GV_RPW: u32 = GV_WG / GV_TPR; // rows per workgroup (8 at 256)
 const GV_NT: u32 = 4u;             // tokens per pass
 
-var<workgroup> red: array<f32, GV_NT * GV_WG>;
+// lib_rowsum.wgsl sums a lane's GV_NT token sums over the row's GV_TPR lanes (p.tpr = GV_TPR)
+alias ROW = vec4<f32>; // GV_NT sums
+fn row_rsum(v: ROW) -> ROW { return ROW(rsum(v.x), rsum(v.y), rsum(v.z), rsum(v.w)); }
+var<workgroup> red: array<ROW, GV_WG>;
 
 // acc[t] += piece . x[token t][the piece's 8 columns], for the nt (<= 4) tokens; xi indexes token 0.
 fn acc_piece(acc: ptr<function, vec4<f32>>, pc: Piece, xi: u32, xrow: u32, nt: u32) {
@@ -183,19 +187,14 @@ fn gemv(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
         }
         for (; it < items; it += GV_TPR) { acc_piece(&acc, piece(rb, it >> 2u, it & 3u), xb + it * 2u, xrow, nt); }
     }
-    // Subgroups (of SG consecutive invocations) sum first; workgroup memory gathers the 32 / SG
-    // partial sums of each row.
-    red[lid] = sg_sum(acc.x);
-    red[GV_WG + lid] = sg_sum(acc.y);
-    red[2u * GV_WG + lid] = sg_sum(acc.z);
-    red[3u * GV_WG + lid] = sg_sum(acc.w);
-    workgroupBarrier();
-    if (row < p.rows && lane < nt) {
-        let base = lane * GV_WG + rl * GV_TPR;
-        var s = 0.0;
-        for (var k = 0u; k < GV_TPR; k += SG) { s += red[base + k]; }
-        if (p.has_bias != 0u) { s += bias[p.bias_off + row]; }
-        out[p.out_off + (t0 + lane) * p.out_stride + row] = s;
+    let sg = row_share(lid, lane, acc);
+    if (row < p.rows && lane == 0u) {
+        let t = row_total(lid, sg);
+        for (var j = 0u; j < nt; j++) {
+            var v = t[j];
+            if (p.has_bias != 0u) { v += bias[p.bias_off + row]; }
+            out[p.out_off + (t0 + j) * p.out_stride + row] = v;
+        }
     }
 }
 

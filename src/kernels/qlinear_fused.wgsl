@@ -9,8 +9,10 @@
 // With a prologue, each step of 1024 columns first stages pro(x) in workgroup memory (once for
 // the workgroup's rows, not once a row: SwiGLU's exp per element per row would outweigh the
 // dequantisation on the H200's special-function units), the step's weight loads already issued.
-// The prelude (src/ops/qlinear.c) supplies FMT, SG, sg_sum, WG as qlinear.wgsl's prelude does,
-// `const PRO: u32`, `fn ldBias(i: u32) -> f32`, and the block decoders of qlinear.wgsl (rd32 ..
+// The prelude (src/ops/qlinear.c) supplies `const FMT: u32` and `const WG: u32` as qlinear.wgsl's
+// does, `const SG: u32` (the subgroup size when fixed and at most 32, else 1) with
+// `fn sg_sum(v: f32) -> f32` (lib_subgroup.wgsl's "sg sum" section, subgroupAdd, or "no sg sum"),
+// `const PRO: u32`, `fn ldBias(i: u32) -> f32`, and qlinear.wgsl's "decoders" section (rd32 ..
 // piece, which read the `w` binding declared here).
 
 struct Params {

@@ -268,9 +268,8 @@ typedef struct gemv_fused_key {
 static char *gemv_fused_prelude(void *arg)
 {
     const gemv_fused_key *k = arg;
-    const char *lib = wgt_gpu_kernel_text("lib_rowsum");
     size_t cap = 8192;
-    char *pre = lib ? malloc(cap) : NULL;
+    char *pre = malloc(cap);
     if (!pre) return NULL;
     pre[0] = 0;
     op_wgsl_row_subgroups(pre, cap, k->sg);
@@ -279,8 +278,6 @@ static char *gemv_fused_prelude(void *arg)
              k->wdt == WGT_F32 ? 2 : 1, k->wg);
     op_wgsl_vec8_loader(pre, cap, "ldW8", "w", (wgt_dtype)k->wdt);
     op_wgsl_loader(pre, cap, "ldBias", "bias", (wgt_dtype)k->bdt, "f32");
-    used = strlen(pre);
-    snprintf(pre + used, cap - used, "%s\n", lib);
     return pre;
 }
 

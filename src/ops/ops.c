@@ -524,7 +524,7 @@ void op_wgsl_row_subgroups(char *buf, size_t cap, int sg)
 {
     size_t used = strlen(buf);
     if (sg) APPEND("enable subgroups;\n");
-    op_wgsl_section(buf, cap, "lib_subgroup", sg ? "row sum" : "no row sum");
+    op_wgsl_section(buf, cap, "lib_rowsum", sg ? "subgroups" : "no subgroups");
 }
 
 int op_row_subgroups(wgt_context *ctx)

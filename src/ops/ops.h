@@ -135,11 +135,13 @@ const char *op_compute_type(wgt_dtype dt);
  * (compatibility mode's default is 128). Generated kernels take it as `const WG: u32`. */
 uint32_t op_workgroup_size(wgt_context *ctx);
 /* 1 when matrix-vector reductions may sum through subgroups: granted, and no wider than the 32
- * invocations that share an output row (matmul_gemv, fused_linear, fused_linear_qkv_rope). */
+ * invocations that share an output row (matmul_gemv, fused_linear, fused_linear_qkv_rope,
+ * qlinear's gemv). */
 int op_row_subgroups(wgt_context *ctx);
-/* Append the row-sum helpers of the matrix-vector kernels (src/kernels/lib_rowsum.wgsl): with sg
+/* Append the row sum of the matrix-vector kernels (src/kernels/lib_rowsum.wgsl's section): with sg
  * (op_row_subgroups), `enable subgroups;` (so buf must be empty: an enable comes first) and
- * subgroupAdd; else the workgroup-memory tree alone. Defines HAS_SG, rsum(x), rsize(). */
+ * subgroupAdd; else the workgroup-memory tree alone. Defines HAS_SG, rsum(x), rsize(), row_share
+ * and row_total; the kernel declares ROW, row_rsum, red and p.tpr (the file's header). */
 void op_wgsl_row_subgroups(char *buf, size_t cap, int sg);
 /* The subgroup size reductions shuffle over (reduce, norm): the device's when it is fixed (min ==
  * max), a power of two in [2, 64] and subgroups are granted; else 1 (the workgroup-memory tree
@@ -203,7 +205,8 @@ const char *op_wgsl_lib(void);
 const char *op_wgsl_lib_i64(void);
 
 /* The block decoders of src/kernels/qlinear.wgsl (rd32 .. piece, reading binding `w` by FMT), for
- * kernels that dequantise GGUF blocks; NULL if the file lacks the markers. *len gets their length. */
+ * kernels that dequantise GGUF blocks (its "decoders" section); NULL if the file lacks it. *len gets
+ * their length. */
 const char *op_qlinear_decoders(size_t *len);
 /* y [tokens, rows] f32 (new, contiguous) = x [tokens, cols] (f32, contiguous, offset % 4 == 0)
  * W^T + bias (f32 [rows] contiguous, or NULL), W a u8 [rows, row_bytes] tensor of GGUF blocks of

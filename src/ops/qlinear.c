@@ -20,7 +20,7 @@
 typedef struct ql_params {
     uint32_t rows, cols, tokens, row_bytes;
     uint32_t w_off, x_off, out_off, bias_off;
-    uint32_t has_bias, out_stride, units, pad0;
+    uint32_t has_bias, out_stride, units, tpr; /* tpr: qlinear.wgsl's GV_TPR */
 } ql_params;
 
 int wgt_qlinear_gpu_type(wgt_ftype type)
@@ -89,8 +89,8 @@ static wgt_status ql_ref(void *arg, const wgt_cpu_tensor *in, const wgt_cpu_tens
 
 /* ---- the GPU path ----------------------------------------------------------------------------- */
 
-/* The subgroup size gemv sums with: subgroup sums need a known, fixed size of at most 32 (the
- * invocations of one row); 1 for none. */
+/* The subgroup size qlinear_fused.wgsl sums with: subgroup sums need a known, fixed size of at
+ * most 32 (the invocations of one row); 1 for none. */
 static uint32_t ql_subgroup(wgt_context *ctx)
 {
     const wgt_limits *lim = wgt_gpu_limits(ctx);
@@ -100,32 +100,30 @@ static uint32_t ql_subgroup(wgt_context *ctx)
     return 1;
 }
 
-/* The prelude's key (no padding bytes): built once per key, not on every call. */
+/* The prelude's key (no padding bytes): built once per key, not on every call. sg: gemv's
+ * op_row_subgroups (0 for tiled). */
 typedef struct ql_key {
     uint32_t type, gemv, sg, wg;
 } ql_key;
 
+/* lib_rowsum.wgsl's row sum (gemv's; tiled leaves it unused), FMT and WG. */
 static char *ql_prelude(void *arg)
 {
     const ql_key *k = arg;
-    char *pre = malloc(512);
+    size_t cap = 4096;
+    char *pre = malloc(cap);
     if (!pre) return NULL;
-    if (k->gemv && k->sg > 1)
-        snprintf(pre, 512,
-                 "enable subgroups;\nconst FMT: u32 = %du;\nconst SG: u32 = %uu;\n"
-                 "fn sg_sum(v: f32) -> f32 { return subgroupAdd(v); }\nconst WG: u32 = %uu;\n", (int)k->type, k->sg, k->wg);
-    else
-        snprintf(pre, 512,
-                 "const FMT: u32 = %du;\nconst SG: u32 = 1u;\nfn sg_sum(v: f32) -> f32 { return v; }\nconst WG: u32 = %uu;\n",
-                 (int)k->type, k->wg);
+    pre[0] = 0;
+    op_wgsl_row_subgroups(pre, cap, (int)k->sg);
+    size_t used = strlen(pre);
+    snprintf(pre + used, cap - used, "const FMT: u32 = %du;\nconst WG: u32 = %uu;\n", (int)k->type, k->wg);
     return pre;
 }
 
 static wgt_status ql_kernel(wgt_context *ctx, wgt_ftype type, int gemv, wgt_kernel **k)
 {
     /* the workgroup size (256, or 128 in compatibility mode) sets the tiles: part of the key */
-    ql_key key = {(uint32_t)type, (uint32_t)gemv, ql_subgroup(ctx), op_workgroup_size(ctx)};
-    if (!gemv) key.sg = 1;
+    ql_key key = {(uint32_t)type, (uint32_t)gemv, gemv ? (uint32_t)op_row_subgroups(ctx) : 0, op_workgroup_size(ctx)};
     return wgt_gpu_kernel_keyed(ctx, "qlinear", &key, sizeof key, ql_prelude, &key, gemv ? "gemv" : "tiled", NULL, 0, k);
 }
 
@@ -171,6 +169,7 @@ static wgt_status ql_gpu(wgt_context *ctx, wgt_ftype type, const wgt_tensor *x, 
             p.row_bytes = (uint32_t)row_bytes;
             p.units = (uint32_t)(cols / 32);
             p.out_stride = (uint32_t)rows;
+            p.tpr = 32;
             p.x_off = (uint32_t)((x0 - xb) / 4);
             p.out_off = (uint32_t)(o0 - ob + r0);
             /* the w binding: the chunk's bytes, from an aligned offset, plus the word after the end
@@ -296,35 +295,43 @@ typedef struct qf_key {
     uint32_t sg, wg;
 } qf_key;
 
-/* The block decoders of qlinear.wgsl (rd32 .. piece), shared with the fused kernel; NULL if the
- * file lacks the markers. *len gets their length. */
+/* The block decoders of qlinear.wgsl (its "decoders" section: rd32 .. piece), shared with the fused
+ * kernel and matmul_tc's quantized tiles; NULL if the file lacks the section. *len gets their
+ * length. */
 const char *op_qlinear_decoders(size_t *len)
 {
     const char *src = wgt_gpu_kernel_text("qlinear");
-    const char *lo = src ? strstr(src, "\nconst Q4_0: u32") : NULL;
-    const char *hi = lo ? strstr(lo, "\n// ---- gemv") : NULL;
+    const char *marker = "// ---- decoders ----\n";
+    const char *lo = src ? strstr(src, marker) : NULL;
+    const char *hi = lo ? strstr(lo + strlen(marker), "\n// ---- ") : NULL;
     if (!hi) return NULL;
-    *len = (size_t)(hi - lo);
+    lo += strlen(marker);
+    *len = (size_t)(hi - lo) + 1;
     return lo;
 }
 
+/* The prelude: SG and sg_sum (lib_subgroup.wgsl's sections), WG, PRO, ldBias and the block
+ * decoders of qlinear.wgsl (its "decoders" section: rd32 .. piece). */
 static char *qf_prelude(void *arg)
 {
     const qf_key *k = arg;
-    size_t n = 0;
-    const char *dec = op_qlinear_decoders(&n);
-    size_t cap = n + 2048;
-    char *pre = dec ? malloc(cap) : NULL;
+    const char *src = wgt_gpu_kernel_text("qlinear");
+    size_t cap = (src ? strlen(src) : 0) + 4096;
+    char *pre = src ? malloc(cap) : NULL;
     if (!pre) return NULL;
-    snprintf(pre, cap,
-             "%sconst FMT: u32 = %du;\nconst SG: u32 = %uu;\nfn sg_sum(v: f32) -> f32 { return %s; }\n"
-             "const WG: u32 = %uu;\nconst PRO: u32 = %du;\n",
-             k->sg > 1 ? "enable subgroups;\n" : "", k->type, k->sg, k->sg > 1 ? "subgroupAdd(v)" : "v", k->wg, k->pro);
-    op_wgsl_loader(pre, cap, "ldBias", "bias", (wgt_dtype)k->bdt, "f32");
+    snprintf(pre, cap, "%sconst FMT: u32 = %du;\nconst SG: u32 = %uu;\n", k->sg > 1 ? "enable subgroups;\n" : "", k->type,
+             k->sg);
+    if (!op_wgsl_section(pre, cap, "lib_subgroup", k->sg > 1 ? "sg sum" : "no sg sum")) {
+        free(pre);
+        return NULL;
+    }
     size_t used = strlen(pre);
-    memcpy(pre + used, dec, n);
-    pre[used + n] = '\n';
-    pre[used + n + 1] = 0;
+    snprintf(pre + used, cap - used, "const WG: u32 = %uu;\nconst PRO: u32 = %du;\n", k->wg, k->pro);
+    op_wgsl_loader(pre, cap, "ldBias", "bias", (wgt_dtype)k->bdt, "f32");
+    if (!op_wgsl_section(pre, cap, "qlinear", "decoders")) {
+        free(pre);
+        return NULL;
+    }
     return pre;
 }
 
@@ -389,12 +396,11 @@ wgt_status wgt_fused_qlinear(const wgt_tensor *x, wgt_fused_prologue pro, const 
     int64_t row_bytes = w->l.shape[1];
     uint64_t align = lim->min_storage_buffer_offset_alignment > 4 ? lim->min_storage_buffer_offset_alignment : 4;
     uint64_t wbytes = (uint64_t)N * (uint64_t)row_bytes + align + 8;
-    size_t declen;
     int fast = !wgt_gpu_runs_reference(ctx) && wgt_qlinear_gpu_type(type) && op_workgroup_size(ctx) >= 128 &&
                lim->max_storage_buffers_per_shader_stage >= 6 && M == 1 && N > 0 && wbytes <= UINT32_MAX &&
                wbytes <= lim->max_storage_buffer_binding_size && (type != WGT_FTYPE_Q4_K || w->l.offset % 4 == 0) &&
                qf_operand(ctx, x, 0, 4) && (pro != WGT_PRO_RMS_NORM || qf_operand(ctx, gamma, 0, 4)) &&
-               qf_operand(ctx, bias, 1, 1) && qf_operand(ctx, res, 0, 1) && op_qlinear_decoders(&declen);
+               qf_operand(ctx, bias, 1, 1) && qf_operand(ctx, res, 0, 1);
     if (!fast) return qf_composed(x, pro, gamma, eps, w, type, bias, res, out);
     int64_t shape[WGT_MAX_DIMS];
     memcpy(shape, x->l.shape, sizeof(int64_t) * (size_t)nd);
