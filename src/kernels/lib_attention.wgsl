@@ -1,11 +1,11 @@
 // What the attention kernels share, in sections (op_wgsl_section, notes/KERNELS.md) that their
 // preludes paste: src/ops/attention.c for attention.wgsl and attention_decode.wgsl,
-// src/models/batch_attn.c for attention_slots.wgsl.
+// src/models/batch_attn.c for models_attention_slots.wgsl.
 //  - params: the Params of attention.wgsl and attention_decode.wgsl, filled by attention.c
 //    (sdpa_gpu_params there, the same layout). attention_decode reuses pad2 for the output's
 //    offset, attention's WINDOW variant for the sliding window.
 //  - nan: NaN-aware max and -inf for all three (the kernel's Params has a field `zero`, 0).
-//  - reduce: one f32 over the workgroup (attention_decode, attention_slots; the kernel declares
+//  - reduce: one f32 over the workgroup (attention_decode, models_attention_slots; the kernel declares
 //    var<workgroup> red: array<vec4<f32>, WG> and the prelude WG, a power of two).
 //  - ldk4 f32 / f16 / bf16: fn ldk4(i) -> vec4<f32>, elements i .. i + 3 of the binding k, i even
 //    (16-bit dtypes: two words), per k's dtype (attention.wgsl, attention_decode.wgsl).
