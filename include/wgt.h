@@ -511,6 +511,8 @@ typedef struct wgt_rope_params {
     double mscale, mscale_all_dim; /* yarn; 0 means unset */
     double attention_factor;      /* yarn; 0 means computed from factor and mscale */
     int truncate;                 /* yarn: floor/ceil the correction range (transformers' default 1) */
+    const float *freq_factors;    /* NULL, or rotary dim / 2 factors (llama.cpp's rope_freqs.weight):
+                                     inverse frequency j is divided by freq_factors[j] after the above */
 } wgt_rope_params;
 
 /* Scaled dot-product attention parameters (wgt_sdpa). */

@@ -97,6 +97,12 @@ wgt_status wgt_cpu_rope_inv_freq(const wgt_rope_params *p, int rot_dim, double *
     default:
         return wgt_error(WGT_ERR_INVALID_ARGUMENT, "cpu: rope: unknown scaling %d", (int)p->scaling);
     }
+    for (int j = 0; p->freq_factors && j < half; j++) { /* as llama.cpp: theta / factor, in f32 */
+        if (!(p->freq_factors[j] > 0) || !isfinite(p->freq_factors[j]))
+            return wgt_error(WGT_ERR_INVALID_ARGUMENT, "cpu: rope: frequency factor %d is %g (must be positive)", j,
+                             (double)p->freq_factors[j]);
+        inv_freq[j] = f32(inv_freq[j] / p->freq_factors[j]);
+    }
     if (attention_factor) *attention_factor = af;
     return WGT_OK;
 }

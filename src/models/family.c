@@ -387,6 +387,12 @@ wgt_status mdl_family_from_gguf(const char *arch, const char *where, wgt_model_c
                      family_names(1, names, sizeof names));
 }
 
+void mdl_config_copy(wgt_model_config *dst, const wgt_model_config *src)
+{
+    *dst = *src;
+    if (src->rope.freq_factors) dst->rope.freq_factors = dst->rope_factors;
+}
+
 int mdl_layer_slides(const wgt_model_config *c, int64_t li)
 {
     if (!c->window || li < c->window_from) return 0;

@@ -672,38 +672,25 @@ static wgt_status gguf_float(const wgt_gguf *g, const char *arch, const char *ke
     return wgt_gguf_get_float(g, k, out);
 }
 
-/* llama.cpp stores Llama 3 rope scaling as per-frequency factors (rope_freqs.weight), not as the
- * parameters. The factors depend on the parameters only through factor and the line
- * smooth(wavelength) = A / wavelength - B, so two points of the smooth band recover an equivalent
- * set (low_freq_factor 1, high_freq_factor 1 + 1/B, original positions A/B). */
-static void llama3_from_factors(const wgt_gguf_tensor *rf, wgt_model_config *c)
+/* llama.cpp stores Llama 3 rope scaling as per-frequency factors (rope_freqs.weight): inverse
+ * frequency j divided by factor j. Applied as stored (c->rope.freq_factors): no set of Llama 3
+ * parameters needs to be guessed from them. */
+static wgt_status rope_factors_from_gguf(const wgt_gguf_tensor *rf, const char *path, wgt_model_config *c)
 {
+    int64_t rot = c->rope_dims > 0 ? c->rope_dims : c->head_dim;
+    if (rf->type != WGT_FTYPE_F32 || rf->n_elements != rot / 2 || rot / 2 > 256)
+        return wgt_error(WGT_ERR_FORMAT, "%s: rope_freqs.weight should be %lld f32 factors (half the rotary dim %lld), "
+                         "it is %lld of %s", path, (long long)(rot / 2), (long long)rot, (long long)rf->n_elements,
+                         wgt_ftype_name(rf->type) ? wgt_ftype_name(rf->type) : "an unknown type");
     const float *f = rf->data;
-    int64_t n = rf->n_elements;
-    double factor = 1;
-    for (int64_t i = 0; i < n; i++)
-        if (f[i] > factor) factor = f[i];
-    if (factor <= 1) return;
-    int64_t a = -1, b = -1;
-    for (int64_t i = 0; i < n; i++)
-        if (f[i] > 1 + 1e-6 && f[i] < factor - 1e-6) {
-            if (a < 0) a = i;
-            b = i;
-        }
-    c->rope.scaling = WGT_ROPE_LLAMA3;
-    c->rope.factor = factor;
-    c->rope.low_freq_factor = 1;
-    c->rope.high_freq_factor = 4;
-    c->rope.original_max_position = 8192;
-    if (a >= 0 && b > a) {
-        double d = 2.0 * (double)n, wl_a = 2 * M_PI * pow(c->rope.theta, 2.0 * a / d), wl_b = 2 * M_PI * pow(c->rope.theta, 2.0 * b / d);
-        double sa = (1 / f[a] - 1 / factor) / (1 - 1 / factor), sb = (1 / f[b] - 1 / factor) / (1 - 1 / factor);
-        double A = (sa - sb) / (1 / wl_a - 1 / wl_b), B = A / wl_a - sa;
-        if (B > 0) {
-            c->rope.high_freq_factor = 1 + 1 / B;
-            c->rope.original_max_position = A / B;
-        }
+    for (int64_t j = 0; j < rot / 2; j++) {
+        if (!(f[j] > 0) || !isfinite(f[j]))
+            return wgt_error(WGT_ERR_FORMAT, "%s: rope_freqs.weight[%lld] is %g (factors must be positive)", path,
+                             (long long)j, (double)f[j]);
+        c->rope_factors[j] = f[j];
     }
+    c->rope.freq_factors = c->rope_factors;
+    return WGT_OK;
 }
 
 /* llama.cpp's attention.sliding_window_pattern: a period P (layer i slides unless i % P == P - 1;
@@ -822,7 +809,7 @@ static wgt_status config_from_gguf(const wgt_gguf *g, const char *path, wgt_mode
     TRY(gguf_float(g, arch, "rope.scaling.original_context_length", 0, &c->rope.original_max_position));
     c->rope.truncate = 1;
     const wgt_gguf_tensor *rf = wgt_gguf_tensor_find(g, "rope_freqs.weight");
-    if (rf && c->rope.scaling == WGT_ROPE_NONE && rf->type == WGT_FTYPE_F32) llama3_from_factors(rf, c);
+    if (rf) TRY(rope_factors_from_gguf(rf, path, c));
     /* special ids: out of int32 range they are out of the vocabulary too (mdl_validate_config says so) */
     int64_t v;
     c->bos = -1;

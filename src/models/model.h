@@ -44,6 +44,9 @@ typedef struct wgt_model_config {
     int qk_norm;        /* qwen3: RMSNorm over head_dim of q and k */
     int rope_interleaved; /* GGUF llama weights are permuted for interleaved pairs */
     wgt_rope_params rope;
+    /* a GGUF file's rope_freqs.weight (rope.freq_factors points here: a copy of the config must
+     * point it at its own array, mdl_config_copy) */
+    float rope_factors[256];
     /* features a family sets (family.c); zero is the llama behaviour */
     int norm_offset;    /* RMSNorm scales by (1 + w): Hugging Face stores w, GGUF 1 + w (added at load) */
     double embed_scale; /* token embeddings multiplied by this (gemma: sqrt(dim)); 0: not scaled */
@@ -143,6 +146,8 @@ wgt_status mdl_family_from_gguf(const char *arch, const char *where, wgt_model_c
 const char *mdl_arch_gguf_name(wgt_arch a);
 /* 1 when layer li attends through the sliding window. */
 int mdl_layer_slides(const wgt_model_config *c, int64_t li);
+/* *dst = *src, with rope.freq_factors pointing at dst's own rope_factors. */
+void mdl_config_copy(wgt_model_config *dst, const wgt_model_config *src);
 /* window_every / window_from (or no window) from per-layer flags (1: the layer slides), as
  * config.json's layer_types or a GGUF file's attention.sliding_window_pattern give them; what
  * names the source in the refusal of a pattern wgt does not run. */

@@ -129,6 +129,74 @@ static int in_list(const char *list, const char *name)
     return 0;
 }
 
+/* A Llama 3 GGUF's rope_freqs.weight (llama.cpp's per-frequency factors, which `wgt convert` writes
+ * for llama3 rope scaling) is applied as stored: the llama fixture's weights under a llama3 config
+ * with factor 32 and original_max_position_embeddings 64 (factors no reconstruction of Llama 3's
+ * parameters with 8192 positions gives) generate from the GGUF what they generate from the
+ * directory (which test_gpu_models checks against transformers for factor 8), logits within float
+ * rounding. */
+static void rope_freqs_check(wgt_context *ctx, const char *root, const char *build, const char *wgt, const cJSON *fx)
+{
+    char src[1024], dir[1200], cmd[8192], gguf[1300], path[1400];
+    snprintf(src, sizeof src, "%s/tests/fixtures/hf/llama", root);
+    snprintf(dir, sizeof dir, "%s/test-llama3-factor32", build);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && cp -r '%s' '%s' && sed -i 's/\"factor\": 8.0/\"factor\": 32.0/' '%s/config.json'",
+             dir, src, dir, dir);
+    CHECK(system(cmd) == 0, "copy %s", src);
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    char *cfg = slurp(path);
+    CHECK(cfg && strstr(cfg, "\"factor\": 32.0"), "%s: factor 32 expected", path);
+    free(cfg);
+    snprintf(gguf, sizeof gguf, "%s/test-llama3-factor32.gguf", build);
+    remove(gguf);
+    snprintf(cmd, sizeof cmd, "'%s' convert '%s' '%s' --type f32 >/dev/null 2>&1", wgt, dir, gguf);
+    CHECK(system(cmd) == 0, "wgt convert %s", dir);
+    wgt_model *m[2];
+    const char *paths[2] = {dir, gguf};
+    for (int k = 0; k < 2; k++) {
+        wgt_status st = wgt_model_open(ctx, paths[k], 0, &m[k]);
+        CHECK(st == WGT_OK, "load %s: %s", paths[k], wgt_errmsg());
+        if (st) {
+            if (k) wgt_model_free(m[0]);
+            return;
+        }
+    }
+    const cJSON *c;
+    int ncase = 0;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(fx, "cases"))
+    {
+        int32_t prompt[256];
+        int np = ids_of(cJSON_GetObjectItem(c, "prompt_ids"), prompt, 256);
+        int64_t V = m[0]->cfg.vocab;
+        float *lg[2];
+        test_collect col[2] = {{.n = 0}, {.n = 0}};
+        for (int k = 0; k < 2; k++) {
+            wgt_tensor *t;
+            wgt_model_reset(m[k]);
+            MUST(wgt_model_forward(m[k], prompt, np, 0, &t));
+            lg[k] = malloc(V * sizeof(float));
+            MUST(wgt_tensor_to_host(t, lg[k], V * sizeof(float)));
+            wgt_tensor_free(t);
+            wgt_sampling sp = {0};
+            sp.ignore_eos = 1;
+            MUST(wgt_model_generate(m[k], prompt, np, 24, &sp, test_collect_token, &col[k], NULL));
+        }
+        double worst = 0;
+        for (int64_t i = 0; i < V; i++) worst = fmax(worst, fabs(lg[0][i] - lg[1][i]));
+        CHECK(worst <= 1e-4, "llama3 factor 32 case %d: GGUF logits differ from the directory's by %g", ncase, worst);
+        CHECK(col[0].n == 24 && col[1].n == 24 && !memcmp(col[0].ids, col[1].ids, 24 * sizeof(int32_t)),
+              "llama3 factor 32 case %d: the GGUF generates other ids than the directory", ncase);
+        free(lg[0]);
+        free(lg[1]);
+        ncase++;
+    }
+    wgt_model_free(m[0]);
+    wgt_model_free(m[1]);
+    remove(gguf);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd)) fprintf(stderr, "could not remove %s\n", dir);
+}
+
 int main(void)
 {
     const char *root = getenv("WGT_ROOT") ? getenv("WGT_ROOT") : ".";
@@ -180,6 +248,7 @@ int main(void)
             check_model(ctx, label, gguf, fx, t == 0 ? 2e-3 : 5e-2, 1, archs[a].stop);
             remove(gguf);
         }
+        if (!strcmp(archs[a].name, "llama")) rope_freqs_check(ctx, root, build, wgt, fx);
         cJSON_Delete(fx);
     }
     wgt_context_free(ctx);
