@@ -131,8 +131,9 @@ static int in_list(const char *list, const char *name)
 
 /* A Llama 3 GGUF's rope_freqs.weight (llama.cpp's per-frequency factors, which `wgt convert` writes
  * for llama3 rope scaling) is applied as stored: the llama fixture's weights under a llama3 config
- * with factor 32 and original_max_position_embeddings 64 (factors no reconstruction of Llama 3's
- * parameters with 8192 positions gives) generate from the GGUF what they generate from the
+ * with Llama 3's rope base 5e5, factor 32 and original_max_position_embeddings 64 (one frequency in
+ * the smooth band: the parameters cannot be read back from the factors, and reading them as Llama
+ * 3's 8192 original positions scales the frequencies wrongly) generate from the GGUF what they generate from the
  * directory (which test_gpu_models checks against transformers for factor 8), logits within float
  * rounding. */
 static void rope_freqs_check(wgt_context *ctx, const char *root, const char *build, const char *wgt, const cJSON *fx)
@@ -140,12 +141,13 @@ static void rope_freqs_check(wgt_context *ctx, const char *root, const char *bui
     char src[1024], dir[1200], cmd[8192], gguf[1300], path[1400];
     snprintf(src, sizeof src, "%s/tests/fixtures/hf/llama", root);
     snprintf(dir, sizeof dir, "%s/test-llama3-factor32", build);
-    snprintf(cmd, sizeof cmd, "rm -rf '%s' && cp -r '%s' '%s' && sed -i 's/\"factor\": 8.0/\"factor\": 32.0/' '%s/config.json'",
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && cp -r '%s' '%s' && sed -i -e 's/\"factor\": 8.0/\"factor\": 32.0/' -e 's/\"rope_theta\": 10000.0/\"rope_theta\": 500000.0/' '%s/config.json'",
              dir, src, dir, dir);
     CHECK(system(cmd) == 0, "copy %s", src);
     snprintf(path, sizeof path, "%s/config.json", dir);
     char *cfg = slurp(path);
-    CHECK(cfg && strstr(cfg, "\"factor\": 32.0"), "%s: factor 32 expected", path);
+    CHECK(cfg && strstr(cfg, "\"factor\": 32.0") && strstr(cfg, "\"rope_theta\": 500000.0"),
+          "%s: factor 32, theta 5e5 expected", path);
     free(cfg);
     snprintf(gguf, sizeof gguf, "%s/test-llama3-factor32.gguf", build);
     remove(gguf);
