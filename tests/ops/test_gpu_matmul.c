@@ -14,37 +14,13 @@
 #include "ops/api.h"
 #include "ops/ops.h"
 #include "support/check.h"
+#include "support/pairs.h"
 
-static uint64_t rng = 0x243F6A8885A308D3ull;
-static double uniform(double lo, double hi)
-{
-    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
-    return lo + (hi - lo) * (double)(rng >> 11) / 9007199254740992.0;
-}
-
-/* A host tensor and its device copy, with values in [-1, 1] (ints in [-3, 3]). */
-typedef struct pair {
-    void *data;
-    wgt_cpu_tensor h;
-    wgt_tensor *d;
-} pair;
+typedef test_pair pair;
 
 static wgt_context *ctx;
 
-static pair make(wgt_dtype dt, int nd, const int64_t *shape)
-{
-    pair p;
-    int64_t n = 1;
-    for (int i = 0; i < nd; i++) n *= shape[i];
-    p.data = calloc(n ? n : 1, 8);
-    p.h = wgt_cpu_tensor_make(p.data, dt, nd, shape);
-    for (int64_t i = 0; i < n; i++) {
-        if (op_is_int(dt)) wgt_cpu_store_i(&p.h, i, (int64_t)floor(uniform(-3, 4)));
-        else wgt_cpu_store_f(&p.h, i, uniform(-1, 1));
-    }
-    MUST(wgt_tensor_from_host(ctx, dt, nd, shape, p.data, &p.d));
-    return p;
-}
+static pair make(wgt_dtype dt, int nd, const int64_t *shape) { return test_pair_make(ctx, dt, nd, shape); }
 
 /* An integer pair with values over dt's whole range (i32 products and sums wrap). */
 static pair make_wide(wgt_dtype dt, int nd, const int64_t *shape)
@@ -52,9 +28,9 @@ static pair make_wide(wgt_dtype dt, int nd, const int64_t *shape)
     pair p = make(dt, nd, shape);
     int64_t n = wgt_layout_numel(&p.h.l);
     for (int64_t i = 0; i < n; i++) {
-        rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
-        int64_t v = dt == WGT_I8 ? (int8_t)rng : dt == WGT_U8 ? (uint8_t)rng : dt == WGT_U32 ? (int64_t)(uint32_t)rng
-                  : (int32_t)rng;
+        test_uniform(0, 1);
+        int64_t v = dt == WGT_I8 ? (int8_t)test_rng : dt == WGT_U8 ? (uint8_t)test_rng
+                  : dt == WGT_U32 ? (int64_t)(uint32_t)test_rng : (int32_t)test_rng;
         wgt_cpu_store_i(&p.h, i, v);
     }
     wgt_tensor_free(p.d);
@@ -62,23 +38,10 @@ static pair make_wide(wgt_dtype dt, int nd, const int64_t *shape)
     return p;
 }
 
-static void drop(pair *p)
-{
-    wgt_tensor_free(p->d);
-    free(p->data);
-}
+static void drop(pair *p) { test_pair_drop(p); }
 
 /* A view of both: transpose dims d0, d1. */
-static pair transposed(const pair *p, int d0, int d1)
-{
-    pair t = *p;
-    int64_t s = t.h.l.shape[d0], st = t.h.l.strides[d0];
-    t.h.l.shape[d0] = t.h.l.shape[d1], t.h.l.strides[d0] = t.h.l.strides[d1];
-    t.h.l.shape[d1] = s, t.h.l.strides[d1] = st;
-    MUST(wgt_tensor_transpose(p->d, d0, d1, &t.d));
-    t.data = NULL;
-    return t;
-}
+static pair transposed(const pair *p, int d0, int d1) { return test_pair_transposed(p, d0, d1); }
 
 static int compare(const char *what, const wgt_tensor *y, const wgt_cpu_tensor *ref, double atol, double rtol)
 {
@@ -112,27 +75,14 @@ static int compare(const char *what, const wgt_tensor *y, const wgt_cpu_tensor *
 static double rtol_of(wgt_dtype dt) { return dt == WGT_F32 ? 1e-4 : dt == WGT_F16 ? 2e-3 : dt == WGT_BF16 ? 1.6e-2 : 0; }
 static double atol_of(wgt_dtype dt) { return dt == WGT_F32 ? 1e-4 : dt == WGT_F16 ? 2e-3 : dt == WGT_BF16 ? 2e-2 : 0; }
 
-/* A reference output of y's shape and dtype. */
-static wgt_cpu_tensor ref_like(const wgt_tensor *y, void **buf)
+static wgt_cpu_tensor ref_like(const wgt_tensor *y, void **buf) { return test_ref_like(y, buf); }
+
+static void compare_dt(const char *what, const wgt_tensor *y, const wgt_cpu_tensor *ref, int64_t K)
 {
-    int64_t n = wgt_tensor_numel(y);
-    *buf = calloc(n ? n : 1, 8);
-    return wgt_cpu_tensor_make(*buf, wgt_tensor_dtype(y), wgt_tensor_ndim(y), wgt_tensor_shape(y));
+    compare(what, y, ref, atol_of(ref->l.dtype), rtol_of(ref->l.dtype));
 }
 
-static void check_matmul(const char *what, const pair *a, const pair *b)
-{
-    wgt_tensor *y = NULL;
-    wgt_status st = wgt_matmul(a->d, b->d, &y);
-    CHECK(st == WGT_OK, "%s: %s", what, wgt_errmsg());
-    if (st) return;
-    void *buf;
-    wgt_cpu_tensor r = ref_like(y, &buf);
-    MUST(wgt_cpu_matmul(&a->h, &b->h, &r));
-    compare(what, y, &r, atol_of(r.l.dtype), rtol_of(r.l.dtype));
-    free(buf);
-    wgt_tensor_free(y);
-}
+static void check_matmul(const char *what, const pair *a, const pair *b) { test_check_matmul(what, a, b, compare_dt); }
 
 static void check_linear(const char *what, const pair *x, const pair *w, const pair *bias)
 {
@@ -361,6 +311,7 @@ static void addmm_cases(void)
 
 int main(void)
 {
+    test_rng = 0x243F6A8885A308D3ull;
     MUST(wgt_context_create(NULL, &ctx));
     matmul_cases();
     linear_cases();

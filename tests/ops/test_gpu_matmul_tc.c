@@ -14,54 +14,19 @@
 #include "ops/api.h"
 #include "ops/ops.h"
 #include "support/check.h"
+#include "support/pairs.h"
 
-static uint64_t rng = 0x9E3779B97F4A7C15ull;
-static double uniform(double lo, double hi)
-{
-    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
-    return lo + (hi - lo) * (double)(rng >> 11) / 9007199254740992.0;
-}
-
-typedef struct pair {
-    void *data;
-    wgt_cpu_tensor h;
-    wgt_tensor *d;
-} pair;
+typedef test_pair pair;
 
 static wgt_context *ctx;
 static double tol_scale = 2e-3; /* per sqrt(K); the split-only pass (f32 tiles) uses 1e-5 */
 
-static pair make(wgt_dtype dt, int nd, const int64_t *shape)
-{
-    pair p;
-    int64_t n = 1;
-    for (int i = 0; i < nd; i++) n *= shape[i];
-    p.data = calloc(n ? n : 1, 8);
-    p.h = wgt_cpu_tensor_make(p.data, dt, nd, shape);
-    for (int64_t i = 0; i < n; i++) wgt_cpu_store_f(&p.h, i, uniform(-1, 1));
-    MUST(wgt_tensor_from_host(ctx, dt, nd, shape, p.data, &p.d));
-    return p;
-}
+static pair make(wgt_dtype dt, int nd, const int64_t *shape) { return test_pair_make(ctx, dt, nd, shape); }
+static void drop(pair *p) { test_pair_drop(p); }
+static pair transposed(const pair *p) { return test_pair_transposed(p, p->h.l.ndim - 2, p->h.l.ndim - 1); }
+static wgt_cpu_tensor ref_like(const wgt_tensor *y, void **buf) { return test_ref_like(y, buf); }
 
-static void drop(pair *p)
-{
-    wgt_tensor_free(p->d);
-    free(p->data);
-}
-
-static pair transposed(const pair *p)
-{
-    pair t = *p;
-    int d0 = p->h.l.ndim - 2, d1 = p->h.l.ndim - 1;
-    int64_t s = t.h.l.shape[d0], st = t.h.l.strides[d0];
-    t.h.l.shape[d0] = t.h.l.shape[d1], t.h.l.strides[d0] = t.h.l.strides[d1];
-    t.h.l.shape[d1] = s, t.h.l.strides[d1] = st;
-    MUST(wgt_tensor_transpose(p->d, d0, d1, &t.d));
-    t.data = NULL;
-    return t;
-}
-
-static void compare(const char *what, wgt_tensor *y, const wgt_cpu_tensor *ref, int64_t K)
+static void compare(const char *what, const wgt_tensor *y, const wgt_cpu_tensor *ref, int64_t K)
 {
     double atol = tol_scale * sqrt((double)K) + 1e-5;
     int64_t n = wgt_tensor_numel(y);
@@ -84,26 +49,7 @@ static void compare(const char *what, wgt_tensor *y, const wgt_cpu_tensor *ref, 
     wgt_tensor_free(yf);
 }
 
-static wgt_cpu_tensor ref_like(const wgt_tensor *y, void **buf)
-{
-    int64_t n = wgt_tensor_numel(y);
-    *buf = calloc(n ? n : 1, 8);
-    return wgt_cpu_tensor_make(*buf, wgt_tensor_dtype(y), wgt_tensor_ndim(y), wgt_tensor_shape(y));
-}
-
-static void check_matmul(const char *what, const pair *a, const pair *b)
-{
-    wgt_tensor *y = NULL;
-    wgt_status st = wgt_matmul(a->d, b->d, &y);
-    CHECK(st == WGT_OK, "%s: %s", what, wgt_errmsg());
-    if (st) return;
-    void *buf;
-    wgt_cpu_tensor r = ref_like(y, &buf);
-    MUST(wgt_cpu_matmul(&a->h, &b->h, &r));
-    compare(what, y, &r, a->h.l.shape[a->h.l.ndim - 1]);
-    free(buf);
-    wgt_tensor_free(y);
-}
+static void check_matmul(const char *what, const pair *a, const pair *b) { test_check_matmul(what, a, b, compare); }
 
 static void mm(const char *what, int64_t M, int64_t K, int64_t N, int ta, int tb)
 {
@@ -151,7 +97,7 @@ static void qlin(const char *tag, wgt_ftype type, int64_t M, int64_t K, int64_t 
     MUST(wgt_ftype_bytes(type, N * K, &bytes));
     float *wf = malloc((size_t)(N * K) * sizeof(float));
     void *blocks = malloc((size_t)bytes);
-    for (int64_t i = 0; i < N * K; i++) wf[i] = (float)uniform(-1, 1);
+    for (int64_t i = 0; i < N * K; i++) wf[i] = (float)test_uniform(-1, 1);
     MUST(wgt_quantize(type, wf, blocks, N * K));
     MUST(wgt_dequantize(type, blocks, wf, N * K));
     pair x = make(WGT_F32, 2, (int64_t[]){M, K}), bias = make(WGT_F32, 1, (int64_t[]){N});
