@@ -1,6 +1,7 @@
 // The matrix-product kernels' shared parts, one section each (src/ops/matmul.c pastes them into
 // the preludes of matmul.wgsl, matmul_int.wgsl and matmul_tc.wgsl): the parameters (the host's
-// mm_params, byte for byte) and the bindings, and matmul_tc's tile loaders.
+// mm_params, byte for byte) and the bindings, and matmul_tc's tile loaders (each loader section
+// declares tile_load / tile_store, or A's and B's halves of them behind "tc load split").
 
 // ---- params ----
 struct Params {

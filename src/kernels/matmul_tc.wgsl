@@ -7,14 +7,15 @@
 // NSG = WG / SGS subgroups in an SGR x SGC grid, each owning a WM x WN block of the output as
 // FM x FN fragments of SM x SN, accumulated in f32 over steps of SK. The fragment operations come
 // from a section of lib_matmul_frag.wgsl (subgroup matrices, or the same tiles multiplied by scalar
-// code: devices without them, the tests); the loaders from lib_matmul.wgsl's "tc load vec"
-// (operands contiguous in k, 16-byte loads) or "tc load scalar" (any strides, ldA / ldB).
+// code: devices without them, the tests); the loaders from lib_matmul.wgsl: "tc load scalar" (any
+// strides, ldA / ldB), or "tc load split" with A's 16-byte loads ("tc load a vec", A contiguous in
+// k) and B's ("tc load b vec": B contiguous in k; "tc load b q": GGUF blocks, qlinear.wgsl's piece).
 // Whole tiles with no alpha, beta or C are stored from the fragments straight into out.
 // With p.tpr != 0 (split k), workgroup z sums k in [z * tpr, (z + 1) * tpr) into slice z of out.
 //
 // The prelude (src/ops/matmul.c) holds lib_matmul's params and bindings, BM, BN, BK, WG, SGS, SGR,
-// SGC, SM, SN, SK, LDA, LDB, TT (and EA, EB, DA, DB for the vec loader), ldA / ldB / ldC, and the
-// fragment and loader sections.
+// SGC, SM, SN, SK, LDA, LDB, TT (and EA, EB, DA, DB for the 16-byte loads; FMT and qlinear.wgsl's
+// decoders for blocks), ldA / ldB / ldC, and the fragment and loader sections.
 
 const NSG: u32 = WG / SGS;
 const WM: u32 = BM / SGR; // a subgroup's output block

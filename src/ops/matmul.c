@@ -5,9 +5,11 @@
  *  - src/kernels/matmul_gemv.wgsl for M <= 4 (decode), when A and B are contiguous along k (a weight
  *    stored [N, K], as PyTorch and GGUF keep it): each weight row streamed once, 16-byte loads;
  *  - src/kernels/matmul.wgsl otherwise: 64x64 or 128x128 tiles in workgroup memory;
- *  - src/kernels/matmul_tc.wgsl instead where WGT_MATMUL_TC asks for it and the device has subgroup
- *    matrices with f16 operands and f32 results (the tensor cores): tiles converted to f16, f32
- *    accumulation (WGT_MATMUL_TC=emulate: the same tiles with a scalar fragment product, for tests).
+ *  - src/kernels/matmul_tc.wgsl instead where the device has subgroup matrices with f16 operands
+ *    and f32 results (the tensor cores) and WGT_MATMUL_TC's policy takes the product (tc_mode):
+ *    tiles converted to f16 in workgroup memory, 16-byte loads where A and B are contiguous in k,
+ *    f32 accumulation (WGT_MATMUL_TC=emulate: the same tiles with a scalar fragment product, for
+ *    tests); op_matmul_tc_quant runs them for qlinear's GGUF blocks, dequantised into the tiles.
  * A small output over a long k (a weight's gradient: [O, I] summed over every token) is split along k
  * into slices of a scratch tensor that a second dispatch (`combine`) adds, so that enough
  * workgroups run.
