@@ -334,21 +334,30 @@ static void fill_subgroup_matrix_configs(WGPUAdapter adapter, wgt_adapter_info *
     ai.nextInChain = &sgm.chain;
     if (wgt_W.AdapterGetInfo(adapter, &ai) != WGPUStatus_Success) return;
     int cap = (int)(sizeof out->subgroup_matrix_configs / sizeof out->subgroup_matrix_configs[0]);
-    if (getenv("WGT_SGMATRIX_DUMP")) { /* the raw words Dawn wrote (checking this struct's layout) */
-        fprintf(stderr, "subgroup-matrix configs: %zu, struct %zu bytes\n", sgm.configCount, sizeof *sgm.configs);
+    size_t stride = wgt_abi->sgmatrix_config_bytes; /* the library's entry size (gpu.h) */
+    if (stride < sizeof(WGPUSubgroupMatrixConfig)) stride = sizeof(WGPUSubgroupMatrixConfig);
+    const unsigned char *at = (const unsigned char *)sgm.configs;
+    if (getenv("WGT_SGMATRIX_DUMP")) { /* the raw words Dawn wrote, entry by entry */
+        fprintf(stderr, "subgroup-matrix configs: %zu, %zu bytes each\n", sgm.configCount, stride);
         for (size_t i = 0; i < sgm.configCount; i++) {
-            const uint32_t *w = (const uint32_t *)(const void *)&sgm.configs[i];
-            fprintf(stderr, "  [%zu] %u %u %u %u %u\n", i, w[0], w[1], w[2], w[3], w[4]);
+            fprintf(stderr, "  [%zu]", i);
+            for (size_t b = 0; b + 4 <= stride; b += 4) {
+                uint32_t w;
+                memcpy(&w, at + i * stride + b, 4);
+                fprintf(stderr, " %u", w);
+            }
+            fprintf(stderr, "\n");
         }
     }
     for (size_t i = 0; i < sgm.configCount && out->n_subgroup_matrix_configs < cap; i++) {
-        const WGPUSubgroupMatrixConfig *c = &sgm.configs[i];
+        WGPUSubgroupMatrixConfig c;
+        memcpy(&c, at + i * stride, sizeof c);
         int k = out->n_subgroup_matrix_configs++;
-        out->subgroup_matrix_configs[k].component = from_component(c->componentType);
-        out->subgroup_matrix_configs[k].result = from_component(c->resultComponentType);
-        out->subgroup_matrix_configs[k].m = c->M;
-        out->subgroup_matrix_configs[k].n = c->N;
-        out->subgroup_matrix_configs[k].k = c->K;
+        out->subgroup_matrix_configs[k].component = from_component(c.componentType);
+        out->subgroup_matrix_configs[k].result = from_component(c.resultComponentType);
+        out->subgroup_matrix_configs[k].m = c.M;
+        out->subgroup_matrix_configs[k].n = c.N;
+        out->subgroup_matrix_configs[k].k = c.K;
     }
     wgt_L.AdapterPropertiesSubgroupMatrixConfigsFreeMembers(sgm);
     ai.nextInChain = NULL;

@@ -41,6 +41,10 @@ typedef struct wgt_wgpu_abi {
      * offset, m, stride) (2026 Dawn); 0: the layout as a bool argument after the offset, col_major
      * (mid-2025 Dawn). Tied to the numbering because the two Dawn builds wgt knows differ in both. */
     int wgsl_sgmatrix_layout_template;
+    /* Bytes per WGPUSubgroupMatrixConfig in the configs array: 20 (mid-2025 Dawn: the five fields
+     * of src/gpu/webgpu.h); 28 with the 2026 Dawn (measured on the H200: two words follow K,
+     * both 32 there), whose first five fields are the same. */
+    size_t sgmatrix_config_bytes;
 } wgt_wgpu_abi;
 
 /* The library loaded by wgt_wgpu_load, and what the loader learnt about it. */

@@ -31,10 +31,10 @@ wgt_wgpu_library wgt_L;
 /* Feature numbers per ABI: dawn-2025-06.json against dawn-2026-08.json and the standard header
  * (Dawn's own range starts at 0x50000). */
 static const wgt_wgpu_abi abi_2025 = {"mid-2025 Dawn numbering", (WGPUFeatureName)0x03, (WGPUFeatureName)0x0A,
-                                      (WGPUFeatureName)0x11, (WGPUFeatureName)0x12, (WGPUFeatureName)0x50037, 0};
+                                      (WGPUFeatureName)0x11, (WGPUFeatureName)0x12, (WGPUFeatureName)0x50037, 0, 20};
 static const wgt_wgpu_abi abi_standard = {"standard webgpu.h numbering", (WGPUFeatureName)0x09,
                                           (WGPUFeatureName)0x0B, (WGPUFeatureName)0x12, (WGPUFeatureName)0x01,
-                                          (WGPUFeatureName)0x50034, 1};
+                                          (WGPUFeatureName)0x50034, 1, 28};
 
 static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
 static void *library;

@@ -209,8 +209,8 @@ static wgt_status tiled_kernel(wgt_context *ctx, int big, wgt_dtype da, wgt_dtyp
 }
 
 /* WGT_MATMUL_TC: half, the subgroup-matrix tiles (tensor cores: f16 operands, f32 sums) for
- * products with an f16 or bf16 operand, and quantized weights (op_matmul_tc_quant), where the
- * device has them (half weights bound such a product's precision already; f32 x f32 products keep
+ * products with an f16 or bf16 operand (and quantized weights with WGT_MATMUL_TC_QUANT=1,
+ * op_matmul_tc_quant), where the device has them (half weights bound such a product's precision already; f32 x f32 products keep
  * the f32 tiles); 0 never; 1[:MxNxK] every float product, f32 ones too (the adapter's fragment
  * shape unless given); emulate[:MxNxK] every float product through the same tiles with the
  * fragment product in scalar code (any device; fragment shape 16x8x8 unless given), for testing
@@ -233,9 +233,12 @@ static int tc_mode(int *fm, int *fn, int *fk)
     return emu ? 3 : !strncmp(v, "half", 4) ? 1 : 2;
 }
 
-/* The tile shapes tried, largest first: BM, BN, SGR x SGC subgroups. WGT_MATMUL_TC_TILE=
- * BMxBNxBK:SGRxSGC forces one (tuning; ignored where it does not fit). */
-static const int tc_tiles[][4] = {{128, 128, 2, 4}, {128, 64, 2, 2}, {64, 64, 2, 2}, {32, 32, 2, 2}};
+/* The tile shapes tried, in order: BM, BN, SGR x SGC subgroups. 64 x 64 in 2 x 2 subgroups was the
+ * fastest on the H200 (Qwen2.5-0.5B f16 prefill, 512 tokens, 16x8x8 fragments: 13,654 tok/s
+ * against 12,815 for 128 x 64, 11,038 for 128 x 128 in 2 x 2 and 9,330 with 128 x 128 in 2 x 4 for
+ * the widest products; bench/results/h200/prefill_ab.txt); 32 x 32 where workgroup memory is short.
+ * WGT_MATMUL_TC_TILE=BMxBNxBK:SGRxSGC forces one (tuning; ignored where it does not fit). */
+static const int tc_tiles[][4] = {{64, 64, 2, 2}, {32, 32, 2, 2}};
 
 /* 1 when tile t fits: whole fragments per subgroup, whole loads per invocation, workgroup memory
  * (two stages of both tiles and a fragment per subgroup) within smem, WG within the limits. */
@@ -275,7 +278,9 @@ static int tc_choose(wgt_context *ctx, int64_t M, int64_t N, int64_t batch, wgt_
     if (mode != 3) { /* the largest f16 x f16 -> f32 configuration; one fixed subgroup size */
         if (!info->has_subgroup_matrix || !tc->half || !wgt_gpu_sgmatrix_layout_template()) return 0;
         if (info->limits.subgroup_min_size != info->limits.subgroup_max_size) return 0;
-        /* NVIDIA's tensor cores have M 16, N 8 or 16: those first, the largest of them */
+        /* 16x8x8 first (the shape measured fastest with these tiles, bench/results/h200/
+         * prefill_ab.txt; 16x16x16 unmeasured with them), then NVIDIA's other tensor-core shapes
+         * (M 16, N 8 or 16), the largest of those, then any */
         int best = 0, given = fm != 0;
         for (int c = 0; c < info->n_subgroup_matrix_configs && !given; c++) {
             int m = (int)info->subgroup_matrix_configs[c].m, n = (int)info->subgroup_matrix_configs[c].n,
@@ -284,7 +289,8 @@ static int tc_choose(wgt_context *ctx, int64_t M, int64_t N, int64_t batch, wgt_
                 info->subgroup_matrix_configs[c].result != WGT_F32 || m < 1 || n < 1 || k < 1 || 32 % m || 32 % n ||
                 32 % k)
                 continue;
-            int score = m * n * k + (m == 16 && (n == 8 || n == 16) ? 1 << 20 : 0);
+            int score = m * n * k + (m == 16 && (n == 8 || n == 16) ? 1 << 20 : 0) +
+                        (m == 16 && n == 8 && k == 8 ? 1 << 24 : 0);
             if (score > best) best = score, fm = m, fn = n, fk = k;
         }
         if (!given && !best) return 0;
@@ -305,20 +311,18 @@ static int tc_choose(wgt_context *ctx, int64_t M, int64_t N, int64_t batch, wgt_
         tc->bm = bm, tc->bn = bn, tc->bk = bk, tc->sgr = sr, tc->sgc = sc;
         if (tc_fits(ctx, tc, smem)) return 1;
     }
-    /* the largest tile that still gives 256 workgroups (two per SM of the H200's 132), else 64 x 64
-     * (a long k is split, see split_k); 32 x 32 only where no other fits; k steps of 32, or 16
-     * where workgroup memory is short */
-    int nt = (int)(sizeof tc_tiles / sizeof tc_tiles[0]), found = 0;
-    for (int i = 0; i < nt && !(found && tc_tiles[i][0] < 64); i++)
+    /* the first tile that fits (a long k over few tiles is split, see split_k); k steps of 32, or
+     * 16 where workgroup memory is short */
+    int nt = (int)(sizeof tc_tiles / sizeof tc_tiles[0]);
+    for (int i = 0; i < nt; i++)
         for (int k = 32; k >= (qt ? 32 : 16); k -= 16) {
             mm_tc t = *tc;
             t.bm = tc_tiles[i][0], t.bn = tc_tiles[i][1], t.sgr = tc_tiles[i][2], t.sgc = tc_tiles[i][3], t.bk = k;
             if (!tc_fits(ctx, &t, smem)) continue;
-            *tc = t, found = 1;
-            if (batch * ((M + t.bm - 1) / t.bm) * ((N + t.bn - 1) / t.bn) >= 256) return 1;
-            break;
+            *tc = t;
+            return 1;
         }
-    return found;
+    return 0;
 }
 
 /* Into how many slices of k a product of `tiles` workgroups per batch over k is split: enough
@@ -633,7 +637,9 @@ static wgt_status mm_gpu(wgt_context *ctx, const mm_job *job, wgt_tensor *out)
 
 /* Quantized weights through the tiles (declared in ops.h): x as A in 16-byte words, the blocks as
  * B ([n] rows of row_bytes bytes from byte off_b: p.sbn = row_bytes), bias as C broadcast over
- * rows. */
+ * rows. Only with WGT_MATMUL_TC_QUANT=1 (and WGT_MATMUL_TC's policy): on the H200 Qwen2.5-0.5B
+ * q8_0 / q4_0 prefill ran at 694 / 674 tok/s through them against 2,078 / 1,926 with qlinear.wgsl
+ * (single runs, the pipelines compiled cold; a warm profile: 1.26 ms a product). */
 wgt_status op_matmul_tc_quant(wgt_context *ctx, int type, const wgt_tensor *x, const wgt_tensor *w,
                               const wgt_tensor *bias, int64_t tokens, int64_t rows, int64_t cols, wgt_tensor *y,
                               int *done)
@@ -642,7 +648,8 @@ wgt_status op_matmul_tc_quant(wgt_context *ctx, int type, const wgt_tensor *x, c
     mm_tc tc;
     int64_t row_bytes = w->l.shape[1];
     uint64_t limit = wgt_gpu_limits(ctx)->max_storage_buffer_binding_size;
-    if (tokens <= MM_MAXM_GEMV || cols % 32 || x->l.dtype != WGT_F32 || x->l.offset % 4 || y->l.offset ||
+    const char *q = getenv("WGT_MATMUL_TC_QUANT");
+    if (!q || strcmp(q, "1") || tokens <= MM_MAXM_GEMV || cols % 32 || x->l.dtype != WGT_F32 || x->l.offset % 4 || y->l.offset ||
         (uint64_t)(tokens * cols) * 4 + 256 > limit || (uint64_t)(rows * row_bytes) + 260 > limit ||
         (uint64_t)(tokens * rows) * 4 > limit || tokens * cols > UINT32_MAX / 2 || rows * row_bytes > UINT32_MAX / 2 ||
         !tc_choose(ctx, tokens, rows, 1, WGT_F32, WGT_F16, 0, type, &tc))

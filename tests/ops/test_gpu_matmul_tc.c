@@ -5,7 +5,9 @@
  * cases through them. Cases: all four transposition layouts of A and B (training's backward reads
  * A^T and B^T in place), partial tiles, 128-wide tiles, batch and broadcast, f16 weights with bias,
  * addmm's alpha and beta, and products split along k (a small output over k >= 1024) with and
- * without the tiles. Tolerance for f16 operands (each rounded to 11 bits, f32 sums): 2e-3 sqrt(K)
+ * without the tiles; linear with f16 / bf16 weights through the 16-byte loads (whole tiles stored
+ * from the fragments, partial ones, split k, the 2 x 4 subgroups of 128 x 128 tiles forced) and
+ * qlinear with Q8_0 / Q4_0 / Q4_K / Q6_K blocks dequantised into the tiles (WGT_MATMUL_TC_QUANT). Tolerance for f16 operands (each rounded to 11 bits, f32 sums): 2e-3 sqrt(K)
  * on unit-range inputs, about ten times the expected error and far under a lost k step's. */
 #include <math.h>
 #include <stdlib.h>
@@ -189,6 +191,7 @@ static void cases(const char *tag, int full)
 int main(void)
 {
     unsetenv("WGT_MATMUL_SPLIT_K"); /* on by default */
+    setenv("WGT_MATMUL_TC_QUANT", "1", 1); /* qlinear through the tiles too (opt-in) */
     MUST(wgt_context_create(NULL, &ctx));
     wgt_adapter_info info;
     MUST(wgt_context_adapter_info(ctx, &info));
