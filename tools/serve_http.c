@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "io/json_util.h"
 #include "serve.h"
 
 enum { EP_COMPLETIONS, EP_CHAT, EP_INFO, EP_UNKNOWN };
@@ -616,10 +617,10 @@ static void stream_free(void *cls)
 
 static enum MHD_Result generate(struct MHD_Connection *c, conn *k)
 {
-    cJSON *j = cJSON_ParseWithLength(k->body ? k->body : "", k->len);
-    if (!j)
-        return send_error(c, k, 400, NULL, "invalid_json", "the body is not valid JSON (near byte %zu)",
-                          cJSON_GetErrorPtr() && k->body ? (size_t)(cJSON_GetErrorPtr() - k->body) : (size_t)0);
+    cJSON *j = NULL;
+    wgt_status jst = wgt_json_parse(k->body ? k->body : "", k->len, "the body", &j);
+    if (jst == WGT_ERR_OUT_OF_MEMORY) return send_error(c, k, 500, NULL, NULL, "%s", wgt_errmsg());
+    if (jst) return send_error(c, k, 400, NULL, "invalid_json", "%s", wgt_errmsg());
     req *r = calloc(1, sizeof *r);
     if (!r) {
         cJSON_Delete(j);

@@ -8,6 +8,7 @@
 #include <cjson/cJSON.h>
 
 #include "commands.h"
+#include "io/json_util.h"
 #include "wgt.h"
 
 static void tokenize_usage(FILE *f)
@@ -78,9 +79,11 @@ static int each_json_line(const char *path, int (*fn)(cJSON *v, void *arg), void
         char *e = nl ? nl : end;
         line++;
         if (e > p) {
-            cJSON *v = cJSON_ParseWithLength(p, (size_t)(e - p));
-            if (!v) {
-                fprintf(stderr, "wgt: %s:%d: not a JSON value\n", path, line);
+            cJSON *v = NULL;
+            char name[1100];
+            snprintf(name, sizeof name, "%s:%d", path, line);
+            if (wgt_json_parse(p, (uint64_t)(e - p), name, &v)) {
+                fprintf(stderr, "wgt: %s\n", wgt_errmsg());
                 rc = 2;
             } else {
                 rc = fn(v, arg);
@@ -291,8 +294,10 @@ int cmd_tokenize(int argc, char **argv)
         text[len] = 0;
         wgt_chat_message msgs[2] = {{"system", system ? system : ""}, {"user", text}}, *conv = NULL;
         size_t n_conv = 0;
-        cJSON *json = messages ? cJSON_Parse(text) : NULL;
-        if (messages) {
+        cJSON *json = NULL;
+        int bad_json = messages && wgt_json_parse(text, len, file, &json);
+        if (bad_json) fprintf(stderr, "wgt tokenize: %s\n", wgt_errmsg());
+        if (messages && !bad_json) {
             n_conv = (size_t)cJSON_GetArraySize(json);
             conv = calloc(n_conv + 1, sizeof *conv);
             size_t k = 0;
@@ -303,9 +308,9 @@ int cmd_tokenize(int argc, char **argv)
                 conv[k++].content = cJSON_IsString(content) ? content->valuestring : NULL;
             }
         }
-        int bad_messages = messages && (!cJSON_IsArray(json) || !conv);
+        int bad_messages = messages && (bad_json || !cJSON_IsArray(json) || !conv);
         if (bad_messages) {
-            fprintf(stderr, "wgt tokenize: %s is not a JSON array of {role, content}\n", file);
+            if (!bad_json) fprintf(stderr, "wgt tokenize: %s is not a JSON array of {role, content}\n", file);
             st = WGT_ERR_INVALID_ARGUMENT;
         } else {
             st = wgt_tokenizer_apply_chat_template_vars(tok, messages ? conv : system ? msgs : msgs + 1,

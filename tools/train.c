@@ -13,6 +13,7 @@
 
 #include "args.h"
 #include "commands.h"
+#include "io/json_util.h"
 #include "train_svg.h"
 #include "wgt.h"
 
@@ -255,8 +256,13 @@ static int read_state(const opts *o, int64_t *step, double *loss, int64_t *es, d
     }
     fclose(f);
     text[len] = 0;
-    cJSON *j = cJSON_Parse(text);
+    cJSON *j = NULL;
+    wgt_status jst = wgt_json_parse(text, len, path, &j);
     free(text);
+    if (jst) {
+        fprintf(stderr, "wgt train: %s\n", wgt_errmsg());
+        return 1;
+    }
     const cJSON *b = cJSON_GetObjectItem(j, "batch"), *s = cJSON_GetObjectItem(j, "seq"),
                 *sd = cJSON_GetObjectItem(j, "seed"), *sh = cJSON_GetObjectItem(j, "shuffle"),
                 *st = cJSON_GetObjectItem(j, "step");
@@ -320,9 +326,17 @@ static void write_log(const opts *o, const char *src, const double *loss, int64_
                       int64_t ne, int64_t best_step, double seconds, double tok_s)
 {
     char *state = state_json(o, loss, n, es, el, ne);
-    cJSON *j = state ? cJSON_Parse(state) : NULL;
+    cJSON *j = NULL;
+    if (!state) {
+        fprintf(stderr, "wgt train: training.json not written: out of host memory\n");
+        return;
+    }
+    wgt_status st = wgt_json_parse(state, strlen(state), "training.json", &j);
     free(state);
-    if (!j) return;
+    if (st) {
+        fprintf(stderr, "wgt train: training.json not written: %s\n", wgt_errmsg());
+        return;
+    }
     cJSON_AddStringToObject(j, "model", src);
     cJSON_AddNumberToObject(j, "steps", (double)n);
     cJSON_AddNumberToObject(j, "total_steps", (double)o->steps);

@@ -13,6 +13,7 @@
 #include <fcntl.h>
 
 #include "core/error.h"
+#include "io/json_util.h"
 #include "models/train_internal.h"
 
 struct wgt_trainer {
@@ -287,6 +288,23 @@ static void remove_dir(const char *dir)
 wgt_status wgt_trainer_save(wgt_trainer *t, const char *dir, const char *tokenizer_from, const char *state_json)
 {
     if (!t || !dir) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_trainer_save: NULL argument");
+    /* the caller's state first: nothing is written for a state_json that is not a JSON object */
+    cJSON *j = NULL;
+    if (state_json) {
+        wgt_status js = wgt_json_parse(state_json, strlen(state_json), "wgt_trainer_save: state_json", &j);
+        if (js == WGT_ERR_FORMAT) {
+            char why[256];
+            snprintf(why, sizeof why, "%s", wgt_errmsg());
+            return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s", why);
+        }
+        if (js) return js;
+        if (!cJSON_IsObject(j)) {
+            cJSON_Delete(j);
+            return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_trainer_save: state_json is not a JSON object");
+        }
+    } else if (!(j = cJSON_CreateObject())) {
+        return wgt_error(WGT_ERR_OUT_OF_MEMORY, "wgt_trainer_save: out of host memory");
+    }
     /* everything goes to DIR.tmp first; DIR is replaced only once the new one is complete, so an
      * interrupted run keeps its last complete checkpoint */
     char tmp[1100], old[1100], path[1200];
@@ -297,8 +315,6 @@ wgt_status wgt_trainer_save(wgt_trainer *t, const char *dir, const char *tokeniz
     snprintf(path, sizeof path, "%s/optimizer.safetensors", tmp);
     if (!st) st = wgt_optimizer_save(t->opt, path);
     if (!st) {
-        cJSON *j = state_json ? cJSON_Parse(state_json) : cJSON_CreateObject();
-        if (!j) j = cJSON_CreateObject();
         cJSON_DeleteItemFromObject(j, "step");
         cJSON_AddNumberToObject(j, "step", (double)t->steps);
         if (t->scaled) {
@@ -308,7 +324,6 @@ wgt_status wgt_trainer_save(wgt_trainer *t, const char *dir, const char *tokeniz
             cJSON_AddNumberToObject(j, "loss_scale_good_steps", (double)t->good);
         }
         char *text = cJSON_Print(j);
-        cJSON_Delete(j);
         snprintf(path, sizeof path, "%s/trainer.json", tmp);
         FILE *f = text ? fopen(path, "wb") : NULL;
         if (!f || fputs(text, f) < 0 || fputc('\n', f) < 0 || fflush(f) || fsync(fileno(f)))
@@ -316,6 +331,7 @@ wgt_status wgt_trainer_save(wgt_trainer *t, const char *dir, const char *tokeniz
         if (f) fclose(f);
         free(text);
     }
+    cJSON_Delete(j);
     if (st) {
         remove_dir(tmp);
         return st;
@@ -362,9 +378,15 @@ wgt_status wgt_trainer_load(wgt_trainer *t, const char *dir)
     else
         free(text), text = NULL;
     fclose(f);
-    cJSON *j = text ? cJSON_Parse(text) : NULL;
+    if (!text) return wgt_error(WGT_ERR_FORMAT, "%s: empty or unreadable: the checkpoint is damaged", path);
+    cJSON *j = NULL;
+    st = wgt_json_parse(text, (uint64_t)len, path, &j);
     free(text);
-    if (!j) return wgt_error(WGT_ERR_FORMAT, "%s: not a JSON object: the checkpoint is damaged", path);
+    if (st) return st;
+    if (!cJSON_IsObject(j)) {
+        cJSON_Delete(j);
+        return wgt_error(WGT_ERR_FORMAT, "%s: not a JSON object: the checkpoint is damaged", path);
+    }
     const cJSON *s = cJSON_GetObjectItem(j, "step"), *ls = cJSON_GetObjectItem(j, "loss_scale"),
                 *lg = cJSON_GetObjectItem(j, "loss_scale_good_steps");
     if (cJSON_IsNumber(s) && s->valuedouble >= 0) t->steps = (int64_t)s->valuedouble;

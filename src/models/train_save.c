@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "core/error.h"
+#include "io/json_util.h"
 #include "models/train_internal.h"
 
 static wgt_status write_bytes(const char *path, const void *data, size_t n)
@@ -162,9 +163,10 @@ static wgt_status save_config(const wgt_train_model *m, const char *path)
             if (text && fread(text, 1, (size_t)n, f) != (size_t)n) text[0] = 0;
             fclose(f);
         }
-        j = text ? cJSON_Parse(text) : NULL;
+        if (!text) return wgt_error(WGT_ERR_IO, "%s: cannot read it again to write the output's config.json", src);
+        wgt_status st = wgt_json_parse(text, (uint64_t)strlen(text), src, &j);
         free(text);
-        if (!j) return wgt_error(WGT_ERR_FORMAT, "%s: cannot read it again to write the output's config.json", src);
+        if (st) return st;
     } else
         j = config_from_cfg(&m->cfg);
     if (!j) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory");

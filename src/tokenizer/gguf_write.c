@@ -14,6 +14,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "io/json_util.h"
 #include "tokenizer/tokenizer_internal.h"
 
 static int exists(const char *dir, const char *name, char *out, size_t cap)
@@ -141,8 +142,8 @@ wgt_status wgt_gguf_writer_add_tokenizer(wgt_gguf_writer *w, const char *dir, co
     if (!st && exists(dir, "tokenizer_config.json", path, sizeof path)) {
         char *text;
         size_t len;
-        if (tok_read_file(path, &text, &len) == WGT_OK) {
-            tc = cJSON_ParseWithLength(text, len);
+        if (!(st = tok_read_file(path, &text, &len))) {
+            st = wgt_json_parse(text, len, path, &tc);
             free(text);
         }
     }
