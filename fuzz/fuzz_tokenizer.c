@@ -50,7 +50,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char out[128];
     snprintf(out, sizeof out, "%s/out.gguf", dir);
     wgt_gguf_writer *w;
-    if (wgt_gguf_writer_create(out, &w)) return 0;
+    if (wgt_gguf_writer_open(out, &w)) return 0;
     wgt_hf_config cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.vocab_size = pad * 7;

@@ -4,10 +4,11 @@
  * This header is the manual. Conventions:
  *  - every name is prefixed wgt_; functions read wgt_<noun>_<verb>;
  *  - objects are opaque handles, made by wgt_<noun>_create (from values in memory or from another
- *    handle) or wgt_<noun>_open (from a path: a file or a directory), and released by
- *    wgt_<noun>_free; freeing NULL does nothing; the same constructor taking an options struct
- *    ends in _ex. Tensors are values: ops and
- *    wgt_tensor_empty / _zeros / _from_host make them, wgt_tensor_free releases them;
+ *    handle) or wgt_<noun>_open (from a path: a file or a directory, to read or, for the writers,
+ *    to write), and released by wgt_<noun>_free (an output file: _commit or _abort); freeing NULL
+ *    does nothing; the same constructor taking an options struct ends in _ex. tests/test_exports.sh
+ *    checks these names. Tensors are values: ops and wgt_tensor_empty / _zeros / _from_host make
+ *    them, wgt_tensor_free releases them;
  *  - every call that can fail returns a wgt_status (0 on success, negative on failure) and leaves
  *    a message saying what went wrong and what to do: wgt_context_errmsg() for calls that take a
  *    context, wgt_errmsg() (per thread) for the others and for context creation itself;
@@ -1302,7 +1303,7 @@ wgt_status wgt_gguf_tensor_to_f32(const wgt_gguf_tensor *t, int64_t first, int64
  * then _finish. The file is written safely (see wgt_output below): freeing without finishing
  * removes only the temporary file, and the final name appears at _finish. */
 typedef struct wgt_gguf_writer wgt_gguf_writer;
-wgt_status wgt_gguf_writer_create(const char *path, wgt_gguf_writer **out);
+wgt_status wgt_gguf_writer_open(const char *path, wgt_gguf_writer **out);
 /* Scalars: type is any scalar type; the value is read from *value in that type's C form
  * (uint8_t, int8_t, ..., float, double; bool as uint8_t 0 or 1). */
 wgt_status wgt_gguf_writer_add(wgt_gguf_writer *w, const char *key, wgt_gguf_type type,
@@ -1377,7 +1378,7 @@ const char *wgt_safetensors_metadata(const wgt_safetensors *st, const char *key)
 /* safetensors writer: declare every tensor (and metadata), then write the bytes in declared
  * order (streamed, in pieces), then _finish. Written safely, as the GGUF writer (wgt_output). */
 typedef struct wgt_st_writer wgt_st_writer;
-wgt_status wgt_st_writer_create(const char *path, wgt_st_writer **out);
+wgt_status wgt_st_writer_open(const char *path, wgt_st_writer **out);
 wgt_status wgt_st_writer_add_metadata(wgt_st_writer *w, const char *key, const char *value);
 wgt_status wgt_st_writer_add_tensor(wgt_st_writer *w, const char *name, wgt_ftype type,
                                     uint32_t n_dims, const int64_t *shape);
@@ -1420,9 +1421,9 @@ wgt_status wgt_output_cleanup_on_signals(void);
 
 /* The writers above with wgt_output's checks (create replaces an existing regular file, as
  * opts = {.replace = 1} does, and also writes through a temporary file). */
-wgt_status wgt_gguf_writer_create_ex(const char *path, const wgt_output_options *opts,
+wgt_status wgt_gguf_writer_open_ex(const char *path, const wgt_output_options *opts,
                                        wgt_gguf_writer **out);
-wgt_status wgt_st_writer_create_ex(const char *path, const wgt_output_options *opts,
+wgt_status wgt_st_writer_open_ex(const char *path, const wgt_output_options *opts,
                                      wgt_st_writer **out);
 
 /* --- Hugging Face config.json / generation_config.json ------------------------------------- */
@@ -1639,7 +1640,7 @@ typedef struct wgt_generate_stats {
     int64_t n_reused;      /* prompt tokens whose keys and values were already cached (not fed again) */
     int context_full;      /* 1 when generation stopped early because the KV cache was full (a normal end) */
     int64_t graph_steps;   /* decode steps replayed from a captured step (wgt_sampling.graph) */
-    int64_t graph_captures; /* decode steps captured (one per key-count bucket: mdl_decode_graph_bucket) */
+    int64_t graph_captures; /* decode steps captured (one per range of positions sharing an attention grid) */
 } wgt_generate_stats;
 
 /* Called with each new token; return non-zero to stop. */

@@ -53,4 +53,44 @@ if [ -s "$tmp/missing" ]; then
 fi
 echo "$n_declared functions declared in include/, $n_exported symbols exported by $lib"
 [ $status = 0 ] && echo "exports match the header"
+
+# The header's prose names nothing a user cannot call: no internal function or type (the CPU
+# reference wgt_cpu_*, the device layer wgt_gpu_*, op_*, tok_*, mdl_*, ag_*, cpu_*, the test kit's
+# hx_* and onnx_*); it says what they do instead.
+internal='\b(wgt_cpu_|wgt_gpu_|op_|tok_|mdl_|ag_|cpu_|hx_|onnx_)[a-z0-9_]+'
+for h in "$root"/include/*.h; do
+    if grep -nwoE "$internal" "$h" >"$tmp/internal"; then
+        status=1
+        echo "$(basename "$h") names internal symbols (say what they do instead):"
+        sed 's/^/  /' "$tmp/internal"
+    fi
+done
+
+# Constructors follow the verb convention stated at the top of wgt.h: a function that makes an
+# opaque handle (its last parameter wgt_X **, X not a tensor) is wgt_X_open[_...] when it reads
+# a path (a `const char *path` parameter), else wgt_X_create[_...]; a name ending in _ex takes an
+# options struct; the handle has a wgt_X_free (wgt_output: _commit or _abort). wgt_graph_end makes the graph its capture recorded.
+opaque=$(grep -ohE 'typedef struct (wgt_[a-z0-9_]+) \1;' "$root"/include/*.h | awk '{print $3}' | sort -u)
+protos=$(cat "$root"/include/*.h | tr '\n' ' ' | grep -oE 'wgt_status wgt_[a-z0-9_]+\([^;)]*\)' || true)
+n_ctor=0
+while IFS= read -r p; do
+    name=$(sed -E 's/^wgt_status (wgt_[a-z0-9_]+)\(.*/\1/' <<<"$p")
+    last=$(sed -E 's/.*[(,] *(const )?(wgt_[a-z0-9_]+) \*\*[a-z_]*\)$/\2/;t;d' <<<"$p")
+    [ -n "$last" ] && [ "$last" != wgt_tensor ] && grep -qxF "$last" <<<"$opaque" || continue
+    n_ctor=$((n_ctor + 1))
+    [ "$name" = wgt_graph_end ] && continue
+    if grep -qE 'const char \*path\b' <<<"$p"; then verb=open; else verb=create; fi
+    if [[ $name != "${last}_$verb" && $name != "${last}_${verb}_"* ]]; then
+        status=1
+        echo "constructor $name: makes a $last $( [ $verb = open ] && echo "from a path" || echo "from memory or a handle"), so it is ${last}_$verb[_...] (wgt.h's convention)"
+    fi
+    if [[ $name == *_ex ]] && ! grep -qE '_options \*' <<<"$p"; then
+        status=1; echo "constructor $name ends in _ex but takes no options struct"
+    fi
+    # released by _free (an output file by _commit or _abort, which both free it)
+    grep -qxF "${last}_free" "$tmp/declared" || grep -qxF "${last}_abort" "$tmp/declared" ||
+        { status=1; echo "constructor $name: no ${last}_free"; }
+done <<<"$protos"
+[ $n_ctor -ge 15 ] || { status=1; echo "found only $n_ctor constructors in include/: the parse is broken"; }
+[ $status = 0 ] && echo "the header names no internal symbol; $n_ctor constructors follow the verb convention"
 exit $status

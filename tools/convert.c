@@ -478,7 +478,7 @@ int cmd_convert(int argc, char **argv)
     const char *inputs[] = {in};
     const wgt_output_options oo = {.replace = force, .inputs = inputs, .n_inputs = 1, .input_dir = dir};
     if (wgt_output_cleanup_on_signals()) goto failed; /* Ctrl-C removes the temporary file only */
-    TRY(wgt_gguf_writer_create_ex(out, &oo, &w));
+    TRY(wgt_gguf_writer_open_ex(out, &oo, &w));
     TRY(wgt_gguf_writer_add_str(w, "general.architecture", arch));
     const char *base = strrchr(dir, '/');
     TRY(wgt_gguf_writer_add_str(w, "general.name", base && base[1] ? base + 1 : dir));

@@ -45,7 +45,7 @@ static wgt_status write_all(const wgt_optimizer *opt, const char *path)
 {
     const wgt_optimizer_options *o = &opt->o;
     wgt_st_writer *w;
-    wgt_status st = wgt_st_writer_create(path, &w);
+    wgt_status st = wgt_st_writer_open(path, &w);
     if (st) return st;
     char key[64], val[128];
 #define META(k, ...) (snprintf(val, sizeof val, __VA_ARGS__), wgt_st_writer_add_metadata(w, k, val))

@@ -64,7 +64,7 @@ static wgt_status put_str(wgt_gguf_writer *w, const char *s, uint64_t len)
     return st ? st : put(w, s, len);
 }
 
-wgt_status wgt_gguf_writer_create_ex(const char *path, const wgt_output_options *opts, wgt_gguf_writer **out)
+wgt_status wgt_gguf_writer_open_ex(const char *path, const wgt_output_options *opts, wgt_gguf_writer **out)
 {
     *out = NULL;
     wgt_gguf_writer *w = calloc(1, sizeof *w);
@@ -87,10 +87,10 @@ wgt_status wgt_gguf_writer_create_ex(const char *path, const wgt_output_options 
 }
 
 /* The library's own callers (tests, tools that name a fresh path) replace their files. */
-wgt_status wgt_gguf_writer_create(const char *path, wgt_gguf_writer **out)
+wgt_status wgt_gguf_writer_open(const char *path, wgt_gguf_writer **out)
 {
     const wgt_output_options opts = {.replace = 1};
-    return wgt_gguf_writer_create_ex(path, &opts, out);
+    return wgt_gguf_writer_open_ex(path, &opts, out);
 }
 
 /* Start a value: at top level write the key and type; inside an array check the element type. */

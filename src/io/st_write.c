@@ -21,7 +21,7 @@ struct wgt_st_writer {
     wgt_status failed;
 };
 
-wgt_status wgt_st_writer_create_ex(const char *path, const wgt_output_options *opts, wgt_st_writer **out)
+wgt_status wgt_st_writer_open_ex(const char *path, const wgt_output_options *opts, wgt_st_writer **out)
 {
     *out = NULL;
     wgt_st_writer *w = calloc(1, sizeof *w);
@@ -43,10 +43,10 @@ wgt_status wgt_st_writer_create_ex(const char *path, const wgt_output_options *o
 }
 
 /* The library's own callers (tests, tools that name a fresh path) replace their files. */
-wgt_status wgt_st_writer_create(const char *path, wgt_st_writer **out)
+wgt_status wgt_st_writer_open(const char *path, wgt_st_writer **out)
 {
     const wgt_output_options opts = {.replace = 1};
-    return wgt_st_writer_create_ex(path, &opts, out);
+    return wgt_st_writer_open_ex(path, &opts, out);
 }
 
 wgt_status wgt_st_writer_add_metadata(wgt_st_writer *w, const char *key, const char *value)

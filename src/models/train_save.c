@@ -61,7 +61,7 @@ static int is_file(const char *p)
 static wgt_status save_weights(const wgt_train_model *m, const char *path)
 {
     wgt_st_writer *w;
-    wgt_status st = wgt_st_writer_create(path, &w);
+    wgt_status st = wgt_st_writer_open(path, &w);
     if (st) return st;
     wgt_st_writer_add_metadata(w, "format", "pt");
     for (int i = 0; i < m->n_params && !st; i++) {

@@ -49,7 +49,7 @@ static void fx_write(fx *f)
 {
     char p[1200];
     snprintf(p, sizeof p, "%s/model.safetensors", f->dir);
-    CHECK_OK(wgt_st_writer_create(p, &f->w));
+    CHECK_OK(wgt_st_writer_open(p, &f->w));
     for (int i = 0; i < f->n; i++) CHECK_OK(wgt_st_writer_add_tensor(f->w, f->t[i].name, f->t[i].type, f->t[i].nd, f->t[i].shape));
     for (int i = 0; i < f->n; i++) {
         int64_t n = f->t[i].shape[0] * (f->t[i].nd == 2 ? f->t[i].shape[1] : 1);
@@ -76,7 +76,7 @@ static void fx_write_sharded(const fx *f, const char *dir)
         int first = s ? f->n / 2 : 0, last = s ? f->n : f->n / 2;
         snprintf(p, sizeof p, "%s/model-0000%d-of-00002.safetensors", dir, s + 1);
         wgt_st_writer *w;
-        CHECK_OK(wgt_st_writer_create(p, &w));
+        CHECK_OK(wgt_st_writer_open(p, &w));
         for (int i = first; i < last; i++) {
             CHECK_OK(wgt_st_writer_add_tensor(w, f->t[i].name, f->t[i].type, f->t[i].nd, f->t[i].shape));
             char e[200];

@@ -47,7 +47,7 @@ int main(void)
     write_file(p, "", 0);
     wgt_gguf_writer *w;
     snprintf(p, sizeof p, "%s/out.gguf", tdir);
-    CHECK_OK(wgt_gguf_writer_create(p, &w));
+    CHECK_OK(wgt_gguf_writer_open(p, &w));
     CHECK(wgt_gguf_writer_add_tokenizer(w, tdir, "llama", NULL, NULL) == WGT_ERR_FORMAT && strstr(wgt_errmsg(), "empty file"),
           "empty tokenizer.model: %s", wgt_errmsg());
     snprintf(p, sizeof p, "%s/tokenizer.model", tdir);

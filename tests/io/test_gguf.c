@@ -190,7 +190,7 @@ static void check_tensors(const wgt_gguf *g)
 static void write_file_with(const char *path, uint32_t alignment, int piece)
 {
     wgt_gguf_writer *w;
-    CHECK_OK(wgt_gguf_writer_create(path, &w));
+    CHECK_OK(wgt_gguf_writer_open(path, &w));
     if (alignment != 32) CHECK_OK(wgt_gguf_writer_add_u32(w, "general.alignment", alignment));
     write_metadata(w);
     for (int t = 0; t < NT; t++) CHECK_OK(wgt_gguf_writer_add_tensor(w, specs[t].name, specs[t].type, specs[t].n_dims, specs[t].ne));
@@ -219,7 +219,7 @@ static void test_round_trip(void)
     /* copy every kv with add_value, and the tensors as they are, into a second file */
     const char *copy = tmp_path(".gguf");
     wgt_gguf_writer *w;
-    CHECK_OK(wgt_gguf_writer_create(copy, &w));
+    CHECK_OK(wgt_gguf_writer_open(copy, &w));
     for (int64_t i = 0; i < wgt_gguf_kv_count(g); i++) CHECK_OK(wgt_gguf_writer_add_value(w, wgt_gguf_kv_key(g, i), wgt_gguf_kv_value(g, i)));
     for (int64_t i = 0; i < wgt_gguf_tensor_count(g); i++) {
         const wgt_gguf_tensor *t = wgt_gguf_tensor_at(g, i);
@@ -292,7 +292,7 @@ static void test_writer_misuse(void)
     const char *path = tmp_path(".gguf");
     wgt_gguf_writer *w;
     int64_t ne[2] = {32, 1};
-    CHECK_OK(wgt_gguf_writer_create(path, &w));
+    CHECK_OK(wgt_gguf_writer_open(path, &w));
     CHECK_OK(wgt_gguf_writer_add_u32(w, "a", 1));
     CHECK(wgt_gguf_writer_add_u32(w, "a", 2) == WGT_ERR_INVALID_ARGUMENT, "duplicate key");
     CHECK(wgt_gguf_writer_add_u32(w, "bad\xff", 2) == WGT_ERR_INVALID_ARGUMENT, "non-UTF-8 key");
@@ -311,13 +311,13 @@ static void test_writer_misuse(void)
     wgt_gguf_writer_free(w);
     CHECK(access(path, F_OK) != 0, "an unfinished file is removed");
 
-    CHECK_OK(wgt_gguf_writer_create(path, &w));
+    CHECK_OK(wgt_gguf_writer_open(path, &w));
     CHECK_OK(wgt_gguf_writer_add_tensor(w, "q", WGT_FTYPE_Q4_0, 2, ne));
     uint8_t two[36] = {0};
     CHECK(wgt_gguf_writer_write(w, two, 36) == WGT_ERR_MISUSE, "more bytes than declared");
     wgt_gguf_writer_free(w);
 
-    CHECK_OK(wgt_gguf_writer_create(path, &w));
+    CHECK_OK(wgt_gguf_writer_open(path, &w));
     CHECK_OK(wgt_gguf_writer_begin_array(w, "arr", WGT_GGUF_INT32, 2));
     int32_t one = 1;
     CHECK(wgt_gguf_writer_add_u32(w, NULL, 1) == WGT_ERR_MISUSE, "wrong element type");

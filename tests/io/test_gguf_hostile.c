@@ -242,7 +242,7 @@ static void test_truncation_sweep(void)
 {
     const char *full = tmp_path(".gguf");
     wgt_gguf_writer *w;
-    CHECK_OK(wgt_gguf_writer_create(full, &w));
+    CHECK_OK(wgt_gguf_writer_open(full, &w));
     CHECK_OK(wgt_gguf_writer_add_str(w, "general.architecture", "llama"));
     CHECK_OK(wgt_gguf_writer_add_u32(w, "llama.block_count", 2));
     CHECK_OK(wgt_gguf_writer_add_f32(w, "llama.rope.freq_base", 10000.0f));

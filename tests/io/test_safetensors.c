@@ -37,7 +37,7 @@ static uint8_t pattern(int t, uint64_t i) { return specs[t].type == WGT_FTYPE_BO
 static void write_st(const char *path, int first, int last)
 {
     wgt_st_writer *w;
-    CHECK_OK(wgt_st_writer_create(path, &w));
+    CHECK_OK(wgt_st_writer_open(path, &w));
     CHECK_OK(wgt_st_writer_add_metadata(w, "format", "pt"));
     for (int t = first; t < last; t++) CHECK_OK(wgt_st_writer_add_tensor(w, specs[t].name, specs[t].type, specs[t].n_dims, specs[t].shape));
     for (int t = first; t < last; t++)

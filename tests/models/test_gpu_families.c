@@ -306,7 +306,7 @@ static int write_checkpoint(const family_case *f, const char *dir, uint64_t seed
     int n = specs_of(f, t);
     wgt_st_writer *w;
     snprintf(p, sizeof p, "%s/model.safetensors", dir);
-    if (wgt_st_writer_create(p, &w)) return 0;
+    if (wgt_st_writer_open(p, &w)) return 0;
     for (int i = 0; i < n; i++)
         if (wgt_st_writer_add_tensor(w, t[i].name, WGT_FTYPE_F32, t[i].shape[1] ? 2 : 1, t[i].shape)) return 0;
     rng = seed * 0x9e3779b97f4a7c15ull + 1;

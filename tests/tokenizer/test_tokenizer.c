@@ -36,7 +36,7 @@ static int make_gguf(const char *dir, const char *arch, const char *out)
 {
     const char *kind;
     wgt_gguf_writer *w = NULL;
-    wgt_status st = wgt_gguf_writer_create(out, &w);
+    wgt_status st = wgt_gguf_writer_open(out, &w);
     if (!st) st = wgt_gguf_writer_add_str(w, "general.architecture", arch);
     if (!st) st = wgt_gguf_writer_add_tokenizer(w, dir, arch, NULL, &kind);
     if (!st) st = wgt_gguf_writer_finish(w);
