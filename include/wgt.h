@@ -1710,7 +1710,9 @@ int wgt_model_is_eos(const wgt_model *m, int32_t id);
 /* Continuous batching (src/models/batch.c): n_slots sequences, each with a KV cache slot of the
  * model's context length (wgt_model_context), fed together. A step takes any mix of sequences: one
  * id for one that decodes, a chunk of its prompt for one that prefills. The rows of all of them go
- * through each linear layer as one matrix product; attention runs per sequence over its own slot.
+ * through each linear layer as one matrix product; the decode rows' attention runs in one dispatch
+ * a layer over the slots' caches (in groups of slots when all the caches of a layer pass one
+ * storage binding of the device), a prompt chunk's per sequence over its own slot.
  * A slot keeps its ids after a sequence ends: a new sequence that starts with them truncates the
  * slot to the common prefix and feeds only the rest (multi-turn chat). Not thread-safe: one thread
  * steps a batch. */

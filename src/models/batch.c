@@ -2,9 +2,10 @@
  * together. One step takes any mix of sequences and new ids (one id for a sequence that decodes, a
  * chunk of its prompt for one that prefills): the rows of all of them go through each linear layer
  * as one matrix product (the weights are read once per step, not once per sequence). The slots'
- * caches are regions of one tensor per layer, so the attention of every decoding sequence (one new
- * id) is one dispatch a layer (batch_attn.c, src/kernels/models_attention_slots.wgsl); a prefilling chunk
- * attends per sequence over its own region. Then one token is drawn per sequence, each with its
+ * caches are regions of one tensor per layer (or a few, each one storage binding, when the slots'
+ * caches pass the device's binding limit), so the attention of every decoding sequence (one new
+ * id) is one dispatch a layer and group (batch_attn.c, src/kernels/models_attention_slots.wgsl);
+ * a prefilling chunk attends per sequence over its own region. Then one token is drawn per sequence, each with its
  * own sampling settings, by the same rules as wgt_model_generate.
  *
  * The batched layer loop knows the architectures of src/models/forward.c's plain path (llama,
@@ -28,13 +29,20 @@ struct wgt_batch {
     int n_slots;
     int64_t ctx;
     bslot *slots;   /* [n_slots] */
-    /* [n_layers] each [n_slots, n_kv_heads, ctx, head_dim] f32, the slots' k and v views into them;
-     * NULL where the slots hold caches of their own (a CPU reference context, a cache too large for
+    /* The slots' caches in groups of `group` slots (the last group may hold fewer): kall[li *
+     * n_groups + g], vall likewise, each [slots of group g, n_kv_heads, ctx, head_dim] f32, the
+     * slots' k and v views into them. A group's cache is one storage binding, so the device's
+     * binding limit sets the group size: the decode attention is one dispatch a layer and group.
+     * NULL where the slots hold caches of their own (a CPU reference context, one slot's cache past
      * one binding): then decode rows attend per sequence too */
     wgt_tensor **kall, **vall;
+    int group, n_groups;
     int per_sequence; /* decode rows attend per sequence even with kall (mdl_batch_set_per_sequence) */
     int sequential; /* one wgt_model_forward per sequence (other architectures; a test's reference) */
 };
+
+/* mdl_batch_set_binding_limit: a smaller binding limit for the caches of batches created later. */
+static uint64_t test_binding_limit;
 
 /* Tensors of one layer (or step), freed together. */
 typedef struct tlist {
@@ -112,18 +120,33 @@ wgt_status wgt_batch_create(wgt_model *m, int n_slots, wgt_batch **out)
     b->m = m, b->n_slots = n_slots, b->ctx = m->max_ctx;
     b->sequential = !batch_supports(c);
     int64_t shape[3] = {c->n_kv_heads, b->ctx, c->head_dim};
-    int64_t ashape[4] = {n_slots, c->n_kv_heads, b->ctx, c->head_dim};
-    uint64_t abytes = (uint64_t)n_slots * (uint64_t)(c->n_kv_heads * b->ctx * c->head_dim) * 4u;
     const wgt_limits *lim = wgt_gpu_runs_reference(m->ctx) ? NULL : wgt_gpu_limits(m->ctx);
     wgt_status st = WGT_OK;
-    if (lim && mdl_attention_slots_ok(m->ctx, c->head_dim) && abytes <= lim->max_storage_buffer_binding_size &&
-        abytes <= lim->max_buffer_size && abytes / 4u <= UINT32_MAX) {
-        b->kall = calloc((size_t)c->n_layers, sizeof *b->kall);
-        b->vall = calloc((size_t)c->n_layers, sizeof *b->vall);
+    if (lim && mdl_attention_slots_ok(m->ctx, c->head_dim)) {
+        /* as many slots a group as one binding (and the kernel's u32 indices) hold, the groups
+         * made even: 65 slots of which 64 fit are 2 groups of 33 and 32 */
+        uint64_t slot_bytes = (uint64_t)(c->n_kv_heads * b->ctx * c->head_dim) * 4u;
+        uint64_t limit = lim->max_storage_buffer_binding_size;
+        if (lim->max_buffer_size < limit) limit = lim->max_buffer_size;
+        if ((uint64_t)UINT32_MAX < limit / 4u) limit = (uint64_t)UINT32_MAX * 4u;
+        if (test_binding_limit && test_binding_limit < limit) limit = test_binding_limit;
+        uint64_t fit = slot_bytes ? limit / slot_bytes : 0;
+        if (fit >= 1) {
+            b->n_groups = (int)(((uint64_t)n_slots + fit - 1) / fit);
+            b->group = (n_slots + b->n_groups - 1) / b->n_groups;
+        }
+    }
+    if (b->n_groups) {
+        size_t n_caches = (size_t)c->n_layers * (size_t)b->n_groups;
+        b->kall = calloc(n_caches, sizeof *b->kall);
+        b->vall = calloc(n_caches, sizeof *b->vall);
         if (!b->kall || !b->vall) st = wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory");
-        for (int64_t li = 0; li < c->n_layers && !st; li++)
-            if (!(st = wgt_tensor_zeros(m->ctx, WGT_F32, 4, ashape, &b->kall[li])))
-                st = wgt_tensor_zeros(m->ctx, WGT_F32, 4, ashape, &b->vall[li]);
+        for (size_t k = 0; k < n_caches && !st; k++) {
+            int g = (int)(k % (size_t)b->n_groups), in_g = n_slots - g * b->group < b->group ? n_slots - g * b->group : b->group;
+            int64_t ashape[4] = {in_g, c->n_kv_heads, b->ctx, c->head_dim};
+            if (!(st = wgt_tensor_zeros(m->ctx, WGT_F32, 4, ashape, &b->kall[k])))
+                st = wgt_tensor_zeros(m->ctx, WGT_F32, 4, ashape, &b->vall[k]);
+        }
     }
     for (int i = 0; i < n_slots && !st; i++) {
         bslot *s = &b->slots[i];
@@ -135,8 +158,9 @@ wgt_status wgt_batch_create(wgt_model *m, int n_slots, wgt_batch **out)
             break;
         }
         for (int64_t li = 0; li < c->n_layers && !st; li++)
-            if (b->kall) { /* the slot's region: views [n_kv_heads, ctx, head_dim] */
-                if (!(st = slot_view(b->kall[li], i, &s->k[li]))) st = slot_view(b->vall[li], i, &s->v[li]);
+            if (b->kall) { /* the slot's region of its group's cache: views [n_kv_heads, ctx, head_dim] */
+                int64_t k = li * b->n_groups + i / b->group;
+                if (!(st = slot_view(b->kall[k], i % b->group, &s->k[li]))) st = slot_view(b->vall[k], i % b->group, &s->v[li]);
             } else if (!(st = wgt_tensor_zeros(m->ctx, WGT_F32, 3, shape, &s->k[li])))
                 st = wgt_tensor_zeros(m->ctx, WGT_F32, 3, shape, &s->v[li]);
     }
@@ -159,10 +183,10 @@ void wgt_batch_free(wgt_batch *b)
         }
         free(s->k), free(s->v), free(s->ids);
     }
-    if (b->kall)
-        for (int64_t li = 0; li < b->m->cfg.n_layers; li++) wgt_tensor_free(b->kall[li]);
-    if (b->vall)
-        for (int64_t li = 0; li < b->m->cfg.n_layers; li++) wgt_tensor_free(b->vall[li]);
+    for (int64_t k = 0; k < b->m->cfg.n_layers * b->n_groups; k++) {
+        if (b->kall) wgt_tensor_free(b->kall[k]);
+        if (b->vall) wgt_tensor_free(b->vall[k]);
+    }
     free(b->kall), free(b->vall);
     free(b->slots);
     free(b);
@@ -199,6 +223,10 @@ void mdl_batch_set_per_sequence(wgt_batch *b, int on)
 {
     if (b) b->per_sequence = on;
 }
+
+void mdl_batch_set_binding_limit(uint64_t bytes) { test_binding_limit = bytes; }
+
+int mdl_batch_cache_groups(const wgt_batch *b) { return b ? b->n_groups : 0; }
 
 /* One sequence through the model's own forward pass, the slot's cache swapped in. */
 static wgt_status forward_one(wgt_batch *b, const wgt_batch_item *it, wgt_tensor **logits)
@@ -321,11 +349,12 @@ done:
 }
 
 /* The attention of the step's first nd rows, each a decoding sequence of its own slot, in one
- * dispatch over the layer's caches (mdl_attention_slots); the rows' positions are info[0 .. nd),
- * their slots info[R ..). *att [nd, Hq * hd]. */
+ * dispatch a cache group over the layer's caches (mdl_attention_slots); the rows go group by group,
+ * per_group[g] of group g; their positions are info[0 .. nd), their slots within their group
+ * info[R ..). *att [nd, Hq * hd]. */
 static wgt_status attend_slots(const wgt_batch *b, int64_t li, const wgt_tensor *qkv, const wgt_tensor *q_all,
                                const wgt_tensor *k_all, const wgt_tensor *v_all, const wgt_tensor *info, int64_t R,
-                               int64_t nd, wgt_tensor **att)
+                               int64_t nd, const int *per_group, wgt_tensor **att)
 {
     const wgt_model *m = b->m;
     const wgt_model_config *c = &m->cfg;
@@ -376,7 +405,30 @@ static wgt_status attend_slots(const wgt_batch *b, int64_t li, const wgt_tensor 
 attn:
     T(t, v3, wgt_tensor_reshape(v, 3, ksh, &v3));
     T(t, vt, wgt_tensor_transpose(v3, 0, 1, &vt));
-    st = mdl_attention_slots(qr, kr, vt, info, R, nd, b->kall[li], b->vall[li], 1.0 / sqrt((double)hd), att);
+    if (b->n_groups == 1) {
+        st = mdl_attention_slots(qr, kr, vt, info, R, nd, b->kall[li], b->vall[li], 1.0 / sqrt((double)hd), att);
+        goto done;
+    }
+    wgt_tensor *parts[64], *joined = NULL;
+    int np = 0;
+    for (int g = 0, r0 = 0; g < b->n_groups; r0 += per_group[g], g++) {
+        if (!per_group[g]) continue;
+        wgt_tensor *qg, *kg, *vg, *ig, *ag;
+        int64_t ng = per_group[g];
+        T(t, qg, wgt_tensor_narrow(qr, 1, r0, ng, &qg));
+        T(t, kg, wgt_tensor_narrow(kr, 1, r0, ng, &kg));
+        T(t, vg, wgt_tensor_narrow(vt, 1, r0, ng, &vg));
+        T(t, ig, wgt_tensor_narrow(info, 0, r0, 2 * R - r0, &ig)); /* positions from r0, slots from R + r0 */
+        int64_t k = li * b->n_groups + g;
+        T(t, ag, mdl_attention_slots(qg, kg, vg, ig, R, ng, b->kall[k], b->vall[k], 1.0 / sqrt((double)hd), &ag));
+        parts[np++] = ag;
+        if (np == 64) { /* cat_rows joins any number; this bounds the list */
+            DO(cat_rows(parts, np, &joined));
+            DO(keep(&t, joined));
+            parts[0] = joined, np = 1;
+        }
+    }
+    st = cat_rows(parts, np, att);
 done:
     tlist_clear(&t);
     free(t.t);
@@ -384,8 +436,8 @@ done:
 }
 
 /* All items' rows through the layers together; *logits [n, vocab] of each item's last row. The
- * rows go decoding items first (one id each, when the slots share one cache per layer), then the
- * prefilling ones. */
+ * rows go decoding items first (one id each, when the slots share caches: group by group), then
+ * the prefilling ones. */
 static wgt_status forward_batched(wgt_batch *b, const wgt_batch_item *it, int n, wgt_tensor **logits)
 {
     wgt_model *m = b->m;
@@ -395,25 +447,30 @@ static wgt_status forward_batched(wgt_batch *b, const wgt_batch_item *it, int n,
     for (int i = 0; i < n; i++) R += it[i].n;
     int32_t *ids = calloc((size_t)R, sizeof *ids), *pos = malloc((size_t)(2 * R) * sizeof *pos);
     int32_t *last = malloc((size_t)n * sizeof *last);
-    int *ord = malloc((size_t)n * sizeof *ord);
+    int *ord = malloc((size_t)n * sizeof *ord), *per_group = calloc((size_t)b->n_groups + 1, sizeof *per_group);
     wgt_tensor **atts = calloc((size_t)n, sizeof *atts);
     tlist s = {0}, layer = {0};
     wgt_status st = WGT_OK;
     wgt_tensor *x = NULL, *h = NULL;
-    if (!ids || !pos || !last || !atts || !ord) {
+    if (!ids || !pos || !last || !atts || !ord || !per_group) {
         st = wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory");
         goto done;
     }
+    /* decoding rows first, group by group of their slots' caches */
     int nd = 0, no = 0, slots_attn = b->kall && !b->per_sequence;
-    for (int i = 0; i < n; i++)
-        if (slots_attn && it[i].n == 1) ord[nd++] = i;
+    for (int g = 0; g < (slots_attn ? b->n_groups : 0); g++) {
+        per_group[g] = 0;
+        for (int i = 0; i < n; i++)
+            if (it[i].n == 1 && it[i].slot / b->group == g) ord[nd++] = i, per_group[g]++;
+    }
     for (int i = 0; i < n; i++)
         if (!(slots_attn && it[i].n == 1)) ord[nd + no++] = i;
-    /* pos: the rows' positions, then their slots (models_attention_slots.wgsl's info) */
+    /* pos: the rows' positions, then their slots within their group (models_attention_slots.wgsl's info) */
     for (int oi = 0, r = 0; oi < n; oi++) {
         int i = ord[oi];
         for (int64_t j = 0; j < it[i].n; j++, r++)
-            ids[r] = it[i].ids[j], pos[r] = (int32_t)(b->slots[it[i].slot].n_past + j), pos[R + r] = it[i].slot;
+            ids[r] = it[i].ids[j], pos[r] = (int32_t)(b->slots[it[i].slot].n_past + j),
+            pos[R + r] = b->group ? it[i].slot % b->group : it[i].slot;
         last[i] = r - 1;
     }
     int64_t rshape[1] = {R}, nshape[1] = {n}, ishape[1] = {2 * R};
@@ -441,7 +498,7 @@ static wgt_status forward_batched(wgt_batch *b, const wgt_batch_item *it, int n,
             T(layer, v, mdl_linear(h, &W->wv, W->bv, &v));
         }
         int na = 0;
-        if (nd) DO(attend_slots(b, li, qkv, q, k, v, info_t, R, nd, &atts[na++]));
+        if (nd) DO(attend_slots(b, li, qkv, q, k, v, info_t, R, nd, per_group, &atts[na++]));
         for (int oi = nd, r0 = nd; oi < n; r0 += (int)it[ord[oi]].n, oi++)
             DO(attend(m, li, &b->slots[it[ord[oi]].slot], qkv, q, k, v, pos_t, r0, it[ord[oi]].n, &atts[na++]));
         st = cat_rows(atts, na, &att);
@@ -477,7 +534,9 @@ static wgt_status forward_batched(wgt_batch *b, const wgt_batch_item *it, int n,
     }
     /* the last layer's add_norm applied the output norm: h holds the normed rows */
     wgt_tensor *xl = h;
-    if (R != n) {
+    int in_order = R == n;
+    for (int i = 0; i < n && in_order; i++) in_order = last[i] == i;
+    if (!in_order) { /* each item's last row, in the items' order */
         wgt_tensor *last_t;
         T(s, last_t, wgt_tensor_from_host(ctx, WGT_I32, 1, nshape, last, &last_t));
         T(s, xl, wgt_index_select(h, 0, last_t, &xl));
@@ -494,7 +553,7 @@ done:
     tlist_clear(&layer), tlist_clear(&s);
     free(layer.t), free(s.t);
     wgt_tensor_free(x), wgt_tensor_free(h);
-    free(ids), free(pos), free(last), free(atts), free(ord);
+    free(ids), free(pos), free(last), free(atts), free(ord), free(per_group);
     return st;
 }
 

@@ -228,6 +228,11 @@ void mdl_batch_set_sequential(wgt_batch *b, int on);
 /* on: decode rows attend per sequence, as prefill chunks do, instead of in one dispatch over the
  * slots (mdl_attention_slots): a test's and a measurement's reference. */
 void mdl_batch_set_per_sequence(wgt_batch *b, int on);
+/* Batches created after this call group their slots' caches as if the device's storage binding
+ * limit were bytes (0: the device's own): a test's way to split the caches without gigabytes. */
+void mdl_batch_set_binding_limit(uint64_t bytes);
+/* The groups of slots whose caches share one tensor a layer (0: every slot has its own). */
+int mdl_batch_cache_groups(const wgt_batch *b);
 /* Decode attention of R rows over many slots' caches in one dispatch (batch_attn.c,
  * src/kernels/models_attention_slots.wgsl): q [Hq, R, D], k and v [Hkv, R, D] (the rows' new keys, rotated,
  * and values; f32, unit feature stride), info i32: row r's position info[r] and slot
