@@ -2,8 +2,8 @@
 # wgt serve's figures on the H200 (issue 18) in one device-tool call: the Qwen2.5-0.5B shape with
 # random weights (bench/configs/qwen2.5-0.5b.json) and a synthetic tokenizer of its vocabulary
 # (tools/synthetic_tokenizer.py), served with --parallel 64, loaded by tools/serve_bench.py at 1, 8,
-# 32 and 64 concurrent streams (prompts of 128 tokens, 128 new ones, greedy, ignore_eos), f16 then
-# q8_0. From the repository root, with wgt and libwgt_napi_stub.so in DIR and Dawn's tarball there:
+# 32 and 64 concurrent streams (prompts of 128 tokens, 128 new ones, greedy, ignore_eos; --chunk 8192
+# admits 64 prompts in one step), f16 then q8_0. From the repository root, with wgt and libwgt_napi_stub.so in DIR and Dawn's tarball there:
 #   carry [".gl", "DIR"]   command: bash tools/h200_serve_bench.sh DIR   timeout_s: 540
 # Writes $OUT/serve_<type>.json (serve_bench.py's figures) and $OUT/serve.log; the chart is drawn
 # here afterwards by tools/serve_bench_chart.py.
@@ -22,7 +22,7 @@ python3 tools/synthetic_tokenizer.py bench/configs/qwen2.5-0.5b.json /tmp/qwen-s
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 for type in ${TYPES:-f16 q8_0}; do
     echo "=== $type"
-    ./build/wgt serve -m /tmp/qwen-serve/config.json --type "$type" --parallel 64 -c 1024 --port 8080 \
+    ./build/wgt serve -m /tmp/qwen-serve/config.json --type "$type" --parallel 64 -c 1024 --chunk 8192 --port 8080 \
         --max-queue 256 2>"$out/serve_$type.err" &
     pid=$!
     for _ in $(seq 240); do curl -sf http://127.0.0.1:8080/health >/dev/null && break; sleep 0.5; done
