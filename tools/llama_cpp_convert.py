@@ -170,6 +170,14 @@ def prepare(fixture_dir, work, arch):
             shutil.copy(os.path.join(fixture_dir, n), d)
     with open(os.path.join(d, "config.json")) as f:
         cfg = json.load(f)
+    # keys llama.cpp's converter reads that transformers 5 no longer saves (run 1 on the H200:
+    # KeyError 'n_ctx' for gpt2, 'rotary_pct' for gpt_neox); transformers 4 wrote them, with these values
+    legacy = {"gpt2": {"n_ctx": cfg.get("n_positions")},
+              "gpt_neox": {"rotary_pct": cfg.get("partial_rotary_factor")}}.get(cfg.get("model_type"), {})
+    if any(k not in cfg and v is not None for k, v in legacy.items()):
+        cfg.update({k: v for k, v in legacy.items() if k not in cfg and v is not None})
+        with open(os.path.join(d, "config.json"), "w") as f:
+            json.dump(cfg, f, indent=1)
     if arch in SPM_ARCHS:
         data, summary = spm_model(cfg)
         with open(os.path.join(d, "tokenizer.model"), "wb") as f:
