@@ -943,7 +943,12 @@ wgt_status wgt_swiglu(const wgt_tensor *x, wgt_tensor **out);
  * submit, no bind group, buffer or host allocation per replay. The tensors the captured ops
  * returned are the graph's outputs: keep their handles, each replay rewrites them in place (read
  * them with wgt_tensor_to_host after it). Every buffer the graph touches, intermediates the
- * caller freed during capture included, stays reserved for the graph until wgt_graph_free.
+ * caller freed during capture included, stays reserved for the graph until wgt_graph_free;
+ * intermediates (made and freed during the capture) whose live ranges do not overlap share one
+ * buffer (memory planning at wgt_graph_end: wgt_graph_stats.peak_bytes; WGT_GRAPH_PLAN=0 off).
+ * A training step (forward, wgt_backward, wgt_optimizer_step) captures like any ops: declare the
+ * optimizer's next step count as a WGT_GRAPH_STEP scalar and set it before each replay (the
+ * learning rate stays the captured one; wgt_optimizer_steps does not count replays).
  *
  * Inputs: the tensors named at wgt_graph_begin. A replay takes tensors of the same shape and
  * dtype (WGT_ERR_SHAPE / WGT_ERR_DTYPE naming the input and both values otherwise) and copies them

@@ -817,11 +817,14 @@ wgt_status wgt_gpu_graph_replay(wgt_gpu_graph *g, const wgt_gpu_copy_cmd *pre, i
     /* eager work recorded before the replay (an input written element by element) goes first, in
      * the same command buffer: the replay encodes into the context's encoder, which the flush
      * below (or, unsubmitted, the next one) submits with its uniform and upload arenas */
+    /* WGT_PROFILE=1: each dispatch in a time-stamped pass of its own (while the profiler has pairs
+     * left: a replay is one submit), resolved by the context's flush, so through its encoder */
+    int prof = ctx->prof != NULL;
     WGPUCommandEncoder enc;
     if (ctx->encoder) {
         wgt_gpu_end_pass(ctx);
         enc = ctx->encoder;
-    } else if (submit)
+    } else if (submit && !prof)
         enc = wgt_W.DeviceCreateCommandEncoder(ctx->device, NULL);
     else
         enc = ctx->encoder = wgt_W.DeviceCreateCommandEncoder(ctx->device, NULL);
@@ -834,6 +837,14 @@ wgt_status wgt_gpu_graph_replay(wgt_gpu_graph *g, const wgt_gpu_copy_cmd *pre, i
         const gcmd *c = &g->cmds[i];
         if (c->kind == CMD_NONE) continue;
         if (c->kind == CMD_DISPATCH) {
+            int timed = prof && !wgt_prof_full(ctx);
+            if (timed) {
+                if (pass) wgt_W.ComputePassEncoderEnd(pass), wgt_W.ComputePassEncoderRelease(pass);
+                WGPUPassTimestampWrites tw;
+                wgt_prof_slot(ctx, c->kernel, &tw);
+                WGPUComputePassDescriptor d = {NULL, {c->kernel->name, WGPU_STRLEN}, &tw};
+                pass = wgt_W.CommandEncoderBeginComputePass(enc, &d);
+            }
             if (!pass) pass = wgt_W.CommandEncoderBeginComputePass(enc, NULL);
             wgt_W.ComputePassEncoderSetPipeline(pass, c->kernel->pipeline);
             if (c->kernel->has_uniform) {
@@ -842,6 +853,11 @@ wgt_status wgt_gpu_graph_replay(wgt_gpu_graph *g, const wgt_gpu_copy_cmd *pre, i
             } else
                 wgt_W.ComputePassEncoderSetBindGroup(pass, 0, g->groups[c->group], 0, NULL);
             wgt_W.ComputePassEncoderDispatchWorkgroups(pass, c->gx, c->gy, c->gz);
+            if (timed) {
+                wgt_W.ComputePassEncoderEnd(pass);
+                wgt_W.ComputePassEncoderRelease(pass);
+                pass = NULL;
+            }
             continue;
         }
         if (pass) {

@@ -280,6 +280,16 @@ static wgt_status fuse_run(wgt_context *ctx, wgt_gpu_graph *g, const run *r, int
     wgt_status st = wgt_gpu_kernel(ctx, "elementwise_fused", pre, "main", NULL, 0, &k);
     free(pre);
     if (st) return st;
+    /* named by its ops (WGT_PROFILE=1's rows, pass labels): the kernel is cached by its text,
+     * which the ops make, so one name per kernel */
+    int used = snprintf(k->name, sizeof k->name, "fused:");
+    for (int s = 0; s < r->n && used < (int)sizeof k->name; s++) {
+        const ew_note *n = r->st[s];
+        const char *op = n->fam == EW_UNARY ? wgt_unary_op_name((wgt_unary_op)n->op)
+                         : n->fam == EW_BINARY ? wgt_binary_op_name((wgt_binary_op)n->op)
+                         : n->fam == EW_WHERE ? "where" : "cast";
+        used += snprintf(k->name + used, sizeof k->name - (size_t)used, "%s%s", s ? "+" : "", op);
+    }
     wgt_binding b[WGT_MAX_BINDINGS];
     int nb = 0;
     for (int i = 0; i < f.n_ext; i++) b[nb++] = (wgt_binding){f.ext[i], 0, f.ext_bytes[i] & ~3ull};

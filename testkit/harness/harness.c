@@ -661,7 +661,7 @@ int hx_check(wgt_context *dev, wgt_context *ref, const hx_op *op, const hx_optio
                 int graph = opt ? opt->graph : 0;
                 if (!graph || graph & HX_GRAPH)
                     run_variant(&rc, dev, ref, ins, n_in, data, graph ? data2 : NULL, ls, n_storage, 0);
-                if (graph & HX_GRAPH_FUSE) run_variant(&rc, dev, ref, ins, n_in, data, data2, ls, n_storage, 1);
+                if (graph & HX_GRAPH_FUSE && !(v && opt->graph_fuse_first)) run_variant(&rc, dev, ref, ins, n_in, data, data2, ls, n_storage, 1);
             }
             for (int i = 0; i < n_in; i++) free(data[i]), free(data2[i]);
             wgt_context_empty_cache(ref);

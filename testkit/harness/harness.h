@@ -137,6 +137,8 @@ typedef struct hx_options {
                             elementwise neighbours around the op inside the capture (ops that give
                             their input back exactly: the fusion pass meets every op's kernel, and
                             the comparison stays the op's) */
+    int graph_fuse_first; /* HX_GRAPH_FUSE for each op's first variant only (time: every fused
+                             chain is a kernel to compile) */
 } hx_options;
 #define HX_GRAPH 1
 #define HX_GRAPH_FUSE 2
