@@ -4,6 +4,7 @@
  * into a contiguous f32 tensor, through one of two kernels:
  *  - src/kernels/matmul_gemv.wgsl for M <= 4 (decode), when A and B are contiguous along k (a weight
  *    stored [N, K], as PyTorch and GGUF keep it): each weight row streamed once, 16-byte loads;
+ *    for 2 .. 64 rows (batch 1) linear_rows.c's kernel instead (several sequences' decode step);
  *  - src/kernels/matmul.wgsl otherwise: 64x64 or 128x128 tiles in workgroup memory;
  *  - src/kernels/matmul_tc.wgsl instead where the device has subgroup matrices with f16 operands
  *    and f32 results (the tensor cores) and WGT_MATMUL_TC's policy takes the product (tc_mode):
@@ -558,7 +559,9 @@ static wgt_status mm_gpu(wgt_context *ctx, const mm_job *job, wgt_tensor *out)
             bt.shape[nb + 1] = lb.shape[nb], bt.strides[nb + 1] = lb.strides[nb];
             kvec = vec_ok(&bt, base[1], nb + 1);
         }
-        int gemv = kvec && M <= (solo ? MM_MAXM_SOLO : MM_MAXM_GEMV);
+        /* 2 .. 64 rows of one product read along k: matmul_rows.c (each weight piece once per 8 rows) */
+        int few = kvec && batch == 1 && op_rows_take(ctx, M);
+        int gemv = kvec && M <= (solo ? MM_MAXM_SOLO : few ? OP_ROWS_MAX : MM_MAXM_GEMV);
         mm_tc tc;
         int use_tc = !ints && !gemv && tc_choose(ctx, M, n1 - n0, batch, la.dtype, lb.dtype, kvec, 0, &tc);
         wgt_kernel *k;
@@ -575,6 +578,13 @@ static wgt_status mm_gpu(wgt_context *ctx, const mm_job *job, wgt_tensor *out)
                 p.bsa[4 - nb + d] = (uint32_t)(la.strides[d] / epa);
                 p.bsb[4 - nb + d] = (uint32_t)(lb.strides[d] / epb);
             }
+        }
+        if (few) {
+            op_rows_params r = {p.M, p.N, p.K, 0, p.off_a, p.sam, p.off_b, p.sbn, (uint32_t)(lc.offset - base[2]),
+                                (uint32_t)lc.strides[nb], (uint32_t)lc.strides[nb + 1], p.has_c, p.alpha, p.beta,
+                                p.n0, p.ldo, 0, {0}};
+            if ((st = op_rows_run(ctx, la.dtype, lb.dtype, (wgt_ftype)0, lc.dtype, &r, bind))) return st;
+            continue;
         }
         if (gemv) {
             /* 8 rows per workgroup (32 invocations a row) streamed best on the H200 at every size

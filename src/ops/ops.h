@@ -192,6 +192,25 @@ wgt_status op_layout_params_fill(wgt_context *ctx, const wgt_layout *l, op_layou
  * kernels compute their linear workgroup index as wid.x + wid.y * num_workgroups.x. */
 void op_grid(wgt_context *ctx, uint64_t groups, uint32_t *gx, uint32_t *gy);
 
+/* Linear layers over 2 .. OP_ROWS_MAX rows (src/ops/linear_rows.c, src/kernels/linear_rows.wgsl):
+ * out[out_off + m * out_stride + n] = alpha * x[m, :] . W[n, :] + beta * c[c_off + m * c_sm + n * c_sn]
+ * (c when has_c). x rows of K elements contiguous (K % 8 == 0), at x_off + m * x_stride; weight rows
+ * at w_off + n * w_stride; both in vec4 units of their bindings, weight blocks in bytes. */
+#define OP_ROWS_MAX 64
+typedef struct op_rows_params {
+    uint32_t M, N, K, tpr; /* tpr: set by op_rows_run */
+    uint32_t x_off, x_stride, w_off, w_stride;
+    uint32_t c_off, c_sm, c_sn, has_c;
+    float alpha, beta;
+    uint32_t out_off, out_stride;
+    uint32_t nmb, pad[3]; /* nmb: set by op_rows_run */
+} op_rows_params;
+/* 1 when a product of M rows should take op_rows_run (WGT_LINEAR_ROWS=0 turns it off). */
+int op_rows_take(wgt_context *ctx, int64_t M);
+/* Dispatch it: x of float dtype xt, weights of float dtype wt or WGT_U8 blocks of format qt (one
+ * wgt_qlinear_gpu_type takes), c of dtype ct; bindings x, weights, c (any when !has_c), out (f32). */
+wgt_status op_rows_run(wgt_context *ctx, wgt_dtype xt, wgt_dtype wt, wgt_ftype qt, wgt_dtype ct, op_rows_params *p,
+                       const wgt_binding *bind);
 /* Append section SECTION of src/kernels/FILE.wgsl: the lines after the line "// ---- SECTION ----"
  * up to the next "// ---- " line (fixed WGSL that differs per variant, e.g. per accumulation
  * type, kept in a kernel file rather than in C strings). 0 if absent or buf too small. */

@@ -1,7 +1,7 @@
 /* Quantized linear layers: weights stay in their GGUF block format on the device (a U8 tensor of
  * the raw blocks) and are dequantised inside the matmul kernels (src/kernels/qlinear.wgsl). One
  * pipeline per format and entry point: `gemv` for a few tokens (decode), `tiled` for many
- * (prefill). Formats without a kernel, and CPU contexts, dequantise the rows on the host with
+ * (prefill); 2 .. 64 tokens take src/ops/linear_rows.c's kernel (its block decoders are these). Formats without a kernel, and CPU contexts, dequantise the rows on the host with
  * wgt_dequantize and run wgt_cpu_linear. */
 #include <stdlib.h>
 #include <string.h>
@@ -133,9 +133,9 @@ static wgt_status ql_gpu(wgt_context *ctx, wgt_ftype type, const wgt_tensor *x, 
                          const wgt_tensor *bias, int64_t tokens, int64_t rows, int64_t cols, wgt_tensor *y)
 {
     if (tokens == 0) return WGT_OK;
-    int gemv = tokens <= QL_GEMV_MAX_TOKENS;
-    wgt_kernel *k;
-    wgt_status st = ql_kernel(ctx, type, gemv, &k);
+    int gemv = tokens <= QL_GEMV_MAX_TOKENS, few = op_rows_take(ctx, tokens); /* few: linear_rows.c */
+    wgt_kernel *k = NULL;
+    wgt_status st = few ? WGT_OK : ql_kernel(ctx, type, gemv, &k);
     if (st) return st;
     uint64_t limit = wgt_gpu_limits(ctx)->max_storage_buffer_binding_size;
     uint64_t align = wgt_gpu_limits(ctx)->min_storage_buffer_offset_alignment;
@@ -183,6 +183,12 @@ static wgt_status ql_gpu(wgt_context *ctx, wgt_ftype type, const wgt_tensor *x, 
                 p.has_bias = 1;
             } else
                 b[2] = b[0];
+            if (few) {
+                op_rows_params r = {p.tokens, p.rows, p.cols, 0, p.x_off, p.cols / 4, p.w_off, p.row_bytes,
+                                    p.bias_off, 0, 1, p.has_bias, 1, 1, p.out_off, p.out_stride, 0, {0}};
+                if ((st = op_rows_run(ctx, WGT_F32, WGT_U8, type, WGT_F32, &r, b))) return st;
+                continue;
+            }
             /* rows and tokens per workgroup as src/kernels/qlinear.wgsl sets them from WG */
             uint32_t gx, gy, gz, wg = op_workgroup_size(ctx);
             if (gemv) {
@@ -257,7 +263,7 @@ static wgt_status qlinear_unrecorded(const wgt_tensor *x, const wgt_tensor *w, w
         wgt_tensor *wc = NULL;
         if (!st && type == WGT_FTYPE_Q4_K && w->l.offset % 4) st = wgt_tensor_copy(w, &wc);
         int done = 0;
-        if (!st && tokens >= QL_TC_MIN_TOKENS)
+        if (!st && tokens >= QL_TC_MIN_TOKENS && !op_rows_take(ctx, tokens))
             st = op_matmul_tc_quant(ctx, (int)type, xc ? xc : x, wc ? wc : w, bc ? bc : bias, tokens, rows, cols, y,
                                     &done);
         if (!st && !done)
@@ -296,8 +302,8 @@ typedef struct qf_key {
 } qf_key;
 
 /* The block decoders of qlinear.wgsl (its "decoders" section: rd32 .. piece), shared with the fused
- * kernel and matmul_tc's quantized tiles; NULL if the file lacks the section. *len gets their
- * length. */
+ * kernel, matmul_tc's quantized tiles and matmul_rows.wgsl; NULL if the file lacks the section.
+ * *len gets their length. */
 const char *op_qlinear_decoders(size_t *len)
 {
     const char *src = wgt_gpu_kernel_text("qlinear");
