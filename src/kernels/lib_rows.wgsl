@@ -1,4 +1,4 @@
-// The weight loaders of linear_rows.wgsl, one section per storage (src/ops/linear_rows.c pastes
+// The weight loaders of matmul_rows.wgsl, one section per storage (src/ops/matmul_rows.c pastes
 // one): `fn rows_w(n: u32, it: u32) -> array<vec4<f32>, 2>`, elements 8 it .. 8 it + 7 of weight
 // row n.
 // - "float weights": f32 / f16 / bf16 rows through the prelude's ldB8 (VB vec4s per 8 elements);

@@ -4,7 +4,7 @@
  * into a contiguous f32 tensor, through one of two kernels:
  *  - src/kernels/matmul_gemv.wgsl for M <= 4 (decode), when A and B are contiguous along k (a weight
  *    stored [N, K], as PyTorch and GGUF keep it): each weight row streamed once, 16-byte loads;
- *    for 2 .. 64 rows (batch 1) linear_rows.c's kernel instead (several sequences' decode step);
+ *    for 2 .. 64 rows (batch 1) matmul_rows.c's kernel instead (several sequences' decode step);
  *  - src/kernels/matmul.wgsl otherwise: 64x64 or 128x128 tiles in workgroup memory;
  *  - src/kernels/matmul_tc.wgsl instead where the device has subgroup matrices with f16 operands
  *    and f32 results (the tensor cores) and WGT_MATMUL_TC's policy takes the product (tc_mode):

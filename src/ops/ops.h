@@ -192,7 +192,7 @@ wgt_status op_layout_params_fill(wgt_context *ctx, const wgt_layout *l, op_layou
  * kernels compute their linear workgroup index as wid.x + wid.y * num_workgroups.x. */
 void op_grid(wgt_context *ctx, uint64_t groups, uint32_t *gx, uint32_t *gy);
 
-/* Linear layers over 2 .. OP_ROWS_MAX rows (src/ops/linear_rows.c, src/kernels/linear_rows.wgsl):
+/* Linear layers over 2 .. OP_ROWS_MAX rows (src/ops/matmul_rows.c, src/kernels/matmul_rows.wgsl):
  * out[out_off + m * out_stride + n] = alpha * x[m, :] . W[n, :] + beta * c[c_off + m * c_sm + n * c_sn]
  * (c when has_c). x rows of K elements contiguous (K % 8 == 0), at x_off + m * x_stride; weight rows
  * at w_off + n * w_stride; both in vec4 units of their bindings, weight blocks in bytes. */
@@ -205,7 +205,7 @@ typedef struct op_rows_params {
     uint32_t out_off, out_stride;
     uint32_t nmb, pad[3]; /* nmb: set by op_rows_run */
 } op_rows_params;
-/* 1 when a product of M rows should take op_rows_run (WGT_LINEAR_ROWS=0 turns it off). */
+/* 1 when a product of M rows should take op_rows_run (WGT_MATMUL_ROWS=0 turns it off). */
 int op_rows_take(wgt_context *ctx, int64_t M);
 /* Dispatch it: x of float dtype xt, weights of float dtype wt or WGT_U8 blocks of format qt (one
  * wgt_qlinear_gpu_type takes), c of dtype ct; bindings x, weights, c (any when !has_c), out (f32). */

@@ -1,7 +1,7 @@
 /* Quantized linear layers: weights stay in their GGUF block format on the device (a U8 tensor of
  * the raw blocks) and are dequantised inside the matmul kernels (src/kernels/qlinear.wgsl). One
  * pipeline per format and entry point: `gemv` for a few tokens (decode), `tiled` for many
- * (prefill); 2 .. 64 tokens take src/ops/linear_rows.c's kernel (its block decoders are these). Formats without a kernel, and CPU contexts, dequantise the rows on the host with
+ * (prefill); 2 .. 64 tokens take src/ops/matmul_rows.c's kernel (its block decoders are these). Formats without a kernel, and CPU contexts, dequantise the rows on the host with
  * wgt_dequantize and run wgt_cpu_linear. */
 #include <stdlib.h>
 #include <string.h>
@@ -133,7 +133,7 @@ static wgt_status ql_gpu(wgt_context *ctx, wgt_ftype type, const wgt_tensor *x, 
                          const wgt_tensor *bias, int64_t tokens, int64_t rows, int64_t cols, wgt_tensor *y)
 {
     if (tokens == 0) return WGT_OK;
-    int gemv = tokens <= QL_GEMV_MAX_TOKENS, few = op_rows_take(ctx, tokens); /* few: linear_rows.c */
+    int gemv = tokens <= QL_GEMV_MAX_TOKENS, few = op_rows_take(ctx, tokens); /* few: matmul_rows.c */
     wgt_kernel *k = NULL;
     wgt_status st = few ? WGT_OK : ql_kernel(ctx, type, gemv, &k);
     if (st) return st;

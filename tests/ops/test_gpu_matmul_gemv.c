@@ -55,7 +55,7 @@ int main(void)
 {
     wgt_context *ctx;
     MUST(wgt_context_create(NULL, &ctx));
-    setenv("WGT_LINEAR_ROWS", "0", 1); /* M 2 .. 4 would take linear_rows.wgsl (test_gpu_linear_rows) */
+    setenv("WGT_MATMUL_ROWS", "0", 1); /* M 2 .. 4 would take matmul_rows.wgsl (test_gpu_matmul_rows) */
     /* groups of 8 elements per row: 1024 (K 8192) covers several unrolled steps at 32 lanes a row;
      * 264 (K 2112) one step and a tail; 100 (K 800) only the tail loop */
     const int64_t ks[] = {800, 2112, 8192 + 24};

@@ -1,11 +1,11 @@
-/* Linear layers over a few rows (src/kernels/linear_rows.wgsl, src/ops/linear_rows.c): wgt_linear
+/* Linear layers over a few rows (src/kernels/matmul_rows.wgsl, src/ops/matmul_rows.c): wgt_linear
  * with f32, f16 and bf16 weights and wgt_qlinear with Q8_0, Q4_0, Q4_K and Q6_K blocks, x of
  * M = 1, 2, 7, 8, 33 and 64 rows (one pass, a partial pass, several passes of 8 rows), against a
  * sum in double on the host over the weights as the kernel sees them (rounded to the dtype, or
  * dequantised with wgt_dequantize). N is odd (a partly empty last group of 4 weight rows) and
  * small or large (lanes per row doubled, or not); K covers fewer pieces than lanes, one step and
  * several; an odd K (not 8-aligned: the tiled kernel) and f16 x with a bias and a strided view
- * too; WGT_LINEAR_ROWS=16 (16 rows a pass) and =0 (the kernel off) rerun a few cases.
+ * too; WGT_MATMUL_ROWS=16 (16 rows a pass) and =0 (the kernel off) rerun a few cases.
  * Tolerance: f32 sums in another order than the double sum: (K + 2) * 2^-24 * sum |x w| plus,
  * for Q4_K's possibly fused d*sc*q - dmin*m, 2^-23 * max|w| * sum|x| (as test_gpu_qlinear). */
 #include <math.h>
@@ -169,15 +169,15 @@ int main(void)
     wgt_context *ctx;
     MUST(wgt_context_create(NULL, &ctx));
     run_all(ctx);
-    setenv("WGT_LINEAR_ROWS", "16", 1); /* 16 rows a pass: one pass, a partial one, several */
+    setenv("WGT_MATMUL_ROWS", "16", 1); /* 16 rows a pass: one pass, a partial one, several */
     for (int i = 0; i < 3; i++) {
         float_case(ctx, (int64_t[]){7, 33, 64}[i], 37, 2112, WGT_F16, i & 1, 0);
         block_case(ctx, WGT_FTYPE_Q8_0, (int64_t[]){7, 33, 64}[i], 133, 96, !(i & 1));
     }
-    setenv("WGT_LINEAR_ROWS", "0", 1); /* off: the GEMV and tiled kernels again */
+    setenv("WGT_MATMUL_ROWS", "0", 1); /* off: the GEMV and tiled kernels again */
     float_case(ctx, 7, 37, 2112, WGT_F16, 1, 0);
     block_case(ctx, WGT_FTYPE_Q8_0, 7, 133, 96, 0);
-    unsetenv("WGT_LINEAR_ROWS");
+    unsetenv("WGT_MATMUL_ROWS");
     wgt_context_free(ctx);
-    return test_finish("test_gpu_linear_rows");
+    return test_finish("test_gpu_matmul_rows");
 }

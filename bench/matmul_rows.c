@@ -1,10 +1,10 @@
-/* Linear layers over a few rows: bench_linear_rows [--iters N] [--types f16,q8_0,..] [--ms 1,2,..]
+/* Linear layers over a few rows: bench_matmul_rows [--iters N] [--types f16,q8_0,..] [--ms 1,2,..]
  * [--shapes KxN,..] [--peak GB/s]
  * For x [M, K] (f32) by weights [N, K] (f32, f16, bf16, or q8_0 / q4_0 blocks), M rows (decode of M
  * sequences): microseconds per wgt_linear / wgt_qlinear call, the host's share, and the weight bytes
  * streamed per second against the peak (default 4160 GB/s, the H200's HBM3e), once with
- * src/kernels/linear_rows.wgsl (M >= 2; 16 rows a pass with WGT_LINEAR_ROWS=16 given) and once
- * with WGT_LINEAR_ROWS=0 (the GEMV for M <= 4 or
+ * src/kernels/matmul_rows.wgsl (M >= 2; 16 rows a pass with WGT_MATMUL_ROWS=16 given) and once
+ * with WGT_MATMUL_ROWS=0 (the GEMV for M <= 4 or
  * 8, the tiled kernels above). Default shapes: the Qwen2.5-0.5B decode layers (896 x 1152 qkv,
  * 896 x 896 o, 896 x 9728 gate-up, 4864 x 896 down, 896 x 4864 the brief's, 896 x 151936 the
  * output head). Wall time of back-to-back calls (bench_util.h): where "host" is close to "us",
@@ -88,13 +88,13 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--shapes") && i + 1 < argc) shapes = argv[++i];
         else if (!strcmp(argv[i], "--peak") && i + 1 < argc) peak = atof(argv[++i]);
         else {
-            fprintf(stderr, "usage: bench_linear_rows [--iters N] [--types f16,q8_0,..] [--ms 1,2,..] "
+            fprintf(stderr, "usage: bench_matmul_rows [--iters N] [--types f16,q8_0,..] [--ms 1,2,..] "
                             "[--shapes KxN,..] [--peak GB/s]\n");
             return 2;
         }
     }
-    /* the rows column runs with the WGT_LINEAR_ROWS given (16: 16 rows a pass), the base with 0 */
-    const char *given = getenv("WGT_LINEAR_ROWS");
+    /* the rows column runs with the WGT_MATMUL_ROWS given (16: 16 rows a pass), the base with 0 */
+    const char *given = getenv("WGT_MATMUL_ROWS");
     char rows_env[16];
     snprintf(rows_env, sizeof rows_env, "%s", given && strcmp(given, "0") ? given : "1");
     long long ms[16];
@@ -104,7 +104,7 @@ int main(int argc, char **argv)
     wgt_adapter_info info;
     wgt_context_adapter_info(ctx, &info);
     printf("adapter: %s (%s); peak %.0f GB/s; us per call (host share); GB/s of weight bytes; rows: "
-           "linear_rows.wgsl, base: WGT_LINEAR_ROWS=0\n",
+           "matmul_rows.wgsl, base: WGT_MATMUL_ROWS=0\n",
            info.name, info.backend_name, peak);
     printf("%-5s %-11s %3s  %10s %8s %7s  %10s %8s %7s  %6s\n", "type", "KxN", "M", "rows us", "GB/s", "%peak",
            "base us", "GB/s", "%peak", "speedup");
@@ -125,7 +125,7 @@ int main(int argc, char **argv)
                 call c = {x, w, q};
                 double us[2], host[2];
                 for (int base = 0; base < 2; base++) {
-                    setenv("WGT_LINEAR_ROWS", base ? "0" : rows_env, 1);
+                    setenv("WGT_MATMUL_ROWS", base ? "0" : rows_env, 1);
                     us[base] = 1e6 * bench_make_seconds(ctx, make_call, &c, iters, &host[base]);
                     host[base] *= 1e6;
                 }

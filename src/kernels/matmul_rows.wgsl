@@ -9,7 +9,7 @@
 // workgroup; workgroup g takes rows MB * (g % p.nmb) .. of x (neighbouring workgroups share their
 // weight rows, so the MB-row passes of a large M re-read them from the cache, not from memory).
 // The sums of a row group go through lib_rowsum.wgsl (subgroups, then workgroup memory).
-// The prelude (src/ops/linear_rows.c) supplies: WG, MB (x rows per pass), VA (vec4s per 8 elements of
+// The prelude (src/ops/matmul_rows.c) supplies: WG, MB (x rows per pass), VA (vec4s per 8 elements of
 // x), ldA8(v) (8 elements of x from vec4 index v), ldC(i) (element i of c as f32), rows_w(n, it)
 // (piece it of weight row n, from lib_rows.wgsl with the weight's loader or block decoders), and
 // lib_rowsum.wgsl with HAS_SG, rsum, rsize.

@@ -1,5 +1,5 @@
 /* Linear layers over a few rows (M = 2 .. 64: a decode step of several sequences, wgt_batch)
- * through src/kernels/linear_rows.wgsl, for wgt_linear / matmul (float weights, matmul.c) and
+ * through src/kernels/matmul_rows.wgsl, for wgt_linear / matmul (float weights, matmul.c) and
  * wgt_qlinear (GGUF blocks, qlinear.c): each weight piece loaded once per MB rows, so a step of M
  * rows costs about one row's weight bytes, where the tiled kernels ran few workgroups over a long
  * k and the one-token GEMVs re-read the weights every 4 rows. */
@@ -14,11 +14,11 @@ typedef struct rows_key {
     uint32_t sg, wg, mb;
 } rows_key;
 
-/* WGT_LINEAR_ROWS: 0 turns the kernel off (the GEMV / tiled kernels as before: comparisons); 16
+/* WGT_MATMUL_ROWS: 0 turns the kernel off (the GEMV / tiled kernels as before: comparisons); 16
  * takes 16 x rows per pass instead of 8 (fewer passes over the weights, twice the accumulators). */
 static int rows_env(void)
 {
-    const char *v = getenv("WGT_LINEAR_ROWS");
+    const char *v = getenv("WGT_MATMUL_ROWS");
     if (!v || !*v) return 1;
     if (!strcmp(v, "0")) return 0;
     return !strcmp(v, "16") ? 16 : 1;
@@ -75,7 +75,7 @@ wgt_status op_rows_run(wgt_context *ctx, wgt_dtype xt, wgt_dtype wt, wgt_ftype q
     key.sg = (uint32_t)op_row_subgroups(ctx), key.wg = op_workgroup_size(ctx);
     key.mb = env == 16 ? 16u : 8u;
     wgt_kernel *k;
-    wgt_status st = wgt_gpu_kernel_keyed(ctx, "linear_rows", &key, sizeof key, rows_prelude, &key, "main", NULL, 0, &k);
+    wgt_status st = wgt_gpu_kernel_keyed(ctx, "matmul_rows", &key, sizeof key, rows_prelude, &key, "main", NULL, 0, &k);
     if (st) return st;
     /* lanes per 4 weight rows: 32, doubled (fewer weight rows per workgroup) while that leaves under
      * 256 workgroups and every lane still gets a piece of the row */
