@@ -4,7 +4,7 @@
  * into a contiguous f32 tensor, through one of two kernels:
  *  - src/kernels/matmul_gemv.wgsl for M <= 4 (decode), when A and B are contiguous along k (a weight
  *    stored [N, K], as PyTorch and GGUF keep it): each weight row streamed once, 16-byte loads;
- *    for 2 .. 64 rows (batch 1) matmul_rows.c's kernel instead (several sequences' decode step);
+ *    for 5 .. 64 rows (batch 1) matmul_rows.c's kernel instead (several sequences' decode step);
  *  - src/kernels/matmul.wgsl otherwise: 64x64 or 128x128 tiles in workgroup memory;
  *  - src/kernels/matmul_tc.wgsl instead where the device has subgroup matrices with f16 operands
  *    and f32 results (the tensor cores) and WGT_MATMUL_TC's policy takes the product (tc_mode):
@@ -559,8 +559,8 @@ static wgt_status mm_gpu(wgt_context *ctx, const mm_job *job, wgt_tensor *out)
             bt.shape[nb + 1] = lb.shape[nb], bt.strides[nb + 1] = lb.strides[nb];
             kvec = vec_ok(&bt, base[1], nb + 1);
         }
-        /* 2 .. 64 rows of one product read along k: matmul_rows.c (each weight piece once per 8 rows) */
-        int few = kvec && batch == 1 && op_rows_take(ctx, M);
+        /* 5 .. 64 rows of one product read along k: matmul_rows.c (each weight piece once per 8 rows) */
+        int few = kvec && batch == 1 && op_rows_take(ctx, M, MM_MAXM_GEMV + 1);
         int gemv = kvec && M <= (solo ? MM_MAXM_SOLO : few ? OP_ROWS_MAX : MM_MAXM_GEMV);
         mm_tc tc;
         int use_tc = !ints && !gemv && tc_choose(ctx, M, n1 - n0, batch, la.dtype, lb.dtype, kvec, 0, &tc);

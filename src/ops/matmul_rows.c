@@ -1,8 +1,8 @@
-/* Linear layers over a few rows (M = 2 .. 64: a decode step of several sequences, wgt_batch)
- * through src/kernels/matmul_rows.wgsl, for wgt_linear / matmul (float weights, matmul.c) and
- * wgt_qlinear (GGUF blocks, qlinear.c): each weight piece loaded once per MB rows, so a step of M
- * rows costs about one row's weight bytes, where the tiled kernels ran few workgroups over a long
- * k and the one-token GEMVs re-read the weights every 4 rows. */
+/* Linear layers over a few rows (a decode step of several sequences, wgt_batch: 5 .. 64 rows of
+ * float weights, 9 .. 64 of GGUF blocks; the one-token GEMVs stay faster below) through
+ * src/kernels/matmul_rows.wgsl, for wgt_linear / matmul (matmul.c) and wgt_qlinear (qlinear.c):
+ * each weight piece loaded once per 8 rows, where the tiled kernels ran few workgroups over a long
+ * k and the GEMVs re-read the weights every 4 rows (f16) or 8 (blocks). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,9 +24,9 @@ static int rows_env(void)
     return !strcmp(v, "16") ? 16 : 1;
 }
 
-int op_rows_take(wgt_context *ctx, int64_t M)
+int op_rows_take(wgt_context *ctx, int64_t M, int64_t min_rows)
 {
-    return M >= 2 && M <= OP_ROWS_MAX && rows_env() && !wgt_gpu_avoid_barriers(ctx) && op_workgroup_size(ctx) >= 64;
+    return M >= min_rows && M >= 2 && M <= OP_ROWS_MAX && rows_env() && !wgt_gpu_avoid_barriers(ctx) && op_workgroup_size(ctx) >= 64;
 }
 
 static char *rows_prelude(void *arg)

@@ -205,8 +205,10 @@ typedef struct op_rows_params {
     uint32_t out_off, out_stride;
     uint32_t nmb, pad[3]; /* nmb: set by op_rows_run */
 } op_rows_params;
-/* 1 when a product of M rows should take op_rows_run (WGT_MATMUL_ROWS=0 turns it off). */
-int op_rows_take(wgt_context *ctx, int64_t M);
+/* 1 when a product of M rows (min_rows <= M <= OP_ROWS_MAX) should take op_rows_run
+ * (WGT_MATMUL_ROWS=0 turns it off). On the H200 (bench/results/h200/matmul_rows_ab.txt) it beat
+ * the f16 GEMV from 5 rows and the Q8_0 one from 9, and lost below. */
+int op_rows_take(wgt_context *ctx, int64_t M, int64_t min_rows);
 /* Dispatch it: x of float dtype xt, weights of float dtype wt or WGT_U8 blocks of format qt (one
  * wgt_qlinear_gpu_type takes), c of dtype ct; bindings x, weights, c (any when !has_c), out (f32). */
 wgt_status op_rows_run(wgt_context *ctx, wgt_dtype xt, wgt_dtype wt, wgt_ftype qt, wgt_dtype ct, op_rows_params *p,

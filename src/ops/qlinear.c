@@ -1,7 +1,8 @@
 /* Quantized linear layers: weights stay in their GGUF block format on the device (a U8 tensor of
  * the raw blocks) and are dequantised inside the matmul kernels (src/kernels/qlinear.wgsl). One
  * pipeline per format and entry point: `gemv` for a few tokens (decode), `tiled` for many
- * (prefill); 2 .. 64 tokens take src/ops/matmul_rows.c's kernel (its block decoders are these). Formats without a kernel, and CPU contexts, dequantise the rows on the host with
+ * (prefill); 9 .. 64 tokens take src/ops/matmul_rows.c's kernel (its block decoders are these).
+ * Formats without a kernel, and CPU contexts, dequantise the rows on the host with
  * wgt_dequantize and run wgt_cpu_linear. */
 #include <stdlib.h>
 #include <string.h>
@@ -133,7 +134,7 @@ static wgt_status ql_gpu(wgt_context *ctx, wgt_ftype type, const wgt_tensor *x, 
                          const wgt_tensor *bias, int64_t tokens, int64_t rows, int64_t cols, wgt_tensor *y)
 {
     if (tokens == 0) return WGT_OK;
-    int gemv = tokens <= QL_GEMV_MAX_TOKENS, few = op_rows_take(ctx, tokens); /* few: matmul_rows.c */
+    int gemv = tokens <= QL_GEMV_MAX_TOKENS, few = op_rows_take(ctx, tokens, QL_GEMV_MAX_TOKENS + 1);
     wgt_kernel *k = NULL;
     wgt_status st = few ? WGT_OK : ql_kernel(ctx, type, gemv, &k);
     if (st) return st;
@@ -263,7 +264,7 @@ static wgt_status qlinear_unrecorded(const wgt_tensor *x, const wgt_tensor *w, w
         wgt_tensor *wc = NULL;
         if (!st && type == WGT_FTYPE_Q4_K && w->l.offset % 4) st = wgt_tensor_copy(w, &wc);
         int done = 0;
-        if (!st && tokens >= QL_TC_MIN_TOKENS && !op_rows_take(ctx, tokens))
+        if (!st && tokens >= QL_TC_MIN_TOKENS && !op_rows_take(ctx, tokens, QL_GEMV_MAX_TOKENS + 1))
             st = op_matmul_tc_quant(ctx, (int)type, xc ? xc : x, wc ? wc : w, bc ? bc : bias, tokens, rows, cols, y,
                                     &done);
         if (!st && !done)

@@ -5,7 +5,6 @@
  * Tolerance: f32 accumulation in another order than the double sum: K * 2^-22 relative to
  * sum |x||w| (a generous bound; a wrong or missing term is off by |x||w| ~ 0.1 or more). */
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "gpu/gpu.h"
@@ -55,7 +54,6 @@ int main(void)
 {
     wgt_context *ctx;
     MUST(wgt_context_create(NULL, &ctx));
-    setenv("WGT_MATMUL_ROWS", "0", 1); /* M 2 .. 4 would take matmul_rows.wgsl (test_gpu_matmul_rows) */
     /* groups of 8 elements per row: 1024 (K 8192) covers several unrolled steps at 32 lanes a row;
      * 264 (K 2112) one step and a tail; 100 (K 800) only the tail loop */
     const int64_t ks[] = {800, 2112, 8192 + 24};

@@ -1,6 +1,7 @@
 /* Linear layers over a few rows (src/kernels/matmul_rows.wgsl, src/ops/matmul_rows.c): wgt_linear
  * with f32, f16 and bf16 weights and wgt_qlinear with Q8_0, Q4_0, Q4_K and Q6_K blocks, x of
- * M = 1, 2, 7, 8, 33 and 64 rows (one pass, a partial pass, several passes of 8 rows), against a
+ * M = 1, 2, 7, 8, 33 and 64 rows (blocks: 2, 8, 9, 12, 33, 64; the fewest take the GEMVs; then one
+ * pass, a partial pass, several passes of 8 rows), against a
  * sum in double on the host over the weights as the kernel sees them (rounded to the dtype, or
  * dequantised with wgt_dequantize). N is odd (a partly empty last group of 4 weight rows) and
  * small or large (lanes per row doubled, or not); K covers fewer pieces than lanes, one step and
@@ -143,7 +144,8 @@ static void block_case(wgt_context *ctx, wgt_ftype type, int64_t M, int64_t N, i
 /* Each weight dtype or block format is one pipeline (each takes seconds to compile on lavapipe). */
 static void run_all(wgt_context *ctx)
 {
-    const int64_t ms[] = {1, 2, 7, 8, 33, 64};
+    /* float weights take the kernel from 5 rows, blocks from 9 (the GEMVs below) */
+    const int64_t ms[] = {1, 2, 7, 8, 33, 64}, qms[] = {2, 8, 9, 12, 33, 64};
     const wgt_dtype dts[] = {WGT_F32, WGT_F16, WGT_BF16};
     /* K 96: 12 pieces, fewer than a row's 32 lanes; 2112: 264 pieces (lanes doubled to 256 for
      * N 37); N 37 and 301 */
@@ -158,9 +160,9 @@ static void run_all(wgt_context *ctx)
     const wgt_ftype types[] = {WGT_FTYPE_Q8_0, WGT_FTYPE_Q4_0, WGT_FTYPE_Q4_K, WGT_FTYPE_Q6_K};
     for (int t = 0; t < 4; t++)
         for (int i = 0; i < 6; i++) {
-            block_case(ctx, types[t], ms[i], 37, 512, i & 1);
+            block_case(ctx, types[t], qms[i], 37, 512, i & 1);
             if (types[t] == WGT_FTYPE_Q8_0 || types[t] == WGT_FTYPE_Q4_0)
-                block_case(ctx, types[t], ms[i], 133, 96, !(i & 1)); /* 3 blocks a row, rows not 4-byte aligned */
+                block_case(ctx, types[t], qms[i], 133, 96, !(i & 1)); /* 3 blocks a row, rows not 4-byte aligned */
         }
 }
 
@@ -172,11 +174,11 @@ int main(void)
     setenv("WGT_MATMUL_ROWS", "16", 1); /* 16 rows a pass: one pass, a partial one, several */
     for (int i = 0; i < 3; i++) {
         float_case(ctx, (int64_t[]){7, 33, 64}[i], 37, 2112, WGT_F16, i & 1, 0);
-        block_case(ctx, WGT_FTYPE_Q8_0, (int64_t[]){7, 33, 64}[i], 133, 96, !(i & 1));
+        block_case(ctx, WGT_FTYPE_Q8_0, (int64_t[]){12, 33, 64}[i], 133, 96, !(i & 1));
     }
     setenv("WGT_MATMUL_ROWS", "0", 1); /* off: the GEMV and tiled kernels again */
     float_case(ctx, 7, 37, 2112, WGT_F16, 1, 0);
-    block_case(ctx, WGT_FTYPE_Q8_0, 7, 133, 96, 0);
+    block_case(ctx, WGT_FTYPE_Q8_0, 12, 133, 96, 0);
     unsetenv("WGT_MATMUL_ROWS");
     wgt_context_free(ctx);
     return test_finish("test_gpu_matmul_rows");
