@@ -6,7 +6,7 @@
 #  2. bench_batch_decode: wgt_batch decode tok/s at 1, 8, 32, 64 streams (Qwen2.5-0.5B shape, random
 #     weights), f16 and q8_0, new / base / 16 rows a pass;
 #  3. tools/h200_serve_bench.sh with the new wgt (f16, q8_0), as time allows.
-# From the repository root, with D (default .devbin-smallm) holding wgt, libwgt_napi_stub.so,
+# From the repository root, with D (default .devbin-smallm, a relative path) holding wgt, libwgt_napi_stub.so,
 # bench_matmul_rows, bench_batch_decode, test_gpu_matmul_rows, test_gpu_batch and dawn.tar.xz:
 #   carry [".gl", ".devbin-smallm"]   command: bash .devbin-smallm/run.sh   timeout_s: 450
 # Writes $OUT/smallm.log (everything) and $OUT/serve_<type>.json.
@@ -42,7 +42,6 @@ WGT_PROFILE=1 timeout 40 $d/bench_batch_decode -m $Q --type f16 --streams 32 --p
 left=$((430 - (SECONDS - t0)))
 echo "=== serve bench, new wgt ($((SECONDS - t0)) s; $left s left)"
 if [ $left -gt 60 ]; then
-    mkdir -p /tmp/sv && cp $d/wgt $d/libwgt_napi_stub.so /tmp/sv/ && ln -sfn $PWD/$d/.deps /tmp/sv/.deps
-    OUT=$out timeout $left bash tools/h200_serve_bench.sh /tmp/sv 2>&1 | q | grep -v "^wgt serve:"
+    OUT=$out timeout $left bash tools/h200_serve_bench.sh "$d" 2>&1 | q | grep -v "^wgt serve:" # d: relative
 fi
 echo "=== done ($((SECONDS - t0)) s)"

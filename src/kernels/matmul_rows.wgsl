@@ -12,7 +12,7 @@
 // The prelude (src/ops/matmul_rows.c) supplies: WG, MB (x rows per pass), VA (vec4s per 8 elements of
 // x), ldA8(v) (8 elements of x from vec4 index v), ldC(i) (element i of c as f32), rows_w(n, it)
 // (piece it of weight row n, from lib_rows.wgsl with the weight's loader or block decoders), and
-// lib_rowsum.wgsl with HAS_SG, rsum, rsize.
+// lib_rowsum.wgsl's section (rsum, row_share, row_total).
 
 struct Params {
     M: u32, N: u32, K: u32, tpr: u32,

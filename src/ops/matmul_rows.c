@@ -34,12 +34,11 @@ static char *rows_prelude(void *arg)
     const rows_key *k = arg;
     size_t declen = 0;
     const char *dec = k->wt == WGT_U8 ? op_qlinear_decoders(&declen) : NULL;
-    const char *lib = wgt_gpu_kernel_text("lib_rowsum");
     size_t cap = 8192 + declen;
-    char *pre = lib && (dec || k->wt != WGT_U8) ? malloc(cap) : NULL;
+    char *pre = dec || k->wt != WGT_U8 ? malloc(cap) : NULL;
     if (!pre) return NULL;
     pre[0] = 0;
-    op_wgsl_row_subgroups(pre, cap, (int)k->sg);
+    op_wgsl_row_subgroups(pre, cap, (int)k->sg); /* lib_rowsum.wgsl's row_share / row_total */
     size_t used = strlen(pre);
     snprintf(pre + used, cap - used, "const WG: u32 = %uu;\nconst MB: u32 = %uu;\nconst VA: u32 = %du;\n", k->wg, k->mb,
              k->xt == WGT_F32 ? 2 : 1);
@@ -56,12 +55,6 @@ static char *rows_prelude(void *arg)
         free(pre);
         return NULL;
     }
-    used = strlen(pre);
-    if (used + strlen(lib) + 2 > cap) {
-        free(pre);
-        return NULL;
-    }
-    snprintf(pre + used, cap - used, "%s\n", lib);
     return pre;
 }
 
