@@ -195,6 +195,29 @@ def main():
     st, j, _ = request("POST", "/v1/completions", dict(prompt=p0, frequency_penalty=2.5))
     check(st == 400 and j["error"]["param"] == "frequency_penalty", f"frequency_penalty 2.5: {st} {j}")
 
+    # ---- nucleus, min-p and repetition penalty as wgt generate draws them; an unknown field is ignored
+    samp2 = dict(max_tokens=oracle["n"], temperature=0.9, top_p=0.8, min_p=0.05, repetition_penalty=1.3, seed=7)
+    a = complete(p0, **samp2)["choices"][0]["text"]
+    check(a == oracle["sampled2"], f"sampled {a!r}, wgt generate --temp 0.9 --top-p 0.8 --min-p 0.05 "
+          f"--repeat-penalty 1.3 -s 7: {oracle['sampled2']!r}")
+    st, j, _ = request("POST", "/v1/completions", dict(prompt=p0, not_an_openai_field={"x": [1, 2]}, **samp2))
+    check(st == 200 and j["choices"][0]["text"] == oracle["sampled2"], f"an unknown field: {st} {j}")
+
+    # ---- a second chat turn reuses the first turn's cache (its prompt extends the first's)
+    turn1 = [{"role": "user", "content": oracle["chat_message"]}]
+    st, j, _ = request("POST", "/v1/chat/completions", dict(messages=turn1, max_tokens=oracle["n"], temperature=0))
+    if check(st == 200, f"chat turn 1: {st} {j}"):
+        n1 = j["usage"]["prompt_tokens"]
+        turn2 = turn1 + [{"role": "assistant", "content": j["choices"][0]["message"]["content"]},
+                         {"role": "user", "content": "And then?"}]
+        r0 = metric("wgt_prompt_tokens_reused_total")
+        st, j, _ = request("POST", "/v1/chat/completions", dict(messages=turn2, max_tokens=2, temperature=0))
+        r1 = metric("wgt_prompt_tokens_reused_total")
+        # the first turn's prompt at least, but for the token where its reply was joined on
+        check(st == 200 and r1 - r0 >= n1 - 1 and r1 - r0 < j["usage"]["prompt_tokens"],
+              f"chat turn 2 reused {r1 - r0} tokens of {j['usage']['prompt_tokens'] if st == 200 else '?'}, "
+              f"want at least turn 1's {n1} - 1")
+
     # ---- prefix reuse: the same prompt again computes only its last token
     r0 = metric("wgt_prompt_tokens_reused_total")
     complete(p0, max_tokens=1, temperature=0)

@@ -39,15 +39,16 @@ gen() { "$wgt" generate -m "$model" "$@" 2>"$tmp/gen.err" || { cat "$tmp/gen.err
 g1=$(gen -p "$p1" -n $n --temp 0); g1=${g1#"$p1"}
 g2=$(gen -p "$p2" -n $n --temp 0); g2=${g2#"$p2"}
 gs=$(gen -p "$p1" -n $n --temp 0.9 --top-k 40 -s 5); gs=${gs#"$p1"}
+gs2=$(gen -p "$p1" -n $n --temp 0.9 --top-p 0.8 --min-p 0.05 --repeat-penalty 1.3 -s 7); gs2=${gs2#"$p1"}
 # greedy under OpenAI's penalties (serve_check.py also recomputes each step from the logprobs)
 np=16 fp=1.5 pp=0.5
 gp=$(gen -p "$p1" -n $np --temp 0 --frequency-penalty $fp --presence-penalty $pp); gp=${gp#"$p1"}
 ids=$("$wgt" tokenize -t "$model" --chat --template chatml "$msg" | tr ' ' ',')
 gc=$(gen --prompt-ids "$ids" -n $n --temp 0)
-python3 - "$tmp/oracle.json" "$p1" "$g1" "$p2" "$g2" "$gs" "$msg" "$gc" $n "$gp" $np $fp $pp <<'EOF'
+python3 - "$tmp/oracle.json" "$p1" "$g1" "$p2" "$g2" "$gs" "$msg" "$gc" $n "$gp" $np $fp $pp "$gs2" <<'EOF'
 import json, sys
-out, p1, g1, p2, g2, gs, msg, gc, n, gp, np, fp, pp = sys.argv[1:]
-json.dump({"prompts": [p1, p2], "generate": {p1: g1, p2: g2}, "sampled": gs, "chat_message": msg,
+out, p1, g1, p2, g2, gs, msg, gc, n, gp, np, fp, pp, gs2 = sys.argv[1:]
+json.dump({"prompts": [p1, p2], "generate": {p1: g1, p2: g2}, "sampled": gs, "sampled2": gs2, "chat_message": msg,
            "penalised": gp, "n_penalised": int(np), "penalties": [float(fp), float(pp)],
            "chat_generate": gc, "n": int(n), "ctx": 512, "max_queue": 2, "parallel": 8}, open(out, "w"))
 EOF
