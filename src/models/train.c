@@ -84,9 +84,6 @@ static wgt_status from_model(wgt_model *src, wgt_train_model *m)
     if (c->window)
         return wgt_error(WGT_ERR_UNSUPPORTED, "wgt train does not run sliding-window attention (this model's window is "
                          "%lld tokens)", (long long)c->window);
-    if (c->rope.freq_factors) /* a checkpoint's config.json has no way to carry them */
-        return wgt_error(WGT_ERR_UNSUPPORTED, "wgt train does not run from a GGUF file's rope_freqs.weight (per-frequency "
-                         "rope factors that a saved config.json cannot express): train from the Hugging Face directory");
     if (!src->tok_emb)
         return wgt_error(WGT_ERR_UNSUPPORTED,
                          "training needs float weights: the model's token embedding is %s; use a checkpoint in f32, "
@@ -99,6 +96,10 @@ static wgt_status from_model(wgt_model *src, wgt_train_model *m)
         for (size_t j = 0; j < sizeof ws / sizeof *ws; j++)
             if ((st = need_float(ws[j], "linear weights"))) return st;
     }
+    /* after the weights: a quantized file is refused for what it is, whatever its rope */
+    if (c->rope.freq_factors) /* a checkpoint's config.json has no way to carry them */
+        return wgt_error(WGT_ERR_UNSUPPORTED, "wgt train does not run from a GGUF file's rope_freqs.weight (per-frequency "
+                         "rope factors that a saved config.json cannot express): train from the Hugging Face directory");
     mdl_config_copy(&m->cfg, c);
     m->cfg.rope_interleaved = 0;
     m->layers = calloc((size_t)c->n_layers, sizeof *m->layers);

@@ -6,7 +6,8 @@
 #  2. resume: 3 steps, a checkpoint, then --resume to step 6 prints the same losses, digit for digit,
 #     as an uninterrupted 6-step run (shuffled data, clipping and a cosine schedule on);
 #  3. bad input is refused before any work, with a message naming the problem: a line of the wrong
-#     length, an id outside the vocabulary, a quantized model, a batch past the device's binding,
+#     length, an id outside the vocabulary, a quantized model, a float GGUF whose llama3 rope is
+#     stored as rope_freqs.weight (a saved config.json cannot carry it), a batch past the device's binding,
 #     --seq past the model's positions;
 #  4. a tiny llama (--config, the default model's tokenizer, hidden 32) learns a repeated sentence
 #     from text (--data): loss from ln(4096) = 8.3 to below 3.0 in 20 steps (measured: 1.9),
@@ -69,6 +70,8 @@ awk 'BEGIN { printf "["; for (i = 0; i < 16; i++) printf "%d, ", i; print "320]"
 expect_error "outside the model's vocabulary of 320" --from "$hf" --data-ids "$tmp/oov.jsonl" --steps 1 --batch 1 --seq 16
 "$wgt" convert "$hf" "$tmp/q8.gguf" --type q8_0 >/dev/null 2>&1 || bad "convert to q8_0"
 expect_error "training needs float weights" --from "$tmp/q8.gguf" --data-ids "$tmp/ids.jsonl" --steps 1 --batch 1 --seq 16
+"$wgt" convert "$hf" "$tmp/f16.gguf" --type f16 >/dev/null 2>&1 || bad "convert to f16"
+expect_error "rope_freqs.weight" --from "$tmp/f16.gguf" --data-ids "$tmp/ids.jsonl" --steps 1 --batch 1 --seq 16
 expect_error "use a smaller --batch" --from "$hf" --data-ids "$tmp/ids.jsonl" --steps 1 --batch 1000000 --seq 16
 expect_error "longer than the model's 256 positions" --from "$hf" --data-ids "$tmp/ids.jsonl" --steps 1 --batch 1 --seq 300
 
