@@ -1804,6 +1804,10 @@ wgt_status wgt_dataset_open_text(const char *path, wgt_tokenizer *tok, int64_t s
  * the wrong length or an id outside the vocabulary is WGT_ERR_INVALID_ARGUMENT naming the line.
  * Nothing is held out. */
 wgt_status wgt_dataset_open_ids(const char *path, int64_t vocab, int64_t seq, wgt_dataset **out);
+/* Held-out sequences that may be shorter: lines of 2 to L + 1 ids, each padded to L + 1 with -1,
+ * which wgt_trainer_eval reads as "no target here" (as a mask over padding does; the padded inputs
+ * come after every counted target, so a causal model's counted losses do not see them). */
+wgt_status wgt_dataset_open_ids_padded(const char *path, int64_t vocab, int64_t seq, wgt_dataset **out);
 void wgt_dataset_free(wgt_dataset *d);
 int64_t wgt_dataset_train_count(const wgt_dataset *d);
 int64_t wgt_dataset_eval_count(const wgt_dataset *d);
@@ -1867,7 +1871,8 @@ void wgt_trainer_free(wgt_trainer *t);
  * then nothing waits for the device) gets the step's loss, before the update. An id outside the
  * vocabulary is WGT_ERR_INVALID_ARGUMENT. */
 wgt_status wgt_trainer_step(wgt_trainer *t, const int32_t *ids, int64_t B, int64_t L, double *loss);
-/* The mean cross-entropy of ids [B, L + 1] without gradients (evaluation). */
+/* The mean cross-entropy of ids [B, L + 1] without gradients (evaluation). An id of -1 (padding,
+ * wgt_dataset_open_ids_padded) is no target: the mean is over the others (at least one). */
 wgt_status wgt_trainer_eval(wgt_trainer *t, const int32_t *ids, int64_t B, int64_t L, double *loss);
 int64_t wgt_trainer_steps(const wgt_trainer *t);            /* steps run (an f16 step skipped for overflow counts) */
 int wgt_trainer_last_skipped(const wgt_trainer *t);         /* 1: the last step's gradients overflowed (scaled): no update */

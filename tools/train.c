@@ -61,7 +61,8 @@ static void usage(FILE *f)
             "  --dropout-blocks-only   none after the embedding (as hooks on transformers' self_attn and mlp)\n"
             "  --min-lr R              cosine/linear decay down to R x --lr instead of 0 (R in [0, 1])\n"
             "  --eval-every K          held-out loss every K steps (default: every steps/10, and at the end)\n"
-            "  --eval-ids FILE.jsonl   the held-out sequences (JSON lines of L+1 ids; up to 16 batches of\n"
+            "  --eval-ids FILE.jsonl   the held-out sequences (JSON lines of 2 to L+1 ids, shorter ones\n"
+            "                          padded: their missing targets not counted; up to 16 batches of\n"
             "                          them are evaluated) instead of the tail of --data\n"
             "  --keep-best             DIR gets the weights of the best held-out loss, written at each\n"
             "                          evaluation that improves it, not the last step's\n"
@@ -301,22 +302,27 @@ static int read_state(const opts *o, int64_t *step, double *loss, int64_t *es, d
     return 0;
 }
 
-/* The held-out loss: the mean over up to 16 batches of sequences first .. first + n - 1 of d. */
+/* The held-out loss: the mean over the targets of up to 16 batches of sequences first .. first + n - 1
+ * of d (padding not counted). */
 static int eval_loss(wgt_trainer *t, const wgt_dataset *d, int64_t first, int64_t n, int64_t B, int64_t L, int32_t *ids,
                      double *out)
 {
-    int64_t done = 0;
-    double sum = 0;
+    int64_t done = 0, tokens = 0;
+    double sum = 0, wsum = 0;
     int batches = 0;
     while (done < n && batches < 16) {
         int64_t k = n - done < B ? n - done : B;
         for (int64_t r = 0; r < k; r++) memcpy(ids + r * (L + 1), wgt_dataset_sequence(d, first + done + r), (size_t)(L + 1) * sizeof *ids);
         double l;
         if (wgt_trainer_eval(t, ids, k, L, &l)) return 1;
-        sum += l * (double)k;
+        int64_t counted = 0; /* targets that are not padding (--eval-ids lines shorter than L + 1) */
+        for (int64_t i = 0; i < k * (L + 1); i++) counted += i % (L + 1) > 0 && ids[i] != -1;
+        sum += l * (double)k, wsum += l * (double)counted;
+        tokens += counted;
         done += k, batches++;
     }
-    *out = done ? sum / (double)done : NAN;
+    /* rows all of L targets: the mean of the batches' means weighted by rows, as before padding */
+    *out = tokens == done * L ? (done ? sum / (double)done : NAN) : tokens ? wsum / (double)tokens : NAN;
     return 0;
 }
 
@@ -455,7 +461,7 @@ int cmd_train(int argc, char **argv)
         fail("--data-ids");
         goto done;
     }
-    if (o.eval_ids && wgt_dataset_open_ids(o.eval_ids, V, o.seq, &ev)) {
+    if (o.eval_ids && wgt_dataset_open_ids_padded(o.eval_ids, V, o.seq, &ev)) {
         fail("--eval-ids");
         goto done;
     }

@@ -7,8 +7,9 @@ is its evaluate() on its held-out windows, on the model wgt trained (torch + tra
     train_default_wgt.py prep --data BIBLE.txt --out DIR --sequences N [--seq 512 --seed 1234]
         DIR/train.jsonl: N windows of BOS + 511 ids from random line starts of the training part
         (train_default_model.py's batches: torch.randint over the line starts, here numpy's
-        generator); DIR/eval.jsonl: the held-out blocks (1%, 25-line blocks) as one stream cut
-        into windows of BOS + 511 (wgt train's --eval-ids: full windows, no mask); DIR/prep.json.
+        generator); DIR/eval.jsonl: train_default_model.py's validation windows (1% held out in
+        25-line blocks; each block from its start, BOS + up to 511 ids: shorter last windows, which
+        wgt train's --eval-ids pads without counting, as torch's mask does); DIR/prep.json.
     train_default_wgt.py f16 --wgt-out DIR --out HFDIR
         wgt train's f32 model.safetensors as a float16 Hugging Face directory beside the shipped
         model's config.json, generation_config.json and tokenizer files (a tied lm_head dropped).
@@ -75,10 +76,15 @@ def cmd_prep(a):
                            train[starts[idx][:, None] + np.arange(T)[None, :]]], axis=1)
     os.makedirs(a.out, exist_ok=True)
     write_jsonl(os.path.join(a.out, "train.jsonl"), rows)
-    stream = np.array([t for blk in val for t in blk], np.int64)
-    n = (len(stream)) // T
-    ev = np.concatenate([np.full((n, 1), bos, np.int64), stream[:n * T].reshape(n, T)], axis=1)
-    write_jsonl(os.path.join(a.out, "eval.jsonl"), ev)
+    # train_default_model.py's validation windows, line for line: each held-out block from its start,
+    # BOS + up to T ids (its shorter last windows padded and masked there; wgt train's --eval-ids pads
+    # them and counts only their real targets), so --keep-best chooses on torch's own measure
+    ev = [[bos] + blk[i:i + T] for blk in val for i in range(0, len(blk) - 1, T)]
+    with open(os.path.join(a.out, "eval.jsonl"), "w") as f:
+        for w in ev:
+            f.write("[" + ",".join(str(int(t)) for t in w) + "]\n")
+    n = len(ev)
+    stream = [t for blk in val for t in blk]
     info = {"train_tokens": int(len(train)), "line_starts": int(len(starts)), "sequences": a.sequences,
             "seq_ids": a.seq, "val_tokens": int(len(stream)), "val_blocks": len(val),
             "eval_windows": int(n), "vocab": sp.get_piece_size(), "seed": a.seed}

@@ -140,7 +140,7 @@ static int64_t parse_line(const char *p, const char *end, int32_t *v, int64_t ca
     return n;
 }
 
-wgt_status wgt_dataset_open_ids(const char *path, int64_t vocab, int64_t seq, wgt_dataset **out)
+static wgt_status open_ids(const char *path, int64_t vocab, int64_t seq, int padded, wgt_dataset **out)
 {
     if (!path || !out || seq < 1 || vocab < 1) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_dataset_open_ids: bad argument");
     *out = NULL;
@@ -171,11 +171,13 @@ wgt_status wgt_dataset_open_ids(const char *path, int64_t vocab, int64_t seq, wg
         int64_t n = parse_line(p, le, row, seq + 1, &err);
         if (n < 0) st = wgt_error(WGT_ERR_FORMAT, "%s:%lld: %s: each line must be a JSON list of token ids", path,
                                   (long long)line_no, err);
-        else if (n != seq + 1)
+        else if (padded ? n < 2 || n > seq + 1 : n != seq + 1)
             st = wgt_error(WGT_ERR_INVALID_ARGUMENT,
-                           "%s:%lld: a sequence of %lld ids; --seq %lld needs %lld per line (inputs are the first "
-                           "L, targets the last L)",
+                           padded ? "%s:%lld: a sequence of %lld ids; --seq %lld takes 2 to %lld per line"
+                                  : "%s:%lld: a sequence of %lld ids; --seq %lld needs %lld per line (inputs are the "
+                                    "first L, targets the last L)",
                            path, (long long)line_no, (long long)n, (long long)seq, (long long)(seq + 1));
+        for (int64_t i = n; !st && i < seq + 1; i++) row[i] = -1; /* padded: targets not counted */
         for (int64_t i = 0; !st && i < n; i++)
             if (row[i] < 0 || row[i] >= vocab)
                 st = wgt_error(WGT_ERR_INVALID_ARGUMENT,
@@ -201,6 +203,16 @@ wgt_status wgt_dataset_open_ids(const char *path, int64_t vocab, int64_t seq, wg
     d->n_tokens = n_seq * (seq + 1);
     *out = d;
     return WGT_OK;
+}
+
+wgt_status wgt_dataset_open_ids(const char *path, int64_t vocab, int64_t seq, wgt_dataset **out)
+{
+    return open_ids(path, vocab, seq, 0, out);
+}
+
+wgt_status wgt_dataset_open_ids_padded(const char *path, int64_t vocab, int64_t seq, wgt_dataset **out)
+{
+    return open_ids(path, vocab, seq, 1, out);
 }
 
 int64_t wgt_dataset_train_count(const wgt_dataset *d) { return d ? d->n_train : 0; }

@@ -188,6 +188,12 @@ done:
 wgt_status wgt_train_loss(wgt_train_model *m, const wgt_tensor *ids, const wgt_tensor *targets, wgt_tensor **loss,
                           wgt_tensor **logits_out)
 {
+    return tm_train_loss(m, ids, targets, WGT_NO_IGNORE_INDEX, loss, logits_out);
+}
+
+wgt_status tm_train_loss(wgt_train_model *m, const wgt_tensor *ids, const wgt_tensor *targets, int64_t ignore_index,
+                         wgt_tensor **loss, wgt_tensor **logits_out)
+{
     if (!loss) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_train_loss: NULL argument");
     *loss = NULL;
     if (logits_out) *logits_out = NULL;
@@ -209,8 +215,8 @@ wgt_status wgt_train_loss(wgt_train_model *m, const wgt_tensor *ids, const wgt_t
     int64_t n = wgt_tensor_dim(ids, 0) * wgt_tensor_dim(ids, 1), fs[2] = {n, m->cfg.vocab}, ts[1] = {n};
     st = wgt_tensor_reshape(logits, 2, fs, &flat);
     if (!st) st = wgt_tensor_reshape(targets, 1, ts, &tflat);
-    if (!st && fused(m, TM_CROSS_ENTROPY))
-        st = wgt_cross_entropy(flat, tflat, NULL, WGT_NO_IGNORE_INDEX, 0.0, WGT_REDUCTION_MEAN, loss);
+    if (!st && (fused(m, TM_CROSS_ENTROPY) || ignore_index != WGT_NO_IGNORE_INDEX))
+        st = wgt_cross_entropy(flat, tflat, NULL, ignore_index, 0.0, WGT_REDUCTION_MEAN, loss);
     else if (!st)
         st = tm_cross_entropy(flat, tflat, loss);
     wgt_tensor_free(flat);

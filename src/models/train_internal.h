@@ -67,5 +67,8 @@ wgt_status tm_rope_tables(wgt_context *ctx, int64_t L, int64_t hd, const wgt_rop
 wgt_status tm_rope(const wgt_tensor *x, const wgt_tensor *cos_t, const wgt_tensor *sin_t, wgt_tensor **out);
 wgt_status tm_attention(const wgt_tensor *q, const wgt_tensor *k, const wgt_tensor *v, wgt_tensor **out);
 wgt_status tm_cross_entropy(const wgt_tensor *logits, const wgt_tensor *targets, wgt_tensor **out);
+/* wgt_train_loss with targets equal to ignore_index not counted (WGT_NO_IGNORE_INDEX: all count). */
+wgt_status tm_train_loss(wgt_train_model *m, const wgt_tensor *ids, const wgt_tensor *targets, int64_t ignore_index,
+                         wgt_tensor **loss, wgt_tensor **logits_out);
 
 #endif

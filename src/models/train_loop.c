@@ -167,15 +167,29 @@ static wgt_status unscale(wgt_trainer *t)
     return st;
 }
 
-/* ids [B, L + 1] -> device inputs [B, L] and targets [B, L] (i32). */
+/* ids [B, L + 1] -> device inputs [B, L] and targets [B, L] (i32). With *pads (evaluation), -1
+ * ids are padding: the input 0, the target -1 (ignored), *pads set when there are any. */
 static wgt_status split_batch(wgt_context *ctx, const int32_t *ids, int64_t B, int64_t L, int64_t vocab,
-                              wgt_tensor **in, wgt_tensor **tg)
+                              wgt_tensor **in, wgt_tensor **tg, int *pads)
 {
     int32_t *a = wgt_malloc_array((size_t)(B * L), sizeof *a), *b = wgt_malloc_array((size_t)(B * L), sizeof *b);
     wgt_status st = (!a || !b) ? wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory for a batch") : WGT_OK;
     for (int64_t r = 0; !st && r < B; r++)
         for (int64_t i = 0; i <= L; i++) {
             int32_t v = ids[r * (L + 1) + i];
+            if (pads && v == -1 && i > 0 && ids[r * (L + 1) + L] == -1) { /* padding: after every counted target */
+                for (int64_t j = i; j <= L; j++)
+                    if (ids[r * (L + 1) + j] != -1) {
+                        st = wgt_error(WGT_ERR_INVALID_ARGUMENT, "batch row %lld: padding (-1) before id %d: "
+                                       "only a row's tail may be padding", (long long)r, ids[r * (L + 1) + j]);
+                        break;
+                    }
+                if (st) break;
+                *pads = 1;
+                if (i < L) a[r * L + i] = 0;
+                b[r * L + i - 1] = -1;
+                continue;
+            }
             if (v < 0 || v >= vocab) {
                 st = wgt_error(WGT_ERR_INVALID_ARGUMENT, "batch row %lld: id %d is outside the vocabulary of %lld",
                                (long long)r, v, (long long)vocab);
@@ -197,7 +211,7 @@ wgt_status wgt_trainer_step(wgt_trainer *t, const int32_t *ids, int64_t B, int64
 {
     if (!t || !ids || B < 1 || L < 1) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_trainer_step: bad argument");
     wgt_tensor *in, *tg, *loss = NULL, *norm = NULL;
-    wgt_status st = split_batch(t->m->ctx, ids, B, L, t->m->cfg.vocab, &in, &tg);
+    wgt_status st = split_batch(t->m->ctx, ids, B, L, t->m->cfg.vocab, &in, &tg, NULL);
     if (st) return st;
     for (int i = 0; i < t->n; i++) {
         wgt_tensor_zero_grad(t->params[i]);
@@ -246,11 +260,12 @@ wgt_status wgt_trainer_eval(wgt_trainer *t, const int32_t *ids, int64_t B, int64
     if (!t || !ids || !loss_out || B < 1 || L < 1)
         return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_trainer_eval: bad argument");
     wgt_tensor *in, *tg, *loss = NULL;
-    wgt_status st = split_batch(t->m->ctx, ids, B, L, t->m->cfg.vocab, &in, &tg);
+    int pads = 0;
+    wgt_status st = split_batch(t->m->ctx, ids, B, L, t->m->cfg.vocab, &in, &tg, &pads);
     if (st) return st;
     int was = wgt_grad_mode_get();
     wgt_grad_mode_set(0);
-    st = wgt_train_loss(t->m, in, tg, &loss, NULL);
+    st = tm_train_loss(t->m, in, tg, pads ? -1 : WGT_NO_IGNORE_INDEX, &loss, NULL);
     wgt_grad_mode_set(was);
     float v = NAN;
     if (!st) st = wgt_tensor_to_host(loss, &v, sizeof v);

@@ -195,6 +195,24 @@ static void check_run(wgt_context *ctx, const char *arch, const char *dir, const
         CHECK(e <= 2e-3, "%s %s: step %d loss %.6f, torch %.6f", arch, run_name, s + 1, loss, ref);
         worst = e > worst ? e : worst;
     }
+    if (!st && !strcmp(run_name, "adamw")) {
+        /* padded held-out rows (wgt_dataset_open_ids_padded): a row of k + 1 ids padded with -1 to
+         * L + 1 evaluates as the same k + 1 ids at --seq k (its padded targets not counted); -1
+         * before a real id is refused */
+        int64_t k = L / 2;
+        int32_t *row = malloc((size_t)(L + 1) * sizeof *row);
+        memcpy(row, wgt_dataset_sequence(d, 0), (size_t)(L + 1) * sizeof *row);
+        double lt = NAN, lp = NAN;
+        MUST(wgt_trainer_eval(t, row, 1, k, &lt));
+        for (int64_t i = k + 1; i <= L; i++) row[i] = -1;
+        MUST(wgt_trainer_eval(t, row, 1, L, &lp));
+        CHECK(fabs(lp - lt) <= 1e-5 * fabs(lt), "%s: padded eval %.7f, the %lld ids unpadded %.7f", arch, lp,
+              (long long)(k + 1), lt);
+        row[L] = 5;
+        CHECK(wgt_trainer_eval(t, row, 1, L, &lp) == WGT_ERR_INVALID_ARGUMENT, "%s: -1 before an id accepted", arch);
+        printf("%s: padded eval %.7f = unpadded %.7f\n", arch, lp, lt);
+        free(row);
+    }
     printf("%s %s: %d steps, losses %.4f -> %.4f, worst rel err %.2e\n", arch, run_name,
            cJSON_GetArraySize(losses), cJSON_GetArrayItem(losses, 0)->valuedouble,
            cJSON_GetArrayItem(losses, cJSON_GetArraySize(losses) - 1)->valuedouble, worst);

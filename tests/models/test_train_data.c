@@ -31,6 +31,23 @@ int main(void)
     CHECK(wgt_dataset_train_count(d) == 5 && wgt_dataset_eval_count(d) == 0, "counts %lld/%lld",
           (long long)wgt_dataset_train_count(d), (long long)wgt_dataset_eval_count(d));
     int32_t b[3 * 4];
+    /* padded (held-out) lines: 2 to L + 1 ids, the rest -1; 1 id or L + 2 refused; the exact reader
+     * still refuses short lines */
+    {
+        wgt_dataset *pd, *e;
+        MUST(wgt_dataset_open_ids_padded(write_tmp("pad.jsonl", "[1, 2]\n[3, 4, 5, 6]\n[7,8,9]\n"), 100, 3, &pd));
+        const int32_t *r0 = wgt_dataset_sequence(pd, 0), *r1 = wgt_dataset_sequence(pd, 1), *r2 = wgt_dataset_sequence(pd, 2);
+        CHECK(wgt_dataset_train_count(pd) == 3 && r0[0] == 1 && r0[1] == 2 && r0[2] == -1 && r0[3] == -1 && r1[3] == 6 &&
+                  r2[2] == 9 && r2[3] == -1,
+              "padded rows %d %d %d %d / %d / %d %d", r0[0], r0[1], r0[2], r0[3], r1[3], r2[2], r2[3]);
+        wgt_dataset_free(pd);
+        CHECK(wgt_dataset_open_ids_padded(write_tmp("pad1.jsonl", "[1]\n"), 100, 3, &e) == WGT_ERR_INVALID_ARGUMENT,
+              "one id accepted as a padded line");
+        CHECK(wgt_dataset_open_ids_padded(write_tmp("pad5.jsonl", "[1,2,3,4,5]\n"), 100, 3, &e) == WGT_ERR_INVALID_ARGUMENT,
+              "L + 2 ids accepted as a padded line");
+        CHECK(wgt_dataset_open_ids(write_tmp("pad2.jsonl", "[1, 2]\n"), 100, 3, &e) == WGT_ERR_INVALID_ARGUMENT,
+              "a short line accepted by the exact reader");
+    }
     /* file order: step 1 of batch 3 is sequences 3, 4, then 0 (the next epoch) */
     MUST(wgt_dataset_batch(d, 1, 3, 0, 0, b));
     CHECK(b[0] == 30 && b[4] == 40 && b[8] == 0 && b[11] == 3, "file-order batch %d %d %d %d", b[0], b[4], b[8], b[11]);
