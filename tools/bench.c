@@ -70,8 +70,10 @@ static int bench_model(const char *path, const char *type, int64_t n_prompt, int
     wgt_sampling sp = {0};
     sp.ignore_eos = 1;
     wgt_generate_stats s;
-    /* a short warm-up compiles every pipeline */
-    if (!wgt_model_generate(m, ids, n_prompt < 8 ? n_prompt : 8, 2, &sp, NULL, NULL, &s) &&
+    /* an untimed run of the same lengths compiles every pipeline the timed one takes (a prefill's
+     * tiled and attention pipelines depend on the prompt's length, decode's split attention on the
+     * key count), so neither figure includes a shader compile */
+    if (!wgt_model_generate(m, ids, n_prompt, n_decode + 1, &sp, NULL, NULL, &s) &&
         !wgt_model_generate(m, ids, n_prompt, n_decode + 1, &sp, NULL, NULL, &s)) {
         double bytes = (double)wgt_model_weight_bytes(m), read = (double)wgt_model_token_bytes(m);
         double active = (double)wgt_model_active_bytes(m);
@@ -198,7 +200,8 @@ int cmd_bench(int argc, char **argv)
                    "           submit-and-wait latency, and streaming bandwidth from 1 MiB to N bytes per\n"
                    "           buffer (default: the device's storage binding limit)\n"
                    "-m         prefill and decode tok/s of a model (a config.json alone: random f16 weights\n"
-                   "           of that shape), dispatches and submits per token, GB/s of weights read\n"
+                   "           of that shape), dispatches and submits per token, GB/s of weights read; an\n"
+                   "           untimed run of the same lengths first compiles every pipeline\n"
                    "--type     with a config.json: the weights' type (f16 default; f32, bf16, q8_0, q4_0,\n"
                    "           q4_k, q6_k)\n"
                    "-p, -n     prompt tokens (default 128) and tokens to decode (default 64), each 1 to\n"
