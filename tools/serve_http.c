@@ -187,6 +187,8 @@ static int int_field(cJSON *j, const char *name, double lo, double hi, int64_t *
     if (!v || cJSON_IsNull(v)) return 0;
     if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble != floor(v->valuedouble))
         return fail(e, 400, name, "invalid_type", "'%s' must be an integer", name);
+    if ((v->valuedouble < lo || v->valuedouble > hi) && lo == hi)
+        return fail(e, 400, name, "invalid_value", "'%s' is %.0f: only %.0f is served", name, v->valuedouble, lo);
     if (v->valuedouble < lo || v->valuedouble > hi)
         return fail(e, 400, name, "invalid_value", "'%s' is %.0f: it must be between %.0f and %.0f", name,
                     v->valuedouble, lo, hi);

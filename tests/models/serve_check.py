@@ -262,6 +262,8 @@ def main():
     bad(dict(prompt=p0, stream="yes"), 400, "stream a string")
     bad(dict(prompt=p0, stop=[1]), 400, "stop holding a number")
     bad(dict(prompt=p0, n=2), 400, "n = 2")
+    st, j, _ = request("POST", "/v1/completions", dict(prompt=p0, n=2))
+    check("only 1 is served" in str(j), f"n = 2: the message says only n = 1 is served: {j}")
     bad(dict(prompt=p0, seed=1.5), 400, "a fractional seed")
     bad(dict(prompt=[1, -5]), 400, "a negative token id")
     bad(dict(max_tokens=4), 400, "no prompt")
@@ -373,6 +375,28 @@ def main():
     check(metric("wgt_requests_cancelled_total") - c0 == oracle["parallel"], f"cancelled {metric('wgt_requests_cancelled_total') - c0}")
     check(metric("wgt_slots_active") == 0, "slots freed after the cancellations")
 
+    # a whole (non-streamed) request whose client goes away while it generates: cancelled, slot freed
+    c0 = metric("wgt_requests_cancelled_total")
+    body = json.dumps(dict(prompt=p0, max_tokens=100000, temperature=0, ignore_eos=True)).encode()
+    sk = socket.create_connection(("127.0.0.1", port))
+    sk.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+               b"Authorization: Bearer " + key.encode() + b"\r\nContent-Length: " + str(len(body)).encode() +
+               b"\r\n\r\n" + body)
+    for _ in range(100):
+        if metric("wgt_slots_active") == 1:
+            break
+        time.sleep(0.05)
+    check(metric("wgt_slots_active") == 1, "the non-streamed request is generating")
+    sk.shutdown(socket.SHUT_RDWR)
+    sk.close()
+    for _ in range(200):
+        if metric("wgt_slots_active") == 0:
+            break
+        time.sleep(0.05)
+    check(metric("wgt_slots_active") == 0, "slot freed after a non-streamed client left")
+    check(metric("wgt_requests_cancelled_total") - c0 == 1,
+          f"a non-streamed client that left: cancelled {metric('wgt_requests_cancelled_total') - c0}")
+
     # ---- still healthy, still right
     st, _, _ = request("GET", "/health", auth=False)
     check(st == 200, "healthy at the end")
@@ -380,6 +404,23 @@ def main():
     st, text, _ = request("GET", "/metrics")
     check(st == 200 and "wgt_requests_total{endpoint=\"completions\",code=\"200\"}" in text and
           "# TYPE wgt_decode_tokens_per_second gauge" in text, "metrics text")
+    # every metric, with its HELP and TYPE lines and a value
+    names = {"wgt_requests_total": "counter", "wgt_prompt_tokens_total": "counter",
+             "wgt_prompt_tokens_reused_total": "counter", "wgt_generated_tokens_total": "counter",
+             "wgt_requests_rejected_total": "counter", "wgt_requests_cancelled_total": "counter",
+             "wgt_requests_timed_out_total": "counter", "wgt_queue_length": "gauge", "wgt_slots_active": "gauge",
+             "wgt_slots": "gauge", "wgt_prefill_tokens_per_second": "gauge", "wgt_decode_tokens_per_second": "gauge",
+             "wgt_decode_tokens_per_second_last": "gauge"}
+    lines = text.splitlines()
+    for name, kind in names.items():
+        check(any(l.startswith(f"# HELP {name} ") for l in lines), f"metrics: no HELP line for {name}")
+        check(f"# TYPE {name} {kind}" in lines, f"metrics: no TYPE {kind} line for {name}")
+        vals = [l for l in lines if l.startswith(name + " ") or l.startswith(name + "{")]
+        check(len(vals) >= 1 and all(float(v.split()[-1]) >= 0 for v in vals), f"metrics: value of {name}: {vals}")
+    typed = {l.split()[2] for l in lines if l.startswith("# TYPE ")}
+    check(typed == set(names), f"metrics: names not checked here: {sorted(typed - set(names))}")
+    check(metric("wgt_slots") == oracle["parallel"], "metrics: wgt_slots is --parallel")
+    check(metric("wgt_prompt_tokens_reused_total") > 0, "metrics: reused prompt tokens counted")
 
 
 def limits():

@@ -6,7 +6,10 @@
 # presence penalties (each of its tokens also recomputed from the logprobs), concurrent requests
 # (batched decode) each equal their sequential result; bad requests get the right status and OpenAI's error JSON (bad
 # types, huge bodies, bad keys, over-long prompts, unknown model, 1,000 random bodies), a full queue
-# gives 429, clients that go away mid-stream cancel their requests, and the server keeps serving.
+# gives 429, clients that go away mid-stream or mid-answer cancel their requests, every /metrics name
+# has its HELP and TYPE lines, and the server keeps serving. The first server prefills 3 prompt
+# tokens a step (--chunk 3), so every prompt is split and, under concurrent requests, its chunks run
+# between other sequences' decode steps: each reply must still equal wgt generate's.
 # The official `openai` npm client (tests/models/openai: pinned by its package-lock.json, installed
 # by make deps or here with npm ci) makes the same greedy checks, runs 8 concurrent streams against
 # the same requests one at a time, and sees the server's errors as its own error classes.
@@ -73,7 +76,7 @@ stop() {
 }
 fail=0
 key=k-$RANDOM-$RANDOM-secret
-start --parallel 8 --max-queue 2 --api-key "$key"
+start --parallel 8 --max-queue 2 --api-key "$key" --chunk 3
 python3 "$root/tests/models/serve_check.py" main "$port" "$key" "$tmp/oracle.json" || fail=1
 node "$oai/check.mjs" main "$port" "$key" "$tmp/oracle.json" || fail=1
 stop || { echo "FAIL: the server did not stop cleanly"; fail=1; }
