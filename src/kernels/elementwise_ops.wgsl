@@ -2,9 +2,10 @@
 // per invocation; elementwise_vec.wgsl: contiguous inputs, vec4 loads and stores). Included in
 // their prelude by src/ops/elementwise.c, with lib_index.wgsl, `alias CI` (input compute type),
 // `alias CO` (output compute type), `const PACK: u32` (output elements per word), `const WG: u32`
-// (the workgroup size the device allows) and `fn compute(a: CI, b: CI, c: CI) -> CO`, which calls
-// the op functions below. (A WGSL error in this file is reported at a line counted from the start
-// of the kernel file's prelude.)
+// (the workgroup size the device allows) and `fn compute(a: CI, b: CI, c: CI) -> CO`, one line
+// that calls one of the ew_* op functions below by name (src/ops/elementwise.c's ew_op_fn; a fused
+// kernel's stages are the same lines). (A WGSL error in this file is reported at a line counted
+// from the start of the kernel file's prelude.)
 //
 // NaN: WGSL lets compilers assume that floats are never NaN (x != x, x == 0.0 and min/max may fold
 // as if), so every NaN rule here tests the bits (is_nan) before comparing.
@@ -441,6 +442,49 @@ fn binary_u(op: u32, a: u32, b: u32) -> u32 {
 }
 
 
+// The op functions a compute() or a fused stage calls: one per family and compute type, each
+// fn(op, a, b, c) -> its value (the unused arguments ignored). src/ops/elementwise.c's ew_op_fn
+// picks one by name (ew_<family>_<f|i|u|l>, ew_cast_<from>_<to> for casts that convert) and, for a
+// bool output, one of ew_bool_<f|i|u>; it writes only that call, so the unfused kernels and the
+// fused stages (src/ops/elementwise_fuse.c) run the same WGSL for every op.
+fn ew_unary_f(op: u32, a: f32, b: f32, c: f32) -> f32 { return unary_f(op, a); }
+fn ew_unary_i(op: u32, a: i32, b: i32, c: i32) -> i32 { return unary_i(op, a); }
+fn ew_unary_u(op: u32, a: u32, b: u32, c: u32) -> u32 { return unary_u(op, a); }
+fn ew_binary_f(op: u32, a: f32, b: f32, c: f32) -> f32 { return binary_f(op, a, b); }
+fn ew_binary_i(op: u32, a: i32, b: i32, c: i32) -> i32 { return binary_i(op, a, b); }
+fn ew_binary_u(op: u32, a: u32, b: u32, c: u32) -> u32 { return binary_u(op, a, b); }
+// where(a, b, c): b where a is true (nonzero, or NaN), else c
+fn ew_where_f(op: u32, a: f32, b: f32, c: f32) -> f32 { return select(c, b, truthy(a)); }
+fn ew_where_i(op: u32, a: i32, b: i32, c: i32) -> i32 { return select(c, b, a != i32(0)); }
+fn ew_where_u(op: u32, a: u32, b: u32, c: u32) -> u32 { return select(c, b, a != u32(0)); }
+// casts that keep the value (the output's conversion and storer do the rest)
+fn ew_cast_f(op: u32, a: f32, b: f32, c: f32) -> f32 { return a; }
+fn ew_cast_i(op: u32, a: i32, b: i32, c: i32) -> i32 { return a; }
+fn ew_cast_u(op: u32, a: u32, b: u32, c: u32) -> u32 { return a; }
+// float -> int: truncate, saturate at the dtype's limits, NaN -> 0 (the reference's rule; PyTorch
+// leaves out-of-range casts undefined). The bounds are compared in f32 before converting: 2^31 and
+// 2^32 are exact in f32, INT32_MAX is not.
+fn ew_cast_f_u32(op: u32, a: f32, b: f32, c: f32) -> u32 {
+    return select(select(u32(max(trunc(a), 0.0)), 4294967295u, a >= 4294967296.0), 0u, is_nan(a));
+}
+fn ew_cast_f_i32(op: u32, a: f32, b: f32, c: f32) -> i32 {
+    return select(select(select(i32(trunc(a)), -2147483647 - 1, a < -2147483648.0), 2147483647, a >= 2147483648.0), 0, is_nan(a));
+}
+fn ew_cast_f_i8(op: u32, a: f32, b: f32, c: f32) -> i32 { return select(i32(clamp(trunc(a), -128.0, 127.0)), 0, is_nan(a)); }
+fn ew_cast_f_u8(op: u32, a: f32, b: f32, c: f32) -> i32 { return select(i32(clamp(trunc(a), 0.0, 255.0)), 0, is_nan(a)); }
+// a bool output (compute type i32): true when nonzero, a float also when NaN (C, PyTorch)
+fn ew_bool_f(r: f32) -> i32 { return select(i32(0), i32(1), truthy(r)); }
+fn ew_bool_i(r: i32) -> i32 { return select(i32(0), i32(1), r != i32(0)); }
+fn ew_bool_u(r: u32) -> i32 { return select(i32(0), i32(1), r != u32(0)); }
+
+// The bf16 bits of x (the packed path's stores): round to nearest even on the upper 16 bits; NaN
+// stays a quiet NaN (ops.c's bf16 storer).
+fn bf16_bits(x: f32) -> u32 {
+    let b = bitcast<u32>(x);
+    return select((b + 0x7fffu + ((b >> 16u) & 1u)) >> 16u, (b >> 16u) | 0x40u, (b & 0x7fffffffu) > 0x7f800000u);
+}
+
+
 // ---- i64 ----
 // Everything below is included only in kernels with an i64 operand (src/ops/elementwise.c cuts the
 // file here otherwise, so the 32-bit kernels' text stays as it was); it needs lib_i64.wgsl. An i64
@@ -569,3 +613,14 @@ fn l_to_float(a: vec2<u32>, bits: u32) -> f32 {
     let m = abs(i64_to_f32(r)); // exact; 2^63 reads as -2^63
     return select(m, -m, i64_is_neg(a));
 }
+
+// The op functions of the i64 kernels (as ew_unary_f and the rest above; compute() calls one).
+fn ew_unary_l(op: u32, a: vec2<u32>, b: vec2<u32>, c: vec2<u32>) -> vec2<u32> { return unary_l(op, a); }
+fn ew_binary_l(op: u32, a: vec2<u32>, b: vec2<u32>, c: vec2<u32>) -> vec2<u32> { return binary_l(op, a, b); }
+fn ew_where_l(op: u32, a: vec2<u32>, b: vec2<u32>, c: vec2<u32>) -> vec2<u32> { return select(c, b, !i64_is_zero(a)); }
+fn ew_cast_l(op: u32, a: vec2<u32>, b: vec2<u32>, c: vec2<u32>) -> vec2<u32> { return a; }
+fn ew_cast_f_l(op: u32, a: f32, b: f32, c: f32) -> vec2<u32> { return l_from_f32_sat(a); }
+// i64 to a float: rounded once to the target's significant bits (f32 24, f16 11, bf16 8)
+fn ew_cast_l_f32(op: u32, a: vec2<u32>, b: vec2<u32>, c: vec2<u32>) -> f32 { return l_to_float(a, 24u); }
+fn ew_cast_l_f16(op: u32, a: vec2<u32>, b: vec2<u32>, c: vec2<u32>) -> f32 { return l_to_float(a, 11u); }
+fn ew_cast_l_bf16(op: u32, a: vec2<u32>, b: vec2<u32>, c: vec2<u32>) -> f32 { return l_to_float(a, 8u); }

@@ -49,23 +49,32 @@ static void int_bounds(double lo, double hi, int is_u32, uint32_t *out)
     out[1] = is_u32 ? (uint32_t)hi : (uint32_t)(int32_t)hi;
 }
 
-/* compute() for 64-bit values (CI_I64), or for a cast from a float to i64. */
+/* The name of the op function (elementwise_ops.wgsl: fn(op, a, b, c)) of family fam over values
+ * of compute type ci ("f32", "i32", "u32", or "i64" for 64-bit words) into output dtype out_dt. */
+static const char *ew_op_name(ew_family fam, const char *ci, wgt_dtype out_dt)
+{
+    int t = !strcmp(ci, "f32") ? 0 : !strcmp(ci, "i32") ? 1 : !strcmp(ci, "u32") ? 2 : 3;
+    static const char *const names[3][4] = {{"ew_unary_f", "ew_unary_i", "ew_unary_u", "ew_unary_l"},
+                                            {"ew_binary_f", "ew_binary_i", "ew_binary_u", "ew_binary_l"},
+                                            {"ew_where_f", "ew_where_i", "ew_where_u", "ew_where_l"}};
+    if (fam != EW_CAST) return names[fam][t];
+    if (t == 3) /* from i64: to a float, rounded once to its significant bits */
+        return out_dt == WGT_F32 ? "ew_cast_l_f32" : out_dt == WGT_F16 ? "ew_cast_l_f16"
+               : out_dt == WGT_BF16 ? "ew_cast_l_bf16" : "ew_cast_l";
+    if (t == 0 && out_dt == WGT_I64) return "ew_cast_f_l";
+    if (t == 0 && op_is_int(out_dt) && out_dt != WGT_BOOL) /* float -> int, saturated */
+        return out_dt == WGT_U32 ? "ew_cast_f_u32" : out_dt == WGT_I32 ? "ew_cast_f_i32"
+               : out_dt == WGT_I8 ? "ew_cast_f_i8" : "ew_cast_f_u8";
+    return (const char *[]){"ew_cast_f", "ew_cast_i", "ew_cast_u"}[t];
+}
+
+/* compute() for 64-bit values (CI_I64), or for a cast from a float to i64: the op function's value
+ * as the 64-bit words or the float the storer takes. */
 static void compute_fn_i64(char *buf, size_t cap, ew_family fam, int ci, wgt_dtype out_dt)
 {
     size_t used = strlen(buf);
-    char body[128];
-    switch (fam) {
-    case EW_UNARY: snprintf(body, sizeof body, "unary_l(p.op, a)"); break;
-    case EW_BINARY: snprintf(body, sizeof body, "binary_l(p.op, a, b)"); break;
-    case EW_WHERE: snprintf(body, sizeof body, "select(c, b, !i64_is_zero(a))"); break;
-    case EW_CAST:
-        if (ci != CI_I64) snprintf(body, sizeof body, "l_from_f32_sat(a)");
-        else if (op_is_float(out_dt)) /* significant bits of the target */
-            snprintf(body, sizeof body, "l_to_float(a, %du)", out_dt == WGT_F32 ? 24 : out_dt == WGT_F16 ? 11 : 8);
-        else snprintf(body, sizeof body, "a");
-        break;
-    }
-    snprintf(buf + used, cap - used, "fn compute(a: CI, b: CI, c: CI) -> CO { return %s; }\n", body);
+    const char *name = ew_op_name(fam, ci == CI_I64 || fam != EW_CAST ? "i64" : "f32", out_dt);
+    snprintf(buf + used, cap - used, "fn compute(a: CI, b: CI, c: CI) -> CO { return %s(p.op, a, b, c); }\n", name);
 }
 
 /* clamp's bounds for i64 as (lo word, hi word) pairs ceil(lo), floor(hi) into out[0], out[2] and
@@ -92,47 +101,14 @@ static int int64_bounds(double lo, double hi, uint32_t *out)
 void ew_op_fn(char *buf, size_t cap, const char *fname, const char *init, int family, const char *ci,
               const char *ci_t, const char *co_t, wgt_dtype out_dt, const char *opx)
 {
-    ew_family fam = (ew_family)family;
     size_t used = strlen(buf);
-    const char *sfx = !strcmp(ci, "f32") ? "f" : !strcmp(ci, "u32") ? "u" : "i";
-    int fl = !strcmp(ci, "f32");
-    char body[512];
-    switch (fam) {
-    case EW_UNARY: snprintf(body, sizeof body, "unary_%s(%s, a)", sfx, opx); break;
-    case EW_BINARY: snprintf(body, sizeof body, "binary_%s(%s, a, b)", sfx, opx); break;
-    case EW_WHERE:
-        if (fl) snprintf(body, sizeof body, "select(c, b, truthy(a))");
-        else snprintf(body, sizeof body, "select(c, b, a != %s(0))", ci_t);
-        break;
-    case EW_CAST:
-        if (fl && op_is_int(out_dt) && out_dt != WGT_BOOL) {
-            /* float -> int: truncate, saturate at the dtype's limits, NaN -> 0 (the reference's rule;
-             * PyTorch leaves out-of-range casts undefined). The bounds are compared in f32 before
-             * converting: 2^31 and 2^32 are exact in f32, INT32_MAX is not. */
-            if (out_dt == WGT_U32)
-                snprintf(body, sizeof body,
-                         "select(select(u32(max(trunc(a), 0.0)), 4294967295u, a >= 4294967296.0), 0u, is_nan(a))");
-            else if (out_dt == WGT_I32)
-                snprintf(body, sizeof body,
-                         "select(select(select(i32(trunc(a)), -2147483647 - 1, a < -2147483648.0), 2147483647, "
-                         "a >= 2147483648.0), 0, is_nan(a))");
-            else {
-                double lo = out_dt == WGT_I8 ? -128 : 0, hi = out_dt == WGT_I8 ? 127 : 255;
-                snprintf(body, sizeof body, "select(i32(clamp(trunc(a), %.1f, %.1f)), 0, is_nan(a))", lo, hi);
-            }
-        } else
-            snprintf(body, sizeof body, "a");
-        break;
-    }
-    if (out_dt == WGT_BOOL) { /* a float result is true when nonzero or NaN (C, PyTorch) */
-        char truth[64];
-        snprintf(truth, sizeof truth, fl ? "truthy(r)" : "r != %s(0)", ci_t);
-        snprintf(buf + used, cap - used,
-                 "fn %s(a: %s, b: %s, c: %s) -> %s { %s let r = %s; return select(%s(0), %s(1), %s); }\n", fname, ci_t,
-                 ci_t, ci_t, co_t, init, body, co_t, co_t, truth);
-    } else
-        snprintf(buf + used, cap - used, "fn %s(a: %s, b: %s, c: %s) -> %s { %s return %s(%s); }\n", fname, ci_t,
-                 ci_t, ci_t, co_t, init, co_t, body);
+    const char *op = ew_op_name((ew_family)family, ci, out_dt);
+    if (out_dt == WGT_BOOL) /* a float result is true when nonzero or NaN (C, PyTorch) */
+        snprintf(buf + used, cap - used, "fn %s(a: %s, b: %s, c: %s) -> %s { %s return %s(ew_bool_%c(%s(%s, a, b, c))); }\n",
+                 fname, ci_t, ci_t, ci_t, co_t, init, co_t, ci[0] == 'f' ? 'f' : ci[0] == 'u' ? 'u' : 'i', op, opx);
+    else
+        snprintf(buf + used, cap - used, "fn %s(a: %s, b: %s, c: %s) -> %s { %s return %s(%s(%s, a, b, c)); }\n", fname,
+                 ci_t, ci_t, ci_t, co_t, init, co_t, op, opx);
 }
 
 static void compute_fn(char *buf, size_t cap, ew_family fam, const char *ci, wgt_dtype out_dt)
@@ -252,7 +228,7 @@ static void pack_word(char *e, size_t cap, wgt_dtype dt, int c)
     }
 }
 
-/* Append the scalar loaders sc0..sc2, bf16_bits and unit() of the packed path for key k. */
+/* Append the scalar loaders sc0..sc2 and unit() of the packed path for key k. */
 static void ew_pack_body(const ew_key *k, char *pre, size_t cap)
 {
     size_t used = strlen(pre);
@@ -275,10 +251,7 @@ static void ew_pack_body(const ew_key *k, char *pre, size_t cap)
         loader_32(pre, cap, name, bind, dt, ci, k->fam == EW_WHERE && i == 0);
         used = strlen(pre);
     }
-    /* round to nearest even on the upper 16 bits; NaN stays a quiet NaN (ops.c's bf16 storer) */
-    used += snprintf(pre + used, cap - used,
-                     "fn bf16_bits(x: f32) -> u32 {\n  let b = bitcast<u32>(x);\n"
-                     "  return select((b + 0x7fffu + ((b >> 16u) & 1u)) >> 16u, (b >> 16u) | 0x40u, (b & 0x7fffffffu) > 0x7f800000u);\n}\n");
+    /* bf16_bits (the stores' rounding) is elementwise_ops.wgsl's */
     used += snprintf(pre + used, cap - used, "fn unit(v: u32, c0: CI, c1: CI, c2: CI) -> vec4<u32> {\n");
     char words[3][16][24]; /* the 32-bit word expressions of each input's part of the unit */
     for (int i = 0; i < 3; i++) {
@@ -332,7 +305,7 @@ static void ew_pack_body(const ew_key *k, char *pre, size_t cap)
 static char *ew_prelude(void *arg)
 {
     const ew_key *k = arg;
-    size_t cap = k->vec == 2 ? 65536 : 32768;
+    size_t cap = 131072; /* the i64 kernels paste lib_index, lib_i64 and all of elementwise_ops.wgsl */
     char *pre = malloc(cap);
     if (!pre) return NULL;
     if (key_wide(k->ci, k->d, k->out)) return ew_prelude_wide(k, pre, cap);

@@ -13,7 +13,7 @@ cd "$root" || exit 1
 generator=src/ops/ops.c
 declare -A allowed=(
     [src/gpu/kernel.c]="reads kernels' bindings (checks @binding / var< in the text), writes no WGSL"
-    [src/ops/elementwise.c]="compute() and the packed unit() per dtype signature (moving to a lib file: issue 12)"
+    [src/ops/elementwise.c]="per dtype signature: ew_op_fn's one line calling an op function of elementwise_ops.wgsl by name, where's and i64's loader wrappers, the packed unit()'s loads and packing"
     [src/ops/elementwise_fuse.c]="a captured chain's fused kernel: its bindings and stages are the variant (graph fusion)"
 )
 code='(\bfn [A-Za-z_%]|@group\(|@binding|@compute|var<|bitcast<|\blet [A-Za-z_%][A-Za-z_0-9%]* =|\breturn [^;]*;|select\(|pack2x16|workgroupBarrier|subgroup[A-Z]|extractBits)'
