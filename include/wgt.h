@@ -73,6 +73,8 @@ typedef enum wgt_status {
     WGT_ERR_TIMEOUT = -14,         /* a wait on the device ran past its time-out */
     WGT_ERR_LIMIT = -15,           /* a size is past the device's or the format's limits */
     WGT_ERR_INTERNAL = -16,        /* a bug in wgt: please report it with the message */
+    WGT_ERR_STALE = -17,           /* a captured graph no longer holds: a host read mid-graph got other
+                                      bytes than at capture (capture it again; wgt_graph_cache does) */
 } wgt_status;
 
 /* A short, static description of a status ("invalid argument", ...). Never NULL. */
@@ -970,13 +972,19 @@ wgt_status wgt_swiglu(const wgt_tensor *x, wgt_tensor **out);
  * shape), stays what it was, whatever its value. wgt_graph_set_scalar changes it for the next
  * replays.
  *
- * Not capturable (stage 1): work that needs the host mid-graph: a download (wgt_tensor_to_host),
- * ops with data-dependent shapes (nonzero, unique, masked_select, multinomial's checks, ...), ops
- * without a GPU kernel for the dtype (they run the CPU reference over downloads). Such a call
- * fails with WGT_ERR_UNSUPPORTED saying so, the capture is marked failed (logged under
- * WGT_DEBUG=1) and wgt_graph_end returns that error. A CPU-reference context cannot capture
- * (WGT_ERR_UNSUPPORTED). One capture at a time per context; free graphs before their context
- * (a graph left when its context is freed only releases its host memory).
+ * Segments: work that needs the host mid-graph (a download: wgt_tensor_to_host, the count of an op
+ * with a data-dependent shape such as nonzero, unique or masked_select, an op running the CPU
+ * reference because no GPU kernel takes the dtype) runs during the capture as usual and ends a
+ * segment (logged under WGT_DEBUG=1). What the host made of the bytes it read (an output's
+ * shape, an upload) is baked into the commands that follow, which holds while those bytes stay
+ * the same: a replay runs segment by segment (one submit each), reads the bytes again at each
+ * end, and goes on only if they equal the capture's; otherwise it stops there with
+ * WGT_ERR_STALE naming the read (the earlier segments have run: their in-place writes stay),
+ * and the graph must be captured again. wgt_graph_cache does that by itself. A split readback
+ * (wgt_model_generate's) is still refused during a capture (WGT_ERR_UNSUPPORTED; the capture
+ * fails). A CPU-reference context cannot capture (WGT_ERR_UNSUPPORTED). One capture at a time
+ * per context; free graphs before their context (a graph left when its context is freed only
+ * releases its host memory).
  * --------------------------------------------------------------------------------------------- */
 
 typedef struct wgt_graph wgt_graph;
@@ -1024,10 +1032,49 @@ typedef struct wgt_graph_stats {
     uint64_t peak_bytes;      /* device memory the graph's buffers hold (the pinned ones, after planning) */
     uint64_t unplanned_bytes; /* the same without planning */
     int planned_buffers;      /* intermediates that run in another's buffer or were fused away */
+    int segments;             /* 1 + the host reads mid-graph: a replay makes one submit per segment */
 } wgt_graph_stats;
 wgt_status wgt_graph_get_stats(const wgt_graph *g, wgt_graph_stats *out);
 /* Release the graph and unreserve its buffers. NULL is a no-op. */
 void wgt_graph_free(wgt_graph *g);
+
+/* A graph cache: a function of tensors captured once per key and replayed after. The key is
+ * each input's dtype and shape and the number of scalars; a call with a key seen before replays
+ * that graph on the new inputs (copied into the graph's own input tensors, so the caller's are
+ * never written), a new key calls fn under capture (fn's work runs, as in any capture). A replay
+ * that finds a host read changed (WGT_ERR_STALE, see Segments) drops the graph and captures
+ * again on the same inputs, so a function with data-dependent shapes is right on every call
+ * (and captured again whenever the data behind its host reads changes; counted in the stats).
+ * Past max_graphs keys the least recently used graph is freed.
+ * fn gets the cache's copies of the inputs and the scalars' values; it declares scalar i with
+ * wgt_graph_scalar(ctx, name, role, scalars[i], NULL) in order, passes the value to its ops, and
+ * returns its outputs (at most max_outputs new handles, which the cache keeps; *n_outputs set).
+ * fn must not keep tensors past its return other than through its outputs, and its work must be
+ * a function of its inputs and of state it reads in place (weights): in-place writes to state
+ * (an optimizer step) run once per call, and twice when a stale read makes the cache capture
+ * again after the segments before it ran. wgt_graph_cache_run gives *n_outputs new handles that
+ * share the graph's output storage: the next call with the same key rewrites them. */
+typedef wgt_status (*wgt_graph_fn)(wgt_context *ctx, void *user, int n_inputs, wgt_tensor *const *inputs,
+                                   const int64_t *scalars, int max_outputs, wgt_tensor **outputs, int *n_outputs);
+typedef struct wgt_graph_cache wgt_graph_cache;
+typedef struct wgt_graph_cache_stats {
+    int graphs;          /* held now */
+    int64_t calls;       /* wgt_graph_cache_run calls that succeeded */
+    int64_t replays;     /* calls that replayed a held graph */
+    int64_t captures;    /* calls that captured (a new key, or a stale graph) */
+    int64_t stale;       /* replays stopped by a changed host read (then captured again) */
+    int64_t evictions;   /* graphs freed for max_graphs */
+} wgt_graph_cache_stats;
+/* n_scalars scalar values go to fn at every call (0 .. 16); max_graphs >= 1. */
+wgt_status wgt_graph_cache_create(wgt_context *ctx, wgt_graph_fn fn, void *user, int n_scalars, int max_graphs,
+                                  wgt_graph_cache **out);
+/* Run fn on inputs (each a tensor of ctx) with the given scalar values (NULL when n_scalars is 0):
+ * outputs[0 .. *n_outputs-1] get new handles to the results. */
+wgt_status wgt_graph_cache_run(wgt_graph_cache *c, int n_inputs, const wgt_tensor *const *inputs,
+                               const int64_t *scalars, int max_outputs, wgt_tensor **outputs, int *n_outputs);
+wgt_status wgt_graph_cache_get_stats(const wgt_graph_cache *c, wgt_graph_cache_stats *out);
+/* Free every graph and the cache. NULL is a no-op. */
+void wgt_graph_cache_free(wgt_graph_cache *c);
 
 /* ------------------------------------------------------------------------------------------------
  * Autograd (src/autograd)

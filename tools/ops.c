@@ -30,13 +30,15 @@ static void usage(FILE *f)
                "one storage binding (slow). Exits 1 on any FAIL.\n\n"
                "--check --graph runs the device side of every case through graph capture: the op is\n"
                "captured (wgt_graph_begin .. wgt_graph_end) on inputs generated with another seed, the\n"
-               "graph is replayed twice on the case's inputs (the second replay must make one submit, no\n"
-               "bind group and no allocation) and the captured outputs are compared with the reference;\n"
+               "graph is replayed twice on the case's inputs (the second replay must make one submit per\n"
+               "segment, no bind group and no allocation) and the captured outputs are compared with the\n"
+               "reference; an op that reads on the host mid-graph (a count of a data-dependent shape) ends\n"
+               "a segment, and when the case's inputs change what it reads the replay stops (stale) and\n"
+               "the op is captured again on them;\n"
                "then once more with random elementwise ops before each input and after each output inside\n"
                "the capture (chains that give their input back exactly: neg twice, clamp to +-inf, times a\n"
                "0-d one, bitwise_not or logical_not twice), so every op's kernel meets the fusion pass.\n"
-               "HOST marks an op the capture refuses because it needs the host mid-graph (a download, a\n"
-               "data-dependent shape). Ends with N passed, N failed.\n\n"
+               "HOST marks an op the capture refuses (a split readback). Ends with N passed, N failed.\n\n"
                "--check --grad runs the gradient checks of every backward rule, the op table's GRAD rows\n"
                "(or the cases of the op NAME, or whose names contain a NAME): the CPU reference's\n"
                "backward against central finite differences of its forward, this adapter's backward\n"
@@ -150,7 +152,7 @@ static int describe(void)
 }
 
 typedef struct tally {
-    int pass, fail, known, skip, ref, host, runs, sentinels, fused_kernels, fused_ops;
+    int pass, fail, known, skip, ref, host, runs, sentinels, fused_kernels, fused_ops, segmented, stale;
     int verbose;
 } tally;
 
@@ -161,6 +163,8 @@ static void report(const hx_result *r, void *user)
     t->sentinels += r->sentinels;
     t->fused_kernels += r->fused_kernels;
     t->fused_ops += r->fused_ops;
+    t->segmented += r->segmented_runs;
+    t->stale += r->stale_runs;
     const char *name = r->op->name, *c = hx_case_name(r->c);
     if (r->failures) {
         t->fail++;
@@ -219,8 +223,9 @@ static int check(wgt_context *dev, int n_names, char **names, uint32_t dtypes, i
            "comparisons (%d with the bytes past the output checked)\n", matched, t.pass, t.fail, t.known, t.skip, t.ref,
            t.runs, t.sentinels);
     if (graph)
-        printf("graph capture: %d cases not capturable (the op needs the host mid-graph); with neighbours, %d "
-               "fused kernels ran %d ops\n%d passed, %d failed\n", t.host, t.fused_kernels, t.fused_ops, t.pass, t.fail);
+        printf("graph capture: %d cases not capturable; %d runs in several segments (host reads mid-graph), %d "
+               "captured again for changed data; with neighbours, %d fused kernels ran %d ops\n%d passed, %d failed\n",
+               t.host, t.segmented, t.stale, t.fused_kernels, t.fused_ops, t.pass, t.fail);
     return t.fail ? 1 : 0;
 }
 

@@ -28,6 +28,7 @@ const char *wgt_status_str(wgt_status status)
     case WGT_ERR_TIMEOUT: return "timed out";
     case WGT_ERR_LIMIT: return "past a limit";
     case WGT_ERR_INTERNAL: return "internal error";
+    case WGT_ERR_STALE: return "stale graph";
     }
     return "unknown status";
 }

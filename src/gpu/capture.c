@@ -9,7 +9,15 @@
  * the end of the capture, together with one bind group per distinct (kernel, bindings).
  * A replay is then one command encoder, a walk over the list, one submit: no bind group, no
  * buffer and no host allocation. Graph scalars patch fields of the uniform slots (declared by
- * the ops through wgt_gpu_param_scalar) before the submit. */
+ * the ops through wgt_gpu_param_scalar) before the submit.
+ *
+ * Segments: a download during the capture (an op that needs the host mid-graph: a data-dependent
+ * shape, a count, a CPU-reference fallback) runs as usual and is recorded as a read, with the
+ * bytes it got. What the host then did with them (a shape, an upload) is baked into the commands
+ * that follow, which is right exactly when a replay reads the same bytes there. So a replay runs
+ * the commands up to each read, submits, reads the bytes again into the graph's own read buffer
+ * and compares: equal, it goes on with the next segment; different, it stops with
+ * WGT_ERR_STALE naming the read (the caller captures again: wgt_graph_cache does). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,8 +27,10 @@
 #define MAX_SCALARS 16
 #define MAX_PENDING 8
 
-/* CMD_NONE: a command a rewrite (fusion) removed; a replay skips it. */
-enum { CMD_DISPATCH, CMD_COPY, CMD_CLEAR, CMD_UPLOAD, CMD_NONE };
+/* CMD_NONE: a command a rewrite (fusion) removed; a replay skips it. CMD_READ: a segment's end
+ * (src, src_offset, bytes: what was read; dst_offset: where the bytes read at capture are in the
+ * graph's guard; note: what read them, a string). */
+enum { CMD_DISPATCH, CMD_COPY, CMD_CLEAR, CMD_UPLOAD, CMD_NONE, CMD_READ, CMD_KINDS };
 
 typedef struct gcmd {
     int kind;
@@ -86,7 +96,12 @@ struct wgt_gpu_graph {
     WGPUBuffer uniform_buf, const_buf;
     WGPUBindGroup *groups;
     int n_groups;
-    int counts[5]; /* commands per kind */
+    int counts[CMD_KINDS]; /* commands per kind */
+    uint8_t *guard;        /* the bytes each read got at capture */
+    uint64_t n_guard, cap_guard;
+    uint64_t max_read;     /* the largest read, in whole words */
+    WGPUBuffer read_buf;   /* where a replay reads them again (made at the end of the capture) */
+    uint8_t *read_host;    /* what it read */
     int replaced;  /* dispatches made by wgt_gpu_graph_replace */
     uint64_t serial;          /* its capture's */
     uint64_t unplanned_bytes; /* pinned bytes before memory planning */
@@ -397,13 +412,60 @@ void wgt_capture_upload(wgt_context *ctx, wgt_buffer *dst, uint64_t offset, cons
     if (!pin(ctx, dst)) capture_fail(ctx, WGT_ERR_OUT_OF_MEMORY, "out of host memory recording a graph");
 }
 
+void wgt_capture_read(wgt_context *ctx, const char *what, wgt_buffer *src, uint64_t offset, const void *data,
+                      uint64_t bytes);
+void wgt_capture_read(wgt_context *ctx, const char *what, wgt_buffer *src, uint64_t offset, const void *data,
+                      uint64_t bytes)
+{
+    wgt_gpu_graph *g = ctx->capture->g;
+    if (ctx->capture->failed || !bytes) return;
+    if (g->n_guard + bytes > g->cap_guard) {
+        uint64_t cap = g->cap_guard ? g->cap_guard * 2 : 256;
+        while (cap < g->n_guard + bytes) cap *= 2;
+        uint8_t *q = realloc(g->guard, cap);
+        if (!q) {
+            capture_fail(ctx, WGT_ERR_OUT_OF_MEMORY, "out of host memory recording a graph's reads");
+            return;
+        }
+        g->guard = q;
+        g->cap_guard = cap;
+    }
+    /* named by the kernel that made what is read, when a dispatch did */
+    const char *after = NULL;
+    for (int i = g->n_cmds - 1; i >= 0 && !after; i--)
+        if (g->cmds[i].kind == CMD_DISPATCH) after = g->cmds[i].kernel->name;
+    char text[160];
+    snprintf(text, sizeof text, "%s%s%s%s", what, after ? " (after kernel '" : "", after ? after : "", after ? "')" : "");
+    size_t wl = strlen(text) + 1;
+    char *label = malloc(wl);
+    gcmd *cmd = label ? new_cmd(ctx, CMD_READ) : NULL;
+    if (!cmd) {
+        free(label);
+        capture_fail(ctx, WGT_ERR_OUT_OF_MEMORY, "out of host memory recording a graph");
+        return;
+    }
+    memcpy(label, text, wl);
+    memcpy(g->guard + g->n_guard, data, bytes);
+    cmd->src = src;
+    cmd->src_offset = offset, cmd->bytes = bytes, cmd->dst_offset = g->n_guard;
+    cmd->note = label;
+    g->n_guard += bytes;
+    uint64_t words = ((offset + bytes + 3) & ~3ull) - (offset & ~3ull);
+    if (words > g->max_read) g->max_read = words;
+    if (!pin(ctx, src)) capture_fail(ctx, WGT_ERR_OUT_OF_MEMORY, "out of host memory recording a graph");
+    if (ctx->debug)
+        fprintf(stderr, "wgt: graph: segment %d ends at command %d: %s of %llu bytes (the host mid-graph: a replay "
+                "reads them again and goes on only if they are the same)\n", g->counts[CMD_READ], g->n_cmds - 1,
+                label, (unsigned long long)bytes);
+}
+
 wgt_status wgt_capture_refuse_host(wgt_context *ctx, const char *what, uint64_t bytes);
 wgt_status wgt_capture_refuse_host(wgt_context *ctx, const char *what, uint64_t bytes)
 {
     char msg[300];
     snprintf(msg, sizeof msg,
-             "%s of %llu bytes during graph capture: the op needs the host mid-graph (a data-dependent shape or "
-             "a host read), which a replay cannot do; end the capture before it", what, (unsigned long long)bytes);
+             "%s of %llu bytes during graph capture: a split readback cannot end a graph segment (a download "
+             "can); end the capture before it", what, (unsigned long long)bytes);
     capture_fail(ctx, WGT_ERR_UNSUPPORTED, msg);
     return wgt_ctx_error(ctx, WGT_ERR_UNSUPPORTED, "%s", msg);
 }
@@ -507,6 +569,11 @@ static void graph_release_device(wgt_gpu_graph *g)
         wgt_W.BufferRelease(g->const_buf);
         g->const_buf = NULL;
     }
+    if (g->read_buf) {
+        wgt_W.BufferDestroy(g->read_buf);
+        wgt_W.BufferRelease(g->read_buf);
+        g->read_buf = NULL;
+    }
     if (g->ctx)
         for (int i = 0; i < g->n_pins; i++) wgt_gpu_unpin(g->ctx, g->pins[i]);
     g->n_pins = 0;
@@ -519,6 +586,8 @@ static void graph_free_host(wgt_gpu_graph *g)
     free(g->cmds);
     free(g->uniforms);
     free(g->consts);
+    free(g->guard);
+    free(g->read_host);
     free(g->fields);
     free(g->pins);
     free(g);
@@ -750,6 +819,13 @@ wgt_status wgt_gpu_capture_end(wgt_context *ctx, wgt_gpu_rewrite_fn rewrite, wgt
         else
             wgt_W.QueueWriteBuffer(ctx->queue, g->const_buf, 0, g->consts, (size_t)g->n_consts);
     }
+    if (!st && g->max_read) {
+        g->read_buf = make_buf(ctx, g->max_read, WGPUBufferUsage_MapRead | WGPUBufferUsage_CopyDst,
+                               "wgt graph reads");
+        g->read_host = malloc(g->max_read);
+        if (!g->read_buf || !g->read_host)
+            st = wgt_ctx_error(ctx, WGT_ERR_OUT_OF_MEMORY, "could not create a graph's read buffer");
+    }
     if (!st) st = make_groups(ctx, g);
     if (!st) st = wgt_ctx_check(ctx);
     if (st) {
@@ -764,9 +840,9 @@ wgt_status wgt_gpu_capture_end(wgt_context *ctx, wgt_gpu_rewrite_fn rewrite, wgt
     ctx->graphs = g;
     if (ctx->debug)
         fprintf(stderr, "wgt: graph captured: %d dispatches (%d fused, %d removed), %d copies, %d clears, %d uploads, "
-                "%d bind groups, %d buffers pinned, %d scalar fields\n", g->counts[CMD_DISPATCH], g->replaced,
-                g->counts[CMD_NONE], g->counts[CMD_COPY],
-                g->counts[CMD_CLEAR], g->counts[CMD_UPLOAD], g->n_groups, g->n_pins, g->n_fields);
+                "%d bind groups, %d buffers pinned, %d scalar fields, %d segments\n", g->counts[CMD_DISPATCH],
+                g->replaced, g->counts[CMD_NONE], g->counts[CMD_COPY], g->counts[CMD_CLEAR], g->counts[CMD_UPLOAD],
+                g->n_groups, g->n_pins, g->n_fields, g->counts[CMD_READ] + 1);
     *out = g;
     return WGT_OK;
 }
@@ -801,6 +877,61 @@ const char *wgt_gpu_graph_scalar(const wgt_gpu_graph *g, int index, int64_t *val
     return g->scalars[index].name;
 }
 
+/* The encoder a replay's segment records into: the context's when it has one (eager work recorded
+ * before the replay goes first) or when the commands stay unsubmitted or are profiled (the
+ * context's flush resolves the time stamps), else one of its own. */
+static WGPUCommandEncoder seg_encoder(wgt_context *ctx, int submit, int prof)
+{
+    if (ctx->encoder) {
+        wgt_gpu_end_pass(ctx);
+        return ctx->encoder;
+    }
+    if (submit && !prof) return wgt_W.DeviceCreateCommandEncoder(ctx->device, NULL);
+    return ctx->encoder = wgt_W.DeviceCreateCommandEncoder(ctx->device, NULL);
+}
+
+static wgt_status seg_submit(wgt_context *ctx, WGPUCommandEncoder enc)
+{
+    if (enc == ctx->encoder) return wgt_gpu_flush(ctx);
+    WGPUCommandBuffer cb = wgt_W.CommandEncoderFinish(enc, NULL);
+    wgt_W.CommandEncoderRelease(enc);
+    wgt_W.QueueSubmit(ctx->queue, 1, &cb);
+    wgt_W.CommandBufferRelease(cb);
+    ctx->stats.submits++;
+    return wgt_ctx_check(ctx);
+}
+
+static void end_pass(WGPUComputePassEncoder *pass)
+{
+    if (!*pass) return;
+    wgt_W.ComputePassEncoderEnd(*pass);
+    wgt_W.ComputePassEncoderRelease(*pass);
+    *pass = NULL;
+}
+
+/* A segment's end: the bytes read at capture read again (after submitting what came before);
+ * WGT_ERR_STALE when they differ. */
+static wgt_status seg_read(wgt_gpu_graph *g, WGPUCommandEncoder enc, const gcmd *c, int segment)
+{
+    wgt_context *ctx = g->ctx;
+    uint64_t start = c->src_offset & ~3ull, end = (c->src_offset + c->bytes + 3) & ~3ull;
+    wgt_W.CommandEncoderCopyBufferToBuffer(enc, c->src->handle, start, g->read_buf, 0, end - start);
+    wgt_status st = seg_submit(ctx, enc);
+    if (!st) st = wgt_gpu_map_copy(ctx, g->read_buf, end - start, c->src_offset - start, g->read_host, c->bytes,
+                                   "a graph's read buffer");
+    if (st) return st;
+    const uint8_t *want = g->guard + c->dst_offset;
+    if (!memcmp(g->read_host, want, c->bytes)) return WGT_OK;
+    uint64_t at = 0;
+    while (g->read_host[at] == want[at]) at++;
+    return wgt_ctx_error(ctx, WGT_ERR_STALE,
+                         "wgt_graph_replay: segment %d ends at %s of %llu bytes, which got other bytes than at "
+                         "capture (first at byte %llu: 0x%02x, was 0x%02x); what the host made of them is baked "
+                         "into the rest of the graph, so the replay stopped there: capture again (wgt_graph_cache "
+                         "does)", segment, (const char *)c->note, (unsigned long long)c->bytes, (unsigned long long)at,
+                         g->read_host[at], want[at]);
+}
+
 wgt_status wgt_gpu_graph_replay(wgt_gpu_graph *g, const wgt_gpu_copy_cmd *pre, int n_pre, int submit)
 {
     wgt_context *ctx = g->ctx;
@@ -818,16 +949,10 @@ wgt_status wgt_gpu_graph_replay(wgt_gpu_graph *g, const wgt_gpu_copy_cmd *pre, i
      * the same command buffer: the replay encodes into the context's encoder, which the flush
      * below (or, unsubmitted, the next one) submits with its uniform and upload arenas */
     /* WGT_PROFILE=1: each dispatch in a time-stamped pass of its own (while the profiler has pairs
-     * left: a replay is one submit), resolved by the context's flush, so through its encoder */
-    int prof = ctx->prof != NULL;
-    WGPUCommandEncoder enc;
-    if (ctx->encoder) {
-        wgt_gpu_end_pass(ctx);
-        enc = ctx->encoder;
-    } else if (submit && !prof)
-        enc = wgt_W.DeviceCreateCommandEncoder(ctx->device, NULL);
-    else
-        enc = ctx->encoder = wgt_W.DeviceCreateCommandEncoder(ctx->device, NULL);
+     * left: a replay is one submit a segment), resolved by the context's flush, so through its
+     * encoder */
+    int prof = ctx->prof != NULL, segment = 1;
+    WGPUCommandEncoder enc = seg_encoder(ctx, submit, prof);
     for (int i = 0; i < n_pre; i++)
         if (pre[i].bytes)
             wgt_W.CommandEncoderCopyBufferToBuffer(enc, pre[i].src->handle, pre[i].src_offset, pre[i].dst->handle,
@@ -839,7 +964,7 @@ wgt_status wgt_gpu_graph_replay(wgt_gpu_graph *g, const wgt_gpu_copy_cmd *pre, i
         if (c->kind == CMD_DISPATCH) {
             int timed = prof && !wgt_prof_full(ctx);
             if (timed) {
-                if (pass) wgt_W.ComputePassEncoderEnd(pass), wgt_W.ComputePassEncoderRelease(pass);
+                end_pass(&pass);
                 WGPUPassTimestampWrites tw;
                 wgt_prof_slot(ctx, c->kernel, &tw);
                 WGPUComputePassDescriptor d = {NULL, {c->kernel->name, WGPU_STRLEN}, &tw};
@@ -853,36 +978,23 @@ wgt_status wgt_gpu_graph_replay(wgt_gpu_graph *g, const wgt_gpu_copy_cmd *pre, i
             } else
                 wgt_W.ComputePassEncoderSetBindGroup(pass, 0, g->groups[c->group], 0, NULL);
             wgt_W.ComputePassEncoderDispatchWorkgroups(pass, c->gx, c->gy, c->gz);
-            if (timed) {
-                wgt_W.ComputePassEncoderEnd(pass);
-                wgt_W.ComputePassEncoderRelease(pass);
-                pass = NULL;
-            }
+            ctx->stats.dispatches++;
+            if (timed) end_pass(&pass);
             continue;
         }
-        if (pass) {
-            wgt_W.ComputePassEncoderEnd(pass);
-            wgt_W.ComputePassEncoderRelease(pass);
-            pass = NULL;
-        }
-        if (c->kind == CMD_CLEAR) wgt_W.CommandEncoderClearBuffer(enc, c->dst->handle, c->dst_offset, c->bytes);
+        end_pass(&pass);
+        if (c->kind == CMD_READ) {
+            if ((st = seg_read(g, enc, c, segment++))) return st;
+            enc = seg_encoder(ctx, submit, prof);
+        } else if (c->kind == CMD_CLEAR)
+            wgt_W.CommandEncoderClearBuffer(enc, c->dst->handle, c->dst_offset, c->bytes);
         else
             wgt_W.CommandEncoderCopyBufferToBuffer(enc, c->kind == CMD_UPLOAD ? g->const_buf : c->src->handle,
                                                    c->src_offset, c->dst->handle, c->dst_offset, c->bytes);
     }
-    if (pass) {
-        wgt_W.ComputePassEncoderEnd(pass);
-        wgt_W.ComputePassEncoderRelease(pass);
-    }
-    ctx->stats.dispatches += (uint64_t)g->counts[CMD_DISPATCH];
+    end_pass(&pass);
     if (!submit) return wgt_ctx_check(ctx);
-    if (enc == ctx->encoder) return wgt_gpu_flush(ctx);
-    WGPUCommandBuffer cb = wgt_W.CommandEncoderFinish(enc, NULL);
-    wgt_W.CommandEncoderRelease(enc);
-    wgt_W.QueueSubmit(ctx->queue, 1, &cb);
-    wgt_W.CommandBufferRelease(cb);
-    ctx->stats.submits++;
-    return wgt_ctx_check(ctx);
+    return seg_submit(ctx, enc);
 }
 
 void wgt_gpu_graph_counts_get(const wgt_gpu_graph *g, wgt_gpu_graph_counts *out)
@@ -894,6 +1006,7 @@ void wgt_gpu_graph_counts_get(const wgt_gpu_graph *g, wgt_gpu_graph_counts *out)
     out->uploads = g->counts[CMD_UPLOAD];
     out->replaced = g->replaced;
     out->removed = g->counts[CMD_NONE];
+    out->reads = g->counts[CMD_READ];
     out->bind_groups = g->n_groups;
     out->pinned_buffers = g->n_pins;
     out->patched_fields = g->n_fields;

@@ -14,6 +14,8 @@ void wgt_capture_copy(wgt_context *ctx, int clear, wgt_buffer *src, uint64_t so,
                       uint64_t bytes);
 void wgt_capture_upload(wgt_context *ctx, wgt_buffer *dst, uint64_t offset, const void *data, uint64_t bytes);
 wgt_status wgt_capture_refuse_host(wgt_context *ctx, const char *what, uint64_t bytes);
+void wgt_capture_read(wgt_context *ctx, const char *what, wgt_buffer *src, uint64_t offset, const void *data,
+                      uint64_t bytes);
 
 #define UPLOAD_ARENA_BYTES (1u << 20)  /* small uploads ride in the command stream */
 #define SMALL_UPLOAD_BYTES (64u << 10)
@@ -392,7 +394,6 @@ wgt_status wgt_gpu_download(wgt_context *ctx, wgt_buffer *src, uint64_t offset, 
     if (st) return st;
     if (!src) return wgt_ctx_error(ctx, WGT_ERR_INVALID_ARGUMENT, "download: the buffer is NULL");
     if (!bytes) return WGT_OK;
-    if (ctx->capture) return wgt_capture_refuse_host(ctx, "a download", bytes);
     /* Copies move whole 4-byte words; buffers are sized in 256-byte classes, so rounding stays inside. */
     uint64_t start = offset & ~3ull, end = (offset + bytes + 3) & ~3ull;
     if ((st = check_range(ctx, "download", src, start, end - start))) return st;
@@ -415,6 +416,8 @@ wgt_status wgt_gpu_download(wgt_context *ctx, wgt_buffer *src, uint64_t offset, 
     wgt_W.CommandEncoderCopyBufferToBuffer(ctx->encoder, src->handle, start, ctx->staging, 0, n);
     if ((st = wgt_gpu_flush(ctx))) return st;
     if ((st = wgt_gpu_map_copy(ctx, ctx->staging, n, offset - start, data, bytes, "the staging buffer"))) return st;
+    /* during a capture the read ends a segment: a replay reads the same bytes again to go on */
+    if (ctx->capture) wgt_capture_read(ctx, "a download", src, offset, data, bytes);
     return wgt_ctx_check(ctx);
 }
 

@@ -385,6 +385,7 @@ wgt_context *wgt_gpu_graph_context(const wgt_gpu_graph *g); /* NULL once its con
 typedef struct wgt_gpu_graph_counts {
     int dispatches, copies, clears, uploads, bind_groups, pinned_buffers, patched_fields;
     int replaced, removed; /* dispatches made by wgt_gpu_graph_replace, and the ones it dropped */
+    int reads;             /* host reads ending a segment (the graph has reads + 1 segments) */
     uint64_t pinned_bytes, uniform_bytes, constant_bytes;
     uint64_t unplanned_bytes; /* what pinned_bytes was before memory planning */
     int planned_buffers;      /* intermediates memory planning moved into another's buffer or dropped */

@@ -266,6 +266,7 @@ wgt_status wgt_graph_get_stats(const wgt_graph *gr, wgt_graph_stats *out)
     out->peak_bytes = c.pinned_bytes;
     out->unplanned_bytes = c.unplanned_bytes;
     out->planned_buffers = c.planned_buffers;
+    out->segments = c.reads + 1;
     return WGT_OK;
 }
 
@@ -274,4 +275,222 @@ void wgt_graph_free(wgt_graph *gr)
     if (!gr) return;
     wgt_gpu_graph_free(gr->g);
     graph_free_host(gr);
+}
+
+/* ---- the graph cache ------------------------------------------------------------------------- */
+
+#define CACHE_MAX_SCALARS 16
+#define CACHE_MAX_INPUTS 64
+
+typedef struct cache_entry {
+    int n_inputs;
+    wgt_dtype *dtypes;
+    int *ndims;
+    int64_t *shapes; /* n_inputs x WGT_MAX_DIMS */
+    wgt_tensor **copies; /* the graph's inputs: the cache's own */
+    wgt_tensor **outputs;
+    int n_outputs;
+    wgt_graph *g;
+    uint64_t used; /* the cache's clock at its last call */
+} cache_entry;
+
+struct wgt_graph_cache {
+    wgt_context *ctx;
+    wgt_graph_fn fn;
+    void *user;
+    int n_scalars, max_graphs;
+    cache_entry *entries;
+    int n_entries;
+    uint64_t clock;
+    wgt_graph_cache_stats stats;
+};
+
+static void entry_free(cache_entry *e)
+{
+    wgt_graph_free(e->g);
+    for (int i = 0; e->copies && i < e->n_inputs; i++) wgt_tensor_free(e->copies[i]);
+    for (int i = 0; e->outputs && i < e->n_outputs; i++) wgt_tensor_free(e->outputs[i]);
+    free(e->dtypes), free(e->ndims), free(e->shapes), free(e->copies), free(e->outputs);
+    memset(e, 0, sizeof *e);
+}
+
+wgt_status wgt_graph_cache_create(wgt_context *ctx, wgt_graph_fn fn, void *user, int n_scalars, int max_graphs,
+                                  wgt_graph_cache **out)
+{
+    if (!out) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_graph_cache_create: NULL out");
+    *out = NULL;
+    if (!ctx || !fn) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_graph_cache_create: NULL context or function");
+    if (n_scalars < 0 || n_scalars > CACHE_MAX_SCALARS || max_graphs < 1)
+        return wgt_ctx_error(ctx, WGT_ERR_INVALID_ARGUMENT,
+                             "wgt_graph_cache_create: %d scalars (0 to %d) and at most %d graphs (at least 1)",
+                             n_scalars, CACHE_MAX_SCALARS, max_graphs);
+    wgt_graph_cache *c = calloc(1, sizeof *c);
+    if (c) c->entries = calloc((size_t)max_graphs, sizeof *c->entries);
+    if (!c || !c->entries) {
+        free(c);
+        return wgt_ctx_error(ctx, WGT_ERR_OUT_OF_MEMORY, "out of host memory for a graph cache");
+    }
+    c->ctx = ctx, c->fn = fn, c->user = user, c->n_scalars = n_scalars, c->max_graphs = max_graphs;
+    *out = c;
+    return WGT_OK;
+}
+
+static int entry_matches(const cache_entry *e, int n_inputs, const wgt_tensor *const *inputs)
+{
+    if (e->n_inputs != n_inputs) return 0;
+    for (int i = 0; i < n_inputs; i++) {
+        const wgt_layout *l = &inputs[i]->l;
+        if (l->dtype != e->dtypes[i] || l->ndim != e->ndims[i]) return 0;
+        for (int d = 0; d < l->ndim; d++)
+            if (l->shape[d] != e->shapes[i * WGT_MAX_DIMS + d]) return 0;
+    }
+    return 1;
+}
+
+/* Capture fn on copies of inputs into a new entry (e, zeroed). */
+static wgt_status cache_capture(wgt_graph_cache *c, cache_entry *e, int n_inputs, const wgt_tensor *const *inputs,
+                                const int64_t *scalars, int max_outputs)
+{
+    wgt_context *ctx = c->ctx;
+    e->n_inputs = n_inputs;
+    e->dtypes = calloc((size_t)(n_inputs ? n_inputs : 1), sizeof *e->dtypes);
+    e->ndims = calloc((size_t)(n_inputs ? n_inputs : 1), sizeof *e->ndims);
+    e->shapes = calloc((size_t)(n_inputs ? n_inputs : 1) * WGT_MAX_DIMS, sizeof *e->shapes);
+    e->copies = calloc((size_t)(n_inputs ? n_inputs : 1), sizeof *e->copies);
+    e->outputs = calloc((size_t)(max_outputs ? max_outputs : 1), sizeof *e->outputs);
+    if (!e->dtypes || !e->ndims || !e->shapes || !e->copies || !e->outputs)
+        return wgt_ctx_error(ctx, WGT_ERR_OUT_OF_MEMORY, "out of host memory for a graph cache entry");
+    wgt_status st = WGT_OK;
+    for (int i = 0; i < n_inputs && !st; i++) {
+        const wgt_layout *l = &inputs[i]->l;
+        e->dtypes[i] = l->dtype, e->ndims[i] = l->ndim;
+        memcpy(&e->shapes[i * WGT_MAX_DIMS], l->shape, (size_t)l->ndim * sizeof *l->shape);
+        st = wgt_tensor_empty(ctx, l->dtype, l->ndim, l->shape, &e->copies[i]);
+        if (!st) st = wgt_tensor_assign(e->copies[i], inputs[i]);
+    }
+    if (st) return st;
+    if ((st = wgt_graph_begin(ctx, n_inputs, (const wgt_tensor *const *)e->copies))) return st;
+    int n_out = -1;
+    wgt_status sf = c->fn(ctx, c->user, n_inputs, e->copies, scalars, max_outputs, e->outputs, &n_out);
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", wgt_errmsg());
+    st = wgt_graph_end(ctx, &e->g);
+    if (sf) { /* fn's own status and message stand */
+        wgt_ctx_error(ctx, sf, "%s", msg);
+        return sf;
+    }
+    if (st) return st;
+    if (n_out < 0 || n_out > max_outputs)
+        return wgt_ctx_error(ctx, WGT_ERR_MISUSE, "wgt_graph_cache_run: the function gave %d outputs (room for %d)",
+                             n_out, max_outputs);
+    e->n_outputs = n_out;
+    wgt_graph_stats gs;
+    wgt_graph_get_stats(e->g, &gs);
+    if (gs.scalars != c->n_scalars)
+        return wgt_ctx_error(ctx, WGT_ERR_MISUSE,
+                             "wgt_graph_cache_run: the function declared %d graph scalars, the cache was made for %d",
+                             gs.scalars, c->n_scalars);
+    if (wgt_gpu_debug(ctx))
+        fprintf(stderr, "wgt: graph cache: captured a graph for %d inputs (%d dispatches, %d segments)\n", n_inputs,
+                gs.dispatches, gs.segments);
+    return WGT_OK;
+}
+
+wgt_status wgt_graph_cache_run(wgt_graph_cache *c, int n_inputs, const wgt_tensor *const *inputs,
+                               const int64_t *scalars, int max_outputs, wgt_tensor **outputs, int *n_outputs)
+{
+    if (!c || !n_outputs || (max_outputs && !outputs) || (n_inputs && !inputs) || (c->n_scalars && !scalars))
+        return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_graph_cache_run: NULL argument");
+    wgt_context *ctx = c->ctx;
+    *n_outputs = 0;
+    if (n_inputs < 0 || n_inputs > CACHE_MAX_INPUTS || max_outputs < 0)
+        return wgt_ctx_error(ctx, WGT_ERR_INVALID_ARGUMENT, "wgt_graph_cache_run: %d inputs (0 to %d), room for %d outputs",
+                             n_inputs, CACHE_MAX_INPUTS, max_outputs);
+    for (int i = 0; i < n_inputs; i++) {
+        if (!inputs[i]) return wgt_ctx_error(ctx, WGT_ERR_INVALID_ARGUMENT, "wgt_graph_cache_run: input %d is NULL", i);
+        if (inputs[i]->st->ctx != ctx)
+            return wgt_ctx_error(ctx, WGT_ERR_INVALID_ARGUMENT, "wgt_graph_cache_run: input %d lives on another context", i);
+    }
+    c->clock++;
+    cache_entry *e = NULL;
+    for (int i = 0; i < c->n_entries && !e; i++)
+        if (entry_matches(&c->entries[i], n_inputs, inputs)) e = &c->entries[i];
+    wgt_status st = WGT_OK;
+    if (e && e->n_outputs > max_outputs)
+        return wgt_ctx_error(ctx, WGT_ERR_INVALID_ARGUMENT, "wgt_graph_cache_run: the graph has %d outputs, room for %d",
+                             e->n_outputs, max_outputs);
+    if (e) {
+        /* a replay copies inputs into the graph's own; one of another layout goes through a
+         * contiguous copy first */
+        wgt_tensor *tmp[CACHE_MAX_INPUTS] = {0};
+        const wgt_tensor *use[CACHE_MAX_INPUTS] = {0};
+        for (int i = 0; i < n_inputs && !st; i++) {
+            use[i] = inputs[i];
+            if (!wgt_layout_is_contiguous(&inputs[i]->l) || (inputs[i]->l.offset * wgt_dtype_size(inputs[i]->l.dtype)) % 4)
+                if (!(st = wgt_tensor_empty(ctx, inputs[i]->l.dtype, inputs[i]->l.ndim, inputs[i]->l.shape, &tmp[i])) &&
+                    !(st = wgt_tensor_assign(tmp[i], inputs[i])))
+                    use[i] = tmp[i];
+        }
+        for (int i = 0; i < c->n_scalars && !st; i++) st = wgt_graph_set_scalar(e->g, i, scalars[i]);
+        if (!st) st = wgt_graph_replay(e->g, n_inputs, use);
+        for (int i = 0; i < n_inputs; i++) wgt_tensor_free(tmp[i]);
+        if (st == WGT_ERR_STALE) { /* a host read changed: this graph is gone, capture again */
+            c->stats.stale++;
+            if (wgt_gpu_debug(ctx)) fprintf(stderr, "wgt: graph cache: %s\n", wgt_errmsg());
+            entry_free(e);
+            *e = c->entries[--c->n_entries];
+            memset(&c->entries[c->n_entries], 0, sizeof *c->entries);
+            e = NULL;
+            st = WGT_OK;
+        } else if (st)
+            return st;
+        else
+            c->stats.replays++;
+    }
+    if (!e) {
+        if (c->n_entries == c->max_graphs) { /* the least recently used goes */
+            int lru = 0;
+            for (int i = 1; i < c->n_entries; i++)
+                if (c->entries[i].used < c->entries[lru].used) lru = i;
+            entry_free(&c->entries[lru]);
+            c->entries[lru] = c->entries[--c->n_entries];
+            memset(&c->entries[c->n_entries], 0, sizeof *c->entries);
+            c->stats.evictions++;
+        }
+        e = &c->entries[c->n_entries];
+        memset(e, 0, sizeof *e);
+        if ((st = cache_capture(c, e, n_inputs, inputs, scalars, max_outputs))) {
+            entry_free(e);
+            return st;
+        }
+        c->n_entries++;
+        c->stats.captures++;
+    }
+    e->used = c->clock;
+    for (int i = 0; i < e->n_outputs; i++) {
+        outputs[i] = e->outputs[i] ? wgt_tensor_ref(e->outputs[i]) : NULL;
+        if (e->outputs[i] && !outputs[i]) {
+            for (int k = 0; k < i; k++) wgt_tensor_free(outputs[k]), outputs[k] = NULL;
+            return wgt_ctx_error(ctx, WGT_ERR_OUT_OF_MEMORY, "out of host memory");
+        }
+    }
+    *n_outputs = e->n_outputs;
+    c->stats.calls++;
+    return WGT_OK;
+}
+
+wgt_status wgt_graph_cache_get_stats(const wgt_graph_cache *c, wgt_graph_cache_stats *out)
+{
+    if (!c || !out) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_graph_cache_get_stats: NULL argument");
+    *out = c->stats;
+    out->graphs = c->n_entries;
+    return WGT_OK;
+}
+
+void wgt_graph_cache_free(wgt_graph_cache *c)
+{
+    if (!c) return;
+    for (int i = 0; i < c->n_entries; i++) entry_free(&c->entries[i]);
+    free(c->entries);
+    free(c);
 }

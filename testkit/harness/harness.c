@@ -408,15 +408,56 @@ static wgt_tensor *identity_chain(neighbours *nb, const wgt_tensor *x)
     return y;
 }
 
+/* The op captured on cap_in (with neighbours under fuse) into *g; dout gets its outputs. Returns
+ * the op's status (its message kept) or wgt_graph_end's; *host is set when the capture refused
+ * the op because it needs the host mid-graph. */
+static wgt_status capture_op(run_ctx *rc, wgt_context *dev, int n_in, wgt_tensor *const *cap_in, wgt_tensor **dout,
+                             wgt_graph **g, int *host, int fuse, neighbours *nb)
+{
+    wgt_tensor *pre[HX_MAX_IN] = {0};
+    wgt_status st = wgt_graph_begin(dev, n_in, (const wgt_tensor *const *)cap_in);
+    if (st) {
+        fail(rc, "wgt_graph_begin: %s", wgt_errmsg());
+        return st;
+    }
+    wgt_tensor *args[HX_MAX_IN] = {0};
+    for (int i = 0; i < n_in; i++) {
+        pre[i] = fuse ? identity_chain(nb, cap_in[i]) : NULL;
+        args[i] = pre[i] ? pre[i] : cap_in[i];
+    }
+    st = rc->op->call(rc->op, rc->variant, args, dout);
+    for (int i = 0; i < n_in; i++) wgt_tensor_free(pre[i]); /* not live past the op */
+    for (int k = 0; fuse && !st && k < 2; k++) {
+        wgt_tensor *post = dout[k] ? identity_chain(nb, dout[k]) : NULL;
+        if (post) wgt_tensor_free(dout[k]), dout[k] = post;
+    }
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s", wgt_errmsg());
+    wgt_status se = wgt_graph_end(dev, g);
+    if (st) { /* the op's own status stands (and its message) */
+        *host = strstr(msg, "during graph capture") != NULL;
+        wgt_error(st, "%s", msg);
+        return st;
+    }
+    if (se) {
+        *host = strstr(wgt_errmsg(), "during graph capture") != NULL;
+        if (!*host) fail(rc, "wgt_graph_end: %s", wgt_errmsg());
+    }
+    return se;
+}
+
 /* The device run through a graph: captured on inputs made from data2 (another seed), replayed
  * on din. With fuse, elementwise neighbours (identity_chain) go before each input and after each
  * output inside the capture, so the op's kernel meets the fusion pass: an elementwise op fuses
- * with them, another op reads and writes intermediates the pass must keep. Returns the op's status
- * at capture; *host is set when the capture refused it because it needs the host mid-graph. */
+ * with them, another op reads and writes intermediates the pass must keep. An op that reads on
+ * the host mid-graph (a count, a data-dependent shape) ends a segment there: its replay on din
+ * stops with WGT_ERR_STALE when din's bytes there differ from data2's, and it is then captured
+ * again on din itself (counted in stale_runs) and replayed. Returns the op's status at capture;
+ * *host is set when the capture refused it because it needs the host mid-graph. */
 static wgt_status graph_call(run_ctx *rc, wgt_context *dev, int n_in, wgt_tensor *const *din, void *const *data2,
                              const int64_t *n_storage, const wgt_layout *ls, wgt_tensor **dout, int *host, int fuse)
 {
-    wgt_tensor *cin[HX_MAX_IN] = {0}, *pre[HX_MAX_IN] = {0};
+    wgt_tensor *cin[HX_MAX_IN] = {0};
     wgt_graph *g = NULL;
     wgt_status st = WGT_OK;
     neighbours nb = {{seed_for(rc->op->name, rc->dt, rc->c) ^ (uint64_t)(rc->variant + 1) * 0x9e3779b97f4a7c15ull}, {0}};
@@ -429,54 +470,35 @@ static wgt_status graph_call(run_ctx *rc, wgt_context *dev, int n_in, wgt_tensor
     static const wgt_dtype one_dtypes[] = {WGT_F32, WGT_F16, WGT_BF16, WGT_I32};
     for (int k = 0; fuse && k < 4; k++)
         if (wgt_full(dev, one_dtypes[k], 0, NULL, 1.0, &nb.one[one_dtypes[k]])) nb.one[one_dtypes[k]] = NULL;
-    if ((st = wgt_graph_begin(dev, n_in, (const wgt_tensor *const *)cin))) {
-        fail(rc, "wgt_graph_begin: %s", wgt_errmsg());
-        goto done;
-    }
-    wgt_tensor *args[HX_MAX_IN] = {0};
-    for (int i = 0; i < n_in; i++) {
-        pre[i] = fuse ? identity_chain(&nb, cin[i]) : NULL;
-        args[i] = pre[i] ? pre[i] : cin[i];
-    }
-    st = rc->op->call(rc->op, rc->variant, args, dout);
-    for (int i = 0; i < n_in; i++) wgt_tensor_free(pre[i]), pre[i] = NULL; /* not live past the op */
-    for (int k = 0; fuse && !st && k < 2; k++) {
-        wgt_tensor *post = dout[k] ? identity_chain(&nb, dout[k]) : NULL;
-        if (post) wgt_tensor_free(dout[k]), dout[k] = post;
-    }
-    char msg[512];
-    snprintf(msg, sizeof msg, "%s", wgt_errmsg());
-    wgt_status se = wgt_graph_end(dev, &g);
-    if (st) { /* the op's own status stands (and its message) */
-        *host = strstr(msg, "needs the host mid-graph") != NULL;
-        wgt_error(st, "%s", msg);
-        goto done;
-    }
-    if (se) {
-        *host = strstr(wgt_errmsg(), "needs the host mid-graph") != NULL;
-        if (!*host) fail(rc, "wgt_graph_end: %s", wgt_errmsg());
-        st = se;
-        goto done;
+    if ((st = capture_op(rc, dev, n_in, cin, dout, &g, host, fuse, &nb))) goto done;
+    wgt_status rs = wgt_graph_replay(g, n_in, (const wgt_tensor *const *)din);
+    if (rs == WGT_ERR_STALE) { /* data-dependent: captured again on the case's own inputs */
+        rc->res->stale_runs++;
+        wgt_graph_free(g), g = NULL;
+        for (int k = 0; k < 2; k++) wgt_tensor_free(dout[k]), dout[k] = NULL;
+        if ((st = capture_op(rc, dev, n_in, din, dout, &g, host, fuse, &nb))) goto done;
+        rs = wgt_graph_replay(g, n_in, (const wgt_tensor *const *)din);
     }
     wgt_memory_stats m0, m1;
-    if (wgt_graph_replay(g, n_in, (const wgt_tensor *const *)din) || wgt_context_memory_stats(dev, &m0) ||
+    wgt_graph_stats gs;
+    if (rs || wgt_graph_get_stats(g, &gs) || wgt_context_memory_stats(dev, &m0) ||
         wgt_graph_replay(g, n_in, (const wgt_tensor *const *)din) || wgt_context_memory_stats(dev, &m1)) {
         fail(rc, "wgt_graph_replay: %s", wgt_errmsg());
         st = WGT_ERR_INTERNAL;
         goto done;
     }
-    if (m1.submits - m0.submits != 1 || m1.bind_group_misses != m0.bind_group_misses ||
+    if (m1.submits - m0.submits != (uint64_t)gs.segments || m1.bind_group_misses != m0.bind_group_misses ||
         m1.pool_misses + m1.pool_hits != m0.pool_misses + m0.pool_hits)
-        fail(rc, "a steady-state replay made %llu submits (want 1), %llu bind groups and %llu buffer allocations "
-             "(want 0)", (unsigned long long)(m1.submits - m0.submits),
+        fail(rc, "a steady-state replay made %llu submits (want one per segment: %d), %llu bind groups and %llu "
+             "buffer allocations (want 0)", (unsigned long long)(m1.submits - m0.submits), gs.segments,
              (unsigned long long)(m1.bind_group_misses - m0.bind_group_misses),
              (unsigned long long)(m1.pool_misses + m1.pool_hits - m0.pool_misses - m0.pool_hits));
-    wgt_graph_stats gs;
-    if (fuse && !wgt_graph_get_stats(g, &gs)) rc->res->fused_kernels += gs.fused_kernels, rc->res->fused_ops += gs.fused_ops;
+    if (gs.segments > 1) rc->res->segmented_runs++;
+    if (fuse) rc->res->fused_kernels += gs.fused_kernels, rc->res->fused_ops += gs.fused_ops;
 done:
     /* the outputs stay valid without the graph: its buffers are only released to the pool */
     wgt_graph_free(g);
-    for (int i = 0; i < n_in; i++) wgt_tensor_free(cin[i]), wgt_tensor_free(pre[i]);
+    for (int i = 0; i < n_in; i++) wgt_tensor_free(cin[i]);
     for (int k = 0; k < WGT_DTYPE_COUNT; k++) wgt_tensor_free(nb.one[k]);
     return st;
 }

@@ -161,8 +161,12 @@ typedef struct hx_result {
                            reference: they compare the reference with itself and prove nothing */
     uint32_t ref_dtypes; /* bit per dtype with such a run */
     int host_runs;      /* graph mode: runs the capture refused because the op needs the host
-                           mid-graph (a download, a data-dependent shape): nothing compared */
+                           mid-graph in a way a segment cannot hold (a split readback): nothing
+                           compared */
     char host_why[200]; /* the first such refusal */
+    int segmented_runs; /* graph mode: runs whose graph has host reads mid-graph (several segments) */
+    int stale_runs;     /* ... of which the replay on the case's inputs found a read changed
+                           (a data-dependent result) and captured again on them */
     int fused_kernels;  /* graph mode: fused kernels in the graphs with neighbours, and the ops in them */
     int fused_ops;
 } hx_result;

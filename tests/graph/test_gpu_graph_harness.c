@@ -5,8 +5,10 @@
  * Kept short for `make test` (contiguous and strided in f32 and f16 took 8 minutes per adapter on
  * the loaded 2-core machine): the strided case (transposed views at an odd offset) in f32; the
  * other cases and dtypes go through the same capture path, and `wgt ops --check --graph` runs them.
- * Ops the capture refuses because they need the host mid-graph are counted, not compared; they
- * must stay a minority. test_gpu_graph_harness_fuse is this program with neighbours instead
+ * Ops that read on the host mid-graph (counts of data-dependent shapes) end a segment: their
+ * replay on the case's inputs finds the read changed (WGT_ERR_STALE), so they are captured again
+ * on those inputs and replayed, and compared like the rest (counted as SEGMENTED). Ops the capture
+ * refuses are counted, not compared; they must stay a minority. test_gpu_graph_harness_fuse is this program with neighbours instead
  * (hx_options.graph's HX_GRAPH_FUSE: identity chains of elementwise ops before every input and
  * after every output, inside the capture, so the fusion pass meets every op's kernel), on each
  * op's first variant (every fused chain is a kernel to compile: all variants took 3.4 CPU-minutes
@@ -23,7 +25,7 @@
 #define TEST_NAME "test_gpu_graph_harness"
 #endif
 
-static int n_runs, n_host_cases, n_cases, n_ref_runs, n_fused_kernels, n_fused_ops;
+static int n_runs, n_host_cases, n_cases, n_ref_runs, n_fused_kernels, n_fused_ops, n_segmented, n_stale;
 
 static void report(const hx_result *r, void *user)
 {
@@ -33,6 +35,11 @@ static void report(const hx_result *r, void *user)
     n_cases++;
     n_fused_kernels += r->fused_kernels;
     n_fused_ops += r->fused_ops;
+    n_segmented += r->segmented_runs;
+    n_stale += r->stale_runs;
+    if (r->segmented_runs)
+        printf("SEGMENTED %-12s %-13s %d runs with host reads mid-graph, %d captured again for changed data\n",
+               r->op->name, hx_case_name(r->c), r->segmented_runs, r->stale_runs);
     if (!r->runs && r->host_runs) {
         n_host_cases++;
         printf("HOST  %-16s %-13s %s\n", r->op->name, hx_case_name(r->c), r->host_why);
@@ -66,12 +73,16 @@ int main(int argc, char **argv)
     wgt_context_free(dev);
     wgt_context_free(ref);
     printf("%d ops through graph capture: %d cases, %d comparisons, %d cases not capturable (host mid-graph), "
-           "%d runs without a GPU kernel (not compared); with neighbours, %d fused kernels ran %d ops\n", n, n_cases,
-           n_runs, n_host_cases, n_ref_runs, n_fused_kernels, n_fused_ops);
+           "%d runs without a GPU kernel (not compared), %d runs in several segments (%d captured again for "
+           "changed data); with neighbours, %d fused kernels ran %d ops\n", n, n_cases, n_runs, n_host_cases,
+           n_ref_runs, n_segmented, n_stale, n_fused_kernels, n_fused_ops);
     /* every variant (2.2 an op on average) in the plain mode, the first in the fuse mode */
     int want_runs = GRAPH_MODE & HX_GRAPH_FUSE && !all ? n * 9 / 10 : 2 * n;
     CHECK(argc > 1 || n_runs > want_runs, "too few comparisons ran (%d for %d ops)", n_runs, n);
     CHECK(argc > 1 || n_host_cases * 10 < n_cases, "%d of %d cases were not capturable", n_host_cases, n_cases);
+    /* nonzero, unique, masked_select and their kin read counts on the host: segments, compared */
+    CHECK(argc > 1 || (n_segmented >= 3 && n_stale >= 1), "%d runs in segments, %d captured again (want >= 3, >= 1)",
+          n_segmented, n_stale);
     CHECK(argc > 1 || !(GRAPH_MODE & HX_GRAPH_FUSE) || 2 * n_fused_kernels > n, "%d fused kernels for %d ops",
           n_fused_kernels, n);
     return test_finish(TEST_NAME);
