@@ -1,7 +1,8 @@
 // The official `openai` npm client (pinned by package-lock.json) against a running `wgt serve`:
 // completions and chat, whole and streamed, give the texts `wgt generate` gave for the same greedy
 // request (the oracle written by test_serve.sh); seeds, stop strings and max_tokens behave as
-// documented; 8 concurrent streams give what the same requests give one at a time; the server's
+// documented; chat logprobs, whole and streamed, agree and make the reply; 8 concurrent streams give
+// what the same requests give one at a time; the server's
 // errors reach the caller as the client's error classes (401, 404, 400, an error event mid-stream).
 // With "limits", against a server started with --timeout 2: a 504 is an InternalServerError, and a
 // stream cut by the time limit throws an APIError from the loop that reads it.
@@ -125,6 +126,26 @@ reqs.forEach((r, i) => check(together[i].text === r.want && (!r.chat || together
                              (r.chat || together[i].chunks >= 2),
                              `concurrent stream ${i}: ${show(together[i])}, alone: ${show(r.want)}`));
 check(new Set(reqs.map((r) => r.want)).size >= 5, `too few different texts to tell the streams apart: ${show(reqs)}`);
+
+// ---- chat logprobs through the client, whole and streamed: each step's drawn (greedy) token is its
+// best, the pieces make the reply (SentencePiece drops the reply's leading space), streamed = whole
+const lpw = await client.chat.completions.create({ model, messages, max_tokens: n, temperature: 0, logprobs: true,
+                                                   top_logprobs: 2 });
+const lpc = lpw.choices[0].logprobs?.content ?? [];
+check(lpc.length > 0 && lpc.map((c) => c.token).join("").replace(/^ /, "") === lpw.choices[0].message.content &&
+      lpc.every((c) => c.logprob <= 0 && c.top_logprobs.length === 2 && c.top_logprobs[0].token === c.token &&
+                       c.top_logprobs[0].logprob >= c.top_logprobs[1].logprob),
+      `chat logprobs: ${show(lpw.choices[0])}`);
+const lps = await client.chat.completions.create({ model, messages, max_tokens: n, temperature: 0, logprobs: true,
+                                                   top_logprobs: 2, stream: true });
+const streamedLp = [];
+for await (const c of lps) if (c.choices.length && c.choices[0].logprobs?.content) streamedLp.push(...c.choices[0].logprobs.content);
+// the same tokens; the values within 1e-4 (the second request reuses the first one's cached prompt,
+// computed in other chunks: float sums in another order)
+const near = (x, y) => x.token === y.token && Math.abs(x.logprob - y.logprob) < 1e-4;
+check(streamedLp.length === lpc.length && streamedLp.every((c, i) => near(c, lpc[i]) &&
+        c.top_logprobs.every((t, k) => near(t, lpc[i].top_logprobs[k]))),
+      `streamed chat logprobs ${show(streamedLp)} != whole ${show(lpc)}`);
 
 // ---- errors are the client's error classes, with the server's OpenAI-style message
 let e = await thrown(() => new OpenAI({ baseURL, apiKey: key + "x", maxRetries: 0 }).completions.create({ model, prompt: p0 }));
