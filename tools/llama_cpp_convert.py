@@ -24,8 +24,10 @@ them, in a copy of the directory (the tensors and config.json are the fixture's)
 llama.cpp identifies a BPE tokenizer's pre-tokenizer by hashing how it splits a probe text; a
 generated vocabulary matches no known hash and the converter stops ("BPE pre-tokenizer was not
 recognized"). The one override here: TextModel.get_vocab_base_pre, when the original raises that
-NotImplementedError, returns "gpt-2" (what the generated tokenizer is) instead. Everything else,
-tensors and metadata, is llama.cpp's code, unmodified.
+NotImplementedError, returns "gpt-2" (what the generated tokenizer is) instead. The one fix:
+StableLM 2 12B's per-head q/k norms are stacked as llama.cpp's code means to (fix_stablelm_qk_norms:
+at this commit a `return` inside a generator drops them). Everything else, tensors and metadata, is
+llama.cpp's code, unmodified.
 """
 import argparse
 import concurrent.futures
@@ -224,6 +226,26 @@ def tok_size(tok):
     return max(tok["model"]["vocab"].values()) + 1
 
 
+def fix_stablelm_qk_norms():
+    """The second override: StableLMModel.modify_tensors (conversion/stablelm.py) is a generator
+    whose per-head q/k norm branch does `return self._stack_qk_norm(...)`: inside a generator that
+    return value is dropped, so the stacked attn_q_norm / attn_k_norm are never written and
+    prepare_tensors stops with "Unprocessed norms" (every StableLM 2 12B conversion at this commit).
+    The wrapper runs what that line meant: the generator it returns is iterated."""
+    try:
+        from conversion import stablelm
+    except ImportError:
+        return
+    original = stablelm.StableLMModel.modify_tensors
+
+    def modify_tensors(self, data_torch, name, bid):
+        stacked = yield from original(self, data_torch, name, bid)
+        if stacked is not None:
+            yield from stacked
+
+    stablelm.StableLMModel.modify_tensors = modify_tensors
+
+
 def convert_one(llama_dir, model_dir, outfile, outtype):
     """In this process: llama.cpp's main() with the one override (module docstring)."""
     sys.path.insert(0, llama_dir)
@@ -242,6 +264,7 @@ def convert_one(llama_dir, model_dir, outfile, outtype):
             return BPE_PRE
 
     base.TextModel.get_vocab_base_pre = get_vocab_base_pre
+    fix_stablelm_qk_norms()
     sys.argv = ["convert_hf_to_gguf.py", model_dir, "--outfile", outfile, "--outtype", outtype]
     conv.main()
 

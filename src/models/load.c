@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "models/model.h"
+#include "quant/half.h"
 #include "tensor/tensor.h"
 
 typedef struct source {
@@ -894,21 +895,46 @@ static wgt_status load_gguf_weights(wgt_model *m, const source *src)
 /* ---- random weights of a configuration (benchmarks without downloads) ------------------------ */
 
 static uint64_t rng_state = 0x853c49e6748fea9bull;
-static float rand_weight(void)
+static uint64_t rand_bits(void)
 {
     rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
-    return ((float)(rng_state >> 40) / 16777216.0f - 0.5f) * 0.04f;
+    return rng_state;
+}
+static float rand_weight(void) { return ((float)(rand_bits() >> 40) / 16777216.0f - 0.5f) * 0.04f; }
+
+/* n f16 values uniform in (-0.02, 0.02), 4 from each 64 random bits through a table of 4096
+ * values: a bench's f16 weights are made as fast as memory is written (the float path took ~10 ns
+ * an element on the host, a minute for a 5-billion-parameter MoE shape). */
+static void random_f16(uint16_t *h, int64_t n)
+{
+    static uint16_t table[4096];
+    if (!table[0])
+        for (int i = 0; i < 4096; i++) table[i] = wgt_f32_to_f16((((float)i + 0.5f) / 4096.0f - 0.5f) * 0.04f);
+    for (int64_t i = 0; i < n; i += 4) {
+        uint64_t r = rand_bits();
+        for (int j = 0; j < 4 && i + j < n; j++) h[i + j] = table[(r >> (16 * j + 4)) & 4095];
+    }
 }
 
 /* A [d0, d1] (d1 0: [d0]) tensor of dtype dt: small random values, or ones (norm weights). */
 static wgt_status random_weight(wgt_model *m, wgt_dtype dt, int64_t d0, int64_t d1, int ones, wgt_tensor **out)
 {
     int64_t n = d0 * (d1 ? d1 : 1), shape[2] = {d0, d1};
+    wgt_status st;
+    if (dt == WGT_F16 && !ones) {
+        uint16_t *h = malloc((size_t)n * sizeof *h);
+        if (!h) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory for random weights");
+        random_f16(h, n);
+        st = wgt_tensor_from_host(m->ctx, WGT_F16, d1 ? 2 : 1, shape, h, out);
+        free(h);
+        if (!st) m->weight_bytes += (uint64_t)n * 2;
+        return st;
+    }
     float *f = malloc((size_t)n * sizeof *f);
     if (!f) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory for random weights");
     for (int64_t i = 0; i < n; i++) f[i] = ones ? 1.0f : rand_weight();
     wgt_tensor *t;
-    wgt_status st = wgt_tensor_from_host(m->ctx, WGT_F32, d1 ? 2 : 1, shape, f, &t);
+    st = wgt_tensor_from_host(m->ctx, WGT_F32, d1 ? 2 : 1, shape, f, &t);
     free(f);
     if (st) return st;
     if (dt != WGT_F32) {
@@ -920,8 +946,26 @@ static wgt_status random_weight(wgt_model *m, wgt_dtype dt, int64_t d0, int64_t 
     return st;
 }
 
-/* A random [d0, d1] linear weight stored as type: a float dtype, or quantized blocks (the random
- * values quantised on the host) that wgt_qlinear reads. */
+/* Q8_0 / Q4_0 blocks written directly (a fixed scale, random quants: values in about (-0.02,
+ * 0.02) as rand_weight's), as fast as memory is written; 0 for the other types. */
+static int random_blocks(wgt_ftype type, uint8_t *b, int64_t n)
+{
+    int q8 = type == WGT_FTYPE_Q8_0;
+    if (!q8 && type != WGT_FTYPE_Q4_0) return 0;
+    uint16_t d = wgt_f32_to_f16(q8 ? 0.02f / 127 : 0.02f / 8);
+    int64_t size = q8 ? 34 : 18;
+    for (int64_t blk = 0; blk < n / 32; blk++, b += size) {
+        memcpy(b, &d, 2);
+        for (int64_t i = 2; i < size; i += 8) {
+            uint64_t r = rand_bits();
+            memcpy(b + i, &r, (size_t)(size - i < 8 ? size - i : 8));
+        }
+    }
+    return 1;
+}
+
+/* A random [d0, d1] linear weight stored as type: a float dtype, or quantized blocks (random
+ * blocks, or random values quantised on the host) that wgt_qlinear reads. */
 static wgt_status random_linear(wgt_model *m, wgt_ftype type, int64_t d0, int64_t d1, mdl_weight *out)
 {
     int ok;
@@ -931,14 +975,17 @@ static wgt_status random_linear(wgt_model *m, wgt_ftype type, int64_t d0, int64_
     uint64_t bytes;
     wgt_status st = wgt_ftype_bytes(type, d0 * d1, &bytes);
     if (st) return st;
-    float *f = malloc((size_t)(d0 * d1) * sizeof *f);
     void *blocks = malloc(bytes);
-    if (!f || !blocks) st = wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory for random weights");
-    for (int64_t i = 0; !st && i < d0 * d1; i++) f[i] = rand_weight();
-    if (!st) st = wgt_quantize(type, f, blocks, d0 * d1);
+    if (!blocks) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory for random weights");
+    if (!random_blocks(type, blocks, d0 * d1)) {
+        float *f = malloc((size_t)(d0 * d1) * sizeof *f);
+        if (!f) st = wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory for random weights");
+        for (int64_t i = 0; !st && i < d0 * d1; i++) f[i] = rand_weight();
+        if (!st) st = wgt_quantize(type, f, blocks, d0 * d1);
+        free(f);
+    }
     if (!st) st = wgt_qweight_upload(m->ctx, type, d0, d1, blocks, &out->t);
     if (!st) out->q = type, m->weight_bytes += bytes;
-    free(f);
     free(blocks);
     return st;
 }
