@@ -45,6 +45,14 @@ $(WEB_PCRE2)/src/pcre2_chartables.c: | $(WEB_PCRE2)/src/pcre2_chartables.c.dist
 $(WEB_PCRE2)/src/pcre2.h.generic $(WEB_CJSON)/cJSON.h $(WEB_PCRE2)/src/pcre2_chartables.c.dist:
 	@bash scripts/deps_web.sh
 
+# The op names and recorder ids written from the op table's rows (cmake/gen_optable.cmake, as the
+# native build does), included as "generated/op_names.h" and "generated/op_grad_ids.h": made before
+# any object (each file is rewritten only when its text changes; the objects' .d files name them).
+WEB_GENERATED := $(WEB_OBJ)/generated/.stamp
+$(WEB_GENERATED): $(wildcard src/ops/*.def) cmake/gen_optable.cmake
+	@mkdir -p $(dir $@) && cmake -DOPS_DIR=$(CURDIR)/src/ops -DOUT_DIR=$(CURDIR)/$(dir $@) \
+	  -P cmake/gen_optable.cmake && touch $@
+
 WEB_HEADERS := $(WEB_OBJ)/pcre2-include/pcre2.h $(WEB_OBJ)/cjson-include/cjson/cJSON.h
 
 $(WEB_OBJ)/$(WEB_PCRE2)/%.o: $(WEB_PCRE2)/%.c $(WEB_HEADERS)
@@ -53,10 +61,10 @@ $(WEB_OBJ)/$(WEB_PCRE2)/%.o: $(WEB_PCRE2)/%.c $(WEB_HEADERS)
 $(WEB_OBJ)/$(WEB_SRC_DEPS)/%.o: $(WEB_SRC_DEPS)/%.c $(WEB_HEADERS)
 	@mkdir -p $(dir $@)
 	@$(WEB_CC) $(WEB_CFLAGS) -w $(WEB_DEFS) -DUTF8PROC_STATIC -c $< -o $@
-$(WEB_OBJ)/%.o: %.c $(WEB_HEADERS)
+$(WEB_OBJ)/%.o: %.c $(WEB_HEADERS) | $(WEB_GENERATED)
 	@mkdir -p $(dir $@)
 	@echo "wasm  $<"
-	@$(WEB_CC) $(WEB_CFLAGS) $(WEB_DEFS) -Iinclude -Isrc -Itestkit -MMD -MP -c $< -o $@
+	@$(WEB_CC) $(WEB_CFLAGS) $(WEB_DEFS) -Iinclude -Isrc -Itestkit -I$(WEB_OBJ) -MMD -MP -c $< -o $@
 $(WEB_OBJ)/sjlj_throw.o: web/compat/sjlj_throw.S
 	@mkdir -p $(dir $@) && $(WEB_CC) -mexception-handling -c $< -o $@
 $(WEB_OBJ)/kernels_embedded.c: $(wildcard src/kernels/*.wgsl) cmake/embed_kernels.cmake

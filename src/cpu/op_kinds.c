@@ -1,4 +1,4 @@
-/* Name tables for the op kinds; _Static_asserts keep them in step with the enums. */
+/* Name tables for the op kinds and modes; _Static_asserts keep them in step with the enums. */
 #include "cpu/op_kinds.h"
 
 #include <math.h>
@@ -6,36 +6,17 @@
 
 #define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
 
-static const char *const unary_names[] = {
-    "neg",   "abs",     "sign",       "exp",        "exp2",      "expm1",      "log",
-    "log2",  "log1p",   "sqrt",       "rsqrt",      "reciprocal", "square",    "sin",
-    "cos",   "tan",     "asin",       "acos",       "atan",      "sinh",       "cosh",
-    "tanh",  "asinh",   "acosh",      "atanh",      "erf",       "erfc",       "erfinv",
-    "lgamma", "digamma", "sigmoid",   "relu",       "gelu",      "gelu_tanh",  "silu",
-    "softplus", "mish", "elu",        "leaky_relu", "hardtanh",  "hardsigmoid", "hardswish",
-    "floor", "ceil",    "round",      "trunc",      "frac",      "clamp",      "isnan",
-    "isinf", "isfinite", "logical_not", "bitwise_not",
-};
-_Static_assert(COUNT_OF(unary_names) == WGT_UNARY_COUNT, "unary name table");
+/* The op names (unary_names, binary_names, reduce_names, scan_names), written by the build from the
+ * op table's rows (cmake/gen_optable.cmake reads src/ops/<family>.def as text: src/cpu may not include
+ * src/ops). A row per enum value: a row missing or too many fails the count here, and
+ * tests/ops/test_optable.c checks each value's name against its row. */
+#include "generated/op_names.h"
+_Static_assert(OP_NAMES_UNARY_ROWS == WGT_UNARY_COUNT, "a row per wgt_unary_op (src/ops/elementwise.def)");
+_Static_assert(OP_NAMES_BINARY_ROWS == WGT_BINARY_COUNT, "a row per wgt_binary_op (src/ops/elementwise.def)");
+_Static_assert(OP_NAMES_REDUCE_ROWS == WGT_REDUCE_COUNT, "a row per wgt_reduce_op (src/ops/reduce.def)");
+_Static_assert(OP_NAMES_SCAN_ROWS == WGT_SCAN_COUNT, "a row per wgt_scan_op (src/ops/reduce.def)");
 
-static const char *const binary_names[] = {
-    "add",         "sub",        "mul",         "div",         "div_floor",   "div_trunc",
-    "remainder",   "fmod",       "pow",         "atan2",       "maximum",     "minimum",
-    "eq",          "ne",         "lt",          "le",          "gt",          "ge",
-    "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or",  "bitwise_xor",
-    "shift_left",  "shift_right",
-};
-_Static_assert(COUNT_OF(binary_names) == WGT_BINARY_COUNT, "binary name table");
-
-static const char *const reduce_names[] = {
-    "sum",   "mean",  "prod",      "amax", "amin", "var",    "std",    "norm1",
-    "norm2", "norm_inf", "logsumexp", "all", "any", "argmax", "argmin",
-};
-_Static_assert(COUNT_OF(reduce_names) == WGT_REDUCE_COUNT, "reduce name table");
-
-static const char *const scan_names[] = {"cumsum", "cumprod", "cummax", "cummin"};
-_Static_assert(COUNT_OF(scan_names) == WGT_SCAN_COUNT, "scan name table");
-
+/* The modes' names (not ops). */
 static const char *const scatter_names[] = {"set", "add", "mul", "amax", "amin"};
 _Static_assert(COUNT_OF(scatter_names) == WGT_SCATTER_COUNT, "scatter name table");
 
@@ -48,7 +29,7 @@ _Static_assert(COUNT_OF(rope_names) == WGT_ROPE_SCALING_COUNT, "rope name table"
 static const char *const interp_names[] = {"nearest", "nearest-exact", "linear", "cubic"};
 _Static_assert(COUNT_OF(interp_names) == WGT_INTERP_COUNT, "interp name table");
 
-#define NAME_OF(table, v) ((unsigned)(v) < COUNT_OF(table) ? (table)[v] : "?")
+#define NAME_OF(table, v) ((unsigned)(v) < COUNT_OF(table) && (table)[v] ? (table)[v] : "?")
 
 const char *wgt_unary_op_name(wgt_unary_op op) { return NAME_OF(unary_names, op); }
 const char *wgt_binary_op_name(wgt_binary_op op) { return NAME_OF(binary_names, op); }
@@ -62,7 +43,7 @@ const char *wgt_interp_mode_name(wgt_interp_mode m) { return NAME_OF(interp_name
 static int find(const char *const *table, int n, const char *name)
 {
     for (int i = 0; name && i < n; i++)
-        if (!strcmp(table[i], name)) return i;
+        if (table[i] && !strcmp(table[i], name)) return i;
     return -1;
 }
 

@@ -30,7 +30,7 @@
  *                                           (views copy; EyeLike is full, triu, tril): no adapter
  *                NO_ONNX                    neither
  *              onnx_gpu.c checks at compile time that each adapter has its reference's signature
- *   grad       the recorder id of its backward rule (src/tensor/record.h): OP_GRAD_MATMUL, or
+ *   grad       the recorder id of its backward rule (a RULE row's): OP_GRAD_MATMUL, or
  *              OP_GRAD_NONE when it records no node of its own (an integer result, or one made of
  *              recorded ops whose rules carry the gradient: split, meshgrid, outer)
  *   doc        one line: what it computes, in PyTorch's terms where PyTorch has the op
@@ -43,7 +43,14 @@
  *   A backward rule, in the family of the ops that record it (one rule may serve many ops: the
  *   unary rule all unary ops): its recorder id, its formula (src/autograd/grad_<family>.c), the
  *   tensors its node saves (IN(i): input i, AG_SAVE_OUT: the output, AG_SAVE_ALL_IN) or a function
- *   of the params that says so (saves_fn, else NULL). Read by src/autograd/rules.c.
+ *   of the params that says so (saves_fn, else NULL); a comment beside it says what the recording
+ *   op passes as inputs and params. Read by src/autograd/rules.c. The recorder ids themselves
+ *   (enum op_grad_id of src/tensor/record.h) are written by the build from these rows.
+ *
+ *   The build (cmake/gen_optable.cmake, run by CMakeLists.txt and web/web.mk) reads the rows as text
+ *   and writes what layers below src/ops need: "generated/op_grad_ids.h" (the ids, in the rows'
+ *   order) and "generated/op_names.h" (the unary, binary, reduce and scan ops' names by their enum
+ *   value, from each row's name and harness .code, for src/cpu/op_kinds.c).
  *
  *   GRAD(op, name, forward, .in = {inputs}, .iarg = {...}, .darg = {...}, .tol = k, .f32_only = 1)
  *
@@ -68,7 +75,9 @@
  * Readers: testkit/harness/table.c (the harness, and through it `wgt ops`, `--markdown`,
  * `--describe` and docs/ops.md), src/autograd/rules.c (the rules), testkit/grad/gradcheck.c (the
  * GRAD rows), testkit/onnx/onnx_gpu.c (the ONNX executor's device adapters, from the onnx column),
- * tests/ops/test_optable.c (the checks that keep this the only list of ops).
+ * tests/ops/test_optable.c (the checks that keep this the only list of ops), and as text
+ * cmake/gen_optable.cmake (a row begins its line with OP(, RULE( or GRAD(; it takes the name, the
+ * harness column's ".code = WGT_UNARY_..." and the RULE rows' ids).
  */
 #ifndef WGT_OPS_OPTABLE_H
 #define WGT_OPS_OPTABLE_H

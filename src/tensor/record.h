@@ -22,79 +22,11 @@
 
 #include "wgt.h"
 
-/* Op ids of the recorder (append only; one per op function that records). */
-typedef enum op_grad_id {
-    OP_GRAD_NONE = 0,
-    /* elementwise (src/autograd/grad_elementwise.c) */
-    OP_GRAD_UNARY,      /* params: op_grad_unary */
-    OP_GRAD_BINARY,     /* params: wgt_binary_op */
-    OP_GRAD_WHERE,      /* inputs: cond, a, b */
-    OP_GRAD_CAST,       /* cast, copy, contiguous */
-    /* views and shape ops (src/autograd/grad_shape.c) */
-    OP_GRAD_RESHAPE,    /* reshape, squeeze, unsqueeze: the gradient takes the input's shape back */
-    OP_GRAD_TRANSPOSE,  /* params: int[2] */
-    OP_GRAD_PERMUTE,    /* params: int[ndim] */
-    OP_GRAD_NARROW,     /* params: op_grad_narrow */
-    OP_GRAD_EXPAND,
-    OP_GRAD_CAT,        /* params: int dim; inputs: the n tensors */
-    /* reductions (src/autograd/grad_reduce.c) */
-    OP_GRAD_REDUCE,     /* params: op_grad_reduce */
-    OP_GRAD_EXTREME_DIM,/* max_dim/min_dim values; inputs: x, indices; params: op_grad_reduce */
-    /* matrix products (src/autograd/grad_matmul.c) */
-    OP_GRAD_MATMUL,
-    OP_GRAD_LINEAR,     /* inputs: x, w, bias */
-    OP_GRAD_ADDMM,      /* inputs: self, m1, m2; params: double[2] beta, alpha */
-    /* softmax and normalisation (src/autograd/grad_norm.c) */
-    OP_GRAD_SOFTMAX,    /* params: int dim */
-    OP_GRAD_LOG_SOFTMAX,/* params: int dim */
-    OP_GRAD_LAYER_NORM, /* inputs: x, weight, bias; params: op_grad_norm */
-    OP_GRAD_RMS_NORM,   /* inputs: x, weight; params: op_grad_norm */
-    /* indexing (src/autograd/grad_index.c) */
-    OP_GRAD_EMBEDDING,  /* inputs: weight, ids */
-    OP_GRAD_INDEX_SELECT, /* inputs: x, index; params: int dim */
-    OP_GRAD_GATHER,     /* inputs: x, index; params: int dim */
-    OP_GRAD_MASKED_FILL,/* inputs: x, mask */
-    /* losses (src/autograd/grad_loss.c) */
-    OP_GRAD_CROSS_ENTROPY, /* inputs: input, target, weight; params: op_grad_loss */
-    OP_GRAD_NLL,        /* inputs: input, target, weight; params: op_grad_loss */
-    OP_GRAD_MSE,        /* inputs: input, target; params: op_grad_loss */
-    OP_GRAD_L1,
-    OP_GRAD_SMOOTH_L1,
-    OP_GRAD_BCE,        /* inputs: input, target, weight */
-    OP_GRAD_BCE_LOGITS, /* inputs: input, target, weight, pos_weight */
-    OP_GRAD_KL_DIV,
-    /* transformer ops (src/autograd/grad_attention.c) */
-    OP_GRAD_ROPE,       /* inputs: x, positions; params: op_grad_rope */
-    OP_GRAD_SDPA,       /* inputs: q, k, v, mask; params: wgt_sdpa_params */
-    /* convolutions and pooling (src/autograd/grad_conv.c, grad_pool.c) */
-    OP_GRAD_CONV,       /* conv and conv_transpose; inputs: x, weight, bias; params: op_grad_conv */
-    OP_GRAD_MAX_POOL,   /* max and adaptive max pools; inputs: x, indices (i32, flat in a plane) */
-    OP_GRAD_AVG_POOL,   /* avg and adaptive avg pools; inputs: x; params: op_grad_pool */
-    OP_GRAD_INTERPOLATE,/* inputs: x; params: op_grad_interp (src/autograd/grad_pool.c) */
-    /* group and batch norm (src/autograd/grad_norm_batch.c) */
-    OP_GRAD_GROUP_NORM, /* inputs: x, weight, bias, NULL, NULL; params: op_grad_batch_norm */
-    OP_GRAD_BATCH_NORM, /* inputs: x, weight, bias, running_mean, running_var; params: op_grad_batch_norm */
-    OP_GRAD_SCAN,       /* cumsum/cumprod/cummax/cummin; inputs: x, indices (cummax/cummin) (grad_scan.c) */
-    OP_GRAD_SCATTER,    /* scatter, scatter_add; inputs: self, index, src; params: op_grad_scatter (grad_index.c) */
-    OP_GRAD_INDEX_ADD,  /* inputs: self, index, source; params: op_grad_scatter (alpha) */
-    OP_GRAD_GRID_SAMPLE,/* inputs: x, grid; params: op_grad_grid (grad_pool.c) */
-    OP_GRAD_DROPOUT,    /* inputs: x, mask (bool, the kept elements); params: double scale 1 / (1 - p) */
-    OP_GRAD_NONDIFF,    /* an op declared without a gradient; params: its name (op_record_nondiff) */
-    OP_GRAD_MOVE,       /* flip, roll, repeat, pad, tril/triu; inputs: x; params: op_grad_move (grad_shape.c) */
-    OP_GRAD_SELECT,     /* sort/topk/kthvalue/median values; inputs: x, indices; params: op_grad_select */
-    /* rules of ops first declared without one (2026-12-02) */
-    OP_GRAD_BERNOULLI,  /* inputs: p (a zero gradient, as PyTorch's) (grad_misc.c) */
-    OP_GRAD_MASKED_SELECT, /* inputs: x, mask (grad_index.c) */
-    OP_GRAD_INDEX_PUT,  /* inputs: self, values, indices[k]; params: op_grad_index_put (grad_index.c) */
-    OP_GRAD_COSINE_SIMILARITY, /* inputs: x1, x2; params: op_grad_cosine (grad_loss.c) */
-    OP_GRAD_HUBER,      /* inputs: input, target; params: op_grad_loss (smoothing: delta) */
-    OP_GRAD_DIFF,       /* inputs: x, prepend, append; params: op_grad_diff (grad_misc.c) */
-    OP_GRAD_TRACE,      /* inputs: x (grad_misc.c) */
-    OP_GRAD_DIAG,       /* inputs: x; params: op_grad_diag (dims unused) */
-    OP_GRAD_DIAG_EMBED, /* inputs: x; params: op_grad_diag (dims resolved) */
-    OP_GRAD_CDIST,      /* inputs: x1, x2; params: double p (grad_misc.c) */
-    OP_GRAD_COUNT
-} op_grad_id;
+/* The recorder ids (enum op_grad_id: OP_GRAD_NONE, one per RULE row of the op table, OP_GRAD_COUNT),
+ * written by the build from src/ops/<family>.def (cmake/gen_optable.cmake reads the rows as text: this
+ * layer may not include src/ops). What each id's node takes as inputs and params is said beside its
+ * RULE row; the params structs are below. The numbers are not stored anywhere. */
+#include "generated/op_grad_ids.h"
 
 #define OP_RECORD_MAX_PARAMS 256
 

@@ -598,28 +598,26 @@ static int case_applies(const hx_op *op, hx_case c, wgt_dtype dt, hx_result *res
     return 1;
 }
 
-/* A failing case whose failing dtypes known issues of this adapter cover (same op and case)
- * becomes KNOWN. An entry of this adapter, op and case whose dtypes all ran and passed is stale:
- * the case fails and says so, so that the entry is removed with the bug. `where` is the device's
- * "NAME (BACKEND)". */
+/* A failing case whose failing dtypes known issues of this adapter cover (the row's .known entries
+ * of this case) becomes KNOWN. An entry of this adapter and case whose dtypes all ran and passed
+ * is stale: the case fails and says so, so that the entry is removed with the bug. `where` is the
+ * device's "NAME (BACKEND)". */
 static void known_check(hx_result *res, const char *where, uint32_t ran_dtypes)
 {
-    int n;
-    const hx_known *k = hx_known_issues(&n);
+    const hx_known *k = res->op->known;
     uint32_t covered = 0;
     const char *why = NULL;
-    for (int i = 0; i < n; i++) {
-        if (!k[i].where || !strstr(where, k[i].where) || strcmp(k[i].op, res->op->name) ||
-            (k[i].c >= 0 && k[i].c != (int)res->c))
-            continue;
+    for (int i = 0; i < HX_MAX_KNOWN && k[i].where; i++) {
+        if (!strstr(where, k[i].where) || (k[i].c >= 0 && k[i].c != (int)res->c)) continue;
         uint32_t m = k[i].dtype >= 0 ? HX_DT(k[i].dtype) : ~0u;
         if (!(m & ran_dtypes)) continue; /* its dtypes did not run here (a dtype filter) */
         if (!(m & res->failed_dtypes) || (k[i].msg && !strstr(res->message, k[i].msg))) {
             if (res->failures) continue; /* another failure: it is reported as it is */
             res->failures++;
             snprintf(res->message, sizeof res->message,
-                     "stale known issue for '%s' on %s: the case passes now; remove its entry from testkit/harness/table.c (%s)",
-                     k[i].op, k[i].where, k[i].why);
+                     "stale known issue for '%s' on %s: the case passes now; remove the entry from its row's .known "
+                     "(src/ops/%s.def) (%s)",
+                     res->op->name, k[i].where, res->op->family, k[i].why);
             return;
         }
         if (!why) why = k[i].why;

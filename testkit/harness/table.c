@@ -1,8 +1,8 @@
 /* The harness's op table, read from the op table's rows (src/ops/<family>.def, columns in
  * src/ops/optable.h): each row's harness column names its input generator (shapes per case and
  * value domain) and its call through the op API, and gives its tolerance with the reason. This
- * file holds the generators and calls of the elementwise family and the known issues; the other
- * families' are in table_*.c. */
+ * file holds the generators and calls of the elementwise family; the other families' are in
+ * table_*.c. An op's known issues on some adapter are in its row too (.known). */
 #include <math.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -198,31 +198,4 @@ const char *hx_backward_name(int grad)
     for (size_t i = 0; i < sizeof rules / sizeof *rules; i++)
         if (rules[i].grad == grad) return rules[i].backward;
     return NULL;
-}
-
-/* ---- known issues ---------------------------------------------------------------------------- */
-
-#define NANINF HX_SPECIAL
-/* Seen on the H200 only (NVIDIA's shader compiler contracts a * b + c into fused multiply-adds and
- * folds some inf * 0 and inf - inf away): with the nan-inf case's inputs of 1e28 and inf, sums
- * that cancel differ from the reference by more than the tolerance, and a few taps give inf
- * where the reference gets NaN. lavapipe and llvmpipe match the reference exactly here. */
-#define H200_CONTRACT "on the H200, huge and infinite inputs: the compiler's fused multiply-adds round cancelling sums differently and fold some inf * 0 (inf where the reference has NaN)"
-static const hx_known known[] = {
-    {"NVIDIA H200", "rope", NANINF, -1, NULL, H200_CONTRACT},
-    {"NVIDIA H200", "interpolate_linear", NANINF, -1, NULL, H200_CONTRACT},
-    {"NVIDIA H200", "interpolate_bilinear", NANINF, -1, NULL, H200_CONTRACT},
-    {"NVIDIA H200", "interpolate_cubic1d", NANINF, -1, NULL, H200_CONTRACT},
-    {"NVIDIA H200", "interpolate_bicubic", NANINF, -1, NULL, H200_CONTRACT},
-    {"NVIDIA H200", "grid_sample", NANINF, -1, NULL, H200_CONTRACT},
-    /* seen on both CPU adapters (lavapipe and llvmpipe GL, 2026-12-01); not yet checked on the H200 */
-    {"llvmpipe", "binary_cross_entropy_with_logits", NANINF, -1, NULL,
-     "targets of +-inf (outside [0, 1]) give NaN on the device where the reference's double arithmetic keeps +-inf "
-     "(inf * 0, inf - inf)"},
-};
-
-const hx_known *hx_known_issues(int *count)
-{
-    *count = (int)(sizeof known / sizeof *known);
-    return known;
 }

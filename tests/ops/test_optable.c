@@ -5,7 +5,10 @@
  *  - the family is the .def file's name and src/ops/<family>.c exists beside it; the forward is
  *    defined in src/ops/<family>.c and the reference in src/cpu/<family>.c (one family name per
  *    family across the two folders);
- *  - the unary, binary, reduce and scan rows are the public enums one to one, by name;
+ *  - the unary, binary, reduce and scan rows are the public enums one to one, by name (the names
+ *    wgt_unary_op_name & co. give are written by the build from the rows: cmake/gen_optable.cmake,
+ *    as are the recorder ids of src/tensor/record.h), and no source file lists ops by hand (a
+ *    table of op names, a recorder id declared as an enumerator);
  *  - forward and reference name functions (the table takes their addresses), the harness's
  *    generator makes n_in inputs, a doc line is there;
  *  - every grad id a row names has a backward rule (RULE row) and every rule id a row;
@@ -13,8 +16,9 @@
  *    column names: the rows of one reference name the same one, every reference an OX_CALL or
  *    OX_HAS of testkit/onnx names has one (and every adapter is called), and the GPU backend
  *    answers each reference with its adapter (the types match: onnx_gpu.c checks that when built);
- *  - the harness's generators and calls (testkit/harness/table_*.c) name no op in a string: what
- *    differs per op is in its row (code, variants), so no second list of names grows there;
+ *  - the harness's generators and calls (testkit/harness/table_*.c) and its table (table.c) name no
+ *    op in a string: what differs per op is in its row (code, variants, known issues on an adapter),
+ *    so no second list of names grows there;
  *  - the GRAD rows (gradient checks, testkit/grad) name rows not declared non-differentiable,
  *    their names are unique, and every backward rule a row names has one;
  *  - every function include/wgt.h declares is the forward of a row, or on the short list of
@@ -186,7 +190,7 @@ static void check_no_names_in(const char *path)
     free(text);
 }
 
-/* testkit/harness/table_*.c and testkit/grad/gradcheck.c and audit.c name no op: the rows do. */
+/* testkit/harness/table.c and table_*.c, testkit/grad/gradcheck.c and audit.c name no op: the rows do. */
 static void check_no_names(void)
 {
     char root[1024], path[1400];
@@ -194,6 +198,9 @@ static void check_no_names(void)
     snprintf(path, sizeof path, "%s/testkit/grad/gradcheck.c", root);
     check_no_names_in(path);
     snprintf(path, sizeof path, "%s/testkit/grad/audit.c", root);
+    check_no_names_in(path);
+    /* table.c too: an op's known issues are in its row (.known), not in a list beside the table */
+    snprintf(path, sizeof path, "%s/testkit/harness/table.c", root);
     check_no_names_in(path);
     snprintf(path, sizeof path, "%s/testkit/harness", root);
     DIR *d = opendir(path);
@@ -207,6 +214,105 @@ static void check_no_names(void)
         check_no_names_in(path);
     }
     closedir(d);
+}
+
+/* A line of a source file that lists ops by hand: a table's line of three or more string literals,
+ * each an op's name, with only commas and blanks between them (and before them, at most the
+ * table's opening "... = {"), as src/cpu/op_kinds.c held before the build wrote its names; or a
+ * recorder id declared as an enumerator ("OP_GRAD_X," or "OP_GRAD_X = 3," alone on its line but for a
+ * comment), as src/tensor/record.h held. An op's code naming itself in its messages is neither. */
+static int only_chars(const char *from, const char *to, const char *allowed)
+{
+    for (const char *c = from; c < to; c++) {
+        if (c[0] == '/' && c[1] == '*') return 1; /* a comment to the end */
+        if (!strchr(allowed, *c)) return 0;
+    }
+    return 1;
+}
+
+static int hand_list_line(const char *line)
+{
+    const char *s = line;
+    while (*s == ' ' || *s == '\t') s++;
+    if (!strncmp(s, "OP_GRAD_", 8)) {
+        s += 8;
+        while (isupper((unsigned char)*s) || isdigit((unsigned char)*s) || *s == '_') s++;
+        while (*s == ' ') s++;
+        if (*s == '=' && s[1] != '=') {
+            for (s++; *s == ' ' || isdigit((unsigned char)*s); s++) {}
+        }
+        if (*s == ',' && only_chars(s + 1, s + strlen(s), " \t\r\n")) return 1;
+    }
+    int names = 0;
+    const char *end = line; /* after the last literal */
+    const char *first = strchr(line, '"');
+    if (!first) return 0;
+    const char *brace = strrchr(line, '{');
+    if (!(brace && brace < first ? only_chars(brace + 1, first, " \t") : only_chars(line, first, " \t"))) return 0;
+    for (const char *p = first; p; p = strchr(end, '"')) {
+        const char *q = strchr(p + 1, '"');
+        if (!q) return 0;
+        if (names && !only_chars(end, p, " \t,")) return 0;
+        char lit[128];
+        if (q - p - 1 >= (long)sizeof lit) return 0;
+        snprintf(lit, sizeof lit, "%.*s", (int)(q - p - 1), p + 1);
+        if (!hx_find(lit)) return 0;
+        names++;
+        end = q + 1;
+    }
+    return names >= 3 && only_chars(end, end + strlen(end), " \t,};\r\n");
+}
+
+/* Walk DIR (relative to the root) for .c and .h files with a hand_list_line. */
+static void check_no_hand_lists_in(const char *root, const char *dir, int *files)
+{
+    char path[1400];
+    snprintf(path, sizeof path, "%s/%s", root, dir);
+    DIR *d = opendir(path);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        char sub[512];
+        if (snprintf(sub, sizeof sub, "%s/%s", dir, e->d_name) >= (int)sizeof sub) continue;
+        size_t len = strlen(e->d_name);
+        if (len > 2 && (!strcmp(e->d_name + len - 2, ".c") || !strcmp(e->d_name + len - 2, ".h"))) {
+            if (snprintf(path, sizeof path, "%s/%s", root, sub) >= (int)sizeof path) continue;
+            FILE *f = fopen(path, "r");
+            if (!f) continue;
+            (*files)++;
+            char line[2048];
+            for (int no = 1; fgets(line, sizeof line, f); no++)
+                CHECK(!hand_list_line(line), "%s:%d lists ops by hand (the rows of src/ops/<family>.def are the only list; "
+                                             "cmake/gen_optable.cmake writes the names and recorder ids from them): %s",
+                      sub, no, line);
+            fclose(f);
+        } else if (!strchr(e->d_name, '.')) {
+            check_no_hand_lists_in(root, sub, files);
+        }
+    }
+    closedir(d);
+}
+
+/* No source of the library, the test kit, the CLI or the browser build lists ops by hand: the op
+ * names of the enums and the recorder ids come from the rows at build time. */
+static void check_no_hand_lists(void)
+{
+    char root[1024];
+    root_dir(root, sizeof root);
+    int files = 0;
+    static const char *const dirs[] = {"src", "testkit", "tools", "web", "include"};
+    for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++) check_no_hand_lists_in(root, dirs[i], &files);
+    CHECK(files > 100, "only %d source files found under %s", files, root);
+    /* the tests' own self-check: a line of the old table is found */
+    CHECK(hand_list_line("    \"neg\",   \"abs\",     \"sign\",       \"exp\","), "the hand-list check misses a name table");
+    CHECK(hand_list_line("    OP_GRAD_UNARY,      /* params */"), "the hand-list check misses a recorder id");
+    CHECK(hand_list_line("static const char *const t[] = {\"sum\", \"mean\", \"prod\"}; /* x */"),
+          "the hand-list check misses a one-line table");
+    CHECK(!hand_list_line("    \"set\", \"add\", \"mul\", \"amax\", \"amin\""), "the hand-list check takes a mode table");
+    CHECK(!hand_list_line("    return k == A ? \"sort\" : k == B ? \"topk\" : \"median\";"),
+          "the hand-list check takes an op's own messages");
+    CHECK(!hand_list_line("        OP_GRAD_MATMUL, in, 2, NULL, 0, out);"), "the hand-list check takes a call");
 }
 
 /* The rows whose forward is the enum's function are the enum, one to one by name. */
@@ -601,6 +707,7 @@ int main(void)
     check_enum(ops, n, "wgt_binary", WGT_BINARY_COUNT, binary_name);
     check_enum(ops, n, "wgt_reduce", WGT_REDUCE_COUNT, reduce_name);
     check_enum(ops, n, "wgt_scan", WGT_SCAN_COUNT, scan_name);
+    check_no_hand_lists();
     check_grad_cases(ops, n);
     check_public_api(ops, n);
     return test_finish("test_optable");

@@ -1,0 +1,71 @@
+# Writes, from the op table's rows (OPS_DIR/*.def, read as text), the two lists that layers below
+# src/ops need and may not get by including the rows (tests/test_layers.sh refuses that arrow):
+#   OUT_DIR/op_names.h     the names of the unary, binary, reduce and scan ops by their public enum
+#                          value ([WGT_UNARY_NEG] = "neg"), from each OP row's name and its harness
+#                          column's .code; included by src/cpu/op_kinds.c only
+#   OUT_DIR/op_grad_ids.h  the recorder ids (enum op_grad_id: OP_GRAD_NONE, one per RULE row in the
+#                          rows' order, OP_GRAD_COUNT); included by src/tensor/record.h
+# So the rows are the only list of ops. Run by CMakeLists.txt and web/web.mk; files are rewritten only
+# when their text changes. tests/ops/test_optable.c checks the result against the rows.
+file(GLOB defs ${OPS_DIR}/*.def)
+list(SORT defs)
+set(kinds UNARY BINARY REDUCE SCAN)
+foreach(k ${kinds})
+  set(names_${k} "")
+  set(count_${k} 0)
+endforeach()
+set(ids "")
+set(n_ids 0)
+foreach(f ${defs})
+  get_filename_component(file ${f} NAME)
+  file(READ ${f} text)
+  # one list element per row (a row begins a line with OP(, RULE( or GRAD(); keep CMake's list
+  # separator and brackets out of the text first
+  string(REPLACE ";" "," text "${text}")
+  string(REPLACE "\\" "/" text "${text}")
+  string(REPLACE "[" "(" text "${text}")
+  string(REPLACE "]" ")" text "${text}")
+  string(REGEX REPLACE "\n(OP|RULE|GRAD)\\(" ";\\1(" rows "\n${text}")
+  foreach(row IN LISTS rows)
+    if(row MATCHES "^OP\\(\"([^\"]+)\"")
+      set(name ${CMAKE_MATCH_1})
+      if(row MATCHES "\\.code = WGT_(UNARY|BINARY|REDUCE|SCAN)_([A-Z0-9_]+)")
+        set(k ${CMAKE_MATCH_1})
+        string(APPEND names_${k} "    [WGT_${k}_${CMAKE_MATCH_2}] = \"${name}\", /* ${file} */\n")
+        math(EXPR count_${k} "${count_${k}} + 1")
+      endif()
+    elseif(row MATCHES "^RULE\\(\"[^\"]*\", *(OP_GRAD_[A-Z0-9_]+)")
+      string(APPEND ids "    ${CMAKE_MATCH_1}, /* ${file} */\n")
+      math(EXPR n_ids "${n_ids} + 1")
+    endif()
+  endforeach()
+endforeach()
+foreach(k ${kinds})
+  if(count_${k} EQUAL 0)
+    message(FATAL_ERROR "gen_optable: no OP row of ${OPS_DIR} has a .code = WGT_${k}_*")
+  endif()
+endforeach()
+if(n_ids EQUAL 0)
+  message(FATAL_ERROR "gen_optable: no RULE row in ${OPS_DIR}")
+endif()
+
+set(head "/* generated from the rows of src/ops/<family>.def by cmake/gen_optable.cmake: do not edit */\n")
+set(names "${head}/* The op names by enum value, for src/cpu/op_kinds.c (one row each). */\n")
+foreach(k ${kinds})
+  string(TOLOWER ${k} lk)
+  string(APPEND names "static const char *const ${lk}_names[WGT_${k}_COUNT] = {\n${names_${k}}};\n")
+  string(APPEND names "#define OP_NAMES_${k}_ROWS ${count_${k}}\n")
+endforeach()
+set(grad "${head}/* The recorder ids, one per RULE row (src/tensor/record.h). */\n")
+string(APPEND grad "#ifndef WGT_GENERATED_OP_GRAD_IDS_H\n#define WGT_GENERATED_OP_GRAD_IDS_H\n")
+string(APPEND grad "typedef enum op_grad_id {\n    OP_GRAD_NONE = 0,\n${ids}    OP_GRAD_COUNT\n} op_grad_id;\n#endif\n")
+
+file(MAKE_DIRECTORY ${OUT_DIR})
+foreach(pair "op_names.h|names" "op_grad_ids.h|grad")
+  string(REPLACE "|" ";" pair "${pair}")
+  list(GET pair 0 out)
+  list(GET pair 1 var)
+  file(WRITE ${OUT_DIR}/${out}.tmp "${${var}}")
+  file(COPY_FILE ${OUT_DIR}/${out}.tmp ${OUT_DIR}/${out} ONLY_IF_DIFFERENT)
+  file(REMOVE ${OUT_DIR}/${out}.tmp)
+endforeach()
