@@ -9,6 +9,8 @@
 //    var<workgroup> red: array<vec4<f32>, WG> and the prelude WG, a power of two).
 //  - ldk4 f32 / f16 / bf16: fn ldk4(i) -> vec4<f32>, elements i .. i + 3 of the binding k, i even
 //    (16-bit dtypes: two words), per k's dtype (attention.wgsl, attention_decode.wgsl).
+//  - tc frag subgroup matrix / tc frag scalar: attention_tc.wgsl's fragment products (fr_init,
+//    fr_zero, fr_qk, fr_pv, fr_store) through subgroup matrices or in scalar code.
 
 // ---- params ----
 struct Params {
@@ -68,4 +70,60 @@ fn ldk4(i: u32) -> vec4<f32> {
     let a = k[w];
     let b = k[w + 1u];
     return bitcast<vec4<f32>>(vec4<u32>(a << 16u, a & 0xffff0000u, b << 16u, b & 0xffff0000u));
+}
+
+// ---- tc frag subgroup matrix ----
+// attention_tc.wgsl's fragment products through subgroup matrices: fr_qk adds the SM x SK tile of
+// Qs at qo (row-major) times the SK x SN tile of K^T whose columns are Ks's rows at ko; fr_pv the
+// tile of Ps at po times the tile of Vs at vo (row-major); fr_store writes a result into Ss.
+alias LEFT = subgroup_matrix_left<TT, SK, SM>;
+alias RIGHT = subgroup_matrix_right<TT, SN, SK>;
+alias ACC = subgroup_matrix_result<f32, SN, SM>;
+fn fr_init(lane: u32) {}
+fn fr_zero() -> ACC { return ACC(); }
+fn fr_qk(c: ACC, qo: u32, ko: u32) -> ACC {
+    return subgroupMatrixMultiplyAccumulate(subgroupMatrixLoad<LEFT, row_major>(&Qs, qo, LDQ),
+                                            subgroupMatrixLoad<RIGHT, col_major>(&Ks, ko, LDK), c);
+}
+fn fr_pv(c: ACC, po: u32, vo: u32) -> ACC {
+    return subgroupMatrixMultiplyAccumulate(subgroupMatrixLoad<LEFT, row_major>(&Ps, po, LDP),
+                                            subgroupMatrixLoad<RIGHT, row_major>(&Vs, vo, LDV), c);
+}
+fn fr_store(c: ACC, off: u32, ld: u32) { subgroupMatrixStore<row_major>(&Ss, off, c, ld); }
+
+// ---- tc frag scalar ----
+// The same fragments in scalar code: invocation `lane` of the subgroup's SGS holds elements lane,
+// lane + SGS, .. of the SM x SN result (row-major).
+const FE: u32 = SM * SN / SGS;
+alias ACC = array<f32, FE>;
+var<private> fr_lane: u32;
+fn fr_init(lane: u32) { fr_lane = lane; }
+fn fr_zero() -> ACC { return ACC(); }
+fn fr_qk(c: ACC, qo: u32, ko: u32) -> ACC {
+    var r = c;
+    for (var e = 0u; e < FE; e++) {
+        let i = (fr_lane + e * SGS) / SN;
+        let j = (fr_lane + e * SGS) % SN;
+        var s = r[e];
+        for (var x = 0u; x < SK; x++) { s = fma(f32(Qs[qo + i * LDQ + x]), f32(Ks[ko + j * LDK + x]), s); }
+        r[e] = s;
+    }
+    return r;
+}
+fn fr_pv(c: ACC, po: u32, vo: u32) -> ACC {
+    var r = c;
+    for (var e = 0u; e < FE; e++) {
+        let i = (fr_lane + e * SGS) / SN;
+        let j = (fr_lane + e * SGS) % SN;
+        var s = r[e];
+        for (var x = 0u; x < SK; x++) { s = fma(f32(Ps[po + i * LDP + x]), f32(Vs[vo + x * LDV + j]), s); }
+        r[e] = s;
+    }
+    return r;
+}
+fn fr_store(c: ACC, off: u32, ld: u32) {
+    for (var e = 0u; e < FE; e++) {
+        let x = fr_lane + e * SGS;
+        Ss[off + (x / SN) * ld + x % SN] = c[e];
+    }
 }

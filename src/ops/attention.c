@@ -90,6 +90,164 @@ static wgt_status sdpa_kernel(wgt_context *ctx, const char *file, const wgt_tens
     return wgt_gpu_kernel_keyed(ctx, file, &key, sizeof key, sdpa_prelude, &key, entry, NULL, 0, out);
 }
 
+/* The subgroup-matrix tiles of src/kernels/attention_tc.wgsl (prefill: several query rows, no mask,
+ * no sliding window): BQ query rows a workgroup over blocks of BKV keys, NSG_TC subgroups of SGS
+ * invocations, fragments SM x SN x SK; emu: scalar fragment products; half: f16 tiles (else f32). */
+typedef struct sdpa_tc {
+    int bq, bkv, sgs, sm, sn, sk, emu, half;
+} sdpa_tc;
+#define NSG_TC 4
+
+/* WGT_ATTENTION_TC: 1 the subgroup-matrix tiles (tensor cores: q, k, v and the probabilities
+ * rounded to f16, f32 scores, softmax and sums) for prefill attention where the device has them;
+ * 0 never; emulate[:MxNxK] the same tiles with scalar fragment products on any device (fragments
+ * 16x8x8 unless given: the tests' way to run the tile logic on CPU adapters). Unset:
+ * SDPA_TC_DEFAULT. Returns 0 off, 1 on, 2 emulate. */
+#define SDPA_TC_DEFAULT "0"
+static int sdpa_tc_mode(int *fm, int *fn, int *fk)
+{
+    const char *v = getenv("WGT_ATTENTION_TC");
+    if (!v || !*v) v = SDPA_TC_DEFAULT;
+    *fm = 16, *fn = 8, *fk = 8;
+    if (!strcmp(v, "0")) return 0;
+    if (strncmp(v, "emulate", 7)) return 1;
+    int m, n, k;
+    const char *shape = strchr(v, ':');
+    if (shape && sscanf(shape + 1, "%dx%dx%d", &m, &n, &k) == 3 && m > 0 && n > 0 && k > 0 && m <= 32 && n <= 32 &&
+        k <= 32)
+        *fm = m, *fn = n, *fk = k;
+    return 2;
+}
+
+/* Workgroup bytes of tiles bq x bkv for head dims D, Dv (attention_tc.wgsl's arrays). */
+static uint64_t sdpa_tc_bytes(const sdpa_tc *t, int64_t D, int64_t Dv)
+{
+    int es = t->half ? 2 : 4, pad = t->half ? 8 : 4;
+    int64_t lds = (t->bkv > Dv ? t->bkv : Dv) + 4;
+    return (uint64_t)es * (uint64_t)(t->bq * (D + pad) + t->bkv * (D + pad) + t->bkv * (Dv + pad) + t->bq * (t->bkv + pad)) +
+           4ull * (uint64_t)(t->bq * lds) + 8ull * NSG_TC * (uint64_t)t->sgs;
+}
+
+/* Whether an attention of head dims D, Dv takes attention_tc.wgsl, and with which tiles (*tc). */
+static int sdpa_tc_choose(wgt_context *ctx, int64_t D, int64_t Dv, sdpa_tc *tc)
+{
+    int fm, fn, fk, mode = sdpa_tc_mode(&fm, &fn, &fk);
+    if (!mode || wgt_gpu_avoid_barriers(ctx) || D < 1 || Dv < 1 || D > 256 || Dv > 256) return 0;
+    const wgt_adapter_info *info = wgt_gpu_info(ctx);
+    memset(tc, 0, sizeof *tc);
+    tc->half = wgt_gpu_has_f16(ctx);
+    if (mode == 1) { /* f16 x f16 -> f32; 16x8x8 first (matmul_tc's choice), then M 16, N 8 or 16 */
+        if (!info->has_subgroup_matrix || !tc->half || !wgt_gpu_sgmatrix_layout_template()) return 0;
+        if (info->limits.subgroup_min_size != info->limits.subgroup_max_size) return 0;
+        int best = 0;
+        for (int c = 0; c < info->n_subgroup_matrix_configs; c++) {
+            int m = (int)info->subgroup_matrix_configs[c].m, n = (int)info->subgroup_matrix_configs[c].n,
+                k = (int)info->subgroup_matrix_configs[c].k;
+            if (info->subgroup_matrix_configs[c].component != WGT_F16 ||
+                info->subgroup_matrix_configs[c].result != WGT_F32 || m < 1 || n < 1 || k < 1 || 32 % m || 32 % n ||
+                32 % k)
+                continue;
+            int score = m * n * k + (m == 16 && (n == 8 || n == 16) ? 1 << 20 : 0) +
+                        (m == 16 && n == 8 && k == 8 ? 1 << 24 : 0);
+            if (score > best) best = score, fm = m, fn = n, fk = k;
+        }
+        if (!best) return 0;
+        tc->sgs = (int)info->limits.subgroup_max_size;
+    } else {
+        tc->emu = 1, tc->sgs = 32;
+    }
+    tc->sm = fm, tc->sn = fn, tc->sk = fk;
+    int wg = NSG_TC * tc->sgs;
+    if (tc->sgs < 1 || tc->sgs > 64 || (fm * fn) % tc->sgs || D % fk || Dv % fn ||
+        (uint32_t)wg > wgt_gpu_limits(ctx)->max_compute_invocations_per_workgroup ||
+        (uint32_t)wg > wgt_gpu_limits(ctx)->max_compute_workgroup_size_x)
+        return 0;
+    uint32_t smem = wgt_gpu_limits(ctx)->max_compute_workgroup_storage_size;
+    if (!tc->half && smem > 16384) smem = 16384; /* llvmpipe GL: wrong results past ~16 KiB of f32 tiles */
+    static const int tiles[][2] = {{32, 64}, {32, 32}, {16, 32}, {16, 16}, {16, 8}};
+    for (size_t i = 0; i < sizeof tiles / sizeof tiles[0]; i++) {
+        sdpa_tc t = *tc;
+        t.bq = tiles[i][0], t.bkv = tiles[i][1];
+        if (t.bq % t.sm || t.bkv % t.sn || t.bkv % t.sk || wg % t.bq || t.bkv % (wg / t.bq)) continue;
+        if (sdpa_tc_bytes(&t, D, Dv) > smem) continue;
+        *tc = t;
+        return 1;
+    }
+    return 0;
+}
+
+int op_sdpa_tc_tiles(wgt_context *ctx, int64_t D, int64_t Dv, int *bq, int *bkv)
+{
+    sdpa_tc tc;
+    if (!sdpa_tc_choose(ctx, D, Dv, &tc)) return 0;
+    *bq = tc.bq, *bkv = tc.bkv;
+    return 1;
+}
+
+/* attention_tc.wgsl's pipeline key (no padding bytes) and prelude. */
+typedef struct sdpa_tc_key {
+    uint16_t d, dv;
+    uint8_t q, k, v, bq, bkv, sgs, sm, sn, sk, emu, half, pad;
+} sdpa_tc_key;
+
+static char *sdpa_tc_prelude(void *arg)
+{
+    const sdpa_tc_key *key = arg;
+    size_t cap = 24576;
+    char *pre = malloc(cap);
+    if (!pre) return NULL;
+    int pad = key->half ? 8 : 4;
+    snprintf(pre, cap,
+             "%s%s"
+             "const BQ: u32 = %uu;\nconst BKV: u32 = %uu;\nconst D: u32 = %uu;\nconst DV: u32 = %uu;\n"
+             "const WG: u32 = %uu;\nconst SGS: u32 = %uu;\nconst SM: u32 = %uu;\nconst SN: u32 = %uu;\n"
+             "const SK: u32 = %uu;\nconst LDQ: u32 = %uu;\nconst LDK: u32 = %uu;\nconst LDV: u32 = %uu;\n"
+             "const LDP: u32 = %uu;\nconst LDS: u32 = %uu;\nalias TT = %s;\n",
+             key->half ? "enable f16;\n" : "",
+             key->emu ? "" : "enable chromium_experimental_subgroup_matrix;\n"
+                             "diagnostic(off, chromium.subgroup_matrix_uniformity);\n",
+             key->bq, key->bkv, key->d, key->dv, (unsigned)NSG_TC * key->sgs, key->sgs, key->sm, key->sn, key->sk,
+             key->d + pad, key->d + pad, key->dv + pad, key->bkv + pad, (key->bkv > key->dv ? key->bkv : key->dv) + 4u,
+             key->half ? "f16" : "f32");
+    if (!op_wgsl_section(pre, cap, "lib_attention", "params") || !op_wgsl_section(pre, cap, "lib_attention", "nan") ||
+        !op_wgsl_section(pre, cap, "lib_attention", key->emu ? "tc frag scalar" : "tc frag subgroup matrix")) {
+        free(pre);
+        return NULL;
+    }
+    op_wgsl_loader(pre, cap, "ldq", "q", (wgt_dtype)key->q, "f32");
+    op_wgsl_loader(pre, cap, "ldk", "k", (wgt_dtype)key->k, "f32");
+    op_wgsl_loader(pre, cap, "ldv", "v", (wgt_dtype)key->v, "f32");
+    return pre;
+}
+
+/* The prefill attention through attention_tc.wgsl into out32 (p filled by sdpa_gpu). */
+static wgt_status sdpa_tc_run(wgt_context *ctx, const sdpa_tc *tc, const wgt_tensor *q, const wgt_tensor *k,
+                              const wgt_tensor *v, wgt_tensor *out32, sdpa_gpu_params *p)
+{
+    sdpa_tc_key key;
+    memset(&key, 0, sizeof key);
+    key.d = (uint16_t)p->D, key.dv = (uint16_t)p->Dv;
+    key.q = (uint8_t)q->l.dtype, key.k = (uint8_t)k->l.dtype, key.v = (uint8_t)v->l.dtype;
+    key.bq = (uint8_t)tc->bq, key.bkv = (uint8_t)tc->bkv, key.sgs = (uint8_t)tc->sgs;
+    key.sm = (uint8_t)tc->sm, key.sn = (uint8_t)tc->sn, key.sk = (uint8_t)tc->sk;
+    key.emu = (uint8_t)tc->emu, key.half = (uint8_t)tc->half;
+    wgt_kernel *kt;
+    wgt_status st = wgt_gpu_kernel_keyed(ctx, "attention_tc", &key, sizeof key, sdpa_tc_prelude, &key, "main", NULL, 0, &kt);
+    if (st) return st;
+    wgt_binding b[4];
+    int64_t base;
+    if ((st = op_bind_all(q, &b[0], &base))) return st;
+    p->off_q = (uint32_t)(q->l.offset - base);
+    if ((st = op_bind_all(k, &b[1], &base))) return st;
+    p->off_k = (uint32_t)(k->l.offset - base);
+    if ((st = op_bind_all(v, &b[2], &base))) return st;
+    p->off_v = (uint32_t)(v->l.offset - base);
+    if ((st = op_bind_all(out32, &b[3], &base))) return st;
+    uint32_t gx, gy;
+    op_grid(ctx, (uint64_t)p->B * p->Hq * ((p->Lq + (uint64_t)tc->bq - 1) / (uint64_t)tc->bq), &gx, &gy);
+    return wgt_gpu_dispatch(ctx, kt, p, sizeof *p, b, 4, gx, gy, 1);
+}
+
 /* A decode step's position may be a graph scalar: the causal offset and the keys it sees follow it
  * (fields of the next dispatch's parameters). */
 static void sdpa_tie_position(wgt_context *ctx, int64_t coff, int64_t Lk)
@@ -174,6 +332,14 @@ static wgt_status sdpa_gpu(wgt_context *ctx, const wgt_tensor *q, const wgt_tens
         goto done;
     if (mask && (st = strides4(ctx, lmask, p.sm))) goto done;
 
+    /* prefill without a mask or window: the subgroup-matrix tiles where the device (or
+     * WGT_ATTENTION_TC=emulate) has them; every row sees a key */
+    sdpa_tc tc;
+    if (Lq > 1 && !mask && !windowed && Lk > 0 && (!p.causal || p.coff >= 0) && sdpa_tc_choose(ctx, D, Dv, &tc)) {
+        st = sdpa_tc_run(ctx, &tc, q, k, v, out32, &p);
+        if (st) goto done;
+        goto finish;
+    }
     wgt_kernel *kmain, *kcomb = NULL;
     int64_t visible = !p.causal ? Lk : coff + 1 < 0 ? 0 : coff + 1 > Lk ? Lk : coff + 1;
     /* decode over a short cache: attention_decode.wgsl, one dispatch (on the H200 it beats the

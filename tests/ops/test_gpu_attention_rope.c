@@ -1,6 +1,6 @@
 /* Transformer ops on the GPU against the CPU reference: sdpa (GQA/MQA, causal with a KV-cache
  * offset, float and bool masks, k/v as views into a larger cache, decode with one workgroup a head and with split keys,
- * empty keys, NaN, sliding windows), rope (half-split and interleaved, partial rotary dims, none/linear/llama3/YaRN
+ * empty keys, NaN, sliding windows; the subgroup-matrix prefill tiles, tc_cases), rope (half-split and interleaved, partial rotary dims, none/linear/llama3/YaRN
  * scaling, large positions, strided x, broadcast positions) and embedding.
  * Tolerances: sdpa computes scores and the softmax in f32 (the reference in double): atol 3e-5
  * on outputs of magnitude <= 1. rope rotates in f32 with cos/sin of the f32 angle reduced to
@@ -98,8 +98,8 @@ static int compare(const char *what, const wgt_tensor *y, const wgt_cpu_tensor *
 
 static double rtol_of(wgt_dtype dt) { return dt == WGT_F32 ? 1e-4 : dt == WGT_F16 ? 2e-3 : 1.6e-2; }
 
-static void check_sdpa(const char *what, const pair *q, const pair *k, const pair *v, const pair *mask,
-                       const wgt_sdpa_params *sp)
+static void check_sdpa_tol(const char *what, const pair *q, const pair *k, const pair *v, const pair *mask,
+                           const wgt_sdpa_params *sp, double atol, double rtol)
 {
     wgt_tensor *y = NULL;
     wgt_status st = wgt_sdpa(q->d, k->d, v->d, mask ? mask->d : NULL, sp, &y);
@@ -110,9 +110,102 @@ static void check_sdpa(const char *what, const pair *q, const pair *k, const pai
     wgt_cpu_tensor r = wgt_cpu_tensor_make(buf, wgt_tensor_dtype(y), 4, wgt_tensor_shape(y));
     wgt_sdpa_params none = {0, 0, 0};
     MUST(wgt_cpu_sdpa(&q->h, &k->h, &v->h, mask ? &mask->h : NULL, sp ? sp : &none, &r));
-    compare(what, y, &r, 3e-5, rtol_of(r.l.dtype));
+    compare(what, y, &r, atol, rtol > 0 ? rtol : rtol_of(r.l.dtype));
     free(buf);
     wgt_tensor_free(y);
+}
+
+static void check_sdpa(const char *what, const pair *q, const pair *k, const pair *v, const pair *mask,
+                       const wgt_sdpa_params *sp)
+{
+    check_sdpa_tol(what, q, k, v, mask, sp, 3e-5, 0);
+}
+
+/* The prefill kernel of subgroup-matrix tiles (src/kernels/attention_tc.wgsl) against the
+ * reference, with WGT_ATTENTION_TC=emulate (the same tiles with scalar fragment products: any
+ * adapter) and, where the device has subgroup matrices, =1. q, k, v and the probabilities are
+ * rounded to f16 there (f32 tiles without shader-f16): scores over D <= 128 terms of inputs in
+ * [-1, 1] err by ~1e-3, so atol 4e-3 and rtol 1e-2 on outputs of magnitude <= 1 (f16 outputs:
+ * one more ulp). Cases: causal prefill over several key blocks with a partial last block, GQA 14/2
+ * (Qwen2.5's heads), a causal offset (a prompt after cached tokens), no causal, D 80 / Dv 40, D 128,
+ * f16 and bf16 inputs, strided k/v (a cache's prefix), NaN in q. */
+static void tc_cases(void)
+{
+    /* (emulate:16x16x16 is left out: llvmpipe's LLVM takes minutes over its unrolled products) */
+    const char *modes[] = {"emulate", "1"};
+    for (int mi = 0; mi < 2; mi++) {
+        if (mi == 1 && !wgt_gpu_info(ctx)->has_subgroup_matrix) continue;
+        setenv("WGT_ATTENTION_TC", modes[mi], 1);
+        int bq, bkv;
+        if (!op_sdpa_tc_tiles(ctx, 64, 64, &bq, &bkv)) {
+            printf("  WGT_ATTENTION_TC=%s: no tiles fit this adapter (the existing kernel runs)\n", modes[mi]);
+            continue;
+        }
+        printf("  WGT_ATTENTION_TC=%s: %d query rows x %d keys a block\n", modes[mi], bq, bkv);
+        char what[160];
+        const wgt_dtype dts[] = {WGT_F32, WGT_F16, WGT_BF16};
+        for (int i = 0; i < 3; i++) {
+            wgt_dtype dt = dts[i];
+            double rt = dt == WGT_F32 ? 1e-2 : dt == WGT_F16 ? 1.2e-2 : 2.6e-2;
+            pair q = make(dt, 4, (int64_t[]){1, 14, 77, 64}, -1, 1), k = make(dt, 4, (int64_t[]){1, 2, 77, 64}, -1, 1);
+            pair v = make(dt, 4, (int64_t[]){1, 2, 77, 64}, -1, 1);
+            wgt_sdpa_params causal = {0, 1, 0};
+            snprintf(what, sizeof what, "sdpa tiles (%s) %s causal 77 rows, GQA 14/2", modes[mi], wgt_dtype_name(dt));
+            check_sdpa_tol(what, &q, &k, &v, NULL, &causal, 4e-3, rt);
+            drop(&q), drop(&k), drop(&v);
+        }
+        {
+            pair q = make(WGT_F32, 4, (int64_t[]){2, 4, 37, 80}, -1, 1), k = make(WGT_F32, 4, (int64_t[]){2, 2, 100, 80}, -1, 1);
+            pair v = make(WGT_F32, 4, (int64_t[]){2, 2, 100, 40}, -1, 1);
+            wgt_sdpa_params off = {0, 1, 63}, cut = {0.2, 1, 20}, none = {0, 0, 0};
+            snprintf(what, sizeof what, "sdpa tiles (%s) D 80 Dv 40, 37 rows after 63 cached, batch 2", modes[mi]);
+            check_sdpa_tol(what, &q, &k, &v, NULL, &off, 4e-3, 1e-2);
+            snprintf(what, sizeof what, "sdpa tiles (%s) causal offset 20 of 100 keys, scale 0.2", modes[mi]);
+            check_sdpa_tol(what, &q, &k, &v, NULL, &cut, 4e-3, 1e-2);
+            snprintf(what, sizeof what, "sdpa tiles (%s) not causal", modes[mi]);
+            check_sdpa_tol(what, &q, &k, &v, NULL, &none, 4e-3, 1e-2);
+            drop(&q), drop(&k), drop(&v);
+        }
+        {
+            pair q = make(WGT_F32, 4, (int64_t[]){1, 2, 40, 128}, -1, 1), k = make(WGT_F32, 4, (int64_t[]){1, 1, 40, 128}, -1, 1);
+            pair v = make(WGT_F32, 4, (int64_t[]){1, 1, 40, 128}, -1, 1);
+            wgt_sdpa_params causal = {0, 1, 0};
+            snprintf(what, sizeof what, "sdpa tiles (%s) D 128, MQA", modes[mi]);
+            check_sdpa_tol(what, &q, &k, &v, NULL, &causal, 4e-3, 1e-2);
+            drop(&q), drop(&k), drop(&v);
+        }
+        {
+            /* a cache [1, 2, 90, 64] read through a narrow to its first 70 keys, 70 prompt rows */
+            pair kc = make(WGT_F32, 4, (int64_t[]){1, 2, 90, 64}, -1, 1), vc = make(WGT_F32, 4, (int64_t[]){1, 2, 90, 64}, -1, 1);
+            pair q = make(WGT_F32, 4, (int64_t[]){1, 6, 70, 64}, -1, 1);
+            wgt_tensor *kn, *vn;
+            MUST(wgt_tensor_narrow(kc.d, 2, 0, 70, &kn));
+            MUST(wgt_tensor_narrow(vc.d, 2, 0, 70, &vn));
+            wgt_layout lk = kc.h.l;
+            lk.shape[2] = 70;
+            pair kv = view_of(&kc, kn, &lk), vv = view_of(&vc, vn, &lk);
+            wgt_sdpa_params causal = {0, 1, 0};
+            snprintf(what, sizeof what, "sdpa tiles (%s) k, v a cache's prefix", modes[mi]);
+            check_sdpa_tol(what, &q, &kv, &vv, NULL, &causal, 4e-3, 1e-2);
+            ((float *)q.data)[5 * 64 + 3] = NAN; /* head 0, row 5 */
+            reupload(&q);
+            wgt_tensor *y;
+            MUST(wgt_sdpa(q.d, kn, vn, NULL, &causal, &y));
+            float *got = malloc(6 * 70 * 64 * sizeof *got);
+            MUST(wgt_tensor_to_host(y, got, 6 * 70 * 64 * sizeof *got));
+            int nan_row = 1, others = 1;
+            for (int d = 0; d < 64; d++) nan_row = nan_row && isnan(got[5 * 64 + d]);
+            for (int64_t i = 0; i < 6 * 70 * 64; i++)
+                if (i / 64 != 5 && isnan(got[i])) others = 0;
+            CHECK(nan_row, "sdpa tiles (%s): NaN in q: its row should be NaN, got %g", modes[mi], got[5 * 64]);
+            CHECK(others, "sdpa tiles (%s): NaN in one q row reached other rows", modes[mi]);
+            free(got);
+            wgt_tensor_free(y);
+            wgt_tensor_free(kn), wgt_tensor_free(vn);
+            drop(&kc), drop(&vc), drop(&q);
+        }
+    }
+    setenv("WGT_ATTENTION_TC", "0", 1);
 }
 
 /* One query row (decode). Run twice by main: with the adapter's own kernels, then with the
@@ -354,7 +447,9 @@ static void embedding_cases(void)
 int main(void)
 {
     MUST(wgt_context_create(NULL, &ctx));
+    setenv("WGT_ATTENTION_TC", "0", 1); /* the f32 kernels' tolerances; tc_cases has its own */
     sdpa_cases();
+    tc_cases();
     int was = wgt_gpu_avoid_barriers(ctx);
     wgt_gpu_test_avoid_barriers(ctx, 1);
     decode_cases();
