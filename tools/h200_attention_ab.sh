@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Prefill attention through subgroup-matrix tiles (attention_tc.wgsl, issue 14) on the H200: the
+# op test with the tensor cores (test_gpu_attention_rope runs its tile cases with
+# WGT_ATTENTION_TC=1 where subgroup matrices exist), then prefill tok/s of main's wgt (wgt-base)
+# against this branch's with WGT_ATTENTION_TC=1 and =0, alternated in rounds, and a WGT_PROFILE=1
+# prefill of each (attention's mean us a call). ~60 s; steps past BUDGET seconds are skipped.
+# Before (here): D (git-ignored) holds build/wgt, build/wgt-base, build/libwgt_napi_stub.so,
+# build/tests/test_gpu_attention_rope (stripped) and this script. The Dawn: as h200_profile_rows.sh.
+# The call: carry [".gl", "D"], command: bash D/h200_attention_ab.sh D, timeout_s 150.
+set -u
+d=${1:-.devbin-perf}
+out=${OUT:-/tmp/out}; logs=/tmp/at_logs; mkdir -p "$out" "$logs"
+budget=${BUDGET:-70}; t0=$(date +%s)
+for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
+export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+if [ -z "${WGT_WEBGPU_LIB:-}" ] || [ ! -f "$WGT_WEBGPU_LIB" ]; then
+    [ -f $d/dawn.tar.xz ] && [ ! -f $d/.deps/dawn-2026/dawn.node ] && tar xJf $d/dawn.tar.xz -C $d
+    for c in $d/.deps/dawn-2026/dawn.node .deps/dawn-2026/dawn.node $(find . -maxdepth 5 -name dawn.node 2>/dev/null); do
+        [ -f $c ] && { WGT_WEBGPU_LIB=$PWD/$c; break; }; done
+fi
+export WGT_WEBGPU_LIB; echo "Dawn: ${WGT_WEBGPU_LIB:-none found}"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader | tee $logs/gpu.txt
+step() { local name=$1; shift
+    if [ $(( $(date +%s) - t0 )) -gt $budget ]; then echo "=== $name: skipped (past ${budget} s)"; return; fi
+    echo "=== $name: $*"; env "$@" >$logs/$name.txt 2>&1; echo "exit $?" >>$logs/$name.txt
+    grep -v "artificially" $logs/$name.txt | tail -n ${TAILN:-3}; }
+W=$d/build/wgt B=$d/build/wgt-base Q=bench/configs/qwen2.5-0.5b.json L=bench/configs/llama-3.2-1b.json
+TAILN=8 step test timeout 60 $d/build/tests/test_gpu_attention_rope
+step warm timeout 20 $B bench -m $Q --type f16 -p 512 -n 2
+for r in 1 2; do
+    step qf16-base-$r timeout 20 $B bench -m $Q --type f16 -p 512 -n 2
+    step qf16-tc-$r WGT_ATTENTION_TC=1 timeout 20 $W bench -m $Q --type f16 -p 512 -n 2
+    step qf16-notc-$r WGT_ATTENTION_TC=0 timeout 20 $W bench -m $Q --type f16 -p 512 -n 2
+done
+step lf16-base timeout 20 $B bench -m $L --type f16 -p 512 -n 2
+step lf16-tc WGT_ATTENTION_TC=1 timeout 20 $W bench -m $L --type f16 -p 512 -n 2
+TAILN=12 step prof-qf16-tc WGT_PROFILE=1 WGT_ATTENTION_TC=1 timeout 20 $W bench -m $Q --type f16 -p 512 -n 2
+TAILN=12 step prof-qf16-notc WGT_PROFILE=1 WGT_ATTENTION_TC=0 timeout 20 $W bench -m $Q --type f16 -p 512 -n 2
+{ cat $logs/gpu.txt; for f in $logs/qf16-* $logs/lf16-*; do
+    printf '%-16s %s\n' $(basename $f .txt) "$(grep -m1 '^prefill' $f || tail -n 2 $f | head -c 200)"; done
+  for f in $logs/prof-*; do echo "$(basename $f .txt): $(grep -E '^ +attention' $f | tr -s ' ')"; done; } | tee $logs/summary.txt
+tar czf $out/attention_ab.tar.gz -C $logs .
