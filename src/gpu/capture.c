@@ -44,6 +44,7 @@ typedef struct gcmd {
     /* copy (src NULL for an upload: src_offset is into the constant buffer), clear */
     wgt_buffer *src, *dst;
     uint64_t src_offset, dst_offset, bytes;
+    wgt_dispatch_cost cost; /* what the op declared (wgt_gpu_cost), for the profiler */
     /* what the op layer said about the dispatch (wgt_gpu_capture_note): owned, or NULL */
     void *note;
     int note_kind;
@@ -341,6 +342,7 @@ void wgt_capture_dispatch(wgt_context *ctx, const wgt_kernel *k, const void *par
     }
     gcmd *cmd = new_cmd(ctx, CMD_DISPATCH);
     if (!cmd) return;
+    cmd->cost = ctx->next_cost;
     cmd->kernel = k;
     cmd->n = n;
     cmd->gx = gx, cmd->gy = gy, cmd->gz = gz;
@@ -537,6 +539,7 @@ wgt_status wgt_gpu_graph_replace(wgt_gpu_graph *g, int first, int last, const wg
     }
     gcmd *c = &g->cmds[last];
     g->replaced++;
+    c->cost = (wgt_dispatch_cost){0, 0}; /* the bound ranges stand in */
     c->kernel = k;
     c->n = n;
     for (int i = 0; i < n; i++) {
@@ -966,7 +969,7 @@ wgt_status wgt_gpu_graph_replay(wgt_gpu_graph *g, const wgt_gpu_copy_cmd *pre, i
             if (timed) {
                 end_pass(&pass);
                 WGPUPassTimestampWrites tw;
-                wgt_prof_slot(ctx, c->kernel, &tw);
+                wgt_prof_slot(ctx, c->kernel, &c->cost, wgt_prof_bound_bytes(c->b, c->n), &tw);
                 WGPUComputePassDescriptor d = {NULL, {c->kernel->name, WGPU_STRLEN}, &tw};
                 pass = wgt_W.CommandEncoderBeginComputePass(enc, &d);
             }

@@ -264,6 +264,8 @@ wgt_status wgt_gpu_dispatch(wgt_context *ctx, const wgt_kernel *k, const void *p
         return wgt_ctx_error(ctx, WGT_ERR_LIMIT, "kernel '%s': %u x %u x %u workgroups is past the limit of %u per "
                              "dimension", k->name, gx, gy, gz, lim->max_compute_workgroups_per_dimension);
     if (ctx->capture) wgt_capture_dispatch(ctx, k, params, params_size, bs, n, gx, gy, gz);
+    wgt_dispatch_cost cost = ctx->next_cost; /* declared for this dispatch only */
+    ctx->next_cost = (wgt_dispatch_cost){0, 0};
     if (!gx || !gy || !gz) return WGT_OK;
     if (ctx->batch_dispatches >= ctx->max_batch || ctx->uniform_used + WGT_UNIFORM_SLOT > ctx->uniform_capacity ||
         wgt_prof_full(ctx))
@@ -275,7 +277,7 @@ wgt_status wgt_gpu_dispatch(wgt_context *ctx, const wgt_kernel *k, const void *p
     if (ctx->prof) { /* a time-stamped pass of its own */
         end_pass(ctx);
         WGPUPassTimestampWrites tw;
-        wgt_prof_slot(ctx, k, &tw);
+        wgt_prof_slot(ctx, k, &cost, wgt_prof_bound_bytes(bs, n), &tw);
         WGPUComputePassDescriptor d = {NULL, {k->name, WGPU_STRLEN}, &tw};
         ctx->pass = wgt_W.CommandEncoderBeginComputePass(ctx->encoder, &d);
     }

@@ -125,6 +125,12 @@ typedef struct wgt_bind_entry {
 #define WGT_BIND_BUCKETS 1024
 
 typedef struct wgt_profiler wgt_profiler;
+/* What a dispatch moves and computes, as its op declares it (wgt_gpu_cost) for the profiler's
+ * GB/s and FLOP/s; bytes 0: the profiler counts the bytes of the bound ranges instead. */
+typedef struct wgt_dispatch_cost {
+    uint64_t bytes; /* device memory read and written */
+    double flops;   /* multiply-adds count 2 */
+} wgt_dispatch_cost;
 typedef struct wgt_capture wgt_capture;
 typedef struct wgt_gpu_graph wgt_gpu_graph;
 
@@ -178,6 +184,7 @@ struct wgt_context {
 
     /* Staging buffers for downloads (MAP_READ), reused. */
     wgt_profiler *prof;           /* WGT_PROFILE=1 (src/gpu/profile.c), else NULL */
+    wgt_dispatch_cost next_cost;  /* what the next dispatch moves and computes (wgt_gpu_cost) */
     WGPUBuffer staging;
     uint64_t staging_size;
     /* Small split-readback buffers (WGT_READBACK_SMALL bytes, MAP_READ) kept for reuse: decode
@@ -403,7 +410,16 @@ void wgt_gpu_unpin(wgt_context *ctx, wgt_buffer *buf);
 wgt_status wgt_prof_init(wgt_context *ctx);
 void wgt_prof_destroy(wgt_context *ctx);
 int wgt_prof_full(const wgt_context *ctx);
-void wgt_prof_slot(wgt_context *ctx, const wgt_kernel *k, WGPUPassTimestampWrites *tw);
+/* The timestamp writes for the next dispatch of k, whose cost is c (c->bytes 0: bound_bytes, the
+ * bytes of its bound ranges, counted instead and the row marked as an estimate). */
+void wgt_prof_slot(wgt_context *ctx, const wgt_kernel *k, const wgt_dispatch_cost *c, uint64_t bound_bytes,
+                   WGPUPassTimestampWrites *tw);
+/* The bytes of the distinct ranges of bs[0 .. n-1] (a range bound twice counts once). */
+uint64_t wgt_prof_bound_bytes(const wgt_binding *bs, int n);
+/* Ops: what the next dispatch (wgt_gpu_dispatch, which consumes it) moves and computes, for
+ * WGT_PROFILE=1's GB/s and FLOP/s columns. bytes 0 leaves the bound ranges' bytes as the
+ * estimate. Cheap: only stored. */
+void wgt_gpu_cost(wgt_context *ctx, uint64_t bytes, double flops);
 void wgt_prof_before_submit(wgt_context *ctx, WGPUCommandEncoder enc);
 wgt_status wgt_prof_after_submit(wgt_context *ctx);
 

@@ -2,8 +2,11 @@
  * The kernel profiler (WGT_PROFILE=1, on adapters with timestamp queries): every dispatch gets a
  * compute pass of its own whose start and end are time-stamped; at each submit the timestamps
  * are resolved, read back (a wait: profiling serialises the stream) and summed per kernel. The
- * table (kernel, calls, total and mean GPU time, share) goes to stderr when the context is freed,
- * or wherever wgt_context_profile_print sends it.
+ * table (kernel, calls, total and mean GPU time, share, bytes moved a call and GB/s, FLOP/s where
+ * the op declares its FLOPs) goes to stderr when the context is freed, or wherever
+ * wgt_context_profile_print sends it. Bytes are what the op declares (wgt_gpu_cost) or else the
+ * bytes of the ranges the dispatch binds: an estimate (marked ~), high when a kernel reads part
+ * of a binding (a KV cache bound whole), low when it reads one twice.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +21,8 @@ typedef struct prof_row {
     char name[64];
     uint64_t calls;
     double ns;
+    double bytes, flops; /* summed over the calls */
+    uint64_t estimated;  /* calls whose bytes are the bound ranges' */
 } prof_row;
 
 struct wgt_profiler {
@@ -25,6 +30,8 @@ struct wgt_profiler {
     WGPUBuffer resolve, readback;
     uint32_t n;                 /* pairs recorded since the last resolve */
     int16_t row_of[PROF_PAIRS]; /* the row of each recorded pair */
+    double pair_bytes[PROF_PAIRS], pair_flops[PROF_PAIRS];
+    uint8_t pair_est[PROF_PAIRS];
     uint64_t t[2 * PROF_PAIRS];  /* their timestamps, read back */
     prof_row rows[PROF_ROWS];
     int n_rows;
@@ -73,8 +80,26 @@ void wgt_prof_destroy(wgt_context *ctx)
 
 int wgt_prof_full(const wgt_context *ctx) { return ctx->prof && ctx->prof->n == PROF_PAIRS; }
 
+uint64_t wgt_prof_bound_bytes(const wgt_binding *bs, int n)
+{
+    uint64_t total = 0;
+    for (int i = 0; i < n; i++) {
+        int seen = 0;
+        for (int j = 0; j < i && !seen; j++)
+            seen = bs[j].buffer == bs[i].buffer && bs[j].offset == bs[i].offset && bs[j].size == bs[i].size;
+        if (!seen) total += bs[i].size ? bs[i].size : bs[i].buffer->size - bs[i].offset;
+    }
+    return total;
+}
+
+void wgt_gpu_cost(wgt_context *ctx, uint64_t bytes, double flops)
+{
+    if (ctx) ctx->next_cost = (wgt_dispatch_cost){bytes, flops};
+}
+
 /* The timestamp writes for the next dispatch of k (the caller opens a pass with them). */
-void wgt_prof_slot(wgt_context *ctx, const wgt_kernel *k, WGPUPassTimestampWrites *tw)
+void wgt_prof_slot(wgt_context *ctx, const wgt_kernel *k, const wgt_dispatch_cost *c, uint64_t bound_bytes,
+                   WGPUPassTimestampWrites *tw)
 {
     wgt_profiler *p = ctx->prof;
     int r = 0;
@@ -82,6 +107,9 @@ void wgt_prof_slot(wgt_context *ctx, const wgt_kernel *k, WGPUPassTimestampWrite
     if (r == p->n_rows && p->n_rows < PROF_ROWS) snprintf(p->rows[p->n_rows++].name, 64, "%s", k->name);
     if (r == PROF_ROWS) r = PROF_ROWS - 1; /* "other" past 128 kernels */
     p->row_of[p->n] = (int16_t)r;
+    p->pair_bytes[p->n] = (double)(c && c->bytes ? c->bytes : bound_bytes);
+    p->pair_est[p->n] = !(c && c->bytes);
+    p->pair_flops[p->n] = c ? c->flops : 0;
     *tw = (WGPUPassTimestampWrites){NULL, p->qs, 2 * p->n, 2 * p->n + 1};
     p->n++;
 }
@@ -109,6 +137,9 @@ wgt_status wgt_prof_after_submit(wgt_context *ctx)
         prof_row *r = &p->rows[p->row_of[i]];
         r->calls++;
         if (t[2 * i + 1] > t[2 * i]) r->ns += (double)(t[2 * i + 1] - t[2 * i]);
+        r->bytes += p->pair_bytes[i];
+        r->flops += p->pair_flops[i];
+        r->estimated += p->pair_est[i];
     }
     p->dispatches += n;
     return WGT_OK;
@@ -132,10 +163,21 @@ void wgt_context_profile_print(wgt_context *ctx, FILE *f)
     for (int i = 0; i < p->n_rows; i++) total += rows[i].ns;
     fprintf(f, "kernel profile: %llu dispatches, %.3f ms of GPU time (each dispatch in a pass of its own)\n",
             (unsigned long long)p->dispatches, total / 1e6);
-    fprintf(f, "  %-28s %10s %12s %10s %7s\n", "kernel", "calls", "total ms", "mean us", "share");
-    for (int i = 0; i < p->n_rows; i++)
-        if (rows[i].calls)
-            fprintf(f, "  %-28s %10llu %12.3f %10.2f %6.1f%%\n", rows[i].name, (unsigned long long)rows[i].calls,
-                    rows[i].ns / 1e6, rows[i].ns / 1e3 / (double)rows[i].calls,
-                    total > 0 ? 100 * rows[i].ns / total : 0);
+    fprintf(f, "  %-28s %10s %12s %10s %7s %12s %9s %9s\n", "kernel", "calls", "total ms", "mean us", "share",
+            "MB/call", "GB/s", "GFLOP/s");
+    int any_est = 0;
+    for (int i = 0; i < p->n_rows; i++) {
+        const prof_row *r = &rows[i];
+        if (!r->calls) continue;
+        char flops[16] = "-";
+        if (r->flops > 0 && r->ns > 0) snprintf(flops, sizeof flops, "%.4g", r->flops / r->ns);
+        int est = r->estimated > 0;
+        any_est |= est;
+        fprintf(f, "  %-28s %10llu %12.3f %10.2f %6.1f%% %c %10.4f %9.4g %9s\n", r->name, (unsigned long long)r->calls,
+                r->ns / 1e6, r->ns / 1e3 / (double)r->calls, total > 0 ? 100 * r->ns / total : 0, est ? '~' : ' ',
+                r->bytes / 1e6 / (double)r->calls, r->ns > 0 ? r->bytes / r->ns : 0.0, flops);
+    }
+    if (any_est)
+        fprintf(f, "  (~: bytes of the bound ranges, not declared by the op: high for a kernel that reads part of "
+                "a binding)\n");
 }

@@ -355,6 +355,11 @@ wgt_status wgt_fused_linear(const wgt_tensor *x, wgt_fused_prologue pro, const w
     if (solo) rows = 64, p.tpr = 1; /* one invocation a row, 64 a workgroup */
     uint32_t gx, gy;
     op_grid(ctx, ((uint64_t)N + rows - 1) / rows, &gx, &gy);
+    /* the weights, x (twice its K for SwiGLU), the norm weight, bias, residual and y */
+    wgt_gpu_cost(ctx, (uint64_t)(N * K) * wgt_dtype_size(w->l.dtype) + (uint64_t)Kx * 4 +
+                 (pro == WGT_PRO_RMS_NORM ? (uint64_t)K * 4 : 0) +
+                 (bias ? (uint64_t)N * wgt_dtype_size(bias->l.dtype) : 0) + (res ? (uint64_t)N * 4 : 0) + (uint64_t)N * 4,
+                 2.0 * (double)N * (double)K);
     st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 6, gx, gy, 1);
     return op_finish(st, y, out);
 }
@@ -442,6 +447,10 @@ wgt_status wgt_fused_qkv_rope_cache(const wgt_tensor *x, const wgt_tensor *gamma
     wgt_gpu_param_scalar(ctx, offsetof(gemv_qkv_params, pos), WGT_PARAM_U32, WGT_GRAPH_POSITION, pos0, 1, 0);
     wgt_gpu_param_scalar(ctx, offsetof(gemv_qkv_params, off_k), WGT_PARAM_U32, WGT_GRAPH_POSITION, pos0, hd, k_cache->l.offset - base[6]);
     wgt_gpu_param_scalar(ctx, offsetof(gemv_qkv_params, off_v), WGT_PARAM_U32, WGT_GRAPH_POSITION, pos0, hd, v_cache->l.offset - base[7]);
+    /* the weights, x, the norm weight, bias, q out and the k/v rows written */
+    wgt_gpu_cost(ctx, (uint64_t)(C * K) * wgt_dtype_size(w->l.dtype) + (uint64_t)K * 8 +
+                 (bias ? (uint64_t)C * wgt_dtype_size(bias->l.dtype) : 0) + (uint64_t)C * 4,
+                 2.0 * (double)C * (double)K);
     st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 8, gx, gy, 1);
 done:
     wgt_tensor_free(freq);

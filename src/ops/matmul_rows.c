@@ -83,5 +83,7 @@ wgt_status op_rows_run(wgt_context *ctx, wgt_dtype xt, wgt_dtype wt, wgt_ftype q
     p->tpr = tpr;
     uint32_t gx, gy;
     op_grid(ctx, groups, &gx, &gy);
+    /* bytes: the bound ranges (the weights bound as they are read); FLOPs: the product's */
+    wgt_gpu_cost(ctx, 0, 2.0 * p->M * (double)p->N * p->K);
     return wgt_gpu_dispatch(ctx, k, p, sizeof *p, bind, 4, gx, gy, 1);
 }
