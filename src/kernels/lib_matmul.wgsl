@@ -50,6 +50,50 @@ fn batch_offsets(z: u32) -> vec3<u32> {
 @group(0) @binding(3) var<storage, read> c: array<u32>;
 @group(0) @binding(4) var<storage, read_write> out: array<f32>;
 
+// ---- words ----
+// The 16-byte word q as elements (the first 4 for f32; dt 0 f32, 1 f16, 2 bf16).
+fn words_to(q: vec4<u32>, dt: u32) -> array<TT, 8> {
+    var r: array<TT, 8>;
+    if (dt == 0u) {
+        let f = bitcast<vec4<f32>>(q);
+        r[0] = TT(f.x); r[1] = TT(f.y); r[2] = TT(f.z); r[3] = TT(f.w);
+    } else if (dt == 1u) {
+        for (var i = 0u; i < 4u; i++) {
+            let h = unpack2x16float(q[i]);
+            r[2u * i] = TT(h.x); r[2u * i + 1u] = TT(h.y);
+        }
+    } else {
+        for (var i = 0u; i < 4u; i++) {
+            r[2u * i] = TT(bitcast<f32>(q[i] << 16u)); r[2u * i + 1u] = TT(bitcast<f32>(q[i] & 0xffff0000u));
+        }
+    }
+    return r;
+}
+
+// ---- operand a scalar ----
+// matmul.wgsl's A read one element at a time (ldA, from the prelude); wordA unused.
+@group(0) @binding(1) var<storage, read> a: array<u32>;
+fn wordA(i: u32) -> vec4<u32> { return vec4<u32>(0u); }
+
+// ---- operand a vec ----
+// matmul.wgsl's A read as 16-byte words; ldA unused.
+@group(0) @binding(1) var<storage, read> a: array<vec4<u32>>;
+fn wordA(i: u32) -> vec4<u32> { return a[i]; }
+fn ldA(i: u32) -> f32 { return 0.0; }
+
+// ---- operand b scalar ----
+@group(0) @binding(2) var<storage, read> b: array<u32>;
+fn wordB(i: u32) -> vec4<u32> { return vec4<u32>(0u); }
+
+// ---- operand b vec ----
+@group(0) @binding(2) var<storage, read> b: array<vec4<u32>>;
+fn wordB(i: u32) -> vec4<u32> { return b[i]; }
+fn ldB(i: u32) -> f32 { return 0.0; }
+
+// ---- bindings c out ----
+@group(0) @binding(3) var<storage, read> c: array<u32>;
+@group(0) @binding(4) var<storage, read_write> out: array<f32>;
+
 // ---- tc load scalar ----
 // matmul_tc's tiles from strided operands, one element per load (ldA, ldB): each invocation loads
 // A_PER elements of A's tile and B_PER of B's into registers (tile_load), converted into stage s
@@ -119,25 +163,6 @@ fn tile_load(k0: u32) {
 fn tile_store(s: u32) {
     a_store(s);
     b_store(s);
-}
-
-// The 16-byte word q as elements (the first 4 for f32; dt 0 f32, 1 f16, 2 bf16).
-fn words_to(q: vec4<u32>, dt: u32) -> array<TT, 8> {
-    var r: array<TT, 8>;
-    if (dt == 0u) {
-        let f = bitcast<vec4<f32>>(q);
-        r[0] = TT(f.x); r[1] = TT(f.y); r[2] = TT(f.z); r[3] = TT(f.w);
-    } else if (dt == 1u) {
-        for (var i = 0u; i < 4u; i++) {
-            let h = unpack2x16float(q[i]);
-            r[2u * i] = TT(h.x); r[2u * i + 1u] = TT(h.y);
-        }
-    } else {
-        for (var i = 0u; i < 4u; i++) {
-            r[2u * i] = TT(bitcast<f32>(q[i] << 16u)); r[2u * i + 1u] = TT(bitcast<f32>(q[i] & 0xffff0000u));
-        }
-    }
-    return r;
 }
 
 // ---- tc load a vec ----

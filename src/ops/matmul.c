@@ -53,15 +53,25 @@ typedef struct mm_job {
 /* What a matmul prelude depends on (the pipeline cache's key, no padding bytes): preludes are
  * built once per key, not on every call (a decode token runs a gemv per weight). */
 typedef struct mm_key {
-    uint8_t kind, da, db, dc; /* kind: MM_GEMV, MM_TILED, MM_TILED_BIG, MM_INT, MM_TC */
+    uint8_t kind, da, db, dc; /* kind: MM_GEMV, MM_TILED, MM_INT, MM_TC */
     uint32_t wg;
     uint32_t sg; /* gemv: op_row_subgroups */
     /* MM_TC (mm_tc's fields): tile, k step, subgroup size and grid, fragment shape, scalar
      * fragments, f16 tiles, 16-byte loads */
     uint8_t bm, bn, bk, sgs, sgr, sgc, sm, sn, sk, emu, half, vec;
-    uint8_t qt, pad[3]; /* MM_TC: B as GGUF blocks of this wgt_ftype (0: a float tensor) */
+    uint8_t qt;  /* MM_TC: B as GGUF blocks of this wgt_ftype (0: a float tensor) */
+    /* MM_TILED (mm_tile's fields; bm, bn, bk above): outputs per invocation, operand load modes */
+    uint8_t tm, tn, la;
+    uint8_t lb, pad[3];
 } mm_key;
-enum { MM_GEMV, MM_TILED, MM_TILED_BIG, MM_INT, MM_TC };
+enum { MM_GEMV, MM_TILED, MM_INT, MM_TC };
+
+/* matmul.wgsl's tile (tiled_choose): BM x BN outputs a workgroup over k steps of BK, TM x TN per
+ * invocation; la, lb: how A and B are loaded (0 one element at a time, 1 16-byte words along k,
+ * 2 16-byte words along m / n). */
+typedef struct mm_tile {
+    int bm, bn, bk, tm, tn, la, lb;
+} mm_tile;
 
 /* The tensor-core tiles chosen for a product (tc_choose): BM x BN outputs a workgroup over k steps
  * of BK, SGR x SGC subgroups of SGS invocations, fragments SM x SN x SK; emu: scalar fragment
@@ -129,7 +139,8 @@ static char *mm_prelude(void *arg)
         ok = ok && op_wgsl_section(pre, cap, "lib_matmul", "params") &&
              op_wgsl_section(pre, cap, "lib_matmul", k->qt ? "bindings q" : k->vec ? "bindings vec" : "bindings float");
         if (k->vec || k->qt)
-            ok = ok && op_wgsl_section(pre, cap, "lib_matmul", "tc load split") &&
+            ok = ok && op_wgsl_section(pre, cap, "lib_matmul", "words") &&
+                 op_wgsl_section(pre, cap, "lib_matmul", "tc load split") &&
                  op_wgsl_section(pre, cap, "lib_matmul", "tc load a vec") &&
                  op_wgsl_section(pre, cap, "lib_matmul", k->qt ? "tc load b q" : "tc load b vec");
         else
@@ -148,16 +159,26 @@ static char *mm_prelude(void *arg)
             free(pre);
             return NULL;
         }
-    } else {
-        int big = k->kind == MM_TILED_BIG;
-        /* the workgroup size is part of the prelude, hence of the pipeline's key */
-        snprintf(pre, cap, "const BM: u32 = %du;\nconst TM: u32 = %du;\nconst BK: u32 = %du;\nconst WG: u32 = %uu;\n",
-                 big ? 128 : 64, big ? 8 : 4, big ? 8 : 16, k->wg);
-        op_wgsl_loader(pre, cap, "ldA", "a", da, "f32");
-        op_wgsl_loader(pre, cap, "ldB", "b", db, "f32");
+    } else { /* MM_TILED */
+        int wg = (k->bm / k->tm) * (k->bn / k->tn);
+        int ea = k->la ? 16 / (int)wgt_dtype_size(da) : 1, eb = k->lb ? 16 / (int)wgt_dtype_size(db) : 1;
+        /* loads per invocation a step: elements (mode 0) or words */
+        int na = (k->bm * k->bk / ea + wg - 1) / wg, nb = (k->bn * k->bk / eb + wg - 1) / wg;
+        snprintf(pre, cap,
+                 "const BM: u32 = %du;\nconst BN: u32 = %du;\nconst BK: u32 = %du;\nconst TM: u32 = %du;\n"
+                 "const TN: u32 = %du;\nconst WG: u32 = %du;\nconst LA: u32 = %du;\nconst LB: u32 = %du;\n"
+                 "const EA: u32 = %du;\nconst EB: u32 = %du;\nconst DA: u32 = %du;\nconst DB: u32 = %du;\n"
+                 "const NA: u32 = %du;\nconst NB: u32 = %du;\nconst RA: u32 = %du;\nconst RB: u32 = %du;\n"
+                 "alias TT = f32;\n",
+                 k->bm, k->bn, k->bk, k->tm, k->tn, wg, k->la, k->lb, ea, eb, mm_word_dtype(da), mm_word_dtype(db), na,
+                 nb, k->la ? na : (na + 3) / 4, k->lb ? nb : (nb + 3) / 4);
+        if (!k->la) op_wgsl_loader(pre, cap, "ldA", "a", da, "f32");
+        if (!k->lb) op_wgsl_loader(pre, cap, "ldB", "b", db, "f32");
         op_wgsl_loader(pre, cap, "ldC", "c", dc, "f32");
-        if (!op_wgsl_section(pre, cap, "lib_matmul", "params") ||
-            !op_wgsl_section(pre, cap, "lib_matmul", "bindings float")) {
+        if (!op_wgsl_section(pre, cap, "lib_matmul", "params") || !op_wgsl_section(pre, cap, "lib_matmul", "words") ||
+            !op_wgsl_section(pre, cap, "lib_matmul", k->la ? "operand a vec" : "operand a scalar") ||
+            !op_wgsl_section(pre, cap, "lib_matmul", k->lb ? "operand b vec" : "operand b scalar") ||
+            !op_wgsl_section(pre, cap, "lib_matmul", "bindings c out")) {
             free(pre);
             return NULL;
         }
@@ -197,16 +218,75 @@ static wgt_status gemv_kernel(wgt_context *ctx, wgt_dtype da, wgt_dtype db, wgt_
     return mm_kernel(ctx, MM_GEMV, da, db, dc, entry, k);
 }
 
-/* 128x128 tiles (8x8 outputs per invocation) once there are enough tiles to fill the device, and
- * only with 256 invocations: with fewer each would hold twice the rows (16x8 accumulators). */
-static int tiled_big(wgt_context *ctx, int64_t M, int64_t N)
+static wgt_status tiled_kernel(wgt_context *ctx, const mm_tile *t, wgt_dtype da, wgt_dtype db, wgt_dtype dc,
+                               const char *entry, wgt_kernel **k)
 {
-    return op_workgroup_size(ctx) >= 256 && M >= 512 && N >= 512;
+    mm_key key;
+    memset(&key, 0, sizeof key); /* the key is compared as bytes */
+    key.kind = MM_TILED, key.da = (uint8_t)da, key.db = (uint8_t)db, key.dc = (uint8_t)dc;
+    key.wg = (uint32_t)((t->bm / t->tm) * (t->bn / t->tn));
+    key.bm = (uint8_t)t->bm, key.bn = (uint8_t)t->bn, key.bk = (uint8_t)t->bk;
+    key.tm = (uint8_t)t->tm, key.tn = (uint8_t)t->tn, key.la = (uint8_t)t->la, key.lb = (uint8_t)t->lb;
+    return wgt_gpu_kernel_keyed(ctx, "matmul", &key, sizeof key, mm_prelude, &key, entry, NULL, 0, k);
 }
 
-static wgt_status tiled_kernel(wgt_context *ctx, int big, wgt_dtype da, wgt_dtype db, wgt_dtype dc, wgt_kernel **k)
+/* The tiles tiled_choose tries, largest first: BM, BN, BK, TM, TN. */
+static const int mm_tiles[][5] = {
+    {128, 128, 8, 8, 8}, /* 256 invocations of 8 x 8 */
+    {128, 64, 8, 8, 4},  /* 256 of 8 x 4 */
+    {64, 64, 16, 4, 4},  /* 256 of 4 x 4 */
+    {64, 64, 8, 8, 4},   /* 128 of 8 x 4: devices with fewer invocations */
+    {32, 32, 8, 4, 4},   /* 64: the last resort */
+};
+
+/* 1 when tile t fits the device: invocations within the limits, both stages of both tiles within
+ * smem bytes, whole 16-byte words in each tile row (modes 1, 2), 4 x 4 blocks. */
+static int tile_fits(wgt_context *ctx, const mm_tile *t, wgt_dtype da, wgt_dtype db, uint32_t smem)
 {
-    return mm_kernel(ctx, big ? MM_TILED_BIG : MM_TILED, da, db, dc, "main", k);
+    const wgt_limits *lim = wgt_gpu_limits(ctx);
+    if (t->bm < 4 || t->bn < 4 || t->bk < 1 || t->tm < 4 || t->tn < 4 || t->bm > 255 || t->bn > 255 || t->bk > 64 ||
+        t->tm > 16 || t->tn > 16 || t->bm % t->tm || t->bn % t->tn || t->tm % 4 || t->tn % 4)
+        return 0;
+    uint32_t wg = (uint32_t)((t->bm / t->tm) * (t->bn / t->tn));
+    if (wg > lim->max_compute_invocations_per_workgroup || wg > lim->max_compute_workgroup_size_x) return 0;
+    int ea = 16 / (int)wgt_dtype_size(da), eb = 16 / (int)wgt_dtype_size(db);
+    if ((t->la == 1 && t->bk % ea) || (t->la == 2 && t->bm % ea) || (t->lb == 1 && t->bk % eb) ||
+        (t->lb == 2 && t->bn % eb))
+        return 0;
+    return 2ull * (uint64_t)(t->bm + t->bn) * (uint64_t)t->bk * 4ull <= smem;
+}
+
+/* The tile of an M x N product (batch `batch`, k K) whose operands load in modes la, lb.
+ * 128 x 128 (8 x 8 an invocation) once there are enough of them to fill the device, else smaller
+ * tiles (the k split, split_k, adds workgroups over a long k). WGT_MATMUL_TILE=BMxBNxBK:TMxTN
+ * forces one (tuning; ignored where it does not fit). Workgroup memory: at most 16 KiB on OpenGL ES
+ * (llvmpipe's computed wrong products past 16 KiB though it reports 32). */
+static void tiled_choose(wgt_context *ctx, int64_t M, int64_t N, int64_t batch, int64_t K, wgt_dtype da, wgt_dtype db,
+                         int la, int lb, mm_tile *t)
+{
+    (void)K;
+    uint32_t smem = wgt_gpu_limits(ctx)->max_compute_workgroup_storage_size;
+    const wgt_adapter_info *info = wgt_gpu_info(ctx);
+    if ((info->backend == WGT_BACKEND_OPENGLES || info->backend == WGT_BACKEND_OPENGL || info->compat) && smem > 16384)
+        smem = 16384;
+    const char *force = getenv("WGT_MATMUL_TILE");
+    mm_tile f = {0, 0, 0, 0, 0, la, lb};
+    if (force && sscanf(force, "%dx%dx%d:%dx%d", &f.bm, &f.bn, &f.bk, &f.tm, &f.tn) == 5 &&
+        tile_fits(ctx, &f, da, db, smem)) {
+        *t = f;
+        return;
+    }
+    int nt = (int)(sizeof mm_tiles / sizeof mm_tiles[0]);
+    for (int i = 0; i < nt; i++) {
+        mm_tile c = {mm_tiles[i][0], mm_tiles[i][1], mm_tiles[i][2], mm_tiles[i][3], mm_tiles[i][4], la, lb};
+        if (!tile_fits(ctx, &c, da, db, smem)) continue;
+        *t = c;
+        int64_t tiles = ((M + c.bm - 1) / c.bm) * ((N + c.bn - 1) / c.bn) * batch;
+        if (tiles >= 264 || c.bm <= 64) return; /* two workgroups for each of the H200's 132 SMs */
+    }
+    /* nothing fits: the smallest, 4 x 4 an invocation, one element a load */
+    mm_tile last = {32, 32, 8, 4, 4, 0, 0};
+    *t = last;
 }
 
 /* WGT_MATMUL_TC: half, the subgroup-matrix tiles (tensor cores: f16 operands, f32 sums) for
@@ -371,13 +451,17 @@ static wgt_status mm_split_k(wgt_context *ctx, const mm_params *p, wgt_kernel *k
     wgt_binding b1[4] = {bind[0], bind[1], bind[2], pb};
     st = wgt_gpu_dispatch(ctx, k, &q, sizeof q, b1, 4, gx, gy, (uint32_t)slices);
     wgt_kernel *kc_k = NULL;
-    if (!st) st = mm_kernel(ctx, MM_TILED, WGT_F32, WGT_F32, dc, "combine", &kc_k);
+    /* combine's pipeline: A (the slices) one element a load; its WG invocations a workgroup */
+    mm_tile ct = {64, 64, 8, 4, 4, 0, 0};
+    if (op_workgroup_size(ctx) < 256) ct.tn = 8;
+    uint32_t cwg = (uint32_t)((ct.bm / ct.tm) * (ct.bn / ct.tn));
+    if (!st) st = tiled_kernel(ctx, &ct, WGT_F32, WGT_F32, dc, "combine", &kc_k);
     if (!st) {
         mm_params r = *p;
         r.batch = (uint32_t)slices, r.off_a = 0, r.tpr = 0;
         wgt_binding b2[4] = {pb, pb, bind[2], bind[3]};
         uint32_t cx, cy;
-        op_grid(ctx, (mn + op_workgroup_size(ctx) - 1) / op_workgroup_size(ctx), &cx, &cy);
+        op_grid(ctx, (mn + cwg - 1) / cwg, &cx, &cy);
         st = wgt_gpu_dispatch(ctx, kc_k, &r, sizeof r, b2, 4, cx, cy, 1);
     }
     wgt_tensor_free(part);
@@ -449,6 +533,39 @@ static int vec_ok(const wgt_layout *l, int64_t base, int kdim)
     for (int d = 0; d < l->ndim; d++)
         if (d != kdim && l->shape[d] > 1 && l->strides[d] % epv) return 0;
     return 1;
+}
+
+/* How matmul.wgsl loads an operand of layout l (dims [.., rows, K] or [.., K, rows]: its dim kd is
+ * k, rd the rows): 1 in 16-byte words along k, 2 along the rows, where l is contiguous along that dim,
+ * of whole words there (its extent a multiple of a word's elements) and every other stride and the
+ * offset from the binding's start (element base) are whole words; else 0, one element a load. */
+static int operand_mode(const wgt_layout *l, int64_t base, int rd, int kd)
+{
+    int epv = 16 / (int)wgt_dtype_size(l->dtype);
+    if (!op_is_float(l->dtype) || wgt_dtype_size(l->dtype) > 4) return 0;
+    for (int d = 0; d < l->ndim; d++)
+        if (l->shape[d] == 0) return 0; /* nothing to read: no whole word to bind */
+    for (int mode = 1; mode <= 2; mode++) {
+        int fd = mode == 1 ? kd : rd;
+        if (l->strides[fd] != 1 || l->shape[fd] % epv || (l->offset - base) % epv) continue;
+        int ok = 1;
+        for (int d = 0; d < l->ndim; d++)
+            if (d != fd && l->shape[d] > 1 && l->strides[d] % epv) ok = 0;
+        if (ok) return mode;
+    }
+    return 0;
+}
+
+/* The offset, strides and batch strides (bs[4 - nb ..]) of layout l in 16-byte words, for an
+ * operand operand_mode took: dims nb and nb + 1 into *s0 and *s1 (the contiguous one becomes 1). */
+static void operand_words(const wgt_layout *l, int64_t base, int nb, uint32_t *off, uint32_t *s0, uint32_t *s1,
+                          uint32_t *bs)
+{
+    int epv = 16 / (int)wgt_dtype_size(l->dtype);
+    *off = (uint32_t)((l->offset - base) / epv);
+    *s0 = l->strides[nb] == 1 ? 1u : (uint32_t)(l->strides[nb] / epv);
+    *s1 = l->strides[nb + 1] == 1 ? 1u : (uint32_t)(l->strides[nb + 1] / epv);
+    for (int d = 0; d < nb; d++) bs[4 - nb + d] = (uint32_t)(l->strides[d] / epv);
 }
 
 static wgt_status fits_u32(wgt_context *ctx, int64_t v)
@@ -612,11 +729,20 @@ static wgt_status mm_gpu(wgt_context *ctx, const mm_job *job, wgt_tensor *out)
                 uint32_t wg = op_workgroup_size(ctx);
                 groups = ((uint64_t)M * (uint64_t)(n1 - n0) + wg - 1) / wg;
             } else {
-                int big = tiled_big(ctx, M, n1 - n0);
-                if (use_tc) st = mm_kernel_tc(ctx, MM_TC, la.dtype, lb.dtype, lc.dtype, "main", &tc, &k);
-                else st = tiled_kernel(ctx, big, la.dtype, lb.dtype, lc.dtype, &k);
+                int tm, tn;
+                if (use_tc) {
+                    st = mm_kernel_tc(ctx, MM_TC, la.dtype, lb.dtype, lc.dtype, "main", &tc, &k);
+                    tm = tc.bm, tn = tc.bn;
+                } else {
+                    mm_tile t;
+                    int ma = operand_mode(&la, base[0], nb, nb + 1), mb = operand_mode(&lb, base[1], nb + 1, nb);
+                    tiled_choose(ctx, M, n1 - n0, batch, K, la.dtype, lb.dtype, ma, mb, &t);
+                    if (t.la) operand_words(&la, base[0], nb, &p.off_a, &p.sam, &p.sak, p.bsa);
+                    if (t.lb) operand_words(&lb, base[1], nb, &p.off_b, &p.sbk, &p.sbn, p.bsb);
+                    st = tiled_kernel(ctx, &t, la.dtype, lb.dtype, lc.dtype, "main", &k);
+                    tm = t.bm, tn = t.bn;
+                }
                 if (st) return st;
-                int tm = use_tc ? tc.bm : big ? 128 : 64, tn = use_tc ? tc.bn : tm;
                 groups = 0;
                 gx = (uint32_t)((n1 - n0 + tn - 1) / tn);
                 gy = (uint32_t)((M + tm - 1) / tm);

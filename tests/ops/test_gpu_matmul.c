@@ -309,6 +309,48 @@ static void addmm_cases(void)
     drop(&s1), drop(&s2);
 }
 
+/* matmul.wgsl's 16-byte loads (operands contiguous in k or in m / n with whole words: sizes that are
+ * multiples of 8) in every tile WGT_MATMUL_TILE can force: plain (A along k, B along n), A^T (A
+ * along m), a linear layer (B along k), f16 / bf16 weights (8 elements a word), a batch, partial
+ * tiles, and the k split (a small output over a long k, both layouts of a weight's gradient). */
+static void vec_cases(void)
+{
+    static const char *tiles[] = {"", "128x128x8:8x8", "128x64x8:8x4", "64x64x8:8x4"};
+    pair a = make(WGT_F32, 2, (int64_t[]){72, 40}), b = make(WGT_F32, 2, (int64_t[]){40, 136});
+    pair at0 = make(WGT_F32, 2, (int64_t[]){40, 72}), at = transposed(&at0, 0, 1);
+    pair w = make(WGT_F32, 2, (int64_t[]){136, 40}), wh = make(WGT_F16, 2, (int64_t[]){136, 40});
+    pair bb = make(WGT_BF16, 2, (int64_t[]){40, 136});
+    pair ba = make(WGT_F32, 3, (int64_t[]){3, 24, 16}), bbt = make(WGT_F32, 3, (int64_t[]){3, 16, 32});
+    pair ka = make(WGT_F32, 2, (int64_t[]){64, 2048}), kb = make(WGT_F32, 2, (int64_t[]){2048, 24});
+    pair kt0 = make(WGT_F32, 2, (int64_t[]){2048, 64}), kt = transposed(&kt0, 0, 1);
+    for (size_t i = 0; i < sizeof tiles / sizeof tiles[0]; i++) {
+        char what[160];
+        if (*tiles[i]) setenv("WGT_MATMUL_TILE", tiles[i], 1);
+        else unsetenv("WGT_MATMUL_TILE");
+        const char *t = *tiles[i] ? tiles[i] : "default";
+        snprintf(what, sizeof what, "words, tile %s: [72,40]x[40,136]", t);
+        check_matmul(what, &a, &b);
+        snprintf(what, sizeof what, "words, tile %s: [40,72]^T x [40,136]", t);
+        check_matmul(what, &at, &b);
+        snprintf(what, sizeof what, "words, tile %s: linear f32", t);
+        check_linear(what, &a, &w, NULL);
+        snprintf(what, sizeof what, "words, tile %s: linear f16 weights", t);
+        check_linear(what, &a, &wh, NULL);
+        snprintf(what, sizeof what, "words, tile %s: [72,40]x[40,136] bf16", t);
+        check_matmul(what, &a, &bb);
+        snprintf(what, sizeof what, "words, tile %s: batched [3,24,16]x[3,16,32]", t);
+        check_matmul(what, &ba, &bbt);
+        snprintf(what, sizeof what, "words, tile %s: k split [64,2048]x[2048,24]", t);
+        check_matmul(what, &ka, &kb);
+        snprintf(what, sizeof what, "words, tile %s: k split [2048,64]^T x [2048,24]", t);
+        check_matmul(what, &kt, &kb);
+    }
+    unsetenv("WGT_MATMUL_TILE");
+    wgt_tensor_free(at.d), wgt_tensor_free(kt.d);
+    drop(&a), drop(&b), drop(&at0), drop(&w), drop(&wh), drop(&bb), drop(&ba), drop(&bbt), drop(&ka), drop(&kb);
+    drop(&kt0);
+}
+
 int main(void)
 {
     test_rng = 0x243F6A8885A308D3ull;
@@ -317,6 +359,7 @@ int main(void)
     linear_cases();
     addmm_cases();
     int_cases();
+    vec_cases();
     uint32_t wg = op_workgroup_size(ctx);
     wgt_context_free(ctx);
     /* the spec's default limits: where they lower the workgroup size, the kernels' variants for it */
@@ -327,6 +370,7 @@ int main(void)
         printf("default limits: %u invocations per workgroup\n", op_workgroup_size(ctx));
         matmul_cases();
         int_cases();
+        vec_cases();
         pair x = make(WGT_F32, 2, (int64_t[]){3, 72}), w = make(WGT_BF16, 2, (int64_t[]){45, 72});
         check_linear("linear GEMV, default limits", &x, &w, NULL);
         drop(&x), drop(&w);
