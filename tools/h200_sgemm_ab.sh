@@ -50,7 +50,7 @@ step warm 15 $A --only "square 4096" --reps 5
 TAILN=45 step mm-before-1 30 $B --reps 10
 TAILN=45 step mm-after-1 30 $A --reps 10
 for t in 128x128x8:8x8 128x128x16:8x8 128x64x8:8x4 128x64x16:8x4 64x64x16:4x4 64x64x8:8x4; do
-    TAILN=16 step "tile-$t" 12 WGT_MATMUL_TILE=$t $A --reps 8 --only "$SUB"
+    TAILN=16 step "tile-$t" 12 WGT_MATMUL_TILE=$t $A --reps 5 --only "$SUB"
 done
 TAILN=16 step mm-before-2 15 $B --reps 8 --only "$SUB"
 TAILN=16 step mm-after-2 15 $A --reps 8 --only "$SUB"
@@ -60,16 +60,29 @@ for b in before after; do
     step "train-gpt2-$b" 25 $w bench --train -m $G --name gpt2-$b --batch 8 --seq 512 --dtype f32 --steps 2 --warmup 1
     step "train-bible-$b" 15 $w bench --train -m $BL --name bible-$b --batch 32 --seq 256 --dtype f32 --steps 10 --warmup 3
 done
+Q=bench/configs/qwen2.5-0.5b.json
 TAILN=30 step prof-gpt2-after 20 WGT_PROFILE=1 $bin/wgt bench --train -m $G --name gpt2-prof --batch 8 --seq 512 --dtype f32 --steps 1 --warmup 1
+# Qwen2.5-0.5B f16 prefill (random weights), the tiled kernel and the subgroup-matrix tiles
+# (WGT_MATMUL_TC=1: lib_matmul's "tc load vec", one loader for A and B); round 1 compiles cold
+Q=bench/configs/qwen2.5-0.5b.json
+for r in 1 2; do
+    for b in before after; do
+        w=$bin/wgt; [ $b = before ] && w=$bin/wgt-before
+        step "prefill-f16-$b-$r" 12 $w bench -m $Q --type f16 -p 512 -n 4
+        step "prefill-f16tc-$b-$r" 12 WGT_MATMUL_TC=1 $w bench -m $Q --type f16 -p 512 -n 4
+    done
+done
 {
     echo "## bench_matmul round 1 (before, after) and 2 (subset)"
-    for n in mm-before-1 mm-after-1 mm-before-2 mm-after-2 tile-*; do
+    for n in mm-before-1 mm-after-1 mm-before-2 mm-after-2 $(cd $logs && ls tile-*.txt 2>/dev/null | sed "s/.txt$//"); do
         [ -f $logs/$n.txt ] || continue
         echo "=== $n"; grep -E "^(adapter|product|all|[a-z])" $logs/$n.txt | grep -v "^exit\|artificially"
     done
     echo "## training"
     grep -h "tok/s" $logs/train-*.txt
+    echo "## prefill (Qwen2.5-0.5B f16, 512 tokens)"
+    for f in $logs/prefill-*.txt; do printf '%-24s %s\n' "$(basename $f .txt)" "$(grep '^prefill' $f)"; done
 } > $logs/summary.txt
 tar czf "$out/sgemm_ab.tar.gz" -C $logs .
-cat $logs/summary.txt | grep -E "^(=== |## |all |wgt )"
+grep -E "^(=== |## |all |wgt |prefill)" $logs/summary.txt
 echo "### done at $((SECONDS - t0)) s"

@@ -49,6 +49,10 @@ fn batch_offsets(z: u32) -> vec3<u32> {
 @group(0) @binding(2) var<storage, read> b: array<vec4<u32>>;
 @group(0) @binding(3) var<storage, read> c: array<u32>;
 @group(0) @binding(4) var<storage, read_write> out: array<f32>;
+fn word(op: u32, i: u32) -> vec4<u32> {
+    if (op == 0u) { return a[i]; }
+    return b[i];
+}
 
 // ---- words ----
 // The 16-byte word q as elements (the first 4 for f32; dt 0 f32, 1 f16, 2 bf16).
@@ -151,6 +155,7 @@ fn tile_store(s: u32) {
 @group(0) @binding(2) var<storage, read> w: array<u32>;
 @group(0) @binding(3) var<storage, read> c: array<u32>;
 @group(0) @binding(4) var<storage, read_write> out: array<f32>;
+fn word(op: u32, i: u32) -> vec4<u32> { return a[i]; } // A's words ("tc load vec")
 
 // ---- tc load split ----
 // matmul_tc's tiles from the operand loaders below (A's then B's): registers first (tile_load),
@@ -165,64 +170,66 @@ fn tile_store(s: u32) {
     b_store(s);
 }
 
-// ---- tc load a vec ----
-// A contiguous in k with rows of whole 16-byte words (the binding's vec4<u32>): EA elements a word
-// (4 f32, 8 f16 / bf16, dtype DA as words_to's); the k range is a multiple of EA, so a word is in
-// range or out whole.
+// ---- tc load vec ----
+// A (op 0) and, with "tc load b vec", B (op 1: stored [n][k], a weight [N, K]) contiguous in k with
+// rows of whole 16-byte words (the binding's vec4<u32>, read through word()): EA / EB elements a
+// word (4 f32, 8 f16 / bf16, dtype DA / DB as words_to's); the k range is a multiple of them, so a
+// word is in range or out whole. One loader for both operands: op picks the constants, which fold
+// where it is inlined. VB (from "tc load b vec" or "tc load b q"): 1 when B loads here.
 const AV: u32 = BK / EA; // words of a tile row
+const BV: u32 = BK / EB;
 const A_PER: u32 = BM * AV / WG;
-var<private> ra: array<vec4<u32>, A_PER>;
+const VB_PER: u32 = VB * BN * BV / WG;
+var<private> rv: array<vec4<u32>, A_PER + VB_PER>; // A's words, then B's
 
-fn a_load(k0: u32) {
-    for (var r = 0u; r < A_PER; r++) {
-        let e = ts.lid + r * WG;
-        let gm = ts.m0 + e / AV;
-        let gk = k0 + (e % AV) * EA;
+fn vec_load(op: u32, k0: u32) {
+    let wr = select(BV, AV, op == 0u);
+    let e = select(EB, EA, op == 0u);
+    let r0 = select(ts.n0, ts.m0, op == 0u);
+    let rows = select(p.N, p.M, op == 0u);
+    let base = select(ts.bbase, ts.abase, op == 0u);
+    let stride = select(p.sbn, p.sam, op == 0u);
+    let g0 = select(A_PER, 0u, op == 0u);
+    for (var r = 0u; r < select(VB_PER, A_PER, op == 0u); r++) {
+        let l = ts.lid + r * WG;
+        let gr = r0 + l / wr;
+        let gk = k0 + (l % wr) * e;
         var q = vec4<u32>(0u);
-        if (gm < p.M && gk < ts.kend) { q = a[ts.abase + gm * p.sam + gk / EA]; }
-        ra[r] = q;
+        if (gr < rows && gk < ts.kend) { q = word(op, base + gr * stride + gk / e); }
+        rv[g0 + r] = q;
     }
 }
 
-fn a_store(s: u32) {
-    for (var r = 0u; r < A_PER; r++) {
-        let e = ts.lid + r * WG;
-        let v = words_to(ra[r], DA);
-        let o = s * TA + (e / AV) * LDA + (e % AV) * EA;
-        for (var i = 0u; i < EA; i++) { As[o + i] = v[i]; }
+fn vec_store(op: u32, s: u32) {
+    let wr = select(BV, AV, op == 0u);
+    let e = select(EB, EA, op == 0u);
+    let d = select(DB, DA, op == 0u);
+    let ld = select(LDB, LDA, op == 0u);
+    let t0 = s * select(TB, TA, op == 0u);
+    let g0 = select(A_PER, 0u, op == 0u);
+    for (var r = 0u; r < select(VB_PER, A_PER, op == 0u); r++) {
+        let l = ts.lid + r * WG;
+        let v = words_to(rv[g0 + r], d);
+        let o = t0 + (l / wr) * ld + (l % wr) * e;
+        for (var i = 0u; i < e; i++) {
+            if (op == 0u) { As[o + i] = v[i]; } else { Bs[o + i] = v[i]; }
+        }
     }
 }
+
+fn a_load(k0: u32) { vec_load(0u, k0); }
+fn a_store(s: u32) { vec_store(0u, s); }
 
 // ---- tc load b vec ----
-// B stored [n][k] (a weight [N, K]) with rows of whole 16-byte words, EB elements a word (DB).
-const BV: u32 = BK / EB;
-const B_PER: u32 = BN * BV / WG;
-var<private> rb: array<vec4<u32>, B_PER>;
-
-fn b_load(k0: u32) {
-    for (var r = 0u; r < B_PER; r++) {
-        let e = ts.lid + r * WG;
-        let gn = ts.n0 + e / BV;
-        let gk = k0 + (e % BV) * EB;
-        var q = vec4<u32>(0u);
-        if (gn < p.N && gk < ts.kend) { q = b[ts.bbase + gn * p.sbn + gk / EB]; }
-        rb[r] = q;
-    }
-}
-
-fn b_store(s: u32) {
-    for (var r = 0u; r < B_PER; r++) {
-        let e = ts.lid + r * WG;
-        let v = words_to(rb[r], DB);
-        let o = s * TB + (e / BV) * LDB + (e % BV) * EB;
-        for (var i = 0u; i < EB; i++) { Bs[o + i] = v[i]; }
-    }
-}
+const VB: u32 = 1u;
+fn b_load(k0: u32) { vec_load(1u, k0); }
+fn b_store(s: u32) { vec_store(1u, s); }
 
 // ---- tc load b q ----
 // B from GGUF blocks, dequantised by qlinear.wgsl's piece() (in the prelude, with FMT): row n's
 // bytes start at byte ts.bbase + n * p.sbn; a k step is one 32-element unit (BK = 32), 4 pieces
 // of 8 elements a row.
+const VB: u32 = 0u; // "tc load vec" loads A alone
 const B_PER: u32 = BN * 4u / WG;
 var<private> rb: array<Piece, B_PER>;
 

@@ -8,7 +8,7 @@
 // FM x FN fragments of SM x SN, accumulated in f32 over steps of SK. The fragment operations come
 // from a section of lib_matmul_frag.wgsl (subgroup matrices, or the same tiles multiplied by scalar
 // code: devices without them, the tests); the loaders from lib_matmul.wgsl: "tc load scalar" (any
-// strides, ldA / ldB), or "tc load split" with A's 16-byte loads ("tc load a vec", A contiguous in
+// strides, ldA / ldB), or "tc load split" with A's 16-byte loads ("tc load vec", A contiguous in
 // k) and B's ("tc load b vec": B contiguous in k; "tc load b q": GGUF blocks, qlinear.wgsl's piece).
 // Whole tiles with no alpha, beta or C are stored from the fragments straight into out.
 // With p.tpr != 0 (split k), workgroup z sums k in [z * tpr, (z + 1) * tpr) into slice z of out.

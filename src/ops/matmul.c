@@ -141,7 +141,7 @@ static char *mm_prelude(void *arg)
         if (k->vec || k->qt)
             ok = ok && op_wgsl_section(pre, cap, "lib_matmul", "words") &&
                  op_wgsl_section(pre, cap, "lib_matmul", "tc load split") &&
-                 op_wgsl_section(pre, cap, "lib_matmul", "tc load a vec") &&
+                 op_wgsl_section(pre, cap, "lib_matmul", "tc load vec") &&
                  op_wgsl_section(pre, cap, "lib_matmul", k->qt ? "tc load b q" : "tc load b vec");
         else
             ok = ok && op_wgsl_section(pre, cap, "lib_matmul", "tc load scalar");
