@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# The f32 tiled matmul (src/kernels/matmul.wgsl, issue 14) A/B on the H200 in one device call under
-# 150 s: bench_matmul (bench/matmul.c: GFLOP/s and % of the f32 peak per shape) of main's binary
-# ("before") and this branch's ("after") in alternating rounds, the tiles WGT_MATMUL_TILE can force
-# on a subset of shapes, then `wgt bench --train` (tools/h200_train_ab.sh's shapes: GPT-2 small
-# 8 x 512 and the default model 32 x 256, f32) before / after, and one profiled GPT-2 small step.
+# The register-tiled f32 matmul (src/kernels/matmul_regs.wgsl, opt-in: WGT_MATMUL_TILE=auto; issues
+# 14 and 13) A/B on the H200 in one device call under 150 s: bench_matmul (bench/matmul.c: GFLOP/s
+# and % of the f32 peak per shape) of main's binary ("before") and this branch's with
+# WGT_MATMUL_TILE=auto ("after") in alternating rounds, the tiles WGT_MATMUL_TILE can force on a
+# subset of shapes, then `wgt bench --train` (tools/h200_train_ab.sh's shapes: GPT-2 small 8 x 512
+# and the default model 32 x 256, f32) before / after, one profiled GPT-2 small step (after), and
+# Qwen2.5-0.5B f16 prefill before / after, default and WGT_MATMUL_TC=1.
 # Before (here): DIR, a git-ignored folder of /work/main (.devbin-sgemm), holds payload.tar.xz with
 # wgt, wgt-before, bench_matmul, bench_matmul-before and libwgt_napi_stub.so (stripped). A Dawn of
 # 2026: WGT_WEBGPU_LIB if set, else the first DIR/dawn.tar.xz or .devbin-*/dawn.tar.xz found.
@@ -46,35 +48,38 @@ step() {
 }
 B=$bin/bench_matmul-before A=$bin/bench_matmul
 SUB="square 4096,gpt2 mlp up,gpt2 lm head,gpt2 attn out dw,bible gate,bible lm head,qwen0.5b gate f16"
-step warm 15 $A --only "square 4096" --reps 5
+step warm 15 WGT_MATMUL_TILE=auto $A --only "square 4096" --reps 5
 TAILN=45 step mm-before-1 30 $B --reps 10
-TAILN=45 step mm-after-1 30 $A --reps 10
+TAILN=45 step mm-after-1 30 WGT_MATMUL_TILE=auto $A --reps 10
 for t in 128x128x8:8x8 128x128x16:8x8 128x64x8:8x4 128x64x16:8x4 64x64x16:4x4 64x64x8:8x4; do
     TAILN=16 step "tile-$t" 12 WGT_MATMUL_TILE=$t $A --reps 5 --only "$SUB"
 done
 TAILN=16 step mm-before-2 15 $B --reps 8 --only "$SUB"
-TAILN=16 step mm-after-2 15 $A --reps 8 --only "$SUB"
+TAILN=16 step mm-after-2 15 WGT_MATMUL_TILE=auto $A --reps 8 --only "$SUB"
 G=bench/configs/gpt2-small.json BL=models/bible-llama/config.json
 for b in before after; do
-    w=$bin/wgt; [ $b = before ] && w=$bin/wgt-before
+    w="WGT_MATMUL_TILE=auto $bin/wgt"; [ $b = before ] && w=$bin/wgt-before
     step "train-gpt2-$b" 25 $w bench --train -m $G --name gpt2-$b --batch 8 --seq 512 --dtype f32 --steps 2 --warmup 1
     step "train-bible-$b" 15 $w bench --train -m $BL --name bible-$b --batch 32 --seq 256 --dtype f32 --steps 10 --warmup 3
 done
 Q=bench/configs/qwen2.5-0.5b.json
-TAILN=30 step prof-gpt2-after 20 WGT_PROFILE=1 $bin/wgt bench --train -m $G --name gpt2-prof --batch 8 --seq 512 --dtype f32 --steps 1 --warmup 1
+TAILN=30 step prof-gpt2-after 20 WGT_PROFILE=1 WGT_MATMUL_TILE=auto $bin/wgt bench --train -m $G --name gpt2-prof --batch 8 --seq 512 --dtype f32 --steps 1 --warmup 1
 # Qwen2.5-0.5B f16 prefill (random weights), the tiled kernel and the subgroup-matrix tiles
 # (WGT_MATMUL_TC=1: lib_matmul's "tc load vec", one loader for A and B); round 1 compiles cold
 Q=bench/configs/qwen2.5-0.5b.json
 for r in 1 2; do
     for b in before after; do
-        w=$bin/wgt; [ $b = before ] && w=$bin/wgt-before
+        w="WGT_MATMUL_TILE=auto $bin/wgt"; [ $b = before ] && w=$bin/wgt-before
         step "prefill-f16-$b-$r" 12 $w bench -m $Q --type f16 -p 512 -n 4
         step "prefill-f16tc-$b-$r" 12 WGT_MATMUL_TC=1 $w bench -m $Q --type f16 -p 512 -n 4
     done
 done
+# control: the after binary's default (matmul.wgsl, as before); what Dawn's bounds clamps cost
+TAILN=16 step mm-after-default 15 $A --reps 8 --only "$SUB"
+TAILN=16 step mm-after-norobust 15 WGT_DAWN_TOGGLES=disable_robustness WGT_MATMUL_TILE=auto $A --reps 8 --only "$SUB"
 {
     echo "## bench_matmul round 1 (before, after) and 2 (subset)"
-    for n in mm-before-1 mm-after-1 mm-before-2 mm-after-2 $(cd $logs && ls tile-*.txt 2>/dev/null | sed "s/.txt$//"); do
+    for n in mm-before-1 mm-after-1 mm-before-2 mm-after-2 mm-after-default mm-after-norobust $(cd $logs && ls tile-*.txt 2>/dev/null | sed "s/.txt$//"); do
         [ -f $logs/$n.txt ] || continue
         echo "=== $n"; grep -E "^(adapter|product|all|[a-z])" $logs/$n.txt | grep -v "^exit\|artificially"
     done

@@ -1,214 +1,107 @@
 // Tiled matrix product: out[z, m, n0 + n] = alpha * sum_k A[z, m, k] B[z, k, n] + beta * C[z, m, n].
-// out is f32, contiguous, row stride ldo. A workgroup computes a BM x BN tile of out; its
-// WG = (BM / TM) * (BN / TN) invocations each own TM x TN outputs (register tiling: 8 x 8 in a
-// 128 x 128 tile), as TM / 4 x TN / 4 blocks of 4 x 4 spaced TY * 4 rows and TX * 4 columns apart,
-// so that the invocations of a subgroup read consecutive 16-byte words of workgroup memory.
-// Per k step of BK, A's tile (As, [k][m]) and B's (Bs, [k][n]) go through workgroup memory in two
-// stages: the global loads of step s + 1 are issued into registers before the products of step s
-// and stored into the other stage after them (one barrier a step).
-// Each operand is loaded (tile_load, tile_store: one function for both, the operand an argument) in
-// one of three modes, from the prelude (LA, LB):
-//  0: one element per load through ldA / ldB (any strides and dtype; along k where the operand is
-//     contiguous in k, else along m or n: coalesced reads);
-//  1: 16-byte words along k (the operand contiguous in k: x of a linear layer, a weight [N, K]);
-//  2: 16-byte words along m (n) (contiguous in m or n: A^T of a weight's gradient, B [K, N]).
-// In modes 1 and 2 the operand's offsets and strides count words of EA (EB) elements, dtype DA (DB)
-// as words_to reads them, and the extent along the word (K, or M / N) is a multiple of EA (EB), so a
-// word is in range or out whole. Transposed and broadcast operands therefore need no copies.
+// A, B and C are read through strided loaders (ldA, ldB, ldC from the prelude, any float dtype),
+// so transposed and broadcast operands need no copies; out is f32, contiguous, row stride ldo.
+// The prelude (src/ops/matmul.c) also sets BM (tile rows and columns: 64 or 128), TM (output
+// columns per invocation: BM / 16), BK (the k step) and WG (invocations per workgroup: 256, or 128
+// where the device allows no more). The WG invocations form 16 columns x WG / 16 rows; each
+// computes TM columns x TMR = BM / (WG / 16) rows of the tile (TM x TM at 256).
 // With p.tpr != 0 (split k: a small output over a long k, e.g. a weight's gradient), workgroup z
 // sums k in [z * tpr, (z + 1) * tpr) into slice z of out, and `combine` adds the slices.
-// The prelude (src/ops/matmul.c) sets BM, BN, BK, TM, TN, WG, LA, LB, EA, EB, DA, DB, NA, NB (loads
-// per invocation a step) and RA, RB (their registers), and pastes lib_matmul.wgsl's "params",
-// "words", "operand a *", "operand b *" (binding a / b, wordA / wordB, the unused loader a stub),
-// "bindings c out", and the loaders ldA / ldB / ldC.
+// Params, p, batch_offsets and the bindings are lib_matmul.wgsl's sections "params" and
+// "bindings float", in the prelude.
 
-const TX: u32 = BN / TN;      // invocations along n
-const TY: u32 = BM / TM;      // along m
-const SA: u32 = BM * BK / 4u; // a stage of As, of Bs, in vec4s
-const SB: u32 = BN * BK / 4u;
-const STAGE: u32 = SA + SB;
+const THREADS: u32 = WG;
+const TMR: u32 = BM * 16u / WG;       // tile rows per invocation
+const A_PER: u32 = BM * BK / THREADS; // tile elements each invocation loads per operand
 
-// Both stages of As and Bs: stage s holds As at s * STAGE, Bs at s * STAGE + SA.
-var<workgroup> T: array<vec4<f32>, 2u * STAGE>;
-// The loads of the next step: A's in regs[0 .. RA), B's in regs[RA .. RA + RB).
-var<private> regs: array<vec4<u32>, RA + RB>;
-
-// What the loaders need of the workgroup's tile, per operand (index 0: A, 1: B).
-struct TileState {
-    lid: u32, kend: u32,
-    base: vec2<u32>,   // first element (word) of the operand in its binding
-    srow: vec2<u32>,   // stride along m (A) or n (B)
-    sk: vec2<u32>,     // stride along k
-    rows: vec2<u32>,   // M, N
-    r0: vec2<u32>,     // the tile's first row (m0, n0)
-    kfast: vec2<bool>, // mode 0: load along k
-};
-var<private> ts: TileState;
-
-fn ld(op: u32, i: u32) -> f32 {
-    if (op == 0u) { return ldA(i); }
-    return ldB(i);
-}
-
-fn word(op: u32, i: u32) -> vec4<u32> {
-    if (op == 0u) { return wordA(i); }
-    return wordB(i);
-}
-
-// Loads of operand op (0: A, 1: B) for the k step at k0 into its registers.
-fn tile_load(op: u32, k0: u32) {
-    let mode = select(LB, LA, op == 0u);
-    let e = select(EB, EA, op == 0u);      // elements a word
-    let br = select(BN, BM, op == 0u);     // tile rows
-    let nl = select(NB, NA, op == 0u);
-    let g0 = select(RA, 0u, op == 0u);
-    let base = ts.base[op];
-    let rows = ts.rows[op];
-    for (var r = 0u; r < nl; r++) {
-        let l = ts.lid + r * WG;
-        if (mode == 0u) {
-            var row: u32;
-            var kk: u32;
-            if (ts.kfast[op]) { kk = l % BK; row = l / BK; } else { row = l % br; kk = l / br; }
-            let gr = ts.r0[op] + row;
-            let gk = k0 + kk;
-            var v = 0.0;
-            if (l < br * BK && gr < rows && gk < ts.kend) { v = ld(op, base + gr * ts.srow[op] + gk * ts.sk[op]); }
-            regs[g0 + r / 4u][r % 4u] = bitcast<u32>(v);
-        } else if (mode == 1u) {
-            let wr = BK / e; // words a tile row
-            let gr = ts.r0[op] + l / wr;
-            let gk = k0 + (l % wr) * e;
-            var q = vec4<u32>(0u);
-            if (l < br * wr && gr < rows && gk < ts.kend) { q = word(op, base + gr * ts.srow[op] + gk / e); }
-            regs[g0 + r] = q;
-        } else {
-            let wr = br / e; // words a k
-            let gr = ts.r0[op] + (l % wr) * e;
-            let gk = k0 + l / wr;
-            var q = vec4<u32>(0u);
-            if (l < BK * wr && gr < rows && gk < ts.kend) { q = word(op, base + gk * ts.sk[op] + gr / e); }
-            regs[g0 + r] = q;
-        }
-    }
-}
-
-// Operand op's registers into stage s of its tile, stored [k][row].
-fn tile_store(op: u32, s: u32) {
-    let mode = select(LB, LA, op == 0u);
-    let e = select(EB, EA, op == 0u);
-    let d = select(DB, DA, op == 0u);
-    let br = select(BN, BM, op == 0u);
-    let nl = select(NB, NA, op == 0u);
-    let g0 = select(RA, 0u, op == 0u);
-    let t0 = s * STAGE + select(SA, 0u, op == 0u);
-    for (var r = 0u; r < nl; r++) {
-        let l = ts.lid + r * WG;
-        if (mode == 0u) {
-            var row: u32;
-            var kk: u32;
-            if (ts.kfast[op]) { kk = l % BK; row = l / BK; } else { row = l % br; kk = l / br; }
-            let i = kk * br + row;
-            if (l < br * BK) { T[t0 + i / 4u][i % 4u] = bitcast<f32>(regs[g0 + r / 4u][r % 4u]); }
-        } else if (mode == 1u) {
-            let wr = BK / e;
-            let row = l / wr;
-            let kw = (l % wr) * e;
-            if (l < br * wr) {
-                let v = words_to(regs[g0 + r], d);
-                for (var i = 0u; i < e; i++) {
-                    let j = (kw + i) * br + row;
-                    T[t0 + j / 4u][j % 4u] = v[i];
-                }
-            }
-        } else {
-            let wr = br / e;
-            let j = (l / wr) * br + (l % wr) * e;
-            if (l < BK * wr) {
-                let v = words_to(regs[g0 + r], d);
-                for (var i = 0u; i < e / 4u; i++) {
-                    T[t0 + j / 4u + i] = vec4<f32>(v[4u * i], v[4u * i + 1u], v[4u * i + 2u], v[4u * i + 3u]);
-                }
-            }
-        }
-    }
-}
+// Tiles stored k-major: As[k][m], Bs[k][n], as vec4 so the inner loop reads 4 outputs' operands at once.
+var<workgroup> As: array<vec4<f32>, BM * BK / 4u>;
+var<workgroup> Bs: array<vec4<f32>, BM * BK / 4u>;
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let z = wid.z + p.z0;
     let bo = batch_offsets(z);
     let m0 = wid.y * BM;
-    let n0 = wid.x * BN;
-    let tx = lid % TX;
-    let ty = lid / TX;
+    let n0 = wid.x * BM;
+    let tx = lid % 16u;
+    let ty = lid / 16u;
+    // Load order: along k when the operand is contiguous in k, else along m (n): coalesced reads.
+    let a_kfast = p.sak == 1u || p.sam != 1u;
+    let b_kfast = p.sbk == 1u && p.sbn != 1u;
+    let abase = p.off_a + bo.x;
+    let bbase = p.off_b + bo.y;
+
     var kbeg = 0u;
     var kend = p.K;
     if (p.tpr != 0u) {
         kbeg = z * p.tpr;
         kend = min(p.K, kbeg + p.tpr);
     }
-    ts = TileState(lid, kend, vec2<u32>(p.off_a + bo.x, p.off_b + bo.y), vec2<u32>(p.sam, p.sbn),
-                   vec2<u32>(p.sak, p.sbk), vec2<u32>(p.M, p.N), vec2<u32>(m0, n0),
-                   vec2<bool>(p.sak == 1u || p.sam != 1u, p.sbk == 1u && p.sbn != 1u));
 
-    var acc: array<vec4<f32>, TM * TN / 4u>;
-    for (var i = 0u; i < TM * TN / 4u; i++) { acc[i] = vec4<f32>(0.0); }
-
-    var steps = 0u;
-    if (kend > kbeg) { steps = (kend - kbeg + BK - 1u) / BK; }
-    if (steps > 0u) {
-        tile_load(0u, kbeg);
-        tile_load(1u, kbeg);
-        tile_store(0u, 0u);
-        tile_store(1u, 0u);
+    var acc: array<array<f32, TM>, TMR>;
+    for (var i = 0u; i < TMR; i++) {
+        for (var j = 0u; j < TM; j++) { acc[i][j] = 0.0; }
     }
-    workgroupBarrier();
-    for (var s = 0u; s < steps; s++) {
-        let more = s + 1u < steps;
-        if (more) {
-            tile_load(0u, kbeg + (s + 1u) * BK);
-            tile_load(1u, kbeg + (s + 1u) * BK);
+
+    for (var k0 = kbeg; k0 < kend; k0 = k0 + BK) {
+        for (var r = 0u; r < A_PER; r++) {
+            let e = lid + r * THREADS;
+            var kk: u32;
+            var mm: u32;
+            if (a_kfast) { kk = e % BK; mm = e / BK; } else { mm = e % BM; kk = e / BM; }
+            let gm = m0 + mm;
+            let gk = k0 + kk;
+            var v = 0.0;
+            if (gm < p.M && gk < kend) { v = ldA(abase + gm * p.sam + gk * p.sak); }
+            let t = kk * BM + mm;
+            As[t / 4u][t % 4u] = v;
+            var nn: u32;
+            if (b_kfast) { kk = e % BK; nn = e / BK; } else { nn = e % BM; kk = e / BM; }
+            let gn = n0 + nn;
+            let gk2 = k0 + kk;
+            var w = 0.0;
+            if (gn < p.N && gk2 < kend) { w = ldB(bbase + gk2 * p.sbk + gn * p.sbn); }
+            let u = kk * BM + nn;
+            Bs[u / 4u][u % 4u] = w;
         }
-        let at = (s % 2u) * STAGE + ty;
-        let bt = (s % 2u) * STAGE + SA + tx;
+        workgroupBarrier();
         for (var kk = 0u; kk < BK; kk++) {
-            var av: array<vec4<f32>, TM / 4u>;
-            var bv: array<vec4<f32>, TN / 4u>;
-            for (var g = 0u; g < TM / 4u; g++) { av[g] = T[at + kk * (BM / 4u) + g * TY]; }
-            for (var g = 0u; g < TN / 4u; g++) { bv[g] = T[bt + kk * (BN / 4u) + g * TX]; }
-            for (var i = 0u; i < TM; i++) {
-                let x = vec4<f32>(av[i / 4u][i % 4u]);
-                for (var g = 0u; g < TN / 4u; g++) { acc[i * (TN / 4u) + g] = fma(x, bv[g], acc[i * (TN / 4u) + g]); }
+            // this invocation's rows are ty * TMR .. + TMR, columns tx * TM .. + TM
+            var av: array<f32, TMR>;
+            var bv: array<f32, TM>;
+            for (var q = 0u; q < TM / 4u; q++) {
+                let x = As[(kk * BM + ty * TMR) / 4u + q];
+                let y = Bs[(kk * BM + tx * TM) / 4u + q];
+                av[q * 4u] = x.x; av[q * 4u + 1u] = x.y; av[q * 4u + 2u] = x.z; av[q * 4u + 3u] = x.w;
+                bv[q * 4u] = y.x; bv[q * 4u + 1u] = y.y; bv[q * 4u + 2u] = y.z; bv[q * 4u + 3u] = y.w;
             }
-        }
-        if (more) {
-            tile_store(0u, (s + 1u) % 2u);
-            tile_store(1u, (s + 1u) % 2u);
+            for (var q = TM / 4u; q < TMR / 4u; q++) { // rows past TM (fewer than 256 invocations)
+                let x = As[(kk * BM + ty * TMR) / 4u + q];
+                av[q * 4u] = x.x; av[q * 4u + 1u] = x.y; av[q * 4u + 2u] = x.z; av[q * 4u + 3u] = x.w;
+            }
+            for (var i = 0u; i < TMR; i++) {
+                for (var j = 0u; j < TM; j++) { acc[i][j] = fma(av[i], bv[j], acc[i][j]); }
+            }
         }
         workgroupBarrier();
     }
 
-    for (var i = 0u; i < TM; i++) {
-        let m = m0 + (i / 4u) * TY * 4u + ty * 4u + i % 4u;
-        if (m < p.M) {
-            for (var g = 0u; g < TN / 4u; g++) {
-                for (var c = 0u; c < 4u; c++) {
-                    let n = n0 + g * TX * 4u + tx * 4u + c;
-                    if (n < p.N) {
-                        var v = p.alpha * acc[i * (TN / 4u) + g][c];
-                        if (p.has_c != 0u) { v = v + p.beta * ldC(p.off_c + bo.z + m * p.scm + n * p.scn); }
-                        out[(z * p.M + m) * p.ldo + p.n0 + n] = v;
-                    }
-                }
-            }
+    for (var i = 0u; i < TMR; i++) {
+        let m = m0 + ty * TMR + i;
+        if (m >= p.M) { break; }
+        for (var j = 0u; j < TM; j++) {
+            let n = n0 + tx * TM + j;
+            if (n >= p.N) { break; }
+            var v = p.alpha * acc[i][j];
+            if (p.has_c != 0u) { v = v + p.beta * ldC(p.off_c + bo.z + m * p.scm + n * p.scn); }
+            out[(z * p.M + m) * p.ldo + p.n0 + n] = v;
         }
     }
 }
 
 // Split k: out[m, n0 + n] = alpha * sum over the p.batch slices of a (f32 [batch, M, N] from
-// element off_a, read through ldA: A in mode 0, f32) + beta * C[m, n]; one invocation per output
-// element, WG of them a workgroup.
+// element off_a) + beta * C[m, n]; one invocation per output element.
 @compute @workgroup_size(WG)
 fn combine(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>) {
     let i = gid.x + gid.y * nw.x * WG;
@@ -217,7 +110,7 @@ fn combine(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroup
     let m = i / p.N;
     let n = i % p.N;
     var s = 0.0;
-    for (var zz = 0u; zz < p.batch; zz++) { s = s + ldA(p.off_a + zz * mn + i); }
+    for (var zz = 0u; zz < p.batch; zz++) { s = s + bitcast<f32>(a[p.off_a + zz * mn + i]); }
     var v = p.alpha * s;
     if (p.has_c != 0u) { v = v + p.beta * ldC(p.off_c + m * p.scm + n * p.scn); }
     out[m * p.ldo + p.n0 + n] = v;

@@ -6,6 +6,9 @@
  *    stored [N, K], as PyTorch and GGUF keep it): each weight row streamed once, 16-byte loads;
  *    for 5 .. 64 rows (batch 1) matmul_rows.c's kernel instead (several sequences' decode step);
  *  - src/kernels/matmul.wgsl otherwise: 64x64 or 128x128 tiles in workgroup memory;
+ *  - src/kernels/matmul_regs.wgsl instead with WGT_MATMUL_TILE (opt-in until measured on the H200,
+ *    regs_choose): register tiles of 8 x 8 outputs an invocation, 16-byte loads of operands
+ *    contiguous in k or in m / n (every transposition the trainer makes), two stages;
  *  - src/kernels/matmul_tc.wgsl instead where the device has subgroup matrices with f16 operands
  *    and f32 results (the tensor cores) and WGT_MATMUL_TC's policy takes the product (tc_mode):
  *    tiles converted to f16 in workgroup memory, 16-byte loads where A and B are contiguous in k,
@@ -53,20 +56,20 @@ typedef struct mm_job {
 /* What a matmul prelude depends on (the pipeline cache's key, no padding bytes): preludes are
  * built once per key, not on every call (a decode token runs a gemv per weight). */
 typedef struct mm_key {
-    uint8_t kind, da, db, dc; /* kind: MM_GEMV, MM_TILED, MM_INT, MM_TC */
+    uint8_t kind, da, db, dc; /* kind: MM_GEMV, MM_TILED, MM_TILED_BIG, MM_INT, MM_TC, MM_REGS */
     uint32_t wg;
     uint32_t sg; /* gemv: op_row_subgroups */
     /* MM_TC (mm_tc's fields): tile, k step, subgroup size and grid, fragment shape, scalar
      * fragments, f16 tiles, 16-byte loads */
     uint8_t bm, bn, bk, sgs, sgr, sgc, sm, sn, sk, emu, half, vec;
     uint8_t qt;  /* MM_TC: B as GGUF blocks of this wgt_ftype (0: a float tensor) */
-    /* MM_TILED (mm_tile's fields; bm, bn, bk above): outputs per invocation, operand load modes */
+    /* MM_REGS (mm_tile's fields; bm, bn, bk above): outputs per invocation, operand load modes */
     uint8_t tm, tn, la;
     uint8_t lb, pad[3];
 } mm_key;
-enum { MM_GEMV, MM_TILED, MM_INT, MM_TC };
+enum { MM_GEMV, MM_TILED, MM_TILED_BIG, MM_INT, MM_TC, MM_REGS };
 
-/* matmul.wgsl's tile (tiled_choose): BM x BN outputs a workgroup over k steps of BK, TM x TN per
+/* matmul_regs.wgsl's tile (regs_choose): BM x BN outputs a workgroup over k steps of BK, TM x TN per
  * invocation; la, lb: how A and B are loaded (0 one element at a time, 1 16-byte words along k,
  * 2 16-byte words along m / n). */
 typedef struct mm_tile {
@@ -159,7 +162,7 @@ static char *mm_prelude(void *arg)
             free(pre);
             return NULL;
         }
-    } else { /* MM_TILED */
+    } else if (k->kind == MM_REGS) {
         int wg = (k->bm / k->tm) * (k->bn / k->tn);
         int ea = k->la ? 16 / (int)wgt_dtype_size(da) : 1, eb = k->lb ? 16 / (int)wgt_dtype_size(db) : 1;
         /* loads per invocation a step: elements (mode 0) or words */
@@ -179,6 +182,19 @@ static char *mm_prelude(void *arg)
             !op_wgsl_section(pre, cap, "lib_matmul", k->la ? "operand a vec" : "operand a scalar") ||
             !op_wgsl_section(pre, cap, "lib_matmul", k->lb ? "operand b vec" : "operand b scalar") ||
             !op_wgsl_section(pre, cap, "lib_matmul", "bindings c out")) {
+            free(pre);
+            return NULL;
+        }
+    } else {
+        int big = k->kind == MM_TILED_BIG;
+        /* the workgroup size is part of the prelude, hence of the pipeline's key */
+        snprintf(pre, cap, "const BM: u32 = %du;\nconst TM: u32 = %du;\nconst BK: u32 = %du;\nconst WG: u32 = %uu;\n",
+                 big ? 128 : 64, big ? 8 : 4, big ? 8 : 16, k->wg);
+        op_wgsl_loader(pre, cap, "ldA", "a", da, "f32");
+        op_wgsl_loader(pre, cap, "ldB", "b", db, "f32");
+        op_wgsl_loader(pre, cap, "ldC", "c", dc, "f32");
+        if (!op_wgsl_section(pre, cap, "lib_matmul", "params") ||
+            !op_wgsl_section(pre, cap, "lib_matmul", "bindings float")) {
             free(pre);
             return NULL;
         }
@@ -218,19 +234,31 @@ static wgt_status gemv_kernel(wgt_context *ctx, wgt_dtype da, wgt_dtype db, wgt_
     return mm_kernel(ctx, MM_GEMV, da, db, dc, entry, k);
 }
 
-static wgt_status tiled_kernel(wgt_context *ctx, const mm_tile *t, wgt_dtype da, wgt_dtype db, wgt_dtype dc,
-                               const char *entry, wgt_kernel **k)
+/* 128x128 tiles (8x8 outputs per invocation) once there are enough tiles to fill the device, and
+ * only with 256 invocations: with fewer each would hold twice the rows (16x8 accumulators). */
+static int tiled_big(wgt_context *ctx, int64_t M, int64_t N)
+{
+    return op_workgroup_size(ctx) >= 256 && M >= 512 && N >= 512;
+}
+
+static wgt_status tiled_kernel(wgt_context *ctx, int big, wgt_dtype da, wgt_dtype db, wgt_dtype dc, wgt_kernel **k)
+{
+    return mm_kernel(ctx, big ? MM_TILED_BIG : MM_TILED, da, db, dc, "main", k);
+}
+
+static wgt_status regs_kernel(wgt_context *ctx, const mm_tile *t, wgt_dtype da, wgt_dtype db, wgt_dtype dc,
+                              wgt_kernel **k)
 {
     mm_key key;
     memset(&key, 0, sizeof key); /* the key is compared as bytes */
-    key.kind = MM_TILED, key.da = (uint8_t)da, key.db = (uint8_t)db, key.dc = (uint8_t)dc;
+    key.kind = MM_REGS, key.da = (uint8_t)da, key.db = (uint8_t)db, key.dc = (uint8_t)dc;
     key.wg = (uint32_t)((t->bm / t->tm) * (t->bn / t->tn));
     key.bm = (uint8_t)t->bm, key.bn = (uint8_t)t->bn, key.bk = (uint8_t)t->bk;
     key.tm = (uint8_t)t->tm, key.tn = (uint8_t)t->tn, key.la = (uint8_t)t->la, key.lb = (uint8_t)t->lb;
-    return wgt_gpu_kernel_keyed(ctx, "matmul", &key, sizeof key, mm_prelude, &key, entry, NULL, 0, k);
+    return wgt_gpu_kernel_keyed(ctx, "matmul_regs", &key, sizeof key, mm_prelude, &key, "main", NULL, 0, k);
 }
 
-/* The tiles tiled_choose tries, largest first: BM, BN, BK, TM, TN. */
+/* The tiles regs_choose tries, largest first: BM, BN, BK, TM, TN. */
 static const int mm_tiles[][5] = {
     {128, 128, 8, 8, 8}, /* 256 invocations of 8 x 8 */
     {128, 64, 8, 8, 4},  /* 256 of 8 x 4 */
@@ -256,25 +284,28 @@ static int tile_fits(wgt_context *ctx, const mm_tile *t, wgt_dtype da, wgt_dtype
     return 2ull * (uint64_t)(t->bm + t->bn) * (uint64_t)t->bk * 4ull <= smem;
 }
 
-/* The tile of an M x N product (batch `batch`, k K) whose operands load in modes la, lb.
- * 128 x 128 (8 x 8 an invocation) once there are enough of them to fill the device, else smaller
- * tiles (the k split, split_k, adds workgroups over a long k). WGT_MATMUL_TILE=BMxBNxBK:TMxTN
- * forces one (tuning; ignored where it does not fit). Workgroup memory: at most 16 KiB on OpenGL ES
- * (llvmpipe's computed wrong products past 16 KiB though it reports 32). */
-static void tiled_choose(wgt_context *ctx, int64_t M, int64_t N, int64_t batch, int64_t K, wgt_dtype da, wgt_dtype db,
-                         int la, int lb, mm_tile *t)
+/* WGT_MATMUL_TILE: whether a float product runs matmul_regs.wgsl (register tiles, 16-byte loads,
+ * two stages) instead of matmul.wgsl, and its tile *t. Unset or 0: never (the default until the
+ * H200 has measured it: tools/h200_sgemm_ab.sh); auto: every float product matmul.wgsl would take,
+ * the tile by shape: 128 x 128 (8 x 8 an invocation) once there are enough of them to fill the
+ * device, else smaller ones (the k split, split_k, adds workgroups over a long k);
+ * BMxBNxBK:TMxTN forces a tile (tuning; auto's where it does not fit). la, lb: the operands' load
+ * modes (operand_mode). Workgroup memory at most 16 KiB on OpenGL (llvmpipe's computed wrong
+ * products past 16 KiB though it reports 32). */
+static int regs_choose(wgt_context *ctx, int64_t M, int64_t N, int64_t batch, wgt_dtype da, wgt_dtype db, int la,
+                       int lb, mm_tile *t)
 {
-    (void)K;
+    const char *force = getenv("WGT_MATMUL_TILE");
+    if (!force || !*force || !strcmp(force, "0")) return 0;
+    t->bm = 0;
     uint32_t smem = wgt_gpu_limits(ctx)->max_compute_workgroup_storage_size;
     const wgt_adapter_info *info = wgt_gpu_info(ctx);
     if ((info->backend == WGT_BACKEND_OPENGLES || info->backend == WGT_BACKEND_OPENGL || info->compat) && smem > 16384)
         smem = 16384;
-    const char *force = getenv("WGT_MATMUL_TILE");
     mm_tile f = {0, 0, 0, 0, 0, la, lb};
-    if (force && sscanf(force, "%dx%dx%d:%dx%d", &f.bm, &f.bn, &f.bk, &f.tm, &f.tn) == 5 &&
-        tile_fits(ctx, &f, da, db, smem)) {
+    if (sscanf(force, "%dx%dx%d:%dx%d", &f.bm, &f.bn, &f.bk, &f.tm, &f.tn) == 5 && tile_fits(ctx, &f, da, db, smem)) {
         *t = f;
-        return;
+        return 1;
     }
     int nt = (int)(sizeof mm_tiles / sizeof mm_tiles[0]);
     for (int i = 0; i < nt; i++) {
@@ -282,11 +313,9 @@ static void tiled_choose(wgt_context *ctx, int64_t M, int64_t N, int64_t batch, 
         if (!tile_fits(ctx, &c, da, db, smem)) continue;
         *t = c;
         int64_t tiles = ((M + c.bm - 1) / c.bm) * ((N + c.bn - 1) / c.bn) * batch;
-        if (tiles >= 264 || c.bm <= 64) return; /* two workgroups for each of the H200's 132 SMs */
+        if (tiles >= 264 || c.bm <= 64) return 1; /* two workgroups for each of the H200's 132 SMs */
     }
-    /* nothing fits: the smallest, 4 x 4 an invocation, one element a load */
-    mm_tile last = {32, 32, 8, 4, 4, 0, 0};
-    *t = last;
+    return t->bm > 0; /* none fits: matmul.wgsl */
 }
 
 /* WGT_MATMUL_TC: half, the subgroup-matrix tiles (tensor cores: f16 operands, f32 sums) for
@@ -451,17 +480,13 @@ static wgt_status mm_split_k(wgt_context *ctx, const mm_params *p, wgt_kernel *k
     wgt_binding b1[4] = {bind[0], bind[1], bind[2], pb};
     st = wgt_gpu_dispatch(ctx, k, &q, sizeof q, b1, 4, gx, gy, (uint32_t)slices);
     wgt_kernel *kc_k = NULL;
-    /* combine's pipeline: A (the slices) one element a load; its WG invocations a workgroup */
-    mm_tile ct = {64, 64, 8, 4, 4, 0, 0};
-    if (op_workgroup_size(ctx) < 256) ct.tn = 8;
-    uint32_t cwg = (uint32_t)((ct.bm / ct.tm) * (ct.bn / ct.tn));
-    if (!st) st = tiled_kernel(ctx, &ct, WGT_F32, WGT_F32, dc, "combine", &kc_k);
+    if (!st) st = mm_kernel(ctx, MM_TILED, WGT_F32, WGT_F32, dc, "combine", &kc_k);
     if (!st) {
         mm_params r = *p;
         r.batch = (uint32_t)slices, r.off_a = 0, r.tpr = 0;
         wgt_binding b2[4] = {pb, pb, bind[2], bind[3]};
         uint32_t cx, cy;
-        op_grid(ctx, (mn + cwg - 1) / cwg, &cx, &cy);
+        op_grid(ctx, (mn + op_workgroup_size(ctx) - 1) / op_workgroup_size(ctx), &cx, &cy);
         st = wgt_gpu_dispatch(ctx, kc_k, &r, sizeof r, b2, 4, cx, cy, 1);
     }
     wgt_tensor_free(part);
@@ -535,7 +560,7 @@ static int vec_ok(const wgt_layout *l, int64_t base, int kdim)
     return 1;
 }
 
-/* How matmul.wgsl loads an operand of layout l (dims [.., rows, K] or [.., K, rows]: its dim kd is
+/* How matmul_regs.wgsl loads an operand of layout l (dims [.., rows, K] or [.., K, rows]: its dim kd is
  * k, rd the rows): 1 in 16-byte words along k, 2 along the rows, where l is contiguous along that dim,
  * of whole words there (its extent a multiple of a word's elements) and every other stride and the
  * offset from the binding's start (element base) are whole words; else 0, one element a load. */
@@ -736,11 +761,16 @@ static wgt_status mm_gpu(wgt_context *ctx, const mm_job *job, wgt_tensor *out)
                 } else {
                     mm_tile t;
                     int ma = operand_mode(&la, base[0], nb, nb + 1), mb = operand_mode(&lb, base[1], nb + 1, nb);
-                    tiled_choose(ctx, M, n1 - n0, batch, K, la.dtype, lb.dtype, ma, mb, &t);
-                    if (t.la) operand_words(&la, base[0], nb, &p.off_a, &p.sam, &p.sak, p.bsa);
-                    if (t.lb) operand_words(&lb, base[1], nb, &p.off_b, &p.sbk, &p.sbn, p.bsb);
-                    st = tiled_kernel(ctx, &t, la.dtype, lb.dtype, lc.dtype, "main", &k);
-                    tm = t.bm, tn = t.bn;
+                    if (regs_choose(ctx, M, n1 - n0, batch, la.dtype, lb.dtype, ma, mb, &t)) {
+                        if (t.la) operand_words(&la, base[0], nb, &p.off_a, &p.sam, &p.sak, p.bsa);
+                        if (t.lb) operand_words(&lb, base[1], nb, &p.off_b, &p.sbk, &p.sbn, p.bsb);
+                        st = regs_kernel(ctx, &t, la.dtype, lb.dtype, lc.dtype, &k);
+                        tm = t.bm, tn = t.bn;
+                    } else {
+                        int big = tiled_big(ctx, M, n1 - n0);
+                        st = tiled_kernel(ctx, big, la.dtype, lb.dtype, lc.dtype, &k);
+                        tm = tn = big ? 128 : 64;
+                    }
                 }
                 if (st) return st;
                 groups = 0;

@@ -2,11 +2,13 @@
  * broadcast batch dims, transposed and narrowed operands, linear (GEMV and tiled paths, mixed
  * f32 x f16/bf16 weights, bias), addmm, baddbmm, outer; empty and one-element shapes, NaN/inf
  * propagation; integer products on the GPU (exact, wrapping in 32 bits) and their fallback.
- * The float and integer cases run again on a context with the spec's default limits (128
- * invocations per workgroup on the OpenGL ES compatibility adapter: the kernels' smaller tiles).
+ * The float cases run again through matmul_regs.wgsl (WGT_MATMUL_TILE=auto), whose 16-byte loads
+ * and tiles vec_cases covers. The float and integer cases run again on a context with the spec's
+ * default limits (128 invocations per workgroup on the OpenGL ES compatibility adapter: the
+ * kernels' smaller tiles).
  * Tolerances: the kernels accumulate in f32 in another order than the reference (double), so f32
  * results differ by about K * 2^-24 relative to sum |a||b|: atol 1e-4 for the unit-range inputs
- * here (K <= 300). f16 / bf16 results are rounded once from f32 by both: one ulp (rtol 2e-3 /
+ * here (K <= 300; the k split's K 2048 gives sums near 15, within the rtol). f16 / bf16 results are rounded once from f32 by both: one ulp (rtol 2e-3 /
  * 1.6e-2). */
 #include <math.h>
 #include <string.h>
@@ -309,13 +311,15 @@ static void addmm_cases(void)
     drop(&s1), drop(&s2);
 }
 
-/* matmul.wgsl's 16-byte loads (operands contiguous in k or in m / n with whole words: sizes that are
- * multiples of 8) in every tile WGT_MATMUL_TILE can force: plain (A along k, B along n), A^T (A
- * along m), a linear layer (B along k), f16 / bf16 weights (8 elements a word), a batch, partial
- * tiles, and the k split (a small output over a long k, both layouts of a weight's gradient). */
+/* matmul_regs.wgsl (WGT_MATMUL_TILE) with 16-byte loads (operands contiguous in k or in m / n with
+ * whole words: sizes that are multiples of 8), its tile by shape and every tile it lists: plain (A
+ * along k, B along n), A^T (A along m), a linear layer (B along k), f16 / bf16 weights (8 elements a
+ * word), a batch, partial tiles, and the k split (a small output over a long k, both layouts of a
+ * weight's gradient). */
 static void vec_cases(void)
 {
-    static const char *tiles[] = {"", "128x128x8:8x8", "128x64x8:8x4", "64x64x8:8x4"};
+    static const char *tiles[] = {"auto", "128x128x8:8x8", "128x64x8:8x4", "64x64x16:4x4", "64x64x8:8x4",
+                                  "32x32x8:4x4"};
     pair a = make(WGT_F32, 2, (int64_t[]){72, 40}), b = make(WGT_F32, 2, (int64_t[]){40, 136});
     pair at0 = make(WGT_F32, 2, (int64_t[]){40, 72}), at = transposed(&at0, 0, 1);
     pair w = make(WGT_F32, 2, (int64_t[]){136, 40}), wh = make(WGT_F16, 2, (int64_t[]){136, 40});
@@ -325,9 +329,8 @@ static void vec_cases(void)
     pair kt0 = make(WGT_F32, 2, (int64_t[]){2048, 64}), kt = transposed(&kt0, 0, 1);
     for (size_t i = 0; i < sizeof tiles / sizeof tiles[0]; i++) {
         char what[160];
-        if (*tiles[i]) setenv("WGT_MATMUL_TILE", tiles[i], 1);
-        else unsetenv("WGT_MATMUL_TILE");
-        const char *t = *tiles[i] ? tiles[i] : "default";
+        setenv("WGT_MATMUL_TILE", tiles[i], 1);
+        const char *t = tiles[i];
         snprintf(what, sizeof what, "words, tile %s: [72,40]x[40,136]", t);
         check_matmul(what, &a, &b);
         snprintf(what, sizeof what, "words, tile %s: [40,72]^T x [40,136]", t);
@@ -360,6 +363,12 @@ int main(void)
     addmm_cases();
     int_cases();
     vec_cases();
+    /* the general cases (odd sizes: one element a load; NaN, empty, batches) through matmul_regs.wgsl */
+    setenv("WGT_MATMUL_TILE", "auto", 1);
+    matmul_cases();
+    linear_cases();
+    addmm_cases();
+    unsetenv("WGT_MATMUL_TILE");
     uint32_t wg = op_workgroup_size(ctx);
     wgt_context_free(ctx);
     /* the spec's default limits: where they lower the workgroup size, the kernels' variants for it */
@@ -371,6 +380,9 @@ int main(void)
         matmul_cases();
         int_cases();
         vec_cases();
+        setenv("WGT_MATMUL_TILE", "auto", 1);
+        matmul_cases();
+        unsetenv("WGT_MATMUL_TILE");
         pair x = make(WGT_F32, 2, (int64_t[]){3, 72}), w = make(WGT_BF16, 2, (int64_t[]){45, 72});
         check_linear("linear GEMV, default limits", &x, &w, NULL);
         drop(&x), drop(&w);

@@ -1,0 +1,208 @@
+// Tiled matrix product with register tiles (WGT_MATMUL_TILE, src/ops/matmul.c's regs_choose; the
+// job, Params and split k of matmul.wgsl): out[z, m, n0 + n] = alpha * sum_k A[z, m, k] B[z, k, n]
+// + beta * C[z, m, n]. out is f32, contiguous, row stride ldo. A workgroup computes a BM x BN tile
+// of out; its WG = (BM / TM) * (BN / TN) invocations each own TM x TN outputs (8 x 8 in a 128 x 128
+// tile), as TM / 4 x TN / 4 blocks of 4 x 4 spaced TY * 4 rows and TX * 4 columns apart, so that the
+// invocations of a subgroup read consecutive 16-byte words of workgroup memory.
+// Per k step of BK, A's tile (As, [k][m]) and B's (Bs, [k][n]) go through workgroup memory in two
+// stages: the global loads of step s + 1 are issued into registers before the products of step s
+// and stored into the other stage after them (one barrier a step).
+// Each operand is loaded (tile_load, tile_store: one function for both, the operand an argument) in
+// one of three modes, from the prelude (LA, LB):
+//  0: one element per load through ldA / ldB (any strides and dtype; along k where the operand is
+//     contiguous in k, else along m or n: coalesced reads);
+//  1: 16-byte words along k (the operand contiguous in k: x of a linear layer, a weight [N, K]);
+//  2: 16-byte words along m (n) (contiguous in m or n: A^T of a weight's gradient, B [K, N]).
+// In modes 1 and 2 the operand's offsets and strides count words of EA (EB) elements, dtype DA (DB)
+// as words_to reads them, and the extent along the word (K, or M / N) is a multiple of EA (EB), so a
+// word is in range or out whole. Transposed and broadcast operands therefore need no copies.
+// With p.tpr != 0 (split k: a small output over a long k, e.g. a weight's gradient), workgroup z
+// sums k in [z * tpr, (z + 1) * tpr) into slice z of out, and matmul.wgsl's `combine` adds them.
+// The prelude (src/ops/matmul.c) sets BM, BN, BK, TM, TN, WG, LA, LB, EA, EB, DA, DB, NA, NB (loads
+// per invocation a step) and RA, RB (their registers), and pastes lib_matmul.wgsl's "params",
+// "words", "operand a *", "operand b *" (binding a / b, wordA / wordB, the unused loader a stub),
+// "bindings c out", and the loaders ldA / ldB / ldC.
+
+const TX: u32 = BN / TN;      // invocations along n
+const TY: u32 = BM / TM;      // along m
+const SA: u32 = BM * BK / 4u; // a stage of As, of Bs, in vec4s
+const SB: u32 = BN * BK / 4u;
+const STAGE: u32 = SA + SB;
+
+// Both stages of As and Bs: stage s holds As at s * STAGE, Bs at s * STAGE + SA.
+var<workgroup> T: array<vec4<f32>, 2u * STAGE>;
+// The loads of the next step: A's in regs[0 .. RA), B's in regs[RA .. RA + RB).
+var<private> regs: array<vec4<u32>, RA + RB>;
+
+// What the loaders need of the workgroup's tile, per operand (index 0: A, 1: B).
+struct TileState {
+    lid: u32, kend: u32,
+    base: vec2<u32>,   // first element (word) of the operand in its binding
+    srow: vec2<u32>,   // stride along m (A) or n (B)
+    sk: vec2<u32>,     // stride along k
+    rows: vec2<u32>,   // M, N
+    r0: vec2<u32>,     // the tile's first row (m0, n0)
+    kfast: vec2<bool>, // mode 0: load along k
+};
+var<private> ts: TileState;
+
+fn ld(op: u32, i: u32) -> f32 {
+    if (op == 0u) { return ldA(i); }
+    return ldB(i);
+}
+
+fn word(op: u32, i: u32) -> vec4<u32> {
+    if (op == 0u) { return wordA(i); }
+    return wordB(i);
+}
+
+// Loads of operand op (0: A, 1: B) for the k step at k0 into its registers.
+fn tile_load(op: u32, k0: u32) {
+    let mode = select(LB, LA, op == 0u);
+    let e = select(EB, EA, op == 0u);      // elements a word
+    let br = select(BN, BM, op == 0u);     // tile rows
+    let nl = select(NB, NA, op == 0u);
+    let g0 = select(RA, 0u, op == 0u);
+    let base = ts.base[op];
+    let rows = ts.rows[op];
+    for (var r = 0u; r < nl; r++) {
+        let l = ts.lid + r * WG;
+        if (mode == 0u) {
+            var row: u32;
+            var kk: u32;
+            if (ts.kfast[op]) { kk = l % BK; row = l / BK; } else { row = l % br; kk = l / br; }
+            let gr = ts.r0[op] + row;
+            let gk = k0 + kk;
+            var v = 0.0;
+            if (l < br * BK && gr < rows && gk < ts.kend) { v = ld(op, base + gr * ts.srow[op] + gk * ts.sk[op]); }
+            regs[g0 + r / 4u][r % 4u] = bitcast<u32>(v);
+        } else if (mode == 1u) {
+            let wr = BK / e; // words a tile row
+            let gr = ts.r0[op] + l / wr;
+            let gk = k0 + (l % wr) * e;
+            var q = vec4<u32>(0u);
+            if (l < br * wr && gr < rows && gk < ts.kend) { q = word(op, base + gr * ts.srow[op] + gk / e); }
+            regs[g0 + r] = q;
+        } else {
+            let wr = br / e; // words a k
+            let gr = ts.r0[op] + (l % wr) * e;
+            let gk = k0 + l / wr;
+            var q = vec4<u32>(0u);
+            if (l < BK * wr && gr < rows && gk < ts.kend) { q = word(op, base + gk * ts.sk[op] + gr / e); }
+            regs[g0 + r] = q;
+        }
+    }
+}
+
+// Operand op's registers into stage s of its tile, stored [k][row].
+fn tile_store(op: u32, s: u32) {
+    let mode = select(LB, LA, op == 0u);
+    let e = select(EB, EA, op == 0u);
+    let d = select(DB, DA, op == 0u);
+    let br = select(BN, BM, op == 0u);
+    let nl = select(NB, NA, op == 0u);
+    let g0 = select(RA, 0u, op == 0u);
+    let t0 = s * STAGE + select(SA, 0u, op == 0u);
+    for (var r = 0u; r < nl; r++) {
+        let l = ts.lid + r * WG;
+        if (mode == 0u) {
+            var row: u32;
+            var kk: u32;
+            if (ts.kfast[op]) { kk = l % BK; row = l / BK; } else { row = l % br; kk = l / br; }
+            let i = kk * br + row;
+            if (l < br * BK) { T[t0 + i / 4u][i % 4u] = bitcast<f32>(regs[g0 + r / 4u][r % 4u]); }
+        } else if (mode == 1u) {
+            let wr = BK / e;
+            let row = l / wr;
+            let kw = (l % wr) * e;
+            if (l < br * wr) {
+                let v = words_to(regs[g0 + r], d);
+                for (var i = 0u; i < e; i++) {
+                    let j = (kw + i) * br + row;
+                    T[t0 + j / 4u][j % 4u] = v[i];
+                }
+            }
+        } else {
+            let wr = br / e;
+            let j = (l / wr) * br + (l % wr) * e;
+            if (l < BK * wr) {
+                let v = words_to(regs[g0 + r], d);
+                for (var i = 0u; i < e / 4u; i++) {
+                    T[t0 + j / 4u + i] = vec4<f32>(v[4u * i], v[4u * i + 1u], v[4u * i + 2u], v[4u * i + 3u]);
+                }
+            }
+        }
+    }
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let z = wid.z + p.z0;
+    let bo = batch_offsets(z);
+    let m0 = wid.y * BM;
+    let n0 = wid.x * BN;
+    let tx = lid % TX;
+    let ty = lid / TX;
+    var kbeg = 0u;
+    var kend = p.K;
+    if (p.tpr != 0u) {
+        kbeg = z * p.tpr;
+        kend = min(p.K, kbeg + p.tpr);
+    }
+    ts = TileState(lid, kend, vec2<u32>(p.off_a + bo.x, p.off_b + bo.y), vec2<u32>(p.sam, p.sbn),
+                   vec2<u32>(p.sak, p.sbk), vec2<u32>(p.M, p.N), vec2<u32>(m0, n0),
+                   vec2<bool>(p.sak == 1u || p.sam != 1u, p.sbk == 1u && p.sbn != 1u));
+
+    var acc: array<vec4<f32>, TM * TN / 4u>;
+    for (var i = 0u; i < TM * TN / 4u; i++) { acc[i] = vec4<f32>(0.0); }
+
+    var steps = 0u;
+    if (kend > kbeg) { steps = (kend - kbeg + BK - 1u) / BK; }
+    if (steps > 0u) {
+        tile_load(0u, kbeg);
+        tile_load(1u, kbeg);
+        tile_store(0u, 0u);
+        tile_store(1u, 0u);
+    }
+    workgroupBarrier();
+    for (var s = 0u; s < steps; s++) {
+        let more = s + 1u < steps;
+        if (more) {
+            tile_load(0u, kbeg + (s + 1u) * BK);
+            tile_load(1u, kbeg + (s + 1u) * BK);
+        }
+        let at = (s % 2u) * STAGE + ty;
+        let bt = (s % 2u) * STAGE + SA + tx;
+        for (var kk = 0u; kk < BK; kk++) {
+            var av: array<vec4<f32>, TM / 4u>;
+            var bv: array<vec4<f32>, TN / 4u>;
+            for (var g = 0u; g < TM / 4u; g++) { av[g] = T[at + kk * (BM / 4u) + g * TY]; }
+            for (var g = 0u; g < TN / 4u; g++) { bv[g] = T[bt + kk * (BN / 4u) + g * TX]; }
+            for (var i = 0u; i < TM; i++) {
+                let x = vec4<f32>(av[i / 4u][i % 4u]);
+                for (var g = 0u; g < TN / 4u; g++) { acc[i * (TN / 4u) + g] = fma(x, bv[g], acc[i * (TN / 4u) + g]); }
+            }
+        }
+        if (more) {
+            tile_store(0u, (s + 1u) % 2u);
+            tile_store(1u, (s + 1u) % 2u);
+        }
+        workgroupBarrier();
+    }
+
+    for (var i = 0u; i < TM; i++) {
+        let m = m0 + (i / 4u) * TY * 4u + ty * 4u + i % 4u;
+        if (m < p.M) {
+            for (var g = 0u; g < TN / 4u; g++) {
+                for (var c = 0u; c < 4u; c++) {
+                    let n = n0 + g * TX * 4u + tx * 4u + c;
+                    if (n < p.N) {
+                        var v = p.alpha * acc[i * (TN / 4u) + g][c];
+                        if (p.has_c != 0u) { v = v + p.beta * ldC(p.off_c + bo.z + m * p.scm + n * p.scn); }
+                        out[(z * p.M + m) * p.ldo + p.n0 + n] = v;
+                    }
+                }
+            }
+        }
+    }
+}
