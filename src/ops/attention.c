@@ -221,6 +221,30 @@ static char *sdpa_tc_prelude(void *arg)
 }
 
 /* The prefill attention through attention_tc.wgsl into out32 (p filled by sdpa_gpu). */
+/* For WGT_PROFILE=1 (wgt_gpu_cost): the FLOPs of the (query row, key) pairs p's rows see (a causal
+ * row i sees coff + i + 1 keys; 2 D for the score and 2 Dv for the values each), and with
+ * kv_bytes the bytes an op must move: each visible key and value row once per kv head, the
+ * queries and the output. In a captured graph the cost stays the capture's position's. */
+static void sdpa_cost(wgt_context *ctx, const sdpa_gpu_params *p, int64_t Hkv, int64_t kv_bytes, int with_bytes)
+{
+    double keys = 0; /* per (batch, head): the sum over query rows of the keys each sees */
+    for (uint32_t i = 0; i < p->Lq; i++) {
+        int64_t vis = p->causal ? (int64_t)p->coff + i + 1 : (int64_t)p->Lk;
+        keys += (double)(vis < 0 ? 0 : vis > (int64_t)p->Lk ? (int64_t)p->Lk : vis);
+    }
+    double pairs = keys * p->B * p->Hq, flops = pairs * 2.0 * (p->D + p->Dv);
+    uint64_t bytes = 0;
+    if (with_bytes) {
+        /* the keys the last row sees: every row's are among them */
+        double kv_rows = p->causal ? (double)((int64_t)p->coff + p->Lq) : (double)p->Lk;
+        if (kv_rows > p->Lk) kv_rows = p->Lk;
+        if (kv_rows < 0) kv_rows = 0;
+        bytes = (uint64_t)(kv_rows * p->B * Hkv * (double)kv_bytes) +
+                (uint64_t)p->B * p->Hq * p->Lq * (uint64_t)(p->D + p->Dv) * 4;
+    }
+    wgt_gpu_cost(ctx, bytes, flops);
+}
+
 static wgt_status sdpa_tc_run(wgt_context *ctx, const sdpa_tc *tc, const wgt_tensor *q, const wgt_tensor *k,
                               const wgt_tensor *v, wgt_tensor *out32, sdpa_gpu_params *p)
 {
@@ -245,6 +269,7 @@ static wgt_status sdpa_tc_run(wgt_context *ctx, const sdpa_tc *tc, const wgt_ten
     if ((st = op_bind_all(out32, &b[3], &base))) return st;
     uint32_t gx, gy;
     op_grid(ctx, (uint64_t)p->B * p->Hq * ((p->Lq + (uint64_t)tc->bq - 1) / (uint64_t)tc->bq), &gx, &gy);
+    sdpa_cost(ctx, p, k->l.shape[1], 0, 0);
     return wgt_gpu_dispatch(ctx, kt, p, sizeof *p, b, 4, gx, gy, 1);
 }
 
@@ -366,6 +391,7 @@ static wgt_status sdpa_gpu(wgt_context *ctx, const wgt_tensor *q, const wgt_tens
         /* main: a workgroup a row; solo: an invocation per 4 value features of a row, 16 a workgroup */
         op_grid(ctx, solo ? ((uint64_t)rows * (uint64_t)((Dv + 3) / 4) + 15) / 16 : (uint64_t)rows, &gx, &gy);
         if (p.causal) sdpa_tie_position(ctx, coff, Lk);
+        sdpa_cost(ctx, &p, Hkv, D * (int64_t)wgt_dtype_size(k->l.dtype) + Dv * (int64_t)wgt_dtype_size(v->l.dtype), 1);
         if ((st = wgt_gpu_dispatch(ctx, kd, &p, sizeof p, b, 4, gx, gy, 1))) goto done;
         goto finish;
     }
@@ -399,6 +425,7 @@ static wgt_status sdpa_gpu(wgt_context *ctx, const wgt_tensor *q, const wgt_tens
              p.sk[2] % 2 == 0;
     op_grid(ctx, (uint64_t)groups, &gx, &gy);
     if (step_like) sdpa_tie_position(ctx, coff, Lk);
+    sdpa_cost(ctx, &p, Hkv, 0, 0);
     if ((st = wgt_gpu_dispatch(ctx, kmain, &p, sizeof p, b, 6, gx, gy, (uint32_t)nsplit))) goto done;
     op_grid(ctx, (uint64_t)rows, &gx, &gy);
     if (nsplit > 1 && step_like) sdpa_tie_position(ctx, coff, Lk);
