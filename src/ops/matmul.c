@@ -478,6 +478,7 @@ static wgt_status mm_split_k(wgt_context *ctx, const mm_params *p, wgt_kernel *k
     mm_params q = *p;
     q.alpha = 1, q.has_c = 0, q.ldo = q.N, q.n0 = 0, q.z0 = 0, q.tpr = (uint32_t)kc;
     wgt_binding b1[4] = {bind[0], bind[1], bind[2], pb};
+    wgt_gpu_cost(ctx, 0, 2.0 * p->M * (double)p->N * p->K); /* WGT_PROFILE=1: bytes are the bound ranges */
     st = wgt_gpu_dispatch(ctx, k, &q, sizeof q, b1, 4, gx, gy, (uint32_t)slices);
     wgt_kernel *kc_k = NULL;
     if (!st) st = mm_kernel(ctx, MM_TILED, WGT_F32, WGT_F32, dc, "combine", &kc_k);
@@ -795,6 +796,7 @@ static wgt_status mm_gpu(wgt_context *ctx, const mm_job *job, wgt_tensor *out)
         for (int64_t z0 = 0; z0 < batch; z0 += zmax) {
             p.z0 = (uint32_t)z0;
             uint32_t gz = (uint32_t)(batch - z0 < zmax ? batch - z0 : zmax);
+            wgt_gpu_cost(ctx, 0, 2.0 * p.M * (double)p.N * p.K * gz); /* WGT_PROFILE=1 */
             if ((st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, bind, 4, gx, gy, gz))) return st;
         }
     }
@@ -846,6 +848,7 @@ wgt_status op_matmul_tc_quant(wgt_context *ctx, int type, const wgt_tensor *x, c
     int64_t slices = split_k((int64_t)gx * gy, cols);
     *done = 1;
     if (slices > 1) return mm_split_k(ctx, &p, k, bind, WGT_F32, slices, gx, gy);
+    wgt_gpu_cost(ctx, 0, 2.0 * p.M * (double)p.N * p.K); /* WGT_PROFILE=1 */
     return wgt_gpu_dispatch(ctx, k, &p, sizeof p, bind, 4, gx, gy, 1);
 }
 

@@ -199,6 +199,9 @@ static wgt_status ql_gpu(wgt_context *ctx, wgt_ftype type, const wgt_tensor *x, 
                 op_grid(ctx, ((uint64_t)(r1 - r0) + wg / 4 - 1) / (wg / 4), &gx, &gy);
                 gz = (uint32_t)((t1 - t0 + wg / 8 - 1) / (wg / 8));
             }
+            /* the chunk's weight blocks, x and out once (WGT_PROFILE=1) */
+            wgt_gpu_cost(ctx, (uint64_t)p.rows * p.row_bytes + (uint64_t)p.tokens * p.cols * 4 + (uint64_t)p.tokens * p.rows * 4,
+                         2.0 * p.tokens * (double)p.rows * p.cols);
             if ((st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 4, gx, gy, gz))) return st;
         }
     }
@@ -438,6 +441,9 @@ wgt_status wgt_fused_qlinear(const wgt_tensor *x, wgt_fused_prologue pro, const 
     /* WG / 32 rows a workgroup, as qlinear.wgsl's gemv */
     uint32_t gx, gy, rpw = key.wg / 32;
     op_grid(ctx, ((uint64_t)N + rpw - 1) / rpw, &gx, &gy);
+    /* the weight blocks, x, the norm weight, bias, residual and y (WGT_PROFILE=1) */
+    wgt_gpu_cost(ctx, (uint64_t)N * (uint64_t)row_bytes + (uint64_t)K * 8 + (bias ? (uint64_t)N * 4 : 0) +
+                 (res ? (uint64_t)N * 4 : 0) + (uint64_t)N * 4, 2.0 * (double)N * (double)K);
     st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 6, gx, gy, 1);
     return op_finish(st, y, out);
 }
