@@ -318,8 +318,10 @@ static void addmm_cases(void)
  * weight's gradient). */
 static void vec_cases(void)
 {
-    static const char *tiles[] = {"auto", "128x128x8:8x8", "128x64x8:8x4", "64x64x16:4x4", "64x64x8:8x4",
-                                  "32x32x8:4x4"};
+    /* every tile tools/h200_sgemm_ab.sh measures (those past 16 KiB of workgroup memory take auto's
+     * on OpenGL) */
+    static const char *tiles[] = {"auto", "128x128x8:8x8", "128x128x16:8x8", "128x64x8:8x4", "128x64x16:8x4",
+                                  "64x64x16:4x4", "64x64x8:8x4", "32x32x8:4x4"};
     pair a = make(WGT_F32, 2, (int64_t[]){72, 40}), b = make(WGT_F32, 2, (int64_t[]){40, 136});
     pair at0 = make(WGT_F32, 2, (int64_t[]){40, 72}), at = transposed(&at0, 0, 1);
     pair w = make(WGT_F32, 2, (int64_t[]){136, 40}), wh = make(WGT_F16, 2, (int64_t[]){136, 40});
