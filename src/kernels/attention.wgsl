@@ -10,8 +10,9 @@
 // constant, false for full attention) also when j > coff + i - p.pad2 (the window). Masks: float
 // (added) or bool (keep where set). A row that sees no key gives zeros. D and Dv are at most 256.
 // The prelude (src/ops/attention.c) supplies lib_attention.wgsl's params, nan (is_nan, neg_inf,
-// nan_f) and ldk4 sections (ldk4: four consecutive elements of k from an even element index, as f32)
-// and the loaders ldq, ldk, ldv, ldm (all f32).
+// nan_f) and ldk4 sections (ldk4: four consecutive elements of k from an even element index, as f32),
+// the loaders ldq, ldk, ldv, ldm (all f32), WINDOW and LOADS4 (true: k and v loads issued two and
+// four at a time, opt-in).
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> q: array<u32>;
@@ -122,8 +123,21 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         if (j < j1) {
             var dot = vec4<f32>(0.0);
             let kr = kb + j * p.sk.z;
-            if (p.kvec != 0u) { // k rows contiguous: four elements per load call
-                for (var d = 0u; d < p.D; d = d + 4u) {
+            if (p.kvec != 0u) { // k rows contiguous: four elements per load call (LOADS4: two in flight)
+                var d = 0u;
+                for (; LOADS4 && d + 4u < p.D; d = d + 8u) {
+                    let kv = ldk4(kr + d);
+                    let kw = ldk4(kr + d + 4u);
+                    dot = fma(qs[d], vec4<f32>(kv.x), dot);
+                    dot = fma(qs[d + 1u], vec4<f32>(kv.y), dot);
+                    dot = fma(qs[d + 2u], vec4<f32>(kv.z), dot);
+                    dot = fma(qs[d + 3u], vec4<f32>(kv.w), dot);
+                    dot = fma(qs[d + 4u], vec4<f32>(kw.x), dot);
+                    dot = fma(qs[d + 5u], vec4<f32>(kw.y), dot);
+                    dot = fma(qs[d + 6u], vec4<f32>(kw.z), dot);
+                    dot = fma(qs[d + 7u], vec4<f32>(kw.w), dot);
+                }
+                for (; d < p.D; d = d + 4u) {
                     let kv = ldk4(kr + d);
                     dot = fma(qs[d], vec4<f32>(kv.x), dot);
                     dot = fma(qs[d + 1u], vec4<f32>(kv.y), dot);
@@ -159,7 +173,18 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             if (d < p.Dv) {
                 var a = acc[r] * corr;
                 let vr = vb + jb * p.sv.z + d * p.sv.w;
-                for (var jj = 0u; jj < n; jj++) { a = fma(ps[jj], vec4<f32>(ldv(vr + jj * p.sv.z)), a); }
+                var jj = 0u;
+                for (; LOADS4 && jj + 3u < n; jj += 4u) { // four loads in flight
+                    let v0 = ldv(vr + jj * p.sv.z);
+                    let v1 = ldv(vr + (jj + 1u) * p.sv.z);
+                    let v2 = ldv(vr + (jj + 2u) * p.sv.z);
+                    let v3 = ldv(vr + (jj + 3u) * p.sv.z);
+                    a = fma(ps[jj], vec4<f32>(v0), a);
+                    a = fma(ps[jj + 1u], vec4<f32>(v1), a);
+                    a = fma(ps[jj + 2u], vec4<f32>(v2), a);
+                    a = fma(ps[jj + 3u], vec4<f32>(v3), a);
+                }
+                for (; jj < n; jj++) { a = fma(ps[jj], vec4<f32>(ldv(vr + jj * p.sv.z)), a); }
                 acc[r] = a;
             }
         }

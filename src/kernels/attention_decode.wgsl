@@ -7,7 +7,7 @@
 // key gives zeros, NaN scores give NaN rows as the reference's softmax does.
 // The prelude supplies lib_attention.wgsl's params, nan (is_nan, nmax, neg_inf), reduce
 // (reduce_max, reduce_sum over red) and ldk4 sections, the loaders ldq, ldk, ldv as
-// attention.wgsl's, and WG.
+// attention.wgsl's, WG and LOADS4 (true: the score loop's four k loads in flight, opt-in).
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> q: array<u32>;
@@ -52,7 +52,18 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         let kr = kb + j * p.sk[2];
         var s = 0.0;
         if (p.kvec != 0u) {
-            for (var d = 0u; d < p.D; d += 4u) {
+            var d = 0u;
+            for (; LOADS4 && d + 12u < p.D; d += 16u) { // four loads in flight
+                let k0 = ldk4(kr + d);
+                let k1 = ldk4(kr + d + 4u);
+                let k2 = ldk4(kr + d + 8u);
+                let k3 = ldk4(kr + d + 12u);
+                s = s + (dot(vec4<f32>(qs[d], qs[d + 1u], qs[d + 2u], qs[d + 3u]), k0) +
+                         dot(vec4<f32>(qs[d + 4u], qs[d + 5u], qs[d + 6u], qs[d + 7u]), k1)) +
+                        (dot(vec4<f32>(qs[d + 8u], qs[d + 9u], qs[d + 10u], qs[d + 11u]), k2) +
+                         dot(vec4<f32>(qs[d + 12u], qs[d + 13u], qs[d + 14u], qs[d + 15u]), k3));
+            }
+            for (; d < p.D; d += 4u) {
                 s = s + dot(vec4<f32>(qs[d], qs[d + 1u], qs[d + 2u], qs[d + 3u]), ldk4(kr + d));
             }
         } else {

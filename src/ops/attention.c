@@ -47,7 +47,8 @@ static wgt_status strides4(wgt_context *ctx, const wgt_layout *l, uint32_t *s)
 /* What an attention prelude depends on (the pipeline cache's key, no padding bytes): the decode
  * kernel's prelude is built once per key, not on every token. */
 typedef struct sdpa_key {
-    uint8_t decode, q, k, v, mask, window, pad[2]; /* dtypes; mask: q's when there is none; window: WINDOW */
+    uint8_t decode, q, k, v, mask, window; /* dtypes; mask: q's when there is none; window: WINDOW */
+    uint8_t loads4, pad;                   /* LOADS4: WGT_ATTENTION_LOADS=4 */
     uint32_t wg;                          /* the decode kernel's workgroup size; 0 for attention.wgsl */
 } sdpa_key;
 
@@ -61,6 +62,8 @@ static char *sdpa_prelude(void *arg)
     if (!pre) return NULL;
     if (key->decode) snprintf(pre, cap, "const WG: u32 = %uu;\n", key->wg);
     else snprintf(pre, cap, "const WINDOW: bool = %s;\n", key->window ? "true" : "false");
+    size_t used = strlen(pre);
+    snprintf(pre + used, cap - used, "const LOADS4: bool = %s;\n", key->loads4 ? "true" : "false");
     wgt_dtype kdt = (wgt_dtype)key->k;
     if (!op_wgsl_section(pre, cap, "lib_attention", "params") || !op_wgsl_section(pre, cap, "lib_attention", "nan") ||
         (key->decode && !op_wgsl_section(pre, cap, "lib_attention", "reduce")) ||
@@ -87,6 +90,10 @@ static wgt_status sdpa_kernel(wgt_context *ctx, const char *file, const wgt_tens
     key.q = (uint8_t)q->l.dtype, key.k = (uint8_t)k->l.dtype, key.v = (uint8_t)v->l.dtype;
     key.mask = (uint8_t)(mask ? mask->l.dtype : q->l.dtype);
     key.wg = key.decode ? op_workgroup_size(ctx) : 0;
+    /* WGT_ATTENTION_LOADS=4: the key loops issue four (attention_decode) or two (attention) k row
+     * loads and four v loads before using them (opt-in until the H200 measures it) */
+    const char *ld = getenv("WGT_ATTENTION_LOADS");
+    key.loads4 = ld && !strcmp(ld, "4");
     return wgt_gpu_kernel_keyed(ctx, file, &key, sizeof key, sdpa_prelude, &key, entry, NULL, 0, out);
 }
 
@@ -164,10 +171,16 @@ static int sdpa_tc_choose(wgt_context *ctx, int64_t D, int64_t Dv, sdpa_tc *tc)
         return 0;
     uint32_t smem = wgt_gpu_limits(ctx)->max_compute_workgroup_storage_size;
     if (!tc->half && smem > 16384) smem = 16384; /* llvmpipe GL: wrong results past ~16 KiB of f32 tiles */
-    static const int tiles[][2] = {{32, 64}, {32, 32}, {16, 32}, {16, 16}, {16, 8}};
+    /* the largest that fits; WGT_ATTENTION_TC_TILE=BQxBKV tries one first (tuning) */
+    int tiles[6][2] = {{0, 0}, {32, 64}, {32, 32}, {16, 32}, {16, 16}, {16, 8}};
+    const char *force = getenv("WGT_ATTENTION_TC_TILE");
+    if (!force || sscanf(force, "%dx%d", &tiles[0][0], &tiles[0][1]) != 2 || tiles[0][0] < 1 || tiles[0][0] > 128 ||
+        tiles[0][1] < 1 || tiles[0][1] > 128)
+        tiles[0][0] = tiles[0][1] = 0;
     for (size_t i = 0; i < sizeof tiles / sizeof tiles[0]; i++) {
         sdpa_tc t = *tc;
         t.bq = tiles[i][0], t.bkv = tiles[i][1];
+        if (!t.bq) continue;
         if (t.bq % t.sm || t.bkv % t.sn || t.bkv % t.sk || wg % t.bq || t.bkv % (wg / t.bq)) continue;
         if (sdpa_tc_bytes(&t, D, Dv) > smem) continue;
         *tc = t;

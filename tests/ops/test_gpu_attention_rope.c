@@ -1,6 +1,7 @@
 /* Transformer ops on the GPU against the CPU reference: sdpa (GQA/MQA, causal with a KV-cache
  * offset, float and bool masks, k/v as views into a larger cache, decode with one workgroup a head and with split keys,
- * empty keys, NaN, sliding windows; the subgroup-matrix prefill tiles, tc_cases), rope (half-split and interleaved, partial rotary dims, none/linear/llama3/YaRN
+ * empty keys, NaN, sliding windows; the subgroup-matrix prefill tiles, tc_cases; the decode cases again with
+ * WGT_ATTENTION_LOADS=4), rope (half-split and interleaved, partial rotary dims, none/linear/llama3/YaRN
  * scaling, large positions, strided x, broadcast positions) and embedding.
  * Tolerances: sdpa computes scores and the softmax in f32 (the reference in double): atol 3e-5
  * on outputs of magnitude <= 1. rope rotates in f32 with cos/sin of the f32 angle reduced to
@@ -450,6 +451,9 @@ int main(void)
     setenv("WGT_ATTENTION_TC", "0", 1); /* the f32 kernels' tolerances; tc_cases has its own */
     sdpa_cases();
     tc_cases();
+    setenv("WGT_ATTENTION_LOADS", "4", 1); /* the decode kernels with their loads issued together */
+    decode_cases();
+    unsetenv("WGT_ATTENTION_LOADS");
     int was = wgt_gpu_avoid_barriers(ctx);
     wgt_gpu_test_avoid_barriers(ctx, 1);
     decode_cases();
