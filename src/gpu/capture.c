@@ -389,21 +389,27 @@ void wgt_capture_copy(wgt_context *ctx, int clear, wgt_buffer *src, uint64_t so,
         capture_fail(ctx, WGT_ERR_OUT_OF_MEMORY, "out of host memory recording a graph");
 }
 
+/* Room for bytes more in a host byte store of *n used, *cap allocated (doubling from first). */
+static int room(uint8_t **p, uint64_t *cap, uint64_t n, uint64_t bytes, uint64_t first)
+{
+    if (n + bytes <= *cap) return 1;
+    uint64_t c = *cap ? *cap * 2 : first;
+    while (c < n + bytes) c *= 2;
+    uint8_t *q = realloc(*p, c);
+    if (!q) return 0;
+    *p = q;
+    *cap = c;
+    return 1;
+}
+
 void wgt_capture_upload(wgt_context *ctx, wgt_buffer *dst, uint64_t offset, const void *data, uint64_t bytes);
 void wgt_capture_upload(wgt_context *ctx, wgt_buffer *dst, uint64_t offset, const void *data, uint64_t bytes)
 {
     wgt_gpu_graph *g = ctx->capture->g;
     if (ctx->capture->failed || !bytes) return;
-    if (g->n_consts + bytes > g->cap_consts) {
-        uint64_t cap = g->cap_consts ? g->cap_consts * 2 : 4096;
-        while (cap < g->n_consts + bytes) cap *= 2;
-        uint8_t *q = realloc(g->consts, cap);
-        if (!q) {
-            capture_fail(ctx, WGT_ERR_OUT_OF_MEMORY, "out of host memory recording a graph's constants");
-            return;
-        }
-        g->consts = q;
-        g->cap_consts = cap;
+    if (!room(&g->consts, &g->cap_consts, g->n_consts, bytes, 4096)) {
+        capture_fail(ctx, WGT_ERR_OUT_OF_MEMORY, "out of host memory recording a graph's constants");
+        return;
     }
     gcmd *cmd = new_cmd(ctx, CMD_UPLOAD);
     if (!cmd) return;
@@ -421,16 +427,9 @@ void wgt_capture_read(wgt_context *ctx, const char *what, wgt_buffer *src, uint6
 {
     wgt_gpu_graph *g = ctx->capture->g;
     if (ctx->capture->failed || !bytes) return;
-    if (g->n_guard + bytes > g->cap_guard) {
-        uint64_t cap = g->cap_guard ? g->cap_guard * 2 : 256;
-        while (cap < g->n_guard + bytes) cap *= 2;
-        uint8_t *q = realloc(g->guard, cap);
-        if (!q) {
-            capture_fail(ctx, WGT_ERR_OUT_OF_MEMORY, "out of host memory recording a graph's reads");
-            return;
-        }
-        g->guard = q;
-        g->cap_guard = cap;
+    if (!room(&g->guard, &g->cap_guard, g->n_guard, bytes, 256)) {
+        capture_fail(ctx, WGT_ERR_OUT_OF_MEMORY, "out of host memory recording a graph's reads");
+        return;
     }
     /* named by the kernel that made what is read, when a dispatch did */
     const char *after = NULL;
