@@ -18,29 +18,8 @@
 
 #include "models/model.h"
 #include "support/check.h"
+#include "support/fixture.h"
 #include "support/collect.h"
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc(n + 1);
-    if (s && fread(s, 1, n, f) != (size_t)n) s[0] = 0;
-    if (s) s[n] = 0;
-    fclose(f);
-    return s;
-}
-
-static int ids_of(const cJSON *arr, int32_t *out, int cap)
-{
-    int n = 0;
-    const cJSON *it;
-    cJSON_ArrayForEach(it, arr) if (n < cap) out[n++] = (int32_t)it->valuedouble;
-    return n;
-}
 
 /* The converted files. differs: why llama.cpp's file cannot carry the fixture's configuration (NULL:
  * it must generate transformers' ids). */
@@ -86,8 +65,8 @@ static void check_file(wgt_context *ctx, const char *label, const char *path, co
     cJSON_ArrayForEach(c, cJSON_GetObjectItem(fx, "cases"))
     {
         int32_t prompt[256], want[256];
-        int np = ids_of(cJSON_GetObjectItem(c, "prompt_ids"), prompt, 256);
-        int nw = ids_of(cJSON_GetObjectItem(c, "greedy_ids"), want, 256);
+        int np = test_ids_of(cJSON_GetObjectItem(c, "prompt_ids"), prompt, 256);
+        int nw = test_ids_of(cJSON_GetObjectItem(c, "greedy_ids"), want, 256);
         int64_t V = m->cfg.vocab;
         wgt_model_reset(m);
         wgt_tensor *lg;
@@ -158,8 +137,8 @@ static void check_quant_file(wgt_context *ctx, const char *label, const char *pa
         cJSON_ArrayForEach(c, cJSON_GetObjectItem(fx, "cases"))
         {
             int32_t prompt[256], want[256];
-            int np = ids_of(cJSON_GetObjectItem(c, "prompt_ids"), prompt, 256);
-            int nw = ids_of(cJSON_GetObjectItem(c, "greedy_ids"), want, 256);
+            int np = test_ids_of(cJSON_GetObjectItem(c, "prompt_ids"), prompt, 256);
+            int nw = test_ids_of(cJSON_GetObjectItem(c, "greedy_ids"), want, 256);
             int64_t V = m[0]->cfg.vocab;
             float *lg[2];
             test_collect col[2] = {{.n = 0}, {.n = 0}};
@@ -212,9 +191,7 @@ int main(void)
         char path[1200], gguf[1200], label[160];
         snprintf(path, sizeof path, "%s/tests/fixtures/hf/%s/fixture.json", root, cases[i].arch);
         snprintf(gguf, sizeof gguf, "%s/tests/fixtures/llama_cpp/%s-%s.gguf", root, cases[i].arch, cases[i].type);
-        char *text = slurp(path);
-        cJSON *fx = text ? cJSON_Parse(text) : NULL;
-        free(text);
+        cJSON *fx = test_fixture_json(path);
         CHECK(fx != NULL, "fixture %s", path);
         CHECK(access(gguf, R_OK) == 0, "missing %s (tools/llama_cpp_convert.sh makes it)", gguf);
         if (!fx || access(gguf, R_OK)) {

@@ -10,29 +10,8 @@
 
 #include "models/model.h"
 #include "support/check.h"
+#include "support/fixture.h"
 #include "support/collect.h"
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc(n + 1);
-    if (s && fread(s, 1, n, f) != (size_t)n) s[0] = 0;
-    if (s) s[n] = 0;
-    fclose(f);
-    return s;
-}
-
-static int ids_of(const cJSON *arr, int32_t *out, int cap)
-{
-    int n = 0;
-    const cJSON *it;
-    cJSON_ArrayForEach(it, arr) if (n < cap) out[n++] = (int32_t)it->valuedouble;
-    return n;
-}
 
 /* Run every case of the fixture against the model at path; logits tolerance atol. */
 static void check_model(wgt_context *ctx, const char *label, const char *path, const cJSON *fx, double atol,
@@ -47,8 +26,8 @@ static void check_model(wgt_context *ctx, const char *label, const char *path, c
     cJSON_ArrayForEach(c, cases)
     {
         int32_t prompt[256], want[256];
-        int np = ids_of(cJSON_GetObjectItem(c, "prompt_ids"), prompt, 256);
-        int nw = ids_of(cJSON_GetObjectItem(c, "greedy_ids"), want, 256);
+        int np = test_ids_of(cJSON_GetObjectItem(c, "prompt_ids"), prompt, 256);
+        int nw = test_ids_of(cJSON_GetObjectItem(c, "greedy_ids"), want, 256);
         /* first-step logits */
         wgt_model_reset(m);
         wgt_tensor *lg;
@@ -145,7 +124,7 @@ static void rope_freqs_check(wgt_context *ctx, const char *root, const char *bui
              dir, src, dir, dir);
     CHECK(system(cmd) == 0, "copy %s", src);
     snprintf(path, sizeof path, "%s/config.json", dir);
-    char *cfg = slurp(path);
+    char *cfg = test_slurp(path);
     CHECK(cfg && strstr(cfg, "\"factor\": 32.0") && strstr(cfg, "\"rope_theta\": 500000.0"),
           "%s: factor 32, theta 5e5 expected", path);
     free(cfg);
@@ -168,7 +147,7 @@ static void rope_freqs_check(wgt_context *ctx, const char *root, const char *bui
     cJSON_ArrayForEach(c, cJSON_GetObjectItem(fx, "cases"))
     {
         int32_t prompt[256];
-        int np = ids_of(cJSON_GetObjectItem(c, "prompt_ids"), prompt, 256);
+        int np = test_ids_of(cJSON_GetObjectItem(c, "prompt_ids"), prompt, 256);
         int64_t V = m[0]->cfg.vocab;
         float *lg[2];
         test_collect col[2] = {{.n = 0}, {.n = 0}};
@@ -225,7 +204,7 @@ int main(void)
         char dir[1024], path[1200], label[128];
         snprintf(dir, sizeof dir, "%s/tests/fixtures/hf/%s", root, archs[a].name);
         snprintf(path, sizeof path, "%s/fixture.json", dir);
-        char *text = slurp(path);
+        char *text = test_slurp(path);
         CHECK(text != NULL, "missing fixture %s", path);
         if (!text) continue;
         cJSON *fx = cJSON_Parse(text);

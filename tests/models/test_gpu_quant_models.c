@@ -15,21 +15,8 @@
 
 #include "models/model.h"
 #include "support/check.h"
+#include "support/fixture.h"
 #include "support/collect.h"
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc(n + 1);
-    if (s && fread(s, 1, n, f) != (size_t)n) s[0] = 0;
-    if (s) s[n] = 0;
-    fclose(f);
-    return s;
-}
 
 /* First-step logits [V] and n greedy ids of prompt. */
 static wgt_status run(wgt_model *m, const int32_t *prompt, int np, int n, float *logits, test_collect *col)
@@ -176,9 +163,7 @@ int main(void)
         char dir[1024], path[1200], gguf[1200], label[128];
         snprintf(dir, sizeof dir, "%s/tests/fixtures/hf/%s", root, archs[a]);
         snprintf(path, sizeof path, "%s/fixture.json", dir);
-        char *text = slurp(path);
-        cJSON *fx = text ? cJSON_Parse(text) : NULL;
-        free(text);
+        cJSON *fx = test_fixture_json(path);
         CHECK(fx != NULL, "fixture %s", path);
         if (!fx) continue;
         int n = 0;

@@ -18,20 +18,7 @@
 #include <cjson/cJSON.h>
 
 #include "support/check.h"
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) s[0] = 0;
-    if (s) s[n] = 0;
-    fclose(f);
-    return s;
-}
+#include "support/fixture.h"
 
 /* float32 contents of a tensor of a safetensors file, transposed when asked ([a, b] -> [b, a]). */
 static float *st_f32(const wgt_safetensors *st, const char *name, int transpose, int64_t *n)
@@ -235,7 +222,7 @@ int main(void)
         char dir[1100], path[1200];
         snprintf(dir, sizeof dir, "%s/%s", base, archs[a]);
         snprintf(path, sizeof path, "%s/fixture.json", dir);
-        char *text = slurp(path);
+        char *text = test_slurp(path);
         CHECK(text != NULL, "%s: missing; make it with `python3 tools/make_train_fixtures.py tests/fixtures/train` "
                             "where torch and transformers are installed", path);
         if (!text) continue;

@@ -41,6 +41,7 @@
 #include "onnx/onnx.h"
 #include "onnx/onnx_gpu.h"
 #include "support/check.h"
+#include "support/fixture.h"
 
 /* The repository root: WGT_ROOT (tests/run.sh sets it), else from this file's path (CMake compiles
  * it by its absolute path, but a ccache with base_dir makes __FILE__ relative to the build folder). */
@@ -112,21 +113,6 @@ static void check_files(const hx_op *ops, int n)
     printf("%d rows in %d families\n", rows, files);
 }
 
-/* A whole file, or NULL. */
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = n >= 0 ? malloc((size_t)n + 1) : NULL;
-    if (buf && fread(buf, 1, (size_t)n, f) == (size_t)n) buf[n] = 0;
-    else free(buf), buf = NULL;
-    fclose(f);
-    return buf;
-}
-
 /* fn is defined (a line beginning "wgt_status fn(") in DIR/family.c. */
 static int defined_in(const char *dir, const char *family, const char *fn)
 {
@@ -134,7 +120,7 @@ static int defined_in(const char *dir, const char *family, const char *fn)
     root_dir(root, sizeof root);
     snprintf(path, sizeof path, "%s/%s/%s.c", root, dir, family);
     snprintf(def, sizeof def, "\nwgt_status %s(", fn);
-    char *text = slurp(path);
+    char *text = test_slurp(path);
     int found = text && strstr(text, def);
     free(text);
     return found;
@@ -147,7 +133,7 @@ static int file_has(const char *file, const char *prefix, const char *fn)
     root_dir(root, sizeof root);
     snprintf(path, sizeof path, "%s/%s", root, file);
     snprintf(what, sizeof what, "%s%s(", prefix, fn);
-    char *text = slurp(path);
+    char *text = test_slurp(path);
     int found = text && strstr(text, what);
     free(text);
     return found;
@@ -175,7 +161,7 @@ static void check_homes(const hx_op *ops, int n)
 /* No string literal in a file is an op's name. */
 static void check_no_names_in(const char *path)
 {
-    char *text = slurp(path);
+    char *text = test_slurp(path);
     CHECK(text != NULL, "cannot read %s", path);
     for (char *p = text ? strchr(text, '"') : NULL; p; p = strchr(p + 1, '"')) {
         char *q = strchr(p + 1, '"');
@@ -397,7 +383,7 @@ static const hx_op *row_of_reference(const hx_op *ops, int n, const char *fn)
  * each must have a device adapter. called[i]: row i's reference is called. */
 static void check_onnx_calls_in(const char *path, const hx_op *ops, int n, int *called)
 {
-    char *text = slurp(path);
+    char *text = test_slurp(path);
     CHECK(text != NULL, "cannot read %s", path);
     if (!text) return;
     static const char *const macros[] = {"OX_CALL(", "OX_HAS("};
@@ -642,7 +628,7 @@ static void check_public_api(const hx_op *ops, int n)
     char root[1024], path[1400];
     root_dir(root, sizeof root);
     snprintf(path, sizeof path, "%s/include/wgt.h", root);
-    char *text = slurp(path);
+    char *text = test_slurp(path);
     CHECK(text != NULL, "cannot read %s", path);
     if (!text) return;
     static char names[1024][64];
