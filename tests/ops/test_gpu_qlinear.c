@@ -12,101 +12,12 @@
 #include "ops/api.h"
 #include "ops/ops.h"
 #include "support/check.h"
-
-static uint64_t rng = 0x2545F4914F6CDD1Dull;
-static double uniform(double lo, double hi)
-{
-    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
-    return lo + (hi - lo) * (double)(rng >> 11) / 9007199254740992.0;
-}
-
-static int64_t compared;
-
-/* Compare y [tokens, rows] with the oracle from host x [tokens, cols] (f32), dequantised w
- * [rows, cols] and bias [rows] (or NULL).
- * Tolerance: the GPU sums cols f32 products in some order, so |error| <= cols * u * sum|x w|
- * (u = 2^-24, the bound for any summation order); Q4_K's d*sc*q - dmin*m may be fused into one
- * FMA, which moves each weight by at most u * 2 max|w| (|d*sc*q| <= 2 max|w| within a row). */
-static void compare(const char *what, const wgt_tensor *y, const float *x, const float *wd, const float *bias,
-                    int64_t tokens, int64_t rows, int64_t cols)
-{
-    float *got = malloc((size_t)(tokens * rows) * sizeof(float) + 4);
-    if (wgt_tensor_to_host(y, got, (size_t)(tokens * rows) * sizeof(float))) {
-        CHECK(0, "%s: to_host: %s", what, wgt_errmsg());
-        free(got);
-        return;
-    }
-    const double u = 1.0 / 16777216.0;
-    int bad = 0;
-    for (int64_t r = 0; r < rows; r++) {
-        double maxw = 0;
-        for (int64_t k = 0; k < cols; k++) maxw = fmax(maxw, fabs(wd[r * cols + k]));
-        for (int64_t t = 0; t < tokens; t++) {
-            double s = bias ? bias[r] : 0, mag = bias ? fabs(bias[r]) : 0, xs = 0;
-            for (int64_t k = 0; k < cols; k++) {
-                double p = (double)x[t * cols + k] * wd[r * cols + k];
-                s += p, mag += fabs(p), xs += fabs(x[t * cols + k]);
-            }
-            double tol = (double)(cols + 2) * u * mag + 2 * u * maxw * xs + 1e-30;
-            double g = got[t * rows + r];
-            compared++;
-            if (!(fabs(g - s) <= tol) && bad++ < 3)
-                CHECK(0, "%s: token %lld row %lld: got %.9g, expected %.9g (tolerance %.3g)", what, (long long)t,
-                      (long long)r, g, s, tol);
-        }
-    }
-    CHECK(bad == 0, "%s: %d of %lld values off", what, bad, (long long)(tokens * rows));
-    free(got);
-}
-
-typedef struct qw {
-    wgt_ftype type;
-    int64_t rows, cols;
-    void *blocks;
-    float *deq; /* [rows, cols] */
-} qw;
-
-/* Quantised random weights; formats wgt_quantize lacks (Q5_K) get random bytes with small f16
- * super-block scales d and dmin (its first 4 bytes). */
-static void make_weight(qw *q, wgt_ftype type, int64_t rows, int64_t cols)
-{
-    q->type = type, q->rows = rows, q->cols = cols;
-    float *f = malloc((size_t)(rows * cols) * sizeof(float));
-    for (int64_t i = 0; i < rows * cols; i++) f[i] = (float)uniform(-1, 1);
-    uint64_t bytes;
-    MUST(wgt_ftype_bytes(type, rows * cols, &bytes));
-    q->blocks = malloc(bytes);
-    q->deq = malloc((size_t)(rows * cols) * sizeof(float));
-    if (wgt_ftype_can_quantize(type))
-        MUST(wgt_quantize(type, f, q->blocks, rows * cols));
-    else {
-        uint8_t *b = q->blocks;
-        uint32_t bb = wgt_ftype_block_bytes(type);
-        for (uint64_t i = 0; i < bytes; i++) b[i] = (uint8_t)(uniform(0, 256));
-        uint16_t h = wgt_cpu_f64_to_f16(0.01);
-        for (uint64_t o = 0; o < bytes; o += bb) memcpy(b + o, &h, 2), memcpy(b + o + 2, &h, 2);
-    }
-    MUST(wgt_dequantize(type, q->blocks, q->deq, rows * cols));
-    free(f);
-}
-
-static void free_weight(qw *q)
-{
-    free(q->blocks);
-    free(q->deq);
-}
-
-static float *random_f32(int64_t n, double lo, double hi)
-{
-    float *v = malloc((size_t)(n ? n : 1) * sizeof(float));
-    for (int64_t i = 0; i < n; i++) v[i] = (float)uniform(lo, hi);
-    return v;
-}
+#include "support/linear.h"
 
 /* One case: x [tokens, cols] random, optional bias. */
-static void run_case(wgt_context *ctx, const qw *q, const wgt_tensor *w, int64_t tokens, int with_bias)
+static void run_case(wgt_context *ctx, const test_qweight *q, const wgt_tensor *w, int64_t tokens, int with_bias)
 {
-    float *x = random_f32(tokens * q->cols, -1, 1), *b = with_bias ? random_f32(q->rows, -2, 2) : NULL;
+    float *x = test_random_f32(tokens * q->cols, -1, 1), *b = with_bias ? test_random_f32(q->rows, -2, 2) : NULL;
     wgt_tensor *tx, *tb = NULL, *y;
     MUST(wgt_tensor_from_host(ctx, WGT_F32, 2, (int64_t[]){tokens, q->cols}, x, &tx));
     if (b) MUST(wgt_tensor_from_host(ctx, WGT_F32, 1, &q->rows, b, &tb));
@@ -118,7 +29,7 @@ static void run_case(wgt_context *ctx, const qw *q, const wgt_tensor *w, int64_t
     if (!st) {
         CHECK(wgt_tensor_ndim(y) == 2 && wgt_tensor_dim(y, 0) == tokens && wgt_tensor_dim(y, 1) == q->rows &&
                   wgt_tensor_dtype(y) == WGT_F32, "%s: result shape/dtype", what);
-        compare(what, y, x, q->deq, b, tokens, q->rows, q->cols);
+        test_linear_compare(what, y, x, q->deq, b, tokens, q->rows, q->cols);
     }
     wgt_tensor_free(y);
     wgt_tensor_free(tx);
@@ -134,14 +45,14 @@ static void test_formats(wgt_context *ctx)
     const int64_t toks[] = {1, 3, 7, 17, 40};
     for (int ti = 0; ti < 4; ti++)
         for (int si = 0; si < 3; si++) {
-            qw q;
-            make_weight(&q, types[ti], sizes[si][0], sizes[si][1]);
+            test_qweight q;
+            test_qweight_make(&q, types[ti], sizes[si][0], sizes[si][1]);
             wgt_tensor *w;
             MUST(wgt_qweight_upload(ctx, q.type, q.rows, q.cols, q.blocks, &w));
             for (int k = 0; k < 5; k++) run_case(ctx, &q, w, toks[k], (k + si) & 1);
             run_case(ctx, &q, w, 1, 1);
             wgt_tensor_free(w);
-            free_weight(&q);
+            test_qweight_free(&q);
         }
 }
 
@@ -156,35 +67,35 @@ static void test_unaligned(wgt_context *ctx)
         {WGT_FTYPE_Q4_K, 7, 768},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        qw q;
-        make_weight(&q, cases[i].t, cases[i].rows, cases[i].cols);
+        test_qweight q;
+        test_qweight_make(&q, cases[i].t, cases[i].rows, cases[i].cols);
         wgt_tensor *w;
         MUST(wgt_qweight_upload(ctx, q.type, q.rows, q.cols, q.blocks, &w));
         run_case(ctx, &q, w, 1, 0);
         run_case(ctx, &q, w, 5, 1);
         run_case(ctx, &q, w, 19, 0);
         wgt_tensor_free(w);
-        free_weight(&q);
+        test_qweight_free(&q);
     }
 }
 
 /* A narrow of the weight along rows (a fused QKV split), a strided x, f16 x, 3-D x. */
 static void test_views(wgt_context *ctx)
 {
-    qw q;
-    make_weight(&q, WGT_FTYPE_Q4_0, 50, 64);
+    test_qweight q;
+    test_qweight_make(&q, WGT_FTYPE_Q4_0, 50, 64);
     wgt_tensor *w, *wn;
     MUST(wgt_qweight_upload(ctx, q.type, q.rows, q.cols, q.blocks, &w));
     MUST(wgt_tensor_narrow(w, 0, 17, 21, &wn)); /* starts at byte 17 * 36 */
-    qw part = q;
+    test_qweight part = q;
     part.rows = 21;
     part.deq = q.deq + 17 * q.cols;
     run_case(ctx, &part, wn, 1, 1);
     run_case(ctx, &part, wn, 12, 0);
 
     /* Q4_K rows starting 2 bytes into their storage: the op copies them to whole words first */
-    qw k4;
-    make_weight(&k4, WGT_FTYPE_Q4_K, 3, 256);
+    test_qweight k4;
+    test_qweight_make(&k4, WGT_FTYPE_Q4_K, 3, 256);
     uint8_t *raw = calloc(3 * 144 + 4, 1);
     memcpy(raw + 2, k4.blocks, 3 * 144);
     wgt_tensor *traw, *tflat, *tk4;
@@ -197,11 +108,11 @@ static void test_views(wgt_context *ctx)
     wgt_tensor_free(tflat);
     wgt_tensor_free(traw);
     free(raw);
-    free_weight(&k4);
+    test_qweight_free(&k4);
 
     /* x given transposed: [cols, tokens] stored, viewed as [tokens, cols] */
     int64_t tokens = 6;
-    float *xt = random_f32(tokens * q.cols, -1, 1), *x = malloc((size_t)(tokens * q.cols) * sizeof(float));
+    float *xt = test_random_f32(tokens * q.cols, -1, 1), *x = malloc((size_t)(tokens * q.cols) * sizeof(float));
     for (int64_t t = 0; t < tokens; t++)
         for (int64_t k = 0; k < q.cols; k++) x[t * q.cols + k] = xt[k * tokens + t];
     wgt_tensor *tx, *txt, *y;
@@ -209,7 +120,7 @@ static void test_views(wgt_context *ctx)
     MUST(wgt_tensor_transpose(tx, 0, 1, &txt));
     wgt_status st = wgt_qlinear(txt, w, q.type, NULL, &y);
     CHECK(st == WGT_OK, "transposed x: %s", wgt_errmsg());
-    if (!st) compare("q4_0 transposed x", y, x, q.deq, NULL, tokens, q.rows, q.cols);
+    if (!st) test_linear_compare("q4_0 transposed x", y, x, q.deq, NULL, tokens, q.rows, q.cols);
     wgt_tensor_free(y);
 
     /* f16 x: the oracle gets the f16-rounded values */
@@ -225,7 +136,7 @@ static void test_views(wgt_context *ctx)
     if (!st) {
         CHECK(wgt_tensor_ndim(y) == 3 && wgt_tensor_dim(y, 0) == 2 && wgt_tensor_dim(y, 1) == 3 &&
                   wgt_tensor_dim(y, 2) == q.rows, "3-D x: result shape");
-        compare("q4_0 f16 3-D x", y, x, q.deq, NULL, tokens, q.rows, q.cols);
+        test_linear_compare("q4_0 f16 3-D x", y, x, q.deq, NULL, tokens, q.rows, q.cols);
     }
     wgt_tensor_free(y);
 
@@ -259,7 +170,7 @@ static void test_views(wgt_context *ctx)
     free(xh);
     free(x);
     free(xt);
-    free_weight(&q);
+    test_qweight_free(&q);
 }
 
 /* A weight larger than one storage binding (128 MiB here): 131072 x 1024 Q8_0 is 142.6 MB, the
@@ -294,7 +205,7 @@ static void test_large(wgt_context *ctx)
     float *wd = malloc(cols * sizeof(float)), *got = malloc((size_t)(rows * 9) * sizeof(float));
     for (int c = 0; c < 2; c++) {
         int64_t tokens = toks[c];
-        float *x = random_f32(tokens * cols, -1, 1);
+        float *x = test_random_f32(tokens * cols, -1, 1);
         wgt_tensor *tx, *y;
         MUST(wgt_tensor_from_host(ctx, WGT_F32, 2, (int64_t[]){tokens, cols}, x, &tx));
         wgt_status st = wgt_qlinear(tx, w, WGT_FTYPE_Q8_0, NULL, &y);
@@ -310,7 +221,7 @@ static void test_large(wgt_context *ctx)
                         double p = (double)x[t * cols + k] * wd[k];
                         s += p, mag += fabs(p);
                     }
-                    compared++;
+                    test_compared++;
                     double g = got[t * rows + r], tol = (double)(cols + 2) / 16777216.0 * mag;
                     if (!(fabs(g - s) <= tol) && bad++ < 3)
                         CHECK(0, "large weight: token %lld row %lld: got %.9g, expected %.9g", (long long)t,
@@ -338,21 +249,22 @@ static void run_all(wgt_context *ctx)
 
 int main(void)
 {
+    test_rng = 0x2545F4914F6CDD1Dull; /* this test's sequence since it was written */
     wgt_context *ctx;
     MUST(wgt_context_create(NULL, &ctx));
     run_all(ctx);
     test_large(ctx);
-    int64_t gpu_compared = compared;
+    int64_t gpu_compared = test_compared;
     /* 4 formats x 2 sizes x (1+3+7+17+40+1) tokens x rows, the unaligned and view cases */
     CHECK(gpu_compared > 40000, "only %lld values compared", (long long)gpu_compared);
     /* Q5_K has no kernel: the reference runs on the GPU context too (with a warning) */
-    qw q;
-    make_weight(&q, WGT_FTYPE_Q5_K, 5, 256);
+    test_qweight q;
+    test_qweight_make(&q, WGT_FTYPE_Q5_K, 5, 256);
     wgt_tensor *w;
     MUST(wgt_qweight_upload(ctx, q.type, q.rows, q.cols, q.blocks, &w));
     run_case(ctx, &q, w, 3, 1);
     wgt_tensor_free(w);
-    free_weight(&q);
+    test_qweight_free(&q);
     uint32_t wg = op_workgroup_size(ctx);
     wgt_context_free(ctx);
 
@@ -362,17 +274,17 @@ int main(void)
     dl.default_limits = 1;
     MUST(wgt_context_create(&dl, &ctx));
     if (op_workgroup_size(ctx) < wg) {
-        compared = 0;
+        test_compared = 0;
         test_unaligned(ctx);
         test_views(ctx);
-        make_weight(&q, WGT_FTYPE_Q4_K, 70, 512);
+        test_qweight_make(&q, WGT_FTYPE_Q4_K, 70, 512);
         MUST(wgt_qweight_upload(ctx, q.type, q.rows, q.cols, q.blocks, &w));
         run_case(ctx, &q, w, 40, 1);
         wgt_tensor_free(w);
-        free_weight(&q);
-        CHECK(compared > 5000, "default limits: only %lld values compared", (long long)compared);
+        test_qweight_free(&q);
+        CHECK(test_compared > 5000, "default limits: only %lld values compared", (long long)test_compared);
         printf("default limits (%u invocations per workgroup): %lld values compared\n", op_workgroup_size(ctx),
-               (long long)compared);
+               (long long)test_compared);
     } else
         printf("default limits: the same %u invocations per workgroup, no second pass\n", wg);
     wgt_context_free(ctx);
@@ -381,14 +293,14 @@ int main(void)
     wgt_context_options o = {0};
     o.backend = WGT_BACKEND_CPU;
     MUST(wgt_context_create(&o, &ctx));
-    compared = 0;
+    test_compared = 0;
     test_unaligned(ctx);
-    CHECK(compared > 1000, "cpu context: only %lld values compared", (long long)compared);
-    make_weight(&q, WGT_FTYPE_Q5_K, 5, 256);
+    CHECK(test_compared > 1000, "cpu context: only %lld values compared", (long long)test_compared);
+    test_qweight_make(&q, WGT_FTYPE_Q5_K, 5, 256);
     MUST(wgt_qweight_upload(ctx, q.type, q.rows, q.cols, q.blocks, &w));
     run_case(ctx, &q, w, 3, 1);
     wgt_tensor_free(w);
-    free_weight(&q);
+    test_qweight_free(&q);
     wgt_context_free(ctx);
     printf("%lld GPU values compared\n", (long long)gpu_compared);
     return test_finish("test_gpu_qlinear");

@@ -13,43 +13,9 @@
 #include "ops/api.h"
 #include "ops/ops.h"
 #include "support/check.h"
+#include "support/linear.h"
 
-static uint64_t rng = 0x9E3779B97F4A7C15ull;
-static double uniform(double lo, double hi)
-{
-    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
-    return lo + (hi - lo) * (double)(rng >> 11) / 9007199254740992.0;
-}
-
-static float *random_f32(int64_t n, double lo, double hi)
-{
-    float *v = malloc((size_t)(n ? n : 1) * sizeof(float));
-    for (int64_t i = 0; i < n; i++) v[i] = (float)uniform(lo, hi);
-    return v;
-}
-
-static int64_t compared;
 static const double EPS = 1e-5;
-
-typedef struct qw {
-    wgt_ftype type;
-    int64_t rows, cols;
-    void *blocks;
-    float *deq; /* [rows, cols] */
-} qw;
-
-static void make_weight(qw *q, wgt_ftype type, int64_t rows, int64_t cols)
-{
-    q->type = type, q->rows = rows, q->cols = cols;
-    float *f = random_f32(rows * cols, -1, 1);
-    uint64_t bytes;
-    MUST(wgt_ftype_bytes(type, rows * cols, &bytes));
-    q->blocks = malloc(bytes);
-    q->deq = malloc((size_t)(rows * cols) * sizeof(float));
-    MUST(wgt_quantize(type, f, q->blocks, rows * cols));
-    MUST(wgt_dequantize(type, q->blocks, q->deq, rows * cols));
-    free(f);
-}
 
 /* Host inputs of one case: x [M, Kx], gamma [K], bias [N] (f32 values, maybe stored as f16),
  * res [M, N]; NULL when absent. */
@@ -63,7 +29,7 @@ typedef struct qcase {
  * Tolerance: the GPU sums K f32 products in any order (K u sum|v w|, u = 2^-24); the prologue
  * rounds each v (silu's exp and division, the norm's scale: a few u of |v| each, 16 u allowed);
  * Q4_K's d*sc*q - dmin*m may be one FMA, moving each weight by u * 2 max|w| (as test_gpu_qlinear). */
-static void oracle(const qcase *c, const qw *q, int64_t t, int64_t n, double *val, double *tol)
+static void oracle(const qcase *c, const test_qweight *q, int64_t t, int64_t n, double *val, double *tol)
 {
     int64_t K = q->cols, Kx = c->pro == WGT_PRO_SWIGLU ? 2 * K : K;
     const float *xr = c->x + t * Kx, *wr = q->deq + n * K;
@@ -90,7 +56,7 @@ static void oracle(const qcase *c, const qw *q, int64_t t, int64_t n, double *va
 
 /* Run one case on w (the weight q, or a view of it) and compare; expect_dispatches >= 0 checks how
  * many dispatches the call recorded. */
-static void run_case(wgt_context *ctx, const char *what, const qw *q, const wgt_tensor *w, const qcase *c,
+static void run_case(wgt_context *ctx, const char *what, const test_qweight *q, const wgt_tensor *w, const qcase *c,
                      int bias_f16, int x3d, int expect_dispatches)
 {
     int64_t K = q->cols, N = q->rows, Kx = c->pro == WGT_PRO_SWIGLU ? 2 * K : K;
@@ -128,7 +94,7 @@ static void run_case(wgt_context *ctx, const char *what, const qw *q, const wgt_
             for (int64_t n = 0; n < N; n++) {
                 double v, tol;
                 oracle(c, q, t, n, &v, &tol);
-                compared++;
+                test_compared++;
                 double g = got[t * N + n];
                 if (!(fabs(g - v) <= tol) && bad++ < 3)
                     CHECK(0, "%s: token %lld row %lld: got %.9g, expected %.9g (tolerance %.3g)", what, (long long)t,
@@ -150,13 +116,13 @@ static const char *pro_name(wgt_fused_prologue pro)
 }
 
 /* Inputs for q with prologue pro and M tokens; bias and res when asked. */
-static qcase make_case(const qw *q, wgt_fused_prologue pro, int64_t M, int with_bias, int with_res)
+static qcase make_case(const test_qweight *q, wgt_fused_prologue pro, int64_t M, int with_bias, int with_res)
 {
     qcase c = {pro, M, NULL, NULL, NULL, NULL};
-    c.x = random_f32(M * q->cols * (pro == WGT_PRO_SWIGLU ? 2 : 1), -2, 2);
-    if (pro == WGT_PRO_RMS_NORM) c.gamma = random_f32(q->cols, -1.5, 1.5);
-    if (with_bias) c.bias = random_f32(q->rows, -2, 2);
-    if (with_res) c.res = random_f32(M * q->rows, -3, 3);
+    c.x = test_random_f32(M * q->cols * (pro == WGT_PRO_SWIGLU ? 2 : 1), -2, 2);
+    if (pro == WGT_PRO_RMS_NORM) c.gamma = test_random_f32(q->cols, -1.5, 1.5);
+    if (with_bias) c.bias = test_random_f32(q->rows, -2, 2);
+    if (with_res) c.res = test_random_f32(M * q->rows, -3, 3);
     return c;
 }
 
@@ -176,8 +142,8 @@ static void test_all(wgt_context *ctx, int gpu)
         {WGT_FTYPE_Q6_K, 29, 3328}, /* three steps and 32 pieces; 2730-byte rows, odd ones unaligned */
     };
     for (size_t i = 0; i < sizeof ws / sizeof ws[0]; i++) {
-        qw q;
-        make_weight(&q, ws[i].t, ws[i].rows, ws[i].cols);
+        test_qweight q;
+        test_qweight_make(&q, ws[i].t, ws[i].rows, ws[i].cols);
         wgt_tensor *w;
         MUST(wgt_qweight_upload(ctx, q.type, q.rows, q.cols, q.blocks, &w));
         for (int pro = WGT_PRO_NONE; pro <= WGT_PRO_SWIGLU; pro++)
@@ -207,12 +173,12 @@ static void test_all(wgt_context *ctx, int gpu)
  * (composed), and the refusals. */
 static void test_views(wgt_context *ctx, int gpu)
 {
-    qw q;
-    make_weight(&q, WGT_FTYPE_Q8_0, 40, 1088);
+    test_qweight q;
+    test_qweight_make(&q, WGT_FTYPE_Q8_0, 40, 1088);
     wgt_tensor *w, *wn;
     MUST(wgt_qweight_upload(ctx, q.type, q.rows, q.cols, q.blocks, &w));
     MUST(wgt_tensor_narrow(w, 0, 11, 21, &wn));
-    qw part = q;
+    test_qweight part = q;
     part.rows = 21;
     part.deq = q.deq + 11 * q.cols;
     qcase c = make_case(&part, WGT_PRO_RMS_NORM, 1, 1, 1);
@@ -239,7 +205,7 @@ static void test_views(wgt_context *ctx, int gpu)
         for (int64_t n = 0; n < q.rows; n++) {
             double v, tol;
             oracle(&c, &q, 0, n, &v, &tol);
-            compared++;
+            test_compared++;
             bad += !(fabs(got[n] - v) <= tol);
         }
         CHECK(bad == 0, "strided x: %d values off", bad);
@@ -283,7 +249,7 @@ int main(void)
     MUST(wgt_context_create(NULL, &ctx));
     test_all(ctx, 1);
     test_views(ctx, 1);
-    int64_t gpu_compared = compared;
+    int64_t gpu_compared = test_compared;
     CHECK(gpu_compared > 2500, "only %lld values compared", (long long)gpu_compared);
     uint32_t wg = op_workgroup_size(ctx);
     wgt_context_free(ctx);
@@ -293,11 +259,11 @@ int main(void)
     dl.default_limits = 1;
     MUST(wgt_context_create(&dl, &ctx));
     if (op_workgroup_size(ctx) < wg) {
-        compared = 0;
+        test_compared = 0;
         test_all(ctx, 1);
         test_views(ctx, 1);
         printf("default limits (%u invocations per workgroup): %lld values compared\n", op_workgroup_size(ctx),
-               (long long)compared);
+               (long long)test_compared);
     } else
         printf("default limits: the same %u invocations per workgroup, no second pass\n", wg);
     wgt_context_free(ctx);
@@ -306,9 +272,9 @@ int main(void)
     wgt_context_options o = {0};
     o.backend = WGT_BACKEND_CPU;
     MUST(wgt_context_create(&o, &ctx));
-    compared = 0;
+    test_compared = 0;
     test_views(ctx, 0);
-    CHECK(compared > 40, "cpu context: only %lld values compared", (long long)compared);
+    CHECK(test_compared > 40, "cpu context: only %lld values compared", (long long)test_compared);
     wgt_context_free(ctx);
     printf("%lld GPU values compared\n", (long long)gpu_compared);
     return test_finish("test_gpu_qlinear_fused");

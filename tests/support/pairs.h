@@ -10,15 +10,7 @@
 
 #include "ops/ops.h"
 #include "support/check.h"
-
-static uint64_t test_rng = 0x9E3779B97F4A7C15ull;
-
-/* xorshift64: uniform in [lo, hi) */
-static inline double test_uniform(double lo, double hi)
-{
-    test_rng ^= test_rng << 13, test_rng ^= test_rng >> 7, test_rng ^= test_rng << 17;
-    return lo + (hi - lo) * (double)(test_rng >> 11) / 9007199254740992.0;
-}
+#include "support/rng.h"
 
 /* A host tensor and its device copy. */
 typedef struct test_pair {
