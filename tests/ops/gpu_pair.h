@@ -122,6 +122,16 @@ static int pair_compare(const char *what, const wgt_tensor *g, const wgt_tensor 
         wgt_tensor_free(y_[0]), wgt_tensor_free(y_[1]);                                            \
     } while (0)
 
+/* DIFF of a call that gives values and indices (CALL writes iv[S] too): the indices are compared
+ * as well. */
+#define DIFF_IX(what, CALL)                                                                        \
+    do {                                                                                           \
+        wgt_tensor *iv[2] = {NULL, NULL};                                                          \
+        DIFF(what, 0, 0, CALL);                                                                    \
+        if (iv[0] && iv[1]) pair_compare(what, iv[0], iv[1], 0, 0);                                \
+        wgt_tensor_free(iv[0]), wgt_tensor_free(iv[1]);                                            \
+    } while (0)
+
 static const wgt_dtype all_dtypes[] = {WGT_F32, WGT_F16, WGT_BF16, WGT_I32, WGT_U32, WGT_I8, WGT_U8, WGT_BOOL, WGT_I64};
 #define N_DTYPES (int)(sizeof all_dtypes / sizeof all_dtypes[0])
 

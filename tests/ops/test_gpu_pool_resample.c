@@ -215,14 +215,8 @@ static void pools(void)
                     wgt_pool_params q = p;
                     if (sp == 1) q.kernel[0] = p.kernel[1], q.stride[0] = p.stride[1], q.padding[0] = p.padding[1],
                                  q.dilation[0] = p.dilation[1];
-                    wgt_tensor *idx[2] = {NULL, NULL};
                     snprintf(what, sizeof what, "max_pool%dd geometry %d %s", sp, gi, names[i]);
-                    DIFF(what, 0, 0, wgt_max_pool(x[S], sp, &q, &y_[S], &idx[S]));
-                    if (idx[0] && idx[1]) {
-                        snprintf(what, sizeof what, "max_pool%dd indices geometry %d %s", sp, gi, names[i]);
-                        pair_compare(what, idx[0], idx[1], 0, 0);
-                    }
-                    wgt_tensor_free(idx[0]), wgt_tensor_free(idx[1]);
+                    DIFF_IX(what, wgt_max_pool(x[S], sp, &q, &y_[S], &iv[S]));
                     if (!isf) continue;
                     q.dilation[0] = q.dilation[1] = 1;
                     for (int cip = 0; cip < 3; cip++) {
@@ -237,11 +231,8 @@ static void pools(void)
             for (int oi = 0; oi < 4; oi++)
                 for (int sp = 1; sp <= 2; sp++) {
                     const int64_t *os = sp == 2 ? osz[oi] : osz[oi] + 1;
-                    wgt_tensor *idx[2] = {NULL, NULL};
                     snprintf(what, sizeof what, "adaptive_max_pool%dd %lld %s", sp, (long long)os[0], names[i]);
-                    DIFF(what, 0, 0, wgt_adaptive_max_pool(x[S], sp, os, &y_[S], &idx[S]));
-                    if (idx[0] && idx[1]) pair_compare(what, idx[0], idx[1], 0, 0);
-                    wgt_tensor_free(idx[0]), wgt_tensor_free(idx[1]);
+                    DIFF_IX(what, wgt_adaptive_max_pool(x[S], sp, os, &y_[S], &iv[S]));
                     if (!isf) continue;
                     snprintf(what, sizeof what, "adaptive_avg_pool%dd %lld %s", sp, (long long)os[0], names[i]);
                     DIFF(what, 1e-6, rtol_of(dt), wgt_adaptive_avg_pool(x[S], sp, os, &y_[S]));
@@ -280,22 +271,16 @@ static void resamples(void)
                 /* cubic overshoots: its f32 sums of 16 terms against double */
                 double atol = m == WGT_INTERP_CUBIC ? 1e-5 : 1e-6;
                 for (int align = 0; align < (m >= WGT_INTERP_LINEAR ? 2 : 1); align++)
-                    for (int sp = 1; sp <= 2; sp++) {
-                        for (int si = 0; si < 5; si++) {
-                            const int64_t *sz = sp == 2 ? sizes[si] : sizes[si] + 1;
-                            snprintf(what, sizeof what, "interpolate %s %dd size %lld align %d %s",
-                                     wgt_interp_mode_name(m), sp, (long long)sz[0], align, names[i]);
-                            DIFF(what, atol, rtol_of(dt),
-                                 wgt_interpolate(x[S], sp, (wgt_interp_mode)m, sz, NULL, align, &y_[S]));
+                    for (int sp = 1; sp <= 2; sp++)
+                        for (int si = 0; si < 8; si++) { /* 5 output sizes, then 3 scales */
+                            const int64_t *sz = si < 5 ? sizes[si] + (2 - sp) : NULL;
+                            const double *sc = si < 5 ? NULL : scales[si - 5] + (2 - sp);
+                            int k = snprintf(what, sizeof what, "interpolate %s %dd ", wgt_interp_mode_name(m), sp);
+                            if (sz) k += snprintf(what + k, sizeof what - k, "size %lld", (long long)sz[0]);
+                            else k += snprintf(what + k, sizeof what - k, "scale %g", sc[0]);
+                            snprintf(what + k, sizeof what - k, " align %d %s", align, names[i]);
+                            DIFF(what, atol, rtol_of(dt), wgt_interpolate(x[S], sp, (wgt_interp_mode)m, sz, sc, align, &y_[S]));
                         }
-                        for (int si = 0; si < 3; si++) {
-                            const double *sc = sp == 2 ? scales[si] : scales[si] + 1;
-                            snprintf(what, sizeof what, "interpolate %s %dd scale %g align %d %s",
-                                     wgt_interp_mode_name(m), sp, sc[0], align, names[i]);
-                            DIFF(what, atol, rtol_of(dt),
-                                 wgt_interpolate(x[S], sp, (wgt_interp_mode)m, NULL, sc, align, &y_[S]));
-                        }
-                    }
             }
             if (!isf) continue;
             /* grid_sample: points spread past [-1, 1] (padding modes matter), on a transposed grid too */

@@ -160,6 +160,40 @@ static void hand_checked(void)
 
 /* ---- differential --------------------------------------------------------------------------- */
 
+/* unique of v with its inverse, counts and first indices, all compared. */
+static void diff_unique(const char *what, pair v)
+{
+    char part[200];
+    wgt_tensor *inv[2] = {NULL, NULL}, *cnt[2] = {NULL, NULL}, *fst[2] = {NULL, NULL};
+    DIFF(what, 0, 0, wgt_unique(v.t[S], &y_[S], &inv[S], &cnt[S], &fst[S]));
+    wgt_tensor *const *outs[3] = {inv, cnt, fst};
+    static const char *const names[3] = {"inverse", "counts", "first"};
+    for (int o = 0; o < 3; o++) {
+        snprintf(part, sizeof part, "%s %s", what, names[o]);
+        if (outs[o][0] && outs[o][1]) pair_compare(part, outs[o][0], outs[o][1], 0, 0);
+    }
+    for (int s = 0; s < 2; s++) wgt_tensor_free(inv[s]), wgt_tensor_free(cnt[s]), wgt_tensor_free(fst[s]);
+}
+
+/* searchsorted of vals into the rows of sq (each sorted), and into the rows of x through their
+ * sorter perm; bucketize of vals transposed (a strided input) into row r of sq; left and right. */
+static void diff_search(const char *tag, pair sq, pair x, pair vals, pair perm, int64_t r)
+{
+    char what[200];
+    int64_t flat = wgt_tensor_shape(sq.t[0])[1];
+    for (int right = 0; right < 2; right++) {
+        snprintf(what, sizeof what, "%s searchsorted right %d", tag, right);
+        DIFF(what, 0, 0, wgt_searchsorted(sq.t[S], vals.t[S], right, NULL, &y_[S]));
+        snprintf(what, sizeof what, "%s searchsorted sorter right %d", tag, right);
+        DIFF(what, 0, 0, wgt_searchsorted(x.t[S], vals.t[S], right, perm.t[S], &y_[S]));
+        pair row = pair_narrow(sq, 0, r, 1), b, vt = pair_transpose(vals, 0, 1);
+        for (int s = 0; s < 2; s++) MUST(wgt_tensor_reshape(row.t[s], 1, &flat, &b.t[s]));
+        snprintf(what, sizeof what, "%s bucketize right %d (values transposed)", tag, right);
+        DIFF(what, 0, 0, wgt_bucketize(vt.t[S], b.t[S], right, &y_[S]));
+        pair_free(vt), pair_free(b), pair_free(row);
+    }
+}
+
 static void diff_dtype(wgt_dtype dt)
 {
     char what[160];
@@ -183,39 +217,21 @@ static void diff_dtype(wgt_dtype dt)
         for (int dim = 0; dim < 2; dim++) {
             for (int desc = 0; desc < 2; desc++) {
                 snprintf(what, sizeof what, "sort %s view %d dim %d desc %d", dn, vi, dim, desc);
-                wgt_tensor *iv[2] = {NULL, NULL};
-                DIFF(what, 0, 0, wgt_sort(v.t[S], dim, desc, &y_[S], &iv[S]));
-                snprintf(what, sizeof what, "sort indices %s view %d dim %d desc %d", dn, vi, dim, desc);
-                if (iv[0] && iv[1]) pair_compare(what, iv[0], iv[1], 0, 0);
-                wgt_tensor_free(iv[0]), wgt_tensor_free(iv[1]);
+                DIFF_IX(what, wgt_sort(v.t[S], dim, desc, &y_[S], &iv[S]));
             }
             for (int largest = 0; largest < 2; largest++) {
                 snprintf(what, sizeof what, "topk %s view %d dim %d largest %d", dn, vi, dim, largest);
-                wgt_tensor *iv[2] = {NULL, NULL};
-                DIFF(what, 0, 0, wgt_topk(v.t[S], 5, dim, largest, 1, &y_[S], &iv[S]));
-                if (iv[0] && iv[1]) pair_compare(what, iv[0], iv[1], 0, 0);
-                wgt_tensor_free(iv[0]), wgt_tensor_free(iv[1]);
+                DIFF_IX(what, wgt_topk(v.t[S], 5, dim, largest, 1, &y_[S], &iv[S]));
             }
             snprintf(what, sizeof what, "argsort %s view %d dim %d", dn, vi, dim);
             DIFF(what, 0, 0, wgt_argsort(v.t[S], dim, 0, &y_[S]));
             snprintf(what, sizeof what, "kthvalue %s view %d dim %d", dn, vi, dim);
-            wgt_tensor *iv[2] = {NULL, NULL};
-            DIFF(what, 0, 0, wgt_kthvalue(v.t[S], 4, dim, 1, &y_[S], &iv[S]));
-            if (iv[0] && iv[1]) pair_compare(what, iv[0], iv[1], 0, 0);
-            wgt_tensor_free(iv[0]), wgt_tensor_free(iv[1]);
-            iv[0] = iv[1] = NULL;
+            DIFF_IX(what, wgt_kthvalue(v.t[S], 4, dim, 1, &y_[S], &iv[S]));
             snprintf(what, sizeof what, "median %s view %d dim %d", dn, vi, dim);
-            DIFF(what, 0, 0, wgt_median(v.t[S], dim, 0, &y_[S], &iv[S]));
-            if (iv[0] && iv[1]) pair_compare(what, iv[0], iv[1], 0, 0);
-            wgt_tensor_free(iv[0]), wgt_tensor_free(iv[1]);
+            DIFF_IX(what, wgt_median(v.t[S], dim, 0, &y_[S], &iv[S]));
         }
-        wgt_tensor *inv[2] = {NULL, NULL}, *cnt[2] = {NULL, NULL}, *fst[2] = {NULL, NULL};
         snprintf(what, sizeof what, "unique %s view %d", dn, vi);
-        DIFF(what, 0, 0, wgt_unique(v.t[S], &y_[S], &inv[S], &cnt[S], &fst[S]));
-        if (inv[0] && inv[1]) pair_compare("unique inverse", inv[0], inv[1], 0, 0);
-        if (cnt[0] && cnt[1]) pair_compare("unique counts", cnt[0], cnt[1], 0, 0);
-        if (fst[0] && fst[1]) pair_compare("unique first", fst[0], fst[1], 0, 0);
-        for (int s = 0; s < 2; s++) wgt_tensor_free(inv[s]), wgt_tensor_free(cnt[s]), wgt_tensor_free(fst[s]);
+        diff_unique(what, v);
     }
     /* searchsorted: rows of a sorted sequence [37, 53] (sorted on the reference side, copied) */
     if (dt != WGT_BOOL) {
@@ -234,20 +250,8 @@ static void diff_dtype(wgt_dtype dt)
         pair vals = pair_rand(dt, 2, vshape, lo - 1, hi + 1, 1);
         pair perm;
         for (int s = 0; s < 2; s++) MUST(wgt_argsort(x.t[s], 1, 0, &perm.t[s]));
-        for (int right = 0; right < 2; right++) {
-            snprintf(what, sizeof what, "searchsorted %s right %d", dn, right);
-            DIFF(what, 0, 0, wgt_searchsorted(sq.t[S], vals.t[S], right, NULL, &y_[S]));
-            snprintf(what, sizeof what, "searchsorted sorter %s right %d", dn, right);
-            DIFF(what, 0, 0, wgt_searchsorted(x.t[S], vals.t[S], right, perm.t[S], &y_[S]));
-        }
-        pair row = pair_narrow(sq, 0, 3, 1);
-        int64_t flat = 53;
-        pair b;
-        for (int s = 0; s < 2; s++) MUST(wgt_tensor_reshape(row.t[s], 1, &flat, &b.t[s]));
-        snprintf(what, sizeof what, "bucketize %s (values transposed)", dn);
-        pair vt = pair_transpose(vals, 0, 1);
-        DIFF(what, 0, 0, wgt_bucketize(vt.t[S], b.t[S], 0, &y_[S]));
-        pair_free(vt), pair_free(b), pair_free(row), pair_free(vals), pair_free(perm), pair_free(sq);
+        diff_search(dn, sq, x, vals, perm, 3);
+        pair_free(vals), pair_free(perm), pair_free(sq);
     }
     if (op_is_float(dt)) {
         pair r = pair_rand(dt, 2, shape, -3, 3, 1);
@@ -394,32 +398,18 @@ static void wide_i64(void)
                 int dim = vi ? 0 : 1; /* along the long rows */
                 pair v = views[vi];
                 for (int desc = 0; desc < 2; desc++) {
-                    wgt_tensor *iv[2] = {NULL, NULL};
                     snprintf(what, sizeof what, "i64 sort [%lld, %lld] pool %d view %d desc %d", (long long)shapes[sh][0],
                              (long long)shapes[sh][1], distinct, vi, desc);
-                    DIFF(what, 0, 0, wgt_sort(v.t[S], dim, desc, &y_[S], &iv[S]));
-                    if (iv[0] && iv[1]) pair_compare(what, iv[0], iv[1], 0, 0);
-                    wgt_tensor_free(iv[0]), wgt_tensor_free(iv[1]);
-                    iv[0] = iv[1] = NULL;
+                    DIFF_IX(what, wgt_sort(v.t[S], dim, desc, &y_[S], &iv[S]));
                     snprintf(what, sizeof what, "i64 topk 9 pool %d view %d largest %d", distinct, vi, desc);
-                    DIFF(what, 0, 0, wgt_topk(v.t[S], 9, dim, desc, 1, &y_[S], &iv[S]));
-                    if (iv[0] && iv[1]) pair_compare(what, iv[0], iv[1], 0, 0);
-                    wgt_tensor_free(iv[0]), wgt_tensor_free(iv[1]);
+                    DIFF_IX(what, wgt_topk(v.t[S], 9, dim, desc, 1, &y_[S], &iv[S]));
                 }
-                wgt_tensor *iv[2] = {NULL, NULL};
                 snprintf(what, sizeof what, "i64 median pool %d view %d", distinct, vi);
-                DIFF(what, 0, 0, wgt_median(v.t[S], dim, 1, &y_[S], &iv[S]));
-                if (iv[0] && iv[1]) pair_compare(what, iv[0], iv[1], 0, 0);
-                wgt_tensor_free(iv[0]), wgt_tensor_free(iv[1]);
+                DIFF_IX(what, wgt_median(v.t[S], dim, 1, &y_[S], &iv[S]));
                 snprintf(what, sizeof what, "i64 kthvalue 5 pool %d view %d", distinct, vi);
                 DIFF(what, 0, 0, wgt_kthvalue(v.t[S], 5, dim, 0, &y_[S], NULL));
-                wgt_tensor *inv[2] = {NULL, NULL}, *cnt[2] = {NULL, NULL}, *fst[2] = {NULL, NULL};
                 snprintf(what, sizeof what, "i64 unique pool %d view %d", distinct, vi);
-                DIFF(what, 0, 0, wgt_unique(v.t[S], &y_[S], &inv[S], &cnt[S], &fst[S]));
-                if (inv[0] && inv[1]) pair_compare("i64 unique inverse", inv[0], inv[1], 0, 0);
-                if (cnt[0] && cnt[1]) pair_compare("i64 unique counts", cnt[0], cnt[1], 0, 0);
-                if (fst[0] && fst[1]) pair_compare("i64 unique first", fst[0], fst[1], 0, 0);
-                for (int s = 0; s < 2; s++) wgt_tensor_free(inv[s]), wgt_tensor_free(cnt[s]), wgt_tensor_free(fst[s]);
+                diff_unique(what, v);
             }
             if (sh == 0) {
                 /* searchsorted into the sorted rows, and through an i64 sorter (argsort's order);
@@ -433,20 +423,8 @@ static void wide_i64(void)
                     MUST(wgt_tensor_cast(pi, WGT_I64, &perm.t[s]));
                     wgt_tensor_free(pi);
                 }
-                for (int right = 0; right < 2; right++) {
-                    snprintf(what, sizeof what, "i64 searchsorted pool %d right %d", distinct, right);
-                    DIFF(what, 0, 0, wgt_searchsorted(sq.t[S], vals.t[S], right, NULL, &y_[S]));
-                    snprintf(what, sizeof what, "i64 searchsorted i64 sorter pool %d right %d", distinct, right);
-                    DIFF(what, 0, 0, wgt_searchsorted(x.t[S], vals.t[S], right, perm.t[S], &y_[S]));
-                    pair row = pair_narrow(sq, 0, 7, 1);
-                    int64_t flat = 37;
-                    pair b;
-                    for (int s = 0; s < 2; s++) MUST(wgt_tensor_reshape(row.t[s], 1, &flat, &b.t[s]));
-                    pair vt = pair_transpose(vals, 0, 1);
-                    snprintf(what, sizeof what, "i64 bucketize pool %d right %d", distinct, right);
-                    DIFF(what, 0, 0, wgt_bucketize(vt.t[S], b.t[S], right, &y_[S]));
-                    pair_free(vt), pair_free(b), pair_free(row);
-                }
+                snprintf(what, sizeof what, "i64 pool %d (i64 sorter)", distinct);
+                diff_search(what, sq, x, vals, perm, 7);
                 pair_free(vals), pair_free(sq), pair_free(perm);
             }
             pair_free(xt), pair_free(x);
