@@ -500,6 +500,21 @@ const void *wgt_gpu_graph_note(const wgt_gpu_graph *g, int i, int kind)
     return g->cmds[i].note;
 }
 
+const wgt_binding *wgt_gpu_graph_dispatch(const wgt_gpu_graph *g, int i, int *n, const uint8_t **params,
+                                         uint32_t grid[3], int *patched, const wgt_kernel **kernel)
+{
+    if (i < 0 || i >= g->n_cmds || g->cmds[i].kind != CMD_DISPATCH || !g->cmds[i].kernel->has_uniform) return NULL;
+    const gcmd *c = &g->cmds[i];
+    *n = c->n;
+    *params = g->uniforms + (size_t)c->slot * WGT_UNIFORM_SLOT;
+    grid[0] = c->gx, grid[1] = c->gy, grid[2] = c->gz;
+    *patched = 0;
+    *kernel = c->kernel;
+    for (int f = 0; f < g->n_fields; f++)
+        if (g->fields[f].slot == c->slot) *patched = 1;
+    return c->b;
+}
+
 int wgt_gpu_graph_buffer_private(const wgt_gpu_graph *g, const wgt_buffer *b, int first, int last)
 {
     if (!b->parked) return 0; /* someone still holds a tensor on it (an output of the graph) */

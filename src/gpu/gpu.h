@@ -364,6 +364,11 @@ typedef wgt_status (*wgt_gpu_rewrite_fn)(wgt_context *ctx, wgt_gpu_graph *g);
 int wgt_gpu_graph_n_cmds(const wgt_gpu_graph *g);
 const void *wgt_gpu_graph_note(const wgt_gpu_graph *g, int i, int kind);
 int wgt_gpu_graph_buffer_private(const wgt_gpu_graph *g, const wgt_buffer *b, int first, int last);
+/* Dispatch i (one with parameters; else NULL): its bindings (*n of them), uniform bytes
+ * (WGT_UNIFORM_SLOT), grid, whether a scalar field is patched into them (*patched), kernel. */
+const wgt_binding *wgt_gpu_graph_dispatch(const wgt_gpu_graph *g, int i, int *n, const uint8_t **params,
+                                         uint32_t grid[3], int *patched, const wgt_kernel **kernel);
+
 wgt_status wgt_gpu_graph_replace(wgt_gpu_graph *g, int first, int last, const wgt_kernel *k, const void *params,
                                  uint32_t params_size, const wgt_binding *bindings, int n_bindings, uint32_t gx,
                                  uint32_t gy, uint32_t gz);

@@ -41,6 +41,28 @@ typedef struct ew_note {
     ew_note_tensor in[3], out; /* out: contiguous from offset 0 */
 } ew_note;
 
+/* What a reduction or normalisation dispatch says about itself (reduce.c, norm.c), so that the
+ * elementwise chain before it (a prologue: its input computed at each load) and after it (an
+ * epilogue: its output's consumers applied at each store) fuse into its kernel. The kernel reads
+ * its input only through a loader `fn LD(i: u32) -> LD_TYPE` (element i of binding `in`) and
+ * writes its output only through a storer `fn ST(w: u32, v: array<ST_TYPE, 4>)` (word w of binding
+ * `out`); prelude(key, extra, skip_ld, skip_st) makes its prelude with `extra` appended and the
+ * loader / storer left out (extra then defines them). The kernel's Params has `zero` (0) and it
+ * defines nan_f() and inf_f() as elementwise_ops.wgsl does. */
+#define EW_HOST_NOTE 2
+typedef char *(*ew_host_prelude_fn)(const void *key, const char *extra, int skip_ld, int skip_st);
+typedef struct ew_host_note {
+    ew_host_prelude_fn prelude;
+    uint8_t key[32];
+    const char *file, *name;  /* the kernel file (src/kernels/FILE.wgsl); the op, for the fused name */
+    int n_bind;               /* its storage bindings, 1..n_bind, all bound by the dispatch */
+    uint32_t unused;          /* bit b: binding b + 1 is not read by this dispatch (a placeholder) */
+    int in, out;              /* the input's and output's binding (index into the dispatch's bindings) */
+    const char *in_var, *ld, *ld_type, *out_var, *st, *st_type;
+    wgt_dtype in_dt, out_dt;
+    int64_t out_numel;        /* elements of the output tensor */
+} ew_host_note;
+
 /* Append fn FNAME(a, b, c: CI_T) -> CO_T computing one op (elementwise.c). */
 void ew_op_fn(char *buf, size_t cap, const char *fname, const char *init, int family, const char *ci,
               const char *ci_t, const char *co_t, wgt_dtype out_dt, const char *opx);

@@ -144,57 +144,66 @@ static void convert_expr(char *e, size_t cap, const char *raw, wgt_dtype dt, con
     else snprintf(e, cap, "%s(%s)", ci, raw);
 }
 
-typedef struct fused {
-    wgt_buffer *ext[WGT_MAX_BINDINGS]; /* the run's inputs, one binding per storage */
-    uint64_t ext_bytes[WGT_MAX_BINDINGS];
-    int n_ext;
-    int live[FUSE_MAX_STAGES]; /* stage s is written: its binding y(live[s] - 1); 0: kept in registers */
-    int n_live, pack;
-} fused;
+/* The storages a generated kernel reads the chains' inputs from, one binding each, and the WGSL
+ * variable each is read through. */
+typedef struct ext_table {
+    wgt_buffer *buf[WGT_MAX_BINDINGS];
+    uint64_t bytes[WGT_MAX_BINDINGS];
+    char name[WGT_MAX_BINDINGS][16];
+    int n;
+} ext_table;
 
-static int ext_index(fused *f, const ew_note_tensor *t)
+static int ext_index(const ext_table *x, const wgt_buffer *b)
 {
-    for (int i = 0; i < f->n_ext; i++)
-        if (f->ext[i] == t->buf) return i;
+    for (int i = 0; i < x->n; i++)
+        if (x->buf[i] == b) return i;
     return -1;
 }
 
-/* The prelude of run r's kernel. */
-static char *fused_prelude(wgt_context *ctx, const run *r, const fused *f)
+/* A chain as one generated kernel sees it: its stages' functions are named PREFIX "stage" s, its
+ * loaders PREFIX "l" s "_" i, its values PREFIX "v" s. `given` (or NULL): a buffer whose values
+ * the chain does not load but takes from the WGSL expression given_expr (compute type of
+ * given_dt: the reduction's value at the element, in an epilogue). live: stage s is written
+ * (to private array o(live[s] - 1)) in the elementwise kernel; NULL elsewhere. */
+typedef struct chain {
+    const run *r;
+    const char *prefix;
+    const wgt_buffer *given;
+    const char *given_expr;
+    wgt_dtype given_dt;
+    const int *live;
+} chain;
+
+/* Add each input storage of c's stages that the chain does not make (nor takes as given) to x,
+ * named NAME0 for the first new one when name0 is set, else FMT with its index. Returns 0 when
+ * more than `room` would be needed. */
+static int chain_inputs(const chain *c, ext_table *x, const char *name0, const char *fmt, int room)
 {
-    size_t cap = FUSE_PRELUDE_CAP, used = 0;
-    char *pre = malloc(cap);
-    if (!pre) return NULL;
-    const char *lib = op_wgsl_lib(), *ops = wgt_gpu_kernel_text("elementwise_ops");
-    const char *cut = ops ? strstr(ops, "\n// ---- i64 ----") : NULL;
-    int ops_len = ops ? (cut ? (int)(cut - ops) : (int)strlen(ops)) : 0;
-    pre[0] = 0;
-    APPEND("%s\n%.*s\nconst PACK: u32 = %du;\nconst WG: u32 = %uu;\n", lib ? lib : "", ops_len, ops ? ops : "", f->pack,
-           op_workgroup_size(ctx));
-    /* round to nearest even on the upper 16 bits; NaN stays a quiet NaN (ops.c's bf16 storer) */
-    APPEND("fn fz_bf16(x: f32) -> u32 {\n  let b = bitcast<u32>(x);\n"
-           "  return select((b + 0x7fffu + ((b >> 16u) & 1u)) >> 16u, (b >> 16u) | 0x40u, (b & 0x7fffffffu) > 0x7f800000u);\n}\n");
-    for (int i = 0; i < f->n_ext; i++)
-        APPEND("@group(0) @binding(%d) var<storage, read> x%d: array<u32>;\n", i + 1, i);
-    for (int s = 0, o = 0; s < r->n; s++) {
-        if (!f->live[s]) continue;
+    const run *r = c->r;
+    for (int s = 0; s < r->n; s++) {
         const ew_note *n = r->st[s];
-        const char *co = op_compute_type(n->out.dt);
-        char name[16], bind[16];
-        snprintf(bind, sizeof bind, "y%d", o);
-        snprintf(name, sizeof name, "sy%d", o);
-        APPEND("@group(0) @binding(%d) var<storage, read_write> y%d: array<u32>;\nvar<private> o%d: array<%s, 4>;\n",
-               f->n_ext + 1 + o, o, o, co);
-        op_wgsl_storer(pre, cap, name, bind, n->out.dt, co);
-        used = strlen(pre);
-        o++;
+        for (int i = 0; i < n->n_in; i++) {
+            wgt_buffer *b = n->in[i].buf;
+            if (producer(r, s, b) >= 0 || b == c->given || ext_index(x, b) >= 0) continue;
+            if (x->n >= room) return 0;
+            x->bytes[x->n] = n->in[i].bytes;
+            if (name0) snprintf(x->name[x->n], sizeof x->name[0], "%s", name0), name0 = NULL;
+            else snprintf(x->name[x->n], sizeof x->name[0], fmt, x->n);
+            x->buf[x->n++] = b;
+        }
     }
-    /* the stages' op functions, and a loader per (stage, input) read from the graph */
+    return 1;
+}
+
+/* Append c's op functions (one per stage) and input loaders. */
+static void chain_fns(char *pre, size_t cap, const chain *c, const ext_table *x)
+{
+    const run *r = c->r;
     for (int s = 0; s < r->n; s++) {
         const ew_note *n = r->st[s];
         const char *ci = ci_type(n->ci), *co = op_compute_type(n->out.dt);
-        char fname[16], init[300], opx[16];
-        snprintf(fname, sizeof fname, "stage%d", s);
+        char fname[24], init[300], opx[16];
+        snprintf(fname, sizeof fname, "%sstage%d", c->prefix, s);
         uint32_t fb[4];
         memcpy(fb, n->fp, sizeof fb);
         /* from p.zero: an infinite or NaN bound cannot be a constant expression */
@@ -203,17 +212,21 @@ static char *fused_prelude(wgt_context *ctx, const run *r, const fused *f)
                  n->ib[0], n->ib[1]);
         snprintf(opx, sizeof opx, "%uu", n->op);
         ew_op_fn(pre, cap, fname, init, n->fam, ci, ci, co, n->out.dt, opx);
-        used = strlen(pre);
         for (int i = 0; i < n->n_in; i++) {
-            if (producer(r, s, n->in[i].buf) >= 0) continue;
-            char lname[16], bind[16];
-            snprintf(lname, sizeof lname, "l%d_%d", s, i);
-            snprintf(bind, sizeof bind, "x%d", ext_index((fused *)f, &n->in[i]));
-            op_wgsl_loader(pre, cap, lname, bind, n->in[i].dt, raw_type(n->in[i].dt));
-            used = strlen(pre);
+            if (producer(r, s, n->in[i].buf) >= 0 || n->in[i].buf == c->given) continue;
+            char lname[24];
+            snprintf(lname, sizeof lname, "%sl%d_%d", c->prefix, s, i);
+            op_wgsl_loader(pre, cap, lname, x->name[ext_index(x, n->in[i].buf)], n->in[i].dt, raw_type(n->in[i].dt));
         }
     }
-    APPEND("fn stages(j: u32, k: u32) {\n");
+}
+
+/* Append the statements that compute c at output element j (a u32 named j in scope). */
+static void chain_lines(char *pre, size_t cap, const chain *c)
+{
+    const run *r = c->r;
+    size_t used = strlen(pre);
+    const char *px = c->prefix;
     for (int s = 0; s < r->n; s++) {
         const ew_note *n = r->st[s];
         const char *ci = ci_type(n->ci);
@@ -223,21 +236,96 @@ static char *fused_prelude(wgt_context *ctx, const run *r, const fused *f)
                 snprintf(arg[i], sizeof arg[i], "%s(0)", ci);
                 continue;
             }
-            char raw[400], v[16];
+            char raw[400], v[24];
             int from = producer(r, s, n->in[i].buf);
             if (from >= 0) {
-                snprintf(v, sizeof v, "v%d", from);
+                snprintf(v, sizeof v, "%sv%d", px, from);
                 roundtrip_expr(raw, sizeof raw, v, n->in[i].dt);
+            } else if (n->in[i].buf == c->given) {
+                roundtrip_expr(raw, sizeof raw, c->given_expr, c->given_dt);
             } else {
                 char idx[300];
                 index_expr(idx, sizeof idx, &n->in[i], n);
-                snprintf(raw, sizeof raw, "l%d_%d(%s)", s, i, idx);
+                snprintf(raw, sizeof raw, "%sl%d_%d(%s)", px, s, i, idx);
             }
             convert_expr(arg[i], sizeof arg[i], raw, n->in[i].dt, ci, n->fam == EW_WHERE && i == 0);
         }
-        APPEND("  let v%d = stage%d(%s, %s, %s);\n", s, s, arg[0], arg[1], arg[2]);
-        if (f->live[s]) APPEND("  o%d[k] = v%d;\n", f->live[s] - 1, s);
+        APPEND("  let %sv%d = %sstage%d(%s, %s, %s);\n", px, s, px, s, arg[0], arg[1], arg[2]);
+        if (c->live && c->live[s]) APPEND("  o%d[k] = %sv%d;\n", c->live[s] - 1, px, s);
     }
+}
+
+typedef struct fused {
+    ext_table x; /* the run's inputs, one binding per storage: x0.. */
+    int live[FUSE_MAX_STAGES]; /* stage s is written: its binding y(live[s] - 1); 0: kept in registers */
+    int n_live, pack;
+} fused;
+
+/* elementwise_ops.wgsl's 32-bit part; for a host kernel (reduce, norm) without its Params and
+ * uniform (the host's have `zero`), op_args, nan_f and inf_f (the host defines them alike). */
+static void append_ops(char *pre, size_t cap, int host)
+{
+    const char *ops = wgt_gpu_kernel_text("elementwise_ops");
+    if (!ops) return;
+    const char *cut = strstr(ops, "\n// ---- i64 ----");
+    const char *end = cut ? cut : ops + strlen(ops);
+    size_t used = strlen(pre);
+    if (!host) {
+        APPEND("%.*s\n", (int)(end - ops), ops);
+        return;
+    }
+    int in_params = 0;
+    for (const char *l = ops; l < end;) {
+        const char *nl = memchr(l, '\n', (size_t)(end - l));
+        const char *le = nl ? nl + 1 : end;
+        int skip = in_params || !strncmp(l, "struct Params {", 15) || !strncmp(l, "@group(0) @binding(0) var<uniform> p", 36) ||
+                   !strncmp(l, "fn op_args(", 11) || !strncmp(l, "fn nan_f(", 9) || !strncmp(l, "fn inf_f(", 9);
+        if (!strncmp(l, "struct Params {", 15)) in_params = 1;
+        else if (in_params && !strncmp(l, "};", 2)) in_params = 0, skip = 1;
+        if (!skip) APPEND("%.*s", (int)(le - l), l);
+        l = le;
+    }
+    APPEND("\n");
+}
+
+/* round to nearest even on the upper 16 bits; NaN stays a quiet NaN (ops.c's bf16 storer) */
+static const char fz_bf16_fn[] =
+    "fn fz_bf16(x: f32) -> u32 {\n  let b = bitcast<u32>(x);\n"
+    "  return select((b + 0x7fffu + ((b >> 16u) & 1u)) >> 16u, (b >> 16u) | 0x40u, (b & 0x7fffffffu) > 0x7f800000u);\n}\n";
+
+/* The prelude of run r's kernel. */
+static char *fused_prelude(wgt_context *ctx, const run *r, const fused *f)
+{
+    size_t cap = FUSE_PRELUDE_CAP, used = 0;
+    char *pre = malloc(cap);
+    if (!pre) return NULL;
+    const char *lib = op_wgsl_lib();
+    pre[0] = 0;
+    APPEND("%s\n", lib ? lib : "");
+    append_ops(pre, cap, 0);
+    used = strlen(pre);
+    APPEND("const PACK: u32 = %du;\nconst WG: u32 = %uu;\n%s", f->pack, op_workgroup_size(ctx), fz_bf16_fn);
+    for (int i = 0; i < f->x.n; i++)
+        APPEND("@group(0) @binding(%d) var<storage, read> x%d: array<u32>;\n", i + 1, i);
+    for (int s = 0, o = 0; s < r->n; s++) {
+        if (!f->live[s]) continue;
+        const ew_note *n = r->st[s];
+        const char *co = op_compute_type(n->out.dt);
+        char name[16], bind[16];
+        snprintf(bind, sizeof bind, "y%d", o);
+        snprintf(name, sizeof name, "sy%d", o);
+        APPEND("@group(0) @binding(%d) var<storage, read_write> y%d: array<u32>;\nvar<private> o%d: array<%s, 4>;\n",
+               f->x.n + 1 + o, o, o, co);
+        op_wgsl_storer(pre, cap, name, bind, n->out.dt, co);
+        used = strlen(pre);
+        o++;
+    }
+    chain c = {r, "", NULL, NULL, WGT_F32, f->live};
+    chain_fns(pre, cap, &c, &f->x);
+    used = strlen(pre);
+    APPEND("fn stages(j: u32, k: u32) {\n");
+    chain_lines(pre, cap, &c);
+    used = strlen(pre);
     APPEND("}\nfn store_all(w: u32) {\n");
     for (int o = 0; o < f->n_live; o++) APPEND("  sy%d(w, o%d);\n", o, o);
     APPEND("}\n");
@@ -246,6 +334,18 @@ static char *fused_prelude(wgt_context *ctx, const run *r, const fused *f)
         return NULL;
     }
     return pre;
+}
+
+static void name_ops(char *name, size_t cap, const run *r)
+{
+    int used = (int)strlen(name);
+    for (int s = 0; s < r->n && used < (int)cap; s++) {
+        const ew_note *n = r->st[s];
+        const char *op = n->fam == EW_UNARY ? wgt_unary_op_name((wgt_unary_op)n->op)
+                         : n->fam == EW_BINARY ? wgt_binary_op_name((wgt_binary_op)n->op)
+                         : n->fam == EW_WHERE ? "where" : "cast";
+        used += snprintf(name + used, cap - (size_t)used, "%s%s", s ? "+" : "", op);
+    }
 }
 
 /* Replace run r (commands r->first .. r->first + r->n - 1) by one fused dispatch, when it pays
@@ -258,14 +358,10 @@ static wgt_status fuse_run(wgt_context *ctx, wgt_gpu_graph *g, const run *r, int
     memset(&f, 0, sizeof f);
     uint32_t max_bind = wgt_gpu_limits(ctx)->max_storage_buffers_per_shader_stage;
     if (max_bind > WGT_MAX_BINDINGS) max_bind = WGT_MAX_BINDINGS;
+    chain c = {r, "", NULL, NULL, WGT_F32, NULL};
+    if (!chain_inputs(&c, &f.x, NULL, "x%d", (int)max_bind - 1)) return WGT_OK;
     for (int s = 0; s < r->n; s++) {
         const ew_note *n = r->st[s];
-        for (int i = 0; i < n->n_in; i++) {
-            if (producer(r, s, n->in[i].buf) >= 0 || ext_index(&f, &n->in[i]) >= 0) continue;
-            if ((uint32_t)f.n_ext + 1 >= max_bind) return WGT_OK;
-            f.ext_bytes[f.n_ext] = n->in[i].bytes;
-            f.ext[f.n_ext++] = n->in[i].buf;
-        }
         if (s == r->n - 1 || !wgt_gpu_graph_buffer_private(g, n->out.buf, first, last)) {
             int pack = op_pack(n->out.dt);
             if (f.n_live && pack != f.pack) return WGT_OK; /* one word of each output per invocation */
@@ -273,7 +369,7 @@ static wgt_status fuse_run(wgt_context *ctx, wgt_gpu_graph *g, const run *r, int
             f.live[s] = ++f.n_live;
         }
     }
-    if ((uint32_t)(f.n_ext + f.n_live) > max_bind) return WGT_OK;
+    if ((uint32_t)(f.x.n + f.n_live) > max_bind) return WGT_OK;
     char *pre = fused_prelude(ctx, r, &f);
     if (!pre) return WGT_OK; /* out of memory, or a chain too long to write: left unfused */
     wgt_kernel *k;
@@ -282,17 +378,11 @@ static wgt_status fuse_run(wgt_context *ctx, wgt_gpu_graph *g, const run *r, int
     if (st) return st;
     /* named by its ops (WGT_PROFILE=1's rows, pass labels): the kernel is cached by its text,
      * which the ops make, so one name per kernel */
-    int used = snprintf(k->name, sizeof k->name, "fused:");
-    for (int s = 0; s < r->n && used < (int)sizeof k->name; s++) {
-        const ew_note *n = r->st[s];
-        const char *op = n->fam == EW_UNARY ? wgt_unary_op_name((wgt_unary_op)n->op)
-                         : n->fam == EW_BINARY ? wgt_binary_op_name((wgt_binary_op)n->op)
-                         : n->fam == EW_WHERE ? "where" : "cast";
-        used += snprintf(k->name + used, sizeof k->name - (size_t)used, "%s%s", s ? "+" : "", op);
-    }
+    snprintf(k->name, sizeof k->name, "fused:");
+    name_ops(k->name, sizeof k->name, r);
     wgt_binding b[WGT_MAX_BINDINGS];
     int nb = 0;
-    for (int i = 0; i < f.n_ext; i++) b[nb++] = (wgt_binding){f.ext[i], 0, f.ext_bytes[i] & ~3ull};
+    for (int i = 0; i < f.x.n; i++) b[nb++] = (wgt_binding){f.x.buf[i], 0, f.x.bytes[i] & ~3ull};
     for (int s = 0; s < r->n; s++)
         if (f.live[s]) b[nb++] = (wgt_binding){r->st[s]->out.buf, 0, r->st[s]->out.bytes & ~3ull};
     int64_t numel = 1;
@@ -307,8 +397,235 @@ static wgt_status fuse_run(wgt_context *ctx, wgt_gpu_graph *g, const run *r, int
     *saved += r->n - 1;
     if (wgt_gpu_debug(ctx))
         fprintf(stderr, "wgt: graph: fused dispatches %d..%d (%d elementwise ops, %d inputs, %d outputs written)\n",
-                first, last, r->n, f.n_ext, f.n_live);
+                first, last, r->n, f.x.n, f.n_live);
     return WGT_OK;
+}
+
+/* ---- prologues and epilogues of reductions and normalisations ------------------------------ */
+
+static int64_t run_numel(const run *r)
+{
+    int64_t numel = 1;
+    for (int d = 0; d < r->st[0]->ndim; d++) numel *= r->st[0]->shape[d];
+    return numel;
+}
+
+/* Where the prologue of host dispatch h (note hn, bindings hb) may start in run r, which ends at
+ * h - 1: the smallest m such that stages m.. make only values no command outside m..h reads,
+ * stage r->n - 1's output being what h loads; -1 when none. */
+static int prologue_start(const wgt_gpu_graph *g, const run *r, int h, const ew_host_note *hn, const wgt_binding *hb,
+                          int nb)
+{
+    if (!r->n || r->first + r->n != h) return -1;
+    const ew_note *last = r->st[r->n - 1];
+    if (hb[hn->in].buffer != last->out.buf || last->out.dt != hn->in_dt) return -1;
+    int m = 0;
+    for (; m < r->n; m++) {
+        int ok = 1;
+        for (int s = m; s < r->n && ok; s++) ok = wgt_gpu_graph_buffer_private(g, r->st[s]->out.buf, r->first + m, h);
+        if (ok) break;
+    }
+    if (m == r->n) return -1;
+    /* h's other bindings may name those values only where it reads nothing (norm's absent weights) */
+    for (int b = 0; b < nb; b++)
+        for (int s = m; s < r->n; s++)
+            if (b != hn->in && hb[b].buffer == r->st[s]->out.buf && !(hn->unused >> b & 1)) return -1;
+    return m;
+}
+
+/* How many stages of run e (starting at h + 1) fuse into host dispatch h as its epilogue: the
+ * longest prefix whose first stage reads h's output whole, over h's output's shape, every value
+ * but the last read by nothing outside h..the prefix, the last one stored as h stores its own
+ * (the same elements per word). 0: none. */
+static int epilogue_len(const wgt_gpu_graph *g, const run *e, int h, const ew_host_note *hn, const wgt_binding *hb,
+                        int nb)
+{
+    if (!e->n || e->first != h + 1 || run_numel(e) != hn->out_numel) return 0;
+    wgt_buffer *hout = hb[hn->out].buffer;
+    for (int b = 0; b < nb; b++)
+        if (b != hn->out && hb[b].buffer == hout) return 0;
+    int reads = 0;
+    for (int i = 0; i < e->st[0]->n_in; i++) reads |= e->st[0]->in[i].buf == hout;
+    if (!reads) return 0;
+    for (int k = e->n; k >= 1; k--) {
+        int ok = wgt_gpu_graph_buffer_private(g, hout, h, h + k);
+        for (int s = 0; s < k && ok; s++) {
+            const ew_note *n = e->st[s];
+            for (int i = 0; i < n->n_in; i++)
+                if (n->in[i].buf == hout && (n->in[i].dt != hn->out_dt || !reads_whole(&n->in[i], n))) ok = 0;
+            if (s < k - 1 && !wgt_gpu_graph_buffer_private(g, n->out.buf, h, h + k)) ok = 0;
+        }
+        const ew_note *last = e->st[k - 1];
+        if (ok && op_pack(last->out.dt) == op_pack(hn->out_dt) &&
+            wgt_dtype_size(last->out.dt) == wgt_dtype_size(hn->out_dt) &&
+            hb[hn->out].offset + 4 <= last->out.bytes)
+            return k;
+    }
+    return 0;
+}
+
+/* The text appended to host h's prelude: the ops, the extra bindings, the prologue's loader and
+ * the epilogue's storer. */
+static char *host_extra(const ew_host_note *hn, const wgt_binding *hb, int nb, const ext_table *x, int x0,
+                        const chain *pro, const chain *epi)
+{
+    size_t cap = FUSE_PRELUDE_CAP, used = 0;
+    char *pre = malloc(cap);
+    if (!pre) return NULL;
+    pre[0] = 0;
+    append_ops(pre, cap, 1);
+    used = strlen(pre);
+    APPEND("%s", fz_bf16_fn);
+    for (int i = x0; i < x->n; i++)
+        APPEND("@group(0) @binding(%d) var<storage, read> %s: array<u32>;\n", nb + 1 + i - x0, x->name[i]);
+    if (pro) {
+        const ew_note *last = pro->r->st[pro->r->n - 1];
+        chain_fns(pre, cap, pro, x);
+        used = strlen(pre);
+        char v[24], raw[400], conv[512];
+        snprintf(v, sizeof v, "pv%d", pro->r->n - 1);
+        roundtrip_expr(raw, sizeof raw, v, last->out.dt);
+        convert_expr(conv, sizeof conv, raw, last->out.dt, hn->ld_type, 0);
+        APPEND("fn %s(i: u32) -> %s {\n  let j = i + %lluu;\n", hn->ld, hn->ld_type,
+               (unsigned long long)(hb[hn->in].offset / wgt_dtype_size(hn->in_dt)));
+        chain_lines(pre, cap, pro);
+        used = strlen(pre);
+        APPEND("  return %s;\n}\n", conv);
+    }
+    if (epi) {
+        const ew_note *last = epi->r->st[epi->r->n - 1];
+        const char *co = op_compute_type(last->out.dt);
+        int pack = op_pack(hn->out_dt);
+        chain_fns(pre, cap, epi, x);
+        op_wgsl_storer(pre, cap, "e_st", hn->out_var, last->out.dt, co);
+        used = strlen(pre);
+        APPEND("fn %s(w: u32, v: array<%s, 4>) {\n  var eo: array<%s, 4>;\n"
+               "  for (var k = 0u; k < %du; k = k + 1u) {\n    let j = (w + %lluu) * %du + k;\n"
+               "    if (j < %lldu) {\n      let hv = v[k];\n",
+               hn->st, hn->st_type, co, pack, (unsigned long long)(hb[hn->out].offset / 4), pack,
+               (long long)hn->out_numel);
+        chain_lines(pre, cap, epi);
+        used = strlen(pre);
+        APPEND("      eo[k] = ev%d;\n    }\n  }\n  e_st(w, eo);\n}\n", epi->r->n - 1);
+    }
+    if (used >= cap) {
+        free(pre);
+        return NULL;
+    }
+    return pre;
+}
+
+/* Fuse run pro (its stages m.. when m >= 0) before, and the first k stages of run epi after, host
+ * dispatch h into h's kernel. Returns 0 (nothing done) when the bindings do not fit. */
+static wgt_status fuse_host(wgt_context *ctx, wgt_gpu_graph *g, int h, const ew_host_note *hn, const run *pro,
+                            const run *epi, int *done)
+{
+    *done = 0;
+    int nb, patched;
+    const uint8_t *params;
+    uint32_t grid[3];
+    const wgt_kernel *hk;
+    const wgt_binding *hb = wgt_gpu_graph_dispatch(g, h, &nb, &params, grid, &patched, &hk);
+    uint32_t max_bind = wgt_gpu_limits(ctx)->max_storage_buffers_per_shader_stage;
+    if (max_bind > WGT_MAX_BINDINGS) max_bind = WGT_MAX_BINDINGS;
+    ext_table x;
+    memset(&x, 0, sizeof x);
+    int room = (int)max_bind - nb;
+    chain pc = {pro, "p", NULL, NULL, WGT_F32, NULL};
+    chain ec = {epi, "e", epi ? hb[hn->out].buffer : NULL, "hv", hn->out_dt, NULL};
+    /* the prologue's first input takes the place of the value h loaded (binding in) */
+    if (pro && !chain_inputs(&pc, &x, hn->in_var, "fx%d", room + 1)) return WGT_OK;
+    int x0 = pro ? 1 : 0;
+    if (epi && !chain_inputs(&ec, &x, NULL, "fx%d", room + x0)) return WGT_OK;
+    for (int i = 0; i < x.n; i++) /* read-only here: nothing h writes */
+        for (int b = 0; b < nb; b++)
+            if (hb[b].buffer == x.buf[i] && !(hk->readonly_mask >> b & 1)) return WGT_OK;
+    char *extra = host_extra(hn, hb, nb, &x, x0, pro ? &pc : NULL, epi ? &ec : NULL);
+    if (!extra) return WGT_OK;
+    char *pre = hn->prelude(hn->key, extra, pro != NULL, epi != NULL);
+    free(extra);
+    if (!pre) return WGT_OK;
+    wgt_kernel *k;
+    wgt_status st = wgt_gpu_kernel(ctx, hn->file, pre, "main", NULL, 0, &k);
+    free(pre);
+    if (st) return st;
+    snprintf(k->name, sizeof k->name, "fused:");
+    if (pro) name_ops(k->name, sizeof k->name, pro);
+    size_t len = strlen(k->name);
+    snprintf(k->name + len, sizeof k->name - len, "%s%s%s", pro ? ">" : "", hn->name, epi ? ">" : "");
+    if (epi) name_ops(k->name, sizeof k->name, epi);
+    wgt_binding b[WGT_MAX_BINDINGS];
+    uint8_t p[WGT_UNIFORM_SLOT];
+    memcpy(p, params, sizeof p);
+    for (int i = 0; i < nb; i++) {
+        b[i] = hb[i];
+        for (int s = 0; pro && s < pro->n; s++)
+            if (b[i].buffer == pro->st[s]->out.buf) b[i] = (wgt_binding){x.buf[0], 0, x.bytes[0] & ~3ull};
+    }
+    if (epi) {
+        const ew_note *last = epi->st[epi->n - 1];
+        uint64_t size = last->out.bytes - b[hn->out].offset;
+        if (b[hn->out].size < size) size = b[hn->out].size;
+        b[hn->out] = (wgt_binding){last->out.buf, b[hn->out].offset, size & ~3ull};
+    }
+    int n = nb;
+    for (int i = x0; i < x.n; i++) b[n++] = (wgt_binding){x.buf[i], 0, x.bytes[i] & ~3ull};
+    int first = pro ? pro->first : h, last = epi ? epi->first + epi->n - 1 : h;
+    if ((st = wgt_gpu_graph_replace(g, first, last, k, p, sizeof p, b, n, grid[0], grid[1], grid[2]))) return st;
+    *done = 1;
+    if (wgt_gpu_debug(ctx))
+        fprintf(stderr, "wgt: graph: fused dispatches %d..%d into %s (%d ops before, %d after, %d inputs)\n", first,
+                last, hn->name, pro ? pro->n : 0, epi ? epi->n : 0, x.n);
+    return WGT_OK;
+}
+
+/* Host dispatch h (note hn) after run r (which ends at h - 1, possibly empty): fuse r's tail as
+ * its prologue and the run after it as its epilogue where they qualify; r's other stages fuse as
+ * an elementwise chain. *next: the last command consumed. */
+static wgt_status fuse_at_host(wgt_context *ctx, wgt_gpu_graph *g, const run *r, int h, const ew_host_note *hn,
+                               int *saved, int *next)
+{
+    *next = h;
+    int nb, patched;
+    const uint8_t *params;
+    uint32_t grid[3];
+    const wgt_kernel *hk;
+    const wgt_binding *hb = wgt_gpu_graph_dispatch(g, h, &nb, &params, grid, &patched, &hk);
+    if (!hb || patched || nb != hn->n_bind) return fuse_run(ctx, g, r, saved);
+    int m = prologue_start(g, r, h, hn, hb, nb);
+    run pro = {{0}, 0, 0}, epi = {{0}, h + 1, 0};
+    if (m >= 0) {
+        pro.first = r->first + m, pro.n = r->n - m;
+        memcpy(pro.st, r->st + m, sizeof *pro.st * (size_t)pro.n);
+    }
+    int n_cmds = wgt_gpu_graph_n_cmds(g);
+    for (int i = h + 1; i < n_cmds; i++) {
+        const ew_note *note = wgt_gpu_graph_note(g, i, EW_NOTE);
+        if (!note || !stage_ok(ctx, note) || (epi.n && !joins(&epi, note))) break;
+        epi.st[epi.n++] = note;
+    }
+    epi.n = epilogue_len(g, &epi, h, hn, hb, nb);
+    int done = 0;
+    wgt_status st = WGT_OK;
+    /* both, else the epilogue alone, else the prologue alone */
+    if (pro.n && epi.n) st = fuse_host(ctx, g, h, hn, &pro, &epi, &done);
+    if (!st && !done && epi.n && (st = fuse_host(ctx, g, h, hn, NULL, &epi, &done)) == WGT_OK && done) pro.n = 0;
+    if (!st && !done && pro.n && (st = fuse_host(ctx, g, h, hn, &pro, NULL, &done)) == WGT_OK && done) epi.n = 0;
+    if (st) return st;
+    if (!done) pro.n = epi.n = 0;
+    run head = *r; /* what the prologue did not take */
+    head.n = pro.n ? m : r->n;
+    if ((st = fuse_run(ctx, g, &head, saved))) return st;
+    *saved += pro.n + epi.n;
+    *next = h + epi.n;
+    return WGT_OK;
+}
+
+/* WGT_GRAPH_FUSE_HOST=0: chains stay out of reductions and normalisations (A/B, debugging). */
+static int hosts_off(void)
+{
+    const char *e = getenv("WGT_GRAPH_FUSE_HOST");
+    return e && !strcmp(e, "0");
 }
 
 wgt_status ew_fuse_graph(wgt_context *ctx, wgt_gpu_graph *g)
@@ -322,6 +639,14 @@ wgt_status ew_fuse_graph(wgt_context *ctx, wgt_gpu_graph *g)
         if (note && !stage_ok(ctx, note)) note = NULL;
         if (note && r.n && r.first + r.n == i && joins(&r, note)) {
             r.st[r.n++] = note;
+            continue;
+        }
+        const ew_host_note *hn = i < n && !note && !hosts_off() ? wgt_gpu_graph_note(g, i, EW_HOST_NOTE) : NULL;
+        if (hn) {
+            int next;
+            st = fuse_at_host(ctx, g, &r, i, hn, &saved, &next);
+            r.n = 0;
+            i = next;
             continue;
         }
         st = fuse_run(ctx, g, &r, &saved);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "ops/api.h"
+#include "ops/elementwise.h"
 #include "ops/ops.h"
 #include "tensor/record.h"
 
@@ -30,26 +31,34 @@ typedef struct norm_key {
     uint32_t sg, wg;
 } norm_key;
 
-static char *norm_prelude(void *arg)
+/* The prelude of key k; with extra appended, and without the loader ldx (skip_ld) or the storer st
+ * (skip_st), which extra then defines (a graph's fused prologue or epilogue: ew_host_note). */
+static char *norm_prelude_ex(const void *key, const char *extra, int skip_ld, int skip_st)
 {
-    const norm_key *k = arg;
-    size_t cap = 16384;
+    const norm_key *k = key;
+    size_t cap = 16384 + (extra ? strlen(extra) : 0);
     char *pre = malloc(cap);
     if (!pre) return NULL;
     const char *lib = op_wgsl_lib();
     snprintf(pre, cap, "%s%s\nconst PACK: u32 = %du;\nconst SG: u32 = %uu;\nconst WG: u32 = %uu;\n",
              k->sg > 1 ? "enable subgroups;\n" : "", lib ? lib : "", op_pack((wgt_dtype)k->odt), k->sg, k->wg);
-    op_wgsl_loader(pre, cap, "ldx", "xs", (wgt_dtype)k->xdt, "f32");
-    op_wgsl_storer(pre, cap, "st", "out", (wgt_dtype)k->odt, "f32");
+    if (!skip_ld) op_wgsl_loader(pre, cap, "ldx", "xs", (wgt_dtype)k->xdt, "f32");
+    if (!skip_st) op_wgsl_storer(pre, cap, "st", "out", (wgt_dtype)k->odt, "f32");
     /* the subgroup shuffles sg_combine uses: a section of src/kernels/lib_subgroup.wgsl */
     if (!op_wgsl_section(pre, cap, "lib_subgroup", k->sg > 1 ? "shuffle" : "no shuffle")) {
         free(pre);
         return NULL;
     }
+    if (extra) {
+        size_t used = strlen(pre);
+        snprintf(pre + used, cap - used, "%s", extra);
+    }
     return pre;
 }
 
-static wgt_status norm_kernel(wgt_context *ctx, wgt_dtype xdt, wgt_dtype odt, wgt_kernel **k)
+static char *norm_prelude(void *arg) { return norm_prelude_ex(arg, NULL, 0, 0); }
+
+static norm_key norm_key_of(wgt_context *ctx, wgt_dtype xdt, wgt_dtype odt)
 {
     norm_key key;
     memset(&key, 0, sizeof key);
@@ -57,7 +66,33 @@ static wgt_status norm_kernel(wgt_context *ctx, wgt_dtype xdt, wgt_dtype odt, wg
     key.sg = op_shuffle_subgroup(ctx);
     key.wg = op_workgroup_size(ctx);
     if (key.sg > key.wg) key.sg = 1;
+    return key;
+}
+
+static wgt_status norm_kernel(wgt_context *ctx, wgt_dtype xdt, wgt_dtype odt, wgt_kernel **k)
+{
+    norm_key key = norm_key_of(ctx, xdt, odt);
     return wgt_gpu_kernel_keyed(ctx, "norm", &key, sizeof key, norm_prelude, &key, "main", NULL, 0, k);
+}
+
+/* Say what the dispatch just made (mark: wgt_gpu_capture_mark before it) computed, so a captured
+ * graph can fuse elementwise chains into it (elementwise_fuse.c). unused: the absent parameters'
+ * bindings (bound to the input as placeholders). */
+static void norm_note(wgt_context *ctx, int mark, int op, const wgt_tensor *x, const wgt_tensor *y, uint32_t unused)
+{
+    static const char *const names[] = {"softmax", "log_softmax", "layer_norm", "rms_norm", "norm"};
+    if (mark < 0) return;
+    ew_host_note n;
+    memset(&n, 0, sizeof n);
+    norm_key key = norm_key_of(ctx, x->l.dtype, y->l.dtype);
+    memcpy(n.key, &key, sizeof key);
+    n.prelude = norm_prelude_ex;
+    n.file = "norm", n.name = names[op];
+    n.n_bind = 6, n.unused = unused, n.in = 0, n.out = 1;
+    n.in_var = "xs", n.ld = "ldx", n.ld_type = "f32", n.in_dt = x->l.dtype;
+    n.out_var = "out", n.st = "st", n.st_type = "f32", n.out_dt = y->l.dtype;
+    n.out_numel = wgt_tensor_numel(y);
+    wgt_gpu_capture_note(ctx, mark, EW_HOST_NOTE, &n, sizeof n);
 }
 
 /* Merge neighbouring dims that one stride walks, dropping size-1 dims; returns the count. */
@@ -157,11 +192,14 @@ static wgt_status norm_gpu(wgt_context *ctx, int op, const wgt_tensor *x, int nk
         int64_t e0 = r0 * per_row * R;
         if ((st = op_bind(y, e0, r1 * per_row * R - 1, &b[1], &base))) return st;
         p.out_w0 = (uint32_t)((e0 - base) / pack);
+        uint32_t unused = 0;
         for (int i = 0; i < 4; i++)
-            if (!aux[i]) b[2 + i] = b[0];
+            if (!aux[i]) b[2 + i] = b[0], unused |= 1u << (2 + i);
         uint32_t gx, gy;
         op_grid(ctx, ((uint64_t)p.n_rows + pack - 1) / pack, &gx, &gy);
+        int mark = wgt_gpu_capture_mark(ctx);
         if ((st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 6, gx, gy, 1))) return st;
+        norm_note(ctx, mark, op, x, y, unused);
     }
     return WGT_OK;
 }

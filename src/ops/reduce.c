@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "ops/api.h"
+#include "ops/elementwise.h"
 #include "ops/ops.h"
 #include "tensor/record.h"
 
@@ -55,10 +56,12 @@ static const char *red_ct(wgt_reduce_op op, wgt_dtype x)
 }
 
 
-static char *red_prelude(void *arg)
+/* The prelude of key k; with extra appended, and without the loader ld (skip_ld) or the storer st
+ * (skip_st), which extra then defines (a graph's fused prologue or epilogue: ew_host_note). */
+static char *red_prelude_ex(const void *key, const char *extra, int skip_ld, int skip_st)
 {
-    const red_key *k = arg;
-    size_t cap = 24576;
+    const red_key *k = key;
+    size_t cap = 24576 + (extra ? strlen(extra) : 0);
     char *pre = malloc(cap);
     if (!pre) return NULL;
     int wide = k->ct == 3; /* CT and CO are i64 word pairs; st converts them to the output dtype */
@@ -74,8 +77,8 @@ static char *red_prelude(void *arg)
         free(pre);
         return NULL;
     }
-    op_wgsl_loader(pre, cap, "ld", "x", (wgt_dtype)k->xdt, ct);
-    op_wgsl_storer(pre, cap, "st", "out", odt, co);
+    if (!skip_ld) op_wgsl_loader(pre, cap, "ld", "x", (wgt_dtype)k->xdt, ct);
+    if (!skip_st) op_wgsl_storer(pre, cap, "st", "out", odt, co);
     /* the optional index output and the subgroup shuffles sg_reduce uses: sections of
      * src/kernels/lib_index_out.wgsl and lib_subgroup.wgsl */
     if (!op_wgsl_section(pre, cap, "lib_index_out", k->with_idx ? "index out" : "no index out") ||
@@ -83,8 +86,14 @@ static char *red_prelude(void *arg)
         free(pre);
         return NULL;
     }
+    if (extra) {
+        size_t used = strlen(pre);
+        snprintf(pre + used, cap - used, "%s", extra);
+    }
     return pre;
 }
+
+static char *red_prelude(void *arg) { return red_prelude_ex(arg, NULL, 0, 0); }
 
 /* 32-bit words per stage-1 state (reduce.wgsl's load_state): v (2 in i64), m, s, c, i. */
 static int64_t red_state_words(wgt_reduce_op op, wgt_dtype x)
@@ -92,7 +101,7 @@ static int64_t red_state_words(wgt_reduce_op op, wgt_dtype x)
     return strcmp(red_ct(op, x), "i64") ? 5 : 6;
 }
 
-static wgt_status red_kernel(wgt_context *ctx, const char *ct, wgt_dtype xdt, wgt_dtype odt, int with_idx, wgt_kernel **k)
+static red_key red_key_of(wgt_context *ctx, const char *ct, wgt_dtype xdt, wgt_dtype odt, int with_idx)
 {
     red_key key;
     memset(&key, 0, sizeof key);
@@ -101,7 +110,32 @@ static wgt_status red_kernel(wgt_context *ctx, const char *ct, wgt_dtype xdt, wg
     key.sg = op_shuffle_subgroup(ctx);
     key.wg = op_workgroup_size(ctx);
     if (key.sg > key.wg) key.sg = 1;
+    return key;
+}
+
+static wgt_status red_kernel(wgt_context *ctx, const char *ct, wgt_dtype xdt, wgt_dtype odt, int with_idx, wgt_kernel **k)
+{
+    red_key key = red_key_of(ctx, ct, xdt, odt, with_idx);
     return wgt_gpu_kernel_keyed(ctx, "reduce", &key, sizeof key, red_prelude, &key, "main", NULL, 0, k);
+}
+
+/* Say what the one-pass dispatch just made (mark: wgt_gpu_capture_mark before it) computed, so a
+ * captured graph can fuse elementwise chains into it (elementwise_fuse.c). 32-bit values only. */
+static void red_note(wgt_context *ctx, int mark, wgt_reduce_op op, const wgt_tensor *x, const wgt_tensor *out, int nb)
+{
+    const char *ct = red_ct(op, x->l.dtype);
+    if (mark < 0 || !strcmp(ct, "i64")) return;
+    ew_host_note n;
+    memset(&n, 0, sizeof n);
+    red_key key = red_key_of(ctx, ct, x->l.dtype, out->l.dtype, nb == 3);
+    memcpy(n.key, &key, sizeof key);
+    n.prelude = red_prelude_ex;
+    n.file = "reduce", n.name = wgt_reduce_op_name(op);
+    n.n_bind = nb, n.in = 0, n.out = 1;
+    n.in_var = "x", n.ld = "ld", n.ld_type = ct, n.in_dt = x->l.dtype;
+    n.out_var = "out", n.st = "st", n.st_type = op_compute_type(out->l.dtype), n.out_dt = out->l.dtype;
+    n.out_numel = wgt_tensor_numel(out);
+    wgt_gpu_capture_note(ctx, mark, EW_HOST_NOTE, &n, sizeof n);
 }
 
 /* Merge neighbouring dims that one stride walks (shape/stride lists, in place); returns the count. */
@@ -381,7 +415,9 @@ static wgt_status red_gpu(wgt_context *ctx, wgt_reduce_op op, const wgt_tensor *
         }
         uint32_t wg = op_workgroup_size(ctx);
         op_grid(ctx, col ? (words + wg - 1) / wg : words, &gx, &gy);
+        int mark = wgt_gpu_capture_mark(ctx);
         if ((st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, nb, gx, gy, 1))) return st;
+        red_note(ctx, mark, op, x, out, nb);
     }
     return WGT_OK;
 }

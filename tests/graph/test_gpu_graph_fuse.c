@@ -1,12 +1,15 @@
 /* Fusion of elementwise chains in captured graphs (notes/GRAPH.md "Fusion"), by random graphs:
  * each is a random chain of unary, binary, where and cast ops over inputs that are contiguous,
  * transposed (strided), broadcast ([C], [R, 1]), f32, f16 and i32, with casts to f16, bf16 and f32
- * between ops, ending in one or two outputs the caller keeps (the other intermediates are freed
- * during capture, so fusion keeps them in registers). Captured on inputs A, replayed on inputs B;
- * the replay's outputs must equal the same chain run eagerly (unfused, one dispatch per op) on B
- * on this adapter bit for bit, and the CPU reference's on B within a tolerance by dtype. The graphs must
- * fuse: every graph's dispatches are counted, and at least one fused kernel per two graphs is
- * required. Usage: test_gpu_graph_fuse [graphs [seed]] (8 graphs by default: `make test`; more
+ * between ops, and reductions (sum, mean, amax, var over the last or first dim, keepdim),
+ * softmax, log_softmax, layer_norm and rms_norm between the chains (so chains fuse into them as
+ * prologues and epilogues), ending in one or two outputs the caller keeps (the other
+ * intermediates are freed during capture, so fusion keeps them in registers). Captured on inputs
+ * A, replayed on inputs B; the replay's outputs must equal the same chain run eagerly (unfused,
+ * one dispatch per op) on B on this adapter bit for bit (NaN equal to NaN), and the CPU
+ * reference's on B within a tolerance by dtype. The graphs must fuse: every graph's dispatches
+ * are counted, and at least one fused kernel per two graphs is required, and with reductions in
+ * the graphs, some chain must fuse into one. Usage: test_gpu_graph_fuse [graphs [seed]] (8 graphs by default: `make test`; more
  * by hand). */
 #include <math.h>
 #include <stdint.h>
@@ -14,11 +17,11 @@
 
 #include "support/check.h"
 
-enum { K_UNARY, K_BINARY, K_COMPARE, K_WHERE, K_CAST };
+enum { K_UNARY, K_BINARY, K_COMPARE, K_WHERE, K_CAST, K_REDUCE, K_SOFTMAX, K_NORM };
 enum { N_IN = 5, MAX_STEPS = 10, MAX_VALS = N_IN + MAX_STEPS };
 
 typedef struct step {
-    int kind, op, a, b, c;
+    int kind, op, a, b, c, dim; /* dim: K_REDUCE's and K_SOFTMAX's */
     wgt_dtype dt;
     wgt_unary_params up;
 } step;
@@ -28,7 +31,12 @@ typedef struct prog {
     int n_steps, out2; /* out2: a second output (an intermediate the caller keeps), or -1 */
     step s[MAX_STEPS];
     int low_precision;  /* a cast to f16 or bf16 somewhere: a looser reference tolerance */
+    int hosts;          /* reductions, softmax and norms in it */
 } prog;
+
+static int with_hosts = 1; /* reductions, softmax and norms between the chains */
+
+static int op_is_float_dt(wgt_dtype dt) { return dt == WGT_F32 || dt == WGT_F16 || dt == WGT_BF16; }
 
 static uint64_t rng;
 static uint32_t next(void)
@@ -71,6 +79,7 @@ static void make_prog(prog *p)
     p->R = 1 + pick(7), p->C = 1 + pick(37);
     p->n_steps = 3 + pick(MAX_STEPS - 2);
     wgt_dtype vdt[MAX_VALS];
+    int vnd[MAX_VALS] = {2, 2, 1, 2, 2}; /* each value's number of dims */
     memcpy(vdt, in_dt, sizeof in_dt);
     int n_vals = N_IN;
     static const wgt_unary_op un[] = {WGT_UNARY_NEG,  WGT_UNARY_ABS,        WGT_UNARY_TANH,  WGT_UNARY_SIGMOID,
@@ -81,7 +90,26 @@ static void make_prog(prog *p)
     for (int i = 0; i < p->n_steps; i++) {
         step *s = &p->s[i];
         int r = pick(100);
-        if (r < 40) {
+        int nd = 2;
+        if (with_hosts && pick(100) < 25) {
+            int h = pick(3);
+            s->a = pick_float(vdt, n_vals);
+            if (h && !(vdt[s->a] == WGT_F32 || vdt[s->a] == WGT_F16 || vdt[s->a] == WGT_BF16)) s->a = 0;
+            nd = vnd[s->a];
+            s->dim = nd == 2 && pick(3) == 0 ? 0 : nd - 1;
+            vdt[n_vals] = vdt[s->a];
+            if (h == 0) {
+                static const wgt_reduce_op fl[] = {WGT_REDUCE_SUM, WGT_REDUCE_MEAN, WGT_REDUCE_AMAX, WGT_REDUCE_VAR};
+                s->kind = K_REDUCE;
+                s->op = op_is_float_dt(vdt[s->a]) ? fl[pick(4)] : pick(2) ? WGT_REDUCE_SUM : WGT_REDUCE_AMAX;
+                vdt[n_vals] = wgt_reduce_result_dtype((wgt_reduce_op)s->op, vdt[s->a]);
+            } else if (h == 1) {
+                s->kind = K_SOFTMAX, s->op = pick(2);
+            } else {
+                s->kind = K_NORM, s->op = pick(2); /* layer_norm, rms_norm over the last dim */
+            }
+            p->hosts++;
+        } else if (r < 40) {
             s->kind = K_UNARY, s->op = un[pick((int)(sizeof un / sizeof un[0]))];
             s->a = pick_float(vdt, n_vals);
             s->up = wgt_unary_params_default((wgt_unary_op)s->op);
@@ -111,6 +139,10 @@ static void make_prog(prog *p)
             vdt[n_vals] = s->dt;
         }
         if (vdt[n_vals] == WGT_F16 || vdt[n_vals] == WGT_BF16) p->low_precision = 1;
+        if (s->kind == K_REDUCE || s->kind == K_SOFTMAX || s->kind == K_NORM) vnd[n_vals] = nd;
+        else if (s->kind == K_UNARY || s->kind == K_CAST) vnd[n_vals] = vnd[s->a];
+        else vnd[n_vals] = 2; /* broadcast with a 2-d value, or two 2-d values */
+        if (s->kind == K_BINARY && vnd[s->a] == 1 && vnd[s->b] == 1) vnd[n_vals] = 1;
         n_vals++;
     }
     p->out2 = pick(2) && p->n_steps > 2 ? N_IN + pick(p->n_steps - 1) : -1;
@@ -122,6 +154,12 @@ static wgt_status run_step(const step *s, wgt_tensor *const *v, wgt_tensor **out
     case K_UNARY: return wgt_unary_ex((wgt_unary_op)s->op, &s->up, v[s->a], out);
     case K_BINARY: case K_COMPARE: return wgt_binary((wgt_binary_op)s->op, v[s->a], v[s->b], out);
     case K_WHERE: return wgt_where(v[s->a], v[s->b], v[s->c], out);
+    case K_REDUCE:
+        return wgt_reduce((wgt_reduce_op)s->op, v[s->a], 1u << s->dim, 1, s->op == WGT_REDUCE_VAR ? 1.0 : 0.0, out);
+    case K_SOFTMAX:
+        return s->op ? wgt_log_softmax(v[s->a], s->dim, out) : wgt_softmax(v[s->a], s->dim, out);
+    case K_NORM:
+        return s->op ? wgt_rms_norm(v[s->a], 1, NULL, 1e-5, out) : wgt_layer_norm(v[s->a], 1, NULL, NULL, 1e-5, out);
     default: return wgt_tensor_cast(v[s->a], s->dt, out);
     }
 }
@@ -188,6 +226,59 @@ static void free_all(wgt_tensor **t, int n)
     for (int i = 0; i < n; i++) wgt_tensor_free(t[i]), t[i] = NULL;
 }
 
+/* One host op h (0 sum over the last dim, 1 softmax, 2 layer_norm, 3 mean of an f16 input) with a
+ * chain before (x * s, tanh; the f16 case a cast) and after (sigmoid, + s; the f16 case neg): captured, it must be
+ * ONE dispatch, its replay equal to eager bit for bit. */
+static void fixed_host(int h)
+{
+    int64_t sh[2] = {5, 33}, one = 1;
+    float xs[5 * 33], sv = 0.75f;
+    for (int i = 0; i < 5 * 33; i++) xs[i] = 0.1f * (float)(i % 17) - 0.8f;
+    wgt_tensor *x, *sc, *x2, *y[2] = {0};
+    MUST(wgt_tensor_from_host(dev, WGT_F32, 2, sh, xs, &x));
+    MUST(wgt_tensor_from_host(dev, WGT_F32, 1, &one, &sv, &sc));
+    for (int i = 0; i < 5 * 33; i++) xs[i] = 0.07f * (float)(i % 13) - 0.3f;
+    MUST(wgt_tensor_from_host(dev, WGT_F32, 2, sh, xs, &x2));
+    wgt_graph *g = NULL;
+    for (int pass = 0; pass < 2; pass++) { /* 0: captured (on x), 1: eager (on x2) */
+        const wgt_tensor *in[1] = {x};
+        if (!pass) MUST(wgt_graph_begin(dev, 1, in));
+        wgt_tensor *a, *b, *c, *d;
+        MUST(wgt_binary(WGT_BINARY_MUL, pass ? x2 : x, sc, &a));
+        if (h == 3) MUST(wgt_tensor_cast(a, WGT_F16, &b));
+        else MUST(wgt_unary(WGT_UNARY_TANH, a, &b));
+        if (h == 0) MUST(wgt_reduce(WGT_REDUCE_SUM, b, 2, 1, 0, &c));
+        else if (h == 1) MUST(wgt_softmax(b, 1, &c));
+        else if (h == 2) MUST(wgt_layer_norm(b, 1, NULL, NULL, 1e-5, &c));
+        else MUST(wgt_reduce(WGT_REDUCE_MEAN, b, 2, 1, 0, &c));
+        MUST(wgt_unary(WGT_UNARY_SIGMOID, c, &d));
+        wgt_tensor *s2; /* f16 stays f16 (an f32 result would store other words than the op's) */
+        if (h == 3) MUST(wgt_unary(WGT_UNARY_NEG, d, &s2));
+        else MUST(wgt_binary(WGT_BINARY_ADD, d, sc, &s2));
+        wgt_tensor_free(a), wgt_tensor_free(b), wgt_tensor_free(c), wgt_tensor_free(d);
+        y[pass] = s2;
+        if (!pass) {
+            MUST(wgt_graph_end(dev, &g));
+            wgt_graph_stats gs;
+            MUST(wgt_graph_get_stats(g, &gs));
+            CHECK(gs.dispatches == 1, "host %d: a chain, the op and a chain captured as %d dispatches, not 1", h,
+                  gs.dispatches);
+            const wgt_tensor *in2[1] = {x2};
+            MUST(wgt_graph_replay(g, 1, in2));
+        }
+    }
+    int64_t n = wgt_tensor_numel(y[0]);
+    static float fg[5 * 33], fe[5 * 33];
+    to_f32(y[0], fg, n), to_f32(y[1], fe, n);
+    int bad = 0;
+    for (int64_t k = 0; k < n; k++) bad += !(fg[k] == fe[k]);
+    CHECK(!bad, "host %d: %d of %lld elements of the fused replay differ from eager (first: %.9g vs %.9g)", h, bad,
+          (long long)n, fg[0], fe[0]);
+    wgt_graph_free(g);
+    free_all(y, 2);
+    wgt_tensor_free(x), wgt_tensor_free(x2), wgt_tensor_free(sc);
+}
+
 int main(int argc, char **argv)
 {
     int graphs = argc > 1 ? atoi(argv[1]) : 8;
@@ -196,6 +287,7 @@ int main(int argc, char **argv)
     wgt_context_options ro = {0};
     ro.backend = WGT_BACKEND_CPU;
     MUST(wgt_context_create(&ro, &ref));
+    for (int h = 0; h < 4; h++) fixed_host(h);
     int fused_kernels = 0, fused_ops = 0, dispatches = 0;
     double worst_dev = 0, worst_ref = 0;
     for (int gi = 0; gi < graphs; gi++) {
@@ -229,11 +321,12 @@ int main(int argc, char **argv)
             for (int64_t k = 0; k < n; k++) {
                 double ddev = fabs((double)fg[k] - fe[k]), dref = fabs((double)fg[k] - fr[k]);
                 double scale = 1.0 + fabs((double)fr[k]);
-                if (!(fg[k] == fe[k])) bad_dev++;
-                if (!(dref <= tol_ref * scale)) bad_ref++;
+                int both_nan = isnan(fg[k]) && isnan(fe[k]), ref_nan = isnan(fg[k]) && isnan(fr[k]);
+                if (!(fg[k] == fe[k]) && !both_nan) bad_dev++;
+                if (!(dref <= tol_ref * scale) && !ref_nan) bad_ref++;
                 if (ddev / scale > worst_dev) worst_dev = ddev / scale;
                 if (dref / scale > worst_ref) worst_ref = dref / scale;
-                if ((bad_dev == 1 && !(fg[k] == fe[k])) || (bad_ref == 1 && !(dref <= tol_ref * scale)))
+                if ((bad_dev == 1 && !(fg[k] == fe[k]) && !both_nan) || (bad_ref == 1 && !(dref <= tol_ref * scale) && !ref_nan))
                     fprintf(stderr, "graph %d output %d element %lld: fused %.9g unfused %.9g reference %.9g\n", gi, o,
                             (long long)k, fg[k], fe[k], fr[k]);
             }
