@@ -33,6 +33,8 @@ static void print_env_help(FILE *f)
             "                                warning and the CPU reference [0]\n"
             "  WGT_GRAPH_FUSE=0|1            graph capture fuses chains of elementwise ops into one generated\n"
             "                                kernel each [1]; 0: every op keeps its dispatch (comparisons)\n"
+            "  WGT_GRAPH_FUSE_HOST=0|1       graph fusion also puts elementwise chains before and after a\n"
+            "                                reduction, softmax or norm into its kernel [1]\n"
             "  WGT_GRAPH_PLAN=0|1            graph capture shares buffers between intermediates whose live\n"
             "                                ranges do not overlap [1]; 0: each keeps its own (comparisons)\n"
             "  WGT_CONV_PATH=direct          convolutions without the tiled kernels (comparisons) [tiled]\n"
