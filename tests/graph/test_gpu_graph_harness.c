@@ -12,9 +12,12 @@
  * (hx_options.graph's HX_GRAPH_FUSE: identity chains of elementwise ops before every input and
  * after every output, inside the capture, so the fusion pass meets every op's kernel), on each
  * op's first variant (every fused chain is a kernel to compile: all variants took 3.4 CPU-minutes
- * on lavapipe); it must fuse something for most ops. Usage: test_gpu_graph_harness[_fuse] [--all]
+ * on lavapipe); it must fuse something for most ops; chains into reductions, softmax and norms
+ * only with --hosts (their fused kernels recompile the op's whole kernel per case; test_gpu_graph_fuse
+ * covers them in make test). Usage: test_gpu_graph_harness[_fuse] [--hosts] [--all]
  * [OP...]; --all runs every case, dtype and variant (`wgt ops --check --graph` runs both modes). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "harness/harness.h"
@@ -60,6 +63,12 @@ int main(int argc, char **argv)
     opt.graph = GRAPH_MODE;
     opt.cases = 1u << HX_STRIDED;
     opt.dtypes = HX_DT(WGT_F32);
+    /* chains fused into reductions, softmax and norms (prologues, epilogues) recompile those ops'
+     * whole kernels per case (seconds each on lavapipe): make test leaves them to
+     * test_gpu_graph_fuse; --hosts (before the other arguments) puts them back here */
+    int hosts = argc > 1 && !strcmp(argv[1], "--hosts");
+    if (hosts) argc--, argv++;
+    else if (GRAPH_MODE & HX_GRAPH_FUSE) setenv("WGT_GRAPH_FUSE_HOST", "0", 1);
     int all = argc > 1 && !strcmp(argv[1], "--all");
     opt.graph_fuse_first = !all; /* the neighbours' kernels take most of the time: minutes */
     if (all) opt.cases = 0, opt.dtypes = 0, argc--, argv++;
