@@ -1908,6 +1908,11 @@ typedef struct wgt_trainer_options {
     /* 1: dropout only after each attention's output projection and each MLP, none after the
      * embedding (as forward hooks on a transformers model's self_attn and mlp give). */
     int dropout_blocks_only;
+    /* 1: the step is captured as a graph (its second; wgt_graph_begin) and replayed after, the
+     * batch copied in and the step count a graph scalar from which the schedule's lr and the
+     * optimizer's bias corrections are recomputed: one submit a step, the same losses as eager.
+     * Steps with loss scaling (f16) or dropout stay eager; a batch of another shape captures again. */
+    int graph;
 } wgt_trainer_options;
 wgt_trainer_options wgt_trainer_defaults(void); /* AdamW with torch's defaults, constant lr, no clipping, f32 */
 /* Marks every parameter of m as requiring grad and makes the optimizer over them. */

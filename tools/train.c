@@ -21,7 +21,7 @@ typedef struct opts {
     const char *from, *config, *tokenizer, *data, *data_ids, *eval_ids, *out, *resume, *optimizer, *schedule, *dtype, *betas;
     int64_t steps, batch, seq, warmup, eval_every, save_every;
     double lr, eps, weight_decay, momentum, clip, dropout, loss_scale, min_lr;
-    int have_lr, have_eps, have_wd, have_momentum, no_shuffle, print_loss, no_decay_1d, keep_best, dropout_blocks_only;
+    int have_lr, have_eps, have_wd, have_momentum, no_shuffle, print_loss, no_decay_1d, keep_best, dropout_blocks_only, graph;
     uint64_t seed;
 } opts;
 
@@ -68,6 +68,9 @@ static void usage(FILE *f)
             "                          evaluation that improves it, not the last step's\n"
             "  --save-every K          checkpoint DIR/checkpoint every K steps (optimizer state included)\n"
             "  --resume CKPT           continue from a checkpoint directory (same --batch, --seq, --seed)\n"
+            "  --graph                 capture the step once (the second) and replay it: one submit a step,\n"
+            "                          chains fused; the same losses as without (steps with loss scaling\n"
+            "                          or dropout stay eager)\n"
             "  --print-loss            print `step <n> loss <value>` on stdout for every step, nothing\n"
             "                          else on stdout (no progress bar)\n"
             "Writes DIR/config.json, DIR/model.safetensors (f32), the tokenizer files when known, and\n"
@@ -125,6 +128,7 @@ static int parse(int argc, char **argv, opts *o)
         else if (args_flag(&a, "--no-decay-1d")) o->no_decay_1d = 1;
         else if (args_flag(&a, "--keep-best")) o->keep_best = 1;
         else if (args_flag(&a, "--dropout-blocks-only")) o->dropout_blocks_only = 1;
+        else if (args_flag(&a, "--graph")) o->graph = 1;
         else return args_unknown(&a);
     }
     if (a.bad) return 2;
@@ -200,6 +204,7 @@ static int optimizer_options(const opts *o, wgt_trainer_options *t)
     t->min_lr_ratio = o->min_lr;
     t->no_decay_1d = o->no_decay_1d;
     t->dropout_blocks_only = o->dropout_blocks_only;
+    t->graph = o->graph;
     return 0;
 }
 

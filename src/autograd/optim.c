@@ -213,27 +213,65 @@ typedef struct step_uniform {
 
 static int dt_code(wgt_dtype d) { return d == WGT_F16 ? 1 : d == WGT_BF16 ? 2 : 0; }
 
+double optim_schedule_lr(const optim_schedule *sc, int64_t steps)
+{
+    double lr = wgt_lr_at(sc->schedule, sc->peak, sc->warmup, sc->total, steps);
+    if (sc->min_ratio > 0 && sc->schedule != WGT_LR_CONSTANT && steps >= sc->warmup) {
+        double f = wgt_lr_at(sc->schedule, 1.0, sc->warmup, sc->total, steps);
+        lr = sc->peak * (sc->min_ratio + (1 - sc->min_ratio) * f);
+    }
+    return lr;
+}
+
+void optim_set_schedule(wgt_optimizer *opt, const optim_schedule *sc)
+{
+    if (sc) opt->sched = *sc, opt->sched.on = 1;
+    else opt->sched.on = 0;
+}
+
+void optim_count_replay(wgt_optimizer *opt)
+{
+    for (int i = 0; i < opt->n; i++) opt->ps[i].steps++;
+    opt->steps++;
+}
+
 /* A captured step (src/gpu/capture.c): the fields that follow the step count t are tied to a
  * graph scalar of role WGT_GRAPH_STEP whose value is t, recomputed per replay by the reference's
- * own formula. args: lr, beta1, beta2, the field (0 step_size, 1 bc2_sqrt, 2 first). */
+ * own formula. args: lr, beta1, beta2, the field (0 step_size, 1 bc2_sqrt, 2 first, 3 decay, 4
+ * lr), weight decay, then a schedule (args[5] > 0: its kind + 1, warmup, total, min ratio; the
+ * lr at step t is then the schedule's after t - 1 steps, args[0] its peak). */
 static uint32_t step_field(int64_t t, const double *args)
 {
     wgt_optimizer_options o = wgt_optimizer_defaults(WGT_OPTIM_ADAM);
-    o.lr = args[0], o.beta1 = args[1], o.beta2 = args[2];
+    o.lr = args[0], o.beta1 = args[1], o.beta2 = args[2], o.weight_decay = args[4];
+    if (args[5] > 0) {
+        optim_schedule sc = {1, (wgt_lr_schedule)(int)(args[5] - 1), args[0], (int64_t)args[6], (int64_t)args[7],
+                             args[8]};
+        o.lr = optim_schedule_lr(&sc, t - 1);
+    }
     wgt_optim_scalars s;
     wgt_optim_scalars_make(&o, t, &s);
+    const float *f[5] = {&s.step_size, &s.bc2_sqrt, NULL, &s.decay, &s.lr};
+    int which = (int)args[3];
     uint32_t u = s.first;
-    if (args[3] < 2) memcpy(&u, args[3] < 1 ? &s.step_size : &s.bc2_sqrt, 4);
+    if (f[which]) memcpy(&u, f[which], 4);
     return u;
 }
 
-static void declare_step_fields(wgt_context *ctx, const wgt_optimizer_options *po, int64_t t)
+/* The fields of parameter options po's update at step t that a captured step recomputes: the
+ * step's (bias corrections, SGD's first), and, when the optimizer follows a schedule
+ * (optim_set_schedule: the trainer's graph), the lr's (step size, decay, SGD's lr). */
+static void declare_step_fields(wgt_optimizer *opt, const wgt_optimizer_options *po, int64_t t)
 {
-    static const uint32_t at[3] = {offsetof(step_uniform, s.step_size), offsetof(step_uniform, s.bc2_sqrt),
-                                   offsetof(step_uniform, s.first)};
-    for (int f = 0; f < 3; f++) {
-        double args[4] = {po->lr, po->beta1, po->beta2, f};
-        wgt_gpu_param_scalar_fn(ctx, at[f], WGT_GRAPH_STEP, t, step_field, args);
+    static const uint32_t at[5] = {offsetof(step_uniform, s.step_size), offsetof(step_uniform, s.bc2_sqrt),
+                                   offsetof(step_uniform, s.first), offsetof(step_uniform, s.decay),
+                                   offsetof(step_uniform, s.lr)};
+    const optim_schedule *sc = &opt->sched;
+    for (int f = 0; f < (sc->on ? 5 : 3); f++) {
+        double args[WGT_PARAM_FN_ARGS] = {sc->on ? sc->peak : po->lr, po->beta1, po->beta2, f, po->weight_decay,
+                                          sc->on ? sc->schedule + 1 : 0, (double)sc->warmup, (double)sc->total,
+                                          sc->min_ratio, 0};
+        wgt_gpu_param_scalar_fn(opt->ctx, at[f], WGT_GRAPH_STEP, t, step_field, args);
     }
 }
 
@@ -277,7 +315,7 @@ static wgt_status step_gpu(wgt_optimizer *opt, optim_param *q, const wgt_tensor 
         uint32_t gx, gy;
         op_grid(ctx, (units + wg - 1) / wg, &gx, &gy);
         wgt_optimizer_options po = optim_param_options(opt, q);
-        declare_step_fields(ctx, &po, q->steps + 1);
+        declare_step_fields(opt, &po, q->steps + 1);
         st = wgt_gpu_dispatch(ctx, k, &u, sizeof u, b, 3, gx, gy, 1);
     }
     return st;

@@ -14,6 +14,16 @@ typedef struct optim_param {
     double wd;          /* its weight decay (torch's param group value; default: options') */
 } optim_param;
 
+/* The lr schedule a captured trainer step follows (optim_set_schedule): the lr after `steps`
+ * steps is optim_schedule_lr's, the trainer's formula (wgt_lr_at with a floor of min_ratio). */
+typedef struct optim_schedule {
+    int on;
+    wgt_lr_schedule schedule;
+    double peak;
+    int64_t warmup, total;
+    double min_ratio;
+} optim_schedule;
+
 struct wgt_optimizer {
     wgt_context *ctx;
     wgt_optimizer_options o;
@@ -21,7 +31,14 @@ struct wgt_optimizer {
     optim_param *ps;    /* [n] */
     int64_t steps;      /* wgt_optimizer_step calls */
     wgt_tensor *dummy;  /* one f32 word bound where a kernel declares state it does not use */
+    optim_schedule sched; /* on: a captured step recomputes the lr from the step (trainer graphs) */
 };
+
+double optim_schedule_lr(const optim_schedule *sc, int64_t steps);
+/* Captured steps follow schedule sc (NULL: the lr set at capture stays). */
+void optim_set_schedule(wgt_optimizer *opt, const optim_schedule *sc);
+/* A replay of a captured step updated every parameter once: count it as wgt_optimizer_step does. */
+void optim_count_replay(wgt_optimizer *opt);
 
 wgt_status optim_check_options(const wgt_optimizer_options *o);
 /* (Re)make parameter i's state for the current options: zeros, a half parameter's master from it. */

@@ -58,7 +58,7 @@ typedef struct gfield {
     int scalar;
     int64_t mul, add;
     wgt_param_fn fn;
-    double args[4];
+    double args[WGT_PARAM_FN_ARGS];
 } gfield;
 
 typedef struct pending_field {
@@ -67,7 +67,7 @@ typedef struct pending_field {
     int role;
     int64_t arg, mul, add;
     wgt_param_fn fn;
-    double args[4];
+    double args[WGT_PARAM_FN_ARGS];
 } pending_field;
 
 typedef struct gscalar {
@@ -236,7 +236,7 @@ void wgt_gpu_param_scalar(wgt_context *ctx, uint32_t offset, wgt_param_kind kind
 }
 
 void wgt_gpu_param_scalar_fn(wgt_context *ctx, uint32_t offset, wgt_graph_role role, int64_t arg, wgt_param_fn fn,
-                             const double args[4])
+                             const double args[WGT_PARAM_FN_ARGS])
 {
     wgt_capture *c = ctx->capture;
     if (!c) return;

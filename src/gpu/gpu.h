@@ -345,9 +345,10 @@ void wgt_gpu_param_scalar(wgt_context *ctx, uint32_t offset, wgt_param_kind kind
 /* The same for a field that is not affine in the scalar (an optimizer's bias corrections follow
  * beta^step): its 4 bytes are fn(value, args), on the host at every wgt_graph_set_scalar. fn must
  * give the bytes the op wrote for arg (checked like the affine form). */
+#define WGT_PARAM_FN_ARGS 10
 typedef uint32_t (*wgt_param_fn)(int64_t value, const double *args);
 void wgt_gpu_param_scalar_fn(wgt_context *ctx, uint32_t offset, wgt_graph_role role, int64_t arg, wgt_param_fn fn,
-                             const double args[4]);
+                             const double args[WGT_PARAM_FN_ARGS]);
 /* Notes: what an op says about its dispatch, for rewrites at the end (fusion). mark =
  * wgt_gpu_capture_mark() before the op dispatches (-1: not capturing); wgt_gpu_capture_note
  * after it keeps a copy of note (kind: the op layer's own tag) on the op's dispatch when the op

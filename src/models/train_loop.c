@@ -14,6 +14,7 @@
 
 #include "core/error.h"
 #include "io/json_util.h"
+#include "autograd/optim_internal.h"
 #include "models/train_internal.h"
 
 struct wgt_trainer {
@@ -30,6 +31,12 @@ struct wgt_trainer {
     int scaled;          /* dynamic loss scaling on (f16, a loss_scale given, or WGT_MATMUL_TC) */
     int64_t good;        /* scaled: steps since the scale last changed without an overflow */
     int skipped;         /* the last step overflowed (scaled) and updated nothing */
+    /* o.graph: the step captured once (its second; the first makes the optimizer's state) and
+     * replayed; the batch and the step count its inputs, the loss and norm its outputs */
+    wgt_graph *g;
+    int g_step;          /* the step scalar */
+    int64_t gB, gL;
+    wgt_tensor *g_in, *g_tg, *g_loss, *g_norm;
 };
 
 #define SCALE_GROWTH_INTERVAL 2000 /* torch.amp.GradScaler's defaults: x2 after 2000 good steps, x0.5 on overflow */
@@ -84,9 +91,19 @@ wgt_status wgt_trainer_create(wgt_train_model *m, const wgt_trainer_options *o, 
     return WGT_OK;
 }
 
+static void graph_drop(wgt_trainer *t)
+{
+    wgt_graph_free(t->g);
+    t->g = NULL;
+    wgt_tensor *keep[4] = {t->g_in, t->g_tg, t->g_loss, t->g_norm};
+    for (int i = 0; i < 4; i++) wgt_tensor_free(keep[i]);
+    t->g_in = t->g_tg = t->g_loss = t->g_norm = NULL;
+}
+
 void wgt_trainer_free(wgt_trainer *t)
 {
     if (!t) return;
+    graph_drop(t);
     for (int i = 0; t->grads && i < t->n; i++) wgt_tensor_free(t->grads[i]);
     wgt_optimizer_free(t->opt);
     free(t->params);
@@ -207,39 +224,95 @@ static wgt_status split_batch(wgt_context *ctx, const int32_t *ids, int64_t B, i
     return st;
 }
 
-wgt_status wgt_trainer_step(wgt_trainer *t, const int32_t *ids, int64_t B, int64_t L, double *loss_out)
+/* The lr after t->steps steps: the schedule's peak optim.lr, floored at min_lr_ratio of it. */
+static double step_lr(const wgt_trainer *t)
 {
-    if (!t || !ids || B < 1 || L < 1) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_trainer_step: bad argument");
-    wgt_tensor *in, *tg, *loss = NULL, *norm = NULL;
-    wgt_status st = split_batch(t->m->ctx, ids, B, L, t->m->cfg.vocab, &in, &tg, NULL);
-    if (st) return st;
+    optim_schedule sc = {1, t->o.schedule, t->o.optim.lr, t->o.warmup, t->o.total_steps, t->o.min_lr_ratio};
+    return optim_schedule_lr(&sc, t->steps);
+}
+
+/* Everything a step does on the device: zero_grad, forward, loss, backward, unscaling, clipping,
+ * the lr, the update. *loss and *norm (clipping's total, or NULL) are the caller's. */
+static wgt_status step_body(wgt_trainer *t, const wgt_tensor *in, const wgt_tensor *tg, wgt_tensor **loss,
+                            wgt_tensor **norm)
+{
     for (int i = 0; i < t->n; i++) {
         wgt_tensor_zero_grad(t->params[i]);
         wgt_tensor_free(t->grads[i]), t->grads[i] = NULL;
     }
     int was = wgt_grad_mode_get();
     wgt_grad_mode_set(1);
-    st = forward_loss(t, in, tg, &loss);
+    wgt_status st = forward_loss(t, in, tg, loss);
     wgt_grad_mode_set(was);
     if (!st) {
         wgt_tensor *go = NULL;
         if (t->scaled) st = wgt_full(t->m->ctx, WGT_F32, 0, NULL, t->scale, &go);
-        if (!st) st = wgt_backward(loss, go, 0);
+        if (!st) st = wgt_backward(*loss, go, 0);
         wgt_tensor_free(go);
     }
     for (int i = 0; i < t->n && !st; i++) st = wgt_tensor_grad(t->params[i], &t->grads[i]);
     t->last_norm = -1;
     t->skipped = 0;
     if (!st && t->scaled) st = unscale(t);
-    if (!st && !t->skipped && t->o.clip_norm > 0) st = wgt_clip_grad_norm(t->grads, t->n, t->o.clip_norm, &norm);
+    if (!st && !t->skipped && t->o.clip_norm > 0) st = wgt_clip_grad_norm(t->grads, t->n, t->o.clip_norm, norm);
     /* the schedule counts the steps already run, as transformers' LambdaLR does */
-    t->last_lr = wgt_lr_at(t->o.schedule, t->o.optim.lr, t->o.warmup, t->o.total_steps, t->steps);
-    if (t->o.min_lr_ratio > 0 && t->o.schedule != WGT_LR_CONSTANT && t->steps >= t->o.warmup) {
-        double f = wgt_lr_at(t->o.schedule, 1.0, t->o.warmup, t->o.total_steps, t->steps);
-        t->last_lr = t->o.optim.lr * (t->o.min_lr_ratio + (1 - t->o.min_lr_ratio) * f);
-    }
+    t->last_lr = step_lr(t);
     if (!st) st = wgt_optimizer_set_lr(t->opt, t->last_lr);
     if (!st && !t->skipped) st = wgt_optimizer_step(t->opt, (const wgt_tensor *const *)t->grads);
+    return st;
+}
+
+/* o.graph: can this step replay (or capture) the captured one? Loss scaling reads the overflow
+ * flag on the host and dropout draws from a generator per step: those steps stay eager. */
+static int graph_eligible(const wgt_trainer *t) { return t->o.graph && !t->scaled && t->o.dropout == 0 && t->steps >= 1; }
+
+/* The step through the graph: captured on its first call (run eagerly while recorded), replayed
+ * after with the batch copied into the captured one's storage and the step scalar set; a batch
+ * of another shape captures again. */
+static wgt_status graph_step(wgt_trainer *t, wgt_tensor *in, wgt_tensor *tg, wgt_tensor **loss, wgt_tensor **norm)
+{
+    wgt_context *ctx = t->m->ctx;
+    const wgt_tensor *inputs[2] = {in, tg};
+    wgt_status st;
+    if (t->g && (t->gB != wgt_tensor_shape(in)[0] || t->gL != wgt_tensor_shape(in)[1])) graph_drop(t);
+    if (!t->g) {
+        optim_schedule sc = {1, t->o.schedule, t->o.optim.lr, t->o.warmup, t->o.total_steps, t->o.min_lr_ratio};
+        optim_set_schedule(t->opt, &sc);
+        if ((st = wgt_graph_begin(ctx, 2, inputs))) return st;
+        wgt_status bs = wgt_graph_scalar(ctx, "step", WGT_GRAPH_STEP, wgt_optimizer_steps(t->opt) + 1, &t->g_step);
+        wgt_tensor *l = NULL, *nm = NULL;
+        if (!bs) bs = step_body(t, in, tg, &l, &nm);
+        st = wgt_graph_end(ctx, &t->g);
+        optim_set_schedule(t->opt, NULL);
+        if (!st) st = bs;
+        if (st) {
+            wgt_tensor_free(l), wgt_tensor_free(nm);
+            graph_drop(t);
+            return st;
+        }
+        t->gB = wgt_tensor_shape(in)[0], t->gL = wgt_tensor_shape(in)[1];
+        t->g_in = wgt_tensor_ref(in), t->g_tg = wgt_tensor_ref(tg), t->g_loss = l, t->g_norm = nm;
+    } else {
+        if ((st = wgt_graph_set_scalar(t->g, t->g_step, wgt_optimizer_steps(t->opt) + 1)) ||
+            (st = wgt_graph_replay(t->g, 2, inputs)))
+            return st;
+        optim_count_replay(t->opt);
+        t->last_lr = step_lr(t);
+        t->last_norm = -1;
+    }
+    *loss = wgt_tensor_ref(t->g_loss);
+    *norm = t->g_norm ? wgt_tensor_ref(t->g_norm) : NULL;
+    return WGT_OK;
+}
+
+wgt_status wgt_trainer_step(wgt_trainer *t, const int32_t *ids, int64_t B, int64_t L, double *loss_out)
+{
+    if (!t || !ids || B < 1 || L < 1) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_trainer_step: bad argument");
+    wgt_tensor *in, *tg, *loss = NULL, *norm = NULL;
+    wgt_status st = split_batch(t->m->ctx, ids, B, L, t->m->cfg.vocab, &in, &tg, NULL);
+    if (st) return st;
+    if (graph_eligible(t)) st = graph_step(t, in, tg, &loss, &norm);
+    else st = step_body(t, in, tg, &loss, &norm);
     if (!st) t->steps++;
     float v = NAN;
     if (!st && loss_out) st = wgt_tensor_to_host(loss, &v, sizeof v);
