@@ -6,6 +6,7 @@
 
 #include "models/model.h"
 #include "ops/ops.h"
+#include "ops/qlinear_moe.h"
 #include "tensor/tensor.h"
 
 /* Tensors of one step, freed together at the end. */
@@ -225,6 +226,24 @@ static wgt_status moe_mlp(const wgt_model *m, const wgt_layer_weights *W, const 
         T(sum, wgt_reduce(WGT_REDUCE_SUM, vals, 1u << 1, 1, 0, &sum));
         T(vn, wgt_binary(WGT_BINARY_DIV, vals, sum, &vn));
         vals = vn;
+    }
+    if (L == 1 && K < E && W->exp_gu.q != WGT_FTYPE_F32 &&
+        wgt_moe_q_fits(m->ctx, W->exp_gu.t, W->exp_gu.q, W->exp_down.t, W->exp_down.q, E, F)) {
+        /* one token, quantized experts: the chosen experts' blocks read in place */
+        wgt_tensor *act1;
+        T(act1, wgt_moe_gate_up(h, W->exp_gu.t, W->exp_gu.q, E, F, idx, &act1)); /* [K F] */
+        T(y, wgt_moe_down(act1, W->exp_down.t, W->exp_down.q, E, F, idx, vals, &y)); /* [1, dim] */
+        goto shared;
+    }
+    if (L > 1 && K < E && W->exp_gu.q != WGT_FTYPE_F32 &&
+        wgt_moe_q_grouped_fits(m->ctx, W->exp_gu.t, W->exp_gu.q, W->exp_down.t, W->exp_down.q, E, F, L, K)) {
+        /* many tokens, quantized experts: the (token, slot) pairs grouped by expert on the device,
+         * one tiled product per expert over its pairs */
+        wgt_tensor *groups, *actg;
+        T(groups, wgt_moe_groups(idx, E, &groups));
+        T(actg, wgt_moe_gate_up_grouped(h, W->exp_gu.t, W->exp_gu.q, E, F, K, groups, &actg)); /* [L K, F] */
+        T(y, wgt_moe_down_grouped(actg, W->exp_down.t, W->exp_down.q, E, F, K, groups, vals, &y)); /* [L, dim] */
+        goto shared;
     }
     if (L == 1 && K < E && W->exp_gu.q == WGT_FTYPE_F32 && W->exp_down.q == WGT_FTYPE_F32) {
         /* one token (decode): only the chosen experts' rows, gathered on the device. Rows of

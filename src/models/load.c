@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "models/model.h"
+#include "ops/qlinear_moe.h"
 #include "quant/half.h"
 #include "tensor/tensor.h"
 
@@ -1362,22 +1363,34 @@ static uint64_t bytes_of(const wgt_tensor *t)
     return t ? (uint64_t)wgt_tensor_numel(t) * wgt_dtype_size(wgt_tensor_dtype(t)) : 0;
 }
 
-/* The experts' share of a decode step: all of them (active 0), or the chosen k of E (active 1). */
+/* The weight bytes a decode step reads: as forward.c's moe_mlp runs it (active 0: the chosen
+ * experts' blocks in place for quantized experts, their gathered copy and the copy's read for float
+ * ones, every expert where neither applies), or the active weights alone (active 1: the chosen k
+ * of E experts once). */
 static uint64_t token_bytes(const wgt_model *m, int active)
 {
     if (!m) return 0;
+    const wgt_model_config *c = &m->cfg;
     uint64_t n = bytes_of(m->lm_head.t) + bytes_of(m->lm_head_b) + bytes_of(m->out_norm) + bytes_of(m->out_norm_b);
-    for (int64_t i = 0; i < m->cfg.n_layers; i++) {
+    for (int64_t i = 0; i < c->n_layers; i++) {
         const wgt_layer_weights *L = &m->layers[i];
         const wgt_tensor *ts[] = {L->attn_norm, L->attn_norm_b, L->wq.t, L->wk.t, L->wv.t, L->wo.t, L->bq, L->bk,
                                   L->bv, L->bo, L->q_norm, L->k_norm, L->ffn_norm, L->ffn_norm_b, L->w_gate.t,
                                   L->w_up.t, L->w_down.t, L->b_up, L->b_down, L->wqkv.t, L->bqkv, L->w_gu.t,
-                                  L->post_attn_norm, L->post_ffn_norm, L->router.t, L->exp_gu.t, L->exp_down.t,
-                                  L->sh_gate.t};
+                                  L->post_attn_norm, L->post_ffn_norm, L->router.t, L->sh_gate.t};
         for (size_t j = 0; j < sizeof ts / sizeof *ts; j++) n += bytes_of(ts[j]);
-        if (active && m->cfg.n_experts > 0) /* bytes_of counted every expert */
-            n -= (bytes_of(L->exp_gu.t) + bytes_of(L->exp_down.t)) / (uint64_t)m->cfg.n_experts *
-                 (uint64_t)(m->cfg.n_experts - m->cfg.n_experts_used);
+        if (!c->n_experts) continue;
+        uint64_t all = bytes_of(L->exp_gu.t) + bytes_of(L->exp_down.t);
+        uint64_t chosen = all / (uint64_t)c->n_experts * (uint64_t)c->n_experts_used;
+        int quant = L->exp_gu.q != WGT_FTYPE_F32, sparse = c->n_experts_used < c->n_experts;
+        if (active) n += chosen;
+        else if (sparse && quant && wgt_moe_q_fits(m->ctx, L->exp_gu.t, L->exp_gu.q, L->exp_down.t, L->exp_down.q,
+                                                   c->n_experts, c->expert_ffn))
+            n += chosen;
+        else if (sparse && !quant && L->exp_down.q == WGT_FTYPE_F32)
+            n += 2 * chosen;
+        else
+            n += all;
     }
     return n;
 }

@@ -1,7 +1,8 @@
 /* Quantized models: GGUF conversions (Q8_0, Q4_0, Q4_K, Q6_K by `wgt convert`) run through the
  * quantized matmul kernels must agree with the same weights expanded to f32 and run through the
  * float kernels (wgt_model_options.dequantize, whose dequantisation is the exact CPU reference):
- * first-step logits within float rounding and the same greedy ids. Q8_0 also stays close to
+ * first-step logits within float rounding and the same greedy ids (the mixtures of experts too:
+ * their quantized decode runs src/ops/qlinear_moe.c's kernels). Q8_0 also stays close to
  * transformers' logits for the f32 checkpoint. And a model past the device's largest buffer is
  * refused before anything is uploaded. */
 #include <cjson/cJSON.h>
@@ -158,7 +159,10 @@ int main(void)
     int np[8];
 
     /* the fixtures (hidden size 64: Q8_0 and Q4_0; the K types need rows of 256) */
-    const char *archs[] = {"llama", "qwen2", "qwen3", "gpt2", "mistral", "gemma2", "gemma3_text", "granite"};
+    /* the mixtures of experts: decode reads the chosen experts' blocks in place (qlinear_moe), the
+     * dequantised reference gathers their f32 rows */
+    const char *archs[] = {"llama",   "qwen2",   "qwen3",     "gpt2",     "mistral",  "gemma2",
+                           "gemma3_text", "granite", "mixtral", "qwen2_moe", "qwen3_moe"};
     for (size_t a = 0; a < sizeof archs / sizeof *archs; a++) {
         char dir[1024], path[1200], gguf[1200], label[128];
         snprintf(dir, sizeof dir, "%s/tests/fixtures/hf/%s", root, archs[a]);
@@ -189,8 +193,11 @@ int main(void)
             CHECK(rc == 0, "%s: wgt convert --type %s", archs[a], types[t]);
             if (rc) continue;
             snprintf(label, sizeof label, "%s (GGUF %s)", archs[a], types[t]);
-            /* Q8_0 moves these logits by a few percent of the largest; Q4_0 is not compared with transformers */
-            compare(ctx, label, gguf, prompts, np, n, t == 0 ? refs : NULL, 0.05);
+            /* Q8_0 moves these logits by a few percent of the largest; Q4_0 is not compared with
+             * transformers, nor are the mixtures of experts (a router's near tie that Q8_0's rounding
+             * flips picks another expert: mixtral's logits moved by 6% of the largest) */
+            int moe = strstr(archs[a], "moe") || !strcmp(archs[a], "mixtral");
+            compare(ctx, label, gguf, prompts, np, n, t == 0 && !moe ? refs : NULL, 0.05);
             remove(gguf);
         }
         for (int i = 0; i < n; i++) free(refs[i]);
