@@ -15,7 +15,9 @@
 #   carry [".gl", "DIR"]   command: bash DIR/h200_moe_bench.sh DIR   timeout_s: 150
 # Output: stdout (the summary table last) and $OUT/moe_bench.txt. Environment: TYPES (q8_0 q4_0 f16),
 # P (128), N (64), MODELS (the two config names), RUN_TIMEOUT (seconds a run, 120), BINS (binaries of
-# DIR/build to compare, "wgt"; A/B: "wgt-before wgt", run one after the other for each row).
+# DIR/build to compare, "wgt"), ENVS (environments to compare, "-" for none; e.g.
+# "WGT_MOE_KERNELS=0 WGT_MOE_KERNELS=1": the opt-in kernels that read only the chosen experts'
+# blocks); every binary with every environment, one after the other for each row (A/B in one call).
 set -u
 dir=${1:?usage: tools/h200_moe_bench.sh DIR}
 types=${TYPES:-q8_0 q4_0 f16} p=${P:-128} n=${N:-64}
@@ -44,24 +46,26 @@ cfg() { [ -f "$dir/configs/$1.json" ] && echo "$dir/configs/$1.json" || echo "be
 summary=$out/moe_bench.txt
 {
     echo "# $gpu; wgt bench -p $p -n $n, random weights; active = attention + router + the k chosen experts + head"
-    echo "binary model type decode_tok_s read_MB_per_token active_MB_per_token active_GB_s pct_of_4.16TB_s load_and_run_s"
+    echo "variant model type decode_tok_s prefill_tok_s read_MB_per_token active_MB_per_token active_GB_s pct_of_4.16TB_s load_and_run_s"
 } >"$summary"
 for t in $types; do # type by type: a run cut short by the call's limit loses the last type, not a model
-    for m in $models; do for b in $bins; do
-        echo "=== $b $m $t"
-        f=$logs/$b-$m-$t.txt
+    for m in $models; do for b in $bins; do for e in ${ENVS:--}; do
+        v=$b; [ "$e" != - ] && v=$b+$e
+        echo "=== $v $m $t"
+        f=$logs/$v-$m-$t.txt
         s=$(date +%s)
-        timeout "${RUN_TIMEOUT:-120}" "$dir/build/$b" bench -m "$(cfg "$m")" --type "$t" -p "$p" -n "$n" >"$f" 2>&1
+        env ${e#-} timeout "${RUN_TIMEOUT:-120}" "$dir/build/$b" bench -m "$(cfg "$m")" --type "$t" -p "$p" -n "$n" >"$f" 2>&1
         rc=$? secs=$(( $(date +%s) - s ))
         echo "exit $rc after $secs s" >>"$f"
         grep -v "artificially reduced" "$f"
         dec=$(sed -n 's/^decode: .* tokens, \([0-9.]*\) tok\/s.*/\1/p' "$f")
         read=$(sed -n 's/.*(\([0-9.]*\) MB read per token).*/\1/p' "$f")
         act=$(sed -n 's/^experts: \([0-9.]*\) MB of active.*/\1/p' "$f")
+        pre=$(sed -n 's/^prefill: .* = \([0-9.]*\) tok\/s.*/\1/p' "$f")
         [ -z "$act" ] && act=$read
-        awk -v b="$b" -v m="$m" -v t="$t" -v d="${dec:-0}" -v r="${read:-0}" -v a="${act:-0}" -v s="$secs" 'BEGIN {
-            g = a * d / 1000; printf "%s %s %s %.1f %.1f %.1f %.0f %.1f%% %d\n", b, m, t, d, r, a, g, g / 41.6, s }' >>"$summary"
+        awk -v b="$v" -v m="$m" -v t="$t" -v d="${dec:-0}" -v pf="${pre:-0}" -v r="${read:-0}" -v a="${act:-0}" -v s="$secs" 'BEGIN {
+            g = a * d / 1000; printf "%s %s %s %.1f %.1f %.1f %.1f %.0f %.1f%% %d\n", b, m, t, d, pf, r, a, g, g / 41.6, s }' >>"$summary"
         tar czf "$out/moe_logs.tar.gz" -C "$logs" .
-    done; done
+    done; done; done
 done
 cat "$summary"

@@ -1,5 +1,5 @@
-// A mixture of experts' chosen experts over quantized weights, reading only their blocks, in place
-// (src/ops/qlinear_moe.c). The experts are stacked as the model loader lays them out:
+// A mixture of experts' chosen experts, reading only their weights (quantized blocks, or f32, f16,
+// bf16 rows), in place (src/ops/qlinear_moe.c). The experts are stacked as the model loader lays them out:
 //   gu   [2 E F rows, D cols]: every expert's gate rows (expert e: rows e F .. e F + F - 1), then
 //        every expert's up rows (E F + e F ..);
 //   down [D rows, E F cols]: expert e's columns e F .. e F + F - 1 of each row.
@@ -20,9 +20,10 @@
 //   `tiled` entry of qlinear.wgsl; a tile past the expert's pairs returns at once. gate_up's tile
 //   holds TL_R / 2 gate rows and the same outputs' up rows.
 // The prelude supplies lib_rowsum.wgsl's section (rsum, row_share, row_total; reads p.tpr),
-// `const FMT: u32` (the wgt_ftype number), `const WG: u32` and qlinear.wgsl's "decoders" section
-// (rd32 .. piece, which read the `w` binding declared here). F is a multiple of the format's
-// block (32, or 256 for the K formats), so an expert's columns start at a block of each row.
+// `const FMT: u32` (the wgt_ftype number: a block format, or 0 f32, 1 f16, 30 bf16), `const WG: u32`
+// and qlinear.wgsl's "decoders" section (rd32 .. piece, which read the `w` binding declared here).
+// F is a multiple of the format's block (32, or 256 for the K formats), so an expert's columns
+// start at a block of each row.
 
 struct Params {
     n_out: u32,     // gate_up: K F outputs; down: D rows
@@ -53,6 +54,33 @@ alias ROW = vec2<f32>; // gate_up: (gate, up) sums; down: (sum, unused)
 fn row_rsum(v: ROW) -> ROW { return ROW(rsum(v.x), rsum(v.y)); }
 var<workgroup> red: array<ROW, WG>;
 
+// Elements 32 u + 8 q .. + 8 of the row at byte rb: the float formats read as they are (f32 words,
+// f16 pairs, bf16 as the high halves of f32), the block formats through qlinear.wgsl's piece.
+const WF32: u32 = 0u;
+const WF16: u32 = 1u;
+const WBF16: u32 = 30u;
+fn bf16x2(v: u32) -> vec2<f32> { return vec2<f32>(bitcast<f32>(v << 16u), bitcast<f32>(v & 0xffff0000u)); }
+fn wpiece(rb: u32, u: u32, q: u32) -> Piece {
+    if (FMT == WF32) { // rows of f32 start at whole words
+        let i = (rb >> 2u) + u * 32u + q * 8u;
+        return Piece(bitcast<vec4<f32>>(vec4<u32>(w[i], w[i + 1u], w[i + 2u], w[i + 3u])),
+                     bitcast<vec4<f32>>(vec4<u32>(w[i + 4u], w[i + 5u], w[i + 6u], w[i + 7u])));
+    }
+    if (FMT == WF16 || FMT == WBF16) {
+        let b = rb + (u * 32u + q * 8u) * 2u;
+        let a0 = rd32(b);
+        let a1 = rd32(b + 4u);
+        let a2 = rd32(b + 8u);
+        let a3 = rd32(b + 12u);
+        if (FMT == WF16) {
+            return Piece(vec4<f32>(unpack2x16float(a0), unpack2x16float(a1)),
+                         vec4<f32>(unpack2x16float(a2), unpack2x16float(a3)));
+        }
+        return Piece(vec4<f32>(bf16x2(a0), bf16x2(a1)), vec4<f32>(bf16x2(a2), bf16x2(a3)));
+    }
+    return piece(rb, u, q);
+}
+
 // The expert chosen in slot k (clamped: a bad id reads a real expert, never past the weights).
 fn expert(k: u32) -> u32 { return min(ids[p.ids_off + k], p.E - 1u); }
 
@@ -75,16 +103,16 @@ fn gate_up(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid
         var it = lane;
         for (; it + TPR < items; it += 2u * TPR) {
             let i1 = it + TPR;
-            let g0 = piece(rg, it >> 2u, it & 3u);
-            let u0 = piece(ru, it >> 2u, it & 3u);
-            let g1 = piece(rg, i1 >> 2u, i1 & 3u);
-            let u1 = piece(ru, i1 >> 2u, i1 & 3u);
+            let g0 = wpiece(rg, it >> 2u, it & 3u);
+            let u0 = wpiece(ru, it >> 2u, it & 3u);
+            let g1 = wpiece(rg, i1 >> 2u, i1 & 3u);
+            let u1 = wpiece(ru, i1 >> 2u, i1 & 3u);
             acc += ROW(dot_piece(g0, p.x_off + it * 2u), dot_piece(u0, p.x_off + it * 2u));
             acc += ROW(dot_piece(g1, p.x_off + i1 * 2u), dot_piece(u1, p.x_off + i1 * 2u));
         }
         for (; it < items; it += TPR) {
-            acc += ROW(dot_piece(piece(rg, it >> 2u, it & 3u), p.x_off + it * 2u),
-                       dot_piece(piece(ru, it >> 2u, it & 3u), p.x_off + it * 2u));
+            acc += ROW(dot_piece(wpiece(rg, it >> 2u, it & 3u), p.x_off + it * 2u),
+                       dot_piece(wpiece(ru, it >> 2u, it & 3u), p.x_off + it * 2u));
         }
     }
     let sg = row_share(lid, lane, acc);
@@ -112,14 +140,14 @@ fn down(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
                 let i1 = it + TPR;
                 let i2 = it + 2u * TPR;
                 let i3 = it + 3u * TPR;
-                let p0 = piece(rb, u0 + (it >> 2u), it & 3u);
-                let p1 = piece(rb, u0 + (i1 >> 2u), i1 & 3u);
-                let p2 = piece(rb, u0 + (i2 >> 2u), i2 & 3u);
-                let p3 = piece(rb, u0 + (i3 >> 2u), i3 & 3u);
+                let p0 = wpiece(rb, u0 + (it >> 2u), it & 3u);
+                let p1 = wpiece(rb, u0 + (i1 >> 2u), i1 & 3u);
+                let p2 = wpiece(rb, u0 + (i2 >> 2u), i2 & 3u);
+                let p3 = wpiece(rb, u0 + (i3 >> 2u), i3 & 3u);
                 s += dot_piece(p0, xb + it * 2u) + dot_piece(p1, xb + i1 * 2u) +
                      dot_piece(p2, xb + i2 * 2u) + dot_piece(p3, xb + i3 * 2u);
             }
-            for (; it < per; it += TPR) { s += dot_piece(piece(rb, u0 + (it >> 2u), it & 3u), xb + it * 2u); }
+            for (; it < per; it += TPR) { s += dot_piece(wpiece(rb, u0 + (it >> 2u), it & 3u), xb + it * 2u); }
             acc.x += wts[p.wts_off + k] * s;
         }
     }
@@ -166,7 +194,7 @@ fn tile_product(lid: u32, rb: u32, rok: bool, u0: u32, xb: u32, xok: bool, units
     let ty = lid / TL_RX;
     for (var u = 0u; u < units; u++) {
         var pc = Piece(vec4<f32>(0.0), vec4<f32>(0.0));
-        if (rok) { pc = piece(rb, u0 + u, lq); }
+        if (rok) { pc = wpiece(rb, u0 + u, lq); }
         let wo = lr * TL_LD + lq * 8u;
         ws[wo] = pc.a.x; ws[wo + 1u] = pc.a.y; ws[wo + 2u] = pc.a.z; ws[wo + 3u] = pc.a.w;
         ws[wo + 4u] = pc.b.x; ws[wo + 5u] = pc.b.y; ws[wo + 6u] = pc.b.z; ws[wo + 7u] = pc.b.w;

@@ -203,7 +203,11 @@ done:
  * computed and multiplied by 0: E / k times the MLP work of a gathered form, exact all the same.
  * One token with float weights (decode) takes the gathered form: the chosen experts' gate/up rows
  * and down columns are selected on the device (index_select with indices computed from the
- * top-k), then two matrix-vector products of k experts' size. qwen2_moe adds its shared expert scaled by sigmoid(shared_expert_gate(h)). */
+ * top-k), then two matrix-vector products of k experts' size. With WGT_MOE_KERNELS=1 (opt-in until
+ * measured on the H200) the experts (quantized blocks or f32/f16/bf16) are read only where chosen,
+ * in place (src/ops/qlinear_moe.c): two matrix-vector kernels for one token, and for many the (token, slot)
+ * pairs grouped by expert with one tiled product per expert over its pairs. qwen2_moe adds its
+ * shared expert scaled by sigmoid(shared_expert_gate(h)). */
 static wgt_status moe_mlp(const wgt_model *m, const wgt_layer_weights *W, const wgt_tensor *h, int64_t L,
                           wgt_tensor **out)
 {
@@ -227,22 +231,22 @@ static wgt_status moe_mlp(const wgt_model *m, const wgt_layer_weights *W, const 
         T(vn, wgt_binary(WGT_BINARY_DIV, vals, sum, &vn));
         vals = vn;
     }
-    if (L == 1 && K < E && W->exp_gu.q != WGT_FTYPE_F32 &&
-        wgt_moe_q_fits(m->ctx, W->exp_gu.t, W->exp_gu.q, W->exp_down.t, W->exp_down.q, E, F)) {
-        /* one token, quantized experts: the chosen experts' blocks read in place */
+    const wgt_ftype gt = mdl_expert_type(&W->exp_gu), dt = mdl_expert_type(&W->exp_down);
+    if (L == 1 && K < E && m->moe_kernels && wgt_moe_q_fits(m->ctx, W->exp_gu.t, gt, W->exp_down.t, dt, E, F)) {
+        /* one token: the chosen experts' weights read in place */
         wgt_tensor *act1;
-        T(act1, wgt_moe_gate_up(h, W->exp_gu.t, W->exp_gu.q, E, F, idx, &act1)); /* [K F] */
-        T(y, wgt_moe_down(act1, W->exp_down.t, W->exp_down.q, E, F, idx, vals, &y)); /* [1, dim] */
+        T(act1, wgt_moe_gate_up(h, W->exp_gu.t, gt, E, F, idx, &act1));            /* [K F] */
+        T(y, wgt_moe_down(act1, W->exp_down.t, dt, E, F, idx, vals, &y));         /* [1, dim] */
         goto shared;
     }
-    if (L > 1 && K < E && W->exp_gu.q != WGT_FTYPE_F32 &&
-        wgt_moe_q_grouped_fits(m->ctx, W->exp_gu.t, W->exp_gu.q, W->exp_down.t, W->exp_down.q, E, F, L, K)) {
-        /* many tokens, quantized experts: the (token, slot) pairs grouped by expert on the device,
-         * one tiled product per expert over its pairs */
+    if (L > 1 && K < E && m->moe_kernels &&
+        wgt_moe_q_grouped_fits(m->ctx, W->exp_gu.t, gt, W->exp_down.t, dt, E, F, L, K)) {
+        /* many tokens: the (token, slot) pairs grouped by expert on the device, one tiled product
+         * per expert over its pairs */
         wgt_tensor *groups, *actg;
         T(groups, wgt_moe_groups(idx, E, &groups));
-        T(actg, wgt_moe_gate_up_grouped(h, W->exp_gu.t, W->exp_gu.q, E, F, K, groups, &actg)); /* [L K, F] */
-        T(y, wgt_moe_down_grouped(actg, W->exp_down.t, W->exp_down.q, E, F, K, groups, vals, &y)); /* [L, dim] */
+        T(actg, wgt_moe_gate_up_grouped(h, W->exp_gu.t, gt, E, F, K, groups, &actg));   /* [L K, F] */
+        T(y, wgt_moe_down_grouped(actg, W->exp_down.t, dt, E, F, K, groups, vals, &y)); /* [L, dim] */
         goto shared;
     }
     if (L == 1 && K < E && W->exp_gu.q == WGT_FTYPE_F32 && W->exp_down.q == WGT_FTYPE_F32) {

@@ -1237,6 +1237,10 @@ wgt_status wgt_model_open_ex(wgt_context *ctx, const char *path, const wgt_model
     m->ctx = ctx;
     m->dequantize = o.dequantize;
     m->f32_weights = o.f32_weights;
+    {
+        const char *mk = getenv("WGT_MOE_KERNELS");
+        m->moe_kernels = mk && *mk && strcmp(mk, "0");
+    }
     source src = {0};
     src.path = path;
     wgt_status st;
@@ -1364,9 +1368,9 @@ static uint64_t bytes_of(const wgt_tensor *t)
 }
 
 /* The weight bytes a decode step reads: as forward.c's moe_mlp runs it (active 0: the chosen
- * experts' blocks in place for quantized experts, their gathered copy and the copy's read for float
- * ones, every expert where neither applies), or the active weights alone (active 1: the chosen k
- * of E experts once). */
+ * experts in place with WGT_MOE_KERNELS=1, else their gathered copy and the copy's read for float
+ * experts and every expert for quantized ones), or the active weights alone (active 1: the chosen
+ * k of E experts once). */
 static uint64_t token_bytes(const wgt_model *m, int active)
 {
     if (!m) return 0;
@@ -1384,8 +1388,9 @@ static uint64_t token_bytes(const wgt_model *m, int active)
         uint64_t chosen = all / (uint64_t)c->n_experts * (uint64_t)c->n_experts_used;
         int quant = L->exp_gu.q != WGT_FTYPE_F32, sparse = c->n_experts_used < c->n_experts;
         if (active) n += chosen;
-        else if (sparse && quant && wgt_moe_q_fits(m->ctx, L->exp_gu.t, L->exp_gu.q, L->exp_down.t, L->exp_down.q,
-                                                   c->n_experts, c->expert_ffn))
+        else if (sparse && m->moe_kernels &&
+                 wgt_moe_q_fits(m->ctx, L->exp_gu.t, mdl_expert_type(&L->exp_gu), L->exp_down.t,
+                                mdl_expert_type(&L->exp_down), c->n_experts, c->expert_ffn))
             n += chosen;
         else if (sparse && !quant && L->exp_down.q == WGT_FTYPE_F32)
             n += 2 * chosen;

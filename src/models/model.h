@@ -91,6 +91,15 @@ typedef struct mdl_weight {
     wgt_ftype q;
 } mdl_weight;
 
+/* The format of a weight's values: its GGUF block type, or the float tensor's dtype as a wgt_ftype
+ * (f32, f16, bf16; what src/ops/qlinear_moe.c takes). */
+static inline wgt_ftype mdl_expert_type(const mdl_weight *w)
+{
+    if (w->q != WGT_FTYPE_F32 || !w->t) return w->q;
+    wgt_dtype d = wgt_tensor_dtype(w->t);
+    return d == WGT_F16 ? WGT_FTYPE_F16 : d == WGT_BF16 ? WGT_FTYPE_BF16 : WGT_FTYPE_F32;
+}
+
 typedef struct wgt_layer_weights {
     wgt_tensor *attn_norm, *attn_norm_b;  /* [dim] */
     mdl_weight wq, wk, wv, wo;            /* [out, in] */
@@ -133,6 +142,8 @@ struct wgt_model {
     uint64_t weight_bytes;                /* bytes of weights on the device */
     int dequantize;                       /* quantized weights expanded to f32 (a reference path) */
     int f32_weights;                      /* f16/bf16 weights expanded to f32 (wgt_model_options) */
+    int moe_kernels;                      /* WGT_MOE_KERNELS=1 at open: quantized experts through
+                                           * src/ops/qlinear_moe.c (opt-in until the H200 measures it) */
 };
 
 /* ---- families (family.c) ---- */

@@ -42,32 +42,54 @@ static char *moe_prelude(void *arg)
     return pre;
 }
 
+/* The dtype a float format's weight is stored in (f32, f16, bf16), or WGT_U8 for block formats. */
+static wgt_dtype moe_dtype(wgt_ftype type)
+{
+    return type == WGT_FTYPE_F32 ? WGT_F32 : type == WGT_FTYPE_F16 ? WGT_F16 : type == WGT_FTYPE_BF16 ? WGT_BF16 : WGT_U8;
+}
+
+/* A format the ops take: a block format the host dequantises, or f32 / f16 / bf16. */
+static int moe_format(wgt_ftype type)
+{
+    return moe_dtype(type) != WGT_U8 || (wgt_ftype_block_elems(type) > 1 && wgt_ftype_can_dequantize(type));
+}
+
+/* Bytes per weight row. */
+static int64_t moe_row_bytes(const wgt_tensor *w)
+{
+    return w->l.shape[1] * (int64_t)wgt_dtype_size(w->l.dtype);
+}
+
 /* The byte length of the binding a weight needs: its rows plus the word after the end (rd32 at an
  * unaligned last address reads it) plus the alignment slack of op_bind. */
 static uint64_t moe_binding_bytes(wgt_context *ctx, const wgt_tensor *w)
 {
     uint64_t align = wgt_gpu_limits(ctx)->min_storage_buffer_offset_alignment;
-    return (uint64_t)w->l.shape[0] * (uint64_t)w->l.shape[1] + (align > 4 ? align : 4) + 8;
+    return (uint64_t)w->l.shape[0] * (uint64_t)moe_row_bytes(w) + (align > 4 ? align : 4) + 8;
 }
 
-/* w: a contiguous u8 [rows, row_bytes] weight of whole blocks of type holding `cols` columns. */
+/* w: a contiguous weight of `cols` columns: u8 [rows, row_bytes] of whole blocks of type, or the
+ * float format's dtype [rows, cols]. */
 static int moe_weight_ok(const wgt_tensor *w, wgt_ftype type, int64_t rows, int64_t cols)
 {
+    if (!w || w->l.ndim != 2 || w->l.shape[0] != rows || !moe_format(type) || w->l.dtype != moe_dtype(type) ||
+        w->l.strides[1] != 1 || w->l.strides[0] != w->l.shape[1])
+        return 0;
     uint32_t be = wgt_ftype_block_elems(type), bb = wgt_ftype_block_bytes(type);
-    return w && w->l.dtype == WGT_U8 && w->l.ndim == 2 && w->l.shape[0] == rows && be > 1 && cols % be == 0 &&
-           w->l.shape[1] == cols / be * bb && w->l.strides[1] == 1 && w->l.strides[0] == w->l.shape[1];
+    return moe_dtype(type) != WGT_U8 ? w->l.shape[1] == cols : cols % be == 0 && w->l.shape[1] == cols / be * bb;
 }
 
-/* The kernel runs: a GPU context, a format with decoders, 128+ invocations, F a whole number of
- * blocks (so an expert's columns start at a block), D of whole 32-element units, weights within
- * one binding and 32-bit offsets, Q4_K rows at whole words. */
+/* The kernel runs: a GPU context, a format with decoders (or f32 / f16 / bf16), 128+ invocations,
+ * F a whole number of blocks (so an expert's columns start at a block), D of whole 32-element
+ * units, weights within one binding and 32-bit offsets, Q4_K rows at whole words. */
 static int moe_gpu_ok(wgt_context *ctx, wgt_ftype type, const wgt_tensor *w, int64_t F, int64_t D)
 {
     const wgt_limits *lim = wgt_gpu_limits(ctx);
     uint64_t wb = moe_binding_bytes(ctx, w);
-    return wgt_qlinear_gpu_type(type) && op_workgroup_size(ctx) >= 128 && lim->max_storage_buffers_per_shader_stage >= 5 &&
-           F % wgt_ftype_block_elems(type) == 0 && D % 32 == 0 && wb <= UINT32_MAX &&
-           wb <= lim->max_storage_buffer_binding_size && (type != WGT_FTYPE_Q4_K || w->l.offset % 4 == 0);
+    return (wgt_qlinear_gpu_type(type) || moe_dtype(type) != WGT_U8) && op_workgroup_size(ctx) >= 128 &&
+           lim->max_storage_buffers_per_shader_stage >= 5 && F % wgt_ftype_block_elems(type) == 0 && D % 32 == 0 &&
+           wb <= UINT32_MAX && wb <= lim->max_storage_buffer_binding_size &&
+           (type != WGT_FTYPE_Q4_K || w->l.offset % 4 == 0);
 }
 
 int wgt_moe_q_fits(wgt_context *ctx, const wgt_tensor *gu, wgt_ftype gu_type, const wgt_tensor *down,
@@ -98,8 +120,8 @@ static wgt_status moe_gate_up_ref(void *arg, const wgt_cpu_tensor *in, const wgt
 {
     const moe_ref_arg *a = arg;
     const float *x = (const float *)in[0].data + in[0].l.offset;
-    const uint8_t *w = (const uint8_t *)in[1].data + in[1].l.offset;
-    int64_t rb = in[1].l.shape[1];
+    const uint8_t *w = (const uint8_t *)in[1].data + in[1].l.offset * (int64_t)wgt_dtype_size(in[1].l.dtype);
+    int64_t rb = in[1].l.shape[1] * (int64_t)wgt_dtype_size(in[1].l.dtype);
     float *act = (float *)out[0].data + out[0].l.offset;
     float *g = malloc(2 * (size_t)a->D * sizeof *g);
     if (!g) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "moe_gate_up: no host memory for the reference");
@@ -123,8 +145,8 @@ static wgt_status moe_down_ref(void *arg, const wgt_cpu_tensor *in, const wgt_cp
 {
     const moe_ref_arg *a = arg;
     const float *act = (const float *)in[0].data + in[0].l.offset;
-    const uint8_t *w = (const uint8_t *)in[1].data + in[1].l.offset;
-    int64_t rb = in[1].l.shape[1];
+    const uint8_t *w = (const uint8_t *)in[1].data + in[1].l.offset * (int64_t)wgt_dtype_size(in[1].l.dtype);
+    int64_t rb = in[1].l.shape[1] * (int64_t)wgt_dtype_size(in[1].l.dtype);
     const float *wts = (const float *)in[3].data + in[3].l.offset;
     float *y = (float *)out[0].data + out[0].l.offset;
     float *row = malloc((size_t)(a->E * a->F) * sizeof *row);
@@ -163,8 +185,9 @@ static wgt_status moe_gpu(wgt_context *ctx, int entry, wgt_ftype type, const wgt
     wgt_binding b[5];
     int64_t base[5];
     if ((st = op_bind_all(x, &b[0], &base[0]))) return st;
-    int64_t wb = w->l.shape[0] * w->l.shape[1];
-    if ((st = op_bind(w, w->l.offset, w->l.offset + wb + 3, &b[1], &base[1]))) return st;
+    /* the weight's elements plus 4 bytes' worth after the end (rd32 at the last word reads the next) */
+    int64_t wn = w->l.shape[0] * w->l.shape[1], esz = (int64_t)wgt_dtype_size(w->l.dtype);
+    if ((st = op_bind(w, w->l.offset, w->l.offset + wn - 1 + (4 + esz - 1) / esz, &b[1], &base[1]))) return st;
     if ((st = op_bind_all(ids, &b[2], &base[2]))) return st;
     if (wts) {
         if ((st = op_bind_all(wts, &b[3], &base[3]))) return st;
@@ -175,8 +198,8 @@ static wgt_status moe_gpu(wgt_context *ctx, int entry, wgt_ftype type, const wgt
     int down = entry & 1;
     p.n_out = (uint32_t)(down ? D : entry ? F : K * F);
     p.units = (uint32_t)((down ? F : D) / 32);
-    p.F = (uint32_t)F, p.E = (uint32_t)E, p.K = (uint32_t)K, p.row_bytes = (uint32_t)w->l.shape[1];
-    p.w_off = (uint32_t)(w->l.offset - base[1]);
+    p.F = (uint32_t)F, p.E = (uint32_t)E, p.K = (uint32_t)K, p.row_bytes = (uint32_t)moe_row_bytes(w);
+    p.w_off = (uint32_t)((w->l.offset - base[1]) * esz);
     p.x_off = (uint32_t)((x->l.offset - base[0]) / 4);
     p.ids_off = (uint32_t)(ids->l.offset - base[2]);
     p.wts_off = wts ? (uint32_t)(wts->l.offset - base[3]) : 0;
@@ -222,8 +245,8 @@ static wgt_status moe_check(wgt_context *ctx, const char *op, const wgt_tensor *
         return op_fail(ctx, WGT_ERR_SHAPE, "%s: the input must be a float vector of %lld values", op, (long long)n);
     if (!moe_weight_ok(w, type, rows, cols))
         return op_fail(ctx, WGT_ERR_SHAPE,
-                       "%s: the weight must be a contiguous u8 [%lld, %lld columns] tensor of whole %s blocks, as "
-                       "wgt_qweight_upload makes", op, (long long)rows, (long long)cols,
+                       "%s: the weight must be a contiguous [%lld, %lld columns] tensor: %s blocks as "
+                       "wgt_qweight_upload makes (u8), or of the float format's dtype", op, (long long)rows, (long long)cols,
                        wgt_ftype_name(type) ? wgt_ftype_name(type) : "?");
     return WGT_OK;
 }
@@ -236,8 +259,8 @@ wgt_status wgt_moe_gate_up(const wgt_tensor *x, const wgt_tensor *gu, wgt_ftype 
     const wgt_tensor *ins[3] = {x, gu, ids};
     wgt_status st = op_same_context("moe_gate_up", ins, 3);
     if (st) return st;
-    if (!wgt_ftype_can_dequantize(type) || wgt_ftype_block_elems(type) < 2)
-        return op_fail(ctx, WGT_ERR_DTYPE, "moe_gate_up: %s is not a quantized block format",
+    if (!moe_format(type))
+        return op_fail(ctx, WGT_ERR_DTYPE, "moe_gate_up: %s is not a block format or f32 / f16 / bf16",
                        wgt_ftype_name(type) ? wgt_ftype_name(type) : "an unknown type");
     int64_t D = wgt_layout_numel(&x->l), K;
     if ((st = moe_check(ctx, "moe_gate_up", x, D, gu, type, 2 * E * F, D, ids, E, F, &K))) return st;
@@ -267,8 +290,8 @@ wgt_status wgt_moe_down(const wgt_tensor *act, const wgt_tensor *down, wgt_ftype
     const wgt_tensor *ins[4] = {act, down, ids, wts};
     wgt_status st = op_same_context("moe_down", ins, 4);
     if (st) return st;
-    if (!wgt_ftype_can_dequantize(type) || wgt_ftype_block_elems(type) < 2)
-        return op_fail(ctx, WGT_ERR_DTYPE, "moe_down: %s is not a quantized block format",
+    if (!moe_format(type))
+        return op_fail(ctx, WGT_ERR_DTYPE, "moe_down: %s is not a block format or f32 / f16 / bf16",
                        wgt_ftype_name(type) ? wgt_ftype_name(type) : "an unknown type");
     int64_t K = ids->l.ndim ? wgt_layout_numel(&ids->l) : 0;
     int64_t D = down->l.ndim == 2 ? down->l.shape[0] : 0;
@@ -346,9 +369,9 @@ static wgt_status moe_gate_up_grouped_ref(void *arg, const wgt_cpu_tensor *in, c
 {
     const moe_group_arg *a = arg;
     const float *x = (const float *)in[0].data + in[0].l.offset;
-    const uint8_t *w = (const uint8_t *)in[1].data + in[1].l.offset;
+    const uint8_t *w = (const uint8_t *)in[1].data + in[1].l.offset * (int64_t)wgt_dtype_size(in[1].l.dtype);
     const int32_t *grp = (const int32_t *)in[2].data + in[2].l.offset, *order = grp + a->E + 1;
-    int64_t rb = in[1].l.shape[1];
+    int64_t rb = in[1].l.shape[1] * (int64_t)wgt_dtype_size(in[1].l.dtype);
     float *act = (float *)out[0].data + out[0].l.offset;
     float *g = malloc(2 * (size_t)a->D * sizeof *g);
     if (!g) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "moe_gate_up_grouped: no host memory for the reference");
@@ -374,10 +397,10 @@ static wgt_status moe_down_grouped_ref(void *arg, const wgt_cpu_tensor *in, cons
 {
     const moe_group_arg *a = arg;
     const float *act = (const float *)in[0].data + in[0].l.offset;
-    const uint8_t *w = (const uint8_t *)in[1].data + in[1].l.offset;
+    const uint8_t *w = (const uint8_t *)in[1].data + in[1].l.offset * (int64_t)wgt_dtype_size(in[1].l.dtype);
     const int32_t *grp = (const int32_t *)in[2].data + in[2].l.offset, *order = grp + a->E + 1;
     const float *wts = (const float *)in[3].data + in[3].l.offset;
-    int64_t rb = in[1].l.shape[1];
+    int64_t rb = in[1].l.shape[1] * (int64_t)wgt_dtype_size(in[1].l.dtype);
     float *y = (float *)out[0].data + out[0].l.offset;
     double *acc = calloc((size_t)(a->LK / a->K * a->D), sizeof *acc);
     float *row = malloc((size_t)(a->E * a->F) * sizeof *row);
@@ -416,8 +439,8 @@ wgt_status wgt_moe_gate_up_grouped(const wgt_tensor *x, const wgt_tensor *gu, wg
     const wgt_tensor *ins[3] = {x, gu, groups};
     wgt_status st = op_same_context("moe_gate_up_grouped", ins, 3);
     if (st) return st;
-    if (!wgt_ftype_can_dequantize(type) || wgt_ftype_block_elems(type) < 2)
-        return op_fail(ctx, WGT_ERR_DTYPE, "moe_gate_up_grouped: %s is not a quantized block format",
+    if (!moe_format(type))
+        return op_fail(ctx, WGT_ERR_DTYPE, "moe_gate_up_grouped: %s is not a block format or f32 / f16 / bf16",
                        wgt_ftype_name(type) ? wgt_ftype_name(type) : "an unknown type");
     int64_t D = x->l.ndim == 2 ? x->l.shape[1] : 0, L = x->l.ndim == 2 ? x->l.shape[0] : 0;
     if (!op_is_float(x->l.dtype) || D < 1 || L < 1 || K < 1 || K > E || F < 1)
@@ -452,8 +475,8 @@ wgt_status wgt_moe_down_grouped(const wgt_tensor *act, const wgt_tensor *down, w
     const wgt_tensor *ins[4] = {act, down, groups, wts};
     wgt_status st = op_same_context("moe_down_grouped", ins, 4);
     if (st) return st;
-    if (!wgt_ftype_can_dequantize(type) || wgt_ftype_block_elems(type) < 2)
-        return op_fail(ctx, WGT_ERR_DTYPE, "moe_down_grouped: %s is not a quantized block format",
+    if (!moe_format(type))
+        return op_fail(ctx, WGT_ERR_DTYPE, "moe_down_grouped: %s is not a block format or f32 / f16 / bf16",
                        wgt_ftype_name(type) ? wgt_ftype_name(type) : "an unknown type");
     int64_t LK = act->l.ndim == 2 ? act->l.shape[0] : 0, D = down->l.ndim == 2 ? down->l.shape[0] : 0;
     if (!op_is_float(act->l.dtype) || K < 1 || K > E || F < 1 || LK < 1 || LK % K || act->l.shape[1] != F)

@@ -214,6 +214,13 @@ int main(void)
         /* f32 checkpoint, computed in f32: logits agree to float rounding */
         snprintf(label, sizeof label, "%s (HF)", archs[a].name);
         check_model(ctx, label, dir, fx, 2e-3, 1, archs[a].stop);
+        if (strstr(archs[a].name, "moe") || !strcmp(archs[a].name, "mixtral")) {
+            /* the opt-in kernels that read only the chosen experts (decode) and group prefill by expert */
+            setenv("WGT_MOE_KERNELS", "1", 1);
+            snprintf(label, sizeof label, "%s (HF, WGT_MOE_KERNELS=1)", archs[a].name);
+            check_model(ctx, label, dir, fx, 2e-3, 1, 0);
+            unsetenv("WGT_MOE_KERNELS");
+        }
         /* GGUF conversions by our own converter, read back by our loader */
         const char *types[] = {"f32", "f16"};
         for (int t = 0; t < archs[a].gguf; t++) {

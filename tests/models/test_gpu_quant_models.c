@@ -1,8 +1,9 @@
 /* Quantized models: GGUF conversions (Q8_0, Q4_0, Q4_K, Q6_K by `wgt convert`) run through the
  * quantized matmul kernels must agree with the same weights expanded to f32 and run through the
  * float kernels (wgt_model_options.dequantize, whose dequantisation is the exact CPU reference):
- * first-step logits within float rounding and the same greedy ids (the mixtures of experts too:
- * their quantized decode runs src/ops/qlinear_moe.c's kernels). Q8_0 also stays close to
+ * first-step logits within float rounding and the same greedy ids (the mixtures of experts too, by
+ * default and with WGT_MOE_KERNELS=1: src/ops/qlinear_moe.c's kernels read only the chosen experts'
+ * blocks, in decode and in grouped prefill). Q8_0 also stays close to
  * transformers' logits for the f32 checkpoint. And a model past the device's largest buffer is
  * refused before anything is uploaded. */
 #include <cjson/cJSON.h>
@@ -198,6 +199,12 @@ int main(void)
              * flips picks another expert: mixtral's logits moved by 6% of the largest) */
             int moe = strstr(archs[a], "moe") || !strcmp(archs[a], "mixtral");
             compare(ctx, label, gguf, prompts, np, n, t == 0 && !moe ? refs : NULL, 0.05);
+            if (moe) { /* and through the opt-in kernels that read only the chosen experts' blocks */
+                setenv("WGT_MOE_KERNELS", "1", 1);
+                snprintf(label, sizeof label, "%s (GGUF %s, WGT_MOE_KERNELS=1)", archs[a], types[t]);
+                compare(ctx, label, gguf, prompts, np, n, NULL, 0.05);
+                unsetenv("WGT_MOE_KERNELS");
+            }
             remove(gguf);
         }
         for (int i = 0; i < n; i++) free(refs[i]);

@@ -1,6 +1,6 @@
-/* wgt_moe_gate_up / wgt_moe_down (one token through the chosen experts of quantized stacked
- * weights, src/ops/qlinear_moe.c) against a double oracle: random f32 weights quantised with
- * wgt_quantize (Q8_0, Q4_0, Q4_K, Q6_K) and dequantised with wgt_dequantize; SwiGLU, the chosen
+/* wgt_moe_gate_up / wgt_moe_down (one token through the chosen experts of stacked weights,
+ * src/ops/qlinear_moe.c) against a double oracle: random f32 weights quantised with wgt_quantize
+ * (Q8_0, Q4_0, Q4_K, Q6_K, and stored as f32, f16, bf16) and dequantised with wgt_dequantize; SwiGLU, the chosen
  * experts' products and the routing weights in double on the host. The expert ids come from a
  * device tensor (unsorted, the last expert among them, an out-of-range id clamped to the last
  * expert as the kernel documents), D over one and several 1024-column steps with a partial last
@@ -33,7 +33,7 @@ static float *random_f32(int64_t n, double lo, double hi)
 
 static int64_t compared;
 
-/* A quantized [rows, cols] weight: its blocks on the device and its dequantised values. */
+/* A [rows, cols] weight: its blocks (or f32 / f16 / bf16 values) on the device and their values. */
 typedef struct qw {
     wgt_tensor *t;
     float *deq;
@@ -48,7 +48,9 @@ static void make_weight(wgt_context *ctx, qw *q, wgt_ftype type, int64_t rows, i
     q->deq = malloc((size_t)(rows * cols) * sizeof(float));
     MUST(wgt_quantize(type, f, blocks, rows * cols));
     MUST(wgt_dequantize(type, blocks, q->deq, rows * cols));
-    MUST(wgt_qweight_upload(ctx, type, rows, cols, blocks, &q->t));
+    wgt_dtype dt = type == WGT_FTYPE_F32 ? WGT_F32 : type == WGT_FTYPE_F16 ? WGT_F16 : type == WGT_FTYPE_BF16 ? WGT_BF16 : WGT_U8;
+    if (dt != WGT_U8) MUST(wgt_tensor_from_host(ctx, dt, 2, (int64_t[]){rows, cols}, blocks, &q->t));
+    else MUST(wgt_qweight_upload(ctx, type, rows, cols, blocks, &q->t));
     free(blocks);
     free(f);
 }
@@ -180,6 +182,12 @@ static void test_all(wgt_context *ctx, int gpu)
     run_grouped(ctx, gpu, WGT_FTYPE_Q8_0, WGT_FTYPE_Q4_0, 6, 96, 160, 70, 2);
     run_grouped(ctx, gpu, WGT_FTYPE_Q4_0, WGT_FTYPE_Q8_0, 5, 32, 64, 9, 3);
     run_grouped(ctx, gpu, WGT_FTYPE_Q4_K, WGT_FTYPE_Q6_K, 4, 256, 256, 5, 2);
+    /* float experts, read as they are stored */
+    run_case(ctx, gpu, WGT_FTYPE_F32, WGT_FTYPE_F16, 4, 96, 1056, 2, two);
+    run_case(ctx, gpu, WGT_FTYPE_BF16, WGT_FTYPE_F32, 5, 32, 64, 3, three);
+    run_case(ctx, gpu, WGT_FTYPE_F16, WGT_FTYPE_BF16, 3, 64, 96, 2, clamp);
+    run_grouped(ctx, gpu, WGT_FTYPE_F16, WGT_FTYPE_F32, 6, 96, 160, 70, 2);
+    run_grouped(ctx, gpu, WGT_FTYPE_F32, WGT_FTYPE_BF16, 5, 32, 64, 9, 3);
 }
 
 /* Many tokens, grouped by expert: L tokens each choosing K distinct experts (expert 0 by most, so
@@ -283,7 +291,8 @@ done:
     wgt_tensor_free(groups), wgt_tensor_free(act), wgt_tensor_free(y);
 }
 
-/* The refusals: ids of the wrong dtype or count, a weight of the wrong shape, a plain format. */
+/* The refusals: ids of the wrong dtype or count, a weight of the wrong shape or dtype, an integer
+ * format. */
 static void test_refusals(wgt_context *ctx)
 {
     qw gu;
@@ -295,7 +304,12 @@ static void test_refusals(wgt_context *ctx)
     CHECK(wgt_moe_gate_up(tx, gu.t, WGT_FTYPE_Q8_0, 4, 32, tids, &act) == WGT_ERR_SHAPE && !act, "5 ids of 4 experts refused");
     CHECK(wgt_moe_gate_up(tx, gu.t, WGT_FTYPE_Q8_0, 4, 32, tf, &act) == WGT_ERR_SHAPE && !act, "f32 ids refused");
     CHECK(wgt_moe_gate_up(tx, gu.t, WGT_FTYPE_Q8_0, 4, 64, tf, &act) == WGT_ERR_SHAPE && !act, "F past the rows refused");
-    CHECK(wgt_moe_gate_up(tx, gu.t, WGT_FTYPE_F16, 4, 32, tf, &act) == WGT_ERR_DTYPE && !act, "a plain format refused");
+    CHECK(wgt_moe_gate_up(tx, gu.t, WGT_FTYPE_I8, 4, 32, tids, &act) == WGT_ERR_DTYPE && !act, "an integer format refused");
+    wgt_tensor *two_ids;
+    MUST(wgt_tensor_zeros(ctx, WGT_I32, 1, (int64_t[]){2}, &two_ids));
+    CHECK(wgt_moe_gate_up(tx, gu.t, WGT_FTYPE_F16, 4, 32, two_ids, &act) == WGT_ERR_SHAPE && !act &&
+              strstr(wgt_errmsg(), "weight"), "u8 blocks named f16 refused: %s", wgt_errmsg());
+    wgt_tensor_free(two_ids);
     CHECK(!wgt_moe_q_fits(ctx, gu.t, WGT_FTYPE_Q8_0, gu.t, WGT_FTYPE_Q8_0, 4, 32), "a down of gate/up's shape does not fit");
     wgt_tensor_free(tx), wgt_tensor_free(tids), wgt_tensor_free(tf);
     wgt_tensor_free(gu.t);
