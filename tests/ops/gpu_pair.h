@@ -10,17 +10,12 @@
 #include "ops/api.h"
 #include "ops/ops.h"
 #include "support/check.h"
+#include "support/rng.h"
 
 typedef struct pair { wgt_tensor *t[2]; } pair; /* [0] GPU, [1] reference */
 static wgt_context *side[2];
 static int compared; /* elements compared: a test must compare something */
 
-static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
-static double urand(double lo, double hi)
-{
-    rng_state ^= rng_state << 13, rng_state ^= rng_state >> 7, rng_state ^= rng_state << 17;
-    return lo + (hi - lo) * (double)(rng_state >> 11) / 9007199254740992.0;
-}
 
 static void pair_open(void)
 {
@@ -40,7 +35,7 @@ static pair pair_rand(wgt_dtype dt, int ndim, const int64_t *shape, double lo, d
     void *data = calloc(n ? n : 1, 8);
     wgt_cpu_tensor h = wgt_cpu_tensor_make(data, dt, 1, &n);
     for (int64_t i = 0; i < n; i++) {
-        double v = urand(lo, hi);
+        double v = test_uniform(lo, hi);
         if (op_is_int(dt)) wgt_cpu_store_i(&h, i, (int64_t)floor(v));
         else wgt_cpu_store_f(&h, i, v);
     }

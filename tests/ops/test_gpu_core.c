@@ -362,7 +362,7 @@ static pair pair_i64(int ndim, const int64_t *shape)
     for (int d = 0; d < ndim; d++) n *= shape[d];
     int64_t *v = malloc((size_t)(n ? n : 1) * 8);
     for (int64_t i = 0; i < n; i++) {
-        uint64_t hi = (uint64_t)urand(0, 4294967296.0), lo = (uint64_t)urand(0, 4294967296.0);
+        uint64_t hi = (uint64_t)test_uniform(0, 4294967296.0), lo = (uint64_t)test_uniform(0, 4294967296.0);
         v[i] = (int64_t)(hi << 32 | lo);
         if (i % 7 == 3) v[i] = i % 2 ? INT64_MIN : INT64_MAX;
         if (i % 11 == 5) v[i] = (int64_t)lo - 2147483648; /* small: differences without wrapping */

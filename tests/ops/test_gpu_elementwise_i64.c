@@ -20,8 +20,7 @@ static const int64_t edge[] = {
 
 static uint64_t bits(void)
 {
-    rng_state ^= rng_state << 13, rng_state ^= rng_state >> 7, rng_state ^= rng_state << 17;
-    return rng_state;
+    return test_rng_next();
 }
 
 /* A value: an edge value, a small one, or random bits shifted right by 0 to 62 (any magnitude). */

@@ -152,7 +152,7 @@ int main(void)
     {
         int64_t sn[2] = {7, 3}, un[2] = {200, 3};
         int64_t vs[600], ss[21];
-        for (int i = 0; i < 600; i++) vs[i] = (int64_t)(((uint64_t)urand(0, 4294967296.0) << 32) ^ (uint64_t)urand(0, 4294967296.0));
+        for (int i = 0; i < 600; i++) vs[i] = (int64_t)(((uint64_t)test_uniform(0, 4294967296.0) << 32) ^ (uint64_t)test_uniform(0, 4294967296.0));
         for (int i = 0; i < 21; i++) ss[i] = i % 4 == 0 ? INT64_MIN : i % 4 == 1 ? INT64_MAX : -vs[i];
         for (int i = 0; i < 40; i++) vs[i * 15] = i & 1 ? INT64_MAX : (int64_t)0xffffffffLL; /* carries */
         pair self = pair_host(WGT_I64, 2, sn, ss), src = pair_host(WGT_I64, 2, un, vs);
@@ -164,7 +164,7 @@ int main(void)
         /* high words from {-2, -1, 0, 1}: max/min decided by the low words of the ties */
         int64_t ws[600], ws_self[21];
         for (int i = 0; i < 600; i++)
-            ws[i] = (int64_t)(((uint64_t)(int64_t)floor(urand(-2, 1.999)) << 32) | (uint64_t)urand(0, 4294967296.0));
+            ws[i] = (int64_t)(((uint64_t)(int64_t)floor(test_uniform(-2, 1.999)) << 32) | (uint64_t)test_uniform(0, 4294967296.0));
         for (int i = 0; i < 21; i++) ws_self[i] = ws[599 - i] ^ (int64_t)(i * 7919);
         pair tself = pair_host(WGT_I64, 2, sn, ws_self), tsrc = pair_host(WGT_I64, 2, un, ws);
         for (int mode = WGT_SCATTER_AMAX; mode <= WGT_SCATTER_AMIN; mode++) {
@@ -194,9 +194,9 @@ int main(void)
         if (dt == WGT_I64) {
             int64_t v[1520];
             for (int i = 0; i < 1520; i++) {
-                uint64_t r = ((uint64_t)urand(0, 4294967296.0) << 32) ^ (uint64_t)urand(0, 4294967296.0);
-                r >>= (int)urand(0, 63.99); /* magnitudes of every bit length */
-                v[i] = urand(0, 1) < 0.5 ? -(int64_t)(r >> 1) : (int64_t)(r >> 1);
+                uint64_t r = ((uint64_t)test_uniform(0, 4294967296.0) << 32) ^ (uint64_t)test_uniform(0, 4294967296.0);
+                r >>= (int)test_uniform(0, 63.99); /* magnitudes of every bit length */
+                v[i] = test_uniform(0, 1) < 0.5 ? -(int64_t)(r >> 1) : (int64_t)(r >> 1);
             }
             v[7] = INT64_MAX, v[8] = INT64_MIN, v[30] = ((int64_t)1 << 53) + 1, v[31] = -((int64_t)1 << 54) - 3;
             self = pair_host(dt, 2, sn, v), source = pair_host(dt, 2, an, v + 20);

@@ -156,11 +156,11 @@ static pair pair_rand_i64(int ndim, const int64_t *shape)
     for (int d = 0; d < ndim; d++) n *= shape[d];
     int64_t *v = calloc(n ? n : 1, 8);
     for (int64_t i = 0; i < n; i++) {
-        uint64_t r = (uint64_t)urand(0, 9007199254740991.0), lo = (uint64_t)urand(0, 4) * 0x3fffffffu;
+        uint64_t r = (uint64_t)test_uniform(0, 9007199254740991.0), lo = (uint64_t)test_uniform(0, 4) * 0x3fffffffu;
         switch (r % 4) {
         case 0: v[i] = (int64_t)(r >> 2) % 7 - 3; break;
         case 1: v[i] = (int64_t)((uint64_t)((int64_t)(r >> 2) % 5 - 2) << 32 | lo); break;
-        case 2: v[i] = (int64_t)(r << 11 ^ (uint64_t)urand(0, 2048)); break;
+        case 2: v[i] = (int64_t)(r << 11 ^ (uint64_t)test_uniform(0, 2048)); break;
         default: v[i] = ends[(r >> 2) % 5];
         }
     }

@@ -42,8 +42,8 @@ static void test_linspace_int(wgt_dtype dt)
         DIFF(what, 0, 0, wgt_linspace(side[S], cases[i][0], cases[i][1], (int64_t)cases[i][2], dt, &y_[S]));
     }
     for (int i = 0; i < 60; i++) {
-        double scale = pow(10, floor(urand(0, 12))), a = floor(urand(-1, 1) * scale) / 8, b = urand(-1, 1) * scale;
-        int64_t n = (int64_t)urand(2, i < 50 ? 50 : 3000);
+        double scale = pow(10, floor(test_uniform(0, 12))), a = floor(test_uniform(-1, 1) * scale) / 8, b = test_uniform(-1, 1) * scale;
+        int64_t n = (int64_t)test_uniform(2, i < 50 ? 50 : 3000);
         snprintf(what, sizeof what, "linspace(%.17g, %.17g, %lld)", a, b, (long long)n);
         DIFF(what, 0, 0, wgt_linspace(side[S], a, b, n, dt, &y_[S]));
     }

@@ -357,8 +357,7 @@ static void long_rows(void)
 
 static uint64_t i64_rand(void)
 {
-    rng_state ^= rng_state << 13, rng_state ^= rng_state >> 7, rng_state ^= rng_state << 17;
-    return rng_state;
+    return test_rng_next();
 }
 
 /* n values from a pool of `distinct` (0: every value free): high words in [-3, 3] or full range,
