@@ -127,7 +127,8 @@ static void roundtrip_expr(char *e, size_t cap, const char *v, wgt_dtype dt)
     switch (dt) {
     /* | p.zero: a compiler may fold unpack(pack(x)) to x, which skips the rounding */
     case WGT_F16: snprintf(e, cap, "unpack2x16float(pack2x16float(vec2<f32>(%s, 0.0)) | p.zero).x", v); break;
-    case WGT_BF16: snprintf(e, cap, "bitcast<f32>(fz_bf16(%s) << 16u)", v); break;
+    /* bf16_bits: elementwise_ops.wgsl's rounding (nearest even, NaN kept quiet), in every fused prelude */
+    case WGT_BF16: snprintf(e, cap, "bitcast<f32>(bf16_bits(%s) << 16u)", v); break;
     case WGT_BOOL: snprintf(e, cap, "select(0u, 1u, %s != 0)", v); break;
     case WGT_I8: snprintf(e, cap, "extractBits(%s, 0u, 8u)", v); break;
     case WGT_U8: snprintf(e, cap, "extractBits(bitcast<u32>(%s), 0u, 8u)", v); break;
@@ -288,11 +289,6 @@ static void append_ops(char *pre, size_t cap, int host)
     APPEND("\n");
 }
 
-/* round to nearest even on the upper 16 bits; NaN stays a quiet NaN (ops.c's bf16 storer) */
-static const char fz_bf16_fn[] =
-    "fn fz_bf16(x: f32) -> u32 {\n  let b = bitcast<u32>(x);\n"
-    "  return select((b + 0x7fffu + ((b >> 16u) & 1u)) >> 16u, (b >> 16u) | 0x40u, (b & 0x7fffffffu) > 0x7f800000u);\n}\n";
-
 /* The prelude of run r's kernel. */
 static char *fused_prelude(wgt_context *ctx, const run *r, const fused *f)
 {
@@ -304,7 +300,7 @@ static char *fused_prelude(wgt_context *ctx, const run *r, const fused *f)
     APPEND("%s\n", lib ? lib : "");
     append_ops(pre, cap, 0);
     used = strlen(pre);
-    APPEND("const PACK: u32 = %du;\nconst WG: u32 = %uu;\n%s", f->pack, op_workgroup_size(ctx), fz_bf16_fn);
+    APPEND("const PACK: u32 = %du;\nconst WG: u32 = %uu;\n", f->pack, op_workgroup_size(ctx));
     for (int i = 0; i < f->x.n; i++)
         APPEND("@group(0) @binding(%d) var<storage, read> x%d: array<u32>;\n", i + 1, i);
     for (int s = 0, o = 0; s < r->n; s++) {
@@ -475,7 +471,6 @@ static char *host_extra(const ew_host_note *hn, const wgt_binding *hb, int nb, c
     pre[0] = 0;
     append_ops(pre, cap, 1);
     used = strlen(pre);
-    APPEND("%s", fz_bf16_fn);
     for (int i = x0; i < x->n; i++)
         APPEND("@group(0) @binding(%d) var<storage, read> %s: array<u32>;\n", nb + 1 + i - x0, x->name[i]);
     if (pro) {
