@@ -371,6 +371,7 @@ static wgt_status cache_capture(wgt_graph_cache *c, cache_entry *e, int n_inputs
     if (st) return st;
     if ((st = wgt_graph_begin(ctx, n_inputs, (const wgt_tensor *const *)e->copies))) return st;
     int n_out = -1;
+    e->n_outputs = max_outputs; /* until fn says: entry_free then frees whatever it made */
     wgt_status sf = c->fn(ctx, c->user, n_inputs, e->copies, scalars, max_outputs, e->outputs, &n_out);
     char msg[1024];
     snprintf(msg, sizeof msg, "%s", wgt_errmsg());
@@ -383,6 +384,7 @@ static wgt_status cache_capture(wgt_graph_cache *c, cache_entry *e, int n_inputs
     if (n_out < 0 || n_out > max_outputs)
         return wgt_ctx_error(ctx, WGT_ERR_MISUSE, "wgt_graph_cache_run: the function gave %d outputs (room for %d)",
                              n_out, max_outputs);
+    for (int i = n_out; i < max_outputs; i++) wgt_tensor_free(e->outputs[i]), e->outputs[i] = NULL;
     e->n_outputs = n_out;
     wgt_graph_stats gs;
     wgt_graph_get_stats(e->g, &gs);
