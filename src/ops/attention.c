@@ -146,19 +146,7 @@ static int sdpa_tc_choose(wgt_context *ctx, int64_t D, int64_t Dv, sdpa_tc *tc)
     if (mode == 1) { /* f16 x f16 -> f32; 16x8x8 first (matmul_tc's choice), then M 16, N 8 or 16 */
         if (!info->has_subgroup_matrix || !tc->half || !wgt_gpu_sgmatrix_layout_template()) return 0;
         if (info->limits.subgroup_min_size != info->limits.subgroup_max_size) return 0;
-        int best = 0;
-        for (int c = 0; c < info->n_subgroup_matrix_configs; c++) {
-            int m = (int)info->subgroup_matrix_configs[c].m, n = (int)info->subgroup_matrix_configs[c].n,
-                k = (int)info->subgroup_matrix_configs[c].k;
-            if (info->subgroup_matrix_configs[c].component != WGT_F16 ||
-                info->subgroup_matrix_configs[c].result != WGT_F32 || m < 1 || n < 1 || k < 1 || 32 % m || 32 % n ||
-                32 % k)
-                continue;
-            int score = m * n * k + (m == 16 && (n == 8 || n == 16) ? 1 << 20 : 0) +
-                        (m == 16 && n == 8 && k == 8 ? 1 << 24 : 0);
-            if (score > best) best = score, fm = m, fn = n, fk = k;
-        }
-        if (!best) return 0;
+        if (!op_sgmatrix_pick(ctx, &fm, &fn, &fk)) return 0;
         tc->sgs = (int)info->limits.subgroup_max_size;
     } else {
         tc->emu = 1, tc->sgs = 32;

@@ -391,19 +391,7 @@ static int tc_choose(wgt_context *ctx, int64_t M, int64_t N, int64_t batch, wgt_
         /* 16x8x8 first (the shape measured fastest with these tiles, bench/results/h200/
          * prefill_ab.txt; 16x16x16 unmeasured with them), then NVIDIA's other tensor-core shapes
          * (M 16, N 8 or 16), the largest of those, then any */
-        int best = 0, given = fm != 0;
-        for (int c = 0; c < info->n_subgroup_matrix_configs && !given; c++) {
-            int m = (int)info->subgroup_matrix_configs[c].m, n = (int)info->subgroup_matrix_configs[c].n,
-                k = (int)info->subgroup_matrix_configs[c].k;
-            if (info->subgroup_matrix_configs[c].component != WGT_F16 ||
-                info->subgroup_matrix_configs[c].result != WGT_F32 || m < 1 || n < 1 || k < 1 || 32 % m || 32 % n ||
-                32 % k)
-                continue;
-            int score = m * n * k + (m == 16 && (n == 8 || n == 16) ? 1 << 20 : 0) +
-                        (m == 16 && n == 8 && k == 8 ? 1 << 24 : 0);
-            if (score > best) best = score, fm = m, fn = n, fk = k;
-        }
-        if (!given && !best) return 0;
+        if (!fm && !op_sgmatrix_pick(ctx, &fm, &fn, &fk)) return 0; /* fm set: WGT_MATMUL_TC=1:MxNxK */
         tc->sgs = (int)info->limits.subgroup_max_size;
     } else {
         tc->emu = 1, tc->sgs = 32;

@@ -489,6 +489,22 @@ int op_wgsl_ct(char *buf, size_t cap, wgt_dtype dt)
 const char *op_wgsl_lib(void) { return wgt_gpu_kernel_text("lib_index"); }
 const char *op_wgsl_lib_i64(void) { return wgt_gpu_kernel_text("lib_i64"); }
 
+int op_sgmatrix_pick(wgt_context *ctx, int *fm, int *fn, int *fk)
+{
+    const wgt_adapter_info *info = wgt_gpu_info(ctx);
+    int best = 0;
+    for (int c = 0; c < info->n_subgroup_matrix_configs; c++) {
+        int m = (int)info->subgroup_matrix_configs[c].m, n = (int)info->subgroup_matrix_configs[c].n,
+            k = (int)info->subgroup_matrix_configs[c].k;
+        if (info->subgroup_matrix_configs[c].component != WGT_F16 || info->subgroup_matrix_configs[c].result != WGT_F32 ||
+            m < 1 || n < 1 || k < 1 || 32 % m || 32 % n || 32 % k)
+            continue;
+        int score = m * n * k + (m == 16 && (n == 8 || n == 16) ? 1 << 20 : 0) + (m == 16 && n == 8 && k == 8 ? 1 << 24 : 0);
+        if (score > best) best = score, *fm = m, *fn = n, *fk = k;
+    }
+    return best > 0;
+}
+
 uint32_t op_workgroup_size(wgt_context *ctx)
 {
     uint32_t wg = 256, a = wgt_gpu_limits(ctx)->max_compute_invocations_per_workgroup,

@@ -134,6 +134,10 @@ const char *op_compute_type(wgt_dtype dt);
 /* The workgroup size for one-dimensional kernels: 256, or the device's limit when lower
  * (compatibility mode's default is 128). Generated kernels take it as `const WG: u32`. */
 uint32_t op_workgroup_size(wgt_context *ctx);
+/* The subgroup-matrix shape the tiles use (f16 x f16 -> f32, each side dividing 32): 16x8x8 first
+ * (measured fastest with the matmul tiles, bench/results/h200/prefill_ab.txt), then NVIDIA's other
+ * tensor-core shapes (M 16, N 8 or 16), the largest first, then any. 0 when the adapter has none. */
+int op_sgmatrix_pick(wgt_context *ctx, int *m, int *n, int *k);
 /* 1 when matrix-vector reductions may sum through subgroups: granted, and no wider than the 32
  * invocations that share an output row (matmul_gemv, fused_linear, fused_linear_qkv_rope,
  * qlinear's gemv). */
