@@ -183,17 +183,18 @@ int main(void)
     const char *root = getenv("WGT_ROOT") ? getenv("WGT_ROOT") : ".";
     const char *build = getenv("WGT_BUILD") ? getenv("WGT_BUILD") : "build";
     const char *wgt = getenv("WGT_BIN") ? getenv("WGT_BIN") : "build/wgt";
-    /* every fixture tools/make_fixtures.py made. gguf: also through wgt's conversions (2: f32 and
-     * f16, 1: f32); stop: also the stop-after-3-and-continue check of the cache. The newer
-     * families take fewer passes, so the test stays a few minutes on llvmpipe: their GGUF files are
-     * also checked by test_gpu_families against llama.cpp (f32, f16, q8_0), and the cache
-     * machinery they share is checked on the first five, the windows and one MoE. */
+    /* every fixture tools/make_fixtures.py made, from the directory and through wgt's GGUF
+     * conversions in f32 and f16 (gguf: how many of the two; qwen2_window none: wgt convert
+     * refuses qwen2's use_sliding_window, which llama.cpp's qwen2 cannot carry). stop: also the stop-after-3-and-
+     * continue check of the cache, on the first five, the windows and one MoE (the cache
+     * machinery the others share). Their GGUF files are also run by llama.cpp in
+     * test_gpu_families, and llama.cpp's own conversions in test_gpu_llama_cpp_gguf. */
     static const struct { const char *name; int gguf, stop; } archs[] = {
         {"llama", 2, 1},        {"qwen2", 2, 1},        {"qwen3", 2, 1},         {"gpt2", 2, 1},
-        {"mistral", 2, 1},      {"gemma", 0, 0},        {"phi3", 0, 0},          {"phi", 0, 0},
-        {"olmo2", 0, 0},        {"gpt_neox", 0, 0},     {"gpt_neox_seq", 0, 0},  {"stablelm", 0, 0},
-        {"stablelm_12b", 0, 0}, {"starcoder2", 0, 0},   {"smollm3", 0, 0},       {"mistral_window", 0, 1},
-        {"qwen2_window", 0, 1}, {"mixtral", 1, 0},      {"qwen2_moe", 1, 1},     {"qwen3_moe", 1, 0},
+        {"mistral", 2, 1},      {"gemma", 2, 0},        {"phi3", 2, 0},          {"phi", 2, 0},
+        {"olmo2", 2, 0},        {"gpt_neox", 2, 0},     {"gpt_neox_seq", 2, 0},  {"stablelm", 2, 0},
+        {"stablelm_12b", 2, 0}, {"starcoder2", 2, 0},   {"smollm3", 2, 0},       {"mistral_window", 2, 1},
+        {"qwen2_window", 0, 1}, {"mixtral", 2, 0},      {"qwen2_moe", 2, 1},     {"qwen3_moe", 2, 0},
         {"gemma2", 2, 0},       {"gemma3_text", 2, 0},  {"granite", 2, 0},
     };
     const char *only = getenv("WGT_MODELS_ARCHS"); /* development: a comma-separated subset */
@@ -232,8 +233,11 @@ int main(void)
             CHECK(rc == 0, "%s: wgt convert --type %s failed", archs[a].name, types[t]);
             if (rc) continue;
             snprintf(label, sizeof label, "%s (GGUF %s)", archs[a].name, types[t]);
-            /* f16 weights move logits by about 1e-2 here; the fixtures' greedy margins are >= 0.1 */
-            check_model(ctx, label, gguf, fx, t == 0 ? 2e-3 : 5e-2, 1, archs[a].stop);
+            /* f16 weights move logits by about 1e-2 here; the fixtures' greedy margins are >= 0.1.
+             * smollm3's second case has the largest logits of all the fixtures (19, the others
+             * <= 16): f16 moves them by 0.052 */
+            double f16_atol = !strcmp(archs[a].name, "smollm3") ? 8e-2 : 5e-2;
+            check_model(ctx, label, gguf, fx, t == 0 ? 2e-3 : f16_atol, 1, archs[a].stop);
             remove(gguf);
         }
         if (!strcmp(archs[a].name, "llama")) rope_freqs_check(ctx, root, build, wgt, fx);

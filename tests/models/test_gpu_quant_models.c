@@ -159,14 +159,21 @@ int main(void)
     static int32_t prompts[8][64];
     int np[8];
 
-    /* the fixtures (hidden size 64: Q8_0 and Q4_0; the K types need rows of 256) */
-    /* the mixtures of experts: decode reads the chosen experts' blocks in place (qlinear_moe), the
-     * dequantised reference gathers their f32 rows */
-    const char *archs[] = {"llama",   "qwen2",   "qwen3",     "gpt2",     "mistral",  "gemma2",
-                           "gemma3_text", "granite", "mixtral", "qwen2_moe", "qwen3_moe"};
-    for (size_t a = 0; a < sizeof archs / sizeof *archs; a++) {
+    /* the fixtures of every family (hidden size 64: Q8_0 and Q4_0, or Q8_0 alone, n_types: the
+     * quantized kernels are the same ones; the K types need rows of 256). The mixtures of experts:
+     * decode reads the chosen experts' blocks in place (qlinear_moe), the dequantised reference
+     * gathers their f32 rows */
+    static const struct { const char *name; int n_types; } fams[] = {
+        {"llama", 2},      {"qwen2", 2},      {"qwen3", 2},        {"gpt2", 2},          {"mistral", 2},
+        {"gemma2", 2},     {"gemma3_text", 2}, {"granite", 2},     {"mixtral", 2},       {"qwen2_moe", 2},
+        {"qwen3_moe", 2},  {"gemma", 1},      {"phi3", 1},         {"phi", 1},           {"olmo2", 1},
+        {"gpt_neox", 1},   {"gpt_neox_seq", 1}, {"stablelm", 1},   {"stablelm_12b", 1},  {"starcoder2", 1},
+        {"smollm3", 1},    {"mistral_window", 1},
+    };
+    for (size_t a = 0; a < sizeof fams / sizeof *fams; a++) {
+        const char *arch = fams[a].name;
         char dir[1024], path[1200], gguf[1200], label[128];
-        snprintf(dir, sizeof dir, "%s/tests/fixtures/hf/%s", root, archs[a]);
+        snprintf(dir, sizeof dir, "%s/tests/fixtures/hf/%s", root, arch);
         snprintf(path, sizeof path, "%s/fixture.json", dir);
         cJSON *fx = test_fixture_json(path);
         CHECK(fx != NULL, "fixture %s", path);
@@ -188,20 +195,20 @@ int main(void)
             n++;
         }
         const char *types[] = {"q8_0", "q4_0"};
-        for (int t = 0; t < 2; t++) {
-            snprintf(gguf, sizeof gguf, "%s/testq-%s-%s.gguf", build, archs[a], types[t]);
+        for (int t = 0; t < fams[a].n_types; t++) {
+            snprintf(gguf, sizeof gguf, "%s/testq-%s-%s.gguf", build, arch, types[t]);
             int rc = convert(wgt, dir, gguf, types[t]);
-            CHECK(rc == 0, "%s: wgt convert --type %s", archs[a], types[t]);
+            CHECK(rc == 0, "%s: wgt convert --type %s", arch, types[t]);
             if (rc) continue;
-            snprintf(label, sizeof label, "%s (GGUF %s)", archs[a], types[t]);
+            snprintf(label, sizeof label, "%s (GGUF %s)", arch, types[t]);
             /* Q8_0 moves these logits by a few percent of the largest; Q4_0 is not compared with
              * transformers, nor are the mixtures of experts (a router's near tie that Q8_0's rounding
              * flips picks another expert: mixtral's logits moved by 6% of the largest) */
-            int moe = strstr(archs[a], "moe") || !strcmp(archs[a], "mixtral");
+            int moe = strstr(arch, "moe") || !strcmp(arch, "mixtral");
             compare(ctx, label, gguf, prompts, np, n, t == 0 && !moe ? refs : NULL, 0.05);
             if (moe) { /* and through the opt-in kernels that read only the chosen experts' blocks */
                 setenv("WGT_MOE_KERNELS", "1", 1);
-                snprintf(label, sizeof label, "%s (GGUF %s, WGT_MOE_KERNELS=1)", archs[a], types[t]);
+                snprintf(label, sizeof label, "%s (GGUF %s, WGT_MOE_KERNELS=1)", arch, types[t]);
                 compare(ctx, label, gguf, prompts, np, n, NULL, 0.05);
                 unsetenv("WGT_MOE_KERNELS");
             }
