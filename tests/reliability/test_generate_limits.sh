@@ -71,6 +71,8 @@ rc=$?
 # bench on a CPU adapter: decode GB/s with significant digits
 "$wgt" bench -m "$root/models/bible-llama/config.json" -p 4 -n 4 >"$tmp/out" 2>"$tmp/err" || { echo "FAIL: bench: $(cat "$tmp/err")"; fail=1; }
 grep -q "tok/s, .* ms/token, [0-9.]* GB/s of weights read" "$tmp/out" && ! grep -q " 0 GB/s" "$tmp/out" || { echo "FAIL: bench: $(cat "$tmp/out")"; fail=1; }
+# the timed prefill feeds the whole prompt (the warm-up's keys are not reused)
+grep -q "^prefill: 4 tokens in" "$tmp/out" || { echo "FAIL: bench's timed prefill: $(cat "$tmp/out")"; fail=1; }
 "$wgt" bench -m "$root/models/bible-llama/config.json" -p 400 -n 200 >/dev/null 2>"$tmp/err" && { echo "FAIL: bench past the context ran"; fail=1; }
 grep -q "do not fit the context of 512 tokens" "$tmp/err" || { echo "FAIL: bench past the context: $(cat "$tmp/err")"; fail=1; }
 
