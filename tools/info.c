@@ -59,7 +59,7 @@ static void print_env_help(FILE *f)
             "  WGT_MATMUL_SPLIT_K=0|1        split a small product over a long k into slices [1]\n"
             "  WGT_MATMUL_TILE=0|auto|BMxBNxBK:TMxTN  f32 tiled products through register tiles (TM x TN\n"
             "                                outputs an invocation, 16-byte loads, two stages): auto, the\n"
-            "                                tile by shape; or that tile (tuning) [0: not yet measured]\n"
+            "                                tile by shape; or that tile (tuning); 0: matmul.wgsl [auto]\n"
             "  WGT_MATMUL_ROWS=0|1|16        linear layers over 2..64 rows (several sequences' decode) read\n"
             "                                each weight once per 8 rows (16: per 16) [1]; 0: the GEMV and\n"
             "                                tiled kernels (comparisons)\n"

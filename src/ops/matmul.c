@@ -6,8 +6,8 @@
  *    stored [N, K], as PyTorch and GGUF keep it): each weight row streamed once, 16-byte loads;
  *    for 5 .. 64 rows (batch 1) matmul_rows.c's kernel instead (several sequences' decode step);
  *  - src/kernels/matmul.wgsl otherwise: 64x64 or 128x128 tiles in workgroup memory;
- *  - src/kernels/matmul_regs.wgsl instead with WGT_MATMUL_TILE (opt-in until measured on the H200,
- *    regs_choose): register tiles of 8 x 8 outputs an invocation, 16-byte loads of operands
+ *  - src/kernels/matmul_regs.wgsl instead, by default (WGT_MATMUL_TILE=0 turns it off; regs_choose):
+ *    register tiles of 8 x 4 outputs an invocation, 16-byte loads of operands
  *    contiguous in k or in m / n (every transposition the trainer makes), two stages;
  *  - src/kernels/matmul_tc.wgsl instead where the device has subgroup matrices with f16 operands
  *    and f32 results (the tensor cores) and WGT_MATMUL_TC's policy takes the product (tc_mode):
@@ -258,12 +258,15 @@ static wgt_status regs_kernel(wgt_context *ctx, const mm_tile *t, wgt_dtype da, 
     return wgt_gpu_kernel_keyed(ctx, "matmul_regs", &key, sizeof key, mm_prelude, &key, "main", NULL, 0, k);
 }
 
-/* The tiles regs_choose tries, largest first: BM, BN, BK, TM, TN. */
+/* The tiles regs_choose tries, largest first: BM, BN, BK, TM, TN. On the H200 (bench_matmul, all of
+ * its products one after another, bench/results/h200/sgemm_ab.txt) 128 x 64 x 8 with 8 x 4 an
+ * invocation reached 25.0% of the f32 peak, 64 x 64 x 8 (8 x 4) 24.6%, 64 x 64 x 16 (4 x 4) 23.6%,
+ * 128 x 64 x 16 18.5%, and 128 x 128 with 8 x 8 an invocation only 3% (its 64 sums and the next
+ * step's loads do not stay in registers): it is not tried. */
 static const int mm_tiles[][5] = {
-    {128, 128, 8, 8, 8}, /* 256 invocations of 8 x 8 */
-    {128, 64, 8, 8, 4},  /* 256 of 8 x 4 */
-    {64, 64, 16, 4, 4},  /* 256 of 4 x 4 */
-    {64, 64, 8, 8, 4},   /* 128 of 8 x 4: devices with fewer invocations */
+    {128, 64, 8, 8, 4},  /* 256 invocations of 8 x 4 */
+    {64, 64, 8, 8, 4},   /* 128 of 8 x 4 */
+    {64, 64, 16, 4, 4},  /* 256 of 4 x 4: where 8 x 4 does not fit */
     {32, 32, 8, 4, 4},   /* 64: the last resort */
 };
 
@@ -285,10 +288,10 @@ static int tile_fits(wgt_context *ctx, const mm_tile *t, wgt_dtype da, wgt_dtype
 }
 
 /* WGT_MATMUL_TILE: whether a float product runs matmul_regs.wgsl (register tiles, 16-byte loads,
- * two stages) instead of matmul.wgsl, and its tile *t. Unset or 0: never (the default until the
- * H200 has measured it: tools/h200_sgemm_ab.sh); auto: every float product matmul.wgsl would take,
- * the tile by shape: 128 x 128 (8 x 8 an invocation) once there are enough of them to fill the
- * device, else smaller ones (the k split, split_k, adds workgroups over a long k);
+ * two stages) instead of matmul.wgsl, and its tile *t. 0: never (matmul.wgsl: 2-3% of the H200's
+ * f32 peak on large products, against 20-30% here); unset or auto: every float product matmul.wgsl
+ * would take, the tile by shape: 128 x 64 once there are enough of them to fill the device, else
+ * 64 x 64 (the k split, split_k, adds workgroups over a long k);
  * BMxBNxBK:TMxTN forces a tile (tuning; auto's where it does not fit). la, lb: the operands' load
  * modes (operand_mode). Workgroup memory at most 16 KiB on OpenGL (llvmpipe's computed wrong
  * products past 16 KiB though it reports 32). */
@@ -296,14 +299,14 @@ static int regs_choose(wgt_context *ctx, int64_t M, int64_t N, int64_t batch, wg
                        int lb, mm_tile *t)
 {
     const char *force = getenv("WGT_MATMUL_TILE");
-    if (!force || !*force || !strcmp(force, "0")) return 0;
+    if (force && !strcmp(force, "0")) return 0;
     t->bm = 0;
     uint32_t smem = wgt_gpu_limits(ctx)->max_compute_workgroup_storage_size;
     const wgt_adapter_info *info = wgt_gpu_info(ctx);
     if ((info->backend == WGT_BACKEND_OPENGLES || info->backend == WGT_BACKEND_OPENGL || info->compat) && smem > 16384)
         smem = 16384;
     mm_tile f = {0, 0, 0, 0, 0, la, lb};
-    if (sscanf(force, "%dx%dx%d:%dx%d", &f.bm, &f.bn, &f.bk, &f.tm, &f.tn) == 5 && tile_fits(ctx, &f, da, db, smem)) {
+    if (force && sscanf(force, "%dx%dx%d:%dx%d", &f.bm, &f.bn, &f.bk, &f.tm, &f.tn) == 5 && tile_fits(ctx, &f, da, db, smem)) {
         *t = f;
         return 1;
     }
