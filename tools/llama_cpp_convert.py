@@ -23,8 +23,10 @@ them, in a copy of the directory (the tensors and config.json are the fixture's)
   for the others.
 llama.cpp identifies a BPE tokenizer's pre-tokenizer by hashing how it splits a probe text; a
 generated vocabulary matches no known hash and the converter stops ("BPE pre-tokenizer was not
-recognized"). The one override here: TextModel.get_vocab_base_pre, when the original raises that
-NotImplementedError, returns "gpt-2" (what the generated tokenizer is) instead. The one fix:
+recognized"). The overrides here: TextModel.get_vocab_base_pre, when the original raises that
+NotImplementedError, returns "gpt-2" (what the generated tokenizer is) instead; the hparams
+llama.cpp loads through transformers' AutoConfig get back the keys transformers 5 drops and
+llama.cpp still reads (add_legacy_hparams: gpt2's n_ctx, gpt_neox's rotary_pct). The one fix:
 StableLM 2 12B's per-head q/k norms are stacked as llama.cpp's code means to (fix_stablelm_qk_norms:
 at this commit a `return` inside a generator drops them). Everything else, tensors and metadata, is
 llama.cpp's code, unmodified.
@@ -172,12 +174,11 @@ def prepare(fixture_dir, work, arch):
             shutil.copy(os.path.join(fixture_dir, n), d)
     with open(os.path.join(d, "config.json")) as f:
         cfg = json.load(f)
-    # keys llama.cpp's converter reads that transformers 5 no longer saves (run 1 on the H200:
-    # KeyError 'n_ctx' for gpt2, 'rotary_pct' for gpt_neox); transformers 4 wrote them, with these values
-    legacy = {"gpt2": {"n_ctx": cfg.get("n_positions")},
-              "gpt_neox": {"rotary_pct": cfg.get("partial_rotary_factor")}}.get(cfg.get("model_type"), {})
-    if any(k not in cfg and v is not None for k, v in legacy.items()):
-        cfg.update({k: v for k, v in legacy.items() if k not in cfg and v is not None})
+    # in config.json too (transformers 4's form; add_legacy_hparams puts them back where AutoConfig
+    # drops them)
+    legacy = legacy_keys(cfg)
+    if legacy:
+        cfg.update(legacy)
         with open(os.path.join(d, "config.json"), "w") as f:
             json.dump(cfg, f, indent=1)
     if arch in SPM_ARCHS:
@@ -246,8 +247,34 @@ def fix_stablelm_qk_norms():
     stablelm.StableLMModel.modify_tensors = modify_tensors
 
 
+def legacy_keys(cfg):
+    """Keys llama.cpp's converter reads that transformers 5 no longer keeps (H200 runs: KeyError
+    'n_ctx' for gpt2, 'rotary_pct' for gpt_neox), with the values transformers 4 wrote."""
+    rope = cfg.get("rope_parameters") if isinstance(cfg.get("rope_parameters"), dict) else {}
+    pct = cfg.get("partial_rotary_factor", rope.get("partial_rotary_factor"))
+    keys = {"gpt2": {"n_ctx": cfg.get("n_positions")}, "gpt_neox": {"rotary_pct": pct}}.get(cfg.get("model_type"), {})
+    return {k: v for k, v in keys.items() if k not in cfg and v is not None}
+
+
+def add_legacy_hparams():
+    """The second override: llama.cpp's converter takes hparams from transformers' AutoConfig (its
+    to_dict()), not from config.json, and transformers 5's GPTNeoXConfig drops rotary_pct even
+    when config.json has it (run 2 on the H200: KeyError 'rotary_pct'). The loaded hparams get
+    the legacy keys they lack (legacy_keys), the values config.json means."""
+    from conversion import base
+    original = base.ModelBase.load_hparams
+
+    def load_hparams(dir_model, is_mistral_format):
+        cfg = original(dir_model, is_mistral_format)
+        if isinstance(cfg, dict):
+            cfg.update(legacy_keys(cfg))
+        return cfg
+
+    base.ModelBase.load_hparams = staticmethod(load_hparams)
+
+
 def convert_one(llama_dir, model_dir, outfile, outtype):
-    """In this process: llama.cpp's main() with the one override (module docstring)."""
+    """In this process: llama.cpp's main() with the overrides and the fix (module docstring)."""
     sys.path.insert(0, llama_dir)
     import logging
     import convert_hf_to_gguf as conv
@@ -265,6 +292,7 @@ def convert_one(llama_dir, model_dir, outfile, outtype):
 
     base.TextModel.get_vocab_base_pre = get_vocab_base_pre
     fix_stablelm_qk_norms()
+    add_legacy_hparams()
     sys.argv = ["convert_hf_to_gguf.py", model_dir, "--outfile", outfile, "--outtype", outtype]
     conv.main()
 

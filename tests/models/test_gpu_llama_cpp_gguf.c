@@ -47,7 +47,7 @@ static const conv_case cases[] = {
     {"phi3", "f16", NULL},         {"phi", "f16", NULL},        {"olmo2", "f16", NULL},
     {"stablelm", "f16", NULL},     {"starcoder2", "f16", NO_WINDOW("starcoder2")}, {"granite", "f16", NULL},
     {"smollm3", "f16", NULL},      {"mixtral", "f16", NULL},    {"qwen2_moe", "f16", NULL},
-    {"qwen3_moe", "f16", NULL},
+    {"qwen3_moe", "f16", NULL},    {"gpt2", "f16", NULL},       {"stablelm_12b", "f16", NULL},
 };
 
 /* Greedy ids and first-step logits of every fixture case through the file. */
