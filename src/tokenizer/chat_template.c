@@ -4,7 +4,8 @@
  *
  * Supported: {{ }}, {% if/elif/else %}, {% for x in xs [if c] %} (with loop.index, index0,
  * first, last, length, revindex, revindex0; "for a, b in"), {% set x = ... %},
- * {% set ns.x = ... %}, namespace(), raise_exception(), range(), comments, whitespace control;
+ * {% set ns.x = ... %}, namespace(), raise_exception(), range(), strftime_now() (transformers'
+ * global: the local time, as Python's strftime formats it), comments, whitespace control;
  * literals, lists, dicts, attribute/index/slice access, + - * / % ~, comparisons, and/or/not,
  * in / not in, "a if c else b", tests (defined, undefined, none, string, number, mapping,
  * iterable, sequence, true, false, boolean, integer), filters (trim, length, count, upper, lower,
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "tokenizer/jinja.h"
 
@@ -169,6 +171,19 @@ static value call(env *e, node *n)
             if (n->kw[i]) jinja_dict_set(c, d, n->kw[i], n->kwn[i], eval(e, n->items[i]));
         return (value){.t = V_DICT, .d = d};
     }
+    if (name_is(f->op, f->opn, "strftime_now")) { /* transformers' global: datetime.now().strftime(fmt) */
+        value fmt = jinja_as_string(c, arg(e, n, 0, v_str("", 0)));
+        char spec[128], *out = jinja_alloc(c, 256);
+        if (fmt.n >= sizeof spec || memchr(fmt.s, 0, fmt.n))
+            jinja_fail(c, WGT_ERR_LIMIT, "line %zu: strftime_now: a format of %zu bytes (at most %zu, no NUL)", n->line,
+                       fmt.n, sizeof spec - 1);
+        memcpy(spec, fmt.s, fmt.n);
+        spec[fmt.n] = 0;
+        time_t now = time(NULL);
+        struct tm tm;
+        size_t len = localtime_r(&now, &tm) ? strftime(out, 256, spec, &tm) : 0;
+        return v_str(out, len);
+    }
     if (name_is(f->op, f->opn, "range")) {
         value a = arg(e, n, 0, v_int(0)), b = arg(e, n, 1, (value){.t = V_UNDEF}), s = arg(e, n, 2, v_int(1));
         long long lo = b.t == V_UNDEF ? 0 : a.i, hi = b.t == V_UNDEF ? a.i : b.i;
@@ -257,7 +272,11 @@ static value eval(env *e, node *n)
     jctx *c = e->c;
     switch (n->k) {
     case E_LIT: return n->lit;
-    case E_NAME: return lookup(e, n->op, n->opn);
+    case E_NAME: {
+        value v = lookup(e, n->op, n->opn);
+        /* transformers defines strftime_now, and templates test it (Llama 3.2: `is defined`) */
+        return v.t == V_UNDEF && name_is(n->op, n->opn, "strftime_now") ? v_bool(1) : v;
+    }
     case E_ATTR: return get_attr(e, eval(e, n->a), n->op, n->opn);
     case E_INDEX: {
         value o = eval(e, n->a), k = eval(e, n->b);

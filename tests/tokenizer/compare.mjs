@@ -262,6 +262,14 @@ function renderOurs(tok, conv, extra, idsToo) {
     const tmpl = readFileSync(join(here, "templates", fam + ".jinja"), "utf8").replace(/\n$/, "");
     cases.push({ label: `--template ${fam}`, tok: llama2Model, tmpl, extra: ["--template", fam], bos: "<s>", eos: "</s>" });
   }
+  // the model templates of phi3 (Phi-3.5-mini-instruct) and granite (granite-3.3-2b-instruct, which
+  // calls transformers' strftime_now: both sides render today's date), as llama.cpp's
+  // models/templates/ keeps them (node-llama-cpp@3.22.1's bundle), given with --template @FILE
+  for (const fam of ["phi3", "granite"]) {
+    const f = join(here, "templates", fam + ".jinja");
+    cases.push({ label: `${fam} model template (@FILE)`, tok: llama2Model, tmpl: readFileSync(f, "utf8"),
+                 extra: ["--template", "@" + f], bos: "<s>", eos: "</s>" });
+  }
   cases.push({ label: "--template @blocks.jinja", tok: llama2Model, tmpl: readFileSync(join(here, "templates", "blocks.jinja"), "utf8"),
                extra: ["--template", "@" + join(here, "templates", "blocks.jinja")], bos: "<s>", eos: "</s>" });
   for (const c of cases) {

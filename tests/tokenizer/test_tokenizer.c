@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -352,6 +353,22 @@ int main(int argc, char **argv)
         CHECK(wgt_tokenizer_apply_chat_template(spm, m, 1, 0, "llama2", &out) == WGT_OK && !strcmp(out, "<s>[INST] hi [/INST]"),
               "llama2 family: '%s'", out ? out : "");
         free(out);
+        out = NULL;
+        /* transformers' strftime_now: defined (Llama 3.2's template tests it), today's date as C's
+         * strftime formats it (compare.mjs checks granite's template against @huggingface/jinja's) */
+        time_t now = time(NULL);
+        struct tm tm;
+        char want[64];
+        localtime_r(&now, &tm);
+        strftime(want, sizeof want, "[%Y-%m-%d %B]", &tm);
+        CHECK(wgt_tokenizer_apply_chat_template(spm, m, 1, 0, "{% if strftime_now is defined %}{{ strftime_now('[%Y-%m-%d %B]') }}{% endif %}",
+                                                &out) == WGT_OK && !strcmp(out, want),
+              "strftime_now: '%s', want '%s' (%s)", out ? out : "", want, wgt_errmsg());
+        free(out);
+        char long_fmt[300];
+        snprintf(long_fmt, sizeof long_fmt, "{{ strftime_now('%0200d') }}", 0);
+        CHECK(wgt_tokenizer_apply_chat_template(spm, m, 1, 0, long_fmt, &out) == WGT_ERR_LIMIT && strstr(wgt_errmsg(), "strftime_now"),
+              "a 200-byte strftime_now format: %s", wgt_errmsg());
     }
 
     wgt_tokenizer_free(spm);
