@@ -3,8 +3,8 @@
 // their prelude by src/ops/elementwise.c, with lib_index.wgsl, `alias CI` (input compute type),
 // `alias CO` (output compute type), `const PACK: u32` (output elements per word), `const WG: u32`
 // (the workgroup size the device allows) and `fn compute(a: CI, b: CI, c: CI) -> CO`, one line
-// that calls one of the ew_* op functions below by name (src/ops/elementwise.c's ew_op_fn; a fused
-// kernel's stages are the same lines). (A WGSL error in this file is reported at a line counted
+// that calls one of the ew_* op functions below by name (src/ops/elementwise.c's ew_op_fn, through
+// src/ops/ops.c's op_wgsl_call; a fused kernel's stages are the same lines). (A WGSL error in this file is reported at a line counted
 // from the start of the kernel file's prelude.)
 //
 // NaN: WGSL lets compilers assume that floats are never NaN (x != x, x == 0.0 and min/max may fold
@@ -35,8 +35,8 @@ struct Params {
 @group(0) @binding(0) var<uniform> p: Params;
 
 // The op parameters the 32-bit op functions read: a kernel of one op copies them from p
-// (compute() starts with q = op_args()); a fused kernel (elementwise_fused.wgsl) sets each stage's
-// own before calling its op function.
+// (the kernel's main starts with q = op_args()); a fused kernel (elementwise_fused.wgsl) sets each
+// stage's own before calling its op function.
 struct OpArgs {
     alpha: f32,
     beta: f32,
@@ -477,8 +477,15 @@ fn ew_bool_f(r: f32) -> i32 { return select(i32(0), i32(1), truthy(r)); }
 fn ew_bool_i(r: i32) -> i32 { return select(i32(0), i32(1), r != i32(0)); }
 fn ew_bool_u(r: u32) -> i32 { return select(i32(0), i32(1), r != u32(0)); }
 
-// The bf16 bits of x (the packed path's stores): round to nearest even on the upper 16 bits; NaN
-// stays a quiet NaN (ops.c's bf16 storer).
+// where's float condition loaded as integer values' compute type (src/ops/elementwise.c's loaders,
+// through op_wgsl_loader_via): 1 where true (nonzero, or NaN), else 0; converting would make 0.5 false.
+fn ew_truth_i(x: f32) -> i32 { return select(i32(0), i32(1), truthy(x)); }
+fn ew_truth_u(x: f32) -> u32 { return select(u32(0), u32(1), truthy(x)); }
+
+// ---- bf16 ----
+// The bf16 bits of x (the packed path's stores, fused stages, index_scatter's bf16 codec through
+// this section): round to nearest even on the upper 16 bits; NaN stays a quiet NaN (ops.c's bf16
+// storer).
 fn bf16_bits(x: f32) -> u32 {
     let b = bitcast<u32>(x);
     return select((b + 0x7fffu + ((b >> 16u) & 1u)) >> 16u, (b >> 16u) | 0x40u, (b & 0x7fffffffu) > 0x7f800000u);
@@ -497,6 +504,11 @@ const L_ONE: vec2<u32> = vec2<u32>(1u, 0u);
 const L_MINUS_ONE: vec2<u32> = vec2<u32>(0xffffffffu, 0xffffffffu);
 
 fn l_bool(b: bool) -> vec2<u32> { return select(L_ZERO, L_ONE, b); }
+// where's condition in a kernel with 64-bit values (the loaders, as ew_truth_i above): a float
+// condition of i64 values, and an i64 condition of 32-bit integer values, as 0 or 1
+fn ew_truth_l(x: f32) -> vec2<u32> { return l_bool(truthy(x)); }
+fn ew_l_truth_i(x: vec2<u32>) -> i32 { return select(i32(0), i32(1), !i64_is_zero(x)); }
+fn ew_l_truth_u(x: vec2<u32>) -> u32 { return select(u32(0), u32(1), !i64_is_zero(x)); }
 fn l_sign(x: vec2<u32>) -> vec2<u32> { return select(l_bool(!i64_is_zero(x)), L_MINUS_ONE, i64_is_neg(x)); }
 // clamp's bounds in 64 bits: (ilo, pad0) and (ihi, pad1) hold ceil(lo) and floor(hi) in i64 kernels.
 fn l_lo() -> vec2<u32> { return vec2<u32>(p.ilo, p.pad0); }

@@ -72,9 +72,8 @@ static const char *ew_op_name(ew_family fam, const char *ci, wgt_dtype out_dt)
  * as the 64-bit words or the float the storer takes. */
 static void compute_fn_i64(char *buf, size_t cap, ew_family fam, int ci, wgt_dtype out_dt)
 {
-    size_t used = strlen(buf);
     const char *name = ew_op_name(fam, ci == CI_I64 || fam != EW_CAST ? "i64" : "f32", out_dt);
-    snprintf(buf + used, cap - used, "fn compute(a: CI, b: CI, c: CI) -> CO { return %s(p.op, a, b, c); }\n", name);
+    op_wgsl_call(buf, cap, "compute", "", "CI", "CO", name, NULL, "p.op");
 }
 
 /* clamp's bounds for i64 as (lo word, hi word) pairs ceil(lo), floor(hi) into out[0], out[2] and
@@ -101,19 +100,16 @@ static int int64_bounds(double lo, double hi, uint32_t *out)
 void ew_op_fn(char *buf, size_t cap, const char *fname, const char *init, int family, const char *ci,
               const char *ci_t, const char *co_t, wgt_dtype out_dt, const char *opx)
 {
-    size_t used = strlen(buf);
-    const char *op = ew_op_name((ew_family)family, ci, out_dt);
-    if (out_dt == WGT_BOOL) /* a float result is true when nonzero or NaN (C, PyTorch) */
-        snprintf(buf + used, cap - used, "fn %s(a: %s, b: %s, c: %s) -> %s { %s return %s(ew_bool_%c(%s(%s, a, b, c))); }\n",
-                 fname, ci_t, ci_t, ci_t, co_t, init, co_t, ci[0] == 'f' ? 'f' : ci[0] == 'u' ? 'u' : 'i', op, opx);
-    else
-        snprintf(buf + used, cap - used, "fn %s(a: %s, b: %s, c: %s) -> %s { %s return %s(%s(%s, a, b, c)); }\n", fname,
-                 ci_t, ci_t, ci_t, co_t, init, co_t, op, opx);
+    /* a float result into bool is true when nonzero or NaN (C, PyTorch) */
+    static const char *const to_bool[] = {"ew_bool_f", "ew_bool_i", "ew_bool_u"};
+    const char *wrap = out_dt == WGT_BOOL ? to_bool[ci[0] == 'f' ? 0 : ci[0] == 'u' ? 2 : 1] : NULL;
+    op_wgsl_call(buf, cap, fname, init, ci_t, co_t, ew_op_name((ew_family)family, ci, out_dt), wrap, opx);
 }
 
+/* compute(): the kernel files set q (the op parameters) from p once, in main */
 static void compute_fn(char *buf, size_t cap, ew_family fam, const char *ci, wgt_dtype out_dt)
 {
-    ew_op_fn(buf, cap, "compute", "q = op_args();", fam, ci, "CI", "CO", out_dt, "p.op");
+    ew_op_fn(buf, cap, "compute", "", fam, ci, "CI", "CO", out_dt, "p.op");
 }
 
 /* Append loader NAME of element i of binding BIND (dtype dt) as compute type ci, in a kernel with
@@ -121,38 +117,24 @@ static void compute_fn(char *buf, size_t cap, ew_family fam, const char *ci, wgt
  * nearest; to an integer type as 0 or 1, since only where's condition loads that way). */
 static void loader_wide(char *pre, size_t cap, const char *name, const char *bind, wgt_dtype dt, int ci, int cond)
 {
-    size_t used = strlen(pre);
-    char wide[16];
-    if (ci == CI_I64 && cond && op_is_float(dt)) { /* a float condition: true when nonzero or NaN */
-        snprintf(wide, sizeof wide, "%s_f", name);
-        op_wgsl_loader(pre, cap, wide, bind, dt, "f32");
-        used = strlen(pre);
-        snprintf(pre + used, cap - used, "fn %s(i: u32) -> CI { return l_bool(truthy(%s(i))); }\n", name, wide);
-    } else if (ci == CI_I64 || dt != WGT_I64) {
+    if (ci == CI_I64 && cond && op_is_float(dt)) /* a float condition: true when nonzero or NaN */
+        op_wgsl_loader_via(pre, cap, name, bind, dt, "f32", "ew_truth_l", "CI");
+    else if (ci == CI_I64 || dt != WGT_I64)
         op_wgsl_loader(pre, cap, name, bind, dt, ci_name(ci));
-    } else {
-        snprintf(wide, sizeof wide, "%s_64", name);
-        op_wgsl_loader(pre, cap, wide, bind, dt, "i64");
-        used = strlen(pre);
-        if (ci == CI_F32) snprintf(pre + used, cap - used, "fn %s(i: u32) -> CI { return i64_to_f32(%s(i)); }\n", name, wide);
-        else snprintf(pre + used, cap - used, "fn %s(i: u32) -> CI { return select(CI(0), CI(1), !i64_is_zero(%s(i))); }\n",
-                      name, wide);
-    }
+    else
+        op_wgsl_loader_via(pre, cap, name, bind, dt, "i64",
+                           ci == CI_F32 ? "i64_to_f32" : ci == CI_U32 ? "ew_l_truth_u" : "ew_l_truth_i", "CI");
 }
 
-/* Append loader NAME (32-bit compute type ci) of element i of BIND. where's condition (cond) of a
- * float dtype loads as 0 or 1 when the values are integers: converting it would make 0.5 false. */
-static void loader_32(char *pre, size_t cap, const char *name, const char *bind, wgt_dtype dt, const char *ci, int cond)
+/* Does input i's loader take where's condition by its truth (a float condition of integer values:
+ * converting it would make 0.5 false)? */
+static int cond_truth(const ew_key *k, int i) { return k->fam == EW_WHERE && i == 0 && op_is_float((wgt_dtype)k->d[i]) && k->ci != CI_F32; }
+
+/* Append loader NAME (32-bit compute type ci) of element i of BIND; truth: cond_truth. */
+static void loader_32(char *pre, size_t cap, const char *name, const char *bind, wgt_dtype dt, int ci, int truth)
 {
-    if (!cond || !op_is_float(dt) || !strcmp(ci, "f32")) {
-        op_wgsl_loader(pre, cap, name, bind, dt, ci);
-        return;
-    }
-    char f[16];
-    snprintf(f, sizeof f, "%s_f", name);
-    op_wgsl_loader(pre, cap, f, bind, dt, "f32");
-    size_t used = strlen(pre);
-    snprintf(pre + used, cap - used, "fn %s(i: u32) -> CI { return select(CI(0), CI(1), truthy(%s(i))); }\n", name, f);
+    if (truth) op_wgsl_loader_via(pre, cap, name, bind, dt, "f32", ci == CI_U32 ? "ew_truth_u" : "ew_truth_i", "CI");
+    else op_wgsl_loader(pre, cap, name, bind, dt, ci_name(ci));
 }
 
 /* The prelude of a kernel with 64-bit values (strided path only). */
@@ -174,132 +156,20 @@ static char *ew_prelude_wide(const ew_key *k, char *pre, size_t cap)
 }
 
 /* ---- the packed contiguous path (elementwise_pack.wgsl) --------------------------------------
- * unit(v, c0, c1, c2) computes output vec4 v straight-line: whole-vec4 loads, constant swizzles,
- * one compute() per element, one 16-byte store. Its values are exactly the loaders' and storers'
- * of the other paths (same conversions, same bf16 rounding), so the results are bit-identical. */
-
-/* The natural WGSL type of element e as unpacked (as ops.c's loaders take it). */
-static const char *pack_raw_type(wgt_dtype dt)
-{
-    switch (dt) {
-    case WGT_F32: case WGT_F16: case WGT_BF16: return "f32";
-    case WGT_I32: case WGT_I8: return "i32";
-    default: return "u32";
-    }
-}
-
-/* The raw value of the k-th element of dtype dt inside the 32-bit word expression w. */
-static void pack_elem(char *e, size_t cap, wgt_dtype dt, const char *w, int k)
-{
-    switch (dt) {
-    case WGT_F32: snprintf(e, cap, "bitcast<f32>(%s)", w); break;
-    case WGT_I32: snprintf(e, cap, "bitcast<i32>(%s)", w); break;
-    case WGT_F16: snprintf(e, cap, "unpack2x16float(%s).%c", w, k ? 'y' : 'x'); break;
-    case WGT_BF16: snprintf(e, cap, k ? "bitcast<f32>(%s & 0xffff0000u)" : "bitcast<f32>(%s << 16u)", w); break;
-    case WGT_I8: snprintf(e, cap, "extractBits(bitcast<i32>(%s), %du, 8u)", w, 8 * k); break;
-    case WGT_U8: snprintf(e, cap, "extractBits(%s, %du, 8u)", w, 8 * k); break;
-    case WGT_BOOL: snprintf(e, cap, "select(0u, 1u, extractBits(%s, %du, 8u) != 0u)", w, 8 * k); break;
-    default: snprintf(e, cap, "%s", w); break; /* u32 */
-    }
-}
-
-/* The output word c of unit's results r0..r(N-1) for output dtype dt (PACK elements a word). */
-static void pack_word(char *e, size_t cap, wgt_dtype dt, int c)
-{
-    size_t used = 0;
-    int pack = op_pack(dt);
-    for (int k = 0; k < pack; k++) {
-        int j = c * pack + k;
-        const char *sep = k ? " | " : "";
-        switch (dt) {
-        case WGT_F32: used += snprintf(e + used, cap - used, "bitcast<u32>(f32(r%d))", j); break;
-        case WGT_I32: used += snprintf(e + used, cap - used, "bitcast<u32>(i32(r%d))", j); break;
-        case WGT_U32: used += snprintf(e + used, cap - used, "u32(r%d)", j); break;
-        case WGT_F16:
-            if (!k) used += snprintf(e + used, cap - used, "pack2x16float(vec2<f32>(f32(r%d), f32(r%d)))", j, j + 1);
-            break;
-        case WGT_BF16: used += snprintf(e + used, cap - used, "%s(bf16_bits(f32(r%d)) << %du)", sep, j, 16 * k); break;
-        case WGT_BOOL: used += snprintf(e + used, cap - used, "%s(select(0u, 1u, r%d != CO(0)) << %du)", sep, j, 8 * k); break;
-        default: /* i8, u8 */
-            used += snprintf(e + used, cap - used, "%s((bitcast<u32>(i32(r%d)) & 0xffu) << %du)", sep, j, 8 * k);
-            break;
-        }
-        if (used >= cap) return;
-    }
-}
-
-/* Append the scalar loaders sc0..sc2 and unit() of the packed path for key k. */
-static void ew_pack_body(const ew_key *k, char *pre, size_t cap)
+ * Its unit() is fixed WGSL in the kernel file; the prelude gives each input's dtype (D0..D2, the
+ * values of wgt_dtype), element size (Z0..Z2), whether it is broadcast (S0..S2) and whether it
+ * loads by its truth (T0..T2, cond_truth), and the output's dtype (DO). */
+static void ew_pack_consts(const ew_key *k, char *pre, size_t cap)
 {
     size_t used = strlen(pre);
-    const char *ci = ci_name(k->ci);
-    wgt_dtype out = (wgt_dtype)k->out;
-    int so = (int)wgt_dtype_size(out), n = 16 / so; /* elements a unit */
     for (int i = 0; i < 3; i++) {
         wgt_dtype dt = (wgt_dtype)k->d[i];
-        char name[8], bind[8];
-        if (!(k->scalar >> i & 1)) {
-            used += snprintf(pre + used, cap - used, "fn sc%d() -> CI { return CI(0); }\n", i);
-            continue;
-        }
-        /* a broadcast element: its vec4, then the loader of element (offset within that vec4) */
-        snprintf(name, sizeof name, "lv%d", i);
-        snprintf(bind, sizeof bind, "s%d", i);
-        used += snprintf(pre + used, cap - used,
-                         "var<private> s%d: vec4<u32>;\nfn sc%d() -> CI { s%d = in%d[p.off%d / %du]; return lv%d(p.off%d %% %du); }\n",
-                         i, i, i, i, i, 16 / (int)wgt_dtype_size(dt), i, i, 16 / (int)wgt_dtype_size(dt));
-        loader_32(pre, cap, name, bind, dt, ci, k->fam == EW_WHERE && i == 0);
-        used = strlen(pre);
+        used += snprintf(pre + used, used < cap ? cap - used : 0,
+                         "const D%d: u32 = %du;\nconst Z%d: u32 = %du;\nconst S%d: bool = %s;\nconst T%d: bool = %s;\n", i,
+                         (int)dt, i, (int)wgt_dtype_size(dt), i, k->scalar >> i & 1 ? "true" : "false", i,
+                         cond_truth(k, i) ? "true" : "false");
     }
-    /* bf16_bits (the stores' rounding) is elementwise_ops.wgsl's */
-    used += snprintf(pre + used, cap - used, "fn unit(v: u32, c0: CI, c1: CI, c2: CI) -> vec4<u32> {\n");
-    char words[3][16][24]; /* the 32-bit word expressions of each input's part of the unit */
-    for (int i = 0; i < 3; i++) {
-        if (k->scalar >> i & 1) continue;
-        int si = (int)wgt_dtype_size((wgt_dtype)k->d[i]), nw = n * si / 4, ei = 16 / si;
-        const char *xyzw = "xyzw";
-        if (nw >= 4) { /* whole vec4s; the last unit's later ones may lie past the binding: clamped */
-            for (int j = 0; j < nw / 4; j++) {
-                if (j) used += snprintf(pre + used, cap - used,
-                                        "  let q%d_%d = in%d[min(p.off%d / %du + v * %du + %du, arrayLength(&in%d) - 1u)];\n",
-                                        i, j, i, i, ei, nw / 4, j, i);
-                else used += snprintf(pre + used, cap - used, "  let q%d_0 = in%d[p.off%d / %du + v * %du];\n", i, i, i,
-                                      ei, nw / 4);
-            }
-            for (int m = 0; m < nw; m++) snprintf(words[i][m], sizeof words[i][m], "q%d_%d.%c", i, m / 4, xyzw[m % 4]);
-        } else if (nw == 2) { /* half a vec4 */
-            used += snprintf(pre + used, cap - used,
-                             "  let g%d = in%d[p.off%d / %du + v / 2u];\n  let q%d = select(g%d.xy, g%d.zw, (v & 1u) == 1u);\n",
-                             i, i, i, ei, i, i, i);
-            snprintf(words[i][0], sizeof words[i][0], "q%d.x", i);
-            snprintf(words[i][1], sizeof words[i][1], "q%d.y", i);
-        } else { /* one word of a vec4 */
-            used += snprintf(pre + used, cap - used, "  let q%d = in%d[p.off%d / %du + v / 4u][v & 3u];\n", i, i, i, ei);
-            snprintf(words[i][0], sizeof words[i][0], "q%d", i);
-        }
-    }
-    for (int e = 0; e < n; e++) {
-        char args[3][160];
-        for (int i = 0; i < 3; i++) {
-            if (k->scalar >> i & 1) {
-                snprintf(args[i], sizeof args[i], "c%d", i);
-                continue;
-            }
-            wgt_dtype dt = (wgt_dtype)k->d[i];
-            int si = (int)wgt_dtype_size(dt);
-            char raw[96];
-            pack_elem(raw, sizeof raw, dt, words[i][e * si / 4], (e * si % 4) / si);
-            const char *rt = pack_raw_type(dt);
-            if (k->fam == EW_WHERE && i == 0 && op_is_float(dt) && strcmp(ci, "f32"))
-                snprintf(args[i], sizeof args[i], "select(CI(0), CI(1), truthy(%s))", raw);
-            else if (!strcmp(rt, ci)) snprintf(args[i], sizeof args[i], "%s", raw);
-            else snprintf(args[i], sizeof args[i], "%s(%s)", ci, raw);
-        }
-        used += snprintf(pre + used, cap - used, "  let r%d = compute(%s, %s, %s);\n", e, args[0], args[1], args[2]);
-    }
-    char w[4][512];
-    for (int c = 0; c < 4; c++) pack_word(w[c], sizeof w[c], out, c);
-    snprintf(pre + used, cap - used, "  return vec4<u32>(%s,\n    %s,\n    %s,\n    %s);\n}\n", w[0], w[1], w[2], w[3]);
+    snprintf(pre + used, used < cap ? cap - used : 0, "const DO: u32 = %du;\n", (int)k->out);
 }
 
 static char *ew_prelude(void *arg)
@@ -319,7 +189,7 @@ static char *ew_prelude(void *arg)
              lib ? lib : "", ops_len, ops ? ops : "", ci, op_compute_type(out), op_pack(out), k->wg);
     size_t used = strlen(pre);
     if (k->vec == 2) {
-        ew_pack_body(k, pre, cap);
+        ew_pack_consts(k, pre, cap);
     } else if (k->vec) {
         for (int i = 0; i < 3; i++) {
             used += snprintf(pre + used, cap - used, "const S%d: bool = %s;\nconst M%d: bool = %s;\nconst E%d: u32 = %du;\n",
@@ -328,12 +198,12 @@ static char *ew_prelude(void *arg)
             char name[8], bind[8];
             snprintf(name, sizeof name, "lv%d", i);
             snprintf(bind, sizeof bind, "w%d", i);
-            loader_32(pre, cap, name, bind, (wgt_dtype)k->d[i], ci, k->fam == EW_WHERE && i == 0);
+            loader_32(pre, cap, name, bind, (wgt_dtype)k->d[i], k->ci, cond_truth(k, i));
             used = strlen(pre);
         }
         op_wgsl_storer(pre, cap, "sv", "wo", out, op_compute_type(out));
     } else {
-        loader_32(pre, cap, "ld0", "in0", (wgt_dtype)k->d[0], ci, k->fam == EW_WHERE);
+        loader_32(pre, cap, "ld0", "in0", (wgt_dtype)k->d[0], k->ci, cond_truth(k, 0));
         op_wgsl_loader(pre, cap, "ld1", "in1", (wgt_dtype)k->d[1], ci);
         op_wgsl_loader(pre, cap, "ld2", "in2", (wgt_dtype)k->d[2], ci);
         op_wgsl_storer(pre, cap, "st", "out", out, op_compute_type(out));

@@ -209,19 +209,46 @@ static const char *raw_type(wgt_dtype dt)
     }
 }
 
-void op_wgsl_loader(char *buf, size_t cap, const char *name, const char *binding, wgt_dtype dt, const char *ct)
+/* Element i of binding as ct ("f32", "i32", "u32", or "i64": both words, converted as C converts). */
+static void load_expr(char *out, size_t cap, const char *binding, wgt_dtype dt, const char *ct)
 {
-    size_t used = strlen(buf);
     char e[256];
     raw_expr(e, sizeof e, dt, binding);
     const char *rt = raw_type(dt);
-    if (!strcmp(ct, "i64")) { /* both words of an i64; other dtypes converted as C converts them */
-        if (dt == WGT_I64) APPEND("fn %s(i: u32) -> vec2<u32> { return vec2<u32>(%s[i * 2u], %s[i * 2u + 1u]); }\n", name, binding, binding);
-        else APPEND("fn %s(i: u32) -> vec2<u32> { return i64_from_%s(%s); }\n", name, rt, e);
-        return;
+    if (!strcmp(ct, "i64")) {
+        if (dt == WGT_I64) snprintf(out, cap, "vec2<u32>(%s[i * 2u], %s[i * 2u + 1u])", binding, binding);
+        else snprintf(out, cap, "i64_from_%s(%s)", rt, e);
+    } else if (!strcmp(rt, ct)) {
+        snprintf(out, cap, "%s", e);
+    } else {
+        snprintf(out, cap, "%s(%s)", ct, e);
     }
-    if (!strcmp(rt, ct)) APPEND("fn %s(i: u32) -> %s { return %s; }\n", name, ct, e);
-    else APPEND("fn %s(i: u32) -> %s { return %s(%s); }\n", name, ct, ct, e);
+}
+
+void op_wgsl_loader(char *buf, size_t cap, const char *name, const char *binding, wgt_dtype dt, const char *ct)
+{
+    size_t used = strlen(buf);
+    char e[320];
+    load_expr(e, sizeof e, binding, dt, ct);
+    APPEND("fn %s(i: u32) -> %s { return %s; }\n", name, !strcmp(ct, "i64") ? "vec2<u32>" : ct, e);
+}
+
+void op_wgsl_loader_via(char *buf, size_t cap, const char *name, const char *binding, wgt_dtype dt, const char *ct,
+                        const char *via, const char *via_type)
+{
+    size_t used = strlen(buf);
+    char e[320];
+    load_expr(e, sizeof e, binding, dt, ct);
+    APPEND("fn %s(i: u32) -> %s { return %s(%s); }\n", name, via_type, via, e);
+}
+
+void op_wgsl_call(char *buf, size_t cap, const char *name, const char *init, const char *arg_type, const char *ret_type,
+                  const char *callee, const char *wrap, const char *opx)
+{
+    size_t used = strlen(buf);
+    APPEND("fn %s(a: %s, b: %s, c: %s) -> %s { %s%sreturn %s(%s%s%s(%s, a, b, c)%s); }\n", name, arg_type, arg_type,
+           arg_type, ret_type, init, *init ? " " : "", ret_type, wrap ? wrap : "", wrap ? "(" : "", callee, opx,
+           wrap ? ")" : "");
 }
 
 void op_wgsl_storer(char *buf, size_t cap, const char *name, const char *binding, wgt_dtype dt, const char *ct)

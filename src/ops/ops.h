@@ -117,6 +117,17 @@ wgt_status op_reference(wgt_context *ctx, op_ref_fn fn, void *arg, const wgt_ten
  * ("f32", "i32" or "u32"). i64 loads its low word (exact for |v| < 2^31). With ct "i64" it returns
  * vec2<u32> (lo, hi) exactly, any dtype converted as C converts it; the kernel needs op_wgsl_lib_i64(). */
 void op_wgsl_loader(char *buf, size_t cap, const char *name, const char *binding, wgt_dtype dt, const char *ct);
+/* Append `fn NAME(i: u32) -> VIA_TYPE` that loads element i of binding BUF as op_wgsl_loader does
+ * (as ct) and returns VIA(that value): VIA names a WGSL function of the kernel's libraries (e.g.
+ * elementwise_ops.wgsl's ew_truth, a where condition as 0 or 1; lib_i64.wgsl's i64_to_f32). */
+void op_wgsl_loader_via(char *buf, size_t cap, const char *name, const char *binding, wgt_dtype dt, const char *ct,
+                        const char *via, const char *via_type);
+/* Append `fn NAME(a: ARG_TYPE, b: ARG_TYPE, c: ARG_TYPE) -> RET_TYPE { INIT return
+ * RET_TYPE(WRAP(CALLEE(OPX, a, b, c))); }` (WRAP NULL: none): the one line that calls an op function
+ * of a kernel library by name (elementwise's compute(), each stage of a fused chain). The names
+ * are what varies; the functions' text lives in the .wgsl file. */
+void op_wgsl_call(char *buf, size_t cap, const char *name, const char *init, const char *arg_type, const char *ret_type,
+                  const char *callee, const char *wrap, const char *opx);
 /* Append `fn NAME(v: u32) -> array<vec4<f32>, 2>`: 8 elements of float dtype dt from vec4 index v
  * of binding BUF (an array<vec4<u32>>): two vec4s for f32, one for f16 / bf16. */
 void op_wgsl_vec8_loader(char *buf, size_t cap, const char *name, const char *binding, wgt_dtype dt);
