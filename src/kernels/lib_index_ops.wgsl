@@ -38,13 +38,8 @@ fn nan_ct(x: CT) -> bool { return (bitcast<u32>(f32(x)) & 0x7fffffffu) > 0x7f800
 fn to64(v: CT) -> vec2<u32> { return vec2<u32>(0u, 0u); }
 fn sat_bits(r: vec2<u32>) -> u32 { return r.x; }
 // ---- scatter bf16 ----
-fn bf16_bits(v: f32) -> u32 { // round to nearest even; a NaN stays a quiet NaN
-    let b = bitcast<u32>(v);
-    if ((b & 0x7fffffffu) > 0x7f800000u) { return (b >> 16u) | 0x40u; }
-    return (b + 0x7fffu + ((b >> 16u) & 1u)) >> 16u;
-}
 fn dec(b: u32) -> CT { return bitcast<f32>(b << 16u); }
-fn enc(v: CT) -> u32 { return bf16_bits(v); }
+fn enc(v: CT) -> u32 { return bf16_bits(v); } // elementwise_ops.wgsl's "bf16" section
 fn nan_ct(x: CT) -> bool { return (bitcast<u32>(f32(x)) & 0x7fffffffu) > 0x7f800000u; }
 fn to64(v: CT) -> vec2<u32> { return vec2<u32>(0u, 0u); }
 fn sat_bits(r: vec2<u32>) -> u32 { return r.x; }

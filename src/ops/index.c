@@ -202,7 +202,9 @@ static char *scatter_prelude(void *arg)
     /* the element codec: the dtype's section of src/kernels/lib_index_ops.wgsl */
     char section[32];
     snprintf(section, sizeof section, "scatter %s", wgt_dtype_name(dt));
-    if (used >= cap || !op_wgsl_section(pre, cap, "lib_index_ops", section) || !index_wgsl(pre, cap, (wgt_dtype)key->idt)) {
+    /* bf16's rounding: elementwise_ops.wgsl's bf16_bits, the one definition */
+    if (used >= cap || !op_wgsl_section(pre, cap, "lib_index_ops", section) || !index_wgsl(pre, cap, (wgt_dtype)key->idt) ||
+        (dt == WGT_BF16 && !op_wgsl_section(pre, cap, "elementwise_ops", "bf16"))) {
         free(pre);
         return NULL;
     }
