@@ -11,22 +11,7 @@
 # Output: the tails of every step on stdout; $OUT/profile_rows.tar.gz with every log.
 set -u
 d=${1:-.devbin-perf}
-out=${OUT:-/tmp/out}; logs=/tmp/pr_logs; mkdir -p "$out" "$logs"
-budget=${BUDGET:-135}; t0=$(date +%s)
-for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
-export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-if [ -z "${WGT_WEBGPU_LIB:-}" ] || [ ! -f "$WGT_WEBGPU_LIB" ]; then
-    [ -f $d/dawn.tar.xz ] && [ ! -f $d/.deps/dawn-2026/dawn.node ] && tar xJf $d/dawn.tar.xz -C $d
-    for c in $d/.deps/dawn-2026/dawn.node .deps/dawn-2026/dawn.node $(find . -maxdepth 5 -name dawn.node 2>/dev/null); do
-        [ -f $c ] && { WGT_WEBGPU_LIB=$PWD/$c; break; }; done
-fi
-export WGT_WEBGPU_LIB; echo "Dawn: ${WGT_WEBGPU_LIB:-none found}"
-ldd $d/build/wgt | grep "not found"
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader | tee $logs/gpu.txt
-step() { local name=$1; shift
-    if [ $(( $(date +%s) - t0 )) -gt $budget ]; then echo "=== $name: skipped (past ${budget} s)"; return; fi
-    echo "=== $name: $*"; env "$@" >$logs/$name.txt 2>&1; echo "exit $?" >>$logs/$name.txt
-    grep -v "artificially" $logs/$name.txt | tail -n ${TAILN:-4}; }
+. tools/h200_common.sh "$d" /tmp/pr_logs
 W=$d/build/wgt Q=bench/configs/qwen2.5-0.5b.json L=bench/configs/llama-3.2-1b.json
 for m in q l; do for t in f16 q8_0 q4_0; do
     c=$Q; [ $m = l ] && c=$L
