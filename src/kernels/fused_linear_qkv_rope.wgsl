@@ -7,7 +7,10 @@
 // reduction are fused_linear.wgsl's. x, gamma, inv_freq and the outputs are f32; offsets of x, W and
 // gamma in vec4 units, the others in elements (the caches' at row pos of head 0).
 // The prelude (src/ops/fused.c) supplies ldW8(v), VW, ldBias(i), rsum / rsize / HAS_SG,
-// lib_rowsum.wgsl and WG.
+// lib_rowsum.wgsl and WG. Its sections "rope pairs" (cos_sin, pair_of, put_pair: what a row
+// pair's two sums become) and "entries" (main and solo, over row_at and term) are also the
+// quantized twin's, qlinear_qkv_rope.wgsl, whose prelude pastes them: they read the Params fields
+// and bindings both files declare alike; the "product" section (row_at, term) is this file's own.
 
 struct Params {
     S: u32, K: u32, tpr: u32, flags: u32, // S: row pairs, (Hq + 2 Hkv) hd / 2; flags: 1 bias
@@ -27,6 +30,7 @@ struct Params {
 @group(0) @binding(7) var<storage, read_write> kc: array<f32>;
 @group(0) @binding(8) var<storage, read_write> vc: array<f32>;
 
+// ---- rope pairs ----
 // As rope.wgsl: the angle reduced to [-pi, pi] in two steps first.
 fn cos_sin(a: f32) -> vec2<f32> {
     let k = round(a * 0.15915494309189535);
@@ -55,17 +59,6 @@ fn pair_of(s: u32) -> vec4<u32> {
         }
     }
     return vec4<u32>(head, d0, d1, f);
-}
-
-// Dot-product terms of weight group g for rows r0 and r1, and x's share of the sum of squares.
-fn term(r0: u32, r1: u32, g: u32) -> vec3<f32> {
-    let a = ldW8(r0 + g * VW);
-    let b = ldW8(r1 + g * VW);
-    let x0 = x[p.off_x + 2u * g];
-    let x1 = x[p.off_x + 2u * g + 1u];
-    let y0 = x0 * gam[p.off_g + 2u * g];
-    let y1 = x1 * gam[p.off_g + 2u * g + 1u];
-    return vec3<f32>(dot(a[0], y0) + dot(a[1], y1), dot(b[0], y0) + dot(b[1], y1), dot(x0, x0) + dot(x1, x1));
 }
 
 // Row pair pr's outputs from t = (row d0's dot, row d1's dot, x's sum of squares): normalised,
@@ -99,6 +92,23 @@ fn put_pair(pr: vec4<u32>, t: vec3<f32>) {
     }
 }
 
+// ---- product ----
+// Where weight row n starts (what term's r0 and r1 are), in VW-word units.
+fn row_at(n: u32) -> u32 { return p.off_w + n * ((p.K / 8u) * VW); }
+
+// Dot-product terms of weight group g (8 columns) for rows r0 and r1, and x's share of the sum of
+// squares.
+fn term(r0: u32, r1: u32, g: u32) -> vec3<f32> {
+    let a = ldW8(r0 + g * VW);
+    let b = ldW8(r1 + g * VW);
+    let x0 = x[p.off_x + 2u * g];
+    let x1 = x[p.off_x + 2u * g + 1u];
+    let y0 = x0 * gam[p.off_g + 2u * g];
+    let y1 = x1 * gam[p.off_g + 2u * g + 1u];
+    return vec3<f32>(dot(a[0], y0) + dot(a[1], y1), dot(b[0], y0) + dot(b[1], y1), dot(x0, x0) + dot(x1, x1));
+}
+
+// ---- entries ----
 // lib_rowsum.wgsl sums (row r0's dot, row r1's dot, sum of squares, 0) over a lane group
 alias ROW = vec4<f32>;
 fn row_rsum(v: ROW) -> ROW { return ROW(rsum(v.x), rsum(v.y), rsum(v.z), 0.0); }
@@ -116,8 +126,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let n1 = pr.x * p.hd + pr.z;
     var acc = vec3<f32>(0.0);
     if (s < p.S) {
-        let r0 = p.off_w + n0 * (groups * VW);
-        let r1 = p.off_w + n1 * (groups * VW);
+        let r0 = row_at(n0);
+        let r1 = row_at(n1);
         var g = lane;
         for (; g + 3u * p.tpr < groups; g = g + 4u * p.tpr) { // eight weight loads in flight
             acc = acc + (term(r0, r1, g) + term(r0, r1, g + p.tpr)) + (term(r0, r1, g + 2u * p.tpr) + term(r0, r1, g + 3u * p.tpr));
@@ -141,8 +151,8 @@ fn solo(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let pr = pair_of(s);
     let n0 = pr.x * p.hd + pr.y;
     let n1 = pr.x * p.hd + pr.z;
-    let r0 = p.off_w + n0 * (groups * VW);
-    let r1 = p.off_w + n1 * (groups * VW);
+    let r0 = row_at(n0);
+    let r1 = row_at(n1);
     var t = vec3<f32>(0.0);
     var g = 0u;
     for (; g + 3u < groups; g = g + 4u) {

@@ -519,10 +519,9 @@ static wgt_status forward(wgt_model *m, const int32_t *ids, const wgt_tensor *id
         if (ropes && W->wqkv.t && !c->qk_norm) {
             /* one matmul, then one pass: q rotated, k rotated into the cache, v copied into it */
             wgt_tensor *qkv;
-            if (fz && W->wqkv.q != WGT_FTYPE_F32) {
-                T(qkv, fused(x, WGT_PRO_RMS_NORM, W->attn_norm, c->norm_eps, &W->wqkv, W->bqkv, NULL, &qkv));
-                T(qr, wgt_qkv_rope_cache(qkv, Hq, Hkv, hd, pos0, rd, c->rope_interleaved, rp, W->k_cache,
-                                         W->v_cache, &qr));
+            if (fz && W->wqkv.q != WGT_FTYPE_F32) { /* one pass with WGT_QLINEAR_QKV=1, else two */
+                T(qr, wgt_fused_qkv_rope_qcache(x, W->attn_norm, c->norm_eps, W->wqkv.t, W->wqkv.q, W->bqkv, Hq, Hkv,
+                                                hd, pos0, rd, c->rope_interleaved, rp, W->k_cache, W->v_cache, &qr));
             } else if (fz) {
                 T(qr, wgt_fused_qkv_rope_cache(x, W->attn_norm, c->norm_eps, W->wqkv.t, W->bqkv, Hq, Hkv, hd, pos0,
                                                rd, c->rope_interleaved, rp, W->k_cache, W->v_cache, &qr));

@@ -56,5 +56,13 @@ int wgt_qlinear_gpu_type(wgt_ftype type);
 wgt_status wgt_fused_qlinear(const wgt_tensor *x, wgt_fused_prologue pro, const wgt_tensor *gamma, double eps,
                              const wgt_tensor *w, wgt_ftype type, const wgt_tensor *bias, const wgt_tensor *res,
                              wgt_tensor **out);
+/* wgt_fused_qkv_rope_cache with a quantized q/k/v weight w (as wgt_qlinear takes it: (Hq + 2 Hkv) hd
+ * rows of K columns): with WGT_QLINEAR_QKV=1, one token in one pass over the blocks on the GPU
+ * (src/kernels/qlinear_qkv_rope.wgsl); otherwise, and for anything else, wgt_fused_qlinear with
+ * the norm, then wgt_qkv_rope_cache. */
+wgt_status wgt_fused_qkv_rope_qcache(const wgt_tensor *x, const wgt_tensor *gamma, double eps, const wgt_tensor *w,
+                                     wgt_ftype type, const wgt_tensor *bias, int64_t Hq, int64_t Hkv, int64_t hd,
+                                     int64_t pos0, int rot, int interleaved, const wgt_rope_params *rp,
+                                     wgt_tensor *k_cache, wgt_tensor *v_cache, wgt_tensor **q);
 
 #endif

@@ -243,12 +243,142 @@ static void test_views(wgt_context *ctx, int gpu)
     free(q.deq);
 }
 
+/* ---- wgt_fused_qkv_rope_qcache: the norm, the quantized q/k/v product, rotation, cache writes ---- */
+
+/* One case: Hq, Hkv, hd heads over K columns of a `type` weight, rot features rotated (interleaved
+ * pairs or halves), bias f32 / f16 / none, at position pos0 of caches of ctx rows. Compared with a
+ * double oracle (the dequantised weights; the rotation by angle f32(pos * f32(inv_freq)) as
+ * transformers and src/cpu do) and with the two dispatches (WGT_QLINEAR_QKV=0: wgt_fused_qlinear,
+ * then wgt_qkv_rope_cache), whole caches, so rows other than pos0 must keep their values.
+ * Tolerance against the oracle: oracle()'s bound for each of the pair's two sums, plus the GPU's
+ * sin and cos (Vulkan allows 2^-11 absolute on [-pi, pi]) times the pair's magnitude; against the
+ * two dispatches, which round the same sums in another order and use the same cos_sin, 1e-5 of
+ * the largest magnitude. expect_dispatches >= 0 checks the fused call's dispatch count. */
+static void qkv_case(wgt_context *ctx, const char *setting, wgt_ftype type, int64_t Hq, int64_t Hkv, int64_t hd,
+                     int64_t K, int rot, int interleaved, int bias_kind, wgt_rope_scaling sc, int expect_dispatches)
+{
+    const int64_t C = (Hq + 2 * Hkv) * hd, T = 9, pos0 = 6;
+    char what[192];
+    snprintf(what, sizeof what, "qkv %s %s Hq %lld Hkv %lld hd %lld K %lld rot %d%s bias %d scaling %d",
+             setting, wgt_ftype_name(type), (long long)Hq, (long long)Hkv, (long long)hd, (long long)K, rot,
+             interleaved ? " interleaved" : "", bias_kind, (int)sc);
+    test_qweight qw;
+    test_qweight_make(&qw, type, C, K);
+    qcase c = make_case(&qw, WGT_PRO_RMS_NORM, 1, bias_kind != 0, 0);
+    wgt_rope_params rp = {0};
+    rp.theta = 10000, rp.scaling = sc, rp.factor = 4, rp.low_freq_factor = 1, rp.high_freq_factor = 4;
+    rp.original_max_position = 4;
+    double inv[1024], af = 1;
+    MUST(wgt_cpu_rope_inv_freq(&rp, rot, inv, &af));
+    int64_t cn = Hkv * T * hd, cs[3] = {Hkv, T, hd};
+    float *cache0 = test_random_f32(2 * cn, -9, 9); /* the rows nobody writes keep these */
+    wgt_tensor *tx, *tg, *tw, *tb = NULL, *kc[2], *vc[2], *q[2] = {NULL, NULL};
+    MUST(wgt_tensor_from_host(ctx, WGT_F32, 2, (int64_t[]){1, K}, c.x, &tx));
+    MUST(wgt_tensor_from_host(ctx, WGT_F32, 1, &K, c.gamma, &tg));
+    MUST(wgt_qweight_upload(ctx, type, C, K, qw.blocks, &tw));
+    if (bias_kind == 2) {
+        uint16_t *h = malloc((size_t)C * 2);
+        for (int64_t i = 0; i < C; i++) h[i] = wgt_cpu_f64_to_f16(c.bias[i]), c.bias[i] = (float)wgt_cpu_f16_to_f64(h[i]);
+        MUST(wgt_tensor_from_host(ctx, WGT_F16, 1, &C, h, &tb));
+        free(h);
+    } else if (bias_kind)
+        MUST(wgt_tensor_from_host(ctx, WGT_F32, 1, &C, c.bias, &tb));
+    for (int i = 0; i < 2; i++) {
+        MUST(wgt_tensor_from_host(ctx, WGT_F32, 3, cs, cache0, &kc[i]));
+        MUST(wgt_tensor_from_host(ctx, WGT_F32, 3, cs, cache0 + cn, &vc[i]));
+    }
+    for (int i = 0; i < 2; i++) {
+        setenv("WGT_QLINEAR_QKV", i ? "0" : setting, 1);
+        wgt_memory_stats before, after;
+        MUST(wgt_context_memory_stats(ctx, &before));
+        wgt_status st = wgt_fused_qkv_rope_qcache(tx, tg, EPS, tw, type, tb, Hq, Hkv, hd, pos0, rot, interleaved, &rp,
+                                                  kc[i], vc[i], &q[i]);
+        MUST(wgt_context_memory_stats(ctx, &after));
+        CHECK(st == WGT_OK, "%s: %s", what, wgt_errmsg());
+        if (i == 0 && expect_dispatches >= 0)
+            CHECK(after.dispatches - before.dispatches == (uint64_t)expect_dispatches, "%s: %llu dispatches, not %d",
+                  what, (unsigned long long)(after.dispatches - before.dispatches), expect_dispatches);
+    }
+    unsetenv("WGT_QLINEAR_QKV");
+    if (!q[0] || !q[1]) goto out;
+    /* the oracle: every output feature's value and bound, then the pairs rotated */
+    double *val = malloc((size_t)C * sizeof(double)), *tol = malloc((size_t)C * sizeof(double));
+    for (int64_t n = 0; n < C; n++) oracle(&c, &qw, 0, n, &val[n], &tol[n]);
+    for (int64_t h = 0; h < Hq + Hkv; h++)
+        for (int j = 0; j < rot / 2; j++) {
+            int64_t d0 = interleaved ? 2 * j : j, d1 = interleaved ? 2 * j + 1 : j + rot / 2;
+            double *a = &val[h * hd + d0], *b = &val[h * hd + d1];
+            double ang = (double)(float)((float)pos0 * (float)inv[j]);
+            double co = cos(ang) * af, si = sin(ang) * af, a0 = *a;
+            double t = (tol[h * hd + d0] + tol[h * hd + d1]) * fabs(af) + 4.9e-4 * (fabs(*a) + fabs(*b)) * fabs(af);
+            *a = a0 * co - *b * si, *b = *b * co + a0 * si;
+            tol[h * hd + d0] = tol[h * hd + d1] = t;
+        }
+    float *got[3][2];
+    const int64_t sizes[3] = {Hq * hd, cn, cn};
+    for (int k = 0; k < 3; k++)
+        for (int i = 0; i < 2; i++) {
+            got[k][i] = malloc((size_t)sizes[k] * sizeof(float));
+            MUST(wgt_tensor_to_host(k == 0 ? q[i] : k == 1 ? kc[i] : vc[i], got[k][i], (size_t)sizes[k] * sizeof(float)));
+        }
+    int bad = 0;
+    double worst = 0, mag = 0;
+    for (int k = 0; k < 3; k++)
+        for (int64_t e = 0; e < sizes[k]; e++) {
+            double g = got[k][0][e], ref, t;
+            int64_t head, d;
+            if (k == 0) head = e / hd, d = e % hd;
+            else {
+                int64_t hh = e / (T * hd), row = e / hd % T;
+                d = e % hd;
+                head = row == pos0 ? (k == 1 ? Hq : Hq + Hkv) + hh : -1;
+            }
+            if (head < 0) ref = cache0[(k == 2 ? cn : 0) + e], t = 0; /* untouched */
+            else ref = val[head * hd + d], t = tol[head * hd + d];
+            test_compared++;
+            if (!(fabs(g - ref) <= t) && bad++ < 3)
+                CHECK(0, "%s: %s element %lld: got %.9g, expected %.9g (tolerance %.3g)", what,
+                      k == 0 ? "q" : k == 1 ? "k cache" : "v cache", (long long)e, g, ref, t);
+            worst = fmax(worst, fabs(g - got[k][1][e])), mag = fmax(mag, fabs((double)got[k][1][e]));
+        }
+    CHECK(bad == 0, "%s: %d values off the oracle", what, bad);
+    CHECK(worst <= 1e-5 * (1 + mag), "%s: differs from the two dispatches by %g (largest %g)", what, worst, mag);
+    for (int k = 0; k < 3; k++) free(got[k][0]), free(got[k][1]);
+    free(val), free(tol);
+out:
+    for (int i = 0; i < 2; i++) wgt_tensor_free(q[i]), wgt_tensor_free(kc[i]), wgt_tensor_free(vc[i]);
+    wgt_tensor_free(tx), wgt_tensor_free(tg), wgt_tensor_free(tw), wgt_tensor_free(tb);
+    free(cache0), free_case(&c), free(qw.blocks), free(qw.deq);
+}
+
+/* The fused q/k/v kernel in each format, with and without bias and rotation choices, the lane
+ * counts WGT_QLINEAR_QKV=1:N forces, the barrier-free entry, and a Qwen2.5-0.5B-shaped layer. */
+static void test_qkv(wgt_context *ctx, int gpu)
+{
+    int one = gpu ? 1 : -1;
+    qkv_case(ctx, "1", WGT_FTYPE_Q8_0, 4, 2, 16, 1056, 16, 0, 1, WGT_ROPE_NONE, one);
+    qkv_case(ctx, "1", WGT_FTYPE_Q4_0, 4, 2, 16, 1056, 8, 1, 2, WGT_ROPE_LLAMA3, one);
+    qkv_case(ctx, "1", WGT_FTYPE_Q4_K, 4, 1, 16, 512, 16, 1, 0, WGT_ROPE_YARN, one);
+    qkv_case(ctx, "1", WGT_FTYPE_Q6_K, 2, 2, 16, 768, 12, 0, 1, WGT_ROPE_NONE, one); /* 630-byte rows */
+    qkv_case(ctx, "1:1", WGT_FTYPE_Q8_0, 4, 2, 16, 1056, 16, 0, 1, WGT_ROPE_NONE, one);
+    qkv_case(ctx, "1:8", WGT_FTYPE_Q4_0, 4, 2, 16, 2080, 16, 0, 0, WGT_ROPE_NONE, one);
+    qkv_case(ctx, "1", WGT_FTYPE_Q8_0, 14, 2, 64, 896, 64, 0, 1, WGT_ROPE_NONE, one); /* Qwen2.5-0.5B */
+    if (gpu) { /* the barrier-free entry point */
+        int was = wgt_gpu_avoid_barriers(ctx);
+        wgt_gpu_test_avoid_barriers(ctx, 1);
+        qkv_case(ctx, "1", WGT_FTYPE_Q8_0, 4, 2, 16, 1056, 16, 0, 1, WGT_ROPE_NONE, 1);
+        wgt_gpu_test_avoid_barriers(ctx, was);
+    }
+    qkv_case(ctx, "0", WGT_FTYPE_Q8_0, 4, 2, 16, 1056, 16, 0, 1, WGT_ROPE_NONE, gpu ? 2 : -1); /* the default */
+}
+
 int main(void)
 {
     wgt_context *ctx;
     MUST(wgt_context_create(NULL, &ctx));
     test_all(ctx, 1);
     test_views(ctx, 1);
+    test_qkv(ctx, 1);
     int64_t gpu_compared = test_compared;
     CHECK(gpu_compared > 2500, "only %lld values compared", (long long)gpu_compared);
     uint32_t wg = op_workgroup_size(ctx);
@@ -274,6 +404,7 @@ int main(void)
     MUST(wgt_context_create(&o, &ctx));
     test_compared = 0;
     test_views(ctx, 0);
+    test_qkv(ctx, 0);
     CHECK(test_compared > 40, "cpu context: only %lld values compared", (long long)test_compared);
     wgt_context_free(ctx);
     printf("%lld GPU values compared\n", (long long)gpu_compared);
