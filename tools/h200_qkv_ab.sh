@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Quantized decode on the H200 with the fused q/k/v kernel (WGT_QLINEAR_QKV=1,
+# src/kernels/qlinear_qkv_rope.wgsl: the norm, the q/k/v product, the rotation and the cache writes
+# in one dispatch instead of two a layer) against main's binary: decode tok/s of random-weight
+# Qwen2.5-0.5B-shaped Q8_0 and Q4_0 (-p 16 -n 128), the two binaries alternated in rounds, then
+# WGT_PROFILE=1 decode tables of both types with the kernel on (and main's where time is left).
+# About 60-80 s; steps starting past BUDGET seconds (default 65) are skipped and say so.
+# Before (here): D (git-ignored, e.g. .devbin-perf2) holds bins.tar.xz (wgt-base: main's wgt,
+# wgt: this branch's, libwgt_napi_stub.so; stripped) and this script. The Dawn: $WGT_WEBGPU_LIB,
+# D/.deps/dawn-2026/dawn.node, .devbin-dawn/dawn.tar.xz (unpacked here) or the first dawn.node found.
+# The call: carry [".gl", "D", ".devbin-dawn"], command: bash D/h200_qkv_ab.sh D, timeout_s 90.
+# Output: the tails of every step and a summary table on stdout; $OUT/qkv_ab.tar.gz with every log.
+set -u
+d=${1:-.devbin-perf2}
+out=${OUT:-/tmp/out}; logs=/tmp/qkv_logs; mkdir -p "$out" "$logs"
+budget=${BUDGET:-65}; t0=$(date +%s)
+for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
+export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+[ -f $d/bins.tar.xz ] && [ ! -f $d/wgt ] && tar xJf $d/bins.tar.xz -C $d
+if [ -z "${WGT_WEBGPU_LIB:-}" ] || [ ! -f "$WGT_WEBGPU_LIB" ]; then
+    [ -f .devbin-dawn/dawn.tar.xz ] && [ ! -f .devbin-dawn/.deps/dawn-2026/dawn.node ] &&
+        tar xJf .devbin-dawn/dawn.tar.xz -C .devbin-dawn
+    for c in $d/.deps/dawn-2026/dawn.node .devbin-dawn/.deps/dawn-2026/dawn.node .deps/dawn-2026/dawn.node \
+             $(find . -maxdepth 5 -name dawn.node 2>/dev/null); do
+        [ -f $c ] && { WGT_WEBGPU_LIB=$PWD/$c; break; }; done
+fi
+export WGT_WEBGPU_LIB; echo "Dawn: ${WGT_WEBGPU_LIB:-none found}"
+ldd $d/wgt | grep "not found"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader | tee $logs/gpu.txt
+step() { local name=$1; shift
+    if [ $(( $(date +%s) - t0 )) -gt $budget ]; then echo "=== $name: skipped (past ${budget} s)"; return; fi
+    echo "=== $name ($(( $(date +%s) - t0 )) s): $*"; env "$@" >$logs/$name.txt 2>&1; echo "exit $?" >>$logs/$name.txt
+    grep -v "artificially" $logs/$name.txt | tail -n ${TAILN:-3}; }
+W=$d/wgt B=$d/wgt-base Q=bench/configs/qwen2.5-0.5b.json
+# the clocks climb from idle for a few seconds: one untimed run first
+step warmup timeout 20 $W bench -m $Q --type q8_0 -p 16 -n 64
+for r in 1 2; do for t in q8_0 q4_0; do
+    step r$r-$t-base timeout 15 $B bench -m $Q --type $t -p 16 -n 128
+    step r$r-$t-qkv WGT_QLINEAR_QKV=1 timeout 15 $W bench -m $Q --type $t -p 16 -n 128
+done; done
+for t in q8_0 q4_0; do
+    TAILN=24 step prof-$t-qkv WGT_PROFILE=1 WGT_QLINEAR_QKV=1 timeout 15 $W bench -m $Q --type $t -p 16 -n 64
+done
+for t in q8_0 q4_0; do
+    TAILN=24 step prof-$t-base WGT_PROFILE=1 timeout 15 $B bench -m $Q --type $t -p 16 -n 64
+done
+{ echo "# $(cat $logs/gpu.txt); wgt bench -m $Q -p 16 -n 128 (base: main; qkv: WGT_QLINEAR_QKV=1)"
+  echo "step            decode_tok_s ms_per_token dispatches_per_token"
+  for f in $logs/r*-*.txt; do
+      dc=$(sed -n 's/^decode: .*tokens, \([0-9.]*\) tok\/s, \([0-9.]*\) ms.*/\1 \2/p' $f)
+      dp=$(sed -n 's/^per token: \([0-9.]*\) dispatches.*/\1/p' $f)
+      printf '%-15s %-25s %s\n' $(basename $f .txt) "${dc:-? ?}" "${dp:-?}"; done; } | tee $logs/summary.txt
+tar czf $out/qkv_ab.tar.gz -C $logs .
