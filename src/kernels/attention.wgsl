@@ -12,7 +12,7 @@
 // The prelude (src/ops/attention.c) supplies lib_attention.wgsl's params, nan (is_nan, neg_inf,
 // nan_f) and ldk4 sections (ldk4: four consecutive elements of k from an even element index, as f32),
 // the loaders ldq, ldk, ldv, ldm (all f32), WINDOW and LOADS4 (true: k and v loads issued two and
-// four at a time, opt-in).
+// four at a time; src/ops/attention.c's sdpa_loads4 says when).
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> q: array<u32>;

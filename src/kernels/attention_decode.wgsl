@@ -7,7 +7,7 @@
 // key gives zeros, NaN scores give NaN rows as the reference's softmax does.
 // The prelude supplies lib_attention.wgsl's params, nan (is_nan, nmax, neg_inf), reduce
 // (reduce_max, reduce_sum over red) and ldk4 sections, the loaders ldq, ldk, ldv as
-// attention.wgsl's, WG and LOADS4 (true: the score loop's four k loads in flight, opt-in).
+// attention.wgsl's, WG and LOADS4 (true: the score loop's four k loads in flight; sdpa_loads4).
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> q: array<u32>;

@@ -48,7 +48,7 @@ static wgt_status strides4(wgt_context *ctx, const wgt_layout *l, uint32_t *s)
  * kernel's prelude is built once per key, not on every token. */
 typedef struct sdpa_key {
     uint8_t decode, q, k, v, mask, window; /* dtypes; mask: q's when there is none; window: WINDOW */
-    uint8_t loads4, pad;                   /* LOADS4: WGT_ATTENTION_LOADS=4 */
+    uint8_t loads4, pad;                   /* LOADS4: sdpa_loads4 */
     uint32_t wg;                          /* the decode kernel's workgroup size; 0 for attention.wgsl */
 } sdpa_key;
 
@@ -78,9 +78,22 @@ static char *sdpa_prelude(void *arg)
     return pre;
 }
 
-/* attention.wgsl's entry (mask may be NULL; window: its WINDOW variant) or attention_decode.wgsl's main. */
+/* 1 when the key loops issue their loads together (LOADS4: four k row loads in attention_decode,
+ * two in attention, and four v loads, before using them). WGT_ATTENTION_LOADS=4 or =1 decides;
+ * unset: together for a decode step over a long cache (attention.wgsl with one query row: Qwen2.5-0.5B
+ * f16 decode after a 512-token prompt 647 against 498 tok/s on the H200, both rounds), one at a
+ * time elsewhere (attention_decode: equal within 0.3%; prefill: not measured). */
+static int sdpa_loads4(const char *file, int one_row)
+{
+    const char *ld = getenv("WGT_ATTENTION_LOADS");
+    if (ld && *ld) return !strcmp(ld, "4");
+    return one_row && !strcmp(file, "attention");
+}
+
+/* attention.wgsl's entry (mask may be NULL; window: its WINDOW variant) or attention_decode.wgsl's
+ * main; one_row: a single query row (decode). */
 static wgt_status sdpa_kernel(wgt_context *ctx, const char *file, const wgt_tensor *q, const wgt_tensor *k,
-                              const wgt_tensor *v, const wgt_tensor *mask, int window, const char *entry,
+                              const wgt_tensor *v, const wgt_tensor *mask, int window, int one_row, const char *entry,
                               wgt_kernel **out)
 {
     sdpa_key key;
@@ -90,10 +103,7 @@ static wgt_status sdpa_kernel(wgt_context *ctx, const char *file, const wgt_tens
     key.q = (uint8_t)q->l.dtype, key.k = (uint8_t)k->l.dtype, key.v = (uint8_t)v->l.dtype;
     key.mask = (uint8_t)(mask ? mask->l.dtype : q->l.dtype);
     key.wg = key.decode ? op_workgroup_size(ctx) : 0;
-    /* WGT_ATTENTION_LOADS=4: the key loops issue four (attention_decode) or two (attention) k row
-     * loads and four v loads before using them (opt-in until the H200 measures it) */
-    const char *ld = getenv("WGT_ATTENTION_LOADS");
-    key.loads4 = ld && !strcmp(ld, "4");
+    key.loads4 = (uint8_t)sdpa_loads4(file, one_row);
     return wgt_gpu_kernel_keyed(ctx, file, &key, sizeof key, sdpa_prelude, &key, entry, NULL, 0, out);
 }
 
@@ -375,7 +385,7 @@ static wgt_status sdpa_gpu(wgt_context *ctx, const wgt_tensor *q, const wgt_tens
         wgt_binding b[4];
         int64_t base;
         int solo = wgt_gpu_avoid_barriers(ctx); /* the barrier-free entry point (SwiftShader) */
-        if ((st = sdpa_kernel(ctx, "attention_decode", q, k, v, NULL, 0, solo ? "solo" : "main", &kd))) goto done;
+        if ((st = sdpa_kernel(ctx, "attention_decode", q, k, v, NULL, 0, 1, solo ? "solo" : "main", &kd))) goto done;
         if ((st = op_bind_all(q, &b[0], &base))) goto done;
         p.off_q = (uint32_t)(q->l.offset - base);
         /* k and v are usually a cache's prefix that grows every token: bound whole, the bind
@@ -396,8 +406,9 @@ static wgt_status sdpa_gpu(wgt_context *ctx, const wgt_tensor *q, const wgt_tens
         if ((st = wgt_gpu_dispatch(ctx, kd, &p, sizeof p, b, 4, gx, gy, 1))) goto done;
         goto finish;
     }
-    if ((st = sdpa_kernel(ctx, "attention", q, k, v, mask, windowed, "main", &kmain))) goto done;
-    if (nsplit > 1 && (st = sdpa_kernel(ctx, "attention", q, k, v, mask, windowed, "combine", &kcomb))) goto done;
+    if ((st = sdpa_kernel(ctx, "attention", q, k, v, mask, windowed, Lq == 1, "main", &kmain))) goto done;
+    if (nsplit > 1 && (st = sdpa_kernel(ctx, "attention", q, k, v, mask, windowed, Lq == 1, "combine", &kcomb)))
+        goto done;
     int64_t pn = nsplit > 1 ? rows * nsplit * (Dv + 2) : 1;
     if ((st = wgt_tensor_new(ctx, WGT_F32, 1, &pn, &part))) goto done;
     wgt_binding b[6];

@@ -1,7 +1,7 @@
 /* Transformer ops on the GPU against the CPU reference: sdpa (GQA/MQA, causal with a KV-cache
  * offset, float and bool masks, k/v as views into a larger cache, decode with one workgroup a head and with split keys,
  * empty keys, NaN, sliding windows; the subgroup-matrix prefill tiles, tc_cases; the decode cases again with
- * WGT_ATTENTION_LOADS=4), rope (half-split and interleaved, partial rotary dims, none/linear/llama3/YaRN
+ * WGT_ATTENTION_LOADS=4 and =1), rope (half-split and interleaved, partial rotary dims, none/linear/llama3/YaRN
  * scaling, large positions, strided x, broadcast positions) and embedding.
  * Tolerances: sdpa computes scores and the softmax in f32 (the reference in double): atol 3e-5
  * on outputs of magnitude <= 1. rope rotates in f32 with cos/sin of the f32 angle reduced to
@@ -452,6 +452,8 @@ int main(void)
     sdpa_cases();
     tc_cases();
     setenv("WGT_ATTENTION_LOADS", "4", 1); /* the decode kernels with their loads issued together */
+    decode_cases();
+    setenv("WGT_ATTENTION_LOADS", "1", 1); /* and one at a time (the split decode's default is 4) */
     decode_cases();
     unsetenv("WGT_ATTENTION_LOADS");
     int was = wgt_gpu_avoid_barriers(ctx);
