@@ -7,8 +7,9 @@
 # counts (WGT_QLINEAR_QKV=1:N), where time is left.
 # About 60-80 s; steps starting past BUDGET seconds (default 65) are skipped and say so.
 # Before (here): D (git-ignored, e.g. .devbin-perf2) holds bins.tar.xz (wgt-base: main's wgt,
-# wgt: this branch's, libwgt_napi_stub.so; stripped) and this script. The Dawn: $WGT_WEBGPU_LIB,
-# D/.deps/dawn-2026/dawn.node, .devbin-dawn/dawn.tar.xz (unpacked here) or the first dawn.node found.
+# wgt: this branch's, libwgt_napi_stub.so, test_gpu_qlinear_fused; stripped) and this script.
+# The Dawn: $WGT_WEBGPU_LIB, D/.deps/dawn-2026/dawn.node, .devbin-dawn/dawn.tar.xz (unpacked here)
+# or the first dawn.node found.
 # The call: carry [".gl", "D", ".devbin-dawn"], command: bash D/h200_qkv_ab.sh D, timeout_s 90.
 # Output: the tails of every step and a summary table on stdout; $OUT/qkv_ab.tar.gz with every log.
 set -u
@@ -33,6 +34,8 @@ step() { local name=$1; shift
     echo "=== $name ($(( $(date +%s) - t0 )) s): $*"; env "$@" >$logs/$name.txt 2>&1; echo "exit $?" >>$logs/$name.txt
     grep -v "artificially" $logs/$name.txt | tail -n ${TAILN:-3}; }
 W=$d/wgt B=$d/wgt-base Q=bench/configs/qwen2.5-0.5b.json
+# the kernel against its oracle on the H200 (subgroups of 32), where a pass is the first thing to know
+[ -x $d/test_gpu_qlinear_fused ] && TAILN=4 step test timeout 20 $d/test_gpu_qlinear_fused
 # the clocks climb from idle for a few seconds: one untimed run first
 step warmup timeout 20 $W bench -m $Q --type q8_0 -p 16 -n 64
 for r in 1 2; do for t in q8_0 q4_0; do
