@@ -7,35 +7,20 @@
 # counts (WGT_QLINEAR_QKV=1:N), where time is left.
 # About 60-80 s; steps starting past BUDGET seconds (default 65) are skipped and say so.
 # Before (here): D (git-ignored, e.g. .devbin-perf2) holds bins.tar.xz (wgt-base: main's wgt,
-# wgt: this branch's, libwgt_napi_stub.so, test_gpu_qlinear_fused; stripped) and this script.
-# The Dawn: $WGT_WEBGPU_LIB, D/.deps/dawn-2026/dawn.node, .devbin-dawn/dawn.tar.xz (unpacked here)
-# or the first dawn.node found.
+# wgt: this branch's, libwgt_napi_stub.so, test_gpu_qlinear_fused; stripped, unpacked into D/build)
+# and this script.
+# The device set-up (the .debs, the NVIDIA ICD, the Dawn, step) is tools/h200_common.sh's.
 # The call: carry [".gl", "D", ".devbin-dawn"], command: bash D/h200_qkv_ab.sh D, timeout_s 90.
 # Output: the tails of every step and a summary table on stdout; $OUT/qkv_ab.tar.gz with every log.
 set -u
 d=${1:-.devbin-perf2}
-out=${OUT:-/tmp/out}; logs=/tmp/qkv_logs; mkdir -p "$out" "$logs"
-budget=${BUDGET:-65}; t0=$(date +%s)
-for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
-export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-[ -f $d/bins.tar.xz ] && [ ! -f $d/wgt ] && tar xJf $d/bins.tar.xz -C $d
-if [ -z "${WGT_WEBGPU_LIB:-}" ] || [ ! -f "$WGT_WEBGPU_LIB" ]; then
-    [ -f .devbin-dawn/dawn.tar.xz ] && [ ! -f .devbin-dawn/.deps/dawn-2026/dawn.node ] &&
-        tar xJf .devbin-dawn/dawn.tar.xz -C .devbin-dawn
-    for c in $d/.deps/dawn-2026/dawn.node .devbin-dawn/.deps/dawn-2026/dawn.node .deps/dawn-2026/dawn.node \
-             $(find . -maxdepth 5 -name dawn.node 2>/dev/null); do
-        [ -f $c ] && { WGT_WEBGPU_LIB=$PWD/$c; break; }; done
-fi
-export WGT_WEBGPU_LIB; echo "Dawn: ${WGT_WEBGPU_LIB:-none found}"
-ldd $d/wgt | grep "not found"
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader | tee $logs/gpu.txt
-step() { local name=$1; shift
-    if [ $(( $(date +%s) - t0 )) -gt $budget ]; then echo "=== $name: skipped (past ${budget} s)"; return; fi
-    echo "=== $name ($(( $(date +%s) - t0 )) s): $*"; env "$@" >$logs/$name.txt 2>&1; echo "exit $?" >>$logs/$name.txt
-    grep -v "artificially" $logs/$name.txt | tail -n ${TAILN:-3}; }
-W=$d/wgt B=$d/wgt-base Q=bench/configs/qwen2.5-0.5b.json
+mkdir -p $d/build
+[ -f $d/bins.tar.xz ] && [ ! -f $d/build/wgt ] && tar xJf $d/bins.tar.xz -C $d/build
+: ${BUDGET:=65}
+. tools/h200_common.sh "$d" /tmp/qkv_logs
+W=$d/build/wgt B=$d/build/wgt-base Q=bench/configs/qwen2.5-0.5b.json
 # the kernel against its oracle on the H200 (subgroups of 32), where a pass is the first thing to know
-[ -x $d/test_gpu_qlinear_fused ] && TAILN=4 step test timeout 20 $d/test_gpu_qlinear_fused
+[ -x $d/build/test_gpu_qlinear_fused ] && TAILN=4 step test timeout 20 $d/build/test_gpu_qlinear_fused
 # the clocks climb from idle for a few seconds: one untimed run first
 step warmup timeout 20 $W bench -m $Q --type q8_0 -p 16 -n 64
 for r in 1 2; do for t in q8_0 q4_0; do
