@@ -7,8 +7,10 @@
  * fused projections kept or split), metadata keys and the tokenizer's encoding: wgt reads them.
  *
  * Where llama.cpp's format cannot say what the checkpoint does, the file generates other ids than
- * transformers: those cases are listed below with the reason, and checked to load and run (the
- * ids llama.cpp itself computes for them are test_gpu_families' business for wgt's conversions). */
+ * transformers: those cases are listed below with the reason, and must generate what wgt generates
+ * from the fixture's directory with config.json saying what the file means (llama.cpp's defaults in
+ * place of what its converter dropped), logits within the f16 tolerance: whatever the file carries
+ * is read right, and what it lacks is taken as llama.cpp takes it. */
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
@@ -22,10 +24,13 @@
 #include "support/collect.h"
 
 /* The converted files. differs: why llama.cpp's file cannot carry the fixture's configuration (NULL:
- * it must generate transformers' ids). */
+ * it must generate transformers' ids). means: sed expressions that turn the fixture's config.json
+ * into what the file means (llama.cpp's defaults in place of what it dropped): the file must then
+ * generate what wgt generates from that directory (wgt's directory path is checked against
+ * transformers by test_gpu_models), so everything the file does carry is read right. */
 typedef struct conv_case {
     const char *arch, *type;
-    const char *differs;
+    const char *differs, *means;
 } conv_case;
 
 #define GEMMA2_SCALAR                                                                                     \
@@ -39,15 +44,25 @@ typedef struct conv_case {
     "the fixture's sliding window of 8 tokens: llama.cpp's converter writes no attention.sliding_window "  \
     "for " arch " (llama.cpp runs it without one), so the file has none and the 12-token prompt and its "  \
     "16 new tokens attend past it"
+#define NO_WINDOW_MEANS "-e 's/\"sliding_window\": 8/\"sliding_window\": null/' -e 's/\"use_sliding_window\": true/\"use_sliding_window\": false/'"
 static const conv_case cases[] = {
-    {"llama", "f32", NULL},        {"llama", "f16", NULL},      {"llama", "q8_0", NULL},
-    {"mistral", "f16", NULL},      {"mistral_window", "f16", NO_WINDOW("mistral (a llama file)")},
-    {"qwen2", "f16", NULL},        {"qwen2_window", "f16", NO_WINDOW("qwen2")}, {"qwen3", "f16", NULL},
-    {"gemma", "f16", NULL},        {"gemma2", "f16", GEMMA2_SCALAR}, {"gemma3_text", "f16", GEMMA3_SCALAR_PATTERN},
-    {"phi3", "f16", NULL},         {"phi", "f16", NULL},        {"olmo2", "f16", NULL},
-    {"stablelm", "f16", NULL},     {"starcoder2", "f16", NO_WINDOW("starcoder2")}, {"granite", "f16", NULL},
-    {"smollm3", "f16", NULL},      {"mixtral", "f16", NULL},    {"qwen2_moe", "f16", NULL},
-    {"qwen3_moe", "f16", NULL},    {"gpt2", "f16", NULL},       {"stablelm_12b", "f16", NULL},
+    {"llama", "f32", NULL, NULL},       {"llama", "f16", NULL, NULL},     {"llama", "q8_0", NULL, NULL},
+    {"mistral", "f16", NULL, NULL},
+    {"mistral_window", "f16", NO_WINDOW("mistral (a llama file)"), NO_WINDOW_MEANS},
+    {"qwen2", "f16", NULL, NULL},
+    {"qwen2_window", "f16", NO_WINDOW("qwen2"), NO_WINDOW_MEANS},
+    {"qwen3", "f16", NULL, NULL},       {"gemma", "f16", NULL, NULL},
+    /* llama.cpp scales queries by 1/sqrt(head_dim) (hidden / heads for the 27B models) */
+    {"gemma2", "f16", GEMMA2_SCALAR, "-e 's/\"query_pre_attn_scalar\": 24/\"query_pre_attn_scalar\": 16/'"},
+    /* and for gemma3 a pattern of 6 (layers 0-4 of every 6 slide), so both layers slide */
+    {"gemma3_text", "f16", GEMMA3_SCALAR_PATTERN,
+     "-e 's/\"query_pre_attn_scalar\": 24/\"query_pre_attn_scalar\": 32/' -e 's/^    \"full_attention\"$/    \"sliding_attention\"/'"},
+    {"phi3", "f16", NULL, NULL},        {"phi", "f16", NULL, NULL},       {"olmo2", "f16", NULL, NULL},
+    {"stablelm", "f16", NULL, NULL},
+    {"starcoder2", "f16", NO_WINDOW("starcoder2"), NO_WINDOW_MEANS},
+    {"granite", "f16", NULL, NULL},     {"smollm3", "f16", NULL, NULL},   {"mixtral", "f16", NULL, NULL},
+    {"qwen2_moe", "f16", NULL, NULL},   {"qwen3_moe", "f16", NULL, NULL}, {"gpt2", "f16", NULL, NULL},
+    {"stablelm_12b", "f16", NULL, NULL},
 };
 
 /* Greedy ids and first-step logits of every fixture case through the file. */
@@ -117,6 +132,66 @@ static void check_file(wgt_context *ctx, const char *label, const char *path, co
     wgt_model_free(m);
 }
 
+/* A file whose configuration differs: it must generate what wgt generates from a copy of the
+ * fixture's directory whose config.json says what the file means (sed expressions), first-step
+ * logits within atol (f16 weights against the f32 checkpoint). */
+static void check_means(wgt_context *ctx, const char *label, const char *gguf, const char *root, const char *build,
+                        const char *arch, const char *means, const cJSON *fx, double atol)
+{
+    char dir[1200], cmd[4096];
+    snprintf(dir, sizeof dir, "%s/test-llama-cpp-means-%s", build, arch);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && cp -r '%s/tests/fixtures/hf/%s' '%s' && sed -i %s '%s/config.json'", dir, root,
+             arch, dir, means, dir);
+    CHECK(system(cmd) == 0, "%s: %s", label, cmd);
+    snprintf(cmd, sizeof cmd, "cmp -s '%s/tests/fixtures/hf/%s/config.json' '%s/config.json'", root, arch, dir);
+    CHECK(system(cmd) != 0, "%s: the sed expressions changed nothing in config.json: %s", label, means);
+    wgt_model *m[2] = {NULL, NULL};
+    const char *paths[2] = {dir, gguf};
+    for (int k = 0; k < 2; k++) {
+        wgt_status st = wgt_model_open(ctx, paths[k], 0, &m[k]);
+        CHECK(st == WGT_OK, "%s: load %s: %s", label, paths[k], wgt_errmsg());
+    }
+    const cJSON *c;
+    int ncase = 0;
+    const cJSON *cases_of = m[0] && m[1] ? cJSON_GetObjectItem(fx, "cases") : NULL;
+    cJSON_ArrayForEach(c, cases_of)
+    {
+        int32_t prompt[256], want[256];
+        int np = test_ids_of(cJSON_GetObjectItem(c, "prompt_ids"), prompt, 256);
+        int nw = test_ids_of(cJSON_GetObjectItem(c, "greedy_ids"), want, 256);
+        int64_t V = m[0]->cfg.vocab;
+        float *lg[2];
+        test_collect col[2] = {{.n = 0}, {.n = 0}};
+        for (int k = 0; k < 2; k++) {
+            wgt_tensor *t;
+            wgt_model_reset(m[k]);
+            MUST(wgt_model_forward(m[k], prompt, np, 0, &t));
+            lg[k] = malloc(V * sizeof(float));
+            MUST(wgt_tensor_to_host(t, lg[k], V * sizeof(float)));
+            wgt_tensor_free(t);
+            wgt_sampling sp = {0};
+            sp.ignore_eos = 1;
+            MUST(wgt_model_generate(m[k], prompt, np, nw, &sp, test_collect_token, &col[k], NULL));
+        }
+        double worst = 0;
+        for (int64_t i = 0; i < V; i++) worst = fmax(worst, fabs(lg[0][i] - lg[1][i]));
+        CHECK(worst <= atol, "%s case %d: logits differ from the directory as the file means it by %g (tolerance %g)",
+              label, ncase, worst, atol);
+        CHECK(col[0].n == nw && col[1].n == nw && !memcmp(col[0].ids, col[1].ids, nw * sizeof(int32_t)),
+              "%s case %d: greedy ids differ from the directory as the file means it", label, ncase);
+        printf("%s case %d: as the file means it (%s): |logits - directory's| <= %.3g, ids %s\n", label, ncase, means,
+               worst, !memcmp(col[0].ids, col[1].ids, nw * sizeof(int32_t)) ? "equal" : "differ");
+        free(lg[0]);
+        free(lg[1]);
+        ncase++;
+    }
+    CHECK(ncase >= 3, "%s: only %d cases as the file means it", label, ncase);
+    wgt_model_free(m[0]);
+    wgt_model_free(m[1]);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd)) fprintf(stderr, "could not remove %s\n", dir);
+}
+
 /* q8_0: the quantized kernels against the same file dequantised (the exact CPU reference) run in
  * f32, first-step logits within float rounding and the same greedy ids; Q8_0 moves logits past
  * some greedy margins, so transformers' ids are not the reference (its logits within atol are). */
@@ -184,6 +259,7 @@ static void check_quant_file(wgt_context *ctx, const char *label, const char *pa
 int main(void)
 {
     const char *root = getenv("WGT_ROOT") ? getenv("WGT_ROOT") : ".";
+    const char *build = getenv("WGT_BUILD") ? getenv("WGT_BUILD") : "build";
     wgt_context *ctx;
     MUST(wgt_context_create(NULL, &ctx));
     int n_files = 0;
@@ -204,8 +280,11 @@ int main(void)
          * greedy margins are >= 0.15; test_gpu_families allows 0.1 too); q8_0 (relative to the
          * largest logit) by a few percent */
         double atol = !strcmp(cases[i].type, "f32") ? 2e-3 : !strcmp(cases[i].type, "f16") ? 1e-1 : 0.05;
-        if (is_float) check_file(ctx, label, gguf, fx, atol, cases[i].differs);
-        else check_quant_file(ctx, label, gguf, fx, atol);
+        if (is_float) {
+            check_file(ctx, label, gguf, fx, atol, cases[i].differs);
+            if (cases[i].means) check_means(ctx, label, gguf, root, build, cases[i].arch, cases[i].means, fx, atol);
+        } else
+            check_quant_file(ctx, label, gguf, fx, atol);
         cJSON_Delete(fx);
         n_files++;
     }
