@@ -756,7 +756,8 @@ static wgt_status config_from_gguf(const wgt_gguf *g, const char *path, wgt_mode
     if (c->parallel && wgt_gguf_find(g, pk)) TRY(wgt_gguf_get_bool(g, pk, &c->parallel));
     TRY(gguf_float(g, arch, "attn_logit_softcapping", 0, &c->attn_softcap));
     TRY(gguf_float(g, arch, "final_logit_softcapping", 0, &c->final_softcap));
-    TRY(gguf_int(g, arch, "attention.sliding_window", 0, &c->window));
+    /* absent: none, except Gemma 2's 4096 (llama.cpp's default for a gemma2 file without the key) */
+    TRY(gguf_int(g, arch, "attention.sliding_window", c->arch == WGT_ARCH_GEMMA2 ? 4096 : 0, &c->window));
     if (c->window > 0) TRY(gguf_window_pattern(g, arch, path, c));
     if (c->post_norms && c->head_dim > 0) {
         /* llama.cpp's files carry no query_pre_attn_scalar: it is head_dim, except in the 27B

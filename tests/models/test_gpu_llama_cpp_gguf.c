@@ -256,6 +256,47 @@ static void check_quant_file(wgt_context *ctx, const char *label, const char *pa
     wgt_model_free(m[1]);
 }
 
+/* A gemma2 file without attention.sliding_window means llama.cpp's default window of 4096 (its
+ * converter always writes the key; a hand-made file may not): llama.cpp's gemma2 file with that
+ * key renamed in place (same length, so the file stays valid) loads with a window of 4096 on the
+ * even layers, the file itself with its 8. */
+static void gemma2_default_window(wgt_context *ctx, const char *root, const char *build)
+{
+    char src[1200], dst[1200];
+    snprintf(src, sizeof src, "%s/tests/fixtures/llama_cpp/gemma2-f16.gguf", root);
+    snprintf(dst, sizeof dst, "%s/test-gemma2-no-window-key.gguf", build);
+    FILE *f = fopen(src, "rb");
+    long size = f && !fseek(f, 0, SEEK_END) ? ftell(f) : -1;
+    size_t n = size > 0 ? (size_t)size : 0;
+    unsigned char *b = n ? malloc(n) : NULL;
+    CHECK(b && !fseek(f, 0, SEEK_SET) && fread(b, 1, n, f) == n, "read %s", src);
+    if (f) fclose(f);
+    if (!b) return;
+    const char key[] = "gemma2.attention.sliding_window";
+    const uint64_t len = sizeof key - 1;
+    int renamed = 0;
+    for (size_t i = 0; i + 8 + len <= n; i++)
+        if (!memcmp(b + i, &len, 8) && !memcmp(b + i + 8, key, len)) b[i + 8 + len - 1] = 'X', renamed++;
+    CHECK(renamed == 1, "%s: %d keys %s", src, renamed, key);
+    f = fopen(dst, "wb");
+    CHECK(f && fwrite(b, 1, n, f) == n, "write %s", dst);
+    if (f) fclose(f);
+    free(b);
+    const char *paths[2] = {src, dst};
+    const int64_t want[2] = {8, 4096};
+    for (int k = 0; k < 2; k++) {
+        wgt_model *m;
+        wgt_status st = wgt_model_open(ctx, paths[k], 0, &m);
+        CHECK(st == WGT_OK, "load %s: %s", paths[k], wgt_errmsg());
+        if (st) continue;
+        CHECK(m->cfg.window == want[k] && mdl_layer_slides(&m->cfg, 0) && !mdl_layer_slides(&m->cfg, 1),
+              "%s: window %lld (want %lld), layers sliding %d %d (want 1 0)", paths[k], (long long)m->cfg.window,
+              (long long)want[k], mdl_layer_slides(&m->cfg, 0), mdl_layer_slides(&m->cfg, 1));
+        wgt_model_free(m);
+    }
+    remove(dst);
+}
+
 int main(void)
 {
     const char *root = getenv("WGT_ROOT") ? getenv("WGT_ROOT") : ".";
@@ -288,6 +329,7 @@ int main(void)
         cJSON_Delete(fx);
         n_files++;
     }
+    gemma2_default_window(ctx, root, build);
     printf("%d files from llama.cpp's converter\n", n_files);
     wgt_context_free(ctx);
     return test_finish("test_gpu_llama_cpp_gguf");
