@@ -351,8 +351,70 @@ out:
     free(cache0), free_case(&c), free(qw.blocks), free(qw.deq);
 }
 
+/* The fused kernel captured in a graph at position 6 and replayed at position 4 (the decode step's
+ * position scalar: the rotation's angle and the cache rows follow it) must write what an eager
+ * call at position 4 writes, bit for bit, and leave every other cache row alone. */
+static void qkv_graph_case(wgt_context *ctx)
+{
+    const int64_t Hq = 4, Hkv = 2, hd = 16, K = 1056, C = (Hq + 2 * Hkv) * hd, T = 9;
+    test_qweight qw;
+    test_qweight_make(&qw, WGT_FTYPE_Q8_0, C, K);
+    qcase c = make_case(&qw, WGT_PRO_RMS_NORM, 1, 1, 0);
+    wgt_rope_params rp = {0};
+    rp.theta = 10000;
+    int64_t cn = Hkv * T * hd, cs[3] = {Hkv, T, hd};
+    float *cache0 = test_random_f32(2 * cn, -9, 9);
+    wgt_tensor *tx, *tg, *tw, *tb, *kc[2], *vc[2], *k0, *v0, *q[2] = {NULL, NULL};
+    MUST(wgt_tensor_from_host(ctx, WGT_F32, 2, (int64_t[]){1, K}, c.x, &tx));
+    MUST(wgt_tensor_from_host(ctx, WGT_F32, 1, &K, c.gamma, &tg));
+    MUST(wgt_qweight_upload(ctx, qw.type, C, K, qw.blocks, &tw));
+    MUST(wgt_tensor_from_host(ctx, WGT_F32, 1, &C, c.bias, &tb));
+    MUST(wgt_tensor_from_host(ctx, WGT_F32, 3, cs, cache0, &k0));
+    MUST(wgt_tensor_from_host(ctx, WGT_F32, 3, cs, cache0 + cn, &v0));
+    for (int i = 0; i < 2; i++) {
+        MUST(wgt_tensor_from_host(ctx, WGT_F32, 3, cs, cache0, &kc[i]));
+        MUST(wgt_tensor_from_host(ctx, WGT_F32, 3, cs, cache0 + cn, &vc[i]));
+    }
+    setenv("WGT_QLINEAR_QKV", "1", 1);
+    MUST(wgt_fused_qkv_rope_qcache(tx, tg, EPS, tw, qw.type, tb, Hq, Hkv, hd, 4, hd, 0, &rp, kc[0], vc[0], &q[0]));
+    wgt_graph *g = NULL;
+    int pos;
+    MUST(wgt_graph_begin(ctx, 0, NULL));
+    MUST(wgt_graph_scalar(ctx, "pos", WGT_GRAPH_POSITION, 6, &pos));
+    wgt_status st = wgt_fused_qkv_rope_qcache(tx, tg, EPS, tw, qw.type, tb, Hq, Hkv, hd, 6, hd, 0, &rp, kc[1], vc[1], &q[1]);
+    MUST(wgt_graph_end(ctx, &g));
+    unsetenv("WGT_QLINEAR_QKV");
+    CHECK(st == WGT_OK, "qkv graph: the captured call: %s", wgt_errmsg());
+    if (!st) {
+        MUST(wgt_tensor_assign(kc[1], k0)); /* the capture ran at 6: back to the start */
+        MUST(wgt_tensor_assign(vc[1], v0));
+        MUST(wgt_graph_set_scalar(g, pos, 4));
+        MUST(wgt_graph_replay(g, 0, NULL));
+        const int64_t sizes[3] = {Hq * hd, cn, cn};
+        const char *names[3] = {"q", "k cache", "v cache"};
+        for (int k = 0; k < 3; k++) {
+            float *a = malloc((size_t)sizes[k] * sizeof(float)), *b = malloc((size_t)sizes[k] * sizeof(float));
+            wgt_tensor *ta = k == 0 ? q[0] : k == 1 ? kc[0] : vc[0], *tb2 = k == 0 ? q[1] : k == 1 ? kc[1] : vc[1];
+            MUST(wgt_tensor_to_host(ta, a, (size_t)sizes[k] * sizeof(float)));
+            MUST(wgt_tensor_to_host(tb2, b, (size_t)sizes[k] * sizeof(float)));
+            int64_t bad = 0;
+            for (int64_t e = 0; e < sizes[k]; e++) bad += memcmp(&a[e], &b[e], sizeof(float)) != 0;
+            test_compared += sizes[k];
+            CHECK(bad == 0, "qkv graph replayed at position 4: %lld of %lld %s values differ from the eager call",
+                  (long long)bad, (long long)sizes[k], names[k]);
+            free(a), free(b);
+        }
+    }
+    wgt_graph_free(g);
+    for (int i = 0; i < 2; i++) wgt_tensor_free(q[i]), wgt_tensor_free(kc[i]), wgt_tensor_free(vc[i]);
+    wgt_tensor_free(tx), wgt_tensor_free(tg), wgt_tensor_free(tw), wgt_tensor_free(tb), wgt_tensor_free(k0);
+    wgt_tensor_free(v0);
+    free(cache0), free_case(&c), free(qw.blocks), free(qw.deq);
+}
+
 /* The fused q/k/v kernel in each format, with and without bias and rotation choices, the lane
- * counts WGT_QLINEAR_QKV=1:N forces, the barrier-free entry, and a Qwen2.5-0.5B-shaped layer. */
+ * counts WGT_QLINEAR_QKV=1:N forces, the barrier-free entry, a Qwen2.5-0.5B-shaped layer, and its
+ * replay in a graph at another position. */
 static void test_qkv(wgt_context *ctx, int gpu)
 {
     int one = gpu ? 1 : -1;
@@ -370,6 +432,7 @@ static void test_qkv(wgt_context *ctx, int gpu)
         wgt_gpu_test_avoid_barriers(ctx, was);
     }
     qkv_case(ctx, "0", WGT_FTYPE_Q8_0, 4, 2, 16, 1056, 16, 0, 1, WGT_ROPE_NONE, gpu ? 2 : -1); /* the default */
+    if (gpu) qkv_graph_case(ctx);
 }
 
 int main(void)
