@@ -532,30 +532,35 @@ int wgt_gpu_graph_buffer_private(const wgt_gpu_graph *g, const wgt_buffer *b, in
     return 1;
 }
 
-wgt_status wgt_gpu_graph_replace(wgt_gpu_graph *g, int first, int last, const wgt_kernel *k, const void *params,
-                                 uint32_t params_size, const wgt_binding *bs, int n, uint32_t gx, uint32_t gy,
-                                 uint32_t gz)
+/* Replace dispatches cmds[0..n_cmds) (ascending) by one, placed at the last of them. */
+static wgt_status replace_list(wgt_gpu_graph *g, const int *cmds, int n_cmds, const wgt_kernel *k, const void *params,
+                               uint32_t params_size, const wgt_binding *bs, int n, uint32_t gx, uint32_t gy,
+                               uint32_t gz)
 {
     wgt_context *ctx = g->ctx;
-    if (first < 0 || last >= g->n_cmds || first > last || n > WGT_MAX_BINDINGS || params_size > WGT_UNIFORM_SLOT)
+    if (n_cmds < 1 || n > WGT_MAX_BINDINGS || params_size > WGT_UNIFORM_SLOT)
         return wgt_ctx_error(ctx, WGT_ERR_INTERNAL, "graph rewrite: bad command range or bindings");
-    for (int i = first; i <= last; i++)
+    for (int q = 0; q < n_cmds; q++) {
+        int i = cmds[q];
+        if (i < 0 || i >= g->n_cmds || (q && i <= cmds[q - 1]))
+            return wgt_ctx_error(ctx, WGT_ERR_INTERNAL, "graph rewrite: bad command range or bindings");
         if (g->cmds[i].kind != CMD_DISPATCH || !g->cmds[i].kernel->has_uniform)
             return wgt_ctx_error(ctx, WGT_ERR_INTERNAL, "graph rewrite: command %d is not a dispatch with parameters", i);
-    for (int f = 0; f < g->n_fields; f++) /* a patched field would lose its dispatch */
-        for (int i = first; i <= last; i++)
+        for (int f = 0; f < g->n_fields; f++) /* a patched field would lose its dispatch */
             if (g->fields[f].slot == g->cmds[i].slot)
                 return wgt_ctx_error(ctx, WGT_ERR_INTERNAL, "graph rewrite: command %d has a scalar field", i);
+    }
     if (!k->has_uniform) return wgt_ctx_error(ctx, WGT_ERR_INTERNAL, "graph rewrite: a kernel without parameters");
-    for (int i = first; i < last; i++) { /* their buffers stay pinned: freed with the graph */
-        g->cmds[i].kind = CMD_NONE;
+    for (int q = 0; q < n_cmds - 1; q++) { /* their buffers stay pinned: freed with the graph */
+        g->cmds[cmds[q]].kind = CMD_NONE;
         g->counts[CMD_DISPATCH]--, g->counts[CMD_NONE]++;
     }
-    gcmd *c = &g->cmds[last];
+    gcmd *c = &g->cmds[cmds[n_cmds - 1]];
     g->replaced++;
     c->cost = (wgt_dispatch_cost){0, 0}; /* the bound ranges stand in */
     c->kernel = k;
     c->n = n;
+    c->note_kind = 0; /* its note described the op it was (kept until the graph is freed: a rewrite may hold it) */
     for (int i = 0; i < n; i++) {
         c->b[i] = bs[i];
         if (!c->b[i].size) c->b[i].size = bs[i].buffer->size - bs[i].offset;
@@ -565,6 +570,41 @@ wgt_status wgt_gpu_graph_replace(wgt_gpu_graph *g, int first, int last, const wg
     memset(slot, 0, WGT_UNIFORM_SLOT);
     memcpy(slot, params, params_size);
     return WGT_OK;
+}
+
+wgt_status wgt_gpu_graph_replace(wgt_gpu_graph *g, int first, int last, const wgt_kernel *k, const void *params,
+                                 uint32_t params_size, const wgt_binding *bs, int n, uint32_t gx, uint32_t gy,
+                                 uint32_t gz)
+{
+    if (first < 0 || last >= g->n_cmds || first > last || last - first >= 4096)
+        return wgt_ctx_error(g->ctx, WGT_ERR_INTERNAL, "graph rewrite: bad command range or bindings");
+    int cmds[4096];
+    for (int i = first; i <= last; i++) cmds[i - first] = i;
+    return replace_list(g, cmds, last - first + 1, k, params, params_size, bs, n, gx, gy, gz);
+}
+
+wgt_status wgt_gpu_graph_replace_list(wgt_gpu_graph *g, const int *cmds, int n_cmds, const wgt_kernel *k,
+                                      const void *params, uint32_t params_size, const wgt_binding *bs, int n,
+                                      uint32_t gx, uint32_t gy, uint32_t gz)
+{
+    return replace_list(g, cmds, n_cmds, k, params, params_size, bs, n, gx, gy, gz);
+}
+
+int wgt_gpu_graph_touches(const wgt_gpu_graph *g, int i, const wgt_buffer *b)
+{
+    if (i < 0 || i >= g->n_cmds) return 0;
+    const gcmd *c = &g->cmds[i];
+    int r = 0;
+    switch (c->kind) {
+    case CMD_DISPATCH:
+        for (int k = 0; k < c->n; k++)
+            if (c->b[k].buffer == b) r |= (c->kernel->readonly_mask >> k & 1) ? 1 : 3;
+        return r;
+    case CMD_COPY: return (c->src == b ? 1 : 0) | (c->dst == b ? 3 : 0);
+    case CMD_CLEAR: case CMD_UPLOAD: return c->dst == b ? 3 : 0;
+    case CMD_READ: return c->src == b ? 1 : 0;
+    default: return 0;
+    }
 }
 
 /* ---- the end: device objects made once ------------------------------------------------------ */

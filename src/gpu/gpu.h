@@ -373,6 +373,13 @@ const wgt_binding *wgt_gpu_graph_dispatch(const wgt_gpu_graph *g, int i, int *n,
 wgt_status wgt_gpu_graph_replace(wgt_gpu_graph *g, int first, int last, const wgt_kernel *k, const void *params,
                                  uint32_t params_size, const wgt_binding *bindings, int n_bindings, uint32_t gx,
                                  uint32_t gy, uint32_t gz);
+/* The same for dispatches cmds[0..n_cmds) (ascending, not necessarily adjacent): the new one at
+ * the last of them, the others dropped (the caller checked that moving them there is safe). */
+wgt_status wgt_gpu_graph_replace_list(wgt_gpu_graph *g, const int *cmds, int n_cmds, const wgt_kernel *k,
+                                      const void *params, uint32_t params_size, const wgt_binding *bindings,
+                                      int n_bindings, uint32_t gx, uint32_t gy, uint32_t gz);
+/* How command i uses buffer b: 0 not at all, bit 0 it reads or writes it, bit 1 it writes it. */
+int wgt_gpu_graph_touches(const wgt_gpu_graph *g, int i, const wgt_buffer *b);
 /* End the capture: rewrite (may be NULL) runs, then the device objects are made. On success *out
  * is the graph; on failure (an op refused, out of memory) the capture's first error is returned
  * and *out is NULL. Either way the capture is over. */

@@ -14,6 +14,7 @@ struct Params {
     bsb: vec4<u32>,
     bsc: vec4<u32>,
     ldo: u32, n0: u32, z0: u32, tpr: u32,
+    zero: u32, zpad0: u32, zpad1: u32, zpad2: u32, // zero: 0 (a graph's fused epilogue reads it)
 };
 
 @group(0) @binding(0) var<uniform> p: Params;

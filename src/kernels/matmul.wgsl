@@ -95,7 +95,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             if (n >= p.N) { break; }
             var v = p.alpha * acc[i][j];
             if (p.has_c != 0u) { v = v + p.beta * ldC(p.off_c + bo.z + m * p.scm + n * p.scn); }
-            out[(z * p.M + m) * p.ldo + p.n0 + n] = v;
+            mm_st((z * p.M + m) * p.ldo + p.n0 + n, v);
         }
     }
 }
@@ -113,5 +113,5 @@ fn combine(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroup
     for (var zz = 0u; zz < p.batch; zz++) { s = s + bitcast<f32>(a[p.off_a + zz * mn + i]); }
     var v = p.alpha * s;
     if (p.has_c != 0u) { v = v + p.beta * ldC(p.off_c + m * p.scm + n * p.scn); }
-    out[m * p.ldo + p.n0 + n] = v;
+    mm_st(m * p.ldo + p.n0 + n, v);
 }

@@ -18,6 +18,7 @@ struct Params {
     bsb: vec4<u32>,
     bsc: vec4<u32>,
     ldo: u32, n0: u32, z0: u32, tpr: u32,
+    zero: u32, zpad0: u32, zpad1: u32, zpad2: u32, // zero: 0 (a graph's fused epilogue reads it)
 };
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -113,7 +114,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
                 let t = t4[m];
                 var v = p.alpha * t;
                 if (p.has_c != 0u) { v = v + p.beta * ldC(p.off_c + bo.z + m * p.scm + n * p.scn); }
-                out[(z * p.M + m) * p.ldo + p.n0 + n] = v;
+                mm_st((z * p.M + m) * p.ldo + p.n0 + n, v);
             }
         }
     }
@@ -146,7 +147,7 @@ fn solo(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             if (m0 + m < p.M) {
                 var v = p.alpha * acc[m];
                 if (p.has_c != 0u) { v = v + p.beta * ldC(p.off_c + bo.z + (m0 + m) * p.scm + n * p.scn); }
-                out[(z * p.M + m0 + m) * p.ldo + p.n0 + n] = v;
+                mm_st((z * p.M + m0 + m) * p.ldo + p.n0 + n, v);
             }
         }
     }

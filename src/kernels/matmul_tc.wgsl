@@ -103,7 +103,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             if (m < p.M && n < p.N) {
                 var v = p.alpha * Cs[sg * SM * SN + e];
                 if (p.has_c != 0u) { v = v + p.beta * ldC(p.off_c + bo.z + m * p.scm + n * p.scn); }
-                out[(z * p.M + m) * p.ldo + p.n0 + n] = v;
+                mm_st((z * p.M + m) * p.ldo + p.n0 + n, v);
             }
         }
         workgroupBarrier();

@@ -61,6 +61,11 @@ typedef struct ew_host_note {
     const char *in_var, *ld, *ld_type, *out_var, *st, *st_type;
     wgt_dtype in_dt, out_dt;
     int64_t out_numel;        /* elements of the output tensor */
+    /* the storer writes one element: `fn ST(i: u32, v: ST_TYPE)`, element i of binding `out`
+     * (a matrix product's, whose invocations each store single f32 results); ld is then NULL
+     * (no prologue) */
+    int st_elem;
+    int mm; /* the note is a matrix product's mm_note (matmul_fuse.h), of which this is the head */
 } ew_host_note;
 
 /* Append fn FNAME(a, b, c: CI_T) -> CO_T computing one op (elementwise.c). */
@@ -68,7 +73,8 @@ void ew_op_fn(char *buf, size_t cap, const char *fname, const char *init, int fa
               const char *ci_t, const char *co_t, wgt_dtype out_dt, const char *opx);
 
 /* The graph rewrite of elementwise_fuse.c (wgt_gpu_rewrite_fn): chains of noted elementwise
- * dispatches become one generated kernel each. */
+ * dispatches become one generated kernel each (and, first, matrix products sharing an input one
+ * product: mm_merge_graph, matmul_fuse.c). */
 wgt_status ew_fuse_graph(wgt_context *ctx, wgt_gpu_graph *g);
 
 #endif

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "ops/elementwise.h"
+#include "ops/matmul_fuse.h"
 
 #define FUSE_MAX_STAGES 32
 #define FUSE_PRELUDE_CAP (128 * 1024)
@@ -412,7 +413,7 @@ static int64_t run_numel(const run *r)
 static int prologue_start(const wgt_gpu_graph *g, const run *r, int h, const ew_host_note *hn, const wgt_binding *hb,
                           int nb)
 {
-    if (!r->n || r->first + r->n != h) return -1;
+    if (!r->n || r->first + r->n != h || !hn->ld) return -1;
     const ew_note *last = r->st[r->n - 1];
     if (hb[hn->in].buffer != last->out.buf || last->out.dt != hn->in_dt) return -1;
     int m = 0;
@@ -452,6 +453,7 @@ static int epilogue_len(const wgt_gpu_graph *g, const run *e, int h, const ew_ho
             if (s < k - 1 && !wgt_gpu_graph_buffer_private(g, n->out.buf, h, h + k)) ok = 0;
         }
         const ew_note *last = e->st[k - 1];
+        if (hn->st_elem && last->out.dt != hn->out_dt) ok = 0; /* one element a store: f32 into f32 */
         if (ok && op_pack(last->out.dt) == op_pack(hn->out_dt) &&
             wgt_dtype_size(last->out.dt) == wgt_dtype_size(hn->out_dt) &&
             hb[hn->out].offset + 4 <= last->out.bytes)
@@ -487,7 +489,15 @@ static char *host_extra(const ew_host_note *hn, const wgt_binding *hb, int nb, c
         used = strlen(pre);
         APPEND("  return %s;\n}\n", conv);
     }
-    if (epi) {
+    if (epi && hn->st_elem) { /* element i of the output binding, v its value */
+        chain_fns(pre, cap, epi, x);
+        used = strlen(pre);
+        APPEND("fn %s(i: u32, v: %s) {\n      let j = i + %lluu;\n      let hv = v;\n", hn->st, hn->st_type,
+               (unsigned long long)(hb[hn->out].offset / wgt_dtype_size(hn->out_dt)));
+        chain_lines(pre, cap, epi);
+        used = strlen(pre);
+        APPEND("  %s[i] = %s(ev%d);\n}\n", hn->out_var, hn->st_type, epi->r->n - 1);
+    } else if (epi) {
         const ew_note *last = epi->r->st[epi->r->n - 1];
         const char *co = op_compute_type(last->out.dt);
         int pack = op_pack(hn->out_dt);
@@ -616,10 +626,17 @@ static wgt_status fuse_at_host(wgt_context *ctx, wgt_gpu_graph *g, const run *r,
     return WGT_OK;
 }
 
-/* WGT_GRAPH_FUSE_HOST=0: chains stay out of reductions and normalisations (A/B, debugging). */
+/* WGT_GRAPH_FUSE_HOST=0: chains stay out of reductions, normalisations and matrix products;
+ * WGT_GRAPH_FUSE_MATMUL=0: out of matrix products only (A/B, debugging). */
 static int hosts_off(void)
 {
     const char *e = getenv("WGT_GRAPH_FUSE_HOST");
+    return e && !strcmp(e, "0");
+}
+
+static int matmul_epilogues_off(void)
+{
+    const char *e = getenv("WGT_GRAPH_FUSE_MATMUL");
     return e && !strcmp(e, "0");
 }
 
@@ -628,7 +645,7 @@ wgt_status ew_fuse_graph(wgt_context *ctx, wgt_gpu_graph *g)
     run r;
     r.n = 0, r.first = 0;
     int saved = 0, n = wgt_gpu_graph_n_cmds(g);
-    wgt_status st = WGT_OK;
+    wgt_status st = mm_merge_graph(ctx, g); /* first: a merged product is no host of an epilogue */
     for (int i = 0; i <= n && !st; i++) {
         const ew_note *note = i < n ? wgt_gpu_graph_note(g, i, EW_NOTE) : NULL;
         if (note && !stage_ok(ctx, note)) note = NULL;
@@ -637,6 +654,7 @@ wgt_status ew_fuse_graph(wgt_context *ctx, wgt_gpu_graph *g)
             continue;
         }
         const ew_host_note *hn = i < n && !note && !hosts_off() ? wgt_gpu_graph_note(g, i, EW_HOST_NOTE) : NULL;
+        if (hn && hn->mm && matmul_epilogues_off()) hn = NULL;
         if (hn) {
             int next;
             st = fuse_at_host(ctx, g, &r, i, hn, &saved, &next);

@@ -26,18 +26,9 @@
 #include <string.h>
 
 #include "ops/api.h"
+#include "ops/matmul_fuse.h"
 #include "ops/ops.h"
 #include "tensor/record.h"
-
-typedef struct mm_params {
-    uint32_t M, N, K, batch;
-    uint32_t off_a, off_b, off_c, has_c;
-    uint32_t sam, sak, sbk, sbn;
-    uint32_t scm, scn;
-    float alpha, beta;
-    uint32_t bshape[4], bsa[4], bsb[4], bsc[4];
-    uint32_t ldo, n0, z0, tpr;
-} mm_params;
 
 /* A product to run: layouts with the same number of dims (>= 2), batch dims already broadcast
  * to the output's (stride 0 where an operand repeats). c may be absent (has_c 0). */
@@ -89,11 +80,14 @@ static int mm_word_dtype(wgt_dtype d)
     return d == WGT_F32 ? 0 : d == WGT_F16 ? 1 : 2;
 }
 
-static char *mm_prelude(void *arg)
+/* The prelude of key k with extra appended; without the default storer mm_st (skip_st: extra then
+ * defines it, a graph's fused epilogue) or B's and C's loaders (skip bit 1: ldB / ldB8, bit 2: ldC;
+ * a graph's merged product, mm_merge_prelude). Every float kernel stores its results through
+ * `fn mm_st(i: u32, v: f32)`, element i of `out` (row stride ldo). */
+static char *mm_prelude_gen(const mm_key *k, const char *extra, int skip_st, int skip)
 {
-    const mm_key *k = arg;
     wgt_dtype da = (wgt_dtype)k->da, db = (wgt_dtype)k->db, dc = (wgt_dtype)k->dc;
-    size_t cap = 32768;
+    size_t cap = 32768 + (extra ? strlen(extra) : 0);
     char *pre = malloc(cap);
     if (!pre) return NULL;
     if (k->kind == MM_GEMV) {
@@ -103,8 +97,8 @@ static char *mm_prelude(void *arg)
         snprintf(pre + used, cap - used, "const VA: u32 = %du;\nconst VB: u32 = %du;\nconst WG: u32 = %uu;\n",
                  da == WGT_F32 ? 2 : 1, db == WGT_F32 ? 2 : 1, k->wg);
         op_wgsl_vec8_loader(pre, cap, "ldA8", "a", da);
-        op_wgsl_vec8_loader(pre, cap, "ldB8", "b", db);
-        op_wgsl_loader(pre, cap, "ldC", "c", dc, "f32");
+        if (!(skip & 1)) op_wgsl_vec8_loader(pre, cap, "ldB8", "b", db);
+        if (!(skip & 2)) op_wgsl_loader(pre, cap, "ldC", "c", dc, "f32");
     } else if (k->kind == MM_TC) {
         /* Rows padded by 16 bytes (rows start in different banks). The fragment offsets derive from
          * the subgroup's index (lid / SGS), the same for all its invocations where subgroups are
@@ -128,9 +122,9 @@ static char *mm_prelude(void *arg)
                      mm_word_dtype(da), k->qt ? 1 : mm_word_dtype(db));
         if (!k->vec && !k->qt) {
             op_wgsl_loader(pre, cap, "ldA", "a", da, "f32");
-            op_wgsl_loader(pre, cap, "ldB", "b", db, "f32");
+            if (!(skip & 1)) op_wgsl_loader(pre, cap, "ldB", "b", db, "f32");
         }
-        op_wgsl_loader(pre, cap, "ldC", "c", dc, "f32");
+        if (!(skip & 2)) op_wgsl_loader(pre, cap, "ldC", "c", dc, "f32");
         int ok = 1;
         if (k->qt) { /* qlinear.wgsl's block decoders, for its format */
             size_t n = 0;
@@ -176,8 +170,8 @@ static char *mm_prelude(void *arg)
                  k->bm, k->bn, k->bk, k->tm, k->tn, wg, k->la, k->lb, ea, eb, mm_word_dtype(da), mm_word_dtype(db), na,
                  nb, k->la ? na : (na + 3) / 4, k->lb ? nb : (nb + 3) / 4);
         if (!k->la) op_wgsl_loader(pre, cap, "ldA", "a", da, "f32");
-        if (!k->lb) op_wgsl_loader(pre, cap, "ldB", "b", db, "f32");
-        op_wgsl_loader(pre, cap, "ldC", "c", dc, "f32");
+        if (!k->lb && !(skip & 1)) op_wgsl_loader(pre, cap, "ldB", "b", db, "f32");
+        if (!(skip & 2)) op_wgsl_loader(pre, cap, "ldC", "c", dc, "f32");
         if (!op_wgsl_section(pre, cap, "lib_matmul", "params") || !op_wgsl_section(pre, cap, "lib_matmul", "words") ||
             !op_wgsl_section(pre, cap, "lib_matmul", k->la ? "operand a vec" : "operand a scalar") ||
             !op_wgsl_section(pre, cap, "lib_matmul", k->lb ? "operand b vec" : "operand b scalar") ||
@@ -191,19 +185,33 @@ static char *mm_prelude(void *arg)
         snprintf(pre, cap, "const BM: u32 = %du;\nconst TM: u32 = %du;\nconst BK: u32 = %du;\nconst WG: u32 = %uu;\n",
                  big ? 128 : 64, big ? 8 : 4, big ? 8 : 16, k->wg);
         op_wgsl_loader(pre, cap, "ldA", "a", da, "f32");
-        op_wgsl_loader(pre, cap, "ldB", "b", db, "f32");
-        op_wgsl_loader(pre, cap, "ldC", "c", dc, "f32");
+        if (!(skip & 1)) op_wgsl_loader(pre, cap, "ldB", "b", db, "f32");
+        if (!(skip & 2)) op_wgsl_loader(pre, cap, "ldC", "c", dc, "f32");
         if (!op_wgsl_section(pre, cap, "lib_matmul", "params") ||
             !op_wgsl_section(pre, cap, "lib_matmul", "bindings float")) {
             free(pre);
             return NULL;
         }
     }
+    size_t used = strlen(pre);
+    if (k->kind != MM_INT && !skip_st)
+        used += (size_t)snprintf(pre + used, cap - used, "fn mm_st(i: u32, v: f32) { out[i] = v; }\n");
+    if (extra) /* the elementwise ops' helpers, as elementwise_ops.wgsl has them (ew_host_note) */
+        snprintf(pre + used, cap - used, "fn nan_f() -> f32 { return bitcast<f32>(p.zero | 0x7fc00000u); }\n"
+                 "fn inf_f() -> f32 { return bitcast<f32>(p.zero | 0x7f800000u); }\n%s", extra);
     return pre;
 }
 
-static wgt_status mm_kernel_tc(wgt_context *ctx, int kind, wgt_dtype da, wgt_dtype db, wgt_dtype dc,
-                              const char *entry, const mm_tc *tc, wgt_kernel **k)
+static char *mm_prelude(void *arg) { return mm_prelude_gen(arg, NULL, 0, 0); }
+
+/* ew_host_note's prelude (mm_note): skip_ld is mm_prelude_gen's skip (a matmul kernel has no
+ * loader of A a prologue could replace). */
+static char *mm_prelude_ex(const void *key, const char *extra, int skip_ld, int skip_st)
+{
+    return mm_prelude_gen(key, extra, skip_st, skip_ld);
+}
+
+static mm_key mm_key_of(wgt_context *ctx, int kind, wgt_dtype da, wgt_dtype db, wgt_dtype dc, const mm_tc *tc)
 {
     mm_key key;
     memset(&key, 0, sizeof key); /* the key is compared as bytes */
@@ -216,9 +224,20 @@ static wgt_status mm_kernel_tc(wgt_context *ctx, int kind, wgt_dtype da, wgt_dty
         key.sk = (uint8_t)tc->sk, key.emu = (uint8_t)tc->emu, key.half = (uint8_t)tc->half, key.vec = (uint8_t)tc->vec;
         key.qt = (uint8_t)tc->qt;
     }
-    const char *file = kind == MM_GEMV ? "matmul_gemv" : kind == MM_INT ? "matmul_int" : kind == MM_TC ? "matmul_tc"
-                     : "matmul";
-    return wgt_gpu_kernel_keyed(ctx, file, &key, sizeof key, mm_prelude, &key, entry, NULL, 0, k);
+    return key;
+}
+
+static const char *mm_file(int kind)
+{
+    return kind == MM_GEMV ? "matmul_gemv" : kind == MM_INT ? "matmul_int" : kind == MM_TC ? "matmul_tc"
+         : kind == MM_REGS ? "matmul_regs" : "matmul";
+}
+
+static wgt_status mm_kernel_tc(wgt_context *ctx, int kind, wgt_dtype da, wgt_dtype db, wgt_dtype dc,
+                              const char *entry, const mm_tc *tc, wgt_kernel **k)
+{
+    mm_key key = mm_key_of(ctx, kind, da, db, dc, tc);
+    return wgt_gpu_kernel_keyed(ctx, mm_file(kind), &key, sizeof key, mm_prelude, &key, entry, NULL, 0, k);
 }
 
 static wgt_status mm_kernel(wgt_context *ctx, int kind, wgt_dtype da, wgt_dtype db, wgt_dtype dc, const char *entry,
@@ -246,8 +265,7 @@ static wgt_status tiled_kernel(wgt_context *ctx, int big, wgt_dtype da, wgt_dtyp
     return mm_kernel(ctx, big ? MM_TILED_BIG : MM_TILED, da, db, dc, "main", k);
 }
 
-static wgt_status regs_kernel(wgt_context *ctx, const mm_tile *t, wgt_dtype da, wgt_dtype db, wgt_dtype dc,
-                              wgt_kernel **k)
+static mm_key regs_key_of(const mm_tile *t, wgt_dtype da, wgt_dtype db, wgt_dtype dc)
 {
     mm_key key;
     memset(&key, 0, sizeof key); /* the key is compared as bytes */
@@ -255,6 +273,13 @@ static wgt_status regs_kernel(wgt_context *ctx, const mm_tile *t, wgt_dtype da, 
     key.wg = (uint32_t)((t->bm / t->tm) * (t->bn / t->tn));
     key.bm = (uint8_t)t->bm, key.bn = (uint8_t)t->bn, key.bk = (uint8_t)t->bk;
     key.tm = (uint8_t)t->tm, key.tn = (uint8_t)t->tn, key.la = (uint8_t)t->la, key.lb = (uint8_t)t->lb;
+    return key;
+}
+
+static wgt_status regs_kernel(wgt_context *ctx, const mm_tile *t, wgt_dtype da, wgt_dtype db, wgt_dtype dc,
+                              wgt_kernel **k)
+{
+    mm_key key = regs_key_of(t, da, db, dc);
     return wgt_gpu_kernel_keyed(ctx, "matmul_regs", &key, sizeof key, mm_prelude, &key, "main", NULL, 0, k);
 }
 
@@ -615,6 +640,37 @@ static int mm_gpu_ok(const mm_job *j, wgt_dtype odt)
            j->alpha == 1 && (!j->has_c || j->beta == 1) && (N == 0 || M <= (int64_t)(UINT32_MAX / 2) / N);
 }
 
+/* Say what the product's one dispatch (mark: wgt_gpu_capture_mark before it) computed, so a
+ * captured graph can merge it with products sharing its input (matmul_fuse.c) or fuse an
+ * elementwise chain after it into its store (elementwise_fuse.c). key: its kernel's (key.kind 0
+ * and cols 0: none chosen, no note); gemv: the kernel is matmul_gemv.wgsl (B through ldB8). */
+static void mm_note_dispatch(wgt_context *ctx, int mark, const mm_key *key, const char *entry, uint32_t cols,
+                             const mm_params *p, wgt_dtype db, wgt_dtype dc, int gemv, int64_t numel)
+{
+    if (!cols) return;
+    mm_note n;
+    memset(&n, 0, sizeof n);
+    memcpy(n.h.key, key, sizeof *key);
+    n.h.prelude = mm_prelude_ex;
+    n.h.file = mm_file(key->kind), n.h.name = "matmul";
+    n.h.n_bind = 4, n.h.in = 0, n.h.out = 3;
+    n.h.unused = p->has_c ? 0u : 1u << 2; /* C's binding is A again, never read */
+    n.h.in_var = "a", n.h.in_dt = (wgt_dtype)key->da;
+    n.h.out_var = "out", n.h.st = "mm_st", n.h.st_type = "f32", n.h.out_dt = WGT_F32;
+    n.h.out_numel = numel;
+    n.h.st_elem = 1, n.h.mm = 1;
+    n.entry = entry;
+    n.db = db, n.dc = dc;
+    n.cols = cols;
+    n.grid2d = gemv;
+    n.vec8 = gemv;
+    n.krow = gemv ? (uint32_t)(p->K * wgt_dtype_size(db) / 16) : p->K;
+    /* B read through its loader only: matmul.wgsl's and matmul_gemv.wgsl's (the tensor-core and
+     * register tiles read words of it directly) */
+    n.merge = key->kind == MM_GEMV || key->kind == MM_TILED || key->kind == MM_TILED_BIG;
+    wgt_gpu_capture_note(ctx, mark, EW_HOST_NOTE, &n, sizeof n);
+}
+
 /* out (contiguous, [batch.., M, N] in any grouping of those dims) = the job; out is f32, or i32/u32
  * for integer jobs (those mm_gpu_ok accepts). */
 static wgt_status mm_gpu(wgt_context *ctx, const mm_job *job, wgt_tensor *out)
@@ -697,6 +753,10 @@ static wgt_status mm_gpu(wgt_context *ctx, const mm_job *job, wgt_tensor *out)
         int few = kvec && batch == 1 && op_rows_take(ctx, M, MM_MAXM_GEMV + 1);
         int gemv = kvec && M <= (solo ? MM_MAXM_SOLO : few ? OP_ROWS_MAX : MM_MAXM_GEMV);
         mm_tc tc;
+        mm_key nk; /* the kernel's key, entry and output columns a workgroup, for mm_note_dispatch */
+        memset(&nk, 0, sizeof nk);
+        const char *nentry = "main";
+        uint32_t ncols = 0;
         int use_tc = !ints && !gemv && tc_choose(ctx, M, n1 - n0, batch, la.dtype, lb.dtype, kvec, 0, &tc);
         wgt_kernel *k;
         uint32_t gx, gy;
@@ -730,6 +790,8 @@ static wgt_status mm_gpu(wgt_context *ctx, const mm_job *job, wgt_tensor *out)
             if (solo) rows = 64, p.tpr = 1; /* one invocation a column, 64 a workgroup */
             if ((st = gemv_kernel(ctx, la.dtype, lb.dtype, lc.dtype, solo ? "solo" : "main", &k))) return st;
             groups = ((uint64_t)(n1 - n0) + rows - 1) / rows;
+            nk = mm_key_of(ctx, MM_GEMV, la.dtype, lb.dtype, lc.dtype, NULL), ncols = (uint32_t)rows;
+            nentry = solo ? "solo" : "main";
         } else {
             if (!(use_tc && tc.vec)) {
                 p.off_a = (uint32_t)(la.offset - base[0]);
@@ -749,6 +811,7 @@ static wgt_status mm_gpu(wgt_context *ctx, const mm_job *job, wgt_tensor *out)
                 int tm, tn;
                 if (use_tc) {
                     st = mm_kernel_tc(ctx, MM_TC, la.dtype, lb.dtype, lc.dtype, "main", &tc, &k);
+                    nk = mm_key_of(ctx, MM_TC, la.dtype, lb.dtype, lc.dtype, &tc);
                     tm = tc.bm, tn = tc.bn;
                 } else {
                     mm_tile t;
@@ -757,10 +820,12 @@ static wgt_status mm_gpu(wgt_context *ctx, const mm_job *job, wgt_tensor *out)
                         if (t.la) operand_words(&la, base[0], nb, &p.off_a, &p.sam, &p.sak, p.bsa);
                         if (t.lb) operand_words(&lb, base[1], nb, &p.off_b, &p.sbk, &p.sbn, p.bsb);
                         st = regs_kernel(ctx, &t, la.dtype, lb.dtype, lc.dtype, &k);
+                        nk = regs_key_of(&t, la.dtype, lb.dtype, lc.dtype);
                         tm = t.bm, tn = t.bn;
                     } else {
                         int big = tiled_big(ctx, M, n1 - n0);
                         st = tiled_kernel(ctx, big, la.dtype, lb.dtype, lc.dtype, &k);
+                        nk = mm_key_of(ctx, big ? MM_TILED_BIG : MM_TILED, la.dtype, lb.dtype, lc.dtype, NULL);
                         tm = tn = big ? 128 : 64;
                     }
                 }
@@ -768,6 +833,7 @@ static wgt_status mm_gpu(wgt_context *ctx, const mm_job *job, wgt_tensor *out)
                 groups = 0;
                 gx = (uint32_t)((n1 - n0 + tn - 1) / tn);
                 gy = (uint32_t)((M + tm - 1) / tm);
+                ncols = (uint32_t)tn;
                 int64_t slices = batch == 1 && nchunks == 1 ? split_k((int64_t)gx * gy, K) : 1;
                 if (slices > 1) {
                     p.off_c = (uint32_t)(lc.offset - base[2]);
@@ -784,12 +850,15 @@ static wgt_status mm_gpu(wgt_context *ctx, const mm_job *job, wgt_tensor *out)
         if (gemv || ints) op_grid(ctx, groups, &gx, &gy);
         uint32_t zmax = wgt_gpu_limits(ctx)->max_compute_workgroups_per_dimension;
         if (zmax == 0) zmax = 65535;
+        /* one dispatch for the whole product: a graph may fuse it (mm_note) */
+        int mark = nchunks == 1 && batch <= zmax && !ints ? wgt_gpu_capture_mark(ctx) : -1;
         for (int64_t z0 = 0; z0 < batch; z0 += zmax) {
             p.z0 = (uint32_t)z0;
             uint32_t gz = (uint32_t)(batch - z0 < zmax ? batch - z0 : zmax);
             wgt_gpu_cost(ctx, 0, 2.0 * p.M * (double)p.N * p.K * gz); /* WGT_PROFILE=1 */
             if ((st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, bind, 4, gx, gy, gz))) return st;
         }
+        if (mark >= 0) mm_note_dispatch(ctx, mark, &nk, nentry, ncols, &p, lb.dtype, lc.dtype, gemv, wgt_tensor_numel(out));
     }
     return WGT_OK;
 }

@@ -1,0 +1,42 @@
+/* What a matrix product's dispatch says about itself during a graph capture (matmul.c's mm_note),
+ * for matmul_fuse.c (products sharing an input merged into one) and elementwise_fuse.c (an
+ * elementwise chain after a product fused into its store). */
+#ifndef WGT_OPS_MATMUL_FUSE_H
+#define WGT_OPS_MATMUL_FUSE_H
+
+#include "ops/elementwise.h"
+
+/* The matmul kernels' uniform (lib_matmul.wgsl's Params, byte for byte). */
+typedef struct mm_params {
+    uint32_t M, N, K, batch;
+    uint32_t off_a, off_b, off_c, has_c;
+    uint32_t sam, sak, sbk, sbn;
+    uint32_t scm, scn;
+    float alpha, beta;
+    uint32_t bshape[4], bsa[4], bsb[4], bsc[4];
+    uint32_t ldo, n0, z0, tpr;
+    uint32_t zero, zpad[3]; /* zero: 0 (the elementwise op functions of a fused epilogue read p.zero) */
+} mm_params;
+
+/* A product's one dispatch: bindings a (0), b (1), c (2: A again when has_c is 0), out (3, f32,
+ * element (z * M + m) * ldo + n0 + n), parameters mm_params. h: its host note (prelude h.prelude
+ * with skip_ld meaning: bit 1 leave out B's loader ldB / ldB8, bit 2 C's ldC). */
+typedef struct mm_note {
+    ew_host_note h; /* first: elementwise_fuse.c reads it as an ew_host_note (h.mm is 1) */
+    const char *entry;
+    int merge;      /* B read only through ldB (elements) or ldB8 (gemv: 16-byte words), C through ldC */
+    int vec8;       /* B's loader is ldB8 over array<vec4<u32>> (matmul_gemv.wgsl), else ldB over array<u32> */
+    wgt_dtype db, dc;
+    uint32_t cols;  /* output columns a workgroup covers (grid x = ceil(N / cols)) */
+    int grid2d;     /* the grid is op_grid(ceil(N / cols)) (a gemv's), not (ceil(N / cols), gy, gz) */
+    uint32_t krow;  /* one row of B (K elements) in its loader's units: sbn must be at least this */
+} mm_note;
+
+/* The graph rewrite: two or more noted products that read the same A (the same binding and
+ * layout) with weights stored as rows ([N, K], as linear keeps them), the same kernel and shapes
+ * but for N, become one dispatch over their weights as one virtual [sum N, K] matrix (a loader
+ * that picks the weight's binding by row: nothing is copied, the weights stay the caller's),
+ * storing each column block into its own product's output. WGT_GRAPH_MERGE=0 turns it off. */
+wgt_status mm_merge_graph(wgt_context *ctx, wgt_gpu_graph *g);
+
+#endif
