@@ -7,7 +7,11 @@
  *  - conv: a small convolutional network's forward (conv3x3 -> bias -> gelu -> conv3x3 stride 2 ->
  *    bias -> relu -> mean pool -> linear; batch 64 of 3 x 64 x 64), captured with the image batch
  *    as the input.
- * Usage: bench_graph [--tiny] [--steps N] [train|decode|conv...]
+ *  - blocks: the linear layers of 24 decoder layers of the Qwen2.5-0.5B shape written with plain ops
+ *    (rms_norm, q/k/v with biases, o, residual, gate/up, silu * up, down, residual; f16 weights),
+ *    1 row (decode) and 128 rows, eager and captured with the matmul merging and epilogues on,
+ *    off (WGT_GRAPH_MERGE=0, WGT_GRAPH_FUSE_MATMUL=0) and both off (modes nomerge, noepi, neither).
+ * Usage: bench_graph [--tiny] [--steps N] [train|decode|conv|blocks...]
  * --tiny (for a CPU adapter): the tiny GPT-2 and Qwen2 of tests/fixtures/train, batch 2 x 16,
  * 16 decode tokens, a batch of 4 images of 3 x 16 x 16.
  * One line per workload and mode:
@@ -166,6 +170,132 @@ static void bench_decode(void)
     wgt_context_empty_cache(ctx);
 }
 
+/* ---- blocks: a decoder's linear layers written with plain ops -------------------------------- */
+
+/* One layer of the Qwen2.5-0.5B shape without attention: h = rms_norm(x); q, k, v = h W^T + b (k,
+ * v kept, as a KV cache would keep them); x += q Wo^T; h = rms_norm(x); x += (silu(h Wg^T) *
+ * (h Wu^T)) Wd^T. What the graph pass does with it: q/k/v and gate/up merge (products sharing h),
+ * the residual adds fuse into the o and down products' stores, silu * up into one kernel. */
+typedef struct block_w {
+    wgt_tensor *n1, *n2, *wq, *bq, *wk, *bk, *wv, *bv, *wo, *wg, *wu, *wd;
+} block_w;
+
+#define BLOCKS_MAX 24
+
+static wgt_status blocks_forward(const block_w *w, int layers, const wgt_tensor *x0, wgt_tensor **kv, wgt_tensor **out)
+{
+    wgt_tensor *x = NULL;
+    wgt_status st = wgt_tensor_contiguous(x0, &x);
+    for (int l = 0; l < layers && !st; l++) {
+        const block_w *b = &w[l];
+        wgt_tensor *h = NULL, *q = NULL, *o = NULL, *x1 = NULL, *h2 = NULL, *g = NULL, *u = NULL, *sg = NULL, *m = NULL,
+                   *d = NULL, *x2 = NULL;
+        st = wgt_rms_norm(x, 1, b->n1, 1e-6, &h);
+        if (!st) st = wgt_linear(h, b->wq, b->bq, &q);
+        if (!st) st = wgt_linear(h, b->wk, b->bk, &kv[2 * l]);
+        if (!st) st = wgt_linear(h, b->wv, b->bv, &kv[2 * l + 1]);
+        if (!st) st = wgt_linear(q, b->wo, NULL, &o);
+        if (!st) st = wgt_binary(WGT_BINARY_ADD, x, o, &x1);
+        if (!st) st = wgt_rms_norm(x1, 1, b->n2, 1e-6, &h2);
+        if (!st) st = wgt_linear(h2, b->wg, NULL, &g);
+        if (!st) st = wgt_linear(h2, b->wu, NULL, &u);
+        if (!st) st = wgt_unary(WGT_UNARY_SILU, g, &sg);
+        if (!st) st = wgt_binary(WGT_BINARY_MUL, sg, u, &m);
+        if (!st) st = wgt_linear(m, b->wd, NULL, &d);
+        if (!st) st = wgt_binary(WGT_BINARY_ADD, x1, d, &x2);
+        wgt_tensor *all[] = {x, h, q, o, x1, h2, g, u, sg, m, d};
+        for (size_t i = 0; i < sizeof all / sizeof *all; i++) wgt_tensor_free(all[i]);
+        x = x2;
+    }
+    if (st) {
+        wgt_tensor_free(x);
+        return st;
+    }
+    *out = x;
+    return WGT_OK;
+}
+
+static void free_kv(wgt_tensor **kv, int n)
+{
+    for (int i = 0; i < n; i++) wgt_tensor_free(kv[i]), kv[i] = NULL;
+}
+
+/* rows: 1 (a decode step: the gemv kernels) or 128 (a prefill chunk: the tiled ones). Modes:
+ * eager, captured, and captured with WGT_GRAPH_MERGE=0, WGT_GRAPH_FUSE_MATMUL=0 and both. */
+static void bench_blocks(int64_t rows)
+{
+    int layers = tiny ? 2 : BLOCKS_MAX;
+    int64_t D = tiny ? 64 : 896, KV = tiny ? 16 : 128, F = tiny ? 128 : 4864;
+    block_w w[BLOCKS_MAX];
+    int64_t sdd[2] = {D, D}, skd[2] = {KV, D}, sfd[2] = {F, D}, sdf[2] = {D, F};
+    for (int l = 0; l < layers; l++) {
+        float a = 0.5f / 30.0f, c = 0.5f / 70.0f; /* about 1/sqrt(fan-in) */
+        w[l] = (block_w){bench_random(ctx, WGT_F32, 1, &D, 0.9f, 1.1f), bench_random(ctx, WGT_F32, 1, &D, 0.9f, 1.1f),
+                         bench_random(ctx, WGT_F16, 2, sdd, -a, a), bench_random(ctx, WGT_F32, 1, &D, -0.1f, 0.1f),
+                         bench_random(ctx, WGT_F16, 2, skd, -a, a), bench_random(ctx, WGT_F32, 1, &KV, -0.1f, 0.1f),
+                         bench_random(ctx, WGT_F16, 2, skd, -a, a), bench_random(ctx, WGT_F32, 1, &KV, -0.1f, 0.1f),
+                         bench_random(ctx, WGT_F16, 2, sdd, -a, a), bench_random(ctx, WGT_F16, 2, sfd, -a, a),
+                         bench_random(ctx, WGT_F16, 2, sfd, -a, a), bench_random(ctx, WGT_F16, 2, sdf, -c, c)};
+    }
+    int64_t xs[2] = {rows, D};
+    wgt_tensor *x = bench_random(ctx, WGT_F32, 2, xs, -1.0f, 1.0f), *y = NULL, *kv[2 * BLOCKS_MAX] = {0};
+    char work[16];
+    snprintf(work, sizeof work, "blocks%lld", (long long)rows);
+    wgt_memory_stats a, b;
+    for (int k = 0; k < 3; k++) {
+        TRY(blocks_forward(w, layers, x, kv, &y));
+        wgt_tensor_free(y), y = NULL, free_kv(kv, 2 * layers);
+    }
+    TRY(wgt_context_sync(ctx, -1));
+    wgt_context_memory_stats(ctx, &a);
+    double t0 = wgt_now_seconds(), host;
+    for (int k = 0; k < steps; k++) {
+        TRY(blocks_forward(w, layers, x, kv, &y));
+        wgt_tensor_free(y), y = NULL, free_kv(kv, 2 * layers);
+    }
+    TRY(wgt_gpu_flush(ctx));
+    host = wgt_now_seconds() - t0;
+    TRY(wgt_context_sync(ctx, -1));
+    double eager = wgt_now_seconds() - t0;
+    wgt_context_memory_stats(ctx, &b);
+    line(work, "eager", &a, &b, steps, eager, host);
+    static const char *modes[][3] = {{"captured", NULL, NULL},
+                                     {"nomerge", "WGT_GRAPH_MERGE", NULL},
+                                     {"noepi", "WGT_GRAPH_FUSE_MATMUL", NULL},
+                                     {"neither", "WGT_GRAPH_MERGE", "WGT_GRAPH_FUSE_MATMUL"}};
+    for (int md = 0; md < 4; md++) {
+        for (int e = 1; e < 3; e++)
+            if (modes[md][e]) setenv(modes[md][e], "0", 1);
+        const wgt_tensor *in[1] = {x};
+        wgt_graph *g = NULL;
+        TRY(wgt_graph_begin(ctx, 1, in));
+        wgt_status st = blocks_forward(w, layers, x, kv, &y);
+        TRY(wgt_graph_end(ctx, &g));
+        TRY(st);
+        for (int e = 1; e < 3; e++)
+            if (modes[md][e]) unsetenv(modes[md][e]);
+        for (int k = 0; k < 3; k++) TRY(wgt_graph_replay(g, 1, in));
+        TRY(wgt_context_sync(ctx, -1));
+        wgt_context_memory_stats(ctx, &a);
+        t0 = wgt_now_seconds();
+        for (int k = 0; k < steps; k++) TRY(wgt_graph_replay(g, 1, in));
+        TRY(wgt_gpu_flush(ctx));
+        host = wgt_now_seconds() - t0;
+        TRY(wgt_context_sync(ctx, -1));
+        double captured = wgt_now_seconds() - t0;
+        wgt_context_memory_stats(ctx, &b);
+        line(work, modes[md][0], &a, &b, steps, captured, host);
+        wgt_graph_free(g);
+        wgt_tensor_free(y), y = NULL, free_kv(kv, 2 * layers);
+    }
+    wgt_tensor_free(x);
+    for (int l = 0; l < layers; l++) {
+        wgt_tensor **t = &w[l].n1;
+        for (int i = 0; i < 12; i++) wgt_tensor_free(t[i]);
+    }
+    wgt_context_empty_cache(ctx);
+}
+
 /* ---- conv ------------------------------------------------------------------------------------- */
 
 typedef struct conv_net {
@@ -249,15 +379,16 @@ static void bench_conv(void)
 
 int main(int argc, char **argv)
 {
-    int want[3] = {0, 0, 0}, any = 0;
+    int want[4] = {0, 0, 0, 0}, any = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--tiny")) tiny = 1;
         else if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "train")) want[0] = any = 1;
         else if (!strcmp(argv[i], "decode")) want[1] = any = 1;
         else if (!strcmp(argv[i], "conv")) want[2] = any = 1;
+        else if (!strcmp(argv[i], "blocks")) want[3] = any = 1;
         else {
-            fprintf(stderr, "usage: bench_graph [--tiny] [--steps N] [train|decode|conv...]\n");
+            fprintf(stderr, "usage: bench_graph [--tiny] [--steps N] [train|decode|conv|blocks...]\n");
             return 2;
         }
     }
@@ -266,6 +397,10 @@ int main(int argc, char **argv)
     if (!any || want[0]) bench_train();
     if (!any || want[1]) bench_decode();
     if (!any || want[2]) bench_conv();
+    if (!any || want[3]) {
+        bench_blocks(1);
+        bench_blocks(128);
+    }
     wgt_context_free(ctx);
     return 0;
 }
