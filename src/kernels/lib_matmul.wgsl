@@ -255,3 +255,14 @@ fn b_store(s: u32) {
         }
     }
 }
+
+// ---- store ----
+// Where every float kernel's results go (element i of out, row stride ldo); a captured graph's
+// fused epilogue or merged product defines its own mm_st instead (src/ops/matmul_fuse.c,
+// elementwise_fuse.c).
+fn mm_st(i: u32, v: f32) { out[i] = v; }
+
+// ---- epilogue helpers ----
+// What the elementwise op functions of a fused epilogue call (as elementwise_ops.wgsl defines them).
+fn nan_f() -> f32 { return bitcast<f32>(p.zero | 0x7fc00000u); }
+fn inf_f() -> f32 { return bitcast<f32>(p.zero | 0x7f800000u); }

@@ -193,12 +193,16 @@ static char *mm_prelude_gen(const mm_key *k, const char *extra, int skip_st, int
             return NULL;
         }
     }
-    size_t used = strlen(pre);
-    if (k->kind != MM_INT && !skip_st)
-        used += (size_t)snprintf(pre + used, cap - used, "fn mm_st(i: u32, v: f32) { out[i] = v; }\n");
-    if (extra) /* the elementwise ops' helpers, as elementwise_ops.wgsl has them (ew_host_note) */
-        snprintf(pre + used, cap - used, "fn nan_f() -> f32 { return bitcast<f32>(p.zero | 0x7fc00000u); }\n"
-                 "fn inf_f() -> f32 { return bitcast<f32>(p.zero | 0x7f800000u); }\n%s", extra);
+    /* the default storer; with extra (a graph's) the elementwise ops' helpers (ew_host_note) */
+    if ((k->kind != MM_INT && !skip_st && !op_wgsl_section(pre, cap, "lib_matmul", "store")) ||
+        (extra && !op_wgsl_section(pre, cap, "lib_matmul", "epilogue helpers"))) {
+        free(pre);
+        return NULL;
+    }
+    if (extra) {
+        size_t used = strlen(pre);
+        snprintf(pre + used, cap - used, "%s", extra);
+    }
     return pre;
 }
 

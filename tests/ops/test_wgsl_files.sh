@@ -15,6 +15,7 @@ generator=src/ops/ops.c
 declare -A allowed=(
     [src/gpu/kernel.c]="reads kernels' bindings (checks @binding / var< in the text), writes no WGSL"
     [src/ops/elementwise_fuse.c]="a captured chain's fused kernel: its bindings and stages are the variant (graph fusion)"
+    [src/ops/matmul_fuse.c]="a captured graph's merged product: its loaders pick each product's weight binding by row, its storer each output by column, at bounds and offsets that are the variant (graph fusion)"
 )
 code='(\bfn [A-Za-z_%]|@group\(|@binding|@compute|var<|bitcast<|\blet [A-Za-z_%][A-Za-z_0-9%]* =|\breturn [^;]*;|select\(|pack2x16|workgroupBarrier|subgroup[A-Z]|extractBits)'
 # every string literal of every line, then those holding WGSL code
