@@ -11,7 +11,7 @@
 #   cp OLD/bench_graph DIR/bench_graph_before; strip DIR/bench_graph*
 # The Dawn: $DAWN (a dawn.tar.xz holding .deps/dawn-2026/dawn.node, or dawn.node itself), else
 # DIR/dawn.tar.xz, else the first .devbin-*/dawn.tar.xz of the checkout (.devbin-dawn: the lead's).
-# The call (device tool `run`, kind nvidia-h200; each part guarded, about 85 s in all):
+# The call (device tool `run`, kind nvidia-h200; each part guarded: 16 + 4 x 12 + 16 s, about 85 s in all):
 #   carry [".gl", "DIR", the Dawn's folder]   command: bash DIR/h200_graph_matmul.sh DIR   timeout_s: 90
 # Output: lines `graph blocksR MODE dispatches/step .. ms/step ..` and `graph decode ...` on stdout
 # and in $OUT/graph_matmul.txt.
@@ -41,9 +41,9 @@ run() { # seconds command...
     echo "=== $*" | tee -a "$res"
     timeout "$t" "$@" 2>&1 | grep -v "artificially reduced" | tee -a "$res"
 }
-run 20 "$dir/bench_graph" --steps 20 blocks
+run 16 "$dir/bench_graph" --steps 10 blocks
 run 12 "$dir/bench_graph_before" decode
 run 12 "$dir/bench_graph" decode
-run 20 "$dir/bench_graph" --steps 20 blocks
+run 16 "$dir/bench_graph" --steps 10 blocks
 run 12 "$dir/bench_graph_before" decode
 run 12 "$dir/bench_graph" decode
