@@ -95,6 +95,11 @@ fn wordB(i: u32) -> vec4<u32> { return vec4<u32>(0u); }
 fn wordB(i: u32) -> vec4<u32> { return b[i]; }
 fn ldB(i: u32) -> f32 { return 0.0; }
 
+// ---- operand b vec binding ----
+// B's words without wordB: a captured graph's merged product defines it (src/ops/matmul_fuse.c).
+@group(0) @binding(2) var<storage, read> b: array<vec4<u32>>;
+fn ldB(i: u32) -> f32 { return 0.0; }
+
 // ---- bindings c out ----
 @group(0) @binding(3) var<storage, read> c: array<u32>;
 @group(0) @binding(4) var<storage, read_write> out: array<f32>;

@@ -174,7 +174,8 @@ static char *mm_prelude_gen(const mm_key *k, const char *extra, int skip_st, int
         if (!(skip & 2)) op_wgsl_loader(pre, cap, "ldC", "c", dc, "f32");
         if (!op_wgsl_section(pre, cap, "lib_matmul", "params") || !op_wgsl_section(pre, cap, "lib_matmul", "words") ||
             !op_wgsl_section(pre, cap, "lib_matmul", k->la ? "operand a vec" : "operand a scalar") ||
-            !op_wgsl_section(pre, cap, "lib_matmul", k->lb ? "operand b vec" : "operand b scalar") ||
+            !op_wgsl_section(pre, cap, "lib_matmul",
+                             !k->lb ? "operand b scalar" : skip & 1 ? "operand b vec binding" : "operand b vec") ||
             !op_wgsl_section(pre, cap, "lib_matmul", "bindings c out")) {
             free(pre);
             return NULL;
@@ -667,11 +668,12 @@ static void mm_note_dispatch(wgt_context *ctx, int mark, const mm_key *key, cons
     n.db = db, n.dc = dc;
     n.cols = cols;
     n.grid2d = gemv;
-    n.vec8 = gemv;
-    n.krow = gemv ? (uint32_t)(p->K * wgt_dtype_size(db) / 16) : p->K;
-    /* B read through its loader only: matmul.wgsl's and matmul_gemv.wgsl's (the tensor-core and
-     * register tiles read words of it directly) */
-    n.merge = key->kind == MM_GEMV || key->kind == MM_TILED || key->kind == MM_TILED_BIG;
+    n.bload = gemv ? MM_LOAD_B8 : key->kind == MM_REGS && key->lb == 1 ? MM_LOAD_WORD : MM_LOAD_ELEM;
+    n.krow = n.bload != MM_LOAD_ELEM ? (uint32_t)(p->K * wgt_dtype_size(db) / 16) : p->K;
+    /* B read through a function of its index only: matmul.wgsl's ldB, matmul_gemv.wgsl's ldB8,
+     * matmul_regs.wgsl's ldB or wordB along k (the tensor-core tiles read words of it directly) */
+    n.merge = key->kind == MM_GEMV || key->kind == MM_TILED || key->kind == MM_TILED_BIG ||
+              (key->kind == MM_REGS && key->lb != 2);
     wgt_gpu_capture_note(ctx, mark, EW_HOST_NOTE, &n, sizeof n);
 }
 

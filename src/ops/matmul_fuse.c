@@ -6,8 +6,9 @@
  * (binding and layout), run the same kernel with the same parameters but for N and where B and C
  * live, and whose B is a weight stored as rows ([N, K]: element (k, n) at off_b + n * sbn + k),
  * and replaces them by one dispatch of that kernel over N = the sum of their N:
- *  - B is the virtual concatenation of their weights along N: a generated loader (ldB, or ldB8 for
- *    matmul_gemv.wgsl's 16-byte words) picks the weight's binding by the index it is asked for,
+ *  - B is the virtual concatenation of their weights along N: a generated loader (ldB; ldB8 for
+ *    matmul_gemv.wgsl's 16-byte words, wordB for matmul_regs.wgsl's) picks the weight's binding by
+ *    the index it is asked for,
  *    rows [S_t, S_t + N_t) from product t's weight at its own offset. Nothing is copied, so a
  *    weight changed between replays (wgt_tensor_assign, an optimizer) is read as it is then;
  *  - C (a bias row, broadcast over the rows) likewise through ldC;
@@ -56,7 +57,7 @@ static int product_at(const wgt_gpu_graph *g, int i, product *pr)
     memcpy(&pr->p, params, sizeof pr->p);
     const mm_params *q = &pr->p;
     if (q->sbk != 1 || q->sbn < pr->n->krow || q->n0 || q->ldo != q->N || q->z0 || q->N == 0) return 0;
-    if (!pr->n->vec8 && q->tpr) return 0; /* a slice of a k split */
+    if (pr->n->bload != MM_LOAD_B8 && q->tpr) return 0; /* a slice of a k split */
     for (int d = 0; d < 4; d++)
         if (q->bsb[d] || (q->has_c && q->bsc[d])) return 0;
     if (q->has_c && (q->scm || !q->scn)) return 0; /* C a row of N broadcast over the rows */
@@ -72,7 +73,7 @@ static int same_binding(const wgt_binding *a, const wgt_binding *b)
 static int compatible(const product *a, const product *b)
 {
     const mm_params *x = &a->p, *y = &b->p;
-    if (a->k != b->k || a->n->cols != b->n->cols || a->n->grid2d != b->n->grid2d || a->n->vec8 != b->n->vec8 ||
+    if (a->k != b->k || a->n->cols != b->n->cols || a->n->grid2d != b->n->grid2d || a->n->bload != b->n->bload ||
         a->n->db != b->n->db || a->n->dc != b->n->dc || !same_binding(&a->b[0], &b->b[0]))
         return 0;
     if (x->M != y->M || x->K != y->K || x->batch != y->batch || x->off_a != y->off_a || x->has_c != y->has_c ||
@@ -130,16 +131,16 @@ static char *merged_extra(const product *m, int n)
     for (int t = 0; t < n; t++) S[t + 1] = S[t] + m[t].p.N;
     for (int t = 1; t < n; t++) {
         APPEND("@group(0) @binding(%d) var<storage, read> mb%d: array<%s>;\n", bind++, t,
-               nt->vec8 ? "vec4<u32>" : "u32");
+               nt->bload != MM_LOAD_ELEM ? "vec4<u32>" : "u32");
         if (has_c) APPEND("@group(0) @binding(%d) var<storage, read> mc%d: array<u32>;\n", bind++, t);
         APPEND("@group(0) @binding(%d) var<storage, read_write> mo%d: array<f32>;\n", bind++, t);
     }
     for (int t = 0; t < n; t++) {
         char fn[16], var[16];
         snprintf(var, sizeof var, t ? "mb%d" : "b", t);
-        snprintf(fn, sizeof fn, "%s_%d", nt->vec8 ? "ldB8" : "ldB", t);
-        if (nt->vec8) op_wgsl_vec8_loader(pre, cap, fn, var, nt->db);
-        else op_wgsl_loader(pre, cap, fn, var, nt->db, "f32");
+        snprintf(fn, sizeof fn, "%s_%d", nt->bload == MM_LOAD_B8 ? "ldB8" : "ldB", t);
+        if (nt->bload == MM_LOAD_B8) op_wgsl_vec8_loader(pre, cap, fn, var, nt->db);
+        else if (nt->bload == MM_LOAD_ELEM) op_wgsl_loader(pre, cap, fn, var, nt->db, "f32");
         if (has_c) {
             snprintf(var, sizeof var, t ? "mc%d" : "c", t);
             snprintf(fn, sizeof fn, "ldC_%d", t);
@@ -149,12 +150,16 @@ static char *merged_extra(const product *m, int n)
     used = strlen(pre);
     /* B: index v = n * sbn + k (offset 0) is row n - S_t of weight t, at its own offset */
     uint32_t sbn = m[0].p.sbn;
-    if (nt->vec8) APPEND("fn ldB8(v: u32) -> array<vec4<f32>, 2> {\n");
+    if (nt->bload == MM_LOAD_B8) APPEND("fn ldB8(v: u32) -> array<vec4<f32>, 2> {\n");
+    else if (nt->bload == MM_LOAD_WORD) APPEND("fn wordB(v: u32) -> vec4<u32> {\n");
     else APPEND("fn ldB(v: u32) -> f32 {\n");
     for (int t = 0; t < n; t++) {
+        char src[16];
+        if (nt->bload == MM_LOAD_WORD) snprintf(src, sizeof src, t ? "mb%d[" : "b[", t); /* the words themselves */
+        else snprintf(src, sizeof src, "%s_%d(", nt->bload == MM_LOAD_B8 ? "ldB8" : "ldB", t);
         if (t < n - 1) APPEND("  if (v < %uu) { ", S[t + 1] * sbn);
         else APPEND("  ");
-        APPEND("return %s_%d(v - %uu + %uu);%s\n", nt->vec8 ? "ldB8" : "ldB", t, S[t] * sbn, m[t].p.off_b,
+        APPEND("return %sv - %uu + %uu%s;%s\n", src, S[t] * sbn, m[t].p.off_b, nt->bload == MM_LOAD_WORD ? "]" : ")",
                t < n - 1 ? " }" : "");
     }
     APPEND("}\n");

@@ -18,14 +18,17 @@ typedef struct mm_params {
     uint32_t zero, zpad[3]; /* zero: 0 (the elementwise op functions of a fused epilogue read p.zero) */
 } mm_params;
 
+enum { MM_LOAD_ELEM, MM_LOAD_B8, MM_LOAD_WORD };
+
 /* A product's one dispatch: bindings a (0), b (1), c (2: A again when has_c is 0), out (3, f32,
  * element (z * M + m) * ldo + n0 + n), parameters mm_params. h: its host note (prelude h.prelude
  * with skip_ld meaning: bit 1 leave out B's loader ldB / ldB8, bit 2 C's ldC). */
 typedef struct mm_note {
     ew_host_note h; /* first: elementwise_fuse.c reads it as an ew_host_note (h.mm is 1) */
     const char *entry;
-    int merge;      /* B read only through ldB (elements) or ldB8 (gemv: 16-byte words), C through ldC */
-    int vec8;       /* B's loader is ldB8 over array<vec4<u32>> (matmul_gemv.wgsl), else ldB over array<u32> */
+    int merge;      /* B read only through a function of its index (bload), C through ldC */
+    int bload;      /* MM_LOAD_ELEM: ldB(i) over array<u32> (elements); MM_LOAD_B8: ldB8(v) (matmul_gemv.wgsl,
+                       8 elements from 16-byte word v); MM_LOAD_WORD: wordB(v) (matmul_regs.wgsl, word v) */
     wgt_dtype db, dc;
     uint32_t cols;  /* output columns a workgroup covers (grid x = ceil(N / cols)) */
     int grid2d;     /* the grid is op_grid(ceil(N / cols)) (a gemv's), not (ceil(N / cols), gy, gz) */
