@@ -157,9 +157,19 @@ def write_greedy_fixture(model_dir, sp, bos, path, prompts=GREEDY_PROMPTS):
     ref = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32,
                                                attn_implementation="eager").eval()
     cases = []
+    # more prompts than the tests need: a trained model has close calls, and the tests compare
+    # exactly only the cases whose smallest top-2 margin is comfortable (>= 0.05)
     for p in prompts + ["In the beginning, God created the heavens and the earth.",
                         "Then Moses said to Aaron,", "The word of Yahweh came to",
-                        "For God so loved the world", "Love is"]:
+                        "For God so loved the world", "Love is",
+                        "Yahweh said to Moses,", "The kingdom of heaven is like", "Now the serpent was",
+                        "Praise Yahweh!", "David said to Saul,", "Hear, Israel:", "Paul, an apostle of",
+                        "The heavens declare", "In those days", "Then Jesus answered,",
+                        "Now the sons of Jacob were", "My son, keep", "Woe to you,",
+                        "Go and tell", "These are the generations of", "The angel said to her,",
+                        "Abraham was", "Peter said to him,", "Thus says Yahweh of Armies:",
+                        "Give thanks to Yahweh, for", "I am the bread of", "Honor your father",
+                        "The fear of Yahweh is", "Grace to you and peace from", "On the third day"]:
         pid = [bos] + sp.encode(p)
         seq, ids, margins, first = list(pid), [], [], None
         with torch.no_grad():

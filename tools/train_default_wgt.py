@@ -18,7 +18,7 @@ is its evaluate() on its held-out windows, on the model wgt trained (torch + tra
         train_default_model.py's validation loss (its windows and mask, bf16 autocast on CUDA, as
         its run measured 3.2728) and the same in float32, for each model; with --greedy-fixture,
         the greedy ids of the first model as train_default_model.py writes them for the shipped one.
-    train_default_wgt.py chart --wgt-log training.json --torch-log models/bible-llama/training.json
+    train_default_wgt.py chart --wgt-log training.json --torch-log bench/results/h200/train_default_wgt/torch_training.json
         [--eval eval.json] --out chart.svg
         Both runs' loss curves (training loss, held-out loss) over training tokens, plain SVG.
 """
@@ -281,7 +281,8 @@ def main():
     p.add_argument("--greedy-fixture")
     p = sub.add_parser("chart")
     p.add_argument("--wgt-log", required=True)
-    p.add_argument("--torch-log", default=os.path.join(SHIPPED, "training.json"))
+    p.add_argument("--torch-log", default=os.path.join(ROOT, "bench", "results", "h200", "train_default_wgt",
+                                                       "torch_training.json"))
     p.add_argument("--eval")
     p.add_argument("--eval-model")
     p.add_argument("--out", required=True)
