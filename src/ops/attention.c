@@ -238,10 +238,15 @@ static char *sdpa_tc_prelude(void *arg)
  * queries and the output. In a captured graph the cost stays the capture's position's. */
 static void sdpa_cost(wgt_context *ctx, const sdpa_gpu_params *p, int64_t Hkv, int64_t kv_bytes, int with_bytes)
 {
-    double keys = 0; /* per (batch, head): the sum over query rows of the keys each sees */
-    for (uint32_t i = 0; i < p->Lq; i++) {
-        int64_t vis = p->causal ? (int64_t)p->coff + i + 1 : (int64_t)p->Lk;
-        keys += (double)(vis < 0 ? 0 : vis > (int64_t)p->Lk ? (int64_t)p->Lk : vis);
+    /* per (batch, head): the sum over query rows i of the keys each sees, clamp(coff + i + 1, 0, Lk):
+     * the rows seeing 1..Lk - 1 keys sum as a series, those past Lk see Lk each */
+    double keys = (double)p->Lq * p->Lk;
+    if (p->causal && p->Lq) {
+        int64_t first = (int64_t)p->coff + 1, last = first + p->Lq - 1, lk = p->Lk;
+        int64_t lo = first > 1 ? first : 1, hi = last < lk ? last : lk;
+        int64_t full_from = first > lk + 1 ? first : lk + 1;
+        keys = (hi >= lo ? ((double)lo + hi) * (double)(hi - lo + 1) / 2 : 0) +
+               (last >= full_from ? (double)(last - full_from + 1) * lk : 0);
     }
     double pairs = keys * p->B * p->Hq, flops = pairs * 2.0 * (p->D + p->Dv);
     uint64_t bytes = 0;
