@@ -37,6 +37,19 @@ var<workgroup> Ps: array<TT, BQ * LDP>;
 var<workgroup> Ss: array<f32, BQ * LDS>; // S, then the block's P V
 var<workgroup> red: array<vec2<f32>, WG>; // (max, bad) partials, then (sum, bad) partials
 
+// Element e of the block of BKV keys (v false) or values (v true) from key j0, rows w wide: key
+// row j0 + e / w, column e % w of the tensor at base with row and column strides rs and cs; 0 past
+// key kend.
+fn kv_elem(v: bool, base: u32, rs: u32, cs: u32, w: u32, e: u32, j0: u32, kend: u32) -> TT {
+    let j = j0 + e / w;
+    var x = 0.0;
+    if (j < kend) {
+        let i = base + j * rs + (e % w) * cs;
+        if (v) { x = ldv(i); } else { x = ldk(i); }
+    }
+    return TT(x);
+}
+
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
@@ -76,20 +89,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     for (var u = 0u; u < OPT; u++) { o[u] = 0.0; }
 
     for (var j0 = 0u; j0 < kend; j0 = j0 + BKV) {
-        for (var e = lid; e < BKV * D; e = e + WG) {
-            let j = e / D;
-            let d = e % D;
-            var x = 0.0;
-            if (j0 + j < kend) { x = ldk(kb + (j0 + j) * p.sk.z + d * p.sk.w); }
-            Ks[j * LDK + d] = TT(x);
-        }
-        for (var e = lid; e < BKV * DV; e = e + WG) {
-            let j = e / DV;
-            let d = e % DV;
-            var x = 0.0;
-            if (j0 + j < kend) { x = ldv(vb + (j0 + j) * p.sv.z + d * p.sv.w); }
-            Vs[j * LDV + d] = TT(x);
-        }
+        for (var e = lid; e < BKV * D; e = e + WG) { Ks[e / D * LDK + e % D] = kv_elem(false, kb, p.sk.z, p.sk.w, D, e, j0, kend); }
+        for (var e = lid; e < BKV * DV; e = e + WG) { Vs[e / DV * LDV + e % DV] = kv_elem(true, vb, p.sv.z, p.sv.w, DV, e, j0, kend); }
         workgroupBarrier();
         for (var f = sg; f < FS; f = f + NSG) {
             let fm = f / (BKV / SN);
