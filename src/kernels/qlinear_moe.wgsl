@@ -84,7 +84,13 @@ fn wpiece(rb: u32, u: u32, q: u32) -> Piece {
 // The expert chosen in slot k (clamped: a bad id reads a real expert, never past the weights).
 fn expert(k: u32) -> u32 { return min(ids[p.ids_off + k], p.E - 1u); }
 
-fn dot_piece(pc: Piece, xi: u32) -> f32 { return dot(pc.a, x[xi]) + dot(pc.b, x[xi + 1u]); }
+// Piece it of the row at byte rb from unit u0 (a row's pieces go to its invocations in turn), and
+// a piece's dot with x's from vec4 xb.
+fn piece_of(rb: u32, u0: u32, it: u32) -> Piece { return wpiece(rb, u0 + (it >> 2u), it & 3u); }
+fn dot_piece(pc: Piece, xb: u32, it: u32) -> f32 {
+    let xi = xb + it * 2u;
+    return dot(pc.a, x[xi]) + dot(pc.b, x[xi + 1u]);
+}
 
 @compute @workgroup_size(WG)
 fn gate_up(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
@@ -103,16 +109,16 @@ fn gate_up(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid
         var it = lane;
         for (; it + TPR < items; it += 2u * TPR) {
             let i1 = it + TPR;
-            let g0 = wpiece(rg, it >> 2u, it & 3u);
-            let u0 = wpiece(ru, it >> 2u, it & 3u);
-            let g1 = wpiece(rg, i1 >> 2u, i1 & 3u);
-            let u1 = wpiece(ru, i1 >> 2u, i1 & 3u);
-            acc += ROW(dot_piece(g0, p.x_off + it * 2u), dot_piece(u0, p.x_off + it * 2u));
-            acc += ROW(dot_piece(g1, p.x_off + i1 * 2u), dot_piece(u1, p.x_off + i1 * 2u));
+            let g0 = piece_of(rg, 0u, it);
+            let u0 = piece_of(ru, 0u, it);
+            let g1 = piece_of(rg, 0u, i1);
+            let u1 = piece_of(ru, 0u, i1);
+            acc += ROW(dot_piece(g0, p.x_off, it), dot_piece(u0, p.x_off, it));
+            acc += ROW(dot_piece(g1, p.x_off, i1), dot_piece(u1, p.x_off, i1));
         }
         for (; it < items; it += TPR) {
-            acc += ROW(dot_piece(wpiece(rg, it >> 2u, it & 3u), p.x_off + it * 2u),
-                       dot_piece(wpiece(ru, it >> 2u, it & 3u), p.x_off + it * 2u));
+            acc += ROW(dot_piece(piece_of(rg, 0u, it), p.x_off, it),
+                       dot_piece(piece_of(ru, 0u, it), p.x_off, it));
         }
     }
     let sg = row_share(lid, lane, acc);
@@ -140,14 +146,13 @@ fn down(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
                 let i1 = it + TPR;
                 let i2 = it + 2u * TPR;
                 let i3 = it + 3u * TPR;
-                let p0 = wpiece(rb, u0 + (it >> 2u), it & 3u);
-                let p1 = wpiece(rb, u0 + (i1 >> 2u), i1 & 3u);
-                let p2 = wpiece(rb, u0 + (i2 >> 2u), i2 & 3u);
-                let p3 = wpiece(rb, u0 + (i3 >> 2u), i3 & 3u);
-                s += dot_piece(p0, xb + it * 2u) + dot_piece(p1, xb + i1 * 2u) +
-                     dot_piece(p2, xb + i2 * 2u) + dot_piece(p3, xb + i3 * 2u);
+                let p0 = piece_of(rb, u0, it);
+                let p1 = piece_of(rb, u0, i1);
+                let p2 = piece_of(rb, u0, i2);
+                let p3 = piece_of(rb, u0, i3);
+                s += dot_piece(p0, xb, it) + dot_piece(p1, xb, i1) + dot_piece(p2, xb, i2) + dot_piece(p3, xb, i3);
             }
-            for (; it < per; it += TPR) { s += dot_piece(wpiece(rb, u0 + (it >> 2u), it & 3u), xb + it * 2u); }
+            for (; it < per; it += TPR) { s += dot_piece(piece_of(rb, u0, it), xb, it); }
             acc.x += wts[p.wts_off + k] * s;
         }
     }
