@@ -75,6 +75,17 @@ fn words_to(q: vec4<u32>, dt: u32) -> array<TT, 8> {
     return r;
 }
 
+// Word l of an operand's tile of 16-byte words along k (matmul_regs.wgsl's mode 1, matmul_tc's
+// "tc load vec"): wr words (e elements each) a tile row; row r0 + l / wr of rows at stride (in
+// words' elements from base), k from k0; zero past the rows or ts.kend. word(op, i) and ts come
+// from the kernel.
+fn tile_word(op: u32, l: u32, wr: u32, e: u32, r0: u32, rows: u32, base: u32, stride: u32, k0: u32) -> vec4<u32> {
+    let gr = r0 + l / wr;
+    let gk = k0 + (l % wr) * e;
+    if (gr < rows && gk < ts.kend) { return word(op, base + gr * stride + gk / e); }
+    return vec4<u32>(0u);
+}
+
 // ---- operand a scalar ----
 // matmul.wgsl's A read one element at a time (ldA, from the prelude); wordA unused.
 @group(0) @binding(1) var<storage, read> a: array<u32>;
@@ -197,12 +208,7 @@ fn vec_load(op: u32, k0: u32) {
     let stride = select(p.sbn, p.sam, op == 0u);
     let g0 = select(A_PER, 0u, op == 0u);
     for (var r = 0u; r < select(VB_PER, A_PER, op == 0u); r++) {
-        let l = ts.lid + r * WG;
-        let gr = r0 + l / wr;
-        let gk = k0 + (l % wr) * e;
-        var q = vec4<u32>(0u);
-        if (gr < rows && gk < ts.kend) { q = word(op, base + gr * stride + gk / e); }
-        rv[g0 + r] = q;
+        rv[g0 + r] = tile_word(op, ts.lid + r * WG, wr, e, r0, rows, base, stride, k0);
     }
 }
 

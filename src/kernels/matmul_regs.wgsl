@@ -20,7 +20,7 @@
 // sums k in [z * tpr, (z + 1) * tpr) into slice z of out, and matmul.wgsl's `combine` adds them.
 // The prelude (src/ops/matmul.c) sets BM, BN, BK, TM, TN, WG, LA, LB, EA, EB, DA, DB, NA, NB (loads
 // per invocation a step) and RA, RB (their registers), and pastes lib_matmul.wgsl's "params",
-// "words", "operand a *", "operand b *" (binding a / b, wordA / wordB, the unused loader a stub),
+// "words" (words_to, tile_word), "operand a *", "operand b *" (binding a / b, wordA / wordB, the unused loader a stub),
 // "bindings c out", and the loaders ldA / ldB / ldC.
 
 const TX: u32 = BN / TN;      // invocations along n
@@ -78,10 +78,8 @@ fn tile_load(op: u32, k0: u32) {
             regs[g0 + r / 4u][r % 4u] = bitcast<u32>(v);
         } else if (mode == 1u) {
             let wr = BK / e; // words a tile row
-            let gr = ts.r0[op] + l / wr;
-            let gk = k0 + (l % wr) * e;
             var q = vec4<u32>(0u);
-            if (l < br * wr && gr < rows && gk < ts.kend) { q = word(op, base + gr * ts.srow[op] + gk / e); }
+            if (l < br * wr) { q = tile_word(op, l, wr, e, ts.r0[op], rows, base, ts.srow[op], k0); }
             regs[g0 + r] = q;
         } else {
             let wr = br / e; // words a k
