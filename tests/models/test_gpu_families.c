@@ -30,6 +30,8 @@
 #include "models/model.h"
 #include "support/check.h"
 #include "support/collect.h"
+#include "support/fixture.h"
+#include "support/rng.h"
 
 #define V 320 /* vocabulary: past one byte, not a power of two */
 #define N_NEW 16
@@ -146,12 +148,8 @@ static int llama_greedy(void *model, const int32_t *prompt, int np, int32_t *ids
 }
 
 /* ---- tiny checkpoints ---- */
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
-static double uniform(void)
-{
-    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
-    return ((double)(rng >> 11) + 0.5) / 9007199254740992.0;
-}
+/* In (0, 1): the tests' generator (support/rng.h; each checkpoint seeds it) moved off 0 by half a step */
+static double uniform(void) { return test_uniform(0, 1) + 0x1p-54; }
 static float normal(void) { return (float)(sqrt(-2 * log(uniform())) * cos(2 * M_PI * uniform())); }
 
 typedef struct tensor_spec {
@@ -309,7 +307,7 @@ static int write_checkpoint(const family_case *f, const char *dir, uint64_t seed
     if (wgt_st_writer_open(p, &w)) return 0;
     for (int i = 0; i < n; i++)
         if (wgt_st_writer_add_tensor(w, t[i].name, WGT_FTYPE_F32, t[i].shape[1] ? 2 : 1, t[i].shape)) return 0;
-    rng = seed * 0x9e3779b97f4a7c15ull + 1;
+    test_rng = seed * 0x9e3779b97f4a7c15ull + 1;
     for (int i = 0; i < n; i++) {
         int64_t k = t[i].shape[0] * (t[i].shape[1] ? t[i].shape[1] : 1);
         float *v = malloc((size_t)k * sizeof *v);
@@ -587,15 +585,8 @@ static void moe_fixture_check(wgt_context *ctx, const char *root, const char *wg
     char dir[1024], path[1100], g32[1100], gq[1100], label[128];
     snprintf(dir, sizeof dir, "%s/tests/fixtures/hf/%s", root, arch);
     snprintf(path, sizeof path, "%s/fixture.json", dir);
-    FILE *f = fopen(path, "rb");
-    CHECK(f != NULL, "%s: missing fixture %s", arch, path);
-    if (!f) return;
-    static char text[1 << 20];
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    fclose(f);
-    text[n] = 0;
-    cJSON *fx = cJSON_Parse(text);
-    CHECK(fx != NULL, "%s: %s is not JSON", arch, path);
+    cJSON *fx = test_fixture_json(path);
+    CHECK(fx != NULL, "%s: fixture %s is missing or not JSON", arch, path);
     if (!fx) return;
     reference r;
     memset(&r, 0, sizeof r);
@@ -605,11 +596,8 @@ static void moe_fixture_check(wgt_context *ctx, const char *root, const char *wg
     {
         if (nc == 3) break;
         const cJSON *e;
-        int k = 0;
-        cJSON_ArrayForEach(e, cJSON_GetObjectItem(c, "prompt_ids")) if (k < 16) r.prompt[nc][k++] = (int32_t)e->valuedouble;
-        r.np[nc] = k;
-        k = 0;
-        cJSON_ArrayForEach(e, cJSON_GetObjectItem(c, "greedy_ids")) if (k < N_NEW) r.ids[nc][k++] = (int32_t)e->valuedouble;
+        r.np[nc] = test_ids_of(cJSON_GetObjectItem(c, "prompt_ids"), r.prompt[nc], 16);
+        int k = test_ids_of(cJSON_GetObjectItem(c, "greedy_ids"), r.ids[nc], N_NEW);
         CHECK(k == N_NEW, "%s: case %d has %d greedy ids, not %d", arch, nc, k, N_NEW);
         k = 0;
         cJSON_ArrayForEach(e, cJSON_GetObjectItem(c, "first_step_logits")) if (k < V) r.first[nc][k++] = (float)e->valuedouble;

@@ -1,7 +1,7 @@
 /* Reading the tests' fixture files: a whole file as text, a JSON fixture (the transformers
  * fixtures tests/fixtures/hf/<arch>/fixture.json: cases with prompt_ids, greedy_ids,
  * first_step_logits), and a JSON array of token ids. Used by the model tests (test_gpu_models,
- * test_gpu_quant_models, test_gpu_llama_cpp_gguf, test_gpu_train_fixtures) and test_optable. */
+ * test_gpu_quant_models, test_gpu_llama_cpp_gguf, test_gpu_train_fixtures, test_gpu_families) and test_optable. */
 #ifndef WGT_TESTS_FIXTURE_H
 #define WGT_TESTS_FIXTURE_H
 
