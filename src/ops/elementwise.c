@@ -95,8 +95,9 @@ static int int64_bounds(double lo, double hi, uint32_t *out)
 /* Append fn FNAME(a: CI_T, b: CI_T, c: CI_T) -> CO_T, one op of family fam over values of 32-bit
  * compute type ci (named ci_t in WGSL: "CI" or "f32"), into output dtype out_dt (co_t), with op
  * code expression opx ("p.op", or a constant in a fused kernel) and statements init first
- * (setting q, the op parameters of elementwise_ops.wgsl). compute() is this with the aliases;
- * elementwise_fuse.c makes one per stage of a fused chain. */
+ * (setting q, the op parameters of elementwise_ops.wgsl; "" for compute(), whose kernel's main
+ * sets q). This picks the names; ops.c's op_wgsl_call writes the line. compute() is this with the
+ * aliases; elementwise_fuse.c makes one per stage of a fused chain. */
 void ew_op_fn(char *buf, size_t cap, const char *fname, const char *init, int family, const char *ci,
               const char *ci_t, const char *co_t, wgt_dtype out_dt, const char *opx)
 {
