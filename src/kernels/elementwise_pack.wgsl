@@ -1,12 +1,12 @@
 // Elementwise ops over contiguous tensors of packed dtypes (f16, bf16, 8-bit, or inputs whose
-// element size differs from the output's) at memory speed. Every input is either laid out like
-// the output from a 16-byte boundary of its binding (any element size), or one element broadcast
-// to all (S0..S2 true). Each output vec4<u32> (a "unit": 16 bytes, 8 halves, 16 bytes of 8-bit
-// elements, or 4 words) is computed by unit(v, c0, c1, c2): it loads each input's words for the
-// unit as whole vec4s (or the vec2 / word of a narrower input), unpacks them (unpack2x16float,
-// shifts), calls compute() per element and packs the results back (pack2x16float, bf16 rounding)
-// into one 16-byte store. The dtypes and sizes are constants, so every branch on them and every
-// index below folds to straight-line code: no element is fetched twice. The broadcast inputs are
+// element size differs from the output's) at memory speed. Every input is either laid out like the
+// output from a 16-byte boundary of its binding (any element size), or one element broadcast to all
+// (S0..S2 true). Each output vec4<u32> (a "unit": 16 bytes, 8 halves, 16 bytes of 8-bit elements,
+// or 4 words) is computed by unit(v, c0, c1, c2): it loads each input's words for the unit as whole
+// vec4s (or the vec2 / word of a narrower input), unpacks them (unpack2x16float, shifts), calls
+// compute() per element and packs the results back (pack2x16float, bf16 rounding) into one 16-byte
+// store. The dtypes and sizes are constants, so every branch on them and every index below folds to
+// straight-line code: no element is fetched twice, no array is indexed. The broadcast inputs are
 // loaded once per invocation by sc() (CI(0) for the others). Each invocation handles ITEMS units,
 // WG apart, as elementwise_vec.wgsl does. The prelude (src/ops/elementwise.c) supplies
 // elementwise_ops.wgsl, `alias CI`, `alias CO`, PACK, WG, compute(), and per input i D<i> (its
@@ -66,83 +66,87 @@ fn sc(slot: u32, s: bool, dt: u32, z: u32, truth: bool, off: u32) -> CI {
     return elem(dt, truth, g[o * z / 4u], (o * z % 4u) / z);
 }
 
+// Up to 16 words of one input for a unit (no arrays: every access below is a constant member).
+struct Words {
+    a: vec4<u32>,
+    b: vec4<u32>,
+    c: vec4<u32>,
+    d: vec4<u32>,
+};
+
 // The N * z / 4 words of unit v of input slot (none when broadcast): whole vec4s (the last unit's
 // later ones may lie past the binding: clamped), or the half or the word of one.
-fn unit_words(slot: u32, s: bool, z: u32, off: u32, v: u32) -> array<vec4<u32>, 4> {
-    var ws: array<vec4<u32>, 4>;
+fn unit_words(slot: u32, s: bool, z: u32, off: u32, v: u32) -> Words {
+    var ws = Words(vec4<u32>(0u), vec4<u32>(0u), vec4<u32>(0u), vec4<u32>(0u));
     if (s) { return ws; }
     let nw = N * z / 4u;
     let b = off / (16u / z);
     if (nw >= 4u) {
         let f = b + v * (nw / 4u);
-        ws[0] = vec4_of(slot, f);
-        if (nw >= 8u) { ws[1] = vec4_of(slot, min(f + 1u, last_of(slot))); }
+        ws.a = vec4_of(slot, f);
+        if (nw >= 8u) { ws.b = vec4_of(slot, min(f + 1u, last_of(slot))); }
         if (nw >= 16u) {
-            ws[2] = vec4_of(slot, min(f + 2u, last_of(slot)));
-            ws[3] = vec4_of(slot, min(f + 3u, last_of(slot)));
+            ws.c = vec4_of(slot, min(f + 2u, last_of(slot)));
+            ws.d = vec4_of(slot, min(f + 3u, last_of(slot)));
         }
     } else if (nw == 2u) {
         let g = vec4_of(slot, b + v / 2u);
-        ws[0] = vec4<u32>(select(g.xy, g.zw, (v & 1u) == 1u), 0u, 0u);
+        ws.a = vec4<u32>(select(g.xy, g.zw, (v & 1u) == 1u), 0u, 0u);
     } else {
-        ws[0].x = vec4_of(slot, b + v / 4u)[v & 3u];
+        ws.a.x = vec4_of(slot, b + v / 4u)[v & 3u];
     }
     return ws;
 }
 
-// Element e of the unit from input words ws (or the broadcast c).
-fn arg(ws: array<vec4<u32>, 4>, s: bool, c: CI, dt: u32, z: u32, truth: bool, e: u32) -> CI {
-    if (s) { return c; }
-    let m = e * z / 4u; // its word
-    return elem(dt, truth, ws[m / 4u][m % 4u], (e * z % 4u) / z);
+// Word m of ws.
+fn word_at(ws: Words, m: u32) -> u32 {
+    let q = select(select(ws.a, ws.b, m >= 4u), select(ws.c, ws.d, m >= 12u), m >= 8u);
+    return q[m % 4u];
 }
 
-fn el(q0: array<vec4<u32>, 4>, q1: array<vec4<u32>, 4>, q2: array<vec4<u32>, 4>, c0: CI, c1: CI, c2: CI, e: u32) -> CO {
+// Element e of the unit from input words ws (or the broadcast c).
+fn arg(ws: Words, s: bool, c: CI, dt: u32, z: u32, truth: bool, e: u32) -> CI {
+    if (s) { return c; }
+    return elem(dt, truth, word_at(ws, e * z / 4u), (e * z % 4u) / z);
+}
+
+// The op's result for element e of the unit.
+fn el(q0: Words, q1: Words, q2: Words, c0: CI, c1: CI, c2: CI, e: u32) -> CO {
     return compute(arg(q0, S0, c0, D0, Z0, T0, e), arg(q1, S1, c1, D1, Z1, T1, e), arg(q2, S2, c2, D2, Z2, T2, e));
 }
 
-// Output word c of the unit's results r (PACK of them a word).
-fn word_of(r: array<CO, 16>, c: u32) -> u32 {
-    if (DO == DT_F32) { return bitcast<u32>(f32(r[c])); }
-    if (DO == DT_I32) { return bitcast<u32>(i32(r[c])); }
-    if (DO == DT_U32) { return u32(r[c]); }
-    if (DO == DT_F16) { return pack2x16float(vec2<f32>(f32(r[2u * c]), f32(r[2u * c + 1u]))); }
-    if (DO == DT_BF16) { return bf16_bits(f32(r[2u * c])) | (bf16_bits(f32(r[2u * c + 1u])) << 16u); }
-    let j = 4u * c;
-    if (DO == DT_BOOL) {
-        return select(0u, 1u, r[j] != CO(0)) | (select(0u, 1u, r[j + 1u] != CO(0)) << 8u) |
-               (select(0u, 1u, r[j + 2u] != CO(0)) << 16u) | (select(0u, 1u, r[j + 3u] != CO(0)) << 24u);
+// Output word c of the unit: its PACK elements' results, packed.
+fn word_of(q0: Words, q1: Words, q2: Words, c0: CI, c1: CI, c2: CI, c: u32) -> u32 {
+    if (PACK == 1u) { // f32, i32, u32
+        let r = el(q0, q1, q2, c0, c1, c2, c);
+        if (DO == DT_F32) { return bitcast<u32>(f32(r)); }
+        if (DO == DT_I32) { return bitcast<u32>(i32(r)); }
+        return u32(r);
     }
-    return (bitcast<u32>(i32(r[j])) & 0xffu) | ((bitcast<u32>(i32(r[j + 1u])) & 0xffu) << 8u) | // i8, u8
-           ((bitcast<u32>(i32(r[j + 2u])) & 0xffu) << 16u) | ((bitcast<u32>(i32(r[j + 3u])) & 0xffu) << 24u);
+    if (PACK == 2u) { // f16, bf16
+        let r0 = f32(el(q0, q1, q2, c0, c1, c2, 2u * c));
+        let r1 = f32(el(q0, q1, q2, c0, c1, c2, 2u * c + 1u));
+        if (DO == DT_F16) { return pack2x16float(vec2<f32>(r0, r1)); }
+        return bf16_bits(r0) | (bf16_bits(r1) << 16u);
+    }
+    let r0 = el(q0, q1, q2, c0, c1, c2, 4u * c); // i8, u8, bool
+    let r1 = el(q0, q1, q2, c0, c1, c2, 4u * c + 1u);
+    let r2 = el(q0, q1, q2, c0, c1, c2, 4u * c + 2u);
+    let r3 = el(q0, q1, q2, c0, c1, c2, 4u * c + 3u);
+    if (DO == DT_BOOL) {
+        return select(0u, 1u, r0 != CO(0)) | (select(0u, 1u, r1 != CO(0)) << 8u) |
+               (select(0u, 1u, r2 != CO(0)) << 16u) | (select(0u, 1u, r3 != CO(0)) << 24u);
+    }
+    return (bitcast<u32>(i32(r0)) & 0xffu) | ((bitcast<u32>(i32(r1)) & 0xffu) << 8u) |
+           ((bitcast<u32>(i32(r2)) & 0xffu) << 16u) | ((bitcast<u32>(i32(r3)) & 0xffu) << 24u);
 }
 
 fn unit(v: u32, c0: CI, c1: CI, c2: CI) -> vec4<u32> {
     let q0 = unit_words(0u, S0, Z0, p.off0, v);
     let q1 = unit_words(1u, S1, Z1, p.off1, v);
     let q2 = unit_words(2u, S2, Z2, p.off2, v);
-    var r: array<CO, 16>;
-    r[0] = el(q0, q1, q2, c0, c1, c2, 0u);
-    r[1] = el(q0, q1, q2, c0, c1, c2, 1u);
-    r[2] = el(q0, q1, q2, c0, c1, c2, 2u);
-    r[3] = el(q0, q1, q2, c0, c1, c2, 3u);
-    if (N >= 8u) {
-        r[4] = el(q0, q1, q2, c0, c1, c2, 4u);
-        r[5] = el(q0, q1, q2, c0, c1, c2, 5u);
-        r[6] = el(q0, q1, q2, c0, c1, c2, 6u);
-        r[7] = el(q0, q1, q2, c0, c1, c2, 7u);
-    }
-    if (N >= 16u) {
-        r[8] = el(q0, q1, q2, c0, c1, c2, 8u);
-        r[9] = el(q0, q1, q2, c0, c1, c2, 9u);
-        r[10] = el(q0, q1, q2, c0, c1, c2, 10u);
-        r[11] = el(q0, q1, q2, c0, c1, c2, 11u);
-        r[12] = el(q0, q1, q2, c0, c1, c2, 12u);
-        r[13] = el(q0, q1, q2, c0, c1, c2, 13u);
-        r[14] = el(q0, q1, q2, c0, c1, c2, 14u);
-        r[15] = el(q0, q1, q2, c0, c1, c2, 15u);
-    }
-    return vec4<u32>(word_of(r, 0u), word_of(r, 1u), word_of(r, 2u), word_of(r, 3u));
+    return vec4<u32>(word_of(q0, q1, q2, c0, c1, c2, 0u), word_of(q0, q1, q2, c0, c1, c2, 1u),
+                     word_of(q0, q1, q2, c0, c1, c2, 2u), word_of(q0, q1, q2, c0, c1, c2, 3u));
 }
 
 @compute @workgroup_size(WG)
