@@ -1,6 +1,7 @@
 /* Matrix products in captured graphs (notes/GRAPH.md "Stage 7"):
  *  - products that share an input (q, k, v projections; a gated MLP's gate and up) merged into one
- *    dispatch: gemv (1 and 3 rows) and tiled (70 rows; 2 x 35 folded) products, f32 and f16
+ *    dispatch: gemv (1 and 3 rows) and tiled (70 rows; 2 x 35 folded; the register tiles, and
+ *    matmul.wgsl's with WGT_MATMUL_TILE=0) products, f32 and f16
  *    weights, with and without biases, an unrelated op between them, and a consumer of the first
  *    product before the others (which then cannot move: only the rest merge). Captured on x, the
  *    replay on x2 must equal eager on x2 bit for bit (the merged kernel sums each output as the
@@ -59,6 +60,7 @@ typedef struct mcase {
     int n_prod, bias, between; /* between: 1 an unrelated op between the products, 2 a consumer of the first */
     wgt_dtype wdt;
     int mlp; /* silu(p0) * p1 after the two products (fused into one kernel after the merge) */
+    const char *tile; /* WGT_MATMUL_TILE for the case (0: matmul.wgsl instead of the register tiles) */
 } mcase;
 
 typedef struct operands {
@@ -149,6 +151,7 @@ static int captured_dispatches(const mcase *c, const operands *o, const char *en
 
 static void merge_case(const mcase *c, uint64_t seed)
 {
+    if (c->tile) setenv("WGT_MATMUL_TILE", c->tile, 1);
     operands o, r;
     make_operands(dev, c, seed, &o);
     make_operands(ref, c, seed, &r);
@@ -195,6 +198,7 @@ static void merge_case(const mcase *c, uint64_t seed)
     wgt_graph_free(g);
     free4(yg);
     free_operands(&o), free_operands(&r);
+    if (c->tile) unsetenv("WGT_MATMUL_TILE");
 }
 
 /* ---- epilogues ------------------------------------------------------------------------------- */
@@ -276,6 +280,7 @@ int main(void)
         {"qkv tiled, first consumed between", 0, 70, 40, {72, 36, 36}, 3, 0, 2, WGT_F32, 0},
         {"mlp gate/up gemv", 0, 1, 64, {96, 96, 0}, 2, 0, 0, WGT_F32, 1},
         {"mlp gate/up tiled f16 weights", 0, 70, 32, {48, 48, 0}, 2, 0, 0, WGT_F16, 1},
+        {"qkv matmul.wgsl tiles, bias", 0, 70, 40, {72, 36, 36}, 3, 1, 0, WGT_F32, 0, "0"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) merge_case(&cases[i], 100 + i);
     epilogue_case(1, 64, 48, 0, 0, WGT_F32, 7);
