@@ -9,8 +9,8 @@
  *    as the input.
  *  - blocks: the linear layers of 24 decoder layers of the Qwen2.5-0.5B shape written with plain ops
  *    (rms_norm, q/k/v with biases, o, residual, gate/up, silu * up, down, residual; f16 weights),
- *    1 row (decode) and 128 rows, eager and captured with the matmul merging and epilogues on,
- *    off (WGT_GRAPH_MERGE=0, WGT_GRAPH_FUSE_MATMUL=0) and both off (modes nomerge, noepi, neither).
+ *    1 row (decode) and 128 rows, eager and captured with the defaults, epilogues in every product
+ *    (allepi), merging off (nomerge), epilogues off (noepi) and both off (neither).
  * Usage: bench_graph [--tiny] [--steps N] [train|decode|conv|blocks...]
  * --tiny (for a CPU adapter): the tiny GPT-2 and Qwen2 of tests/fixtures/train, batch 2 x 16,
  * 16 decode tokens, a batch of 4 images of 3 x 16 x 16.
@@ -34,6 +34,24 @@ static void line(const char *work, const char *mode, const wgt_memory_stats *a, 
            (double)(b->dispatches - a->dispatches) / n, (double)(b->submits - a->submits) / n, seconds * 1e3 / n,
            host * 1e3 / n);
     fflush(stdout);
+}
+
+/* Time `steps` replays of g on input in (after 3 warm-up replays) and print its line. */
+static void time_replays(wgt_graph *g, const wgt_tensor *in, const char *work, const char *mode)
+{
+    const wgt_tensor *ins[1] = {in};
+    wgt_memory_stats a, b;
+    for (int k = 0; k < 3; k++) TRY(wgt_graph_replay(g, 1, ins));
+    TRY(wgt_context_sync(ctx, -1));
+    wgt_context_memory_stats(ctx, &a);
+    double t0 = wgt_now_seconds();
+    for (int k = 0; k < steps; k++) TRY(wgt_graph_replay(g, 1, ins));
+    TRY(wgt_gpu_flush(ctx));
+    double host = wgt_now_seconds() - t0;
+    TRY(wgt_context_sync(ctx, -1));
+    double captured = wgt_now_seconds() - t0;
+    wgt_context_memory_stats(ctx, &b);
+    line(work, mode, &a, &b, steps, captured, host);
 }
 
 /* ---- train ------------------------------------------------------------------------------------ */
@@ -221,7 +239,8 @@ static void free_kv(wgt_tensor **kv, int n)
 }
 
 /* rows: 1 (a decode step: the gemv kernels) or 128 (a prefill chunk: the tiled ones). Modes:
- * eager, captured, and captured with WGT_GRAPH_MERGE=0, WGT_GRAPH_FUSE_MATMUL=0 and both. */
+ * eager, captured (the defaults), allepi (WGT_GRAPH_FUSE_MATMUL=1: epilogues in every product),
+ * nomerge (WGT_GRAPH_MERGE=0), noepi (WGT_GRAPH_FUSE_MATMUL=0) and neither. */
 static void bench_blocks(int64_t rows)
 {
     int layers = tiny ? 2 : BLOCKS_MAX;
@@ -260,31 +279,22 @@ static void bench_blocks(int64_t rows)
     wgt_context_memory_stats(ctx, &b);
     line(work, "eager", &a, &b, steps, eager, host);
     static const char *modes[][3] = {{"captured", NULL, NULL},
-                                     {"nomerge", "WGT_GRAPH_MERGE", NULL},
-                                     {"noepi", "WGT_GRAPH_FUSE_MATMUL", NULL},
-                                     {"neither", "WGT_GRAPH_MERGE", "WGT_GRAPH_FUSE_MATMUL"}};
-    for (int md = 0; md < 4; md++) {
-        for (int e = 1; e < 3; e++)
-            if (modes[md][e]) setenv(modes[md][e], "0", 1);
+                                     {"allepi", "WGT_GRAPH_FUSE_MATMUL", "1"},
+                                     {"nomerge", "WGT_GRAPH_MERGE", "0"},
+                                     {"noepi", "WGT_GRAPH_FUSE_MATMUL", "0"},
+                                     {"neither", "WGT_GRAPH_MERGE", "0"}};
+    for (int md = 0; md < 5; md++) {
+        if (modes[md][1]) setenv(modes[md][1], modes[md][2], 1);
+        if (md == 4) setenv("WGT_GRAPH_FUSE_MATMUL", "0", 1);
         const wgt_tensor *in[1] = {x};
         wgt_graph *g = NULL;
         TRY(wgt_graph_begin(ctx, 1, in));
         wgt_status st = blocks_forward(w, layers, x, kv, &y);
         TRY(wgt_graph_end(ctx, &g));
         TRY(st);
-        for (int e = 1; e < 3; e++)
-            if (modes[md][e]) unsetenv(modes[md][e]);
-        for (int k = 0; k < 3; k++) TRY(wgt_graph_replay(g, 1, in));
-        TRY(wgt_context_sync(ctx, -1));
-        wgt_context_memory_stats(ctx, &a);
-        t0 = wgt_now_seconds();
-        for (int k = 0; k < steps; k++) TRY(wgt_graph_replay(g, 1, in));
-        TRY(wgt_gpu_flush(ctx));
-        host = wgt_now_seconds() - t0;
-        TRY(wgt_context_sync(ctx, -1));
-        double captured = wgt_now_seconds() - t0;
-        wgt_context_memory_stats(ctx, &b);
-        line(work, modes[md][0], &a, &b, steps, captured, host);
+        if (modes[md][1]) unsetenv(modes[md][1]);
+        unsetenv("WGT_GRAPH_FUSE_MATMUL");
+        time_replays(g, x, work, modes[md][0]);
         wgt_graph_free(g);
         wgt_tensor_free(y), y = NULL, free_kv(kv, 2 * layers);
     }
@@ -357,17 +367,7 @@ static void bench_conv(void)
     wgt_status st = conv_forward(&n, x, &y);
     TRY(wgt_graph_end(ctx, &g));
     TRY(st);
-    for (int k = 0; k < 3; k++) TRY(wgt_graph_replay(g, 1, in));
-    TRY(wgt_context_sync(ctx, -1));
-    wgt_context_memory_stats(ctx, &a);
-    t0 = wgt_now_seconds();
-    for (int k = 0; k < steps; k++) TRY(wgt_graph_replay(g, 1, in));
-    TRY(wgt_gpu_flush(ctx));
-    host = wgt_now_seconds() - t0;
-    TRY(wgt_context_sync(ctx, -1));
-    double captured = wgt_now_seconds() - t0;
-    wgt_context_memory_stats(ctx, &b);
-    line("conv", "captured", &a, &b, steps, captured, host);
+    time_replays(g, x, "conv", "captured");
     wgt_graph_stats gs;
     TRY(wgt_graph_get_stats(g, &gs));
     printf("graph conv   fused kernels %d running %d ops\n", gs.fused_kernels, gs.fused_ops);

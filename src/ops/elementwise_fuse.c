@@ -626,18 +626,23 @@ static wgt_status fuse_at_host(wgt_context *ctx, wgt_gpu_graph *g, const run *r,
     return WGT_OK;
 }
 
-/* WGT_GRAPH_FUSE_HOST=0: chains stay out of reductions, normalisations and matrix products;
- * WGT_GRAPH_FUSE_MATMUL=0: out of matrix products only (A/B, debugging). */
+/* WGT_GRAPH_FUSE_HOST=0: chains stay out of reductions, normalisations and matrix products (A/B,
+ * debugging). */
 static int hosts_off(void)
 {
     const char *e = getenv("WGT_GRAPH_FUSE_HOST");
     return e && !strcmp(e, "0");
 }
 
-static int matmul_epilogues_off(void)
+/* Does the chain after product n fuse into its store? WGT_GRAPH_FUSE_MATMUL=1: every product's;
+ * 0: none; unset: the decode products' (matmul_gemv.wgsl, M <= 4), where a dispatch saved is most
+ * of the product's time. The tiled kernels' stay apart until measured on a GPU: on lavapipe a
+ * 128-row step with them ran 2x slower in two of four runs, faster in one (a loaded machine). */
+static int matmul_epilogue(const mm_note *n)
 {
     const char *e = getenv("WGT_GRAPH_FUSE_MATMUL");
-    return e && !strcmp(e, "0");
+    if (e && *e) return strcmp(e, "0") != 0;
+    return n->gemv;
 }
 
 wgt_status ew_fuse_graph(wgt_context *ctx, wgt_gpu_graph *g)
@@ -654,7 +659,7 @@ wgt_status ew_fuse_graph(wgt_context *ctx, wgt_gpu_graph *g)
             continue;
         }
         const ew_host_note *hn = i < n && !note && !hosts_off() ? wgt_gpu_graph_note(g, i, EW_HOST_NOTE) : NULL;
-        if (hn && hn->mm && matmul_epilogues_off()) hn = NULL;
+        if (hn && hn->mm && !matmul_epilogue((const mm_note *)hn)) hn = NULL;
         if (hn) {
             int next;
             st = fuse_at_host(ctx, g, &r, i, hn, &saved, &next);

@@ -667,7 +667,7 @@ static void mm_note_dispatch(wgt_context *ctx, int mark, const mm_key *key, cons
     n.entry = entry;
     n.db = db, n.dc = dc;
     n.cols = cols;
-    n.grid2d = gemv;
+    n.grid2d = n.gemv = gemv;
     n.bload = gemv ? MM_LOAD_B8 : key->kind == MM_REGS && key->lb == 1 ? MM_LOAD_WORD : MM_LOAD_ELEM;
     n.krow = n.bload != MM_LOAD_ELEM ? (uint32_t)(p->K * wgt_dtype_size(db) / 16) : p->K;
     /* B read through a function of its index only: matmul.wgsl's ldB, matmul_gemv.wgsl's ldB8,

@@ -32,6 +32,7 @@ typedef struct mm_note {
     wgt_dtype db, dc;
     uint32_t cols;  /* output columns a workgroup covers (grid x = ceil(N / cols)) */
     int grid2d;     /* the grid is op_grid(ceil(N / cols)) (a gemv's), not (ceil(N / cols), gy, gz) */
+    int gemv;       /* the kernel is matmul_gemv.wgsl (decode: M <= 4) */
     uint32_t krow;  /* one row of B (K elements) in its loader's units: sbn must be at least this */
 } mm_note;
 

@@ -299,10 +299,7 @@ static void test_segments(void)
 
 int main(void)
 {
-    MUST(wgt_context_create(NULL, &dev));
-    wgt_context_options ro = {0};
-    ro.backend = WGT_BACKEND_CPU;
-    MUST(wgt_context_create(&ro, &ref));
+    test_contexts(&dev, &ref);
     test_shapes();
     test_scalar();
     test_segments();

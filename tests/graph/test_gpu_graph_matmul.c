@@ -9,8 +9,9 @@
  *    with wgt_tensor_assign the replay must follow it (the weights are read in place, never
  *    copied). The dispatches must drop, and WGT_GRAPH_MERGE=0 must keep them apart.
  *  - an elementwise chain after a product fused into its store (bias row added, an activation,
- *    a scale): ONE dispatch, equal to eager bit for bit; a chain ending in f16 keeps its cast
- *    apart; WGT_GRAPH_FUSE_MATMUL=0 keeps the chain apart. */
+ *    a scale): ONE dispatch with WGT_GRAPH_FUSE_MATMUL=1, equal to eager bit for bit; a chain
+ *    ending in f16 keeps its cast apart; WGT_GRAPH_FUSE_MATMUL=0 keeps the chain apart, and by
+ *    default only decode's products (the gemv kernel, up to 4 rows) take it. */
 #include <math.h>
 #include <string.h>
 
@@ -232,12 +233,14 @@ static void epilogue_case(int64_t M, int64_t K, int64_t N, int act, int half, wg
     char name[96];
     snprintf(name, sizeof name, "epilogue %lldx%lldx%lld act %d%s%s", (long long)M, (long long)K, (long long)N, act,
              half ? " f16 out" : "", wdt == WGT_F16 ? " f16 w" : "");
-    int counts[2];
+    int counts[3];
     wgt_tensor *yg = NULL;
     wgt_graph *g = NULL;
     const wgt_tensor *in[1] = {x}, *in2[1] = {x2};
-    for (int pass = 0; pass < 2; pass++) { /* 0: WGT_GRAPH_FUSE_MATMUL=0, 1: fused (kept) */
-        if (!pass) setenv("WGT_GRAPH_FUSE_MATMUL", "0", 1);
+    /* WGT_GRAPH_FUSE_MATMUL 0, 1 (this graph is kept and replayed), unset (the default: the gemv
+     * kernel's products only) */
+    for (int pass = 0; pass < 3; pass++) {
+        if (pass < 2) setenv("WGT_GRAPH_FUSE_MATMUL", pass ? "1" : "0", 1);
         MUST(wgt_graph_begin(dev, 1, in));
         wgt_tensor *y;
         epi_step(x, w, b, s, act, half, &y);
@@ -247,10 +250,12 @@ static void epilogue_case(int64_t M, int64_t K, int64_t N, int act, int half, wg
         wgt_graph_stats gs;
         MUST(wgt_graph_get_stats(gg, &gs));
         counts[pass] = gs.dispatches;
-        if (pass) g = gg, yg = y;
+        if (pass == 1) g = gg, yg = y;
         else wgt_graph_free(gg), wgt_tensor_free(y);
     }
-    printf("%s: %d dispatches captured, %d without matmul epilogues\n", name, counts[1], counts[0]);
+    printf("%s: %d dispatches captured, %d without matmul epilogues, %d by default\n", name, counts[1], counts[0],
+           counts[2]);
+    CHECK(counts[2] == counts[M <= 4 ? 1 : 0], "%s: %d dispatches by default", name, counts[2]);
     CHECK(counts[1] == 1 + half, "%s: captured as %d dispatches, not %d", name, counts[1], 1 + half);
     /* ending in f16, the chain and its cast fuse into one elementwise kernel without the epilogue */
     CHECK(half ? counts[0] >= counts[1] : counts[0] > counts[1], "%s: WGT_GRAPH_FUSE_MATMUL=0 captured %d dispatches",
@@ -267,10 +272,7 @@ static void epilogue_case(int64_t M, int64_t K, int64_t N, int act, int half, wg
 
 int main(void)
 {
-    MUST(wgt_context_create(NULL, &dev));
-    wgt_context_options ro = {0};
-    ro.backend = WGT_BACKEND_CPU;
-    MUST(wgt_context_create(&ro, &ref));
+    test_contexts(&dev, &ref);
     static const mcase cases[] = {
         {"qkv gemv 1 row", 0, 1, 64, {64, 32, 32}, 3, 0, 0, WGT_F32, 0},
         {"qkv gemv 3 rows, bias, op between", 0, 3, 48, {40, 24, 24}, 3, 1, 1, WGT_F32, 0},

@@ -33,6 +33,15 @@ static int test_checks;
         }                                                                                          \
     } while (0)
 
+/* The default device context and a CPU-reference one (the differential tests' pair). */
+static inline void test_contexts(wgt_context **dev, wgt_context **ref)
+{
+    MUST(wgt_context_create(NULL, dev));
+    wgt_context_options ro = {0};
+    ro.backend = WGT_BACKEND_CPU;
+    MUST(wgt_context_create(&ro, ref));
+}
+
 static inline int test_finish(const char *name)
 {
     printf("%s: %d checks, %d failed\n", name, test_checks, test_failures);
