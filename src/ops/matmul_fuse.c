@@ -17,6 +17,7 @@
  * The products in between move to the last one's place: every command between a product and that
  * place must leave its A, B and C unwritten and its output untouched. Bindings limit how many merge
  * (2 per product past the first, 3 with a bias). */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -252,6 +253,11 @@ wgt_status mm_merge_graph(wgt_context *ctx, wgt_gpu_graph *g)
             if (taken[j] || !product_at(g, j, &c) || !compatible(&m[0], &c) || !movable(g, m, k, &c)) continue;
             m[k++] = c;
         }
+        /* the merged indexes (rows times sbn, rows times scn, outputs) must stay in 32 bits */
+        uint64_t rows = 0;
+        for (int t = 0; t < k; t++) rows += m[t].p.N;
+        uint64_t stride = m[0].p.sbn > m[0].p.scn ? m[0].p.sbn : m[0].p.scn;
+        if (rows * stride > UINT32_MAX || rows * m[0].p.M * m[0].p.batch > UINT32_MAX) k = 1;
         if (k < 2) continue;
         for (int t = 0; t < k; t++) taken[m[t].cmd] = 1;
         st = merge(ctx, g, m, k);
