@@ -7,28 +7,33 @@
 // reduction are fused_linear.wgsl's. x, gamma, inv_freq and the outputs are f32; offsets of x, W and
 // gamma in vec4 units, the others in elements (the caches' at row pos of head 0).
 // The prelude (src/ops/fused.c) supplies ldW8(v), VW, ldBias(i), rsum / rsize / HAS_SG,
-// lib_rowsum.wgsl and WG. Its sections "rope pairs" (cos_sin, pair_of, put_pair: what a row
-// pair's two sums become) and "entries" (main and solo, over row_at and term) are also the
-// quantized twin's, qlinear_qkv_rope.wgsl, whose prelude pastes them: they read the Params fields
-// and bindings both files declare alike; the "product" section (row_at, term) is this file's own.
+// lib_rowsum.wgsl and WG. Its sections "params" (Params and every binding but w's), "rope pairs"
+// (cos_sin, pair_of, put_pair: what a row pair's two sums become) and "entries" (main and solo,
+// over row_at and term) are also the quantized twin's, qlinear_qkv_rope.wgsl, whose prelude pastes
+// them; "weights" (w's binding) and "product" (row_at, term) are this file's own.
 
+// ---- params ----
+// (src/ops/fused.h's op_qkv_params; row_bytes: quantized weights only)
 struct Params {
     S: u32, K: u32, tpr: u32, flags: u32, // S: row pairs, (Hq + 2 Hkv) hd / 2; flags: 1 bias
     off_x: u32, off_w: u32, off_g: u32, off_b: u32,
     hd: u32, Hq: u32, Hkv: u32, rot: u32,
     interleaved: u32, pos: u32, ctx: u32, off_q: u32,
     off_k: u32, off_v: u32, af: f32, eps: f32,
+    row_bytes: u32, pad0: u32, pad1: u32, pad2: u32,
 };
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> x: array<vec4<f32>>;
-@group(0) @binding(2) var<storage, read> w: array<vec4<u32>>;
 @group(0) @binding(3) var<storage, read> gam: array<vec4<f32>>;
 @group(0) @binding(4) var<storage, read> bias: array<u32>;
 @group(0) @binding(5) var<storage, read> inv_freq: array<f32>;
 @group(0) @binding(6) var<storage, read_write> q: array<f32>;
 @group(0) @binding(7) var<storage, read_write> kc: array<f32>;
 @group(0) @binding(8) var<storage, read_write> vc: array<f32>;
+
+// ---- weights ----
+@group(0) @binding(2) var<storage, read> w: array<vec4<u32>>;
 
 // ---- rope pairs ----
 // As rope.wgsl: the angle reduced to [-pi, pi] in two steps first.

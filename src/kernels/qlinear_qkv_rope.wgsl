@@ -5,31 +5,15 @@
 // group computes a rotation pair of rows (fused_linear_qkv_rope.wgsl's pair_of), reading each
 // row's blocks as qlinear.wgsl's gemv does: consecutive 8-element pieces across the group's lanes,
 // four pieces of each row in flight; x and gamma loaded once for both rows.
-// This file holds the Params, the bindings and the "product" (row_at, term); the prelude
-// (src/ops/qlinear.c) supplies `const FMT: u32` and qlinear.wgsl's "decoders" section (rd32 ..
-// piece, reading the `w` binding below), `const WG: u32`, ldBias(i), lib_rowsum.wgsl's section and
-// fused_linear_qkv_rope.wgsl's sections "rope pairs" (cos_sin, pair_of, put_pair) and "entries"
-// (main, solo). x, gamma, inv_freq and the outputs are f32; offsets of x and gamma in vec4 units,
-// of W in bytes, the others in elements (the caches' at row pos of head 0).
+// This file holds w's binding and the "product" (row_at, term); the prelude (src/ops/qlinear.c)
+// supplies `const FMT: u32` and qlinear.wgsl's "decoders" section (rd32 .. piece, reading the `w`
+// binding below), `const WG: u32`, ldBias(i), lib_rowsum.wgsl's section and
+// fused_linear_qkv_rope.wgsl's sections "params" (Params, the other bindings), "rope pairs"
+// (cos_sin, pair_of, put_pair) and "entries" (main, solo). x, gamma, inv_freq and the outputs are
+// f32; offsets of x and gamma in vec4 units, of W in bytes, the others in elements (the caches' at
+// row pos of head 0).
 
-struct Params {
-    S: u32, K: u32, tpr: u32, flags: u32, // S: row pairs, (Hq + 2 Hkv) hd / 2; flags: 1 bias
-    off_x: u32, off_w: u32, off_g: u32, off_b: u32,
-    hd: u32, Hq: u32, Hkv: u32, rot: u32,
-    interleaved: u32, pos: u32, ctx: u32, off_q: u32,
-    off_k: u32, off_v: u32, af: f32, eps: f32,
-    row_bytes: u32, pad0: u32, pad1: u32, pad2: u32,
-};
-
-@group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> x: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read> w: array<u32>;
-@group(0) @binding(3) var<storage, read> gam: array<vec4<f32>>;
-@group(0) @binding(4) var<storage, read> bias: array<u32>;
-@group(0) @binding(5) var<storage, read> inv_freq: array<f32>;
-@group(0) @binding(6) var<storage, read_write> q: array<f32>;
-@group(0) @binding(7) var<storage, read_write> kc: array<f32>;
-@group(0) @binding(8) var<storage, read_write> vc: array<f32>;
 
 // The byte where weight row n's blocks start.
 fn row_at(n: u32) -> u32 { return p.off_w + n * p.row_bytes; }

@@ -519,7 +519,7 @@ static wgt_status forward(wgt_model *m, const int32_t *ids, const wgt_tensor *id
         if (ropes && W->wqkv.t && !c->qk_norm) {
             /* one matmul, then one pass: q rotated, k rotated into the cache, v copied into it */
             wgt_tensor *qkv;
-            if (fz && W->wqkv.q != WGT_FTYPE_F32) { /* one pass with WGT_QLINEAR_QKV=1, else two */
+            if (fz && W->wqkv.q != WGT_FTYPE_F32) { /* one pass (two with WGT_QLINEAR_QKV=0) */
                 T(qr, wgt_fused_qkv_rope_qcache(x, W->attn_norm, c->norm_eps, W->wqkv.t, W->wqkv.q, W->bqkv, Hq, Hkv,
                                                 hd, pos0, rd, c->rope_interleaved, rp, W->k_cache, W->v_cache, &qr));
             } else if (fz) {

@@ -80,14 +80,15 @@ static char *sdpa_prelude(void *arg)
 
 /* 1 when the key loops issue their loads together (LOADS4: four k row loads in attention_decode,
  * two in attention, and four v loads, before using them). WGT_ATTENTION_LOADS=4 or =1 decides;
- * unset: together for a decode step over a long cache (attention.wgsl with one query row: Qwen2.5-0.5B
- * f16 decode after a 512-token prompt 647 against 498 tok/s on the H200, both rounds), one at a
- * time elsewhere (attention_decode: equal within 0.3%; prefill: not measured). */
-static int sdpa_loads4(const char *file, int one_row)
+ * unset: together for a decode step (one query row), one at a time for prefill (not measured).
+ * On the H200 (Qwen2.5-0.5B f16 decode, two rounds, bench/results/h200/attention_ab.txt): after a
+ * 512-token prompt (attention.wgsl's split keys) 646.9 / 646.7 against 498.3 / 498.7 tok/s; after
+ * 16 (attention_decode) 819.2 / 819.4 against 820.6 / 822.1, noise-sized. */
+static int sdpa_loads4(int one_row)
 {
     const char *ld = getenv("WGT_ATTENTION_LOADS");
     if (ld && *ld) return !strcmp(ld, "4");
-    return one_row && !strcmp(file, "attention");
+    return one_row;
 }
 
 /* attention.wgsl's entry (mask may be NULL; window: its WINDOW variant) or attention_decode.wgsl's
@@ -103,7 +104,7 @@ static wgt_status sdpa_kernel(wgt_context *ctx, const char *file, const wgt_tens
     key.q = (uint8_t)q->l.dtype, key.k = (uint8_t)k->l.dtype, key.v = (uint8_t)v->l.dtype;
     key.mask = (uint8_t)(mask ? mask->l.dtype : q->l.dtype);
     key.wg = key.decode ? op_workgroup_size(ctx) : 0;
-    key.loads4 = (uint8_t)sdpa_loads4(file, one_row);
+    key.loads4 = (uint8_t)sdpa_loads4(one_row);
     return wgt_gpu_kernel_keyed(ctx, file, &key, sizeof key, sdpa_prelude, &key, entry, NULL, 0, out);
 }
 

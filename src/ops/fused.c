@@ -366,11 +366,63 @@ wgt_status wgt_fused_linear(const wgt_tensor *x, wgt_fused_prologue pro, const w
 
 /* ---- one token's attention inputs: norm, q/k/v product, rotation and cache write ------------- */
 
-typedef struct gemv_qkv_params {
-    uint32_t S, K, tpr, flags, off_x, off_w, off_g, off_b, hd, Hq, Hkv, rot, interleaved, pos, ctx, off_q,
-        off_k, off_v;
-    float af, eps;
-} gemv_qkv_params;
+int op_qkv_caches_fit(const wgt_tensor *k_cache, const wgt_tensor *v_cache, int64_t Hkv, int64_t hd, int64_t pos0)
+{
+    if (k_cache->st == v_cache->st) return 0;
+    for (int i = 0; i < 2; i++) {
+        const wgt_tensor *c = i ? v_cache : k_cache;
+        if (c->l.dtype != WGT_F32 || !wgt_layout_is_contiguous(&c->l) || c->l.ndim != 3 || c->l.shape[0] != Hkv ||
+            c->l.shape[2] != hd || pos0 < 0 || pos0 >= c->l.shape[1])
+            return 0;
+    }
+    return 1;
+}
+
+wgt_status op_qkv_setup(wgt_context *ctx, const char *op, const wgt_rope_params *rp, int rot, int interleaved,
+                        int64_t Hq, int64_t Hkv, int64_t hd, int64_t pos0, wgt_tensor *k_cache, wgt_tensor *v_cache,
+                        op_qkv_params *p, wgt_binding *b, int64_t *base, wgt_tensor **freq, wgt_tensor **y)
+{
+    int half = rot / 2;
+    double inv[2048], af = 1;
+    float invf[2048];
+    wgt_status st = wgt_cpu_rope_inv_freq(rp, rot, inv, &af);
+    if (st) return op_fail(ctx, st, "%s: %s", op, wgt_errmsg());
+    for (int j = 0; j < half; j++) invf[j] = (float)inv[j];
+    int64_t qs[3] = {Hq, 1, hd}, nh = half;
+    if ((st = op_const_tensor(ctx, WGT_F32, nh, invf, freq)) || (st = wgt_tensor_new(ctx, WGT_F32, 3, qs, y)) ||
+        (st = op_bind_all(*freq, &b[4], &base[4])) || (st = op_bind_all(*y, &b[5], &base[5])) ||
+        (st = op_bind_storage(k_cache, &b[6], &base[6])) || (st = op_bind_storage(v_cache, &b[7], &base[7])))
+        return st;
+    p->hd = (uint32_t)hd, p->Hq = (uint32_t)Hq, p->Hkv = (uint32_t)Hkv, p->rot = (uint32_t)rot;
+    p->interleaved = (uint32_t)!!interleaved, p->pos = (uint32_t)pos0, p->ctx = (uint32_t)k_cache->l.shape[1];
+    p->af = (float)af, p->off_q = (uint32_t)((*y)->l.offset - base[5]);
+    /* the cache offsets point at row pos0 of head 0 */
+    p->off_k = (uint32_t)(k_cache->l.offset + pos0 * hd - base[6]);
+    p->off_v = (uint32_t)(v_cache->l.offset + pos0 * hd - base[7]);
+    return WGT_OK;
+}
+
+void op_qkv_grid(wgt_context *ctx, uint32_t wg, int pairs_asked, int solo, op_qkv_params *p, uint32_t *gx,
+                 uint32_t *gy)
+{
+    int pairs = (int)wg / 32;
+    if (pairs_asked > 0 && pairs_asked <= pairs && !(pairs_asked & (pairs_asked - 1))) pairs = pairs_asked;
+    else
+        while (pairs > 2 && p->S / (uint32_t)pairs < 256) pairs /= 2;
+    p->tpr = wg / (uint32_t)pairs;
+    if (solo) pairs = 64, p->tpr = 1;
+    op_grid(ctx, ((uint64_t)p->S + (uint64_t)pairs - 1) / (uint64_t)pairs, gx, gy);
+}
+
+void op_qkv_position(wgt_context *ctx, int64_t pos0, int64_t hd, const wgt_tensor *k_cache,
+                     const wgt_tensor *v_cache, const int64_t *base)
+{
+    wgt_gpu_param_scalar(ctx, offsetof(op_qkv_params, pos), WGT_PARAM_U32, WGT_GRAPH_POSITION, pos0, 1, 0);
+    wgt_gpu_param_scalar(ctx, offsetof(op_qkv_params, off_k), WGT_PARAM_U32, WGT_GRAPH_POSITION, pos0, hd,
+                         k_cache->l.offset - base[6]);
+    wgt_gpu_param_scalar(ctx, offsetof(op_qkv_params, off_v), WGT_PARAM_U32, WGT_GRAPH_POSITION, pos0, hd,
+                         v_cache->l.offset - base[7]);
+}
 
 wgt_status wgt_fused_qkv_rope_cache(const wgt_tensor *x, const wgt_tensor *gamma, double eps, const wgt_tensor *w,
                                     const wgt_tensor *bias, int64_t Hq, int64_t Hkv, int64_t hd, int64_t pos0, int rot,
@@ -386,67 +438,37 @@ wgt_status wgt_fused_qkv_rope_cache(const wgt_tensor *x, const wgt_tensor *gamma
                (!bias || (bias->l.ndim == 1 && bias->l.shape[0] == C)) && gamma->l.ndim == 1 && gamma->l.shape[0] == K &&
                gemv_operand(ctx, x, 0, 4) && gemv_operand(ctx, w, 1, 16 / (int64_t)wgt_dtype_size(w->l.dtype)) &&
                gemv_operand(ctx, gamma, 0, 4) && gemv_operand(ctx, bias, 1, 1) && rot / 2 <= 2048 &&
-               C / 2 <= UINT32_MAX / 2;
-    for (int i = 0; fast && i < 2; i++) {
-        const wgt_tensor *c = i ? v_cache : k_cache;
-        fast = c->l.dtype == WGT_F32 && wgt_layout_is_contiguous(&c->l) && c->l.ndim == 3 && c->l.shape[0] == Hkv &&
-               c->l.shape[2] == hd && pos0 >= 0 && pos0 < c->l.shape[1];
-    }
-    if (!fast || k_cache->st == v_cache->st) { /* the composition: the same two passes as a prefill */
+               C / 2 <= UINT32_MAX / 2 && op_qkv_caches_fit(k_cache, v_cache, Hkv, hd, pos0);
+    if (!fast) { /* the composition: the same two passes as a prefill */
         wgt_tensor *qkv = NULL;
         wgt_status st = wgt_fused_linear(x, WGT_PRO_RMS_NORM, gamma, eps, w, bias, NULL, &qkv);
         if (!st) st = wgt_qkv_rope_cache(qkv, Hq, Hkv, hd, pos0, rot, interleaved, rp, k_cache, v_cache, q);
         wgt_tensor_free(qkv);
         return st;
     }
-    int half = rot / 2;
-    double inv[2048], af = 1;
-    float invf[2048];
-    wgt_status st = wgt_cpu_rope_inv_freq(rp, rot, inv, &af);
-    if (st) return op_fail(ctx, st, "fused_qkv_rope_cache: %s", wgt_errmsg());
-    for (int j = 0; j < half; j++) invf[j] = (float)inv[j];
-    wgt_tensor *freq = NULL, *y = NULL;
-    int64_t qs[3] = {Hq, 1, hd}, nh = half;
-    if ((st = op_const_tensor(ctx, WGT_F32, nh, invf, &freq)) || (st = wgt_tensor_new(ctx, WGT_F32, 3, qs, &y)))
-        goto done;
     gemv_fused_key key = {WGT_PRO_RMS_NORM, w->l.dtype, bias ? bias->l.dtype : WGT_F32, 0, op_workgroup_size(ctx)};
     key.sg = op_row_subgroups(ctx);
     wgt_kernel *k;
     wgt_binding b[8];
     int64_t base[8];
-    int64_t ctxlen = k_cache->l.shape[1];
-    /* the caches bind whole (not the row written, [h, pos0] of every head), so the bind group is
-     * the same at every position */
-    const wgt_tensor *bt[6] = {x, w, gamma, bias ? bias : x, freq, y};
+    wgt_tensor *freq = NULL, *y = NULL;
+    op_qkv_params p = {0};
+    const wgt_tensor *bt[4] = {x, w, gamma, bias ? bias : x};
     int solo = wgt_gpu_avoid_barriers(ctx); /* the barrier-free entry point (SwiftShader) */
-    if ((st = wgt_gpu_kernel_keyed(ctx, "fused_linear_qkv_rope", &key, sizeof key, gemv_fused_prelude, &key,
-                                   solo ? "solo" : "main", NULL, 0, &k)))
-        goto done;
-    for (int i = 0; i < 6 && !st; i++) st = op_bind_all(bt[i], &b[i], &base[i]);
-    if (st || (st = op_bind_storage(k_cache, &b[6], &base[6])) || (st = op_bind_storage(v_cache, &b[7], &base[7])))
+    wgt_status st = wgt_gpu_kernel_keyed(ctx, "fused_linear_qkv_rope", &key, sizeof key, gemv_fused_prelude, &key,
+                                         solo ? "solo" : "main", NULL, 0, &k);
+    for (int i = 0; i < 4 && !st; i++) st = op_bind_all(bt[i], &b[i], &base[i]);
+    if (st || (st = op_qkv_setup(ctx, "fused_qkv_rope_cache", rp, rot, interleaved, Hq, Hkv, hd, pos0, k_cache, v_cache,
+                                 &p, b, base, &freq, &y)))
         goto done;
     int64_t epw = 16 / (int64_t)wgt_dtype_size(w->l.dtype);
-    gemv_qkv_params p = {0};
-    p.S = (uint32_t)(C / 2), p.K = (uint32_t)K, p.flags = bias ? 1u : 0u, p.eps = (float)eps, p.af = (float)af;
+    p.S = (uint32_t)(C / 2), p.K = (uint32_t)K, p.flags = bias ? 1u : 0u, p.eps = (float)eps;
     p.off_x = (uint32_t)((x->l.offset - base[0]) / 4), p.off_w = (uint32_t)((w->l.offset - base[1]) / epw);
     p.off_g = (uint32_t)((gamma->l.offset - base[2]) / 4), p.off_b = (uint32_t)(bt[3]->l.offset - base[3]);
-    p.hd = (uint32_t)hd, p.Hq = (uint32_t)Hq, p.Hkv = (uint32_t)Hkv, p.rot = (uint32_t)rot;
-    p.interleaved = (uint32_t)!!interleaved, p.pos = (uint32_t)pos0, p.ctx = (uint32_t)ctxlen;
-    p.off_q = (uint32_t)(y->l.offset - base[5]);
-    p.off_k = (uint32_t)(k_cache->l.offset + pos0 * hd - base[6]);
-    p.off_v = (uint32_t)(v_cache->l.offset + pos0 * hd - base[7]);
-    /* row pairs per workgroup as fused_linear's rows: 32 lanes a pair, fewer pairs when that would
-     * leave under 256 workgroups */
-    int wg = (int)key.wg, pairs = wg / 32;
-    while (pairs > 2 && (C / 2) / pairs < 256) pairs /= 2;
-    p.tpr = (uint32_t)(wg / pairs);
-    if (solo) pairs = 64, p.tpr = 1; /* one invocation a pair, 64 a workgroup */
     uint32_t gx, gy;
-    op_grid(ctx, ((uint64_t)(C / 2) + pairs - 1) / pairs, &gx, &gy);
+    op_qkv_grid(ctx, key.wg, 0, solo, &p, &gx, &gy);
     /* the position may be a graph scalar, as in wgt_qkv_rope_cache */
-    wgt_gpu_param_scalar(ctx, offsetof(gemv_qkv_params, pos), WGT_PARAM_U32, WGT_GRAPH_POSITION, pos0, 1, 0);
-    wgt_gpu_param_scalar(ctx, offsetof(gemv_qkv_params, off_k), WGT_PARAM_U32, WGT_GRAPH_POSITION, pos0, hd, k_cache->l.offset - base[6]);
-    wgt_gpu_param_scalar(ctx, offsetof(gemv_qkv_params, off_v), WGT_PARAM_U32, WGT_GRAPH_POSITION, pos0, hd, v_cache->l.offset - base[7]);
+    op_qkv_position(ctx, pos0, hd, k_cache, v_cache, base);
     /* the weights, x, the norm weight, bias, q out and the k/v rows written */
     wgt_gpu_cost(ctx, (uint64_t)(C * K) * wgt_dtype_size(w->l.dtype) + (uint64_t)K * 8 +
                  (bias ? (uint64_t)C * wgt_dtype_size(bias->l.dtype) : 0) + (uint64_t)C * 4,

@@ -10,6 +10,7 @@
 #ifndef WGT_OPS_FUSED_H
 #define WGT_OPS_FUSED_H
 
+#include "gpu/gpu.h"
 #include "wgt.h"
 
 /* ---- src/ops/fused.c ---- */
@@ -45,6 +46,37 @@ wgt_status wgt_qkv_rope_cache(const wgt_tensor *x, int64_t Hq, int64_t Hkv, int6
                               int interleaved, const wgt_rope_params *rp, wgt_tensor *k_cache, wgt_tensor *v_cache,
                               wgt_tensor **q);
 
+/* What the two fused q/k/v kernels share (fused_linear_qkv_rope.wgsl's "params" section, which
+ * qlinear_qkv_rope.wgsl pastes; wgt_fused_qkv_rope_cache here and wgt_fused_qkv_rope_qcache in
+ * qlinear.c): their Params. S row pairs ((Hq + 2 Hkv) hd / 2), tpr lanes a pair, flags 1 bias;
+ * offsets of x, gamma (vec4 units), w (the kernel's units), bias, q, the caches' row pos (elements);
+ * af the rotation's factor; row_bytes a quantized weight row's bytes (0 for float weights). */
+typedef struct op_qkv_params {
+    uint32_t S, K, tpr, flags, off_x, off_w, off_g, off_b, hd, Hq, Hkv, rot, interleaved, pos, ctx, off_q,
+        off_k, off_v;
+    float af, eps;
+    uint32_t row_bytes, pad0, pad1, pad2;
+} op_qkv_params;
+/* 1 when k_cache and v_cache are f32 contiguous [Hkv, ctx, hd] caches in two buffers with row pos0
+ * inside: what the kernels write in place. */
+int op_qkv_caches_fit(const wgt_tensor *k_cache, const wgt_tensor *v_cache, int64_t Hkv, int64_t hd, int64_t pos0);
+/* The set-up after the weight's own bindings (b[0..3]: x, w, gamma, bias): the rotation's
+ * frequencies (*freq, b[4]), q [Hq, 1, hd] (*y, b[5]), the caches (b[6], b[7], bound whole so the
+ * bind group is the same at every position) and p's head, rotation, position and output fields.
+ * The caller frees *freq and finishes *y, also on failure. */
+wgt_status op_qkv_setup(wgt_context *ctx, const char *op, const wgt_rope_params *rp, int rot, int interleaved,
+                        int64_t Hq, int64_t Hkv, int64_t hd, int64_t pos0, wgt_tensor *k_cache, wgt_tensor *v_cache,
+                        op_qkv_params *p, wgt_binding *b, int64_t *base, wgt_tensor **freq, wgt_tensor **y);
+/* Lanes a row pair (p->tpr) and the grid: 32 lanes a pair, fewer pairs a workgroup when that
+ * would leave under 256 workgroups, or pairs_asked (a power of two up to wg / 32) when given;
+ * solo: the barrier-free entry's one invocation a pair, 64 a workgroup. */
+void op_qkv_grid(wgt_context *ctx, uint32_t wg, int pairs_asked, int solo, op_qkv_params *p, uint32_t *gx,
+                 uint32_t *gy);
+/* Declares p's position-dependent fields (the angle's position, the cache rows) to a graph
+ * capture: called just before the dispatch. */
+void op_qkv_position(wgt_context *ctx, int64_t pos0, int64_t hd, const wgt_tensor *k_cache,
+                     const wgt_tensor *v_cache, const int64_t *base);
+
 /* ---- src/ops/qlinear.c ---- */
 /* 1 when wgt_qlinear reads type's blocks on the GPU (Q8_0, Q4_0, Q4_K, Q6_K); the model loader
  * dequantises the others when it loads them. The one list of them. */
@@ -57,8 +89,8 @@ wgt_status wgt_fused_qlinear(const wgt_tensor *x, wgt_fused_prologue pro, const 
                              const wgt_tensor *w, wgt_ftype type, const wgt_tensor *bias, const wgt_tensor *res,
                              wgt_tensor **out);
 /* wgt_fused_qkv_rope_cache with a quantized q/k/v weight w (as wgt_qlinear takes it: (Hq + 2 Hkv) hd
- * rows of K columns): with WGT_QLINEAR_QKV=1, one token in one pass over the blocks on the GPU
- * (src/kernels/qlinear_qkv_rope.wgsl); otherwise, and for anything else, wgt_fused_qlinear with
+ * rows of K columns): one token in one pass over the blocks on the GPU
+ * (src/kernels/qlinear_qkv_rope.wgsl); anything else, and WGT_QLINEAR_QKV=0, wgt_fused_qlinear with
  * the norm, then wgt_qkv_rope_cache. */
 wgt_status wgt_fused_qkv_rope_qcache(const wgt_tensor *x, const wgt_tensor *gamma, double eps, const wgt_tensor *w,
                                      wgt_ftype type, const wgt_tensor *bias, int64_t Hq, int64_t Hkv, int64_t hd,

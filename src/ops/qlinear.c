@@ -4,7 +4,6 @@
  * (prefill); 9 .. 64 tokens take src/ops/matmul_rows.c's kernel (its block decoders are these).
  * Formats without a kernel, and CPU contexts, dequantise the rows on the host with
  * wgt_dequantize and run wgt_cpu_linear. */
-#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -455,8 +454,10 @@ wgt_status wgt_fused_qlinear(const wgt_tensor *x, wgt_fused_prologue pro, const 
 /* WGT_QLINEAR_QKV: "1" runs src/kernels/qlinear_qkv_rope.wgsl (the norm, the product, the
  * rotation and the cache writes in one dispatch), "1:N" with N row pairs a workgroup (a power of
  * two up to the workgroup size / 32), "0" the two dispatches (wgt_fused_qlinear, then
- * wgt_qkv_rope_cache). Opt-in until it wins every round of an H200 A/B (notes/NEXT.md's rule). */
-#define QQ_DEFAULT "0"
+ * wgt_qkv_rope_cache). The default since it won every round on the H200 (Qwen2.5-0.5B decode,
+ * -p 16 -n 128: Q8_0 523.0 / 491.1 -> 554.9 / 565.8 tok/s, Q4_0 513.9 / 510.2 -> 542.4 / 562.4;
+ * bench/results/h200/qkv_ab.txt). */
+#define QQ_DEFAULT "1"
 
 /* Row pairs a workgroup asked for (0: the kernel's own choice), or -1 for the two dispatches. */
 static int qq_setting(void)
@@ -467,13 +468,6 @@ static int qq_setting(void)
     return e[1] == ':' ? atoi(e + 2) : 0;
 }
 
-typedef struct qq_params {
-    uint32_t S, K, tpr, flags, off_x, off_w, off_g, off_b, hd, Hq, Hkv, rot, interleaved, pos, ctx, off_q, off_k,
-        off_v;
-    float af, eps;
-    uint32_t row_bytes, pad0, pad1, pad2;
-} qq_params;
-
 /* Determines the prelude of src/kernels/qlinear_qkv_rope.wgsl. */
 typedef struct qq_key {
     int32_t type, bdt, sg;
@@ -481,7 +475,7 @@ typedef struct qq_key {
 } qq_key;
 
 /* The row sum (lib_rowsum.wgsl, whose `enable` comes first), FMT, WG, ldBias, qlinear.wgsl's
- * decoders and fused_linear_qkv_rope.wgsl's "rope pairs" and "entries". */
+ * decoders and fused_linear_qkv_rope.wgsl's "params", "rope pairs" and "entries". */
 static char *qq_prelude(void *arg)
 {
     const qq_key *k = arg;
@@ -495,6 +489,7 @@ static char *qq_prelude(void *arg)
     snprintf(pre + used, cap - used, "const FMT: u32 = %du;\nconst WG: u32 = %uu;\n", k->type, k->wg);
     op_wgsl_loader(pre, cap, "ldBias", "bias", (wgt_dtype)k->bdt, "f32");
     if (!op_wgsl_section(pre, cap, "qlinear", "decoders") ||
+        !op_wgsl_section(pre, cap, "fused_linear_qkv_rope", "params") ||
         !op_wgsl_section(pre, cap, "fused_linear_qkv_rope", "rope pairs") ||
         !op_wgsl_section(pre, cap, "fused_linear_qkv_rope", "entries")) {
         free(pre);
@@ -530,12 +525,8 @@ wgt_status wgt_fused_qkv_rope_qcache(const wgt_tensor *x, const wgt_tensor *gamm
                rot / 2 <= 2048 && wbytes <= UINT32_MAX && wbytes <= lim->max_storage_buffer_binding_size &&
                (type != WGT_FTYPE_Q4_K || w->l.offset % 4 == 0) && gamma->l.ndim == 1 && gamma->l.shape[0] == K &&
                (!bias || (bias->l.ndim == 1 && bias->l.shape[0] == C)) && qf_operand(ctx, x, 0, 4) &&
-               qf_operand(ctx, gamma, 0, 4) && qf_operand(ctx, bias, 1, 1) && k_cache->st != v_cache->st;
-    for (int i = 0; fast && i < 2; i++) {
-        const wgt_tensor *c = i ? v_cache : k_cache;
-        fast = c->l.dtype == WGT_F32 && wgt_layout_is_contiguous(&c->l) && c->l.ndim == 3 && c->l.shape[0] == Hkv &&
-               c->l.shape[2] == hd && pos0 >= 0 && pos0 < c->l.shape[1];
-    }
+               qf_operand(ctx, gamma, 0, 4) && qf_operand(ctx, bias, 1, 1) &&
+               op_qkv_caches_fit(k_cache, v_cache, Hkv, hd, pos0);
     if (!fast) { /* the two dispatches (and every check of the shapes in them) */
         wgt_tensor *qkv = NULL;
         st = wgt_fused_qlinear(x, WGT_PRO_RMS_NORM, gamma, eps, w, type, bias, NULL, &qkv);
@@ -543,57 +534,31 @@ wgt_status wgt_fused_qkv_rope_qcache(const wgt_tensor *x, const wgt_tensor *gamm
         wgt_tensor_free(qkv);
         return st;
     }
-    int half = rot / 2;
-    double inv[2048], af = 1;
-    float invf[2048];
-    if ((st = wgt_cpu_rope_inv_freq(rp, rot, inv, &af))) return op_fail(ctx, st, "fused_qkv_rope_qcache: %s", wgt_errmsg());
-    for (int j = 0; j < half; j++) invf[j] = (float)inv[j];
-    wgt_tensor *freq = NULL, *y = NULL;
-    int64_t qs[3] = {Hq, 1, hd}, nh = half;
-    if ((st = op_const_tensor(ctx, WGT_F32, nh, invf, &freq)) || (st = wgt_tensor_new(ctx, WGT_F32, 3, qs, &y)))
-        goto done;
     qq_key key = {(int32_t)type, bias ? (int32_t)bias->l.dtype : (int32_t)WGT_F32, op_row_subgroups(ctx), wg};
     int solo = wgt_gpu_avoid_barriers(ctx); /* the barrier-free entry point (SwiftShader) */
     wgt_kernel *k;
-    if ((st = wgt_gpu_kernel_keyed(ctx, "qlinear_qkv_rope", &key, sizeof key, qq_prelude, &key, solo ? "solo" : "main",
-                                   NULL, 0, &k)))
-        goto done;
-    /* the caches bind whole, so the bind group is the same at every position; w: its rows plus the
-     * word after the end (rd32 at an unaligned last address reads it) */
-    const wgt_tensor *bt[6] = {x, w, gamma, bias ? bias : x, freq, y};
     wgt_binding b[8];
     int64_t base[8];
-    for (int i = 0; i < 6 && !st; i++)
+    wgt_tensor *freq = NULL, *y = NULL;
+    op_qkv_params p = {0};
+    const wgt_tensor *bt[4] = {x, w, gamma, bias ? bias : x};
+    st = wgt_gpu_kernel_keyed(ctx, "qlinear_qkv_rope", &key, sizeof key, qq_prelude, &key, solo ? "solo" : "main", NULL,
+                              0, &k);
+    /* w: its rows plus the word after the end (rd32 at an unaligned last address reads it) */
+    for (int i = 0; i < 4 && !st; i++)
         st = i == 1 ? op_bind(w, w->l.offset, w->l.offset + N * row_bytes + 3, &b[1], &base[1])
                     : op_bind_all(bt[i], &b[i], &base[i]);
-    if (st || (st = op_bind_storage(k_cache, &b[6], &base[6])) || (st = op_bind_storage(v_cache, &b[7], &base[7])))
+    if (st || (st = op_qkv_setup(ctx, "fused_qkv_rope_qcache", rp, rot, interleaved, Hq, Hkv, hd, pos0, k_cache,
+                                 v_cache, &p, b, base, &freq, &y)))
         goto done;
-    qq_params p = {0};
-    p.S = (uint32_t)(C / 2), p.K = (uint32_t)K, p.flags = bias ? 1u : 0u, p.eps = (float)eps, p.af = (float)af;
+    p.S = (uint32_t)(C / 2), p.K = (uint32_t)K, p.flags = bias ? 1u : 0u, p.eps = (float)eps;
     p.off_x = (uint32_t)((x->l.offset - base[0]) / 4), p.off_w = (uint32_t)(w->l.offset - base[1]);
     p.off_g = (uint32_t)((gamma->l.offset - base[2]) / 4), p.off_b = (uint32_t)(bt[3]->l.offset - base[3]);
-    p.hd = (uint32_t)hd, p.Hq = (uint32_t)Hq, p.Hkv = (uint32_t)Hkv, p.rot = (uint32_t)rot;
-    p.interleaved = (uint32_t)!!interleaved, p.pos = (uint32_t)pos0, p.ctx = (uint32_t)k_cache->l.shape[1];
-    p.off_q = (uint32_t)(y->l.offset - base[5]), p.row_bytes = (uint32_t)row_bytes;
-    p.off_k = (uint32_t)(k_cache->l.offset + pos0 * hd - base[6]);
-    p.off_v = (uint32_t)(v_cache->l.offset + pos0 * hd - base[7]);
-    /* row pairs a workgroup as fused_linear_qkv_rope's: 32 lanes a pair, fewer pairs when that
-     * would leave under 256 workgroups; or as WGT_QLINEAR_QKV=1:N asks */
-    int pairs = (int)wg / 32;
-    if (pairs_asked > 0 && pairs_asked <= pairs && !(pairs_asked & (pairs_asked - 1))) pairs = pairs_asked;
-    else
-        while (pairs > 2 && (C / 2) / pairs < 256) pairs /= 2;
-    p.tpr = wg / (uint32_t)pairs;
-    if (solo) pairs = 64, p.tpr = 1; /* one invocation a pair, 64 a workgroup */
+    p.row_bytes = (uint32_t)row_bytes;
     uint32_t gx, gy;
-    op_grid(ctx, ((uint64_t)(C / 2) + (uint64_t)pairs - 1) / (uint64_t)pairs, &gx, &gy);
-    /* the position may be a graph scalar (a captured decode step): the rotation's and the cache
-     * rows' fields follow it */
-    wgt_gpu_param_scalar(ctx, offsetof(qq_params, pos), WGT_PARAM_U32, WGT_GRAPH_POSITION, pos0, 1, 0);
-    wgt_gpu_param_scalar(ctx, offsetof(qq_params, off_k), WGT_PARAM_U32, WGT_GRAPH_POSITION, pos0, hd,
-                         k_cache->l.offset - base[6]);
-    wgt_gpu_param_scalar(ctx, offsetof(qq_params, off_v), WGT_PARAM_U32, WGT_GRAPH_POSITION, pos0, hd,
-                         v_cache->l.offset - base[7]);
+    op_qkv_grid(ctx, wg, pairs_asked, solo, &p, &gx, &gy);
+    /* the position may be a graph scalar (a captured decode step) */
+    op_qkv_position(ctx, pos0, hd, k_cache, v_cache, base);
     /* the weight blocks, x, the norm weight, bias, q out and the k/v rows written (WGT_PROFILE=1) */
     wgt_gpu_cost(ctx, (uint64_t)N * (uint64_t)row_bytes + (uint64_t)K * 8 +
                  (bias ? (uint64_t)C * wgt_dtype_size(bias->l.dtype) : 0) + (uint64_t)C * 4,

@@ -453,7 +453,7 @@ int main(void)
     tc_cases();
     setenv("WGT_ATTENTION_LOADS", "4", 1); /* the decode kernels with their loads issued together */
     decode_cases();
-    setenv("WGT_ATTENTION_LOADS", "1", 1); /* and one at a time (the split decode's default is 4) */
+    setenv("WGT_ATTENTION_LOADS", "1", 1); /* and one at a time (decode's default is 4) */
     decode_cases();
     unsetenv("WGT_ATTENTION_LOADS");
     int was = wgt_gpu_avoid_barriers(ctx);

@@ -249,7 +249,7 @@ static void test_views(wgt_context *ctx, int gpu)
  * pairs or halves), bias f32 / f16 / none, at position pos0 of caches of ctx rows. Compared with a
  * double oracle (the dequantised weights; the rotation by angle f32(pos * f32(inv_freq)) as
  * transformers and src/cpu do) and with the two dispatches (WGT_QLINEAR_QKV=0: wgt_fused_qlinear,
- * then wgt_qkv_rope_cache), whole caches, so rows other than pos0 must keep their values.
+ * then wgt_qkv_rope_cache; setting "" leaves the variable empty: the default), whole caches, so rows other than pos0 must keep their values.
  * Tolerance against the oracle: oracle()'s bound for each of the pair's two sums, plus the GPU's
  * sin and cos (Vulkan allows 2^-11 absolute on [-pi, pi]) times the pair's magnitude; against the
  * two dispatches, which round the same sums in another order and use the same cos_sin, 1e-5 of
@@ -431,7 +431,8 @@ static void test_qkv(wgt_context *ctx, int gpu)
         qkv_case(ctx, "1", WGT_FTYPE_Q8_0, 4, 2, 16, 1056, 16, 0, 1, WGT_ROPE_NONE, 1);
         wgt_gpu_test_avoid_barriers(ctx, was);
     }
-    qkv_case(ctx, "0", WGT_FTYPE_Q8_0, 4, 2, 16, 1056, 16, 0, 1, WGT_ROPE_NONE, gpu ? 2 : -1); /* the default */
+    qkv_case(ctx, "", WGT_FTYPE_Q8_0, 4, 2, 16, 1056, 16, 0, 1, WGT_ROPE_NONE, one); /* unset: the default */
+    qkv_case(ctx, "0", WGT_FTYPE_Q8_0, 4, 2, 16, 1056, 16, 0, 1, WGT_ROPE_NONE, gpu ? 2 : -1); /* two dispatches */
     if (gpu) qkv_graph_case(ctx);
 }
 
