@@ -11,7 +11,6 @@
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-    q = op_args();
     let w = (wid.x + wid.y * groups.x) * WG + lid;
     let first = w * PACK;
     if (first >= p.n) {

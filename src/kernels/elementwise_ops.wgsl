@@ -2,9 +2,10 @@
 // per invocation; elementwise_vec.wgsl: contiguous inputs, vec4 loads and stores). Included in
 // their prelude by src/ops/elementwise.c, with lib_index.wgsl, `alias CI` (input compute type),
 // `alias CO` (output compute type), `const PACK: u32` (output elements per word), `const WG: u32`
-// (the workgroup size the device allows) and `fn compute(a: CI, b: CI, c: CI) -> CO`, one line
+// (the workgroup size the device allows) and `fn op_line(a: CI, b: CI, c: CI) -> CO`, one line
 // that calls one of the ew_* op functions below by name (src/ops/elementwise.c's ew_op_fn, through
-// src/ops/ops.c's op_wgsl_call; a fused kernel's stages are the same lines). (A WGSL error in this file is reported at a line counted
+// src/ops/ops.c's op_wgsl_call; a fused kernel's stages are the same lines); compute() is this
+// file's "compute" section. (A WGSL error in this file is reported at a line counted
 // from the start of the kernel file's prelude.)
 //
 // NaN: WGSL lets compilers assume that floats are never NaN (x != x, x == 0.0 and min/max may fold
@@ -35,8 +36,8 @@ struct Params {
 @group(0) @binding(0) var<uniform> p: Params;
 
 // The op parameters the 32-bit op functions read: a kernel of one op copies them from p
-// (the kernel's main starts with q = op_args()); a fused kernel (elementwise_fused.wgsl) sets each
-// stage's own before calling its op function.
+// (compute() starts with q = op_args()); a fused kernel (elementwise_fused.wgsl) sets each stage's
+// own before calling its op function.
 struct OpArgs {
     alpha: f32,
     beta: f32,
@@ -636,3 +637,14 @@ fn ew_cast_f_l(op: u32, a: f32, b: f32, c: f32) -> vec2<u32> { return l_from_f32
 fn ew_cast_l_f32(op: u32, a: vec2<u32>, b: vec2<u32>, c: vec2<u32>) -> f32 { return l_to_float(a, 24u); }
 fn ew_cast_l_f16(op: u32, a: vec2<u32>, b: vec2<u32>, c: vec2<u32>) -> f32 { return l_to_float(a, 11u); }
 fn ew_cast_l_bf16(op: u32, a: vec2<u32>, b: vec2<u32>, c: vec2<u32>) -> f32 { return l_to_float(a, 8u); }
+
+// ---- compute ----
+// compute() of an unfused kernel (the 32-bit kernels paste this section, the 64-bit ones hold the
+// whole file): the op parameters from p, then op_line, the one line src/ops/elementwise.c has
+// ops.c's op_wgsl_call write to call the op function by name. (A fused kernel's stages set their
+// own parameters and are such lines themselves.) Setting q here, next to its use, rather than
+// once in main keeps the parameters out of the registers the kernel's loop holds.
+fn compute(a: CI, b: CI, c: CI) -> CO {
+    q = op_args();
+    return op_line(a, b, c);
+}

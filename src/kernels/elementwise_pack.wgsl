@@ -152,7 +152,6 @@ fn unit(v: u32, c0: CI, c1: CI, c2: CI) -> vec4<u32> {
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-    q = op_args();
     let first = (wid.x + wid.y * groups.x) * (WG * ITEMS) + lid;
     let words = (p.n + PACK - 1u) / PACK;   // output words
     let nvec = (words + 3u) / 4u;

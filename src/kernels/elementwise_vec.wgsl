@@ -37,7 +37,6 @@ fn arg2(v: u32, e: u32) -> CI {
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-    q = op_args();
     let first = (wid.x + wid.y * groups.x) * (WG * ITEMS) + lid;
     let words = (p.n + PACK - 1u) / PACK;   // output words
     let nvec = (words + 3u) / 4u;

@@ -68,12 +68,12 @@ static const char *ew_op_name(ew_family fam, const char *ci, wgt_dtype out_dt)
     return (const char *[]){"ew_cast_f", "ew_cast_i", "ew_cast_u"}[t];
 }
 
-/* compute() for 64-bit values (CI_I64), or for a cast from a float to i64: the op function's value
+/* op_line for 64-bit values (CI_I64), or for a cast from a float to i64: the op function's value
  * as the 64-bit words or the float the storer takes. */
 static void compute_fn_i64(char *buf, size_t cap, ew_family fam, int ci, wgt_dtype out_dt)
 {
     const char *name = ew_op_name(fam, ci == CI_I64 || fam != EW_CAST ? "i64" : "f32", out_dt);
-    op_wgsl_call(buf, cap, "compute", "", "CI", "CO", name, NULL, "p.op");
+    op_wgsl_call(buf, cap, "op_line", "", "CI", "CO", name, NULL, "p.op");
 }
 
 /* clamp's bounds for i64 as (lo word, hi word) pairs ceil(lo), floor(hi) into out[0], out[2] and
@@ -95,8 +95,8 @@ static int int64_bounds(double lo, double hi, uint32_t *out)
 /* Append fn FNAME(a: CI_T, b: CI_T, c: CI_T) -> CO_T, one op of family fam over values of 32-bit
  * compute type ci (named ci_t in WGSL: "CI" or "f32"), into output dtype out_dt (co_t), with op
  * code expression opx ("p.op", or a constant in a fused kernel) and statements init first
- * (setting q, the op parameters of elementwise_ops.wgsl; "" for compute(), whose kernel's main
- * sets q). This picks the names; ops.c's op_wgsl_call writes the line. compute() is this with the
+ * (setting q, the op parameters of elementwise_ops.wgsl; "" for op_line, whose caller compute()
+ * sets q). This picks the names; ops.c's op_wgsl_call writes the line. op_line is this with the
  * aliases; elementwise_fuse.c makes one per stage of a fused chain. */
 void ew_op_fn(char *buf, size_t cap, const char *fname, const char *init, int family, const char *ci,
               const char *ci_t, const char *co_t, wgt_dtype out_dt, const char *opx)
@@ -107,10 +107,10 @@ void ew_op_fn(char *buf, size_t cap, const char *fname, const char *init, int fa
     op_wgsl_call(buf, cap, fname, init, ci_t, co_t, ew_op_name((ew_family)family, ci, out_dt), wrap, opx);
 }
 
-/* compute(): the kernel files set q (the op parameters) from p once, in main */
+/* op_line, which compute() (elementwise_ops.wgsl's "compute" section) calls after setting q */
 static void compute_fn(char *buf, size_t cap, ew_family fam, const char *ci, wgt_dtype out_dt)
 {
-    ew_op_fn(buf, cap, "compute", "", fam, ci, "CI", "CO", out_dt, "p.op");
+    ew_op_fn(buf, cap, "op_line", "", fam, ci, "CI", "CO", out_dt, "p.op");
 }
 
 /* Append loader NAME of element i of binding BIND (dtype dt) as compute type ci, in a kernel with
@@ -210,6 +210,11 @@ static char *ew_prelude(void *arg)
         op_wgsl_storer(pre, cap, "st", "out", out, op_compute_type(out));
     }
     compute_fn(pre, cap, (ew_family)k->fam, ci, out);
+    /* compute() (the 64-bit kernels have it with the whole of elementwise_ops.wgsl) */
+    if (!op_wgsl_section(pre, cap, "elementwise_ops", "compute")) {
+        free(pre);
+        return NULL;
+    }
     return pre;
 }
 
