@@ -36,6 +36,7 @@ TAILN=6 step check timeout 12 $d/build/wgt ops --check --dtype f16 --dtype bf16 
   for f in $logs/core-*.txt; do echo "$(basename $f .txt):"; grep -E "^  (add|exp|cast)" $f; done
   for f in $logs/decode-*.txt; do
       printf '%-14s %s | %s\n' $(basename $f .txt) "$(grep -m1 '^prefill' $f)" "$(grep -m1 '^decode' $f)"; done
-  echo "check: $(grep -cE '^PASS' $logs/check.txt 2>/dev/null) PASS, $(grep -cE '^FAIL' $logs/check.txt 2>/dev/null) FAIL"
+  if [ -f $logs/check.txt ]; then echo "check: $(grep -cE '^PASS' $logs/check.txt) PASS, $(grep -cE '^FAIL' $logs/check.txt) FAIL"
+  else echo "check: not run"; fi
 } | tee $logs/summary.txt
 tar czf $out/house_ab.tar.gz -C $logs .
