@@ -16,8 +16,8 @@
 # Output: stdout (the summary table last) and $OUT/moe_bench.txt. Environment: TYPES (q8_0 q4_0 f16),
 # P (128), N (64), MODELS (the two config names), RUN_TIMEOUT (seconds a run, 120), BINS (binaries of
 # DIR/build to compare, "wgt"), ENVS (environments to compare, "-" for none; e.g.
-# "WGT_MOE_KERNELS=0 WGT_MOE_KERNELS=1": the opt-in kernels that read only the chosen experts'
-# blocks); every binary with every environment, one after the other for each row (A/B in one call).
+# "WGT_MOE_KERNELS=0 WGT_MOE_KERNELS=1": without and with the kernels that read only the chosen
+# experts' weights, the default for quantized experts); every binary with every environment, one after the other for each row (A/B in one call).
 set -u
 dir=${1:?usage: tools/h200_moe_bench.sh DIR}
 types=${TYPES:-q8_0 q4_0 f16} p=${P:-128} n=${N:-64}

@@ -203,8 +203,8 @@ done:
  * computed and multiplied by 0: E / k times the MLP work of a gathered form, exact all the same.
  * One token with float weights (decode) takes the gathered form: the chosen experts' gate/up rows
  * and down columns are selected on the device (index_select with indices computed from the
- * top-k), then two matrix-vector products of k experts' size. With WGT_MOE_KERNELS=1 (opt-in until
- * measured on the H200) the experts (quantized blocks or f32/f16/bf16) are read only where chosen,
+ * top-k), then two matrix-vector products of k experts' size. Quantized experts (by default, as
+ * measured on the H200; f32/f16/bf16 ones too with WGT_MOE_KERNELS=1, none with =0) are read only where chosen,
  * in place (src/ops/qlinear_moe.c): two matrix-vector kernels for one token, and for many the (token, slot)
  * pairs grouped by expert with one tiled product per expert over its pairs. qwen2_moe adds its
  * shared expert scaled by sigmoid(shared_expert_gate(h)). */
@@ -232,14 +232,14 @@ static wgt_status moe_mlp(const wgt_model *m, const wgt_layer_weights *W, const 
         vals = vn;
     }
     const wgt_ftype gt = mdl_expert_type(&W->exp_gu), dt = mdl_expert_type(&W->exp_down);
-    if (L == 1 && K < E && m->moe_kernels && wgt_moe_q_fits(m->ctx, W->exp_gu.t, gt, W->exp_down.t, dt, E, F)) {
+    if (L == 1 && K < E && MDL_MOE_KERNELS_ON(m, W) && wgt_moe_q_fits(m->ctx, W->exp_gu.t, gt, W->exp_down.t, dt, E, F)) {
         /* one token: the chosen experts' weights read in place */
         wgt_tensor *act1;
         T(act1, wgt_moe_gate_up(h, W->exp_gu.t, gt, E, F, idx, &act1));            /* [K F] */
         T(y, wgt_moe_down(act1, W->exp_down.t, dt, E, F, idx, vals, &y));         /* [1, dim] */
         goto shared;
     }
-    if (L > 1 && K < E && m->moe_kernels &&
+    if (L > 1 && K < E && MDL_MOE_KERNELS_ON(m, W) &&
         wgt_moe_q_grouped_fits(m->ctx, W->exp_gu.t, gt, W->exp_down.t, dt, E, F, L, K)) {
         /* many tokens: the (token, slot) pairs grouped by expert on the device, one tiled product
          * per expert over its pairs */

@@ -1239,8 +1239,9 @@ wgt_status wgt_model_open_ex(wgt_context *ctx, const char *path, const wgt_model
     m->dequantize = o.dequantize;
     m->f32_weights = o.f32_weights;
     {
+        /* unset: quantized experts only (measured on the H200); 1: float experts too; 0: none */
         const char *mk = getenv("WGT_MOE_KERNELS");
-        m->moe_kernels = mk && *mk && strcmp(mk, "0");
+        m->moe_kernels = !mk || !*mk ? MDL_MOE_KERNELS_QUANT : strcmp(mk, "0") ? MDL_MOE_KERNELS_ALL : 0;
     }
     source src = {0};
     src.path = path;
@@ -1389,7 +1390,7 @@ static uint64_t token_bytes(const wgt_model *m, int active)
         uint64_t chosen = all / (uint64_t)c->n_experts * (uint64_t)c->n_experts_used;
         int quant = L->exp_gu.q != WGT_FTYPE_F32, sparse = c->n_experts_used < c->n_experts;
         if (active) n += chosen;
-        else if (sparse && m->moe_kernels &&
+        else if (sparse && MDL_MOE_KERNELS_ON(m, L) &&
                  wgt_moe_q_fits(m->ctx, L->exp_gu.t, mdl_expert_type(&L->exp_gu), L->exp_down.t,
                                 mdl_expert_type(&L->exp_down), c->n_experts, c->expert_ffn))
             n += chosen;

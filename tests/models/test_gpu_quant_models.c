@@ -2,11 +2,11 @@
  * quantized matmul kernels must agree with the same weights expanded to f32 and run through the
  * float kernels (wgt_model_options.dequantize, whose dequantisation is the exact CPU reference):
  * first-step logits within float rounding and the same greedy ids (the mixtures of experts too, by
- * default and with WGT_MOE_KERNELS=1: src/ops/qlinear_moe.c's kernels read only the chosen experts'
- * blocks, in decode and in grouped prefill; llama, qwen2 and the default model's Q4_K also with
- * WGT_QLINEAR_QKV=0: decode's q/k/v product apart from its rotation and cache writes). Q8_0 also
- * stays close to transformers' logits for the f32 checkpoint. And a model past the device's
- * largest buffer is refused before anything is uploaded. */
+ * default, where src/ops/qlinear_moe.c's kernels read only the chosen experts' blocks, in decode and
+ * in grouped prefill, and with WGT_MOE_KERNELS=0, every expert; llama, qwen2 and the default
+ * model's Q4_K also with WGT_QLINEAR_QKV=0: decode's q/k/v product apart from its rotation and
+ * cache writes). Q8_0 also stays close to transformers' logits for the f32 checkpoint. And a model
+ * past the device's largest buffer is refused before anything is uploaded. */
 #include <cjson/cJSON.h>
 #include <fcntl.h>
 #include <math.h>
@@ -223,9 +223,9 @@ int main(void)
              * flips picks another expert: mixtral's logits moved by 6% of the largest) */
             int moe = strstr(arch, "moe") || !strcmp(arch, "mixtral");
             compare(ctx, label, gguf, prompts, np, n, t == 0 && !moe ? refs : NULL, 0.05);
-            if (moe) { /* and through the opt-in kernels that read only the chosen experts' blocks */
-                setenv("WGT_MOE_KERNELS", "1", 1);
-                snprintf(label, sizeof label, "%s (GGUF %s, WGT_MOE_KERNELS=1)", arch, types[t]);
+            if (moe) { /* and without the kernels that read only the chosen experts' blocks (the default) */
+                setenv("WGT_MOE_KERNELS", "0", 1);
+                snprintf(label, sizeof label, "%s (GGUF %s, WGT_MOE_KERNELS=0)", arch, types[t]);
                 compare(ctx, label, gguf, prompts, np, n, NULL, 0.05);
                 unsetenv("WGT_MOE_KERNELS");
             }
