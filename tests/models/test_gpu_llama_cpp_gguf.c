@@ -62,7 +62,7 @@ static const conv_case cases[] = {
     {"starcoder2", "f16", NO_WINDOW("starcoder2"), NO_WINDOW_MEANS},
     {"granite", "f16", NULL, NULL},     {"smollm3", "f16", NULL, NULL},   {"mixtral", "f16", NULL, NULL},
     {"qwen2_moe", "f16", NULL, NULL},   {"qwen3_moe", "f16", NULL, NULL}, {"gpt2", "f16", NULL, NULL},
-    {"stablelm_12b", "f16", NULL, NULL},
+    {"stablelm_12b", "f16", NULL, NULL}, {"gpt_neox", "f16", NULL, NULL}, {"gpt_neox_seq", "f16", NULL, NULL},
 };
 
 /* Greedy ids and first-step logits of every fixture case through the file. */
