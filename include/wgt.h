@@ -525,6 +525,10 @@ typedef struct wgt_sdpa_params {
     int64_t causal_offset;
     int64_t window;   /* with causal: a sliding window, query i sees only keys j with
                          causal_offset + i - window < j (0: none; needs causal) */
+    int half_tiles;   /* 1: several query rows (no mask or window) may round q, k, v and the
+                         probabilities to f16 for subgroup-matrix tiles (tensor cores) where the
+                         device has them; the models set it for f16, bf16 and quantized weights.
+                         WGT_ATTENTION_TC=0 or =1 overrides it */
 } wgt_sdpa_params;
 
 /* ------------------------------------------------------------------------------------------------

@@ -336,7 +336,7 @@ static wgt_status attend(const wgt_model *m, int64_t li, bslot *s, const wgt_ten
     T(t, q4, wgt_tensor_unsqueeze(qr, 0, &q4));
     T(t, k4, wgt_tensor_unsqueeze(kc, 0, &k4));
     T(t, v4, wgt_tensor_unsqueeze(vc, 0, &v4));
-    wgt_sdpa_params sp = {0, 1, pos0};
+    wgt_sdpa_params sp = {0, 1, pos0, 0, mdl_half_attention(m)};
     T(t, a, wgt_sdpa(q4, k4, v4, NULL, &sp, &a)); /* [1, Hq, L, hd] */
     T(t, a3, wgt_tensor_squeeze(a, 0, &a3));
     T(t, at, wgt_tensor_transpose(a3, 0, 1, &at)); /* [L, Hq, hd] */

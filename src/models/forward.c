@@ -187,7 +187,7 @@ static wgt_status attend(const wgt_model *m, const wgt_layer_weights *W, int64_t
     T(q4, wgt_tensor_unsqueeze(qr, 0, &q4));
     T(k4, wgt_tensor_unsqueeze(kc, 0, &k4));
     T(v4, wgt_tensor_unsqueeze(vc, 0, &v4));
-    wgt_sdpa_params sp = {sc, 1, pos0 - first, window};
+    wgt_sdpa_params sp = {sc, 1, pos0 - first, window, mdl_half_attention(m)};
     DO(wgt_sdpa(q4, k4, v4, NULL, &sp, out));
 done:
     scratch_free(&s);
@@ -398,6 +398,13 @@ static wgt_status embed(const wgt_model *m, const wgt_tensor *ids_t, const int32
 /* 1 when every layer of a decode step can take the fused products (wgt_fused_linear, or
  * wgt_fused_qlinear for quantized weights): an RMSNorm decoder with stacked q/k/v and gate/up
  * projections. */
+int mdl_half_attention(const wgt_model *m)
+{
+    if (m->cfg.n_layers < 1) return 0;
+    const mdl_weight *w = m->layers[0].wqkv.t ? &m->layers[0].wqkv : &m->layers[0].wq;
+    return w->t && mdl_expert_type(w) != WGT_FTYPE_F32;
+}
+
 int mdl_fused_decode(const wgt_model *m)
 {
     const wgt_model_config *c = &m->cfg;

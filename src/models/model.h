@@ -204,6 +204,10 @@ wgt_status mdl_check_memory(const wgt_model_config *c, double weight_bytes, int6
 int mdl_can_forward_dev(const wgt_model *m);
 /* 1 when a one-token step can fuse each norm, SwiGLU and residual add into a matmul (wgt_fused_linear). */
 int mdl_fused_decode(const wgt_model *m);
+/* 1 when the first layer's attention weights are f16, bf16 or GGUF blocks: prefill attention may
+ * then round q, k and v to f16 (wgt_sdpa_params.half_tiles), as llama.cpp's f16 KV cache does;
+ * f32 models keep f32 attention. */
+int mdl_half_attention(const wgt_model *m);
 /* Positions below which a captured decode step (wgt_sampling.graph) replays correctly for any
  * position of its bucket: its work depends on the position only through the uniform fields the
  * ops declare as graph scalars (qkv rotation and cache rows, the attention's key count). 0: not

@@ -119,13 +119,14 @@ typedef struct sdpa_tc {
 /* WGT_ATTENTION_TC: 1 the subgroup-matrix tiles (tensor cores: q, k, v and the probabilities
  * rounded to f16, f32 scores, softmax and sums) for prefill attention where the device has them;
  * 0 never; emulate[:MxNxK] the same tiles with scalar fragment products on any device (fragments
- * 16x8x8 unless given: the tests' way to run the tile logic on CPU adapters). Unset:
- * SDPA_TC_DEFAULT. Returns 0 off, 1 on, 2 emulate. */
-#define SDPA_TC_DEFAULT "0"
-static int sdpa_tc_mode(int *fm, int *fn, int *fk)
+ * 16x8x8 unless given: the tests' way to run the tile logic on CPU adapters). Unset: the call's
+ * wgt_sdpa_params.half_tiles (the models': on for f16 / bf16 / quantized weights, where the H200
+ * won every round of a 512-token prefill by 2-5%, bench/results/h200/lead_ab.txt; off for f32
+ * weights, whose logits the f16 rounding moves by up to 0.022). Returns 0 off, 1 on, 2 emulate. */
+static int sdpa_tc_mode(int half_tiles, int *fm, int *fn, int *fk)
 {
     const char *v = getenv("WGT_ATTENTION_TC");
-    if (!v || !*v) v = SDPA_TC_DEFAULT;
+    if (!v || !*v) v = half_tiles ? "1" : "0";
     *fm = 16, *fn = 8, *fk = 8;
     if (!strcmp(v, "0")) return 0;
     if (strncmp(v, "emulate", 7)) return 1;
@@ -146,10 +147,11 @@ static uint64_t sdpa_tc_bytes(const sdpa_tc *t, int64_t D, int64_t Dv)
            4ull * (uint64_t)(t->bq * lds) + 8ull * NSG_TC * (uint64_t)t->sgs;
 }
 
-/* Whether an attention of head dims D, Dv takes attention_tc.wgsl, and with which tiles (*tc). */
-static int sdpa_tc_choose(wgt_context *ctx, int64_t D, int64_t Dv, sdpa_tc *tc)
+/* Whether an attention of head dims D, Dv takes attention_tc.wgsl, and with which tiles (*tc);
+ * half_tiles: the call's wgt_sdpa_params.half_tiles. */
+static int sdpa_tc_choose(wgt_context *ctx, int64_t D, int64_t Dv, int half_tiles, sdpa_tc *tc)
 {
-    int fm, fn, fk, mode = sdpa_tc_mode(&fm, &fn, &fk);
+    int fm, fn, fk, mode = sdpa_tc_mode(half_tiles, &fm, &fn, &fk);
     if (!mode || wgt_gpu_avoid_barriers(ctx) || D < 1 || Dv < 1 || D > 256 || Dv > 256) return 0;
     const wgt_adapter_info *info = wgt_gpu_info(ctx);
     memset(tc, 0, sizeof *tc);
@@ -191,7 +193,7 @@ static int sdpa_tc_choose(wgt_context *ctx, int64_t D, int64_t Dv, sdpa_tc *tc)
 int op_sdpa_tc_tiles(wgt_context *ctx, int64_t D, int64_t Dv, int *bq, int *bkv)
 {
     sdpa_tc tc;
-    if (!sdpa_tc_choose(ctx, D, Dv, &tc)) return 0;
+    if (!sdpa_tc_choose(ctx, D, Dv, 0, &tc)) return 0;
     *bq = tc.bq, *bkv = tc.bkv;
     return 1;
 }
@@ -377,7 +379,8 @@ static wgt_status sdpa_gpu(wgt_context *ctx, const wgt_tensor *q, const wgt_tens
     /* prefill without a mask or window: the subgroup-matrix tiles where the device (or
      * WGT_ATTENTION_TC=emulate) has them; every row sees a key */
     sdpa_tc tc;
-    if (Lq > 1 && !mask && !windowed && Lk > 0 && (!p.causal || p.coff >= 0) && sdpa_tc_choose(ctx, D, Dv, &tc)) {
+    if (Lq > 1 && !mask && !windowed && Lk > 0 && (!p.causal || p.coff >= 0) &&
+        sdpa_tc_choose(ctx, D, Dv, sp && sp->half_tiles, &tc)) {
         st = sdpa_tc_run(ctx, &tc, q, k, v, out32, &p);
         if (st) goto done;
         goto finish;

@@ -183,8 +183,9 @@ wgt_status op_bind_storage(const wgt_tensor *t, wgt_binding *b, int64_t *base);
  * Hkv key heads, no mask): equal values, equal dispatches but for the key count and position
  * fields (0: attention_decode, the same for every Lk <= 256). For a captured decode step. */
 int64_t op_sdpa_decode_bucket(int64_t Hq, int64_t Hkv, int64_t Lk);
-/* Whether sdpa of head dims D, Dv with several query rows takes the subgroup-matrix tiles
- * (src/kernels/attention_tc.wgsl; WGT_ATTENTION_TC), and their query rows and keys a block. */
+/* Whether sdpa of head dims D, Dv with several query rows and half_tiles 0 takes the
+ * subgroup-matrix tiles (src/kernels/attention_tc.wgsl; WGT_ATTENTION_TC), and their query rows and
+ * keys a block. */
 int op_sdpa_tc_tiles(wgt_context *ctx, int64_t D, int64_t Dv, int *bq, int *bkv);
 /* Lowest and highest storage element index t's layout reaches (hi < lo when t is empty). */
 void op_extent(const wgt_layout *l, int64_t *lo, int64_t *hi);

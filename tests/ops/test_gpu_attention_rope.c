@@ -206,6 +206,29 @@ static void tc_cases(void)
             drop(&kc), drop(&vc), drop(&q);
         }
     }
+    /* wgt_sdpa_params.half_tiles with WGT_ATTENTION_TC unset (the models' f16 / quantized prefill):
+     * the tiles where the adapter has subgroup matrices (their tolerance), else attention.wgsl, bit
+     * for bit what half_tiles 0 gives */
+    unsetenv("WGT_ATTENTION_TC");
+    {
+        pair q = make(WGT_F32, 4, (int64_t[]){1, 14, 77, 64}, -1, 1), k = make(WGT_F32, 4, (int64_t[]){1, 2, 77, 64}, -1, 1);
+        pair v = make(WGT_F32, 4, (int64_t[]){1, 2, 77, 64}, -1, 1);
+        wgt_sdpa_params full = {0, 1, 0}, half = {0, 1, 0, 0, 1};
+        check_sdpa_tol("sdpa half_tiles, WGT_ATTENTION_TC unset", &q, &k, &v, NULL, &half, 4e-3, 1e-2);
+        if (!wgt_gpu_info(ctx)->has_subgroup_matrix) {
+            wgt_tensor *a, *b;
+            MUST(wgt_sdpa(q.d, k.d, v.d, NULL, &full, &a));
+            MUST(wgt_sdpa(q.d, k.d, v.d, NULL, &half, &b));
+            size_t n = 14 * 77 * 64 * sizeof(float);
+            float *ha = malloc(n), *hb = malloc(n);
+            MUST(wgt_tensor_to_host(a, ha, n));
+            MUST(wgt_tensor_to_host(b, hb, n));
+            CHECK(!memcmp(ha, hb, n), "sdpa half_tiles without subgroup matrices: not the f32 kernel's output");
+            free(ha), free(hb);
+            wgt_tensor_free(a), wgt_tensor_free(b);
+        }
+        drop(&q), drop(&k), drop(&v);
+    }
     setenv("WGT_ATTENTION_TC", "0", 1);
 }
 
