@@ -66,6 +66,24 @@ static const conv_case cases[] = {
 };
 
 /* Greedy ids and first-step logits of every fixture case through the file. */
+/* Both models of a pair on one prompt from an empty cache: the first step's logits [V] into lg[k]
+ * (malloc'd; the caller frees) and nw greedy ids into col[k]. */
+static void run_pair(wgt_model *m[2], const int32_t *prompt, int np, int nw, int64_t V, float *lg[2],
+                     test_collect col[2])
+{
+    for (int k = 0; k < 2; k++) {
+        wgt_tensor *t;
+        wgt_model_reset(m[k]);
+        MUST(wgt_model_forward(m[k], prompt, np, 0, &t));
+        lg[k] = malloc(V * sizeof(float));
+        MUST(wgt_tensor_to_host(t, lg[k], V * sizeof(float)));
+        wgt_tensor_free(t);
+        wgt_sampling sp = {0};
+        sp.ignore_eos = 1;
+        MUST(wgt_model_generate(m[k], prompt, np, nw, &sp, test_collect_token, &col[k], NULL));
+    }
+}
+
 static void check_file(wgt_context *ctx, const char *label, const char *path, const cJSON *fx, double atol,
                        const char *differs)
 {
@@ -162,17 +180,7 @@ static void check_means(wgt_context *ctx, const char *label, const char *gguf, c
         int64_t V = m[0]->cfg.vocab;
         float *lg[2];
         test_collect col[2] = {{.n = 0}, {.n = 0}};
-        for (int k = 0; k < 2; k++) {
-            wgt_tensor *t;
-            wgt_model_reset(m[k]);
-            MUST(wgt_model_forward(m[k], prompt, np, 0, &t));
-            lg[k] = malloc(V * sizeof(float));
-            MUST(wgt_tensor_to_host(t, lg[k], V * sizeof(float)));
-            wgt_tensor_free(t);
-            wgt_sampling sp = {0};
-            sp.ignore_eos = 1;
-            MUST(wgt_model_generate(m[k], prompt, np, nw, &sp, test_collect_token, &col[k], NULL));
-        }
+        run_pair(m, prompt, np, nw, V, lg, col);
         double worst = 0;
         for (int64_t i = 0; i < V; i++) worst = fmax(worst, fabs(lg[0][i] - lg[1][i]));
         CHECK(worst <= atol, "%s case %d: logits differ from the directory as the file means it by %g (tolerance %g)",
@@ -217,17 +225,7 @@ static void check_quant_file(wgt_context *ctx, const char *label, const char *pa
             int64_t V = m[0]->cfg.vocab;
             float *lg[2];
             test_collect col[2] = {{.n = 0}, {.n = 0}};
-            for (int d = 0; d < 2; d++) {
-                wgt_tensor *t;
-                wgt_model_reset(m[d]);
-                MUST(wgt_model_forward(m[d], prompt, np, 0, &t));
-                lg[d] = malloc(V * sizeof(float));
-                MUST(wgt_tensor_to_host(t, lg[d], V * sizeof(float)));
-                wgt_tensor_free(t);
-                wgt_sampling sp = {0};
-                sp.ignore_eos = 1;
-                MUST(wgt_model_generate(m[d], prompt, np, nw, &sp, test_collect_token, &col[d], NULL));
-            }
+            run_pair(m, prompt, np, nw, V, lg, col);
             double worst = 0, worst_ref = 0, scale = 0;
             const cJSON *r;
             int64_t i = 0;
