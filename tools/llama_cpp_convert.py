@@ -43,7 +43,8 @@ import sys
 import tempfile
 import time
 
-SPM_ARCHS = ("llama", "mistral", "mistral_window", "mixtral", "gemma", "gemma2", "gemma3_text", "phi3")
+SPM_ARCHS = ("llama", "mistral", "mistral_window", "mixtral", "gemma", "gemma2", "gemma3_text", "phi3", "gemma2_hd",
+             "gemma3_text_6l")
 BPE_PRE = "gpt-2"
 
 

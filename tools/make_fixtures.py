@@ -59,7 +59,8 @@ BIAS_STD = 0.1
 MAX_SEEDS = 40
 EMBED_NAMES = ("embed_tokens", "lm_head", "wte.weight", "embed_in", "embed_out")
 # Prompts start with BOS for the families whose tokenizers add it
-BOS_FIRST = ("llama", "mistral", "mistral_window", "gemma", "gemma2", "gemma3_text", "phi3", "mixtral")
+BOS_FIRST = ("llama", "mistral", "mistral_window", "gemma", "gemma2", "gemma3_text", "phi3", "mixtral",
+             "gemma2_hd", "gemma3_text_6l")
 MIN_DISTINCT = 3         # distinct tokens in a greedy continuation (random models like to repeat)
 PROMPT_TRIES = 400
 # Initialisations tried in turn for the families whose first runs found no seed (gemma2,
@@ -72,7 +73,23 @@ INIT_VARIANTS = {
     "gemma2": [{"embed_std": 0.3}, {"embed_std": 0.8}, {"embed_std": 0.5, "post_center": 6.0}],
     "gemma3_text": [{"embed_std": 0.3}, {"embed_std": 0.8}, {"embed_std": 0.5, "post_center": 6.0}],
     "granite": [{"embed_std": 0.5}, {"embed_std": 0.8}],
+    # the variant that worked for gemma2 / gemma3_text first
+    "gemma2_hd": [{"embed_std": 0.5, "post_center": 6.0}, {"embed_std": 0.3}, {"embed_std": 0.8}],
+    "gemma3_text_6l": [{"embed_std": 0.3}, {"embed_std": 0.5, "post_center": 6.0}, {"embed_std": 0.8}],
 }
+# Architectures added later search more seeds, variants taken in turn (seed s has variant
+# s % len(variants)) rather than in blocks, so --seed-jobs tries every variant from the start.
+# The fixtures made before keep MAX_SEEDS and the blocks (a rerun gives the same seed).
+SEEDS_INTERLEAVED = {"gemma2_hd": 200, "gemma3_text_6l": 200, "starcoder2_4k": 60}
+
+
+def seed_plan(arch):
+    """(number of seeds, seed -> init variant) for arch."""
+    variants = INIT_VARIANTS.get(arch, [{}])
+    if arch in SEEDS_INTERLEAVED:
+        return SEEDS_INTERLEAVED[arch], lambda seed: variants[seed % len(variants)]
+    per = max(1, MAX_SEEDS // len(variants))
+    return per * len(variants), lambda seed: variants[seed // per]
 
 
 def archs():
@@ -253,6 +270,41 @@ def archs():
             rope_theta=10000.0, use_sliding_window=True, sliding_window=8, max_window_layers=1,
             tie_word_embeddings=True, bos_token_id=V - 3, eos_token_id=V - 2, **common),
             "use_sliding_window: layer 0 global, layer 1 window 8, q/k/v biases, tied"),
+        # ---- The forms of gemma2, gemma3_text and starcoder2 that llama.cpp's GGUF can say in full
+        # (its converter writes no query_pre_attn_scalar, no gemma3 layer pattern from transformers
+        # 5's layer_types, no starcoder2 window; its loader takes head_dim, one global layer in six
+        # and no window): llama.cpp's own conversions of these must generate transformers' ids.
+        # gemma2 with query_pre_attn_scalar = head_dim (every released Gemma 2 but 27B), the rest
+        # as gemma2 (soft-caps, layer 0 sliding over 8 tokens, layer 1 global).
+        "gemma2_hd": ("Gemma2ForCausalLM", lambda: tf("Gemma2Config")(
+            hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+            num_key_value_heads=2, head_dim=16, max_position_embeddings=256, rms_norm_eps=1e-6,
+            rope_theta=10000.0, hidden_activation="gelu_pytorch_tanh", query_pre_attn_scalar=16,
+            sliding_window=8, layer_types=["sliding_attention", "full_attention"],
+            attn_logit_softcapping=10.0, final_logit_softcapping=30.0, tie_word_embeddings=True,
+            pad_token_id=0, bos_token_id=2, eos_token_id=1, **common),
+            "gemma2 with query_pre_attn_scalar 16 = head_dim: softcaps 10 / 30, "
+            "layer 0 sliding window 8, layer 1 global"),
+        # gemma3_text as released: six layers, 0-4 sliding (window 8), 5 global, query_pre_attn_scalar
+        # = head_dim 32; q/k norms, local rope 1e4, global rope 1e6 with linear scaling 8.
+        "gemma3_text_6l": ("Gemma3ForCausalLM", lambda: with_rope_layers(
+            "Gemma3TextConfig", {"rope_type": "linear", "factor": 8.0, "rope_theta": 1000000.0},
+            {"rope_type": "default", "rope_theta": 10000.0},
+            hidden_size=64, intermediate_size=128, num_hidden_layers=6, num_attention_heads=4,
+            num_key_value_heads=2, head_dim=32, max_position_embeddings=256, rms_norm_eps=1e-6,
+            hidden_activation="gelu_pytorch_tanh", query_pre_attn_scalar=32, sliding_window=8,
+            layer_types=["sliding_attention"] * 5 + ["full_attention"], final_logit_softcapping=None,
+            attn_logit_softcapping=None, tie_word_embeddings=True, pad_token_id=0, bos_token_id=2,
+            eos_token_id=1, **common),
+            "gemma3_text with six layers (0-4 sliding over 8 tokens, local rope 1e4; 5 global, rope 1e6 "
+            "linear x8), query_pre_attn_scalar 32 = head_dim, q/k norms"),
+        # starcoder2 with its released window (4096): past every prompt here, as llama.cpp runs it.
+        "starcoder2_4k": ("Starcoder2ForCausalLM", lambda: tf("Starcoder2Config")(
+            hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+            num_key_value_heads=2, max_position_embeddings=256, hidden_act="gelu_pytorch_tanh",
+            norm_epsilon=1e-5, rope_theta=10000.0, use_bias=True, sliding_window=4096,
+            tie_word_embeddings=True, bos_token_id=V - 1, eos_token_id=V - 1, **common),
+            "biases, GELU tanh MLP, LayerNorm, sliding window 4096 (never reached), GQA 4/2, tied"),
         # Mixture of experts: 4 experts, 2 per token.
         "mixtral": ("MixtralForCausalLM", lambda: tf("MixtralConfig")(
             hidden_size=64, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
@@ -409,7 +461,46 @@ def to_legacy_rope(path):
     return text
 
 
-def make_one(arch, cls, make_cfg, notes, out_root, log):
+def build_model(cls, cfg, seed, init):
+    torch.manual_seed(seed)
+    model = cls(cfg).float().eval()
+    try:
+        model.set_attn_implementation("eager")
+    except Exception:
+        pass
+    randomize(model, 1000 + seed, init)
+    return model
+
+
+def try_seed(job):
+    """--seed-jobs worker: (seed, prompts or None, why) for one seed of arch."""
+    arch, seed = job
+    torch.set_num_threads(1)
+    cls, make_cfg, _ = archs()[arch]
+    if isinstance(cls, str):
+        cls = tf(cls)
+    cfg = make_cfg()
+    try:
+        cfg._attn_implementation = "eager"
+    except Exception:
+        pass
+    model = build_model(cls, cfg, seed, seed_plan(arch)[1](seed))
+    prompts, why = search_prompts(model, cfg, arch, torch.Generator().manual_seed(2000 + seed))
+    return seed, prompts, why
+
+
+def check_prompts(model, cfg, arch, prompts):
+    """What search_prompts asks of each prompt, for prompts found in another process: None if all pass."""
+    special = special_ids(cfg)
+    for prompt in prompts:
+        ids, logits = greedy_cached(model, prompt, N_NEW)
+        m = min(margin(lg) for lg in logits)
+        if any(t in special for t in ids) or len(set(ids)) < MIN_DISTINCT or m < MIN_MARGIN:
+            return f"prompt {prompt}: ids {ids}, min margin {m:.4f}"
+    return None
+
+
+def make_one(arch, cls, make_cfg, notes, out_root, log, seed_jobs=1):
     t0 = time.time()
     if isinstance(cls, str):
         cls = tf(cls)
@@ -421,25 +512,34 @@ def make_one(arch, cls, make_cfg, notes, out_root, log):
     except Exception:
         pass
     chosen = None
-    variants = INIT_VARIANTS.get(arch, [{}])
-    per = max(1, MAX_SEEDS // len(variants))
-    for seed in range(per * len(variants)):
-        init = variants[seed // per]
-        torch.manual_seed(seed)
-        model = cls(cfg).float().eval()
-        try:
-            model.set_attn_implementation("eager")
-        except Exception:
-            pass
-        randomize(model, 1000 + seed, init)
-        prompts, why = search_prompts(model, cfg, arch, torch.Generator().manual_seed(2000 + seed))
-        if prompts is not None:
-            chosen = (seed, model, prompts, init)
-            break
-        log(f"{arch}: seed {seed} (init {init or 'default'}): no prompt set with margin >= {MIN_MARGIN} "
-            f"({why}), next seed")
+    n_seeds, init_of = seed_plan(arch)
+    if seed_jobs > 1:
+        # seeds searched by seed_jobs processes, results taken in seed order: the first seed that
+        # passes is the one a sequential run picks
+        import multiprocessing
+        with multiprocessing.get_context("fork").Pool(seed_jobs) as pool:
+            for seed, prompts, why in pool.imap(try_seed, [(arch, s) for s in range(n_seeds)], chunksize=1):
+                if prompts is not None:
+                    chosen = (seed, build_model(cls, cfg, seed, init_of(seed)), prompts, init_of(seed))
+                    break
+                log(f"{arch}: seed {seed} (init {init_of(seed) or 'default'}): no prompt set with margin >= "
+                    f"{MIN_MARGIN} ({why}), next seed")
+            pool.terminate()
+        if chosen is not None:  # the worker's prompts, checked again in this process
+            why = check_prompts(chosen[1], cfg, arch, chosen[2])
+            if why:
+                raise RuntimeError(f"{arch}: seed {chosen[0]}'s prompts fail here: {why}")
+    else:
+        for seed in range(n_seeds):
+            model = build_model(cls, cfg, seed, init_of(seed))
+            prompts, why = search_prompts(model, cfg, arch, torch.Generator().manual_seed(2000 + seed))
+            if prompts is not None:
+                chosen = (seed, model, prompts, init_of(seed))
+                break
+            log(f"{arch}: seed {seed} (init {init_of(seed) or 'default'}): no prompt set with margin >= "
+                f"{MIN_MARGIN} ({why}), next seed")
     if chosen is None:
-        raise RuntimeError(f"{arch}: no seed below {per * len(variants)} gives margins >= {MIN_MARGIN}")
+        raise RuntimeError(f"{arch}: no seed below {n_seeds} gives margins >= {MIN_MARGIN}")
     seed, model, prompts, init = chosen
 
     os.makedirs(out)
@@ -545,7 +645,7 @@ def make_one(arch, cls, make_cfg, notes, out_root, log):
 
 def run_one(job):
     """One architecture in its own process (--jobs): (arch, min margin or None)."""
-    arch, out, threads = job
+    arch, out, threads, seed_jobs = job
     torch.set_num_threads(threads)
     torch.use_deterministic_algorithms(True, warn_only=True)
 
@@ -554,7 +654,7 @@ def run_one(job):
 
     cls, cfg, notes = archs()[arch]
     try:
-        return arch, make_one(arch, cls, cfg, notes, out, log)["min_margin"]
+        return arch, make_one(arch, cls, cfg, notes, out, log, seed_jobs)["min_margin"]
     except Exception as e:
         import traceback
         traceback.print_exc()
@@ -569,6 +669,9 @@ def main():
     ap.add_argument("--only", default="", help="comma-separated architectures")
     ap.add_argument("--threads", type=int, default=4, help="torch threads per architecture")
     ap.add_argument("--jobs", type=int, default=1, help="architectures made at once (processes)")
+    ap.add_argument("--seed-jobs", type=int, default=1,
+                    help="seeds searched at once for each architecture (processes; with --jobs 1 only); "
+                         "the seed chosen is the one a sequential search picks")
     a = ap.parse_args()
     print(f"[fixtures] torch {torch.__version__}, transformers {transformers.__version__}, out {a.out}",
           flush=True)
@@ -576,7 +679,9 @@ def main():
     unknown = [s for s in only if s not in archs()]
     if unknown:
         sys.exit(f"unknown architectures {unknown}; known: {list(archs())}")
-    jobs = [(arch, a.out, a.threads) for arch in archs() if not only or arch in only]
+    if a.jobs > 1 and a.seed_jobs > 1:
+        sys.exit("--seed-jobs needs --jobs 1 (a pool's workers cannot start pools)")
+    jobs = [(arch, a.out, a.threads, a.seed_jobs) for arch in archs() if not only or arch in only]
     if a.jobs > 1:
         import multiprocessing
         with multiprocessing.get_context("fork").Pool(a.jobs) as pool:
