@@ -16,7 +16,7 @@
 # those files, to merge into manifest.json), logs/ (fixture and converter logs, moe_bench.txt and
 # the bench's logs). Here: tar xf FILES/families2.tar -C SOMEWHERE, then copy what passed.
 # Environment: ARCHS ("gemma3_text_6l:7 gemma2_hd:5 starcoder2_4k:2", arch:seed processes),
-# MOE (1; 0 skips the bench), FIXTURE_S (62), CONVERT_S (25), BUDGET_S (100: the bench is cut there).
+# MOE (1; 0 skips the bench), FIXTURE_S (68), CONVERT_S (22), BUDGET_S (100: the bench is cut there).
 set -u
 dir=${1:-.devbin-families2}
 out=${OUT:-/tmp/h200_families2}
@@ -38,7 +38,7 @@ archs= pids=
 for spec in ${ARCHS:-gemma3_text_6l:7 gemma2_hd:5 starcoder2_4k:2}; do
     a=${spec%%:*} j=${spec##*:}
     archs=${archs:+$archs,}$a
-    timeout -k 2 "${FIXTURE_S:-62}" python3 "$dir/make_fixtures.py" --only "$a" --out "$work/tests/fixtures/hf" \
+    timeout -k 2 "${FIXTURE_S:-68}" python3 "$dir/make_fixtures.py" --only "$a" --out "$work/tests/fixtures/hf" \
         --threads 1 --seed-jobs "$j" >"$work/logs/fixtures_$a.txt" 2>&1 &
     pids="$pids $!"
 done
@@ -52,7 +52,7 @@ done
 
 if [ -n "$made" ]; then
     tar xzf "$dir/llama_cpp_converter.tar.gz" -C "$work" || echo "no converter"
-    timeout -k 2 "${CONVERT_S:-25}" python3 "$dir/llama_cpp_convert.py" --llama-cpp "$work/llama.cpp" \
+    timeout -k 2 "${CONVERT_S:-22}" python3 "$dir/llama_cpp_convert.py" --llama-cpp "$work/llama.cpp" \
         --fixtures "$work/tests/fixtures/hf" --out "$work/gguf" --types f16 --q8 "" --only "$made" --jobs 3 \
         >"$work/logs/convert.txt" 2>&1
     echo "convert exit $? after $(( $(date +%s) - t0 )) s"
