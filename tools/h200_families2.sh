@@ -3,7 +3,8 @@
 # 1. Three fixtures whose configuration llama.cpp's GGUF says in full (tools/make_fixtures.py:
 #    gemma2_hd, gemma3_text_6l, starcoder2_4k), made by transformers on the CPU, each architecture's
 #    seeds searched by several processes (--seed-jobs: the seed chosen is the one a sequential search
-#    picks), then converted to f16 GGUF by llama.cpp's own converter (tools/llama_cpp_convert.py).
+#    picks), each converted to f16 GGUF by llama.cpp's own converter (tools/llama_cpp_convert.py) as
+#    soon as it is made.
 # 2. At the same time on the GPU, f16 MoE decode rows (tools/h200_moe_bench.sh, TYPES=f16, both
 #    shapes, WGT_MOE_KERNELS=0 and 1: float experts gathered vs read in place by the kernels).
 # Before (here): DIR (default .devbin-families2, git-ignored) holds copies of this script,
@@ -12,8 +13,8 @@
 # build/wgt (stripped) and build/libwgt_napi_stub.so. Dawn: as h200_moe_bench.sh finds it.
 #   carry [".gl", "DIR", ".devbin-dawn"]   command: bash DIR/h200_families2.sh DIR   timeout_s: 110
 # Output: $OUT/families2.tar: tests/fixtures/hf/<arch>/ (the new fixtures),
-# tests/fixtures/llama_cpp/<arch>-f16.gguf and manifest-families2.json (the converter's manifest of
-# those files, to merge into manifest.json), logs/ (fixture and converter logs, moe_bench.txt and
+# tests/fixtures/llama_cpp/<arch>-f16.gguf and manifest-families2-<arch>.json (the converter's
+# manifest of each, to merge into manifest.json), logs/ (fixture and converter logs, moe_bench.txt and
 # the bench's logs). Here: tar xf FILES/families2.tar -C SOMEWHERE, then copy what passed.
 # Environment: ARCHS ("gemma3_text_6l:7 gemma2_hd:5 starcoder2_4k:2", arch:seed processes),
 # MOE (1; 0 skips the bench), FIXTURE_S (68), CONVERT_S (22), BUDGET_S (100: the bench is cut there).
@@ -34,32 +35,34 @@ if [ "${MOE:-1}" != 0 ]; then
     moe=$!
 fi
 
+tar xzf "$dir/llama_cpp_converter.tar.gz" -C "$work" || echo "no converter"
+# each architecture: its fixture, then at once its llama.cpp conversion
 archs= pids=
 for spec in ${ARCHS:-gemma3_text_6l:7 gemma2_hd:5 starcoder2_4k:2}; do
     a=${spec%%:*} j=${spec##*:}
-    archs=${archs:+$archs,}$a
-    timeout -k 2 "${FIXTURE_S:-68}" python3 "$dir/make_fixtures.py" --only "$a" --out "$work/tests/fixtures/hf" \
-        --threads 1 --seed-jobs "$j" >"$work/logs/fixtures_$a.txt" 2>&1 &
+    archs="$archs $a"
+    (
+        timeout -k 2 "${FIXTURE_S:-68}" python3 "$dir/make_fixtures.py" --only "$a" --out "$work/tests/fixtures/hf" \
+            --threads 1 --seed-jobs "$j" >"$work/logs/fixtures_$a.txt" 2>&1
+        echo "fixture exit $? after $(( $(date +%s) - t0 )) s" >>"$work/logs/fixtures_$a.txt"
+        [ -f "$work/tests/fixtures/hf/$a/fixture.json" ] || exit 1
+        mkdir -p "$work/gguf/$a"
+        timeout -k 2 "${CONVERT_S:-22}" python3 "$dir/llama_cpp_convert.py" --llama-cpp "$work/llama.cpp" \
+            --fixtures "$work/tests/fixtures/hf" --out "$work/gguf/$a" --types f16 --q8 "" --only "$a" --jobs 1 \
+            >"$work/logs/convert_$a.txt" 2>&1
+        echo "convert exit $? after $(( $(date +%s) - t0 )) s" >>"$work/logs/convert_$a.txt"
+    ) &
     pids="$pids $!"
 done
 wait $pids
-echo "fixtures done after $(( $(date +%s) - t0 )) s"
-made=
-for a in ${archs//,/ }; do
-    if [ -f "$work/tests/fixtures/hf/$a/fixture.json" ]; then made=${made:+$made,}$a; else rm -rf "$work/tests/fixtures/hf/$a"; fi
-    grep -E "^\[fixtures\] $a: seed [0-9]+, prompts|FAILED" "$work/logs/fixtures_$a.txt" | cut -c1-300
+echo "fixtures and conversions done after $(( $(date +%s) - t0 )) s"
+for a in $archs; do
+    [ -f "$work/tests/fixtures/hf/$a/fixture.json" ] || rm -rf "$work/tests/fixtures/hf/$a"
+    grep -E "^\[fixtures\] $a: seed [0-9]+, prompts|FAILED|^fixture exit" "$work/logs/fixtures_$a.txt" | cut -c1-300
+    grep -E "^\[llama_cpp_convert\] .*(converted|FAILED)|^convert exit" "$work/logs/convert_$a.txt" 2>/dev/null | cut -c1-300
+    mv "$work/gguf/$a"/*.gguf "$work/tests/fixtures/llama_cpp/" 2>/dev/null
+    [ -f "$work/gguf/$a/manifest.json" ] && mv "$work/gguf/$a/manifest.json" "$work/tests/fixtures/llama_cpp/manifest-families2-$a.json"
 done
-
-if [ -n "$made" ]; then
-    tar xzf "$dir/llama_cpp_converter.tar.gz" -C "$work" || echo "no converter"
-    timeout -k 2 "${CONVERT_S:-22}" python3 "$dir/llama_cpp_convert.py" --llama-cpp "$work/llama.cpp" \
-        --fixtures "$work/tests/fixtures/hf" --out "$work/gguf" --types f16 --q8 "" --only "$made" --jobs 3 \
-        >"$work/logs/convert.txt" 2>&1
-    echo "convert exit $? after $(( $(date +%s) - t0 )) s"
-    grep "^\[llama_cpp_convert\]" "$work/logs/convert.txt" | cut -c1-300
-    mv "$work"/gguf/*.gguf "$work/tests/fixtures/llama_cpp/" 2>/dev/null
-    [ -f "$work/gguf/manifest.json" ] && mv "$work/gguf/manifest.json" "$work/tests/fixtures/llama_cpp/manifest-families2.json"
-fi
 
 if [ -n "$moe" ]; then
     wait "$moe"
