@@ -93,6 +93,8 @@ def spm_model(cfg):
     V = cfg["vocab_size"]
     roles = special_roles(cfg)
     names = {"bos": "<s>", "eos": "</s>", "pad": "<pad>"}
+    if cfg.get("model_type") == "phi3":  # Phi-3's pad; llama.cpp's vocabulary loader looks it up by
+        names["pad"] = "<|endoftext|>"   # its text in a file named phi3 (and fails without it)
     unk = next(i for i in range(V) if i not in roles)
     pieces = [None] * V
     for i, r in roles.items():

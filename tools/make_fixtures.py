@@ -80,7 +80,7 @@ INIT_VARIANTS = {
 # Architectures added later search more seeds, variants taken in turn (seed s has variant
 # s % len(variants)) rather than in blocks, so --seed-jobs tries every variant from the start.
 # The fixtures made before keep MAX_SEEDS and the blocks (a rerun gives the same seed).
-SEEDS_INTERLEAVED = {"gemma2_hd": 200, "gemma3_text_6l": 200, "starcoder2_4k": 60}
+SEEDS_INTERLEAVED = {"gemma2_hd": 200, "gemma3_text_6l": 200, "starcoder2_4k": 60, "phi_4x": 60}
 
 
 def seed_plan(arch):
@@ -305,6 +305,16 @@ def archs():
             norm_epsilon=1e-5, rope_theta=10000.0, use_bias=True, sliding_window=4096,
             tie_word_embeddings=True, bos_token_id=V - 1, eos_token_id=V - 1, **common),
             "biases, GELU tanh MLP, LayerNorm, sliding window 4096 (never reached), GQA 4/2, tied"),
+        # phi with the MLP of 4 x hidden that llama.cpp's converter writes for every phi2 file
+        # (feed_forward_length 4 * hidden_size, as Phi-2's 10240 = 4 x 2560): llama.cpp loads only
+        # such files (phi's 2 x hidden makes its ffn_down "wrong shape").
+        "phi_4x": ("PhiForCausalLM", lambda: tf("PhiConfig")(
+            hidden_size=64, intermediate_size=256, num_hidden_layers=2, num_attention_heads=4,
+            num_key_value_heads=4, max_position_embeddings=256, partial_rotary_factor=0.5,
+            hidden_act="gelu_new", layer_norm_eps=1e-5, rope_theta=10000.0, qk_layernorm=False,
+            tie_word_embeddings=False, bos_token_id=V - 1, eos_token_id=V - 1, **common),
+            "phi with intermediate_size 256 = 4 x hidden: partial rotary 0.5, parallel attention + MLP, "
+            "LayerNorm, GELU tanh, biases incl. lm_head"),
         # Mixture of experts: 4 experts, 2 per token.
         "mixtral": ("MixtralForCausalLM", lambda: tf("MixtralConfig")(
             hidden_size=64, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
