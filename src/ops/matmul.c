@@ -417,7 +417,10 @@ static int tc_choose(wgt_context *ctx, int64_t M, int64_t N, int64_t batch, wgt_
     const wgt_adapter_info *info = wgt_gpu_info(ctx);
     memset(tc, 0, sizeof *tc);
     tc->half = wgt_gpu_has_f16(ctx);
-    tc->vec = vec, tc->qt = qt;
+    /* WGT_MATMUL_TC_VEC=0: A and B through the one-element loader even where 16-byte words would do
+     * (tuning: the H200 ran square 4096 A B (scalar) at 28 TFLOP/s, A B^T (words) at 9) */
+    const char *vv = getenv("WGT_MATMUL_TC_VEC");
+    tc->vec = vec && !(vv && !strcmp(vv, "0")), tc->qt = qt;
     if (mode != 3) { /* the largest f16 x f16 -> f32 configuration; one fixed subgroup size */
         if (!info->has_subgroup_matrix || !tc->half || !wgt_gpu_sgmatrix_layout_template()) return 0;
         if (info->limits.subgroup_min_size != info->limits.subgroup_max_size) return 0;
