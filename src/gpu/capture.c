@@ -223,6 +223,15 @@ wgt_status wgt_gpu_capture_scalar(wgt_context *ctx, const char *name, int role, 
     return WGT_OK;
 }
 
+int wgt_gpu_capture_ties(const wgt_context *ctx, wgt_graph_role role, int64_t arg)
+{
+    const wgt_capture *c = ctx->capture;
+    if (!c) return 0;
+    for (int i = 0; i < c->g->n_scalars; i++)
+        if (c->g->scalars[i].role == (int)role && c->g->scalars[i].value == arg) return 1;
+    return 0;
+}
+
 void wgt_gpu_param_scalar(wgt_context *ctx, uint32_t offset, wgt_param_kind kind, wgt_graph_role role, int64_t arg,
                           int64_t mul, int64_t add)
 {

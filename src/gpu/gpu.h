@@ -342,6 +342,10 @@ typedef enum wgt_param_kind {
 } wgt_param_kind;
 void wgt_gpu_param_scalar(wgt_context *ctx, uint32_t offset, wgt_param_kind kind, wgt_graph_role role, int64_t arg,
                           int64_t mul, int64_t add);
+/* 1 while capturing when a declared scalar of role has the value arg, i.e. when
+ * wgt_gpu_param_scalar(.., role, arg, ..) would tie a field to it: an op whose grid would follow
+ * arg records a form valid for every value instead (wgt_sdpa's decode step). */
+int wgt_gpu_capture_ties(const wgt_context *ctx, wgt_graph_role role, int64_t arg);
 /* The same for a field that is not affine in the scalar (an optimizer's bias corrections follow
  * beta^step): its 4 bytes are fn(value, args), on the host at every wgt_graph_set_scalar. fn must
  * give the bytes the op wrote for arg (checked like the affine form). */

@@ -283,6 +283,7 @@ void wgt_graph_free(wgt_graph *gr)
 #define CACHE_MAX_INPUTS 64
 
 typedef struct cache_entry {
+    int64_t key; /* wgt_graph_cache_run_ex's extra key (0 for wgt_graph_cache_run) */
     int n_inputs;
     wgt_dtype *dtypes;
     int *ndims;
@@ -335,9 +336,9 @@ wgt_status wgt_graph_cache_create(wgt_context *ctx, wgt_graph_fn fn, void *user,
     return WGT_OK;
 }
 
-static int entry_matches(const cache_entry *e, int n_inputs, const wgt_tensor *const *inputs)
+static int entry_matches(const cache_entry *e, int64_t key, int n_inputs, const wgt_tensor *const *inputs)
 {
-    if (e->n_inputs != n_inputs) return 0;
+    if (e->key != key || e->n_inputs != n_inputs) return 0;
     for (int i = 0; i < n_inputs; i++) {
         const wgt_layout *l = &inputs[i]->l;
         if (l->dtype != e->dtypes[i] || l->ndim != e->ndims[i]) return 0;
@@ -347,10 +348,12 @@ static int entry_matches(const cache_entry *e, int n_inputs, const wgt_tensor *c
     return 1;
 }
 
-/* Capture fn on copies of inputs into a new entry (e, zeroed). */
+/* Capture fn on copies of inputs into a new entry (e, zeroed). *fn_ok: fn ran and returned its
+ * outputs (its work is done, eagerly, whatever became of the capture). */
 static wgt_status cache_capture(wgt_graph_cache *c, cache_entry *e, int n_inputs, const wgt_tensor *const *inputs,
-                                const int64_t *scalars, int max_outputs)
+                                const int64_t *scalars, int max_outputs, int *fn_ok)
 {
+    *fn_ok = 0;
     wgt_context *ctx = c->ctx;
     e->n_inputs = n_inputs;
     e->dtypes = calloc((size_t)(n_inputs ? n_inputs : 1), sizeof *e->dtypes);
@@ -380,12 +383,13 @@ static wgt_status cache_capture(wgt_graph_cache *c, cache_entry *e, int n_inputs
         wgt_ctx_error(ctx, sf, "%s", msg);
         return sf;
     }
-    if (st) return st;
     if (n_out < 0 || n_out > max_outputs)
         return wgt_ctx_error(ctx, WGT_ERR_MISUSE, "wgt_graph_cache_run: the function gave %d outputs (room for %d)",
                              n_out, max_outputs);
     for (int i = n_out; i < max_outputs; i++) wgt_tensor_free(e->outputs[i]), e->outputs[i] = NULL;
     e->n_outputs = n_out;
+    *fn_ok = 1;
+    if (st) return st;
     wgt_graph_stats gs;
     wgt_graph_get_stats(e->g, &gs);
     if (gs.scalars != c->n_scalars)
@@ -398,9 +402,31 @@ static wgt_status cache_capture(wgt_graph_cache *c, cache_entry *e, int n_inputs
     return WGT_OK;
 }
 
+/* Hand e's outputs to the caller as new handles. */
+static wgt_status give_outputs(wgt_context *ctx, const cache_entry *e, wgt_tensor **outputs, int *n_outputs)
+{
+    for (int i = 0; i < e->n_outputs; i++) {
+        outputs[i] = e->outputs[i] ? wgt_tensor_ref(e->outputs[i]) : NULL;
+        if (e->outputs[i] && !outputs[i]) {
+            for (int k = 0; k < i; k++) wgt_tensor_free(outputs[k]), outputs[k] = NULL;
+            return wgt_ctx_error(ctx, WGT_ERR_OUT_OF_MEMORY, "out of host memory");
+        }
+    }
+    *n_outputs = e->n_outputs;
+    return WGT_OK;
+}
+
 wgt_status wgt_graph_cache_run(wgt_graph_cache *c, int n_inputs, const wgt_tensor *const *inputs,
                                const int64_t *scalars, int max_outputs, wgt_tensor **outputs, int *n_outputs)
 {
+    return wgt_graph_cache_run_ex(c, 0, 0, n_inputs, inputs, scalars, max_outputs, outputs, n_outputs, NULL);
+}
+
+wgt_status wgt_graph_cache_run_ex(wgt_graph_cache *c, int64_t key, int open, int n_inputs,
+                                  const wgt_tensor *const *inputs, const int64_t *scalars, int max_outputs,
+                                  wgt_tensor **outputs, int *n_outputs, int *how)
+{
+    if (how) *how = WGT_GRAPH_CACHE_EAGER;
     if (!c || !n_outputs || (max_outputs && !outputs) || (n_inputs && !inputs) || (c->n_scalars && !scalars))
         return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_graph_cache_run: NULL argument");
     wgt_context *ctx = c->ctx;
@@ -416,7 +442,7 @@ wgt_status wgt_graph_cache_run(wgt_graph_cache *c, int n_inputs, const wgt_tenso
     c->clock++;
     cache_entry *e = NULL;
     for (int i = 0; i < c->n_entries && !e; i++)
-        if (entry_matches(&c->entries[i], n_inputs, inputs)) e = &c->entries[i];
+        if (entry_matches(&c->entries[i], key, n_inputs, inputs)) e = &c->entries[i];
     wgt_status st = WGT_OK;
     if (e && e->n_outputs > max_outputs)
         return wgt_ctx_error(ctx, WGT_ERR_INVALID_ARGUMENT, "wgt_graph_cache_run: the graph has %d outputs, room for %d",
@@ -434,7 +460,7 @@ wgt_status wgt_graph_cache_run(wgt_graph_cache *c, int n_inputs, const wgt_tenso
                     use[i] = tmp[i];
         }
         for (int i = 0; i < c->n_scalars && !st; i++) st = wgt_graph_set_scalar(e->g, i, scalars[i]);
-        if (!st) st = wgt_graph_replay(e->g, n_inputs, use);
+        if (!st) st = open ? wgt_graph_replay_open(e->g, n_inputs, use) : wgt_graph_replay(e->g, n_inputs, use);
         for (int i = 0; i < n_inputs; i++) wgt_tensor_free(tmp[i]);
         if (st == WGT_ERR_STALE) { /* a host read changed: this graph is gone, capture again */
             c->stats.stale++;
@@ -446,8 +472,10 @@ wgt_status wgt_graph_cache_run(wgt_graph_cache *c, int n_inputs, const wgt_tenso
             st = WGT_OK;
         } else if (st)
             return st;
-        else
+        else {
             c->stats.replays++;
+            if (how) *how = WGT_GRAPH_CACHE_REPLAYED;
+        }
     }
     if (!e) {
         if (c->n_entries == c->max_graphs) { /* the least recently used goes */
@@ -461,22 +489,24 @@ wgt_status wgt_graph_cache_run(wgt_graph_cache *c, int n_inputs, const wgt_tenso
         }
         e = &c->entries[c->n_entries];
         memset(e, 0, sizeof *e);
-        if ((st = cache_capture(c, e, n_inputs, inputs, scalars, max_outputs))) {
+        e->key = key;
+        int fn_ok;
+        if ((st = cache_capture(c, e, n_inputs, inputs, scalars, max_outputs, &fn_ok))) {
+            /* the caller of run_ex takes fn's eager outputs when only the capture failed */
+            if (how && fn_ok) {
+                if (wgt_gpu_debug(ctx)) fprintf(stderr, "wgt: graph cache: not captured: %s\n", wgt_errmsg());
+                st = give_outputs(ctx, e, outputs, n_outputs);
+                if (!st) c->stats.calls++;
+            }
             entry_free(e);
             return st;
         }
         c->n_entries++;
         c->stats.captures++;
+        if (how) *how = WGT_GRAPH_CACHE_CAPTURED;
     }
     e->used = c->clock;
-    for (int i = 0; i < e->n_outputs; i++) {
-        outputs[i] = e->outputs[i] ? wgt_tensor_ref(e->outputs[i]) : NULL;
-        if (e->outputs[i] && !outputs[i]) {
-            for (int k = 0; k < i; k++) wgt_tensor_free(outputs[k]), outputs[k] = NULL;
-            return wgt_ctx_error(ctx, WGT_ERR_OUT_OF_MEMORY, "out of host memory");
-        }
-    }
-    *n_outputs = e->n_outputs;
+    if ((st = give_outputs(ctx, e, outputs, n_outputs))) return st;
     c->stats.calls++;
     return WGT_OK;
 }

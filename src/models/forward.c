@@ -425,9 +425,10 @@ int64_t mdl_decode_capture_limit(const wgt_model *m)
     return m->max_ctx;
 }
 
-/* wgt_sdpa runs attention_decode (position-independent grid, key count in a declared field) up to
- * 256 visible keys and the split kernels past them, whose grid follows the key count: a captured
- * step replays at the positions of its bucket (one graph per bucket). */
+/* A captured decode step records wgt_sdpa's short-cache kernel and its split over the cache's
+ * capacity, each gated on the key count (a field tied to the position): it replays exactly at every
+ * position whose split length is the one it recorded (op_sdpa_decode_bucket; the same for every
+ * position on the default model and the Qwen2.5-0.5B shape up to 4096 keys). */
 int64_t mdl_decode_graph_bucket(const wgt_model *m, int64_t pos)
 {
     return op_sdpa_decode_bucket(m->cfg.n_heads, m->cfg.n_kv_heads, pos + 1);

@@ -100,6 +100,44 @@ static int is_eos(const wgt_model *m, int32_t id)
     return m->tok && wgt_tokenizer_is_eog(m->tok, id);
 }
 
+/* One pipelined decode step as a graph function (wgt_graph_cache): input the previous step's id
+ * on the device; scalars the position fed (= m->n_past), the id's slot in the device history and
+ * the sampler's draw counter; output the sampled id, which also joins the history. */
+typedef struct decode_fn_args {
+    wgt_model *m;
+    const wgt_sampling *sp;
+    wgt_tensor *hist; /* [cap] i32 on the device: read and written in place */
+} decode_fn_args;
+
+static wgt_status decode_step_fn(wgt_context *ctx, void *user, int n_inputs, wgt_tensor *const *inputs,
+                                 const int64_t *scalars, int max_outputs, wgt_tensor **outputs, int *n_outputs)
+{
+    decode_fn_args *a = user;
+    wgt_model *m = a->m;
+    (void)n_inputs, (void)max_outputs;
+    wgt_tensor *lg = NULL, *tok = NULL, *slot = NULL;
+    wgt_status st;
+    if (m->n_past != scalars[0]) return wgt_error(WGT_ERR_INTERNAL, "decode step: position %lld, the cache holds %lld",
+                                                  (long long)scalars[0], (long long)m->n_past);
+    if ((st = wgt_graph_scalar(ctx, "pos", WGT_GRAPH_POSITION, scalars[0], NULL)) ||
+        (st = wgt_graph_scalar(ctx, "hist_len", WGT_GRAPH_OFFSET, scalars[1], NULL)) ||
+        (st = wgt_graph_scalar(ctx, "step", WGT_GRAPH_SEED, scalars[2], NULL)))
+        return st;
+    if (!(st = mdl_forward_dev(m, inputs[0], &lg)) &&
+        !(st = wgt_sample_gpu(lg, a->hist, scalars[1], a->sp, (uint32_t)scalars[2], &tok)) &&
+        !(st = wgt_tensor_narrow(a->hist, 0, scalars[1], 1, &slot)))
+        st = wgt_tensor_assign(slot, tok); /* the id joins the history on the device */
+    wgt_tensor_free(slot);
+    wgt_tensor_free(lg);
+    if (st) {
+        wgt_tensor_free(tok);
+        return st;
+    }
+    outputs[0] = tok;
+    *n_outputs = 1;
+    return WGT_OK;
+}
+
 wgt_status wgt_model_generate(wgt_model *m, const int32_t *prompt, int64_t n_prompt, int64_t n_new,
                               const wgt_sampling *sp, wgt_token_fn on_token, void *user, wgt_generate_stats *stats)
 {
@@ -151,53 +189,33 @@ wgt_status wgt_model_generate(wgt_model *m, const int32_t *prompt, int64_t n_pro
     wgt_tensor *prev_tok = NULL;
     wgt_readback *pending = NULL;
     int stop = 0;
-    /* A captured decode step (sp->graph): a decode step is recorded as a graph (input: the previous
-     * id on the device; scalars: the position, the history length and the sampler's step) and
-     * replayed for every later token of its bucket (mdl_decode_graph_bucket: the attention's split
-     * changes with the key count past 256 keys); a step in a new bucket is captured again, the old
-     * graph freed (positions only grow). Greedy or sampled (the device sampler's step and history
-     * length are graph scalars; the seed is the request's, fixed for the graph's life). */
+    /* A captured decode step (sp->graph): decode_step_fn through a graph cache, captured once and
+     * replayed for every later token (its position, the history length and the sampler's step
+     * are graph scalars; the seed is the request's, fixed for the cache's life). Keyed also on the
+     * attention's split length (mdl_decode_graph_bucket), which changes with the key count only
+     * for models whose split reaches its cap: then a step is captured again (positions only grow:
+     * one graph held). A replay's commands share the submit of the id's readback. */
     int64_t graph_limit = sp->graph && pipe ? mdl_decode_capture_limit(m) : 0;
-    wgt_graph *dg = NULL;
-    wgt_tensor *dg_tok = NULL; /* the captured step's sampled id: rewritten by every replay */
-    int dg_pos = -1, dg_len = -1, dg_step = -1;
-    int64_t dg_bucket = -1;
+    decode_fn_args dargs = {m, sp, hist_t};
+    wgt_graph_cache *gc = NULL;
+    if (graph_limit && wgt_graph_cache_create(m->ctx, decode_step_fn, &dargs, 3, 1, &gc)) graph_limit = 0;
     for (int64_t step = 0; step < n_new && !stop; step++) {
         wgt_tensor *lg = NULL, *tok = NULL, *slot = NULL;
         int32_t next = 0;
         double r0 = wgt_now_seconds();
         int64_t n_dev = n_prompt + step; /* ids in the device history */
-        int64_t bucket = graph_limit && step > 0 && m->n_past + 1 <= graph_limit && n_dev < cap
-                             ? mdl_decode_graph_bucket(m, m->n_past)
-                             : -1;
-        if (dg && bucket >= 0 && bucket == dg_bucket) {
+        if (graph_limit && step > 0 && m->n_past + 1 <= graph_limit && n_dev < cap) {
             const wgt_tensor *in[1] = {prev_tok};
-            if (!(st = wgt_graph_set_scalar(dg, dg_pos, m->n_past)) && !(st = wgt_graph_set_scalar(dg, dg_len, n_dev)) &&
-                !(st = wgt_graph_set_scalar(dg, dg_step, step)) && !(st = wgt_graph_replay_open(dg, 1, in))) {
-                m->n_past++;
-                tok = wgt_tensor_ref(dg_tok);
-                s.graph_steps++;
-            }
+            int64_t sc[3] = {m->n_past, n_dev, step};
+            int n_out = 0, how;
+            st = wgt_graph_cache_run_ex(gc, mdl_decode_graph_bucket(m, m->n_past), 1, 1, in, sc, 1, &tok, &n_out, &how);
+            if (!st && how == WGT_GRAPH_CACHE_REPLAYED) m->n_past++; /* a capture ran the step: forward advanced it */
+            if (!st && how == WGT_GRAPH_CACHE_REPLAYED) s.graph_steps++;
+            if (!st && how == WGT_GRAPH_CACHE_CAPTURED) s.graph_captures++;
+            if (!st && how == WGT_GRAPH_CACHE_EAGER) graph_limit = 0; /* not capturable: eager from here */
             s.record_seconds += wgt_now_seconds() - r0;
             if (st) goto step_done;
             goto sampled;
-        }
-        /* capture a decode step of a bucket not captured yet: positions from here to the bucket's
-         * end replay it */
-        int capture = bucket >= 0;
-        if (capture) {
-            wgt_tensor_free(dg_tok), dg_tok = NULL;
-            wgt_graph_free(dg), dg = NULL;
-            dg_bucket = bucket;
-            const wgt_tensor *in[1] = {prev_tok};
-            if (wgt_graph_begin(m->ctx, 1, in) || wgt_graph_scalar(m->ctx, "pos", WGT_GRAPH_POSITION, m->n_past, &dg_pos) ||
-                wgt_graph_scalar(m->ctx, "hist_len", WGT_GRAPH_OFFSET, n_dev, &dg_len) ||
-                wgt_graph_scalar(m->ctx, "step", WGT_GRAPH_SEED, step, &dg_step)) { /* decode eagerly instead */
-                wgt_graph *none = NULL;
-                if (wgt_graph_capturing(m->ctx)) wgt_graph_end(m->ctx, &none);
-                wgt_graph_free(none);
-                capture = 0, graph_limit = 0;
-            }
         }
         if (pipe && step > 0)
             st = mdl_forward_dev(m, prev_tok, &lg);
@@ -207,18 +225,6 @@ wgt_status wgt_model_generate(wgt_model *m, const int32_t *prompt, int64_t n_pro
             st = wgt_sample_gpu(lg, hist_t, n_dev, sp, (uint32_t)step, &tok);
             if (!st && n_dev < cap && !(st = wgt_tensor_narrow(hist_t, 0, n_dev, 1, &slot)))
                 st = wgt_tensor_assign(slot, tok); /* the id joins the history on the device */
-        }
-        if (capture) { /* the step ran eagerly either way; a failed capture only means no graph */
-            wgt_status sc = wgt_graph_end(m->ctx, &dg);
-            if (!st && !sc) {
-                dg_tok = wgt_tensor_ref(tok);
-                s.graph_captures++;
-            } else { /* decode eagerly from here: no capture again at every step */
-                if (wgt_gpu_debug(m->ctx))
-                    fprintf(stderr, "wgt: the decode step was not captured: %s\n", sc ? wgt_errmsg() : "the step failed");
-                wgt_graph_free(dg), dg = NULL;
-                graph_limit = 0;
-            }
         }
         if (st) goto step_done;
         if (on_device) {
@@ -268,8 +274,7 @@ wgt_status wgt_model_generate(wgt_model *m, const int32_t *prompt, int64_t n_pro
         }
     }
     wgt_tensor_free(prev_tok);
-    wgt_tensor_free(dg_tok);
-    wgt_graph_free(dg);
+    wgt_graph_cache_free(gc);
     /* the generated ids fed on the device, now known: the cache's record of its inputs */
     for (int64_t i = n_prompt; i < m->n_past && i < n_hist; i++) m->cache_ids[i] = hist[i];
     if (st) goto done;

@@ -209,12 +209,13 @@ int mdl_fused_decode(const wgt_model *m);
  * f32 models keep f32 attention. */
 int mdl_half_attention(const wgt_model *m);
 /* Positions below which a captured decode step (wgt_sampling.graph) replays correctly for any
- * position of its bucket: its work depends on the position only through the uniform fields the
+ * position of its bucket (mdl_decode_graph_bucket): its work depends on the position only through the uniform fields the
  * ops declare as graph scalars (qkv rotation and cache rows, the attention's key count). 0: not
  * capturable (a window, learned positions, a path whose views move with the position). */
 int64_t mdl_decode_capture_limit(const wgt_model *m);
 /* The bucket of position pos: a step captured at one position replays at every position of its
- * bucket (the attention's split, hence its grid, changes between buckets). */
+ * bucket (0 up to 256 keys, where attention is one kernel; past them the attention's split
+ * length, the same for every position on most models: op_sdpa_decode_bucket). */
 int64_t mdl_decode_graph_bucket(const wgt_model *m, int64_t pos);
 wgt_status mdl_forward_dev(wgt_model *m, const wgt_tensor *id_dev, wgt_tensor **logits);
 

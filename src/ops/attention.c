@@ -319,12 +319,32 @@ static void sdpa_split(int64_t groups, int64_t Lk, int64_t *nsplit_out, int64_t 
     *per_out = per;
 }
 
+/* decode over at most this many keys: attention_decode.wgsl, one dispatch (on the H200 it beats
+ * the split path up to 256 keys and loses from 512: bench_ops --sdpa) */
+#define SDPA_DECODE_MAX_KEYS 256
+
+/* Up to SDPA_DECODE_MAX_KEYS keys a decode step runs attention_decode, whose grid does not depend
+ * on the key count (bucket 0). Past them a captured step records the split kernels over the whole
+ * cache's rows in splits of `per` keys (sdpa_gpu's any_len), those past the key count empty, and
+ * the combine skips empty splits: the graph equals eager attention at every key count whose split
+ * has the same `per` (which changes only where eager's nsplit reaches its cap of 64, or with the
+ * key count where the device is filled without splitting). */
 int64_t op_sdpa_decode_bucket(int64_t Hq, int64_t Hkv, int64_t Lk)
 {
-    if (Lk <= 256) return 0; /* attention_decode: one dispatch, grid independent of Lk */
+    if (Lk <= SDPA_DECODE_MAX_KEYS) return 0;
     int64_t nsplit, per;
     sdpa_split(Hkv * ((Hq / Hkv + 3) / 4), Lk, &nsplit, &per);
-    return nsplit << 32 | per;
+    return per;
+}
+
+/* Rows along dim 2 of t's storage from its view's start: the cache's capacity behind a prefix view. */
+static int64_t rows_in_storage(const wgt_tensor *t)
+{
+    int64_t sr = t->l.strides[2], have = (int64_t)(t->st->bytes / wgt_dtype_size(t->l.dtype));
+    int64_t last = t->l.offset; /* the view's last element but along dim 2 */
+    for (int d = 0; d < 4; d++)
+        if (d != 2 && t->l.shape[d] > 0) last += (t->l.shape[d] - 1) * t->l.strides[d];
+    return sr > 0 && have > last ? (have - 1 - last) / sr + 1 : t->l.shape[2];
 }
 
 static wgt_status sdpa_gpu(wgt_context *ctx, const wgt_tensor *q, const wgt_tensor *k, const wgt_tensor *v,
@@ -387,9 +407,7 @@ static wgt_status sdpa_gpu(wgt_context *ctx, const wgt_tensor *q, const wgt_tens
     }
     wgt_kernel *kmain, *kcomb = NULL;
     int64_t visible = !p.causal ? Lk : coff + 1 < 0 ? 0 : coff + 1 > Lk ? Lk : coff + 1;
-    /* decode over a short cache: attention_decode.wgsl, one dispatch (on the H200 it beats the
-     * split path up to 256 keys and loses from 512: bench_ops --sdpa) */
-    if (Lq == 1 && !mask && visible <= 256) {
+    if (Lq == 1 && !mask && visible <= SDPA_DECODE_MAX_KEYS) {
         wgt_kernel *kd;
         wgt_binding b[4];
         int64_t base;
@@ -414,6 +432,20 @@ static wgt_status sdpa_gpu(wgt_context *ctx, const wgt_tensor *q, const wgt_tens
         sdpa_cost(ctx, &p, Hkv, D * (int64_t)wgt_dtype_size(k->l.dtype) + Dv * (int64_t)wgt_dtype_size(v->l.dtype), 1);
         if ((st = wgt_gpu_dispatch(ctx, kd, &p, sizeof p, b, 4, gx, gy, 1))) goto done;
         goto finish;
+    }
+    /* a decode step captured with its position a graph scalar (the key count follows it): the
+     * split over the cache's capacity, the splits past the key count empty (op_sdpa_decode_bucket),
+     * so the grid is the same at every position of the bucket */
+    if (Lq == 1 && !mask && p.causal && window == 0 && coff + 1 == Lk && wgt_gpu_capture_ties(ctx, WGT_GRAPH_POSITION, coff)) {
+        int64_t cap = rows_in_storage(k), capv = rows_in_storage(v);
+        if (capv < cap) cap = capv;
+        if (cap < Lk) cap = Lk;
+        nsplit = (cap + per - 1) / per;
+        if (nsplit > 65535) {
+            st = op_fail(ctx, WGT_ERR_LIMIT, "sdpa: a captured decode step over a cache of %lld rows", (long long)cap);
+            goto done;
+        }
+        p.nsplit = (uint32_t)nsplit;
     }
     if ((st = sdpa_kernel(ctx, "attention", q, k, v, mask, windowed, Lq == 1, "main", &kmain))) goto done;
     if (nsplit > 1 && (st = sdpa_kernel(ctx, "attention", q, k, v, mask, windowed, Lq == 1, "combine", &kcomb)))

@@ -179,9 +179,10 @@ wgt_status op_bind_all(const wgt_tensor *t, wgt_binding *b, int64_t *base);
  * every call (a KV cache's row or prefix at the token's position): the binding, and so the cached
  * bind group, stays the same from token to token instead of a new bind group per call. */
 wgt_status op_bind_storage(const wgt_tensor *t, wgt_binding *b, int64_t *base);
-/* Which kernels and grid wgt_sdpa uses for one causal query row per head over Lk keys (Hq query,
- * Hkv key heads, no mask): equal values, equal dispatches but for the key count and position
- * fields (0: attention_decode, the same for every Lk <= 256). For a captured decode step. */
+/* For a captured decode step (one causal query row per head over Lk keys, Hq query and Hkv key
+ * heads, no mask): the split length a captured step records for Lk keys. A step captured at
+ * one key count replays exactly at every other with the same value (wgt_sdpa records both the
+ * short-cache kernel and the split over the cache's capacity, gated on the key count). */
 int64_t op_sdpa_decode_bucket(int64_t Hq, int64_t Hkv, int64_t Lk);
 /* Whether sdpa of head dims D, Dv with several query rows and half_tiles 0 takes the
  * subgroup-matrix tiles (src/kernels/attention_tc.wgsl; WGT_ATTENTION_TC), and their query rows and
