@@ -28,6 +28,7 @@ struct Params {
     off_o: u32,     // element index of out[0]
     eps: f32,
     units: u32,     // 32-element units per row: K / 32
+    tpr: u32,       // lanes a row (entry `blocks` only)
 };
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -137,6 +138,104 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
             for (var k = 0u; k < WG; k += SG) { ss += red[k].y; }
             v = v * inverseSqrt(ss / f32(p.K) + p.eps);
         }
+        if ((p.flags & 1u) != 0u) { v += ldBias(p.off_b + row); }
+        if ((p.flags & 2u) != 0u) { v += res[p.off_r + row]; }
+        out[p.off_o + row] = v;
+    }
+}
+
+// ---- blocks: a lane per whole 32-element block (Q8_0 and Q4_0 only) ----
+// The entry `blocks` (WGT_QLINEAR_BLOCKS, src/ops/qlinear.c) reads W differently from `main`: each
+// lane takes whole blocks (u = lane, lane + p.tpr, ...), each block with the aligned words that
+// hold it (9 for Q8_0's 34 bytes, 5 for Q4_0's 18: a third to a fifth of piece()'s loads, none
+// unaligned), two blocks' loads in flight. p.tpr lanes a row (a power of two from 32 to WG), WG /
+// p.tpr rows a workgroup: the host lowers the rows a workgroup so that rows of few outputs still
+// give every SM work. The prologue runs per lane on the columns of its blocks (x from the binding,
+// as fused_linear.wgsl's term), no workgroup memory but the final sums. Blocks start at even bytes
+// (the op checks the weight's offset): a block's first word holds its f16 scale in the low half
+// (the block at a multiple of 4) or in the high half (2 bytes past one).
+
+struct BlockWords { v: array<u32, 9> };
+
+// The words w[a .. a + 8] (Q8_0) or w[a .. a + 4] (Q4_0) around the block at byte blk.
+fn blk_load(blk: u32) -> BlockWords {
+    let a = blk >> 2u;
+    var r: BlockWords;
+    r.v[0] = w[a]; r.v[1] = w[a + 1u]; r.v[2] = w[a + 2u]; r.v[3] = w[a + 3u]; r.v[4] = w[a + 4u];
+    if (FMT == Q8_0) {
+        r.v[5] = w[a + 5u]; r.v[6] = w[a + 6u]; r.v[7] = w[a + 7u]; r.v[8] = w[a + 8u];
+    }
+    return r;
+}
+
+// The quant word whose bytes start 2 bytes into word a (hi false) or at word b (hi true): bytes
+// 2 + 4i .. 5 + 4i of a block come from its loaded words i and i + 1.
+fn blk_q(a: u32, b: u32, hi: bool) -> u32 { return select((a >> 16u) | (b << 16u), b, hi); }
+
+// pro(x) at vec4 c of the columns (c < K / 4); ss gets dot(x, x) for RMSNorm's scale.
+fn pro_x(c: u32, ss: ptr<function, f32>) -> vec4<f32> {
+    let v = x[p.off_x + c];
+    if (PRO == 1u) {
+        *ss += dot(v, v);
+        return v * gam[p.off_g + c];
+    }
+    if (PRO == 2u) { return silu4(v) * x[p.off_x + p.K / 4u + c]; }
+    return v;
+}
+
+fn q8_term(q: u32, d: f32, c: u32, ss: ptr<function, f32>) -> f32 { return dot(i8x4(q) * d, pro_x(c, ss)); }
+
+// Quant word q holds elements 4i .. 4i + 3 (low nibbles, vec4 c) and 16 + 4i .. (high, c + 4).
+fn q4_term(q: u32, d: f32, c: u32, ss: ptr<function, f32>) -> f32 {
+    return dot((nib4(q, 0u) - 8.0) * d, pro_x(c, ss)) + dot((nib4(q, 4u) - 8.0) * d, pro_x(c + 4u, ss));
+}
+
+// The dot product of block u (its words b, at byte blk) with pro(x) of its 32 columns; the
+// dequantised values are quant.c's (q * d, (nibble - 8) * d) in f32. Written out word by word so
+// the words stay in registers.
+fn blk_dot(b: BlockWords, blk: u32, u: u32, ss: ptr<function, f32>) -> f32 {
+    let hi = (blk & 2u) != 0u;
+    let d = unpack2x16float(select(b.v[0] & 0xffffu, b.v[0] >> 16u, hi)).x;
+    let c = u * 8u;
+    if (FMT == Q8_0) {
+        return ((q8_term(blk_q(b.v[0], b.v[1], hi), d, c, ss) + q8_term(blk_q(b.v[1], b.v[2], hi), d, c + 1u, ss)) +
+                (q8_term(blk_q(b.v[2], b.v[3], hi), d, c + 2u, ss) + q8_term(blk_q(b.v[3], b.v[4], hi), d, c + 3u, ss))) +
+               ((q8_term(blk_q(b.v[4], b.v[5], hi), d, c + 4u, ss) + q8_term(blk_q(b.v[5], b.v[6], hi), d, c + 5u, ss)) +
+                (q8_term(blk_q(b.v[6], b.v[7], hi), d, c + 6u, ss) + q8_term(blk_q(b.v[7], b.v[8], hi), d, c + 7u, ss)));
+    }
+    return (q4_term(blk_q(b.v[0], b.v[1], hi), d, c, ss) + q4_term(blk_q(b.v[1], b.v[2], hi), d, c + 1u, ss)) +
+           (q4_term(blk_q(b.v[2], b.v[3], hi), d, c + 2u, ss) + q4_term(blk_q(b.v[3], b.v[4], hi), d, c + 3u, ss));
+}
+
+@compute @workgroup_size(WG)
+fn blocks(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+          @builtin(num_workgroups) nwg: vec3<u32>) {
+    let tpr = p.tpr;
+    let lane = lid % tpr;
+    let row = (wid.x + wid.y * nwg.x) * (WG / tpr) + lid / tpr;
+    let live = row < p.N;
+    let rb = p.w_off + row * p.row_bytes;
+    let bsz = select(18u, 34u, FMT == Q8_0);
+    var acc = 0.0;
+    var ssq = 0.0; // the lane's share of x's sum of squares: a row's lanes cover all K columns
+    if (live) {
+        var u = lane;
+        for (; u + tpr < p.units; u += 2u * tpr) { // both blocks' loads issue before either is used
+            let ba = rb + u * bsz;
+            let bb = ba + tpr * bsz;
+            let wa = blk_load(ba);
+            let wb = blk_load(bb);
+            acc += blk_dot(wa, ba, u, &ssq) + blk_dot(wb, bb, u + tpr, &ssq);
+        }
+        if (u < p.units) { acc += blk_dot(blk_load(rb + u * bsz), rb + u * bsz, u, &ssq); }
+    }
+    red[lid] = vec2<f32>(sg_sum(acc), sg_sum(ssq));
+    workgroupBarrier();
+    if (live && lane == 0u) {
+        var t = vec2<f32>(0.0);
+        for (var k = 0u; k < tpr; k += SG) { t += red[lid + k]; }
+        var v = t.x;
+        if (PRO == 1u) { v = v * inverseSqrt(t.y / f32(p.K) + p.eps); }
         if ((p.flags & 1u) != 0u) { v += ldBias(p.off_b + row); }
         if ((p.flags & 2u) != 0u) { v += res[p.off_r + row]; }
         out[p.off_o + row] = v;

@@ -297,8 +297,36 @@ wgt_status wgt_qlinear(const wgt_tensor *x, const wgt_tensor *w, wgt_ftype type,
 typedef struct qf_params {
     uint32_t N, K, row_bytes, flags, w_off, off_x, off_g, off_b, off_r, off_o;
     float eps;
-    uint32_t units;
+    uint32_t units, tpr; /* tpr: lanes a row, entry `blocks` only */
 } qf_params;
+
+/* WGT_QLINEAR_BLOCKS: "1" runs Q8_0 and Q4_0 decode through qlinear_fused.wgsl's entry `blocks`
+ * (a lane per whole block, read as aligned words; fewer rows a workgroup where the rows are few),
+ * "1:T" with T lanes a row (a power of two from 32 to the workgroup size), "0" the entry `main`
+ * (8-element pieces, 32 lanes a row). Opt-in until measured on the H200 (tools/h200_decode_ab.sh). */
+#define QB_DEFAULT "0"
+
+/* Lanes a row asked for (0: the op's choice), or -1 for the entry `main`. */
+static int qb_setting(void)
+{
+    const char *e = getenv("WGT_QLINEAR_BLOCKS");
+    if (!e || !*e) e = QB_DEFAULT;
+    if (e[0] != '1' || (e[1] && e[1] != ':')) return -1;
+    return e[1] == ':' ? atoi(e + 2) : 0;
+}
+
+/* Lanes a row for the entry `blocks`: 32, more while a row has blocks for them and fewer than
+ * 264 workgroups (two an SM of the H200's 132) would run; or the forced `want`. */
+static uint32_t qb_lanes(int want, uint32_t wg, int64_t N, int64_t units)
+{
+    uint32_t t = 32;
+    if (want > 0) {
+        while (t < wg && t < (uint32_t)want) t *= 2;
+        return t;
+    }
+    while (t < wg && (int64_t)(2 * t) <= units && N * t / wg < 264) t *= 2;
+    return t;
+}
 
 /* Determines the prelude of src/kernels/qlinear_fused.wgsl. */
 typedef struct qf_key {
@@ -420,8 +448,12 @@ wgt_status wgt_fused_qlinear(const wgt_tensor *x, wgt_fused_prologue pro, const 
     if ((st = wgt_tensor_new(ctx, WGT_F32, nd, shape, &y))) return st;
     qf_key key = {(int32_t)type, (int32_t)pro, bias ? (int32_t)bias->l.dtype : (int32_t)WGT_F32, ql_subgroup(ctx),
                   op_workgroup_size(ctx)};
+    /* the entry `blocks` reads each block's words from its even first byte */
+    int qb = qb_setting();
+    int blocks = qb >= 0 && (type == WGT_FTYPE_Q8_0 || type == WGT_FTYPE_Q4_0) && w->l.offset % 2 == 0;
     wgt_kernel *k;
-    if ((st = wgt_gpu_kernel_keyed(ctx, "qlinear_fused", &key, sizeof key, qf_prelude, &key, "main", NULL, 0, &k)))
+    if ((st = wgt_gpu_kernel_keyed(ctx, "qlinear_fused", &key, sizeof key, qf_prelude, &key, blocks ? "blocks" : "main",
+                                   NULL, 0, &k)))
         return op_finish(st, y, out);
     const wgt_tensor *bt[6] = {x, w, pro == WGT_PRO_RMS_NORM ? gamma : x, bias ? bias : x, res ? res : x, y};
     wgt_binding b[6];
@@ -439,8 +471,9 @@ wgt_status wgt_fused_qlinear(const wgt_tensor *x, wgt_fused_prologue pro, const 
     p.off_x = (uint32_t)((x->l.offset - base[0]) / 4), p.off_g = (uint32_t)((bt[2]->l.offset - base[2]) / 4);
     p.off_b = (uint32_t)(bt[3]->l.offset - base[3]), p.off_r = (uint32_t)(bt[4]->l.offset - base[4]);
     p.off_o = (uint32_t)(y->l.offset - base[5]);
-    /* WG / 32 rows a workgroup, as qlinear.wgsl's gemv */
-    uint32_t gx, gy, rpw = key.wg / 32;
+    /* main: WG / 32 rows a workgroup, as qlinear.wgsl's gemv; blocks: WG / tpr */
+    p.tpr = blocks ? qb_lanes(qb, key.wg, N, K / 32) : 32;
+    uint32_t gx, gy, rpw = key.wg / p.tpr;
     op_grid(ctx, ((uint64_t)N + rpw - 1) / rpw, &gx, &gy);
     /* the weight blocks, x, the norm weight, bias, residual and y (WGT_PROFILE=1) */
     wgt_gpu_cost(ctx, (uint64_t)N * (uint64_t)row_bytes + (uint64_t)K * 8 + (bias ? (uint64_t)N * 4 : 0) +

@@ -6,7 +6,8 @@
  * step, N not a multiple of the rows per workgroup, Q6_K rows at unaligned bytes, a row narrow of
  * the weight, an f16 bias, 3-D x. Two tokens (M = 2), a strided x and the CPU-reference context
  * run the composition of the plain ops. The spec's default limits run the kernel again where they
- * lower the workgroup size (128 on OpenGL ES compat). */
+ * lower the workgroup size (128 on OpenGL ES compat). test_blocks runs the cases again through the entry
+ * `blocks` (WGT_QLINEAR_BLOCKS). */
 #include <math.h>
 #include <string.h>
 
@@ -436,6 +437,21 @@ static void test_qkv(wgt_context *ctx, int gpu)
     if (gpu) qkv_graph_case(ctx);
 }
 
+/* The entry `blocks` (WGT_QLINEAR_BLOCKS: a lane per whole Q8_0 / Q4_0 block): every case of
+ * test_all and test_views with the op's choice of lanes a row and with 32, 128 and 256 forced
+ * (Q4_0's 594-byte rows start 2 bytes past a word on every other row; the row narrow starts 11
+ * rows in). Q4_K and Q6_K keep the entry `main` under the setting. */
+static void test_blocks(wgt_context *ctx)
+{
+    const char *settings[] = {"1", "1:32", "1:128", "1:256"};
+    for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++) {
+        setenv("WGT_QLINEAR_BLOCKS", settings[i], 1);
+        test_all(ctx, 1);
+        test_views(ctx, 1);
+    }
+    unsetenv("WGT_QLINEAR_BLOCKS");
+}
+
 int main(void)
 {
     wgt_context *ctx;
@@ -443,6 +459,7 @@ int main(void)
     test_all(ctx, 1);
     test_views(ctx, 1);
     test_qkv(ctx, 1);
+    test_blocks(ctx);
     int64_t gpu_compared = test_compared;
     CHECK(gpu_compared > 2500, "only %lld values compared", (long long)gpu_compared);
     uint32_t wg = op_workgroup_size(ctx);
@@ -456,6 +473,7 @@ int main(void)
         test_compared = 0;
         test_all(ctx, 1);
         test_views(ctx, 1);
+        test_blocks(ctx);
         printf("default limits (%u invocations per workgroup): %lld values compared\n", op_workgroup_size(ctx),
                (long long)test_compared);
     } else
