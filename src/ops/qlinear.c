@@ -301,18 +301,22 @@ typedef struct qf_params {
 } qf_params;
 
 /* WGT_QLINEAR_BLOCKS: "1" runs Q8_0 and Q4_0 decode through qlinear_fused.wgsl's entry `blocks`
- * (a lane per whole block, read as aligned words; fewer rows a workgroup where the rows are few),
- * "1:T" with T lanes a row (a power of two from 32 to the workgroup size), "0" the entry `main`
- * (8-element pieces, 32 lanes a row). Opt-in until measured on the H200 (tools/h200_decode_ab.sh). */
+ * (a lane per whole block, read as aligned words; fewer rows a workgroup where the rows are few;
+ * SwiGLU's prologue staged once a workgroup where K floats fit in workgroup memory), "2" the same
+ * with SwiGLU computed by each row's lanes, "1:T" / "2:T" with T lanes a row (a power of two from
+ * 32 to the workgroup size), "0" the entry `main` (8-element pieces, 32 lanes a row). Opt-in until
+ * measured on the H200 (tools/h200_decode_ab.sh). */
 #define QB_DEFAULT "0"
 
-/* Lanes a row asked for (0: the op's choice), or -1 for the entry `main`. */
-static int qb_setting(void)
+/* The mode (1, 2; 0 for the entry `main`) and in *lanes the lanes a row asked for (0: the op's). */
+static int qb_setting(int *lanes)
 {
     const char *e = getenv("WGT_QLINEAR_BLOCKS");
     if (!e || !*e) e = QB_DEFAULT;
-    if (e[0] != '1' || (e[1] && e[1] != ':')) return -1;
-    return e[1] == ':' ? atoi(e + 2) : 0;
+    *lanes = 0;
+    if ((e[0] != '1' && e[0] != '2') || (e[1] && e[1] != ':')) return 0;
+    if (e[1] == ':') *lanes = atoi(e + 2);
+    return e[0] - '0';
 }
 
 /* Lanes a row for the entry `blocks`: 32, more while a row has blocks for them and fewer than
@@ -331,7 +335,7 @@ static uint32_t qb_lanes(int want, uint32_t wg, int64_t N, int64_t units)
 /* Determines the prelude of src/kernels/qlinear_fused.wgsl. */
 typedef struct qf_key {
     int32_t type, pro, bdt;
-    uint32_t sg, wg;
+    uint32_t sg, wg, xs; /* xs: the entry `blocks`'s staged SwiGLU, vec4s (1: none) */
 } qf_key;
 
 /* The block decoders of qlinear.wgsl (its "decoders" section: rd32 .. piece), shared with the fused
@@ -365,7 +369,8 @@ static char *qf_prelude(void *arg)
         return NULL;
     }
     size_t used = strlen(pre);
-    snprintf(pre + used, cap - used, "const WG: u32 = %uu;\nconst PRO: u32 = %du;\n", k->wg, k->pro);
+    snprintf(pre + used, cap - used, "const WG: u32 = %uu;\nconst PRO: u32 = %du;\nconst XS: u32 = %uu;\n", k->wg,
+             k->pro, k->xs);
     op_wgsl_loader(pre, cap, "ldBias", "bias", (wgt_dtype)k->bdt, "f32");
     if (!op_wgsl_section(pre, cap, "qlinear", "decoders")) {
         free(pre);
@@ -449,8 +454,17 @@ wgt_status wgt_fused_qlinear(const wgt_tensor *x, wgt_fused_prologue pro, const 
     qf_key key = {(int32_t)type, (int32_t)pro, bias ? (int32_t)bias->l.dtype : (int32_t)WGT_F32, ql_subgroup(ctx),
                   op_workgroup_size(ctx)};
     /* the entry `blocks` reads each block's words from its even first byte */
-    int qb = qb_setting();
-    int blocks = qb >= 0 && (type == WGT_FTYPE_Q8_0 || type == WGT_FTYPE_Q4_0) && w->l.offset % 2 == 0;
+    int lanes, qb = qb_setting(&lanes);
+    int blocks = qb && (type == WGT_FTYPE_Q8_0 || type == WGT_FTYPE_Q4_0) && w->l.offset % 2 == 0;
+    /* SwiGLU staged (mode 1) within the workgroup memory, at most 16 KiB on OpenGL (llvmpipe's
+     * computed wrong results past it though it reports 32: src/ops/matmul.c's regs_choose) */
+    const wgt_adapter_info *info = wgt_gpu_info(ctx);
+    uint64_t smem = lim->max_compute_workgroup_storage_size;
+    if ((info->backend == WGT_BACKEND_OPENGLES || info->backend == WGT_BACKEND_OPENGL || info->compat) && smem > 16384)
+        smem = 16384;
+    key.xs = 1;
+    if (blocks && qb == 1 && pro == WGT_PRO_SWIGLU && (uint64_t)K * 4 + (uint64_t)key.wg * 8 <= smem)
+        key.xs = (uint32_t)(K / 4);
     wgt_kernel *k;
     if ((st = wgt_gpu_kernel_keyed(ctx, "qlinear_fused", &key, sizeof key, qf_prelude, &key, blocks ? "blocks" : "main",
                                    NULL, 0, &k)))
@@ -472,7 +486,7 @@ wgt_status wgt_fused_qlinear(const wgt_tensor *x, wgt_fused_prologue pro, const 
     p.off_b = (uint32_t)(bt[3]->l.offset - base[3]), p.off_r = (uint32_t)(bt[4]->l.offset - base[4]);
     p.off_o = (uint32_t)(y->l.offset - base[5]);
     /* main: WG / 32 rows a workgroup, as qlinear.wgsl's gemv; blocks: WG / tpr */
-    p.tpr = blocks ? qb_lanes(qb, key.wg, N, K / 32) : 32;
+    p.tpr = blocks ? qb_lanes(lanes, key.wg, N, K / 32) : 32;
     uint32_t gx, gy, rpw = key.wg / p.tpr;
     op_grid(ctx, ((uint64_t)N + rpw - 1) / rpw, &gx, &gy);
     /* the weight blocks, x, the norm weight, bias, residual and y (WGT_PROFILE=1) */
