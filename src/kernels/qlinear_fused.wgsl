@@ -151,7 +151,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
 // unaligned), two blocks' loads in flight. p.tpr lanes a row (a power of two from 32 to WG), WG /
 // p.tpr rows a workgroup: the host lowers the rows a workgroup so that rows of few outputs still
 // give every SM work. The prologue runs per lane on the columns of its blocks (x from the binding,
-// as fused_linear.wgsl's term), or SwiGLU's staged once a workgroup (XS below). Blocks start at even bytes
+// as fused_linear.wgsl's term), or is staged once a workgroup (XS below). Blocks start at even bytes
 // (the op checks the weight's offset): a block's first word holds its f16 scale in the low half
 // (the block at a multiple of 4) or in the high half (2 bytes past one).
 
@@ -172,23 +172,29 @@ fn blk_load(blk: u32) -> BlockWords {
 // 2 + 4i .. 5 + 4i of a block come from its loaded words i and i + 1.
 fn blk_q(a: u32, b: u32, hi: bool) -> u32 { return select((a >> 16u) | (b << 16u), b, hi); }
 
-// SwiGLU's silu(x[:K]) * x[K:] for the whole row, computed once a workgroup where the prelude's
-// XS (vec4s: K / 4, or 1 for none) fits in workgroup memory: the exp of each column once per
-// workgroup rather than once per row (Llama-3.2-1B's down projection: 16.8M a token otherwise).
+// pro(x) for the whole row staged once a workgroup where the prelude's XS (vec4s: K / 4 + K / 32,
+// or 1 for none) fits in workgroup memory (the op stages SwiGLU's, or every prologue's): SwiGLU's
+// exp of each column once per workgroup rather than once per row (Llama-3.2-1B's down projection:
+// 16.8M a token otherwise), and x read from workgroup memory instead of the L1 cache, where a
+// subgroup's lanes (one block each, 128 bytes of x apart) touch 32 lines a load. A block's 8 vec4s
+// sit 9 apart (one vec4 of padding a block), so the lanes' 16-byte reads spread over the banks.
 var<workgroup> xg: array<vec4<f32>, XS>;
 
 // pro(x) at vec4 c of the columns (c < K / 4); ss gets dot(x, x) for RMSNorm's scale.
-fn pro_x(c: u32, ss: ptr<function, f32>) -> vec4<f32> {
+fn pro_direct(c: u32, ss: ptr<function, f32>) -> vec4<f32> {
     let v = x[p.off_x + c];
     if (PRO == 1u) {
         *ss += dot(v, v);
         return v * gam[p.off_g + c];
     }
-    if (PRO == 2u) {
-        if (XS > 1u) { return xg[c]; }
-        return silu4(v) * x[p.off_x + p.K / 4u + c];
-    }
+    if (PRO == 2u) { return silu4(v) * x[p.off_x + p.K / 4u + c]; }
     return v;
+}
+
+// pro(x) at vec4 c: staged (its sum of squares counted by the staging lanes) or direct.
+fn pro_x(c: u32, ss: ptr<function, f32>) -> vec4<f32> {
+    if (XS > 1u) { return xg[c + (c >> 3u)]; }
+    return pro_direct(c, ss);
 }
 
 fn q8_term(q: u32, d: f32, c: u32, ss: ptr<function, f32>) -> f32 { return dot(i8x4(q) * d, pro_x(c, ss)); }
@@ -225,14 +231,14 @@ fn blocks(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid:
     let rb = p.w_off + row * p.row_bytes;
     let bsz = select(18u, 34u, FMT == Q8_0);
     var acc = 0.0;
-    var ssq = 0.0; // the lane's share of x's sum of squares: a row's lanes cover all K columns
+    var ssq = 0.0; // the lane's share of x's sum of squares (its blocks', or its staged columns')
     var u = lane;
     var wa: BlockWords;
     var wb: BlockWords;
-    if (XS > 1u) { // the first two blocks' loads issue before SwiGLU's staging
+    if (XS > 1u) { // the first two blocks' loads issue before the staging
         if (live && u < p.units) { wa = blk_load(rb + u * bsz); }
         if (live && u + tpr < p.units) { wb = blk_load(rb + (u + tpr) * bsz); }
-        for (var c = lid; c < p.K / 4u; c += WG) { xg[c] = silu4(x[p.off_x + c]) * x[p.off_x + p.K / 4u + c]; }
+        for (var c = lid; c < p.K / 4u; c += WG) { xg[c + (c >> 3u)] = pro_direct(c, &ssq); }
         workgroupBarrier();
         if (live) {
             for (; u + tpr < p.units; u += 2u * tpr) {
@@ -261,7 +267,14 @@ fn blocks(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid:
         var t = vec2<f32>(0.0);
         for (var k = 0u; k < tpr; k += SG) { t += red[lid + k]; }
         var v = t.x;
-        if (PRO == 1u) { v = v * inverseSqrt(t.y / f32(p.K) + p.eps); }
+        if (PRO == 1u) {
+            var ss = t.y; // the row's lanes' sums of squares, or the whole workgroup's (staged)
+            if (XS > 1u) {
+                ss = 0.0;
+                for (var k = 0u; k < WG; k += SG) { ss += red[k].y; }
+            }
+            v = v * inverseSqrt(ss / f32(p.K) + p.eps);
+        }
         if ((p.flags & 1u) != 0u) { v += ldBias(p.off_b + row); }
         if ((p.flags & 2u) != 0u) { v += res[p.off_r + row]; }
         out[p.off_o + row] = v;

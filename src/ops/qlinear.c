@@ -302,19 +302,20 @@ typedef struct qf_params {
 
 /* WGT_QLINEAR_BLOCKS: "1" runs Q8_0 and Q4_0 decode through qlinear_fused.wgsl's entry `blocks`
  * (a lane per whole block, read as aligned words; fewer rows a workgroup where the rows are few;
- * SwiGLU's prologue staged once a workgroup where K floats fit in workgroup memory), "2" the same
- * with SwiGLU computed by each row's lanes, "1:T" / "2:T" with T lanes a row (a power of two from
- * 32 to the workgroup size), "0" the entry `main` (8-element pieces, 32 lanes a row). Opt-in until
- * measured on the H200 (tools/h200_decode_ab.sh). */
+ * SwiGLU's prologue staged once a workgroup where it fits in workgroup memory), "2" the same with
+ * every prologue computed by the lanes from x's binding, "3" with every prologue (x itself
+ * included) staged where it fits; "1:T" etc. with T lanes a row (a power of two from 32 to the
+ * workgroup size); "0" the entry `main` (8-element pieces, 32 lanes a row). Opt-in until measured
+ * on the H200 (tools/h200_decode_ab.sh). */
 #define QB_DEFAULT "0"
 
-/* The mode (1, 2; 0 for the entry `main`) and in *lanes the lanes a row asked for (0: the op's). */
+/* The mode (1, 2, 3; 0 for the entry `main`) and in *lanes the lanes a row asked for (0: the op's). */
 static int qb_setting(int *lanes)
 {
     const char *e = getenv("WGT_QLINEAR_BLOCKS");
     if (!e || !*e) e = QB_DEFAULT;
     *lanes = 0;
-    if ((e[0] != '1' && e[0] != '2') || (e[1] && e[1] != ':')) return 0;
+    if (e[0] < '1' || e[0] > '3' || (e[1] && e[1] != ':')) return 0;
     if (e[1] == ':') *lanes = atoi(e + 2);
     return e[0] - '0';
 }
@@ -456,15 +457,17 @@ wgt_status wgt_fused_qlinear(const wgt_tensor *x, wgt_fused_prologue pro, const 
     /* the entry `blocks` reads each block's words from its even first byte */
     int lanes, qb = qb_setting(&lanes);
     int blocks = qb && (type == WGT_FTYPE_Q8_0 || type == WGT_FTYPE_Q4_0) && w->l.offset % 2 == 0;
-    /* SwiGLU staged (mode 1) within the workgroup memory, at most 16 KiB on OpenGL (llvmpipe's
-     * computed wrong results past it though it reports 32: src/ops/matmul.c's regs_choose) */
+    /* pro(x) staged (mode 1: SwiGLU's, 3: every prologue's; K / 4 vec4s and a vec4 of padding a
+     * block) within the workgroup memory, at most 16 KiB on OpenGL (llvmpipe's computed wrong
+     * results past it though it reports 32: src/ops/matmul.c's regs_choose) */
     const wgt_adapter_info *info = wgt_gpu_info(ctx);
     uint64_t smem = lim->max_compute_workgroup_storage_size;
     if ((info->backend == WGT_BACKEND_OPENGLES || info->backend == WGT_BACKEND_OPENGL || info->compat) && smem > 16384)
         smem = 16384;
     key.xs = 1;
-    if (blocks && qb == 1 && pro == WGT_PRO_SWIGLU && (uint64_t)K * 4 + (uint64_t)key.wg * 8 <= smem)
-        key.xs = (uint32_t)(K / 4);
+    uint64_t xs = (uint64_t)(K / 4 + K / 32);
+    if (blocks && ((qb == 1 && pro == WGT_PRO_SWIGLU) || qb == 3) && xs * 16 + (uint64_t)key.wg * 8 <= smem)
+        key.xs = (uint32_t)xs;
     wgt_kernel *k;
     if ((st = wgt_gpu_kernel_keyed(ctx, "qlinear_fused", &key, sizeof key, qf_prelude, &key, blocks ? "blocks" : "main",
                                    NULL, 0, &k)))
