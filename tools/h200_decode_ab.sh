@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Quantized decode on the H200 through qlinear_fused.wgsl's entry `blocks` (WGT_QLINEAR_BLOCKS: a
 # lane per whole Q8_0 / Q4_0 block read as aligned words, fewer rows a workgroup where the rows are
-# few; =1 stages SwiGLU's prologue once a workgroup, =2 computes it per row) against main's binary:
-# decode tok/s of random-weight Qwen2.5-0.5B-shaped Q8_0 and Q4_0 (-p 16 -n 128), main's binary
-# and the branch's alternated in two rounds (A B A B), f16 in each round as the control (no kernel
-# of it changed), one WGT_PROFILE=1 decode table with =1, then where time is left: Llama-3.2-1B
-# Q8_0 / Q4_0 (one round), forced lanes a row (=1:32, =1:64, =1:128), main's profile.
+# few; =1 stages SwiGLU's prologue once a workgroup, =2 computes every prologue per row, =3 stages
+# every prologue, x included) against main's binary: decode tok/s of random-weight
+# Qwen2.5-0.5B-shaped Q8_0 and Q4_0 (-p 16 -n 128), main's binary and the branch's alternated in
+# two rounds (A B A B), f16 in each round as the control (no kernel of it changed), one
+# WGT_PROFILE=1 decode table with =1, then where time is left: Llama-3.2-1B Q8_0 / Q4_0 (one
+# round), forced lanes a row (=1:32, =1:64, =1:128), Qwen Q8_0 at -p 512 (issue 14's rows), main's
+# profile.
 # About 90-105 s; steps starting past BUDGET seconds (default 85) are skipped and say so.
 # Before (here): D (git-ignored, e.g. .devbin-perf3) holds bins.tar.xz (wgt-base: main's wgt,
 # wgt: this branch's, libwgt_napi_stub.so, test_gpu_qlinear_fused; stripped, unpacked into D/build)
@@ -29,6 +31,7 @@ for r in 1 2; do
         step r$r-q-$t-base timeout 15 $B bench -m $Q --type $t -p 16 -n 128
         step r$r-q-$t-blk1 WGT_QLINEAR_BLOCKS=1 timeout 15 $W bench -m $Q --type $t -p 16 -n 128
         step r$r-q-$t-blk2 WGT_QLINEAR_BLOCKS=2 timeout 15 $W bench -m $Q --type $t -p 16 -n 128
+        step r$r-q-$t-blk3 WGT_QLINEAR_BLOCKS=3 timeout 15 $W bench -m $Q --type $t -p 16 -n 128
     done
     step r$r-q-f16-base timeout 15 $B bench -m $Q --type f16 -p 16 -n 128
     step r$r-q-f16-new timeout 15 $W bench -m $Q --type f16 -p 16 -n 128
@@ -39,9 +42,11 @@ for t in q8_0 q4_0; do
     step r1-l-$t-blk1 WGT_QLINEAR_BLOCKS=1 timeout 15 $W bench -m $L --type $t -p 16 -n 128
 done
 for n in 32 64 128; do step x-q-q8_0-blk1-$n WGT_QLINEAR_BLOCKS=1:$n timeout 15 $W bench -m $Q --type q8_0 -p 16 -n 128; done
+step x-q-q8_0-p512-base timeout 15 $B bench -m $Q --type q8_0 -p 512 -n 128
+step x-q-q8_0-p512-blk1 WGT_QLINEAR_BLOCKS=1 timeout 15 $W bench -m $Q --type q8_0 -p 512 -n 128
 TAILN=16 step prof-q-q8_0-base WGT_PROFILE=1 timeout 15 $B bench -m $Q --type q8_0 -p 16 -n 64
 { echo "# $(cat $logs/gpu.txt); wgt bench -p 16 -n 128 (q: qwen2.5-0.5b, l: llama-3.2-1b; base: main;"
-  echo "# blk1 / blk2: WGT_QLINEAR_BLOCKS=1 / =2; new: the branch's binary, nothing set)"
+  echo "# blk1 / blk2 / blk3: WGT_QLINEAR_BLOCKS=1 / =2 / =3; new: the branch's binary, nothing set)"
   echo "step                   decode_tok_s ms_per_token dispatches_per_token"
   for f in $logs/r*-*.txt $logs/x-*.txt; do
       [ -f $f ] || continue
