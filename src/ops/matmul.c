@@ -27,6 +27,7 @@
 
 #include "ops/api.h"
 #include "ops/matmul_fuse.h"
+#include "ops/matmul_tcd.h"
 #include "ops/ops.h"
 #include "tensor/record.h"
 
@@ -761,6 +762,17 @@ static wgt_status mm_gpu(wgt_context *ctx, const mm_job *job, wgt_tensor *out)
         /* 5 .. 64 rows of one product read along k: matmul_rows.c (each weight piece once per 8 rows) */
         int few = kvec && batch == 1 && op_rows_take(ctx, M, MM_MAXM_GEMV + 1);
         int gemv = kvec && M <= (solo ? MM_MAXM_SOLO : few ? OP_ROWS_MAX : MM_MAXM_GEMV);
+        /* the tensor cores with fragments from storage (matmul_tcd.c), where its policy takes it */
+        if (!ints && !gemv && !few && batch == 1 && op_matmul_tcd_take(ctx, M, n1 - n0, K, la.dtype, lb.dtype)) {
+            mm_params q = p;
+            q.off_a = (uint32_t)(la.offset - base[0]), q.off_b = (uint32_t)(lb.offset - base[1]);
+            q.off_c = (uint32_t)(lc.offset - base[2]);
+            q.sam = (uint32_t)la.strides[nb], q.sak = (uint32_t)la.strides[nb + 1];
+            q.sbk = (uint32_t)lb.strides[nb], q.sbn = (uint32_t)lb.strides[nb + 1];
+            q.scm = (uint32_t)lc.strides[nb], q.scn = (uint32_t)lc.strides[nb + 1];
+            if ((st = op_matmul_tcd(ctx, &q, bind, la.dtype, lb.dtype, lc.dtype))) return st;
+            continue;
+        }
         mm_tc tc;
         mm_key nk; /* the kernel's key, entry and output columns a workgroup, for mm_note_dispatch */
         memset(&nk, 0, sizeof nk);

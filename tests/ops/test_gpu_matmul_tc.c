@@ -8,7 +8,10 @@
  * without the tiles; linear with f16 / bf16 weights through the 16-byte loads (whole tiles stored
  * from the fragments, partial ones, split k, the 2 x 4 subgroups of 128 x 128 tiles forced) and
  * qlinear with Q8_0 / Q4_0 / Q4_K / Q6_K blocks dequantised into the tiles (WGT_MATMUL_TC_QUANT). Tolerance for f16 operands (each rounded to 11 bits, f32 sums): 2e-3 sqrt(K)
- * on unit-range inputs, about ten times the expected error and far under a lost k step's. */
+ * on unit-range inputs, about ten times the expected error and far under a lost k step's.
+ * WGT_MATMUL_TCD=emulate runs src/kernels/matmul_tcd.wgsl (fragments loaded from f16 rows in
+ * storage, operands copied so by matmul_half.wgsl) through the same cases, and with subgroup
+ * matrices WGT_MATMUL_TCD=all. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -209,6 +212,22 @@ int main(void)
         cases("subgroup matrices", 1);
     } else
         printf("'%s' offers no f16 subgroup matrices: their tiles were run with scalar fragments only\n", info.name);
+    /* matmul_tcd.wgsl: fragments straight from f16 rows in storage (operands copied so by
+     * matmul_half.wgsl where they are not), every layout, partial tiles, bias, alpha and beta */
+    setenv("WGT_MATMUL_TC", "0", 1);
+    if (info.has_f16) {
+        setenv("WGT_MATMUL_TCD", "emulate", 1);
+        cases("tcd emulate", 1);
+        setenv("WGT_MATMUL_TCD_TILE", "1x2:2x1", 1); /* 32 x 32 tiles, other fragment counts */
+        cases("tcd emulate 1x2:2x1", 0);
+        unsetenv("WGT_MATMUL_TCD_TILE");
+        if (info.has_subgroup_matrix) {
+            setenv("WGT_MATMUL_TCD", "all", 1);
+            cases("tcd subgroup matrices", 1);
+        }
+        unsetenv("WGT_MATMUL_TCD");
+    } else
+        printf("'%s' has no shader-f16: matmul_tcd.wgsl's tiles not run\n", info.name);
     unsetenv("WGT_MATMUL_TC");
     CHECK(wgt_context_health(ctx) == WGT_OK, "context unhealthy: %s", wgt_context_errmsg(ctx));
     wgt_context_free(ctx);

@@ -1,0 +1,193 @@
+/* Tensor-core products with fragments loaded straight from storage (src/kernels/matmul_tcd.wgsl).
+ * On the H200 the subgroup-matrix products alone run at 648 TFLOP/s (bench/tc_peak.c), while
+ * matmul_tc.wgsl, which converts and stages tiles through workgroup memory, stays below 30
+ * (bench/results/h200/tc-2026-12-03/). Here each subgroup loads its fragments from f16 rows in
+ * storage and multiplies them, with no staging and no barrier in the k loop. The price: both
+ * operands must be f16 rows along k holding whole workgroup tiles; an operand that is not (f32
+ * activations, a transposed view, a ragged edge) is first copied so by matmul_half.wgsl, zero
+ * padded to the tiles (one extra dispatch, a pass over that operand).
+ * WGT_MATMUL_TCD: 0 off, half (products with an f16 or bf16 operand), all (f32 ones too: their
+ * operands are rounded to f16), emulate (every float product through the same tiles with the
+ * fragment products in scalar code, where the device has shader-f16: the tests on CPU adapters);
+ * TCD_DEFAULT when unset. WGT_MATMUL_TCD_TILE=FMxFN:SGRxSGC sets the
+ * fragments a subgroup (FM x FN of 16 x 16) and the subgroups a workgroup (tuning). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops/matmul_tcd.h"
+
+#define TCD_DEFAULT "0"
+#define TCD_FRAG 16 /* 16 x 16 x 16 fragments: the fastest shape bench/tc_peak.c measured */
+
+typedef struct tcd_tile {
+    int fm, fn, sgr, sgc, sgs;
+} tcd_tile;
+
+static int tcd_mode(void)
+{
+    const char *v = getenv("WGT_MATMUL_TCD");
+    if (!v || !*v) v = TCD_DEFAULT;
+    if (!strcmp(v, "half")) return 1;
+    if (!strcmp(v, "all") || !strcmp(v, "1")) return 2;
+    if (!strcmp(v, "emulate")) return 3;
+    return 0;
+}
+
+/* 2 x 2 fragments a subgroup, 2 x 2 subgroups: 64 x 64 outputs a workgroup */
+static tcd_tile tcd_tile_of(wgt_context *ctx)
+{
+    tcd_tile t = {2, 2, 2, 2, tcd_mode() == 3 ? 32 : (int)wgt_gpu_info(ctx)->limits.subgroup_max_size};
+    const char *v = getenv("WGT_MATMUL_TCD_TILE");
+    int fm, fn, r, c;
+    if (v && sscanf(v, "%dx%d:%dx%d", &fm, &fn, &r, &c) == 4 && fm >= 1 && fn >= 1 && r >= 1 && c >= 1 &&
+        fm * fn <= 16 && r * c * t.sgs <= 1024)
+        t.fm = fm, t.fn = fn, t.sgr = r, t.sgc = c;
+    return t;
+}
+
+static int has_frag16(wgt_context *ctx)
+{
+    const wgt_adapter_info *info = wgt_gpu_info(ctx);
+    for (int c = 0; c < info->n_subgroup_matrix_configs; c++)
+        if (info->subgroup_matrix_configs[c].component == WGT_F16 && info->subgroup_matrix_configs[c].result == WGT_F32 &&
+            info->subgroup_matrix_configs[c].m == TCD_FRAG && info->subgroup_matrix_configs[c].n == TCD_FRAG &&
+            info->subgroup_matrix_configs[c].k == TCD_FRAG)
+            return 1;
+    return 0;
+}
+
+int op_matmul_tcd_take(wgt_context *ctx, int64_t M, int64_t N, int64_t K, wgt_dtype da, wgt_dtype db)
+{
+    int mode = tcd_mode();
+    /* from 64 rows (prefill, training); emulation from any size the GEMVs leave (partial tiles) */
+    if (!mode || M < (mode == 3 ? 1 : 64) || N < 1 || K < 1 || wgt_gpu_avoid_barriers(ctx)) return 0;
+    int half = da == WGT_F16 || da == WGT_BF16 || db == WGT_F16 || db == WGT_BF16;
+    if (mode == 1 && !half) return 0;
+    if (!op_is_float(da) || !op_is_float(db)) return 0;
+    const wgt_adapter_info *info = wgt_gpu_info(ctx);
+    if (!wgt_gpu_has_f16(ctx)) return 0;
+    if (mode != 3 && (!info->has_subgroup_matrix || !wgt_gpu_sgmatrix_layout_template() ||
+                      info->limits.subgroup_min_size != info->limits.subgroup_max_size))
+        return 0;
+    tcd_tile t = tcd_tile_of(ctx);
+    if (t.sgs < 1 || (TCD_FRAG * TCD_FRAG) % t.sgs) return 0;
+    if ((uint32_t)(t.sgr * t.sgc * t.sgs) > wgt_gpu_limits(ctx)->max_compute_invocations_per_workgroup) return 0;
+    /* padded copies of both operands must fit a binding and u32 indexing */
+    uint64_t kp = (uint64_t)(K + TCD_FRAG - 1) / TCD_FRAG * TCD_FRAG, lim = wgt_gpu_limits(ctx)->max_storage_buffer_binding_size;
+    uint64_t mp = (uint64_t)M + 128, np = (uint64_t)N + 128;
+    if (mp * kp * 2 > lim || np * kp * 2 > lim || mp * kp > UINT32_MAX || np * kp > UINT32_MAX) return 0;
+    return mode == 3 || has_frag16(ctx);
+}
+
+/* ---- matmul_half.wgsl: an operand as padded f16 rows -------------------------------------------- */
+
+typedef struct half_params {
+    uint32_t R, K, Rp, Kp, off, sr, sk, gx;
+} half_params;
+
+static char *half_prelude(void *arg)
+{
+    wgt_dtype dt = *(const wgt_dtype *)arg;
+    char *pre = malloc(4096);
+    if (!pre) return NULL;
+    pre[0] = 0;
+    op_wgsl_loader(pre, 4096, "ldX", "x", dt, "f32");
+    return pre;
+}
+
+/* y (a new f16 tensor of Rp x Kp) = rows r < R of X (element off + r * sr + k * sk of binding bx,
+ * k < K), zero elsewhere */
+static wgt_status half_copy(wgt_context *ctx, const wgt_binding *bx, wgt_dtype dt, uint32_t R, uint32_t K,
+                            uint32_t off, uint32_t sr, uint32_t sk, uint32_t Rp, uint32_t Kp, wgt_tensor **y,
+                            wgt_binding *by)
+{
+    int32_t key = (int32_t)dt;
+    wgt_kernel *k;
+    wgt_status st = wgt_gpu_kernel_keyed(ctx, "matmul_half", &key, sizeof key, half_prelude, &dt, "main", NULL, 0, &k);
+    if (st) return st;
+    int64_t n = (int64_t)Rp * Kp;
+    if ((st = wgt_tensor_new(ctx, WGT_F16, 1, &n, y))) return st;
+    int64_t base;
+    if ((st = op_bind_all(*y, by, &base))) {
+        wgt_tensor_free(*y);
+        return st;
+    }
+    uint64_t words = (uint64_t)n / 2;
+    uint32_t gx, gy;
+    op_grid(ctx, (words + 255) / 256, &gx, &gy);
+    half_params h = {R, K, Rp, Kp, off, sr, sk, gx * 256};
+    wgt_binding b[2] = {*bx, *by};
+    wgt_gpu_cost(ctx, (double)R * K * wgt_dtype_size(dt) + (double)n * 2, 0);
+    st = wgt_gpu_dispatch(ctx, k, &h, sizeof h, b, 2, gx, gy, 1);
+    if (st) wgt_tensor_free(*y);
+    return st;
+}
+
+/* ---- the product --------------------------------------------------------------------------------- */
+
+typedef struct tcd_key {
+    int32_t fm, fn, sgr, sgc, sgs, dc, emu;
+} tcd_key;
+
+static char *tcd_prelude(void *arg)
+{
+    const tcd_key *k = arg;
+    size_t cap = 16384;
+    char *pre = malloc(cap);
+    if (!pre) return NULL;
+    snprintf(pre, cap, "enable f16;\n%s"
+             "const SGS: u32 = %du;\nconst SGR: u32 = %du;\nconst SGC: u32 = %du;\nconst FM: u32 = %du;\n"
+             "const FN: u32 = %du;\nconst SM: u32 = %du;\nconst SN: u32 = %du;\nconst SK: u32 = %du;\n",
+             k->emu ? "" : "enable chromium_experimental_subgroup_matrix;\n"
+                           "diagnostic(off, chromium.subgroup_matrix_uniformity);\n",
+             k->sgs, k->sgr, k->sgc, k->fm, k->fn, TCD_FRAG, TCD_FRAG, TCD_FRAG);
+    op_wgsl_loader(pre, cap, "ldC", "c", (wgt_dtype)k->dc, "f32");
+    if (!op_wgsl_section(pre, cap, "lib_matmul", "params") ||
+        !op_wgsl_section(pre, cap, "lib_matmul_tcd", k->emu ? "frag scalar" : "frag subgroup matrix")) {
+        free(pre);
+        return NULL;
+    }
+    return pre;
+}
+
+static uint32_t round_up(uint32_t v, uint32_t to)
+{
+    return (v + to - 1) / to * to;
+}
+
+wgt_status op_matmul_tcd(wgt_context *ctx, const mm_params *p, const wgt_binding bind[4], wgt_dtype da, wgt_dtype db,
+                         wgt_dtype dc)
+{
+    tcd_tile t = tcd_tile_of(ctx);
+    uint32_t bm = (uint32_t)(t.sgr * t.fm * TCD_FRAG), bn = (uint32_t)(t.sgc * t.fn * TCD_FRAG);
+    uint32_t kp = round_up(p->K, TCD_FRAG), mp = round_up(p->M, bm), np = round_up(p->N, bn);
+    mm_params q = *p;
+    q.K = kp;
+    wgt_binding b[4] = {bind[0], bind[1], bind[2], bind[3]};
+    wgt_tensor *ta = NULL, *tb = NULL;
+    wgt_status st = WGT_OK;
+    /* A as is: f16 rows along k, whole tiles of rows and k */
+    if (!(da == WGT_F16 && p->sak == 1 && p->M == mp && p->K == kp)) {
+        st = half_copy(ctx, &bind[0], da, p->M, p->K, p->off_a, p->sam, p->sak, mp, kp, &ta, &b[0]);
+        q.off_a = 0, q.sam = kp;
+    }
+    /* B[k, n] at off_b + n * sbn + k * sbk: as is when f16 with sbk 1 and whole tiles */
+    if (!st && !(db == WGT_F16 && p->sbk == 1 && p->N == np && p->K == kp)) {
+        st = half_copy(ctx, &bind[1], db, p->N, p->K, p->off_b, p->sbn, p->sbk, np, kp, &tb, &b[1]);
+        q.off_b = 0, q.sbn = kp;
+    }
+    q.sak = q.sbk = 1;
+    wgt_kernel *k = NULL;
+    if (!st) {
+        tcd_key key = {t.fm, t.fn, t.sgr, t.sgc, t.sgs, (int32_t)dc, tcd_mode() == 3};
+        st = wgt_gpu_kernel_keyed(ctx, "matmul_tcd", &key, sizeof key, tcd_prelude, &key, "main", NULL, 0, &k);
+    }
+    if (!st) {
+        wgt_gpu_cost(ctx, 0, 2.0 * p->M * (double)p->N * p->K);
+        st = wgt_gpu_dispatch(ctx, k, &q, sizeof q, b, 4, np / bn, mp / bm, 1);
+    }
+    wgt_tensor_free(ta);
+    wgt_tensor_free(tb);
+    return st;
+}
