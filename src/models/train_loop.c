@@ -66,11 +66,13 @@ wgt_status wgt_trainer_create(wgt_train_model *m, const wgt_trainer_options *o, 
     wgt_trainer *t = calloc(1, sizeof *t);
     if (!t) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory");
     t->m = m, t->o = *o, t->n = m->n_params;
-    /* WGT_MATMUL_TC's tiles take f16 operands whatever the dtype: a mean loss's gradients over
-     * B x L targets (softmax / (B L), ~1e-8 at the default model's 64 x 511) would flush to zero
-     * there, so the loss is scaled as f16's is; a power of 2, so f32 sums see the same values */
-    const char *tc = getenv("WGT_MATMUL_TC");
-    t->scaled = o->dtype == WGT_F16 || o->loss_scale > 0 || (tc && *tc && strcmp(tc, "0"));
+    /* WGT_MATMUL_TC's and WGT_MATMUL_TCD's tiles take f16 operands whatever the dtype: a mean
+     * loss's gradients over B x L targets (softmax / (B L), ~1e-8 at the default model's 64 x 511)
+     * would flush to zero there, so the loss is scaled as f16's is; a power of 2, so f32 sums see
+     * the same values */
+    const char *tc = getenv("WGT_MATMUL_TC"), *tcd = getenv("WGT_MATMUL_TCD");
+    int half_tiles = (tc && *tc && strcmp(tc, "0")) || (tcd && *tcd && strcmp(tcd, "0"));
+    t->scaled = o->dtype == WGT_F16 || o->loss_scale > 0 || half_tiles;
     t->scale = t->scaled ? (o->loss_scale > 0 ? o->loss_scale : 65536.0) : 1.0;
     t->params = calloc((size_t)t->n, sizeof *t->params);
     t->grads = calloc((size_t)t->n, sizeof *t->grads);
