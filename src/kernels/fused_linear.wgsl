@@ -99,3 +99,58 @@ fn solo(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     if ((p.flags & 2u) != 0u) { v = v + res[p.off_r + n]; }
     out[p.off_o + n] = v;
 }
+
+// The staged variant (src/ops/fused.c takes it for SwiGLU under WGT_FUSED_LINEAR_STAGE=1, where
+// K floats fit in workgroup memory): silu(x[:K]) * x[K:] computed once a workgroup into xg (the
+// prelude's XS vec4s; 1 elsewhere) instead of once per row by each row's lanes: Llama-3.2-1B's
+// down projection otherwise takes 16.8M exp a token, more than its weights' streaming time on
+// the H200's special-function units. The first four groups' weights load before the staging.
+var<workgroup> xg: array<vec4<f32>, XS>;
+
+fn dot_st(wv: array<vec4<f32>, 2>, g: u32) -> f32 { return dot(wv[0], xg[2u * g]) + dot(wv[1], xg[2u * g + 1u]); }
+
+@compute @workgroup_size(WG)
+fn staged(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+          @builtin(local_invocation_index) lid: u32) {
+    let t = p.tpr;
+    let r = lid / t;
+    let lane = lid % t;
+    let n = (wid.x + wid.y * nwg.x) * (WG / t) + r;
+    let groups = p.K / 8u;
+    let live = n < p.N;
+    let wrow = p.off_w + n * (groups * VW);
+    var g = lane;
+    var w0 = array<vec4<f32>, 2>();
+    var w1 = array<vec4<f32>, 2>();
+    var w2 = array<vec4<f32>, 2>();
+    var w3 = array<vec4<f32>, 2>();
+    let first = live && g + 3u * t < groups;
+    if (first) {
+        w0 = ldW8(wrow + g * VW);
+        w1 = ldW8(wrow + (g + t) * VW);
+        w2 = ldW8(wrow + (g + 2u * t) * VW);
+        w3 = ldW8(wrow + (g + 3u * t) * VW);
+    }
+    let kv = p.K / 4u;
+    for (var c = lid; c < kv; c += WG) { xg[c] = silu4(x[p.off_x + c]) * x[p.off_x + kv + c]; }
+    workgroupBarrier();
+    var acc = 0.0;
+    if (live) {
+        if (first) {
+            acc = (dot_st(w0, g) + dot_st(w1, g + t)) + (dot_st(w2, g + 2u * t) + dot_st(w3, g + 3u * t));
+            g += 4u * t;
+        }
+        for (; g + 3u * t < groups; g += 4u * t) {
+            acc += (dot_st(ldW8(wrow + g * VW), g) + dot_st(ldW8(wrow + (g + t) * VW), g + t)) +
+                   (dot_st(ldW8(wrow + (g + 2u * t) * VW), g + 2u * t) + dot_st(ldW8(wrow + (g + 3u * t) * VW), g + 3u * t));
+        }
+        for (; g < groups; g += t) { acc += dot_st(ldW8(wrow + g * VW), g); }
+    }
+    let sg = row_share(lid, lane, vec2<f32>(acc, 0.0));
+    if (lane == 0u && live) {
+        var v = row_total(lid, sg).x;
+        if ((p.flags & 1u) != 0u) { v = v + ldBias(p.off_b + n); }
+        if ((p.flags & 2u) != 0u) { v = v + res[p.off_r + n]; }
+        out[p.off_o + n] = v;
+    }
+}

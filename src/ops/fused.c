@@ -262,8 +262,14 @@ static wgt_status fused_linear_composed(const wgt_tensor *x, wgt_fused_prologue 
 
 typedef struct gemv_fused_key {
     int32_t pro, wdt, bdt, sg;
-    uint32_t wg;
+    uint32_t wg, xs; /* xs: fused_linear.wgsl's staged SwiGLU input, vec4s (0 or 1: none) */
 } gemv_fused_key;
+
+/* WGT_FUSED_LINEAR_STAGE=1: a one-token SwiGLU + linear layer computes silu(gate) * up once a
+ * workgroup in workgroup memory (fused_linear.wgsl's entry `staged`) where K floats fit, rather
+ * than once per row. Opt-in until measured on the H200 (tools/h200_decode_ab.sh). */
+#define FL_STAGE_DEFAULT "0"
+
 
 static char *gemv_fused_prelude(void *arg)
 {
@@ -274,8 +280,8 @@ static char *gemv_fused_prelude(void *arg)
     pre[0] = 0;
     op_wgsl_row_subgroups(pre, cap, k->sg);
     size_t used = strlen(pre);
-    snprintf(pre + used, cap - used, "const PRO: u32 = %du;\nconst VW: u32 = %du;\nconst WG: u32 = %uu;\n", k->pro,
-             k->wdt == WGT_F32 ? 2 : 1, k->wg);
+    snprintf(pre + used, cap - used, "const PRO: u32 = %du;\nconst VW: u32 = %du;\nconst WG: u32 = %uu;\nconst XS: u32 = %uu;\n",
+             k->pro, k->wdt == WGT_F32 ? 2 : 1, k->wg, k->xs > 1 ? k->xs : 1u);
     op_wgsl_vec8_loader(pre, cap, "ldW8", "w", (wgt_dtype)k->wdt);
     op_wgsl_loader(pre, cap, "ldBias", "bias", (wgt_dtype)k->bdt, "f32");
     return pre;
@@ -335,8 +341,18 @@ wgt_status wgt_fused_linear(const wgt_tensor *x, wgt_fused_prologue pro, const w
     int64_t base[6];
     const wgt_tensor *bt[6] = {x, w, pro == WGT_PRO_RMS_NORM ? gamma : x, bias ? bias : x, res ? res : x, y};
     int solo = wgt_gpu_avoid_barriers(ctx); /* the barrier-free entry point (SwiftShader) */
+    /* SwiGLU's input staged (WGT_FUSED_LINEAR_STAGE=1) within the workgroup memory, at most 16 KiB
+     * on OpenGL (llvmpipe computed wrong results past it: src/ops/matmul.c's regs_choose) */
+    const char *stage = getenv("WGT_FUSED_LINEAR_STAGE");
+    if (!stage || !*stage) stage = FL_STAGE_DEFAULT;
+    const wgt_adapter_info *info = wgt_gpu_info(ctx);
+    uint64_t smem = wgt_gpu_limits(ctx)->max_compute_workgroup_storage_size;
+    if ((info->backend == WGT_BACKEND_OPENGLES || info->backend == WGT_BACKEND_OPENGL || info->compat) && smem > 16384)
+        smem = 16384;
+    if (!solo && pro == WGT_PRO_SWIGLU && !strcmp(stage, "1") && (uint64_t)K * 4 + (uint64_t)key.wg * 8 <= smem)
+        key.xs = (uint32_t)(K / 4);
     if ((st = wgt_gpu_kernel_keyed(ctx, "fused_linear", &key, sizeof key, gemv_fused_prelude, &key,
-                                   solo ? "solo" : "main", NULL, 0, &k)))
+                                   solo ? "solo" : key.xs > 1 ? "staged" : "main", NULL, 0, &k)))
         return op_finish(st, y, out);
     for (int i = 0; i < 6 && !st; i++) st = op_bind_all(bt[i], &b[i], &base[i]);
     if (st) return op_finish(st, y, out);

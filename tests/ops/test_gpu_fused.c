@@ -2,7 +2,7 @@
  * wgt_add_rms_norm on the GPU kernels (f32, contiguous) and on their composed fallbacks (a
  * transposed view, f16 input), for row lengths around the workgroup size and several rows;
  * wgt_qkv_rope_cache; wgt_fused_linear (norm / SwiGLU before a one-token linear layer, residual
- * after) on its kernel and composed. */
+ * after) on its kernel (SwiGLU's input also staged: WGT_FUSED_LINEAR_STAGE=1) and composed. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -298,6 +298,13 @@ int main(void)
         fused_linear_case(ctx, 2, 9, 64, (wgt_fused_prologue)pro, WGT_F32, 1, 1); /* composed */
         fused_linear_case(ctx, 1, 9, 60, (wgt_fused_prologue)pro, WGT_F16, 0, 0); /* composed */
     }
+    /* SwiGLU's input staged once a workgroup (fused_linear.wgsl's entry `staged`) */
+    setenv("WGT_FUSED_LINEAR_STAGE", "1", 1);
+    fused_linear_case(ctx, 1, 37, 896, WGT_PRO_SWIGLU, WGT_F16, 1, 1);
+    fused_linear_case(ctx, 1, 300, 136, WGT_PRO_SWIGLU, WGT_F32, 0, 1);
+    fused_linear_case(ctx, 1, 5, 2056, WGT_PRO_SWIGLU, WGT_BF16, 1, 0);
+    fused_linear_case(ctx, 1, 1000, 24, WGT_PRO_SWIGLU, WGT_F16, 0, 1); /* fewer groups than a row's lanes */
+    unsetenv("WGT_FUSED_LINEAR_STAGE");
     fused_qkv_case(ctx, 136, 16, 0, WGT_F32, 1);
     fused_qkv_case(ctx, 136, 16, 1, WGT_F16, 0);
     fused_qkv_case(ctx, 4104, 8, 0, WGT_BF16, 1); /* partial rotary; an unrolled step and a tail */
