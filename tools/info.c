@@ -75,6 +75,8 @@ static void print_env_help(FILE *f)
             "  WGT_QLINEAR_BLOCKS=0..3[:T]   Q8_0/Q4_0 decode products read a whole block a lane (T lanes a\n"
             "                                row: tuning); 1: SwiGLU staged, 2: none, 3: every input staged\n"
             "                                in workgroup memory [0: 8-element pieces, 32 lanes a row]\n"
+            "  WGT_FUSED_LINEAR_STAGE=0|1    float decode: SwiGLU's input to the down projection computed once\n"
+            "                                a workgroup in workgroup memory (1) [0: once per row]\n"
             "  WGT_MOE_KERNELS=0|1           mixtures of experts: only the chosen experts' weights are read,\n"
             "                                in place (decode), and prefill groups tokens by expert [quantized\n"
             "                                experts; 1: float ones too; 0: neither, every quantized expert runs]\n"
