@@ -3,7 +3,10 @@
  *    small's shape (bench/configs/gpt2-small.json, fresh f32 weights, batch 8 x 512), captured
  *    once with the batch as graph inputs and the optimizer's step as a WGT_GRAPH_STEP scalar;
  *  - decode: a decode step of the Qwen2.5-0.5B shape (bench/configs/qwen2.5-0.5b.json, f16,
- *    a 512-token prompt, 128 tokens greedy) through wgt_model_generate, sampling.graph 0 and 1;
+ *    a 512-token prompt, 128 tokens greedy) through wgt_model_generate, sampling.graph 0 and 1,
+ *    the hand-fused step (modes eager, captured) and the step written with plain ops
+ *    (WGT_DECODE_GENERIC=1: modes gen-eager, gen-captured: what generic fusion makes of it);
+ *    --mode M runs one of them, --prompt P / --tokens N set the lengths;
  *  - conv: a small convolutional network's forward (conv3x3 -> bias -> gelu -> conv3x3 stride 2 ->
  *    bias -> relu -> mean pool -> linear; batch 64 of 3 x 64 x 64), captured with the image batch
  *    as the input.
@@ -11,7 +14,7 @@
  *    (rms_norm, q/k/v with biases, o, residual, gate/up, silu * up, down, residual; f16 weights),
  *    1 row (decode) and 128 rows, eager and captured with the defaults, epilogues in every product
  *    (allepi), merging off (nomerge), epilogues off (noepi) and both off (neither).
- * Usage: bench_graph [--tiny] [--steps N] [train|decode|conv|blocks...]
+ * Usage: bench_graph [--tiny] [--steps N] [--mode M] [--prompt P] [--tokens N] [train|decode|conv|blocks...]
  * --tiny (for a CPU adapter): the tiny GPT-2 and Qwen2 of tests/fixtures/train, batch 2 x 16,
  * 16 decode tokens, a batch of 4 images of 3 x 16 x 16.
  * One line per workload and mode:
@@ -26,6 +29,8 @@
 
 static wgt_context *ctx;
 static int tiny, steps = 10;
+static const char *only_mode; /* --mode: decode's one mode */
+static int64_t decode_prompt, decode_tokens; /* --prompt, --tokens (0: the defaults) */
 
 static void line(const char *work, const char *mode, const wgt_memory_stats *a, const wgt_memory_stats *b, int n,
                  double seconds, double host)
@@ -160,7 +165,7 @@ static void bench_train(void)
 static void bench_decode(void)
 {
     const char *path = tiny ? "tests/fixtures/train/qwen2/config.json" : "bench/configs/qwen2.5-0.5b.json";
-    int64_t P = tiny ? 8 : 512, N = tiny ? 16 : 128;
+    int64_t P = decode_prompt ? decode_prompt : tiny ? 8 : 512, N = decode_tokens ? decode_tokens : tiny ? 16 : 128;
     wgt_model_options mo = {0};
     mo.max_ctx = P + N + 8;
     mo.random_type = "f16";
@@ -169,16 +174,21 @@ static void bench_decode(void)
     int64_t V = wgt_model_vocab(m);
     int32_t *ids = malloc((size_t)P * sizeof *ids);
     for (int64_t i = 0; i < P; i++) ids[i] = (int32_t)((i * 7919 + 13) % V);
-    for (int graph = 0; graph < 2; graph++) {
+    static const char *modes[4] = {"eager", "captured", "gen-eager", "gen-captured"};
+    for (int mode = 0; mode < 4; mode++) {
+        int graph = mode & 1;
+        if (only_mode && strcmp(only_mode, modes[mode])) continue;
+        setenv("WGT_DECODE_GENERIC", mode >= 2 ? "1" : "0", 1);
         wgt_sampling sp = {0};
         sp.graph = graph;
         wgt_generate_stats s;
-        TRY(wgt_model_generate(m, ids, P < 8 ? P : 8, 4, &sp, NULL, NULL, &s));
+        /* warm-up at the timed run's positions, so the kernels it needs are compiled before */
+        TRY(wgt_model_generate(m, ids, P, 4, &sp, NULL, NULL, &s));
         TRY(wgt_model_generate(m, ids, P, N + 1, &sp, NULL, NULL, &s));
         int64_t n = s.n_generated > 1 ? s.n_generated - 1 : 1;
         /* the decode part only: stats count prefill too; per generated token as wgt bench does */
         printf("graph %-6s %-8s dispatches/token %6.1f submits/token %5.2f ms/token %9.3f host_ms/token %8.3f "
-               "(%lld tokens, %lld replayed, %lld captures)\n", "decode", graph ? "captured" : "eager",
+               "(%lld tokens, %lld replayed, %lld captures)\n", "decode", modes[mode],
                (double)s.dispatches / s.n_generated, (double)s.submits / s.n_generated, s.decode_seconds * 1e3 / n,
                s.record_seconds * 1e3 / n, (long long)n, (long long)s.graph_steps, (long long)s.graph_captures);
         fflush(stdout);
@@ -383,12 +393,16 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--tiny")) tiny = 1;
         else if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--mode") && i + 1 < argc) only_mode = argv[++i];
+        else if (!strcmp(argv[i], "--prompt") && i + 1 < argc) decode_prompt = atoll(argv[++i]);
+        else if (!strcmp(argv[i], "--tokens") && i + 1 < argc) decode_tokens = atoll(argv[++i]);
         else if (!strcmp(argv[i], "train")) want[0] = any = 1;
         else if (!strcmp(argv[i], "decode")) want[1] = any = 1;
         else if (!strcmp(argv[i], "conv")) want[2] = any = 1;
         else if (!strcmp(argv[i], "blocks")) want[3] = any = 1;
         else {
-            fprintf(stderr, "usage: bench_graph [--tiny] [--steps N] [train|decode|conv|blocks...]\n");
+            fprintf(stderr, "usage: bench_graph [--tiny] [--steps N] [--mode M] [--prompt P] [--tokens N] "
+                            "[train|decode|conv|blocks...]\n");
             return 2;
         }
     }

@@ -45,8 +45,19 @@ static wgt_status norm(const wgt_model *m, const wgt_tensor *x, const wgt_tensor
     return wgt_layer_norm(x, 1, w, b, m->cfg.norm_eps, out);
 }
 
-/* *sum = x + y and *out = norm(*sum): one fused pass for RMSNorm models. No norm weight (a model
- * without pre-norms): *out is *sum. */
+/* WGT_DECODE_GENERIC=1: a one-token step written with plain ops (linear, add, rms_norm, silu,
+ * mul, the q/k rotation with the cache writes, sdpa) instead of the hand-fused products
+ * (wgt_fused_linear's norm and SwiGLU prologues and residual epilogues) and wgt_add_rms_norm /
+ * wgt_swiglu: what graph capture's generic fusion makes of it is compared with the hand-fused
+ * step (bench_graph decode; notes/GRAPH.md "Stage 8"). */
+static int generic_decode(void)
+{
+    const char *e = getenv("WGT_DECODE_GENERIC");
+    return e && *e == '1';
+}
+
+/* *sum = x + y and *out = norm(*sum): one fused pass for RMSNorm models (two plain ops under
+ * WGT_DECODE_GENERIC=1). No norm weight (a model without pre-norms): *out is *sum. */
 static wgt_status add_norm(const wgt_model *m, const wgt_tensor *x, const wgt_tensor *y, const wgt_tensor *w,
                            const wgt_tensor *b, wgt_tensor **sum, wgt_tensor **out)
 {
@@ -55,7 +66,7 @@ static wgt_status add_norm(const wgt_model *m, const wgt_tensor *x, const wgt_te
         if (!st) *out = wgt_tensor_ref(*sum);
         return st;
     }
-    if (m->cfg.rms) return wgt_add_rms_norm(x, y, w, m->cfg.norm_eps, sum, out);
+    if (m->cfg.rms && !generic_decode()) return wgt_add_rms_norm(x, y, w, m->cfg.norm_eps, sum, out);
     wgt_status st = wgt_binary(WGT_BINARY_ADD, x, y, sum);
     if (!st && (st = norm(m, *sum, w, b, out))) wgt_tensor_free(*sum), *sum = NULL;
     return st;
@@ -514,7 +525,8 @@ static wgt_status forward(wgt_model *m, const int32_t *ids, const wgt_tensor *id
      * matmul after them and each residual add in the epilogue of the one before (wgt_fused_linear),
      * and q/k rotation with the cache writes in the q/k/v product's (wgt_fused_qkv_rope_cache):
      * five dispatches a layer. h is then x itself. */
-    int fz = L == 1 && mdl_fused_decode(m);
+    int generic = generic_decode();
+    int fz = L == 1 && mdl_fused_decode(m) && !generic;
     if (fz) h = keep(&s, wgt_tensor_ref(x));
     else if (!m->layers[0].attn_norm) h = keep(&s, wgt_tensor_ref(x));
     else T(h, norm(m, x, m->layers[0].attn_norm, m->layers[0].attn_norm_b, &h));
@@ -634,7 +646,7 @@ static wgt_status forward(wgt_model *m, const int32_t *ids, const wgt_tensor *id
             if (W->w_gu.t) { /* one matmul, one fused activation (SwiGLU), or GeGLU from its halves */
                 wgt_tensor *gu;
                 T(gu, linear(h2, &W->w_gu, NULL, &gu));
-                if (c->act == MDL_ACT_SILU) T(act, wgt_swiglu(gu, &act));
+                if (c->act == MDL_ACT_SILU && !generic) T(act, wgt_swiglu(gu, &act));
                 else {
                     T(g, wgt_tensor_narrow(gu, 1, 0, c->ffn, &g));
                     T(up, wgt_tensor_narrow(gu, 1, c->ffn, c->ffn, &up));
