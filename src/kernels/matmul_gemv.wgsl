@@ -3,8 +3,9 @@
 // a weight matrix stored [N, K] row-major, as PyTorch and GGUF keep it). Weight rows are streamed
 // once with 16-byte loads; p.tpr invocations share one output row (WG / p.tpr rows per
 // workgroup), then reduce the MAXM sums of a lane as one vec4 through lib_rowsum.wgsl's row sum.
-// The prelude (src/ops/matmul.c) supplies: ldA8(v) / ldB8(v), 8 elements from vec4 index v as
-// two vec4<f32>; VA / VB, vec4s per 8 elements (2 for f32, 1 for f16/bf16); ldC (scalar, strided);
+// The prelude (src/ops/matmul.c) supplies: the binding `a` (array<vec4<u32>>; array<u32> where a
+// graph computes A's elements with a fused prologue), ldA8(v) / ldB8(v), 8 elements from vec4
+// index v as two vec4<f32>; VA / VB, vec4s per 8 elements (2 for f32, 1 for f16/bf16); ldC (scalar, strided);
 // lib_rowsum.wgsl's section (op_wgsl_row_subgroups: HAS_SG, rsum, rsize, row_share, row_total).
 // Offsets and strides of A and B arrive in vec4 units.
 
@@ -22,7 +23,6 @@ struct Params {
 };
 
 @group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> a: array<vec4<u32>>;
 @group(0) @binding(2) var<storage, read> b: array<vec4<u32>>;
 @group(0) @binding(3) var<storage, read> c: array<u32>;
 @group(0) @binding(4) var<storage, read_write> out: array<f32>;

@@ -62,8 +62,8 @@ typedef struct ew_host_note {
     wgt_dtype in_dt, out_dt;
     int64_t out_numel;        /* elements of the output tensor */
     /* the storer writes one element: `fn ST(i: u32, v: ST_TYPE)`, element i of binding `out`
-     * (a matrix product's, whose invocations each store single f32 results); ld is then NULL
-     * (no prologue) */
+     * (a matrix product's, whose invocations each store single f32 results); ld is then the
+     * gemv kernel's f32 element loader of A (ldA1: a prologue computes A's elements), else NULL */
     int st_elem;
     int mm; /* the note is a matrix product's mm_note (matmul_fuse.h), of which this is the head */
 } ew_host_note;

@@ -414,6 +414,8 @@ static int prologue_start(const wgt_gpu_graph *g, const run *r, int h, const ew_
                           int nb)
 {
     if (!r->n || r->first + r->n != h || !hn->ld) return -1;
+    const char *e = hn->mm ? getenv("WGT_GRAPH_FUSE_MATMUL_PRO") : NULL; /* 0: no product's prologue (A/B) */
+    if (e && !strcmp(e, "0")) return -1;
     const ew_note *last = r->st[r->n - 1];
     if (hb[hn->in].buffer != last->out.buf || last->out.dt != hn->in_dt) return -1;
     int m = 0;
@@ -547,7 +549,8 @@ static wgt_status fuse_host(wgt_context *ctx, wgt_gpu_graph *g, int h, const ew_
             if (hb[b].buffer == x.buf[i] && !(hk->readonly_mask >> b & 1)) return WGT_OK;
     char *extra = host_extra(hn, hb, nb, &x, x0, pro ? &pc : NULL, epi ? &ec : NULL);
     if (!extra) return WGT_OK;
-    char *pre = hn->prelude(hn->key, extra, pro != NULL, epi != NULL);
+    /* a product's prologue is its skip bit 4 (mm_prelude_ex: bits 1 and 2 are B's and C's loaders) */
+    char *pre = hn->prelude(hn->key, extra, pro ? (hn->mm ? 4 : 1) : 0, epi != NULL);
     free(extra);
     if (!pre) return WGT_OK;
     wgt_kernel *k;

@@ -83,7 +83,8 @@ static int mm_word_dtype(wgt_dtype d)
 
 /* The prelude of key k with extra appended; without the default storer mm_st (skip_st: extra then
  * defines it, a graph's fused epilogue) or B's and C's loaders (skip bit 1: ldB / ldB8, bit 2: ldC;
- * a graph's merged product, mm_merge_prelude). Every float kernel stores its results through
+ * a graph's merged product, mm_merge_prelude); bit 4 (gemv, f32 A): A's elements through the
+ * extra's `fn ldA1(i: u32) -> f32` (a graph's fused prologue), the binding then array<u32>. Every float kernel stores its results through
  * `fn mm_st(i: u32, v: f32)`, element i of `out` (row stride ldo). */
 static char *mm_prelude_gen(const mm_key *k, const char *extra, int skip_st, int skip)
 {
@@ -97,7 +98,17 @@ static char *mm_prelude_gen(const mm_key *k, const char *extra, int skip_st, int
         size_t used = strlen(pre);
         snprintf(pre + used, cap - used, "const VA: u32 = %du;\nconst VB: u32 = %du;\nconst WG: u32 = %uu;\n",
                  da == WGT_F32 ? 2 : 1, db == WGT_F32 ? 2 : 1, k->wg);
-        op_wgsl_vec8_loader(pre, cap, "ldA8", "a", da);
+        used = strlen(pre);
+        if (skip & 4) { /* a graph's prologue: extra defines ldA1(i), f32 element i of the binding */
+            snprintf(pre + used, cap - used,
+                     "@group(0) @binding(1) var<storage, read> a: array<u32>;\n"
+                     "fn ldA8(v: u32) -> array<vec4<f32>, 2> {\n  let e = v * 4u;\n"
+                     "  return array<vec4<f32>, 2>(vec4<f32>(ldA1(e), ldA1(e + 1u), ldA1(e + 2u), ldA1(e + 3u)),\n"
+                     "                             vec4<f32>(ldA1(e + 4u), ldA1(e + 5u), ldA1(e + 6u), ldA1(e + 7u)));\n}\n");
+        } else {
+            snprintf(pre + used, cap - used, "@group(0) @binding(1) var<storage, read> a: array<vec4<u32>>;\n");
+            op_wgsl_vec8_loader(pre, cap, "ldA8", "a", da);
+        }
         if (!(skip & 1)) op_wgsl_vec8_loader(pre, cap, "ldB8", "b", db);
         if (!(skip & 2)) op_wgsl_loader(pre, cap, "ldC", "c", dc, "f32");
     } else if (k->kind == MM_TC) {
@@ -210,8 +221,8 @@ static char *mm_prelude_gen(const mm_key *k, const char *extra, int skip_st, int
 
 static char *mm_prelude(void *arg) { return mm_prelude_gen(arg, NULL, 0, 0); }
 
-/* ew_host_note's prelude (mm_note): skip_ld is mm_prelude_gen's skip (a matmul kernel has no
- * loader of A a prologue could replace). */
+/* ew_host_note's prelude (mm_note): skip_ld is mm_prelude_gen's skip (bit 4: a prologue defines
+ * ldA1, which only the gemv kernel with f32 A reads through). */
 static char *mm_prelude_ex(const void *key, const char *extra, int skip_ld, int skip_st)
 {
     return mm_prelude_gen(key, extra, skip_st, skip_ld);
@@ -668,6 +679,8 @@ static void mm_note_dispatch(wgt_context *ctx, int mark, const mm_key *key, cons
     n.h.out_var = "out", n.h.st = "mm_st", n.h.st_type = "f32", n.h.out_dt = WGT_F32;
     n.h.out_numel = numel;
     n.h.st_elem = 1, n.h.mm = 1;
+    /* the gemv kernel reads f32 A through ldA8, which a prologue builds from element loads */
+    if (gemv && key->da == WGT_F32) n.h.ld = "ldA1", n.h.ld_type = "f32";
     n.entry = entry;
     n.db = db, n.dc = dc;
     n.cols = cols;

@@ -11,7 +11,11 @@
  *  - an elementwise chain after a product fused into its store (bias row added, an activation,
  *    a scale): ONE dispatch with WGT_GRAPH_FUSE_MATMUL=1, equal to eager bit for bit; a chain
  *    ending in f16 keeps its cast apart; WGT_GRAPH_FUSE_MATMUL=0 keeps the chain apart, and by
- *    default only decode's products (the gemv kernel, up to 4 rows) take it. */
+ *    default only decode's products (the gemv kernel, up to 4 rows) take it.
+ *  - an elementwise chain before a gemv product fused into its loads of A (a prologue: SwiGLU's
+ *    silu(gate) * up computed at each element the down projection reads), with the residual add
+ *    after it as its epilogue: ONE dispatch, equal to eager bit for bit and to the CPU reference
+ *    within 1e-4; WGT_GRAPH_FUSE_MATMUL_PRO=0 keeps the chain apart (2 dispatches). */
 #include <math.h>
 #include <string.h>
 
@@ -270,6 +274,67 @@ static void epilogue_case(int64_t M, int64_t K, int64_t N, int act, int half, wg
     free(xv), free(x2v), free(wv), free(bv);
 }
 
+/* ---- prologues -------------------------------------------------------------------------------- */
+
+/* y = (silu(gu[:, :F]) * gu[:, F:]) w^T + r: a gated MLP's down projection and residual add. */
+static void pro_step(const wgt_tensor *gu, const wgt_tensor *w, const wgt_tensor *r, int64_t F, wgt_tensor **y)
+{
+    wgt_tensor *g, *u, *sg, *a, *p;
+    MUST(wgt_tensor_narrow(gu, 1, 0, F, &g));
+    MUST(wgt_tensor_narrow(gu, 1, F, F, &u));
+    MUST(wgt_unary(WGT_UNARY_SILU, g, &sg));
+    MUST(wgt_binary(WGT_BINARY_MUL, sg, u, &a));
+    MUST(wgt_linear(a, w, NULL, &p));
+    MUST(wgt_binary(WGT_BINARY_ADD, p, r, y));
+    wgt_tensor_free(g), wgt_tensor_free(u), wgt_tensor_free(sg), wgt_tensor_free(a), wgt_tensor_free(p);
+}
+
+static void prologue_case(int64_t M, int64_t F, int64_t N, wgt_dtype wdt, uint64_t seed)
+{
+    test_rng = 0x9E3779B97F4A7C15ull ^ (seed * 1000003ull);
+    int64_t gs_[2] = {M, 2 * F}, ws[2] = {N, F}, rs[2] = {M, N};
+    float *gv = test_random_f32(M * 2 * F, -2, 2), *g2v = test_random_f32(M * 2 * F, -2, 2),
+          *wv = test_random_f32(N * F, -0.5, 0.5), *rv = test_random_f32(M * N, -1, 1);
+    wgt_tensor *gu = make(dev, WGT_F32, 2, gs_, gv), *gu2 = make(dev, WGT_F32, 2, gs_, g2v),
+               *w = make(dev, wdt, 2, ws, wv), *r = make(dev, WGT_F32, 2, rs, rv);
+    wgt_tensor *gur = make(ref, WGT_F32, 2, gs_, g2v), *wr = make(ref, wdt, 2, ws, wv), *rr = make(ref, WGT_F32, 2, rs, rv);
+    char name[96];
+    snprintf(name, sizeof name, "prologue %lldx%lldx%lld%s", (long long)M, (long long)F, (long long)N,
+             wdt == WGT_F16 ? " f16 w" : "");
+    const wgt_tensor *in[1] = {gu}, *in2[1] = {gu2};
+    int counts[2];
+    wgt_graph *g = NULL;
+    wgt_tensor *yg = NULL;
+    for (int pass = 0; pass < 2; pass++) { /* WGT_GRAPH_FUSE_MATMUL_PRO=0, then the default (kept) */
+        if (!pass) setenv("WGT_GRAPH_FUSE_MATMUL_PRO", "0", 1);
+        MUST(wgt_graph_begin(dev, 1, in));
+        wgt_tensor *y;
+        pro_step(gu, w, r, F, &y);
+        wgt_graph *gg;
+        MUST(wgt_graph_end(dev, &gg));
+        unsetenv("WGT_GRAPH_FUSE_MATMUL_PRO");
+        wgt_graph_stats st;
+        MUST(wgt_graph_get_stats(gg, &st));
+        counts[pass] = st.dispatches;
+        if (pass) g = gg, yg = y;
+        else wgt_graph_free(gg), wgt_tensor_free(y);
+    }
+    printf("%s: %d dispatches captured, %d without matmul prologues\n", name, counts[1], counts[0]);
+    CHECK(counts[1] == 1, "%s: captured as %d dispatches, not 1", name, counts[1]);
+    CHECK(counts[0] == 2, "%s: WGT_GRAPH_FUSE_MATMUL_PRO=0 captured %d dispatches, not 2", name, counts[0]);
+    MUST(wgt_graph_replay(g, 1, in2));
+    wgt_tensor *ye, *yr;
+    pro_step(gu2, w, r, F, &ye);
+    pro_step(gur, wr, rr, F, &yr);
+    CHECK(!differ(yg, ye, 0, name), "%s: the fused replay differs from eager", name);
+    CHECK(!differ(ye, yr, 1e-4, name), "%s: eager differs from the CPU reference", name);
+    wgt_tensor_free(ye), wgt_tensor_free(yr), wgt_tensor_free(yg);
+    wgt_graph_free(g);
+    wgt_tensor_free(gu), wgt_tensor_free(gu2), wgt_tensor_free(w), wgt_tensor_free(r);
+    wgt_tensor_free(gur), wgt_tensor_free(wr), wgt_tensor_free(rr);
+    free(gv), free(g2v), free(wv), free(rv);
+}
+
 int main(void)
 {
     test_contexts(&dev, &ref);
@@ -289,6 +354,8 @@ int main(void)
     epilogue_case(3, 32, 40, 1, 0, WGT_F16, 8);
     epilogue_case(70, 40, 36, 2, 0, WGT_F32, 9);
     epilogue_case(70, 40, 36, 0, 1, WGT_F32, 10);
+    prologue_case(1, 96, 40, WGT_F32, 11);
+    prologue_case(3, 64, 24, WGT_F16, 12);
     wgt_context_free(dev);
     wgt_context_free(ref);
     return test_finish("test_gpu_graph_matmul");

@@ -4,7 +4,9 @@
 # transformers' (tests/fixtures/hf/bible-llama-greedy.json, the cases test_default_model checks
 # eagerly with 32 ids; two cases and 12 ids here, for time: a generation takes ~20 s on the loaded
 # machine), every decode step after the captured one is a replay, and a token costs one submit.
-# The same for transformers' Qwen2 fixture (q/k/v biases, GQA; tests/fixtures/hf/qwen2): 16 ids.
+# The same for transformers' Qwen2 fixture (q/k/v biases, GQA; tests/fixtures/hf/qwen2): 16 ids,
+# also with the step written with plain ops (WGT_DECODE_GENERIC=1) and fused by graph capture's
+# generic passes (matmul prologues and epilogues) on the first case.
 # Then, past position 256 (where attention leaves its one-dispatch kernel for the split kernels,
 # which a captured step runs over the cache's capacity, the splits past the key count empty: one
 # capture below 257 keys and one above) and with a seeded sampler (its step and history length are
@@ -49,19 +51,24 @@ const f = require(process.argv[1]);
 for (const c of f.cases.slice(0, 2)) console.log([c.prompt_ids.join(","), c.greedy_ids.slice(0, 16).join(" ")].join("\t"));
 ' "$qwen/fixture.json")
 [ -n "$qcases" ] || { echo "FAIL: no cases read from $qwen/fixture.json"; exit 1; }
+gens="0 1"
 while IFS=$'\t' read -r ids want; do
     for backend in vulkan opengles; do
-        got=$(WGT_BACKEND=$backend "$wgt" generate -m "$qwen" --prompt-ids "$ids" -n 16 --ignore-eos --print-ids \
-            --graph 2>"$tmp/err")
-        checked=$((checked + 1))
-        if [ "$got" != "$want" ]; then
-            echo "FAIL [$backend] qwen2 prompt $ids:"; echo "  graph $got"; echo "  want  $want"; cat "$tmp/err"; fail=1
-        fi
-        if ! grep -q '^graph: 14 of 15 decode steps replayed, 1 captured' "$tmp/err"; then
-            echo "FAIL [$backend] qwen2: not one capture and replays after it:"; cat "$tmp/err"; fail=1
-        fi
-        grep -h '^graph:' "$tmp/err" | sed "s/^/[$backend] qwen2: /"
+        for gen in $gens; do
+            got=$(WGT_DECODE_GENERIC=$gen WGT_BACKEND=$backend "$wgt" generate -m "$qwen" --prompt-ids "$ids" -n 16 \
+                --ignore-eos --print-ids --graph 2>"$tmp/err")
+            checked=$((checked + 1))
+            if [ "$got" != "$want" ]; then
+                echo "FAIL [$backend] qwen2 generic=$gen prompt $ids:"; echo "  graph $got"; echo "  want  $want"
+                cat "$tmp/err"; fail=1
+            fi
+            if ! grep -q '^graph: 14 of 15 decode steps replayed, 1 captured' "$tmp/err"; then
+                echo "FAIL [$backend] qwen2 generic=$gen: not one capture and replays after it:"; cat "$tmp/err"; fail=1
+            fi
+            grep -h 'submits/token\|^graph:' "$tmp/err" | sed "s/^/[$backend] qwen2 generic=$gen: /"
+        done
     done
+    gens=0
 done <<<"$qcases"
 long=$(node -e 'console.log(Array.from({length: 253}, (_, i) => 1 + (i * 37) % 500).join(","))')
 sampled="--temp 0.9 --top-k 40 --top-p 0.95 --min-p 0.02 --repeat-penalty 1.1 --frequency-penalty 0.3 --presence-penalty 0.2 -s 77"
@@ -87,5 +94,5 @@ for backend in vulkan opengles; do
     done
 done
 echo "$checked captured generations checked"
-[ $checked -ge 11 ] || fail=1
+[ $checked -ge 13 ] || fail=1
 exit $fail
