@@ -3,7 +3,10 @@
 # f16 random weights (bench/configs/qwen2.5-0.5b.json), a 512-token prompt, 128 greedy tokens:
 #  - bench_graph decode, two rounds: dispatches, submits, ms and host ms per token of the hand-fused
 #    step eager (`eager`) and captured (`captured`), and of the step written with plain ops
-#    (WGT_DECODE_GENERIC=1) eager (`gen-eager`) and captured through generic fusion (`gen-captured`);
+#    (WGT_DECODE_GENERIC=1) eager (`gen-eager`) and captured through generic fusion (`gen-captured`),
+#    and gen-captured without the new gemv prologues (WGT_GRAPH_FUSE_MATMUL_PRO=0: silu * up stays a
+#    dispatch of its own before the down projection; the prologue stays default only if it wins
+#    both rounds);
 #  - `wgt generate` eager against `--graph` (the library's decode loop, the step captured through
 #    wgt_graph_cache: 2 captures, replays after), alternated in two rounds: decode tok/s;
 #  - the kernels' GPU time (WGT_PROFILE=1, each dispatch in a pass of its own) of the captured
@@ -25,12 +28,16 @@ ids=$(seq 0 511 | awk '{ printf "%s%d", (NR > 1 ? "," : ""), ($1 * 7919 + 13) % 
 STEP_TAIL=4
 step decode_1 "$dir/bench_graph" decode
 STEP_TAIL=2
+step nopro_1 WGT_GRAPH_FUSE_MATMUL_PRO=0 "$dir/bench_graph" --mode gen-captured decode
+STEP_TAIL=2
 step generate_eager_1 "$dir/wgt" generate -m $cfg --prompt-ids "$ids" -n 128 --ignore-eos -c 1024
 STEP_TAIL=3
 step generate_graph_1 "$dir/wgt" generate -m $cfg --prompt-ids "$ids" -n 128 --ignore-eos -c 1024 --graph
 step generate_graph_2 "$dir/wgt" generate -m $cfg --prompt-ids "$ids" -n 128 --ignore-eos -c 1024 --graph
 STEP_TAIL=2
 step generate_eager_2 "$dir/wgt" generate -m $cfg --prompt-ids "$ids" -n 128 --ignore-eos -c 1024
+STEP_TAIL=2
+step nopro_2 WGT_GRAPH_FUSE_MATMUL_PRO=0 "$dir/bench_graph" --mode gen-captured decode
 STEP_TAIL=4
 step decode_2 "$dir/bench_graph" decode
 STEP_TAIL=3

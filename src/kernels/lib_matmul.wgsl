@@ -267,6 +267,21 @@ fn b_store(s: u32) {
     }
 }
 
+// ---- gemv a ----
+// matmul_gemv.wgsl's A, read in 16-byte words by ldA8.
+@group(0) @binding(1) var<storage, read> a: array<vec4<u32>>;
+
+// ---- gemv a prologue ----
+// matmul_gemv.wgsl's f32 A when a captured graph computes its elements (a fused prologue: the
+// elementwise chain that made A, src/ops/elementwise_fuse.c, defines ldA1(i), element i of the
+// binding); ldA8(v) gives elements 4 v .. 4 v + 7 as ldA8 of f32 words would.
+@group(0) @binding(1) var<storage, read> a: array<u32>;
+fn ldA8(v: u32) -> array<vec4<f32>, 2> {
+    let e = v * 4u;
+    return array<vec4<f32>, 2>(vec4<f32>(ldA1(e), ldA1(e + 1u), ldA1(e + 2u), ldA1(e + 3u)),
+                               vec4<f32>(ldA1(e + 4u), ldA1(e + 5u), ldA1(e + 6u), ldA1(e + 7u)));
+}
+
 // ---- store ----
 // Where every float kernel's results go (element i of out, row stride ldo); a captured graph's
 // fused epilogue or merged product defines its own mm_st instead (src/ops/matmul_fuse.c,

@@ -98,17 +98,12 @@ static char *mm_prelude_gen(const mm_key *k, const char *extra, int skip_st, int
         size_t used = strlen(pre);
         snprintf(pre + used, cap - used, "const VA: u32 = %du;\nconst VB: u32 = %du;\nconst WG: u32 = %uu;\n",
                  da == WGT_F32 ? 2 : 1, db == WGT_F32 ? 2 : 1, k->wg);
-        used = strlen(pre);
-        if (skip & 4) { /* a graph's prologue: extra defines ldA1(i), f32 element i of the binding */
-            snprintf(pre + used, cap - used,
-                     "@group(0) @binding(1) var<storage, read> a: array<u32>;\n"
-                     "fn ldA8(v: u32) -> array<vec4<f32>, 2> {\n  let e = v * 4u;\n"
-                     "  return array<vec4<f32>, 2>(vec4<f32>(ldA1(e), ldA1(e + 1u), ldA1(e + 2u), ldA1(e + 3u)),\n"
-                     "                             vec4<f32>(ldA1(e + 4u), ldA1(e + 5u), ldA1(e + 6u), ldA1(e + 7u)));\n}\n");
-        } else {
-            snprintf(pre + used, cap - used, "@group(0) @binding(1) var<storage, read> a: array<vec4<u32>>;\n");
-            op_wgsl_vec8_loader(pre, cap, "ldA8", "a", da);
+        /* a graph's prologue (skip bit 4): extra defines ldA1(i), f32 element i of the binding */
+        if (!op_wgsl_section(pre, cap, "lib_matmul", skip & 4 ? "gemv a prologue" : "gemv a")) {
+            free(pre);
+            return NULL;
         }
+        if (!(skip & 4)) op_wgsl_vec8_loader(pre, cap, "ldA8", "a", da);
         if (!(skip & 1)) op_wgsl_vec8_loader(pre, cap, "ldB8", "b", db);
         if (!(skip & 2)) op_wgsl_loader(pre, cap, "ldC", "c", dc, "f32");
     } else if (k->kind == MM_TC) {
