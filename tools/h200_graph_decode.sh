@@ -18,28 +18,29 @@
 #   carry [".gl", "DIR", ".devbin-dawn"]   command: BUDGET=95 bash tools/h200_graph_decode.sh DIR   timeout_s: 110
 # Output: the steps' logs in $OUT/graph_decode/ (lines `graph decode MODE dispatches/token ..
 # ms/token ..`, wgt generate's `decode: N tokens, X tok/s` and `graph: ..`, the profile tables),
-# their last lines on stdout.
+# their last lines on stdout. The parts run in order of importance (the profiles last), each
+# skipped once BUDGET seconds have passed.
 set -u
 dir=${1:?usage: tools/h200_graph_decode.sh DIR}
 . tools/h200_common.sh "$dir" "${OUT:-/tmp/out}/graph_decode"
 export WGT_NAPI_STUB=${WGT_NAPI_STUB:-$PWD/$dir/libwgt_napi_stub.so}
 cfg=bench/configs/qwen2.5-0.5b.json
 ids=$(seq 0 511 | awk '{ printf "%s%d", (NR > 1 ? "," : ""), ($1 * 7919 + 13) % 151936 }')
-STEP_TAIL=4
+STEP_TAIL=5
 step decode_1 "$dir/bench_graph" decode
-STEP_TAIL=2
-step nopro_1 WGT_GRAPH_FUSE_MATMUL_PRO=0 "$dir/bench_graph" --mode gen-captured decode
 STEP_TAIL=2
 step generate_eager_1 "$dir/wgt" generate -m $cfg --prompt-ids "$ids" -n 128 --ignore-eos -c 1024
 STEP_TAIL=3
 step generate_graph_1 "$dir/wgt" generate -m $cfg --prompt-ids "$ids" -n 128 --ignore-eos -c 1024 --graph
+STEP_TAIL=2
+step nopro_1 WGT_GRAPH_FUSE_MATMUL_PRO=0 "$dir/bench_graph" --mode gen-captured decode
+STEP_TAIL=5
+step decode_2 "$dir/bench_graph" decode
+STEP_TAIL=3
 step generate_graph_2 "$dir/wgt" generate -m $cfg --prompt-ids "$ids" -n 128 --ignore-eos -c 1024 --graph
 STEP_TAIL=2
 step generate_eager_2 "$dir/wgt" generate -m $cfg --prompt-ids "$ids" -n 128 --ignore-eos -c 1024
-STEP_TAIL=2
 step nopro_2 WGT_GRAPH_FUSE_MATMUL_PRO=0 "$dir/bench_graph" --mode gen-captured decode
-STEP_TAIL=4
-step decode_2 "$dir/bench_graph" decode
 STEP_TAIL=3
 step profile_captured WGT_PROFILE=1 "$dir/bench_graph" --mode captured --tokens 64 decode
 step profile_generic WGT_PROFILE=1 "$dir/bench_graph" --mode gen-captured --tokens 64 decode
