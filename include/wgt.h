@@ -1679,7 +1679,8 @@ typedef struct wgt_sampling {
     uint64_t seed;
     int ignore_eos;
     int graph;            /* 1: capture a decode step as a graph and replay it for the next tokens
-                             (greedy or sampled; captured again per key-count bucket past 256 keys;
+                             (greedy or sampled; through a wgt_graph_cache: captured once up to
+                             256 keys and once past them on most models;
                              models whose step the ops can capture; see "Graph capture"): one
                              submit and no recording per token */
     /* OpenAI's penalties over the tokens generated so far (not the prompt): a token generated c
