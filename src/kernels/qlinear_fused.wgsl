@@ -148,7 +148,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
 // The entry `blocks` (WGT_QLINEAR_BLOCKS, src/ops/qlinear.c) reads W differently from `main`: each
 // lane takes whole blocks (u = lane, lane + p.tpr, ...), each block with the aligned words that
 // hold it (9 for Q8_0's 34 bytes, 5 for Q4_0's 18: a third to a fifth of piece()'s loads, none
-// unaligned), two blocks' loads in flight. p.tpr lanes a row (a power of two from 32 to WG), WG /
+// unaligned), four blocks' loads in flight. p.tpr lanes a row (a power of two from 32 to WG), WG /
 // p.tpr rows a workgroup: the host lowers the rows a workgroup so that rows of few outputs still
 // give every SM work. The prologue runs per lane on the columns of its blocks (x from the binding,
 // as fused_linear.wgsl's term), or is staged once a workgroup (XS below). Blocks start at even bytes
@@ -232,34 +232,36 @@ fn blocks(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid:
     let bsz = select(18u, 34u, FMT == Q8_0);
     var acc = 0.0;
     var ssq = 0.0; // the lane's share of x's sum of squares (its blocks', or its staged columns')
+    // Up to four blocks a lane in flight (u, u + tpr, u + 2 tpr, u + 3 tpr): the loads of a step
+    // issue together, so a lane with at most four blocks (every Qwen2.5-0.5B and Llama-3.2-1B
+    // shape at the op's lanes a row) waits for memory once.
+    let t = tpr;
     var u = lane;
-    var wa: BlockWords;
-    var wb: BlockWords;
-    if (XS > 1u) { // the first two blocks' loads issue before the staging
-        if (live && u < p.units) { wa = blk_load(rb + u * bsz); }
-        if (live && u + tpr < p.units) { wb = blk_load(rb + (u + tpr) * bsz); }
+    var w0: BlockWords;
+    var w1: BlockWords;
+    var w2: BlockWords;
+    var w3: BlockWords;
+    if (live && u < p.units) { w0 = blk_load(rb + u * bsz); }
+    if (live && u + t < p.units) { w1 = blk_load(rb + (u + t) * bsz); }
+    if (live && u + 2u * t < p.units) { w2 = blk_load(rb + (u + 2u * t) * bsz); }
+    if (live && u + 3u * t < p.units) { w3 = blk_load(rb + (u + 3u * t) * bsz); }
+    if (XS > 1u) { // the staging, after the first step's loads
         for (var c = lid; c < p.K / 4u; c += WG) { xg[c + (c >> 3u)] = pro_direct(c, &ssq); }
         workgroupBarrier();
-        if (live) {
-            for (; u + tpr < p.units; u += 2u * tpr) {
-                let ba = rb + u * bsz;
-                let bb = ba + tpr * bsz;
-                acc += blk_dot(wa, ba, u, &ssq) + blk_dot(wb, bb, u + tpr, &ssq);
-                let na = ba + 2u * tpr * bsz; // the next two blocks' loads (past the row: not used)
-                if (u + 2u * tpr < p.units) { wa = blk_load(na); }
-                if (u + 3u * tpr < p.units) { wb = blk_load(na + tpr * bsz); }
-            }
-            if (u < p.units) { acc += blk_dot(wa, rb + u * bsz, u, &ssq); }
+    }
+    if (live) {
+        loop {
+            if (u >= p.units) { break; }
+            acc += blk_dot(w0, rb + u * bsz, u, &ssq);
+            if (u + t < p.units) { acc += blk_dot(w1, rb + (u + t) * bsz, u + t, &ssq); }
+            if (u + 2u * t < p.units) { acc += blk_dot(w2, rb + (u + 2u * t) * bsz, u + 2u * t, &ssq); }
+            if (u + 3u * t < p.units) { acc += blk_dot(w3, rb + (u + 3u * t) * bsz, u + 3u * t, &ssq); }
+            u += 4u * t;
+            if (u < p.units) { w0 = blk_load(rb + u * bsz); }
+            if (u + t < p.units) { w1 = blk_load(rb + (u + t) * bsz); }
+            if (u + 2u * t < p.units) { w2 = blk_load(rb + (u + 2u * t) * bsz); }
+            if (u + 3u * t < p.units) { w3 = blk_load(rb + (u + 3u * t) * bsz); }
         }
-    } else if (live) {
-        for (; u + tpr < p.units; u += 2u * tpr) { // both blocks' loads issue before either is used
-            let ba = rb + u * bsz;
-            let bb = ba + tpr * bsz;
-            wa = blk_load(ba);
-            wb = blk_load(bb);
-            acc += blk_dot(wa, ba, u, &ssq) + blk_dot(wb, bb, u + tpr, &ssq);
-        }
-        if (u < p.units) { acc += blk_dot(blk_load(rb + u * bsz), rb + u * bsz, u, &ssq); }
     }
     red[lid] = vec2<f32>(sg_sum(acc), sg_sum(ssq));
     workgroupBarrier();

@@ -450,6 +450,29 @@ static void test_blocks(wgt_context *ctx)
         test_all(ctx, 1);
         test_views(ctx, 1);
     }
+    /* rows of 170 blocks: at 32 lanes a row, a step of four blocks a lane and a partial second;
+     * SwiGLU's input (23 KiB staged) past OpenGL's 16 KiB there */
+    const wgt_ftype types[2] = {WGT_FTYPE_Q8_0, WGT_FTYPE_Q4_0};
+    for (int i = 0; i < 2; i++) {
+        test_qweight q;
+        test_qweight_make(&q, types[i], 19, 5440);
+        wgt_tensor *w;
+        MUST(wgt_qweight_upload(ctx, q.type, q.rows, q.cols, q.blocks, &w));
+        for (int s = 0; s < 3; s++) {
+            setenv("WGT_QLINEAR_BLOCKS", s == 0 ? "1:32" : s == 1 ? "3:32" : "2:64", 1);
+            for (int pro = WGT_PRO_NONE; pro <= WGT_PRO_SWIGLU; pro++) {
+                qcase c = make_case(&q, (wgt_fused_prologue)pro, 1, 1, pro == WGT_PRO_SWIGLU);
+                char what[128];
+                snprintf(what, sizeof what, "%s [19, 5440] %s, WGT_QLINEAR_BLOCKS=%s", wgt_ftype_name(q.type),
+                         pro_name(c.pro), getenv("WGT_QLINEAR_BLOCKS"));
+                run_case(ctx, what, &q, w, &c, 0, 0, 1);
+                free_case(&c);
+            }
+        }
+        wgt_tensor_free(w);
+        free(q.blocks);
+        free(q.deq);
+    }
     unsetenv("WGT_QLINEAR_BLOCKS");
 }
 
