@@ -5,7 +5,9 @@
 // tile), as TM / 4 x TN / 4 blocks of 4 x 4 spaced TY * 4 rows and TX * 4 columns apart, so that the
 // invocations of a subgroup read consecutive 16-byte words of workgroup memory.
 // Per k step of BK, A's tile (As, [k][m]) and B's (Bs, [k][n]) go through workgroup memory in two
-// stages: the global loads of step s + 1 are issued into registers before the products of step s
+// stages, each k row of a tile PAD 16-byte words longer than the tile (PAD 1: the stores of modes 0
+// and 1, which write one element per k row, fall into different banks; PAD 0: 4-8 of a subgroup's
+// stores share a bank): the global loads of step s + 1 are issued into registers before the products of step s
 // and stored into the other stage after them (one barrier a step).
 // Each operand is loaded (tile_load, tile_store: one function for both, the operand an argument) in
 // one of three modes, from the prelude (LA, LB):
@@ -18,15 +20,17 @@
 // word is in range or out whole. Transposed and broadcast operands therefore need no copies.
 // With p.tpr != 0 (split k: a small output over a long k, e.g. a weight's gradient), workgroup z
 // sums k in [z * tpr, (z + 1) * tpr) into slice z of out, and matmul.wgsl's `combine` adds them.
-// The prelude (src/ops/matmul.c) sets BM, BN, BK, TM, TN, WG, LA, LB, EA, EB, DA, DB, NA, NB (loads
+// The prelude (src/ops/matmul.c) sets BM, BN, BK, TM, TN, PAD, WG, LA, LB, EA, EB, DA, DB, NA, NB (loads
 // per invocation a step) and RA, RB (their registers), and pastes lib_matmul.wgsl's "params",
 // "words" (words_to, tile_word), "operand a *", "operand b *" (binding a / b, wordA / wordB, the unused loader a stub),
 // "bindings c out", and the loaders ldA / ldB / ldC.
 
 const TX: u32 = BN / TN;      // invocations along n
 const TY: u32 = BM / TM;      // along m
-const SA: u32 = BM * BK / 4u; // a stage of As, of Bs, in vec4s
-const SB: u32 = BN * BK / 4u;
+const PA: u32 = BM / 4u + PAD; // a k row of As, of Bs, in vec4s
+const PB: u32 = BN / 4u + PAD;
+const SA: u32 = PA * BK;      // a stage of As, of Bs, in vec4s
+const SB: u32 = PB * BK;
 const STAGE: u32 = SA + SB;
 
 // Both stages of As and Bs: stage s holds As at s * STAGE, Bs at s * STAGE + SA.
@@ -98,6 +102,7 @@ fn tile_store(op: u32, s: u32) {
     let e = select(EB, EA, op == 0u);
     let d = select(DB, DA, op == 0u);
     let br = select(BN, BM, op == 0u);
+    let kr = 4u * select(PB, PA, op == 0u); // elements a k row (the tile's and PAD words)
     let nl = select(NB, NA, op == 0u);
     let g0 = select(RA, 0u, op == 0u);
     let t0 = s * STAGE + select(SA, 0u, op == 0u);
@@ -107,7 +112,7 @@ fn tile_store(op: u32, s: u32) {
             var row: u32;
             var kk: u32;
             if (ts.kfast[op]) { kk = l % BK; row = l / BK; } else { row = l % br; kk = l / br; }
-            let i = kk * br + row;
+            let i = kk * kr + row;
             if (l < br * BK) { T[t0 + i / 4u][i % 4u] = bitcast<f32>(regs[g0 + r / 4u][r % 4u]); }
         } else if (mode == 1u) {
             let wr = BK / e;
@@ -116,13 +121,13 @@ fn tile_store(op: u32, s: u32) {
             if (l < br * wr) {
                 let v = words_to(regs[g0 + r], d);
                 for (var i = 0u; i < e; i++) {
-                    let j = (kw + i) * br + row;
+                    let j = (kw + i) * kr + row;
                     T[t0 + j / 4u][j % 4u] = v[i];
                 }
             }
         } else {
             let wr = br / e;
-            let j = (l / wr) * br + (l % wr) * e;
+            let j = (l / wr) * kr + (l % wr) * e;
             if (l < BK * wr) {
                 let v = words_to(regs[g0 + r], d);
                 for (var i = 0u; i < e / 4u; i++) {
@@ -174,8 +179,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         for (var kk = 0u; kk < BK; kk++) {
             var av: array<vec4<f32>, TM / 4u>;
             var bv: array<vec4<f32>, TN / 4u>;
-            for (var g = 0u; g < TM / 4u; g++) { av[g] = T[at + kk * (BM / 4u) + g * TY]; }
-            for (var g = 0u; g < TN / 4u; g++) { bv[g] = T[bt + kk * (BN / 4u) + g * TX]; }
+            for (var g = 0u; g < TM / 4u; g++) { av[g] = T[at + kk * PA + g * TY]; }
+            for (var g = 0u; g < TN / 4u; g++) { bv[g] = T[bt + kk * PB + g * TX]; }
             for (var i = 0u; i < TM; i++) {
                 let x = vec4<f32>(av[i / 4u][i % 4u]);
                 for (var g = 0u; g < TN / 4u; g++) { acc[i * (TN / 4u) + g] = fma(x, bv[g], acc[i * (TN / 4u) + g]); }

@@ -55,17 +55,19 @@ typedef struct mm_key {
      * fragments, f16 tiles, 16-byte loads */
     uint8_t bm, bn, bk, sgs, sgr, sgc, sm, sn, sk, emu, half, vec;
     uint8_t qt;  /* MM_TC: B as GGUF blocks of this wgt_ftype (0: a float tensor) */
-    /* MM_REGS (mm_tile's fields; bm, bn, bk above): outputs per invocation, operand load modes */
+    /* MM_REGS (mm_tile's fields; bm, bn, bk above): outputs per invocation, operand load modes,
+     * 16-byte words of padding a k row of the tiles */
     uint8_t tm, tn, la;
-    uint8_t lb, pad[3];
+    uint8_t lb, rpad, pad[2];
 } mm_key;
 enum { MM_GEMV, MM_TILED, MM_TILED_BIG, MM_INT, MM_TC, MM_REGS };
 
 /* matmul_regs.wgsl's tile (regs_choose): BM x BN outputs a workgroup over k steps of BK, TM x TN per
  * invocation; la, lb: how A and B are loaded (0 one element at a time, 1 16-byte words along k,
- * 2 16-byte words along m / n). */
+ * 2 16-byte words along m / n); rpad: 16-byte words of padding after each k row of the tiles in
+ * workgroup memory (its PAD). */
 typedef struct mm_tile {
-    int bm, bn, bk, tm, tn, la, lb;
+    int bm, bn, bk, tm, tn, la, lb, rpad;
 } mm_tile;
 
 /* The tensor-core tiles chosen for a product (tc_choose): BM x BN outputs a workgroup over k steps
@@ -173,9 +175,9 @@ static char *mm_prelude_gen(const mm_key *k, const char *extra, int skip_st, int
                  "const TN: u32 = %du;\nconst WG: u32 = %du;\nconst LA: u32 = %du;\nconst LB: u32 = %du;\n"
                  "const EA: u32 = %du;\nconst EB: u32 = %du;\nconst DA: u32 = %du;\nconst DB: u32 = %du;\n"
                  "const NA: u32 = %du;\nconst NB: u32 = %du;\nconst RA: u32 = %du;\nconst RB: u32 = %du;\n"
-                 "alias TT = f32;\n",
+                 "const PAD: u32 = %du;\nalias TT = f32;\n",
                  k->bm, k->bn, k->bk, k->tm, k->tn, wg, k->la, k->lb, ea, eb, mm_word_dtype(da), mm_word_dtype(db), na,
-                 nb, k->la ? na : (na + 3) / 4, k->lb ? nb : (nb + 3) / 4);
+                 nb, k->la ? na : (na + 3) / 4, k->lb ? nb : (nb + 3) / 4, k->rpad);
         if (!k->la) op_wgsl_loader(pre, cap, "ldA", "a", da, "f32");
         if (!k->lb && !(skip & 1)) op_wgsl_loader(pre, cap, "ldB", "b", db, "f32");
         if (!(skip & 2)) op_wgsl_loader(pre, cap, "ldC", "c", dc, "f32");
@@ -285,6 +287,7 @@ static mm_key regs_key_of(const mm_tile *t, wgt_dtype da, wgt_dtype db, wgt_dtyp
     key.wg = (uint32_t)((t->bm / t->tm) * (t->bn / t->tn));
     key.bm = (uint8_t)t->bm, key.bn = (uint8_t)t->bn, key.bk = (uint8_t)t->bk;
     key.tm = (uint8_t)t->tm, key.tn = (uint8_t)t->tn, key.la = (uint8_t)t->la, key.lb = (uint8_t)t->lb;
+    key.rpad = (uint8_t)t->rpad;
     return key;
 }
 
@@ -313,7 +316,8 @@ static int tile_fits(wgt_context *ctx, const mm_tile *t, wgt_dtype da, wgt_dtype
 {
     const wgt_limits *lim = wgt_gpu_limits(ctx);
     if (t->bm < 4 || t->bn < 4 || t->bk < 1 || t->tm < 4 || t->tn < 4 || t->bm > 255 || t->bn > 255 || t->bk > 64 ||
-        t->tm > 16 || t->tn > 16 || t->bm % t->tm || t->bn % t->tn || t->tm % 4 || t->tn % 4)
+        t->tm > 16 || t->tn > 16 || t->bm % t->tm || t->bn % t->tn || t->tm % 4 || t->tn % 4 || t->rpad < 0 ||
+        t->rpad > 4)
         return 0;
     uint32_t wg = (uint32_t)((t->bm / t->tm) * (t->bn / t->tn));
     if (wg > lim->max_compute_invocations_per_workgroup || wg > lim->max_compute_workgroup_size_x) return 0;
@@ -321,17 +325,42 @@ static int tile_fits(wgt_context *ctx, const mm_tile *t, wgt_dtype da, wgt_dtype
     if ((t->la == 1 && t->bk % ea) || (t->la == 2 && t->bm % ea) || (t->lb == 1 && t->bk % eb) ||
         (t->lb == 2 && t->bn % eb))
         return 0;
-    return 2ull * (uint64_t)(t->bm + t->bn) * (uint64_t)t->bk * 4ull <= smem;
+    return 2ull * (uint64_t)(t->bm + t->bn + 8 * t->rpad) * (uint64_t)t->bk * 4ull <= smem;
+}
+
+/* WGT_MATMUL_TILE_PAD (unset: MM_PAD_DEFAULT): 16-byte words of padding after each k row of the
+ * register tiles in workgroup memory, 0 or 1. With 0, stores of one element per k row (mode 0 along
+ * k: the logits' gradient [N, 50257] of an lm head; mode 1: x and the weight of a forward product)
+ * put 4-8 invocations of a subgroup on one bank; with 1 they spread over all 32. */
+#define MM_PAD_DEFAULT "0"
+static int regs_pad(void)
+{
+    const char *v = getenv("WGT_MATMUL_TILE_PAD");
+    if (!v || !*v) v = MM_PAD_DEFAULT;
+    return v[0] == '1' ? 1 : 0;
+}
+
+/* WGT_MATMUL_TILE_TN (unset: MM_TN_DEFAULT): 1 gives products whose A is read along m (mode 2: A^T of
+ * a weight's gradient dW = dY^T X, layout "tn") 64 x 64 tiles before 128 x 64: bench_matmul's
+ * tile lines on the H200 (sgemm_ab.txt) had GPT-2's mlp up dW at 24.8 TFLOP/s with 64 x 64 x 8
+ * against 21.1 with 128 x 64 x 8 (lm head dW 15.5 / 14.7, attention out dW 21.9 / 20.3), while the
+ * nt and nn products were as fast or faster with 128 x 64. */
+#define MM_TN_DEFAULT "0"
+static int regs_tn_small(int la)
+{
+    const char *v = getenv("WGT_MATMUL_TILE_TN");
+    if (!v || !*v) v = MM_TN_DEFAULT;
+    return la == 2 && v[0] == '1';
 }
 
 /* WGT_MATMUL_TILE: whether a float product runs matmul_regs.wgsl (register tiles, 16-byte loads,
  * two stages) instead of matmul.wgsl, and its tile *t. 0: never (matmul.wgsl: 2-3% of the H200's
  * f32 peak on large products, against 20-30% here); unset or auto: every float product matmul.wgsl
  * would take, the tile by shape: 128 x 64 once there are enough of them to fill the device, else
- * 64 x 64 (the k split, split_k, adds workgroups over a long k);
- * BMxBNxBK:TMxTN forces a tile (tuning; auto's where it does not fit). la, lb: the operands' load
- * modes (operand_mode). Workgroup memory at most 16 KiB on OpenGL (llvmpipe's computed wrong
- * products past 16 KiB though it reports 32). */
+ * 64 x 64 (the k split, split_k, adds workgroups over a long k; WGT_MATMUL_TILE_TN: 64 x 64 for
+ * weight gradients); BMxBNxBK:TMxTN forces a tile (tuning; auto's where it does not fit). la, lb:
+ * the operands' load modes (operand_mode). Workgroup memory at most 16 KiB on OpenGL (llvmpipe's
+ * computed wrong products past 16 KiB though it reports 32). */
 static int regs_choose(wgt_context *ctx, int64_t M, int64_t N, int64_t batch, wgt_dtype da, wgt_dtype db, int la,
                        int lb, mm_tile *t)
 {
@@ -342,14 +371,15 @@ static int regs_choose(wgt_context *ctx, int64_t M, int64_t N, int64_t batch, wg
     const wgt_adapter_info *info = wgt_gpu_info(ctx);
     if ((info->backend == WGT_BACKEND_OPENGLES || info->backend == WGT_BACKEND_OPENGL || info->compat) && smem > 16384)
         smem = 16384;
-    mm_tile f = {0, 0, 0, 0, 0, la, lb};
+    int rpad = regs_pad();
+    mm_tile f = {0, 0, 0, 0, 0, la, lb, rpad};
     if (force && sscanf(force, "%dx%dx%d:%dx%d", &f.bm, &f.bn, &f.bk, &f.tm, &f.tn) == 5 && tile_fits(ctx, &f, da, db, smem)) {
         *t = f;
         return 1;
     }
     int nt = (int)(sizeof mm_tiles / sizeof mm_tiles[0]);
-    for (int i = 0; i < nt; i++) {
-        mm_tile c = {mm_tiles[i][0], mm_tiles[i][1], mm_tiles[i][2], mm_tiles[i][3], mm_tiles[i][4], la, lb};
+    for (int i = regs_tn_small(la) ? 1 : 0; i < nt; i++) {
+        mm_tile c = {mm_tiles[i][0], mm_tiles[i][1], mm_tiles[i][2], mm_tiles[i][3], mm_tiles[i][4], la, lb, rpad};
         if (!tile_fits(ctx, &c, da, db, smem)) continue;
         *t = c;
         int64_t tiles = ((M + c.bm - 1) / c.bm) * ((N + c.bn - 1) / c.bn) * batch;

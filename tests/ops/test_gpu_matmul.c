@@ -3,7 +3,8 @@
  * f32 x f16/bf16 weights, bias), addmm, baddbmm, outer; empty and one-element shapes, NaN/inf
  * propagation; integer products on the GPU (exact, wrapping in 32 bits) and their fallback.
  * The float cases run again through matmul_regs.wgsl (WGT_MATMUL_TILE=auto), whose 16-byte loads
- * and tiles vec_cases covers. The float and integer cases run again on a context with the spec's
+ * and tiles vec_cases covers, and through its opt-in rules (WGT_MATMUL_TILE_PAD=1, WGT_MATMUL_TILE_TN=1).
+ * The float and integer cases run again on a context with the spec's
  * default limits (128 invocations per workgroup on the OpenGL ES compatibility adapter: the
  * kernels' smaller tiles).
  * Tolerances: the kernels accumulate in f32 in another order than the reference (double), so f32
@@ -315,13 +316,9 @@ static void addmm_cases(void)
  * whole words: sizes that are multiples of 8), its tile by shape and every tile it lists: plain (A
  * along k, B along n), A^T (A along m), a linear layer (B along k), f16 / bf16 weights (8 elements a
  * word), a batch, partial tiles, and the k split (a small output over a long k, both layouts of a
- * weight's gradient). */
-static void vec_cases(void)
+ * weight's gradient); tiles[0 .. nt) the tiles to run. */
+static void vec_cases(const char *const *tiles, size_t nt)
 {
-    /* every tile tools/h200_sgemm_ab.sh measures (those past 16 KiB of workgroup memory take auto's
-     * on OpenGL) */
-    static const char *tiles[] = {"auto", "128x128x8:8x8", "128x128x16:8x8", "128x64x8:8x4", "128x64x16:8x4",
-                                  "64x64x16:4x4", "64x64x8:8x4", "32x32x8:4x4"};
     pair a = make(WGT_F32, 2, (int64_t[]){72, 40}), b = make(WGT_F32, 2, (int64_t[]){40, 136});
     pair at0 = make(WGT_F32, 2, (int64_t[]){40, 72}), at = transposed(&at0, 0, 1);
     pair w = make(WGT_F32, 2, (int64_t[]){136, 40}), wh = make(WGT_F16, 2, (int64_t[]){136, 40});
@@ -329,7 +326,7 @@ static void vec_cases(void)
     pair ba = make(WGT_F32, 3, (int64_t[]){3, 24, 16}), bbt = make(WGT_F32, 3, (int64_t[]){3, 16, 32});
     pair ka = make(WGT_F32, 2, (int64_t[]){64, 2048}), kb = make(WGT_F32, 2, (int64_t[]){2048, 24});
     pair kt0 = make(WGT_F32, 2, (int64_t[]){2048, 64}), kt = transposed(&kt0, 0, 1);
-    for (size_t i = 0; i < sizeof tiles / sizeof tiles[0]; i++) {
+    for (size_t i = 0; i < nt; i++) {
         char what[160];
         setenv("WGT_MATMUL_TILE", tiles[i], 1);
         const char *t = tiles[i];
@@ -356,6 +353,12 @@ static void vec_cases(void)
     drop(&kt0);
 }
 
+/* every tile tools/h200_sgemm_ab.sh measures (those past 16 KiB of workgroup memory take auto's on
+ * OpenGL); with the padded tile rows (WGT_MATMUL_TILE_PAD=1) the ones regs_choose picks */
+static const char *all_tiles[] = {"auto", "128x128x8:8x8", "128x128x16:8x8", "128x64x8:8x4", "128x64x16:8x4",
+                                  "64x64x16:4x4", "64x64x8:8x4", "32x32x8:4x4"};
+static const char *auto_tiles[] = {"auto", "128x64x8:8x4", "64x64x8:8x4", "64x64x16:4x4"};
+
 int main(void)
 {
     test_rng = 0x243F6A8885A308D3ull;
@@ -364,13 +367,22 @@ int main(void)
     linear_cases();
     addmm_cases();
     int_cases();
-    vec_cases();
+    vec_cases(all_tiles, sizeof all_tiles / sizeof all_tiles[0]);
     /* the general cases (odd sizes: one element a load; NaN, empty, batches) through matmul_regs.wgsl */
     setenv("WGT_MATMUL_TILE", "auto", 1);
     matmul_cases();
     linear_cases();
     addmm_cases();
     unsetenv("WGT_MATMUL_TILE");
+    /* the opt-in tile rules: padded k rows in workgroup memory, 64 x 64 tiles for A read along m */
+    setenv("WGT_MATMUL_TILE_PAD", "1", 1);
+    setenv("WGT_MATMUL_TILE_TN", "1", 1);
+    vec_cases(auto_tiles, sizeof auto_tiles / sizeof auto_tiles[0]);
+    setenv("WGT_MATMUL_TILE", "auto", 1);
+    matmul_cases();
+    unsetenv("WGT_MATMUL_TILE");
+    unsetenv("WGT_MATMUL_TILE_PAD");
+    unsetenv("WGT_MATMUL_TILE_TN");
     uint32_t wg = op_workgroup_size(ctx);
     wgt_context_free(ctx);
     /* the spec's default limits: where they lower the workgroup size, the kernels' variants for it */
@@ -381,7 +393,7 @@ int main(void)
         printf("default limits: %u invocations per workgroup\n", op_workgroup_size(ctx));
         matmul_cases();
         int_cases();
-        vec_cases();
+        vec_cases(all_tiles, sizeof all_tiles / sizeof all_tiles[0]);
         setenv("WGT_MATMUL_TILE", "auto", 1);
         matmul_cases();
         unsetenv("WGT_MATMUL_TILE");
