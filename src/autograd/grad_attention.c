@@ -8,6 +8,7 @@
 
 #include "autograd/autograd.h"
 #include "core/error.h"
+#include "ops/ops.h"
 
 wgt_status ag_grad_rope(ag_call *c)
 {
@@ -15,6 +16,28 @@ wgt_status ag_grad_rope(ag_call *c)
     if (c->need[1]) return wgt_ctx_error(c->ctx, WGT_ERR_UNSUPPORTED, "wgt_backward: rope's positions have no gradient");
     wgt_tensor *neg = ag_un(c, WGT_UNARY_NEG, c->in[1]), *r = NULL;
     if (!c->st && neg) ag_set(c, 0, ag_keep(c, r, wgt_rope(c->g, neg, p->rot_dim, p->interleaved, &p->p, &r)));
+    return c->st;
+}
+
+/* WGT_SDPA_GRAD=fused without a mask: the scores qk ([B, Hkv, G Lq, Lk], q k^T unscaled) to
+ * probabilities and the probabilities' gradient to the scores' in one row kernel each
+ * (src/ops/attention_grad.c), the products as ag_grad_sdpa's. */
+static wgt_status sdpa_rows(ag_call *c, const wgt_tensor *q, const wgt_tensor *k, const wgt_tensor *v,
+                            const wgt_tensor *qk, double scale, const int64_t *gshape)
+{
+    const wgt_sdpa_params *p = c->params;
+    wgt_tensor *pr = NULL, *r = NULL;
+    if (!c->st && qk) pr = ag_keep(c, r, op_sdpa_probs(qk, scale, p->causal, c->in_l[0].shape[2], p->causal_offset,
+                                                         p->causal && p->window > 0 ? p->window : 0, &r));
+    wgt_tensor *go = ag_reshape(c, c->g, 4, gshape);
+    if (c->need[2]) ag_set(c, 2, ag_matmul(c, ag_transpose(c, pr, -1, -2), go));
+    if (c->need[0] || c->need[1]) {
+        wgt_tensor *dp = ag_matmul(c, go, ag_transpose(c, v, -1, -2)), *ds = NULL;
+        r = NULL;
+        if (!c->st && pr && dp) ds = ag_keep(c, r, op_sdpa_dscores(pr, dp, scale, &r));
+        if (c->need[0]) ag_set(c, 0, ag_reshape_as(c, ag_matmul(c, ds, k), &c->in_l[0]));
+        if (c->need[1]) ag_set(c, 1, ag_matmul(c, ag_transpose(c, ds, -1, -2), q));
+    }
     return c->st;
 }
 
@@ -28,9 +51,11 @@ wgt_status ag_grad_sdpa(ag_call *c)
     int64_t rows[4] = {B, Hkv, G * Lq, D}, grid[5] = {B, Hkv, G, Lq, Lk}, flat[4] = {B, Hkv, G * Lq, Lk};
     int64_t gshape[4] = {B, Hkv, G * Lq, Dv}, full[4] = {B, Hq, Lq, Lk};
     wgt_tensor *q = ag_reshape(c, ag_f32(c, c->in[0]), 4, rows), *k = ag_f32(c, c->in[1]), *v = ag_f32(c, c->in[2]);
-    wgt_tensor *s = ag_reshape(c, ag_muls(c, ag_matmul(c, q, ag_transpose(c, k, -1, -2)), scale), 5, grid);
-    wgt_tensor *ninf = ag_scalar(c, -INFINITY), *r = NULL;
     const wgt_tensor *mask = c->n_in > 3 ? c->in[3] : NULL;
+    wgt_tensor *qk = ag_matmul(c, q, ag_transpose(c, k, -1, -2)), *r = NULL;
+    if (!mask && op_sdpa_rows_on() && op_sdpa_rows_ok(qk)) return sdpa_rows(c, q, k, v, qk, scale, gshape);
+    wgt_tensor *s = ag_reshape(c, ag_muls(c, qk, scale), 5, grid);
+    wgt_tensor *ninf = ag_scalar(c, -INFINITY);
     if (mask) {
         wgt_layout fl;
         wgt_layout_contiguous(&fl, mask->l.dtype, 4, full);

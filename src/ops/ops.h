@@ -82,6 +82,16 @@ wgt_status op_scatter_add_inplace(wgt_tensor *y, int dim, const wgt_tensor *inde
  * says whether it runs here (a GPU context, i32 ids, sizes within u32); else use index_add. */
 int op_embedding_backward_ok(const wgt_tensor *ids, const wgt_tensor *g);
 wgt_status op_embedding_backward(const wgt_tensor *ids, const wgt_tensor *g, int64_t V, wgt_tensor **out);
+/* sdpa's backward row passes (attention_grad.c, WGT_SDPA_GRAD=fused: op_sdpa_rows_on), fresh f32
+ * results, not recorded. op_sdpa_rows_ok: t is f32, contiguous, within u32 elements, on a GPU
+ * context. op_sdpa_probs: softmax over the last dim of scale s, keys past off + (row % lq) (and at
+ * or before it minus window, window > 0) hidden when causal. op_sdpa_dscores: scale pr (dp -
+ * sum(dp pr)) along the last dim (softmax's backward, scaled). */
+int op_sdpa_rows_on(void);
+int op_sdpa_rows_ok(const wgt_tensor *t);
+wgt_status op_sdpa_probs(const wgt_tensor *s, double scale, int causal, int64_t lq, int64_t off, int64_t window,
+                         wgt_tensor **out);
+wgt_status op_sdpa_dscores(const wgt_tensor *pr, const wgt_tensor *dp, double scale, wgt_tensor **out);
 /* Normalise a possibly negative dim for ndim dims; WGT_ERR_SHAPE naming op if out of range. */
 wgt_status op_dim(wgt_context *ctx, const char *op, int *dim, int ndim);
 
