@@ -372,8 +372,8 @@ static wgt_status sdpa_products(const wgt_tensor *q, const wgt_tensor *k, const 
     int64_t Hkv = k->l.shape[1], Dv = v->l.shape[3];
     int64_t qs[5] = {B, Hkv, Hq / Hkv, Lq, D}, ys[4] = {B, Hq, Lq, Dv};
     wgt_tensor *qg = NULL, *ku = NULL, *kt = NULL, *vu = NULL, *sc = NULL, *pr = NULL, *yg = NULL;
-    int was = wgt_grad_mode_get();
-    wgt_grad_mode_set(0);
+    int was = op_grad_mode(); /* views and products of this op's own, not recorded */
+    op_grad_mode_set(0);
     wgt_status st = wgt_tensor_reshape(q, 5, qs, &qg);
     if (!st) st = wgt_tensor_unsqueeze(k, 2, &ku);
     if (!st) st = wgt_tensor_transpose(ku, 3, 4, &kt);
@@ -382,7 +382,7 @@ static wgt_status sdpa_products(const wgt_tensor *q, const wgt_tensor *k, const 
     if (!st) st = op_sdpa_probs(sc, scale, causal, Lq, coff, 0, &pr);
     if (!st) st = wgt_matmul(pr, vu, &yg);
     if (!st) st = wgt_tensor_reshape(yg, 4, ys, out);
-    wgt_grad_mode_set(was);
+    op_grad_mode_set(was);
     wgt_tensor_free(qg), wgt_tensor_free(ku), wgt_tensor_free(kt), wgt_tensor_free(vu);
     wgt_tensor_free(sc), wgt_tensor_free(pr), wgt_tensor_free(yg);
     return st;
