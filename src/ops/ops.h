@@ -92,6 +92,13 @@ int op_sdpa_rows_ok(const wgt_tensor *t);
 wgt_status op_sdpa_probs(const wgt_tensor *s, double scale, int causal, int64_t lq, int64_t off, int64_t window,
                          wgt_tensor **out);
 wgt_status op_sdpa_dscores(const wgt_tensor *pr, const wgt_tensor *dp, double scale, wgt_tensor **out);
+/* Layer / RMS norm's backward over rows of R (norm_grad.c, WGT_NORM_GRAD=fused: op_norm_rows_on):
+ * *dx and, when gw is given, *gw = g xhat, fresh f32 of x's shape, not recorded; rms 1: RMS norm.
+ * op_norm_rows_ok: x, g (and w, R elements) f32, contiguous, within u32 elements, on a GPU context. */
+int op_norm_rows_on(void);
+int op_norm_rows_ok(const wgt_tensor *x, const wgt_tensor *g, const wgt_tensor *w, int64_t R);
+wgt_status op_norm_backward_rows(const wgt_tensor *x, const wgt_tensor *g, const wgt_tensor *w, int64_t R, double eps,
+                                 int rms, wgt_tensor **dx, wgt_tensor **gw);
 /* Normalise a possibly negative dim for ndim dims; WGT_ERR_SHAPE naming op if out of range. */
 wgt_status op_dim(wgt_context *ctx, const char *op, int *dim, int ndim);
 

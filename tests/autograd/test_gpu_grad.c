@@ -1,7 +1,8 @@
 /* Every backward rule against central finite differences of the CPU reference, the device's
  * backward against the reference's, and f16/bf16 inputs against f32: the cases and tolerances of
  * testkit/grad/gradcheck.h (the same checks `wgt ops --check --grad` runs); sdpa's cases again through
- * its backward's row kernels (WGT_SDPA_GRAD=fused). */
+ * its backward's row kernels (WGT_SDPA_GRAD=fused), layer_norm's and rms_norm's through theirs
+ * (WGT_NORM_GRAD=fused). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,15 +22,19 @@ int main(int argc, char **argv)
     printf("gradient checks: %d cases, %d passed, %d failed\n", t.cases, t.passed, t.failed);
     CHECK(t.cases > 0, "no case ran");
     CHECK(t.failed == 0, "%d gradient checks failed", t.failed);
-    /* sdpa's backward through its row kernels (WGT_SDPA_GRAD=fused; the cases without a mask) */
-    if (argc == 1 || (argc == 2 && !strcmp(argv[1], "sdpa"))) {
-        static const char *const sdpa[] = {"sdpa"};
+    /* the opt-in row kernels: sdpa's backward (WGT_SDPA_GRAD=fused; the cases without a mask) and
+     * the norms' (WGT_NORM_GRAD=fused) */
+    static const char *const fused[][3] = {{"WGT_SDPA_GRAD", "sdpa", NULL}, {"WGT_NORM_GRAD", "layer_norm", "rms_norm"}};
+    for (int i = 0; i < 2; i++) {
+        int run = argc == 1;
+        for (int a = 1; a < argc; a++) run |= !strcmp(argv[a], fused[i][1]) || (fused[i][2] && !strcmp(argv[a], fused[i][2]));
+        if (!run) continue;
         gc_totals f = {0};
-        setenv("WGT_SDPA_GRAD", "fused", 1);
-        gc_run(dev, ref, sdpa, 1, getenv("VERBOSE") != NULL, stderr, &f);
-        unsetenv("WGT_SDPA_GRAD");
-        printf("gradient checks, WGT_SDPA_GRAD=fused: %d cases, %d passed, %d failed\n", f.cases, f.passed, f.failed);
-        CHECK(f.cases > 0 && f.failed == 0, "%d of sdpa's gradient checks failed with WGT_SDPA_GRAD=fused", f.failed);
+        setenv(fused[i][0], "fused", 1);
+        gc_run(dev, ref, fused[i] + 1, fused[i][2] ? 2 : 1, getenv("VERBOSE") != NULL, stderr, &f);
+        unsetenv(fused[i][0]);
+        printf("gradient checks, %s=fused: %d cases, %d passed, %d failed\n", fused[i][0], f.cases, f.passed, f.failed);
+        CHECK(f.cases > 0 && f.failed == 0, "%d gradient checks failed with %s=fused", f.failed, fused[i][0]);
     }
     wgt_context_free(ref);
     wgt_context_free(dev);
