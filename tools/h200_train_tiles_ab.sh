@@ -7,7 +7,8 @@
 #   fwd   WGT_SDPA_FWD=products    attention forward as q k^T, a softmax row kernel, P v
 #   grad  WGT_SDPA_GRAD=fused      attention backward's row passes in two kernels
 #   norm  WGT_NORM_GRAD=fused      layer norm's backward in one row kernel
-#   all   the five together
+#   act   WGT_ACT_GRAD=fused       gelu_tanh's backward in one kernel
+#   all   the six together
 # then, as the budget allows, the default model's shape (32 x 256) before / all, and one profiled
 # GPT-2 step with all of them.
 # DIR (a git-ignored folder of /work/main, carried) holds payload.tar.xz: wgt-before, wgt (after),
@@ -31,8 +32,9 @@ env_of() {
     fwd) echo WGT_SDPA_FWD=products ;;
     grad) echo WGT_SDPA_GRAD=fused ;;
     norm) echo WGT_NORM_GRAD=fused ;;
+    act) echo WGT_ACT_GRAD=fused ;;
     all) echo WGT_MATMUL_TILE_PAD=1 WGT_MATMUL_TILE_TN=1 WGT_SDPA_FWD=products WGT_SDPA_GRAD=fused \
-        WGT_NORM_GRAD=fused ;;
+        WGT_NORM_GRAD=fused WGT_ACT_GRAD=fused ;;
     esac
 }
 bin_of() { [ "$1" = before ] && echo "$dir/bin/wgt-before" || echo "$dir/bin/wgt"; }
@@ -40,8 +42,8 @@ gpt2() { # variant round
     step "gpt2-$1-$2" $(env_of "$1") timeout 20 "$(bin_of "$1")" bench --train -m $G --name "gpt2-$1" --batch 8 \
         --seq 512 --dtype f32 --steps 3 --warmup 1
 }
-for v in before all pad tn fwd grad norm; do gpt2 $v 1; done
-for v in norm grad fwd tn pad all before; do gpt2 $v 2; done
+for v in before all pad tn fwd grad norm act; do gpt2 $v 1; done
+for v in act norm grad fwd tn pad all before; do gpt2 $v 2; done
 for v in before all; do
     step "bible-$v" $(env_of $v) timeout 12 "$(bin_of $v)" bench --train -m $BL --name "bible-$v" --batch 32 --seq 256 \
         --dtype f32 --steps 10 --warmup 3

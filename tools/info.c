@@ -82,6 +82,7 @@ static void print_env_help(FILE *f)
             "  WGT_SDPA_GRAD=composed|fused  attention's backward without a mask: fused: its softmax and\n"
             "                                scale passes in two row kernels [composed]\n"
             "  WGT_NORM_GRAD=composed|fused  layer / RMS norm's backward: fused: one row kernel [composed]\n"
+            "  WGT_ACT_GRAD=composed|fused   gelu_tanh's and silu's backward: fused: one kernel [composed]\n"
             "  WGT_MATMUL_ROWS=0|1|16        linear layers over 2..64 rows (several sequences' decode) read\n"
             "                                each weight once per 8 rows (16: per 16) [1]; 0: the GEMV and\n"
             "                                tiled kernels (comparisons)\n"

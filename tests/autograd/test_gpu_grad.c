@@ -2,7 +2,7 @@
  * backward against the reference's, and f16/bf16 inputs against f32: the cases and tolerances of
  * testkit/grad/gradcheck.h (the same checks `wgt ops --check --grad` runs); sdpa's cases again through
  * its backward's row kernels (WGT_SDPA_GRAD=fused), layer_norm's and rms_norm's through theirs
- * (WGT_NORM_GRAD=fused). */
+ * (WGT_NORM_GRAD=fused), gelu_tanh's and silu's through theirs (WGT_ACT_GRAD=fused). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,10 +22,11 @@ int main(int argc, char **argv)
     printf("gradient checks: %d cases, %d passed, %d failed\n", t.cases, t.passed, t.failed);
     CHECK(t.cases > 0, "no case ran");
     CHECK(t.failed == 0, "%d gradient checks failed", t.failed);
-    /* the opt-in row kernels: sdpa's backward (WGT_SDPA_GRAD=fused; the cases without a mask) and
-     * the norms' (WGT_NORM_GRAD=fused) */
-    static const char *const fused[][3] = {{"WGT_SDPA_GRAD", "sdpa", NULL}, {"WGT_NORM_GRAD", "layer_norm", "rms_norm"}};
-    for (int i = 0; i < 2; i++) {
+    /* the opt-in backward kernels: sdpa's (WGT_SDPA_GRAD=fused; the cases without a mask), the
+     * norms' (WGT_NORM_GRAD=fused), gelu_tanh's and silu's (WGT_ACT_GRAD=fused) */
+    static const char *const fused[][3] = {{"WGT_SDPA_GRAD", "sdpa", NULL}, {"WGT_NORM_GRAD", "layer_norm", "rms_norm"},
+                                           {"WGT_ACT_GRAD", "gelu_tanh", "silu"}};
+    for (int i = 0; i < 3; i++) {
         int run = argc == 1;
         for (int a = 1; a < argc; a++) run |= !strcmp(argv[a], fused[i][1]) || (fused[i][2] && !strcmp(argv[a], fused[i][2]));
         if (!run) continue;

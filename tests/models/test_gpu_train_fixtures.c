@@ -236,16 +236,18 @@ int main(void)
         check_forward_backward(ctx, archs[a], dir, fx);
         unsetenv("WGT_TRAIN_COMPOSED");
         /* the opt-in paths: sdpa's forward as two products and a row kernel (WGT_SDPA_FWD=products),
-         * its backward's row kernels (WGT_SDPA_GRAD=fused), the norms' backward kernel
-         * (WGT_NORM_GRAD=fused) */
+         * its backward's row kernels (WGT_SDPA_GRAD=fused), the norms' and activations' backward
+         * kernels (WGT_NORM_GRAD=fused, WGT_ACT_GRAD=fused) */
         setenv("WGT_SDPA_FWD", "products", 1);
         setenv("WGT_SDPA_GRAD", "fused", 1);
         setenv("WGT_NORM_GRAD", "fused", 1);
-        printf("%s: WGT_SDPA_FWD=products WGT_SDPA_GRAD=fused WGT_NORM_GRAD=fused:\n", archs[a]);
+        setenv("WGT_ACT_GRAD", "fused", 1);
+        printf("%s: WGT_SDPA_FWD=products WGT_SDPA_GRAD=fused WGT_NORM_GRAD=fused WGT_ACT_GRAD=fused:\n", archs[a]);
         check_forward_backward(ctx, archs[a], dir, fx);
         unsetenv("WGT_SDPA_FWD");
         unsetenv("WGT_SDPA_GRAD");
         unsetenv("WGT_NORM_GRAD");
+        unsetenv("WGT_ACT_GRAD");
         check_run(ctx, archs[a], dir, fx, "adamw");
         check_run(ctx, archs[a], dir, fx, "adamw_clip_cos");
         cJSON_Delete(fx);
