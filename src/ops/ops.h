@@ -99,7 +99,7 @@ int op_norm_rows_on(void);
 int op_norm_rows_ok(const wgt_tensor *x, const wgt_tensor *g, const wgt_tensor *w, int64_t R);
 wgt_status op_norm_backward_rows(const wgt_tensor *x, const wgt_tensor *g, const wgt_tensor *w, int64_t R, double eps,
                                  int rms, wgt_tensor **dx, wgt_tensor **gw);
-/* An activation's gradient g f'(x) in one pass (act_grad.c, WGT_ACT_GRAD=fused: gelu_tanh, silu),
+/* An activation's gradient g f'(x) in one pass (elementwise_grad.c, WGT_ACT_GRAD=fused: gelu_tanh, silu),
  * fresh f32, not recorded. op_act_grad_ok: the op is one of those, the variable says fused, x and g
  * f32, contiguous, of one shape, on a GPU context. */
 int op_act_grad_ok(wgt_unary_op op, const wgt_tensor *x, const wgt_tensor *g);

@@ -1,10 +1,10 @@
 // The gradient of an activation in one pass (src/autograd/grad_elementwise.c, opt-in
-// WGT_ACT_GRAD=fused; src/ops/act_grad.c runs it): dx = g f'(x), for
+// WGT_ACT_GRAD=fused; src/ops/elementwise_grad.c runs it): dx = g f'(x), for
 //   op 0 gelu_tanh: t = tanh((x (a x^2 + 1)) k), f' = (t + 1) 0.5 + (x (1 - t^2)) ((3a x^2 + 1) k / 2)
 //   op 1 silu:      s = 1 / (1 + exp(-x)), f' = s (x (1 - s) + 1)
 // in the composed form's order of operations (its dozen elementwise passes, each rounded to f32
 // as here); the constants come from the host as that form's f32 scalars. Contiguous f32, one
-// element an invocation. The prelude (src/ops/act_grad.c) supplies `const WG: u32`.
+// element an invocation. The prelude (src/ops/elementwise_grad.c) supplies `const WG: u32`.
 
 struct Params {
     n: u32,

@@ -1,4 +1,4 @@
-/* An activation's gradient g f'(x) in one kernel (src/kernels/act_grad.wgsl), for
+/* An activation's gradient g f'(x) in one kernel (src/kernels/elementwise_grad.wgsl), for
  * src/autograd/grad_elementwise.c under WGT_ACT_GRAD=fused: gelu_tanh and silu, whose composed
  * derivatives take a dozen elementwise passes over x. Not recorded; f32 contiguous x and g of one
  * shape on a GPU context only (op_act_grad_ok); the caller composes otherwise. */
@@ -54,7 +54,7 @@ wgt_status op_act_grad(wgt_unary_op op, const wgt_tensor *x, const wgt_tensor *g
     wgt_status st = wgt_tensor_new(ctx, WGT_F32, x->l.ndim, x->l.shape, &y);
     uint32_t wg = op_workgroup_size(ctx);
     wgt_kernel *k = NULL;
-    if (!st) st = wgt_gpu_kernel_keyed(ctx, "act_grad", &wg, sizeof wg, act_grad_prelude, &wg, "main", NULL, 0, &k);
+    if (!st) st = wgt_gpu_kernel_keyed(ctx, "elementwise_grad", &wg, sizeof wg, act_grad_prelude, &wg, "main", NULL, 0, &k);
     /* the composed form's scalars, each an f32 */
     const double pi = 3.14159265358979323846, kk = sqrt(2 / pi), a = 0.044715;
     act_grad_params p;
