@@ -6,7 +6,8 @@
 #    (WGT_DECODE_GENERIC=1) eager (`gen-eager`) and captured through generic fusion (`gen-captured`),
 #    and gen-captured without the new gemv prologues (WGT_GRAPH_FUSE_MATMUL_PRO=0: silu * up stays a
 #    dispatch of its own before the down projection; the prologue stays default only if it wins
-#    both rounds);
+#    both rounds), and gen-captured with the opt-in norm fusion (WGT_GRAPH_FUSE_NORM_MATMUL=1: each
+#    rms_norm in the product after it; `normfuse`, both rounds: on by default if it wins both);
 #  - `wgt generate` eager against `--graph` (the library's decode loop, the step captured through
 #    wgt_graph_cache: 2 captures, replays after), alternated in two rounds: decode tok/s;
 #  - the kernels' GPU time (WGT_PROFILE=1, each dispatch in a pass of its own) of the captured
@@ -33,6 +34,7 @@ step generate_eager_1 "$dir/wgt" generate -m $cfg --prompt-ids "$ids" -n 128 --i
 STEP_TAIL=3
 step generate_graph_1 "$dir/wgt" generate -m $cfg --prompt-ids "$ids" -n 128 --ignore-eos -c 1024 --graph
 STEP_TAIL=2
+step normfuse_1 WGT_GRAPH_FUSE_NORM_MATMUL=1 "$dir/bench_graph" --mode gen-captured decode
 step nopro_1 WGT_GRAPH_FUSE_MATMUL_PRO=0 "$dir/bench_graph" --mode gen-captured decode
 STEP_TAIL=5
 step decode_2 "$dir/bench_graph" decode
@@ -41,6 +43,7 @@ step generate_graph_2 "$dir/wgt" generate -m $cfg --prompt-ids "$ids" -n 128 --i
 STEP_TAIL=2
 step generate_eager_2 "$dir/wgt" generate -m $cfg --prompt-ids "$ids" -n 128 --ignore-eos -c 1024
 step nopro_2 WGT_GRAPH_FUSE_MATMUL_PRO=0 "$dir/bench_graph" --mode gen-captured decode
+step normfuse_2 WGT_GRAPH_FUSE_NORM_MATMUL=1 "$dir/bench_graph" --mode gen-captured decode
 STEP_TAIL=3
 step profile_captured WGT_PROFILE=1 "$dir/bench_graph" --mode captured --tokens 64 decode
 step profile_generic WGT_PROFILE=1 "$dir/bench_graph" --mode gen-captured --tokens 64 decode

@@ -282,6 +282,34 @@ fn ldA8(v: u32) -> array<vec4<f32>, 2> {
                                vec4<f32>(ldA1(e + 4u), ldA1(e + 5u), ldA1(e + 6u), ldA1(e + 7u)));
 }
 
+// ---- gemv pro none ----
+fn mm_pro_begin(lid: u32) {}
+
+// ---- gemv norm prologue ----
+// A captured rms_norm fused into the one-row gemv product reading its output (elementwise_fuse.c,
+// WGT_GRAPH_FUSE_NORM_MATMUL=1): `a` is bound to the norm's input; the prelude's constants say
+// where: NPRO_XOFF, the row's first element there; NPRO_AOFF, A's first element in the product's
+// own binding of it (ldA8's index space); NPRO_K, the row's length (= K); NPRO_EPS; ldnw(i), the
+// norm weight's element i. Each workgroup sums the row's squares itself (a tree over WG lanes:
+// not the norm kernel's order, so the product differs from the unfused one by rounding).
+var<workgroup> npro_s: array<f32, WG>;
+var<private> npro_r: f32;
+fn mm_pro_begin(lid: u32) {
+    var s = 0.0;
+    for (var k = lid; k < NPRO_K; k = k + WG) { let v = bitcast<f32>(a[NPRO_XOFF + k]); s = s + v * v; }
+    npro_s[lid] = s;
+    workgroupBarrier();
+    for (var h = WG / 2u; h > 0u; h = h >> 1u) {
+        if (lid < h) { npro_s[lid] = npro_s[lid] + npro_s[lid + h]; }
+        workgroupBarrier();
+    }
+    npro_r = inverseSqrt(npro_s[0] / f32(NPRO_K) + NPRO_EPS);
+}
+fn ldA1(i: u32) -> f32 {
+    let k = i - NPRO_AOFF;
+    return bitcast<f32>(a[NPRO_XOFF + k]) * npro_r * ldnw(k);
+}
+
 // ---- store ----
 // Where every float kernel's results go (element i of out, row stride ldo); a captured graph's
 // fused epilogue or merged product defines its own mm_st instead (src/ops/matmul_fuse.c,

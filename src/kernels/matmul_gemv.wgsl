@@ -6,7 +6,9 @@
 // The prelude (src/ops/matmul.c) supplies: the binding `a` (array<vec4<u32>>; array<u32> where a
 // graph computes A's elements with a fused prologue), ldA8(v) / ldB8(v), 8 elements from vec4
 // index v as two vec4<f32>; VA / VB, vec4s per 8 elements (2 for f32, 1 for f16/bf16); ldC (scalar, strided);
-// lib_rowsum.wgsl's section (op_wgsl_row_subgroups: HAS_SG, rsum, rsize, row_share, row_total).
+// lib_rowsum.wgsl's section (op_wgsl_row_subgroups: HAS_SG, rsum, rsize, row_share, row_total);
+// mm_pro_begin(lid), run by the whole workgroup first (nothing, or a graph's fused norm computing
+// the row's statistic: lib_matmul.wgsl's "gemv norm prologue").
 // Offsets and strides of A and B arrive in vec4 units.
 
 struct Params {
@@ -53,6 +55,7 @@ var<workgroup> red: array<ROW, WG>;
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
+    mm_pro_begin(lid);
     let rows = WG / p.tpr;
     let r = lid / p.tpr;
     let lane = lid % p.tpr;

@@ -18,6 +18,7 @@
 
 #include "ops/elementwise.h"
 #include "ops/matmul_fuse.h"
+#include "ops/norm.h"
 
 #define FUSE_MAX_STAGES 32
 #define FUSE_PRELUDE_CAP (128 * 1024)
@@ -648,12 +649,95 @@ static int matmul_epilogue(const mm_note *n)
     return n->gemv;
 }
 
+/* ---- an rms_norm fused into the one-row product after it (opt-in) --------------------------- */
+
+/* WGT_GRAPH_FUSE_NORM_MATMUL=1: an rms_norm over one f32 row whose output only the next command,
+ * a one-row gemv product (f32 A, entry main), reads becomes that product's prologue: each workgroup
+ * sums the row's squares itself (lib_matmul.wgsl "gemv norm prologue") and loads A as
+ * x * rstd * w, as the hand-fused decode kernels do. Not bit for bit the unfused graph (the sum's
+ * order is the workgroup's tree, not the norm kernel's), hence opt-in until measured. */
+static int norm_products_on(void)
+{
+    const char *e = getenv("WGT_GRAPH_FUSE_NORM_MATMUL");
+    return e && !strcmp(e, "1");
+}
+
+static wgt_status fuse_norm_product(wgt_context *ctx, wgt_gpu_graph *g, int i, int *done)
+{
+    *done = 0;
+    const ew_host_note *hn = wgt_gpu_graph_note(g, i, EW_HOST_NOTE);
+    const mm_note *mn = wgt_gpu_graph_note(g, i + 1, EW_HOST_NOTE);
+    if (!hn || hn->mm || strcmp(hn->name, "rms_norm") || !mn || !mn->h.mm || !mn->gemv || !mn->h.ld ||
+        strcmp(mn->entry, "main") || hn->in_dt != WGT_F32 || hn->out_dt != WGT_F32)
+        return WGT_OK;
+    int nn, nm, pn, pm;
+    const uint8_t *np_, *mp_;
+    uint32_t ngrid[3], mgrid[3];
+    const wgt_kernel *nk, *mk;
+    const wgt_binding *nb = wgt_gpu_graph_dispatch(g, i, &nn, &np_, ngrid, &pn, &nk);
+    const wgt_binding *mb = wgt_gpu_graph_dispatch(g, i + 1, &nm, &mp_, mgrid, &pm, &mk);
+    if (!nb || !mb || pn || pm || nn != 6 || nm != 4) return WGT_OK;
+    norm_params np;
+    mm_params mp;
+    memcpy(&np, np_, sizeof np);
+    memcpy(&mp, mp_, sizeof mp);
+    /* one contiguous row of K elements with an f32/f16/bf16 weight, no bias; the product reads
+     * exactly that row as its one row of A, from the start of the norm's output binding */
+    if (np.op != NORM_RMS || np.n_rows != 1 || !np.row_simple || np.row_stride != 1 || !np.has_w || np.has_b ||
+        np.wmod != 1 || np.wdiv != 1 || np.out_w0 != 0 || mp.M != 1 || mp.batch != 1 || np.R != mp.K)
+        return WGT_OK;
+    wgt_buffer *hbuf = nb[1].buffer;
+    if (mb[0].buffer != hbuf || mb[0].offset != nb[1].offset || mp.off_a != 0) return WGT_OK;
+    if (!wgt_gpu_graph_buffer_private(g, hbuf, i, i + 1) || mb[3].buffer == nb[0].buffer || mb[3].buffer == nb[2].buffer)
+        return WGT_OK;
+    /* C (a bias) may not be the norm's output either: only A reads it */
+    if (mp.has_c && mb[2].buffer == hbuf) return WGT_OK;
+    uint32_t max_bind = wgt_gpu_limits(ctx)->max_storage_buffers_per_shader_stage;
+    if (max_bind < 5) return WGT_OK;
+    size_t cap = 16384, used = 0;
+    char *pre = malloc(cap);
+    if (!pre) return WGT_OK;
+    pre[0] = 0;
+    wgt_dtype wdt = (np.pdt & 3) == 1 ? WGT_F16 : (np.pdt & 3) == 2 ? WGT_BF16 : WGT_F32;
+    uint32_t eps_bits;
+    memcpy(&eps_bits, &np.eps, 4);
+    APPEND("const NPRO_K: u32 = %uu;\nconst NPRO_XOFF: u32 = %uu;\nconst NPRO_AOFF: u32 = 0u;\n"
+           "const NPRO_EPS: f32 = bitcast<f32>(%uu);\nconst NPRO_WOFF: u32 = %uu;\n"
+           "@group(0) @binding(5) var<storage, read> nw: array<u32>;\n",
+           np.R, np.off, eps_bits, np.w_off);
+    op_wgsl_loader(pre, cap, "ldnw0", "nw", wdt, "f32");
+    used = strlen(pre);
+    APPEND("fn ldnw(k: u32) -> f32 { return ldnw0(NPRO_WOFF + k); }\n");
+    int ok = used < cap && op_wgsl_section(pre, cap, "lib_matmul", "gemv norm prologue");
+    char *full = ok ? mn->h.prelude(mn->h.key, pre, 4 | 8, 0) : NULL;
+    free(pre);
+    if (!full) return WGT_OK;
+    wgt_kernel *k;
+    wgt_status st = wgt_gpu_kernel(ctx, mn->h.file, full, "main", NULL, 0, &k);
+    free(full);
+    if (st) return st;
+    snprintf(k->name, sizeof k->name, "fused:rms_norm>matmul");
+    wgt_binding b[5] = {nb[0], mb[1], mb[2], mb[3], nb[2]};
+    if (!mp.has_c) b[2] = nb[0]; /* C's placeholder: A's binding, now the norm's input */
+    uint8_t p[WGT_UNIFORM_SLOT];
+    memcpy(p, mp_, sizeof p);
+    if ((st = wgt_gpu_graph_replace(g, i, i + 1, k, p, sizeof p, b, 5, mgrid[0], mgrid[1], mgrid[2]))) return st;
+    *done = 1;
+    if (wgt_gpu_debug(ctx)) fprintf(stderr, "wgt: graph: fused dispatches %d..%d (rms_norm into matmul)\n", i, i + 1);
+    return WGT_OK;
+}
+
 wgt_status ew_fuse_graph(wgt_context *ctx, wgt_gpu_graph *g)
 {
     run r;
     r.n = 0, r.first = 0;
     int saved = 0, n = wgt_gpu_graph_n_cmds(g);
     wgt_status st = mm_merge_graph(ctx, g); /* first: a merged product is no host of an epilogue */
+    for (int i = 0; i + 1 < n && !st && norm_products_on(); i++) {
+        int done;
+        st = fuse_norm_product(ctx, g, i, &done);
+        saved += done;
+    }
     for (int i = 0; i <= n && !st; i++) {
         const ew_note *note = i < n ? wgt_gpu_graph_note(g, i, EW_NOTE) : NULL;
         if (note && !stage_ok(ctx, note)) note = NULL;

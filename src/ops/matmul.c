@@ -106,6 +106,11 @@ static char *mm_prelude_gen(const mm_key *k, const char *extra, int skip_st, int
             return NULL;
         }
         if (!(skip & 4)) op_wgsl_vec8_loader(pre, cap, "ldA8", "a", da);
+        /* skip bit 8: extra defines mm_pro_begin (a graph's fused norm) */
+        if (!(skip & 8) && !op_wgsl_section(pre, cap, "lib_matmul", "gemv pro none")) {
+            free(pre);
+            return NULL;
+        }
         if (!(skip & 1)) op_wgsl_vec8_loader(pre, cap, "ldB8", "b", db);
         if (!(skip & 2)) op_wgsl_loader(pre, cap, "ldC", "c", dc, "f32");
     } else if (k->kind == MM_TC) {
@@ -219,7 +224,7 @@ static char *mm_prelude_gen(const mm_key *k, const char *extra, int skip_st, int
 static char *mm_prelude(void *arg) { return mm_prelude_gen(arg, NULL, 0, 0); }
 
 /* ew_host_note's prelude (mm_note): skip_ld is mm_prelude_gen's skip (bit 4: a prologue defines
- * ldA1, which only the gemv kernel with f32 A reads through). */
+ * ldA1, which only the gemv kernel with f32 A reads through; bit 8: also mm_pro_begin). */
 static char *mm_prelude_ex(const void *key, const char *extra, int skip_ld, int skip_st)
 {
     return mm_prelude_gen(key, extra, skip_st, skip_ld);

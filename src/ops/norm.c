@@ -6,17 +6,9 @@
 
 #include "ops/api.h"
 #include "ops/elementwise.h"
+#include "ops/norm.h"
 #include "ops/ops.h"
 #include "tensor/record.h"
-
-enum { NORM_SOFTMAX, NORM_LOG_SOFTMAX, NORM_LAYER, NORM_RMS, NORM_GIVEN };
-
-typedef struct norm_params {
-    uint32_t n_rows, R, op, off, row_simple, row_stride;
-    float eps;
-    uint32_t zero, inner, has_w, has_b, wmod, wmul, wdiv, w_off, b_off, m_off, v_off, pdt, row0, out_w0, pad0, pad1, pad2;
-    op_layout_params kept, row;
-} norm_params;
 
 /* The optional per-element parameters of a normalisation (contiguous, or NULL) and their indexing:
  * element (o, r) reads (o % wmod) * wmul + r / wdiv. */

@@ -15,7 +15,10 @@
  *  - an elementwise chain before a gemv product fused into its loads of A (a prologue: SwiGLU's
  *    silu(gate) * up computed at each element the down projection reads), with the residual add
  *    after it as its epilogue: ONE dispatch, equal to eager bit for bit and to the CPU reference
- *    within 1e-4; WGT_GRAPH_FUSE_MATMUL_PRO=0 keeps the chain apart (2 dispatches). */
+ *    within 1e-4; WGT_GRAPH_FUSE_MATMUL_PRO=0 keeps the chain apart (2 dispatches).
+ *  - an rms_norm over one row fused into the gemv product after it (WGT_GRAPH_FUSE_NORM_MATMUL=1,
+ *    opt-in): ONE dispatch, equal to eager within 1e-5 (the row's sum is the product workgroup's,
+ *    not the norm kernel's); unset, 2 dispatches and bit for bit. */
 #include <math.h>
 #include <string.h>
 
@@ -335,6 +338,57 @@ static void prologue_case(int64_t M, int64_t F, int64_t N, wgt_dtype wdt, uint64
     free(gv), free(g2v), free(wv), free(rv);
 }
 
+/* ---- a norm into the product after it ------------------------------------------------------- */
+
+static void norm_step(const wgt_tensor *x, const wgt_tensor *nw, const wgt_tensor *w, const wgt_tensor *b, wgt_tensor **y)
+{
+    wgt_tensor *h;
+    MUST(wgt_rms_norm(x, 1, nw, 1e-6, &h));
+    MUST(wgt_linear(h, w, b, y));
+    wgt_tensor_free(h);
+}
+
+static void norm_case(int64_t K, int64_t N, wgt_dtype nwdt, int bias, uint64_t seed)
+{
+    test_rng = 0x9E3779B97F4A7C15ull ^ (seed * 1000003ull);
+    int64_t xs[2] = {1, K}, ws[2] = {N, K};
+    float *xv = test_random_f32(K, -2, 2), *x2v = test_random_f32(K, -2, 2), *nv = test_random_f32(K, 0.5, 1.5),
+          *wv = test_random_f32(N * K, -0.5, 0.5), *bv = test_random_f32(N, -1, 1);
+    wgt_tensor *x = make(dev, WGT_F32, 2, xs, xv), *x2 = make(dev, WGT_F32, 2, xs, x2v), *nw = make(dev, nwdt, 1, &K, nv),
+               *w = make(dev, WGT_F32, 2, ws, wv), *b = bias ? make(dev, WGT_F32, 1, &N, bv) : NULL;
+    char name[96];
+    snprintf(name, sizeof name, "norm into gemv %lldx%lld%s%s", (long long)K, (long long)N,
+             nwdt == WGT_F16 ? " f16 norm weight" : "", bias ? " bias" : "");
+    const wgt_tensor *in[1] = {x}, *in2[1] = {x2};
+    int counts[2];
+    wgt_graph *gs[2];
+    wgt_tensor *ys[2];
+    for (int pass = 0; pass < 2; pass++) { /* unset, then WGT_GRAPH_FUSE_NORM_MATMUL=1 */
+        if (pass) setenv("WGT_GRAPH_FUSE_NORM_MATMUL", "1", 1);
+        MUST(wgt_graph_begin(dev, 1, in));
+        norm_step(x, nw, w, b, &ys[pass]);
+        MUST(wgt_graph_end(dev, &gs[pass]));
+        unsetenv("WGT_GRAPH_FUSE_NORM_MATMUL");
+        wgt_graph_stats st;
+        MUST(wgt_graph_get_stats(gs[pass], &st));
+        counts[pass] = st.dispatches;
+    }
+    printf("%s: %d dispatches captured, %d by default\n", name, counts[1], counts[0]);
+    CHECK(counts[0] == 2 && counts[1] == 1, "%s: %d dispatches by default (want 2), %d fused (want 1)", name, counts[0],
+          counts[1]);
+    wgt_tensor *ye;
+    norm_step(x2, nw, w, b, &ye);
+    for (int pass = 0; pass < 2; pass++) {
+        MUST(wgt_graph_replay(gs[pass], 1, in2));
+        CHECK(!differ(ys[pass], ye, pass ? 1e-5 : 0, name), "%s: the replay (%s) differs from eager", name,
+              pass ? "fused" : "default");
+        wgt_graph_free(gs[pass]), wgt_tensor_free(ys[pass]);
+    }
+    wgt_tensor_free(ye);
+    wgt_tensor_free(x), wgt_tensor_free(x2), wgt_tensor_free(nw), wgt_tensor_free(w), wgt_tensor_free(b);
+    free(xv), free(x2v), free(nv), free(wv), free(bv);
+}
+
 int main(void)
 {
     test_contexts(&dev, &ref);
@@ -356,6 +410,8 @@ int main(void)
     epilogue_case(70, 40, 36, 0, 1, WGT_F32, 10);
     prologue_case(1, 96, 40, WGT_F32, 11);
     prologue_case(3, 64, 24, WGT_F16, 12);
+    norm_case(96, 40, WGT_F32, 1, 13);
+    norm_case(256, 72, WGT_F16, 0, 14);
     wgt_context_free(dev);
     wgt_context_free(ref);
     return test_finish("test_gpu_graph_matmul");
