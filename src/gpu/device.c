@@ -578,6 +578,14 @@ static wgt_status create_device(wgt_context *ctx, const resolved_options *r)
         toggle_names[n_toggles++] = "allow_unsafe_apis";
         toggle_names[n_toggles++] = "use_vulkan_memory_model";
     }
+    /* Dawn clamps every buffer and array index a shader computes (robustness) unless told not to.
+     * wgt's kernels bound their own accesses, and on the H200 the clamps cost more than anything
+     * else measured there: GPT-2 small training 15,300 -> 21,000 tok/s, Qwen2.5-0.5B f16 prefill
+     * 13,000 -> 23,000, its decode 636 -> 670, the matmul benchmark 16.6 -> 28.4 TFLOP/s
+     * (bench/results/h200/robustness-2026-12-03/). So hardware adapters run without them; software
+     * adapters (the tests' lavapipe and llvmpipe, SwiftShader) keep them, as does WGT_ROBUST=1. */
+    const char *rv = getenv("WGT_ROBUST");
+    if (wgt_L.is_dawn && !ctx->info.is_cpu && !(rv && !strcmp(rv, "1"))) toggle_names[n_toggles++] = "disable_robustness";
     const char *tv = getenv("WGT_DAWN_TOGGLES");
     if (tv && *tv) {
         if (!wgt_L.is_dawn)
