@@ -19,7 +19,7 @@ wgt_status ag_grad_rope(ag_call *c)
     return c->st;
 }
 
-/* WGT_SDPA_GRAD=fused without a mask: the scores qk ([B, Hkv, G Lq, Lk], q k^T unscaled) to
+/* WGT_SDPA_GRAD=fused (the default) without a mask: the scores qk ([B, Hkv, G Lq, Lk], q k^T unscaled) to
  * probabilities and the probabilities' gradient to the scores' in one row kernel each
  * (src/ops/attention_grad.c), the products as ag_grad_sdpa's. */
 static wgt_status sdpa_rows(ag_call *c, const wgt_tensor *q, const wgt_tensor *k, const wgt_tensor *v,

@@ -160,7 +160,7 @@ wgt_status ag_grad_unary(ag_call *c)
 {
     const op_grad_unary *u = c->params;
     wgt_tensor *x = c->in[0] ? ag_f32(c, c->in[0]) : NULL, *y = c->out ? ag_f32(c, c->out) : NULL, *r = NULL;
-    if (!c->st && op_act_grad_ok(u->op, x, c->g)) { /* WGT_ACT_GRAD=fused: g f'(x) in one pass */
+    if (!c->st && op_act_grad_ok(u->op, x, c->g)) { /* WGT_ACT_GRAD=fused (the default): g f'(x) in one pass */
         ag_set(c, 0, ag_sum_to(c, ag_keep(c, r, op_act_grad(u->op, x, c->g, &r)), &c->in_l[0]));
         return c->st;
     }

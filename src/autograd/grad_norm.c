@@ -35,7 +35,7 @@ static wgt_tensor *norm_input_grad(ag_call *c, const wgt_tensor *xhat, const wgt
     return ag_mul(c, rstd, t);
 }
 
-/* WGT_NORM_GRAD=fused: the input's gradient and g xhat from one row kernel (src/ops/norm_grad.c)
+/* WGT_NORM_GRAD=fused (the default): the input's gradient and g xhat from one row kernel (src/ops/norm_grad.c)
  * where x, g and the weight are f32 and contiguous; 0 when it does not apply (compose instead). */
 static int norm_backward_rows(ag_call *c, const wgt_tensor *x, int rms)
 {

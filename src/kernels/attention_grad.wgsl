@@ -1,5 +1,6 @@
-// The row passes of scaled-dot-product attention's backward (src/autograd/grad_attention.c, opt-in
-// WGT_SDPA_GRAD=fused; src/ops/attention_grad.c runs them), each one read and one write of the
+// The row passes of scaled-dot-product attention's backward (src/autograd/grad_attention.c,
+// WGT_SDPA_GRAD=fused, the default; src/ops/attention_grad.c runs them; `probs` also serves the
+// forward's products path, WGT_SDPA_FWD=products), each one read and one write of the
 // [rows, C] scores instead of four to five elementwise, reduce and softmax passes:
 //   `probs`:   p[r, c] = softmax over c of (scale s[r, c], -inf where key c is hidden from the row's
 //              query: c > off + r % lq with p.causal, or c <= off + r % lq - window with a window);

@@ -1,5 +1,5 @@
-// The gradient of an activation in one pass (src/autograd/grad_elementwise.c, opt-in
-// WGT_ACT_GRAD=fused; src/ops/elementwise_grad.c runs it): dx = g f'(x), for
+// The gradient of an activation in one pass (src/autograd/grad_elementwise.c, WGT_ACT_GRAD=fused,
+// the default; src/ops/elementwise_grad.c runs it): dx = g f'(x), for
 //   op 0 gelu_tanh: t = tanh((x (a x^2 + 1)) k), f' = (t + 1) 0.5 + (x (1 - t^2)) ((3a x^2 + 1) k / 2)
 //   op 1 silu:      s = 1 / (1 + exp(-x)), f' = s (x (1 - s) + 1)
 // in the composed form's order of operations (its dozen elementwise passes, each rounded to f32

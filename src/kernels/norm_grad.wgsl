@@ -1,5 +1,5 @@
-// Layer norm's and RMS norm's backward over rows (src/autograd/grad_norm.c, opt-in
-// WGT_NORM_GRAD=fused; src/ops/norm_grad.c runs it): a workgroup per row of R elements recomputes
+// Layer norm's and RMS norm's backward over rows (src/autograd/grad_norm.c, WGT_NORM_GRAD=fused,
+// the default; src/ops/norm_grad.c runs it): a workgroup per row of R elements recomputes
 // the row's statistics from x and writes
 //   dx = rstd (gxhat - xhat mean(gxhat xhat) - [mean(gxhat)]),  gxhat = g w (g without a weight),
 //   gw = g xhat (for the weight's gradient, summed over rows by the caller; when p.has_gw),

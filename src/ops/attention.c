@@ -347,14 +347,16 @@ static int64_t rows_in_storage(const wgt_tensor *t)
     return sr > 0 && have > last ? (have - 1 - last) / sr + 1 : t->l.shape[2];
 }
 
-/* WGT_SDPA_FWD=products (unset: SDPA_FWD_DEFAULT): f32 prefill and training attention without a
- * mask or window, every query seeing a key, as two batched products through the register tiles
- * and one row kernel between them: S = q k^T ([B, Hkv, G, Lq, Lk], k broadcast over a group's G
- * query heads, never repeated), P = softmax(scale S, causal) (attention_grad.wgsl's `probs`),
- * y = P v. attention.wgsl runs a workgroup per 4 query rows over every key (GPT-2 small's
- * training: 1.8 ms a layer on the H200, ~1.7 TFLOP/s); the products run at ~18 TFLOP/s but write
- * and read S and P (B Hq Lq Lk f32 each): taken up to 2^28 elements. */
-#define SDPA_FWD_DEFAULT "kernel"
+/* WGT_SDPA_FWD=products|kernel (unset: SDPA_FWD_DEFAULT): f32 prefill and training attention
+ * without a mask or window, every query seeing a key (where the subgroup-matrix tiles are not
+ * chosen), as two batched products through the register tiles and one row kernel between them:
+ * S = q k^T ([B, Hkv, G, Lq, Lk], k broadcast over a group's G query heads, never repeated),
+ * P = softmax(scale S, causal) (attention_grad.wgsl's `probs`), y = P v. attention.wgsl (kernel)
+ * runs a workgroup per 4 query rows over every key (GPT-2 small's training: 1.8 ms a layer on the
+ * H200, ~1.7 TFLOP/s); the products run at ~18 TFLOP/s but write and read S and P (B Hq Lq Lk f32
+ * each): taken up to 2^28 elements. On the H200 (bench/results/h200/train_tiles_ab.txt) GPT-2
+ * small's training step went 266 -> 252 ms with products alone. */
+#define SDPA_FWD_DEFAULT "products"
 static int sdpa_products_take(const wgt_tensor *q, const wgt_tensor *k, const wgt_tensor *v, int64_t Lq, int64_t Lk,
                               int masked, int64_t window, int causal, int64_t coff)
 {
@@ -437,19 +439,20 @@ static wgt_status sdpa_gpu(wgt_context *ctx, const wgt_tensor *q, const wgt_tens
         goto done;
     if (mask && (st = strides4(ctx, lmask, p.sm))) goto done;
 
-    if (sdpa_products_take(q, k, v, Lq, Lk, mask != NULL, window, p.causal, coff)) {
-        wgt_tensor_free(out32);
-        out32 = NULL;
-        st = sdpa_products(q, k, v, p.scale, p.causal, coff, &out32);
-        if (st) goto done;
-        goto finish;
-    }
     /* prefill without a mask or window: the subgroup-matrix tiles where the device (or
      * WGT_ATTENTION_TC=emulate) has them; every row sees a key */
     sdpa_tc tc;
     if (Lq > 1 && !mask && !windowed && Lk > 0 && (!p.causal || p.coff >= 0) &&
         sdpa_tc_choose(ctx, D, Dv, sp && sp->half_tiles, &tc)) {
         st = sdpa_tc_run(ctx, &tc, q, k, v, out32, &p);
+        if (st) goto done;
+        goto finish;
+    }
+    /* else f32 prompts as two products and a row kernel (WGT_SDPA_FWD) */
+    if (sdpa_products_take(q, k, v, Lq, Lk, mask != NULL, window, p.causal, coff)) {
+        wgt_tensor_free(out32);
+        out32 = NULL;
+        st = sdpa_products(q, k, v, p.scale, p.causal, coff, &out32);
         if (st) goto done;
         goto finish;
     }

@@ -336,7 +336,9 @@ static int tile_fits(wgt_context *ctx, const mm_tile *t, wgt_dtype da, wgt_dtype
 /* WGT_MATMUL_TILE_PAD (unset: MM_PAD_DEFAULT): 16-byte words of padding after each k row of the
  * register tiles in workgroup memory, 0 or 1. With 0, stores of one element per k row (mode 0 along
  * k: the logits' gradient [N, 50257] of an lm head; mode 1: x and the weight of a forward product)
- * put 4-8 invocations of a subgroup on one bank; with 1 they spread over all 32. */
+ * put 4-8 invocations of a subgroup on one bank; with 1 they spread over all 32. Measured on the H200
+ * (bench/results/h200/train_tiles_ab.txt): GPT-2 small's training 15,366 / 15,185 tok/s against
+ * 15,400 / 15,365 without: no gain, off. */
 #define MM_PAD_DEFAULT "0"
 static int regs_pad(void)
 {
@@ -349,7 +351,8 @@ static int regs_pad(void)
  * a weight's gradient dW = dY^T X, layout "tn") 64 x 64 tiles before 128 x 64: bench_matmul's
  * tile lines on the H200 (sgemm_ab.txt) had GPT-2's mlp up dW at 24.8 TFLOP/s with 64 x 64 x 8
  * against 21.1 with 128 x 64 x 8 (lm head dW 15.5 / 14.7, attention out dW 21.9 / 20.3), while the
- * nt and nn products were as fast or faster with 128 x 64. */
+ * nt and nn products were as fast or faster with 128 x 64. End to end (train_tiles_ab.txt) GPT-2
+ * small's training was unchanged (15,390 / 15,361 tok/s against 15,400 / 15,365): off. */
 #define MM_TN_DEFAULT "0"
 static int regs_tn_small(int la)
 {

@@ -82,7 +82,7 @@ wgt_status op_scatter_add_inplace(wgt_tensor *y, int dim, const wgt_tensor *inde
  * says whether it runs here (a GPU context, i32 ids, sizes within u32); else use index_add. */
 int op_embedding_backward_ok(const wgt_tensor *ids, const wgt_tensor *g);
 wgt_status op_embedding_backward(const wgt_tensor *ids, const wgt_tensor *g, int64_t V, wgt_tensor **out);
-/* sdpa's backward row passes (attention_grad.c, WGT_SDPA_GRAD=fused: op_sdpa_rows_on), fresh f32
+/* sdpa's backward row passes (attention_grad.c, WGT_SDPA_GRAD=fused, the default: op_sdpa_rows_on), fresh f32
  * results, not recorded. op_sdpa_rows_ok: t is f32, contiguous, within u32 elements, on a GPU
  * context. op_sdpa_probs: softmax over the last dim of scale s, keys past off + (row % lq) (and at
  * or before it minus window, window > 0) hidden when causal. op_sdpa_dscores: scale pr (dp -
@@ -92,14 +92,14 @@ int op_sdpa_rows_ok(const wgt_tensor *t);
 wgt_status op_sdpa_probs(const wgt_tensor *s, double scale, int causal, int64_t lq, int64_t off, int64_t window,
                          wgt_tensor **out);
 wgt_status op_sdpa_dscores(const wgt_tensor *pr, const wgt_tensor *dp, double scale, wgt_tensor **out);
-/* Layer / RMS norm's backward over rows of R (norm_grad.c, WGT_NORM_GRAD=fused: op_norm_rows_on):
+/* Layer / RMS norm's backward over rows of R (norm_grad.c, WGT_NORM_GRAD=fused, the default):
  * *dx and, when gw is given, *gw = g xhat, fresh f32 of x's shape, not recorded; rms 1: RMS norm.
  * op_norm_rows_ok: x, g (and w, R elements) f32, contiguous, within u32 elements, on a GPU context. */
 int op_norm_rows_on(void);
 int op_norm_rows_ok(const wgt_tensor *x, const wgt_tensor *g, const wgt_tensor *w, int64_t R);
 wgt_status op_norm_backward_rows(const wgt_tensor *x, const wgt_tensor *g, const wgt_tensor *w, int64_t R, double eps,
                                  int rms, wgt_tensor **dx, wgt_tensor **gw);
-/* An activation's gradient g f'(x) in one pass (elementwise_grad.c, WGT_ACT_GRAD=fused: gelu_tanh, silu),
+/* An activation's gradient g f'(x) in one pass (elementwise_grad.c, WGT_ACT_GRAD=fused, the default: gelu_tanh, silu),
  * fresh f32, not recorded. op_act_grad_ok: the op is one of those, the variable says fused, x and g
  * f32, contiguous, of one shape, on a GPU context. */
 int op_act_grad_ok(wgt_unary_op op, const wgt_tensor *x, const wgt_tensor *g);

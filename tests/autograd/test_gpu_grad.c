@@ -1,8 +1,8 @@
 /* Every backward rule against central finite differences of the CPU reference, the device's
  * backward against the reference's, and f16/bf16 inputs against f32: the cases and tolerances of
- * testkit/grad/gradcheck.h (the same checks `wgt ops --check --grad` runs); sdpa's cases again through
- * its backward's row kernels (WGT_SDPA_GRAD=fused), layer_norm's and rms_norm's through theirs
- * (WGT_NORM_GRAD=fused), gelu_tanh's and silu's through theirs (WGT_ACT_GRAD=fused). */
+ * testkit/grad/gradcheck.h (the same checks `wgt ops --check --grad` runs); sdpa's, layer_norm's,
+ * rms_norm's, gelu_tanh's and silu's cases again through their composed backward (WGT_SDPA_GRAD,
+ * WGT_NORM_GRAD, WGT_ACT_GRAD=composed; the default is their fused kernels). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,8 +22,8 @@ int main(int argc, char **argv)
     printf("gradient checks: %d cases, %d passed, %d failed\n", t.cases, t.passed, t.failed);
     CHECK(t.cases > 0, "no case ran");
     CHECK(t.failed == 0, "%d gradient checks failed", t.failed);
-    /* the opt-in backward kernels: sdpa's (WGT_SDPA_GRAD=fused; the cases without a mask), the
-     * norms' (WGT_NORM_GRAD=fused), gelu_tanh's and silu's (WGT_ACT_GRAD=fused) */
+    /* the backward kernels' alternative, the composed ops: sdpa's (WGT_SDPA_GRAD; the kernels take
+     * the cases without a mask), the norms' (WGT_NORM_GRAD), gelu_tanh's and silu's (WGT_ACT_GRAD) */
     static const char *const fused[][3] = {{"WGT_SDPA_GRAD", "sdpa", NULL}, {"WGT_NORM_GRAD", "layer_norm", "rms_norm"},
                                            {"WGT_ACT_GRAD", "gelu_tanh", "silu"}};
     for (int i = 0; i < 3; i++) {
@@ -31,11 +31,11 @@ int main(int argc, char **argv)
         for (int a = 1; a < argc; a++) run |= !strcmp(argv[a], fused[i][1]) || (fused[i][2] && !strcmp(argv[a], fused[i][2]));
         if (!run) continue;
         gc_totals f = {0};
-        setenv(fused[i][0], "fused", 1);
+        setenv(fused[i][0], "composed", 1);
         gc_run(dev, ref, fused[i] + 1, fused[i][2] ? 2 : 1, getenv("VERBOSE") != NULL, stderr, &f);
         unsetenv(fused[i][0]);
-        printf("gradient checks, %s=fused: %d cases, %d passed, %d failed\n", fused[i][0], f.cases, f.passed, f.failed);
-        CHECK(f.cases > 0 && f.failed == 0, "%d gradient checks failed with %s=fused", f.failed, fused[i][0]);
+        printf("gradient checks, %s=composed: %d cases, %d passed, %d failed\n", fused[i][0], f.cases, f.passed, f.failed);
+        CHECK(f.cases > 0 && f.failed == 0, "%d gradient checks failed with %s=composed", f.failed, fused[i][0]);
     }
     wgt_context_free(ref);
     wgt_context_free(dev);

@@ -235,14 +235,14 @@ int main(void)
         printf("%s: composed ops:\n", archs[a]);
         check_forward_backward(ctx, archs[a], dir, fx);
         unsetenv("WGT_TRAIN_COMPOSED");
-        /* the opt-in paths: sdpa's forward as two products and a row kernel (WGT_SDPA_FWD=products),
-         * its backward's row kernels (WGT_SDPA_GRAD=fused), the norms' and activations' backward
-         * kernels (WGT_NORM_GRAD=fused, WGT_ACT_GRAD=fused) */
-        setenv("WGT_SDPA_FWD", "products", 1);
-        setenv("WGT_SDPA_GRAD", "fused", 1);
-        setenv("WGT_NORM_GRAD", "fused", 1);
-        setenv("WGT_ACT_GRAD", "fused", 1);
-        printf("%s: WGT_SDPA_FWD=products WGT_SDPA_GRAD=fused WGT_NORM_GRAD=fused WGT_ACT_GRAD=fused:\n", archs[a]);
+        /* the alternatives of the defaults: sdpa's forward through attention.wgsl (WGT_SDPA_FWD=kernel;
+         * the default: two products and a row kernel), the composed backward of sdpa, the norms and
+         * the activations (WGT_SDPA_GRAD, WGT_NORM_GRAD, WGT_ACT_GRAD=composed; the default: kernels) */
+        setenv("WGT_SDPA_FWD", "kernel", 1);
+        setenv("WGT_SDPA_GRAD", "composed", 1);
+        setenv("WGT_NORM_GRAD", "composed", 1);
+        setenv("WGT_ACT_GRAD", "composed", 1);
+        printf("%s: WGT_SDPA_FWD=kernel WGT_SDPA_GRAD=composed WGT_NORM_GRAD=composed WGT_ACT_GRAD=composed:\n", archs[a]);
         check_forward_backward(ctx, archs[a], dir, fx);
         unsetenv("WGT_SDPA_FWD");
         unsetenv("WGT_SDPA_GRAD");
