@@ -347,22 +347,26 @@ static int64_t rows_in_storage(const wgt_tensor *t)
     return sr > 0 && have > last ? (have - 1 - last) / sr + 1 : t->l.shape[2];
 }
 
-/* WGT_SDPA_FWD=products|kernel (unset: SDPA_FWD_DEFAULT): f32 prefill and training attention
- * without a mask or window, every query seeing a key (where the subgroup-matrix tiles are not
- * chosen), as two batched products through the register tiles and one row kernel between them:
+/* WGT_SDPA_FWD=training|products|kernel (unset: SDPA_FWD_DEFAULT): f32 attention over several
+ * query rows without a mask or window, every query seeing a key (where the subgroup-matrix tiles
+ * are not chosen), as two batched products through the register tiles and one row kernel between
+ * them (training: only where autograd records it, i.e. a training step's forward; products: every
+ * prompt too, unmeasured for inference; kernel: never):
  * S = q k^T ([B, Hkv, G, Lq, Lk], k broadcast over a group's G query heads, never repeated),
  * P = softmax(scale S, causal) (attention_grad.wgsl's `probs`), y = P v. attention.wgsl (kernel)
  * runs a workgroup per 4 query rows over every key (GPT-2 small's training: 1.8 ms a layer on the
  * H200, ~1.7 TFLOP/s); the products run at ~18 TFLOP/s but write and read S and P (B Hq Lq Lk f32
  * each): taken up to 2^28 elements. On the H200 (bench/results/h200/train_tiles_ab.txt) GPT-2
  * small's training step went 266 -> 252 ms with products alone. */
-#define SDPA_FWD_DEFAULT "products"
+#define SDPA_FWD_DEFAULT "training"
 static int sdpa_products_take(const wgt_tensor *q, const wgt_tensor *k, const wgt_tensor *v, int64_t Lq, int64_t Lk,
                               int masked, int64_t window, int causal, int64_t coff)
 {
     const char *e = getenv("WGT_SDPA_FWD");
     if (!e || !*e) e = SDPA_FWD_DEFAULT;
-    if (strcmp(e, "products") || Lq < 2 || masked || window > 0 || (causal && coff < 0) || Lk < 1) return 0;
+    int training = !strcmp(e, "training");
+    if ((strcmp(e, "products") && !training) || Lq < 2 || masked || window > 0 || (causal && coff < 0) || Lk < 1) return 0;
+    if (training && !(op_grad_mode() && (op_tracked(q) || op_tracked(k) || op_tracked(v)))) return 0;
     if (q->l.dtype != WGT_F32 || k->l.dtype != WGT_F32 || v->l.dtype != WGT_F32) return 0;
     return (uint64_t)q->l.shape[0] * (uint64_t)q->l.shape[1] * (uint64_t)Lq * (uint64_t)Lk <= (1ull << 28);
 }

@@ -236,7 +236,7 @@ int main(void)
         check_forward_backward(ctx, archs[a], dir, fx);
         unsetenv("WGT_TRAIN_COMPOSED");
         /* the alternatives of the defaults: sdpa's forward through attention.wgsl (WGT_SDPA_FWD=kernel;
-         * the default: two products and a row kernel), the composed backward of sdpa, the norms and
+         * the default for a recorded forward: two products and a row kernel), the composed backward of sdpa, the norms and
          * the activations (WGT_SDPA_GRAD, WGT_NORM_GRAD, WGT_ACT_GRAD=composed; the default: kernels) */
         setenv("WGT_SDPA_FWD", "kernel", 1);
         setenv("WGT_SDPA_GRAD", "composed", 1);

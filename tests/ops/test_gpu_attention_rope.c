@@ -1,6 +1,6 @@
 /* Transformer ops on the GPU against the CPU reference: sdpa (GQA/MQA, causal with a KV-cache
  * offset, float and bool masks, k/v as views into a larger cache, decode with one workgroup a head and with split keys,
- * empty keys, NaN, sliding windows, again with WGT_SDPA_FWD=kernel (f32 prompts: attention.wgsl, not the products); the subgroup-matrix prefill tiles, tc_cases; the decode cases again with
+ * empty keys, NaN, sliding windows, again with WGT_SDPA_FWD=products (f32 prompts as two products and a row kernel; by default only training's); the subgroup-matrix prefill tiles, tc_cases; the decode cases again with
  * WGT_ATTENTION_LOADS=4 and =1), rope (half-split and interleaved, partial rotary dims, none/linear/llama3/YaRN
  * scaling, large positions, strided x, broadcast positions) and embedding.
  * Tolerances: sdpa computes scores and the softmax in f32 (the reference in double): atol 3e-5
@@ -473,7 +473,7 @@ int main(void)
     MUST(wgt_context_create(NULL, &ctx));
     setenv("WGT_ATTENTION_TC", "0", 1); /* the f32 kernels' tolerances; tc_cases has its own */
     sdpa_cases();
-    setenv("WGT_SDPA_FWD", "kernel", 1); /* f32 prompts without a mask through attention.wgsl (default: products) */
+    setenv("WGT_SDPA_FWD", "products", 1); /* f32 prompts without a mask as two products and a row kernel */
     sdpa_cases();
     unsetenv("WGT_SDPA_FWD");
     tc_cases();
