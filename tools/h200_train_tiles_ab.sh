@@ -10,7 +10,10 @@
 #   act   WGT_ACT_GRAD=fused       gelu_tanh's backward in one kernel
 #   all   the six together
 # then, as the budget allows, the default model's shape (32 x 256) before / all, and one profiled
-# GPT-2 step with all of them.
+# GPT-2 step with all of them. Measured 2026-12-03 (bench/results/h200/train_tiles_ab.txt): fwd,
+# grad, norm and act are now the defaults (fwd's default value is `training`), pad and tn are off;
+# a rerun against a later binary measures those defaults' alternatives only where the variants set
+# them (e.g. WGT_SDPA_GRAD=composed).
 # DIR (a git-ignored folder of /work/main, carried) holds payload.tar.xz: wgt-before, wgt (after),
 # libwgt_napi_stub.so, all stripped; the Dawn comes from .devbin-dawn/dawn.tar.xz (tools/h200_common.sh).
 #   carry [".gl", ".devbin-dawn", DIR]   command: bash tools/h200_train_tiles_ab.sh DIR   timeout_s: 110
