@@ -42,7 +42,7 @@ static void print_env_help(FILE *f)
             "                                products (the gemv kernel) only]\n"
             "  WGT_GRAPH_FUSE_MATMUL_PRO=0|1 graph fusion computes a decode product's f32 input in its\n"
             "                                loads (the elementwise chain that made it: silu(gate) * up\n"
-            "                                before the down projection) [1]; 0: the chain stays apart\n"
+            "                                before the down projection; slower on the H200) [0]\n"
             "  WGT_GRAPH_FUSE_NORM_MATMUL=0|1  graph fusion puts an rms_norm of one row into the decode\n"
             "                                product after it (the row's statistic in each workgroup; equal\n"
             "                                to the unfused graph within rounding, not bit for bit) [0]\n"

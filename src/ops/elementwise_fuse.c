@@ -415,8 +415,11 @@ static int prologue_start(const wgt_gpu_graph *g, const run *r, int h, const ew_
                           int nb)
 {
     if (!r->n || r->first + r->n != h || !hn->ld) return -1;
-    const char *e = hn->mm ? getenv("WGT_GRAPH_FUSE_MATMUL_PRO") : NULL; /* 0: no product's prologue (A/B) */
-    if (e && !strcmp(e, "0")) return -1;
+    /* a product's prologue only with WGT_GRAPH_FUSE_MATMUL_PRO=1: on the H200 the generic Qwen2.5-0.5B
+     * decode step ran 2.41 ms a token with silu * up in the down projection's loads (each workgroup
+     * recomputes the whole row) against 2.25-2.27 without, in both rounds (tools/h200_graph_decode.sh) */
+    const char *e = hn->mm ? getenv("WGT_GRAPH_FUSE_MATMUL_PRO") : NULL;
+    if (hn->mm && !(e && !strcmp(e, "1"))) return -1;
     const ew_note *last = r->st[r->n - 1];
     if (hb[hn->in].buffer != last->out.buf || last->out.dt != hn->in_dt) return -1;
     int m = 0;
