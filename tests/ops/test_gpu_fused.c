@@ -298,12 +298,15 @@ int main(void)
         fused_linear_case(ctx, 2, 9, 64, (wgt_fused_prologue)pro, WGT_F32, 1, 1); /* composed */
         fused_linear_case(ctx, 1, 9, 60, (wgt_fused_prologue)pro, WGT_F16, 0, 0); /* composed */
     }
-    /* SwiGLU's input staged once a workgroup (fused_linear.wgsl's entry `staged`) */
-    setenv("WGT_FUSED_LINEAR_STAGE", "1", 1);
-    fused_linear_case(ctx, 1, 37, 896, WGT_PRO_SWIGLU, WGT_F16, 1, 1);
-    fused_linear_case(ctx, 1, 300, 136, WGT_PRO_SWIGLU, WGT_F32, 0, 1);
-    fused_linear_case(ctx, 1, 5, 2056, WGT_PRO_SWIGLU, WGT_BF16, 1, 0);
-    fused_linear_case(ctx, 1, 1000, 24, WGT_PRO_SWIGLU, WGT_F16, 0, 1); /* fewer groups than a row's lanes */
+    /* SwiGLU's input staged once a workgroup (fused_linear.wgsl's entry `staged`) and not (0),
+     * whichever is the default */
+    for (int stage = 0; stage < 2; stage++) {
+        setenv("WGT_FUSED_LINEAR_STAGE", stage ? "1" : "0", 1);
+        fused_linear_case(ctx, 1, 37, 896, WGT_PRO_SWIGLU, WGT_F16, 1, 1);
+        fused_linear_case(ctx, 1, 300, 136, WGT_PRO_SWIGLU, WGT_F32, 0, 1);
+        fused_linear_case(ctx, 1, 5, 2056, WGT_PRO_SWIGLU, WGT_BF16, 1, 0);
+        fused_linear_case(ctx, 1, 1000, 24, WGT_PRO_SWIGLU, WGT_F16, 0, 1); /* fewer groups than a row's lanes */
+    }
     unsetenv("WGT_FUSED_LINEAR_STAGE");
     fused_qkv_case(ctx, 136, 16, 0, WGT_F32, 1);
     fused_qkv_case(ctx, 136, 16, 1, WGT_F16, 0);

@@ -438,13 +438,14 @@ static void test_qkv(wgt_context *ctx, int gpu)
 }
 
 /* The entry `blocks` (WGT_QLINEAR_BLOCKS: a lane per whole Q8_0 / Q4_0 block): every case of
- * test_all and test_views with the op's choice of lanes a row and with 32, 128 and 256 forced,
+ * test_all and test_views with the entry `main` (0, whichever is the default), the op's choice of
+ * lanes a row and with 32, 128 and 256 forced,
  * SwiGLU staged in workgroup memory (1), every prologue per row (2) or staged (3) (Q4_0's 594-byte rows start 2 bytes past
  * a word on every other row; the row narrow starts 11 rows in). Q4_K and Q6_K keep the entry
  * `main` under the setting. */
 static void test_blocks(wgt_context *ctx)
 {
-    const char *settings[] = {"1", "1:32", "1:128", "1:256", "2", "2:64", "3", "3:128"};
+    const char *settings[] = {"0", "1", "1:32", "1:128", "1:256", "2", "2:64", "3", "3:128"};
     for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++) {
         setenv("WGT_QLINEAR_BLOCKS", settings[i], 1);
         test_all(ctx, 1);
