@@ -300,14 +300,17 @@ typedef struct qf_params {
     uint32_t units, tpr; /* tpr: lanes a row, entry `blocks` only */
 } qf_params;
 
-/* WGT_QLINEAR_BLOCKS: "1" runs Q8_0 and Q4_0 decode through qlinear_fused.wgsl's entry `blocks`
- * (a lane per whole block, read as aligned words; fewer rows a workgroup where the rows are few;
- * SwiGLU's prologue staged once a workgroup where it fits in workgroup memory), "2" the same with
- * every prologue computed by the lanes from x's binding, "3" with every prologue (x itself
- * included) staged where it fits; "1:T" etc. with T lanes a row (a power of two from 32 to the
- * workgroup size); "0" the entry `main` (8-element pieces, 32 lanes a row). Opt-in until measured
- * on the H200 (tools/h200_decode_ab.sh). */
-#define QB_DEFAULT "0"
+/* WGT_QLINEAR_BLOCKS: Q8_0 and Q4_0 decode through qlinear_fused.wgsl's entry `blocks` (a lane per
+ * whole block, read as aligned words; fewer rows a workgroup where the rows are few). "3", the
+ * default: every prologue's input (x itself included) staged in workgroup memory, the entry `main`
+ * where it does not fit; "1": only SwiGLU's staged; "2": none (each lane reads x from the binding);
+ * "N:T" with T lanes a row (a power of two from 32 to the workgroup size); "0": the entry `main`
+ * (8-element pieces, 32 lanes a row). H200, Qwen2.5-0.5B decode -p 16 -n 128, two alternated
+ * rounds (bench/results/h200/decode_ab.txt): Q8_0 659.5 / 658.8 -> 772.7 / 771.1 tok/s with "3",
+ * Q4_0 643.4 / 644.0 -> 812.7 / 813.6; "1" (541 / 560) and "2" (505 / 529) lost: a subgroup's lanes,
+ * one block each, read x 128 bytes apart through the L1 cache (Llama-3.2-1B with "1": Q8_0 664.6 ->
+ * 346.9, Q4_0 637.2 -> 380.0; "3" was not run on Llama). */
+#define QB_DEFAULT "3"
 
 /* The mode (1, 2, 3; 0 for the entry `main`) and in *lanes the lanes a row asked for (0: the op's). */
 static int qb_setting(int *lanes)
@@ -466,8 +469,9 @@ wgt_status wgt_fused_qlinear(const wgt_tensor *x, wgt_fused_prologue pro, const 
         smem = 16384;
     key.xs = 1;
     uint64_t xs = (uint64_t)(K / 4 + K / 32);
-    if (blocks && ((qb == 1 && pro == WGT_PRO_SWIGLU) || qb == 3) && xs * 16 + (uint64_t)key.wg * 8 <= smem)
-        key.xs = (uint32_t)xs;
+    int fits = xs * 16 + (uint64_t)key.wg * 8 <= smem;
+    if (blocks && ((qb == 1 && pro == WGT_PRO_SWIGLU) || qb == 3) && fits) key.xs = (uint32_t)xs;
+    if (qb == 3 && !fits) blocks = 0; /* x through the L1 cache lost to `main` on the H200 */
     wgt_kernel *k;
     if ((st = wgt_gpu_kernel_keyed(ctx, "qlinear_fused", &key, sizeof key, qf_prelude, &key, blocks ? "blocks" : "main",
                                    NULL, 0, &k)))
