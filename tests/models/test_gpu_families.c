@@ -19,7 +19,7 @@
  * Transformers' own fixtures for these families come from tools/make_fixtures.py (H200 image).
  * llama.cpp also runs its own converter's files of those fixtures (tests/fixtures/llama_cpp/, which
  * test_gpu_llama_cpp_gguf runs in wgt) and must generate transformers' ids: wgt's reference on those
- * files is then llama.cpp's reading of them as well as transformers'. */
+ * files is then llama.cpp's reading of them as well as transformers' (21 files, every family). */
 #include <cjson/cJSON.h>
 #include <dlfcn.h>
 #include <math.h>
@@ -668,12 +668,14 @@ static void moe_fixture_check(wgt_context *ctx, const char *root, const char *wg
 static void llama_cpp_files_check(const char *root, const char *only)
 {
     /* not phi (its fixture's MLP of 2 x hidden: the converter declares 4 x hidden for every phi2
-     * file, so llama.cpp refuses its ffn_down), phi3 (its generated tokenizer lacks the pad text
-     * llama.cpp looks up), gemma2, gemma3_text, starcoder2 and the windows (test_gpu_llama_cpp_gguf
-     * says why) */
-    static const char *const archs[] = {"llama",     "mistral",   "qwen2",        "qwen3",    "gpt2",     "gemma",
-                                        "olmo2",     "stablelm",  "stablelm_12b", "gpt_neox", "gpt_neox_seq",
-                                        "granite",   "smollm3",   "mixtral",      "qwen2_moe", "qwen3_moe"};
+     * file, so llama.cpp refuses its ffn_down; phi_4x is that width), gemma2, gemma3_text,
+     * starcoder2 and the windows (test_gpu_llama_cpp_gguf says why; gemma2_hd, gemma3_text_6l and
+     * starcoder2_4k are their forms the file says in full) */
+    static const char *const archs[] = {"llama",     "mistral",      "qwen2",     "qwen3",        "gpt2",
+                                        "gemma",     "phi3",         "olmo2",     "stablelm",     "stablelm_12b",
+                                        "gpt_neox",  "gpt_neox_seq", "granite",   "smollm3",      "mixtral",
+                                        "qwen2_moe", "qwen3_moe",    "gemma2_hd", "gemma3_text_6l", "starcoder2_4k",
+                                        "phi_4x"};
     for (size_t i = 0; i < sizeof archs / sizeof archs[0]; i++) {
         if (only && strcmp(only, archs[i])) continue;
         reference r;

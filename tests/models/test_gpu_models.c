@@ -196,6 +196,8 @@ int main(void)
         {"stablelm_12b", 2, 0}, {"starcoder2", 2, 0},   {"smollm3", 2, 0},       {"mistral_window", 2, 1},
         {"qwen2_window", 0, 1}, {"mixtral", 2, 0},      {"qwen2_moe", 2, 1},     {"qwen3_moe", 2, 0},
         {"gemma2", 2, 0},       {"gemma3_text", 2, 0},  {"granite", 2, 0},
+        /* the forms llama.cpp's GGUF says in full (test_gpu_llama_cpp_gguf) */
+        {"gemma2_hd", 2, 0},    {"gemma3_text_6l", 2, 1}, {"starcoder2_4k", 2, 0}, {"phi_4x", 2, 0},
     };
     const char *only = getenv("WGT_MODELS_ARCHS"); /* development: a comma-separated subset */
     wgt_context *ctx;

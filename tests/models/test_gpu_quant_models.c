@@ -185,7 +185,8 @@ int main(void)
         {"gemma2", 2},     {"gemma3_text", 2}, {"granite", 2},     {"mixtral", 2},       {"qwen2_moe", 2},
         {"qwen3_moe", 2},  {"gemma", 1},      {"phi3", 1},         {"phi", 1},           {"olmo2", 1},
         {"gpt_neox", 1},   {"gpt_neox_seq", 1}, {"stablelm", 1},   {"stablelm_12b", 1},  {"starcoder2", 1},
-        {"smollm3", 1},    {"mistral_window", 1},
+        {"smollm3", 1},    {"mistral_window", 1}, {"gemma2_hd", 1}, {"gemma3_text_6l", 1}, {"starcoder2_4k", 1},
+        {"phi_4x", 1},
     };
     for (size_t a = 0; a < sizeof fams / sizeof *fams; a++) {
         const char *arch = fams[a].name;
