@@ -1756,9 +1756,9 @@ int64_t wgt_model_vocab(const wgt_model *m);
 const char *wgt_model_arch(const wgt_model *m);
 /* Bytes of weights on the device; bytes of weights one decode step reads (the linear layers, the
  * output head, the norms: not the embedding table, of which it reads one row; a mixture of
- * experts' experts as wgt runs them: the chosen ones in place when quantized (WGT_MOE_KERNELS unset
- * or 1) or with WGT_MOE_KERNELS=1, else their gathered copy written and read again when float, all
- * of them when quantized). */
+ * experts' experts as wgt runs them: the chosen ones in place (by default), or with
+ * WGT_MOE_KERNELS=0 their gathered copy written and read again when float, all of them when
+ * quantized). */
 uint64_t wgt_model_weight_bytes(const wgt_model *m);
 uint64_t wgt_model_token_bytes(const wgt_model *m);
 /* wgt_model_token_bytes with a mixture of experts' expert weights counted for the k chosen of E

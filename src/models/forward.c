@@ -214,8 +214,8 @@ done:
  * computed and multiplied by 0: E / k times the MLP work of a gathered form, exact all the same.
  * One token with float weights (decode) takes the gathered form: the chosen experts' gate/up rows
  * and down columns are selected on the device (index_select with indices computed from the
- * top-k), then two matrix-vector products of k experts' size. Quantized experts (by default, as
- * measured on the H200; f32/f16/bf16 ones too with WGT_MOE_KERNELS=1, none with =0) are read only where chosen,
+ * top-k), then two matrix-vector products of k experts' size (WGT_MOE_KERNELS=0). By default, as
+ * measured on the H200, experts of every format (quantized, f32/f16/bf16) are read only where chosen,
  * in place (src/ops/qlinear_moe.c): two matrix-vector kernels for one token, and for many the (token, slot)
  * pairs grouped by expert with one tiled product per expert over its pairs. qwen2_moe adds its
  * shared expert scaled by sigmoid(shared_expert_gate(h)). */

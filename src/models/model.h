@@ -142,16 +142,14 @@ struct wgt_model {
     uint64_t weight_bytes;                /* bytes of weights on the device */
     int dequantize;                       /* quantized weights expanded to f32 (a reference path) */
     int f32_weights;                      /* f16/bf16 weights expanded to f32 (wgt_model_options) */
-    int moe_kernels;                      /* experts through src/ops/qlinear_moe.c (read in place):
-                                           * MDL_MOE_KERNELS_QUANT for quantized ones (default),
-                                           * _ALL for float ones too (WGT_MOE_KERNELS=1), 0 none (=0) */
+    int moe_kernels;                      /* experts through src/ops/qlinear_moe.c (read in place), of
+                                           * every format: 1 (default, as measured on the H200), 0 none
+                                           * (WGT_MOE_KERNELS=0) */
 };
 
-/* wgt_model.moe_kernels: which experts src/ops/qlinear_moe.c's kernels read in place */
-enum { MDL_MOE_KERNELS_QUANT = 1, MDL_MOE_KERNELS_ALL = 2 };
-/* 1 when layer W's experts go through those kernels (as m->moe_kernels says for their format) */
-#define MDL_MOE_KERNELS_ON(m, W) \
-    ((m)->moe_kernels == MDL_MOE_KERNELS_ALL || ((m)->moe_kernels == MDL_MOE_KERNELS_QUANT && (W)->exp_gu.q != WGT_FTYPE_F32))
+/* 1 when layer W's experts go through src/ops/qlinear_moe.c's kernels (every format reads in place
+ * or none: W is there for a rule by format, which the H200's figures did not need) */
+#define MDL_MOE_KERNELS_ON(m, W) ((void)(W), (m)->moe_kernels)
 
 /* ---- families (family.c) ---- */
 
