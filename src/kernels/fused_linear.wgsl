@@ -154,3 +154,91 @@ fn staged(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
         out[p.off_o + n] = v;
     }
 }
+
+// The multi-row variant (src/ops/fused.c takes it under WGT_FUSED_LINEAR_ROWS=R, R = RR of the
+// prelude): RR consecutive rows share a group of p.tpr lanes, so a lane's x (and x * gamma, or
+// silu(gate) * up, and the sum of squares) is read and computed once for RR rows' weights: RR
+// 16-byte weight loads a step (2 RR in flight) against main's one, and 1 / RR of its x reads
+// through L1 per weight byte. Rows past N repeat row N - 1 (in bounds) and are not stored.
+struct XI { a: vec4<f32>, b: vec4<f32>, ss: f32 };
+
+fn xin(g: u32) -> XI {
+    var x0 = x[p.off_x + 2u * g];
+    var x1 = x[p.off_x + 2u * g + 1u];
+    var ss = 0.0;
+    if (PRO == 1u) {
+        ss = dot(x0, x0) + dot(x1, x1);
+        x0 = x0 * gam[p.off_g + 2u * g];
+        x1 = x1 * gam[p.off_g + 2u * g + 1u];
+    } else if (PRO == 2u) {
+        let up = p.off_x + p.K / 4u + 2u * g;
+        x0 = silu4(x0) * x[up];
+        x1 = silu4(x1) * x[up + 1u];
+    }
+    return XI(x0, x1, ss);
+}
+
+fn dot8(wv: array<vec4<f32>, 2>, xi: XI) -> f32 { return dot(wv[0], xi.a) + dot(wv[1], xi.b); }
+
+// a step of groups g (and g2 = g + p.tpr when both) for the RR rows at w0 .. w3
+fn rows_step(acc: vec4<f32>, w0: u32, w1: u32, w2: u32, w3: u32, g: u32, xi: XI) -> vec4<f32> {
+    var a = acc;
+    let o = g * VW;
+    a.x += dot8(ldW8(w0 + o), xi);
+    if (RR > 1u) { a.y += dot8(ldW8(w1 + o), xi); }
+    if (RR > 2u) { a.z += dot8(ldW8(w2 + o), xi); a.w += dot8(ldW8(w3 + o), xi); }
+    return a;
+}
+
+var<workgroup> redr: array<vec4<f32>, WG>;
+var<workgroup> reds: array<f32, WG>;
+
+@compute @workgroup_size(WG)
+fn rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+    let t = p.tpr;
+    let lane = lid % t;
+    let n0 = ((wid.x + wid.y * nwg.x) * (WG / t) + lid / t) * RR;
+    let groups = p.K / 8u;
+    let rs = groups * VW;
+    let last = p.N - 1u;
+    let w0 = p.off_w + min(n0, last) * rs;
+    let w1 = p.off_w + min(n0 + 1u, last) * rs;
+    let w2 = p.off_w + min(n0 + 2u, last) * rs;
+    let w3 = p.off_w + min(n0 + 3u, last) * rs;
+    var acc = vec4<f32>(0.0);
+    var ss = 0.0;
+    var g = lane;
+    if (n0 < p.N) {
+        for (; g + t < groups; g += 2u * t) {
+            let xa = xin(g);
+            let xb = xin(g + t);
+            acc = rows_step(rows_step(acc, w0, w1, w2, w3, g, xa), w0, w1, w2, w3, g + t, xb);
+            ss += xa.ss + xb.ss;
+        }
+        if (g < groups) {
+            let xa = xin(g);
+            acc = rows_step(acc, w0, w1, w2, w3, g, xa);
+            ss += xa.ss;
+        }
+    }
+    redr[lid] = vec4<f32>(rsum(acc.x), rsum(acc.y), rsum(acc.z), rsum(acc.w));
+    reds[lid] = rsum(ss);
+    let sg = rsize();
+    workgroupBarrier();
+    if (lane == 0u && n0 < p.N) {
+        var tot = redr[lid];
+        var tss = reds[lid];
+        for (var j = sg; j < t; j += sg) { tot += redr[lid + j]; tss += reds[lid + j]; }
+        var scale = 1.0;
+        if (PRO == 1u) { scale = inverseSqrt(tss / f32(p.K) + p.eps); }
+        for (var r = 0u; r < RR; r++) {
+            let n = n0 + r;
+            if (n >= p.N) { break; }
+            var v = tot[r] * scale;
+            if ((p.flags & 1u) != 0u) { v = v + ldBias(p.off_b + n); }
+            if ((p.flags & 2u) != 0u) { v = v + res[p.off_r + n]; }
+            out[p.off_o + n] = v;
+        }
+    }
+}

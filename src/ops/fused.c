@@ -263,6 +263,7 @@ static wgt_status fused_linear_composed(const wgt_tensor *x, wgt_fused_prologue 
 typedef struct gemv_fused_key {
     int32_t pro, wdt, bdt, sg;
     uint32_t wg, xs; /* xs: fused_linear.wgsl's staged SwiGLU input, vec4s (0 or 1: none) */
+    uint32_t rr;     /* RR: rows a lane group of the entry `rows` (1 elsewhere) */
 } gemv_fused_key;
 
 /* WGT_FUSED_LINEAR_STAGE=1: a one-token SwiGLU + linear layer computes silu(gate) * up once a
@@ -272,6 +273,32 @@ typedef struct gemv_fused_key {
  * 820.1 / 820.6 -> 770.5 / 770.2 (its down projection has 2 rows a workgroup: the staging is
  * repeated for 448 workgroups). */
 #define FL_STAGE_DEFAULT "0"
+
+/* WGT_FUSED_LINEAR_ROWS=R[:T[:W]] (R 1, 2 or 4; 0 or unset: off): fused_linear.wgsl's entry `rows`,
+ * R rows a group of T lanes (a power of two from 32 to the workgroup size; unset: the fewest that
+ * give at least W workgroups, default 264, two for each of the H200's 132 SMs, without lanes past
+ * the row's 8-weight groups), so each lane's x serves R rows' weights. Needs subgroups (where they
+ * are absent `main` runs). Opt-in until measured on the H200. */
+#define FL_ROWS_DEFAULT "0"
+
+/* The entry `rows`'s rows a lane group and lanes a group for an N x K layer (*rr = 0: not taken). */
+static void fl_rows_choose(int64_t N, int64_t K, uint32_t wg, uint32_t *rr, uint32_t *tpr)
+{
+    const char *e = getenv("WGT_FUSED_LINEAR_ROWS");
+    if (!e || !*e) e = FL_ROWS_DEFAULT;
+    unsigned r = 0, t = 0, minwg = 264;
+    int got = sscanf(e, "%u:%u:%u", &r, &t, &minwg);
+    *rr = 0;
+    if (got < 1 || (r != 1 && r != 2 && r != 4)) return;
+    if (got >= 2 && t && (t < 32 || t > wg || (t & (t - 1)))) t = 0;
+    if (!t || got < 2) {
+        int64_t groups = K / 8;
+        t = 32;
+        while (t * 2 <= wg && t * 2 <= groups && (N + (int64_t)(r * wg / t) - 1) / (int64_t)(r * wg / t) < (int64_t)minwg)
+            t *= 2;
+    }
+    *rr = r, *tpr = t;
+}
 
 
 static char *gemv_fused_prelude(void *arg)
@@ -283,8 +310,8 @@ static char *gemv_fused_prelude(void *arg)
     pre[0] = 0;
     op_wgsl_row_subgroups(pre, cap, k->sg);
     size_t used = strlen(pre);
-    snprintf(pre + used, cap - used, "const PRO: u32 = %du;\nconst VW: u32 = %du;\nconst WG: u32 = %uu;\nconst XS: u32 = %uu;\n",
-             k->pro, k->wdt == WGT_F32 ? 2 : 1, k->wg, k->xs > 1 ? k->xs : 1u);
+    snprintf(pre + used, cap - used, "const PRO: u32 = %du;\nconst VW: u32 = %du;\nconst WG: u32 = %uu;\nconst XS: u32 = %uu;\n"
+             "const RR: u32 = %uu;\n", k->pro, k->wdt == WGT_F32 ? 2 : 1, k->wg, k->xs > 1 ? k->xs : 1u, k->rr ? k->rr : 1u);
     op_wgsl_vec8_loader(pre, cap, "ldW8", "w", (wgt_dtype)k->wdt);
     op_wgsl_loader(pre, cap, "ldBias", "bias", (wgt_dtype)k->bdt, "f32");
     return pre;
@@ -354,8 +381,10 @@ wgt_status wgt_fused_linear(const wgt_tensor *x, wgt_fused_prologue pro, const w
         smem = 16384;
     if (!solo && pro == WGT_PRO_SWIGLU && !strcmp(stage, "1") && (uint64_t)K * 4 + (uint64_t)key.wg * 8 <= smem)
         key.xs = (uint32_t)(K / 4);
+    uint32_t rows_tpr = 0;
+    if (!solo && key.xs <= 1 && key.sg) fl_rows_choose(N, K, key.wg, &key.rr, &rows_tpr);
     if ((st = wgt_gpu_kernel_keyed(ctx, "fused_linear", &key, sizeof key, gemv_fused_prelude, &key,
-                                   solo ? "solo" : key.xs > 1 ? "staged" : "main", NULL, 0, &k)))
+                                   solo ? "solo" : key.xs > 1 ? "staged" : key.rr ? "rows" : "main", NULL, 0, &k)))
         return op_finish(st, y, out);
     for (int i = 0; i < 6 && !st; i++) st = op_bind_all(bt[i], &b[i], &base[i]);
     if (st) return op_finish(st, y, out);
@@ -372,6 +401,7 @@ wgt_status wgt_fused_linear(const wgt_tensor *x, wgt_fused_prologue pro, const w
     if (rows < 1) rows = 1;
     p.tpr = (uint32_t)(wg / rows);
     if (solo) rows = 64, p.tpr = 1; /* one invocation a row, 64 a workgroup */
+    if (key.rr) rows = (int)(key.rr * key.wg / rows_tpr), p.tpr = rows_tpr;
     uint32_t gx, gy;
     op_grid(ctx, ((uint64_t)N + rows - 1) / rows, &gx, &gy);
     /* the weights, x (twice its K for SwiGLU), the norm weight, bias, residual and y */

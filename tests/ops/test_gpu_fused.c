@@ -308,6 +308,20 @@ int main(void)
         fused_linear_case(ctx, 1, 1000, 24, WGT_PRO_SWIGLU, WGT_F16, 0, 1); /* fewer groups than a row's lanes */
     }
     unsetenv("WGT_FUSED_LINEAR_STAGE");
+    /* R rows a lane group (fused_linear.wgsl's entry `rows`), lanes chosen and forced: rows past N
+     * in the last group, fewer groups than lanes, odd step counts; 0 is `main` */
+    const char *rows[] = {"0", "1", "2", "4", "4:32", "2:256", "4:64:100000"};
+    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+        setenv("WGT_FUSED_LINEAR_ROWS", rows[i], 1);
+        for (int pro = 0; pro < 3; pro++) {
+            fused_linear_case(ctx, 1, 37, 896, (wgt_fused_prologue)pro, WGT_F16, 1, 1);
+            fused_linear_case(ctx, 1, 300, 136, (wgt_fused_prologue)pro, WGT_F32, 0, 1);
+            fused_linear_case(ctx, 1, 5, 2056, (wgt_fused_prologue)pro, WGT_BF16, 1, 0);
+            fused_linear_case(ctx, 1, 1000, 24, (wgt_fused_prologue)pro, WGT_F16, 0, 1);
+            fused_linear_case(ctx, 1, 66, 1032, (wgt_fused_prologue)pro, WGT_F16, 1, 1);
+        }
+    }
+    unsetenv("WGT_FUSED_LINEAR_ROWS");
     fused_qkv_case(ctx, 136, 16, 0, WGT_F32, 1);
     fused_qkv_case(ctx, 136, 16, 1, WGT_F16, 0);
     fused_qkv_case(ctx, 4104, 8, 0, WGT_BF16, 1); /* partial rotary; an unrolled step and a tail */
