@@ -91,6 +91,61 @@ static int sdpa_loads4(int one_row)
     return one_row;
 }
 
+/* decode over at most this many keys: attention_decode.wgsl, one dispatch (on the H200 it beats
+ * the split path up to 256 keys and loses from 512: bench_ops --sdpa) */
+#define SDPA_DECODE_MAX_KEYS 256
+
+/* WGT_ATTENTION_DECODE=v4[:MAX]: a decode step (one query row, no mask) with f32 q, k, v whose rows
+ * are whole 16-byte words runs src/kernels/attention_decode_v4.wgsl (a key row's loads together,
+ * eight value rows in flight) over at most MAX visible keys (256 unless given, at most 2048; past
+ * 256 only where the step is not captured with its position a graph scalar: the graph's buckets
+ * assume the split path there) instead of attention_decode.wgsl (<= 256 keys) or the split path;
+ * 0 or unset: those. Opt-in until measured on the H200. */
+#define SDPA_DECODE_V4_DEFAULT "0"
+
+typedef struct sdpa_v4_key {
+    uint32_t wg, d4, smax;
+} sdpa_v4_key;
+
+static char *sdpa_v4_prelude(void *arg)
+{
+    const sdpa_v4_key *key = arg;
+    size_t cap = 8192;
+    char *pre = malloc(cap);
+    if (!pre) return NULL;
+    snprintf(pre, cap, "const WG: u32 = %uu;\nconst D4: u32 = %uu;\nconst SMAX: u32 = %uu;\n", key->wg, key->d4,
+             key->smax);
+    if (!op_wgsl_section(pre, cap, "lib_attention", "params") || !op_wgsl_section(pre, cap, "lib_attention", "nan") ||
+        !op_wgsl_section(pre, cap, "lib_attention", "reduce")) {
+        free(pre);
+        return NULL;
+    }
+    return pre;
+}
+
+/* The keys attention_decode_v4.wgsl may take for this decode step (0: not taken): WGT_ATTENTION_DECODE
+ * says v4, the operands are f32, D a multiple of 16 (at most 1024), Dv of 4 (at most 4 a lane),
+ * every offset and stride in whole vec4s but the last, which is 1. Bindings start at multiples
+ * of 256 bytes, so the views' own offsets decide. */
+static int64_t sdpa_v4_max(wgt_context *ctx, const wgt_tensor *q, const wgt_tensor *k, const wgt_tensor *v)
+{
+    const char *e = getenv("WGT_ATTENTION_DECODE");
+    if (!e || !*e) e = SDPA_DECODE_V4_DEFAULT;
+    if (strncmp(e, "v4", 2) || (e[2] && e[2] != ':')) return 0;
+    long max = e[2] ? strtol(e + 3, NULL, 10) : SDPA_DECODE_MAX_KEYS;
+    if (max < 1 || max > 2048) max = SDPA_DECODE_MAX_KEYS;
+    const wgt_tensor *t[3] = {q, k, v};
+    for (int i = 0; i < 3; i++) {
+        const wgt_layout *l = &t[i]->l;
+        if (l->dtype != WGT_F32 || l->strides[3] != 1 || l->offset % 4) return 0;
+        for (int d = 0; d < 3; d++)
+            if (l->strides[d] % 4 || l->strides[d] / 4 > UINT32_MAX) return 0;
+    }
+    int64_t D = q->l.shape[3], Dv = v->l.shape[3];
+    if (D % 16 || D > 1024 || Dv % 4 || Dv == 0 || Dv / 4 > op_workgroup_size(ctx)) return 0;
+    return max;
+}
+
 /* attention.wgsl's entry (mask may be NULL; window: its WINDOW variant) or attention_decode.wgsl's
  * main; one_row: a single query row (decode). */
 static wgt_status sdpa_kernel(wgt_context *ctx, const char *file, const wgt_tensor *q, const wgt_tensor *k,
@@ -319,10 +374,6 @@ static void sdpa_split(int64_t groups, int64_t Lk, int64_t *nsplit_out, int64_t 
     *per_out = per;
 }
 
-/* decode over at most this many keys: attention_decode.wgsl, one dispatch (on the H200 it beats
- * the split path up to 256 keys and loses from 512: bench_ops --sdpa) */
-#define SDPA_DECODE_MAX_KEYS 256
-
 /* Up to SDPA_DECODE_MAX_KEYS keys a decode step runs attention_decode, whose grid does not depend
  * on the key count (bucket 0). Past them a captured step records the split kernels over the whole
  * cache's rows in splits of `per` keys (sdpa_gpu's any_len), those past the key count empty, and
@@ -462,12 +513,14 @@ static wgt_status sdpa_gpu(wgt_context *ctx, const wgt_tensor *q, const wgt_tens
     }
     wgt_kernel *kmain, *kcomb = NULL;
     int64_t visible = !p.causal ? Lk : coff + 1 < 0 ? 0 : coff + 1 > Lk ? Lk : coff + 1;
-    if (Lq == 1 && !mask && visible <= SDPA_DECODE_MAX_KEYS) {
+    int64_t v4max = Lq == 1 && !mask && !wgt_gpu_avoid_barriers(ctx) ? sdpa_v4_max(ctx, q, k, v) : 0;
+    if (v4max > SDPA_DECODE_MAX_KEYS && p.causal && wgt_gpu_capture_ties(ctx, WGT_GRAPH_POSITION, coff))
+        v4max = SDPA_DECODE_MAX_KEYS;
+    if (Lq == 1 && !mask && visible <= (v4max > SDPA_DECODE_MAX_KEYS ? v4max : SDPA_DECODE_MAX_KEYS)) {
         wgt_kernel *kd;
         wgt_binding b[4];
         int64_t base;
         int solo = wgt_gpu_avoid_barriers(ctx); /* the barrier-free entry point (SwiftShader) */
-        if ((st = sdpa_kernel(ctx, "attention_decode", q, k, v, NULL, 0, 1, solo ? "solo" : "main", &kd))) goto done;
         if ((st = op_bind_all(q, &b[0], &base))) goto done;
         p.off_q = (uint32_t)(q->l.offset - base);
         /* k and v are usually a cache's prefix that grows every token: bound whole, the bind
@@ -480,6 +533,14 @@ static wgt_status sdpa_gpu(wgt_context *ctx, const wgt_tensor *q, const wgt_tens
         p.pad2 = (uint32_t)(out32->l.offset - base);
         p.kvec = k->l.strides[3] == 1 && D % 4 == 0 && p.off_k % 2 == 0 && p.sk[0] % 2 == 0 && p.sk[1] % 2 == 0 &&
                  p.sk[2] % 2 == 0;
+        if (v4max) { /* attention_decode_v4.wgsl: offsets and strides in vec4s */
+            p.off_q /= 4, p.off_k /= 4, p.off_v /= 4;
+            for (int d = 0; d < 3; d++) p.sq[d] /= 4, p.sk[d] /= 4, p.sv[d] /= 4;
+            sdpa_v4_key vk = {op_workgroup_size(ctx), (uint32_t)(D / 4), v4max > 256 ? (uint32_t)(v4max + 255) / 256 * 256 : 256};
+            st = wgt_gpu_kernel_keyed(ctx, "attention_decode_v4", &vk, sizeof vk, sdpa_v4_prelude, &vk, "main", NULL, 0, &kd);
+        } else
+            st = sdpa_kernel(ctx, "attention_decode", q, k, v, NULL, 0, 1, solo ? "solo" : "main", &kd);
+        if (st) goto done;
         uint32_t gx, gy;
         /* main: a workgroup a row; solo: an invocation per 4 value features of a row, 16 a workgroup */
         op_grid(ctx, solo ? ((uint64_t)rows * (uint64_t)((Dv + 3) / 4) + 15) / 16 : (uint64_t)rows, &gx, &gy);

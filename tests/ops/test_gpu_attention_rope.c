@@ -257,6 +257,21 @@ static void decode_cases(void)
         check_sdpa("sdpa decode split, causal cut mid-way", &q, &k, &v, NULL, &part);
         drop(&q), drop(&k), drop(&v);
     }
+    /* Qwen2.5-0.5B's heads (14 over 2, 64 features) over 256 keys and over one; a batch of two with
+     * D 128 against Dv 64 (attention_decode_v4.wgsl's shapes under WGT_ATTENTION_DECODE=v4) */
+    {
+        pair q = make(WGT_F32, 4, (int64_t[]){1, 14, 1, 64}, -1, 1), k = make(WGT_F32, 4, (int64_t[]){1, 2, 256, 64}, -1, 1);
+        pair v = make(WGT_F32, 4, (int64_t[]){1, 2, 256, 64}, -1, 1);
+        wgt_sdpa_params all = {0, 1, 255}, one = {0, 1, 0};
+        check_sdpa("sdpa decode, 256 keys, 14 heads over 2", &q, &k, &v, NULL, &all);
+        check_sdpa("sdpa decode, 1 key", &q, &k, &v, NULL, &one);
+        drop(&q), drop(&k), drop(&v);
+        pair q2 = make(WGT_F32, 4, (int64_t[]){2, 4, 1, 128}, -1, 1), k2 = make(WGT_F32, 4, (int64_t[]){2, 1, 37, 128}, -1, 1);
+        pair v2 = make(WGT_F32, 4, (int64_t[]){2, 1, 37, 64}, -1, 1);
+        wgt_sdpa_params dec = {0, 1, 36};
+        check_sdpa("sdpa decode, D 128, Dv 64, batch 2", &q2, &k2, &v2, NULL, &dec);
+        drop(&q2), drop(&k2), drop(&v2);
+    }
     /* no keys: zeros */
     pair q = make(WGT_F32, 4, (int64_t[]){1, 2, 1, 8}, -1, 1), k = make(WGT_F32, 4, (int64_t[]){1, 1, 0, 8}, -1, 1);
     pair v = make(WGT_F32, 4, (int64_t[]){1, 1, 0, 8}, -1, 1);
@@ -482,6 +497,11 @@ int main(void)
     setenv("WGT_ATTENTION_LOADS", "1", 1); /* and one at a time (decode's default is 4) */
     decode_cases();
     unsetenv("WGT_ATTENTION_LOADS");
+    setenv("WGT_ATTENTION_DECODE", "v4", 1); /* f32 steps through attention_decode_v4.wgsl */
+    decode_cases();
+    setenv("WGT_ATTENTION_DECODE", "v4:1024", 1); /* and the 300-key steps too */
+    decode_cases();
+    unsetenv("WGT_ATTENTION_DECODE");
     int was = wgt_gpu_avoid_barriers(ctx);
     wgt_gpu_test_avoid_barriers(ctx, 1);
     decode_cases();
