@@ -95,12 +95,13 @@ static int sdpa_loads4(int one_row)
  * the split path up to 256 keys and loses from 512: bench_ops --sdpa) */
 #define SDPA_DECODE_MAX_KEYS 256
 
-/* WGT_ATTENTION_DECODE=v4[:MAX]: a decode step (one query row, no mask) with f32 q, k, v whose rows
+/* WGT_ATTENTION_DECODE=v4[:MAX[:WG]]: a decode step (one query row, no mask) with f32 q, k, v whose rows
  * are whole 16-byte words runs src/kernels/attention_decode_v4.wgsl (a key row's loads together,
  * eight value rows in flight) over at most MAX visible keys (256 unless given, at most 2048; past
  * 256 only where the step is not captured with its position a graph scalar: the graph's buckets
- * assume the split path there) instead of attention_decode.wgsl (<= 256 keys) or the split path;
- * 0 or unset: those. Opt-in until measured on the H200. */
+ * assume the split path there), WG invocations a workgroup (256 unless given), instead of
+ * attention_decode.wgsl (<= 256 keys) or the split path; 0 or unset: those. Opt-in until measured
+ * on the H200. */
 #define SDPA_DECODE_V4_DEFAULT "0"
 
 typedef struct sdpa_v4_key {
@@ -127,13 +128,23 @@ static char *sdpa_v4_prelude(void *arg)
  * says v4, the operands are f32, D a multiple of 16 (at most 1024), Dv of 4 (at most 4 a lane),
  * every offset and stride in whole vec4s but the last, which is 1. Bindings start at multiples
  * of 256 bytes, so the views' own offsets decide. */
-static int64_t sdpa_v4_max(wgt_context *ctx, const wgt_tensor *q, const wgt_tensor *k, const wgt_tensor *v)
+static int64_t sdpa_v4_max(wgt_context *ctx, const wgt_tensor *q, const wgt_tensor *k, const wgt_tensor *v,
+                           uint32_t *wg)
 {
     const char *e = getenv("WGT_ATTENTION_DECODE");
     if (!e || !*e) e = SDPA_DECODE_V4_DEFAULT;
     if (strncmp(e, "v4", 2) || (e[2] && e[2] != ':')) return 0;
-    long max = e[2] ? strtol(e + 3, NULL, 10) : SDPA_DECODE_MAX_KEYS;
+    char *end = NULL;
+    long max = e[2] ? strtol(e + 3, &end, 10) : SDPA_DECODE_MAX_KEYS;
     if (max < 1 || max > 2048) max = SDPA_DECODE_MAX_KEYS;
+    /* invocations a workgroup: a power of two within the device's limits (256 unless given) */
+    long w = end && *end == ':' ? strtol(end + 1, NULL, 10) : 256;
+    const wgt_limits *lim = wgt_gpu_limits(ctx);
+    uint32_t cap = lim->max_compute_invocations_per_workgroup;
+    if (lim->max_compute_workgroup_size_x < cap) cap = lim->max_compute_workgroup_size_x;
+    if (w < 64 || w > 1024 || (w & (w - 1))) w = 256;
+    while ((uint32_t)w > cap && w > 64) w /= 2;
+    *wg = (uint32_t)w;
     const wgt_tensor *t[3] = {q, k, v};
     for (int i = 0; i < 3; i++) {
         const wgt_layout *l = &t[i]->l;
@@ -142,7 +153,7 @@ static int64_t sdpa_v4_max(wgt_context *ctx, const wgt_tensor *q, const wgt_tens
             if (l->strides[d] % 4 || l->strides[d] / 4 > UINT32_MAX) return 0;
     }
     int64_t D = q->l.shape[3], Dv = v->l.shape[3];
-    if (D % 16 || D > 1024 || Dv % 4 || Dv == 0 || Dv / 4 > op_workgroup_size(ctx)) return 0;
+    if (D % 16 || D > 1024 || Dv % 4 || Dv == 0 || Dv / 4 > *wg) return 0;
     return max;
 }
 
@@ -513,7 +524,8 @@ static wgt_status sdpa_gpu(wgt_context *ctx, const wgt_tensor *q, const wgt_tens
     }
     wgt_kernel *kmain, *kcomb = NULL;
     int64_t visible = !p.causal ? Lk : coff + 1 < 0 ? 0 : coff + 1 > Lk ? Lk : coff + 1;
-    int64_t v4max = Lq == 1 && !mask && !wgt_gpu_avoid_barriers(ctx) ? sdpa_v4_max(ctx, q, k, v) : 0;
+    uint32_t v4wg = 256;
+    int64_t v4max = Lq == 1 && !mask && !wgt_gpu_avoid_barriers(ctx) ? sdpa_v4_max(ctx, q, k, v, &v4wg) : 0;
     if (v4max > SDPA_DECODE_MAX_KEYS && p.causal && wgt_gpu_capture_ties(ctx, WGT_GRAPH_POSITION, coff))
         v4max = SDPA_DECODE_MAX_KEYS;
     if (Lq == 1 && !mask && visible <= (v4max > SDPA_DECODE_MAX_KEYS ? v4max : SDPA_DECODE_MAX_KEYS)) {
@@ -536,7 +548,7 @@ static wgt_status sdpa_gpu(wgt_context *ctx, const wgt_tensor *q, const wgt_tens
         if (v4max) { /* attention_decode_v4.wgsl: offsets and strides in vec4s */
             p.off_q /= 4, p.off_k /= 4, p.off_v /= 4;
             for (int d = 0; d < 3; d++) p.sq[d] /= 4, p.sk[d] /= 4, p.sv[d] /= 4;
-            sdpa_v4_key vk = {op_workgroup_size(ctx), (uint32_t)(D / 4), v4max > 256 ? (uint32_t)(v4max + 255) / 256 * 256 : 256};
+            sdpa_v4_key vk = {v4wg, (uint32_t)(D / 4), v4max > 256 ? (uint32_t)(v4max + 255) / 256 * 256 : 256};
             st = wgt_gpu_kernel_keyed(ctx, "attention_decode_v4", &vk, sizeof vk, sdpa_v4_prelude, &vk, "main", NULL, 0, &kd);
         } else
             st = sdpa_kernel(ctx, "attention_decode", q, k, v, NULL, 0, 1, solo ? "solo" : "main", &kd);

@@ -501,6 +501,8 @@ int main(void)
     decode_cases();
     setenv("WGT_ATTENTION_DECODE", "v4:1024", 1); /* and the 300-key steps too */
     decode_cases();
+    setenv("WGT_ATTENTION_DECODE", "v4:1024:1024", 1); /* 1024 invocations a workgroup where allowed */
+    decode_cases();
     unsetenv("WGT_ATTENTION_DECODE");
     int was = wgt_gpu_avoid_barriers(ctx);
     wgt_gpu_test_avoid_barriers(ctx, 1);
