@@ -239,6 +239,9 @@ typedef struct wgt_memory_stats {
     uint64_t bind_group_misses;
     uint64_t dispatches;      /* dispatches recorded since creation */
     uint64_t submits;         /* queue submits since creation */
+    uint64_t bind_groups;          /* bind groups cached now */
+    uint64_t bind_group_evictions; /* cached bind groups released as least recently used
+                                    * (the cache keeps WGT_BIND_CACHE, default 8192) */
 } wgt_memory_stats;
 
 wgt_status wgt_context_memory_stats(const wgt_context *ctx, wgt_memory_stats *out);

@@ -27,6 +27,8 @@ static void print_env_help(FILE *f)
             "  WGT_DUMP_SHADERS=dir          write every WGSL module compiled to dir [unset: none]\n"
             "  WGT_KERNEL_DIR=dir            load kernels from dir instead of the embedded copies [embedded]\n"
             "  WGT_MAX_BATCH=n               dispatches per submit, 1 to 65536 [1024]\n"
+            "  WGT_BIND_CACHE=n              bind groups kept cached, 16 to 16777216; past it the least recently\n"
+            "                                used quarter is released [8192]\n"
             "  WGT_DAWN_TOGGLES=a,b,...      Dawn device toggles, passed through (e.g. disable_robustness) [none]\n"
             "  WGT_ROBUST=0|1                1: keep Dawn's bounds clamping on hardware adapters too (off there\n"
             "                                by default: wgt's kernels bound their accesses) [0]\n"

@@ -134,6 +134,7 @@ typedef struct resolved_options {
     wgt_backend backend;
     const char *adapter;
     int compat, default_limits, force_fallback, max_batch, debug;
+    long bind_cache;
     const char *dump_dir, *kernel_dir;
 } resolved_options;
 
@@ -191,6 +192,17 @@ static wgt_status resolve_options(const wgt_context_options *o, resolved_options
         r->max_batch = (int)n;
     }
     if (!r->max_batch) r->max_batch = 1024;
+    v = getenv("WGT_BIND_CACHE");
+    r->bind_cache = 8192;
+    if (v && *v) {
+        char *end;
+        errno = 0;
+        long n = strtol(v, &end, 10);
+        if (errno || *end || n < 16 || n > 1 << 24)
+            return wgt_error(WGT_ERR_INVALID_ARGUMENT,
+                             "WGT_BIND_CACHE='%s' is not valid: use a whole number of bind groups from 16 to 16777216", v);
+        r->bind_cache = n;
+    }
     r->dump_dir = getenv("WGT_DUMP_SHADERS");
     if (r->dump_dir && *r->dump_dir) {
         struct stat sb;
@@ -666,6 +678,7 @@ static wgt_status create_cpu_context(const resolved_options *r, wgt_context **ou
     ctx->cpu = 1;
     ctx->debug = r->debug;
     ctx->max_batch = r->max_batch;
+    ctx->bind_max = (size_t)r->bind_cache;
     wgt_adapter_info *i = &ctx->info;
     snprintf(i->name, sizeof i->name, "CPU reference");
     snprintf(i->driver, sizeof i->driver, "wgt %s plain C", wgt_version());
@@ -695,6 +708,7 @@ wgt_status wgt_context_create(const wgt_context_options *opts, wgt_context **out
     if (!ctx) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory creating a context");
     ctx->debug = r.debug;
     ctx->max_batch = r.max_batch;
+    ctx->bind_max = (size_t)r.bind_cache;
     if (r.dump_dir) snprintf(ctx->dump_dir, sizeof ctx->dump_dir, "%s", r.dump_dir);
     if (r.kernel_dir) snprintf(ctx->kernel_dir, sizeof ctx->kernel_dir, "%s", r.kernel_dir);
     ctx->instance = create_instance();
@@ -822,5 +836,6 @@ wgt_status wgt_context_memory_stats(const wgt_context *ctx, wgt_memory_stats *ou
 {
     if (!ctx || !out) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_context_memory_stats: NULL argument");
     *out = ctx->stats;
+    out->bind_groups = ctx->bind_count;
     return WGT_OK;
 }

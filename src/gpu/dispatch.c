@@ -64,6 +64,7 @@ void wgt_batch_destroy(wgt_context *ctx)
         }
         ctx->binds[b] = NULL;
     }
+    ctx->bind_count = 0;
     free(ctx->uniform_host);
     free(ctx->upload_host);
     ctx->uniform_host = ctx->upload_host = NULL;
@@ -159,21 +160,60 @@ wgt_status wgt_gpu_timed_pass_end(wgt_context *ctx, WGPUQuerySet qs, WGPUBuffer 
 
 static uint64_t mix(uint64_t h, uint64_t v) { return (h ^ v) * 0x100000001b3ull + (v >> 29); }
 
-void wgt_bind_cache_forget(wgt_context *ctx, uint64_t buffer_id)
+/* Release every cached bind group that drop(entry, arg) picks; returns how many went. */
+static uint64_t bind_cache_drop(wgt_context *ctx, int (*drop)(const wgt_bind_entry *, uint64_t), uint64_t arg)
 {
+    uint64_t gone = 0;
     for (int b = 0; b < WGT_BIND_BUCKETS; b++) {
         for (wgt_bind_entry **p = &ctx->binds[b]; *p;) {
             wgt_bind_entry *e = *p;
-            int uses = 0;
-            for (int i = 0; i < e->n; i++) uses |= e->ids[i] == buffer_id;
-            if (uses) {
+            if (drop(e, arg)) {
                 *p = e->next;
                 wgt_W.BindGroupRelease(e->group);
                 free(e);
+                ctx->bind_count--;
+                gone++;
             } else
                 p = &e->next;
         }
     }
+    return gone;
+}
+
+static int uses_buffer(const wgt_bind_entry *e, uint64_t buffer_id)
+{
+    for (int i = 0; i < e->n; i++)
+        if (e->ids[i] == buffer_id) return 1;
+    return 0;
+}
+
+static int used_before(const wgt_bind_entry *e, uint64_t tick) { return e->last_use < tick; }
+
+void wgt_bind_cache_forget(wgt_context *ctx, uint64_t buffer_id) { bind_cache_drop(ctx, uses_buffer, buffer_id); }
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The cache's bound: every bind group holds a descriptor set in the driver (lavapipe maps one
+ * memfd a set, so an unbounded cache ran a process that loaded 27 models into the kernel's limit of
+ * 65,530 mappings and crashed it), and buffers that come and go (models loaded and freed, shapes
+ * that change) leave entries nobody looks up again. Past bind_max entries the least recently used
+ * quarter is released: a few sorts of bind_max clocks every bind_max / 4 creations. Releasing is
+ * safe at any time: work already recorded holds its own reference to the groups it uses. */
+static void bind_cache_trim(wgt_context *ctx)
+{
+    uint64_t *ticks = malloc(ctx->bind_count * sizeof *ticks);
+    if (!ticks) return; /* out of host memory: keep the entries, try again at the next creation */
+    size_t n = 0;
+    for (int b = 0; b < WGT_BIND_BUCKETS; b++)
+        for (wgt_bind_entry *e = ctx->binds[b]; e && n < ctx->bind_count; e = e->next) ticks[n++] = e->last_use;
+    qsort(ticks, n, sizeof *ticks, cmp_u64);
+    uint64_t below = ticks[n / 4]; /* entries last used before it go */
+    free(ticks);
+    ctx->stats.bind_group_evictions += bind_cache_drop(ctx, used_before, below);
 }
 
 static wgt_status bind_group(wgt_context *ctx, const wgt_kernel *k, const wgt_binding *bs, int n, WGPUBindGroup *out)
@@ -192,6 +232,7 @@ static wgt_status bind_group(wgt_context *ctx, const wgt_kernel *k, const wgt_bi
             same = e->ids[i] == bs[i].buffer->id && e->offsets[i] == bs[i].offset && e->sizes[i] == sizes[i];
         if (same) {
             ctx->stats.bind_group_hits++;
+            e->last_use = ++ctx->bind_tick;
             *out = e->group;
             return WGT_OK;
         }
@@ -224,10 +265,12 @@ static wgt_status bind_group(wgt_context *ctx, const wgt_kernel *k, const wgt_bi
         e->offsets[i] = bs[i].offset;
         e->sizes[i] = sizes[i];
     }
+    e->last_use = ++ctx->bind_tick;
     e->next = *bucket;
     *bucket = e;
     ctx->stats.bind_group_misses++;
     *out = e->group;
+    if (++ctx->bind_count > ctx->bind_max) bind_cache_trim(ctx);
     return WGT_OK;
 }
 

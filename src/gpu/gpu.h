@@ -116,6 +116,7 @@ typedef struct wgt_bind_entry {
     uint64_t ids[WGT_MAX_BINDINGS];
     uint64_t offsets[WGT_MAX_BINDINGS];
     uint64_t sizes[WGT_MAX_BINDINGS];
+    uint64_t last_use; /* ctx->bind_tick at the last lookup that found or made it */
     WGPUBindGroup group;
     struct wgt_bind_entry *next;
 } wgt_bind_entry;
@@ -164,6 +165,9 @@ struct wgt_context {
     /* Caches. */
     wgt_kernel_entry *kernels[WGT_KERNEL_BUCKETS];
     wgt_bind_entry *binds[WGT_BIND_BUCKETS];
+    uint64_t bind_tick;  /* bind-group lookups so far: the cache's clock */
+    size_t bind_count;   /* entries in binds */
+    size_t bind_max;     /* past it the least recently used quarter goes (WGT_BIND_CACHE) */
 
     /* The batch being recorded. */
     WGPUCommandEncoder encoder;

@@ -3,6 +3,7 @@
  * sentinel check that a kernel bound to part of a buffer writes nothing outside it. Every result is compared with values
  * computed here on the CPU. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gpu/gpu.h"
@@ -115,6 +116,52 @@ static void test_cache_and_batching(wgt_context *ctx)
     CHECK(s1.submits - s0.submits == (ROUNDS + 7) / 8, "%llu submits for %d dispatches with max_batch 8",
           (unsigned long long)(s1.submits - s0.submits), ROUNDS);
     wgt_gpu_release(ctx, y);
+}
+
+/* The bind-group cache is bounded (WGT_BIND_CACHE): an unbounded one held a descriptor set per
+ * group ever made, and lavapipe maps one memfd a set, so a process that loaded 27 models crashed at
+ * the kernel's 65,530 mappings. 300 groups (slices of one buffer) through a cache of 64, all in one
+ * batch, so groups are released while recorded work still names them; then the same slices again. */
+static void test_bind_cache_bound(void)
+{
+    setenv("WGT_BIND_CACHE", "64", 1);
+    wgt_context *ctx;
+    wgt_status st = wgt_context_create(NULL, &ctx);
+    unsetenv("WGT_BIND_CACHE");
+    MUST(st);
+    enum { SLICES = 300, PER = 64 }; /* 64 floats: 256 bytes, the offset alignment */
+    static float host[SLICES * PER], back[SLICES * PER];
+    for (int i = 0; i < SLICES * PER; i++) host[i] = (float)(i % 1000);
+    wgt_kernel *k;
+    wgt_buffer *y;
+    MUST(wgt_gpu_kernel_source(ctx, "add_one", add_one_src, "main", NULL, 0, &k));
+    MUST(wgt_gpu_alloc(ctx, sizeof host, &y));
+    MUST(wgt_gpu_upload(ctx, y, 0, host, sizeof host));
+    uint32_t params[4] = {PER, 0, 0, 0};
+    for (int pass = 0; pass < 2; pass++)
+        for (int s = 0; s < SLICES; s++) {
+            wgt_binding bind = {y, (uint64_t)s * PER * 4, PER * 4};
+            MUST(wgt_gpu_dispatch(ctx, k, params, sizeof params, &bind, 1, 1, 1, 1));
+        }
+    MUST(wgt_gpu_download(ctx, y, 0, back, sizeof back));
+    int bad = 0;
+    for (int i = 0; i < SLICES * PER; i++) bad += back[i] != host[i] + 2;
+    CHECK(bad == 0, "%d of %d elements wrong after 600 dispatches through a cache of 64 bind groups", bad,
+          SLICES * PER);
+    wgt_memory_stats s;
+    MUST(wgt_context_memory_stats(ctx, &s));
+    CHECK(s.bind_groups <= 64, "%llu bind groups cached with WGT_BIND_CACHE=64", (unsigned long long)s.bind_groups);
+    CHECK(s.bind_group_evictions >= 600 - 64, "%llu evictions after 600 distinct-ish groups",
+          (unsigned long long)s.bind_group_evictions);
+    CHECK(s.bind_group_misses == 600, "%llu misses (each slice's group was evicted before its second use)",
+          (unsigned long long)s.bind_group_misses);
+    wgt_gpu_release(ctx, y);
+    wgt_context_free(ctx);
+    setenv("WGT_BIND_CACHE", "3", 1);
+    st = wgt_context_create(NULL, &ctx);
+    unsetenv("WGT_BIND_CACHE");
+    CHECK(st == WGT_ERR_INVALID_ARGUMENT, "WGT_BIND_CACHE=3 gave status %d", (int)st);
+    if (st == WGT_OK) wgt_context_free(ctx);
 }
 
 static void test_odd_readback(wgt_context *ctx)
@@ -277,5 +324,6 @@ int main(void)
     MUST(wgt_context_selfcheck(ctx, 1 << 20, &gbps));
     CHECK(wgt_context_health(ctx) == WGT_OK, "context unhealthy at the end: %s", wgt_context_errmsg(ctx));
     wgt_context_free(ctx);
+    test_bind_cache_bound();
     return test_finish("test_gpu_device");
 }
