@@ -544,7 +544,7 @@ int wgt_gpu_graph_buffer_private(const wgt_gpu_graph *g, const wgt_buffer *b, in
 /* Replace dispatches cmds[0..n_cmds) (ascending) by one, placed at the last of them. */
 static wgt_status replace_list(wgt_gpu_graph *g, const int *cmds, int n_cmds, const wgt_kernel *k, const void *params,
                                uint32_t params_size, const wgt_binding *bs, int n, uint32_t gx, uint32_t gy,
-                               uint32_t gz)
+                               uint32_t gz, const uint32_t (*moves)[2], int n_moves)
 {
     wgt_context *ctx = g->ctx;
     if (n_cmds < 1 || n > WGT_MAX_BINDINGS || params_size > WGT_UNIFORM_SLOT)
@@ -555,9 +555,14 @@ static wgt_status replace_list(wgt_gpu_graph *g, const int *cmds, int n_cmds, co
             return wgt_ctx_error(ctx, WGT_ERR_INTERNAL, "graph rewrite: bad command range or bindings");
         if (g->cmds[i].kind != CMD_DISPATCH || !g->cmds[i].kernel->has_uniform)
             return wgt_ctx_error(ctx, WGT_ERR_INTERNAL, "graph rewrite: command %d is not a dispatch with parameters", i);
-        for (int f = 0; f < g->n_fields; f++) /* a patched field would lose its dispatch */
-            if (g->fields[f].slot == g->cmds[i].slot)
+        for (int f = 0; f < g->n_fields; f++) { /* a patched field would lose its dispatch */
+            if (g->fields[f].slot != g->cmds[i].slot) continue;
+            int moved = q == n_cmds - 1; /* the last keeps its slot: its fields move within it */
+            for (int m = 0; moved && m < n_moves && moved < 2; m++)
+                if (moves[m][0] == g->fields[f].offset) moved = 2;
+            if (moved < 2)
                 return wgt_ctx_error(ctx, WGT_ERR_INTERNAL, "graph rewrite: command %d has a scalar field", i);
+        }
     }
     if (!k->has_uniform) return wgt_ctx_error(ctx, WGT_ERR_INTERNAL, "graph rewrite: a kernel without parameters");
     for (int q = 0; q < n_cmds - 1; q++) { /* their buffers stay pinned: freed with the graph */
@@ -578,6 +583,14 @@ static wgt_status replace_list(wgt_gpu_graph *g, const int *cmds, int n_cmds, co
     uint8_t *slot = g->uniforms + (size_t)c->slot * WGT_UNIFORM_SLOT;
     memset(slot, 0, WGT_UNIFORM_SLOT);
     memcpy(slot, params, params_size);
+    for (int f = 0; f < g->n_fields; f++) {
+        if (g->fields[f].slot != c->slot) continue;
+        for (int m = 0; m < n_moves; m++)
+            if (moves[m][0] == g->fields[f].offset) {
+                g->fields[f].offset = moves[m][1];
+                break;
+            }
+    }
     return WGT_OK;
 }
 
@@ -589,14 +602,25 @@ wgt_status wgt_gpu_graph_replace(wgt_gpu_graph *g, int first, int last, const wg
         return wgt_ctx_error(g->ctx, WGT_ERR_INTERNAL, "graph rewrite: bad command range or bindings");
     int cmds[4096];
     for (int i = first; i <= last; i++) cmds[i - first] = i;
-    return replace_list(g, cmds, last - first + 1, k, params, params_size, bs, n, gx, gy, gz);
+    return replace_list(g, cmds, last - first + 1, k, params, params_size, bs, n, gx, gy, gz, NULL, 0);
 }
 
 wgt_status wgt_gpu_graph_replace_list(wgt_gpu_graph *g, const int *cmds, int n_cmds, const wgt_kernel *k,
                                       const void *params, uint32_t params_size, const wgt_binding *bs, int n,
                                       uint32_t gx, uint32_t gy, uint32_t gz)
 {
-    return replace_list(g, cmds, n_cmds, k, params, params_size, bs, n, gx, gy, gz);
+    return replace_list(g, cmds, n_cmds, k, params, params_size, bs, n, gx, gy, gz, NULL, 0);
+}
+
+wgt_status wgt_gpu_graph_replace_moving(wgt_gpu_graph *g, int first, int last, const wgt_kernel *k, const void *params,
+                                        uint32_t params_size, const wgt_binding *bs, int n, uint32_t gx, uint32_t gy,
+                                        uint32_t gz, const uint32_t (*moves)[2], int n_moves)
+{
+    if (first < 0 || last >= g->n_cmds || first > last || last - first >= 64)
+        return wgt_ctx_error(g->ctx, WGT_ERR_INTERNAL, "graph rewrite: bad command range or bindings");
+    int cmds[64];
+    for (int i = first; i <= last; i++) cmds[i - first] = i;
+    return replace_list(g, cmds, last - first + 1, k, params, params_size, bs, n, gx, gy, gz, moves, n_moves);
 }
 
 int wgt_gpu_graph_touches(const wgt_gpu_graph *g, int i, const wgt_buffer *b)

@@ -386,6 +386,11 @@ wgt_status wgt_gpu_graph_replace(wgt_gpu_graph *g, int first, int last, const wg
 wgt_status wgt_gpu_graph_replace_list(wgt_gpu_graph *g, const int *cmds, int n_cmds, const wgt_kernel *k,
                                       const void *params, uint32_t params_size, const wgt_binding *bindings,
                                       int n_bindings, uint32_t gx, uint32_t gy, uint32_t gz);
+/* wgt_gpu_graph_replace where dispatch `last` may have scalar fields: each at byte moves[m][0] of
+ * its parameters moves to byte moves[m][1] of the new ones (a field not listed is an error). */
+wgt_status wgt_gpu_graph_replace_moving(wgt_gpu_graph *g, int first, int last, const wgt_kernel *k, const void *params,
+                                        uint32_t params_size, const wgt_binding *bindings, int n_bindings, uint32_t gx,
+                                        uint32_t gy, uint32_t gz, const uint32_t (*moves)[2], int n_moves);
 /* How command i uses buffer b: 0 not at all, bit 0 it reads or writes it, bit 1 it writes it. */
 int wgt_gpu_graph_touches(const wgt_gpu_graph *g, int i, const wgt_buffer *b);
 /* End the capture: rewrite (may be NULL) runs, then the device objects are made. On success *out

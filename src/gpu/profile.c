@@ -36,14 +36,16 @@ struct wgt_profiler {
     prof_row rows[PROF_ROWS];
     int n_rows;
     uint64_t dispatches;
+    int by_size; /* WGT_PROFILE=2: a row per kernel and bound size (call sites apart) */
 };
 
 wgt_status wgt_prof_init(wgt_context *ctx)
 {
     const char *v = getenv("WGT_PROFILE");
     if (!v || !*v || !strcmp(v, "0")) return WGT_OK;
-    if (strcmp(v, "1"))
-        return wgt_error(WGT_ERR_INVALID_ARGUMENT, "WGT_PROFILE=%s: use 1 (profile kernels) or 0", v);
+    if (strcmp(v, "1") && strcmp(v, "2"))
+        return wgt_error(WGT_ERR_INVALID_ARGUMENT, "WGT_PROFILE=%s: use 1 (profile kernels), 2 (a row per kernel "
+                         "and bound bytes: call sites apart) or 0", v);
     if (!ctx->info.has_timestamps) {
         fprintf(stderr, "wgt: WGT_PROFILE=1: this adapter has no timestamp queries; no kernel profile\n");
         return WGT_OK;
@@ -63,6 +65,7 @@ wgt_status wgt_prof_init(wgt_context *ctx)
         wgt_prof_destroy(ctx);
         return wgt_error(WGT_ERR_GPU, "WGT_PROFILE=1: could not create the timestamp query set");
     }
+    p->by_size = !strcmp(v, "2");
     ctx->prof = p;
     return WGT_OK;
 }
@@ -103,8 +106,11 @@ void wgt_prof_slot(wgt_context *ctx, const wgt_kernel *k, const wgt_dispatch_cos
 {
     wgt_profiler *p = ctx->prof;
     int r = 0;
-    while (r < p->n_rows && strcmp(p->rows[r].name, k->name)) r++;
-    if (r == p->n_rows && p->n_rows < PROF_ROWS) snprintf(p->rows[p->n_rows++].name, 64, "%s", k->name);
+    char name[64];
+    if (p->by_size) snprintf(name, sizeof name, "%.40s %.3gMB", k->name, (double)bound_bytes / 1e6);
+    else snprintf(name, sizeof name, "%s", k->name);
+    while (r < p->n_rows && strcmp(p->rows[r].name, name)) r++;
+    if (r == p->n_rows && p->n_rows < PROF_ROWS) snprintf(p->rows[p->n_rows++].name, 64, "%s", name);
     if (r == PROF_ROWS) r = PROF_ROWS - 1; /* "other" past 128 kernels */
     p->row_of[p->n] = (int16_t)r;
     p->pair_bytes[p->n] = (double)(c && c->bytes ? c->bytes : bound_bytes);

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "ops/elementwise.h"
+#include "ops/fused_route.h"
 #include "ops/matmul_fuse.h"
 #include "ops/norm.h"
 
@@ -736,6 +737,7 @@ wgt_status ew_fuse_graph(wgt_context *ctx, wgt_gpu_graph *g)
     r.n = 0, r.first = 0;
     int saved = 0, n = wgt_gpu_graph_n_cmds(g);
     wgt_status st = mm_merge_graph(ctx, g); /* first: a merged product is no host of an epilogue */
+    if (!st && fr_route_on()) st = fr_route_graph(ctx, g); /* then the decoder's fused kernels */
     for (int i = 0; i + 1 < n && !st && norm_products_on(); i++) {
         int done;
         st = fuse_norm_product(ctx, g, i, &done);

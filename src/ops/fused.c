@@ -136,11 +136,7 @@ done:
 
 /* ---- q/k/v rotation and the KV cache write ---------------------------------------------------- */
 
-typedef struct qkv_params {
-    uint32_t L, hd, Hq, Hkv, rot, interleaved, pos0, ctx, off_x, off_q, off_k, off_v;
-    float af;
-    uint32_t n, pad0, pad1;
-} qkv_params;
+typedef op_qkv_rope_params qkv_params;
 
 /* The same through the plain ops (any dtype or layout, and the CPU reference). */
 static wgt_status qkv_composed(const wgt_tensor *x, int64_t Hq, int64_t Hkv, int64_t hd, int64_t pos0, int rot,
@@ -238,11 +234,7 @@ done:
 
 /* ---- one token through a linear layer, with the norm or activation before it ---------------- */
 
-typedef struct gemv_fused_params {
-    uint32_t N, K, tpr, flags, off_x, off_w, off_g, off_b, off_r, off_o;
-    float eps;
-    uint32_t pad;
-} gemv_fused_params;
+typedef op_fl_params gemv_fused_params;
 
 /* The same through the plain ops: the reference, and the path for anything the kernel does not take. */
 static wgt_status fused_linear_composed(const wgt_tensor *x, wgt_fused_prologue pro, const wgt_tensor *gamma,
@@ -327,6 +319,50 @@ static int gemv_operand(wgt_context *ctx, const wgt_tensor *t, int any_float, in
            (uint64_t)wgt_layout_numel(l) * wgt_dtype_size(l->dtype) + 256 <= wgt_gpu_limits(ctx)->max_storage_buffer_binding_size;
 }
 
+wgt_status op_fused_linear_kernel(wgt_context *ctx, int pro, wgt_dtype wdt, wgt_dtype bdt, int64_t N, int64_t K,
+                                  wgt_kernel **k, op_fl_params *p, uint32_t *gx, uint32_t *gy)
+{
+    gemv_fused_key key = {pro, wdt, bdt, 0, op_workgroup_size(ctx), 0, 0};
+    key.sg = op_row_subgroups(ctx);
+    int solo = wgt_gpu_avoid_barriers(ctx); /* the barrier-free entry point (SwiftShader) */
+    /* SwiGLU's input staged (WGT_FUSED_LINEAR_STAGE=1) within the workgroup memory, at most 16 KiB
+     * on OpenGL (llvmpipe computed wrong results past it: src/ops/matmul.c's regs_choose) */
+    const char *stage = getenv("WGT_FUSED_LINEAR_STAGE");
+    if (!stage || !*stage) stage = FL_STAGE_DEFAULT;
+    const wgt_adapter_info *info = wgt_gpu_info(ctx);
+    uint64_t smem = wgt_gpu_limits(ctx)->max_compute_workgroup_storage_size;
+    if ((info->backend == WGT_BACKEND_OPENGLES || info->backend == WGT_BACKEND_OPENGL || info->compat) && smem > 16384)
+        smem = 16384;
+    if (!solo && pro == WGT_PRO_SWIGLU && !strcmp(stage, "1") && (uint64_t)K * 4 + (uint64_t)key.wg * 8 <= smem)
+        key.xs = (uint32_t)(K / 4);
+    uint32_t rows_tpr = 0;
+    if (!solo && key.xs <= 1 && key.sg) fl_rows_choose(N, K, key.wg, &key.rr, &rows_tpr);
+    wgt_status st = wgt_gpu_kernel_keyed(ctx, "fused_linear", &key, sizeof key, gemv_fused_prelude, &key,
+                                         solo ? "solo" : key.xs > 1 ? "staged" : key.rr ? "rows" : "main", NULL, 0, k);
+    if (st) return st;
+    memset(p, 0, sizeof *p);
+    p->N = (uint32_t)N, p->K = (uint32_t)K;
+    /* rows per workgroup as gemv (src/ops/matmul.c): 32 lanes a row, fewer rows when that would
+     * leave under 256 workgroups */
+    int wg = (int)key.wg, rows = wg / 32;
+    while (rows > 2 && N / rows < 256) rows /= 2;
+    if (rows < 1) rows = 1;
+    p->tpr = (uint32_t)(wg / rows);
+    if (solo) rows = 64, p->tpr = 1; /* one invocation a row, 64 a workgroup */
+    if (key.rr) rows = (int)(key.rr * key.wg / rows_tpr), p->tpr = rows_tpr;
+    op_grid(ctx, ((uint64_t)N + rows - 1) / rows, gx, gy);
+    return WGT_OK;
+}
+
+wgt_status op_fused_qkv_kernel(wgt_context *ctx, wgt_dtype wdt, wgt_dtype bdt, wgt_kernel **k, uint32_t *wg)
+{
+    gemv_fused_key key = {WGT_PRO_RMS_NORM, wdt, bdt, 0, op_workgroup_size(ctx)};
+    key.sg = op_row_subgroups(ctx);
+    *wg = key.wg;
+    return wgt_gpu_kernel_keyed(ctx, "fused_linear_qkv_rope", &key, sizeof key, gemv_fused_prelude, &key,
+                                wgt_gpu_avoid_barriers(ctx) ? "solo" : "main", NULL, 0, k);
+}
+
 wgt_status wgt_fused_linear(const wgt_tensor *x, wgt_fused_prologue pro, const wgt_tensor *gamma, double eps,
                             const wgt_tensor *w, const wgt_tensor *bias, const wgt_tensor *res, wgt_tensor **out)
 {
@@ -364,46 +400,21 @@ wgt_status wgt_fused_linear(const wgt_tensor *x, wgt_fused_prologue pro, const w
     shape[nd - 1] = N;
     wgt_tensor *y;
     if ((st = wgt_tensor_new(ctx, WGT_F32, nd, shape, &y))) return st;
-    gemv_fused_key key = {pro, w->l.dtype, bias ? bias->l.dtype : WGT_F32, 0, op_workgroup_size(ctx)};
-    key.sg = op_row_subgroups(ctx);
     wgt_kernel *k;
     wgt_binding b[6];
     int64_t base[6];
     const wgt_tensor *bt[6] = {x, w, pro == WGT_PRO_RMS_NORM ? gamma : x, bias ? bias : x, res ? res : x, y};
-    int solo = wgt_gpu_avoid_barriers(ctx); /* the barrier-free entry point (SwiftShader) */
-    /* SwiGLU's input staged (WGT_FUSED_LINEAR_STAGE=1) within the workgroup memory, at most 16 KiB
-     * on OpenGL (llvmpipe computed wrong results past it: src/ops/matmul.c's regs_choose) */
-    const char *stage = getenv("WGT_FUSED_LINEAR_STAGE");
-    if (!stage || !*stage) stage = FL_STAGE_DEFAULT;
-    const wgt_adapter_info *info = wgt_gpu_info(ctx);
-    uint64_t smem = wgt_gpu_limits(ctx)->max_compute_workgroup_storage_size;
-    if ((info->backend == WGT_BACKEND_OPENGLES || info->backend == WGT_BACKEND_OPENGL || info->compat) && smem > 16384)
-        smem = 16384;
-    if (!solo && pro == WGT_PRO_SWIGLU && !strcmp(stage, "1") && (uint64_t)K * 4 + (uint64_t)key.wg * 8 <= smem)
-        key.xs = (uint32_t)(K / 4);
-    uint32_t rows_tpr = 0;
-    if (!solo && key.xs <= 1 && key.sg) fl_rows_choose(N, K, key.wg, &key.rr, &rows_tpr);
-    if ((st = wgt_gpu_kernel_keyed(ctx, "fused_linear", &key, sizeof key, gemv_fused_prelude, &key,
-                                   solo ? "solo" : key.xs > 1 ? "staged" : key.rr ? "rows" : "main", NULL, 0, &k)))
+    gemv_fused_params p = {0};
+    uint32_t gx, gy;
+    if ((st = op_fused_linear_kernel(ctx, pro, w->l.dtype, bias ? bias->l.dtype : WGT_F32, N, K, &k, &p, &gx, &gy)))
         return op_finish(st, y, out);
     for (int i = 0; i < 6 && !st; i++) st = op_bind_all(bt[i], &b[i], &base[i]);
     if (st) return op_finish(st, y, out);
     int64_t epw = 16 / (int64_t)wgt_dtype_size(w->l.dtype);
-    gemv_fused_params p = {0};
-    p.N = (uint32_t)N, p.K = (uint32_t)K, p.flags = (bias ? 1u : 0u) | (res ? 2u : 0u), p.eps = (float)eps;
+    p.flags = (bias ? 1u : 0u) | (res ? 2u : 0u), p.eps = (float)eps;
     p.off_x = (uint32_t)((x->l.offset - base[0]) / 4), p.off_w = (uint32_t)((w->l.offset - base[1]) / epw);
     p.off_g = (uint32_t)((bt[2]->l.offset - base[2]) / 4), p.off_b = (uint32_t)(bt[3]->l.offset - base[3]);
     p.off_r = (uint32_t)(bt[4]->l.offset - base[4]), p.off_o = (uint32_t)(y->l.offset - base[5]);
-    /* rows per workgroup as gemv (src/ops/matmul.c): 32 lanes a row, fewer rows when that would
-     * leave under 256 workgroups */
-    int wg = (int)key.wg, rows = wg / 32;
-    while (rows > 2 && N / rows < 256) rows /= 2;
-    if (rows < 1) rows = 1;
-    p.tpr = (uint32_t)(wg / rows);
-    if (solo) rows = 64, p.tpr = 1; /* one invocation a row, 64 a workgroup */
-    if (key.rr) rows = (int)(key.rr * key.wg / rows_tpr), p.tpr = rows_tpr;
-    uint32_t gx, gy;
-    op_grid(ctx, ((uint64_t)N + rows - 1) / rows, &gx, &gy);
     /* the weights, x (twice its K for SwiGLU), the norm weight, bias, residual and y */
     wgt_gpu_cost(ctx, (uint64_t)(N * K) * wgt_dtype_size(w->l.dtype) + (uint64_t)Kx * 4 +
                  (pro == WGT_PRO_RMS_NORM ? (uint64_t)K * 4 : 0) +
@@ -495,8 +506,6 @@ wgt_status wgt_fused_qkv_rope_cache(const wgt_tensor *x, const wgt_tensor *gamma
         wgt_tensor_free(qkv);
         return st;
     }
-    gemv_fused_key key = {WGT_PRO_RMS_NORM, w->l.dtype, bias ? bias->l.dtype : WGT_F32, 0, op_workgroup_size(ctx)};
-    key.sg = op_row_subgroups(ctx);
     wgt_kernel *k;
     wgt_binding b[8];
     int64_t base[8];
@@ -504,8 +513,8 @@ wgt_status wgt_fused_qkv_rope_cache(const wgt_tensor *x, const wgt_tensor *gamma
     op_qkv_params p = {0};
     const wgt_tensor *bt[4] = {x, w, gamma, bias ? bias : x};
     int solo = wgt_gpu_avoid_barriers(ctx); /* the barrier-free entry point (SwiftShader) */
-    wgt_status st = wgt_gpu_kernel_keyed(ctx, "fused_linear_qkv_rope", &key, sizeof key, gemv_fused_prelude, &key,
-                                         solo ? "solo" : "main", NULL, 0, &k);
+    uint32_t wg;
+    wgt_status st = op_fused_qkv_kernel(ctx, w->l.dtype, bias ? bias->l.dtype : WGT_F32, &k, &wg);
     for (int i = 0; i < 4 && !st; i++) st = op_bind_all(bt[i], &b[i], &base[i]);
     if (st || (st = op_qkv_setup(ctx, "fused_qkv_rope_cache", rp, rot, interleaved, Hq, Hkv, hd, pos0, k_cache, v_cache,
                                  &p, b, base, &freq, &y)))
@@ -515,7 +524,7 @@ wgt_status wgt_fused_qkv_rope_cache(const wgt_tensor *x, const wgt_tensor *gamma
     p.off_x = (uint32_t)((x->l.offset - base[0]) / 4), p.off_w = (uint32_t)((w->l.offset - base[1]) / epw);
     p.off_g = (uint32_t)((gamma->l.offset - base[2]) / 4), p.off_b = (uint32_t)(bt[3]->l.offset - base[3]);
     uint32_t gx, gy;
-    op_qkv_grid(ctx, key.wg, 0, solo, &p, &gx, &gy);
+    op_qkv_grid(ctx, wg, 0, solo, &p, &gx, &gy);
     /* the position may be a graph scalar, as in wgt_qkv_rope_cache */
     op_qkv_position(ctx, pos0, hd, k_cache, v_cache, base);
     /* the weights, x, the norm weight, bias, q out and the k/v rows written */

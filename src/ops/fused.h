@@ -46,6 +46,29 @@ wgt_status wgt_qkv_rope_cache(const wgt_tensor *x, int64_t Hq, int64_t Hkv, int6
                               int interleaved, const wgt_rope_params *rp, wgt_tensor *k_cache, wgt_tensor *v_cache,
                               wgt_tensor **q);
 
+/* fused_linear.wgsl's Params: N rows, K, tpr lanes a row, flags (1 bias, 2 res); offsets of x, w,
+ * gamma (vec4 units, w in the loader's), bias, res, out (elements). */
+typedef struct op_fl_params {
+    uint32_t N, K, tpr, flags, off_x, off_w, off_g, off_b, off_r, off_o;
+    float eps;
+    uint32_t pad;
+} op_fl_params;
+/* wgt_fused_linear's kernel for one row through a weight of dtype wdt [N, K] (bias of bdt), and
+ * its grid: *p gets N, K and tpr (the caller fills the rest). The graph's routing
+ * (src/ops/fused_route.c) takes the same kernel for the ops it replaces. */
+wgt_status op_fused_linear_kernel(wgt_context *ctx, int pro, wgt_dtype wdt, wgt_dtype bdt, int64_t N, int64_t K,
+                                  wgt_kernel **k, op_fl_params *p, uint32_t *gx, uint32_t *gy);
+/* wgt_fused_qkv_rope_cache's kernel (fused_linear_qkv_rope.wgsl) and its workgroup size *wg. */
+wgt_status op_fused_qkv_kernel(wgt_context *ctx, wgt_dtype wdt, wgt_dtype bdt, wgt_kernel **k, uint32_t *wg);
+
+/* fused_qkv_rope.wgsl's Params (wgt_qkv_rope_cache): L rows of x [L, (Hq + 2 Hkv) hd], the
+ * rotation, pos0 and the caches' rows (off_k, off_v: row pos0 of head 0), offsets in elements. */
+typedef struct op_qkv_rope_params {
+    uint32_t L, hd, Hq, Hkv, rot, interleaved, pos0, ctx, off_x, off_q, off_k, off_v;
+    float af;
+    uint32_t n, pad0, pad1;
+} op_qkv_rope_params;
+
 /* What the two fused q/k/v kernels share (fused_linear_qkv_rope.wgsl's "params" section, which
  * qlinear_qkv_rope.wgsl pastes; wgt_fused_qkv_rope_cache here and wgt_fused_qkv_rope_qcache in
  * qlinear.c): their Params. S row pairs ((Hq + 2 Hkv) hd / 2), tpr lanes a pair, flags 1 bias;

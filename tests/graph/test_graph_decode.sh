@@ -6,7 +6,8 @@
 # machine), every decode step after the captured one is a replay, and a token costs one submit.
 # The same for transformers' Qwen2 fixture (q/k/v biases, GQA; tests/fixtures/hf/qwen2): 16 ids,
 # also with the step written with plain ops (WGT_DECODE_GENERIC=1) and fused by graph capture's
-# generic passes (matmul prologues and epilogues) on the first case.
+# generic passes (matmul prologues and epilogues) on the first case, and routed to the fused
+# kernels (WGT_GRAPH_ROUTE=1).
 # Then, past position 256 (where attention leaves its one-dispatch kernel for the split kernels,
 # which a captured step runs over the cache's capacity, the splits past the key count empty: one
 # capture below 257 keys and one above) and with a seeded sampler (its step and history length are
@@ -51,11 +52,12 @@ const f = require(process.argv[1]);
 for (const c of f.cases.slice(0, 2)) console.log([c.prompt_ids.join(","), c.greedy_ids.slice(0, 16).join(" ")].join("\t"));
 ' "$qwen/fixture.json")
 [ -n "$qcases" ] || { echo "FAIL: no cases read from $qwen/fixture.json"; exit 1; }
-gens="0 1"
+gens="0 1 1r" # 1r: the plain-op step with WGT_GRAPH_ROUTE=1 (routed to the fused kernels)
 while IFS=$'\t' read -r ids want; do
     for backend in vulkan opengles; do
         for gen in $gens; do
-            got=$(WGT_DECODE_GENERIC=$gen WGT_BACKEND=$backend "$wgt" generate -m "$qwen" --prompt-ids "$ids" -n 16 \
+            route=0; [ "$gen" = 1r ] && route=1
+            got=$(WGT_GRAPH_ROUTE=$route WGT_DECODE_GENERIC=${gen%r} WGT_BACKEND=$backend "$wgt" generate -m "$qwen" --prompt-ids "$ids" -n 16 \
                 --ignore-eos --print-ids --graph 2>"$tmp/err")
             checked=$((checked + 1))
             if [ "$got" != "$want" ]; then
