@@ -256,6 +256,7 @@ typedef struct gemv_fused_key {
     int32_t pro, wdt, bdt, sg;
     uint32_t wg, xs; /* xs: fused_linear.wgsl's staged SwiGLU input, vec4s (0 or 1: none) */
     uint32_t rr;     /* RR: rows a lane group of the entry `rows` (1 elsewhere) */
+    int32_t routed;  /* a graph's routed ops (fused_route.c): the same kernel, named by the ops it runs */
 } gemv_fused_key;
 
 /* WGT_FUSED_LINEAR_STAGE=1: a one-token SwiGLU + linear layer computes silu(gate) * up once a
@@ -320,9 +321,10 @@ static int gemv_operand(wgt_context *ctx, const wgt_tensor *t, int any_float, in
 }
 
 wgt_status op_fused_linear_kernel(wgt_context *ctx, int pro, wgt_dtype wdt, wgt_dtype bdt, int64_t N, int64_t K,
-                                  wgt_kernel **k, op_fl_params *p, uint32_t *gx, uint32_t *gy)
+                                  const char *routed, wgt_kernel **k, op_fl_params *p, uint32_t *gx, uint32_t *gy)
 {
-    gemv_fused_key key = {pro, wdt, bdt, 0, op_workgroup_size(ctx), 0, 0};
+    gemv_fused_key key = {pro, wdt, bdt, 0, op_workgroup_size(ctx), 0, 0, 0};
+    key.routed = routed ? (int32_t)(strlen(routed) * 31 + (unsigned char)routed[strlen(routed) - 1]) : 0;
     key.sg = op_row_subgroups(ctx);
     int solo = wgt_gpu_avoid_barriers(ctx); /* the barrier-free entry point (SwiftShader) */
     /* SwiGLU's input staged (WGT_FUSED_LINEAR_STAGE=1) within the workgroup memory, at most 16 KiB
@@ -340,6 +342,7 @@ wgt_status op_fused_linear_kernel(wgt_context *ctx, int pro, wgt_dtype wdt, wgt_
     wgt_status st = wgt_gpu_kernel_keyed(ctx, "fused_linear", &key, sizeof key, gemv_fused_prelude, &key,
                                          solo ? "solo" : key.xs > 1 ? "staged" : key.rr ? "rows" : "main", NULL, 0, k);
     if (st) return st;
+    if (routed) snprintf((*k)->name, sizeof (*k)->name, "%s", routed);
     memset(p, 0, sizeof *p);
     p->N = (uint32_t)N, p->K = (uint32_t)K;
     /* rows per workgroup as gemv (src/ops/matmul.c): 32 lanes a row, fewer rows when that would
@@ -354,13 +357,16 @@ wgt_status op_fused_linear_kernel(wgt_context *ctx, int pro, wgt_dtype wdt, wgt_
     return WGT_OK;
 }
 
-wgt_status op_fused_qkv_kernel(wgt_context *ctx, wgt_dtype wdt, wgt_dtype bdt, wgt_kernel **k, uint32_t *wg)
+wgt_status op_fused_qkv_kernel(wgt_context *ctx, wgt_dtype wdt, wgt_dtype bdt, const char *routed, wgt_kernel **k,
+                               uint32_t *wg)
 {
-    gemv_fused_key key = {WGT_PRO_RMS_NORM, wdt, bdt, 0, op_workgroup_size(ctx)};
+    gemv_fused_key key = {WGT_PRO_RMS_NORM, wdt, bdt, 0, op_workgroup_size(ctx), 0, 0, routed ? 1 : 0};
     key.sg = op_row_subgroups(ctx);
     *wg = key.wg;
-    return wgt_gpu_kernel_keyed(ctx, "fused_linear_qkv_rope", &key, sizeof key, gemv_fused_prelude, &key,
-                                wgt_gpu_avoid_barriers(ctx) ? "solo" : "main", NULL, 0, k);
+    wgt_status st = wgt_gpu_kernel_keyed(ctx, "fused_linear_qkv_rope", &key, sizeof key, gemv_fused_prelude, &key,
+                                         wgt_gpu_avoid_barriers(ctx) ? "solo" : "main", NULL, 0, k);
+    if (!st && routed) snprintf((*k)->name, sizeof (*k)->name, "%s", routed);
+    return st;
 }
 
 wgt_status wgt_fused_linear(const wgt_tensor *x, wgt_fused_prologue pro, const wgt_tensor *gamma, double eps,
@@ -406,7 +412,8 @@ wgt_status wgt_fused_linear(const wgt_tensor *x, wgt_fused_prologue pro, const w
     const wgt_tensor *bt[6] = {x, w, pro == WGT_PRO_RMS_NORM ? gamma : x, bias ? bias : x, res ? res : x, y};
     gemv_fused_params p = {0};
     uint32_t gx, gy;
-    if ((st = op_fused_linear_kernel(ctx, pro, w->l.dtype, bias ? bias->l.dtype : WGT_F32, N, K, &k, &p, &gx, &gy)))
+    if ((st = op_fused_linear_kernel(ctx, pro, w->l.dtype, bias ? bias->l.dtype : WGT_F32, N, K, NULL, &k, &p, &gx,
+                                     &gy)))
         return op_finish(st, y, out);
     for (int i = 0; i < 6 && !st; i++) st = op_bind_all(bt[i], &b[i], &base[i]);
     if (st) return op_finish(st, y, out);
@@ -514,7 +521,7 @@ wgt_status wgt_fused_qkv_rope_cache(const wgt_tensor *x, const wgt_tensor *gamma
     const wgt_tensor *bt[4] = {x, w, gamma, bias ? bias : x};
     int solo = wgt_gpu_avoid_barriers(ctx); /* the barrier-free entry point (SwiftShader) */
     uint32_t wg;
-    wgt_status st = op_fused_qkv_kernel(ctx, w->l.dtype, bias ? bias->l.dtype : WGT_F32, &k, &wg);
+    wgt_status st = op_fused_qkv_kernel(ctx, w->l.dtype, bias ? bias->l.dtype : WGT_F32, NULL, &k, &wg);
     for (int i = 0; i < 4 && !st; i++) st = op_bind_all(bt[i], &b[i], &base[i]);
     if (st || (st = op_qkv_setup(ctx, "fused_qkv_rope_cache", rp, rot, interleaved, Hq, Hkv, hd, pos0, k_cache, v_cache,
                                  &p, b, base, &freq, &y)))

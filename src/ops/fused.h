@@ -55,11 +55,13 @@ typedef struct op_fl_params {
 } op_fl_params;
 /* wgt_fused_linear's kernel for one row through a weight of dtype wdt [N, K] (bias of bdt), and
  * its grid: *p gets N, K and tpr (the caller fills the rest). The graph's routing
- * (src/ops/fused_route.c) takes the same kernel for the ops it replaces. */
+ * (src/ops/fused_route.c) takes the same kernel for the ops it replaces, named `routed` (the ops it
+ * runs, for profiles: a pipeline of its own; NULL for the op's). */
 wgt_status op_fused_linear_kernel(wgt_context *ctx, int pro, wgt_dtype wdt, wgt_dtype bdt, int64_t N, int64_t K,
-                                  wgt_kernel **k, op_fl_params *p, uint32_t *gx, uint32_t *gy);
+                                  const char *routed, wgt_kernel **k, op_fl_params *p, uint32_t *gx, uint32_t *gy);
 /* wgt_fused_qkv_rope_cache's kernel (fused_linear_qkv_rope.wgsl) and its workgroup size *wg. */
-wgt_status op_fused_qkv_kernel(wgt_context *ctx, wgt_dtype wdt, wgt_dtype bdt, wgt_kernel **k, uint32_t *wg);
+wgt_status op_fused_qkv_kernel(wgt_context *ctx, wgt_dtype wdt, wgt_dtype bdt, const char *routed, wgt_kernel **k,
+                               uint32_t *wg);
 
 /* fused_qkv_rope.wgsl's Params (wgt_qkv_rope_cache): L rows of x [L, (Hq + 2 Hkv) hd], the
  * rotation, pos0 and the caches' rows (off_k, off_v: row pos0 of head 0), offsets in elements. */

@@ -124,6 +124,14 @@ static void logd(wgt_context *ctx, int first, int last, const char *what)
     if (wgt_gpu_debug(ctx)) fprintf(stderr, "wgt: graph: routed dispatches %d..%d to %s\n", first, last, what);
 }
 
+/* The routed kernel's name in profiles: the ops it runs, as fused kernels are named. */
+static const char *routed_name(int pro, int res)
+{
+    if (pro == WGT_PRO_RMS_NORM) return res ? "fused:rms_norm>matmul>add" : "fused:rms_norm>matmul";
+    if (pro == WGT_PRO_SWIGLU) return res ? "fused:silu+mul>matmul>add" : "fused:silu+mul>matmul";
+    return res ? "fused:matmul>add" : "fused:matmul";
+}
+
 /* Emit fused_linear over dispatches first..last. x: its binding and f32 offset (elements). */
 static wgt_status emit_linear(wgt_context *ctx, wgt_gpu_graph *g, int first, int last, int pro, const prod *pr,
                               wgt_binding x, uint64_t x_off, const wgt_binding *gam, uint64_t g_off, float eps,
@@ -134,8 +142,8 @@ static wgt_status emit_linear(wgt_context *ctx, wgt_gpu_graph *g, int first, int
     wgt_kernel *k;
     op_fl_params p;
     uint32_t gx, gy;
-    wgt_status st = op_fused_linear_kernel(ctx, pro, pr->mn->db, mp->has_c ? pr->mn->dc : WGT_F32, mp->N, mp->K, &k,
-                                           &p, &gx, &gy);
+    wgt_status st = op_fused_linear_kernel(ctx, pro, pr->mn->db, mp->has_c ? pr->mn->dc : WGT_F32, mp->N, mp->K,
+                                           routed_name(pro, res != NULL), &k, &p, &gx, &gy);
     if (st) return st;
     p.flags = (mp->has_c ? 1u : 0u) | (res ? 2u : 0u), p.eps = eps;
     p.off_x = (uint32_t)(x_off / 4), p.off_w = mp->off_b, p.off_g = (uint32_t)(g_off / 4);
@@ -183,7 +191,8 @@ static wgt_status route_norm(wgt_context *ctx, wgt_gpu_graph *g, int i, int *don
     if (np.off % 4 || np.w_off % 4) return WGT_OK;
     wgt_kernel *k;
     uint32_t wg;
-    wgt_status st = op_fused_qkv_kernel(ctx, pr.mn->db, pr.mp.has_c ? pr.mn->dc : WGT_F32, &k, &wg);
+    wgt_status st = op_fused_qkv_kernel(ctx, pr.mn->db, pr.mp.has_c ? pr.mn->dc : WGT_F32,
+                                        "fused:rms_norm>matmul>qkv_rope_cache", &k, &wg);
     if (st) return st;
     op_qkv_params p = {0};
     p.S = pr.mp.N / 2, p.K = pr.mp.K, p.flags = pr.mp.has_c ? 1u : 0u, p.eps = np.eps;
