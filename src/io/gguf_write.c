@@ -18,17 +18,12 @@ typedef struct open_array {
 } open_array;
 
 struct wgt_gguf_writer {
-    char *path;
-    wgt_output *out; /* the temporary file until finish renames it */
-    FILE *f;         /* its stream */
+    wgt_wfile file; /* path, the output, the tensors, started / failed */
     uint8_t *meta; /* serialised kv pairs */
     uint64_t meta_len, meta_cap, n_kv;
     char **keys;
-    wgt_wtensors ts;  /* the tensors (dims: GGML's ne) and their data stream; ts.align: general.alignment */
     open_array stack[8];
     int depth;
-    int started;      /* header written: data is being streamed */
-    wgt_status failed;
 };
 
 static const uint8_t scalar_size[] = {1, 1, 2, 2, 4, 4, 4, 1, 0, 0, 8, 8, 8};
@@ -36,13 +31,13 @@ static const uint8_t scalar_size[] = {1, 1, 2, 2, 4, 4, 4, 1, 0, 0, 8, 8, 8};
 static wgt_status put(wgt_gguf_writer *w, const void *p, uint64_t n)
 {
     if (!n) return WGT_OK;
-    if (n > UINT64_MAX - w->meta_len) return wgt_error(WGT_ERR_LIMIT, "%s: metadata too large", w->path);
+    if (n > UINT64_MAX - w->meta_len) return wgt_error(WGT_ERR_LIMIT, "%s: metadata too large", w->file.path);
     if (w->meta_len + n > w->meta_cap) {
         uint64_t cap = w->meta_cap ? w->meta_cap : 4096;
         while (cap < w->meta_len + n) cap *= 2;
-        if (cap > WGT_IO_MAX_HEADER * 2) return wgt_error(WGT_ERR_LIMIT, "%s: metadata over %llu MB", w->path, WGT_IO_MAX_HEADER >> 20);
+        if (cap > WGT_IO_MAX_HEADER * 2) return wgt_error(WGT_ERR_LIMIT, "%s: metadata over %llu MB", w->file.path, WGT_IO_MAX_HEADER >> 20);
         uint8_t *m = realloc(w->meta, (size_t)cap);
-        if (!m) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s: metadata buffer", w->path);
+        if (!m) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s: metadata buffer", w->file.path);
         w->meta = m;
         w->meta_cap = cap;
     }
@@ -64,24 +59,18 @@ static wgt_status put_str(wgt_gguf_writer *w, const char *s, uint64_t len)
     return st ? st : put(w, s, len);
 }
 
+static wgt_status start(void *owner);
+
 wgt_status wgt_gguf_writer_open_ex(const char *path, const wgt_output_options *opts, wgt_gguf_writer **out)
 {
     *out = NULL;
     wgt_gguf_writer *w = calloc(1, sizeof *w);
-    if (!w || !(w->path = wgt_strndup(path, strlen(path)))) {
-        free(w);
-        return wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s: writer", path);
-    }
-    wgt_status st = wgt_output_open(path, opts, &w->out);
+    if (!w) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s: writer", path);
+    wgt_status st = wgt_wfile_open(&w->file, path, opts, 32, 1, start, w);
     if (st) {
-        free(w->path);
         free(w);
         return st;
     }
-    w->f = wgt_output_file(w->out);
-    w->ts.path = w->path;
-    w->ts.align = 32;
-    w->ts.row_first = 1;
     *out = w;
     return WGT_OK;
 }
@@ -96,26 +85,26 @@ wgt_status wgt_gguf_writer_open(const char *path, wgt_gguf_writer **out)
 /* Start a value: at top level write the key and type; inside an array check the element type. */
 static wgt_status begin_value(wgt_gguf_writer *w, const char *key, wgt_gguf_type type)
 {
-    if (w->failed) return w->failed;
-    if (w->started) return wgt_error(WGT_ERR_MISUSE, "%s: metadata added after tensor data", w->path);
-    if ((unsigned)type > WGT_GGUF_FLOAT64) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: value type %d", w->path, (int)type);
+    if (w->file.failed) return w->file.failed;
+    if (w->file.started) return wgt_error(WGT_ERR_MISUSE, "%s: metadata added after tensor data", w->file.path);
+    if ((unsigned)type > WGT_GGUF_FLOAT64) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: value type %d", w->file.path, (int)type);
     if (w->depth) {
         open_array *a = &w->stack[w->depth - 1];
-        if (key) return wgt_error(WGT_ERR_MISUSE, "%s: key '%s' given inside an array", w->path, key);
+        if (key) return wgt_error(WGT_ERR_MISUSE, "%s: key '%s' given inside an array", w->file.path, key);
         if (a->elem != type)
-            return wgt_error(WGT_ERR_MISUSE, "%s: array element of type %d, the array holds type %d", w->path, (int)type, (int)a->elem);
-        if (!a->left) return wgt_error(WGT_ERR_MISUSE, "%s: more elements than the array declared", w->path);
+            return wgt_error(WGT_ERR_MISUSE, "%s: array element of type %d, the array holds type %d", w->file.path, (int)type, (int)a->elem);
+        if (!a->left) return wgt_error(WGT_ERR_MISUSE, "%s: more elements than the array declared", w->file.path);
         a->left--;
         return WGT_OK;
     }
     if (!key || !*key || !wgt_utf8_valid(key, strlen(key)))
-        return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: metadata key missing or not UTF-8", w->path);
+        return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: metadata key missing or not UTF-8", w->file.path);
     for (uint64_t i = 0; i < w->n_kv; i++)
-        if (!strcmp(w->keys[i], key)) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: duplicate key '%s'", w->path, key);
+        if (!strcmp(w->keys[i], key)) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: duplicate key '%s'", w->file.path, key);
     char **keys = realloc(w->keys, (size_t)(w->n_kv + 1) * sizeof *keys);
-    if (!keys) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s: keys", w->path);
+    if (!keys) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s: keys", w->file.path);
     w->keys = keys;
-    if (!(keys[w->n_kv] = wgt_strndup(key, strlen(key)))) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s: keys", w->path);
+    if (!(keys[w->n_kv] = wgt_strndup(key, strlen(key)))) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s: keys", w->file.path);
     w->n_kv++;
     wgt_status st = put_str(w, key, strlen(key));
     return st ? st : put_le(w, (uint64_t)type, 4);
@@ -124,16 +113,16 @@ static wgt_status begin_value(wgt_gguf_writer *w, const char *key, wgt_gguf_type
 wgt_status wgt_gguf_writer_add(wgt_gguf_writer *w, const char *key, wgt_gguf_type type, const void *value)
 {
     if ((unsigned)type > WGT_GGUF_FLOAT64 || type == WGT_GGUF_STRING || type == WGT_GGUF_ARRAY)
-        return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: wgt_gguf_writer_add takes scalar types", w->path);
+        return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: wgt_gguf_writer_add takes scalar types", w->file.path);
     wgt_status st = begin_value(w, key, type);
     if (st) return st;
     uint64_t v = 0;
     memcpy(&v, value, scalar_size[type]); /* little-endian host: the low bytes */
     if (key && !w->depth && !strcmp(key, "general.alignment") && type == WGT_GGUF_UINT32) {
-        if (!v || (v & (v - 1)) || w->ts.n)
+        if (!v || (v & (v - 1)) || w->file.ts.n)
             return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: general.alignment %llu: a power of two, before any tensor",
-                             w->path, (unsigned long long)v);
-        w->ts.align = (uint32_t)v;
+                             w->file.path, (unsigned long long)v);
+        w->file.ts.align = (uint32_t)v;
     }
     return put_le(w, v, scalar_size[type]);
 }
@@ -154,9 +143,9 @@ wgt_status wgt_gguf_writer_add_str(wgt_gguf_writer *w, const char *key, const ch
 
 wgt_status wgt_gguf_writer_begin_array(wgt_gguf_writer *w, const char *key, wgt_gguf_type elem, uint64_t count)
 {
-    if ((unsigned)elem > WGT_GGUF_FLOAT64) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: element type %d", w->path, (int)elem);
+    if ((unsigned)elem > WGT_GGUF_FLOAT64) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: element type %d", w->file.path, (int)elem);
     if (w->depth == (int)(sizeof w->stack / sizeof w->stack[0]))
-        return wgt_error(WGT_ERR_LIMIT, "%s: arrays nested too deep", w->path);
+        return wgt_error(WGT_ERR_LIMIT, "%s: arrays nested too deep", w->file.path);
     wgt_status st = begin_value(w, key, WGT_GGUF_ARRAY);
     if (st || (st = put_le(w, (uint64_t)elem, 4)) || (st = put_le(w, count, 8))) return st;
     w->stack[w->depth++] = (open_array){elem, count};
@@ -165,9 +154,9 @@ wgt_status wgt_gguf_writer_begin_array(wgt_gguf_writer *w, const char *key, wgt_
 
 wgt_status wgt_gguf_writer_end_array(wgt_gguf_writer *w)
 {
-    if (!w->depth) return wgt_error(WGT_ERR_MISUSE, "%s: end_array without begin_array", w->path);
+    if (!w->depth) return wgt_error(WGT_ERR_MISUSE, "%s: end_array without begin_array", w->file.path);
     if (w->stack[w->depth - 1].left)
-        return wgt_error(WGT_ERR_MISUSE, "%s: array closed with %llu elements missing", w->path,
+        return wgt_error(WGT_ERR_MISUSE, "%s: array closed with %llu elements missing", w->file.path,
                          (unsigned long long)w->stack[w->depth - 1].left);
     w->depth--;
     return WGT_OK;
@@ -176,8 +165,8 @@ wgt_status wgt_gguf_writer_end_array(wgt_gguf_writer *w)
 wgt_status wgt_gguf_writer_add_array(wgt_gguf_writer *w, const char *key, wgt_gguf_type elem, const void *values, uint64_t count)
 {
     if ((unsigned)elem > WGT_GGUF_FLOAT64 || elem == WGT_GGUF_STRING || elem == WGT_GGUF_ARRAY)
-        return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: add_array takes numeric or bool elements", w->path);
-    if (count > WGT_IO_MAX_HEADER) return wgt_error(WGT_ERR_LIMIT, "%s: array of %llu elements", w->path, (unsigned long long)count);
+        return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: add_array takes numeric or bool elements", w->file.path);
+    if (count > WGT_IO_MAX_HEADER) return wgt_error(WGT_ERR_LIMIT, "%s: array of %llu elements", w->file.path, (unsigned long long)count);
     wgt_status st = wgt_gguf_writer_begin_array(w, key, elem, 0);
     if (st) return st;
     w->meta_len -= 8; /* rewrite the count just written */
@@ -251,36 +240,38 @@ static wgt_status add_value(wgt_gguf_writer *w, const char *key, const wgt_gguf_
 
 wgt_status wgt_gguf_writer_add_value(wgt_gguf_writer *w, const char *key, const wgt_gguf_value *v)
 {
-    if (!v) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: NULL value", w->path);
+    if (!v) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: NULL value", w->file.path);
     return add_value(w, key, v);
 }
 
 wgt_status wgt_gguf_writer_add_tensor(wgt_gguf_writer *w, const char *name, wgt_ftype type, uint32_t n_dims, const int64_t *ne)
 {
-    if (w->failed) return w->failed;
-    if (w->started) return wgt_error(WGT_ERR_MISUSE, "%s: tensor '%s' added after tensor data", w->path, name);
+    if (w->file.failed) return w->file.failed;
+    if (w->file.started) return wgt_error(WGT_ERR_MISUSE, "%s: tensor '%s' added after tensor data", w->file.path, name);
     size_t len = name ? strlen(name) : 0;
     if (!len || len >= GGML_MAX_NAME || !wgt_utf8_valid(name, len))
         return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: tensor name '%s': 1 to %d bytes of UTF-8 (llama.cpp's limit)",
-                         w->path, name ? name : "(null)", GGML_MAX_NAME - 1);
+                         w->file.path, name ? name : "(null)", GGML_MAX_NAME - 1);
     if (n_dims < 1 || n_dims > WGT_GGUF_MAX_DIMS || !wgt_ftype_block_elems(type) || (int)type >= 200)
-        return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: tensor '%s': %u dims or type %d not storable in GGUF", w->path, name, n_dims, (int)type);
-    return wgt_wtensors_add(&w->ts, name, type, n_dims, ne);
+        return wgt_error(WGT_ERR_INVALID_ARGUMENT, "%s: tensor '%s': %u dims or type %d not storable in GGUF", w->file.path, name, n_dims, (int)type);
+    return wgt_wtensors_add(&w->file.ts, name, type, n_dims, ne);
 }
 
 /* Header: magic, version, counts, metadata, tensor infos with offsets, padding. */
-static wgt_status start(wgt_gguf_writer *w)
+/* The header, before the first data bytes (wgt_wfile's start). */
+static wgt_status start(void *owner)
 {
-    if (w->depth) return wgt_error(WGT_ERR_MISUSE, "%s: an array is still open", w->path);
+    wgt_gguf_writer *w = owner;
+    if (w->depth) return wgt_error(WGT_ERR_MISUSE, "%s: an array is still open", w->file.path);
     uint64_t kv_bytes = w->meta_len;
     uint64_t off = 0;
     wgt_status st;
-    uint32_t align = w->ts.align;
-    for (uint64_t i = 0; i < w->ts.n; i++) {
-        wgt_wtensor *t = &w->ts.t[i];
+    uint32_t align = w->file.ts.align;
+    for (uint64_t i = 0; i < w->file.ts.n; i++) {
+        wgt_wtensor *t = &w->file.ts.t[i];
         t->offset = off;
         uint64_t padded = (t->bytes + align - 1) / align * align;
-        if (padded < t->bytes || off > UINT64_MAX - padded) return wgt_error(WGT_ERR_LIMIT, "%s: tensor data overflows", w->path);
+        if (padded < t->bytes || off > UINT64_MAX - padded) return wgt_error(WGT_ERR_LIMIT, "%s: tensor data overflows", w->file.path);
         off += padded;
         if ((st = put_str(w, t->name, strlen(t->name))) || (st = put_le(w, t->n_dims, 4))) return st;
         for (uint32_t d = 0; d < t->n_dims; d++)
@@ -289,49 +280,31 @@ static wgt_status start(wgt_gguf_writer *w)
     }
     uint8_t head[24];
     memcpy(head, "GGUF", 4);
-    uint64_t fields[3] = {3, w->ts.n, w->n_kv};
+    uint64_t fields[3] = {3, w->file.ts.n, w->n_kv};
     for (int i = 0; i < 4; i++) head[4 + i] = (uint8_t)(fields[0] >> (8 * i));
     for (int i = 0; i < 8; i++) head[8 + i] = (uint8_t)(fields[1] >> (8 * i));
     for (int i = 0; i < 8; i++) head[16 + i] = (uint8_t)(fields[2] >> (8 * i));
-    if ((st = wgt_write_all(w->f, head, 24, w->path)) || (st = wgt_write_all(w->f, w->meta, kv_bytes, w->path)) ||
-        (st = wgt_write_all(w->f, w->meta + kv_bytes, w->meta_len - kv_bytes, w->path)) ||
-        (st = wgt_write_pad(w->f, 24 + w->meta_len, align, w->path)))
+    if ((st = wgt_write_all(w->file.f, head, 24, w->file.path)) || (st = wgt_write_all(w->file.f, w->meta, kv_bytes, w->file.path)) ||
+        (st = wgt_write_all(w->file.f, w->meta + kv_bytes, w->meta_len - kv_bytes, w->file.path)) ||
+        (st = wgt_write_pad(w->file.f, 24 + w->meta_len, align, w->file.path)))
         return st;
-    w->started = 1;
+    w->file.started = 1;
     return WGT_OK;
 }
 
 wgt_status wgt_gguf_writer_write(wgt_gguf_writer *w, const void *data, uint64_t bytes)
 {
-    if (w->failed) return w->failed;
-    wgt_status st = w->started ? WGT_OK : start(w);
-    if (!st) st = wgt_wtensors_write(&w->ts, w->f, data, bytes);
-    if (st) w->failed = st;
-    return st;
+    return wgt_wfile_write(&w->file, data, bytes);
 }
 
-wgt_status wgt_gguf_writer_finish(wgt_gguf_writer *w)
-{
-    wgt_status st = w->failed ? w->failed : w->started ? WGT_OK : start(w);
-    if (!st) st = wgt_wtensors_finish(&w->ts, w->f);
-    if (!st && !w->out) st = wgt_error(WGT_ERR_MISUSE, "%s: finished twice", w->path);
-    if (!st) { /* the new file appears under its name only now, complete */
-        st = wgt_output_commit(w->out);
-        w->out = NULL;
-        w->f = NULL;
-    }
-    if (st) w->failed = st;
-    return st;
-}
+wgt_status wgt_gguf_writer_finish(wgt_gguf_writer *w) { return wgt_wfile_finish(&w->file); }
 
 void wgt_gguf_writer_free(wgt_gguf_writer *w)
 {
     if (!w) return;
-    wgt_output_abort(w->out); /* removes the temporary file, never the final name */
     for (uint64_t i = 0; i < w->n_kv; i++) free(w->keys[i]);
-    wgt_wtensors_free(&w->ts);
+    wgt_wfile_free(&w->file); /* removes the temporary file, never the final name */
     free(w->keys);
     free(w->meta);
-    free(w->path);
     free(w);
 }

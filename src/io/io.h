@@ -83,6 +83,31 @@ wgt_status wgt_wtensors_write(wgt_wtensors *s, void *f, const void *data, uint64
 /* The end of the data: WGT_ERR_MISUSE naming the first tensor short of its bytes. */
 wgt_status wgt_wtensors_finish(wgt_wtensors *s, void *f);
 void wgt_wtensors_free(wgt_wtensors *s);
+/* What the GGUF and safetensors writers share: the file that appears under its name only when
+ * complete (wgt_output), the tensors and their data stream, and the format's header, written by
+ * start(owner) before the first data bytes (or at finish when there are none). */
+typedef struct wgt_wfile {
+    char *path;
+    wgt_output *out;  /* the temporary file until finish renames it */
+    void *f;          /* its stream (FILE *) */
+    wgt_wtensors ts;  /* the tensors (dims in the format's order) and their data stream */
+    int started;      /* header written: data is being streamed */
+    wgt_status failed;
+    wgt_status (*start)(void *owner);
+    void *owner;
+} wgt_wfile;
+
+/* Open path through wgt_output (opts: whether an existing file may be replaced); align and
+ * row_first set ts's. */
+wgt_status wgt_wfile_open(wgt_wfile *w, const char *path, const wgt_output_options *opts, uint32_t align,
+                          int row_first, wgt_status (*start)(void *owner), void *owner);
+/* The next bytes of the tensors' data (the header first, once); a failure sticks. */
+wgt_status wgt_wfile_write(wgt_wfile *w, const void *data, uint64_t bytes);
+/* The end: every tensor complete, then the file appears under its name. */
+wgt_status wgt_wfile_finish(wgt_wfile *w);
+/* Removes the temporary file (never the final name) and frees what w holds. */
+void wgt_wfile_free(wgt_wfile *w);
+
 /* Zeros into f from offset at up to the next multiple of align. */
 wgt_status wgt_write_pad(void *f, uint64_t at, uint32_t align, const char *path);
 

@@ -98,3 +98,55 @@ void wgt_wtensors_free(wgt_wtensors *s)
     s->t = NULL;
     s->n = s->cap = 0;
 }
+
+wgt_status wgt_wfile_open(wgt_wfile *w, const char *path, const wgt_output_options *opts, uint32_t align,
+                          int row_first, wgt_status (*start)(void *owner), void *owner)
+{
+    memset(w, 0, sizeof *w);
+    if (!(w->path = wgt_strndup(path, strlen(path)))) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "%s: writer", path);
+    wgt_status st = wgt_output_open(path, opts, &w->out);
+    if (st) {
+        free(w->path);
+        w->path = NULL;
+        return st;
+    }
+    w->f = wgt_output_file(w->out);
+    w->ts.path = w->path;
+    w->ts.align = align;
+    w->ts.row_first = row_first;
+    w->start = start;
+    w->owner = owner;
+    return WGT_OK;
+}
+
+wgt_status wgt_wfile_write(wgt_wfile *w, const void *data, uint64_t bytes)
+{
+    if (w->failed) return w->failed;
+    wgt_status st = w->started ? WGT_OK : w->start(w->owner);
+    if (!st) st = wgt_wtensors_write(&w->ts, w->f, data, bytes);
+    if (st) w->failed = st;
+    return st;
+}
+
+wgt_status wgt_wfile_finish(wgt_wfile *w)
+{
+    wgt_status st = w->failed ? w->failed : w->started ? WGT_OK : w->start(w->owner);
+    if (!st) st = wgt_wtensors_finish(&w->ts, w->f);
+    if (!st && !w->out) st = wgt_error(WGT_ERR_MISUSE, "%s: finished twice", w->path);
+    if (!st) { /* the new file appears under its name only now, complete */
+        st = wgt_output_commit(w->out);
+        w->out = NULL;
+        w->f = NULL;
+    }
+    if (st) w->failed = st;
+    return st;
+}
+
+void wgt_wfile_free(wgt_wfile *w)
+{
+    wgt_output_abort(w->out);
+    w->out = NULL;
+    wgt_wtensors_free(&w->ts);
+    free(w->path);
+    w->path = NULL;
+}
