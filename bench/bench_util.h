@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "gpu/gpu.h"
 #include "ops/api.h"
@@ -20,6 +21,30 @@
             exit(1);                                                                               \
         }                                                                                          \
     } while (0)
+
+/* The command line of the op benchmarks that have no options of their own, `[--size small|large]
+ * [--reps N]` (large unless told; *reps, when not given or below 1, reps_large or reps_small by the
+ * size), then the context and a line naming the adapter. A wrong argument prints the usage and ends
+ * the program (status 2). */
+static inline wgt_context *bench_begin(int argc, char **argv, int *large, int *reps, int reps_large, int reps_small)
+{
+    *large = 1;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--size") && i + 1 < argc) *large = strcmp(argv[++i], "small") != 0;
+        else if (!strcmp(argv[i], "--reps") && i + 1 < argc) *reps = atoi(argv[++i]);
+        else {
+            fprintf(stderr, "usage: %s [--size small|large] [--reps N]\n", argv[0]);
+            exit(2);
+        }
+    }
+    if (*reps < 1) *reps = *large ? reps_large : reps_small;
+    wgt_context *ctx;
+    TRY(wgt_context_create(NULL, &ctx));
+    wgt_adapter_info info;
+    TRY(wgt_context_adapter_info(ctx, &info));
+    printf("adapter: %s (%s), %s sizes, %d reps\n", info.name, info.backend_name, *large ? "large" : "small", *reps);
+    return ctx;
+}
 
 /* One call of the measured operation; it frees what it makes. */
 typedef wgt_status (*bench_fn)(void *arg);

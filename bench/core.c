@@ -135,20 +135,8 @@ static void throughput(int64_t n)
 
 int main(int argc, char **argv)
 {
-    int large = 1;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--size") && i + 1 < argc) large = strcmp(argv[++i], "small") != 0;
-        else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
-        else {
-            fprintf(stderr, "usage: %s [--size small|large] [--reps N]\n", argv[0]);
-            return 2;
-        }
-    }
-    if (reps < 1) reps = 1;
-    TRY(wgt_context_create(NULL, &ctx));
-    wgt_adapter_info info;
-    TRY(wgt_context_adapter_info(ctx, &info));
-    printf("adapter: %s (%s), %s sizes, %d reps\n", info.name, info.backend_name, large ? "large" : "small", reps);
+    int large;
+    ctx = bench_begin(argc, argv, &large, &reps, 1, 1);
     host_costs();
     throughput(large ? 256ll << 20 : 1 << 20);
     wgt_context_free(ctx);

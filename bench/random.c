@@ -89,21 +89,9 @@ static void bench_multinomial(int64_t rows, int64_t K, int64_t S, int replacemen
 
 int main(int argc, char **argv)
 {
-    int large = 1;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--size") && i + 1 < argc) large = strcmp(argv[++i], "small") != 0;
-        else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
-        else {
-            fprintf(stderr, "usage: %s [--size small|large] [--reps N]\n", argv[0]);
-            return 2;
-        }
-    }
-    if (reps < 1) reps = 1;
-    TRY(wgt_context_create(NULL, &ctx));
+    int large;
+    ctx = bench_begin(argc, argv, &large, &reps, 1, 1);
     TRY(wgt_generator_create(42, &gen));
-    wgt_adapter_info info;
-    TRY(wgt_context_adapter_info(ctx, &info));
-    printf("adapter: %s (%s), %s sizes, %d reps\n", info.name, info.backend_name, large ? "large" : "small", reps);
     int64_t n = large ? 256ll << 20 : 1 << 20;
     bench_fill(0, WGT_F32, n);
     bench_fill(0, WGT_BF16, n);

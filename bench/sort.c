@@ -82,20 +82,8 @@ static void bench_shape(const char *name, int kind, wgt_dtype dt, int nd, const 
 
 int main(int argc, char **argv)
 {
-    int large = 1;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--size") && i + 1 < argc) large = strcmp(argv[++i], "small") != 0;
-        else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
-        else {
-            fprintf(stderr, "usage: %s [--size small|large] [--reps N]\n", argv[0]);
-            return 2;
-        }
-    }
-    if (reps < 1) reps = large ? 20 : 3;
-    TRY(wgt_context_create(NULL, &ctx));
-    wgt_adapter_info info;
-    TRY(wgt_context_adapter_info(ctx, &info));
-    printf("adapter: %s (%s), %s sizes, %d reps\n", info.name, info.backend_name, large ? "large" : "small", reps);
+    int large;
+    ctx = bench_begin(argc, argv, &large, &reps, 20, 3);
     int64_t div = large ? 1 : 16; /* small: sixteen times fewer elements */
     bench_shape("sort", B_SORT, WGT_F32, 1, (int64_t[]){(1 << 20) / div}, 0);
     bench_shape("sort", B_SORT, WGT_F32, 2, (int64_t[]){4096 / div, 1024}, 0);
