@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Issue 14's six decode rows on the H200, main's binary against this branch's (its new defaults),
-# alternated in two rounds (A B A B) at -p 512 -n 128 (the issue's table), then -p 16 rows where
-# time is left, one WGT_PROFILE=1 decode table a model with the branch's binary, and the kernels'
-# tests (test_gpu_fused, test_gpu_attention_rope). Steps past BUDGET seconds (default 88) are
-# skipped and say so.
+# Issue 14's six decode rows on the H200, main's binary against this branch's (its new defaults:
+# fused_linear's rows entry, WGT_FUSED_LINEAR_ROWS=auto; attention_decode_v4, WGT_ATTENTION_DECODE=
+# v4:1024), alternated in two rounds (A B A B) at -p 512 -n 128 (the issue's table), the f16 rows
+# also with WGT_FUSED_LINEAR_ROWS=4 (R = 4 everywhere instead of auto's 2 for the smaller layers);
+# the kernels' tests first (test_gpu_fused, test_gpu_attention_rope: a failure voids the figures),
+# then where time is left WGT_PROFILE=1 decode tables and -p 16 rows. Steps past BUDGET seconds
+# (default 88) are skipped and say so.
 # Before (here): D (git-ignored, e.g. .devbin-perf) holds bins.tar.xz (wgt-base: main's wgt, wgt:
 # this branch's, libwgt_napi_stub.so, test_gpu_fused, test_gpu_attention_rope; stripped, unpacked
 # into D/build) and this script. The device set-up is tools/h200_common.sh's.
@@ -16,6 +18,8 @@ mkdir -p $d/build
 : ${BUDGET:=88}
 . tools/h200_common.sh "$d" /tmp/dab_logs
 W=$d/build/wgt B=$d/build/wgt-base Q=bench/configs/qwen2.5-0.5b.json L=bench/configs/llama-3.2-1b.json
+[ -x $d/build/test_gpu_fused ] && TAILN=2 step test-fused timeout 20 $d/build/test_gpu_fused
+[ -x $d/build/test_gpu_attention_rope ] && TAILN=2 step test-attention timeout 25 $d/build/test_gpu_attention_rope
 step warmup timeout 20 $W bench -m $Q --type f16 -p 16 -n 64
 for r in 1 2; do
     for m in q:$Q l:$L; do
@@ -23,6 +27,7 @@ for r in 1 2; do
         for t in f16 q8_0 q4_0; do
             step r$r-$s$t-base timeout 15 $B bench -m $c --type $t -p 512 -n 128
             step r$r-$s$t-new timeout 15 $W bench -m $c --type $t -p 512 -n 128
+            [ $t = f16 ] && step r$r-$s$t-rows4 WGT_FUSED_LINEAR_ROWS=4 timeout 15 $W bench -m $c --type $t -p 512 -n 128
         done
     done
 done
@@ -33,9 +38,8 @@ for m in q:$Q l:$L; do
     step p16-$s-f16-base timeout 15 $B bench -m $c --type f16 -p 16 -n 128
     step p16-$s-f16-new timeout 15 $W bench -m $c --type f16 -p 16 -n 128
 done
-[ -x $d/build/test_gpu_fused ] && TAILN=2 step test-fused timeout 20 $d/build/test_gpu_fused
-[ -x $d/build/test_gpu_attention_rope ] && TAILN=2 step test-attention timeout 30 $d/build/test_gpu_attention_rope
-{ echo "# $(cat $logs/gpu.txt); wgt bench (q: qwen2.5-0.5b, l: llama-3.2-1b; base: main, new: h-perf's defaults)"
+{ echo "# $(cat $logs/gpu.txt); wgt bench (q: qwen2.5-0.5b, l: llama-3.2-1b; base: main, new: h-perf's defaults,"
+  echo "# rows4: new with WGT_FUSED_LINEAR_ROWS=4)"
   echo "# -p 512 -n 128 but p16-*: -p 16 -n 128"
   echo "step                   decode_tok_s ms_per_token dispatches_per_token"
   for f in $logs/r*-*.txt $logs/p16-*.txt; do
