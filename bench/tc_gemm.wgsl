@@ -6,10 +6,12 @@
 //   1  workgroup memory, k slabs of BK staged by 16-byte loads (8 f16 stores each), two barriers a slab;
 //   2  the same staged by 4-byte loads (lane-contiguous, 2 f16 stores each);
 //   3  as 2, double-buffered: the next slab's loads in registers during the products, one barrier;
-//   4  as 1, double-buffered.
+//   4  as 1, double-buffered;
+//   5  as 0 with K and the row stride compile-time constants (KS): offsets the compiler can prove
+//      32-byte aligned.
 // p.hot != 0 reads every tile from the first p.hot rows of A and B (cache-resident operands: what is
 // left is the instruction cost of the loads). The prelude (tc_peak.c) sets SGS, SGR, SGC, FM, FN, BK,
-// MODE, NBUF, AW (a word of a and b: f16 for MODE 0, vec4<u32> or u32 when staged) and appends the
+// MODE, NBUF, KS, AW (a word of a and b: f16 for MODE 0, vec4<u32> or u32 when staged) and appends the
 // fragment sections of this file after the separator lines (subgroup matrices or scalar code).
 
 struct P { M: u32, N: u32, K: u32, hot: u32 };
@@ -28,10 +30,10 @@ const LDS: u32 = BK + 8u; // a staged row, padded: 16-byte aligned, rows on diff
 const EW: u32 = select(8u, 2u, MODE == 2u || MODE == 3u); // f16 elements a staged word
 const NWA: u32 = BM * BK / EW / NT; // words of A a thread stages a slab
 const NWB: u32 = BN * BK / EW / NT;
-var<workgroup> As: array<f16, select(8u, NBUF * BM * LDS, MODE != 0u)>;
-var<workgroup> Bs: array<f16, select(8u, NBUF * BN * LDS, MODE != 0u)>;
-var<private> ra: array<AW, select(1u, NWA, MODE != 0u)>;
-var<private> rb: array<AW, select(1u, NWB, MODE != 0u)>;
+var<workgroup> As: array<f16, select(8u, NBUF * BM * LDS, MODE != 0u && MODE != 5u)>;
+var<workgroup> Bs: array<f16, select(8u, NBUF * BN * LDS, MODE != 0u && MODE != 5u)>;
+var<private> ra: array<AW, select(1u, NWA, MODE != 0u && MODE != 5u)>;
+var<private> rb: array<AW, select(1u, NWB, MODE != 0u && MODE != 5u)>;
 
 fn put(dst_a: bool, i: u32, w: AW) {
     // word w of f16 elements into As / Bs at element i
@@ -81,7 +83,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let sn0 = (sg % SGC) * WN;
     var acc: array<ACC, FM * FN>;
     for (var f = 0u; f < FM * FN; f++) { acc[f] = frag_zero(); }
-    if (MODE == 0u) {
+    if (MODE == 5u) {
+        for (var k = 0u; k < KS; k += 16u) {
+            var bf: array<RIGHT, FN>;
+            for (var j = 0u; j < FN; j++) { bf[j] = fb_g((bn0 + sn0 + j * 16u) * KS + k, KS); }
+            for (var i = 0u; i < FM; i++) {
+                let af = fa_g((am0 + sm0 + i * 16u) * KS + k, KS);
+                for (var j = 0u; j < FN; j++) { acc[i * FN + j] = frag_mma(af, bf[j], acc[i * FN + j]); }
+            }
+        }
+    } else if (MODE == 0u) {
         for (var k = 0u; k < p.K; k += 16u) {
             var bf: array<RIGHT, FN>;
             for (var j = 0u; j < FN; j++) { bf[j] = fb_g((bn0 + sn0 + j * 16u) * p.K + k, p.K); }

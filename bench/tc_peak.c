@@ -153,7 +153,7 @@ static int run_gemm(wgt_context *ctx, const char *path, int emulate, double budg
     printf("\n%s: out = A B^T, f16 operands, f32 sums; fragments 16x16x16%s\n", path,
            emulate ? " (emulated in scalar code)" : "");
     printf("modes: 0 storage; 1 staged 16-byte loads; 2 staged 4-byte loads; 3 = 2 double-buffered; "
-           "4 = 1 double-buffered; hot: operands from the first 128 rows (cache-resident)\n");
+           "4 = 1 double-buffered; 5 = 0 with K constant; hot: operands from the first 128 rows (cache-resident)\n");
     printf("%-12s %4s %-10s %3s %3s %4s %10s %10s %8s\n", "shape", "mode", "tile", "bk", "hot", "wgs", "TFLOP/s",
            "us", "check");
     for (int s = 0; s < n_shapes; s++) {
@@ -162,11 +162,12 @@ static int run_gemm(wgt_context *ctx, const char *path, int emulate, double budg
         for (uint64_t i = 0; i < (uint64_t)sh.N * sh.K; i++) fb[i] = quarter((uint32_t)i, 2), hb[i] = half_of(fb[i]);
         TRY(wgt_gpu_upload(ctx, ba, 0, ha, (uint64_t)sh.M * sh.K * 2));
         TRY(wgt_gpu_upload(ctx, bb, 0, hb, (uint64_t)sh.N * sh.K * 2));
-        for (int mode = 0; mode <= 4; mode++)
+        for (int mode = 0; mode <= 5; mode++)
             for (int t = 0; t < n_tiles; t++)
                 for (int bk = 32; bk <= 64; bk += 32)
-                    for (int hot = 0; hot <= (!emulate && s == 0 && (mode == 0 || mode == 3) ? 1 : 0); hot++) {
-                        if ((mode == 0 || (s > 0 && mode < 3)) && bk == 64) continue;
+                    for (int hot = 0; hot <= (!emulate && s == 0 && (mode == 0 || mode == 3 || mode == 5) ? 1 : 0); hot++) {
+                        int direct = mode == 0 || mode == 5;
+                        if ((direct || (s > 0 && mode < 3)) && bk == 64) continue;
                         if (budget > 0 && wgt_now_seconds() - t_start > budget) {
                             printf("%-12s stopped: past the budget of %.0f s\n", sh.name, budget);
                             goto done;
@@ -177,11 +178,11 @@ static int run_gemm(wgt_context *ctx, const char *path, int emulate, double budg
                         uint32_t sgs = emulate ? 32 : lim->subgroup_max_size, nt = (uint32_t)(sgr * sgc) * sgs;
                         uint32_t bm = (uint32_t)(sgr * fm * 16), bn = (uint32_t)(sgc * fn * 16);
                         uint32_t ew = mode == 2 || mode == 3 ? 2 : 8, nbuf = mode >= 3 ? 2 : 1;
-                        uint32_t wgmem = mode ? nbuf * (bm + bn) * (uint32_t)(bk + 8) * 2 : 0;
+                        uint32_t wgmem = !direct ? nbuf * (bm + bn) * (uint32_t)(bk + 8) * 2 : 0;
                         if (sh.M % bm || sh.N % bn || sh.K % (uint32_t)bk || nt > lim->max_compute_invocations_per_workgroup ||
                             wgmem > lim->max_compute_workgroup_storage_size)
                             continue;
-                        if (mode && ((bm * bk / ew) % nt || (bn * bk / ew) % nt || bm * bk / ew < nt || bn * bk / ew < nt))
+                        if (!direct && ((bm * bk / ew) % nt || (bn * bk / ew) % nt || bm * bk / ew < nt || bn * bk / ew < nt))
                             continue;
                         size_t cap = body_n + 16384;
                         char *src = malloc(cap);
@@ -189,18 +190,18 @@ static int run_gemm(wgt_context *ctx, const char *path, int emulate, double budg
                                  "enable f16;\n%s"
                                  "const SGS: u32 = %uu;\nconst SGR: u32 = %du;\nconst SGC: u32 = %du;\n"
                                  "const FM: u32 = %du;\nconst FN: u32 = %du;\nconst BK: u32 = %du;\n"
-                                 "const MODE: u32 = %du;\nconst NBUF: u32 = %uu;\nalias AW = %s;\n"
+                                 "const MODE: u32 = %du;\nconst NBUF: u32 = %uu;\nconst KS: u32 = %uu;\nalias AW = %s;\n"
                                  "fn word(w: AW, j: u32) -> u32 { return %s; }\n",
                                  emulate ? ""
                                          : "enable chromium_experimental_subgroup_matrix;\n"
                                            "diagnostic(off, chromium.subgroup_matrix_uniformity);\n",
-                                 sgs, sgr, sgc, fm, fn, bk, mode, nbuf,
-                                 mode == 0 ? "f16" : ew == 8 ? "vec4<u32>" : "u32",
-                                 mode == 0 ? "0u" : ew == 8 ? "w[j]" : "w");
+                                 sgs, sgr, sgc, fm, fn, bk, mode, nbuf, sh.K,
+                                 direct ? "f16" : ew == 8 ? "vec4<u32>" : "u32",
+                                 direct ? "0u" : ew == 8 ? "w[j]" : "w");
                         size_t l = strlen(src);
                         memcpy(src + l, file, body_n), src[l + body_n] = 0;
                         add_section(src, cap, file, emulate ? "scalar" : "subgroup matrix");
-                        if (mode == 0) add_section(src, cap, file, emulate ? "scalar global" : "subgroup matrix global");
+                        if (direct) add_section(src, cap, file, emulate ? "scalar global" : "subgroup matrix global");
                         else if (emulate) add_section(src, cap, file, "scalar staged");
                         char tile[32];
                         snprintf(tile, sizeof tile, "%dx%d:%dx%d", fm, fn, sgr, sgc);
