@@ -525,9 +525,10 @@ static wgt_status int_kernel(wgt_context *ctx, wgt_dtype da, wgt_dtype db, wgt_d
 /* ---- the core -------------------------------------------------------------------------------- */
 
 /* Run the tiled kernel k (params *p for the whole product, batch 1) as `slices` slices of k into a
- * scratch tensor, then `combine` them with alpha, beta C into bind[3] (columns from p->n0). */
-static wgt_status mm_split_k(wgt_context *ctx, const mm_params *p, wgt_kernel *k, const wgt_binding *bind,
-                             wgt_dtype dc, int64_t slices, uint32_t gx, uint32_t gy)
+ * scratch tensor, then `combine` them with alpha, beta C into bind[3] (columns from p->n0).
+ * Also matmul_tcd.c's (its kernel reads p.tpr as the slice length and writes slice z at rows z * M). */
+wgt_status mm_split_k(wgt_context *ctx, const mm_params *p, wgt_kernel *k, const wgt_binding *bind,
+                      wgt_dtype dc, int64_t slices, uint32_t gx, uint32_t gy)
 {
     uint64_t mn = (uint64_t)p->M * p->N;
     int64_t kc = ((int64_t)p->K + slices - 1) / slices;

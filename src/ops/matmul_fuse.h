@@ -43,4 +43,10 @@ typedef struct mm_note {
  * storing each column block into its own product's output. WGT_GRAPH_MERGE=0 turns it off. */
 wgt_status mm_merge_graph(wgt_context *ctx, wgt_gpu_graph *g);
 
+/* Run kernel k (bindings a, b, c, out; params *p of the whole product, batch 1) as `slices` slices
+ * of k (p.tpr their length) into a scratch tensor, then matmul.wgsl's `combine` adds them with alpha,
+ * beta C into bind[3] (columns from p->n0); grid gx x gy x slices. matmul.c. */
+wgt_status mm_split_k(wgt_context *ctx, const mm_params *p, wgt_kernel *k, const wgt_binding *bind, wgt_dtype dc,
+                      int64_t slices, uint32_t gx, uint32_t gy);
+
 #endif

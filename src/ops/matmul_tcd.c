@@ -9,8 +9,11 @@
  * WGT_MATMUL_TCD: 0 off, half (products with an f16 or bf16 operand), all (f32 ones too: their
  * operands are rounded to f16), emulate (every float product through the same tiles with the
  * fragment products in scalar code, where the device has shader-f16: the tests on CPU adapters);
- * TCD_DEFAULT when unset. WGT_MATMUL_TCD_TILE=FMxFN:SGRxSGC sets the
- * fragments a subgroup (FM x FN of 16 x 16) and the subgroups a workgroup (tuning). */
+ * TCD_DEFAULT when unset. WGT_MATMUL_TCD_TILE=FMxFN:SGRxSGC[:MODE[:BK]] sets the fragments a
+ * subgroup (FM x FN of 16 x 16), the subgroups a workgroup, where the fragments come from (MODE,
+ * matmul_tcd.wgsl's header: 0 storage, 1-4 k slabs of BK staged through workgroup memory) and BK.
+ * A product of few tiles over a long k is split along k (matmul.c's mm_split_k and combine);
+ * WGT_MATMUL_TCD_SPLIT=N forces N slices (0 or 1: none). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +24,7 @@
 #define TCD_FRAG 16 /* 16 x 16 x 16 fragments: the fastest shape bench/tc_peak.c measured */
 
 typedef struct tcd_tile {
-    int fm, fn, sgr, sgc, sgs;
+    int fm, fn, sgr, sgc, sgs, mode, bk;
 } tcd_tile;
 
 static int tcd_mode(void)
@@ -34,15 +37,41 @@ static int tcd_mode(void)
     return 0;
 }
 
-/* 2 x 2 fragments a subgroup, 2 x 2 subgroups: 64 x 64 outputs a workgroup */
+/* f16 elements a staged word of mode m (matmul_tcd.wgsl's EW); 1 for fragments from storage */
+static int tcd_ew(int m)
+{
+    return m == 0 ? 1 : m == 2 || m == 3 ? 2 : 8;
+}
+
+static uint32_t tcd_smem(const tcd_tile *t)
+{
+    uint32_t bm = (uint32_t)(t->sgr * t->fm * TCD_FRAG), bn = (uint32_t)(t->sgc * t->fn * TCD_FRAG);
+    uint32_t nbuf = t->mode >= 3 ? 2 : 1;
+    return (uint32_t)(t->sgr * t->sgc) * TCD_FRAG * TCD_FRAG * 4 + (t->mode ? nbuf * (bm + bn) * (uint32_t)(t->bk + 8) * 2 : 32);
+}
+
+/* whether the staged words of a slab divide among the invocations */
+static int tcd_fits(wgt_context *ctx, const tcd_tile *t)
+{
+    uint32_t nt = (uint32_t)(t->sgr * t->sgc * t->sgs);
+    if (nt > wgt_gpu_limits(ctx)->max_compute_invocations_per_workgroup) return 0;
+    if (tcd_smem(t) > wgt_gpu_limits(ctx)->max_compute_workgroup_storage_size) return 0;
+    if (!t->mode) return 1;
+    uint32_t ew = (uint32_t)tcd_ew(t->mode), bm = (uint32_t)(t->sgr * t->fm * TCD_FRAG), bn = (uint32_t)(t->sgc * t->fn * TCD_FRAG);
+    return t->bk % TCD_FRAG == 0 && (bm * t->bk / ew) % nt == 0 && (bn * t->bk / ew) % nt == 0;
+}
+
+/* 2 x 2 fragments a subgroup, 2 x 2 subgroups: 64 x 64 outputs a workgroup, fragments from storage */
 static tcd_tile tcd_tile_of(wgt_context *ctx)
 {
-    tcd_tile t = {2, 2, 2, 2, tcd_mode() == 3 ? 32 : (int)wgt_gpu_info(ctx)->limits.subgroup_max_size};
+    tcd_tile t = {2, 2, 2, 2, tcd_mode() == 3 ? 32 : (int)wgt_gpu_info(ctx)->limits.subgroup_max_size, 0, 32};
     const char *v = getenv("WGT_MATMUL_TCD_TILE");
-    int fm, fn, r, c;
-    if (v && sscanf(v, "%dx%d:%dx%d", &fm, &fn, &r, &c) == 4 && fm >= 1 && fn >= 1 && r >= 1 && c >= 1 &&
-        fm * fn <= 16 && r * c * t.sgs <= 1024)
-        t.fm = fm, t.fn = fn, t.sgr = r, t.sgc = c;
+    int fm, fn, r, c, mode = 0, bk = 32;
+    if (v && sscanf(v, "%dx%d:%dx%d:%d:%d", &fm, &fn, &r, &c, &mode, &bk) >= 4 && fm >= 1 && fn >= 1 && r >= 1 &&
+        c >= 1 && fm * fn <= 16 && r * c * t.sgs <= 1024 && mode >= 0 && mode <= 4 && (bk == 16 || bk == 32 || bk == 64)) {
+        tcd_tile f = {fm, fn, r, c, t.sgs, mode, bk};
+        if (tcd_fits(ctx, &f)) t = f;
+    }
     return t;
 }
 
@@ -71,10 +100,9 @@ int op_matmul_tcd_take(wgt_context *ctx, int64_t M, int64_t N, int64_t K, wgt_dt
                       info->limits.subgroup_min_size != info->limits.subgroup_max_size))
         return 0;
     tcd_tile t = tcd_tile_of(ctx);
-    if (t.sgs < 1 || (TCD_FRAG * TCD_FRAG) % t.sgs) return 0;
-    if ((uint32_t)(t.sgr * t.sgc * t.sgs) > wgt_gpu_limits(ctx)->max_compute_invocations_per_workgroup) return 0;
+    if (t.sgs < 1 || (TCD_FRAG * TCD_FRAG) % t.sgs || !tcd_fits(ctx, &t)) return 0;
     /* padded copies of both operands must fit a binding and u32 indexing */
-    uint64_t kp = (uint64_t)(K + TCD_FRAG - 1) / TCD_FRAG * TCD_FRAG, lim = wgt_gpu_limits(ctx)->max_storage_buffer_binding_size;
+    uint64_t kp = (uint64_t)(K + 127) / 128 * 128, lim = wgt_gpu_limits(ctx)->max_storage_buffer_binding_size;
     uint64_t mp = (uint64_t)M + 128, np = (uint64_t)N + 128;
     if (mp * kp * 2 > lim || np * kp * 2 > lim || mp * kp > UINT32_MAX || np * kp > UINT32_MAX) return 0;
     return mode == 3 || has_frag16(ctx);
@@ -127,7 +155,7 @@ static wgt_status half_copy(wgt_context *ctx, const wgt_binding *bx, wgt_dtype d
 /* ---- the product --------------------------------------------------------------------------------- */
 
 typedef struct tcd_key {
-    int32_t fm, fn, sgr, sgc, sgs, dc, emu;
+    int32_t fm, fn, sgr, sgc, sgs, dc, emu, mode, bk;
 } tcd_key;
 
 static char *tcd_prelude(void *arg)
@@ -138,13 +166,19 @@ static char *tcd_prelude(void *arg)
     if (!pre) return NULL;
     snprintf(pre, cap, "enable f16;\n%s"
              "const SGS: u32 = %du;\nconst SGR: u32 = %du;\nconst SGC: u32 = %du;\nconst FM: u32 = %du;\n"
-             "const FN: u32 = %du;\nconst SM: u32 = %du;\nconst SN: u32 = %du;\nconst SK: u32 = %du;\n",
+             "const FN: u32 = %du;\nconst SM: u32 = %du;\nconst SN: u32 = %du;\nconst SK: u32 = %du;\n"
+             "const MODE: u32 = %du;\nconst BK: u32 = %du;\nconst NBUF: u32 = %du;\nalias AW = %s;\n"
+             "fn word(w: AW, j: u32) -> u32 { return %s; }\n",
              k->emu ? "" : "enable chromium_experimental_subgroup_matrix;\n"
                            "diagnostic(off, chromium.subgroup_matrix_uniformity);\n",
-             k->sgs, k->sgr, k->sgc, k->fm, k->fn, TCD_FRAG, TCD_FRAG, TCD_FRAG);
+             k->sgs, k->sgr, k->sgc, k->fm, k->fn, TCD_FRAG, TCD_FRAG, TCD_FRAG, k->mode, k->bk, k->mode >= 3 ? 2 : 1,
+             k->mode == 0 ? "f16" : tcd_ew(k->mode) == 8 ? "vec4<u32>" : "u32",
+             k->mode == 0 ? "0u" : tcd_ew(k->mode) == 8 ? "w[j]" : "w");
     op_wgsl_loader(pre, cap, "ldC", "c", (wgt_dtype)k->dc, "f32");
     if (!op_wgsl_section(pre, cap, "lib_matmul", "params") ||
-        !op_wgsl_section(pre, cap, "lib_matmul_tcd", k->emu ? "frag scalar" : "frag subgroup matrix")) {
+        !op_wgsl_section(pre, cap, "lib_matmul_tcd", k->emu ? "frag scalar" : "frag subgroup matrix") ||
+        (k->emu && !op_wgsl_section(pre, cap, "lib_matmul_tcd", k->mode ? "frag scalar staged" : "frag scalar global")) ||
+        (!k->emu && !k->mode && !op_wgsl_section(pre, cap, "lib_matmul_tcd", "frag subgroup matrix global"))) {
         free(pre);
         return NULL;
     }
@@ -156,34 +190,53 @@ static uint32_t round_up(uint32_t v, uint32_t to)
     return (v + to - 1) / to * to;
 }
 
+/* Slices of k for a product of `tiles` workgroups over K (padded): enough for about two workgroups
+ * an SM of the H200 (264) where there are fewer, each at least 512 long; 1: none. */
+static int64_t tcd_split(int64_t tiles, uint32_t K)
+{
+    const char *v = getenv("WGT_MATMUL_TCD_SPLIT");
+    if (v && *v) return atoi(v) > 1 ? atoi(v) : 1;
+    if (tiles >= 264 || K < 1024) return 1;
+    int64_t s = (264 + tiles - 1) / tiles, most = K / 512;
+    return s < most ? s : most;
+}
+
 wgt_status op_matmul_tcd(wgt_context *ctx, const mm_params *p, const wgt_binding bind[4], wgt_dtype da, wgt_dtype db,
                          wgt_dtype dc)
 {
     tcd_tile t = tcd_tile_of(ctx);
     uint32_t bm = (uint32_t)(t.sgr * t.fm * TCD_FRAG), bn = (uint32_t)(t.sgc * t.fn * TCD_FRAG);
-    uint32_t kp = round_up(p->K, TCD_FRAG), mp = round_up(p->M, bm), np = round_up(p->N, bn);
+    /* k whole slabs (staged) or fragments; a split's slices are whole 64s (mm_split_k) */
+    uint32_t kstep = t.mode ? (uint32_t)t.bk : TCD_FRAG;
+    uint32_t kp = round_up(p->K, kstep), mp = round_up(p->M, bm), np = round_up(p->N, bn);
+    uint32_t ew = (uint32_t)tcd_ew(t.mode);
+    int64_t slices = tcd_split((int64_t)(mp / bm) * (np / bn), kp);
+    if (slices > 1) kp = round_up(p->K, 64);
     mm_params q = *p;
     q.K = kp;
     wgt_binding b[4] = {bind[0], bind[1], bind[2], bind[3]};
     wgt_tensor *ta = NULL, *tb = NULL;
     wgt_status st = WGT_OK;
-    /* A as is: f16 rows along k, whole tiles of rows and k */
-    if (!(da == WGT_F16 && p->sak == 1 && p->M == mp && p->K == kp)) {
+    /* A as is: f16 rows along k, whole tiles of rows and k, in whole staged words */
+    if (!(da == WGT_F16 && p->sak == 1 && p->M == mp && p->K == kp && p->off_a % ew == 0 && p->sam % ew == 0)) {
         st = half_copy(ctx, &bind[0], da, p->M, p->K, p->off_a, p->sam, p->sak, mp, kp, &ta, &b[0]);
         q.off_a = 0, q.sam = kp;
     }
     /* B[k, n] at off_b + n * sbn + k * sbk: as is when f16 with sbk 1 and whole tiles */
-    if (!st && !(db == WGT_F16 && p->sbk == 1 && p->N == np && p->K == kp)) {
+    if (!st && !(db == WGT_F16 && p->sbk == 1 && p->N == np && p->K == kp && p->off_b % ew == 0 && p->sbn % ew == 0)) {
         st = half_copy(ctx, &bind[1], db, p->N, p->K, p->off_b, p->sbn, p->sbk, np, kp, &tb, &b[1]);
         q.off_b = 0, q.sbn = kp;
     }
     q.sak = q.sbk = 1;
+    q.tpr = 0;
     wgt_kernel *k = NULL;
     if (!st) {
-        tcd_key key = {t.fm, t.fn, t.sgr, t.sgc, t.sgs, (int32_t)dc, tcd_mode() == 3};
+        tcd_key key = {t.fm, t.fn, t.sgr, t.sgc, t.sgs, (int32_t)dc, tcd_mode() == 3, t.mode, t.bk};
         st = wgt_gpu_kernel_keyed(ctx, "matmul_tcd", &key, sizeof key, tcd_prelude, &key, "main", NULL, 0, &k);
     }
-    if (!st) {
+    if (!st && slices > 1) {
+        st = mm_split_k(ctx, &q, k, b, dc, slices, np / bn, mp / bm);
+    } else if (!st) {
         wgt_gpu_cost(ctx, 0, 2.0 * p->M * (double)p->N * p->K);
         st = wgt_gpu_dispatch(ctx, k, &q, sizeof q, b, 4, np / bn, mp / bm, 1);
     }

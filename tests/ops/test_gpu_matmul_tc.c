@@ -10,8 +10,10 @@
  * qlinear with Q8_0 / Q4_0 / Q4_K / Q6_K blocks dequantised into the tiles (WGT_MATMUL_TC_QUANT). Tolerance for f16 operands (each rounded to 11 bits, f32 sums): 2e-3 sqrt(K)
  * on unit-range inputs, about ten times the expected error and far under a lost k step's.
  * WGT_MATMUL_TCD=emulate runs src/kernels/matmul_tcd.wgsl (fragments loaded from f16 rows in
- * storage, operands copied so by matmul_half.wgsl) through the same cases, and with subgroup
- * matrices WGT_MATMUL_TCD=all. */
+ * storage, operands copied so by matmul_half.wgsl, or k slabs staged through workgroup memory
+ * in its four ways: WGT_MATMUL_TCD_TILE's MODE) through the same cases, and with subgroup matrices
+ * WGT_MATMUL_TCD=all (default tile, and each staging). Products of few tiles over a long k are
+ * split along k there too. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -220,10 +222,27 @@ int main(void)
         cases("tcd emulate", 1);
         setenv("WGT_MATMUL_TCD_TILE", "1x2:2x1", 1); /* 32 x 32 tiles, other fragment counts */
         cases("tcd emulate 1x2:2x1", 0);
+        /* k slabs staged through workgroup memory (matmul_tcd.wgsl's MODE 1-4), each with a tile
+         * whose staged words need several rounds of the invocations */
+        const char *staged[] = {"2x1:1x2:1:32", "1x2:2x1:2:16", "2x2:2x1:3:32", "1x1:2x2:4:64"};
+        for (int i = 0; i < 4; i++) {
+            char w[64];
+            setenv("WGT_MATMUL_TCD_TILE", staged[i], 1);
+            snprintf(w, sizeof w, "tcd emulate %s", staged[i]);
+            cases(w, 1);
+        }
         unsetenv("WGT_MATMUL_TCD_TILE");
         if (info.has_subgroup_matrix) {
             setenv("WGT_MATMUL_TCD", "all", 1);
             cases("tcd subgroup matrices", 1);
+            const char *hw[] = {"2x2:2x2:1:32", "4x2:2x2:2:32", "4x2:2x4:3:32", "2x2:4x2:4:64", "4x4:2x2:3:32"};
+            for (int i = 0; i < 5; i++) {
+                char w[64];
+                setenv("WGT_MATMUL_TCD_TILE", hw[i], 1);
+                snprintf(w, sizeof w, "tcd subgroup matrices %s", hw[i]);
+                cases(w, 0);
+            }
+            unsetenv("WGT_MATMUL_TCD_TILE");
         }
         unsetenv("WGT_MATMUL_TCD");
     } else
