@@ -30,8 +30,8 @@ const LDS: u32 = BK + 8u; // a staged row, padded: 16-byte aligned, rows on diff
 const EW: u32 = select(8u, 2u, MODE == 2u || MODE == 3u); // f16 elements a staged word
 const NWA: u32 = BM * BK / EW / NT; // words of A a thread stages a slab
 const NWB: u32 = BN * BK / EW / NT;
-var<workgroup> As: array<f16, select(8u, NBUF * BM * LDS, MODE != 0u && MODE != 5u)>;
-var<workgroup> Bs: array<f16, select(8u, NBUF * BN * LDS, MODE != 0u && MODE != 5u)>;
+var<workgroup> As: array<f16, select(256u, NBUF * BM * LDS, MODE != 0u && MODE != 5u)>; // 256: a fragment (Dawn checks the size)
+var<workgroup> Bs: array<f16, select(256u, NBUF * BN * LDS, MODE != 0u && MODE != 5u)>;
 var<private> ra: array<AW, select(1u, NWA, MODE != 0u && MODE != 5u)>;
 var<private> rb: array<AW, select(1u, NWB, MODE != 0u && MODE != 5u)>;
 
@@ -155,6 +155,9 @@ fn frag_store_out(c: ACC, off: u32, ld: u32) { subgroupMatrixStore<row_major>(&o
 //@@ subgroup matrix global
 fn fa_g(off: u32, ld: u32) -> LEFT { return subgroupMatrixLoad<LEFT, row_major>(&a, off, ld); }
 fn fb_g(off: u32, ld: u32) -> RIGHT { return subgroupMatrixLoad<RIGHT, col_major>(&b, off, ld); }
+//@@ subgroup matrix stub
+fn fa_g(off: u32, ld: u32) -> LEFT { return LEFT(); } // staged modes: a and b are not f16 arrays
+fn fb_g(off: u32, ld: u32) -> RIGHT { return RIGHT(); }
 //@@ scalar
 // The same fragments in scalar code (CPU adapters): lane `frag_lane` of 32 holds elements lane,
 // lane + 32, .. of a 16 x 16 result, row-major; a fragment "load" keeps its offset, stride and source.

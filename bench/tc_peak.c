@@ -1,5 +1,6 @@
 /* The tensor cores' rate through WebGPU subgroup matrices, without a matrix product around them:
  * bench_tc_peak [--wgsl bench/tc_peak.wgsl] [--reps N] [--gemm bench/tc_gemm.wgsl] [--emulate] [--budget S]
+ * [--sgs N]
  * For fragment shapes 16x16x16 and 16x8x16 (f16 operands, f32 or f16 sums), the products of
  * bench/tc_peak.wgsl with fragments held in registers (loads 0) and loaded from workgroup memory
  * before every product (loads 1); TFLOP/s as 2 M N K a fragment product. A figure far below the
@@ -11,7 +12,9 @@
  * storage (matmul_tcd.wgsl's way) or staged through workgroup memory in several ways, over a range
  * of tiles: where the rate is lost between the fragments' 648 TFLOP/s and a product's. Every run is
  * checked against a CPU product (exact: the operands are quarters); --emulate runs the same tiles
- * with scalar fragments (CPU adapters with shader-f16: the check of the kernels' indexing). */
+ * with scalar fragments (CPU adapters with shader-f16: the check of the kernels' indexing). --budget
+ * stops starting configurations after S seconds; --sgs sets the subgroup size the tiles assume
+ * (default: the adapter's largest; a compile-only run on Dawn's Null adapter needs 32). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,7 +119,7 @@ static double gemm_seconds(wgt_context *ctx, gemm_run *r)
     return t / n;
 }
 
-static int run_gemm(wgt_context *ctx, const char *path, int emulate, double budget)
+static int run_gemm(wgt_context *ctx, const char *path, int emulate, double budget, int force_sgs)
 {
     double t_start = wgt_now_seconds();
     char *file = read_file(path);
@@ -175,7 +178,7 @@ static int run_gemm(wgt_context *ctx, const char *path, int emulate, double budg
                         /* scalar fragments take llvmpipe's compiler long: two tiles, one slab each mode */
                         if (emulate && ((t != 0 && t != 4) || bk != 32)) continue;
                         int fm = tiles[t][0], fn = tiles[t][1], sgr = tiles[t][2], sgc = tiles[t][3];
-                        uint32_t sgs = emulate ? 32 : lim->subgroup_max_size, nt = (uint32_t)(sgr * sgc) * sgs;
+                        uint32_t sgs = emulate ? 32 : force_sgs ? (uint32_t)force_sgs : lim->subgroup_max_size, nt = (uint32_t)(sgr * sgc) * sgs;
                         uint32_t bm = (uint32_t)(sgr * fm * 16), bn = (uint32_t)(sgc * fn * 16);
                         uint32_t ew = mode == 2 || mode == 3 ? 2 : 8, nbuf = mode >= 3 ? 2 : 1;
                         uint32_t wgmem = !direct ? nbuf * (bm + bn) * (uint32_t)(bk + 8) * 2 : 0;
@@ -202,7 +205,7 @@ static int run_gemm(wgt_context *ctx, const char *path, int emulate, double budg
                         memcpy(src + l, file, body_n), src[l + body_n] = 0;
                         add_section(src, cap, file, emulate ? "scalar" : "subgroup matrix");
                         if (direct) add_section(src, cap, file, emulate ? "scalar global" : "subgroup matrix global");
-                        else if (emulate) add_section(src, cap, file, "scalar staged");
+                        else add_section(src, cap, file, emulate ? "scalar staged" : "subgroup matrix stub");
                         char tile[32];
                         snprintf(tile, sizeof tile, "%dx%d:%dx%d", fm, fn, sgr, sgc);
                         gemm_run r = {ctx, NULL, {{ba, 0, (uint64_t)sh.M * sh.K * 2}, {bb, 0, (uint64_t)sh.N * sh.K * 2},
@@ -250,14 +253,16 @@ int main(int argc, char **argv)
     const char *gemm = NULL;
     int reps = 20, emulate = 0;
     double budget = 0;
+    int sgs = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--wgsl") && i + 1 < argc) path = argv[++i];
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--gemm") && i + 1 < argc) gemm = argv[++i];
         else if (!strcmp(argv[i], "--emulate")) emulate = 1;
         else if (!strcmp(argv[i], "--budget") && i + 1 < argc) budget = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--sgs") && i + 1 < argc) sgs = atoi(argv[++i]);
         else {
-            fprintf(stderr, "usage: %s [--wgsl FILE] [--reps N] [--gemm FILE] [--emulate] [--budget S]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--wgsl FILE] [--reps N] [--gemm FILE] [--emulate] [--budget S] [--sgs N]\n", argv[0]);
             return 2;
         }
     }
@@ -272,7 +277,7 @@ int main(int argc, char **argv)
     TRY(wgt_context_adapter_info(ctx, &info));
     printf("adapter: %s (%s), %d reps\n", info.name, info.backend_name, reps);
     if (emulate) {
-        int rc = wgt_gpu_has_f16(ctx) && gemm ? run_gemm(ctx, gemm, 1, 0) : 0;
+        int rc = wgt_gpu_has_f16(ctx) && gemm ? run_gemm(ctx, gemm, 1, 0, 0) : 0;
         if (!wgt_gpu_has_f16(ctx) || !gemm) printf("--emulate needs --gemm and shader-f16: nothing to run\n");
         wgt_context_free(ctx);
         free(body);
@@ -316,7 +321,7 @@ int main(int argc, char **argv)
                    shapes[s].acc, loads, flop / t / 1e12, t * 1e6);
         }
     wgt_gpu_release(ctx, buf);
-    int rc = gemm ? run_gemm(ctx, gemm, 0, budget) : 0;
+    int rc = gemm ? run_gemm(ctx, gemm, 0, budget, sgs) : 0;
     wgt_context_free(ctx);
     free(body);
     return rc;

@@ -20,6 +20,11 @@ fn frag_store_out(c: ACC, off: u32, ld: u32) { subgroupMatrixStore<row_major>(&o
 fn frag_a(off: u32, ld: u32) -> LEFT { return subgroupMatrixLoad<LEFT, row_major>(&a, off, ld); }
 fn frag_b(off: u32, ld: u32) -> RIGHT { return subgroupMatrixLoad<RIGHT, col_major>(&b, off, ld); }
 
+// ---- frag subgroup matrix stub ----
+// Staged modes: a and b are not f16 arrays, and main's storage branch never runs.
+fn frag_a(off: u32, ld: u32) -> LEFT { return LEFT(); }
+fn frag_b(off: u32, ld: u32) -> RIGHT { return RIGHT(); }
+
 // ---- frag scalar ----
 // The same fragments without subgroup matrices (tests on devices without them): invocation `lane`
 // of the SGS holds elements lane, lane + SGS, .. of the SM x SN result (row-major); a fragment

@@ -43,8 +43,8 @@ const NWB: u32 = max(BN * BK / EW / NT, 1u);
 @group(0) @binding(4) var<storage, read_write> out: array<f32>;
 
 var<workgroup> Cs: array<f32, NSG * SM * SN>;
-var<workgroup> As: array<f16, select(8u, NBUF * BM * LDS, STAGED)>;
-var<workgroup> Bs: array<f16, select(8u, NBUF * BN * LDS, STAGED)>;
+var<workgroup> As: array<f16, select(256u, NBUF * BM * LDS, STAGED)>; // 256: a fragment (Dawn checks)
+var<workgroup> Bs: array<f16, select(256u, NBUF * BN * LDS, STAGED)>;
 var<private> ra: array<AW, NWA>;
 var<private> rb: array<AW, NWB>;
 

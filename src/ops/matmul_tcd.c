@@ -178,7 +178,7 @@ static char *tcd_prelude(void *arg)
     if (!op_wgsl_section(pre, cap, "lib_matmul", "params") ||
         !op_wgsl_section(pre, cap, "lib_matmul_tcd", k->emu ? "frag scalar" : "frag subgroup matrix") ||
         (k->emu && !op_wgsl_section(pre, cap, "lib_matmul_tcd", k->mode ? "frag scalar staged" : "frag scalar global")) ||
-        (!k->emu && !k->mode && !op_wgsl_section(pre, cap, "lib_matmul_tcd", "frag subgroup matrix global"))) {
+        (!k->emu && !op_wgsl_section(pre, cap, "lib_matmul_tcd", k->mode ? "frag subgroup matrix stub" : "frag subgroup matrix global"))) {
         free(pre);
         return NULL;
     }
