@@ -1,6 +1,6 @@
 /* The tensor cores' rate through WebGPU subgroup matrices, without a matrix product around them:
  * bench_tc_peak [--wgsl bench/tc_peak.wgsl] [--reps N] [--gemm bench/tc_gemm.wgsl] [--emulate] [--budget S]
- * [--sgs N]
+ * [--sgs N] [--only SHAPE] [--gemm-only]
  * For fragment shapes 16x16x16 and 16x8x16 (f16 operands, f32 or f16 sums), the products of
  * bench/tc_peak.wgsl with fragments held in registers (loads 0) and loaded from workgroup memory
  * before every product (loads 1); TFLOP/s as 2 M N K a fragment product. A figure far below the
@@ -14,7 +14,8 @@
  * checked against a CPU product (exact: the operands are quarters); --emulate runs the same tiles
  * with scalar fragments (CPU adapters with shader-f16: the check of the kernels' indexing). --budget
  * stops starting configurations after S seconds; --sgs sets the subgroup size the tiles assume
- * (default: the adapter's largest; a compile-only run on Dawn's Null adapter needs 32). */
+ * (default: the adapter's largest; a compile-only run on Dawn's Null adapter needs 32); --only runs
+ * the shapes whose name holds SHAPE; --gemm-only leaves out the fragments' own table. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,7 +120,7 @@ static double gemm_seconds(wgt_context *ctx, gemm_run *r)
     return t / n;
 }
 
-static int run_gemm(wgt_context *ctx, const char *path, int emulate, double budget, int force_sgs)
+static int run_gemm(wgt_context *ctx, const char *path, int emulate, double budget, int force_sgs, const char *only)
 {
     double t_start = wgt_now_seconds();
     char *file = read_file(path);
@@ -161,6 +162,7 @@ static int run_gemm(wgt_context *ctx, const char *path, int emulate, double budg
            "us", "check");
     for (int s = 0; s < n_shapes; s++) {
         gemm_shape sh = shapes[s];
+        if (only && !strstr(sh.name, only)) continue;
         for (uint64_t i = 0; i < (uint64_t)sh.M * sh.K; i++) fa[i] = quarter((uint32_t)i, 1), ha[i] = half_of(fa[i]);
         for (uint64_t i = 0; i < (uint64_t)sh.N * sh.K; i++) fb[i] = quarter((uint32_t)i, 2), hb[i] = half_of(fb[i]);
         TRY(wgt_gpu_upload(ctx, ba, 0, ha, (uint64_t)sh.M * sh.K * 2));
@@ -254,6 +256,8 @@ int main(int argc, char **argv)
     int reps = 20, emulate = 0;
     double budget = 0;
     int sgs = 0;
+    const char *only = NULL;
+    int gemm_only = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--wgsl") && i + 1 < argc) path = argv[++i];
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
@@ -261,8 +265,10 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--emulate")) emulate = 1;
         else if (!strcmp(argv[i], "--budget") && i + 1 < argc) budget = atof(argv[++i]);
         else if (!strcmp(argv[i], "--sgs") && i + 1 < argc) sgs = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
+        else if (!strcmp(argv[i], "--gemm-only")) gemm_only = 1;
         else {
-            fprintf(stderr, "usage: %s [--wgsl FILE] [--reps N] [--gemm FILE] [--emulate] [--budget S] [--sgs N]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--wgsl FILE] [--reps N] [--gemm FILE] [--emulate] [--budget S] [--sgs N] [--only SHAPE] [--gemm-only]\n", argv[0]);
             return 2;
         }
     }
@@ -277,7 +283,7 @@ int main(int argc, char **argv)
     TRY(wgt_context_adapter_info(ctx, &info));
     printf("adapter: %s (%s), %d reps\n", info.name, info.backend_name, reps);
     if (emulate) {
-        int rc = wgt_gpu_has_f16(ctx) && gemm ? run_gemm(ctx, gemm, 1, 0, 0) : 0;
+        int rc = wgt_gpu_has_f16(ctx) && gemm ? run_gemm(ctx, gemm, 1, 0, 0, NULL) : 0;
         if (!wgt_gpu_has_f16(ctx) || !gemm) printf("--emulate needs --gemm and shader-f16: nothing to run\n");
         wgt_context_free(ctx);
         free(body);
@@ -296,7 +302,7 @@ int main(int argc, char **argv)
     uint64_t bytes = (uint64_t)groups * 4 * 4 * 16 * 16 * 4;
     TRY(wgt_gpu_alloc(ctx, bytes, &buf));
     printf("%-10s %-4s %-6s %12s %10s\n", "fragment", "sum", "loads", "TFLOP/s", "us");
-    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+    for (size_t s = 0; s < (gemm_only ? 0 : sizeof shapes / sizeof shapes[0]); s++)
         for (int loads = 0; loads < 2; loads++) {
             size_t cap = strlen(body) + 512;
             char *src = malloc(cap);
@@ -321,7 +327,7 @@ int main(int argc, char **argv)
                    shapes[s].acc, loads, flop / t / 1e12, t * 1e6);
         }
     wgt_gpu_release(ctx, buf);
-    int rc = gemm ? run_gemm(ctx, gemm, 0, budget, sgs) : 0;
+    int rc = gemm ? run_gemm(ctx, gemm, 0, budget, sgs, only) : 0;
     wgt_context_free(ctx);
     free(body);
     return rc;
