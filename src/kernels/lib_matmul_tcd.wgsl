@@ -4,6 +4,18 @@
 // f32 by the SGS invocations of a subgroup, and its stores (row-major, row stride ld). frag_a / frag_b
 // load from storage (MODE 0: sections "* global"), frag_as / frag_bs from the staged As / Bs.
 
+// ---- word f16 ----
+// word(w, j): the j-th u32 of a word of a and b (AW): fragments from storage (never called),
+fn word(w: AW, j: u32) -> u32 { return 0u; }
+
+// ---- word u32 ----
+// 4-byte staged words,
+fn word(w: AW, j: u32) -> u32 { return w; }
+
+// ---- word vec4 ----
+// 16-byte staged words.
+fn word(w: AW, j: u32) -> u32 { return w[j]; }
+
 // ---- frag subgroup matrix ----
 alias LEFT = subgroup_matrix_left<f16, SK, SM>;
 alias RIGHT = subgroup_matrix_right<f16, SN, SK>;

@@ -167,15 +167,14 @@ static char *tcd_prelude(void *arg)
     snprintf(pre, cap, "enable f16;\n%s"
              "const SGS: u32 = %du;\nconst SGR: u32 = %du;\nconst SGC: u32 = %du;\nconst FM: u32 = %du;\n"
              "const FN: u32 = %du;\nconst SM: u32 = %du;\nconst SN: u32 = %du;\nconst SK: u32 = %du;\n"
-             "const MODE: u32 = %du;\nconst BK: u32 = %du;\nconst NBUF: u32 = %du;\nalias AW = %s;\n"
-             "fn word(w: AW, j: u32) -> u32 { return %s; }\n",
+             "const MODE: u32 = %du;\nconst BK: u32 = %du;\nconst NBUF: u32 = %du;\nalias AW = %s;\n",
              k->emu ? "" : "enable chromium_experimental_subgroup_matrix;\n"
                            "diagnostic(off, chromium.subgroup_matrix_uniformity);\n",
              k->sgs, k->sgr, k->sgc, k->fm, k->fn, TCD_FRAG, TCD_FRAG, TCD_FRAG, k->mode, k->bk, k->mode >= 3 ? 2 : 1,
-             k->mode == 0 ? "f16" : tcd_ew(k->mode) == 8 ? "vec4<u32>" : "u32",
-             k->mode == 0 ? "0u" : tcd_ew(k->mode) == 8 ? "w[j]" : "w");
+             k->mode == 0 ? "f16" : tcd_ew(k->mode) == 8 ? "vec4<u32>" : "u32");
     op_wgsl_loader(pre, cap, "ldC", "c", (wgt_dtype)k->dc, "f32");
     if (!op_wgsl_section(pre, cap, "lib_matmul", "params") ||
+        !op_wgsl_section(pre, cap, "lib_matmul_tcd", k->mode == 0 ? "word f16" : tcd_ew(k->mode) == 8 ? "word vec4" : "word u32") ||
         !op_wgsl_section(pre, cap, "lib_matmul_tcd", k->emu ? "frag scalar" : "frag subgroup matrix") ||
         (k->emu && !op_wgsl_section(pre, cap, "lib_matmul_tcd", k->mode ? "frag scalar staged" : "frag scalar global")) ||
         (!k->emu && !op_wgsl_section(pre, cap, "lib_matmul_tcd", k->mode ? "frag subgroup matrix stub" : "frag subgroup matrix global"))) {
