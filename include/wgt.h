@@ -1754,8 +1754,9 @@ const char *wgt_model_tokenizer_error(const wgt_model *m);
 int64_t wgt_model_context(const wgt_model *m);
 /* 1 when the weights are random (the model was loaded from a config.json alone). */
 int wgt_model_is_random(const wgt_model *m);
-/* Vocabulary size, layers, hidden size; the architecture name ("llama", ...). */
+/* Vocabulary size; decoder layers; the architecture name ("llama", ...). */
 int64_t wgt_model_vocab(const wgt_model *m);
+int64_t wgt_model_layers(const wgt_model *m);
 const char *wgt_model_arch(const wgt_model *m);
 /* Bytes of weights on the device; bytes of weights one decode step reads (the linear layers, the
  * output head, the norms: not the embedding table, of which it reads one row; a mixture of

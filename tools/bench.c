@@ -101,10 +101,13 @@ static int bench_model(const char *path, const char *type, int64_t n_prompt, int
         printf("decode:  %lld tokens, %.1f tok/s, %.2f ms/token, %.*f GB/s of weights read\n",
                (long long)(s.n_generated - 1), dec, dec > 0 ? 1000 / dec : 0,
                gbs >= 100 ? 0 : gbs >= 10 ? 1 : gbs >= 1 ? 2 : 3, gbs);
-        printf("per token: %.1f dispatches, %.2f submits, %.3f ms of host time recording (%.2f us per dispatch)\n",
-               (double)s.dispatches / s.n_generated, (double)s.submits / s.n_generated,
+        double per_token = (double)s.dispatches / s.n_generated;
+        int64_t layers = wgt_model_layers(m);
+        printf("per token: %.1f dispatches (%.2f a layer over %lld layers), %.2f submits, %.3f ms of host "
+               "time recording (%.2f us per dispatch)\n",
+               per_token, layers > 0 ? per_token / layers : 0, (long long)layers, (double)s.submits / s.n_generated,
                s.n_generated > 1 ? s.record_seconds * 1e3 / (s.n_generated - 1) : 0,
-               s.n_generated > 1 ? s.record_seconds * 1e6 / (s.n_generated - 1) / ((double)s.dispatches / s.n_generated)
+               s.n_generated > 1 ? s.record_seconds * 1e6 / (s.n_generated - 1) / per_token
                                  : 0);
         rc = fed == n_prompt ? 0 : 1;
     } else

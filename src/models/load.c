@@ -1363,6 +1363,7 @@ const char *wgt_model_tokenizer_error(const wgt_model *m) { return m ? m->tok_er
 int64_t wgt_model_context(const wgt_model *m) { return m ? m->max_ctx : 0; }
 int wgt_model_is_random(const wgt_model *m) { return m ? m->random : 0; }
 int64_t wgt_model_vocab(const wgt_model *m) { return m ? m->cfg.vocab : 0; }
+int64_t wgt_model_layers(const wgt_model *m) { return m ? m->cfg.n_layers : 0; }
 uint64_t wgt_model_weight_bytes(const wgt_model *m) { return m ? m->weight_bytes : 0; }
 
 static uint64_t bytes_of(const wgt_tensor *t)
