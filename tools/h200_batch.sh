@@ -11,7 +11,7 @@ set -u
 final=${OUT:-/tmp/out}; mkdir -p "$final"
 keep=/tmp/dawn-keep/dawn-2026/dawn.node
 if [ -z "${WGT_WEBGPU_LIB:-}" ] && [ -f $keep ]; then export WGT_WEBGPU_LIB=$keep; fi
-t0=$(date +%s)
+rm -rf /tmp/batch; t0=$(date +%s)
 for job in "$@"; do
     name=${job%%:*} cmd=${job#*:}
     mkdir -p /tmp/batch/$name
