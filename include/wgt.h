@@ -955,6 +955,13 @@ wgt_status wgt_swiglu(const wgt_tensor *x, wgt_tensor **out);
  * caller freed during capture included, stays reserved for the graph until wgt_graph_free;
  * intermediates (made and freed during the capture) whose live ranges do not overlap share one
  * buffer (memory planning at wgt_graph_end: wgt_graph_stats.peak_bytes; WGT_GRAPH_PLAN=0 off).
+ * Before that, wgt_graph_end rewrites the commands: products that share an input become one
+ * (WGT_GRAPH_MERGE=0 off); a one-token step's rms_norm, SwiGLU and residual add around a decode
+ * product, and the rotation with the cache writes after a q/k/v product, run as the decoder's
+ * fused kernels (WGT_GRAPH_ROUTE=0 off); chains of elementwise ops become one generated kernel
+ * each, also as the loads and stores of reductions, norms, softmax and decode products
+ * (WGT_GRAPH_FUSE=0 off). Replays equal eager execution bit for bit, but for routed products
+ * (within rounding: fused_linear sums in its own order, as the hand-fused ops do).
  * A training step (forward, wgt_backward, wgt_optimizer_step) captures like any ops: declare the
  * optimizer's next step count as a WGT_GRAPH_STEP scalar and set it before each replay (the
  * learning rate stays the captured one; wgt_optimizer_steps does not count replays).

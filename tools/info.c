@@ -52,7 +52,7 @@ static void print_env_help(FILE *f)
             "  WGT_GRAPH_ROUTE=0|1           graph fusion routes a captured one-token step's plain ops to the\n"
             "                                decoder's fused kernels (rms_norm + product (+ rotation and cache\n"
             "                                writes), silu * up + product (+ residual), product + residual):\n"
-            "                                equal to the hand-fused ops bit for bit [0]\n"
+            "                                equal to the hand-fused ops bit for bit [1]\n"
             "  WGT_GRAPH_MERGE=0|1           graph capture merges matrix products that share an input (q/k/v,\n"
             "                                gate/up) into one dispatch [1]; 0: each keeps its own\n"
             "  WGT_DECODE_GENERIC=0|1        a one-token decode step written with plain ops (linear, add,\n"

@@ -4,8 +4,11 @@
 
 #include "gpu/gpu.h"
 
-/* WGT_GRAPH_ROUTE unset: this (1 on, 0 off). */
-#define FR_ROUTE_DEFAULT 0
+/* WGT_GRAPH_ROUTE unset: this (1 on, 0 off). On: on the H200 (Qwen2.5-0.5B f16 decode, three
+ * rounds, bench/results/h200/graph-route-2026-12-03/) the plain-op step captured took 1.543 /
+ * 1.533 / 1.531 ms a token routed against 2.162 / 2.164 / 2.187 without (the hand-fused step
+ * captured 1.508 / 1.510 / 1.515, eager 1.489). */
+#define FR_ROUTE_DEFAULT 1
 
 /* 1 when the routing runs (WGT_GRAPH_ROUTE=1, or the default). */
 int fr_route_on(void);

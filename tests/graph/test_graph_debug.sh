@@ -2,7 +2,8 @@
 # What graph capture tells a developer (issue 17): WGT_DUMP_SHADERS writes the kernels a capture
 # generates (the elementwise chain fused into one kernel, a product with its epilogue in its
 # store), WGT_PROFILE=1 names fused kernels by the ops they contain (fused:silu+mul,
-# fused:matmul>add; routed ones likewise, fused:rms_norm>matmul>qkv_rope_cache), and WGT_DEBUG=1
+# fused:matmul>add, with the routing off; routed ones likewise, fused:rms_norm>matmul>qkv_rope_cache),
+# and WGT_DEBUG=1
 # says where an op that needs the host mid-graph (nonzero's count) ends a segment. The step is
 # transformers' Qwen2 fixture decoded with plain ops (WGT_DECODE_GENERIC=1) and --graph, on
 # lavapipe (the adapter with timestamp queries).
@@ -16,7 +17,7 @@ export WGT_BACKEND=vulkan
 ids=$(node -e 'console.log(require(process.argv[1]).cases[0].prompt_ids.join(","))' "$qwen/fixture.json")
 [ -n "$ids" ] || { echo "FAIL: no prompt read from $qwen/fixture.json"; exit 1; }
 mkdir "$tmp/dump"
-WGT_DUMP_SHADERS=$tmp/dump WGT_PROFILE=1 WGT_DECODE_GENERIC=1 "$wgt" generate -m "$qwen" --prompt-ids "$ids" -n 6 \
+WGT_DUMP_SHADERS=$tmp/dump WGT_PROFILE=1 WGT_GRAPH_ROUTE=0 WGT_DECODE_GENERIC=1 "$wgt" generate -m "$qwen" --prompt-ids "$ids" -n 6 \
     --ignore-eos --graph >"$tmp/out" 2>"$tmp/err" || { echo "FAIL: generate exited $?"; cat "$tmp/err"; fail=1; }
 ls "$tmp/dump"/elementwise_fused-*.wgsl >/dev/null 2>&1 ||
     { echo "FAIL: WGT_DUMP_SHADERS wrote no fused elementwise kernel:"; ls "$tmp/dump"; fail=1; }
