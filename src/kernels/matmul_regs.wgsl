@@ -24,6 +24,11 @@
 // per invocation a step) and RA, RB (their registers), and pastes lib_matmul.wgsl's "params",
 // "words" (words_to, tile_word), "operand a *", "operand b *" (binding a / b, wordA / wordB, the unused loader a stub),
 // "bindings c out", and the loaders ldA / ldB / ldC.
+// Entry `unrolled` (WGT_MATMUL_TILE_UNROLL) is `main` with the sums in TM x TN / 4 named vec4s
+// instead of an array: the prelude writes acc_zero, acc_step (one k step's products, every
+// statement spelled out) and acc_out (each sum through out4). An array of sums stays in registers
+// only where the driver unrolls every loop that indexes it (128 x 128 tiles of 8 x 8 ran at 3% of
+// the f32 peak with the array: spilled); named sums leave it nothing to unroll.
 
 const TX: u32 = BN / TN;      // invocations along n
 const TY: u32 = BM / TM;      // along m
@@ -208,4 +213,67 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             }
         }
     }
+}
+
+// What out4 needs of the workgroup (entry `unrolled`).
+struct OutState { m0: u32, n0: u32, tx: u32, ty: u32, z: u32, bo: vec3<u32> };
+var<private> os: OutState;
+
+// Sums v of outputs row i, columns 4 g .. 4 g + 3 of this invocation's TM x TN into out.
+fn out4(i: u32, g: u32, v: vec4<f32>) {
+    let m = os.m0 + (i / 4u) * TY * 4u + os.ty * 4u + i % 4u;
+    if (m >= p.M) { return; }
+    for (var c = 0u; c < 4u; c++) {
+        let n = os.n0 + g * TX * 4u + os.tx * 4u + c;
+        if (n < p.N) {
+            var r = p.alpha * v[c];
+            if (p.has_c != 0u) { r = r + p.beta * ldC(p.off_c + os.bo.z + m * p.scm + n * p.scn); }
+            mm_st((os.z * p.M + m) * p.ldo + p.n0 + n, r);
+        }
+    }
+}
+
+@compute @workgroup_size(WG)
+fn unrolled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let z = wid.z + p.z0;
+    let bo = batch_offsets(z);
+    let m0 = wid.y * BM;
+    let n0 = wid.x * BN;
+    let tx = lid % TX;
+    let ty = lid / TX;
+    var kbeg = 0u;
+    var kend = p.K;
+    if (p.tpr != 0u) {
+        kbeg = z * p.tpr;
+        kend = min(p.K, kbeg + p.tpr);
+    }
+    ts = TileState(lid, kend, vec2<u32>(p.off_a + bo.x, p.off_b + bo.y), vec2<u32>(p.sam, p.sbn),
+                   vec2<u32>(p.sak, p.sbk), vec2<u32>(p.M, p.N), vec2<u32>(m0, n0),
+                   vec2<bool>(p.sak == 1u || p.sam != 1u, p.sbk == 1u && p.sbn != 1u));
+    os = OutState(m0, n0, tx, ty, z, bo);
+    acc_zero();
+
+    var steps = 0u;
+    if (kend > kbeg) { steps = (kend - kbeg + BK - 1u) / BK; }
+    if (steps > 0u) {
+        tile_load(0u, kbeg);
+        tile_load(1u, kbeg);
+        tile_store(0u, 0u);
+        tile_store(1u, 0u);
+    }
+    workgroupBarrier();
+    for (var s = 0u; s < steps; s++) {
+        let more = s + 1u < steps;
+        if (more) {
+            tile_load(0u, kbeg + (s + 1u) * BK);
+            tile_load(1u, kbeg + (s + 1u) * BK);
+        }
+        acc_step((s % 2u) * STAGE + ty, (s % 2u) * STAGE + SA + tx);
+        if (more) {
+            tile_store(0u, (s + 1u) % 2u);
+            tile_store(1u, (s + 1u) % 2u);
+        }
+        workgroupBarrier();
+    }
+    acc_out();
 }

@@ -56,9 +56,9 @@ typedef struct mm_key {
     uint8_t bm, bn, bk, sgs, sgr, sgc, sm, sn, sk, emu, half, vec;
     uint8_t qt;  /* MM_TC: B as GGUF blocks of this wgt_ftype (0: a float tensor) */
     /* MM_REGS (mm_tile's fields; bm, bn, bk above): outputs per invocation, operand load modes,
-     * 16-byte words of padding a k row of the tiles */
+     * 16-byte words of padding a k row of the tiles, entry `unrolled` (named sums) */
     uint8_t tm, tn, la;
-    uint8_t lb, rpad, pad[2];
+    uint8_t lb, rpad, unroll, pad;
 } mm_key;
 enum { MM_GEMV, MM_TILED, MM_TILED_BIG, MM_INT, MM_TC, MM_REGS };
 
@@ -67,7 +67,7 @@ enum { MM_GEMV, MM_TILED, MM_TILED_BIG, MM_INT, MM_TC, MM_REGS };
  * 2 16-byte words along m / n); rpad: 16-byte words of padding after each k row of the tiles in
  * workgroup memory (its PAD). */
 typedef struct mm_tile {
-    int bm, bn, bk, tm, tn, la, lb, rpad;
+    int bm, bn, bk, tm, tn, la, lb, rpad, unroll;
 } mm_tile;
 
 /* The tensor-core tiles chosen for a product (tc_choose): BM x BN outputs a workgroup over k steps
@@ -83,6 +83,32 @@ static int mm_word_dtype(wgt_dtype d)
     return d == WGT_F32 ? 0 : d == WGT_F16 ? 1 : 2;
 }
 
+/* matmul_regs.wgsl's entry `unrolled`: its TM x TN sums as named vec4s c_I_G (row I, columns 4 G ..
+ * 4 G + 3 of the invocation's), zeroed by acc_zero, one k step of products in acc_step (BK rows of
+ * As from at, of Bs from bt: TM / 4 and TN / 4 vec4 reads a row, TM x TN / 4 vec4 fmas, each a
+ * statement), written through out4 by acc_out. Emitted for every key (unused by `main`). */
+static void regs_acc_gen(char *pre, size_t cap, int tm, int tn)
+{
+    size_t used = strlen(pre);
+#define GEN(...) (used += (size_t)snprintf(pre + used, used < cap ? cap - used : 0, __VA_ARGS__))
+    for (int i = 0; i < tm; i++)
+        for (int g = 0; g < tn / 4; g++) GEN("var<private> c_%d_%d: vec4<f32>;\n", i, g);
+    GEN("fn acc_zero() {\n");
+    for (int i = 0; i < tm; i++)
+        for (int g = 0; g < tn / 4; g++) GEN("    c_%d_%d = vec4<f32>(0.0);\n", i, g);
+    GEN("}\nfn acc_step(at: u32, bt: u32) {\n    for (var kk = 0u; kk < BK; kk++) {\n");
+    for (int g = 0; g < tm / 4; g++) GEN("        let a%d = T[at + kk * PA + %du * TY];\n", g, g);
+    for (int g = 0; g < tn / 4; g++) GEN("        let b%d = T[bt + kk * PB + %du * TX];\n", g, g);
+    for (int i = 0; i < tm; i++)
+        for (int g = 0; g < tn / 4; g++)
+            GEN("        c_%d_%d = fma(vec4<f32>(a%d.%c), b%d, c_%d_%d);\n", i, g, i / 4, "xyzw"[i % 4], g, i, g);
+    GEN("    }\n}\nfn acc_out() {\n");
+    for (int i = 0; i < tm; i++)
+        for (int g = 0; g < tn / 4; g++) GEN("    out4(%du, %du, c_%d_%d);\n", i, g, i, g);
+    GEN("}\n");
+#undef GEN
+}
+
 /* The prelude of key k with extra appended; without the default storer mm_st (skip_st: extra then
  * defines it, a graph's fused epilogue) or B's and C's loaders (skip bit 1: ldB / ldB8, bit 2: ldC;
  * a graph's merged product, mm_merge_prelude); bit 4 (gemv, f32 A): A's elements through the
@@ -91,7 +117,7 @@ static int mm_word_dtype(wgt_dtype d)
 static char *mm_prelude_gen(const mm_key *k, const char *extra, int skip_st, int skip)
 {
     wgt_dtype da = (wgt_dtype)k->da, db = (wgt_dtype)k->db, dc = (wgt_dtype)k->dc;
-    size_t cap = 32768 + (extra ? strlen(extra) : 0);
+    size_t cap = 49152 + (extra ? strlen(extra) : 0);
     char *pre = malloc(cap);
     if (!pre) return NULL;
     if (k->kind == MM_GEMV) {
@@ -183,6 +209,7 @@ static char *mm_prelude_gen(const mm_key *k, const char *extra, int skip_st, int
                  "const PAD: u32 = %du;\nalias TT = f32;\n",
                  k->bm, k->bn, k->bk, k->tm, k->tn, wg, k->la, k->lb, ea, eb, mm_word_dtype(da), mm_word_dtype(db), na,
                  nb, k->la ? na : (na + 3) / 4, k->lb ? nb : (nb + 3) / 4, k->rpad);
+        regs_acc_gen(pre, cap, k->tm, k->tn);
         if (!k->la) op_wgsl_loader(pre, cap, "ldA", "a", da, "f32");
         if (!k->lb && !(skip & 1)) op_wgsl_loader(pre, cap, "ldB", "b", db, "f32");
         if (!(skip & 2)) op_wgsl_loader(pre, cap, "ldC", "c", dc, "f32");
@@ -292,15 +319,20 @@ static mm_key regs_key_of(const mm_tile *t, wgt_dtype da, wgt_dtype db, wgt_dtyp
     key.wg = (uint32_t)((t->bm / t->tm) * (t->bn / t->tn));
     key.bm = (uint8_t)t->bm, key.bn = (uint8_t)t->bn, key.bk = (uint8_t)t->bk;
     key.tm = (uint8_t)t->tm, key.tn = (uint8_t)t->tn, key.la = (uint8_t)t->la, key.lb = (uint8_t)t->lb;
-    key.rpad = (uint8_t)t->rpad;
+    key.rpad = (uint8_t)t->rpad, key.unroll = (uint8_t)t->unroll;
     return key;
+}
+
+static const char *regs_entry(const mm_tile *t)
+{
+    return t->unroll ? "unrolled" : "main";
 }
 
 static wgt_status regs_kernel(wgt_context *ctx, const mm_tile *t, wgt_dtype da, wgt_dtype db, wgt_dtype dc,
                               wgt_kernel **k)
 {
     mm_key key = regs_key_of(t, da, db, dc);
-    return wgt_gpu_kernel_keyed(ctx, "matmul_regs", &key, sizeof key, mm_prelude, &key, "main", NULL, 0, k);
+    return wgt_gpu_kernel_keyed(ctx, "matmul_regs", &key, sizeof key, mm_prelude, &key, regs_entry(t), NULL, 0, k);
 }
 
 /* The tiles regs_choose tries, largest first: BM, BN, BK, TM, TN. On the H200 (bench_matmul, all of
@@ -313,6 +345,12 @@ static const int mm_tiles[][5] = {
     {64, 64, 8, 8, 4},   /* 128 of 8 x 4 */
     {64, 64, 16, 4, 4},  /* 256 of 4 x 4: where 8 x 4 does not fit */
     {32, 32, 8, 4, 4},   /* 64: the last resort */
+};
+
+/* WGT_MATMUL_TILE_UNROLL=2's list: 128 x 128 tiles of 8 x 8 an invocation first (only with the
+ * named sums: they spilled as an array). */
+static const int mm_tiles_wide[][5] = {
+    {128, 128, 8, 8, 8}, {128, 64, 8, 8, 4}, {64, 64, 8, 8, 4}, {64, 64, 16, 4, 4}, {32, 32, 8, 4, 4},
 };
 
 /* 1 when tile t fits the device: invocations within the limits, both stages of both tiles within
@@ -361,6 +399,17 @@ static int regs_tn_small(int la)
     return la == 2 && v[0] == '1';
 }
 
+/* WGT_MATMUL_TILE_UNROLL (unset: MM_UNROLL_DEFAULT): 1 runs matmul_regs.wgsl's entry `unrolled`
+ * (the sums as named vec4s, regs_acc_gen) instead of `main` (an array of sums); 2 also tries
+ * 128 x 128 tiles (8 x 8 an invocation) first (mm_tiles_wide). */
+#define MM_UNROLL_DEFAULT "0"
+static int regs_unroll(void)
+{
+    const char *v = getenv("WGT_MATMUL_TILE_UNROLL");
+    if (!v || !*v) v = MM_UNROLL_DEFAULT;
+    return v[0] == '1' ? 1 : v[0] == '2' ? 2 : 0;
+}
+
 /* WGT_MATMUL_TILE: whether a float product runs matmul_regs.wgsl (register tiles, 16-byte loads,
  * two stages) instead of matmul.wgsl, and its tile *t. 0: never (matmul.wgsl: 2-3% of the H200's
  * f32 peak on large products, against 20-30% here); unset or auto: every float product matmul.wgsl
@@ -379,15 +428,16 @@ static int regs_choose(wgt_context *ctx, int64_t M, int64_t N, int64_t batch, wg
     const wgt_adapter_info *info = wgt_gpu_info(ctx);
     if ((info->backend == WGT_BACKEND_OPENGLES || info->backend == WGT_BACKEND_OPENGL || info->compat) && smem > 16384)
         smem = 16384;
-    int rpad = regs_pad();
-    mm_tile f = {0, 0, 0, 0, 0, la, lb, rpad};
+    int rpad = regs_pad(), wide = regs_unroll() == 2, unroll = regs_unroll() != 0;
+    mm_tile f = {0, 0, 0, 0, 0, la, lb, rpad, unroll};
     if (force && sscanf(force, "%dx%dx%d:%dx%d", &f.bm, &f.bn, &f.bk, &f.tm, &f.tn) == 5 && tile_fits(ctx, &f, da, db, smem)) {
         *t = f;
         return 1;
     }
-    int nt = (int)(sizeof mm_tiles / sizeof mm_tiles[0]);
-    for (int i = regs_tn_small(la) ? 1 : 0; i < nt; i++) {
-        mm_tile c = {mm_tiles[i][0], mm_tiles[i][1], mm_tiles[i][2], mm_tiles[i][3], mm_tiles[i][4], la, lb, rpad};
+    const int(*tl)[5] = wide ? mm_tiles_wide : mm_tiles;
+    int nt = wide ? (int)(sizeof mm_tiles_wide / sizeof mm_tiles_wide[0]) : (int)(sizeof mm_tiles / sizeof mm_tiles[0]);
+    for (int i = regs_tn_small(la) ? 1 + wide : 0; i < nt; i++) {
+        mm_tile c = {tl[i][0], tl[i][1], tl[i][2], tl[i][3], tl[i][4], la, lb, rpad, unroll};
         if (!tile_fits(ctx, &c, da, db, smem)) continue;
         *t = c;
         int64_t tiles = ((M + c.bm - 1) / c.bm) * ((N + c.bn - 1) / c.bn) * batch;
@@ -889,6 +939,7 @@ static wgt_status mm_gpu(wgt_context *ctx, const mm_job *job, wgt_tensor *out)
                         if (t.lb) operand_words(&lb, base[1], nb, &p.off_b, &p.sbk, &p.sbn, p.bsb);
                         st = regs_kernel(ctx, &t, la.dtype, lb.dtype, lc.dtype, &k);
                         nk = regs_key_of(&t, la.dtype, lb.dtype, lc.dtype);
+                        nentry = regs_entry(&t);
                         tm = t.bm, tn = t.bn;
                     } else {
                         int big = tiled_big(ctx, M, n1 - n0);
