@@ -347,11 +347,20 @@ static const int mm_tiles[][5] = {
     {32, 32, 8, 4, 4},   /* 64: the last resort */
 };
 
-/* WGT_MATMUL_TILE_UNROLL=2's list: 128 x 128 tiles of 8 x 8 an invocation first (only with the
- * named sums: they spilled as an array). */
-static const int mm_tiles_wide[][5] = {
-    {128, 128, 8, 8, 8}, {128, 64, 8, 8, 4}, {64, 64, 8, 8, 4}, {64, 64, 16, 4, 4}, {32, 32, 8, 4, 4},
-};
+/* WGT_MATMUL_TILE_UNROLL=1's first tile (regs_big), through the entry `unrolled` (the named sums:
+ * 8 x 8 an invocation spilled as an array, 3% of the peak): 128 x 96 (384 invocations of 8 x 4)
+ * where A is read along k in words (x of a forward product, dY of an input gradient), 128 x 128
+ * (256 of 8 x 8) where A is read along m (a weight gradient's dY^T) or one element a load (the lm
+ * head's dlogits, rows of 50257). Measured on the H200 (bench/results/h200/sgemm2_ab.txt, forced,
+ * robustness off; main's 128 x 64 array in brackets): GPT-2 mlp up fwd 48.0% of the f32 peak
+ * (42.9), dx 49.9 (44.9), lm head fwd 51.5 (47.7), square 4096 51.8 (44.2); with 128 x 128: mlp up
+ * dw 45.3 (39.3), lm head dw 52.0 (46.2), lm head dx 44.2 (36.1). Taken from one workgroup an SM
+ * (132 tiles) on; fewer take mm_tiles as before. */
+static int regs_big(int64_t M, int64_t N, int64_t batch, int la, mm_tile *c)
+{
+    c->bm = 128, c->bn = la == 1 ? 96 : 128, c->bk = 8, c->tm = 8, c->tn = la == 1 ? 4 : 8, c->unroll = 1;
+    return ((M + c->bm - 1) / c->bm) * ((N + c->bn - 1) / c->bn) * batch >= 132;
+}
 
 /* 1 when tile t fits the device: invocations within the limits, both stages of both tiles within
  * smem bytes, whole 16-byte words in each tile row (modes 1, 2), 4 x 4 blocks. */
@@ -399,15 +408,15 @@ static int regs_tn_small(int la)
     return la == 2 && v[0] == '1';
 }
 
-/* WGT_MATMUL_TILE_UNROLL (unset: MM_UNROLL_DEFAULT): 1 runs matmul_regs.wgsl's entry `unrolled`
- * (the sums as named vec4s, regs_acc_gen) instead of `main` (an array of sums); 2 also tries
- * 128 x 128 tiles (8 x 8 an invocation) first (mm_tiles_wide). */
+/* WGT_MATMUL_TILE_UNROLL (unset: MM_UNROLL_DEFAULT): 1 tries regs_big's tile first (matmul_regs.wgsl's
+ * entry `unrolled`: the sums as named vec4s, regs_acc_gen), and a tile WGT_MATMUL_TILE forces runs
+ * that entry too; 0: `main` (an array of sums) for every tile. */
 #define MM_UNROLL_DEFAULT "0"
 static int regs_unroll(void)
 {
     const char *v = getenv("WGT_MATMUL_TILE_UNROLL");
     if (!v || !*v) v = MM_UNROLL_DEFAULT;
-    return v[0] == '1' ? 1 : v[0] == '2' ? 2 : 0;
+    return v[0] == '1';
 }
 
 /* WGT_MATMUL_TILE: whether a float product runs matmul_regs.wgsl (register tiles, 16-byte loads,
@@ -428,16 +437,19 @@ static int regs_choose(wgt_context *ctx, int64_t M, int64_t N, int64_t batch, wg
     const wgt_adapter_info *info = wgt_gpu_info(ctx);
     if ((info->backend == WGT_BACKEND_OPENGLES || info->backend == WGT_BACKEND_OPENGL || info->compat) && smem > 16384)
         smem = 16384;
-    int rpad = regs_pad(), wide = regs_unroll() == 2, unroll = regs_unroll() != 0;
+    int rpad = regs_pad(), unroll = regs_unroll();
     mm_tile f = {0, 0, 0, 0, 0, la, lb, rpad, unroll};
     if (force && sscanf(force, "%dx%dx%d:%dx%d", &f.bm, &f.bn, &f.bk, &f.tm, &f.tn) == 5 && tile_fits(ctx, &f, da, db, smem)) {
         *t = f;
         return 1;
     }
-    const int(*tl)[5] = wide ? mm_tiles_wide : mm_tiles;
-    int nt = wide ? (int)(sizeof mm_tiles_wide / sizeof mm_tiles_wide[0]) : (int)(sizeof mm_tiles / sizeof mm_tiles[0]);
-    for (int i = regs_tn_small(la) ? 1 + wide : 0; i < nt; i++) {
-        mm_tile c = {tl[i][0], tl[i][1], tl[i][2], tl[i][3], tl[i][4], la, lb, rpad, unroll};
+    if (unroll && !regs_tn_small(la) && regs_big(M, N, batch, la, &f) && tile_fits(ctx, &f, da, db, smem)) {
+        *t = f;
+        return 1;
+    }
+    int nt = (int)(sizeof mm_tiles / sizeof mm_tiles[0]);
+    for (int i = regs_tn_small(la) ? 1 : 0; i < nt; i++) {
+        mm_tile c = {mm_tiles[i][0], mm_tiles[i][1], mm_tiles[i][2], mm_tiles[i][3], mm_tiles[i][4], la, lb, rpad, 0};
         if (!tile_fits(ctx, &c, da, db, smem)) continue;
         *t = c;
         int64_t tiles = ((M + c.bm - 1) / c.bm) * ((N + c.bn - 1) / c.bn) * batch;

@@ -358,9 +358,6 @@ static void vec_cases(const char *const *tiles, size_t nt)
 static const char *all_tiles[] = {"auto", "128x128x8:8x8", "128x128x16:8x8", "128x64x8:8x4", "128x64x16:8x4",
                                   "64x64x16:4x4", "64x64x8:8x4", "32x32x8:4x4"};
 static const char *auto_tiles[] = {"auto", "128x64x8:8x4", "64x64x8:8x4", "64x64x16:4x4"};
-/* the tiles tools/h200_sgemm2_ab.sh measures with the named sums (WGT_MATMUL_TILE_UNROLL=1) */
-static const char *unroll_tiles[] = {"auto", "128x128x8:8x8", "128x128x16:8x8", "128x64x8:8x4", "128x64x16:8x4",
-                                     "64x128x8:4x8", "128x96x8:8x4", "64x64x8:8x4", "32x32x8:4x4"};
 
 int main(void)
 {
@@ -386,15 +383,6 @@ int main(void)
     unsetenv("WGT_MATMUL_TILE");
     unsetenv("WGT_MATMUL_TILE_PAD");
     unsetenv("WGT_MATMUL_TILE_TN");
-    /* the entry with named sums (matmul_regs.wgsl's `unrolled`): every tile, then the general cases */
-    setenv("WGT_MATMUL_TILE_UNROLL", "1", 1);
-    vec_cases(unroll_tiles, sizeof unroll_tiles / sizeof unroll_tiles[0]);
-    setenv("WGT_MATMUL_TILE", "auto", 1);
-    matmul_cases();
-    linear_cases();
-    addmm_cases();
-    unsetenv("WGT_MATMUL_TILE");
-    unsetenv("WGT_MATMUL_TILE_UNROLL");
     uint32_t wg = op_workgroup_size(ctx);
     wgt_context_free(ctx);
     /* the spec's default limits: where they lower the workgroup size, the kernels' variants for it */
