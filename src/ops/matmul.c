@@ -83,32 +83,6 @@ static int mm_word_dtype(wgt_dtype d)
     return d == WGT_F32 ? 0 : d == WGT_F16 ? 1 : 2;
 }
 
-/* matmul_regs.wgsl's entry `unrolled`: its TM x TN sums as named vec4s c_I_G (row I, columns 4 G ..
- * 4 G + 3 of the invocation's), zeroed by acc_zero, one k step of products in acc_step (BK rows of
- * As from at, of Bs from bt: TM / 4 and TN / 4 vec4 reads a row, TM x TN / 4 vec4 fmas, each a
- * statement), written through out4 by acc_out. Emitted for every key (unused by `main`). */
-static void regs_acc_gen(char *pre, size_t cap, int tm, int tn)
-{
-    size_t used = strlen(pre);
-#define GEN(...) (used += (size_t)snprintf(pre + used, used < cap ? cap - used : 0, __VA_ARGS__))
-    for (int i = 0; i < tm; i++)
-        for (int g = 0; g < tn / 4; g++) GEN("var<private> c_%d_%d: vec4<f32>;\n", i, g);
-    GEN("fn acc_zero() {\n");
-    for (int i = 0; i < tm; i++)
-        for (int g = 0; g < tn / 4; g++) GEN("    c_%d_%d = vec4<f32>(0.0);\n", i, g);
-    GEN("}\nfn acc_step(at: u32, bt: u32) {\n    for (var kk = 0u; kk < BK; kk++) {\n");
-    for (int g = 0; g < tm / 4; g++) GEN("        let a%d = T[at + kk * PA + %du * TY];\n", g, g);
-    for (int g = 0; g < tn / 4; g++) GEN("        let b%d = T[bt + kk * PB + %du * TX];\n", g, g);
-    for (int i = 0; i < tm; i++)
-        for (int g = 0; g < tn / 4; g++)
-            GEN("        c_%d_%d = fma(vec4<f32>(a%d.%c), b%d, c_%d_%d);\n", i, g, i / 4, "xyzw"[i % 4], g, i, g);
-    GEN("    }\n}\nfn acc_out() {\n");
-    for (int i = 0; i < tm; i++)
-        for (int g = 0; g < tn / 4; g++) GEN("    out4(%du, %du, c_%d_%d);\n", i, g, i, g);
-    GEN("}\n");
-#undef GEN
-}
-
 /* The prelude of key k with extra appended; without the default storer mm_st (skip_st: extra then
  * defines it, a graph's fused epilogue) or B's and C's loaders (skip bit 1: ldB / ldB8, bit 2: ldC;
  * a graph's merged product, mm_merge_prelude); bit 4 (gemv, f32 A): A's elements through the
@@ -209,7 +183,7 @@ static char *mm_prelude_gen(const mm_key *k, const char *extra, int skip_st, int
                  "const PAD: u32 = %du;\nalias TT = f32;\n",
                  k->bm, k->bn, k->bk, k->tm, k->tn, wg, k->la, k->lb, ea, eb, mm_word_dtype(da), mm_word_dtype(db), na,
                  nb, k->la ? na : (na + 3) / 4, k->lb ? nb : (nb + 3) / 4, k->rpad);
-        regs_acc_gen(pre, cap, k->tm, k->tn);
+        op_wgsl_tile_sums(pre, cap, k->tm, k->tn);
         if (!k->la) op_wgsl_loader(pre, cap, "ldA", "a", da, "f32");
         if (!k->lb && !(skip & 1)) op_wgsl_loader(pre, cap, "ldB", "b", db, "f32");
         if (!(skip & 2)) op_wgsl_loader(pre, cap, "ldC", "c", dc, "f32");

@@ -563,6 +563,26 @@ void op_wgsl_vec8_loader(char *buf, size_t cap, const char *name, const char *bi
     used += snprintf(buf + used, used < cap ? cap - used : 0, "fn %s(v: u32) -> array<vec4<f32>, 2> { %s }\n", name, body);
 }
 
+void op_wgsl_tile_sums(char *buf, size_t cap, int tm, int tn)
+{
+    size_t used = strlen(buf);
+    for (int i = 0; i < tm; i++)
+        for (int g = 0; g < tn / 4; g++) APPEND("var<private> c_%d_%d: vec4<f32>;\n", i, g);
+    APPEND("fn acc_zero() {\n");
+    for (int i = 0; i < tm; i++)
+        for (int g = 0; g < tn / 4; g++) APPEND("    c_%d_%d = vec4<f32>(0.0);\n", i, g);
+    APPEND("}\nfn acc_step(at: u32, bt: u32) {\n    for (var kk = 0u; kk < BK; kk++) {\n");
+    for (int g = 0; g < tm / 4; g++) APPEND("        let a%d = T[at + kk * PA + %du * TY];\n", g, g);
+    for (int g = 0; g < tn / 4; g++) APPEND("        let b%d = T[bt + kk * PB + %du * TX];\n", g, g);
+    for (int i = 0; i < tm; i++)
+        for (int g = 0; g < tn / 4; g++)
+            APPEND("        c_%d_%d = fma(vec4<f32>(a%d.%c), b%d, c_%d_%d);\n", i, g, i / 4, "xyzw"[i % 4], g, i, g);
+    APPEND("    }\n}\nfn acc_out() {\n");
+    for (int i = 0; i < tm; i++)
+        for (int g = 0; g < tn / 4; g++) APPEND("    out4(%du, %du, c_%d_%d);\n", i, g, i, g);
+    APPEND("}\n");
+}
+
 void op_wgsl_row_subgroups(char *buf, size_t cap, int sg)
 {
     size_t used = strlen(buf);

@@ -153,6 +153,12 @@ void op_wgsl_call(char *buf, size_t cap, const char *name, const char *init, con
 /* Append `fn NAME(v: u32) -> array<vec4<f32>, 2>`: 8 elements of float dtype dt from vec4 index v
  * of binding BUF (an array<vec4<u32>>): two vec4s for f32, one for f16 / bf16. */
 void op_wgsl_vec8_loader(char *buf, size_t cap, const char *name, const char *binding, wgt_dtype dt);
+/* Append matmul_regs.wgsl's entry `unrolled`'s sums (src/ops/matmul.c, WGT_MATMUL_TILE_UNROLL): the
+ * TM x TN outputs of an invocation as named vec4s c_I_G (row I, columns 4 G .. 4 G + 3), never an
+ * array (one the driver does not unroll every loop over spills: 8 x 8 ran at 3% of the H200's
+ * peak), with acc_zero(), acc_step(at, bt) (one k step: BK rows of As from at, Bs from bt, every
+ * fma a statement) and acc_out() (each sum through the kernel's out4). */
+void op_wgsl_tile_sums(char *buf, size_t cap, int tm, int tn);
 /* How many elements of dt share one 32-bit word (4 for 1-byte, 2 for 2-byte, 1 otherwise). */
 int op_pack(wgt_dtype dt);
 /* Append `fn NAME(w: u32, v: array<CT, 4>)` that writes word w of binding BUF from op_pack(dt)

@@ -3,7 +3,7 @@
 # (`const`, `alias` and `enable` lines: what varies per pipeline) and picks fixed per-variant text
 # as sections of lib files (op_wgsl_section). WGSL code built in C comes from one place, the
 # documented generator of src/ops/ops.c (op_wgsl_loader / op_wgsl_loader_via / op_wgsl_storer /
-# op_wgsl_vec8_loader: a dtype's load and store functions; op_wgsl_call: the line that calls an
+# op_wgsl_vec8_loader: a dtype's load and store functions; op_wgsl_tile_sums: the register tiles' named sums; op_wgsl_call: the line that calls an
 # op function by name). This fails when a string literal of any other C file of
 # src, testkit or tools holds WGSL code (a function, binding, variable, let, return, select,
 # bitcast, packing, barrier or subgroup builtin), except in the files listed below, each with the
