@@ -329,11 +329,14 @@ static const int mm_tiles[][5] = {
  * robustness off; main's 128 x 64 array in brackets): GPT-2 mlp up fwd 48.0% of the f32 peak
  * (42.9), dx 49.9 (44.9), lm head fwd 51.5 (47.7), square 4096 51.8 (44.2); with 128 x 128: mlp up
  * dw 45.3 (39.3), lm head dw 52.0 (46.2), lm head dx 44.2 (36.1). Taken from one workgroup an SM
- * (132 tiles) on; fewer take mm_tiles as before. */
+ * (132 tiles) on where its columns waste no more than 128 x 64's; otherwise mm_tiles as before. */
 static int regs_big(int64_t M, int64_t N, int64_t batch, int la, mm_tile *c)
 {
     c->bm = 128, c->bn = la == 1 ? 96 : 128, c->bk = 8, c->tm = 8, c->tn = la == 1 ? 4 : 8, c->unroll = 1;
-    return ((M + c->bm - 1) / c->bm) * ((N + c->bn - 1) / c->bn) * batch >= 132;
+    /* not where its columns cover N with more than 2% beyond 128 x 64's (attention's P v over a
+     * head of 64: 96 columns for 64) */
+    int64_t cols = (N + c->bn - 1) / c->bn * c->bn, cols64 = (N + 63) / 64 * 64;
+    return cols * 50 <= cols64 * 51 && ((M + c->bm - 1) / c->bm) * ((N + c->bn - 1) / c->bn) * batch >= 132;
 }
 
 /* 1 when tile t fits the device: invocations within the limits, both stages of both tiles within
