@@ -8,7 +8,9 @@
  *  - silu(gu[:, :F]) * gu[:, F:] -> linear -> + residual: ONE dispatch, equal to wgt_fused_linear's
  *    SwiGLU prologue with the residual bit for bit;
  *  - linear (+ bias) -> + residual: ONE dispatch (wgt_fused_linear with the residual);
- * and each with WGT_GRAPH_ROUTE=0 keeps its plain dispatches (the generic fusion's count). */
+ * and each with WGT_GRAPH_ROUTE=0 keeps its plain dispatches (the generic fusion's count); then 6
+ * cases of random kind, shape (K a multiple of 8 up to 256, N up to 299), weight dtype (f32, f16,
+ * bf16), bias and residual (`test_gpu_graph_route N` runs N). */
 #include <math.h>
 #include <string.h>
 
@@ -210,8 +212,9 @@ static void lin_case(int kind, int64_t Kx, int64_t N, wgt_dtype wdt, int bias, i
         wgt_tensor_free(r);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    int n_random = argc > 1 ? atoi(argv[1]) : 6;
     wgt_context *ref;
     test_contexts(&dev, &ref);
     test_rng = 0x5EED17ull;
@@ -222,6 +225,14 @@ int main(void)
     lin_case(SWIGLU, 2 * 48, 40, WGT_F32, 0, 1);
     lin_case(SWIGLU, 2 * 64, 24, WGT_F16, 1, 0);
     lin_case(RESIDUAL, 64, 40, WGT_F32, 1, 1);
+    /* random shapes, weight dtypes, biases and residuals (argv[1] cases more by hand) */
+    static const wgt_dtype wdts[3] = {WGT_F32, WGT_F16, WGT_BF16};
+    for (int i = 0; i < n_random; i++) {
+        int kind = (int)test_uniform(0, 3);
+        int64_t K = 8 * (int64_t)test_uniform(1, 33), N = (int64_t)test_uniform(1, 300);
+        lin_case(kind, kind == SWIGLU ? 2 * K : K, N, wdts[(int)test_uniform(0, 3)], test_uniform(0, 1) < 0.5,
+                 kind == NORM ? 0 : test_uniform(0, 1) < 0.7);
+    }
     wgt_context_free(dev);
     wgt_context_free(ref);
     return test_finish("test_gpu_graph_route");
