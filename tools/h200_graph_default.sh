@@ -4,6 +4,9 @@
 #  - two alternated rounds of bench_graph decode (Qwen2.5-0.5B shape, f16 random weights, 512-token
 #    prompt, 128 tokens): `eager`, `captured` (hand-fused), `gen-captured` (plain ops, routed: the
 #    default), `gen-captured` with WGT_GRAPH_ROUTE=0 (generic fusion only);
+#  - the same `eager` and `captured` with a 16-token prompt, two rounds (below 256 keys attention is
+#    one kernel whatever the key count: is the captured hand-fused step's ~1.3% against eager at a
+#    512-token prompt the split attention run over the cache's capacity?);
 #  - bench_graph conv (10 steps) and train (GPT-2-small AdamW, 3 steps), eager against captured;
 #  - wgt generate -n 256 (compiling included): hand-fused eager, hand-fused --graph, plain ops --graph.
 # Before (here): DIR a git-ignored folder of /work/main holding payload.tar.xz (bench_graph, wgt,
@@ -26,6 +29,10 @@ for r in 1 2; do
     step hand_$r "$bg" --mode captured decode
     step route_$r "$bg" --mode gen-captured decode
     step gen_$r WGT_GRAPH_ROUTE=0 "$bg" --mode gen-captured decode
+done
+for r in 1 2; do
+    step short_eager_$r "$bg" --mode eager --prompt 16 decode
+    step short_hand_$r "$bg" --mode captured --prompt 16 decode
 done
 STEP_TAIL=4
 step conv "$bg" --steps 10 conv
