@@ -8,7 +8,8 @@
 #    one kernel whatever the key count: is the captured hand-fused step's ~1.3% against eager at a
 #    512-token prompt the split attention run over the cache's capacity?);
 #  - bench_graph conv (10 steps) and train (GPT-2-small AdamW, 3 steps), eager against captured;
-#  - wgt generate -n 256 (compiling included): hand-fused eager, hand-fused --graph, plain ops --graph.
+#  - wgt generate -n 256 (compiling included): hand-fused eager, hand-fused --graph, plain ops --graph;
+#  - if time is left, WGT_PROFILE=2 of the hand-fused step eager and captured (attention rows).
 # Before (here): DIR a git-ignored folder of /work/main holding payload.tar.xz (bench_graph, wgt,
 # libwgt_napi_stub.so, stripped). The call (kind nvidia-h200):
 #   carry [".gl", "DIR", ".devbin-dawn"]   command: BUDGET=80 bash tools/h200_graph_default.sh DIR   timeout_s: 100
@@ -42,3 +43,9 @@ g=(generate -m $cfg --prompt-ids "$ids" -n 256 --ignore-eos -c 1024)
 step generate_eager "$dir/wgt" "${g[@]}"
 step generate_hand "$dir/wgt" "${g[@]}" --graph
 step generate_plain WGT_DECODE_GENERIC=1 "$dir/wgt" "${g[@]}" --graph
+# if time is left: the attention rows of the hand-fused step eager and captured (WGT_PROFILE=2)
+STEP_TAIL=0
+step profile_eager WGT_PROFILE=2 "$bg" --mode eager --tokens 64 decode
+step profile_hand WGT_PROFILE=2 "$bg" --mode captured --tokens 64 decode
+for f in profile_eager profile_hand; do
+    [ -f $logs/$f.txt ] && { echo "--- $f"; grep -E "^kernel profile|^  attention|^  fused_linear" $logs/$f.txt; }; done
