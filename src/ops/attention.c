@@ -95,14 +95,18 @@ static int sdpa_loads4(int one_row)
  * the split path up to 256 keys and loses from 512: bench_ops --sdpa) */
 #define SDPA_DECODE_MAX_KEYS 256
 
-/* WGT_ATTENTION_DECODE=v4[:MAX[:WG]]: a decode step (one query row, no mask) with f32 q, k, v whose rows
- * are whole 16-byte words runs src/kernels/attention_decode_v4.wgsl (a key row's loads together,
- * eight value rows in flight) over at most MAX visible keys (256 unless given, at most 2048; past
- * 256 only where the step is not captured with its position a graph scalar: the graph's buckets
- * assume the split path there), WG invocations a workgroup (256 unless given), instead of
- * attention_decode.wgsl (<= 256 keys) or the split path; 0 or unset: those. Opt-in until measured
- * on the H200. */
-#define SDPA_DECODE_V4_DEFAULT "0"
+/* WGT_ATTENTION_DECODE=v4[:MAX[:WG]] (the default: v4:1024): a decode step (one query row, no mask)
+ * with f32 q, k, v whose rows are whole 16-byte words (a model's f32 KV cache) runs
+ * src/kernels/attention_decode_v4.wgsl (a key row's loads together, eight value rows in flight)
+ * over at most MAX visible keys (256 unless given, at most 2048; past 256 only where the step is not
+ * captured with its position a graph scalar: the graph's buckets assume the split path there), WG
+ * invocations a workgroup (unless given: 256 up to 256 visible keys, 1024 past them, within the
+ * device's limits), instead of attention_decode.wgsl (<= 256 keys) or the split path (two
+ * dispatches); 0: those. On the H200 (bench/results/h200/decode-kernels-2026-12-03/, f16, with
+ * fused_linear's rows entry): -p 16 -n 128 Llama-3.2-1B 848.3 / 847.9 -> 861.6 / 859.8 tok/s,
+ * Qwen2.5-0.5B 874.2 / 874.1 -> 898.5 / 898.1; -p 512 Llama 715.1 -> 781.7 (256 invocations) and
+ * 802.1 (1024), one run each. */
+#define SDPA_DECODE_V4_DEFAULT "v4:1024"
 
 typedef struct sdpa_v4_key {
     uint32_t wg, d4, smax;
@@ -124,12 +128,13 @@ static char *sdpa_v4_prelude(void *arg)
     return pre;
 }
 
-/* The keys attention_decode_v4.wgsl may take for this decode step (0: not taken): WGT_ATTENTION_DECODE
- * says v4, the operands are f32, D a multiple of 16 (at most 1024), Dv of 4 (at most 4 a lane),
- * every offset and stride in whole vec4s but the last, which is 1. Bindings start at multiples
- * of 256 bytes, so the views' own offsets decide. */
+/* The keys attention_decode_v4.wgsl may take for a decode step over `visible` keys (0: not taken)
+ * and its invocations a workgroup (*wg): WGT_ATTENTION_DECODE says v4, the operands are f32, D a
+ * multiple of 16 (at most 1024), Dv of 4 (at most 4 a lane), every offset and stride in whole vec4s
+ * but the last, which is 1. Bindings start at multiples of 256 bytes, so the views' own offsets
+ * decide. */
 static int64_t sdpa_v4_max(wgt_context *ctx, const wgt_tensor *q, const wgt_tensor *k, const wgt_tensor *v,
-                           uint32_t *wg)
+                           int64_t visible, uint32_t *wg)
 {
     const char *e = getenv("WGT_ATTENTION_DECODE");
     if (!e || !*e) e = SDPA_DECODE_V4_DEFAULT;
@@ -137,8 +142,8 @@ static int64_t sdpa_v4_max(wgt_context *ctx, const wgt_tensor *q, const wgt_tens
     char *end = NULL;
     long max = e[2] ? strtol(e + 3, &end, 10) : SDPA_DECODE_MAX_KEYS;
     if (max < 1 || max > 2048) max = SDPA_DECODE_MAX_KEYS;
-    /* invocations a workgroup: a power of two within the device's limits (256 unless given) */
-    long w = end && *end == ':' ? strtol(end + 1, NULL, 10) : 256;
+    /* invocations a workgroup: a power of two within the device's limits */
+    long w = end && *end == ':' ? strtol(end + 1, NULL, 10) : visible > SDPA_DECODE_MAX_KEYS ? 1024 : 256;
     const wgt_limits *lim = wgt_gpu_limits(ctx);
     uint32_t cap = lim->max_compute_invocations_per_workgroup;
     if (lim->max_compute_workgroup_size_x < cap) cap = lim->max_compute_workgroup_size_x;
@@ -525,7 +530,7 @@ static wgt_status sdpa_gpu(wgt_context *ctx, const wgt_tensor *q, const wgt_tens
     wgt_kernel *kmain, *kcomb = NULL;
     int64_t visible = !p.causal ? Lk : coff + 1 < 0 ? 0 : coff + 1 > Lk ? Lk : coff + 1;
     uint32_t v4wg = 256;
-    int64_t v4max = Lq == 1 && !mask && !wgt_gpu_avoid_barriers(ctx) ? sdpa_v4_max(ctx, q, k, v, &v4wg) : 0;
+    int64_t v4max = Lq == 1 && !mask && !wgt_gpu_avoid_barriers(ctx) ? sdpa_v4_max(ctx, q, k, v, visible, &v4wg) : 0;
     if (v4max > SDPA_DECODE_MAX_KEYS && p.causal && wgt_gpu_capture_ties(ctx, WGT_GRAPH_POSITION, coff))
         v4max = SDPA_DECODE_MAX_KEYS;
     if (Lq == 1 && !mask && visible <= (v4max > SDPA_DECODE_MAX_KEYS ? v4max : SDPA_DECODE_MAX_KEYS)) {

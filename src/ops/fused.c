@@ -267,12 +267,16 @@ typedef struct gemv_fused_key {
  * repeated for 448 workgroups). */
 #define FL_STAGE_DEFAULT "0"
 
-/* WGT_FUSED_LINEAR_ROWS=R[:T[:W]] (R 1, 2 or 4; 0 or unset: off): fused_linear.wgsl's entry `rows`,
- * R rows a group of T lanes (a power of two from 32 to the workgroup size; unset: the fewest that
- * give at least W workgroups, default 264, two for each of the H200's 132 SMs, without lanes past
- * the row's 8-weight groups), so each lane's x serves R rows' weights. Needs subgroups (where they
- * are absent `main` runs). Opt-in until measured on the H200. */
-#define FL_ROWS_DEFAULT "0"
+/* WGT_FUSED_LINEAR_ROWS=auto|R[:T[:W]] (R 1, 2 or 4; 0: off): fused_linear.wgsl's entry `rows`, R
+ * rows a group of T lanes (a power of two from 32 to the workgroup size; unset: the fewest that give
+ * at least W workgroups, default 264, two for each of the H200's 132 SMs, without lanes past the
+ * row's 8-weight groups), so each lane's x serves R rows' weights. auto (the default): R = 4 where
+ * 32 lanes a group still give 512 workgroups (N >= 16384 at 256 invocations: Llama-3.2-1B's
+ * gate/up, the output layers), else 2. Needs subgroups (where they are absent `main` runs).
+ * On the H200 (bench/results/h200/decode-kernels-2026-12-03/, -p 16 -n 128, two alternated rounds,
+ * f16): Llama-3.2-1B 695.0 / 695.0 -> 848.3 / 847.9 tok/s with R = 4 (784.9 with R = 2, one round),
+ * Qwen2.5-0.5B 848.3 / 848.5 -> 874.2 / 874.1 with R = 4, 918.7 with R = 2 (one round). */
+#define FL_ROWS_DEFAULT "auto"
 
 /* The entry `rows`'s rows a lane group and lanes a group for an N x K layer (*rr = 0: not taken). */
 static void fl_rows_choose(int64_t N, int64_t K, uint32_t wg, uint32_t *rr, uint32_t *tpr)
@@ -280,7 +284,12 @@ static void fl_rows_choose(int64_t N, int64_t K, uint32_t wg, uint32_t *rr, uint
     const char *e = getenv("WGT_FUSED_LINEAR_ROWS");
     if (!e || !*e) e = FL_ROWS_DEFAULT;
     unsigned r = 0, t = 0, minwg = 264;
-    int got = sscanf(e, "%u:%u:%u", &r, &t, &minwg);
+    int got;
+    if (!strcmp(e, "auto")) {
+        r = N >= 512 * (int64_t)(4 * wg / 32) ? 4 : 2;
+        got = 1;
+    } else
+        got = sscanf(e, "%u:%u:%u", &r, &t, &minwg);
     *rr = 0;
     if (got < 1 || (r != 1 && r != 2 && r != 4)) return;
     if (got >= 2 && t && (t < 32 || t > wg || (t & (t - 1)))) t = 0;
@@ -292,7 +301,6 @@ static void fl_rows_choose(int64_t N, int64_t K, uint32_t wg, uint32_t *rr, uint
     }
     *rr = r, *tpr = t;
 }
-
 
 static char *gemv_fused_prelude(void *arg)
 {

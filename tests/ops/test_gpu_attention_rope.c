@@ -492,17 +492,19 @@ int main(void)
     sdpa_cases();
     unsetenv("WGT_SDPA_FWD");
     tc_cases();
+    /* f32 steps through attention_decode_v4.wgsl (the default: up to 1024 keys, 256 invocations up to
+     * 256 keys and 1024 past them), then up to 256 keys, then 1024 invocations throughout */
+    decode_cases();
+    setenv("WGT_ATTENTION_DECODE", "v4", 1);
+    decode_cases();
+    setenv("WGT_ATTENTION_DECODE", "v4:1024:1024", 1);
+    decode_cases();
+    setenv("WGT_ATTENTION_DECODE", "0", 1); /* attention_decode.wgsl and the split kernels */
     setenv("WGT_ATTENTION_LOADS", "4", 1); /* the decode kernels with their loads issued together */
     decode_cases();
     setenv("WGT_ATTENTION_LOADS", "1", 1); /* and one at a time (decode's default is 4) */
     decode_cases();
     unsetenv("WGT_ATTENTION_LOADS");
-    setenv("WGT_ATTENTION_DECODE", "v4", 1); /* f32 steps through attention_decode_v4.wgsl */
-    decode_cases();
-    setenv("WGT_ATTENTION_DECODE", "v4:1024", 1); /* and the 300-key steps too */
-    decode_cases();
-    setenv("WGT_ATTENTION_DECODE", "v4:1024:1024", 1); /* 1024 invocations a workgroup where allowed */
-    decode_cases();
     unsetenv("WGT_ATTENTION_DECODE");
     int was = wgt_gpu_avoid_barriers(ctx);
     wgt_gpu_test_avoid_barriers(ctx, 1);
