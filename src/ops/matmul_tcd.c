@@ -1,14 +1,15 @@
 /* Tensor-core products with fragments loaded straight from storage (src/kernels/matmul_tcd.wgsl).
  * On the H200 the subgroup-matrix products alone run at 648 TFLOP/s (bench/tc_peak.c), while
  * matmul_tc.wgsl, which converts and stages tiles through workgroup memory, stays below 30
- * (bench/results/h200/tc-2026-12-03/). Here each subgroup loads its fragments from f16 rows in
- * storage and multiplies them, with no staging and no barrier in the k loop. The price: both
- * operands must be f16 rows along k holding whole workgroup tiles; an operand that is not (f32
+ * (bench/results/h200/tc-2026-12-03/). Here each subgroup's fragments come from f16 rows in storage,
+ * straight or through k slabs staged in workgroup memory (bench_tc_peak --gemm compares the ways).
+ * Both operands must be f16 rows along k holding whole workgroup tiles; an operand that is not (f32
  * activations, a transposed view, a ragged edge) is first copied so by matmul_half.wgsl, zero
  * padded to the tiles (one extra dispatch, a pass over that operand).
- * WGT_MATMUL_TCD: 0 off, half (products with an f16 or bf16 operand), all (f32 ones too: their
- * operands are rounded to f16), emulate (every float product through the same tiles with the
- * fragment products in scalar code, where the device has shader-f16: the tests on CPU adapters);
+ * WGT_MATMUL_TCD: 0 off, f16 (products with an f16 operand and no bf16 one), half (an f16 or bf16
+ * operand), all (f32 ones too: their operands are rounded to f16), emulate (every float product
+ * through the same tiles with the fragment products in scalar code, where the device has
+ * shader-f16: the tests on CPU adapters);
  * TCD_DEFAULT when unset. WGT_MATMUL_TCD_TILE=FMxFN:SGRxSGC[:MODE[:BK]] sets the fragments a
  * subgroup (FM x FN of 16 x 16), the subgroups a workgroup, where the fragments come from (MODE,
  * matmul_tcd.wgsl's header: 0 storage, 1-4 k slabs of BK staged through workgroup memory) and BK.
@@ -34,6 +35,7 @@ static int tcd_mode(void)
     if (!strcmp(v, "half")) return 1;
     if (!strcmp(v, "all") || !strcmp(v, "1")) return 2;
     if (!strcmp(v, "emulate")) return 3;
+    if (!strcmp(v, "f16")) return 4;
     return 0;
 }
 
@@ -93,6 +95,8 @@ int op_matmul_tcd_take(wgt_context *ctx, int64_t M, int64_t N, int64_t K, wgt_dt
     if (!mode || M < (mode == 3 ? 1 : 64) || N < 1 || K < 1 || wgt_gpu_avoid_barriers(ctx)) return 0;
     int half = da == WGT_F16 || da == WGT_BF16 || db == WGT_F16 || db == WGT_BF16;
     if (mode == 1 && !half) return 0;
+    /* f16: an f16 operand and no bf16 (bf16 values past f16's range would become infinities) */
+    if (mode == 4 && (!(da == WGT_F16 || db == WGT_F16) || da == WGT_BF16 || db == WGT_BF16)) return 0;
     if (!op_is_float(da) || !op_is_float(db)) return 0;
     const wgt_adapter_info *info = wgt_gpu_info(ctx);
     if (!wgt_gpu_has_f16(ctx)) return 0;
