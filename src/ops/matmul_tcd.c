@@ -23,6 +23,7 @@
 
 #define TCD_DEFAULT "0"
 #define TCD_FRAG 16 /* 16 x 16 x 16 fragments: the fastest shape bench/tc_peak.c measured */
+#define TCD_TILE "2x2:2x2:0" /* the default tile (WGT_MATMUL_TCD_TILE's form) */
 
 typedef struct tcd_tile {
     int fm, fn, sgr, sgc, sgs, mode, bk;
@@ -63,17 +64,25 @@ static int tcd_fits(wgt_context *ctx, const tcd_tile *t)
     return t->bk % TCD_FRAG == 0 && (bm * t->bk / ew) % nt == 0 && (bn * t->bk / ew) % nt == 0;
 }
 
-/* 2 x 2 fragments a subgroup, 2 x 2 subgroups: 64 x 64 outputs a workgroup, fragments from storage */
+/* FMxFN:SGRxSGC[:MODE[:BK]] into *t when valid and fitting the device; 0 otherwise */
+static int tcd_parse(wgt_context *ctx, const char *v, tcd_tile *t)
+{
+    int fm, fn, r, c, mode = 0, bk = 32;
+    if (!v || sscanf(v, "%dx%d:%dx%d:%d:%d", &fm, &fn, &r, &c, &mode, &bk) < 4 || fm < 1 || fn < 1 || r < 1 || c < 1 ||
+        fm * fn > 16 || r * c * t->sgs > 1024 || mode < 0 || mode > 4 || (bk != 16 && bk != 32 && bk != 64))
+        return 0;
+    tcd_tile f = {fm, fn, r, c, t->sgs, mode, bk};
+    if (!tcd_fits(ctx, &f)) return 0;
+    *t = f;
+    return 1;
+}
+
+/* WGT_MATMUL_TCD_TILE, else TCD_TILE, else 2 x 2 fragments a subgroup in 2 x 2 subgroups with
+ * fragments from storage (fits every device with 16x16 fragments) */
 static tcd_tile tcd_tile_of(wgt_context *ctx)
 {
     tcd_tile t = {2, 2, 2, 2, tcd_mode() == 3 ? 32 : (int)wgt_gpu_info(ctx)->limits.subgroup_max_size, 0, 32};
-    const char *v = getenv("WGT_MATMUL_TCD_TILE");
-    int fm, fn, r, c, mode = 0, bk = 32;
-    if (v && sscanf(v, "%dx%d:%dx%d:%d:%d", &fm, &fn, &r, &c, &mode, &bk) >= 4 && fm >= 1 && fn >= 1 && r >= 1 &&
-        c >= 1 && fm * fn <= 16 && r * c * t.sgs <= 1024 && mode >= 0 && mode <= 4 && (bk == 16 || bk == 32 || bk == 64)) {
-        tcd_tile f = {fm, fn, r, c, t.sgs, mode, bk};
-        if (tcd_fits(ctx, &f)) t = f;
-    }
+    if (!tcd_parse(ctx, getenv("WGT_MATMUL_TCD_TILE"), &t)) tcd_parse(ctx, TCD_TILE, &t);
     return t;
 }
 
