@@ -16,7 +16,8 @@
 //   2  the same staged by 4-byte loads (array<u32>);
 //   3  as 2, double-buffered: the next slab's loads held in registers during the products, 1 barrier;
 //   4  as 1, double-buffered.
-// Staged modes need A's and B's rows and offsets in whole words and p.K a multiple of BK.
+// p.K is a multiple of BK in every mode; staged modes need A's and B's rows and offsets in whole
+// words.
 // A split along k (p.tpr != 0): workgroup z sums k in [z * p.tpr, (z + 1) * p.tpr) into rows z * M ..
 // of out (matmul.c's combine adds them).
 // The prelude (matmul_tcd.c) holds the enables, SGS, SGR, SGC, FM, FN, SM, SN, SK, MODE, BK, NBUF,
@@ -82,6 +83,43 @@ fn stash(buf: u32, t: u32) {
     }
 }
 
+// The fragments of A (row block i of the subgroup's) and B (column block j) at k + kk: from storage,
+// or from buffer buf of the staged slab.
+fn load_a(i: u32, m0: u32, sm0: u32, k: u32, kk: u32, buf: u32) -> LEFT {
+    if (STAGED) { return frag_as((buf * BM + sm0 + i * SM) * LDS + kk, LDS); }
+    return frag_a(p.off_a + (m0 + i * SM) * p.sam + k + kk, p.sam);
+}
+fn load_b(j: u32, n0: u32, sn0: u32, k: u32, kk: u32, buf: u32) -> RIGHT {
+    if (STAGED) { return frag_bs((buf * BN + sn0 + j * SN) * LDS + kk, LDS); }
+    return frag_b(p.off_b + (n0 + j * SN) * p.sbn + k + kk, p.sbn);
+}
+
+// Accumulator (i, j) into out: straight from the fragment for whole tiles without alpha, beta or C,
+// else through the subgroup's part of Cs with the epilogue (whole is uniform in the workgroup).
+fn emit(c: ACC, i: u32, j: u32, m0: u32, n0: u32, sg: u32, lane: u32, zrow: u32, whole: bool) {
+    if (whole) {
+        frag_store_out(c, (zrow + m0 + i * SM) * p.ldo + p.n0 + n0 + j * SN, p.ldo);
+        return;
+    }
+    frag_store_cs(c, sg * SM * SN);
+    workgroupBarrier();
+    for (var q = 0u; q < CE; q++) {
+        let e = lane + q * SGS;
+        let m = m0 + i * SM + e / SN;
+        let n = n0 + j * SN + e % SN;
+        if (m < p.M && n < p.N) {
+            var v = p.alpha * Cs[sg * SM * SN + e];
+            if (p.has_c != 0u) { v = v + p.beta * ldC(p.off_c + m * p.scm + n * p.scn); }
+            out[(zrow + m) * p.ldo + p.n0 + n] = v;
+        }
+    }
+    workgroupBarrier();
+}
+
+// The accumulators and fragments are named variables, not arrays: an array of subgroup matrices
+// indexed in a loop the driver does not unroll lives in local memory (bench/results/h200/
+// tcd-staged-2026-12-03: staging alone left the products at the register tiles' rate). FM and FN
+// are at most 4; the branches on them are constant.
 @compute @workgroup_size(NT)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let sg = lid / SGS;
@@ -94,81 +132,99 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     var k_lo = 0u;
     var k_hi = p.K;
     if (p.tpr != 0u) { k_lo = wid.z * p.tpr; k_hi = min(p.K, k_lo + p.tpr); }
-    var acc: array<ACC, FM * FN>;
-    for (var f = 0u; f < FM * FN; f++) { acc[f] = frag_zero(); }
-    if (!STAGED) {
-        for (var k = k_lo; k < k_hi; k += SK) {
-            var bf: array<RIGHT, FN>;
-            for (var j = 0u; j < FN; j++) {
-                bf[j] = frag_b(p.off_b + (n0 + j * SN) * p.sbn + k, p.sbn);
-            }
-            for (var i = 0u; i < FM; i++) {
-                let af = frag_a(p.off_a + (m0 + i * SM) * p.sam + k, p.sam);
-                for (var j = 0u; j < FN; j++) { acc[i * FN + j] = frag_mma(af, bf[j], acc[i * FN + j]); }
-            }
-        }
-    } else if (NBUF == 1u) {
-        for (var k = k_lo; k < k_hi; k += BK) {
-            workgroupBarrier();
-            fetch(wid.y * BM, wid.x * BN, k, lid);
-            stash(0u, lid);
-            workgroupBarrier();
-            for (var kk = 0u; kk < BK; kk += SK) {
-                var bf: array<RIGHT, FN>;
-                for (var j = 0u; j < FN; j++) { bf[j] = frag_bs((sn0 + j * SN) * LDS + kk, LDS); }
-                for (var i = 0u; i < FM; i++) {
-                    let af = frag_as((sm0 + i * SM) * LDS + kk, LDS);
-                    for (var j = 0u; j < FN; j++) { acc[i * FN + j] = frag_mma(af, bf[j], acc[i * FN + j]); }
-                }
-            }
-        }
-    } else {
-        var buf = 0u;
+    var c00 = frag_zero();
+    var c01 = frag_zero();
+    var c02 = frag_zero();
+    var c03 = frag_zero();
+    var c10 = frag_zero();
+    var c11 = frag_zero();
+    var c12 = frag_zero();
+    var c13 = frag_zero();
+    var c20 = frag_zero();
+    var c21 = frag_zero();
+    var c22 = frag_zero();
+    var c23 = frag_zero();
+    var c30 = frag_zero();
+    var c31 = frag_zero();
+    var c32 = frag_zero();
+    var c33 = frag_zero();
+    var b0 = RIGHT();
+    var b1 = RIGHT();
+    var b2 = RIGHT();
+    var b3 = RIGHT();
+    var buf = 0u;
+    if (STAGED && NBUF == 2u) {
         if (k_lo < k_hi) {
             fetch(wid.y * BM, wid.x * BN, k_lo, lid);
             stash(0u, lid);
         }
         workgroupBarrier();
-        for (var k = k_lo; k < k_hi; k += BK) {
-            let more = k + BK < k_hi;
-            if (more) { fetch(wid.y * BM, wid.x * BN, k + BK, lid); }
-            for (var kk = 0u; kk < BK; kk += SK) {
-                var bf: array<RIGHT, FN>;
-                for (var j = 0u; j < FN; j++) { bf[j] = frag_bs((buf * BN + sn0 + j * SN) * LDS + kk, LDS); }
-                for (var i = 0u; i < FM; i++) {
-                    let af = frag_as((buf * BM + sm0 + i * SM) * LDS + kk, LDS);
-                    for (var j = 0u; j < FN; j++) { acc[i * FN + j] = frag_mma(af, bf[j], acc[i * FN + j]); }
-                }
+    }
+    for (var k = k_lo; k < k_hi; k += BK) {
+        let more = k + BK < k_hi;
+        if (STAGED && NBUF == 1u) {
+            workgroupBarrier();
+            fetch(wid.y * BM, wid.x * BN, k, lid);
+            stash(0u, lid);
+            workgroupBarrier();
+        }
+        if (STAGED && NBUF == 2u && more) { fetch(wid.y * BM, wid.x * BN, k + BK, lid); }
+        for (var kk = 0u; kk < BK; kk += SK) {
+            if (FN > 0u) { b0 = load_b(0u, n0, sn0, k, kk, buf); }
+            if (FN > 1u) { b1 = load_b(1u, n0, sn0, k, kk, buf); }
+            if (FN > 2u) { b2 = load_b(2u, n0, sn0, k, kk, buf); }
+            if (FN > 3u) { b3 = load_b(3u, n0, sn0, k, kk, buf); }
+            if (FM > 0u) {
+                let a0 = load_a(0u, m0, sm0, k, kk, buf);
+                if (FN > 0u) { c00 = frag_mma(a0, b0, c00); }
+                if (FN > 1u) { c01 = frag_mma(a0, b1, c01); }
+                if (FN > 2u) { c02 = frag_mma(a0, b2, c02); }
+                if (FN > 3u) { c03 = frag_mma(a0, b3, c03); }
             }
+            if (FM > 1u) {
+                let a1 = load_a(1u, m0, sm0, k, kk, buf);
+                if (FN > 0u) { c10 = frag_mma(a1, b0, c10); }
+                if (FN > 1u) { c11 = frag_mma(a1, b1, c11); }
+                if (FN > 2u) { c12 = frag_mma(a1, b2, c12); }
+                if (FN > 3u) { c13 = frag_mma(a1, b3, c13); }
+            }
+            if (FM > 2u) {
+                let a2 = load_a(2u, m0, sm0, k, kk, buf);
+                if (FN > 0u) { c20 = frag_mma(a2, b0, c20); }
+                if (FN > 1u) { c21 = frag_mma(a2, b1, c21); }
+                if (FN > 2u) { c22 = frag_mma(a2, b2, c22); }
+                if (FN > 3u) { c23 = frag_mma(a2, b3, c23); }
+            }
+            if (FM > 3u) {
+                let a3 = load_a(3u, m0, sm0, k, kk, buf);
+                if (FN > 0u) { c30 = frag_mma(a3, b0, c30); }
+                if (FN > 1u) { c31 = frag_mma(a3, b1, c31); }
+                if (FN > 2u) { c32 = frag_mma(a3, b2, c32); }
+                if (FN > 3u) { c33 = frag_mma(a3, b3, c33); }
+            }
+        }
+        if (STAGED && NBUF == 2u) {
             if (more) { stash(1u - buf, lid); }
             workgroupBarrier();
             buf = 1u - buf;
         }
     }
     let zrow = wid.z * p.M; // a slice of a split k: its own rows of out
-    // Whole workgroup tiles without alpha, beta or C: fragments straight into out (uniform test).
-    if (p.has_c == 0u && p.alpha == 1.0 && (wid.y + 1u) * BM <= p.M && (wid.x + 1u) * BN <= p.N) {
-        for (var f = 0u; f < FM * FN; f++) {
-            let m = m0 + (f / FN) * SM;
-            let n = n0 + (f % FN) * SN;
-            frag_store_out(acc[f], (zrow + m) * p.ldo + p.n0 + n, p.ldo);
-        }
-        return;
-    }
-    // Else one fragment at a time through the subgroup's part of Cs, written with the epilogue.
-    for (var f = 0u; f < FM * FN; f++) {
-        frag_store_cs(acc[f], sg * SM * SN);
-        workgroupBarrier();
-        for (var q = 0u; q < CE; q++) {
-            let e = lane + q * SGS;
-            let m = m0 + (f / FN) * SM + e / SN;
-            let n = n0 + (f % FN) * SN + e % SN;
-            if (m < p.M && n < p.N) {
-                var v = p.alpha * Cs[sg * SM * SN + e];
-                if (p.has_c != 0u) { v = v + p.beta * ldC(p.off_c + m * p.scm + n * p.scn); }
-                out[(zrow + m) * p.ldo + p.n0 + n] = v;
-            }
-        }
-        workgroupBarrier();
-    }
+    let whole = p.has_c == 0u && p.alpha == 1.0 && (wid.y + 1u) * BM <= p.M && (wid.x + 1u) * BN <= p.N;
+    if (FM > 0u && FN > 0u) { emit(c00, 0u, 0u, m0, n0, sg, lane, zrow, whole); }
+    if (FM > 0u && FN > 1u) { emit(c01, 0u, 1u, m0, n0, sg, lane, zrow, whole); }
+    if (FM > 0u && FN > 2u) { emit(c02, 0u, 2u, m0, n0, sg, lane, zrow, whole); }
+    if (FM > 0u && FN > 3u) { emit(c03, 0u, 3u, m0, n0, sg, lane, zrow, whole); }
+    if (FM > 1u && FN > 0u) { emit(c10, 1u, 0u, m0, n0, sg, lane, zrow, whole); }
+    if (FM > 1u && FN > 1u) { emit(c11, 1u, 1u, m0, n0, sg, lane, zrow, whole); }
+    if (FM > 1u && FN > 2u) { emit(c12, 1u, 2u, m0, n0, sg, lane, zrow, whole); }
+    if (FM > 1u && FN > 3u) { emit(c13, 1u, 3u, m0, n0, sg, lane, zrow, whole); }
+    if (FM > 2u && FN > 0u) { emit(c20, 2u, 0u, m0, n0, sg, lane, zrow, whole); }
+    if (FM > 2u && FN > 1u) { emit(c21, 2u, 1u, m0, n0, sg, lane, zrow, whole); }
+    if (FM > 2u && FN > 2u) { emit(c22, 2u, 2u, m0, n0, sg, lane, zrow, whole); }
+    if (FM > 2u && FN > 3u) { emit(c23, 2u, 3u, m0, n0, sg, lane, zrow, whole); }
+    if (FM > 3u && FN > 0u) { emit(c30, 3u, 0u, m0, n0, sg, lane, zrow, whole); }
+    if (FM > 3u && FN > 1u) { emit(c31, 3u, 1u, m0, n0, sg, lane, zrow, whole); }
+    if (FM > 3u && FN > 2u) { emit(c32, 3u, 2u, m0, n0, sg, lane, zrow, whole); }
+    if (FM > 3u && FN > 3u) { emit(c33, 3u, 3u, m0, n0, sg, lane, zrow, whole); }
 }

@@ -69,7 +69,7 @@ static int tcd_parse(wgt_context *ctx, const char *v, tcd_tile *t)
 {
     int fm, fn, r, c, mode = 0, bk = 32;
     if (!v || sscanf(v, "%dx%d:%dx%d:%d:%d", &fm, &fn, &r, &c, &mode, &bk) < 4 || fm < 1 || fn < 1 || r < 1 || c < 1 ||
-        fm * fn > 16 || r * c * t->sgs > 1024 || mode < 0 || mode > 4 || (bk != 16 && bk != 32 && bk != 64))
+        fm > 4 || fn > 4 || r * c * t->sgs > 1024 || mode < 0 || mode > 4 || (bk != 16 && bk != 32 && bk != 64))
         return 0;
     tcd_tile f = {fm, fn, r, c, t->sgs, mode, bk};
     if (!tcd_fits(ctx, &f)) return 0;
@@ -219,7 +219,7 @@ wgt_status op_matmul_tcd(wgt_context *ctx, const mm_params *p, const wgt_binding
     tcd_tile t = tcd_tile_of(ctx);
     uint32_t bm = (uint32_t)(t.sgr * t.fm * TCD_FRAG), bn = (uint32_t)(t.sgc * t.fn * TCD_FRAG);
     /* k whole slabs (staged) or fragments; a split's slices are whole 64s (mm_split_k) */
-    uint32_t kstep = t.mode ? (uint32_t)t.bk : TCD_FRAG;
+    uint32_t kstep = (uint32_t)t.bk; /* matmul_tcd.wgsl's k loop steps BK in every mode */
     uint32_t kp = round_up(p->K, kstep), mp = round_up(p->M, bm), np = round_up(p->N, bn);
     uint32_t ew = (uint32_t)tcd_ew(t.mode);
     int64_t slices = tcd_split((int64_t)(mp / bm) * (np / bn), kp);
