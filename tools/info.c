@@ -102,7 +102,7 @@ static void print_env_help(FILE *f)
             "                                along m) [0]\n"
             "  WGT_MATMUL_TILE_UNROLL=0|1    1: those tiles' sums as named registers, the products spelled\n"
             "                                out (no array for the driver to unroll), and 128 x 96 / 128 x\n"
-            "                                128 (8 x 8 an invocation) tiles for large products [0]\n"
+            "                                128 (8 x 8 an invocation) tiles for large products [1]\n"
             "  WGT_SDPA_FWD=training|products|kernel  f32 attention over several query rows, no mask or\n"
             "                                window, as q k^T, a softmax row kernel and P v through the\n"
             "                                register tiles: training: where autograd records it; products:\n"

@@ -7,7 +7,8 @@
  *    for 5 .. 64 rows (batch 1) matmul_rows.c's kernel instead (several sequences' decode step);
  *  - src/kernels/matmul.wgsl otherwise: 64x64 or 128x128 tiles in workgroup memory;
  *  - src/kernels/matmul_regs.wgsl instead, by default (WGT_MATMUL_TILE=0 turns it off; regs_choose):
- *    register tiles of 8 x 4 outputs an invocation, 16-byte loads of operands
+ *    register tiles of 8 x 4 or 8 x 8 outputs an invocation (large products: 128 x 96 / 128 x 128
+ *    tiles with named sums, WGT_MATMUL_TILE_UNROLL), 16-byte loads of operands
  *    contiguous in k or in m / n (every transposition the trainer makes), two stages;
  *  - src/kernels/matmul_tc.wgsl instead where the device has subgroup matrices with f16 operands
  *    and f32 results (the tensor cores) and WGT_MATMUL_TC's policy takes the product (tc_mode):
@@ -386,9 +387,11 @@ static int regs_tn_small(int la)
 }
 
 /* WGT_MATMUL_TILE_UNROLL (unset: MM_UNROLL_DEFAULT): 1 tries regs_big's tile first (matmul_regs.wgsl's
- * entry `unrolled`: the sums as named vec4s, regs_acc_gen), and a tile WGT_MATMUL_TILE forces runs
- * that entry too; 0: `main` (an array of sums) for every tile. */
-#define MM_UNROLL_DEFAULT "0"
+ * entry `unrolled`: the sums as named vec4s, op_wgsl_tile_sums), and a tile WGT_MATMUL_TILE forces runs
+ * that entry too; 0: `main` (an array of sums) for every tile. On by default since it won every
+ * round on the H200 (bench/results/h200/sgemm3_ab.txt): GPT-2 small training 28,043 / 27,861 ->
+ * 30,104 / 30,339 tok/s, Qwen2.5-0.5B f16 prefill 512 23,053 / 23,300 -> 24,014 / 24,103. */
+#define MM_UNROLL_DEFAULT "1"
 static int regs_unroll(void)
 {
     const char *v = getenv("WGT_MATMUL_TILE_UNROLL");

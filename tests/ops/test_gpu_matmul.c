@@ -367,7 +367,11 @@ int main(void)
     linear_cases();
     addmm_cases();
     int_cases();
+    /* the forced tiles through matmul_regs.wgsl's `main` (the array of sums: WGT_MATMUL_TILE_UNROLL=0);
+     * test_gpu_matmul_unroll runs them through `unrolled`, the default */
+    setenv("WGT_MATMUL_TILE_UNROLL", "0", 1);
     vec_cases(all_tiles, sizeof all_tiles / sizeof all_tiles[0]);
+    unsetenv("WGT_MATMUL_TILE_UNROLL");
     /* the general cases (odd sizes: one element a load; NaN, empty, batches) through matmul_regs.wgsl */
     setenv("WGT_MATMUL_TILE", "auto", 1);
     matmul_cases();

@@ -3,7 +3,8 @@
  * (src/cpu/matmul.c): each tile it runs, forced (WGT_MATMUL_TILE), over every load mode (A along k
  * or m in 16-byte words, B along n or k, one element a load for odd sizes), f16 / bf16 operands,
  * a batch, partial tiles and the k split; then its own choice (regs_big: 128 x 96 where A is read
- * along k, 128 x 128 where along m or by elements, from 132 tiles on) on products that large.
+ * along k, 128 x 128 where along m or by elements, from 132 tiles on) on products that large, and
+ * those products again with the variable 0 (the opt-out: `main`'s array of sums).
  * Tolerances as test_gpu_matmul's: f32 sums in another order than the reference's doubles, about
  * K * 2^-24 relative to sum |a||b|: atol 1e-4 + rtol 1e-4 for unit-range inputs (K <= 2048);
  * f16 / bf16 results one ulp (rtol 2e-3 / 1.6e-2). */
@@ -106,10 +107,10 @@ static void big_cases(void)
     pair at0 = make(WGT_F32, 2, (int64_t[]){8, 1536}), at = test_pair_transposed(&at0, 0, 1);
     pair bw = make(WGT_F32, 2, (int64_t[]){8, 1408});
     pair oa = make(WGT_F32, 2, (int64_t[]){1536, 7}), ob = make(WGT_F32, 2, (int64_t[]){7, 1408});
-    check_matmul("unrolled, auto: [1536,8]x[8,1056] (128 x 96)", &a, &b);
-    check_linear("unrolled, auto: linear [1536,8] [1056,8] (128 x 96)", &a, &w);
-    check_matmul("unrolled, auto: [8,1536]^T x [8,1408] (128 x 128)", &at, &bw);
-    check_matmul("unrolled, auto: [1536,7]x[7,1408] (128 x 128, elements)", &oa, &ob);
+    check_matmul("auto: [1536,8]x[8,1056] (128 x 96)", &a, &b);
+    check_linear("auto: linear [1536,8] [1056,8] (128 x 96)", &a, &w);
+    check_matmul("auto: [8,1536]^T x [8,1408] (128 x 128)", &at, &bw);
+    check_matmul("auto: [1536,7]x[7,1408] (128 x 128, elements)", &oa, &ob);
     wgt_tensor_free(at.d);
     test_pair_drop(&a), test_pair_drop(&b), test_pair_drop(&w), test_pair_drop(&at0), test_pair_drop(&bw);
     test_pair_drop(&oa), test_pair_drop(&ob);
@@ -123,6 +124,9 @@ int main(void)
     /* regs_big's two tiles (384 invocations: where the device allows), a smaller one of each shape */
     const char *tiles[] = {"128x96x8:8x4", "128x128x8:8x8", "64x64x8:8x4", "32x32x8:4x4"};
     for (size_t i = 0; i < sizeof tiles / sizeof tiles[0]; i++) tile_cases(tiles[i]);
+    big_cases();
+    /* the opt-out (0): regs_big's products through `main`'s tiles, the array of sums */
+    setenv("WGT_MATMUL_TILE_UNROLL", "0", 1);
     big_cases();
     unsetenv("WGT_MATMUL_TILE_UNROLL");
     wgt_context_free(ctx);
