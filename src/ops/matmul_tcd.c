@@ -21,9 +21,13 @@
 
 #include "ops/matmul_tcd.h"
 
-#define TCD_DEFAULT "0"
+/* H200, 2026-12-03, two alternated rounds: Qwen2.5-0.5B f16 prefill 512 22,970 / 22,395 -> 49,143 /
+ * 44,324 tok/s, Llama-3.2-1B 11,379 / 11,389 -> 13,518 / 34,459 (bench/results/h200/tcd-staged-2026-12-03) */
+#define TCD_DEFAULT "f16"
 #define TCD_FRAG 16 /* 16 x 16 x 16 fragments: the fastest shape bench/tc_peak.c measured */
-#define TCD_TILE "2x2:2x2:0" /* the default tile (WGT_MATMUL_TCD_TILE's form) */
+/* the default tile (WGT_MATMUL_TCD_TILE's form): 128 x 128 outputs in 8 subgroups of 4 x 2 fragments,
+ * k slabs of 32 staged by 4-byte loads, double-buffered (the best of five on the H200) */
+#define TCD_TILE "4x2:2x4:3:32"
 
 typedef struct tcd_tile {
     int fm, fn, sgr, sgc, sgs, mode, bk;

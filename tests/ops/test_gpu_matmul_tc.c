@@ -196,6 +196,7 @@ static void cases(const char *tag, int full)
 int main(void)
 {
     unsetenv("WGT_MATMUL_SPLIT_K"); /* on by default */
+    setenv("WGT_MATMUL_TCD", "0", 1); /* matmul_tc's cases first (matmul_tcd takes f16 products by default) */
     setenv("WGT_MATMUL_TC_QUANT", "1", 1); /* qlinear through the tiles too (opt-in) */
     MUST(wgt_context_create(NULL, &ctx));
     wgt_adapter_info info;
