@@ -9,7 +9,8 @@ out=$(WGT_BACKEND=vulkan WGT_PROFILE=1 "$wgt" generate -m "$root/models/bible-ll
       --ignore-eos --print-ids 2>&1 >/dev/null)
 echo "$out"
 total=$(sed -n 's/^kernel profile: \([0-9]*\) dispatches.*/\1/p' <<<"$out")
-sum=$(awk '/^  [a-z_]+ +[0-9]+ / {s += $2} END {print s + 0}' <<<"$out")
+# a row: the kernel's name (digits, and for fused kernels ':' '+' '>', may be in it), then its calls
+sum=$(awk '/^  [a-z][^ ]* +[0-9]+ +[0-9.]+ / {s += $2} END {print s + 0}' <<<"$out")
 if [ -z "$total" ] || [ "$total" -lt 10 ] || [ "$sum" != "$total" ]; then
     echo "FAIL: profile table missing or calls ($sum) do not add up to the dispatches ($total)"; fail=1
 fi
