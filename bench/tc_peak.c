@@ -35,20 +35,6 @@ static wgt_status one(void *arg)
     return wgt_gpu_dispatch(r->ctx, r->k, NULL, 0, &r->out, 1, r->groups, 1, 1);
 }
 
-static char *read_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = n >= 0 ? malloc((size_t)n + 1) : NULL;
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) s[0] = 0;
-    if (s) s[n] = 0;
-    fclose(f);
-    return s;
-}
-
 /* ---- --gemm: bench/tc_gemm.wgsl ------------------------------------------------------------------ */
 
 typedef struct gemm_cfg {
@@ -123,7 +109,7 @@ static double gemm_seconds(wgt_context *ctx, gemm_run *r)
 static int run_gemm(wgt_context *ctx, const char *path, int emulate, double budget, int force_sgs, const char *only)
 {
     double t_start = wgt_now_seconds();
-    char *file = read_file(path);
+    char *file = wgt_gpu_read_text(path);
     if (!file) {
         fprintf(stderr, "%s: cannot read\n", path);
         return 1;
@@ -272,7 +258,7 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    char *body = read_file(path);
+    char *body = wgt_gpu_read_text(path);
     if (!body) {
         fprintf(stderr, "%s: cannot read (run from the repository root or give --wgsl)\n", path);
         return 1;

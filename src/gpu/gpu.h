@@ -252,6 +252,10 @@ void wgt_gpu_test_avoid_barriers(wgt_context *ctx, int on);
 /* Loader (loader.c). */
 wgt_status wgt_wgpu_load(const char *path);
 
+/* A whole file as a NUL-terminated string (malloc'd), NULL when it cannot be read (kernel.c: WGSL
+ * from WGT_KERNEL_DIR; benchmarks reading their own .wgsl). */
+char *wgt_gpu_read_text(const char *path);
+
 /* Buffers (pool.c). */
 wgt_status wgt_gpu_alloc(wgt_context *ctx, uint64_t bytes, wgt_buffer **out);
 void wgt_gpu_release(wgt_context *ctx, wgt_buffer *buffer);

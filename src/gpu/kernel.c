@@ -12,7 +12,7 @@ typedef struct embedded_kernel {
 } embedded_kernel;
 extern const embedded_kernel wgt_embedded_kernels[];
 
-static char *read_file(const char *path)
+char *wgt_gpu_read_text(const char *path)
 {
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
@@ -43,7 +43,7 @@ static const char *kernel_text(const char *dir, const char *name)
             if (!strcmp(disk_kernels[i].name, name)) return disk_kernels[i].source;
         char path[1024];
         snprintf(path, sizeof path, "%s/%s.wgsl", dir, name);
-        char *s = read_file(path);
+        char *s = wgt_gpu_read_text(path);
         if (s && n_disk_kernels < 128) {
             snprintf(disk_kernels[n_disk_kernels].name, 64, "%s", name);
             disk_kernels[n_disk_kernels++].source = s;
