@@ -991,9 +991,10 @@ static wgt_status seg_submit(wgt_context *ctx, WGPUCommandEncoder enc)
     return wgt_ctx_check(ctx);
 }
 
-static void end_pass(WGPUComputePassEncoder *pass)
+static void end_pass(wgt_context *ctx, WGPUComputePassEncoder *pass)
 {
     if (!*pass) return;
+    wgt_prof_pass_end(ctx);
     wgt_W.ComputePassEncoderEnd(*pass);
     wgt_W.ComputePassEncoderRelease(*pass);
     *pass = NULL;
@@ -1052,15 +1053,23 @@ wgt_status wgt_gpu_graph_replay(wgt_gpu_graph *g, const wgt_gpu_copy_cmd *pre, i
         const gcmd *c = &g->cmds[i];
         if (c->kind == CMD_NONE) continue;
         if (c->kind == CMD_DISPATCH) {
-            int timed = prof && !wgt_prof_full(ctx);
+            int per_pass = wgt_prof_by_pass(ctx); /* WGT_PROFILE=pass: the replay's passes timed whole */
+            int timed = prof && !per_pass && !wgt_prof_full(ctx);
             if (timed) {
-                end_pass(&pass);
+                end_pass(ctx, &pass);
                 WGPUPassTimestampWrites tw;
                 wgt_prof_slot(ctx, c->kernel, &c->cost, wgt_prof_bound_bytes(c->b, c->n), &tw);
                 WGPUComputePassDescriptor d = {NULL, {c->kernel->name, WGPU_STRLEN}, &tw};
                 pass = wgt_W.CommandEncoderBeginComputePass(enc, &d);
             }
+            if (!pass && per_pass && !wgt_prof_full(ctx)) {
+                WGPUPassTimestampWrites tw;
+                wgt_prof_pass_slot(ctx, &tw);
+                WGPUComputePassDescriptor d = {NULL, {"wgt replay pass", WGPU_STRLEN}, &tw};
+                pass = wgt_W.CommandEncoderBeginComputePass(enc, &d);
+            }
             if (!pass) pass = wgt_W.CommandEncoderBeginComputePass(enc, NULL);
+            if (per_pass) wgt_prof_pass_dispatch(ctx, &c->cost, wgt_prof_bound_bytes(c->b, c->n));
             wgt_W.ComputePassEncoderSetPipeline(pass, c->kernel->pipeline);
             if (c->kernel->has_uniform) {
                 uint32_t offset = c->slot * WGT_UNIFORM_SLOT;
@@ -1069,10 +1078,10 @@ wgt_status wgt_gpu_graph_replay(wgt_gpu_graph *g, const wgt_gpu_copy_cmd *pre, i
                 wgt_W.ComputePassEncoderSetBindGroup(pass, 0, g->groups[c->group], 0, NULL);
             wgt_W.ComputePassEncoderDispatchWorkgroups(pass, c->gx, c->gy, c->gz);
             ctx->stats.dispatches++;
-            if (timed) end_pass(&pass);
+            if (timed) end_pass(ctx, &pass);
             continue;
         }
-        end_pass(&pass);
+        end_pass(ctx, &pass);
         if (c->kind == CMD_READ) {
             if ((st = seg_read(g, enc, c, segment++))) return st;
             enc = seg_encoder(ctx, submit, prof);
@@ -1082,7 +1091,7 @@ wgt_status wgt_gpu_graph_replay(wgt_gpu_graph *g, const wgt_gpu_copy_cmd *pre, i
             wgt_W.CommandEncoderCopyBufferToBuffer(enc, c->kind == CMD_UPLOAD ? g->const_buf : c->src->handle,
                                                    c->src_offset, c->dst->handle, c->dst_offset, c->bytes);
     }
-    end_pass(&pass);
+    end_pass(ctx, &pass);
     if (!submit) return wgt_ctx_check(ctx);
     return seg_submit(ctx, enc);
 }

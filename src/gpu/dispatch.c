@@ -98,6 +98,7 @@ static void ensure_encoder(wgt_context *ctx)
 static void end_pass(wgt_context *ctx)
 {
     if (ctx->pass) {
+        if (ctx->prof) wgt_prof_pass_end(ctx);
         wgt_W.ComputePassEncoderEnd(ctx->pass);
         wgt_W.ComputePassEncoderRelease(ctx->pass);
         ctx->pass = NULL;
@@ -314,16 +315,24 @@ wgt_status wgt_gpu_dispatch(wgt_context *ctx, const wgt_kernel *k, const void *p
         wgt_prof_full(ctx))
         if ((st = wgt_gpu_flush(ctx))) return st;
 
-    WGPUBindGroup group;
+    WGPUBindGroup group = NULL;
     if ((st = bind_group(ctx, k, bs, n, &group))) return st;
     ensure_encoder(ctx);
-    if (ctx->prof) { /* a time-stamped pass of its own */
+    int per_pass = wgt_prof_by_pass(ctx);
+    if (ctx->prof && !per_pass) { /* a time-stamped pass of its own */
         end_pass(ctx);
         WGPUPassTimestampWrites tw;
         wgt_prof_slot(ctx, k, &cost, wgt_prof_bound_bytes(bs, n), &tw);
         WGPUComputePassDescriptor d = {NULL, {k->name, WGPU_STRLEN}, &tw};
         ctx->pass = wgt_W.CommandEncoderBeginComputePass(ctx->encoder, &d);
     }
+    if (!ctx->pass && per_pass) { /* WGT_PROFILE=pass: the pass's start and end time-stamped */
+        WGPUPassTimestampWrites tw;
+        wgt_prof_pass_slot(ctx, &tw);
+        WGPUComputePassDescriptor d = {NULL, {"wgt pass", WGPU_STRLEN}, &tw};
+        ctx->pass = wgt_W.CommandEncoderBeginComputePass(ctx->encoder, &d);
+    }
+    if (per_pass) wgt_prof_pass_dispatch(ctx, &cost, wgt_prof_bound_bytes(bs, n));
     if (!ctx->pass) ctx->pass = wgt_W.CommandEncoderBeginComputePass(ctx->encoder, NULL);
     wgt_W.ComputePassEncoderSetPipeline(ctx->pass, k->pipeline);
     if (k->has_uniform) {
@@ -335,7 +344,7 @@ wgt_status wgt_gpu_dispatch(wgt_context *ctx, const wgt_kernel *k, const void *p
     } else
         wgt_W.ComputePassEncoderSetBindGroup(ctx->pass, 0, group, 0, NULL);
     wgt_W.ComputePassEncoderDispatchWorkgroups(ctx->pass, gx, gy, gz);
-    if (ctx->prof) end_pass(ctx);
+    if (ctx->prof && !per_pass) end_pass(ctx);
     ctx->batch_dispatches++;
     ctx->stats.dispatches++;
     return WGT_OK;

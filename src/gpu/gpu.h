@@ -440,6 +440,10 @@ void wgt_gpu_unpin(wgt_context *ctx, wgt_buffer *buf);
 wgt_status wgt_prof_init(wgt_context *ctx);
 void wgt_prof_destroy(wgt_context *ctx);
 int wgt_prof_full(const wgt_context *ctx);
+int wgt_prof_by_pass(const wgt_context *ctx); /* WGT_PROFILE=pass: whole passes time-stamped */
+void wgt_prof_pass_slot(wgt_context *ctx, WGPUPassTimestampWrites *tw);
+void wgt_prof_pass_dispatch(wgt_context *ctx, const wgt_dispatch_cost *c, uint64_t bound_bytes);
+void wgt_prof_pass_end(wgt_context *ctx);
 /* The timestamp writes for the next dispatch of k, whose cost is c (c->bytes 0: bound_bytes, the
  * bytes of its bound ranges, counted instead and the row marked as an estimate). */
 void wgt_prof_slot(wgt_context *ctx, const wgt_kernel *k, const wgt_dispatch_cost *c, uint64_t bound_bytes,

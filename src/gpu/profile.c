@@ -7,6 +7,9 @@
  * wgt_context_profile_print sends it. Bytes are what the op declares (wgt_gpu_cost) or else the
  * bytes of the ranges the dispatch binds: an estimate (marked ~), high when a kernel reads part
  * of a binding (a KV cache bound whole), low when it reads one twice.
+ * WGT_PROFILE=pass time-stamps whole compute passes instead (a row per number of dispatches a
+ * pass holds): a decode step's pass is then timed as it runs, every dispatch in one pass, so its
+ * GPU time a token is not inflated by a pass a dispatch (still a wait at each submit).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,15 +40,18 @@ struct wgt_profiler {
     int n_rows;
     uint64_t dispatches;
     int by_size; /* WGT_PROFILE=2: a row per kernel and bound size (call sites apart) */
+    int by_pass; /* WGT_PROFILE=pass: a pair of timestamps per compute pass */
+    int open;    /* by_pass: pair n - 1 belongs to the pass being recorded */
+    uint32_t pair_disp[PROF_PAIRS]; /* by_pass: dispatches in each pair's pass */
 };
 
 wgt_status wgt_prof_init(wgt_context *ctx)
 {
     const char *v = getenv("WGT_PROFILE");
     if (!v || !*v || !strcmp(v, "0")) return WGT_OK;
-    if (strcmp(v, "1") && strcmp(v, "2"))
+    if (strcmp(v, "1") && strcmp(v, "2") && strcmp(v, "pass"))
         return wgt_error(WGT_ERR_INVALID_ARGUMENT, "WGT_PROFILE=%s: use 1 (profile kernels), 2 (a row per kernel "
-                         "and bound bytes: call sites apart) or 0", v);
+                         "and bound bytes: call sites apart), pass (time whole compute passes) or 0", v);
     if (!ctx->info.has_timestamps) {
         fprintf(stderr, "wgt: WGT_PROFILE=1: this adapter has no timestamp queries; no kernel profile\n");
         return WGT_OK;
@@ -66,6 +72,7 @@ wgt_status wgt_prof_init(wgt_context *ctx)
         return wgt_error(WGT_ERR_GPU, "WGT_PROFILE=1: could not create the timestamp query set");
     }
     p->by_size = !strcmp(v, "2");
+    p->by_pass = !strcmp(v, "pass");
     ctx->prof = p;
     return WGT_OK;
 }
@@ -82,6 +89,46 @@ void wgt_prof_destroy(wgt_context *ctx)
 }
 
 int wgt_prof_full(const wgt_context *ctx) { return ctx->prof && ctx->prof->n == PROF_PAIRS; }
+
+int wgt_prof_by_pass(const wgt_context *ctx) { return ctx->prof && ctx->prof->by_pass; }
+
+static int row_named(wgt_profiler *p, const char *name)
+{
+    int r = 0;
+    while (r < p->n_rows && strcmp(p->rows[r].name, name)) r++;
+    if (r == p->n_rows && p->n_rows < PROF_ROWS) snprintf(p->rows[p->n_rows++].name, 64, "%s", name);
+    return r == PROF_ROWS ? PROF_ROWS - 1 : r; /* "other" past 128 rows */
+}
+
+/* WGT_PROFILE=pass: the timestamp writes of a pass about to open (its row is named when it is read). */
+void wgt_prof_pass_slot(wgt_context *ctx, WGPUPassTimestampWrites *tw)
+{
+    wgt_profiler *p = ctx->prof;
+    p->row_of[p->n] = -1;
+    p->pair_bytes[p->n] = p->pair_flops[p->n] = 0;
+    p->pair_est[p->n] = 0;
+    p->pair_disp[p->n] = 0;
+    *tw = (WGPUPassTimestampWrites){NULL, p->qs, 2 * p->n, 2 * p->n + 1};
+    p->n++;
+    p->open = 1;
+}
+
+/* WGT_PROFILE=pass: a dispatch joins the open pass (one opened without timestamps is not counted). */
+void wgt_prof_pass_dispatch(wgt_context *ctx, const wgt_dispatch_cost *c, uint64_t bound_bytes)
+{
+    wgt_profiler *p = ctx->prof;
+    if (!p->open || !p->n) return;
+    uint32_t i = p->n - 1;
+    p->pair_disp[i]++;
+    p->pair_bytes[i] += (double)(c && c->bytes ? c->bytes : bound_bytes);
+    p->pair_est[i] |= !(c && c->bytes);
+    p->pair_flops[i] += c ? c->flops : 0;
+}
+
+void wgt_prof_pass_end(wgt_context *ctx)
+{
+    if (ctx->prof) ctx->prof->open = 0;
+}
 
 uint64_t wgt_prof_bound_bytes(const wgt_binding *bs, int n)
 {
@@ -105,14 +152,10 @@ void wgt_prof_slot(wgt_context *ctx, const wgt_kernel *k, const wgt_dispatch_cos
                    WGPUPassTimestampWrites *tw)
 {
     wgt_profiler *p = ctx->prof;
-    int r = 0;
     char name[64];
     if (p->by_size) snprintf(name, sizeof name, "%.40s %.3gMB", k->name, (double)bound_bytes / 1e6);
     else snprintf(name, sizeof name, "%s", k->name);
-    while (r < p->n_rows && strcmp(p->rows[r].name, name)) r++;
-    if (r == p->n_rows && p->n_rows < PROF_ROWS) snprintf(p->rows[p->n_rows++].name, 64, "%s", name);
-    if (r == PROF_ROWS) r = PROF_ROWS - 1; /* "other" past 128 kernels */
-    p->row_of[p->n] = (int16_t)r;
+    p->row_of[p->n] = (int16_t)row_named(p, name);
     p->pair_bytes[p->n] = (double)(c && c->bytes ? c->bytes : bound_bytes);
     p->pair_est[p->n] = !(c && c->bytes);
     p->pair_flops[p->n] = c ? c->flops : 0;
@@ -136,10 +179,18 @@ wgt_status wgt_prof_after_submit(wgt_context *ctx)
     if (!p || !p->n) return WGT_OK;
     uint32_t n = p->n;
     p->n = 0;
+    p->open = 0; /* the submit ended the pass */
     const uint64_t *t = p->t;
     wgt_status st = wgt_gpu_map_copy(ctx, p->readback, 16ull * n, 0, p->t, 16ull * n, "the profiler's timestamps");
     if (st) return st;
     for (uint32_t i = 0; i < n; i++) {
+        if (p->row_of[i] < 0) { /* a whole pass: its row says how many dispatches it held */
+            char name[64];
+            snprintf(name, sizeof name, "pass of %u dispatches", p->pair_disp[i]);
+            p->row_of[i] = (int16_t)row_named(p, name);
+            p->dispatches += p->pair_disp[i]; /* for the pair's one below */
+            p->dispatches--;
+        }
         prof_row *r = &p->rows[p->row_of[i]];
         r->calls++;
         if (t[2 * i + 1] > t[2 * i]) r->ns += (double)(t[2 * i + 1] - t[2 * i]);
@@ -167,9 +218,9 @@ void wgt_context_profile_print(wgt_context *ctx, FILE *f)
     qsort(rows, (size_t)p->n_rows, sizeof *rows, by_time);
     double total = 0;
     for (int i = 0; i < p->n_rows; i++) total += rows[i].ns;
-    fprintf(f, "kernel profile: %llu dispatches, %.3f ms of GPU time (each dispatch in a pass of its own)\n",
-            (unsigned long long)p->dispatches, total / 1e6);
-    fprintf(f, "  %-28s %10s %12s %10s %7s %12s %9s %9s\n", "kernel", "calls", "total ms", "mean us", "share",
+    fprintf(f, "kernel profile: %llu dispatches, %.3f ms of GPU time (%s)\n", (unsigned long long)p->dispatches,
+            total / 1e6, p->by_pass ? "whole passes timed" : "each dispatch in a pass of its own");
+    fprintf(f, "  %-28s %10s %12s %10s %7s %12s %9s %9s\n", p->by_pass ? "pass" : "kernel", "calls", "total ms", "mean us", "share",
             "MB/call", "GB/s", "GFLOP/s");
     int any_est = 0;
     for (int i = 0; i < p->n_rows; i++) {

@@ -27,6 +27,15 @@ awk -v c="$calls" -v ms="$ms" -v mb="$mb" -v g="$gbs" -v f="$gflops" 'BEGIN {
     exit !ok }' || { echo "FAIL: fused_linear's MB/call, GB/s, GFLOP/s disagree: $row"; fail=1; }
 grep -q "^  kernel .*MB/call *GB/s *GFLOP/s" <<<"$out" || { echo "FAIL: no MB/call, GB/s, GFLOP/s columns"; fail=1; }
 grep -q "^  (~: bytes of the bound ranges" <<<"$out" || { echo "FAIL: no legend for rows without declared bytes"; fail=1; }
+# WGT_PROFILE=pass: a row per pass size ("pass of N dispatches"), whose N x calls add up to the dispatches
+out=$(WGT_BACKEND=vulkan WGT_PROFILE=pass "$wgt" generate -m "$root/models/bible-llama.gguf" --prompt-ids 1,2,3 -n 3 \
+      --ignore-eos --print-ids 2>&1 >/dev/null)
+echo "$out"
+total=$(sed -n 's/^kernel profile: \([0-9]*\) dispatches, .* (whole passes timed)$/\1/p' <<<"$out")
+sum=$(awk '/^  pass of [0-9]+ dispatches +[0-9]+ / {s += $3 * $5} END {print s + 0}' <<<"$out")
+if [ -z "$total" ] || [ "$total" -lt 10 ] || [ "$sum" != "$total" ]; then
+    echo "FAIL: WGT_PROFILE=pass: no pass table, or its passes' dispatches ($sum) do not add up to $total"; fail=1
+fi
 bad=$(WGT_PROFILE=yes "$wgt" info 2>&1)
 if [ $? = 0 ] || ! grep -q "WGT_PROFILE" <<<"$bad"; then echo "FAIL: WGT_PROFILE=yes accepted: $bad"; fail=1; fi
 [ $fail = 0 ] && echo "profile: ok"
