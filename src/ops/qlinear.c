@@ -9,6 +9,7 @@
 
 #include "ops/api.h"
 #include "ops/fused.h"
+#include "ops/matmul_tcq.h"
 #include "ops/ops.h"
 #include "tensor/record.h"
 
@@ -268,7 +269,10 @@ static wgt_status qlinear_unrecorded(const wgt_tensor *x, const wgt_tensor *w, w
         wgt_tensor *wc = NULL;
         if (!st && type == WGT_FTYPE_Q4_K && w->l.offset % 4) st = wgt_tensor_copy(w, &wc);
         int done = 0;
-        if (!st && tokens >= QL_TC_MIN_TOKENS && !op_rows_take(ctx, tokens, QL_GEMV_MAX_TOKENS + 1))
+        /* prefill on the tensor cores (matmul_tcq.c: Q8_0 / Q4_0 blocks dequantised into f16 tiles) */
+        if (!st && tokens > QL_GEMV_MAX_TOKENS && !op_rows_take(ctx, tokens, QL_GEMV_MAX_TOKENS + 1))
+            st = op_matmul_tcq(ctx, type, xc ? xc : x, wc ? wc : w, bc ? bc : bias, tokens, rows, cols, y, &done);
+        if (!st && !done && tokens >= QL_TC_MIN_TOKENS && !op_rows_take(ctx, tokens, QL_GEMV_MAX_TOKENS + 1))
             st = op_matmul_tc_quant(ctx, (int)type, xc ? xc : x, wc ? wc : w, bc ? bc : bias, tokens, rows, cols, y,
                                     &done);
         if (!st && !done)
