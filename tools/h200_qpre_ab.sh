@@ -2,6 +2,7 @@
 # Quantized prefill on the tensor cores (issue 14, helper qpre, 2026-12-03): src/kernels/matmul_tcq.wgsl
 # (WGT_QLINEAR_TC=1) against qlinear.wgsl's f32 tiles (WGT_QLINEAR_TC=0, the default: main's path),
 # the same binary, alternated rounds, Qwen2.5-0.5B and Llama-3.2-1B Q8_0 / Q4_0 at -p 512 -n 128;
+# WGT_QLINEAR_TC=deq (the weight dequantised into an f16 copy, then matmul_tcd) as a comparator;
 # first test_gpu_qlinear_tc on the H200 (emulated tiles and the subgroup-matrix fragments against
 # the CPU dequant oracle), last a WGT_PROFILE=1 prefill table and other tiles.
 # Before (here): D (git-ignored, .devbin-qpre) holds bins.tar.xz (wgt, test_gpu_qlinear_tc,
@@ -23,6 +24,9 @@ for r in 1 2; do
     done
 done
 TAILN=24 step prof-qq8_0-after WGT_QLINEAR_TC=1 WGT_PROFILE=1 timeout 15 $W bench -m $Q --type q8_0 -p 512 -n 2
+# the comparator: each weight dequantised into an f16 copy, then matmul_tcd
+step r1-qq8_0-deq WGT_QLINEAR_TC=deq timeout 15 $W bench -m $Q --type q8_0 -p 512 -n 16
+step r1-lq8_0-deq WGT_QLINEAR_TC=deq timeout 15 $W bench -m $L --type q8_0 -p 512 -n 16
 for tile in 2x2:2x2 4x2:2x2 2x4:2x2; do
     step tile-${tile/:/-}-qq8_0 WGT_QLINEAR_TC=1 WGT_QLINEAR_TC_TILE=$tile timeout 15 $W bench -m $Q --type q8_0 -p 512 -n 16
 done

@@ -4,7 +4,9 @@
  * (no copy of it), the sums are f32, the bias is the accumulators' start value.
  * WGT_QLINEAR_TC: 0 off (qlinear.wgsl's f32 tiles), 1 on where the device has 16x16x16 f16 x f16 ->
  * f32 subgroup matrices (and WGT_MATMUL_TCD does not turn the tensor cores off), emulate (scalar
- * fragments with the same tiles where the device has shader-f16: the tests on CPU adapters);
+ * fragments with the same tiles where the device has shader-f16: the tests on CPU adapters), deq
+ * (a comparator: the weight dequantised into an f16 copy by qlinear_dequant.wgsl, a weight-sized
+ * write a product, then matmul_tcd as for f16 weights, under WGT_MATMUL_TCD's policy);
  * TCQ_DEFAULT when unset. WGT_QLINEAR_TC_TILE=FMxFN:SGRxSGC sets the fragments a subgroup and the
  * subgroups a workgroup; WGT_QLINEAR_TC_SPLIT=N forces N slices of k (0 or 1: none). */
 #include <stdio.h>
@@ -31,6 +33,7 @@ static int tcq_mode(void)
     const char *v = getenv("WGT_QLINEAR_TC");
     if (!v || !*v) v = TCQ_DEFAULT;
     if (!strcmp(v, "emulate")) return 2;
+    if (!strcmp(v, "deq")) return 3;
     return !strcmp(v, "1");
 }
 
@@ -101,6 +104,13 @@ static char *tcq_prelude(void *arg)
     return pre;
 }
 
+static char *tcq_dq_prelude(void *arg)
+{
+    char *pre = malloc(64);
+    if (pre) snprintf(pre, 64, "const FMT: u32 = %du;\n", *(const int32_t *)arg);
+    return pre;
+}
+
 /* Slices of k for `tiles` workgroups over K: about two workgroups an SM of the H200 (264) where
  * there are fewer, each at least 512 long (matmul_tcd.c's rule); 1: none. */
 static int64_t tcq_split(int64_t tiles, int64_t K)
@@ -112,14 +122,64 @@ static int64_t tcq_split(int64_t tiles, int64_t K)
     return s < most ? s : most;
 }
 
+/* WGT_QLINEAR_TC=deq: w dequantised into f16 rows [rows, cols], then op_matmul_tcd. */
+static wgt_status tcq_deq(wgt_context *ctx, wgt_ftype type, const wgt_tensor *x, const wgt_tensor *w,
+                          const wgt_tensor *bias, int64_t tokens, int64_t rows, int64_t cols, wgt_tensor *y, int *done)
+{
+    int64_t row_bytes = w->l.shape[1], n = rows * cols;
+    uint64_t limit = wgt_gpu_limits(ctx)->max_storage_buffer_binding_size;
+    if (!op_matmul_tcd_take(ctx, tokens, rows, cols, WGT_F32, WGT_F16) || (uint64_t)n * 2 + 256 > limit ||
+        (uint64_t)(tokens * cols) * 4 + 256 > limit || (uint64_t)(rows * row_bytes) + 264 > limit ||
+        (uint64_t)(tokens * rows) * 4 > limit || n > UINT32_MAX / 2)
+        return WGT_OK;
+    int32_t key = (int32_t)type;
+    wgt_kernel *k;
+    wgt_status st = wgt_gpu_kernel_keyed(ctx, "qlinear_dequant", &key, sizeof key, tcq_dq_prelude, &key, "main", NULL,
+                                         0, &k);
+    wgt_tensor *wd;
+    if (st || (st = wgt_tensor_new(ctx, WGT_F16, 1, &n, &wd))) return st;
+    wgt_binding db[2], bind[4];
+    int64_t wbase, dbase, base[3], obase;
+    if (!(st = op_bind(w, w->l.offset, w->l.offset + rows * row_bytes + 3, &db[0], &wbase)) &&
+        !(st = op_bind_all(wd, &db[1], &dbase))) {
+        uint32_t gx, gy;
+        op_grid(ctx, ((uint64_t)n / 16 + 255) / 256, &gx, &gy);
+        uint32_t dp[8] = {(uint32_t)rows, (uint32_t)cols, (uint32_t)(w->l.offset - wbase), (uint32_t)row_bytes, gx * 256,
+                          0, 0, 0};
+        wgt_gpu_cost(ctx, (uint64_t)rows * row_bytes + (uint64_t)n * 2, 0);
+        st = wgt_gpu_dispatch(ctx, k, dp, sizeof dp, db, 2, gx, gy, 1);
+    }
+    if (!st && !(st = op_bind(x, x->l.offset, x->l.offset + tokens * cols - 1, &bind[0], &base[0])) &&
+        !(st = op_bind(y, y->l.offset, y->l.offset + tokens * rows - 1, &bind[3], &obase))) {
+        bind[1] = db[1];
+        if (bias) st = op_bind(bias, bias->l.offset, bias->l.offset + rows - 1, &bind[2], &base[2]);
+        else bind[2] = bind[0], base[2] = 0;
+        mm_params p;
+        memset(&p, 0, sizeof p);
+        p.M = (uint32_t)tokens, p.N = (uint32_t)rows, p.K = (uint32_t)cols, p.batch = 1;
+        p.off_a = (uint32_t)(x->l.offset - base[0]), p.sam = (uint32_t)cols, p.sak = 1;
+        p.off_b = (uint32_t)(wd->l.offset - dbase), p.sbn = (uint32_t)cols, p.sbk = 1;
+        p.has_c = bias != NULL, p.off_c = bias ? (uint32_t)(bias->l.offset - base[2]) : 0, p.scn = 1, p.scm = 0;
+        p.alpha = 1, p.beta = 1;
+        p.bshape[0] = p.bshape[1] = p.bshape[2] = p.bshape[3] = 1;
+        p.ldo = (uint32_t)rows, p.n0 = (uint32_t)(y->l.offset - obase);
+        if (!st) st = op_matmul_tcd(ctx, &p, bind, WGT_F32, WGT_F16, WGT_F32);
+        if (!st) *done = 1;
+    }
+    wgt_tensor_free(wd);
+    return st;
+}
+
 wgt_status op_matmul_tcq(wgt_context *ctx, wgt_ftype type, const wgt_tensor *x, const wgt_tensor *w,
                          const wgt_tensor *bias, int64_t tokens, int64_t rows, int64_t cols, wgt_tensor *y, int *done)
 {
     *done = 0;
     int mode = tcq_mode();
     if (!mode || (type != WGT_FTYPE_Q8_0 && type != WGT_FTYPE_Q4_0) || tokens < 1 || rows < 1 || cols % TCQ_BK ||
-        !wgt_gpu_has_f16(ctx) || wgt_gpu_avoid_barriers(ctx))
+        !wgt_gpu_has_f16(ctx) || wgt_gpu_avoid_barriers(ctx) || x->l.dtype != WGT_F32 || x->l.offset % 4 ||
+        w->l.offset % 2 || w->l.shape[1] % 2)
         return WGT_OK;
+    if (mode == 3) return tcq_deq(ctx, type, x, w, bias, tokens, rows, cols, y, done);
     /* the tensor cores: where matmul_tcd would take an f16 product of this size */
     if (mode == 1 && !op_matmul_tcd_take(ctx, tokens, rows, cols, WGT_F16, WGT_F16)) return WGT_OK;
     tcq_tile t;

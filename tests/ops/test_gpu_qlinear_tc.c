@@ -4,7 +4,8 @@
  * in double (tests/support/linear.h's f32 summation bound). WGT_QLINEAR_TC=emulate runs the same
  * tiles with scalar fragments, so CPU adapters with shader-f16 (lavapipe) check the tile logic:
  * odd token, row and column counts, partial tiles, bias and none, a k split (its combine adds the
- * bias), a weight narrowed along its rows, several tiles. Where the adapter has no shader-f16
+ * bias), a weight narrowed along its rows, several tiles; WGT_QLINEAR_TC=deq (the weight
+ * dequantised into f16 rows by qlinear_dequant.wgsl, then matmul_tcd emulated) the same way. Where the adapter has no shader-f16
  * (OpenGL ES) the product falls back to qlinear.wgsl and is checked against the plain oracle. On
  * a device with subgroup matrices, WGT_QLINEAR_TC=1 runs them (test run by hand on the H200). */
 #include <math.h>
@@ -109,6 +110,12 @@ int main(void)
     cases(ctx, "tile 1x1:1x1, k in 3 slices");
     unsetenv("WGT_QLINEAR_TC_SPLIT");
     unsetenv("WGT_QLINEAR_TC_TILE");
+    /* the comparator: the weight dequantised into f16 rows, then matmul_tcd (emulated) */
+    setenv("WGT_QLINEAR_TC", "deq", 1);
+    setenv("WGT_MATMUL_TCD", "emulate", 1);
+    cases(ctx, "f16 copy + matmul_tcd emulated");
+    narrowed(ctx, WGT_FTYPE_Q4_0, 32);
+    unsetenv("WGT_MATMUL_TCD");
     /* where subgroup matrices exist, the real fragments (the H200; elsewhere the fallback again) */
     setenv("WGT_QLINEAR_TC", "1", 1);
     const wgt_adapter_info *info = wgt_gpu_info(ctx);
