@@ -5,7 +5,7 @@
  * WGT_QLINEAR_TC: 0 off (qlinear.wgsl's f32 tiles), 1 on where the device has 16x16x16 f16 x f16 ->
  * f32 subgroup matrices (and WGT_MATMUL_TCD does not turn the tensor cores off), emulate (scalar
  * fragments with the same tiles where the device has shader-f16: the tests on CPU adapters), deq
- * (a comparator: the weight dequantised into an f16 copy by qlinear_dequant.wgsl, a weight-sized
+ * (a comparator: the weight dequantised into an f16 copy by matmul_tcq_dequant.wgsl, a weight-sized
  * write a product, then matmul_tcd as for f16 weights, under WGT_MATMUL_TCD's policy);
  * TCQ_DEFAULT when unset. WGT_QLINEAR_TC_TILE=FMxFN:SGRxSGC sets the fragments a subgroup and the
  * subgroups a workgroup; WGT_QLINEAR_TC_SPLIT=N forces N slices of k (0 or 1: none). */
@@ -134,7 +134,7 @@ static wgt_status tcq_deq(wgt_context *ctx, wgt_ftype type, const wgt_tensor *x,
         return WGT_OK;
     int32_t key = (int32_t)type;
     wgt_kernel *k;
-    wgt_status st = wgt_gpu_kernel_keyed(ctx, "qlinear_dequant", &key, sizeof key, tcq_dq_prelude, &key, "main", NULL,
+    wgt_status st = wgt_gpu_kernel_keyed(ctx, "matmul_tcq_dequant", &key, sizeof key, tcq_dq_prelude, &key, "main", NULL,
                                          0, &k);
     wgt_tensor *wd;
     if (st || (st = wgt_tensor_new(ctx, WGT_F16, 1, &n, &wd))) return st;
