@@ -155,6 +155,9 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
 // (the op checks the weight's offset): a block's first word holds its f16 scale in the low half
 // (the block at a multiple of 4) or in the high half (2 bytes past one).
 
+// ---- block words ----
+// (also qlinear_qkv_rope.wgsl's, whose prelude pastes this section: it reads the `w` binding, an
+// array<u32>, and qlinear.wgsl's decoders' FMT, i8x4 and nib4)
 struct BlockWords { v: array<u32, 9> };
 
 // The words w[a .. a + 8] (Q8_0) or w[a .. a + 4] (Q4_0) around the block at byte blk.
@@ -171,6 +174,33 @@ fn blk_load(blk: u32) -> BlockWords {
 // The quant word whose bytes start 2 bytes into word a (hi false) or at word b (hi true): bytes
 // 2 + 4i .. 5 + 4i of a block come from its loaded words i and i + 1.
 fn blk_q(a: u32, b: u32, hi: bool) -> u32 { return select((a >> 16u) | (b << 16u), b, hi); }
+
+fn blk_scale(w0: u32, hi: bool) -> f32 { return unpack2x16float(select(w0 & 0xffffu, w0 >> 16u, hi)).x; }
+
+// The dot product of one block (words b at byte blk) with x's 8 vec4s of its columns: the quants'
+// sum scaled once (quant.c's q * d or (nibble - 8) * d, the scale factored out of the sum).
+fn blk_dot_x(b: BlockWords, blk: u32, x0: vec4<f32>, x1: vec4<f32>, x2: vec4<f32>, x3: vec4<f32>, x4: vec4<f32>,
+             x5: vec4<f32>, x6: vec4<f32>, x7: vec4<f32>) -> f32 {
+    let hi = (blk & 2u) != 0u;
+    let d = blk_scale(b.v[0], hi);
+    if (FMT == Q8_0) {
+        return d * (((dot(i8x4(blk_q(b.v[0], b.v[1], hi)), x0) + dot(i8x4(blk_q(b.v[1], b.v[2], hi)), x1)) +
+                     (dot(i8x4(blk_q(b.v[2], b.v[3], hi)), x2) + dot(i8x4(blk_q(b.v[3], b.v[4], hi)), x3))) +
+                    ((dot(i8x4(blk_q(b.v[4], b.v[5], hi)), x4) + dot(i8x4(blk_q(b.v[5], b.v[6], hi)), x5)) +
+                     (dot(i8x4(blk_q(b.v[6], b.v[7], hi)), x6) + dot(i8x4(blk_q(b.v[7], b.v[8], hi)), x7))));
+    }
+    let q0 = blk_q(b.v[0], b.v[1], hi);
+    let q1 = blk_q(b.v[1], b.v[2], hi);
+    let q2 = blk_q(b.v[2], b.v[3], hi);
+    let q3 = blk_q(b.v[3], b.v[4], hi);
+    let e = vec4<f32>(8.0);
+    return d * (((dot(nib4(q0, 0u) - e, x0) + dot(nib4(q1, 0u) - e, x1)) +
+                 (dot(nib4(q2, 0u) - e, x2) + dot(nib4(q3, 0u) - e, x3))) +
+                ((dot(nib4(q0, 4u) - e, x4) + dot(nib4(q1, 4u) - e, x5)) +
+                 (dot(nib4(q2, 4u) - e, x6) + dot(nib4(q3, 4u) - e, x7))));
+}
+
+// ---- blocks: staged x ----
 
 // pro(x) for the whole row staged once a workgroup where the prelude's XS (vec4s: K / 4 + K / 32,
 // or 1 for none) fits in workgroup memory (the op stages SwiGLU's, or every prologue's): SwiGLU's
@@ -280,5 +310,123 @@ fn blocks(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid:
         if ((p.flags & 1u) != 0u) { v += ldBias(p.off_b + row); }
         if ((p.flags & 2u) != 0u) { v += res[p.off_r + row]; }
         out[p.off_o + row] = v;
+    }
+}
+
+// ---- rows: RB rows a lane group, x staged (Q8_0 and Q4_0) ----
+// The entry `rows` (WGT_QLINEAR_ROWS, src/ops/qlinear.c) reads the blocks as `blocks` does (a lane
+// per whole block, its aligned words), but a group of p.tpr lanes serves RB consecutive rows (the
+// prelude's `const RB: u32`, 1 to 4): each lane reads its block's 8 vec4s of staged pro(x) once from
+// workgroup memory for RB rows' blocks (`blocks` reads them once a row: 128 bytes of workgroup
+// memory per 34-byte Q8_0 block, the H200's bottleneck there), and a workgroup stages x for RB
+// times as many rows. Loads: the RB rows' blocks at u, and those at u + p.tpr issued before u's
+// are used. Rows past N read row N - 1 (in bounds) and write nothing. Needs the staging (XS > 1).
+var<workgroup> red4: array<vec4<f32>, WG>;
+
+fn blk_load_rows(rows: vec4<u32>, o: u32, w0: ptr<function, BlockWords>, w1: ptr<function, BlockWords>,
+                 w2: ptr<function, BlockWords>, w3: ptr<function, BlockWords>) {
+    *w0 = blk_load(rows.x + o);
+    if (RB > 1u) { *w1 = blk_load(rows.y + o); }
+    if (RB > 2u) { *w2 = blk_load(rows.z + o); }
+    if (RB > 3u) { *w3 = blk_load(rows.w + o); }
+}
+
+// The byte offsets of row group g's RB rows (rows past N: row N - 1's).
+fn group_rows(g: u32) -> vec4<u32> {
+    let r = vec4<u32>(g * RB) + vec4<u32>(0u, 1u, 2u, 3u);
+    return vec4<u32>(p.w_off) + min(r, vec4<u32>(p.N - 1u)) * p.row_bytes;
+}
+
+// Row groups of RB rows, WG / p.tpr a workgroup step; a workgroup takes steps wid, wid + the grid's
+// workgroups, ... (the host may dispatch fewer workgroups than steps, so a workgroup stages x once for
+// several steps). Each step's first blocks load before the previous step's sums are reduced.
+@compute @workgroup_size(WG)
+fn rows(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+        @builtin(num_workgroups) nwg: vec3<u32>) {
+    let tpr = p.tpr;
+    let lane = lid % tpr;
+    let gpw = WG / tpr;
+    let ngr = (p.N + RB - 1u) / RB;
+    let nwgt = nwg.x * nwg.y;
+    let bsz = select(18u, 34u, FMT == Q8_0);
+    var it = wid.x + wid.y * nwg.x; // the workgroup's step (uniform)
+    var g = it * gpw + lid / tpr;   // the lane group's row group
+    var rw = group_rows(g);
+    var ssq = 0.0; // the lane's share of x's sum of squares, over the columns it stages
+    var u = lane;
+    var w0: BlockWords;
+    var w1: BlockWords;
+    var w2: BlockWords;
+    var w3: BlockWords;
+    if (u < p.units) { blk_load_rows(rw, u * bsz, &w0, &w1, &w2, &w3); }
+    for (var c = lid; c < p.K / 4u; c += WG) { xg[c + (c >> 3u)] = pro_direct(c, &ssq); } // after the loads
+    red[lid] = vec2<f32>(0.0, sg_sum(ssq));
+    workgroupBarrier();
+    var scale = 1.0;
+    if (PRO == 1u) { // the whole workgroup staged x: its sums of squares are all of x's
+        var ss = 0.0;
+        for (var k = 0u; k < WG; k += SG) { ss += red[k].y; }
+        scale = inverseSqrt(ss / f32(p.K) + p.eps);
+    }
+    loop {
+        if (it * gpw >= ngr) { break; }
+        let more = (it + nwgt) * gpw < ngr;
+        let gn = g + nwgt * gpw;
+        let rows_n = group_rows(gn);
+        var acc = vec4<f32>(0.0); // the RB rows' shares of this lane
+        loop {
+            if (u >= p.units) { break; }
+            let b0 = w0;
+            let b1 = w1;
+            let b2 = w2;
+            let b3 = w3;
+            let o = u * bsz;
+            let un = u + tpr;
+            // the next blocks' loads (this group's, or the next step's first) before this one's arithmetic
+            if (un < p.units) { blk_load_rows(rw, un * bsz, &w0, &w1, &w2, &w3); }
+            else if (more) { blk_load_rows(rows_n, lane * bsz, &w0, &w1, &w2, &w3); }
+            let xi = u * 9u;
+            let x0 = xg[xi];
+            let x1 = xg[xi + 1u];
+            let x2 = xg[xi + 2u];
+            let x3 = xg[xi + 3u];
+            let x4 = xg[xi + 4u];
+            let x5 = xg[xi + 5u];
+            let x6 = xg[xi + 6u];
+            let x7 = xg[xi + 7u];
+            acc.x += blk_dot_x(b0, rw.x + o, x0, x1, x2, x3, x4, x5, x6, x7);
+            if (RB > 1u) { acc.y += blk_dot_x(b1, rw.y + o, x0, x1, x2, x3, x4, x5, x6, x7); }
+            if (RB > 2u) { acc.z += blk_dot_x(b2, rw.z + o, x0, x1, x2, x3, x4, x5, x6, x7); }
+            if (RB > 3u) { acc.w += blk_dot_x(b3, rw.w + o, x0, x1, x2, x3, x4, x5, x6, x7); }
+            u = un;
+        }
+        var t = vec4<f32>(sg_sum(acc.x), 0.0, 0.0, 0.0);
+        if (RB > 1u) { t.y = sg_sum(acc.y); }
+        if (RB > 2u) { t.z = sg_sum(acc.z); }
+        if (RB > 3u) { t.w = sg_sum(acc.w); }
+        if (tpr != SG) { // a group spans several subgroups (or none): their sums through red4
+            workgroupBarrier(); // the previous step's reads of red4 are done
+            red4[lid] = t;
+            workgroupBarrier();
+            if (lane == 0u) {
+                t = vec4<f32>(0.0);
+                for (var k = 0u; k < tpr; k += SG) { t += red4[lid + k]; }
+            }
+        }
+        if (lane == 0u) {
+            for (var r = 0u; r < RB; r++) {
+                let row = g * RB + r;
+                if (row < p.N) {
+                    var v = t[r] * scale;
+                    if ((p.flags & 1u) != 0u) { v += ldBias(p.off_b + row); }
+                    if ((p.flags & 2u) != 0u) { v += res[p.off_r + row]; }
+                    out[p.off_o + row] = v;
+                }
+            }
+        }
+        it += nwgt;
+        g = gn;
+        rw = rows_n;
+        u = lane;
     }
 }

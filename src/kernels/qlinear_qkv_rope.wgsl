@@ -29,3 +29,64 @@ fn term(r0: u32, r1: u32, g: u32) -> vec3<f32> {
     let y1 = x1 * gam[p.off_g + 2u * g + 1u];
     return vec3<f32>(dot(a.a, y0) + dot(a.b, y1), dot(b.a, y0) + dot(b.b, y1), dot(x0, x0) + dot(x1, x1));
 }
+
+// ---- entry blocks ----
+// The entry `blocks` (WGT_QLINEAR_QKV_BLOCKS, Q8_0 and Q4_0): a lane per whole block as
+// qlinear_fused.wgsl's entries `blocks` and `rows` (the prelude pastes its "block words": the
+// aligned words holding a block), both rows of a pair from the same staged x * gamma: a workgroup
+// stages it once, a block's 8 vec4s 9 apart, the ninth holding the block's sum of x^2, so a pair's
+// lanes (covering every block once) add up x's sum of squares as they go. p.tpr lanes a pair, WG /
+// p.tpr pairs a workgroup; the prelude's XS is K / 4 + K / 32.
+var<workgroup> xq: array<vec4<f32>, XS>;
+
+@compute @workgroup_size(WG)
+fn blocks(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+          @builtin(local_invocation_index) lid: u32) {
+    let slots = WG / p.tpr;
+    let lane = lid % p.tpr;
+    let s = (wid.x + wid.y * nwg.x) * slots + lid / p.tpr;
+    let units = p.K / 32u;
+    let bsz = select(18u, 34u, FMT == Q8_0);
+    let pr = pair_of(min(s, p.S - 1u)); // pairs past S read the last one's rows and write nothing
+    let r0 = row_at(pr.x * p.hd + pr.y);
+    let r1 = row_at(pr.x * p.hd + pr.z);
+    var u = lane;
+    var a0: BlockWords;
+    var a1: BlockWords;
+    if (u < units) { a0 = blk_load(r0 + u * bsz); a1 = blk_load(r1 + u * bsz); }
+    for (var b = lid; b < units; b += WG) { // block b's x * gamma and sum of x^2, after the loads
+        var ss = 0.0;
+        for (var i = 0u; i < 8u; i++) {
+            let v = x[p.off_x + b * 8u + i];
+            ss += dot(v, v);
+            xq[b * 9u + i] = v * gam[p.off_g + b * 8u + i];
+        }
+        xq[b * 9u + 8u] = vec4<f32>(ss, 0.0, 0.0, 0.0);
+    }
+    workgroupBarrier();
+    var acc = vec3<f32>(0.0);
+    loop {
+        if (u >= units) { break; }
+        let b0 = a0;
+        let b1 = a1;
+        let o = u * bsz;
+        let un = u + p.tpr;
+        if (un < units) { a0 = blk_load(r0 + un * bsz); a1 = blk_load(r1 + un * bsz); }
+        let xi = u * 9u;
+        let x0 = xq[xi];
+        let x1 = xq[xi + 1u];
+        let x2 = xq[xi + 2u];
+        let x3 = xq[xi + 3u];
+        let x4 = xq[xi + 4u];
+        let x5 = xq[xi + 5u];
+        let x6 = xq[xi + 6u];
+        let x7 = xq[xi + 7u];
+        acc += vec3<f32>(blk_dot_x(b0, r0 + o, x0, x1, x2, x3, x4, x5, x6, x7),
+                         blk_dot_x(b1, r1 + o, x0, x1, x2, x3, x4, x5, x6, x7), xq[xi + 8u].x);
+        u = un;
+    }
+    let sg = row_share(lid, lane, vec4<f32>(acc, 0.0));
+    if (lane == 0u && s < p.S) {
+        put_pair(pr, row_total(lid, sg).xyz);
+    }
+}

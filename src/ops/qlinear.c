@@ -340,10 +340,57 @@ static uint32_t qb_lanes(int want, uint32_t wg, int64_t N, int64_t units)
     return t;
 }
 
+/* WGT_QLINEAR_ROWS: Q8_0 and Q4_0 decode through qlinear_fused.wgsl's entry `rows` (the entry
+ * `blocks` with every prologue staged, but RB rows a group of lanes, so a block's staged x is read
+ * once for RB rows): "auto" (the op's choice: RB = 4, else 2, where RB rows a group still give
+ * QR_MIN_GROUPS workgroups, else the entry `blocks`), "R" (RB = R, 1 to 4, lanes a row the op's),
+ * "R:T" (T lanes a group, a power of two from 32 to the workgroup size; 0: the op's), "R:T:W" (at
+ * most W workgroups, each taking several steps of rows after staging x once), "0": off. */
+#define QR_DEFAULT "auto"
+#define QR_MIN_GROUPS 256
+
+/* RB asked for (-1: auto, 0: off), in *lanes the lanes a group asked for (0: the op's) and in
+ * *max_wg the most workgroups (0: one a step). */
+static int qr_setting(int *lanes, int *max_wg)
+{
+    const char *e = getenv("WGT_QLINEAR_ROWS");
+    if (!e || !*e) e = QR_DEFAULT;
+    *lanes = 0, *max_wg = 0;
+    if (!strcmp(e, "auto")) return -1;
+    if (e[0] < '1' || e[0] > '4' || (e[1] && e[1] != ':')) return 0;
+    if (e[1] == ':') {
+        *lanes = atoi(e + 2);
+        const char *c = strchr(e + 2, ':');
+        if (c) *max_wg = atoi(c + 1);
+    }
+    return e[0] - '0';
+}
+
+/* RB for the entry `rows` (0: not it) and in *tpr its lanes a group: the asked RB (-1: auto, the
+ * largest of 4 and 2 whose groups still give QR_MIN_GROUPS workgroups at qb_lanes' lanes) and lanes
+ * (0: qb_lanes' choice for the groups). */
+static int qr_choose(int asked, int lanes, uint32_t wg, int64_t N, int64_t units, uint32_t *tpr)
+{
+    if (asked > 0) {
+        *tpr = qb_lanes(lanes, wg, (N + asked - 1) / asked, units);
+        return asked;
+    }
+    for (int r = 4; r >= 2; r /= 2) {
+        int64_t groups = (N + r - 1) / r;
+        uint32_t t = qb_lanes(lanes, wg, groups, units);
+        if (groups * t / wg >= QR_MIN_GROUPS) {
+            *tpr = t;
+            return r;
+        }
+    }
+    return 0;
+}
+
 /* Determines the prelude of src/kernels/qlinear_fused.wgsl. */
 typedef struct qf_key {
     int32_t type, pro, bdt;
     uint32_t sg, wg, xs; /* xs: the entry `blocks`'s staged SwiGLU, vec4s (1: none) */
+    uint32_t rb;         /* rows a lane group (entry `rows`; 1 for the others) */
 } qf_key;
 
 /* The block decoders of qlinear.wgsl (its "decoders" section: rd32 .. piece), shared with the fused
@@ -377,8 +424,8 @@ static char *qf_prelude(void *arg)
         return NULL;
     }
     size_t used = strlen(pre);
-    snprintf(pre + used, cap - used, "const WG: u32 = %uu;\nconst PRO: u32 = %du;\nconst XS: u32 = %uu;\n", k->wg,
-             k->pro, k->xs);
+    snprintf(pre + used, cap - used, "const WG: u32 = %uu;\nconst PRO: u32 = %du;\nconst XS: u32 = %uu;\nconst RB: u32 = %uu;\n",
+             k->wg, k->pro, k->xs, k->rb);
     op_wgsl_loader(pre, cap, "ldBias", "bias", (wgt_dtype)k->bdt, "f32");
     if (!op_wgsl_section(pre, cap, "qlinear", "decoders")) {
         free(pre);
@@ -460,7 +507,7 @@ wgt_status wgt_fused_qlinear(const wgt_tensor *x, wgt_fused_prologue pro, const 
     wgt_tensor *y;
     if ((st = wgt_tensor_new(ctx, WGT_F32, nd, shape, &y))) return st;
     qf_key key = {(int32_t)type, (int32_t)pro, bias ? (int32_t)bias->l.dtype : (int32_t)WGT_F32, ql_subgroup(ctx),
-                  op_workgroup_size(ctx)};
+                  op_workgroup_size(ctx), 1, 1};
     /* the entry `blocks` reads each block's words from its even first byte */
     int lanes, qb = qb_setting(&lanes);
     int blocks = qb && (type == WGT_FTYPE_Q8_0 || type == WGT_FTYPE_Q4_0) && w->l.offset % 2 == 0;
@@ -476,9 +523,18 @@ wgt_status wgt_fused_qlinear(const wgt_tensor *x, wgt_fused_prologue pro, const 
     int fits = xs * 16 + (uint64_t)key.wg * 8 <= smem;
     if (blocks && ((qb == 1 && pro == WGT_PRO_SWIGLU) || qb == 3) && fits) key.xs = (uint32_t)xs;
     if (qb == 3 && !fits) blocks = 0; /* x through the L1 cache lost to `main` on the H200 */
+    /* the entry `rows`: Q8_0 / Q4_0 blocks at even bytes, every prologue staged, red4 beside it */
+    int rlanes, rmax, rb = qr_setting(&rlanes, &rmax);
+    uint32_t tpr = 32;
+    if (rb && (type == WGT_FTYPE_Q8_0 || type == WGT_FTYPE_Q4_0) && w->l.offset % 2 == 0 &&
+        xs * 16 + (uint64_t)key.wg * 24 <= smem)
+        rb = qr_choose(rb, rlanes, key.wg, N, K / 32, &tpr);
+    else
+        rb = 0;
+    if (rb) key.xs = (uint32_t)xs, key.rb = (uint32_t)rb, blocks = 0;
     wgt_kernel *k;
-    if ((st = wgt_gpu_kernel_keyed(ctx, "qlinear_fused", &key, sizeof key, qf_prelude, &key, blocks ? "blocks" : "main",
-                                   NULL, 0, &k)))
+    if ((st = wgt_gpu_kernel_keyed(ctx, "qlinear_fused", &key, sizeof key, qf_prelude, &key,
+                                   rb ? "rows" : blocks ? "blocks" : "main", NULL, 0, &k)))
         return op_finish(st, y, out);
     const wgt_tensor *bt[6] = {x, w, pro == WGT_PRO_RMS_NORM ? gamma : x, bias ? bias : x, res ? res : x, y};
     wgt_binding b[6];
@@ -497,9 +553,11 @@ wgt_status wgt_fused_qlinear(const wgt_tensor *x, wgt_fused_prologue pro, const 
     p.off_b = (uint32_t)(bt[3]->l.offset - base[3]), p.off_r = (uint32_t)(bt[4]->l.offset - base[4]);
     p.off_o = (uint32_t)(y->l.offset - base[5]);
     /* main: WG / 32 rows a workgroup, as qlinear.wgsl's gemv; blocks: WG / tpr */
-    p.tpr = blocks ? qb_lanes(lanes, key.wg, N, K / 32) : 32;
-    uint32_t gx, gy, rpw = key.wg / p.tpr;
-    op_grid(ctx, ((uint64_t)N + rpw - 1) / rpw, &gx, &gy);
+    p.tpr = rb ? tpr : blocks ? qb_lanes(lanes, key.wg, N, K / 32) : 32;
+    uint32_t gx, gy, rpw = key.wg / p.tpr * key.rb;
+    uint64_t groups = ((uint64_t)N + rpw - 1) / rpw;
+    if (rb && rmax > 0 && groups > (uint64_t)rmax) groups = (uint64_t)rmax;
+    op_grid(ctx, groups, &gx, &gy);
     /* the weight blocks, x, the norm weight, bias, residual and y (WGT_PROFILE=1) */
     wgt_gpu_cost(ctx, (uint64_t)N * (uint64_t)row_bytes + (uint64_t)K * 8 + (bias ? (uint64_t)N * 4 : 0) +
                  (res ? (uint64_t)N * 4 : 0) + (uint64_t)N * 4, 2.0 * (double)N * (double)K);
@@ -526,10 +584,26 @@ static int qq_setting(void)
     return e[1] == ':' ? atoi(e + 2) : 0;
 }
 
+/* WGT_QLINEAR_QKV_BLOCKS: Q8_0 / Q4_0 q/k/v weights through qlinear_qkv_rope.wgsl's entry `blocks`
+ * (a lane per whole block, 32 lanes a row pair, x * gamma staged once a workgroup): "1" (workgroups
+ * of the size giving QQB_MIN_GROUPS workgroups, 64 at least), "1:WG" (WG invocations, 64 to the
+ * workgroup size), "0": the entry `main`. */
+#define QQB_DEFAULT "1"
+#define QQB_MIN_GROUPS 264
+
+/* The workgroup size asked for (0: the op's choice), or -1 for the entry `main`. */
+static int qqb_setting(void)
+{
+    const char *e = getenv("WGT_QLINEAR_QKV_BLOCKS");
+    if (!e || !*e) e = QQB_DEFAULT;
+    if (e[0] != '1' || (e[1] && e[1] != ':')) return -1;
+    return e[1] == ':' ? atoi(e + 2) : 0;
+}
+
 /* Determines the prelude of src/kernels/qlinear_qkv_rope.wgsl. */
 typedef struct qq_key {
     int32_t type, bdt, sg;
-    uint32_t wg;
+    uint32_t wg, xs; /* xs: the entry `blocks`'s staged x (vec4s), 1 for the others */
 } qq_key;
 
 /* The row sum (lib_rowsum.wgsl, whose `enable` comes first), FMT, WG, ldBias, qlinear.wgsl's
@@ -544,9 +618,10 @@ static char *qq_prelude(void *arg)
     pre[0] = 0;
     op_wgsl_row_subgroups(pre, cap, k->sg);
     size_t used = strlen(pre);
-    snprintf(pre + used, cap - used, "const FMT: u32 = %du;\nconst WG: u32 = %uu;\n", k->type, k->wg);
+    snprintf(pre + used, cap - used, "const FMT: u32 = %du;\nconst WG: u32 = %uu;\nconst XS: u32 = %uu;\n", k->type,
+             k->wg, k->xs);
     op_wgsl_loader(pre, cap, "ldBias", "bias", (wgt_dtype)k->bdt, "f32");
-    if (!op_wgsl_section(pre, cap, "qlinear", "decoders") ||
+    if (!op_wgsl_section(pre, cap, "qlinear", "decoders") || !op_wgsl_section(pre, cap, "qlinear_fused", "block words") ||
         !op_wgsl_section(pre, cap, "fused_linear_qkv_rope", "params") ||
         !op_wgsl_section(pre, cap, "fused_linear_qkv_rope", "rope pairs") ||
         !op_wgsl_section(pre, cap, "fused_linear_qkv_rope", "entries")) {
@@ -592,16 +667,32 @@ wgt_status wgt_fused_qkv_rope_qcache(const wgt_tensor *x, const wgt_tensor *gamm
         wgt_tensor_free(qkv);
         return st;
     }
-    qq_key key = {(int32_t)type, bias ? (int32_t)bias->l.dtype : (int32_t)WGT_F32, op_row_subgroups(ctx), wg};
+    qq_key key = {(int32_t)type, bias ? (int32_t)bias->l.dtype : (int32_t)WGT_F32, op_row_subgroups(ctx), wg, 1};
     int solo = wgt_gpu_avoid_barriers(ctx); /* the barrier-free entry point (SwiftShader) */
+    /* the entry `blocks`: Q8_0 / Q4_0 rows at even bytes, 32 lanes a pair, x staged beside red */
+    int qwg = qqb_setting();
+    uint64_t qxs = (uint64_t)(K / 4 + K / 32), smem = lim->max_compute_workgroup_storage_size;
+    const wgt_adapter_info *info = wgt_gpu_info(ctx);
+    if ((info->backend == WGT_BACKEND_OPENGLES || info->backend == WGT_BACKEND_OPENGL || info->compat) && smem > 16384)
+        smem = 16384;
+    int qblocks = !solo && qwg >= 0 && (type == WGT_FTYPE_Q8_0 || type == WGT_FTYPE_Q4_0) && w->l.offset % 2 == 0;
+    if (qblocks) {
+        uint32_t qw = 64;
+        if (qwg > 0) {
+            while (qw < wg && qw < (uint32_t)qwg) qw *= 2;
+        } else
+            while (qw < wg && (uint64_t)C / 2 / (2 * qw / 32) >= QQB_MIN_GROUPS) qw *= 2;
+        if (qw <= wg && qxs * 16 + (uint64_t)qw * 16 <= smem) key.wg = qw, key.xs = (uint32_t)qxs;
+        else qblocks = 0;
+    }
     wgt_kernel *k;
     wgt_binding b[8];
     int64_t base[8];
     wgt_tensor *freq = NULL, *y = NULL;
     op_qkv_params p = {0};
     const wgt_tensor *bt[4] = {x, w, gamma, bias ? bias : x};
-    st = wgt_gpu_kernel_keyed(ctx, "qlinear_qkv_rope", &key, sizeof key, qq_prelude, &key, solo ? "solo" : "main", NULL,
-                              0, &k);
+    st = wgt_gpu_kernel_keyed(ctx, "qlinear_qkv_rope", &key, sizeof key, qq_prelude, &key,
+                              qblocks ? "blocks" : solo ? "solo" : "main", NULL, 0, &k);
     /* w: its rows plus the word after the end (rd32 at an unaligned last address reads it) */
     for (int i = 0; i < 4 && !st; i++)
         st = i == 1 ? op_bind(w, w->l.offset, w->l.offset + N * row_bytes + 3, &b[1], &base[1])
@@ -614,7 +705,11 @@ wgt_status wgt_fused_qkv_rope_qcache(const wgt_tensor *x, const wgt_tensor *gamm
     p.off_g = (uint32_t)((gamma->l.offset - base[2]) / 4), p.off_b = (uint32_t)(bt[3]->l.offset - base[3]);
     p.row_bytes = (uint32_t)row_bytes;
     uint32_t gx, gy;
-    op_qkv_grid(ctx, wg, pairs_asked, solo, &p, &gx, &gy);
+    if (qblocks) {
+        p.tpr = 32;
+        op_grid(ctx, ((uint64_t)p.S + key.wg / 32 - 1) / (key.wg / 32), &gx, &gy);
+    } else
+        op_qkv_grid(ctx, wg, pairs_asked, solo, &p, &gx, &gy);
     /* the position may be a graph scalar (a captured decode step) */
     op_qkv_position(ctx, pos0, hd, k_cache, v_cache, base);
     /* the weight blocks, x, the norm weight, bias, q out and the k/v rows written (WGT_PROFILE=1) */

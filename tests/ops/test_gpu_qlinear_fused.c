@@ -435,6 +435,19 @@ static void test_qkv(wgt_context *ctx, int gpu)
     qkv_case(ctx, "", WGT_FTYPE_Q8_0, 4, 2, 16, 1056, 16, 0, 1, WGT_ROPE_NONE, one); /* unset: the default */
     qkv_case(ctx, "0", WGT_FTYPE_Q8_0, 4, 2, 16, 1056, 16, 0, 1, WGT_ROPE_NONE, gpu ? 2 : -1); /* two dispatches */
     if (gpu) qkv_graph_case(ctx);
+    if (!gpu) return;
+    /* the entry `blocks` (WGT_QLINEAR_QKV_BLOCKS, Q8_0 / Q4_0; the cases above ran the default): the
+     * entry `main`, and forced workgroups of 64 and 256 (odd 33-block and 65-block rows, half of them
+     * 2 bytes past a word; 64 and 96 pairs leave partial workgroups), a Llama-3.2-1B-shaped layer */
+    const char *qb[] = {"0", "1:64", "1:256"};
+    for (int i = 0; i < 3; i++) {
+        setenv("WGT_QLINEAR_QKV_BLOCKS", qb[i], 1);
+        qkv_case(ctx, "1", WGT_FTYPE_Q8_0, 4, 2, 16, 1056, 16, 0, 1, WGT_ROPE_NONE, 1);
+        qkv_case(ctx, "1", WGT_FTYPE_Q4_0, 4, 2, 16, 1056, 8, 1, 2, WGT_ROPE_LLAMA3, 1);
+        qkv_case(ctx, "1", WGT_FTYPE_Q4_0, 6, 3, 16, 2080, 16, 0, 0, WGT_ROPE_NONE, 1);
+    }
+    unsetenv("WGT_QLINEAR_QKV_BLOCKS");
+    qkv_case(ctx, "1", WGT_FTYPE_Q4_0, 32, 8, 64, 2048, 64, 0, 0, WGT_ROPE_LLAMA3, 1); /* Llama-3.2-1B */
 }
 
 /* The entry `blocks` (WGT_QLINEAR_BLOCKS: a lane per whole Q8_0 / Q4_0 block): every case of
@@ -477,6 +490,46 @@ static void test_blocks(wgt_context *ctx)
     unsetenv("WGT_QLINEAR_BLOCKS");
 }
 
+/* The entry `rows` (WGT_QLINEAR_ROWS: RB rows a group of lanes, x staged): every case of test_all
+ * and test_views with RB = 1 .. 4 at the op's lanes and with 64 / 256 forced (37 and 45 rows leave
+ * a partial group at every RB; 58 units at 32 lanes a lane's second block on some lanes), with the
+ * workgroups capped (R:T:W: 1 to 3 workgroups taking every step of rows after one staging), the
+ * op's own choice (auto) where it picks RB = 4 (8450 Q8_0 rows: 2113 groups of 4, the last of 2)
+ * and RB = 2 (4101 Q4_0 rows), and rows of 170 blocks (a block and a partial second a lane at 128
+ * lanes). Q4_K and Q6_K keep the entry `main` under the setting. */
+static void test_rows(wgt_context *ctx)
+{
+    const char *settings[] = {"0", "1", "2", "3", "4", "2:64", "4:256", "4:32:2", "3:64:3", "1:128:1"};
+    for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++) {
+        setenv("WGT_QLINEAR_ROWS", settings[i], 1);
+        test_all(ctx, 1);
+        test_views(ctx, 1);
+    }
+    const struct { wgt_ftype t; int64_t rows, cols; const char *set; } ws[] = {
+        {WGT_FTYPE_Q8_0, 8450, 96, "auto"}, {WGT_FTYPE_Q4_0, 4101, 160, "auto"},
+        {WGT_FTYPE_Q8_0, 19, 5440, "3:128"}, {WGT_FTYPE_Q4_0, 19, 5440, "4:32"}, {WGT_FTYPE_Q8_0, 8450, 96, "4:64:7"},
+    };
+    for (size_t i = 0; i < sizeof ws / sizeof ws[0]; i++) {
+        test_qweight q;
+        test_qweight_make(&q, ws[i].t, ws[i].rows, ws[i].cols);
+        wgt_tensor *w;
+        MUST(wgt_qweight_upload(ctx, q.type, q.rows, q.cols, q.blocks, &w));
+        setenv("WGT_QLINEAR_ROWS", ws[i].set, 1);
+        for (int pro = WGT_PRO_NONE; pro <= WGT_PRO_SWIGLU; pro++) {
+            qcase c = make_case(&q, (wgt_fused_prologue)pro, 1, 1, pro != WGT_PRO_NONE);
+            char what[128];
+            snprintf(what, sizeof what, "%s [%lld, %lld] %s, WGT_QLINEAR_ROWS=%s", wgt_ftype_name(q.type),
+                     (long long)q.rows, (long long)q.cols, pro_name(c.pro), ws[i].set);
+            run_case(ctx, what, &q, w, &c, 0, 0, 1);
+            free_case(&c);
+        }
+        wgt_tensor_free(w);
+        free(q.blocks);
+        free(q.deq);
+    }
+    unsetenv("WGT_QLINEAR_ROWS");
+}
+
 int main(void)
 {
     wgt_context *ctx;
@@ -485,6 +538,7 @@ int main(void)
     test_views(ctx, 1);
     test_qkv(ctx, 1);
     test_blocks(ctx);
+    test_rows(ctx);
     int64_t gpu_compared = test_compared;
     CHECK(gpu_compared > 2500, "only %lld values compared", (long long)gpu_compared);
     uint32_t wg = op_workgroup_size(ctx);
@@ -499,6 +553,7 @@ int main(void)
         test_all(ctx, 1);
         test_views(ctx, 1);
         test_blocks(ctx);
+        test_rows(ctx);
         printf("default limits (%u invocations per workgroup): %lld values compared\n", op_workgroup_size(ctx),
                (long long)test_compared);
     } else
