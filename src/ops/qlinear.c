@@ -345,8 +345,9 @@ static uint32_t qb_lanes(int want, uint32_t wg, int64_t N, int64_t units)
  * once for RB rows): "auto" (the op's choice: RB = 4, else 2, where RB rows a group still give
  * QR_MIN_GROUPS workgroups, else the entry `blocks`), "R" (RB = R, 1 to 4, lanes a row the op's),
  * "R:T" (T lanes a group, a power of two from 32 to the workgroup size; 0: the op's), "R:T:W" (at
- * most W workgroups, each taking several steps of rows after staging x once), "0": off. */
-#define QR_DEFAULT "auto"
+ * most W workgroups, each taking several steps of rows after staging x once), "0": off (the
+ * default until the H200 A/B, tools/h200_qdec_ab.sh, says otherwise). */
+#define QR_DEFAULT "0"
 #define QR_MIN_GROUPS 256
 
 /* RB asked for (-1: auto, 0: off), in *lanes the lanes a group asked for (0: the op's) and in
@@ -587,8 +588,8 @@ static int qq_setting(void)
 /* WGT_QLINEAR_QKV_BLOCKS: Q8_0 / Q4_0 q/k/v weights through qlinear_qkv_rope.wgsl's entry `blocks`
  * (a lane per whole block, 32 lanes a row pair, x * gamma staged once a workgroup): "1" (workgroups
  * of the size giving QQB_MIN_GROUPS workgroups, 64 at least), "1:WG" (WG invocations, 64 to the
- * workgroup size), "0": the entry `main`. */
-#define QQB_DEFAULT "1"
+ * workgroup size), "0": the entry `main` (the default until the H200 A/B says otherwise). */
+#define QQB_DEFAULT "0"
 #define QQB_MIN_GROUPS 264
 
 /* The workgroup size asked for (0: the op's choice), or -1 for the entry `main`. */

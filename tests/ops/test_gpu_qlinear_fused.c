@@ -437,17 +437,20 @@ static void test_qkv(wgt_context *ctx, int gpu)
     if (gpu) qkv_graph_case(ctx);
     if (!gpu) return;
     /* the entry `blocks` (WGT_QLINEAR_QKV_BLOCKS, Q8_0 / Q4_0; the cases above ran the default): the
-     * entry `main`, and forced workgroups of 64 and 256 (odd 33-block and 65-block rows, half of them
-     * 2 bytes past a word; 64 and 96 pairs leave partial workgroups), a Llama-3.2-1B-shaped layer */
-    const char *qb[] = {"0", "1:64", "1:256"};
+     * op's workgroups, and forced workgroups of 64 and 256 (odd 33-block and 65-block rows, half of
+     * them 2 bytes past a word; 64 and 96 pairs leave partial workgroups), the Qwen2.5-0.5B-shaped and
+     * a Llama-3.2-1B-shaped layer at the op's workgroups */
+    const char *qb[] = {"1", "1:64", "1:256"};
     for (int i = 0; i < 3; i++) {
         setenv("WGT_QLINEAR_QKV_BLOCKS", qb[i], 1);
         qkv_case(ctx, "1", WGT_FTYPE_Q8_0, 4, 2, 16, 1056, 16, 0, 1, WGT_ROPE_NONE, 1);
         qkv_case(ctx, "1", WGT_FTYPE_Q4_0, 4, 2, 16, 1056, 8, 1, 2, WGT_ROPE_LLAMA3, 1);
         qkv_case(ctx, "1", WGT_FTYPE_Q4_0, 6, 3, 16, 2080, 16, 0, 0, WGT_ROPE_NONE, 1);
     }
-    unsetenv("WGT_QLINEAR_QKV_BLOCKS");
+    setenv("WGT_QLINEAR_QKV_BLOCKS", "1", 1);
+    qkv_case(ctx, "1", WGT_FTYPE_Q8_0, 14, 2, 64, 896, 64, 0, 1, WGT_ROPE_NONE, 1);   /* Qwen2.5-0.5B */
     qkv_case(ctx, "1", WGT_FTYPE_Q4_0, 32, 8, 64, 2048, 64, 0, 0, WGT_ROPE_LLAMA3, 1); /* Llama-3.2-1B */
+    unsetenv("WGT_QLINEAR_QKV_BLOCKS");
 }
 
 /* The entry `blocks` (WGT_QLINEAR_BLOCKS: a lane per whole Q8_0 / Q4_0 block): every case of
