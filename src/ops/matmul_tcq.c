@@ -8,7 +8,8 @@
  * (a comparator: the weight dequantised into an f16 copy by matmul_tcq_dequant.wgsl, a weight-sized
  * write a product, then matmul_tcd as for f16 weights, under WGT_MATMUL_TCD's policy);
  * TCQ_DEFAULT when unset. WGT_QLINEAR_TC_TILE=FMxFN:SGRxSGC sets the fragments a subgroup and the
- * subgroups a workgroup; WGT_QLINEAR_TC_SPLIT=N forces N slices of k (0 or 1: none). */
+ * subgroups a workgroup (auto: smaller tiles for products of few tiles, see tcq_tile_of);
+ * WGT_QLINEAR_TC_SPLIT=N forces N slices of k (0 or 1: none). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,12 +18,19 @@
 #include "ops/matmul_tcd.h"
 #include "ops/matmul_tcq.h"
 
-#define TCQ_DEFAULT "0"
+/* H200, 2026-12-03, two alternated rounds at -p 512 -n 128 (bench/results/h200/qpre-2026-12-03):
+ * prefill Qwen2.5-0.5B Q8_0 16,738 / 16,297 -> 42,481 / 41,006 tok/s, Q4_0 16,791 / 16,974 -> 41,036 /
+ * 41,858, Llama-3.2-1B Q8_0 7,073 / 7,148 -> 25,746 / 28,939, Q4_0 7,318 / 7,348 -> 27,888 / 28,001 */
+#define TCQ_DEFAULT "1"
 #define TCQ_FRAG 16
 #define TCQ_BK 32 /* one block a slab: matmul_tcq.wgsl's BK */
 /* the tiles tried in order where WGT_QLINEAR_TC_TILE is unset or does not fit: matmul_tcd's default
- * 128 x 128 (48 KiB of workgroup memory), then 64 x 64, then 32 x 32 (CPU adapters) */
+ * 128 x 128 (48 KiB of workgroup memory), then 64 x 64, then 32 x 32 (also CPU adapters) */
 static const char *const tcq_tiles[] = {"4x2:2x4", "2x2:2x2", "1x2:2x1"};
+/* WGT_QLINEAR_TC_TILE=auto: a product of fewer tiles than this (the H200's 132 SMs) over a k
+ * shorter than TCQ_SPLIT_K (too short to split) takes the next smaller tile */
+#define TCQ_FEW 132
+#define TCQ_SPLIT_K 1024
 
 typedef struct tcq_tile {
     int fm, fn, sgr, sgc, sgs;
@@ -67,14 +75,24 @@ static int tcq_parse(wgt_context *ctx, const char *v, tcq_tile *t)
     return 1;
 }
 
-static int tcq_tile_of(wgt_context *ctx, int emu, tcq_tile *t)
+/* WGT_QLINEAR_TC_TILE, else the first of tcq_tiles that fits the device; with
+ * WGT_QLINEAR_TC_TILE=auto going on to the next smaller one while an M x N product has fewer than
+ * TCQ_FEW tiles and a k too short to split */
+static int tcq_tile_of(wgt_context *ctx, int emu, int64_t M, int64_t N, int64_t K, tcq_tile *t)
 {
     t->sgs = emu ? 32 : (int)wgt_gpu_info(ctx)->limits.subgroup_max_size;
     if (t->sgs < 1 || (TCQ_FRAG * TCQ_FRAG) % t->sgs) return 0;
-    if (tcq_parse(ctx, getenv("WGT_QLINEAR_TC_TILE"), t)) return 1;
-    for (size_t i = 0; i < sizeof tcq_tiles / sizeof tcq_tiles[0]; i++)
-        if (tcq_parse(ctx, tcq_tiles[i], t)) return 1;
-    return 0;
+    const char *v = getenv("WGT_QLINEAR_TC_TILE");
+    if (tcq_parse(ctx, v, t)) return 1;
+    int found = 0, fewer = v && !strcmp(v, "auto");
+    for (size_t i = 0; i < sizeof tcq_tiles / sizeof tcq_tiles[0]; i++) {
+        tcq_tile c = *t;
+        if (!tcq_parse(ctx, tcq_tiles[i], &c)) continue;
+        *t = c, found = 1;
+        int64_t bm = t->sgr * t->fm * TCQ_FRAG, bn = t->sgc * t->fn * TCQ_FRAG;
+        if (!fewer || ((M + bm - 1) / bm) * ((N + bn - 1) / bn) >= TCQ_FEW || K >= TCQ_SPLIT_K) break;
+    }
+    return found;
 }
 
 typedef struct tcq_key {
@@ -117,7 +135,7 @@ static int64_t tcq_split(int64_t tiles, int64_t K)
 {
     const char *v = getenv("WGT_QLINEAR_TC_SPLIT");
     if (v && *v) return atoi(v) > 1 ? atoi(v) : 1;
-    if (tiles >= 264 || K < 1024) return 1;
+    if (tiles >= 264 || K < TCQ_SPLIT_K) return 1;
     int64_t s = (264 + tiles - 1) / tiles, most = K / 512;
     return s < most ? s : most;
 }
@@ -183,7 +201,7 @@ wgt_status op_matmul_tcq(wgt_context *ctx, wgt_ftype type, const wgt_tensor *x, 
     /* the tensor cores: where matmul_tcd would take an f16 product of this size */
     if (mode == 1 && !op_matmul_tcd_take(ctx, tokens, rows, cols, WGT_F16, WGT_F16)) return WGT_OK;
     tcq_tile t;
-    if (!tcq_tile_of(ctx, mode == 2, &t)) return WGT_OK;
+    if (!tcq_tile_of(ctx, mode == 2, tokens, rows, cols, &t)) return WGT_OK;
     int64_t row_bytes = w->l.shape[1];
     uint64_t limit = wgt_gpu_limits(ctx)->max_storage_buffer_binding_size;
     uint32_t bm = (uint32_t)(t.sgr * t.fm * TCQ_FRAG), bn = (uint32_t)(t.sgc * t.fn * TCQ_FRAG);
