@@ -33,10 +33,9 @@ fn term(r0: u32, r1: u32, g: u32) -> vec3<f32> {
 // ---- entry blocks ----
 // The entry `blocks` (WGT_QLINEAR_QKV_BLOCKS, Q8_0 and Q4_0): a lane per whole block as
 // qlinear_fused.wgsl's entries `blocks` and `rows` (the prelude pastes its "block words": the
-// aligned words holding a block), both rows of a pair from the same staged x * gamma: a workgroup
-// stages it once, a block's 8 vec4s 9 apart, the ninth holding the block's sum of x^2, so a pair's
-// lanes (covering every block once) add up x's sum of squares as they go. p.tpr lanes a pair, WG /
-// p.tpr pairs a workgroup; the prelude's XS is K / 4 + K / 32.
+// aligned words holding a block), both rows of a pair from the same x * gamma, staged once a
+// workgroup (a block's 8 vec4s 9 apart), x's sum of squares summed over the workgroup's staging
+// lanes. p.tpr lanes a pair, WG / p.tpr pairs a workgroup; the prelude's XS is K / 4 + K / 32.
 var<workgroup> xq: array<vec4<f32>, XS>;
 
 @compute @workgroup_size(WG)
@@ -54,17 +53,19 @@ fn blocks(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
     var a0: BlockWords;
     var a1: BlockWords;
     if (u < units) { a0 = blk_load(r0 + u * bsz); a1 = blk_load(r1 + u * bsz); }
-    for (var b = lid; b < units; b += WG) { // block b's x * gamma and sum of x^2, after the loads
-        var ss = 0.0;
-        for (var i = 0u; i < 8u; i++) {
-            let v = x[p.off_x + b * 8u + i];
-            ss += dot(v, v);
-            xq[b * 9u + i] = v * gam[p.off_g + b * 8u + i];
-        }
-        xq[b * 9u + 8u] = vec4<f32>(ss, 0.0, 0.0, 0.0);
+    var ss = 0.0; // x's sum of squares over the columns this invocation stages, after the loads
+    for (var c = lid; c < p.K / 4u; c += WG) {
+        let v = x[p.off_x + c];
+        ss += dot(v, v);
+        xq[c + (c >> 3u)] = v * gam[p.off_g + c];
     }
+    red[lid] = vec4<f32>(rsum(ss), 0.0, 0.0, 0.0);
     workgroupBarrier();
-    var acc = vec3<f32>(0.0);
+    var ssq = 0.0;
+    let sgs = rsize();
+    for (var k = 0u; k < WG; k += sgs) { ssq += red[k].x; }
+    workgroupBarrier(); // every invocation has read red before row_share writes it
+    var acc = vec2<f32>(0.0);
     loop {
         if (u >= units) { break; }
         let b0 = a0;
@@ -81,12 +82,12 @@ fn blocks(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
         let x5 = xq[xi + 5u];
         let x6 = xq[xi + 6u];
         let x7 = xq[xi + 7u];
-        acc += vec3<f32>(blk_dot_x(b0, r0 + o, x0, x1, x2, x3, x4, x5, x6, x7),
-                         blk_dot_x(b1, r1 + o, x0, x1, x2, x3, x4, x5, x6, x7), xq[xi + 8u].x);
+        acc += vec2<f32>(blk_dot_x(b0, r0 + o, x0, x1, x2, x3, x4, x5, x6, x7),
+                         blk_dot_x(b1, r1 + o, x0, x1, x2, x3, x4, x5, x6, x7));
         u = un;
     }
-    let sg = row_share(lid, lane, vec4<f32>(acc, 0.0));
+    let sg = row_share(lid, lane, vec4<f32>(acc, 0.0, 0.0));
     if (lane == 0u && s < p.S) {
-        put_pair(pr, row_total(lid, sg).xyz);
+        put_pair(pr, vec3<f32>(row_total(lid, sg).xy, ssq));
     }
 }

@@ -342,22 +342,28 @@ static uint32_t qb_lanes(int want, uint32_t wg, int64_t N, int64_t units)
 
 /* WGT_QLINEAR_ROWS: Q8_0 and Q4_0 decode through qlinear_fused.wgsl's entry `rows` (the entry
  * `blocks` with every prologue staged, but RB rows a group of lanes, so a block's staged x is read
- * once for RB rows): "auto" (the op's choice: RB = 4, else 2, where RB rows a group still give
- * QR_MIN_GROUPS workgroups, else the entry `blocks`), "R" (RB = R, 1 to 4, lanes a row the op's),
+ * once for RB rows): "auto" (RB = 2 for every weight, the lanes qb_lanes' choice for the row pairs:
+ * on the H200, bench/results/h200/qdec-2026-12-03/, -p 16 -n 128, RB = 2 everywhere beat RB = 4
+ * where 4 rows a group still gave 256 workgroups and `blocks` elsewhere in all four quantized rows:
+ * Qwen2.5-0.5B Q8_0 898 -> 924 tok/s, Q4_0 961 -> 963, Llama-3.2-1B Q8_0 817 -> 858, Q4_0 896 -> 913;
+ * main's `blocks`: 903, 932, 800, 837; at most QR_MAX_WG workgroups), "R" (RB = R, 1 to 4, lanes a
+ * row the op's),
  * "R:T" (T lanes a group, a power of two from 32 to the workgroup size; 0: the op's), "R:T:W" (at
- * most W workgroups, each taking several steps of rows after staging x once), "0": off (the
- * default until the H200 A/B, tools/h200_qdec_ab.sh, says otherwise). */
-#define QR_DEFAULT "0"
-#define QR_MIN_GROUPS 256
+ * most W workgroups, each taking several steps of rows after staging x once), "0": off. */
+#define QR_DEFAULT "auto"
+/* auto's most workgroups (8 an SM of the H200's 132): only the output projections have more; with RB
+ * = 4 the cap took Qwen2.5-0.5B Q8_0 898 -> 912 tok/s, Q4_0 961 -> 969, Llama-3.2-1B Q8_0 817 ->
+ * 824, Q4_0 896 -> 897 (one round, call A). */
+#define QR_MAX_WG 1056
 
 /* RB asked for (-1: auto, 0: off), in *lanes the lanes a group asked for (0: the op's) and in
- * *max_wg the most workgroups (0: one a step). */
+ * *max_wg the most workgroups (0: one a step; auto: QR_MAX_WG). */
 static int qr_setting(int *lanes, int *max_wg)
 {
     const char *e = getenv("WGT_QLINEAR_ROWS");
     if (!e || !*e) e = QR_DEFAULT;
     *lanes = 0, *max_wg = 0;
-    if (!strcmp(e, "auto")) return -1;
+    if (!strcmp(e, "auto")) return *max_wg = QR_MAX_WG, -1;
     if (e[0] < '1' || e[0] > '4' || (e[1] && e[1] != ':')) return 0;
     if (e[1] == ':') {
         *lanes = atoi(e + 2);
@@ -367,24 +373,13 @@ static int qr_setting(int *lanes, int *max_wg)
     return e[0] - '0';
 }
 
-/* RB for the entry `rows` (0: not it) and in *tpr its lanes a group: the asked RB (-1: auto, the
- * largest of 4 and 2 whose groups still give QR_MIN_GROUPS workgroups at qb_lanes' lanes) and lanes
- * (0: qb_lanes' choice for the groups). */
+/* RB for the entry `rows` (0: not it) and in *tpr its lanes a group: the asked RB (-1: auto, 2) and
+ * lanes (0: qb_lanes' choice for the groups). */
 static int qr_choose(int asked, int lanes, uint32_t wg, int64_t N, int64_t units, uint32_t *tpr)
 {
-    if (asked > 0) {
-        *tpr = qb_lanes(lanes, wg, (N + asked - 1) / asked, units);
-        return asked;
-    }
-    for (int r = 4; r >= 2; r /= 2) {
-        int64_t groups = (N + r - 1) / r;
-        uint32_t t = qb_lanes(lanes, wg, groups, units);
-        if (groups * t / wg >= QR_MIN_GROUPS) {
-            *tpr = t;
-            return r;
-        }
-    }
-    return 0;
+    int r = asked > 0 ? asked : 2;
+    *tpr = qb_lanes(lanes, wg, (N + r - 1) / r, units);
+    return r;
 }
 
 /* Determines the prelude of src/kernels/qlinear_fused.wgsl. */
@@ -586,17 +581,23 @@ static int qq_setting(void)
 }
 
 /* WGT_QLINEAR_QKV_BLOCKS: Q8_0 / Q4_0 q/k/v weights through qlinear_qkv_rope.wgsl's entry `blocks`
- * (a lane per whole block, 32 lanes a row pair, x * gamma staged once a workgroup): "1" (workgroups
- * of the size giving QQB_MIN_GROUPS workgroups, 64 at least), "1:WG" (WG invocations, 64 to the
- * workgroup size), "0": the entry `main` (the default until the H200 A/B says otherwise). */
-#define QQB_DEFAULT "0"
+ * (a lane per whole block, 32 lanes a row pair, x * gamma staged once a workgroup): "auto" (where
+ * rows have QQB_MIN_UNITS blocks: two a lane), "1" (every such weight), each with workgroups of the
+ * size giving QQB_MIN_GROUPS workgroups (64 at least); "1:WG" (WG invocations, 64 to the workgroup
+ * size), "0": the entry `main`. H200 (bench/results/h200/qdec-2026-12-03/, -p 16 -n 128, one
+ * round): Llama-3.2-1B (K 2048) Q4_0 886 -> 896 tok/s, Q8_0 811 -> 817, but Qwen2.5-0.5B (K 896, a
+ * block a lane) Q8_0 916 -> 898, Q4_0 976 -> 961 (that build staged a block a lane: 8 loads in a row). */
+#define QQB_DEFAULT "auto"
 #define QQB_MIN_GROUPS 264
+#define QQB_MIN_UNITS 64
 
-/* The workgroup size asked for (0: the op's choice), or -1 for the entry `main`. */
-static int qqb_setting(void)
+/* The workgroup size asked for (0: the op's choice), -1 for the entry `main`; *all 0 for "auto". */
+static int qqb_setting(int *all)
 {
     const char *e = getenv("WGT_QLINEAR_QKV_BLOCKS");
     if (!e || !*e) e = QQB_DEFAULT;
+    *all = 1;
+    if (!strcmp(e, "auto")) return *all = 0;
     if (e[0] != '1' || (e[1] && e[1] != ':')) return -1;
     return e[1] == ':' ? atoi(e + 2) : 0;
 }
@@ -671,12 +672,13 @@ wgt_status wgt_fused_qkv_rope_qcache(const wgt_tensor *x, const wgt_tensor *gamm
     qq_key key = {(int32_t)type, bias ? (int32_t)bias->l.dtype : (int32_t)WGT_F32, op_row_subgroups(ctx), wg, 1};
     int solo = wgt_gpu_avoid_barriers(ctx); /* the barrier-free entry point (SwiftShader) */
     /* the entry `blocks`: Q8_0 / Q4_0 rows at even bytes, 32 lanes a pair, x staged beside red */
-    int qwg = qqb_setting();
+    int qall, qwg = qqb_setting(&qall);
     uint64_t qxs = (uint64_t)(K / 4 + K / 32), smem = lim->max_compute_workgroup_storage_size;
     const wgt_adapter_info *info = wgt_gpu_info(ctx);
     if ((info->backend == WGT_BACKEND_OPENGLES || info->backend == WGT_BACKEND_OPENGL || info->compat) && smem > 16384)
         smem = 16384;
-    int qblocks = !solo && qwg >= 0 && (type == WGT_FTYPE_Q8_0 || type == WGT_FTYPE_Q4_0) && w->l.offset % 2 == 0;
+    int qblocks = !solo && qwg >= 0 && (type == WGT_FTYPE_Q8_0 || type == WGT_FTYPE_Q4_0) && w->l.offset % 2 == 0 &&
+                  (qall || K / 32 >= QQB_MIN_UNITS);
     if (qblocks) {
         uint32_t qw = 64;
         if (qwg > 0) {

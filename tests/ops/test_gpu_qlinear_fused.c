@@ -497,9 +497,9 @@ static void test_blocks(wgt_context *ctx)
  * and test_views with RB = 1 .. 4 at the op's lanes and with 64 / 256 forced (37 and 45 rows leave
  * a partial group at every RB; 58 units at 32 lanes a lane's second block on some lanes), with the
  * workgroups capped (R:T:W: 1 to 3 workgroups taking every step of rows after one staging), the
- * op's own choice (auto) where it picks RB = 4 (8450 Q8_0 rows: 2113 groups of 4, the last of 2)
- * and RB = 2 (4101 Q4_0 rows), and rows of 170 blocks (a block and a partial second a lane at 128
- * lanes). Q4_K and Q6_K keep the entry `main` under the setting. */
+ * op's own choice (auto: RB = 2) on 8450 Q8_0 rows and 4101 Q4_0 rows (a partial last group), RB = 4
+ * on 8450 rows with 7 workgroups (2113 groups of 4, the last of 2), and rows of 170 blocks (a block
+ * and a partial second a lane at 128 lanes). Q4_K and Q6_K keep the entry `main` under the setting. */
 static void test_rows(wgt_context *ctx)
 {
     const char *settings[] = {"0", "1", "2", "3", "4", "2:64", "4:256", "4:32:2", "3:64:3", "1:128:1"};
