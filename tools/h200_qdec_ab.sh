@@ -2,9 +2,9 @@
 # Issue 14's quantized decode rows on the H200: main's wgt (wgt-base) against h-qdec's (wgt), alternated
 # (base, new for each row), for Qwen2.5-0.5B / Llama-3.2-1B Q8_0 / Q4_0 at each prompt length of PS
 # (default "16 512": -p 16 -n 128 is llama-bench's tg128, -p 512 -n 128 the issue's table), ROUNDS
-# rounds (default 2); test_gpu_qlinear_fused first (a failure voids the figures); then WGT_PROFILE=2
-# decode tables of wgt (one Qwen, one Llama row), then wgt with each of VARIANTS (NAME:VAR=VALUE, -p 16,
-# the four rows) where time is left. Steps past BUDGET seconds (default 88) are skipped and say so.
+# rounds (default 2), after test_gpu_qlinear_fused (a failure voids the figures) and WGT_PROFILE=2
+# decode tables of wgt (one Qwen, one Llama row, -p 16 -n 32; they also warm the GPU up); then wgt
+# with each of VARIANTS (NAME:VAR=VALUE, -p 16, the four rows) where time is left. Steps past BUDGET seconds (default 88) are skipped and say so.
 # Before (here): D (git-ignored, .devbin-qdec) holds bins.tar.xz (build/wgt-base, build/wgt,
 # build/libwgt_napi_stub.so, build/test_gpu_qlinear_fused; stripped) and this script.
 # The call: carry [".gl", ".devbin-dawn", "D"], command: bash D/h200_qdec_ab.sh D, timeout 100.
@@ -18,7 +18,8 @@ d=${1:-.devbin-qdec}
 . tools/h200_common.sh "$d" /tmp/qdec_logs
 W=$d/build/wgt B=$d/build/wgt-base Q=bench/configs/qwen2.5-0.5b.json L=bench/configs/llama-3.2-1b.json
 [ -x $d/build/test_gpu_qlinear_fused ] && TAILN=2 step test-qlinear-fused timeout 30 $d/build/test_gpu_qlinear_fused
-step warmup timeout 20 $W bench -m $Q --type q8_0 -p 16 -n 16
+TAILN=12 step prof-q-q8_0 WGT_PROFILE=2 timeout 15 $W bench -m $Q --type q8_0 -p 16 -n 32
+TAILN=12 step prof-l-q4_0 WGT_PROFILE=2 timeout 15 $W bench -m $L --type q4_0 -p 16 -n 32
 for r in $(seq 1 ${ROUNDS:-2}); do
     for pl in ${PS:-16 512}; do
         for m in q:$Q l:$L; do
@@ -30,8 +31,6 @@ for r in $(seq 1 ${ROUNDS:-2}); do
         done
     done
 done
-TAILN=12 step prof-q-q8_0 WGT_PROFILE=2 timeout 15 $W bench -m $Q --type q8_0 -p 16 -n 64
-TAILN=12 step prof-l-q4_0 WGT_PROFILE=2 timeout 15 $W bench -m $L --type q4_0 -p 16 -n 64
 for v in ${VARIANTS:-}; do
     for m in q:$Q l:$L; do
         s=${m%%:*} c=${m#*:}

@@ -350,7 +350,7 @@ static uint32_t qb_lanes(int want, uint32_t wg, int64_t N, int64_t units)
  * row the op's),
  * "R:T" (T lanes a group, a power of two from 32 to the workgroup size; 0: the op's), "R:T:W" (at
  * most W workgroups, each taking several steps of rows after staging x once), "0": off. */
-#define QR_DEFAULT "auto"
+#define QR_DEFAULT "0"
 /* auto's most workgroups (8 an SM of the H200's 132): only the output projections have more; with RB
  * = 4 the cap took Qwen2.5-0.5B Q8_0 898 -> 912 tok/s, Q4_0 961 -> 969, Llama-3.2-1B Q8_0 817 ->
  * 824, Q4_0 896 -> 897 (one round, call A). */
@@ -587,7 +587,7 @@ static int qq_setting(void)
  * size), "0": the entry `main`. H200 (bench/results/h200/qdec-2026-12-03/, -p 16 -n 128, one
  * round): Llama-3.2-1B (K 2048) Q4_0 886 -> 896 tok/s, Q8_0 811 -> 817, but Qwen2.5-0.5B (K 896, a
  * block a lane) Q8_0 916 -> 898, Q4_0 976 -> 961 (that build staged a block a lane: 8 loads in a row). */
-#define QQB_DEFAULT "auto"
+#define QQB_DEFAULT "0"
 #define QQB_MIN_GROUPS 264
 #define QQB_MIN_UNITS 64
 
