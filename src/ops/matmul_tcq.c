@@ -27,9 +27,10 @@
 /* the tiles tried in order where WGT_QLINEAR_TC_TILE is unset or does not fit: matmul_tcd's default
  * 128 x 128 (48 KiB of workgroup memory), then 64 x 64, then 32 x 32 (also CPU adapters) */
 static const char *const tcq_tiles[] = {"4x2:2x4", "2x2:2x2", "1x2:2x1"};
-/* WGT_QLINEAR_TC_TILE=auto: a product of fewer tiles than this (the H200's 132 SMs) over a k
- * shorter than TCQ_SPLIT_K (too short to split) takes the next smaller tile */
-#define TCQ_FEW 132
+/* WGT_QLINEAR_TC_TILE=auto: a product of fewer tiles than this (half the H200's 132 SMs) over a k
+ * shorter than TCQ_SPLIT_K (too short to split) takes the next smaller tile (4 times as many):
+ * Qwen2.5-0.5B's q and o at 512 tokens 28 -> 112 tiles of 64 x 64, k and v 4 -> 16 -> 64 of 32 x 32 */
+#define TCQ_FEW 66
 #define TCQ_SPLIT_K 1024
 
 typedef struct tcq_tile {
