@@ -4,7 +4,7 @@
  * in double (tests/support/linear.h's f32 summation bound). WGT_QLINEAR_TC=emulate runs the same
  * tiles with scalar fragments, so CPU adapters with shader-f16 (lavapipe) check the tile logic:
  * odd token, row and column counts, partial tiles, bias and none, a k split (its combine adds the
- * bias), a weight narrowed along its rows, several tiles; WGT_QLINEAR_TC=deq (the weight
+ * bias), a weight narrowed along its rows, several tiles (and WGT_QLINEAR_TC_TILE=auto); WGT_QLINEAR_TC=deq (the weight
  * dequantised into f16 rows by matmul_tcq_dequant.wgsl, then matmul_tcd emulated) the same way. Where the adapter has no shader-f16
  * (OpenGL ES) the product falls back to qlinear.wgsl and is checked against the plain oracle. On
  * a device with subgroup matrices, WGT_QLINEAR_TC=1 runs them (test run by hand on the H200). */
@@ -99,8 +99,8 @@ int main(void)
     cases(ctx, "tiles (own choice)");
     narrowed(ctx, WGT_FTYPE_Q8_0, 64);
     narrowed(ctx, WGT_FTYPE_Q4_0, 32);
-    const char *tiles[] = {"1x2:2x1", "1x1:1x1"};
-    for (int i = 0; i < 2; i++) {
+    const char *tiles[] = {"1x2:2x1", "1x1:1x1", "auto"};
+    for (int i = 0; i < 3; i++) {
         setenv("WGT_QLINEAR_TC_TILE", tiles[i], 1);
         char tag[64];
         snprintf(tag, sizeof tag, "tile %s", tiles[i]);
