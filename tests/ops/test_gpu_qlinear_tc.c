@@ -4,10 +4,11 @@
  * in double (tests/support/linear.h's f32 summation bound). WGT_QLINEAR_TC=emulate runs the same
  * tiles with scalar fragments, so CPU adapters with shader-f16 (lavapipe) check the tile logic:
  * odd token, row and column counts, partial tiles, bias and none, a k split (its combine adds the
- * bias), a weight narrowed along its rows, several tiles (and WGT_QLINEAR_TC_TILE=auto); WGT_QLINEAR_TC=deq (the weight
- * dequantised into f16 rows by matmul_tcq_dequant.wgsl, then matmul_tcd emulated) the same way. Where the adapter has no shader-f16
- * (OpenGL ES) the product falls back to qlinear.wgsl and is checked against the plain oracle. On
- * a device with subgroup matrices, WGT_QLINEAR_TC=1 runs them (test run by hand on the H200). */
+ * bias), a weight narrowed along its rows, several tiles and WGT_QLINEAR_TC_TILE=auto;
+ * WGT_QLINEAR_TC=deq (the weight dequantised into f16 rows by matmul_tcq_dequant.wgsl, then
+ * matmul_tcd emulated) the same way. Where the adapter has no shader-f16 (OpenGL ES) the products
+ * fall back to qlinear.wgsl and are checked against the plain oracle. Last, WGT_QLINEAR_TC=1: the
+ * subgroup-matrix fragments where the device has them (the H200), else the fallback again. */
 #include <math.h>
 #include <string.h>
 
