@@ -6,7 +6,8 @@
 # every product) against WGT_QLINEAR_TC_TILE=auto (64 x 64 tiles for products of few tiles over a
 # short k: Qwen's q, k, v, o, gate and up; Llama's k is never short), the comparator
 # WGT_QLINEAR_TC=deq (each weight dequantised into an f16 copy, then matmul_tcd) and the control
-# WGT_QLINEAR_TC=0 on all four rows, and WGT_PROFILE=1 prefill tables.
+# WGT_QLINEAR_TC=0 on all four rows, the f16 rows (matmul_tcd) for reference, and WGT_PROFILE=1
+# prefill tables.
 # Before (here): D (git-ignored, .devbin-qpre) holds bins.tar.xz (wgt, test_gpu_qlinear_tc,
 # libwgt_napi_stub.so, stripped) and this script. The call: BUDGET=84 bash D/h200_qpre_ab.sh D
 # from the repository root, timeout 100 s; $OUT/qpre.tar.gz has every step's log and summary.txt.
@@ -30,6 +31,9 @@ for row in qq8_0:$Q:q8_0 qq4_0:$Q:q4_0 lq8_0:$L:q8_0 lq4_0:$L:q4_0; do
     step r1-$n-deq WGT_QLINEAR_TC=deq timeout 15 $W bench -m $c --type $t -p 512 -n 128
     step r1-$n-off WGT_QLINEAR_TC=0 timeout 15 $W bench -m $c --type $t -p 512 -n 128
 done
+# f16 weights (matmul_tcd) in the same call, for reference
+step r1-qf16 timeout 15 $W bench -m $Q --type f16 -p 512 -n 128
+step r1-lf16 timeout 15 $W bench -m $L --type f16 -p 512 -n 128
 TAILN=24 step prof-qq8_0-auto WGT_QLINEAR_TC_TILE=auto WGT_PROFILE=1 timeout 15 $W bench -m $Q --type q8_0 -p 512 -n 2
 TAILN=24 step prof-qq8_0-deq WGT_QLINEAR_TC=deq WGT_PROFILE=1 timeout 15 $W bench -m $Q --type q8_0 -p 512 -n 2
 TAILN=24 step prof-lq4_0-default WGT_PROFILE=1 timeout 15 $W bench -m $L --type q4_0 -p 512 -n 2
