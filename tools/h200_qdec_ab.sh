@@ -4,7 +4,7 @@
 # (default "16 512": -p 16 -n 128 is llama-bench's tg128, -p 512 -n 128 the table), ROUNDS
 # rounds (default 2), after test_gpu_qlinear_fused (a failure voids the figures) and WGT_PROFILE=2
 # decode tables of wgt (one Qwen, one Llama row, -p 16 -n 32; they also warm the GPU up); then wgt
-# with each of VARIANTS (NAME:VAR=VALUE, -p 16, the four rows) where time is left. Steps past BUDGET seconds (default 88) are skipped and say so.
+# with each of VARIANTS (NAME:VAR=VALUE, -p 16, the four rows, Llama Q4_0 first) where time is left. Steps past BUDGET seconds (default 88) are skipped and say so.
 # Before (here): D (git-ignored, .devbin-qdec) holds bins.tar.xz (build/wgt-base, build/wgt,
 # build/libwgt_napi_stub.so, build/test_gpu_qlinear_fused; stripped) and this script.
 # The call: carry [".gl", ".devbin-dawn", "D"], command: bash D/h200_qdec_ab.sh D, timeout 100.
@@ -32,9 +32,9 @@ for r in $(seq 1 ${ROUNDS:-2}); do
     done
 done
 for v in ${VARIANTS:-}; do
-    for m in q:$Q l:$L; do
+    for m in l:$L q:$Q; do
         s=${m%%:*} c=${m#*:}
-        for t in q8_0 q4_0; do
+        for t in q4_0 q8_0; do
             step v-p16-$s$t-${v%%:*} ${v#*:} timeout 15 $W bench -m $c --type $t -p 16 -n 128
         done
     done
