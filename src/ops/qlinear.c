@@ -350,7 +350,13 @@ static uint32_t qb_lanes(int want, uint32_t wg, int64_t N, int64_t units)
  * row the op's),
  * "R:T" (T lanes a group, a power of two from 32 to the workgroup size; 0: the op's), "R:T:W" (at
  * most W workgroups, each taking several steps of rows after staging x once), "0": off. */
-#define QR_DEFAULT "0"
+/* The default since it won every round of call B (bench/results/h200/qdec-2026-12-03/callB, with
+ * WGT_QLINEAR_QKV_BLOCKS=auto; main's `blocks` -> this, decode tok/s, two rounds): -p 16 -n 128
+ * Qwen2.5-0.5B Q8_0 893.4 / 893.7 -> 947.0 / 948.7, Q4_0 924.5 / 926.9 -> 982.4 / 983.5, Llama-3.2-1B
+ * Q8_0 797.3 / 795.6 -> 869.5 / 869.8, Q4_0 826.6 / 831.3 -> 920.6 / 921.4; -p 512 -n 128 791.2 /
+ * 789.0 -> 832.4 / 832.5, 814.7 / 814.6 -> 860.1 / 857.1, 737.5 / 737.7 -> 801.5 / 801.3, 767.0 /
+ * 767.6 -> 843.9 / 845.1. */
+#define QR_DEFAULT "auto"
 /* auto's most workgroups (8 an SM of the H200's 132): only the output projections have more; with RB
  * = 4 the cap took Qwen2.5-0.5B Q8_0 898 -> 912 tok/s, Q4_0 961 -> 969, Llama-3.2-1B Q8_0 817 ->
  * 824, Q4_0 896 -> 897 (one round, call A). */
@@ -587,7 +593,8 @@ static int qq_setting(void)
  * size), "0": the entry `main`. H200 (bench/results/h200/qdec-2026-12-03/, -p 16 -n 128, one
  * round): Llama-3.2-1B (K 2048) Q4_0 886 -> 896 tok/s, Q8_0 811 -> 817, but Qwen2.5-0.5B (K 896, a
  * block a lane) Q8_0 916 -> 898, Q4_0 976 -> 961 (that build staged a block a lane: 8 loads in a row). */
-#define QQB_DEFAULT "0"
+/* The default with WGT_QLINEAR_ROWS=auto (call B's A/B above). */
+#define QQB_DEFAULT "auto"
 #define QQB_MIN_GROUPS 264
 #define QQB_MIN_UNITS 64
 
