@@ -7,7 +7,7 @@
 # short k: Qwen's q, k, v, o, gate and up; Llama's k is never short), the comparator
 # WGT_QLINEAR_TC=deq (each weight dequantised into an f16 copy, then matmul_tcd) and the control
 # WGT_QLINEAR_TC=0 on all four rows, the f16 rows (matmul_tcd) for reference, and WGT_PROFILE=1
-# prefill tables.
+# prefill tables. ROUNDS (default "1 2") names the default / auto rounds.
 # Before (here): D (git-ignored, .devbin-qpre) holds bins.tar.xz (wgt, test_gpu_qlinear_tc,
 # libwgt_napi_stub.so, stripped) and this script. The call: BUDGET=84 bash D/h200_qpre_ab.sh D
 # from the repository root, timeout 100 s; $OUT/qpre.tar.gz has every step's log and summary.txt.
@@ -19,14 +19,16 @@ mkdir -p $d/build
 . tools/h200_common.sh "$d" /tmp/qpre_logs
 W=$d/build/wgt Q=bench/configs/qwen2.5-0.5b.json L=bench/configs/llama-3.2-1b.json
 TAILN=6 step test timeout 25 $d/build/test_gpu_qlinear_tc
-for r in 1 2; do
+for r in ${ROUNDS:-1 2}; do
     for row in qq8_0:$Q:q8_0 qq4_0:$Q:q4_0; do
         n=${row%%:*} rest=${row#*:}; c=${rest%%:*} t=${rest#*:}
         step r$r-$n-default timeout 15 $W bench -m $c --type $t -p 512 -n 128
         step r$r-$n-auto WGT_QLINEAR_TC_TILE=auto timeout 15 $W bench -m $c --type $t -p 512 -n 128
     done
 done
+# ONLY_AUTO=1 (a third call): the rounds above, the f16 references and the profiles only
 for row in qq8_0:$Q:q8_0 qq4_0:$Q:q4_0 lq8_0:$L:q8_0 lq4_0:$L:q4_0; do
+    [ -n "${ONLY_AUTO:-}" ] && break
     n=${row%%:*} rest=${row#*:}; c=${rest%%:*} t=${rest#*:}
     step r1-$n-deq WGT_QLINEAR_TC=deq timeout 15 $W bench -m $c --type $t -p 512 -n 128
     step r1-$n-off WGT_QLINEAR_TC=0 timeout 15 $W bench -m $c --type $t -p 512 -n 128
