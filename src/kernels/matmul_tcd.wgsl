@@ -3,7 +3,9 @@
 // (batch 1). A is f16 rows along k (a: row m at p.off_a + m * p.sam), B f16 rows along k too
 // (b: B[k, n] at p.off_b + n * p.sbn + k), both holding whole tiles: BM rows of A and BN rows of B
 // from every workgroup's start, p.K (a multiple of SK) elements a row, zeros past the true sizes
-// (matmul_half.wgsl makes such copies where the operands are not already so).
+// (matmul_half.wgsl makes such copies where the operands are not already so). Staged modes need
+// only whole k slabs (rows past M or N read the last row), and in 4-byte words (MODE 2, 3) A may
+// be f32 rows (A_F32: AWA is vec2<f32>, rounded to f16 as it is staged: no copy of the activations).
 // bench/tc_peak.c measured the fragment products alone at 648 TFLOP/s on the H200, also when
 // every fragment came from memory; matmul_tc.wgsl, which stages tiles through workgroup memory,
 // stayed below 30: here there is no staging, no barrier in the k loop, and L1 / L2 share the
@@ -21,6 +23,8 @@
 // A split along k (p.tpr != 0): workgroup z sums k in [z * p.tpr, (z + 1) * p.tpr) into rows z * M ..
 // of out (matmul.c's combine adds them).
 // The prelude (matmul_tcd.c) holds the enables, SGS, SGR, SGC, FM, FN, SM, SN, SK, MODE, BK, NBUF,
+// EPI_TILE (whole tiles with alpha or C: fragments stored, then fix_tile; else through Cs), AWA (a
+// word of a) with word_a(w) (it as AW),
 // AW (a word of a and b) with word(w, j) (its j-th u32), lib_matmul's "params", ldC (C's loader)
 // and the fragment sections of lib_matmul_tcd.wgsl (subgroup matrices, or scalar code with the same
 // tiles: WGT_MATMUL_TCD=emulate, the tests on CPU adapters).
@@ -38,7 +42,7 @@ const EW: u32 = select(8u, 2u, MODE == 2u || MODE == 3u); // f16 elements a stag
 const NWA: u32 = max(BM * BK / EW / NT, 1u); // words of A an invocation stages a slab
 const NWB: u32 = max(BN * BK / EW / NT, 1u);
 
-@group(0) @binding(1) var<storage, read> a: array<AW>;
+@group(0) @binding(1) var<storage, read> a: array<AWA>;
 @group(0) @binding(2) var<storage, read> b: array<AW>;
 @group(0) @binding(3) var<storage, read> c: array<u32>;
 @group(0) @binding(4) var<storage, read_write> out: array<f32>;
@@ -49,15 +53,18 @@ var<workgroup> Bs: array<f16, select(256u, NBUF * BN * LDS, STAGED)>;
 var<private> ra: array<AW, NWA>;
 var<private> rb: array<AW, NWB>;
 
-// Slab k0 of the tile's A rows (from element row0) and B rows (from col0) into registers.
+// Slab k0 of the tile's A rows (from element row0) and B rows (from col0) into registers. Rows past
+// M (N) read the last one: a ragged edge needs no padded copy, and its outputs are never stored.
 fn fetch(row0: u32, col0: u32, k0: u32, t: u32) {
     for (var q = 0u; q < NWA; q++) {
         let w = t + q * NT;
-        ra[q] = a[(p.off_a + (row0 + w / (BK / EW)) * p.sam + k0 + (w % (BK / EW)) * EW) / EW];
+        let r = min(row0 + w / (BK / EW), p.M - 1u);
+        ra[q] = word_a(a[(p.off_a + r * p.sam + k0 + (w % (BK / EW)) * EW) / EW]);
     }
     for (var q = 0u; q < NWB; q++) {
         let w = t + q * NT;
-        rb[q] = b[(p.off_b + (col0 + w / (BK / EW)) * p.sbn + k0 + (w % (BK / EW)) * EW) / EW];
+        let r = min(col0 + w / (BK / EW), p.N - 1u);
+        rb[q] = b[(p.off_b + r * p.sbn + k0 + (w % (BK / EW)) * EW) / EW];
     }
 }
 
@@ -94,8 +101,9 @@ fn load_b(j: u32, n0: u32, sn0: u32, k: u32, kk: u32, buf: u32) -> RIGHT {
     return frag_b(p.off_b + (n0 + j * SN) * p.sbn + k + kk, p.sbn);
 }
 
-// Accumulator (i, j) into out: straight from the fragment for whole tiles without alpha, beta or C,
-// else through the subgroup's part of Cs with the epilogue (whole is uniform in the workgroup).
+// Accumulator (i, j) into out: straight from the fragment where the workgroup's tile is whole (the
+// epilogue, if any, then runs over the stored rows: fix_tile), else through the subgroup's part of
+// Cs with the epilogue (whole is uniform in the workgroup).
 fn emit(c: ACC, i: u32, j: u32, m0: u32, n0: u32, sg: u32, lane: u32, zrow: u32, whole: bool) {
     if (whole) {
         frag_store_out(c, (zrow + m0 + i * SM) * p.ldo + p.n0 + n0 + j * SN, p.ldo);
@@ -114,6 +122,21 @@ fn emit(c: ACC, i: u32, j: u32, m0: u32, n0: u32, sg: u32, lane: u32, zrow: u32,
         }
     }
     workgroupBarrier();
+}
+
+// alpha and beta C over the subgroup's WM x WN outputs of a whole tile, once its fragments are
+// stored: one barrier for the workgroup instead of two a fragment through Cs (the q/k/v product's
+// bias ran at 4.8 TFLOP/s that way, bench/results/h200/tcd-staged-2026-12-03).
+fn fix_tile(m0: u32, n0: u32, lane: u32, zrow: u32) {
+    storageBarrier();
+    for (var e = lane; e < WM * WN; e += SGS) {
+        let m = m0 + e / WN;
+        let n = n0 + e % WN;
+        let o = (zrow + m) * p.ldo + p.n0 + n;
+        var v = p.alpha * out[o];
+        if (p.has_c != 0u) { v = v + p.beta * ldC(p.off_c + m * p.scm + n * p.scn); }
+        out[o] = v;
+    }
 }
 
 // The accumulators and fragments are named variables, not arrays: an array of subgroup matrices
@@ -210,7 +233,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         }
     }
     let zrow = wid.z * p.M; // a slice of a split k: its own rows of out
-    let whole = p.has_c == 0u && p.alpha == 1.0 && (wid.y + 1u) * BM <= p.M && (wid.x + 1u) * BN <= p.N;
+    let plain = p.has_c == 0u && p.alpha == 1.0;
+    let whole = (EPI_TILE || plain) && (wid.y + 1u) * BM <= p.M && (wid.x + 1u) * BN <= p.N;
     if (FM > 0u && FN > 0u) { emit(c00, 0u, 0u, m0, n0, sg, lane, zrow, whole); }
     if (FM > 0u && FN > 1u) { emit(c01, 0u, 1u, m0, n0, sg, lane, zrow, whole); }
     if (FM > 0u && FN > 2u) { emit(c02, 0u, 2u, m0, n0, sg, lane, zrow, whole); }
@@ -227,4 +251,5 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     if (FM > 3u && FN > 1u) { emit(c31, 3u, 1u, m0, n0, sg, lane, zrow, whole); }
     if (FM > 3u && FN > 2u) { emit(c32, 3u, 2u, m0, n0, sg, lane, zrow, whole); }
     if (FM > 3u && FN > 3u) { emit(c33, 3u, 3u, m0, n0, sg, lane, zrow, whole); }
+    if (whole && !plain) { fix_tile(m0, n0, lane, zrow); }
 }

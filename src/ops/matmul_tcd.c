@@ -14,7 +14,10 @@
  * subgroup (FM x FN of 16 x 16), the subgroups a workgroup, where the fragments come from (MODE,
  * matmul_tcd.wgsl's header: 0 storage, 1-4 k slabs of BK staged through workgroup memory) and BK.
  * A product of few tiles over a long k is split along k (matmul.c's mm_split_k and combine);
- * WGT_MATMUL_TCD_SPLIT=N forces N slices (0 or 1: none). */
+ * WGT_MATMUL_TCD_SPLIT=N forces N slices (0 or 1: none). The staged modes read ragged rows and (4-byte
+ * words) f32 activations themselves, without matmul_half's copy (WGT_MATMUL_TCD_DIRECT=0: copied);
+ * whole tiles with alpha or a bias store their fragments, then add it (WGT_MATMUL_TCD_EPI=0: through
+ * workgroup memory fragment by fragment). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -172,8 +175,23 @@ static wgt_status half_copy(wgt_context *ctx, const wgt_binding *bx, wgt_dtype d
 /* ---- the product --------------------------------------------------------------------------------- */
 
 typedef struct tcd_key {
-    int32_t fm, fn, sgr, sgc, sgs, dc, emu, mode, bk;
+    int32_t fm, fn, sgr, sgc, sgs, dc, emu, mode, bk, epi, af32;
 } tcd_key;
+
+/* WGT_MATMUL_TCD_EPI=0: alpha and C (a bias) through Cs fragment by fragment, as before fix_tile */
+static int tcd_epi(void)
+{
+    const char *v = getenv("WGT_MATMUL_TCD_EPI");
+    return !(v && !strcmp(v, "0"));
+}
+
+/* WGT_MATMUL_TCD_DIRECT=0: every operand that is not f16 rows of whole tiles copied by
+ * matmul_half.wgsl, as before the staged modes read f32 A and ragged rows themselves */
+static int tcd_direct(void)
+{
+    const char *v = getenv("WGT_MATMUL_TCD_DIRECT");
+    return !(v && !strcmp(v, "0"));
+}
 
 static char *tcd_prelude(void *arg)
 {
@@ -184,11 +202,15 @@ static char *tcd_prelude(void *arg)
     snprintf(pre, cap, "enable f16;\n%s"
              "const SGS: u32 = %du;\nconst SGR: u32 = %du;\nconst SGC: u32 = %du;\nconst FM: u32 = %du;\n"
              "const FN: u32 = %du;\nconst SM: u32 = %du;\nconst SN: u32 = %du;\nconst SK: u32 = %du;\n"
-             "const MODE: u32 = %du;\nconst BK: u32 = %du;\nconst NBUF: u32 = %du;\nalias AW = %s;\n",
+             "const MODE: u32 = %du;\nconst BK: u32 = %du;\nconst NBUF: u32 = %du;\nalias AW = %s;\n"
+             "const EPI_TILE: bool = %s;\nalias AWA = %s;\n",
              k->emu ? "" : "enable chromium_experimental_subgroup_matrix;\n"
                            "diagnostic(off, chromium.subgroup_matrix_uniformity);\n",
              k->sgs, k->sgr, k->sgc, k->fm, k->fn, TCD_FRAG, TCD_FRAG, TCD_FRAG, k->mode, k->bk, k->mode >= 3 ? 2 : 1,
-             k->mode == 0 ? "f16" : tcd_ew(k->mode) == 8 ? "vec4<u32>" : "u32");
+             k->mode == 0 ? "f16" : tcd_ew(k->mode) == 8 ? "vec4<u32>" : "u32", k->epi ? "true" : "false",
+             k->af32 ? "vec2<f32>" : k->mode == 0 ? "f16" : tcd_ew(k->mode) == 8 ? "vec4<u32>" : "u32");
+    strncat(pre, k->af32 ? "fn word_a(w: AWA) -> AW { return pack2x16float(w); }\n" : "fn word_a(w: AWA) -> AW { return w; }\n",
+            cap - strlen(pre) - 1);
     op_wgsl_loader(pre, cap, "ldC", "c", (wgt_dtype)k->dc, "f32");
     if (!op_wgsl_section(pre, cap, "lib_matmul", "params") ||
         !op_wgsl_section(pre, cap, "lib_matmul_tcd", k->mode == 0 ? "word f16" : tcd_ew(k->mode) == 8 ? "word vec4" : "word u32") ||
@@ -233,13 +255,18 @@ wgt_status op_matmul_tcd(wgt_context *ctx, const mm_params *p, const wgt_binding
     wgt_binding b[4] = {bind[0], bind[1], bind[2], bind[3]};
     wgt_tensor *ta = NULL, *tb = NULL;
     wgt_status st = WGT_OK;
-    /* A as is: f16 rows along k, whole tiles of rows and k, in whole staged words */
-    if (!(da == WGT_F16 && p->sak == 1 && p->M == mp && p->K == kp && p->off_a % ew == 0 && p->sam % ew == 0)) {
+    /* A as is: f16 rows along k, whole tiles of rows (any rows when staged) and k, in whole staged
+     * words; f32 rows too where the words are 4 bytes (two f32 read, packed as they are staged) */
+    int direct = t.mode && tcd_direct();
+    int af32 = direct && ew == 2 && da == WGT_F32 && p->sak == 1 && p->K == kp && p->off_a % 2 == 0 && p->sam % 2 == 0;
+    if (!af32 && !(da == WGT_F16 && p->sak == 1 && (p->M == mp || direct) && p->K == kp && p->off_a % ew == 0 &&
+                   p->sam % ew == 0)) {
         st = half_copy(ctx, &bind[0], da, p->M, p->K, p->off_a, p->sam, p->sak, mp, kp, &ta, &b[0]);
         q.off_a = 0, q.sam = kp;
     }
     /* B[k, n] at off_b + n * sbn + k * sbk: as is when f16 with sbk 1 and whole tiles */
-    if (!st && !(db == WGT_F16 && p->sbk == 1 && p->N == np && p->K == kp && p->off_b % ew == 0 && p->sbn % ew == 0)) {
+    if (!st && !(db == WGT_F16 && p->sbk == 1 && (p->N == np || direct) && p->K == kp && p->off_b % ew == 0 &&
+                 p->sbn % ew == 0)) {
         st = half_copy(ctx, &bind[1], db, p->N, p->K, p->off_b, p->sbn, p->sbk, np, kp, &tb, &b[1]);
         q.off_b = 0, q.sbn = kp;
     }
@@ -247,7 +274,7 @@ wgt_status op_matmul_tcd(wgt_context *ctx, const mm_params *p, const wgt_binding
     q.tpr = 0;
     wgt_kernel *k = NULL;
     if (!st) {
-        tcd_key key = {t.fm, t.fn, t.sgr, t.sgc, t.sgs, (int32_t)dc, tcd_mode() == 3, t.mode, t.bk};
+        tcd_key key = {t.fm, t.fn, t.sgr, t.sgc, t.sgs, (int32_t)dc, tcd_mode() == 3, t.mode, t.bk, tcd_epi(), af32};
         st = wgt_gpu_kernel_keyed(ctx, "matmul_tcd", &key, sizeof key, tcd_prelude, &key, "main", NULL, 0, &k);
     }
     if (!st && slices > 1) {

@@ -177,9 +177,12 @@ static void cases(const char *tag, int full)
     qlin(tag, WGT_FTYPE_Q4_K, 64, 256, 64, 1);
     qlin(tag, WGT_FTYPE_Q6_K, 33, 256, 40, 0);
     qlin(tag, WGT_FTYPE_Q8_0, 64, 2048, 64, 1); /* split along k, the bias in the combine */
-    for (int K = 64; K <= 1024; K += 960) { /* addmm: alpha, beta self (through combine when split) */
-        pair s = make(WGT_F32, 2, (int64_t[]){30, 40}), m1 = make(WGT_F32, 2, (int64_t[]){30, K});
-        pair m2 = make(WGT_F32, 2, (int64_t[]){K, 40});
+    /* addmm: alpha, beta self (through combine when split; 130 x 136: whole tiles, whose epilogue
+     * runs over the stored fragments, beside partial ones) */
+    for (int K = 64; K <= 1024; K += 960) {
+        int64_t M = K == 64 ? 130 : 30, N = K == 64 ? 136 : 40;
+        pair s = make(WGT_F32, 2, (int64_t[]){M, N}), m1 = make(WGT_F32, 2, (int64_t[]){M, K});
+        pair m2 = make(WGT_F32, 2, (int64_t[]){K, N});
         wgt_tensor *y = NULL;
         MUST(wgt_addmm(s.d, m1.d, m2.d, 0.5, 2.0, &y));
         void *buf;
