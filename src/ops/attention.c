@@ -193,20 +193,33 @@ typedef struct sdpa_tc {
  * 16x8x8 unless given: the tests' way to run the tile logic on CPU adapters). Unset: the call's
  * wgt_sdpa_params.half_tiles (the models': on for f16 / bf16 / quantized weights, where the H200
  * won every round of a 512-token prefill by 2-5%, bench/results/h200/lead_ab.txt; off for f32
- * weights, whose logits the f16 rounding moves by up to 0.022). Returns 0 off, 1 on, 2 emulate. */
-static int sdpa_tc_mode(int half_tiles, int *fm, int *fn, int *fk)
+ * weights, whose logits the f16 rounding moves by up to 0.022); 1:MxNxK forces fragments of that
+ * shape where the device offers them. Returns 0 off, 1 on (*forced: a shape given), 2 emulate. */
+static int sdpa_tc_mode(int half_tiles, int *fm, int *fn, int *fk, int *forced)
 {
     const char *v = getenv("WGT_ATTENTION_TC");
     if (!v || !*v) v = half_tiles ? "1" : "0";
     *fm = 16, *fn = 8, *fk = 8;
+    *forced = 0;
     if (!strcmp(v, "0")) return 0;
-    if (strncmp(v, "emulate", 7)) return 1;
     int m, n, k;
     const char *shape = strchr(v, ':');
     if (shape && sscanf(shape + 1, "%dx%dx%d", &m, &n, &k) == 3 && m > 0 && n > 0 && k > 0 && m <= 32 && n <= 32 &&
         k <= 32)
-        *fm = m, *fn = n, *fk = k;
-    return 2;
+        *fm = m, *fn = n, *fk = k, *forced = 1;
+    return strncmp(v, "emulate", 7) ? 1 : 2;
+}
+
+/* Whether the device multiplies f16 fragments m x n x k into f32. */
+static int sdpa_has_frag(wgt_context *ctx, int m, int n, int k)
+{
+    const wgt_adapter_info *info = wgt_gpu_info(ctx);
+    for (int c = 0; c < info->n_subgroup_matrix_configs; c++)
+        if (info->subgroup_matrix_configs[c].component == WGT_F16 && info->subgroup_matrix_configs[c].result == WGT_F32 &&
+            (int)info->subgroup_matrix_configs[c].m == m && (int)info->subgroup_matrix_configs[c].n == n &&
+            (int)info->subgroup_matrix_configs[c].k == k)
+            return 1;
+    return 0;
 }
 
 /* Workgroup bytes of tiles bq x bkv for head dims D, Dv (attention_tc.wgsl's arrays). */
@@ -222,7 +235,7 @@ static uint64_t sdpa_tc_bytes(const sdpa_tc *t, int64_t D, int64_t Dv)
  * half_tiles: the call's wgt_sdpa_params.half_tiles. */
 static int sdpa_tc_choose(wgt_context *ctx, int64_t D, int64_t Dv, int half_tiles, sdpa_tc *tc)
 {
-    int fm, fn, fk, mode = sdpa_tc_mode(half_tiles, &fm, &fn, &fk);
+    int fm, fn, fk, forced, mode = sdpa_tc_mode(half_tiles, &fm, &fn, &fk, &forced);
     if (!mode || wgt_gpu_avoid_barriers(ctx) || D < 1 || Dv < 1 || D > 256 || Dv > 256) return 0;
     const wgt_adapter_info *info = wgt_gpu_info(ctx);
     memset(tc, 0, sizeof *tc);
@@ -230,7 +243,7 @@ static int sdpa_tc_choose(wgt_context *ctx, int64_t D, int64_t Dv, int half_tile
     if (mode == 1) { /* f16 x f16 -> f32; 16x8x8 first (matmul_tc's choice), then M 16, N 8 or 16 */
         if (!info->has_subgroup_matrix || !tc->half || !wgt_gpu_sgmatrix_layout_template()) return 0;
         if (info->limits.subgroup_min_size != info->limits.subgroup_max_size) return 0;
-        if (!op_sgmatrix_pick(ctx, &fm, &fn, &fk)) return 0;
+        if (!(forced && sdpa_has_frag(ctx, fm, fn, fk)) && !op_sgmatrix_pick(ctx, &fm, &fn, &fk)) return 0;
         tc->sgs = (int)info->limits.subgroup_max_size;
     } else {
         tc->emu = 1, tc->sgs = 32;
