@@ -34,8 +34,8 @@ echo "=== summary"
 for f in $logs/[ql]-*.txt; do echo "$(basename $f .txt): $(grep -o 'prefill: .*' $f) | $(grep -o 'decode: .*tok/s' $f)"; done
 left=$(( budget - ($(date +%s) - t0) - 3 ))
 [ -f $bin/test_gpu_matmul_tc ] && [ $left -gt 8 ] && TAILN=3 step test timeout $left $bin/test_gpu_matmul_tc
-TAILN=0 step q-prof WGT_PROFILE=2 timeout 20 $bin/wgt bench -m $Q --type f16 -p 512 -n 1
-TAILN=0 step l-prof WGT_PROFILE=2 timeout 20 $bin/wgt bench -m $L --type f16 -p 512 -n 1
+TAILN=0 step q-prof WGT_PROFILE=2 timeout 20 $bin/wgt bench -m $Q --type f16 -p 512 -n 1 --reps 1
+TAILN=0 step l-prof WGT_PROFILE=2 timeout 20 $bin/wgt bench -m $L --type f16 -p 512 -n 1 --reps 1
 for x in ${EXTRA:-}; do
     name=${x%%:*} vars=${x#*:}
     for m in q l; do
