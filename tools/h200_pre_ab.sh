@@ -27,6 +27,9 @@ for r in $(seq 1 ${ROUNDS:-3}); do
             b=$bin/wgt; [ $w = main ] && b=$bin/wgt-main
             echo "clocks: $(clk)" >$logs/clk-$m-$w-r$r.txt
             TAILN=0 step $m-$w-r$r timeout 20 $b bench -m $c --type f16 -p 512 -n 128
+            # a new path that does not compile on the device: the rest without the small tiles
+            if [ $w = new ] && ! grep -q "^exit 0" $logs/$m-$w-r$r.txt && [ -z "${WGT_MATMUL_TCD_SMALL:-}" ]; then
+                echo "=== $m-new-r$r failed: WGT_MATMUL_TCD_SMALL=0 from here"; export WGT_MATMUL_TCD_SMALL=0; fi
         done
     done
 done

@@ -93,6 +93,26 @@ static tcd_tile tcd_tile_of(wgt_context *ctx)
     return t;
 }
 
+/* The tile of a product of M x N that the default tile t covers in fewer workgroups than the
+ * H200's 132 SMs and that is not split along k (Qwen2.5-0.5B's q/k/v and o products at 512 tokens:
+ * 36 and 28 tiles of 128 x 128): WGT_MATMUL_TCD_SMALL (same form as WGT_MATMUL_TCD_TILE; 0: none),
+ * else TCD_SMALL where it fits; t itself otherwise (and under a forced WGT_MATMUL_TCD_TILE or
+ * emulation, unless WGT_MATMUL_TCD_SMALL is given). */
+#define TCD_SMALL "2x2:2x2:3:32"
+static tcd_tile tcd_small_of(wgt_context *ctx, tcd_tile t, uint32_t M, uint32_t N, uint32_t K)
+{
+    const char *v = getenv("WGT_MATMUL_TCD_SMALL"), *forced = getenv("WGT_MATMUL_TCD_TILE");
+    if (v && !strcmp(v, "0")) return t;
+    /* a forced tile, or emulation (the tests' tiles), keeps its tile unless a small one is given */
+    if ((!v || !*v) && ((forced && *forced) || tcd_mode() == 3)) return t;
+    uint32_t bm = (uint32_t)(t.sgr * t.fm * TCD_FRAG), bn = (uint32_t)(t.sgc * t.fn * TCD_FRAG);
+    int64_t tiles = (int64_t)((M + bm - 1) / bm) * ((N + bn - 1) / bn);
+    if (tiles >= 132 || (tiles < 264 && K >= 1024 && !getenv("WGT_MATMUL_TCD_SPLIT"))) return t; /* tcd_split's case */
+    tcd_tile s = t;
+    if (!tcd_parse(ctx, v && *v ? v : TCD_SMALL, &s) && !tcd_parse(ctx, TCD_SMALL, &s)) return t;
+    return s;
+}
+
 static int has_frag16(wgt_context *ctx)
 {
     const wgt_adapter_info *info = wgt_gpu_info(ctx);
@@ -242,7 +262,7 @@ static int64_t tcd_split(int64_t tiles, uint32_t K)
 wgt_status op_matmul_tcd(wgt_context *ctx, const mm_params *p, const wgt_binding bind[4], wgt_dtype da, wgt_dtype db,
                          wgt_dtype dc)
 {
-    tcd_tile t = tcd_tile_of(ctx);
+    tcd_tile t = tcd_small_of(ctx, tcd_tile_of(ctx), p->M, p->N, p->K);
     uint32_t bm = (uint32_t)(t.sgr * t.fm * TCD_FRAG), bn = (uint32_t)(t.sgc * t.fn * TCD_FRAG);
     /* k whole slabs (staged) or fragments; a split's slices are whole 64s (mm_split_k) */
     uint32_t kstep = (uint32_t)t.bk; /* matmul_tcd.wgsl's k loop steps BK in every mode */

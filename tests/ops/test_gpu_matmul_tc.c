@@ -236,6 +236,10 @@ int main(void)
             cases(w, 1);
         }
         unsetenv("WGT_MATMUL_TCD_TILE");
+        /* products of few tiles take the small tile (staged 64 x 64 by default) */
+        setenv("WGT_MATMUL_TCD_SMALL", "2x2:2x2:3:32", 1);
+        cases("tcd emulate small 2x2:2x2:3:32", 0);
+        unsetenv("WGT_MATMUL_TCD_SMALL");
         if (info.has_subgroup_matrix) {
             setenv("WGT_MATMUL_TCD", "all", 1);
             cases("tcd subgroup matrices", 1);
