@@ -105,6 +105,8 @@ static void print_env_help(FILE *f)
             "                                fragment shape MxNxK if given and offered; emulate: the same\n"
             "                                tiles in scalar code (tests) [f16, bf16 and quantized models'\n"
             "                                prefill; 0 for f32 models]\n"
+            "  WGT_ATTENTION_TC_ROWS=0|1     1: those tiles store f32 outputs without gradients token-major,\n"
+            "                                so a model's heads back to rows is a view, not a copy [1]\n"
             "  WGT_ATTENTION_LOADS=1|4       the attention kernels' key loops issue k and v loads one (1)\n"
             "                                or several (4) at a time [4 for decode, 1 for prefill]\n"
             "  WGT_ATTENTION_TC_TILE=BQxBKV  force those tiles: BQ query rows a workgroup, keys in blocks of\n"

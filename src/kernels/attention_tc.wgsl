@@ -7,7 +7,8 @@
 //                 as TT into Ps, row sums;
 //   O += P V      fragments of the block's P V stored to Ss (f32), added into each invocation's
 //                 share of the rows' outputs (registers) after the rescale exp(m_old - m_new).
-// GQA/MQA: head h reads kv head h / p.group (k and v are not repeated). Causal: key j is visible
+// The output [B, Hq, Lq, DV] at p.off_m with strides p.sm (no mask here; attention.c may store it
+// token-major). GQA/MQA: head h reads kv head h / p.group (k and v are not repeated). Causal: key j is visible
 // to query i when j <= coff + i (attention.c sends only coff >= 0: every row sees a key). NaN or
 // +inf scores make their row NaN, as attention.wgsl. The heaviest query blocks (the last, under
 // causal) are dispatched first.
@@ -154,10 +155,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         workgroupBarrier(); // Ss, Ks, Vs and red are rewritten by the next block
     }
     if (row < nrows) {
-        let ob = ((b * p.Hq + h) * p.Lq + qi) * DV;
+        let ob = p.off_m + b * p.sm.x + h * p.sm.y + qi * p.sm.z; // out's layout (attention.c)
         for (var u = 0u; u < OPT; u++) {
             let c = part + u * TPR;
-            if (c < DV) { out[ob + c] = select(select(0.0, o[u] / l, l > 0.0), nan_f(), bad); }
+            if (c < DV) { out[ob + c * p.sm.w] = select(select(0.0, o[u] / l, l > 0.0), nan_f(), bad); }
         }
     }
 }

@@ -370,6 +370,9 @@ static wgt_status sdpa_tc_run(wgt_context *ctx, const sdpa_tc *tc, const wgt_ten
     if ((st = op_bind_all(v, &b[2], &base))) return st;
     p->off_v = (uint32_t)(v->l.offset - base);
     if ((st = op_bind_all(out32, &b[3], &base))) return st;
+    /* the output's offset and strides ride in the mask's fields (no mask on this path) */
+    p->off_m = (uint32_t)(out32->l.offset - base);
+    if ((st = strides4(ctx, &out32->l, p->sm))) return st;
     uint32_t gx, gy;
     op_grid(ctx, (uint64_t)p->B * p->Hq * ((p->Lq + (uint64_t)tc->bq - 1) / (uint64_t)tc->bq), &gx, &gy);
     sdpa_cost(ctx, p, k->l.shape[1], 0, 0);
@@ -528,6 +531,21 @@ static wgt_status sdpa_gpu(wgt_context *ctx, const wgt_tensor *q, const wgt_tens
     sdpa_tc tc;
     if (Lq > 1 && !mask && !windowed && Lk > 0 && (!p.causal || p.coff >= 0) &&
         sdpa_tc_choose(ctx, D, Dv, sp && sp->half_tiles, &tc)) {
+        /* f32 out without gradients: stored token-major ([B, Lq, Hq, Dv] seen as [B, Hq, Lq, Dv]), so
+         * a model's heads back to rows ([L, Hq Dv]) is a view, not a copy (WGT_ATTENTION_TC_ROWS=0:
+         * head-major) */
+        const char *rows_env = getenv("WGT_ATTENTION_TC_ROWS");
+        if (odt == WGT_F32 && !(rows_env && !strcmp(rows_env, "0")) && !wgt_tensor_requires_grad(q) &&
+            !wgt_tensor_requires_grad(k) && !wgt_tensor_requires_grad(v)) {
+            int64_t tshape[4] = {B, Lq, Hq, Dv};
+            wgt_tensor *tok;
+            if ((st = wgt_tensor_new(ctx, WGT_F32, 4, tshape, &tok))) goto done;
+            wgt_tensor_free(out32);
+            out32 = NULL;
+            st = wgt_tensor_transpose(tok, 1, 2, &out32);
+            wgt_tensor_free(tok);
+            if (st) goto done;
+        }
         st = sdpa_tc_run(ctx, &tc, q, k, v, out32, &p);
         if (st) goto done;
         goto finish;
