@@ -16,6 +16,14 @@ fn word(w: AW, j: u32) -> u32 { return w; }
 // 16-byte staged words.
 fn word(w: AW, j: u32) -> u32 { return w[j]; }
 
+// ---- word_a same ----
+// word_a(w): a word of a (AWA) as a staged word (AW): the same type,
+fn word_a(w: AWA) -> AW { return w; }
+
+// ---- word_a f32 ----
+// or two f32 of A rounded to f16 as they are staged (MODE 2, 3: no matmul_half copy of f32 activations).
+fn word_a(w: AWA) -> AW { return pack2x16float(w); }
+
 // ---- frag subgroup matrix ----
 alias LEFT = subgroup_matrix_left<f16, SK, SM>;
 alias RIGHT = subgroup_matrix_right<f16, SN, SK>;

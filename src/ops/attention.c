@@ -531,12 +531,11 @@ static wgt_status sdpa_gpu(wgt_context *ctx, const wgt_tensor *q, const wgt_tens
     sdpa_tc tc;
     if (Lq > 1 && !mask && !windowed && Lk > 0 && (!p.causal || p.coff >= 0) &&
         sdpa_tc_choose(ctx, D, Dv, sp && sp->half_tiles, &tc)) {
-        /* f32 out without gradients: stored token-major ([B, Lq, Hq, Dv] seen as [B, Hq, Lq, Dv]), so
+        /* f32 out of inputs autograd never touched: stored token-major ([B, Lq, Hq, Dv] seen as [B, Hq, Lq, Dv]), so
          * a model's heads back to rows ([L, Hq Dv]) is a view, not a copy (WGT_ATTENTION_TC_ROWS=0:
          * head-major) */
         const char *rows_env = getenv("WGT_ATTENTION_TC_ROWS");
-        if (odt == WGT_F32 && !(rows_env && !strcmp(rows_env, "0")) && !wgt_tensor_requires_grad(q) &&
-            !wgt_tensor_requires_grad(k) && !wgt_tensor_requires_grad(v)) {
+        if (odt == WGT_F32 && !(rows_env && !strcmp(rows_env, "0")) && !q->ag && !k->ag && !v->ag) {
             int64_t tshape[4] = {B, Lq, Hq, Dv};
             wgt_tensor *tok;
             if ((st = wgt_tensor_new(ctx, WGT_F32, 4, tshape, &tok))) goto done;

@@ -229,11 +229,10 @@ static char *tcd_prelude(void *arg)
              k->sgs, k->sgr, k->sgc, k->fm, k->fn, TCD_FRAG, TCD_FRAG, TCD_FRAG, k->mode, k->bk, k->mode >= 3 ? 2 : 1,
              k->mode == 0 ? "f16" : tcd_ew(k->mode) == 8 ? "vec4<u32>" : "u32", k->epi ? "true" : "false",
              k->af32 ? "vec2<f32>" : k->mode == 0 ? "f16" : tcd_ew(k->mode) == 8 ? "vec4<u32>" : "u32");
-    strncat(pre, k->af32 ? "fn word_a(w: AWA) -> AW { return pack2x16float(w); }\n" : "fn word_a(w: AWA) -> AW { return w; }\n",
-            cap - strlen(pre) - 1);
     op_wgsl_loader(pre, cap, "ldC", "c", (wgt_dtype)k->dc, "f32");
     if (!op_wgsl_section(pre, cap, "lib_matmul", "params") ||
         !op_wgsl_section(pre, cap, "lib_matmul_tcd", k->mode == 0 ? "word f16" : tcd_ew(k->mode) == 8 ? "word vec4" : "word u32") ||
+        !op_wgsl_section(pre, cap, "lib_matmul_tcd", k->af32 ? "word_a f32" : "word_a same") ||
         !op_wgsl_section(pre, cap, "lib_matmul_tcd", k->emu ? "frag scalar" : "frag subgroup matrix") ||
         (k->emu && !op_wgsl_section(pre, cap, "lib_matmul_tcd", k->mode ? "frag scalar staged" : "frag scalar global")) ||
         (!k->emu && !op_wgsl_section(pre, cap, "lib_matmul_tcd", k->mode ? "frag subgroup matrix stub" : "frag subgroup matrix global"))) {
