@@ -182,6 +182,9 @@ static wgt_status sdpa_kernel(wgt_context *ctx, const char *file, const wgt_tens
 /* The subgroup-matrix tiles of src/kernels/attention_tc.wgsl (prefill: several query rows, no mask,
  * no sliding window): BQ query rows a workgroup over blocks of BKV keys, NSG_TC subgroups of SGS
  * invocations, fragments SM x SN x SK; emu: scalar fragment products; half: f16 tiles (else f32). */
+/* 1: the prefill tiles store f32 outputs token-major by default (WGT_ATTENTION_TC_ROWS) */
+#define SDPA_TC_ROWS_DEFAULT 0
+
 typedef struct sdpa_tc {
     int bq, bkv, sgs, sm, sn, sk, emu, half;
 } sdpa_tc;
@@ -532,10 +535,11 @@ static wgt_status sdpa_gpu(wgt_context *ctx, const wgt_tensor *q, const wgt_tens
     if (Lq > 1 && !mask && !windowed && Lk > 0 && (!p.causal || p.coff >= 0) &&
         sdpa_tc_choose(ctx, D, Dv, sp && sp->half_tiles, &tc)) {
         /* f32 out of inputs autograd never touched: stored token-major ([B, Lq, Hq, Dv] seen as [B, Hq, Lq, Dv]), so
-         * a model's heads back to rows ([L, Hq Dv]) is a view, not a copy (WGT_ATTENTION_TC_ROWS=0:
-         * head-major) */
+         * a model's heads back to rows ([L, Hq Dv]) is a view, not a copy (WGT_ATTENTION_TC_ROWS=1;
+         * 0: head-major; unset: SDPA_TC_ROWS_DEFAULT) */
         const char *rows_env = getenv("WGT_ATTENTION_TC_ROWS");
-        if (odt == WGT_F32 && !(rows_env && !strcmp(rows_env, "0")) && !q->ag && !k->ag && !v->ag) {
+        int rows = rows_env && *rows_env ? strcmp(rows_env, "0") != 0 : SDPA_TC_ROWS_DEFAULT;
+        if (odt == WGT_F32 && rows && !q->ag && !k->ag && !v->ag) {
             int64_t tshape[4] = {B, Lq, Hq, Dv};
             wgt_tensor *tok;
             if ((st = wgt_tensor_new(ctx, WGT_F32, 4, tshape, &tok))) goto done;

@@ -31,6 +31,11 @@
 /* the default tile (WGT_MATMUL_TCD_TILE's form): 128 x 128 outputs in 8 subgroups of 4 x 2 fragments,
  * k slabs of 32 staged by 4-byte loads, double-buffered (the best of five on the H200) */
 #define TCD_TILE "4x2:2x4:3:32"
+/* Defaults (1 on, 0 off) of WGT_MATMUL_TCD_EPI, _DIRECT and _SMALL (H200 A/B:
+ * bench/results/h200/pre-2026-12-03) */
+#define TCD_EPI_DEFAULT 0
+#define TCD_DIRECT_DEFAULT 0
+#define TCD_SMALL_DEFAULT 0
 
 typedef struct tcd_tile {
     int fm, fn, sgr, sgc, sgs, mode, bk;
@@ -95,21 +100,21 @@ static tcd_tile tcd_tile_of(wgt_context *ctx)
 
 /* The tile of a product of M x N that the default tile t covers in fewer workgroups than the
  * H200's 132 SMs and that is not split along k (Qwen2.5-0.5B's q/k/v and o products at 512 tokens:
- * 36 and 28 tiles of 128 x 128): WGT_MATMUL_TCD_SMALL (same form as WGT_MATMUL_TCD_TILE; 0: none),
- * else TCD_SMALL where it fits; t itself otherwise (and under a forced WGT_MATMUL_TCD_TILE or
+ * 36 and 28 tiles of 128 x 128, 17 TFLOP/s): WGT_MATMUL_TCD_SMALL (same form as WGT_MATMUL_TCD_TILE;
+ * 0: none; 1: TCD_SMALL), else TCD_SMALL where it fits (when TCD_SMALL_DEFAULT); t itself otherwise (and under a forced WGT_MATMUL_TCD_TILE or
  * emulation, unless WGT_MATMUL_TCD_SMALL is given). */
 #define TCD_SMALL "2x2:2x2:3:32"
 static tcd_tile tcd_small_of(wgt_context *ctx, tcd_tile t, uint32_t M, uint32_t N, uint32_t K)
 {
     const char *v = getenv("WGT_MATMUL_TCD_SMALL"), *forced = getenv("WGT_MATMUL_TCD_TILE");
-    if (v && !strcmp(v, "0")) return t;
+    if ((v && !strcmp(v, "0")) || (!(v && *v) && !TCD_SMALL_DEFAULT)) return t;
     /* a forced tile, or emulation (the tests' tiles), keeps its tile unless a small one is given */
     if ((!v || !*v) && ((forced && *forced) || tcd_mode() == 3)) return t;
     uint32_t bm = (uint32_t)(t.sgr * t.fm * TCD_FRAG), bn = (uint32_t)(t.sgc * t.fn * TCD_FRAG);
     int64_t tiles = (int64_t)((M + bm - 1) / bm) * ((N + bn - 1) / bn);
     if (tiles >= 132 || (tiles < 264 && K >= 1024 && !getenv("WGT_MATMUL_TCD_SPLIT"))) return t; /* tcd_split's case */
     tcd_tile s = t;
-    if (!tcd_parse(ctx, v && *v ? v : TCD_SMALL, &s) && !tcd_parse(ctx, TCD_SMALL, &s)) return t;
+    if (!tcd_parse(ctx, v && *v && strcmp(v, "1") ? v : TCD_SMALL, &s) && !tcd_parse(ctx, TCD_SMALL, &s)) return t;
     return s;
 }
 
@@ -198,19 +203,20 @@ typedef struct tcd_key {
     int32_t fm, fn, sgr, sgc, sgs, dc, emu, mode, bk, epi, af32;
 } tcd_key;
 
-/* WGT_MATMUL_TCD_EPI=0: alpha and C (a bias) through Cs fragment by fragment, as before fix_tile */
+/* WGT_MATMUL_TCD_EPI=1: whole tiles with alpha or C (a bias) store their fragments, then fix_tile
+ * adds it; 0: through Cs fragment by fragment */
 static int tcd_epi(void)
 {
     const char *v = getenv("WGT_MATMUL_TCD_EPI");
-    return !(v && !strcmp(v, "0"));
+    return v && *v ? strcmp(v, "0") != 0 : TCD_EPI_DEFAULT;
 }
 
-/* WGT_MATMUL_TCD_DIRECT=0: every operand that is not f16 rows of whole tiles copied by
- * matmul_half.wgsl, as before the staged modes read f32 A and ragged rows themselves */
+/* WGT_MATMUL_TCD_DIRECT=1: the staged modes read ragged rows and (4-byte words) f32 A themselves;
+ * 0: every operand that is not f16 rows of whole tiles copied by matmul_half.wgsl */
 static int tcd_direct(void)
 {
     const char *v = getenv("WGT_MATMUL_TCD_DIRECT");
-    return !(v && !strcmp(v, "0"));
+    return v && *v ? strcmp(v, "0") != 0 : TCD_DIRECT_DEFAULT;
 }
 
 static char *tcd_prelude(void *arg)

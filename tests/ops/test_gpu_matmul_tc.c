@@ -12,7 +12,8 @@
  * WGT_MATMUL_TCD=emulate runs src/kernels/matmul_tcd.wgsl (fragments loaded from f16 rows in
  * storage, operands copied so by matmul_half.wgsl, or k slabs staged through workgroup memory
  * in its four ways: WGT_MATMUL_TCD_TILE's MODE) through the same cases, and with subgroup matrices
- * WGT_MATMUL_TCD=all (default tile, and each staging). Products of few tiles over a long k are
+ * WGT_MATMUL_TCD=all (default tile, and each staging; WGT_MATMUL_TCD_EPI, _DIRECT and _SMALL on and
+ * off). Products of few tiles over a long k are
  * split along k there too. */
 #include <math.h>
 #include <stdlib.h>
@@ -228,29 +229,44 @@ int main(void)
         cases("tcd emulate 1x2:2x1", 0);
         /* k slabs staged through workgroup memory (matmul_tcd.wgsl's MODE 1-4), each with a tile
          * whose staged words need several rounds of the invocations */
+        /* the middle two with a bias added over stored whole tiles (WGT_MATMUL_TCD_EPI) and f32
+         * activations and ragged rows staged without copies (WGT_MATMUL_TCD_DIRECT), the others without */
         const char *staged[] = {"2x1:1x2:1:32", "1x2:2x1:2:16", "2x2:2x1:3:32", "1x1:2x2:4:64"};
         for (int i = 0; i < 4; i++) {
-            char w[64];
+            char w[80];
+            const char *on = i == 1 || i == 2 ? "1" : "0";
             setenv("WGT_MATMUL_TCD_TILE", staged[i], 1);
-            snprintf(w, sizeof w, "tcd emulate %s", staged[i]);
+            setenv("WGT_MATMUL_TCD_EPI", on, 1);
+            setenv("WGT_MATMUL_TCD_DIRECT", on, 1);
+            snprintf(w, sizeof w, "tcd emulate %s%s", staged[i], *on == '1' ? " epi direct" : "");
             cases(w, 1);
         }
         unsetenv("WGT_MATMUL_TCD_TILE");
-        /* products of few tiles take the small tile (staged 64 x 64 by default) */
+        /* products of few tiles take the small tile (WGT_MATMUL_TCD_SMALL) */
         setenv("WGT_MATMUL_TCD_SMALL", "2x2:2x2:3:32", 1);
-        cases("tcd emulate small 2x2:2x2:3:32", 0);
+        cases("tcd emulate small 2x2:2x2:3:32 epi direct", 0);
         unsetenv("WGT_MATMUL_TCD_SMALL");
+        unsetenv("WGT_MATMUL_TCD_EPI");
+        unsetenv("WGT_MATMUL_TCD_DIRECT");
         if (info.has_subgroup_matrix) {
             setenv("WGT_MATMUL_TCD", "all", 1);
             cases("tcd subgroup matrices", 1);
+            /* these with EPI and DIRECT on, and the small tile for products of few tiles */
             const char *hw[] = {"2x2:2x2:1:32", "4x2:2x2:2:32", "4x2:2x4:3:16", "2x2:4x2:4:32", "4x4:2x2:3:32"};
+            setenv("WGT_MATMUL_TCD_EPI", "1", 1);
+            setenv("WGT_MATMUL_TCD_DIRECT", "1", 1);
             for (int i = 0; i < 5; i++) {
-                char w[64];
+                char w[80];
                 setenv("WGT_MATMUL_TCD_TILE", hw[i], 1);
-                snprintf(w, sizeof w, "tcd subgroup matrices %s", hw[i]);
+                snprintf(w, sizeof w, "tcd subgroup matrices %s epi direct", hw[i]);
                 cases(w, 0);
             }
             unsetenv("WGT_MATMUL_TCD_TILE");
+            setenv("WGT_MATMUL_TCD_SMALL", "1", 1);
+            cases("tcd subgroup matrices small epi direct", 0);
+            unsetenv("WGT_MATMUL_TCD_SMALL");
+            unsetenv("WGT_MATMUL_TCD_EPI");
+            unsetenv("WGT_MATMUL_TCD_DIRECT");
         }
         unsetenv("WGT_MATMUL_TCD");
     } else
