@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Issue 14's f16 prefill (helper pre, 2026-12-03): main's wgt against the branch's in one device call.
 #  1. Qwen2.5-0.5B and Llama-3.2-1B f16 at -p 512 -n 128, ROUNDS (default 3) alternated rounds of
-#     main / new / each of VARIANTS ("NAME:VAR=VALUE,..": the new binary with those variables), each
+#     main / new (NEW= leaves it out) / each of VARIANTS ("NAME:VAR=VALUE,..": the new binary with
+#     those variables), each
 #     run the median of REPS timed runs when set (wgt bench --reps: wgt-main must know it), the GPU's
 #     clocks before each run (Llama's first tensor-core round was 13.5k against 34.5k the session
 #     before);
@@ -27,7 +28,7 @@ reps=${REPS:+--reps $REPS}
 for r in $(seq 1 ${ROUNDS:-3}); do
     for m in q l; do
         c=$Q; [ $m = l ] && c=$L
-        for wv in main new ${VARIANTS:-}; do
+        for wv in main ${NEW-new} ${VARIANTS:-}; do
             w=${wv%%:*} vars=; [ "$w" != "$wv" ] && vars=${wv#*:}
             b=$bin/wgt; [ $w = main ] && b=$bin/wgt-main
             echo "clocks: $(clk)" >$logs/clk-$m-$w-r$r.txt

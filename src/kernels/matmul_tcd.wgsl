@@ -23,7 +23,8 @@
 // A split along k (p.tpr != 0): workgroup z sums k in [z * p.tpr, (z + 1) * p.tpr) into rows z * M ..
 // of out (matmul.c's combine adds them).
 // The prelude (matmul_tcd.c) holds the enables, SGS, SGR, SGC, FM, FN, SM, SN, SK, MODE, BK, NBUF,
-// EPI_TILE (whole tiles with alpha or C: fragments stored, then fix_tile; else through Cs), AWA (a
+// EPI_TILE (whole tiles with alpha or C: fragments stored, then fix_tile; else through Cs), RAGGED
+// (fetch clamps rows to M and N), AWA (a
 // word of a) with word_a(w) (it as AW),
 // AW (a word of a and b) with word(w, j) (its j-th u32), lib_matmul's "params", ldC (C's loader)
 // and the fragment sections of lib_matmul_tcd.wgsl (subgroup matrices, or scalar code with the same
@@ -53,17 +54,20 @@ var<workgroup> Bs: array<f16, select(256u, NBUF * BN * LDS, STAGED)>;
 var<private> ra: array<AW, NWA>;
 var<private> rb: array<AW, NWB>;
 
-// Slab k0 of the tile's A rows (from element row0) and B rows (from col0) into registers. Rows past
-// M (N) read the last one: a ragged edge needs no padded copy, and its outputs are never stored.
+// Slab k0 of the tile's A rows (from element row0) and B rows (from col0) into registers. With RAGGED
+// (operands read as they are, M or N not whole tiles) rows past M (N) read the last one: a ragged edge
+// needs no padded copy, and its outputs are never stored.
 fn fetch(row0: u32, col0: u32, k0: u32, t: u32) {
     for (var q = 0u; q < NWA; q++) {
         let w = t + q * NT;
-        let r = min(row0 + w / (BK / EW), p.M - 1u);
+        var r = row0 + w / (BK / EW);
+        if (RAGGED) { r = min(r, p.M - 1u); }
         ra[q] = word_a(a[(p.off_a + r * p.sam + k0 + (w % (BK / EW)) * EW) / EW]);
     }
     for (var q = 0u; q < NWB; q++) {
         let w = t + q * NT;
-        let r = min(col0 + w / (BK / EW), p.N - 1u);
+        var r = col0 + w / (BK / EW);
+        if (RAGGED) { r = min(r, p.N - 1u); }
         rb[q] = b[(p.off_b + r * p.sbn + k0 + (w % (BK / EW)) * EW) / EW];
     }
 }
@@ -251,5 +255,5 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     if (FM > 3u && FN > 1u) { emit(c31, 3u, 1u, m0, n0, sg, lane, zrow, whole); }
     if (FM > 3u && FN > 2u) { emit(c32, 3u, 2u, m0, n0, sg, lane, zrow, whole); }
     if (FM > 3u && FN > 3u) { emit(c33, 3u, 3u, m0, n0, sg, lane, zrow, whole); }
-    if (whole && !plain) { fix_tile(m0, n0, lane, zrow); }
+    if (EPI_TILE && whole && !plain) { fix_tile(m0, n0, lane, zrow); }
 }

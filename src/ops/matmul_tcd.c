@@ -200,7 +200,7 @@ static wgt_status half_copy(wgt_context *ctx, const wgt_binding *bx, wgt_dtype d
 /* ---- the product --------------------------------------------------------------------------------- */
 
 typedef struct tcd_key {
-    int32_t fm, fn, sgr, sgc, sgs, dc, emu, mode, bk, epi, af32;
+    int32_t fm, fn, sgr, sgc, sgs, dc, emu, mode, bk, epi, af32, ragged;
 } tcd_key;
 
 /* WGT_MATMUL_TCD_EPI=1: whole tiles with alpha or C (a bias) store their fragments, then fix_tile
@@ -229,11 +229,11 @@ static char *tcd_prelude(void *arg)
              "const SGS: u32 = %du;\nconst SGR: u32 = %du;\nconst SGC: u32 = %du;\nconst FM: u32 = %du;\n"
              "const FN: u32 = %du;\nconst SM: u32 = %du;\nconst SN: u32 = %du;\nconst SK: u32 = %du;\n"
              "const MODE: u32 = %du;\nconst BK: u32 = %du;\nconst NBUF: u32 = %du;\nalias AW = %s;\n"
-             "const EPI_TILE: bool = %s;\nalias AWA = %s;\n",
+             "const EPI_TILE: bool = %s;\nconst RAGGED: bool = %s;\nalias AWA = %s;\n",
              k->emu ? "" : "enable chromium_experimental_subgroup_matrix;\n"
                            "diagnostic(off, chromium.subgroup_matrix_uniformity);\n",
              k->sgs, k->sgr, k->sgc, k->fm, k->fn, TCD_FRAG, TCD_FRAG, TCD_FRAG, k->mode, k->bk, k->mode >= 3 ? 2 : 1,
-             k->mode == 0 ? "f16" : tcd_ew(k->mode) == 8 ? "vec4<u32>" : "u32", k->epi ? "true" : "false",
+             k->mode == 0 ? "f16" : tcd_ew(k->mode) == 8 ? "vec4<u32>" : "u32", k->epi ? "true" : "false", k->ragged ? "true" : "false",
              k->af32 ? "vec2<f32>" : k->mode == 0 ? "f16" : tcd_ew(k->mode) == 8 ? "vec4<u32>" : "u32");
     op_wgsl_loader(pre, cap, "ldC", "c", (wgt_dtype)k->dc, "f32");
     if (!op_wgsl_section(pre, cap, "lib_matmul", "params") ||
@@ -299,7 +299,9 @@ wgt_status op_matmul_tcd(wgt_context *ctx, const mm_params *p, const wgt_binding
     q.tpr = 0;
     wgt_kernel *k = NULL;
     if (!st) {
-        tcd_key key = {t.fm, t.fn, t.sgr, t.sgc, t.sgs, (int32_t)dc, tcd_mode() == 3, t.mode, t.bk, tcd_epi(), af32};
+        tcd_key key = {t.fm, t.fn, t.sgr, t.sgc, t.sgs, (int32_t)dc, tcd_mode() == 3, t.mode, t.bk, tcd_epi(), af32,
+                       /* an operand read as it is with rows past the tiles' (copies are padded) */
+                       (!ta && p->M != mp) || (!tb && p->N != np)};
         st = wgt_gpu_kernel_keyed(ctx, "matmul_tcd", &key, sizeof key, tcd_prelude, &key, "main", NULL, 0, &k);
     }
     if (!st && slices > 1) {
