@@ -200,7 +200,8 @@ wgt_status op_matmul_tcq(wgt_context *ctx, wgt_ftype type, const wgt_tensor *x, 
         return WGT_OK;
     if (mode == 3) return tcq_deq(ctx, type, x, w, bias, tokens, rows, cols, y, done);
     /* the tensor cores: where matmul_tcd would take an f16 product of this size */
-    if (mode == 1 && !op_matmul_tcd_take(ctx, tokens, rows, cols, WGT_F16, WGT_F16)) return WGT_OK;
+    if (mode == 1 && (!wgt_gpu_info(ctx)->has_subgroup_matrix || !op_matmul_tcd_take(ctx, tokens, rows, cols, WGT_F16, WGT_F16)))
+        return WGT_OK; /* (WGT_MATMUL_TCD=emulate makes the take true without subgroup matrices) */
     tcq_tile t;
     if (!tcq_tile_of(ctx, mode == 2, tokens, rows, cols, &t)) return WGT_OK;
     int64_t row_bytes = w->l.shape[1];

@@ -178,12 +178,9 @@ static void cases(const char *tag, int full)
     qlin(tag, WGT_FTYPE_Q4_K, 64, 256, 64, 1);
     qlin(tag, WGT_FTYPE_Q6_K, 33, 256, 40, 0);
     qlin(tag, WGT_FTYPE_Q8_0, 64, 2048, 64, 1); /* split along k, the bias in the combine */
-    /* addmm: alpha, beta self (through combine when split; 130 x 136: whole tiles, whose epilogue
-     * runs over the stored fragments, beside partial ones) */
-    for (int K = 64; K <= 1024; K += 960) {
-        int64_t M = K == 64 ? 130 : 30, N = K == 64 ? 136 : 40;
-        pair s = make(WGT_F32, 2, (int64_t[]){M, N}), m1 = make(WGT_F32, 2, (int64_t[]){M, K});
-        pair m2 = make(WGT_F32, 2, (int64_t[]){K, N});
+    for (int K = 64; K <= 1024; K += 960) { /* addmm: alpha, beta self (through combine when split) */
+        pair s = make(WGT_F32, 2, (int64_t[]){30, 40}), m1 = make(WGT_F32, 2, (int64_t[]){30, K});
+        pair m2 = make(WGT_F32, 2, (int64_t[]){K, 40});
         wgt_tensor *y = NULL;
         MUST(wgt_addmm(s.d, m1.d, m2.d, 0.5, 2.0, &y));
         void *buf;
@@ -195,6 +192,28 @@ static void cases(const char *tag, int full)
         wgt_tensor_free(y);
         drop(&s), drop(&m1), drop(&m2);
     }
+}
+
+/* The cases matmul_tcd's epilogue and direct loads change: bias over whole and partial tiles, f32
+ * activations whole and ragged, bf16 weights (copied), alpha and beta C over whole tiles. */
+static void epi_cases(const char *tag)
+{
+    lin(tag, 128, 96, 192, WGT_F16, 0);
+    lin(tag, 130, 48, 130, WGT_F16, 1);
+    lin(tag, 70, 200, 136, WGT_BF16, 1);
+    pair s = make(WGT_F32, 2, (int64_t[]){130, 136}), m1 = make(WGT_F32, 2, (int64_t[]){130, 64});
+    pair m2 = make(WGT_F32, 2, (int64_t[]){64, 136});
+    wgt_tensor *y = NULL;
+    MUST(wgt_addmm(s.d, m1.d, m2.d, 0.5, 2.0, &y));
+    void *buf;
+    wgt_cpu_tensor r = ref_like(y, &buf);
+    MUST(wgt_cpu_addmm(&s.h, &m1.h, &m2.h, 0.5, 2.0, &r));
+    char w[96];
+    snprintf(w, sizeof w, "%s addmm 130x64x136", tag);
+    compare(w, y, &r, 2 * 64);
+    free(buf);
+    wgt_tensor_free(y);
+    drop(&s), drop(&m1), drop(&m2);
 }
 
 int main(void)
@@ -229,22 +248,22 @@ int main(void)
         cases("tcd emulate 1x2:2x1", 0);
         /* k slabs staged through workgroup memory (matmul_tcd.wgsl's MODE 1-4), each with a tile
          * whose staged words need several rounds of the invocations */
-        /* the middle two with a bias added over stored whole tiles (WGT_MATMUL_TCD_EPI) and f32
-         * activations and ragged rows staged without copies (WGT_MATMUL_TCD_DIRECT), the others without */
         const char *staged[] = {"2x1:1x2:1:32", "1x2:2x1:2:16", "2x2:2x1:3:32", "1x1:2x2:4:64"};
         for (int i = 0; i < 4; i++) {
-            char w[80];
-            const char *on = i == 1 || i == 2 ? "1" : "0";
+            char w[64];
             setenv("WGT_MATMUL_TCD_TILE", staged[i], 1);
-            setenv("WGT_MATMUL_TCD_EPI", on, 1);
-            setenv("WGT_MATMUL_TCD_DIRECT", on, 1);
-            snprintf(w, sizeof w, "tcd emulate %s%s", staged[i], *on == '1' ? " epi direct" : "");
+            snprintf(w, sizeof w, "tcd emulate %s", staged[i]);
             cases(w, 1);
         }
         unsetenv("WGT_MATMUL_TCD_TILE");
-        /* products of few tiles take the small tile (WGT_MATMUL_TCD_SMALL) */
-        setenv("WGT_MATMUL_TCD_SMALL", "2x2:2x2:3:32", 1);
-        cases("tcd emulate small 2x2:2x2:3:32 epi direct", 0);
+        /* a bias or alpha added over stored whole tiles (WGT_MATMUL_TCD_EPI), f32 activations and
+         * ragged rows staged without copies (WGT_MATMUL_TCD_DIRECT), products of few tiles in the
+         * small tile (WGT_MATMUL_TCD_SMALL): the small 4-byte double-buffered tile (llvmpipe compiles
+         * each emulated variant for minutes when its cache is cold: the cases that reach them only) */
+        setenv("WGT_MATMUL_TCD_EPI", "1", 1);
+        setenv("WGT_MATMUL_TCD_DIRECT", "1", 1);
+        setenv("WGT_MATMUL_TCD_SMALL", "1x1:2x2:3:16", 1);
+        epi_cases("tcd emulate small 1x1:2x2:3:16 epi direct");
         unsetenv("WGT_MATMUL_TCD_SMALL");
         unsetenv("WGT_MATMUL_TCD_EPI");
         unsetenv("WGT_MATMUL_TCD_DIRECT");
@@ -262,8 +281,10 @@ int main(void)
                 cases(w, 0);
             }
             unsetenv("WGT_MATMUL_TCD_TILE");
+            epi_cases("tcd subgroup matrices epi direct");
             setenv("WGT_MATMUL_TCD_SMALL", "1", 1);
             cases("tcd subgroup matrices small epi direct", 0);
+            epi_cases("tcd subgroup matrices small epi direct");
             unsetenv("WGT_MATMUL_TCD_SMALL");
             unsetenv("WGT_MATMUL_TCD_EPI");
             unsetenv("WGT_MATMUL_TCD_DIRECT");
