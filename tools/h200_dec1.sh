@@ -29,7 +29,7 @@ for r in 1 2; do
     step r$r-p1536-v4max WGT_ATTENTION_DECODE=v4:2048 timeout 20 $W bench -m $Q --type f16 -p 1536 -n 128
 done
 TAILN=30 step prof2-qf16 WGT_PROFILE=2 timeout 15 $W bench -m $Q --type f16 -p 16 -n 32
-for v in 4:64 2:32 4:128; do
+for v in 8:32 4:64 8:64 2:32; do
     TAILN=30 step lm-${v/:/x} WGT_PROFILE=2 WGT_FUSED_LINEAR_ROWS=$v timeout 15 $W bench -m $Q --type f16 -p 16 -n 32
 done
 { echo "# $(cat $logs/gpu.txt); decode tok/s, ms/token"

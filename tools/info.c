@@ -149,7 +149,7 @@ static void print_env_help(FILE *f)
             "                                rows of 64 blocks or more]; 1: every row; 0: 8-element pieces\n"
             "  WGT_FUSED_LINEAR_STAGE=0|1    float decode: SwiGLU's input to the down projection computed once\n"
             "                                a workgroup in workgroup memory (1) [0: once per row]\n"
-            "  WGT_FUSED_LINEAR_ROWS=auto|R  float decode products: R rows (1, 2 or 4) a group of lanes\n"
+            "  WGT_FUSED_LINEAR_ROWS=auto|R  float decode products: R rows (1, 2, 4, 8) a group of lanes\n"
             "                                share each lane's input and norm [auto: 4 where N >= 16384,\n"
             "                                else 2]; 0: a row a group (comparisons)\n"
             "  WGT_ATTENTION_DECODE=v4[:MAX] decode attention over f32 caches read as 16-byte words, up to\n"

@@ -160,6 +160,7 @@ fn staged(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
 // silu(gate) * up, and the sum of squares) is read and computed once for RR rows' weights: RR
 // 16-byte weight loads a step (2 RR in flight) against main's one, and 1 / RR of its x reads
 // through L1 per weight byte. Rows past N repeat row N - 1 (in bounds) and are not stored.
+// RR 8 keeps rows 4 .. 7 in a second accumulator (and RH = WG: its reduction's workgroup array).
 struct XI { a: vec4<f32>, b: vec4<f32>, ss: f32 };
 
 fn xin(g: u32) -> XI {
@@ -190,7 +191,14 @@ fn rows_step(acc: vec4<f32>, w0: u32, w1: u32, w2: u32, w3: u32, g: u32, xi: XI)
     return a;
 }
 
+// rows 4 .. 7 of RR 8: four rows' loads a step
+fn rows_step4(acc: vec4<f32>, w4: u32, w5: u32, w6: u32, w7: u32, g: u32, xi: XI) -> vec4<f32> {
+    let o = g * VW;
+    return acc + vec4<f32>(dot8(ldW8(w4 + o), xi), dot8(ldW8(w5 + o), xi), dot8(ldW8(w6 + o), xi), dot8(ldW8(w7 + o), xi));
+}
+
 var<workgroup> redr: array<vec4<f32>, WG>;
+var<workgroup> redh: array<vec4<f32>, RH>;
 var<workgroup> reds: array<f32, WG>;
 
 @compute @workgroup_size(WG)
@@ -206,7 +214,12 @@ fn rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let w1 = p.off_w + min(n0 + 1u, last) * rs;
     let w2 = p.off_w + min(n0 + 2u, last) * rs;
     let w3 = p.off_w + min(n0 + 3u, last) * rs;
+    let w4 = p.off_w + min(n0 + 4u, last) * rs;
+    let w5 = p.off_w + min(n0 + 5u, last) * rs;
+    let w6 = p.off_w + min(n0 + 6u, last) * rs;
+    let w7 = p.off_w + min(n0 + 7u, last) * rs;
     var acc = vec4<f32>(0.0);
+    var ach = vec4<f32>(0.0); // rows 4 .. 7 (RR 8)
     var ss = 0.0;
     var g = lane;
     if (n0 < p.N) {
@@ -214,28 +227,39 @@ fn rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             let xa = xin(g);
             let xb = xin(g + t);
             acc = rows_step(rows_step(acc, w0, w1, w2, w3, g, xa), w0, w1, w2, w3, g + t, xb);
+            if (RR > 4u) { ach = rows_step4(rows_step4(ach, w4, w5, w6, w7, g, xa), w4, w5, w6, w7, g + t, xb); }
             ss += xa.ss + xb.ss;
         }
         if (g < groups) {
             let xa = xin(g);
             acc = rows_step(acc, w0, w1, w2, w3, g, xa);
+            if (RR > 4u) { ach = rows_step4(ach, w4, w5, w6, w7, g, xa); }
             ss += xa.ss;
         }
     }
     redr[lid] = vec4<f32>(rsum(acc.x), rsum(acc.y), rsum(acc.z), rsum(acc.w));
+    if (RR > 4u) { redh[lid] = vec4<f32>(rsum(ach.x), rsum(ach.y), rsum(ach.z), rsum(ach.w)); }
     reds[lid] = rsum(ss);
     let sg = rsize();
     workgroupBarrier();
     if (lane == 0u && n0 < p.N) {
         var tot = redr[lid];
+        var toh = vec4<f32>(0.0);
+        if (RR > 4u) { toh = redh[lid]; }
         var tss = reds[lid];
-        for (var j = sg; j < t; j += sg) { tot += redr[lid + j]; tss += reds[lid + j]; }
+        for (var j = sg; j < t; j += sg) {
+            tot += redr[lid + j];
+            if (RR > 4u) { toh += redh[lid + j]; }
+            tss += reds[lid + j];
+        }
         var scale = 1.0;
         if (PRO == 1u) { scale = inverseSqrt(tss / f32(p.K) + p.eps); }
         for (var r = 0u; r < RR; r++) {
             let n = n0 + r;
             if (n >= p.N) { break; }
-            var v = tot[r] * scale;
+            var v = 0.0;
+            if (r < 4u) { v = tot[r]; } else { v = toh[r - 4u]; }
+            v = v * scale;
             if ((p.flags & 1u) != 0u) { v = v + ldBias(p.off_b + n); }
             if ((p.flags & 2u) != 0u) { v = v + res[p.off_r + n]; }
             out[p.off_o + n] = v;

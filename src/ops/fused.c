@@ -267,7 +267,7 @@ typedef struct gemv_fused_key {
  * repeated for 448 workgroups). */
 #define FL_STAGE_DEFAULT "0"
 
-/* WGT_FUSED_LINEAR_ROWS=auto|R[:T[:W]] (R 1, 2 or 4; 0: off): fused_linear.wgsl's entry `rows`, R
+/* WGT_FUSED_LINEAR_ROWS=auto|R[:T[:W]] (R 1, 2, 4 or 8; 0: off): fused_linear.wgsl's entry `rows`, R
  * rows a group of T lanes (a power of two from 32 to the workgroup size; unset: the fewest that give
  * at least W workgroups, default 264, two for each of the H200's 132 SMs, without lanes past the
  * row's 8-weight groups), so each lane's x serves R rows' weights. auto (the default): R = 4 where
@@ -291,7 +291,7 @@ static void fl_rows_choose(int64_t N, int64_t K, uint32_t wg, uint32_t *rr, uint
     } else
         got = sscanf(e, "%u:%u:%u", &r, &t, &minwg);
     *rr = 0;
-    if (got < 1 || (r != 1 && r != 2 && r != 4)) return;
+    if (got < 1 || (r != 1 && r != 2 && r != 4 && r != 8)) return;
     if (got >= 2 && t && (t < 32 || t > wg || (t & (t - 1)))) t = 0;
     if (!t || got < 2) {
         int64_t groups = K / 8;
@@ -312,7 +312,8 @@ static char *gemv_fused_prelude(void *arg)
     op_wgsl_row_subgroups(pre, cap, k->sg);
     size_t used = strlen(pre);
     snprintf(pre + used, cap - used, "const PRO: u32 = %du;\nconst VW: u32 = %du;\nconst WG: u32 = %uu;\nconst XS: u32 = %uu;\n"
-             "const RR: u32 = %uu;\n", k->pro, k->wdt == WGT_F32 ? 2 : 1, k->wg, k->xs > 1 ? k->xs : 1u, k->rr ? k->rr : 1u);
+             "const RR: u32 = %uu;\nconst RH: u32 = %uu;\n", k->pro, k->wdt == WGT_F32 ? 2 : 1, k->wg, k->xs > 1 ? k->xs : 1u,
+             k->rr ? k->rr : 1u, k->rr > 4 ? k->wg : 1u);
     op_wgsl_vec8_loader(pre, cap, "ldW8", "w", (wgt_dtype)k->wdt);
     op_wgsl_loader(pre, cap, "ldBias", "bias", (wgt_dtype)k->bdt, "f32");
     return pre;

@@ -310,7 +310,7 @@ int main(void)
     unsetenv("WGT_FUSED_LINEAR_STAGE");
     /* R rows a lane group (fused_linear.wgsl's entry `rows`), lanes chosen and forced: rows past N
      * in the last group, fewer groups than lanes, odd step counts; 0 is `main` */
-    const char *rows[] = {"0", "1", "2", "4", "4:32", "2:256", "4:64:100000"};
+    const char *rows[] = {"0", "1", "2", "4", "4:32", "2:256", "4:64:100000", "8", "8:64"};
     for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
         setenv("WGT_FUSED_LINEAR_ROWS", rows[i], 1);
         for (int pro = 0; pro < 3; pro++) {
