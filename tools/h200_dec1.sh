@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Decode diagnostics on the H200 (helper dec, 2026-12-03 ~10:20 call; one binary, main + WGT_PROFILE=pass):
+# Decode diagnostics on the H200 (helper dec, 2026-12-03 ~10:20 call; one binary, main + WGT_PROFILE=pass + WGT_FUSED_LINEAR_ROWS=8):
 # GPU time a token with whole passes time-stamped (pass-*: each decode step's dispatches in one pass,
 # so a token's GPU time against the plain run's wall time says GPU- or host-bound), the call-site
 # profile of Qwen f16 (prof2: the lm head apart), the lm head's time with other lanes / rows
