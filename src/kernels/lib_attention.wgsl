@@ -7,6 +7,10 @@
 //  - nan: NaN-aware max and -inf for all three (the kernel's Params has a field `zero`, 0).
 //  - reduce: one f32 over the workgroup (attention_decode, models_attention_slots; the kernel declares
 //    var<workgroup> red: array<vec4<f32>, WG> and the prelude WG, a power of two).
+//  - reduce subgroups: the same two functions through subgroup operations (attention_decode_v4
+//    where subgroups of at most 32 are granted; after `enable subgroups;`): a subgroup's max or sum,
+//    then the subgroups' partials in red (subgroups as aligned runs of local_invocation_index, as
+//    lib_rowsum.wgsl assumes): two barriers instead of log2(WG) + 2.
 //  - ldk4 f32 / f16 / bf16: fn ldk4(i) -> vec4<f32>, elements i .. i + 3 of the binding k, i even
 //    (16-bit dtypes: two words), per k's dtype (attention.wgsl, attention_decode.wgsl).
 //  - tc frag subgroup matrix / tc frag scalar: attention_tc.wgsl's fragment products (fr_init,
@@ -52,6 +56,30 @@ fn reduce_sum(x: f32, lid: u32) -> f32 {
         workgroupBarrier();
     }
     let r = red[0].x;
+    workgroupBarrier();
+    return r;
+}
+
+// ---- reduce subgroups ----
+fn reduce_max(x: f32, lid: u32) -> f32 {
+    let nan = subgroupAny(is_nan(x));
+    let m = select(subgroupMax(select(x, neg_inf(), is_nan(x))), nan_f(), nan);
+    let sg = subgroupAdd(1u);
+    red[lid].x = m;
+    workgroupBarrier();
+    var r = red[0].x;
+    for (var j = sg; j < WG; j += sg) { r = nmax(r, red[j].x); }
+    workgroupBarrier();
+    return r;
+}
+
+fn reduce_sum(x: f32, lid: u32) -> f32 {
+    let t = subgroupAdd(x);
+    let sg = subgroupAdd(1u);
+    red[lid].x = t;
+    workgroupBarrier();
+    var r = red[0].x;
+    for (var j = sg; j < WG; j += sg) { r = r + red[j].x; }
     workgroupBarrier();
     return r;
 }

@@ -108,8 +108,13 @@ static int sdpa_loads4(int one_row)
  * 802.1 (1024), one run each. */
 #define SDPA_DECODE_V4_DEFAULT "v4:1024"
 
+/* WGT_ATTENTION_DECODE_SG=1|0: attention_decode_v4's two softmax reductions through subgroup
+ * operations (lib_attention.wgsl "reduce subgroups": two barriers each) where subgroups of at most
+ * 32 invocations are granted, else the tree in workgroup memory (log2(WG) + 2 barriers each). */
+#define SDPA_V4_SG_DEFAULT "1"
+
 typedef struct sdpa_v4_key {
-    uint32_t wg, d4, smax;
+    uint32_t wg, d4, smax, sg;
 } sdpa_v4_key;
 
 static char *sdpa_v4_prelude(void *arg)
@@ -118,10 +123,10 @@ static char *sdpa_v4_prelude(void *arg)
     size_t cap = 8192;
     char *pre = malloc(cap);
     if (!pre) return NULL;
-    snprintf(pre, cap, "const WG: u32 = %uu;\nconst D4: u32 = %uu;\nconst SMAX: u32 = %uu;\n", key->wg, key->d4,
-             key->smax);
+    snprintf(pre, cap, "%sconst WG: u32 = %uu;\nconst D4: u32 = %uu;\nconst SMAX: u32 = %uu;\n",
+             key->sg ? "enable subgroups;\n" : "", key->wg, key->d4, key->smax);
     if (!op_wgsl_section(pre, cap, "lib_attention", "params") || !op_wgsl_section(pre, cap, "lib_attention", "nan") ||
-        !op_wgsl_section(pre, cap, "lib_attention", "reduce")) {
+        !op_wgsl_section(pre, cap, "lib_attention", key->sg ? "reduce subgroups" : "reduce")) {
         free(pre);
         return NULL;
     }
@@ -587,7 +592,10 @@ static wgt_status sdpa_gpu(wgt_context *ctx, const wgt_tensor *q, const wgt_tens
         if (v4max) { /* attention_decode_v4.wgsl: offsets and strides in vec4s */
             p.off_q /= 4, p.off_k /= 4, p.off_v /= 4;
             for (int d = 0; d < 3; d++) p.sq[d] /= 4, p.sk[d] /= 4, p.sv[d] /= 4;
-            sdpa_v4_key vk = {v4wg, (uint32_t)(D / 4), v4max > 256 ? (uint32_t)(v4max + 255) / 256 * 256 : 256};
+            const char *sge = getenv("WGT_ATTENTION_DECODE_SG");
+            if (!sge || !*sge) sge = SDPA_V4_SG_DEFAULT;
+            sdpa_v4_key vk = {v4wg, (uint32_t)(D / 4), v4max > 256 ? (uint32_t)(v4max + 255) / 256 * 256 : 256,
+                              strcmp(sge, "0") && op_row_subgroups(ctx)};
             st = wgt_gpu_kernel_keyed(ctx, "attention_decode_v4", &vk, sizeof vk, sdpa_v4_prelude, &vk, "main", NULL, 0, &kd);
         } else
             st = sdpa_kernel(ctx, "attention_decode", q, k, v, NULL, 0, 1, solo ? "solo" : "main", &kd);
