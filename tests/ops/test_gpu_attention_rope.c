@@ -499,6 +499,14 @@ int main(void)
     decode_cases();
     setenv("WGT_ATTENTION_DECODE", "v4:1024:1024", 1);
     decode_cases();
+    /* v4 with q staged and the values loaded after the softmax, and with the tree reductions */
+    setenv("WGT_ATTENTION_DECODE", "v4", 1);
+    setenv("WGT_ATTENTION_DECODE_PRE", "0", 1);
+    decode_cases();
+    unsetenv("WGT_ATTENTION_DECODE_PRE");
+    setenv("WGT_ATTENTION_DECODE_SG", "0", 1);
+    decode_cases();
+    unsetenv("WGT_ATTENTION_DECODE_SG");
     setenv("WGT_ATTENTION_DECODE", "0", 1); /* attention_decode.wgsl and the split kernels */
     setenv("WGT_ATTENTION_LOADS", "4", 1); /* the decode kernels with their loads issued together */
     decode_cases();
