@@ -8,7 +8,10 @@
 // are f32 with rows of whole 16-byte words; everything else keeps attention_decode.wgsl.
 // Offsets and strides in p are in vec4 units (the caller divides them; the last strides are 1).
 // The prelude supplies lib_attention.wgsl's params, nan and reduce sections, WG and D4 (the head
-// size in vec4s, a multiple of 4) and SMAX (the most visible keys the caller sends, a multiple of 256).
+// size in vec4s, a multiple of 4) and SMAX (the most visible keys the caller sends, a multiple of 256),
+// and PRE (1: each invocation reads q into registers itself and issues its first eight value rows'
+// loads before the scores, so q, k and v cost one round of latency, not three: workgroups of at
+// most 256 with D4 <= 32; 0: q staged in qs, the values loaded after the softmax).
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> q: array<vec4<f32>>;
@@ -17,6 +20,7 @@
 @group(0) @binding(4) var<storage, read_write> out: array<f32>;
 
 var<workgroup> qs: array<vec4<f32>, D4>;
+const QR: u32 = select(1u, D4, PRE != 0u);
 var<workgroup> sc: array<f32, SMAX>;
 var<workgroup> red: array<vec4<f32>, WG>;
 
@@ -33,8 +37,26 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let vb = p.off_v + b * p.sv[0] + hk * p.sv[1];
     var n = p.Lk;
     if (p.causal != 0u) { n = u32(clamp(p.coff + 1, 0, i32(p.Lk))); }
-    for (var d = lid; d < D4; d += WG) { qs[d] = q[qb + d] * p.scale; }
-    workgroupBarrier();
+    let DV4 = p.Dv / 4u;
+    let C = WG / DV4;
+    let t4 = lid % DV4;
+    let c = lid / DV4;
+    let vr = vb + t4;
+    // PRE: this invocation's first eight value rows (c, c + C, ..) requested now, used after the softmax
+    var vpre = array<vec4<f32>, 8>();
+    if (PRE != 0u && c < C) {
+        for (var i = 0u; i < 8u; i++) {
+            let j = c + i * C;
+            if (j < n) { vpre[i] = v[vr + j * p.sv[2]]; }
+        }
+    }
+    var qr = array<vec4<f32>, QR>();
+    if (PRE != 0u) {
+        for (var d = 0u; d < QR; d++) { qr[d] = q[qb + d] * p.scale; }
+    } else {
+        for (var d = lid; d < D4; d += WG) { qs[d] = q[qb + d] * p.scale; }
+        workgroupBarrier();
+    }
     // scores, one key per invocation at a time, its whole row's loads together
     var m = neg_inf();
     for (var j = lid; j < n; j += WG) {
@@ -45,7 +67,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             let k1 = k[kr + d + 1u];
             let k2 = k[kr + d + 2u];
             let k3 = k[kr + d + 3u];
-            s += (dot(qs[d], k0) + dot(qs[d + 1u], k1)) + (dot(qs[d + 2u], k2) + dot(qs[d + 3u], k3));
+            if (PRE != 0u) {
+                s += (dot(qr[d], k0) + dot(qr[d + 1u], k1)) + (dot(qr[d + 2u], k2) + dot(qr[d + 3u], k3));
+            } else {
+                s += (dot(qs[d], k0) + dot(qs[d + 1u], k1)) + (dot(qs[d + 2u], k2) + dot(qs[d + 3u], k3));
+            }
         }
         sc[j] = s;
         m = nmax(m, s);
@@ -59,14 +85,15 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
     let L = reduce_sum(l, lid); // its barriers also publish sc
     // out = sum_j e_j v_j / L: a vec4 of features an invocation, keys strided over C = WG / DV4 chunks
-    let DV4 = p.Dv / 4u;
-    let C = WG / DV4;
-    let t4 = lid % DV4;
-    let c = lid / DV4;
     var acc = vec4<f32>(0.0);
     if (c < C) {
-        let vr = vb + t4;
         var j = c;
+        if (PRE != 0u) { // the eight rows loaded first
+            for (var i = 0u; i < 8u; i++) {
+                if (j < n) { acc += sc[j] * vpre[i]; }
+                j += C;
+            }
+        }
         for (; j + 7u * C < n; j += 8u * C) { // eight rows in flight
             let v0 = v[vr + j * p.sv[2]];
             let v1 = v[vr + (j + C) * p.sv[2]];

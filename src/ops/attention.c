@@ -113,8 +113,14 @@ static int sdpa_loads4(int one_row)
  * 32 invocations are granted, else the tree in workgroup memory (log2(WG) + 2 barriers each). */
 #define SDPA_V4_SG_DEFAULT "1"
 
+/* WGT_ATTENTION_DECODE_PRE=1|0: attention_decode_v4 with q read into each invocation's registers
+ * and its first eight value rows requested before the scores (PRE in the kernel), where a
+ * workgroup has at most 256 invocations and D at most 128: the step's q, k and v loads then wait
+ * for one round of memory latency instead of three. */
+#define SDPA_V4_PRE_DEFAULT "1"
+
 typedef struct sdpa_v4_key {
-    uint32_t wg, d4, smax, sg;
+    uint32_t wg, d4, smax, sg, pre;
 } sdpa_v4_key;
 
 static char *sdpa_v4_prelude(void *arg)
@@ -123,8 +129,8 @@ static char *sdpa_v4_prelude(void *arg)
     size_t cap = 8192;
     char *pre = malloc(cap);
     if (!pre) return NULL;
-    snprintf(pre, cap, "%sconst WG: u32 = %uu;\nconst D4: u32 = %uu;\nconst SMAX: u32 = %uu;\n",
-             key->sg ? "enable subgroups;\n" : "", key->wg, key->d4, key->smax);
+    snprintf(pre, cap, "%sconst WG: u32 = %uu;\nconst D4: u32 = %uu;\nconst SMAX: u32 = %uu;\nconst PRE: u32 = %uu;\n",
+             key->sg ? "enable subgroups;\n" : "", key->wg, key->d4, key->smax, key->pre);
     if (!op_wgsl_section(pre, cap, "lib_attention", "params") || !op_wgsl_section(pre, cap, "lib_attention", "nan") ||
         !op_wgsl_section(pre, cap, "lib_attention", key->sg ? "reduce subgroups" : "reduce")) {
         free(pre);
@@ -595,7 +601,10 @@ static wgt_status sdpa_gpu(wgt_context *ctx, const wgt_tensor *q, const wgt_tens
             const char *sge = getenv("WGT_ATTENTION_DECODE_SG");
             if (!sge || !*sge) sge = SDPA_V4_SG_DEFAULT;
             sdpa_v4_key vk = {v4wg, (uint32_t)(D / 4), v4max > 256 ? (uint32_t)(v4max + 255) / 256 * 256 : 256,
-                              strcmp(sge, "0") && op_row_subgroups(ctx)};
+                              strcmp(sge, "0") && op_row_subgroups(ctx), 0};
+            const char *pe = getenv("WGT_ATTENTION_DECODE_PRE");
+            if (!pe || !*pe) pe = SDPA_V4_PRE_DEFAULT;
+            vk.pre = strcmp(pe, "0") && v4wg <= 256 && D <= 128;
             st = wgt_gpu_kernel_keyed(ctx, "attention_decode_v4", &vk, sizeof vk, sdpa_v4_prelude, &vk, "main", NULL, 0, &kd);
         } else
             st = sdpa_kernel(ctx, "attention_decode", q, k, v, NULL, 0, 1, solo ? "solo" : "main", &kd);
