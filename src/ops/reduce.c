@@ -407,7 +407,10 @@ static wgt_status red_gpu(wgt_context *ctx, wgt_reduce_op op, const wgt_tensor *
         }
         uint64_t words = ((uint64_t)p.n_out + pack - 1) / pack;
         uint32_t gx, gy;
-        uint32_t G = two_stage ? (uint32_t)(R / 8192 < 2 ? 2 : R / 8192 > 1024 ? 1024 : R / 8192) : 0;
+        /* parts of 8192 elements, or of 1024 where that leaves fewer than 264 workgroups (two for
+         * each of the H200's SMs): a decode step's argmax over a 150k vocabulary took 18 */
+        int64_t part = (int64_t)p.n_out * (R / 8192) >= 264 ? 8192 : 1024;
+        uint32_t G = two_stage ? (uint32_t)(R / part < 2 ? 2 : R / part > 1024 ? 1024 : R / part) : 0;
         if (!two_stage && col_parts_ok) G = col_parts(p.n_out, R);
         if (G >= 2) {
             if ((st = red_two_pass(ctx, k, &p, b, nb, red_state_words(op, x->l.dtype), pack, !two_stage, G))) return st;
