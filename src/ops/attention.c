@@ -95,7 +95,7 @@ static int sdpa_loads4(int one_row)
  * the split path up to 256 keys and loses from 512: bench_ops --sdpa) */
 #define SDPA_DECODE_MAX_KEYS 256
 
-/* WGT_ATTENTION_DECODE=v4[:MAX[:WG]] (the default: v4:1024): a decode step (one query row, no mask)
+/* WGT_ATTENTION_DECODE=v4[:MAX[:WG]] (the default: v4:2048): a decode step (one query row, no mask)
  * with f32 q, k, v whose rows are whole 16-byte words (a model's f32 KV cache) runs
  * src/kernels/attention_decode_v4.wgsl (a key row's loads together, eight value rows in flight)
  * over at most MAX visible keys (256 unless given, at most 2048; past 256 only where the step is not
@@ -105,8 +105,10 @@ static int sdpa_loads4(int one_row)
  * dispatches); 0: those. On the H200 (bench/results/h200/decode-kernels-2026-12-03/, f16, with
  * fused_linear's rows entry): -p 16 -n 128 Llama-3.2-1B 848.3 / 847.9 -> 861.6 / 859.8 tok/s,
  * Qwen2.5-0.5B 874.2 / 874.1 -> 898.5 / 898.1; -p 512 Llama 715.1 -> 781.7 (256 invocations) and
- * 802.1 (1024), one run each. */
-#define SDPA_DECODE_V4_DEFAULT "v4:1024"
+ * 802.1 (1024), one run each. Up to 2048 keys by default since bench/results/h200/dec-2026-12-03/
+ * (Qwen2.5-0.5B f16, -p 1536 -n 128, two rounds: 651.4 / 650.8 tok/s with the split kernels past
+ * 1024 keys, 691.5 / 691.5 with v4:2048). */
+#define SDPA_DECODE_V4_DEFAULT "v4:2048"
 
 /* WGT_ATTENTION_DECODE_SG=1|0: attention_decode_v4's two softmax reductions through subgroup
  * operations (lib_attention.wgsl "reduce subgroups": two barriers each) where subgroups of at most

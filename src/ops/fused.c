@@ -270,9 +270,11 @@ typedef struct gemv_fused_key {
 /* WGT_FUSED_LINEAR_ROWS=auto|R[:T[:W]] (R 1, 2, 4 or 8; 0: off): fused_linear.wgsl's entry `rows`, R
  * rows a group of T lanes (a power of two from 32 to the workgroup size; unset: the fewest that give
  * at least W workgroups, default 264, two for each of the H200's 132 SMs, without lanes past the
- * row's 8-weight groups), so each lane's x serves R rows' weights. auto (the default): R = 4 where
- * 32 lanes a group still give 512 workgroups (N >= 16384 at 256 invocations: Llama-3.2-1B's
- * gate/up, the output layers), else 2. Needs subgroups (where they are absent `main` runs).
+ * row's 8-weight groups), so each lane's x serves R rows' weights. auto (the default): the largest
+ * R of 8, 4 with which 32 lanes a group still give 512 workgroups (at 256 invocations R = 8 from
+ * N >= 32768: the output layers; 4 from 16384: Llama-3.2-1B's gate/up), else 2. Needs subgroups
+ * (where they are absent `main` runs). R = 8 on Qwen2.5-0.5B's output layer (151,936 x 896 f16,
+ * bench/results/h200/dec-2026-12-03/, WGT_PROFILE=2): 98.3 -> 89.1 us a call (2,776 -> 3,063 GB/s).
  * On the H200 (bench/results/h200/decode-kernels-2026-12-03/, -p 16 -n 128, two alternated rounds,
  * f16): Llama-3.2-1B 695.0 / 695.0 -> 848.3 / 847.9 tok/s with R = 4 (784.9 with R = 2, one round),
  * Qwen2.5-0.5B 848.3 / 848.5 -> 874.2 / 874.1 with R = 4, 918.7 with R = 2 (one round). */
@@ -286,7 +288,7 @@ static void fl_rows_choose(int64_t N, int64_t K, uint32_t wg, uint32_t *rr, uint
     unsigned r = 0, t = 0, minwg = 264;
     int got;
     if (!strcmp(e, "auto")) {
-        r = N >= 512 * (int64_t)(4 * wg / 32) ? 4 : 2;
+        r = N >= 512 * (int64_t)(8 * wg / 32) ? 8 : N >= 512 * (int64_t)(4 * wg / 32) ? 4 : 2;
         got = 1;
     } else
         got = sscanf(e, "%u:%u:%u", &r, &t, &minwg);

@@ -272,6 +272,15 @@ static void decode_cases(void)
         check_sdpa("sdpa decode, D 128, Dv 64, batch 2", &q2, &k2, &v2, NULL, &dec);
         drop(&q2), drop(&k2), drop(&v2);
     }
+    /* past 1024 keys (attention_decode_v4.wgsl by default up to 2048, the split kernels otherwise) */
+    {
+        pair q = make(WGT_F32, 4, (int64_t[]){1, 14, 1, 64}, -1, 1), k = make(WGT_F32, 4, (int64_t[]){1, 2, 1500, 64}, -1, 1);
+        pair v = make(WGT_F32, 4, (int64_t[]){1, 2, 1500, 64}, -1, 1);
+        wgt_sdpa_params all = {0, 1, 1499}, cut = {0, 1, 1100};
+        check_sdpa("sdpa decode, 1500 keys, 14 heads over 2", &q, &k, &v, NULL, &all);
+        check_sdpa("sdpa decode, 1500 keys cut at 1101", &q, &k, &v, NULL, &cut);
+        drop(&q), drop(&k), drop(&v);
+    }
     /* no keys: zeros */
     pair q = make(WGT_F32, 4, (int64_t[]){1, 2, 1, 8}, -1, 1), k = make(WGT_F32, 4, (int64_t[]){1, 1, 0, 8}, -1, 1);
     pair v = make(WGT_F32, 4, (int64_t[]){1, 1, 0, 8}, -1, 1);

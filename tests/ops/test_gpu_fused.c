@@ -297,6 +297,7 @@ int main(void)
         fused_linear_case(ctx, 1, 5, 2056, (wgt_fused_prologue)pro, WGT_BF16, 1, 0);
         fused_linear_case(ctx, 2, 9, 64, (wgt_fused_prologue)pro, WGT_F32, 1, 1); /* composed */
         fused_linear_case(ctx, 1, 9, 60, (wgt_fused_prologue)pro, WGT_F16, 0, 0); /* composed */
+        fused_linear_case(ctx, 1, 33000, 64, (wgt_fused_prologue)pro, WGT_F16, 1, 1); /* auto: 8 rows a group */
     }
     /* SwiGLU's input staged once a workgroup (fused_linear.wgsl's entry `staged`) and not (0),
      * whichever is the default */
