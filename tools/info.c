@@ -156,7 +156,7 @@ static void print_env_help(FILE *f)
             "                                MAX keys [v4:2048]; 0: attention_decode.wgsl, split kernels past 256\n"
             "  WGT_ATTENTION_DECODE_SG=1|0    v4's softmax reductions through subgroup operations [1]\n"
             "  WGT_ATTENTION_DECODE_PRE=1|0   v4 reads q into registers and its first value rows before the\n"
-            "                                scores (up to 256 invocations, D <= 128) [1]\n"
+            "                                scores (up to 256 invocations, D <= 128) [0]\n"
             "  WGT_MOE_KERNELS=0|1           mixtures of experts: only the chosen experts' weights are read,\n"
             "                                in place (decode), and prefill groups tokens by expert [1];\n"
             "                                0: float experts gathered, every quantized one run, dense prefill\n"

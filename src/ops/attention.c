@@ -118,8 +118,8 @@ static int sdpa_loads4(int one_row)
 /* WGT_ATTENTION_DECODE_PRE=1|0: attention_decode_v4 with q read into each invocation's registers
  * and its first eight value rows requested before the scores (PRE in the kernel), where a
  * workgroup has at most 256 invocations and D at most 128: the step's q, k and v loads then wait
- * for one round of memory latency instead of three. */
-#define SDPA_V4_PRE_DEFAULT "1"
+ * for one round of memory latency instead of three. Opt-in until an H200 A/B. */
+#define SDPA_V4_PRE_DEFAULT "0"
 
 typedef struct sdpa_v4_key {
     uint32_t wg, d4, smax, sg, pre;

@@ -508,9 +508,14 @@ int main(void)
     decode_cases();
     setenv("WGT_ATTENTION_DECODE", "v4:1024:1024", 1);
     decode_cases();
-    /* v4 with q staged and the values loaded after the softmax, and with the tree reductions */
+    /* v4 with q staged and the values loaded after the softmax and with q in registers and the
+     * first values loaded early (WGT_ATTENTION_DECODE_PRE, whichever is the default), and with the
+     * tree reductions */
     setenv("WGT_ATTENTION_DECODE", "v4", 1);
     setenv("WGT_ATTENTION_DECODE_PRE", "0", 1);
+    decode_cases();
+    setenv("WGT_ATTENTION_DECODE", "v4:2048", 1);
+    setenv("WGT_ATTENTION_DECODE_PRE", "1", 1);
     decode_cases();
     unsetenv("WGT_ATTENTION_DECODE_PRE");
     setenv("WGT_ATTENTION_DECODE_SG", "0", 1);
