@@ -110,16 +110,21 @@ static int sdpa_loads4(int one_row)
  * 1024 keys, 691.5 / 691.5 with v4:2048). */
 #define SDPA_DECODE_V4_DEFAULT "v4:2048"
 
-/* WGT_ATTENTION_DECODE_SG=1|0: attention_decode_v4's two softmax reductions through subgroup
+/* WGT_ATTENTION_DECODE_SG=1|all|0: attention_decode_v4's two softmax reductions through subgroup
  * operations (lib_attention.wgsl "reduce subgroups": two barriers each) where subgroups of at most
- * 32 invocations are granted, else the tree in workgroup memory (log2(WG) + 2 barriers each). */
+ * 32 invocations are granted, else the tree in workgroup memory (log2(WG) + 2 barriers each); 1 (the
+ * default): in workgroups of at most 256 invocations (where it won on the H200: -p 16 -n 128 Qwen
+ * f16 976 -> 982, Llama f16 860-879 -> 882-885 tok/s, bench/results/h200/dec-2026-12-03/), all: in
+ * the 1024-invocation ones past 256 keys too (unmeasured alone: a -p 512 run with it was 0.7% slower). */
 #define SDPA_V4_SG_DEFAULT "1"
 
 /* WGT_ATTENTION_DECODE_PRE=1|0: attention_decode_v4 with q read into each invocation's registers
  * and its first eight value rows requested before the scores (PRE in the kernel), where a
  * workgroup has at most 256 invocations and D at most 128: the step's q, k and v loads then wait
- * for one round of memory latency instead of three. Opt-in until an H200 A/B. */
-#define SDPA_V4_PRE_DEFAULT "0"
+ * for one round of memory latency instead of three. On the H200 (bench/results/h200/dec-2026-12-03/,
+ * -p 16 -n 128, two rounds) Qwen f16 1005.3 / 1005.0 -> 1019.2 / 1019.3 tok/s, Llama f16 902.8 /
+ * 904.2 -> 913.4 / 912.1 against the same binary with 0. */
+#define SDPA_V4_PRE_DEFAULT "1"
 
 typedef struct sdpa_v4_key {
     uint32_t wg, d4, smax, sg, pre;
@@ -603,7 +608,7 @@ static wgt_status sdpa_gpu(wgt_context *ctx, const wgt_tensor *q, const wgt_tens
             const char *sge = getenv("WGT_ATTENTION_DECODE_SG");
             if (!sge || !*sge) sge = SDPA_V4_SG_DEFAULT;
             sdpa_v4_key vk = {v4wg, (uint32_t)(D / 4), v4max > 256 ? (uint32_t)(v4max + 255) / 256 * 256 : 256,
-                              strcmp(sge, "0") && op_row_subgroups(ctx), 0};
+                              strcmp(sge, "0") && (v4wg <= 256 || !strcmp(sge, "all")) && op_row_subgroups(ctx), 0};
             const char *pe = getenv("WGT_ATTENTION_DECODE_PRE");
             if (!pe || !*pe) pe = SDPA_V4_PRE_DEFAULT;
             vk.pre = strcmp(pe, "0") && v4wg <= 256 && D <= 128;

@@ -520,6 +520,9 @@ int main(void)
     unsetenv("WGT_ATTENTION_DECODE_PRE");
     setenv("WGT_ATTENTION_DECODE_SG", "0", 1);
     decode_cases();
+    setenv("WGT_ATTENTION_DECODE", "v4:2048:1024", 1); /* subgroup reductions over 1024 invocations */
+    setenv("WGT_ATTENTION_DECODE_SG", "all", 1);
+    decode_cases();
     unsetenv("WGT_ATTENTION_DECODE_SG");
     setenv("WGT_ATTENTION_DECODE", "0", 1); /* attention_decode.wgsl and the split kernels */
     setenv("WGT_ATTENTION_LOADS", "4", 1); /* the decode kernels with their loads issued together */
