@@ -61,25 +61,41 @@ fn reduce_sum(x: f32, lid: u32) -> f32 {
 }
 
 // ---- reduce subgroups ----
-fn reduce_max(x: f32, lid: u32) -> f32 {
+// Past 256 invocations each lane reads every sg-th partial from its own start and the subgroup
+// combines them (one or two reads a lane), instead of each invocation reading all WG / sg in turn.
+fn sg_nmax(x: f32) -> f32 {
     let nan = subgroupAny(is_nan(x));
-    let m = select(subgroupMax(select(x, neg_inf(), is_nan(x))), nan_f(), nan);
+    return select(subgroupMax(select(x, neg_inf(), is_nan(x))), nan_f(), nan);
+}
+
+fn reduce_max(x: f32, lid: u32) -> f32 {
     let sg = subgroupAdd(1u);
-    red[lid].x = m;
+    red[lid].x = sg_nmax(x);
     workgroupBarrier();
     var r = red[0].x;
-    for (var j = sg; j < WG; j += sg) { r = nmax(r, red[j].x); }
+    if (WG <= 256u) {
+        for (var j = sg; j < WG; j += sg) { r = nmax(r, red[j].x); }
+    } else {
+        r = neg_inf();
+        for (var j = (lid % sg) * sg; j < WG; j += sg * sg) { r = nmax(r, red[j].x); }
+        r = sg_nmax(r);
+    }
     workgroupBarrier();
     return r;
 }
 
 fn reduce_sum(x: f32, lid: u32) -> f32 {
-    let t = subgroupAdd(x);
     let sg = subgroupAdd(1u);
-    red[lid].x = t;
+    red[lid].x = subgroupAdd(x);
     workgroupBarrier();
     var r = red[0].x;
-    for (var j = sg; j < WG; j += sg) { r = r + red[j].x; }
+    if (WG <= 256u) {
+        for (var j = sg; j < WG; j += sg) { r = r + red[j].x; }
+    } else {
+        r = 0.0;
+        for (var j = (lid % sg) * sg; j < WG; j += sg * sg) { r = r + red[j].x; }
+        r = subgroupAdd(r);
+    }
     workgroupBarrier();
     return r;
 }
