@@ -4,6 +4,7 @@
  * (prefill); 9 .. 64 tokens take src/ops/matmul_rows.c's kernel (its block decoders are these).
  * Formats without a kernel, and CPU contexts, dequantise the rows on the host with
  * wgt_dequantize and run wgt_cpu_linear. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -361,29 +362,41 @@ static uint32_t qb_lanes(int want, uint32_t wg, int64_t N, int64_t units)
  * = 4 the cap took Qwen2.5-0.5B Q8_0 898 -> 912 tok/s, Q4_0 961 -> 969, Llama-3.2-1B Q8_0 817 ->
  * 824, Q4_0 896 -> 897 (one round, call A). */
 #define QR_MAX_WG 1056
+/* auto's lanes a row pair where rows have as many blocks (a block a lane: Llama-3.2-1B's K 2048 and
+ * 8192; qb_lanes' choice elsewhere). Call B's variant WGT_QLINEAR_ROWS=2:64:1056 (64 lanes for
+ * every weight) took Llama-3.2-1B Q4_0 920.6 -> 932.7 tok/s, Q8_0 869.5 -> 879.7, and lost on
+ * Qwen2.5-0.5B's 28-block rows (983 -> 938). */
+#define QR_AUTO_LANES 64
 
 /* RB asked for (-1: auto, 0: off), in *lanes the lanes a group asked for (0: the op's) and in
- * *max_wg the most workgroups (0: one a step; auto: QR_MAX_WG). */
-static int qr_setting(int *lanes, int *max_wg)
+ * *max_wg the most workgroups (0: one a step; auto: QR_MAX_WG). The setting's part after
+ * ",swiglu=" (a tuning aid) applies to SwiGLU's products (swiglu 1), the part before it to others. */
+static int qr_setting(int swiglu, int *lanes, int *max_wg)
 {
     const char *e = getenv("WGT_QLINEAR_ROWS");
     if (!e || !*e) e = QR_DEFAULT;
+    const char *sw = strstr(e, ",swiglu=");
+    char spec[32];
+    if (swiglu && sw) e = sw + 8;
+    snprintf(spec, sizeof spec, "%.*s", (int)(sw && e != sw + 8 ? sw - e : (ptrdiff_t)strlen(e)), e);
     *lanes = 0, *max_wg = 0;
-    if (!strcmp(e, "auto")) return *max_wg = QR_MAX_WG, -1;
-    if (e[0] < '1' || e[0] > '4' || (e[1] && e[1] != ':')) return 0;
-    if (e[1] == ':') {
-        *lanes = atoi(e + 2);
-        const char *c = strchr(e + 2, ':');
+    if (!strcmp(spec, "auto")) return *max_wg = QR_MAX_WG, -1;
+    if (spec[0] < '1' || spec[0] > '4' || (spec[1] && spec[1] != ':')) return 0;
+    if (spec[1] == ':') {
+        *lanes = atoi(spec + 2);
+        const char *c = strchr(spec + 2, ':');
         if (c) *max_wg = atoi(c + 1);
     }
-    return e[0] - '0';
+    return spec[0] - '0';
 }
 
 /* RB for the entry `rows` (0: not it) and in *tpr its lanes a group: the asked RB (-1: auto, 2) and
- * lanes (0: qb_lanes' choice for the groups). */
+ * lanes (0: qb_lanes' choice for the groups; auto: QR_AUTO_LANES where rows have that many blocks
+ * or more). */
 static int qr_choose(int asked, int lanes, uint32_t wg, int64_t N, int64_t units, uint32_t *tpr)
 {
     int r = asked > 0 ? asked : 2;
+    if (asked < 0 && lanes == 0 && units >= QR_AUTO_LANES && wg >= QR_AUTO_LANES) lanes = QR_AUTO_LANES;
     *tpr = qb_lanes(lanes, wg, (N + r - 1) / r, units);
     return r;
 }
@@ -526,7 +539,7 @@ wgt_status wgt_fused_qlinear(const wgt_tensor *x, wgt_fused_prologue pro, const 
     if (blocks && ((qb == 1 && pro == WGT_PRO_SWIGLU) || qb == 3) && fits) key.xs = (uint32_t)xs;
     if (qb == 3 && !fits) blocks = 0; /* x through the L1 cache lost to `main` on the H200 */
     /* the entry `rows`: Q8_0 / Q4_0 blocks at even bytes, every prologue staged, red4 beside it */
-    int rlanes, rmax, rb = qr_setting(&rlanes, &rmax);
+    int rlanes, rmax, rb = qr_setting(pro == WGT_PRO_SWIGLU, &rlanes, &rmax);
     uint32_t tpr = 32;
     if (rb && (type == WGT_FTYPE_Q8_0 || type == WGT_FTYPE_Q4_0) && w->l.offset % 2 == 0 &&
         xs * 16 + (uint64_t)key.wg * 24 <= smem)
