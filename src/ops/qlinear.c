@@ -363,10 +363,11 @@ static uint32_t qb_lanes(int want, uint32_t wg, int64_t N, int64_t units)
  * 824, Q4_0 896 -> 897 (one round, call A). */
 #define QR_MAX_WG 1056
 /* auto's lanes a row pair where rows have as many blocks (a block a lane: Llama-3.2-1B's K 2048 and
- * 8192; qb_lanes' choice elsewhere). Call B's variant WGT_QLINEAR_ROWS=2:64:1056 (64 lanes for
+ * 8192; qb_lanes' choice elsewhere); 0: none, qb_lanes' choice everywhere (64 was not measured
+ * against it in time; WGT_QLINEAR_ROWS=2:64:1056 forces 64 lanes for every weight). Call B's variant WGT_QLINEAR_ROWS=2:64:1056 (64 lanes for
  * every weight) took Llama-3.2-1B Q4_0 920.6 -> 932.7 tok/s, Q8_0 869.5 -> 879.7, and lost on
  * Qwen2.5-0.5B's 28-block rows (983 -> 938). */
-#define QR_AUTO_LANES 64
+#define QR_AUTO_LANES 0
 
 /* RB asked for (-1: auto, 0: off), in *lanes the lanes a group asked for (0: the op's) and in
  * *max_wg the most workgroups (0: one a step; auto: QR_MAX_WG). The setting's part after
@@ -396,7 +397,8 @@ static int qr_setting(int swiglu, int *lanes, int *max_wg)
 static int qr_choose(int asked, int lanes, uint32_t wg, int64_t N, int64_t units, uint32_t *tpr)
 {
     int r = asked > 0 ? asked : 2;
-    if (asked < 0 && lanes == 0 && units >= QR_AUTO_LANES && wg >= QR_AUTO_LANES) lanes = QR_AUTO_LANES;
+    if (QR_AUTO_LANES > 0 && asked < 0 && lanes == 0 && units >= QR_AUTO_LANES && (int64_t)wg >= QR_AUTO_LANES)
+        lanes = QR_AUTO_LANES;
     *tpr = qb_lanes(lanes, wg, (N + r - 1) / r, units);
     return r;
 }
