@@ -397,7 +397,7 @@ static int qr_setting(int swiglu, int *lanes, int *max_wg)
 static int qr_choose(int asked, int lanes, uint32_t wg, int64_t N, int64_t units, uint32_t *tpr)
 {
     int r = asked > 0 ? asked : 2;
-    if (QR_AUTO_LANES > 0 && asked < 0 && lanes == 0 && units >= QR_AUTO_LANES && (int64_t)wg >= QR_AUTO_LANES)
+    if (QR_AUTO_LANES > 0 && asked < 0 && lanes == 0 && units >= QR_AUTO_LANES) /* qb_lanes caps it at wg */
         lanes = QR_AUTO_LANES;
     *tpr = qb_lanes(lanes, wg, (N + r - 1) / r, units);
     return r;
