@@ -9,6 +9,10 @@
 #                                         status), its last ${TAILN:-$STEP_TAIL} lines to stdout;
 #                                         skipped, saying so, once BUDGET seconds (default 135)
 #                                         have passed since the set-up.
+# nvidia-smi samples the SM clock, power, temperature and throttle reasons every 250 ms into
+# LOGS/smi.csv for the whole call, and each step's log starts and ends with its wall-clock times,
+# so a slow step can be matched to the GPU's state (Llama f16 steps ran at a third of their speed at
+# times, 2026-12-03 14:15).
 # Sets out (${OUT:-/tmp/out}, where the call's files go), logs, t0 and budget.
 d=${1:?usage: . tools/h200_common.sh D LOGS}
 logs=${2:?usage: . tools/h200_common.sh D LOGS}
@@ -28,7 +32,10 @@ fi
 export WGT_WEBGPU_LIB; echo "Dawn: ${WGT_WEBGPU_LIB:-none found}"
 [ -f $d/build/wgt ] && ldd $d/build/wgt | grep "not found"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader | tee $logs/gpu.txt
+nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active,utilization.gpu \
+    --format=csv -lms 250 >$logs/smi.csv 2>&1 &
+smi_pid=$!; trap 'kill $smi_pid 2>/dev/null' EXIT
 step() { local name=$1; shift
     if [ $(( $(date +%s) - t0 )) -gt $budget ]; then echo "=== $name: skipped (past ${budget} s)"; return; fi
-    echo "=== $name: $*"; env "$@" >$logs/$name.txt 2>&1; echo "exit $?" >>$logs/$name.txt
+    echo "=== $name: $*"; { echo "start $(date +%T.%N)"; env "$@"; echo "exit $? (end $(date +%T.%N))"; } >$logs/$name.txt 2>&1
     grep -v "artificially" $logs/$name.txt | tail -n ${TAILN:-$STEP_TAIL}; }

@@ -21,7 +21,7 @@ ROWS = [("qf16", "Qwen2.5-0.5B f16", 76800, 758), ("qq8_0", "Qwen2.5-0.5B Q8_0",
         ("qq4_0", "Qwen2.5-0.5B Q4_0", 48200, 950), ("lf16", "Llama-3.2-1B f16", 69900, 789),
         ("lq8_0", "Llama-3.2-1B Q8_0", 47800, 827), ("lq4_0", "Llama-3.2-1B Q4_0", 44100, 987)]
 runs = {}  # "qf16-p512" -> (prefill tok/s, decode tok/s)
-pat = re.compile(r"^(\S+)\s+prefill:.*= ([\d.]+) tok/s \| decode:\s+\d+ tokens, ([\d.]+) tok/s")
+pat = re.compile(r"^(\S+)\s+prefill:.*= ([\d.]+) tok/s[^|]*\| decode:\s+\d+ tokens, ([\d.]+) tok/s")
 with open(os.path.join(root, "summary.txt")) as f:
     for line in f:
         m = pat.match(line)
