@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Environment-variable A/Bs of one wgt binary on the H200, in alternating rounds, in one device call.
-#   VARIANTS  "NAME=VAR=V,VAR=V;NAME2=..." ("base=" keeps the defaults), separated by ';'
+#   VARIANTS  "NAME=VAR=V,VAR=V;NAME2=..." ("base=" keeps the defaults), separated by ';'; a setting
+#             BIN=PATH runs that wgt instead of D/build/wgt (an A/B of two builds: D/base/wgt beside
+#             D/build/wgt, "base=BIN=D/base/wgt;new=")
 #   ROWS      "MODEL:TYPE:PROMPT[:GEN]" separated by spaces, MODEL q (Qwen2.5-0.5B) or l (Llama-3.2-1B)
 #   ROUNDS    rounds (default 2); every round runs every row under every variant in turn
 #   BUDGET    seconds after which the steps are skipped (default 300)
@@ -19,8 +21,9 @@ for r in $(seq ${ROUNDS:-2}); do for row in ${ROWS:?}; do
     IFS=: read -r m t p n <<< "$row"
     c=bench/configs/qwen2.5-0.5b.json; [ $m = l ] && c=bench/configs/llama-3.2-1b.json
     for v in "${variants[@]}"; do
-        name=${v%%=*} envs=${v#*=}
-        step $name-$m$t-p$p-r$r ${envs//,/ } timeout 25 $W bench -m $c --type $t -p $p -n ${n:-16}
+        name=${v%%=*} envs=${v#*=} bin=$W
+        [[ ",$envs," =~ ,BIN=([^,]*), ]] && bin=${BASH_REMATCH[1]} && envs=${envs/BIN=$bin/}
+        step $name-$m$t-p$p-r$r ${envs//,/ } timeout 25 $bin bench -m $c --type $t -p $p -n ${n:-16}
     done
 done; done
 for f in /tmp/env_logs/*-r*.txt; do
