@@ -974,6 +974,30 @@ static wgt_status mm_gpu(wgt_context *ctx, const mm_job *job, wgt_tensor *out)
     return WGT_OK;
 }
 
+wgt_status mm_quant_bind(const wgt_tensor *x, const wgt_tensor *w, const wgt_tensor *bias, int64_t tokens,
+                         int64_t rows, int64_t cols, wgt_tensor *y, wgt_binding bind[4], mm_params *p)
+{
+    int64_t row_bytes = w->l.shape[1], base[3], obase;
+    wgt_status st;
+    if ((st = op_bind(x, x->l.offset, x->l.offset + tokens * cols - 1, &bind[0], &base[0])) ||
+        (st = op_bind(w, w->l.offset, w->l.offset + rows * row_bytes + 3, &bind[1], &base[1])) ||
+        (st = op_bind(y, y->l.offset, y->l.offset + tokens * rows - 1, &bind[3], &obase)))
+        return st;
+    if (bias) {
+        if ((st = op_bind(bias, bias->l.offset, bias->l.offset + rows - 1, &bind[2], &base[2]))) return st;
+    } else
+        bind[2] = bind[0], base[2] = 0;
+    memset(p, 0, sizeof *p);
+    p->M = (uint32_t)tokens, p->N = (uint32_t)rows, p->K = (uint32_t)cols, p->batch = 1;
+    p->off_a = (uint32_t)((x->l.offset - base[0]) / 4), p->sam = (uint32_t)(cols / 4), p->sak = 1;
+    p->off_b = (uint32_t)(w->l.offset - base[1]), p->sbn = (uint32_t)row_bytes, p->sbk = 1;
+    p->has_c = bias != NULL, p->off_c = bias ? (uint32_t)(bias->l.offset - base[2]) : 0, p->scn = 1;
+    p->alpha = 1, p->beta = 1;
+    for (int d = 0; d < 4; d++) p->bshape[d] = 1;
+    p->ldo = (uint32_t)rows, p->n0 = (uint32_t)(y->l.offset - obase);
+    return WGT_OK;
+}
+
 /* Quantized weights through the tiles (declared in ops.h): x as A in 16-byte words, the blocks as
  * B ([n] rows of row_bytes bytes from byte off_b: p.sbn = row_bytes), bias as C broadcast over
  * rows. Only with WGT_MATMUL_TC_QUANT=1 (and WGT_MATMUL_TC's policy): on the H200 Qwen2.5-0.5B
@@ -997,24 +1021,8 @@ wgt_status op_matmul_tc_quant(wgt_context *ctx, int type, const wgt_tensor *x, c
     wgt_status st = mm_kernel_tc(ctx, MM_TC, WGT_F32, WGT_U8, WGT_F32, "main", &tc, &k);
     if (st) return st;
     wgt_binding bind[4];
-    int64_t base[3], obase;
-    if ((st = op_bind(x, x->l.offset, x->l.offset + tokens * cols - 1, &bind[0], &base[0])) ||
-        (st = op_bind(w, w->l.offset, w->l.offset + rows * row_bytes + 3, &bind[1], &base[1])) ||
-        (st = op_bind_all(y, &bind[3], &obase)))
-        return st;
-    if (bias) {
-        if ((st = op_bind(bias, bias->l.offset, bias->l.offset + rows - 1, &bind[2], &base[2]))) return st;
-    } else
-        bind[2] = bind[0], base[2] = 0;
     mm_params p;
-    memset(&p, 0, sizeof p);
-    p.M = (uint32_t)tokens, p.N = (uint32_t)rows, p.K = (uint32_t)cols, p.batch = 1;
-    p.off_a = (uint32_t)((x->l.offset - base[0]) / 4), p.sam = (uint32_t)(cols / 4), p.sak = 1;
-    p.off_b = (uint32_t)(w->l.offset - base[1]), p.sbn = (uint32_t)row_bytes, p.sbk = 1;
-    p.has_c = bias != NULL, p.alpha = 1, p.beta = 1;
-    if (bias) p.off_c = (uint32_t)(bias->l.offset - base[2]), p.scn = 1;
-    p.ldo = (uint32_t)rows;
-    for (int d = 0; d < 4; d++) p.bshape[d] = 1;
+    if ((st = mm_quant_bind(x, w, bias, tokens, rows, cols, y, bind, &p))) return st;
     uint32_t gx = (uint32_t)((rows + tc.bn - 1) / tc.bn), gy = (uint32_t)((tokens + tc.bm - 1) / tc.bm);
     int64_t slices = split_k((int64_t)gx * gy, cols);
     *done = 1;

@@ -49,4 +49,11 @@ wgt_status mm_merge_graph(wgt_context *ctx, wgt_gpu_graph *g);
 wgt_status mm_split_k(wgt_context *ctx, const mm_params *p, wgt_kernel *k, const wgt_binding *bind, wgt_dtype dc,
                       int64_t slices, uint32_t gx, uint32_t gy);
 
+/* A quantized linear through tiles (matmul_tcq.c, op_matmul_tc_quant): bind x ([tokens, cols] f32,
+ * as A in 16-byte words), w's blocks (rows of w->l.shape[1] bytes, as B), bias (C broadcast over
+ * rows; A again where NULL) and y ([tokens, rows] from its offset: p->n0), and fill *p for the whole
+ * product (batch 1, alpha = beta = 1, sak = sbk = 1). matmul.c. */
+wgt_status mm_quant_bind(const wgt_tensor *x, const wgt_tensor *w, const wgt_tensor *bias, int64_t tokens,
+                         int64_t rows, int64_t cols, wgt_tensor *y, wgt_binding bind[4], mm_params *p);
+
 #endif

@@ -222,24 +222,8 @@ wgt_status op_matmul_tcq(wgt_context *ctx, wgt_ftype type, const wgt_tensor *x, 
     wgt_status st = wgt_gpu_kernel_keyed(ctx, "matmul_tcq", &key, sizeof key, tcq_prelude, &key, "main", NULL, 0, &k);
     if (st) return st;
     wgt_binding bind[4];
-    int64_t base[3], obase;
-    if ((st = op_bind(x, x->l.offset, x->l.offset + tokens * cols - 1, &bind[0], &base[0])) ||
-        (st = op_bind(w, w->l.offset, w->l.offset + rows * row_bytes + 3, &bind[1], &base[1])) ||
-        (st = op_bind(y, y->l.offset, y->l.offset + tokens * rows - 1, &bind[3], &obase)))
-        return st;
-    if (bias) {
-        if ((st = op_bind(bias, bias->l.offset, bias->l.offset + rows - 1, &bind[2], &base[2]))) return st;
-    } else
-        bind[2] = bind[0], base[2] = 0;
     mm_params p;
-    memset(&p, 0, sizeof p);
-    p.M = (uint32_t)tokens, p.N = (uint32_t)rows, p.K = (uint32_t)cols, p.batch = 1;
-    p.off_a = (uint32_t)((x->l.offset - base[0]) / 4), p.sam = (uint32_t)(cols / 4);
-    p.off_b = (uint32_t)(w->l.offset - base[1]), p.sbn = (uint32_t)row_bytes;
-    p.has_c = bias != NULL, p.off_c = bias ? (uint32_t)(bias->l.offset - base[2]) : 0, p.scn = 1, p.scm = 0;
-    p.alpha = 1, p.beta = 1;
-    p.bshape[0] = p.bshape[1] = p.bshape[2] = p.bshape[3] = 1;
-    p.ldo = (uint32_t)rows, p.n0 = (uint32_t)(y->l.offset - obase);
+    if ((st = mm_quant_bind(x, w, bias, tokens, rows, cols, y, bind, &p))) return st;
     if (slices > 1) st = mm_split_k(ctx, &p, k, bind, WGT_F32, slices, (uint32_t)gx, (uint32_t)gy);
     else {
         /* the blocks, x and y once (WGT_PROFILE=1) */
