@@ -219,20 +219,32 @@ static int tcd_direct(void)
     return v && *v ? strcmp(v, "0") != 0 : TCD_DIRECT_DEFAULT;
 }
 
+int op_tc_prelude_head(char *pre, size_t cap, int emu, int sgs, int sgr, int sgc, int fm, int fn, int frag)
+{
+    int n = snprintf(pre, cap, "enable f16;\n%s"
+                     "const SGS: u32 = %du;\nconst SGR: u32 = %du;\nconst SGC: u32 = %du;\nconst FM: u32 = %du;\n"
+                     "const FN: u32 = %du;\nconst SM: u32 = %du;\nconst SN: u32 = %du;\nconst SK: u32 = %du;\n",
+                     emu ? "" : "enable chromium_experimental_subgroup_matrix;\n"
+                                "diagnostic(off, chromium.subgroup_matrix_uniformity);\n",
+                     sgs, sgr, sgc, fm, fn, frag, frag, frag);
+    return n > 0 && (size_t)n < cap;
+}
+
 static char *tcd_prelude(void *arg)
 {
     const tcd_key *k = arg;
     size_t cap = 16384;
     char *pre = malloc(cap);
     if (!pre) return NULL;
-    snprintf(pre, cap, "enable f16;\n%s"
-             "const SGS: u32 = %du;\nconst SGR: u32 = %du;\nconst SGC: u32 = %du;\nconst FM: u32 = %du;\n"
-             "const FN: u32 = %du;\nconst SM: u32 = %du;\nconst SN: u32 = %du;\nconst SK: u32 = %du;\n"
+    if (!op_tc_prelude_head(pre, cap, k->emu, k->sgs, k->sgr, k->sgc, k->fm, k->fn, TCD_FRAG)) {
+        free(pre);
+        return NULL;
+    }
+    size_t n = strlen(pre);
+    snprintf(pre + n, cap - n,
              "const MODE: u32 = %du;\nconst BK: u32 = %du;\nconst NBUF: u32 = %du;\nalias AW = %s;\n"
              "const EPI_TILE: bool = %s;\nconst RAGGED: bool = %s;\nalias AWA = %s;\n",
-             k->emu ? "" : "enable chromium_experimental_subgroup_matrix;\n"
-                           "diagnostic(off, chromium.subgroup_matrix_uniformity);\n",
-             k->sgs, k->sgr, k->sgc, k->fm, k->fn, TCD_FRAG, TCD_FRAG, TCD_FRAG, k->mode, k->bk, k->mode >= 3 ? 2 : 1,
+             k->mode, k->bk, k->mode >= 3 ? 2 : 1,
              k->mode == 0 ? "f16" : tcd_ew(k->mode) == 8 ? "vec4<u32>" : "u32", k->epi ? "true" : "false", k->ragged ? "true" : "false",
              k->af32 ? "vec2<f32>" : k->mode == 0 ? "f16" : tcd_ew(k->mode) == 8 ? "vec4<u32>" : "u32");
     op_wgsl_loader(pre, cap, "ldC", "c", (wgt_dtype)k->dc, "f32");

@@ -17,4 +17,10 @@ int op_matmul_tcd_take(wgt_context *ctx, int64_t M, int64_t N, int64_t K, wgt_dt
 wgt_status op_matmul_tcd(wgt_context *ctx, const mm_params *p, const wgt_binding bind[4], wgt_dtype da, wgt_dtype db,
                          wgt_dtype dc);
 
+/* The first lines of a subgroup-matrix tile kernel's prelude (matmul_tcd.wgsl, matmul_tcq.wgsl)
+ * into pre (cap bytes): the enables (without subgroup matrices where emu) and the constants SGS, SGR,
+ * SGC (subgroups: invocations, rows, columns), FM, FN (fragments a subgroup) and SM = SN = SK = frag.
+ * 0 where it does not fit. */
+int op_tc_prelude_head(char *pre, size_t cap, int emu, int sgs, int sgr, int sgc, int fm, int fn, int frag);
+
 #endif

@@ -106,13 +106,12 @@ static char *tcq_prelude(void *arg)
     size_t cap = 16384;
     char *pre = malloc(cap);
     if (!pre) return NULL;
-    snprintf(pre, cap, "enable f16;\n%s"
-             "const SGS: u32 = %du;\nconst SGR: u32 = %du;\nconst SGC: u32 = %du;\nconst FM: u32 = %du;\n"
-             "const FN: u32 = %du;\nconst SM: u32 = %du;\nconst SN: u32 = %du;\nconst SK: u32 = %du;\n"
-             "const FMT: u32 = %du;\n",
-             k->emu ? "" : "enable chromium_experimental_subgroup_matrix;\n"
-                           "diagnostic(off, chromium.subgroup_matrix_uniformity);\n",
-             k->sgs, k->sgr, k->sgc, k->fm, k->fn, TCQ_FRAG, TCQ_FRAG, TCQ_FRAG, k->type);
+    if (!op_tc_prelude_head(pre, cap, k->emu, k->sgs, k->sgr, k->sgc, k->fm, k->fn, TCQ_FRAG)) {
+        free(pre);
+        return NULL;
+    }
+    size_t n = strlen(pre);
+    snprintf(pre + n, cap - n, "const FMT: u32 = %du;\n", k->type);
     if (!op_wgsl_section(pre, cap, "lib_matmul", "params") ||
         !op_wgsl_section(pre, cap, "lib_matmul_tcd", k->emu ? "frag scalar" : "frag subgroup matrix") ||
         !op_wgsl_section(pre, cap, "lib_matmul_tcd", k->emu ? "frag scalar staged" : "frag subgroup matrix stub") ||
