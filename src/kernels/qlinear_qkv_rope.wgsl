@@ -54,7 +54,27 @@ fn blocks(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
     var a1: BlockWords;
     if (u < units) { a0 = blk_load(r0 + u * bsz); a1 = blk_load(r1 + u * bsz); }
     var ss = 0.0; // x's sum of squares over the columns this invocation stages, after the loads
-    for (var c = lid; c < p.K / 4u; c += WG) {
+    let kv = p.K / 4u;
+    var c = lid;
+    for (; c + 3u * WG < kv; c += 4u * WG) { // four vec4s' loads together (one wait for the L2)
+        let c1 = c + WG;
+        let c2 = c + 2u * WG;
+        let c3 = c + 3u * WG;
+        let v0 = x[p.off_x + c];
+        let v1 = x[p.off_x + c1];
+        let v2 = x[p.off_x + c2];
+        let v3 = x[p.off_x + c3];
+        let g0 = gam[p.off_g + c];
+        let g1 = gam[p.off_g + c1];
+        let g2 = gam[p.off_g + c2];
+        let g3 = gam[p.off_g + c3];
+        ss += (dot(v0, v0) + dot(v1, v1)) + (dot(v2, v2) + dot(v3, v3));
+        xq[c + (c >> 3u)] = v0 * g0;
+        xq[c1 + (c1 >> 3u)] = v1 * g1;
+        xq[c2 + (c2 >> 3u)] = v2 * g2;
+        xq[c3 + (c3 >> 3u)] = v3 * g3;
+    }
+    for (; c < kv; c += WG) {
         let v = x[p.off_x + c];
         ss += dot(v, v);
         xq[c + (c >> 3u)] = v * gam[p.off_g + c];

@@ -607,8 +607,14 @@ static wgt_status forward(wgt_model *m, const int32_t *ids, const wgt_tensor *id
         if (fz) {
             wgt_tensor *gu;
             T(x2, fused(att2, WGT_PRO_NONE, NULL, 0, &W->wo, W->bo, x, &x2));
-            T(gu, fused(x2, WGT_PRO_RMS_NORM, W->ffn_norm, c->norm_eps, &W->w_gu, NULL, NULL, &gu));
-            T(x3, fused(gu, WGT_PRO_SWIGLU, NULL, 0, &W->w_down, W->b_down, x2, &x3));
+            if (W->w_gu.q != WGT_FTYPE_F32 && op_qlinear_glu()) { /* SwiGLU in the gate/up product's epilogue */
+                T(act, wgt_fused_qlinear_glu(x2, WGT_PRO_RMS_NORM, W->ffn_norm, c->norm_eps, W->w_gu.t, W->w_gu.q,
+                                             NULL, &act));
+                T(x3, fused(act, WGT_PRO_NONE, NULL, 0, &W->w_down, W->b_down, x2, &x3));
+            } else {
+                T(gu, fused(x2, WGT_PRO_RMS_NORM, W->ffn_norm, c->norm_eps, &W->w_gu, NULL, NULL, &gu));
+                T(x3, fused(gu, WGT_PRO_SWIGLU, NULL, 0, &W->w_down, W->b_down, x2, &x3));
+            }
             hn = keep(&s, wgt_tensor_ref(x3));
             goto carry;
         }

@@ -113,6 +113,15 @@ int wgt_qlinear_gpu_type(wgt_ftype type);
 wgt_status wgt_fused_qlinear(const wgt_tensor *x, wgt_fused_prologue pro, const wgt_tensor *gamma, double eps,
                              const wgt_tensor *w, wgt_ftype type, const wgt_tensor *bias, const wgt_tensor *res,
                              wgt_tensor **out);
+/* The gate/up product of a SwiGLU MLP with SwiGLU in its epilogue: *out [..., rows / 2] = silu(a) * b
+ * where y = pro(x) @ W^T + bias (pro none or RMSNorm, as wgt_fused_qlinear) and a, b are y's first
+ * and second halves (W's gate rows, then its up rows). One token through Q8_0 / Q4_0 blocks is one
+ * pass (qlinear_fused.wgsl's entry `rows`, each lane group a gate row and its up row); anything
+ * else is wgt_fused_qlinear, then wgt_swiglu. */
+wgt_status wgt_fused_qlinear_glu(const wgt_tensor *x, wgt_fused_prologue pro, const wgt_tensor *gamma, double eps,
+                                 const wgt_tensor *w, wgt_ftype type, const wgt_tensor *bias, wgt_tensor **out);
+/* 1 when the decoder's quantized gate/up product takes SwiGLU in its epilogue (WGT_QLINEAR_GLU). */
+int op_qlinear_glu(void);
 /* wgt_fused_qkv_rope_cache with a quantized q/k/v weight w (as wgt_qlinear takes it: (Hq + 2 Hkv) hd
  * rows of K columns): one token in one pass over the blocks on the GPU
  * (src/kernels/qlinear_qkv_rope.wgsl); anything else, and WGT_QLINEAR_QKV=0, wgt_fused_qlinear with

@@ -350,7 +350,8 @@ static uint32_t qb_lanes(int want, uint32_t wg, int64_t N, int64_t units)
  * main's `blocks`: 903, 932, 800, 837; at most QR_MAX_WG workgroups), "R" (RB = R, 1 to 4, lanes a
  * row the op's),
  * "R:T" (T lanes a group, a power of two from 32 to the workgroup size; 0: the op's), "R:T:W" (at
- * most W workgroups, each taking several steps of rows after staging x once), "0": off. */
+ * most W workgroups, each taking several steps of rows after staging x once), "auto:L" (auto with
+ * L lanes a group where rows have L blocks or more: QR_AUTO_LANES' rule, a tuning aid), "0": off. */
 /* The default since it won every round of call B (bench/results/h200/qdec-2026-12-03/callB, with
  * WGT_QLINEAR_QKV_BLOCKS=auto; main's `blocks` -> this, decode tok/s, two rounds): -p 16 -n 128
  * Qwen2.5-0.5B Q8_0 893.4 / 893.7 -> 947.0 / 948.7, Q4_0 924.5 / 926.9 -> 982.4 / 983.5, Llama-3.2-1B
@@ -382,6 +383,7 @@ static int qr_setting(int swiglu, int *lanes, int *max_wg)
     snprintf(spec, sizeof spec, "%.*s", (int)(sw && e != sw + 8 ? sw - e : (ptrdiff_t)strlen(e)), e);
     *lanes = 0, *max_wg = 0;
     if (!strcmp(spec, "auto")) return *max_wg = QR_MAX_WG, -1;
+    if (!strncmp(spec, "auto:", 5)) return *lanes = -atoi(spec + 5), *max_wg = QR_MAX_WG, -1;
     if (spec[0] < '1' || spec[0] > '4' || (spec[1] && spec[1] != ':')) return 0;
     if (spec[1] == ':') {
         *lanes = atoi(spec + 2);
@@ -396,9 +398,10 @@ static int qr_setting(int swiglu, int *lanes, int *max_wg)
  * or more). */
 static int qr_choose(int asked, int lanes, uint32_t wg, int64_t N, int64_t units, uint32_t *tpr)
 {
-    int r = asked > 0 ? asked : 2;
-    if (QR_AUTO_LANES > 0 && asked < 0 && lanes == 0 && units >= QR_AUTO_LANES) /* qb_lanes caps it at wg */
-        lanes = QR_AUTO_LANES;
+    int r = asked > 0 ? asked : 2, al = lanes < 0 ? -lanes : QR_AUTO_LANES;
+    if (lanes < 0) lanes = 0;
+    if (al > 0 && asked < 0 && lanes == 0 && units >= al) /* qb_lanes caps it at wg */
+        lanes = al;
     *tpr = qb_lanes(lanes, wg, (N + r - 1) / r, units);
     return r;
 }
@@ -408,6 +411,7 @@ typedef struct qf_key {
     int32_t type, pro, bdt;
     uint32_t sg, wg, xs; /* xs: the entry `blocks`'s staged SwiGLU, vec4s (1: none) */
     uint32_t rb;         /* rows a lane group (entry `rows`; 1 for the others) */
+    uint32_t glu;        /* 1: the entry `rows` writes silu(gate) * up of row pairs (wgt_fused_qlinear_glu) */
 } qf_key;
 
 /* The block decoders of qlinear.wgsl (its "decoders" section: rd32 .. piece), shared with the fused
@@ -441,8 +445,9 @@ static char *qf_prelude(void *arg)
         return NULL;
     }
     size_t used = strlen(pre);
-    snprintf(pre + used, cap - used, "const WG: u32 = %uu;\nconst PRO: u32 = %du;\nconst XS: u32 = %uu;\nconst RB: u32 = %uu;\n",
-             k->wg, k->pro, k->xs, k->rb);
+    snprintf(pre + used, cap - used,
+             "const WG: u32 = %uu;\nconst PRO: u32 = %du;\nconst XS: u32 = %uu;\nconst RB: u32 = %uu;\nconst GLU: u32 = %uu;\n",
+             k->wg, k->pro, k->xs, k->rb, k->glu);
     op_wgsl_loader(pre, cap, "ldBias", "bias", (wgt_dtype)k->bdt, "f32");
     if (!op_wgsl_section(pre, cap, "qlinear", "decoders")) {
         free(pre);
@@ -478,9 +483,21 @@ static int qf_operand(wgt_context *ctx, const wgt_tensor *t, int any_float, int6
            (uint64_t)wgt_layout_numel(l) * wgt_dtype_size(l->dtype) + 256 <= wgt_gpu_limits(ctx)->max_storage_buffer_binding_size;
 }
 
-wgt_status wgt_fused_qlinear(const wgt_tensor *x, wgt_fused_prologue pro, const wgt_tensor *gamma, double eps,
-                             const wgt_tensor *w, wgt_ftype type, const wgt_tensor *bias, const wgt_tensor *res,
-                             wgt_tensor **out)
+/* wgt_fused_qlinear_glu through the plain ops: the product, then wgt_swiglu over its halves. */
+static wgt_status qf_glu_composed(const wgt_tensor *x, wgt_fused_prologue pro, const wgt_tensor *gamma, double eps,
+                                  const wgt_tensor *w, wgt_ftype type, const wgt_tensor *bias, wgt_tensor **out)
+{
+    wgt_tensor *y = NULL;
+    wgt_status st = wgt_fused_qlinear(x, pro, gamma, eps, w, type, bias, NULL, &y);
+    if (!st) st = wgt_swiglu(y, out);
+    wgt_tensor_free(y);
+    return st;
+}
+
+/* wgt_fused_qlinear (glu 0) and wgt_fused_qlinear_glu (glu 1, res NULL). */
+static wgt_status qf_run(const wgt_tensor *x, wgt_fused_prologue pro, const wgt_tensor *gamma, double eps,
+                         const wgt_tensor *w, wgt_ftype type, const wgt_tensor *bias, const wgt_tensor *res, int glu,
+                         wgt_tensor **out)
 {
     OP_BEGIN(x, out);
     if (!w || (pro == WGT_PRO_RMS_NORM && !gamma) || pro < WGT_PRO_NONE || pro > WGT_PRO_SWIGLU)
@@ -517,14 +534,13 @@ wgt_status wgt_fused_qlinear(const wgt_tensor *x, wgt_fused_prologue pro, const 
                wbytes <= lim->max_storage_buffer_binding_size && (type != WGT_FTYPE_Q4_K || w->l.offset % 4 == 0) &&
                qf_operand(ctx, x, 0, 4) && (pro != WGT_PRO_RMS_NORM || qf_operand(ctx, gamma, 0, 4)) &&
                qf_operand(ctx, bias, 1, 1) && qf_operand(ctx, res, 0, 1);
-    if (!fast) return qf_composed(x, pro, gamma, eps, w, type, bias, res, out);
-    int64_t shape[WGT_MAX_DIMS];
-    memcpy(shape, x->l.shape, sizeof(int64_t) * (size_t)nd);
-    shape[nd - 1] = N;
-    wgt_tensor *y;
-    if ((st = wgt_tensor_new(ctx, WGT_F32, nd, shape, &y))) return st;
+    if (glu && N % 2)
+        return op_fail(ctx, WGT_ERR_SHAPE, "fused_qlinear_glu: the weight's %lld rows are not gate and up halves",
+                       (long long)N);
+    if (!fast) return glu ? qf_glu_composed(x, pro, gamma, eps, w, type, bias, out)
+                          : qf_composed(x, pro, gamma, eps, w, type, bias, res, out);
     qf_key key = {(int32_t)type, (int32_t)pro, bias ? (int32_t)bias->l.dtype : (int32_t)WGT_F32, ql_subgroup(ctx),
-                  op_workgroup_size(ctx), 1, 1};
+                  op_workgroup_size(ctx), 1, 1, 0};
     /* the entry `blocks` reads each block's words from its even first byte */
     int lanes, qb = qb_setting(&lanes);
     int blocks = qb && (type == WGT_FTYPE_Q8_0 || type == WGT_FTYPE_Q4_0) && w->l.offset % 2 == 0;
@@ -543,12 +559,20 @@ wgt_status wgt_fused_qlinear(const wgt_tensor *x, wgt_fused_prologue pro, const 
     /* the entry `rows`: Q8_0 / Q4_0 blocks at even bytes, every prologue staged, red4 beside it */
     int rlanes, rmax, rb = qr_setting(pro == WGT_PRO_SWIGLU, &rlanes, &rmax);
     uint32_t tpr = 32;
+    if (glu && rb > 0) rb = rb == 4 ? 4 : 2; /* a group holds gate and up rows: RB even */
     if (rb && (type == WGT_FTYPE_Q8_0 || type == WGT_FTYPE_Q4_0) && w->l.offset % 2 == 0 &&
         xs * 16 + (uint64_t)key.wg * 24 <= smem)
         rb = qr_choose(rb, rlanes, key.wg, N, K / 32, &tpr);
     else
         rb = 0;
     if (rb) key.xs = (uint32_t)xs, key.rb = (uint32_t)rb, blocks = 0;
+    if (glu && !rb) return qf_glu_composed(x, pro, gamma, eps, w, type, bias, out); /* only `rows` pairs them */
+    key.glu = (uint32_t)glu;
+    int64_t shape[WGT_MAX_DIMS];
+    memcpy(shape, x->l.shape, sizeof(int64_t) * (size_t)nd);
+    shape[nd - 1] = glu ? N / 2 : N;
+    wgt_tensor *y;
+    if ((st = wgt_tensor_new(ctx, WGT_F32, nd, shape, &y))) return st;
     wgt_kernel *k;
     if ((st = wgt_gpu_kernel_keyed(ctx, "qlinear_fused", &key, sizeof key, qf_prelude, &key,
                                    rb ? "rows" : blocks ? "blocks" : "main", NULL, 0, &k)))
@@ -577,9 +601,37 @@ wgt_status wgt_fused_qlinear(const wgt_tensor *x, wgt_fused_prologue pro, const 
     op_grid(ctx, groups, &gx, &gy);
     /* the weight blocks, x, the norm weight, bias, residual and y (WGT_PROFILE=1) */
     wgt_gpu_cost(ctx, (uint64_t)N * (uint64_t)row_bytes + (uint64_t)K * 8 + (bias ? (uint64_t)N * 4 : 0) +
-                 (res ? (uint64_t)N * 4 : 0) + (uint64_t)N * 4, 2.0 * (double)N * (double)K);
+                 (res ? (uint64_t)N * 4 : 0) + (uint64_t)(glu ? N / 2 : N) * 4, 2.0 * (double)N * (double)K);
     st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 6, gx, gy, 1);
     return op_finish(st, y, out);
+}
+
+wgt_status wgt_fused_qlinear(const wgt_tensor *x, wgt_fused_prologue pro, const wgt_tensor *gamma, double eps,
+                             const wgt_tensor *w, wgt_ftype type, const wgt_tensor *bias, const wgt_tensor *res,
+                             wgt_tensor **out)
+{
+    return qf_run(x, pro, gamma, eps, w, type, bias, res, 0, out);
+}
+
+wgt_status wgt_fused_qlinear_glu(const wgt_tensor *x, wgt_fused_prologue pro, const wgt_tensor *gamma, double eps,
+                                 const wgt_tensor *w, wgt_ftype type, const wgt_tensor *bias, wgt_tensor **out)
+{
+    if (pro == WGT_PRO_SWIGLU)
+        return wgt_error(WGT_ERR_INVALID_ARGUMENT, "fused_qlinear_glu: a SwiGLU prologue and epilogue together");
+    return qf_run(x, pro, gamma, eps, w, type, bias, NULL, 1, out);
+}
+
+/* WGT_QLINEAR_GLU: "1" has the decoder's quantized gate/up product write silu(gate) * up
+ * (wgt_fused_qlinear_glu: the entry `rows` pairs gate row j with up row H + j), so the down
+ * projection stages K values with no exp instead of 2K with K exps in each of its workgroups; "0"
+ * writes gate and up, and the down projection's prologue applies SwiGLU. */
+#define QG_DEFAULT "1"
+
+int op_qlinear_glu(void)
+{
+    const char *e = getenv("WGT_QLINEAR_GLU");
+    if (!e || !*e) e = QG_DEFAULT;
+    return strcmp(e, "0") != 0;
 }
 
 /* ---- one token's attention inputs through a quantized q/k/v weight ---------------------------- */

@@ -7,7 +7,8 @@
  * the weight, an f16 bias, 3-D x. Two tokens (M = 2), a strided x and the CPU-reference context
  * run the composition of the plain ops. The spec's default limits run the kernel again where they
  * lower the workgroup size (128 on OpenGL ES compat). test_blocks runs the cases again through the entry
- * `blocks` (WGT_QLINEAR_BLOCKS). */
+ * `blocks` (WGT_QLINEAR_BLOCKS); test_rows through `rows` (WGT_QLINEAR_ROWS); test_glu runs
+ * wgt_fused_qlinear_glu (SwiGLU in the epilogue). */
 #include <math.h>
 #include <string.h>
 
@@ -536,6 +537,98 @@ static void test_rows(wgt_context *ctx)
     unsetenv("WGT_QLINEAR_ROWS");
 }
 
+/* wgt_fused_qlinear_glu: silu(gate) * up of the product's halves (gate rows 0 .. H - 1, up rows H ..
+ * 2H - 1) against the oracle's two rows, prologues none and RMSNorm, with and without a bias, through
+ * the entry `rows` (one dispatch) at RB 2 and 4 (asked 1 and 3 give 2), forced lanes, capped grids
+ * (workgroups taking several steps), H odd (a partial last group of RB 4), rows of 170 blocks;
+ * Q4_K and WGT_QLINEAR_ROWS=0 compose the product and wgt_swiglu; an odd row count is refused. */
+static void glu_case(wgt_context *ctx, const char *set, wgt_ftype type, int64_t H, int64_t K, int fast)
+{
+    test_qweight q;
+    test_qweight_make(&q, type, 2 * H, K);
+    wgt_tensor *w;
+    MUST(wgt_qweight_upload(ctx, q.type, q.rows, q.cols, q.blocks, &w));
+    setenv("WGT_QLINEAR_ROWS", set, 1);
+    for (int pro = WGT_PRO_NONE; pro <= WGT_PRO_RMS_NORM; pro++)
+        for (int with_bias = 0; with_bias < 2; with_bias++) {
+            qcase c = make_case(&q, (wgt_fused_prologue)pro, 1, with_bias, 0);
+            char what[160];
+            snprintf(what, sizeof what, "glu %s [2 x %lld, %lld] %s%s, WGT_QLINEAR_ROWS=%s", wgt_ftype_name(type),
+                     (long long)H, (long long)K, pro_name(c.pro), with_bias ? " + bias" : "", set);
+            wgt_tensor *tx, *tg = NULL, *tb = NULL, *y = NULL;
+            MUST(wgt_tensor_from_host(ctx, WGT_F32, 2, (int64_t[]){1, K}, c.x, &tx));
+            if (c.gamma) MUST(wgt_tensor_from_host(ctx, WGT_F32, 1, &K, c.gamma, &tg));
+            if (c.bias) MUST(wgt_tensor_from_host(ctx, WGT_F32, 1, (int64_t[]){2 * H}, c.bias, &tb));
+            wgt_memory_stats before, after;
+            MUST(wgt_context_memory_stats(ctx, &before));
+            wgt_status st = wgt_fused_qlinear_glu(tx, c.pro, tg, EPS, w, type, tb, &y);
+            MUST(wgt_context_memory_stats(ctx, &after));
+            CHECK(st == WGT_OK, "%s: %s", what, wgt_errmsg());
+            if (!st) {
+                if (fast)
+                    CHECK(after.dispatches - before.dispatches == 1, "%s: %llu dispatches, not 1", what,
+                          (unsigned long long)(after.dispatches - before.dispatches));
+                CHECK(wgt_tensor_ndim(y) == 2 && wgt_tensor_dim(y, 1) == H && wgt_tensor_dtype(y) == WGT_F32,
+                      "%s: result shape/dtype", what);
+                float *got = malloc((size_t)H * sizeof(float));
+                MUST(wgt_tensor_to_host(y, got, (size_t)H * sizeof(float)));
+                int bad = 0;
+                for (int64_t j = 0; j < H; j++) {
+                    double a, ta, b, tb_, u = 1.0 / 16777216.0;
+                    oracle(&c, &q, 0, j, &a, &ta);
+                    oracle(&c, &q, 0, H + j, &b, &tb_);
+                    double sa = a / (1 + exp(-a)), v = sa * b;
+                    /* silu's slope is within [-0.1, 1.1]; its exp and division a few u */
+                    double tol = 1.1 * ta * (fabs(b) + tb_) + fabs(sa) * tb_ + 16 * u * fabs(v) + 1e-30;
+                    test_compared++;
+                    if (!(fabs(got[j] - v) <= tol) && bad++ < 3)
+                        CHECK(0, "%s: output %lld: got %.9g, expected %.9g (tolerance %.3g)", what, (long long)j,
+                              got[j], v, tol);
+                }
+                CHECK(bad == 0, "%s: %d of %lld values off", what, bad, (long long)H);
+                free(got);
+            }
+            wgt_tensor_free(y);
+            wgt_tensor_free(tx);
+            wgt_tensor_free(tg);
+            wgt_tensor_free(tb);
+            free_case(&c);
+        }
+    unsetenv("WGT_QLINEAR_ROWS");
+    wgt_tensor_free(w);
+    free(q.blocks);
+    free(q.deq);
+}
+
+static void test_glu(wgt_context *ctx, int gpu)
+{
+    const struct { const char *set; wgt_ftype t; int64_t H, K; int fast; } cs[] = {
+        {"auto", WGT_FTYPE_Q8_0, 37, 1856, 1}, {"auto", WGT_FTYPE_Q4_0, 45, 1056, 1},
+        {"1", WGT_FTYPE_Q4_0, 23, 2048, 1},    {"3:64", WGT_FTYPE_Q8_0, 21, 1088, 1},
+        {"4", WGT_FTYPE_Q4_0, 45, 1056, 1},    {"4:32:2", WGT_FTYPE_Q8_0, 37, 1856, 1},
+        {"2:128:3", WGT_FTYPE_Q4_0, 301, 2048, 1}, {"auto:64", WGT_FTYPE_Q4_0, 131, 2048, 1},
+        {"auto", WGT_FTYPE_Q8_0, 19, 5440, 0}, /* one pass where its 24 KiB of x fit (not OpenGL) */
+        {"0", WGT_FTYPE_Q8_0, 37, 1856, 0},
+        {"auto", WGT_FTYPE_Q4_K, 19, 2048, 0},
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++)
+        glu_case(ctx, cs[i].set, cs[i].t, cs[i].H, cs[i].K, gpu && cs[i].fast);
+    /* refusals: an odd row count, a SwiGLU prologue */
+    test_qweight q;
+    test_qweight_make(&q, WGT_FTYPE_Q8_0, 7, 64);
+    wgt_tensor *w, *tx, *y = NULL;
+    MUST(wgt_qweight_upload(ctx, q.type, q.rows, q.cols, q.blocks, &w));
+    MUST(wgt_tensor_zeros(ctx, WGT_F32, 2, (int64_t[]){1, 64}, &tx));
+    CHECK(wgt_fused_qlinear_glu(tx, WGT_PRO_NONE, NULL, EPS, w, q.type, NULL, &y) == WGT_ERR_SHAPE && !y,
+          "glu: an odd row count refused");
+    CHECK(wgt_fused_qlinear_glu(tx, WGT_PRO_SWIGLU, NULL, EPS, w, q.type, NULL, &y) == WGT_ERR_INVALID_ARGUMENT && !y,
+          "glu: a SwiGLU prologue refused");
+    wgt_tensor_free(tx);
+    wgt_tensor_free(w);
+    free(q.blocks);
+    free(q.deq);
+}
+
 int main(void)
 {
     wgt_context *ctx;
@@ -545,6 +638,7 @@ int main(void)
     test_qkv(ctx, 1);
     test_blocks(ctx);
     test_rows(ctx);
+    test_glu(ctx, 1);
     int64_t gpu_compared = test_compared;
     CHECK(gpu_compared > 2500, "only %lld values compared", (long long)gpu_compared);
     uint32_t wg = op_workgroup_size(ctx);
@@ -560,6 +654,7 @@ int main(void)
         test_views(ctx, 1);
         test_blocks(ctx);
         test_rows(ctx);
+        test_glu(ctx, 1);
         printf("default limits (%u invocations per workgroup): %lld values compared\n", op_workgroup_size(ctx),
                (long long)test_compared);
     } else
@@ -573,6 +668,7 @@ int main(void)
     test_compared = 0;
     test_views(ctx, 0);
     test_qkv(ctx, 0);
+    test_glu(ctx, 0);
     CHECK(test_compared > 40, "cpu context: only %lld values compared", (long long)test_compared);
     wgt_context_free(ctx);
     printf("%lld GPU values compared\n", (long long)gpu_compared);
