@@ -371,16 +371,22 @@ static uint32_t qb_lanes(int want, uint32_t wg, int64_t N, int64_t units)
 #define QR_AUTO_LANES 0
 
 /* RB asked for (-1: auto, 0: off), in *lanes the lanes a group asked for (0: the op's) and in
- * *max_wg the most workgroups (0: one a step; auto: QR_MAX_WG). The setting's part after
- * ",swiglu=" (a tuning aid) applies to SwiGLU's products (swiglu 1), the part before it to others. */
-static int qr_setting(int swiglu, int *lanes, int *max_wg)
+ * *max_wg the most workgroups (0: one a step; auto: QR_MAX_WG). Tuning aids: the setting's part
+ * ",swiglu=SPEC" applies to SwiGLU's products (swiglu 1), ",down=SPEC" to products of more columns
+ * than rows without one (wide 1: the MLP's down projection under WGT_QLINEAR_GLU), the first part to
+ * the others. */
+static int qr_setting(int swiglu, int wide, int *lanes, int *max_wg)
 {
     const char *e = getenv("WGT_QLINEAR_ROWS");
     if (!e || !*e) e = QR_DEFAULT;
-    const char *sw = strstr(e, ",swiglu=");
     char spec[32];
-    if (swiglu && sw) e = sw + 8;
-    snprintf(spec, sizeof spec, "%.*s", (int)(sw && e != sw + 8 ? sw - e : (ptrdiff_t)strlen(e)), e);
+    snprintf(spec, sizeof spec, "%.*s", (int)strcspn(e, ","), e);
+    for (const char *c = strchr(e, ','); c; c = strchr(c + 1, ',')) {
+        const char *v = NULL;
+        if (swiglu && !strncmp(c, ",swiglu=", 8)) v = c + 8;
+        else if (!swiglu && wide && !strncmp(c, ",down=", 6)) v = c + 6;
+        if (v) snprintf(spec, sizeof spec, "%.*s", (int)strcspn(v, ","), v);
+    }
     *lanes = 0, *max_wg = 0;
     if (!strcmp(spec, "auto")) return *max_wg = QR_MAX_WG, -1;
     if (!strncmp(spec, "auto:", 5)) return *lanes = -atoi(spec + 5), *max_wg = QR_MAX_WG, -1;
@@ -557,7 +563,7 @@ static wgt_status qf_run(const wgt_tensor *x, wgt_fused_prologue pro, const wgt_
     if (blocks && ((qb == 1 && pro == WGT_PRO_SWIGLU) || qb == 3) && fits) key.xs = (uint32_t)xs;
     if (qb == 3 && !fits) blocks = 0; /* x through the L1 cache lost to `main` on the H200 */
     /* the entry `rows`: Q8_0 / Q4_0 blocks at even bytes, every prologue staged, red4 beside it */
-    int rlanes, rmax, rb = qr_setting(pro == WGT_PRO_SWIGLU, &rlanes, &rmax);
+    int rlanes, rmax, rb = qr_setting(pro == WGT_PRO_SWIGLU, K > N, &rlanes, &rmax);
     uint32_t tpr = 32;
     if (glu && rb > 0) rb = rb == 4 ? 4 : 2; /* a group holds gate and up rows: RB even */
     if (rb && (type == WGT_FTYPE_Q8_0 || type == WGT_FTYPE_Q4_0) && w->l.offset % 2 == 0 &&

@@ -501,7 +501,8 @@ static void test_blocks(wgt_context *ctx)
  * op's own choice (auto: RB = 2) on 8450 Q8_0 rows and 4101 Q4_0 rows (a partial last group), RB = 4
  * on 8450 rows with 7 workgroups (2113 groups of 4, the last of 2), and rows of 170 blocks (a block
  * and a partial second a lane at 128 lanes), auto's 64 lanes on 64-block rows, and a setting with
- * its own part for SwiGLU (",swiglu="). Q4_K and Q6_K keep the entry `main` under the setting. */
+ * its own part for SwiGLU (",swiglu=") and for products of more columns than rows (",down="). Q4_K
+ * and Q6_K keep the entry `main` under the setting. */
 static void test_rows(wgt_context *ctx)
 {
     const char *settings[] = {"0", "1", "2", "3", "4", "2:64", "4:256", "4:32:2", "3:64:3", "1:128:1"};
@@ -515,6 +516,7 @@ static void test_rows(wgt_context *ctx)
         {WGT_FTYPE_Q8_0, 19, 5440, "3:128"}, {WGT_FTYPE_Q4_0, 19, 5440, "4:32"}, {WGT_FTYPE_Q8_0, 8450, 96, "4:64:7"},
         {WGT_FTYPE_Q4_0, 301, 2048, "auto"}, /* 64 blocks a row: auto's 64 lanes a pair */
         {WGT_FTYPE_Q8_0, 131, 4096, "2:32,swiglu=4:64:3"}, /* SwiGLU's own setting */
+        {WGT_FTYPE_Q4_0, 19, 5440, "1,down=3:64:2,swiglu=4:32:1"}, /* more columns than rows: down's */
     };
     for (size_t i = 0; i < sizeof ws / sizeof ws[0]; i++) {
         test_qweight q;
