@@ -630,7 +630,10 @@ wgt_status wgt_fused_qlinear_glu(const wgt_tensor *x, wgt_fused_prologue pro, co
 /* WGT_QLINEAR_GLU: "1" has the decoder's quantized gate/up product write silu(gate) * up
  * (wgt_fused_qlinear_glu: the entry `rows` pairs gate row j with up row H + j), so the down
  * projection stages K values with no exp instead of 2K with K exps in each of its workgroups; "0"
- * writes gate and up, and the down projection's prologue applies SwiGLU. */
+ * writes gate and up, and the down projection's prologue applies SwiGLU. The default since it won
+ * every round (bench/results/h200/qdec-2026-12-03b/, -p 16 -n 128, with the staging's batched loads;
+ * =0 alone: Llama-3.2-1B Q4_0 1001.8 tok/s, Qwen2.5-0.5B Q8_0 1006.2): Llama Q4_0 1006.4 / 1007.7,
+ * Qwen Q8_0 1010.0 / 1010.8 (main: 961.8 / 961.9, 983.0 / 1001.8). */
 #define QG_DEFAULT "1"
 
 int op_qlinear_glu(void)

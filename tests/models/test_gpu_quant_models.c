@@ -5,8 +5,9 @@
  * default, where src/ops/qlinear_moe.c's kernels read only the chosen experts' blocks, in decode and
  * in grouped prefill, and with WGT_MOE_KERNELS=0, every expert; llama, qwen2 and the default
  * model's Q4_K also with WGT_QLINEAR_QKV=0: decode's q/k/v product apart from its rotation and
- * cache writes). Q8_0 also stays close to transformers' logits for the f32 checkpoint. And a model
- * past the device's largest buffer is refused before anything is uploaded. */
+ * cache writes; llama also with WGT_QLINEAR_GLU=0: SwiGLU in the down projection's prologue, not
+ * the gate/up product's epilogue). Q8_0 also stays close to transformers' logits for the f32
+ * checkpoint. And a model past the device's largest buffer is refused before anything is uploaded. */
 #include <cjson/cJSON.h>
 #include <fcntl.h>
 #include <math.h>
@@ -237,6 +238,13 @@ int main(void)
                 snprintf(label, sizeof label, "%s (GGUF %s, WGT_QLINEAR_QKV=0)", arch, types[t]);
                 compare(ctx, label, gguf, prompts, np, n, t == 0 ? refs : NULL, 0.05);
                 unsetenv("WGT_QLINEAR_QKV");
+            }
+            if (!strcmp(arch, "llama")) { /* and with SwiGLU in the down projection's prologue, not
+                                           * in the gate/up product's epilogue (the default) */
+                setenv("WGT_QLINEAR_GLU", "0", 1);
+                snprintf(label, sizeof label, "%s (GGUF %s, WGT_QLINEAR_GLU=0)", arch, types[t]);
+                compare(ctx, label, gguf, prompts, np, n, NULL, 0.05);
+                unsetenv("WGT_QLINEAR_GLU");
             }
             remove(gguf);
         }
