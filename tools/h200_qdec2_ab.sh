@@ -2,7 +2,7 @@
 # qdec (session 10): main's wgt (build/wgt-base) against h-qdec's (build/wgt), -p 16 -n 128, the four
 # quantized rows alternated base/new for ROUNDS rounds, after test_gpu_qlinear_fused (new) and
 # WGT_PROFILE=2 decode tables of Llama Q4_0 (base and new, -p 16 -n 32); then VARIANTS of new
-# (NAME:VAR=VALUE[,VAR=VALUE]) on VROWS while BUDGET lasts.
+# (NAME:VAR=VALUE[+VAR=VALUE]; a value may hold commas) on VROWS while BUDGET lasts.
 # Call: carry [".gl", ".devbin-dawn", D], command: bash tools/h200_qdec2_ab.sh D, D (git-ignored)
 # holding bins.tar.xz (build/wgt, build/wgt-base, build/libwgt_napi_stub.so and
 # build/test_gpu_qlinear_fused, stripped). Runs: bench/results/h200/qdec-2026-12-03b/.
@@ -27,7 +27,7 @@ for v in ${VARIANTS:-}; do
     for row in ${VROWS:-lq4_0 lq8_0 qq4_0 qq8_0}; do
         c=$Q; [ ${row:0:1} = l ] && c=$L
         e=${v#*:}
-        TAILN=1 step v-$row-${v%%:*} ${e//,/ } timeout 15 $W bench -m $c --type ${row:1} -p 16 -n 128
+        TAILN=1 step v-$row-${v%%:*} ${e//+/ } timeout 15 $W bench -m $c --type ${row:1} -p 16 -n 128
     done
 done
 { echo "# $(cat $logs/gpu.txt); wgt bench -p 16 -n 128 (q: qwen2.5-0.5b, l: llama-3.2-1b; base: main, new: h-qdec; v-*: new with VARIANTS)"
