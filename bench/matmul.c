@@ -10,7 +10,8 @@
  * 2304, attention out 768, MLP 3072 and back, the 50257-word head; each forward, input gradient and
  * weight gradient); the default model's (models/bible-llama: 32 x 256 = 8192 tokens, width 256,
  * MLP 704, vocabulary 4096); Qwen2.5-0.5B's prefill of 512 tokens with f16 and bf16 weights (width
- * 896, qkv 1152, MLP 4864). The peak assumed (--peak, default 66.9 TFLOP/s): the H200's 132 SMs x
+ * 896, qkv 1152, MLP 4864); Llama-3.2-1B's with f16 weights (width 2048, qkv 3072, gate/up fused 16384,
+ * MLP 8192). The peak assumed (--peak, default 66.9 TFLOP/s): the H200's 132 SMs x
  * 128 f32 lanes x 2 FLOP (an FMA) x 1.98 GHz (its boost clock). --size small divides every size by
  * 8 (CPU adapters: a smoke run, not a figure). Each figure: bench_util.h's bench_seconds. */
 #include <stdio.h>
@@ -54,6 +55,10 @@ static const shape shapes[] = {
     {"qwen0.5b down f16", "nt", 512, 896, 4864, WGT_F16},
     {"qwen0.5b gate bf16", "nt", 512, 4864, 896, WGT_BF16},
     {"qwen0.5b gate f32", "nt", 512, 4864, 896, WGT_F32},
+    {"llama1b qkv f16", "nt", 512, 3072, 2048, WGT_F16},
+    {"llama1b o f16", "nt", 512, 2048, 2048, WGT_F16},
+    {"llama1b gate f16", "nt", 512, 16384, 2048, WGT_F16},
+    {"llama1b down f16", "nt", 512, 2048, 8192, WGT_F16},
 };
 
 /* 1 when name contains one of the comma-separated words of list */

@@ -3,7 +3,7 @@
  * linear layer, f32 and f16 weights; Q8_0 and Q4_K weights through wgt_qlinear), TFLOP/s for
  * GEMM (square f32, and a 512-token prefill through a 4096 x 4096 linear layer), and attention
  * over a KV cache (decode: GB/s of K and V read; prefill: TFLOP/s counting 2 L^2 D per head, QK^T
- * and PV over the causal half).
+ * and PV over the causal half; `--only prefill`: two models' prompts through the tensor-core tiles).
  * Each figure: bench_util.h's bench_seconds (a quarter second of warm-up calls: the GPU's clock
  * climbs back from idle), then N calls recorded back to back between two wgt_context_sync, wall
  * clock (host recording overlaps the device, so a kernel shorter than the host's per-call cost
@@ -163,20 +163,21 @@ static wgt_status sdpa_op(const wgt_tensor *q, const wgt_tensor *unused, wgt_ten
     return wgt_sdpa(q, sdpa_k, sdpa_v, NULL, &sdpa_p, out);
 }
 
-static void bench_sdpa(int64_t Hq, int64_t Hkv, int64_t Lq, int64_t Lk, int64_t D, wgt_dtype dt)
+/* half: wgt_sdpa_params.half_tiles, as the models' f16 / quantized prefill (f32 q and cache) asks */
+static void bench_sdpa(int64_t Hq, int64_t Hkv, int64_t Lq, int64_t Lk, int64_t D, wgt_dtype dt, int half)
 {
     int64_t qs[4] = {1, Hq, Lq, D}, ks[4] = {1, Hkv, Lk, D};
     wgt_tensor *q = random_tensor(dt, 4, qs), *k = random_tensor(dt, 4, ks), *v = random_tensor(dt, 4, ks);
     sdpa_k = k, sdpa_v = v;
-    sdpa_p = (wgt_sdpa_params){0, 1, Lk - Lq};
+    sdpa_p = (wgt_sdpa_params){0, 1, Lk - Lq, 0, half};
     double t = time_op(sdpa_op, q, NULL);
     if (Lq == 1)
         printf("sdpa decode Hq %lld Hkv %lld Lk %lld D %lld %s: %9.2f GB/s of K and V (%.1f us)\n", (long long)Hq,
                (long long)Hkv, (long long)Lk, (long long)D, wgt_dtype_name(dt),
                2.0 * Hkv * Lk * D * wgt_dtype_size(dt) / t / 1e9, t * 1e6);
     else /* causal: about half the score matrix */
-        printf("sdpa prefill Hq %lld Hkv %lld L %lld D %lld %s: %8.2f TFLOP/s (%.1f us)\n", (long long)Hq,
-               (long long)Hkv, (long long)Lq, (long long)D, wgt_dtype_name(dt),
+        printf("sdpa prefill Hq %lld Hkv %lld L %lld D %lld %s%s: %8.2f TFLOP/s (%.1f us)\n", (long long)Hq,
+               (long long)Hkv, (long long)Lq, (long long)D, wgt_dtype_name(dt), half ? " half tiles" : "",
                2.0 * Hq * Lq * Lk * D / t / 1e12, t * 1e6);
     wgt_tensor_free(q);
     wgt_tensor_free(k);
@@ -230,7 +231,7 @@ int main(int argc, char **argv)
             one_dt = !strcmp(argv[i], "f16") ? WGT_F16 : !strcmp(argv[i], "bf16") ? WGT_BF16 : WGT_F32;
         }
         else {
-            fprintf(stderr, "usage: %s [--size small|large] [--reps N] [--only add|rows|gemv|qgemv|gemm|sdpa] [--gemv O I DTYPE] [--sdpa Hq Hkv Lk D]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--size small|large] [--reps N] [--only add|rows|gemv|qgemv|gemm|sdpa|prefill] [--gemv O I DTYPE] [--sdpa Hq Hkv Lk D]\n", argv[0]);
             return 2;
         }
     }
@@ -243,7 +244,7 @@ int main(int argc, char **argv)
     if (one_o > 0 && one_i > 0) {
         bench_gemv(one_o, one_i, one_dt);
     } else if (one_hq > 0 && one_hkv > 0 && one_lk > 0 && one_d > 0) {
-        bench_sdpa(one_hq, one_hkv, 1, one_lk, one_d, WGT_F32);
+        bench_sdpa(one_hq, one_hkv, 1, one_lk, one_d, WGT_F32, 0);
     } else if (large) {
         if (want("add")) bench_add(64ll << 20);
         if (want("add")) bench_add16(128ll << 20);
@@ -263,9 +264,12 @@ int main(int argc, char **argv)
         if (want("gemm")) bench_gemm(2048, 2048, 2048, WGT_F32, 0);
         if (want("gemm")) bench_gemm(512, 4096, 4096, WGT_F32, 1);
         if (want("gemm")) bench_gemm(512, 4096, 4096, WGT_F16, 1);
-        if (want("sdpa")) bench_sdpa(32, 8, 1, 4096, 128, WGT_F16);
-        if (want("sdpa")) bench_sdpa(14, 2, 1, 1024, 64, WGT_F32);
-        if (want("sdpa")) bench_sdpa(32, 8, 512, 512, 128, WGT_F16);
+        if (want("sdpa")) bench_sdpa(32, 8, 1, 4096, 128, WGT_F16, 0);
+        if (want("sdpa")) bench_sdpa(14, 2, 1, 1024, 64, WGT_F32, 0);
+        if (want("sdpa")) bench_sdpa(32, 8, 512, 512, 128, WGT_F16, 0);
+        /* the prefill attention of Llama-3.2-1B's and Qwen2.5-0.5B's 512-token prompts (--only prefill) */
+        if (want("prefill")) bench_sdpa(32, 8, 512, 512, 64, WGT_F32, 1);
+        if (want("prefill")) bench_sdpa(14, 2, 512, 512, 64, WGT_F32, 1);
     } else {
         if (want("add")) bench_add(1 << 20);
         if (want("add")) bench_add16(1 << 20);
@@ -277,8 +281,9 @@ int main(int argc, char **argv)
         if (want("qgemv")) bench_qgemv(512, 512, WGT_FTYPE_Q4_K);
         if (want("gemm")) bench_gemm(128, 128, 128, WGT_F32, 0);
         if (want("gemm")) bench_gemm(64, 256, 256, WGT_F16, 1);
-        if (want("sdpa")) bench_sdpa(4, 2, 1, 256, 64, WGT_F16);
-        if (want("sdpa")) bench_sdpa(4, 2, 32, 32, 64, WGT_F32);
+        if (want("sdpa")) bench_sdpa(4, 2, 1, 256, 64, WGT_F16, 0);
+        if (want("sdpa")) bench_sdpa(4, 2, 32, 32, 64, WGT_F32, 0);
+        if (want("prefill")) bench_sdpa(14, 2, 64, 64, 64, WGT_F32, 1);
     }
     wgt_context_free(ctx);
     return 0;

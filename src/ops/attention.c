@@ -202,6 +202,12 @@ static wgt_status sdpa_kernel(wgt_context *ctx, const char *file, const wgt_tens
  * invocations, fragments SM x SN x SK; emu: scalar fragment products; half: f16 tiles (else f32). */
 /* 1: the prefill tiles store f32 outputs token-major by default (WGT_ATTENTION_TC_ROWS) */
 #define SDPA_TC_ROWS_DEFAULT 0
+/* 1: a workgroup's query rows are the heads of one kv head at fewer positions by default
+ * (WGT_ATTENTION_TC_GQA; sdpa_tc_heads) */
+#define SDPA_TC_GQA_DEFAULT 0
+/* 1: f32 k and v rows of whole 16-byte words (a model's cache) are loaded a block ahead as 16-byte
+ * words by default (WGT_ATTENTION_TC_KV4; sdpa_tc_kv4) */
+#define SDPA_TC_KV4_DEFAULT 0
 
 typedef struct sdpa_tc {
     int bq, bkv, sgs, sm, sn, sk, emu, half;
@@ -303,11 +309,40 @@ int op_sdpa_tc_tiles(wgt_context *ctx, int64_t D, int64_t Dv, int *bq, int *bkv)
     return 1;
 }
 
+/* Whether attention_tc.wgsl reads k and v (p's strides and offsets) as 16-byte words a block ahead
+ * (its KV4): f32 rows along d of whole words whose invocations' shares of a block are whole words;
+ * WGT_ATTENTION_TC_KV4=0 never, 1 where it can, unset SDPA_TC_KV4_DEFAULT. */
+static int sdpa_tc_kv4(const sdpa_tc *tc, const sdpa_gpu_params *p, wgt_dtype dk, wgt_dtype dv)
+{
+    const char *e = getenv("WGT_ATTENTION_TC_KV4");
+    if (!(e && *e ? strcmp(e, "0") != 0 : SDPA_TC_KV4_DEFAULT)) return 0;
+    uint32_t wg = (uint32_t)(NSG_TC * tc->sgs);
+    if (dk != WGT_F32 || dv != WGT_F32 || p->sk[3] != 1 || p->sv[3] != 1 || p->D % 4 || p->Dv % 4) return 0;
+    if ((tc->bkv * p->D / 4) % wg || (tc->bkv * p->Dv / 4) % wg) return 0;
+    for (int i = 0; i < 3; i++)
+        if (p->sk[i] % 4 || p->sv[i] % 4) return 0;
+    return p->off_k % 4 == 0 && p->off_v % 4 == 0;
+}
+
 /* attention_tc.wgsl's pipeline key (no padding bytes) and prelude. */
 typedef struct sdpa_tc_key {
     uint16_t d, dv;
-    uint8_t q, k, v, bq, bkv, sgs, sm, sn, sk, emu, half, pad;
+    uint8_t q, k, v, bq, bkv, sgs, sm, sn, sk, emu, half, hp, kv4, pad;
 } sdpa_tc_key;
+
+/* The heads a workgroup of bq query rows packs (attention_tc.wgsl's HP: its rows are bq / HP
+ * positions of HP heads sharing a kv head): the largest divisor of the group (query heads per kv
+ * head) up to bq, so the heads reading a block of k and v run together (Llama-3.2-1B's 32 / 8
+ * heads: 8 positions x 4 heads a workgroup) with WGT_ATTENTION_TC_GQA=1; 0: 1 (bq positions of one
+ * head); unset: SDPA_TC_GQA_DEFAULT. */
+static int sdpa_tc_heads(int64_t group, int bq)
+{
+    const char *v = getenv("WGT_ATTENTION_TC_GQA");
+    if (!(v && *v ? strcmp(v, "0") != 0 : SDPA_TC_GQA_DEFAULT)) return 1;
+    for (int hp = bq < group ? bq : (int)group; hp > 1; hp--)
+        if (group % hp == 0) return hp;
+    return 1;
+}
 
 static char *sdpa_tc_prelude(void *arg)
 {
@@ -318,24 +353,32 @@ static char *sdpa_tc_prelude(void *arg)
     int pad = key->half ? 8 : 4;
     snprintf(pre, cap,
              "%s%s"
-             "const BQ: u32 = %uu;\nconst BKV: u32 = %uu;\nconst D: u32 = %uu;\nconst DV: u32 = %uu;\n"
+             "const BQ: u32 = %uu;\nconst BKV: u32 = %uu;\nconst HP: u32 = %uu;\nconst D: u32 = %uu;\nconst DV: u32 = %uu;\n"
              "const WG: u32 = %uu;\nconst SGS: u32 = %uu;\nconst SM: u32 = %uu;\nconst SN: u32 = %uu;\n"
              "const SK: u32 = %uu;\nconst LDQ: u32 = %uu;\nconst LDK: u32 = %uu;\nconst LDV: u32 = %uu;\n"
-             "const LDP: u32 = %uu;\nconst LDS: u32 = %uu;\nalias TT = %s;\n",
+             "const LDP: u32 = %uu;\nconst LDS: u32 = %uu;\nalias TT = %s;\nconst KV4: bool = %s;\nalias KW = %s;\n"
+             "fn kw4(x: KW) -> vec4<f32> { return %s; }\n",
              key->half ? "enable f16;\n" : "",
              key->emu ? "" : "enable chromium_experimental_subgroup_matrix;\n"
                              "diagnostic(off, chromium.subgroup_matrix_uniformity);\n",
-             key->bq, key->bkv, key->d, key->dv, (unsigned)NSG_TC * key->sgs, key->sgs, key->sm, key->sn, key->sk,
+             key->bq, key->bkv, key->hp, key->d, key->dv, (unsigned)NSG_TC * key->sgs, key->sgs, key->sm, key->sn, key->sk,
              key->d + pad, key->d + pad, key->dv + pad, key->bkv + pad, (key->bkv > key->dv ? key->bkv : key->dv) + 4u,
-             key->half ? "f16" : "f32");
+             key->half ? "f16" : "f32", key->kv4 ? "true" : "false", key->kv4 ? "vec4<u32>" : "u32",
+             key->kv4 ? "bitcast<vec4<f32>>(x)" : "vec4<f32>(bitcast<f32>(x))");
     if (!op_wgsl_section(pre, cap, "lib_attention", "params") || !op_wgsl_section(pre, cap, "lib_attention", "nan") ||
         !op_wgsl_section(pre, cap, "lib_attention", key->emu ? "tc frag scalar" : "tc frag subgroup matrix")) {
         free(pre);
         return NULL;
     }
     op_wgsl_loader(pre, cap, "ldq", "q", (wgt_dtype)key->q, "f32");
-    op_wgsl_loader(pre, cap, "ldk", "k", (wgt_dtype)key->k, "f32");
-    op_wgsl_loader(pre, cap, "ldv", "v", (wgt_dtype)key->v, "f32");
+    if (key->kv4) { /* f32 elements of 16-byte words */
+        size_t used = strlen(pre);
+        snprintf(pre + used, cap - used, "fn ldk(i: u32) -> f32 { return bitcast<f32>(k[i / 4u][i %% 4u]); }\n"
+                                         "fn ldv(i: u32) -> f32 { return bitcast<f32>(v[i / 4u][i %% 4u]); }\n");
+    } else {
+        op_wgsl_loader(pre, cap, "ldk", "k", (wgt_dtype)key->k, "f32");
+        op_wgsl_loader(pre, cap, "ldv", "v", (wgt_dtype)key->v, "f32");
+    }
     return pre;
 }
 
@@ -379,11 +422,10 @@ static wgt_status sdpa_tc_run(wgt_context *ctx, const sdpa_tc *tc, const wgt_ten
     key.bq = (uint8_t)tc->bq, key.bkv = (uint8_t)tc->bkv, key.sgs = (uint8_t)tc->sgs;
     key.sm = (uint8_t)tc->sm, key.sn = (uint8_t)tc->sn, key.sk = (uint8_t)tc->sk;
     key.emu = (uint8_t)tc->emu, key.half = (uint8_t)tc->half;
-    wgt_kernel *kt;
-    wgt_status st = wgt_gpu_kernel_keyed(ctx, "attention_tc", &key, sizeof key, sdpa_tc_prelude, &key, "main", NULL, 0, &kt);
-    if (st) return st;
+    key.hp = (uint8_t)sdpa_tc_heads(p->group, tc->bq);
     wgt_binding b[4];
     int64_t base;
+    wgt_status st;
     if ((st = op_bind_all(q, &b[0], &base))) return st;
     p->off_q = (uint32_t)(q->l.offset - base);
     if ((st = op_bind_all(k, &b[1], &base))) return st;
@@ -394,8 +436,13 @@ static wgt_status sdpa_tc_run(wgt_context *ctx, const sdpa_tc *tc, const wgt_ten
     /* the output's offset and strides ride in the mask's fields (no mask on this path) */
     p->off_m = (uint32_t)(out32->l.offset - base);
     if ((st = strides4(ctx, &out32->l, p->sm))) return st;
+    key.kv4 = (uint8_t)sdpa_tc_kv4(tc, p, k->l.dtype, v->l.dtype);
+    wgt_kernel *kt;
+    if ((st = wgt_gpu_kernel_keyed(ctx, "attention_tc", &key, sizeof key, sdpa_tc_prelude, &key, "main", NULL, 0, &kt)))
+        return st;
     uint32_t gx, gy;
-    op_grid(ctx, (uint64_t)p->B * p->Hq * ((p->Lq + (uint64_t)tc->bq - 1) / (uint64_t)tc->bq), &gx, &gy);
+    uint64_t pp = (uint64_t)tc->bq / key.hp; /* positions a workgroup */
+    op_grid(ctx, (uint64_t)p->B * (p->Hq / key.hp) * ((p->Lq + pp - 1) / pp), &gx, &gy);
     sdpa_cost(ctx, p, k->l.shape[1], 0, 0);
     return wgt_gpu_dispatch(ctx, kt, p, sizeof *p, b, 4, gx, gy, 1);
 }

@@ -129,9 +129,15 @@ static void check_sdpa(const char *what, const pair *q, const pair *k, const pai
  * [-1, 1] err by ~1e-3, so atol 4e-3 and rtol 1e-2 on outputs of magnitude <= 1 (f16 outputs:
  * one more ulp). Cases: causal prefill over several key blocks with a partial last block, GQA 14/2
  * (Qwen2.5's heads), a causal offset (a prompt after cached tokens), no causal, D 80 / Dv 40, D 128,
- * f16 and bf16 inputs, strided k/v (a cache's prefix), NaN in q. */
+ * f16 and bf16 inputs, strided k/v (a cache's prefix), NaN in q. The cases run with f32 k and v
+ * read a block ahead as 16-byte words (WGT_ATTENTION_TC_KV4=1; f16 / bf16 k, v and Dv 40 take the
+ * element loads) and the heads of a kv head in one workgroup (WGT_ATTENTION_TC_GQA=1: 14/2 packs 7
+ * heads of 4 positions, 4 of 4 rows at the end idle; 4/2, 6/2 and 2/1 pack 2, 3, 2); GQA 14/2 runs
+ * once more with both 0 (a head a workgroup, element loads). */
 static void tc_cases(void)
 {
+    setenv("WGT_ATTENTION_TC_KV4", "1", 1);
+    setenv("WGT_ATTENTION_TC_GQA", "1", 1);
     /* (emulate:16x16x16 is left out: llvmpipe's LLVM takes minutes over its unrolled products) */
     const char *modes[] = {"emulate", "1"};
     for (int mi = 0; mi < 2; mi++) {
@@ -153,6 +159,14 @@ static void tc_cases(void)
             wgt_sdpa_params causal = {0, 1, 0};
             snprintf(what, sizeof what, "sdpa tiles (%s) %s causal 77 rows, GQA 14/2", modes[mi], wgt_dtype_name(dt));
             check_sdpa_tol(what, &q, &k, &v, NULL, &causal, 4e-3, rt);
+            if (dt == WGT_F32) {
+                setenv("WGT_ATTENTION_TC_KV4", "0", 1);
+                setenv("WGT_ATTENTION_TC_GQA", "0", 1);
+                snprintf(what, sizeof what, "sdpa tiles (%s) causal 77 rows, GQA 14/2, a head a workgroup", modes[mi]);
+                check_sdpa_tol(what, &q, &k, &v, NULL, &causal, 4e-3, rt);
+                setenv("WGT_ATTENTION_TC_KV4", "1", 1);
+                setenv("WGT_ATTENTION_TC_GQA", "1", 1);
+            }
             drop(&q), drop(&k), drop(&v);
         }
         {
@@ -230,6 +244,8 @@ static void tc_cases(void)
         drop(&q), drop(&k), drop(&v);
     }
     setenv("WGT_ATTENTION_TC", "0", 1);
+    unsetenv("WGT_ATTENTION_TC_KV4");
+    unsetenv("WGT_ATTENTION_TC_GQA");
 }
 
 /* One query row (decode). Run twice by main: with the adapter's own kernels, then with the
