@@ -201,13 +201,15 @@ static wgt_status sdpa_kernel(wgt_context *ctx, const char *file, const wgt_tens
  * no sliding window): BQ query rows a workgroup over blocks of BKV keys, NSG_TC subgroups of SGS
  * invocations, fragments SM x SN x SK; emu: scalar fragment products; half: f16 tiles (else f32). */
 /* 1: the prefill tiles store f32 outputs token-major by default (WGT_ATTENTION_TC_ROWS) */
-#define SDPA_TC_ROWS_DEFAULT 0
+#define SDPA_TC_ROWS_DEFAULT 1
 /* 1: a workgroup's query rows are the heads of one kv head at fewer positions by default
  * (WGT_ATTENTION_TC_GQA; sdpa_tc_heads) */
-#define SDPA_TC_GQA_DEFAULT 0
+#define SDPA_TC_GQA_DEFAULT 1
 /* 1: f32 k and v rows of whole 16-byte words (a model's cache) are loaded a block ahead as 16-byte
- * words by default (WGT_ATTENTION_TC_KV4; sdpa_tc_kv4) */
-#define SDPA_TC_KV4_DEFAULT 0
+ * words by default (WGT_ATTENTION_TC_KV4; sdpa_tc_kv4). H200, a 512-token prefill's attention alone
+ * (bench_ops --only prefill, bench/results/h200/pre-2026-12-03b): Llama-3.2-1B's 145.7 us -> 78.7
+ * with KV4 -> 76.6 with KV4 and GQA; Qwen2.5-0.5B's 85.5 -> 48.0 -> 43.2 */
+#define SDPA_TC_KV4_DEFAULT 1
 
 typedef struct sdpa_tc {
     int bq, bkv, sgs, sm, sn, sk, emu, half;

@@ -31,11 +31,12 @@
 /* the default tile (WGT_MATMUL_TCD_TILE's form): 128 x 128 outputs in 8 subgroups of 4 x 2 fragments,
  * k slabs of 32 staged by 4-byte loads, double-buffered (the best of five on the H200) */
 #define TCD_TILE "4x2:2x4:3:32"
-/* Defaults (1 on, 0 off) of WGT_MATMUL_TCD_EPI, _DIRECT and _SMALL (H200 A/B:
- * bench/results/h200/pre-2026-12-03) */
+/* Defaults (1 on, 0 off) of WGT_MATMUL_TCD_EPI, _DIRECT and _SMALL (H200 A/Bs:
+ * bench/results/h200/pre-2026-12-03 and pre-2026-12-03b: SMALL won 3 of 3 rounds on Qwen2.5-0.5B f16,
+ * EPI lost 2 of 3, DIRECT's f32 loads slowed Llama-3.2-1B's products alone) */
 #define TCD_EPI_DEFAULT 0
 #define TCD_DIRECT_DEFAULT 0
-#define TCD_SMALL_DEFAULT 0
+#define TCD_SMALL_DEFAULT 1
 
 typedef struct tcd_tile {
     int fm, fn, sgr, sgc, sgs, mode, bk;
@@ -99,10 +100,12 @@ static tcd_tile tcd_tile_of(wgt_context *ctx)
 }
 
 /* The tile of a product of M x N that the default tile t covers in fewer workgroups than the
- * H200's 132 SMs and that is not split along k (Qwen2.5-0.5B's q/k/v and o products at 512 tokens:
- * 36 and 28 tiles of 128 x 128, 17 TFLOP/s): WGT_MATMUL_TCD_SMALL (same form as WGT_MATMUL_TCD_TILE;
- * 0: none; 1: TCD_SMALL), else TCD_SMALL where it fits (when TCD_SMALL_DEFAULT); t itself otherwise (and under a forced WGT_MATMUL_TCD_TILE or
- * emulation, unless WGT_MATMUL_TCD_SMALL is given). */
+ * H200's 132 SMs, over k < 1024 (Qwen2.5-0.5B's q/k/v and o products at 512 tokens: 36 and 28
+ * tiles of 128 x 128, 17 TFLOP/s; a longer k keeps t, split along k where it has fewer than 66
+ * tiles: Llama-3.2-1B's q/k/v ran 80.8 us in 96 tiles of 128 x 128 against 104.2 in 64 x 64):
+ * WGT_MATMUL_TCD_SMALL (same form as WGT_MATMUL_TCD_TILE; 0: none; 1: TCD_SMALL), else TCD_SMALL
+ * where it fits (when TCD_SMALL_DEFAULT); t itself otherwise (and under a forced
+ * WGT_MATMUL_TCD_TILE or emulation, unless WGT_MATMUL_TCD_SMALL is given). */
 #define TCD_SMALL "2x2:2x2:3:32"
 static tcd_tile tcd_small_of(wgt_context *ctx, tcd_tile t, uint32_t M, uint32_t N, uint32_t K)
 {
@@ -112,7 +115,7 @@ static tcd_tile tcd_small_of(wgt_context *ctx, tcd_tile t, uint32_t M, uint32_t 
     if ((!v || !*v) && ((forced && *forced) || tcd_mode() == 3)) return t;
     uint32_t bm = (uint32_t)(t.sgr * t.fm * TCD_FRAG), bn = (uint32_t)(t.sgc * t.fn * TCD_FRAG);
     int64_t tiles = (int64_t)((M + bm - 1) / bm) * ((N + bn - 1) / bn);
-    if (tiles >= 132 || (tiles < 264 && K >= 1024 && !getenv("WGT_MATMUL_TCD_SPLIT"))) return t; /* tcd_split's case */
+    if (tiles >= 132 || (K >= 1024 && !getenv("WGT_MATMUL_TCD_SPLIT"))) return t; /* tcd_split's case */
     tcd_tile s = t;
     if (!tcd_parse(ctx, v && *v && strcmp(v, "1") ? v : TCD_SMALL, &s) && !tcd_parse(ctx, TCD_SMALL, &s)) return t;
     return s;
@@ -265,14 +268,17 @@ static uint32_t round_up(uint32_t v, uint32_t to)
     return (v + to - 1) / to * to;
 }
 
-/* Slices of k for a product of `tiles` workgroups over K (padded): enough for about two workgroups
- * an SM of the H200 (264) where there are fewer, each at least 512 long; 1: none. */
+/* Slices of k for a product of `tiles` workgroups over K (padded): as many as keep the slices'
+ * workgroups within one a SM of the H200 (132), each at least 512 long; 1: none. Llama-3.2-1B's
+ * products alone at 512 tokens (bench_matmul, bench/results/h200/pre-2026-12-03b): q/k/v (96 tiles)
+ * 99.0 us in 3 slices, 92.5 in 2, 80.8 in 1; o (64 tiles) 76.0 in 4, 65.0 in 2; down (64 tiles,
+ * k 8192) 198.8 in 5, 163.5 in 2, 269.8 in 1 (it aimed at 264 workgroups before). */
 static int64_t tcd_split(int64_t tiles, uint32_t K)
 {
     const char *v = getenv("WGT_MATMUL_TCD_SPLIT");
     if (v && *v) return atoi(v) > 1 ? atoi(v) : 1;
-    if (tiles >= 264 || K < 1024) return 1;
-    int64_t s = (264 + tiles - 1) / tiles, most = K / 512;
+    if (tiles >= 66 || K < 1024) return 1;
+    int64_t s = 132 / tiles, most = K / 512;
     return s < most ? s : most;
 }
 
