@@ -101,8 +101,8 @@ static tcd_tile tcd_tile_of(wgt_context *ctx)
 
 /* The tile of a product of M x N that the default tile t covers in fewer workgroups than the
  * H200's 132 SMs, over k < 1024 (Qwen2.5-0.5B's q/k/v and o products at 512 tokens: 36 and 28
- * tiles of 128 x 128, 17 TFLOP/s; a longer k keeps t, split along k where it has fewer than 66
- * tiles: Llama-3.2-1B's q/k/v ran 80.8 us in 96 tiles of 128 x 128 against 104.2 in 64 x 64):
+ * tiles of 128 x 128, 17 TFLOP/s; a longer k keeps t, split along k: Llama-3.2-1B's q/k/v ran
+ * 80.8 us in 96 tiles of 128 x 128 unsplit against 104.2 in 64 x 64):
  * WGT_MATMUL_TCD_SMALL (same form as WGT_MATMUL_TCD_TILE; 0: none; 1: TCD_SMALL), else TCD_SMALL
  * where it fits (when TCD_SMALL_DEFAULT); t itself otherwise (and under a forced
  * WGT_MATMUL_TCD_TILE or emulation, unless WGT_MATMUL_TCD_SMALL is given). */
@@ -268,17 +268,17 @@ static uint32_t round_up(uint32_t v, uint32_t to)
     return (v + to - 1) / to * to;
 }
 
-/* Slices of k for a product of `tiles` workgroups over K (padded): as many as keep the slices'
- * workgroups within one a SM of the H200 (132), each at least 512 long; 1: none. Llama-3.2-1B's
- * products alone at 512 tokens (bench_matmul, bench/results/h200/pre-2026-12-03b): q/k/v (96 tiles)
- * 99.0 us in 3 slices, 92.5 in 2, 80.8 in 1; o (64 tiles) 76.0 in 4, 65.0 in 2; down (64 tiles,
- * k 8192) 198.8 in 5, 163.5 in 2, 269.8 in 1 (it aimed at 264 workgroups before). */
+/* Slices of k for a product of `tiles` workgroups over K (padded): enough for about two workgroups
+ * an SM of the H200 (264) where there are fewer, each at least 512 long; 1: none. Llama-3.2-1B's
+ * products alone at 512 tokens (bench_matmul, bench/results/h200/pre-2026-12-03b) ran faster with
+ * fewer slices: q/k/v (96 tiles) 99.0 us in 3 slices, 80.8 in 1; o (64 tiles) 76.0 in 4, 65.0 in 2;
+ * down (64 tiles, k 8192) 198.8 in 5, 163.5 in 2: aiming at 132 workgroups awaits a prefill A/B. */
 static int64_t tcd_split(int64_t tiles, uint32_t K)
 {
     const char *v = getenv("WGT_MATMUL_TCD_SPLIT");
     if (v && *v) return atoi(v) > 1 ? atoi(v) : 1;
-    if (tiles >= 66 || K < 1024) return 1;
-    int64_t s = 132 / tiles, most = K / 512;
+    if (tiles >= 264 || K < 1024) return 1;
+    int64_t s = (264 + tiles - 1) / tiles, most = K / 512;
     return s < most ? s : most;
 }
 
