@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "models/model.h"
+#include "ops/lm_head.h"
 #include "ops/ops.h"
 #include "ops/qlinear_moe.h"
 #include "tensor/tensor.h"
@@ -453,26 +454,27 @@ int mdl_can_forward_dev(const wgt_model *m)
 }
 
 static wgt_status forward(wgt_model *m, const int32_t *ids, const wgt_tensor *ids_dev, int64_t L, int all_logits,
-                          wgt_tensor **logits);
+                          wgt_tensor **logits, wgt_tensor **token);
 
 wgt_status wgt_model_forward(wgt_model *m, const int32_t *ids, int64_t L, int all_logits, wgt_tensor **logits)
 {
     if (!m || !ids || !logits || L <= 0) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_model_forward: bad argument");
-    return forward(m, ids, NULL, L, all_logits, logits);
+    return forward(m, ids, NULL, L, all_logits, logits, NULL);
 }
 
-wgt_status mdl_forward_dev(wgt_model *m, const wgt_tensor *id_dev, wgt_tensor **logits)
+wgt_status mdl_forward_dev(wgt_model *m, const wgt_tensor *id_dev, wgt_tensor **logits, wgt_tensor **token)
 {
     if (!mdl_can_forward_dev(m)) return wgt_error(WGT_ERR_INTERNAL, "mdl_forward_dev: the embedding needs host ids");
-    return forward(m, NULL, id_dev, 1, 0, logits);
+    return forward(m, NULL, id_dev, 1, 0, logits, token);
 }
 
 /* One step: ids on the host, or (ids NULL, L == 1) one id on the device (the caller fills
  * cache_ids[n_past] once it knows it). */
 static wgt_status forward(wgt_model *m, const int32_t *ids, const wgt_tensor *ids_dev, int64_t L, int all_logits,
-                          wgt_tensor **logits)
+                          wgt_tensor **logits, wgt_tensor **token)
 {
     *logits = NULL;
+    if (token) *token = NULL;
     const wgt_model_config *c = &m->cfg;
     wgt_context *ctx = m->ctx;
     int64_t pos0 = m->n_past;
@@ -699,7 +701,13 @@ static wgt_status forward(wgt_model *m, const int32_t *ids, const wgt_tensor *id
     wgt_tensor *xn = h, *xl, *lg; /* the last layer's add_norm applied the output norm (fz: the lm_head's prologue does) */
     if (all_logits) xl = xn;
     else T(xl, wgt_tensor_narrow(xn, 0, L - 1, 1, &xl));
-    if (fz) DO(fused(xl, WGT_PRO_RMS_NORM, m->out_norm, c->norm_eps, &m->lm_head, NULL, NULL, &lg));
+    /* a decode token through the fused kernels: the output layer's own kernel, which also gives the
+     * greedy token where the caller asks for it and nothing after the product changes the logits */
+    if (fz && !m->lm_head_b) {
+        int argmax = token && !c->logit_scale && !c->final_softcap;
+        DO(wgt_lm_head(xl, m->out_norm, c->norm_eps, m->lm_head.t, m->lm_head.q, &lg, argmax ? token : NULL));
+    } else if (fz)
+        DO(fused(xl, WGT_PRO_RMS_NORM, m->out_norm, c->norm_eps, &m->lm_head, NULL, NULL, &lg));
     else DO(linear(xl, &m->lm_head, m->lm_head_b, &lg));
     if (c->logit_scale) { /* granite: logits / logits_scaling */
         wgt_tensor *scaled;

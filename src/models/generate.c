@@ -123,8 +123,8 @@ static wgt_status decode_step_fn(wgt_context *ctx, void *user, int n_inputs, wgt
         (st = wgt_graph_scalar(ctx, "hist_len", WGT_GRAPH_OFFSET, scalars[1], NULL)) ||
         (st = wgt_graph_scalar(ctx, "step", WGT_GRAPH_SEED, scalars[2], NULL)))
         return st;
-    if (!(st = mdl_forward_dev(m, inputs[0], &lg)) &&
-        !(st = wgt_sample_gpu(lg, a->hist, scalars[1], a->sp, (uint32_t)scalars[2], &tok)) &&
+    if (!(st = mdl_forward_dev(m, inputs[0], &lg, mdl_sampling_is_plain_greedy(a->sp) ? &tok : NULL)) &&
+        (tok || !(st = wgt_sample_gpu(lg, a->hist, scalars[1], a->sp, (uint32_t)scalars[2], &tok))) &&
         !(st = wgt_tensor_narrow(a->hist, 0, scalars[1], 1, &slot)))
         st = wgt_tensor_assign(slot, tok); /* the id joins the history on the device */
     wgt_tensor_free(slot);
@@ -217,12 +217,13 @@ wgt_status wgt_model_generate(wgt_model *m, const int32_t *prompt, int64_t n_pro
             if (st) goto step_done;
             goto sampled;
         }
+        /* greedy: the output layer's kernel may give the token with the logits (no argmax pass) */
         if (pipe && step > 0)
-            st = mdl_forward_dev(m, prev_tok, &lg);
+            st = mdl_forward_dev(m, prev_tok, &lg, on_device && mdl_sampling_is_plain_greedy(sp) ? &tok : NULL);
         else
             st = wgt_model_forward(m, feed, n_feed, 0, &lg);
         if (!st && on_device) {
-            st = wgt_sample_gpu(lg, hist_t, n_dev, sp, (uint32_t)step, &tok);
+            if (!tok) st = wgt_sample_gpu(lg, hist_t, n_dev, sp, (uint32_t)step, &tok);
             if (!st && n_dev < cap && !(st = wgt_tensor_narrow(hist_t, 0, n_dev, 1, &slot)))
                 st = wgt_tensor_assign(slot, tok); /* the id joins the history on the device */
         }

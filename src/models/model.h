@@ -215,7 +215,9 @@ int64_t mdl_decode_capture_limit(const wgt_model *m);
  * bucket (0 up to 256 keys, where attention is one kernel; past them the attention's split
  * length, the same for every position on most models: op_sdpa_decode_bucket). */
 int64_t mdl_decode_graph_bucket(const wgt_model *m, int64_t pos);
-wgt_status mdl_forward_dev(wgt_model *m, const wgt_tensor *id_dev, wgt_tensor **logits);
+/* One decode step from the id on the device; token non-NULL: *token (i32 [1]) gets the greedy
+ * token (the first largest logit) where the output layer's kernel gives it, else stays NULL. */
+wgt_status mdl_forward_dev(wgt_model *m, const wgt_tensor *id_dev, wgt_tensor **logits, wgt_tensor **token);
 
 /* Draw the next token on the device from logits [1, vocab] f32 with the settings (temperature 0:
  * the first maximum); hist holds the n_hist ids seen so far (repetition penalty), of which the

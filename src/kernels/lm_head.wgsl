@@ -1,0 +1,185 @@
+// The output layer of one decode token (src/ops/lm_head.c), in one pass over the weights:
+//   out[n] = scale * dot(W[n, :], gamma * x) (flags & 1: the RMSNorm before it, scale =
+//   1 / sqrt(mean(x^2) + eps); else gamma and scale are 1), and, with ARG, each workgroup's first
+//   largest logit (NaN counts as the largest) as (bits of the value, row) in part[workgroup]:
+//   the first stage of the greedy argmax (argmax.wgsl's `parts` finishes it).
+// x (times gamma) is staged once a workgroup in workgroup memory (KV vec4s). R consecutive rows
+// share a group of T lanes (LG = WG / T groups a workgroup); each lane reads 16 bytes of each of
+// the R rows a step (ldW8: 8 weights) and U steps' loads are issued together, so a lane has R U
+// 16-byte loads in flight. The grid is fixed (p.G workgroups, at most one row block per lane group
+// of the whole grid): workgroup w's lane group l takes row blocks w LG + l, then that plus
+// p.G LG, and so on (a uniform loop: every lane group of a workgroup steps together; blocks past
+// the last are idle). SGX 1: the T lanes of a group are exactly one subgroup (the host checked the
+// adapter's fixed subgroup size), so a block's R sums come from subgroupAdd with no barrier;
+// SGX 0: each lane's parts go through workgroup memory (rsum first where subgroups exist) and the
+// group's first lane adds them (two barriers a step).
+// The prelude (src/ops/lm_head.c) supplies: WG, T, R, U, KV, SGX, ARG, RW and RH (the lengths of
+// red and redh: WG, or 1 where unused), ldW8(v)
+// and VW (vec4s per 8 weights), rsum(v: f32) / rsize() (a subgroup's sum and size, or v and 1) and
+// gsum4(v: vec4<f32>) (SGX: the subgroup's sum).
+
+struct Params {
+    N: u32, K: u32, nblk: u32, flags: u32, // flags: 1 the RMSNorm prologue
+    off_x: u32, off_w: u32, off_g: u32, off_o: u32, // x, gamma in vec4s; w in the loader's; out in elements
+    eps: f32, pad0: u32, pad1: u32, pad2: u32,
+};
+
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> x: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read> w: array<vec4<u32>>;
+@group(0) @binding(3) var<storage, read> gam: array<vec4<f32>>;
+@group(0) @binding(4) var<storage, read_write> out: array<f32>;
+@group(0) @binding(5) var<storage, read_write> part: array<vec2<u32>>;
+
+const LG: u32 = WG / T;
+
+var<workgroup> xs: array<vec4<f32>, KV>;
+var<workgroup> red: array<vec4<f32>, RW>;
+var<workgroup> redh: array<vec4<f32>, RH>;
+var<workgroup> wsum: array<f32, WG>;
+var<workgroup> bval: array<f32, WG>;
+var<workgroup> bidx: array<u32, WG>;
+
+// (v, i) comes before (bv, bi) in argmax order: NaN first, then the larger value, then the lower row
+fn is_nan_f(v: f32) -> bool { return (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u; }
+fn better(v: f32, i: u32, bv: f32, bi: u32) -> bool {
+    let vn = is_nan_f(v);
+    let bn = is_nan_f(bv);
+    if (bi == 0xffffffffu) { return true; } // none yet
+    if (vn || bn) { return vn && (!bn || i < bi); }
+    return v > bv || (v == bv && i < bi);
+}
+
+// the dot products of group g (8 weights) of rows at r0 .. r0 + 3 (rows a, R <= 4) with xs
+fn dot8(o: u32, g: u32) -> f32 {
+    let wv = ldW8(o + g * VW);
+    return dot(wv[0], xs[2u * g]) + dot(wv[1], xs[2u * g + 1u]);
+}
+
+fn part4(o0: u32, o1: u32, o2: u32, o3: u32, g: u32) -> vec4<f32> {
+    var a = vec4<f32>(0.0);
+    a.x = dot8(o0, g);
+    if (R > 1u) { a.y = dot8(o1, g); }
+    if (R > 2u) { a.z = dot8(o2, g); a.w = dot8(o3, g); }
+    return a;
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+    let wg = wid.x + wid.y * nwg.x;
+    let G = nwg.x * nwg.y;
+    // x * gamma staged, and x's sum of squares
+    var ss = 0.0;
+    let norm = (p.flags & 1u) != 0u;
+    for (var c = lid; c < p.K / 4u; c += WG) {
+        let v = x[p.off_x + c];
+        ss += dot(v, v);
+        if (norm) { xs[c] = v * gam[p.off_g + c]; } else { xs[c] = v; }
+    }
+    wsum[lid] = ss;
+    workgroupBarrier();
+    for (var s = WG / 2u; s > 0u; s = s / 2u) {
+        if (lid < s) { wsum[lid] += wsum[lid + s]; }
+        workgroupBarrier();
+    }
+    var scale = 1.0;
+    if (norm) { scale = inverseSqrt(wsum[0] / f32(p.K) + p.eps); }
+
+    let lg = lid / T;
+    let lane = lid % T;
+    let groups = p.K / 8u;
+    let rs = groups * VW;
+    let last = p.N - 1u;
+    var bv = 0.0;
+    var bi = 0xffffffffu; // none yet: any row comes before it
+    for (var base = wg * LG; base < p.nblk; base += G * LG) {
+        let blk = base + lg;
+        let live = blk < p.nblk;
+        let n0 = blk * R;
+        var a = vec4<f32>(0.0); // rows 0 .. 3
+        var h = vec4<f32>(0.0); // rows 4 .. 7 (R 8)
+        if (live) {
+            let o0 = p.off_w + min(n0, last) * rs;
+            let o1 = p.off_w + min(n0 + 1u, last) * rs;
+            let o2 = p.off_w + min(n0 + 2u, last) * rs;
+            let o3 = p.off_w + min(n0 + 3u, last) * rs;
+            let o4 = p.off_w + min(n0 + 4u, last) * rs;
+            let o5 = p.off_w + min(n0 + 5u, last) * rs;
+            let o6 = p.off_w + min(n0 + 6u, last) * rs;
+            let o7 = p.off_w + min(n0 + 7u, last) * rs;
+            var g = lane;
+            if (U >= 4u) {
+                for (; g + 3u * T < groups; g += 4u * T) {
+                    a += (part4(o0, o1, o2, o3, g) + part4(o0, o1, o2, o3, g + T)) +
+                         (part4(o0, o1, o2, o3, g + 2u * T) + part4(o0, o1, o2, o3, g + 3u * T));
+                    if (R > 4u) {
+                        h += (part4(o4, o5, o6, o7, g) + part4(o4, o5, o6, o7, g + T)) +
+                             (part4(o4, o5, o6, o7, g + 2u * T) + part4(o4, o5, o6, o7, g + 3u * T));
+                    }
+                }
+            }
+            if (U >= 2u) {
+                for (; g + T < groups; g += 2u * T) {
+                    a += part4(o0, o1, o2, o3, g) + part4(o0, o1, o2, o3, g + T);
+                    if (R > 4u) { h += part4(o4, o5, o6, o7, g) + part4(o4, o5, o6, o7, g + T); }
+                }
+            }
+            for (; g < groups; g += T) {
+                a += part4(o0, o1, o2, o3, g);
+                if (R > 4u) { h += part4(o4, o5, o6, o7, g); }
+            }
+        }
+        if (SGX == 1u) {
+            // every lane of the group gets the R sums; lane r stores row n0 + r
+            a = gsum4(a);
+            if (R > 4u) { h = gsum4(h); }
+            let n = n0 + lane;
+            if (live && lane < R && n < p.N) {
+                var v = 0.0;
+                if (lane < 4u) { v = a[lane]; } else { v = h[lane & 3u]; }
+                v = v * scale;
+                out[p.off_o + n] = v;
+                if (ARG == 1u && better(v, n, bv, bi)) { bv = v; bi = n; }
+            }
+        } else {
+            red[lid] = vec4<f32>(rsum(a.x), rsum(a.y), rsum(a.z), rsum(a.w));
+            if (R > 4u) { redh[lid] = vec4<f32>(rsum(h.x), rsum(h.y), rsum(h.z), rsum(h.w)); }
+            let sg = rsize();
+            workgroupBarrier();
+            if (live && lane == 0u) {
+                var t = red[lid];
+                var th = vec4<f32>(0.0);
+                if (R > 4u) { th = redh[lid]; }
+                for (var j = sg; j < T; j += sg) {
+                    t += red[lid + j];
+                    if (R > 4u) { th += redh[lid + j]; }
+                }
+                for (var r = 0u; r < R; r++) {
+                    let n = n0 + r;
+                    if (n < p.N) {
+                        var v = 0.0;
+                        if (r < 4u) { v = t[r]; } else { v = th[r - 4u]; }
+                        v = v * scale;
+                        out[p.off_o + n] = v;
+                        if (ARG == 1u && better(v, n, bv, bi)) { bv = v; bi = n; }
+                    }
+                }
+            }
+            workgroupBarrier();
+        }
+    }
+    if (ARG == 1u) { // the workgroup's first largest, by a tree over its lanes
+        bval[lid] = bv;
+        bidx[lid] = bi;
+        workgroupBarrier();
+        for (var s = WG / 2u; s > 0u; s = s / 2u) {
+            if (lid < s && better(bval[lid + s], bidx[lid + s], bval[lid], bidx[lid])) {
+                bval[lid] = bval[lid + s];
+                bidx[lid] = bidx[lid + s];
+            }
+            workgroupBarrier();
+        }
+        if (lid == 0u) { part[wg] = vec2<u32>(bitcast<u32>(bval[0]), bidx[0]); }
+    }
+}
