@@ -45,7 +45,7 @@ fn is_nan_f(v: f32) -> bool { return (bitcast<u32>(v) & 0x7fffffffu) > 0x7f80000
 fn better(v: f32, i: u32, bv: f32, bi: u32) -> bool {
     let vn = is_nan_f(v);
     let bn = is_nan_f(bv);
-    if (bi == 0xffffffffu) { return true; } // none yet
+    if (i == 0xffffffffu || bi == 0xffffffffu) { return bi == 0xffffffffu && i != bi; } // none yet
     if (vn || bn) { return vn && (!bn || i < bi); }
     return v > bv || (v == bv && i < bi);
 }

@@ -1,0 +1,184 @@
+/* wgt_lm_head (src/ops/lm_head.c: lm_head.wgsl + argmax.wgsl) against double-precision references
+ * computed here: the logits of rms_norm(x) * gamma (or x) through f32 / f16 / bf16 weights for row
+ * counts that leave the last row block short, K from 8 to 2056, under WGT_LM_HEAD's variants (rows
+ * a lane group, lanes a group equal to the subgroup or not, a small grid that loops over the row
+ * blocks, the load steps; 0: the composition), and the greedy token: the first largest of the
+ * logits returned, with tied maxima and NaN logits (the first NaN wins, as wgt_reduce's argmax);
+ * quantized weights take the composition. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu/gpu.h"
+#include "ops/lm_head.h"
+#include "support/check.h"
+
+static float frand(unsigned *s)
+{
+    *s = *s * 1664525u + 1013904223u;
+    return (float)((*s >> 8) & 0xffff) / 32768.0f - 1.0f;
+}
+
+/* the first index of the largest (NaN the largest) */
+static int64_t first_max(const float *v, int64_t n)
+{
+    int64_t b = 0;
+    for (int64_t i = 1; i < n; i++) {
+        if (isnan(v[b])) break;
+        if (isnan(v[i]) || v[i] > v[b]) b = i;
+    }
+    return b;
+}
+
+/* tie: rows 3 and N - 2 equal and the largest; nan: rows 5 and N - 1 get a NaN weight */
+static void lm_case(wgt_context *ctx, int64_t N, int64_t K, wgt_dtype dt, int norm, int tie, int nan, const char *v)
+{
+    unsigned seed = (unsigned)(N * 31 + K * 7 + dt + norm);
+    float *x = malloc(K * sizeof *x), *g = malloc(K * sizeof *g), *w = malloc(N * K * sizeof *w);
+    float *wr = malloc(N * K * sizeof *wr), *got = malloc(N * sizeof *got);
+    for (int64_t k = 0; k < K; k++) x[k] = 2 * frand(&seed), g[k] = 1 + 0.5f * frand(&seed);
+    for (int64_t i = 0; i < N * K; i++) w[i] = frand(&seed);
+    if (tie && N > 4)
+        for (int64_t k = 0; k < K; k++) w[3 * K + k] = w[(N - 2) * K + k] = x[k] > 0 ? 1.0f : -1.0f;
+    if (nan && N > 6) w[5 * K + K / 2] = NAN, w[(N - 1) * K] = NAN;
+    int64_t xs[2] = {1, K}, ws[2] = {N, K};
+    wgt_tensor *tx, *tg, *tw32, *tw, *back, *lg = NULL, *tok = NULL, *lg2 = NULL;
+    MUST(wgt_tensor_from_host(ctx, WGT_F32, 2, xs, x, &tx));
+    MUST(wgt_tensor_from_host(ctx, WGT_F32, 1, &K, g, &tg));
+    MUST(wgt_tensor_from_host(ctx, WGT_F32, 2, ws, w, &tw32));
+    if (dt == WGT_F32) tw = wgt_tensor_ref(tw32);
+    else MUST(wgt_tensor_cast(tw32, dt, &tw));
+    MUST(wgt_tensor_cast(tw, WGT_F32, &back)); /* the reference sees the rounded weights */
+    MUST(wgt_tensor_to_host(back, wr, N * K * sizeof *wr));
+    double ss = 0;
+    for (int64_t k = 0; k < K; k++) ss += (double)x[k] * x[k];
+    double scale = norm ? 1 / sqrt(ss / K + 1e-5) : 1;
+    MUST(wgt_lm_head(tx, norm ? tg : NULL, 1e-5, tw, WGT_FTYPE_F32, &lg, &tok));
+    CHECK(wgt_tensor_ndim(lg) == 2 && wgt_tensor_dim(lg, 0) == 1 && wgt_tensor_dim(lg, 1) == N, "logits shape");
+    CHECK(wgt_tensor_ndim(tok) == 1 && wgt_tensor_dim(tok, 0) == 1 && wgt_tensor_dtype(tok) == WGT_I32, "token shape");
+    MUST(wgt_tensor_to_host(lg, got, N * sizeof *got));
+    int32_t t = -1;
+    MUST(wgt_tensor_to_host(tok, &t, sizeof t));
+    double worst = 0;
+    int nan_ok = 1;
+    for (int64_t n = 0; n < N; n++) {
+        double d = 0, mag = 0;
+        for (int64_t k = 0; k < K; k++) {
+            double xi = norm ? (double)x[k] * g[k] : x[k];
+            d += wr[n * K + k] * xi, mag += fabs(wr[n * K + k] * xi);
+        }
+        if (isnan(d)) {
+            nan_ok &= isnan(got[n]);
+            continue;
+        }
+        double e = fabs(got[n] - d * scale) / (1e-6 + mag * scale);
+        if (!(e <= worst)) worst = e;
+    }
+    CHECK(worst < 1e-5 && nan_ok, "lm_head %lld x %lld %s norm %d (WGT_LM_HEAD=%s): error %g of the terms' size%s",
+          (long long)N, (long long)K, wgt_dtype_name(dt), norm, v, worst, nan_ok ? "" : ", a NaN row lost its NaN");
+    int64_t want = first_max(got, N);
+    CHECK(t == want, "lm_head %lld x %lld %s (WGT_LM_HEAD=%s): token %d, the logits' first largest is %lld", (long long)N,
+          (long long)K, wgt_dtype_name(dt), v, t, (long long)want);
+    if (tie && !nan && N > 4) CHECK(t == 3, "lm_head tie (WGT_LM_HEAD=%s): token %d, want 3", v, t);
+    if (nan && N > 6) CHECK(t == 5, "lm_head NaN (WGT_LM_HEAD=%s): token %d, want 5", v, t);
+    /* the logits alone: the same values */
+    MUST(wgt_lm_head(tx, norm ? tg : NULL, 1e-5, tw, WGT_FTYPE_F32, &lg2, NULL));
+    float *got2 = malloc(N * sizeof *got2);
+    MUST(wgt_tensor_to_host(lg2, got2, N * sizeof *got2));
+    CHECK(!memcmp(got, got2, N * sizeof *got), "lm_head (WGT_LM_HEAD=%s): the logits differ without the token", v);
+    free(got2);
+    wgt_tensor_free(lg2);
+    wgt_tensor_free(tx), wgt_tensor_free(tg), wgt_tensor_free(tw32), wgt_tensor_free(tw), wgt_tensor_free(back);
+    wgt_tensor_free(lg), wgt_tensor_free(tok);
+    free(x), free(g), free(w), free(wr), free(got);
+}
+
+/* Q8_0 blocks: the composition; the token is the first largest of its logits */
+static void q8_case(wgt_context *ctx, int64_t N, int64_t K)
+{
+    unsigned seed = 99;
+    uint64_t nb;
+    MUST(wgt_ftype_bytes(WGT_FTYPE_Q8_0, N * K, &nb));
+    uint8_t *b = malloc(nb);
+    for (uint64_t i = 0; i < nb; i++) b[i] = (uint8_t)(frand(&seed) * 127);
+    for (uint64_t o = 0; o < nb; o += 34) b[o] = 0x00, b[o + 1] = 0x14;
+    float *x = malloc(K * sizeof *x), *got = malloc(N * sizeof *got);
+    for (int64_t k = 0; k < K; k++) x[k] = frand(&seed);
+    int64_t xs[2] = {1, K};
+    wgt_tensor *tx, *tw, *lg, *tok;
+    MUST(wgt_tensor_from_host(ctx, WGT_F32, 2, xs, x, &tx));
+    MUST(wgt_qweight_upload(ctx, WGT_FTYPE_Q8_0, N, K, b, &tw));
+    MUST(wgt_lm_head(tx, NULL, 0, tw, WGT_FTYPE_Q8_0, &lg, &tok));
+    MUST(wgt_tensor_to_host(lg, got, N * sizeof *got));
+    int32_t t = -1;
+    MUST(wgt_tensor_to_host(tok, &t, sizeof t));
+    CHECK(wgt_tensor_dim(lg, 1) == N && t == first_max(got, N), "lm_head q8_0: token %d, the logits' first largest %lld", t,
+          (long long)first_max(got, N));
+    wgt_tensor_free(tx), wgt_tensor_free(tw), wgt_tensor_free(lg), wgt_tensor_free(tok);
+    free(b), free(x), free(got);
+}
+
+/* the device's kernel against the CPU-reference context's composition, same inputs */
+static void diff_case(wgt_context *dev, wgt_context *ref, int64_t N, int64_t K)
+{
+    unsigned seed = 7;
+    float *x = malloc(K * sizeof *x), *g = malloc(K * sizeof *g), *w = malloc(N * K * sizeof *w);
+    float *got[2] = {malloc(N * sizeof(float)), malloc(N * sizeof(float))};
+    int32_t t[2] = {-1, -1};
+    for (int64_t k = 0; k < K; k++) x[k] = frand(&seed), g[k] = 1 + 0.5f * frand(&seed);
+    for (int64_t i = 0; i < N * K; i++) w[i] = frand(&seed);
+    int64_t xs[2] = {1, K}, ws[2] = {N, K};
+    for (int c = 0; c < 2; c++) {
+        wgt_tensor *tx, *tg, *tw32, *tw, *lg, *tok;
+        wgt_context *ctx = c ? ref : dev;
+        MUST(wgt_tensor_from_host(ctx, WGT_F32, 2, xs, x, &tx));
+        MUST(wgt_tensor_from_host(ctx, WGT_F32, 1, &K, g, &tg));
+        MUST(wgt_tensor_from_host(ctx, WGT_F32, 2, ws, w, &tw32));
+        MUST(wgt_tensor_cast(tw32, WGT_F16, &tw));
+        MUST(wgt_lm_head(tx, tg, 1e-6, tw, WGT_FTYPE_F32, &lg, &tok));
+        MUST(wgt_tensor_to_host(lg, got[c], N * sizeof(float)));
+        MUST(wgt_tensor_to_host(tok, &t[c], sizeof t[c]));
+        wgt_tensor_free(tx), wgt_tensor_free(tg), wgt_tensor_free(tw32), wgt_tensor_free(tw);
+        wgt_tensor_free(lg), wgt_tensor_free(tok);
+    }
+    double worst = 0, top = 0, second = 0;
+    for (int64_t n = 0; n < N; n++) {
+        double e = fabs(got[0][n] - got[1][n]) / (1e-3 + fabs(got[1][n]));
+        if (!(e <= worst)) worst = e;
+        double v = got[1][n];
+        if (n == 0 || v > top) second = n ? top : second, top = v;
+        else if (v > second) second = v;
+    }
+    CHECK(worst < 1e-3, "lm_head %lld x %lld against the CPU reference: relative error %g", (long long)N, (long long)K, worst);
+    if (top - second > 1e-3 * fabs(top))
+        CHECK(t[0] == t[1], "lm_head %lld x %lld: token %d, the CPU reference's %d", (long long)N, (long long)K, t[0], t[1]);
+    free(x), free(g), free(w), free(got[0]), free(got[1]);
+}
+
+int main(void)
+{
+    wgt_context *ctx, *ref;
+    test_contexts(&ctx, &ref);
+    diff_case(ctx, ref, 3001, 512);
+    diff_case(ctx, ref, 64, 896);
+    wgt_context_free(ref);
+    /* auto; rows a group with the subgroup's lanes (0) or a fixed count (often not the subgroup:
+     * the sums through workgroup memory), grids of 1-7 workgroups looping over many blocks, 1-4
+     * load steps; 0: the composition */
+    const char *vs[] = {"auto", "0", "8:0:0:1", "4:0:3:4", "2:16:1:2", "1:64:0:1", "8:64:7:2", "8:8:5:4", "4:32:2:2"};
+    for (size_t i = 0; i < sizeof vs / sizeof *vs; i++) {
+        setenv("WGT_LM_HEAD", vs[i], 1);
+        lm_case(ctx, 1000, 256, WGT_F16, 1, 0, 0, vs[i]);
+        lm_case(ctx, 37, 896, WGT_F16, 1, 1, 0, vs[i]);
+        lm_case(ctx, 4099, 64, WGT_F32, 0, 1, 0, vs[i]);
+        lm_case(ctx, 333, 2056, WGT_BF16, 1, 0, 0, vs[i]);
+        lm_case(ctx, 5, 8, WGT_F16, 0, 0, 0, vs[i]);
+        lm_case(ctx, 301, 40, WGT_F32, 1, 0, 1, vs[i]);
+        lm_case(ctx, 20000, 24, WGT_F16, 1, 1, 0, vs[i]);
+    }
+    unsetenv("WGT_LM_HEAD");
+    q8_case(ctx, 300, 64);
+    wgt_context_free(ctx);
+    return test_finish("test_gpu_lm_head");
+}
