@@ -3,37 +3,37 @@
 //   1 / sqrt(mean(x^2) + eps); else gamma and scale are 1), and, with ARG, each workgroup's first
 //   largest logit (NaN counts as the largest) as (bits of the value, row) in part[workgroup]:
 //   the first stage of the greedy argmax (argmax.wgsl's `parts` finishes it).
-// x (times gamma) is staged once a workgroup in workgroup memory (KV vec4s). R consecutive rows
-// share a group of T lanes (LG = WG / T groups a workgroup); each lane reads 16 bytes of each of
-// the R rows a step (ldW8: 8 weights) and U steps' loads are issued together, so a lane has R U
-// 16-byte loads in flight. The grid is fixed (p.G workgroups, at most one row block per lane group
-// of the whole grid): workgroup w's lane group l takes row blocks w LG + l, then that plus
-// p.G LG, and so on (a uniform loop: every lane group of a workgroup steps together; blocks past
-// the last are idle). SGX 1: the T lanes of a group are exactly one subgroup (the host checked the
-// adapter's fixed subgroup size), so a block's R sums come from subgroupAdd with no barrier;
-// SGX 0: each lane's parts go through workgroup memory (rsum first where subgroups exist) and the
-// group's first lane adds them (two barriers a step).
-// The prelude (src/ops/lm_head.c) supplies: WG, T, R, U, KV, SGX, ARG, RW and RH (the lengths of
-// red and redh: WG, or 1 where unused), ldW8(v)
-// and VW (vec4s per 8 weights), rsum(v: f32) / rsize() (a subgroup's sum and size, or v and 1) and
-// gsum4(v: vec4<f32>) (SGX: the subgroup's sum).
+// W is f32 / f16 / bf16 or Q8_0 / Q4_0 blocks (lib_lm_head.wgsl's weight sections: `w`, part4,
+// xat). x (times gamma) is staged once a workgroup in workgroup memory (XV vec4s). R consecutive
+// rows share a group of T lanes (LG = WG / T groups a workgroup); each lane reads a unit (8 float
+// weights, or a 32-element block) of each of the R rows a step and U steps' loads are issued
+// together. The grid is fixed (at most one row block per lane group of the whole grid): workgroup
+// w's lane group l takes row blocks w LG + l, then that plus G LG, and so on (a uniform loop: the
+// lane groups of a workgroup step together; blocks past the last are idle). SGX 1: the T lanes
+// of a group are exactly one subgroup (the host checked the adapter's fixed subgroup size), so a
+// block's R sums come from gsum4 (subgroupAdd) with no barrier; SGX 0: each lane's parts go
+// through workgroup memory (rsum first where whole subgroups lie in a group) and the group's first
+// lane adds them (two barriers a step).
+// The prelude (src/ops/lm_head.c) supplies: WG, T, R, U, XV, SGX, ARG, RW and RH (the lengths of
+// red and redh: WG, or 1 where unused), lib_lm_head.wgsl's sections (rsum, rsize, gsum4, steps
+// (U units of each row), the weights'), and for float weights ldW8(v) and VW (vec4s per 8 weights), for blocks FMT with
+// qlinear.wgsl's "decoders" and qlinear_fused.wgsl's "block words".
 
 struct Params {
     N: u32, K: u32, nblk: u32, flags: u32, // flags: 1 the RMSNorm prologue
-    off_x: u32, off_w: u32, off_g: u32, off_o: u32, // x, gamma in vec4s; w in the loader's; out in elements
-    eps: f32, pad0: u32, pad1: u32, pad2: u32,
+    off_x: u32, off_w: u32, off_g: u32, off_o: u32, // x, gamma in vec4s; w in units of its section; out in elements
+    eps: f32, rs: u32, units: u32, pad: u32, // rs: a row's stride in w's units; units: a row's units
 };
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> x: array<vec4<f32>>;
-@group(0) @binding(2) var<storage, read> w: array<vec4<u32>>;
 @group(0) @binding(3) var<storage, read> gam: array<vec4<f32>>;
 @group(0) @binding(4) var<storage, read_write> out: array<f32>;
 @group(0) @binding(5) var<storage, read_write> part: array<vec2<u32>>;
 
 const LG: u32 = WG / T;
 
-var<workgroup> xs: array<vec4<f32>, KV>;
+var<workgroup> xs: array<vec4<f32>, XV>;
 var<workgroup> red: array<vec4<f32>, RW>;
 var<workgroup> redh: array<vec4<f32>, RH>;
 var<workgroup> wsum: array<f32, WG>;
@@ -50,20 +50,6 @@ fn better(v: f32, i: u32, bv: f32, bi: u32) -> bool {
     return v > bv || (v == bv && i < bi);
 }
 
-// the dot products of group g (8 weights) of rows at r0 .. r0 + 3 (rows a, R <= 4) with xs
-fn dot8(o: u32, g: u32) -> f32 {
-    let wv = ldW8(o + g * VW);
-    return dot(wv[0], xs[2u * g]) + dot(wv[1], xs[2u * g + 1u]);
-}
-
-fn part4(o0: u32, o1: u32, o2: u32, o3: u32, g: u32) -> vec4<f32> {
-    var a = vec4<f32>(0.0);
-    a.x = dot8(o0, g);
-    if (R > 1u) { a.y = dot8(o1, g); }
-    if (R > 2u) { a.z = dot8(o2, g); a.w = dot8(o3, g); }
-    return a;
-}
-
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
@@ -75,7 +61,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     for (var c = lid; c < p.K / 4u; c += WG) {
         let v = x[p.off_x + c];
         ss += dot(v, v);
-        if (norm) { xs[c] = v * gam[p.off_g + c]; } else { xs[c] = v; }
+        if (norm) { xs[xat(c)] = v * gam[p.off_g + c]; } else { xs[xat(c)] = v; }
     }
     wsum[lid] = ss;
     workgroupBarrier();
@@ -88,8 +74,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 
     let lg = lid / T;
     let lane = lid % T;
-    let groups = p.K / 8u;
-    let rs = groups * VW;
+    let groups = p.units;
+    let rs = p.rs;
     let last = p.N - 1u;
     var bv = 0.0;
     var bi = 0xffffffffu; // none yet: any row comes before it
@@ -109,21 +95,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             let o6 = p.off_w + min(n0 + 6u, last) * rs;
             let o7 = p.off_w + min(n0 + 7u, last) * rs;
             var g = lane;
-            if (U >= 4u) {
-                for (; g + 3u * T < groups; g += 4u * T) {
-                    a += (part4(o0, o1, o2, o3, g) + part4(o0, o1, o2, o3, g + T)) +
-                         (part4(o0, o1, o2, o3, g + 2u * T) + part4(o0, o1, o2, o3, g + 3u * T));
-                    if (R > 4u) {
-                        h += (part4(o4, o5, o6, o7, g) + part4(o4, o5, o6, o7, g + T)) +
-                             (part4(o4, o5, o6, o7, g + 2u * T) + part4(o4, o5, o6, o7, g + 3u * T));
-                    }
-                }
-            }
-            if (U >= 2u) {
-                for (; g + T < groups; g += 2u * T) {
-                    a += part4(o0, o1, o2, o3, g) + part4(o0, o1, o2, o3, g + T);
-                    if (R > 4u) { h += part4(o4, o5, o6, o7, g) + part4(o4, o5, o6, o7, g + T); }
-                }
+            for (; g + (U - 1u) * T < groups; g += U * T) { // U units' loads of each row issued together
+                let st = steps(o0, o1, o2, o3, o4, o5, o6, o7, g);
+                a += st[0];
+                h += st[1];
             }
             for (; g < groups; g += T) {
                 a += part4(o0, o1, o2, o3, g);

@@ -17,12 +17,12 @@
 typedef struct lm_params {
     uint32_t N, K, nblk, flags, off_x, off_w, off_g, off_o;
     float eps;
-    uint32_t pad0, pad1, pad2;
+    uint32_t rs, units, pad;
 } lm_params;
 
 typedef struct lm_key {
-    int32_t wdt;
-    uint32_t wg, t, r, u, kv, sgx, arg, hs, rw, rh;
+    int32_t wdt, fmt; /* fmt: the blocks' wgt_ftype (0: float weights of dtype wdt) */
+    uint32_t wg, t, r, u, xv, sgx, arg, hs, rw, rh;
 } lm_key;
 
 typedef struct argmax_params {
@@ -31,52 +31,68 @@ typedef struct argmax_params {
 
 /* WGT_LM_HEAD=auto|0|R[:T[:G[:U]]]: the output layer's kernel (lm_head.wgsl): R rows (1, 2, 4 or
  * 8) a group of T lanes (a power of two up to the workgroup size; 0: the adapter's fixed subgroup
- * size), at most G workgroups (0: one row block for every lane group, no loop; else the fewest
- * that keep the same number of steps as G would), U steps (1, 2 or 4) of loads issued together.
- * 0: the composition (fused_linear's `rows` and wgt_reduce's argmax). auto (the default): R 8, T
- * the subgroup size where the adapter's is fixed (32 where not), G 528, U 2. */
+ * size, 32 where it is not fixed), at most G workgroups (0: one row block for every lane group, no
+ * loop; else the fewest that keep the steps G would take), U units of loads issued together (1, 2
+ * or 4). 0: the composition (fused_linear's `rows` or qlinear_fused's, and wgt_reduce's argmax).
+ * auto (the default): float weights 8:16:528:2, Q8_0 / Q4_0 blocks 4:0:528:2.
+ * H200 (bench/results/h200/head-2026-12-03/, bench_lm_head, f16, logits alone / with the greedy
+ * token, us a call): Qwen2.5-0.5B's 151936 x 896 main 84.9 / 101.7 (fused_linear R 8 + reduce),
+ * 8:16:528:2 71.6 / 86.1 (91.5% of 4.16 TB/s for the logits), 8:32:528:2 82.3 / 93.6, 8:32:528:1
+ * 75.7 / 87.4, 8:32:132:2 128.1; Llama-3.2-1B's 128256 x 2048 main 136.3 / 150.5, 8:16:528:2
+ * 129.7 / 138.9, 8:64:0:2 127.7 / 157.4, 2:32:528:4 129.5 / 136.2. */
 #define LM_HEAD_DEFAULT "auto"
+#define LM_AUTO_FLOAT "8:16:528:2"
+#define LM_AUTO_BLOCKS "4:0:528:2"
 
 typedef struct lm_choice {
     uint32_t r, t, g, u;
 } lm_choice;
 
-/* 0: not taken (the composition runs) */
-static int lm_choose(wgt_context *ctx, uint32_t wg, lm_choice *c)
+/* 0: not taken (the composition runs); q: block weights */
+static int lm_choose(wgt_context *ctx, uint32_t wg, int q, lm_choice *c)
 {
     const char *e = getenv("WGT_LM_HEAD");
     if (!e || !*e) e = LM_HEAD_DEFAULT;
+    if (!strcmp(e, "auto")) e = q ? LM_AUTO_BLOCKS : LM_AUTO_FLOAT;
     uint32_t sgfix = op_shuffle_subgroup(ctx);
     if (sgfix < 4 || sgfix > wg) sgfix = 0;
-    *c = (lm_choice){8, sgfix ? sgfix : 32, 528, 2};
-    if (!strcmp(e, "0")) return 0;
-    if (strcmp(e, "auto") != 0) {
-        unsigned r = 0, t = 0, g = 528, u = 2;
-        if (sscanf(e, "%u:%u:%u:%u", &r, &t, &g, &u) < 1) return 0;
-        c->r = r, c->t = t ? t : (sgfix ? sgfix : 32), c->g = g, c->u = u;
-    }
+    unsigned r = 0, t = 0, g = 528, u = 2;
+    if (!strcmp(e, "0") || sscanf(e, "%u:%u:%u:%u", &r, &t, &g, &u) < 1) return 0;
+    c->r = r, c->t = t ? t : (sgfix ? sgfix : 32), c->g = g, c->u = u;
     if (c->t > wg) c->t = wg;
-    if ((c->r != 1 && c->r != 2 && c->r != 4 && c->r != 8) || !c->t || (c->t & (c->t - 1)) ||
-        (c->u != 1 && c->u != 2 && c->u != 4))
-        return 0;
-    return 1;
+    return (c->r == 1 || c->r == 2 || c->r == 4 || c->r == 8) && c->t && !(c->t & (c->t - 1)) &&
+           (c->u == 1 || c->u == 2 || c->u == 4);
 }
 
 static char *lm_prelude(void *arg)
 {
     const lm_key *k = arg;
-    size_t cap = 4096;
+    size_t cap = 32768;
     char *pre = malloc(cap);
     if (!pre) return NULL;
-    int sg = k->sgx || k->hs;
     snprintf(pre, cap,
              "%sconst WG: u32 = %uu;\nconst T: u32 = %uu;\nconst R: u32 = %uu;\nconst U: u32 = %uu;\n"
-             "const KV: u32 = %uu;\nconst SGX: u32 = %uu;\nconst ARG: u32 = %uu;\nconst RW: u32 = %uu;\nconst RH: u32 = %uu;\n"
-             "const VW: u32 = %uu;\nfn rsum(v: f32) -> f32 { return %s; }\nfn rsize() -> u32 { return %s; }\n"
-             "fn gsum4(v: vec4<f32>) -> vec4<f32> { return %s; }\n",
-             sg ? "enable subgroups;\n" : "", k->wg, k->t, k->r, k->u, k->kv, k->sgx, k->arg, k->rw, k->rh,
-             k->wdt == WGT_F32 ? 2u : 1u, k->hs ? "subgroupAdd(v)" : "v", k->hs ? "subgroupAdd(1u)" : "1u", k->sgx ? "subgroupAdd(v)" : "v");
-    op_wgsl_vec8_loader(pre, cap, "ldW8", "w", (wgt_dtype)k->wdt);
+             "const XV: u32 = %uu;\nconst SGX: u32 = %uu;\nconst ARG: u32 = %uu;\nconst RW: u32 = %uu;\n"
+             "const RH: u32 = %uu;\n",
+             k->sgx || k->hs ? "enable subgroups;\n" : "", k->wg, k->t, k->r, k->u, k->xv, k->sgx, k->arg, k->rw, k->rh);
+    int ok = op_wgsl_section(pre, cap, "lib_lm_head", k->hs ? "group sums" : "no group sums") &&
+             op_wgsl_section(pre, cap, "lib_lm_head", k->sgx ? "subgroup rows" : "no subgroup rows") &&
+             op_wgsl_section(pre, cap, "lib_lm_head", k->u == 4 ? "steps 4" : k->u == 2 ? "steps 2" : "steps 1");
+    if (k->fmt) {
+        size_t used = strlen(pre);
+        snprintf(pre + used, cap - used, "const FMT: u32 = %du;\n", k->fmt);
+        ok = ok && op_wgsl_section(pre, cap, "qlinear", "decoders") && op_wgsl_section(pre, cap, "qlinear_fused", "block words") &&
+             op_wgsl_section(pre, cap, "lib_lm_head", "block weights");
+    } else {
+        size_t used = strlen(pre);
+        snprintf(pre + used, cap - used, "const VW: u32 = %uu;\n", k->wdt == WGT_F32 ? 2u : 1u);
+        op_wgsl_vec8_loader(pre, cap, "ldW8", "w", (wgt_dtype)k->wdt);
+        ok = ok && op_wgsl_section(pre, cap, "lib_lm_head", "float weights");
+    }
+    if (!ok) {
+        free(pre);
+        return NULL;
+    }
     return pre;
 }
 
@@ -128,27 +144,38 @@ wgt_status wgt_lm_head(const wgt_tensor *x, const wgt_tensor *gamma, double eps,
     if (st) return st;
     int nd = x->l.ndim;
     int64_t K = nd ? x->l.shape[nd - 1] : 0, M = K ? wgt_layout_numel(&x->l) / K : 0;
-    int64_t N = type == WGT_FTYPE_F32 && w->l.ndim == 2 ? w->l.shape[0] : 0;
+    int64_t N = w->l.ndim == 2 ? w->l.shape[0] : 0;
+    int q = type == WGT_FTYPE_Q8_0 || type == WGT_FTYPE_Q4_0; /* blocks: a U8 [N, row bytes] weight */
+    int64_t row_bytes = q ? K / 32 * (type == WGT_FTYPE_Q8_0 ? 34 : 18) : K * (int64_t)wgt_dtype_size(w->l.dtype);
+    uint64_t wbytes = (uint64_t)N * (uint64_t)row_bytes + 8;
+    const wgt_limits *lim = wgt_gpu_limits(ctx);
     uint32_t wg = op_workgroup_size(ctx);
     lm_choice c;
-    int fast = type == WGT_FTYPE_F32 && !wgt_gpu_runs_reference(ctx) && !wgt_gpu_avoid_barriers(ctx) && M == 1 && K > 0 &&
-               K % 8 == 0 && N > 0 && N < (int64_t)1 << 31 && w->l.shape[1] == K && lm_operand(ctx, x, 0, 4) &&
-               lm_operand(ctx, w, 1, 16 / (int64_t)wgt_dtype_size(w->l.dtype)) &&
+    int fast = (type == WGT_FTYPE_F32 || q) && !wgt_gpu_runs_reference(ctx) && !wgt_gpu_avoid_barriers(ctx) && M == 1 &&
+               K > 0 && K % (q ? 32 : 8) == 0 && N > 0 && N < (int64_t)1 << 31 && w->l.ndim == 2 &&
+               wbytes + 256 <= lim->max_storage_buffer_binding_size && wbytes <= UINT32_MAX && lm_operand(ctx, x, 0, 4) &&
+               (q ? w->l.dtype == WGT_U8 && w->l.shape[1] == row_bytes && wgt_layout_is_contiguous(&w->l) &&
+                        w->l.offset % 2 == 0
+                  : w->l.shape[1] == K && lm_operand(ctx, w, 1, 16 / (int64_t)wgt_dtype_size(w->l.dtype))) &&
                (!gamma || (gamma->l.ndim == 1 && gamma->l.shape[0] == K && lm_operand(ctx, gamma, 0, 4))) &&
-               lm_choose(ctx, wg, &c);
+               lm_choose(ctx, wg, q, &c);
     lm_key key = {0};
     if (fast) {
         uint32_t sgfix = op_shuffle_subgroup(ctx);
-        const wgt_limits *lim = wgt_gpu_limits(ctx);
-        key.wdt = w->l.dtype, key.wg = wg, key.t = c.t, key.r = c.r, key.u = c.u, key.kv = (uint32_t)(K / 4);
+        key.wdt = w->l.dtype, key.fmt = q ? (int32_t)type : 0;
+        key.wg = wg, key.t = c.t, key.r = c.r, key.u = c.u, key.xv = (uint32_t)(K / 4 + (q ? K / 32 : 0));
         key.sgx = c.t == sgfix && op_row_subgroups(ctx);
         /* the workgroup-memory sums: subgroup sums first where whole subgroups lie in a lane group */
         key.hs = !key.sgx && op_row_subgroups(ctx) && lim->subgroup_max_size >= 1 && c.t % lim->subgroup_max_size == 0;
         key.arg = token != NULL;
         key.rw = key.sgx ? 1 : wg;
         key.rh = key.sgx || c.r <= 4 ? 1 : wg;
-        if ((uint64_t)K * 4 + (uint64_t)(key.rw + key.rh) * 16 + (uint64_t)wg * 12 > lim->max_compute_workgroup_storage_size)
-            fast = 0;
+        /* at most 16 KiB on OpenGL (llvmpipe computed wrong results past it: src/ops/matmul.c's regs_choose) */
+        const wgt_adapter_info *info = wgt_gpu_info(ctx);
+        uint64_t smem = lim->max_compute_workgroup_storage_size;
+        if ((info->backend == WGT_BACKEND_OPENGLES || info->backend == WGT_BACKEND_OPENGL || info->compat) && smem > 16384)
+            smem = 16384;
+        if ((uint64_t)key.xv * 16 + (uint64_t)(key.rw + key.rh) * 16 + (uint64_t)wg * 12 > smem) fast = 0;
     }
     if (!fast) return lm_head_composed(x, gamma, eps, w, type, logits, token);
     int64_t shape[WGT_MAX_DIMS];
@@ -172,19 +199,29 @@ wgt_status wgt_lm_head(const wgt_tensor *x, const wgt_tensor *gamma, double eps,
         goto fail;
     if ((st = wgt_gpu_kernel_keyed(ctx, "lm_head", &key, sizeof key, lm_prelude, &key, "main", NULL, 0, &k))) goto fail;
     const wgt_tensor *bt[5] = {x, w, gamma ? gamma : x, y, parts};
-    for (int i = 0; i < 5 && !st; i++) st = op_bind_all(bt[i], &b[i], &base[i]);
+    for (int i = 0; i < 5 && !st; i++) {
+        /* blocks: the rows plus the word after the end (a block's last word may pass it) */
+        if (i == 1 && q) st = op_bind(w, w->l.offset, w->l.offset + N * row_bytes + 3, &b[1], &base[1]);
+        else st = op_bind_all(bt[i], &b[i], &base[i]);
+    }
     if (st) goto fail;
-    int64_t epw = 16 / (int64_t)wgt_dtype_size(w->l.dtype);
     lm_params p = {0};
     p.N = (uint32_t)N, p.K = (uint32_t)K, p.nblk = (uint32_t)nblk, p.flags = gamma ? 1u : 0u, p.eps = (float)eps;
-    p.off_x = (uint32_t)((x->l.offset - base[0]) / 4), p.off_w = (uint32_t)((w->l.offset - base[1]) / epw);
+    p.off_x = (uint32_t)((x->l.offset - base[0]) / 4);
     p.off_g = (uint32_t)((bt[2]->l.offset - base[2]) / 4), p.off_o = (uint32_t)(y->l.offset - base[3]);
+    if (q) { /* bytes */
+        p.off_w = (uint32_t)(w->l.offset - base[1]), p.rs = (uint32_t)row_bytes, p.units = (uint32_t)(K / 32);
+    } else { /* the loader's vec4s: 8 weights a unit */
+        int64_t epw = 16 / (int64_t)wgt_dtype_size(w->l.dtype);
+        p.off_w = (uint32_t)((w->l.offset - base[1]) / epw), p.units = (uint32_t)(K / 8);
+        p.rs = (uint32_t)(K / 8 * (w->l.dtype == WGT_F32 ? 2 : 1));
+    }
     if (parts->l.offset != base[4]) {
         st = op_fail(ctx, WGT_ERR_INTERNAL, "lm_head: the parts must start their storage");
         goto fail;
     }
     /* the weights, x (and gamma), the logits and the parts */
-    wgt_gpu_cost(ctx, (uint64_t)(N * K) * wgt_dtype_size(w->l.dtype) + (uint64_t)K * (gamma ? 8 : 4) + (uint64_t)N * 4 +
+    wgt_gpu_cost(ctx, (uint64_t)N * (uint64_t)row_bytes + (uint64_t)K * (gamma ? 8 : 4) + (uint64_t)N * 4 +
                      (token ? (uint64_t)nparts * 4 : 0),
                  2.0 * (double)N * (double)K);
     if ((st = wgt_gpu_dispatch(ctx, k, &p, sizeof p, b, 5, gx, gy, 1))) goto fail;
