@@ -34,13 +34,15 @@ typedef struct argmax_params {
  * size, 32 where it is not fixed), at most G workgroups (0: one row block for every lane group, no
  * loop; else the fewest that keep the steps G would take), U units of loads issued together (1, 2
  * or 4). 0: the composition (fused_linear's `rows` or qlinear_fused's, and wgt_reduce's argmax).
- * auto (the default): float weights 8:16:528:2, Q8_0 / Q4_0 blocks 4:0:528:2.
+ * auto: float weights 8:16:528:2, Q8_0 / Q4_0 blocks 4:0:528:2. The default is 0 (opt-in) until a
+ * whole-model A/B on the H200 wins: call 1's (auto then 8:32:528:2) tied main on Qwen f16
+ * (1005.5 / 1031.0 -> 1021.8 / 1014.3 tok/s) and lost 0.2% on Llama f16 (909.0 / 910.8 -> 906.8 / 908.9).
  * H200 (bench/results/h200/head-2026-12-03/, bench_lm_head, f16, logits alone / with the greedy
  * token, us a call): Qwen2.5-0.5B's 151936 x 896 main 84.9 / 101.7 (fused_linear R 8 + reduce),
  * 8:16:528:2 71.6 / 86.1 (91.5% of 4.16 TB/s for the logits), 8:32:528:2 82.3 / 93.6, 8:32:528:1
  * 75.7 / 87.4, 8:32:132:2 128.1; Llama-3.2-1B's 128256 x 2048 main 136.3 / 150.5, 8:16:528:2
  * 129.7 / 138.9, 8:64:0:2 127.7 / 157.4, 2:32:528:4 129.5 / 136.2. */
-#define LM_HEAD_DEFAULT "auto"
+#define LM_HEAD_DEFAULT "0"
 #define LM_AUTO_FLOAT "8:16:528:2"
 #define LM_AUTO_BLOCKS "4:0:528:2"
 
