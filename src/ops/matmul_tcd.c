@@ -268,17 +268,19 @@ static uint32_t round_up(uint32_t v, uint32_t to)
     return (v + to - 1) / to * to;
 }
 
-/* Slices of k for a product of `tiles` workgroups over K (padded): enough for about two workgroups
- * an SM of the H200 (264) where there are fewer, each at least 512 long; 1: none. Llama-3.2-1B's
+/* Slices of k for a product of `tiles` workgroups over K (padded): as many as keep the slices'
+ * workgroups within one an SM of the H200 (132), each at least 512 long; 1: none. Llama-3.2-1B's
  * products alone at 512 tokens (bench_matmul, bench/results/h200/pre-2026-12-03b) ran faster with
- * fewer slices: q/k/v (96 tiles) 99.0 us in 3 slices, 80.8 in 1; o (64 tiles) 76.0 in 4, 65.0 in 2;
- * down (64 tiles, k 8192) 198.8 in 5, 163.5 in 2: aiming at 132 workgroups awaits a prefill A/B. */
+ * fewer slices than the 264 workgroups aimed at before: q/k/v (96 tiles) 99.0 us in 3 slices, 80.8
+ * in 1; o (64 tiles) 76.0 in 4, 65.0 in 2; down (64 tiles, k 8192) 198.8 in 5, 163.5 in 2. Whole
+ * prefill 512 in one H200 call (bench/results/h200/final-2026-12-03-1640): Llama-3.2-1B f16 35,870
+ * tok/s with 264, 38,627-40,586 with 132 (three rounds). */
 static int64_t tcd_split(int64_t tiles, uint32_t K)
 {
     const char *v = getenv("WGT_MATMUL_TCD_SPLIT");
     if (v && *v) return atoi(v) > 1 ? atoi(v) : 1;
-    if (tiles >= 264 || K < 1024) return 1;
-    int64_t s = (264 + tiles - 1) / tiles, most = K / 512;
+    if (tiles >= 66 || K < 1024) return 1;
+    int64_t s = 132 / tiles, most = K / 512;
     return s < most ? s : most;
 }
 
