@@ -1,6 +1,6 @@
 /* The output layer of a decode token: bench_lm_head [--reps N] [--shapes NxK,..] [--types f16,..]
  * [--variants V,..] [--peak GB/s]
- * wgt_lm_head (src/ops/lm_head.c) on x [1, K] with the RMSNorm prologue through weights [N, K]
+ * wgt_lm_head (src/ops/fused_lm_head.c) on x [1, K] with the RMSNorm prologue through weights [N, K]
  * (f16 / bf16 / f32, or q8_0 / q4_0 blocks), for each WGT_LM_HEAD value in --variants (default
  * "0,auto": the composition of fused_linear and wgt_reduce's argmax, then the lm_head kernel),
  * once giving the logits alone and once the greedy token too: microseconds a call (wall time of
@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "ops/api.h"
-#include "ops/lm_head.h"
+#include "ops/fused_lm_head.h"
 #include "ops/ops.h"
 
 #include "bench_util.h"

@@ -23,8 +23,9 @@
 // The fragment operations come from lib_attention.wgsl's "tc frag subgroup matrix" section (the
 // tensor cores) or its "tc frag scalar" one (the same tiles in scalar code: CPU adapters, the tests).
 // The prelude (src/ops/attention.c) holds BQ, BKV, HP, D, DV, WG, SGS, SM, SN, SK, LDQ, LDK, LDV, LDP,
-// LDS, TT, KV4, KW (a word of k and v: vec4<u32> with KV4, else u32) with kw4 (a word as 4 f32),
-// lib_attention's params and nan sections, the loaders ldq, ldk, ldv (f32) and the fragment section.
+// LDS, TT, lib_attention's params and nan sections, the fragment section, its "tc kv words" section
+// (KV4 true, KW a vec4<u32> word of k and v, kw4 a word as 4 f32, the loaders ldk, ldv) or its
+// "tc kv elements" one (KV4 false, KW u32) with generated loaders ldk, ldv, and the loader ldq (f32).
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> q: array<u32>;

@@ -116,6 +116,22 @@ fn ldk4(i: u32) -> vec4<f32> {
     return bitcast<vec4<f32>>(vec4<u32>(a << 16u, a & 0xffff0000u, b << 16u, b & 0xffff0000u));
 }
 
+// ---- tc kv words ----
+// attention_tc.wgsl's k and v as 16-byte words of f32 (KV4: a model's cache, rows of whole words):
+// kw4 a word as 4 f32, ldk / ldv an element.
+const KV4: bool = true;
+alias KW = vec4<u32>;
+fn kw4(x: KW) -> vec4<f32> { return bitcast<vec4<f32>>(x); }
+fn ldk(i: u32) -> f32 { return bitcast<f32>(k[i / 4u][i % 4u]); }
+fn ldv(i: u32) -> f32 { return bitcast<f32>(v[i / 4u][i % 4u]); }
+
+// ---- tc kv elements ----
+// attention_tc.wgsl's k and v as u32 words read element by element (any dtype: the prelude adds the
+// loaders ldk and ldv); kw4 is never called.
+const KV4: bool = false;
+alias KW = u32;
+fn kw4(x: KW) -> vec4<f32> { return vec4<f32>(bitcast<f32>(x)); }
+
 // ---- tc frag subgroup matrix ----
 // attention_tc.wgsl's fragment products through subgroup matrices: fr_qk adds the SM x SK tile of
 // Qs at qo (row-major) times the SK x SN tile of K^T whose columns are Ks's rows at ko; fr_pv the

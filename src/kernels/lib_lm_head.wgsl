@@ -1,4 +1,4 @@
-// The parts of lm_head.wgsl that vary by pipeline (src/ops/lm_head.c pastes one section of each
+// The parts of fused_lm_head.wgsl that vary by pipeline (src/ops/fused_lm_head.c pastes one section of each
 // pair): the sums through workgroup memory ("group sums": a subgroup's sum first, where whole
 // subgroups lie in a lane group; "no group sums"), the subgroup sum of a block's rows ("subgroup
 // rows": the T lanes of a group are one subgroup; "no subgroup rows": unused), and the weights

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "models/model.h"
-#include "ops/lm_head.h"
+#include "ops/fused_lm_head.h"
 #include "ops/ops.h"
 #include "ops/qlinear_moe.h"
 #include "tensor/tensor.h"

@@ -358,26 +358,21 @@ static char *sdpa_tc_prelude(void *arg)
              "const BQ: u32 = %uu;\nconst BKV: u32 = %uu;\nconst HP: u32 = %uu;\nconst D: u32 = %uu;\nconst DV: u32 = %uu;\n"
              "const WG: u32 = %uu;\nconst SGS: u32 = %uu;\nconst SM: u32 = %uu;\nconst SN: u32 = %uu;\n"
              "const SK: u32 = %uu;\nconst LDQ: u32 = %uu;\nconst LDK: u32 = %uu;\nconst LDV: u32 = %uu;\n"
-             "const LDP: u32 = %uu;\nconst LDS: u32 = %uu;\nalias TT = %s;\nconst KV4: bool = %s;\nalias KW = %s;\n"
-             "fn kw4(x: KW) -> vec4<f32> { return %s; }\n",
+             "const LDP: u32 = %uu;\nconst LDS: u32 = %uu;\nalias TT = %s;\n",
              key->half ? "enable f16;\n" : "",
              key->emu ? "" : "enable chromium_experimental_subgroup_matrix;\n"
                              "diagnostic(off, chromium.subgroup_matrix_uniformity);\n",
              key->bq, key->bkv, key->hp, key->d, key->dv, (unsigned)NSG_TC * key->sgs, key->sgs, key->sm, key->sn, key->sk,
              key->d + pad, key->d + pad, key->dv + pad, key->bkv + pad, (key->bkv > key->dv ? key->bkv : key->dv) + 4u,
-             key->half ? "f16" : "f32", key->kv4 ? "true" : "false", key->kv4 ? "vec4<u32>" : "u32",
-             key->kv4 ? "bitcast<vec4<f32>>(x)" : "vec4<f32>(bitcast<f32>(x))");
+             key->half ? "f16" : "f32");
     if (!op_wgsl_section(pre, cap, "lib_attention", "params") || !op_wgsl_section(pre, cap, "lib_attention", "nan") ||
-        !op_wgsl_section(pre, cap, "lib_attention", key->emu ? "tc frag scalar" : "tc frag subgroup matrix")) {
+        !op_wgsl_section(pre, cap, "lib_attention", key->emu ? "tc frag scalar" : "tc frag subgroup matrix") ||
+        !op_wgsl_section(pre, cap, "lib_attention", key->kv4 ? "tc kv words" : "tc kv elements")) {
         free(pre);
         return NULL;
     }
     op_wgsl_loader(pre, cap, "ldq", "q", (wgt_dtype)key->q, "f32");
-    if (key->kv4) { /* f32 elements of 16-byte words */
-        size_t used = strlen(pre);
-        snprintf(pre + used, cap - used, "fn ldk(i: u32) -> f32 { return bitcast<f32>(k[i / 4u][i %% 4u]); }\n"
-                                         "fn ldv(i: u32) -> f32 { return bitcast<f32>(v[i / 4u][i %% 4u]); }\n");
-    } else {
+    if (!key->kv4) { /* with KV4 the "tc kv words" section holds ldk and ldv */
         op_wgsl_loader(pre, cap, "ldk", "k", (wgt_dtype)key->k, "f32");
         op_wgsl_loader(pre, cap, "ldv", "v", (wgt_dtype)key->v, "f32");
     }

@@ -1,5 +1,5 @@
-// The greedy argmax's last stage (src/ops/lm_head.c): one workgroup reads the p.n partial results
-// (bits of the value, row) that lm_head.wgsl's workgroups wrote and writes the first largest's row
+// The greedy argmax's last stage (src/ops/fused_lm_head.c): one workgroup reads the p.n partial results
+// (bits of the value, row) that fused_lm_head.wgsl's workgroups wrote and writes the first largest's row
 // (NaN counts as the largest; a part of row 2^32 - 1 is empty) to tok[p.off_o] as an i32.
 // The prelude supplies WG.
 

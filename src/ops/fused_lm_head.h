@@ -1,10 +1,10 @@
 /*
- * The output layer of a decode token with the greedy argmax folded into it (src/ops/lm_head.c,
- * src/kernels/lm_head.wgsl + argmax.wgsl). Not public API: it exists for the decoder
+ * The output layer of a decode token with the greedy argmax folded into it (src/ops/fused_lm_head.c,
+ * src/kernels/fused_lm_head.wgsl + fused_lm_head_argmax.wgsl). Not public API: it exists for the decoder
  * (src/models/forward.c) and the bench program bench/lm_head.c, and may change with them.
  */
-#ifndef WGT_OPS_LM_HEAD_H
-#define WGT_OPS_LM_HEAD_H
+#ifndef WGT_OPS_FUSED_LM_HEAD_H
+#define WGT_OPS_FUSED_LM_HEAD_H
 
 #include "gpu/gpu.h"
 #include "wgt.h"

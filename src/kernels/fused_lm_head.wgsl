@@ -1,8 +1,8 @@
-// The output layer of one decode token (src/ops/lm_head.c), in one pass over the weights:
+// The output layer of one decode token (src/ops/fused_lm_head.c), in one pass over the weights:
 //   out[n] = scale * dot(W[n, :], gamma * x) (flags & 1: the RMSNorm before it, scale =
 //   1 / sqrt(mean(x^2) + eps); else gamma and scale are 1), and, with ARG, each workgroup's first
 //   largest logit (NaN counts as the largest) as (bits of the value, row) in part[workgroup]:
-//   the first stage of the greedy argmax (argmax.wgsl's `parts` finishes it).
+//   the first stage of the greedy argmax (fused_lm_head_argmax.wgsl's `parts` finishes it).
 // W is f32 / f16 / bf16 or Q8_0 / Q4_0 blocks (lib_lm_head.wgsl's weight sections: `w`, part4,
 // xat). x (times gamma) is staged once a workgroup in workgroup memory (XV vec4s). R consecutive
 // rows share a group of T lanes (LG = WG / T groups a workgroup); each lane reads a unit (8 float
@@ -14,7 +14,7 @@
 // block's R sums come from gsum4 (subgroupAdd) with no barrier; SGX 0: each lane's parts go
 // through workgroup memory (rsum first where whole subgroups lie in a group) and the group's first
 // lane adds them (two barriers a step).
-// The prelude (src/ops/lm_head.c) supplies: WG, T, R, U, XV, SGX, ARG, RW and RH (the lengths of
+// The prelude (src/ops/fused_lm_head.c) supplies: WG, T, R, U, XV, SGX, ARG, RW and RH (the lengths of
 // red and redh: WG, or 1 where unused), lib_lm_head.wgsl's sections (rsum, rsize, gsum4, steps
 // (U units of each row), the weights'), and for float weights ldW8(v) and VW (vec4s per 8 weights), for blocks FMT with
 // qlinear.wgsl's "decoders" and qlinear_fused.wgsl's "block words".

@@ -1,8 +1,8 @@
 /*
- * The output layer of one decode token and the greedy argmax after it (src/ops/lm_head.h):
- * src/kernels/lm_head.wgsl streams the weights once (a fixed grid of workgroups looping over row
+ * The output layer of one decode token and the greedy argmax after it (src/ops/fused_lm_head.h):
+ * src/kernels/fused_lm_head.wgsl streams the weights once (a fixed grid of workgroups looping over row
  * blocks, x * gamma staged in workgroup memory, R rows a group of T lanes, U steps of loads issued
- * together) and writes the logits and each workgroup's best logit; src/kernels/argmax.wgsl reduces
+ * together) and writes the logits and each workgroup's best logit; src/kernels/fused_lm_head_argmax.wgsl reduces
  * those parts in one workgroup to the token id. Without a token asked for, only the first runs.
  */
 #include <stdio.h>
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "ops/fused.h"
-#include "ops/lm_head.h"
+#include "ops/fused_lm_head.h"
 #include "ops/ops.h"
 #include "tensor/tensor.h"
 
@@ -29,7 +29,7 @@ typedef struct argmax_params {
     uint32_t n, off_o, pad0, pad1;
 } argmax_params;
 
-/* WGT_LM_HEAD=auto|0|R[:T[:G[:U]]]: the output layer's kernel (lm_head.wgsl): R rows (1, 2, 4 or
+/* WGT_LM_HEAD=auto|0|R[:T[:G[:U]]]: the output layer's kernel (fused_lm_head.wgsl): R rows (1, 2, 4 or
  * 8) a group of T lanes (a power of two up to the workgroup size; 0: the adapter's fixed subgroup
  * size, 32 where it is not fixed), at most G workgroups (0: one row block for every lane group, no
  * loop; else the fewest that keep the steps G would take), U units of loads issued together (1, 2
@@ -199,7 +199,7 @@ wgt_status wgt_lm_head(const wgt_tensor *x, const wgt_tensor *gamma, double eps,
     if ((st = wgt_tensor_new(ctx, WGT_F32, nd, shape, &y)) || (st = wgt_tensor_new(ctx, WGT_I32, 1, &nparts, &parts)) ||
         (token && (st = wgt_tensor_new(ctx, WGT_I32, 1, &one, &tok))))
         goto fail;
-    if ((st = wgt_gpu_kernel_keyed(ctx, "lm_head", &key, sizeof key, lm_prelude, &key, "main", NULL, 0, &k))) goto fail;
+    if ((st = wgt_gpu_kernel_keyed(ctx, "fused_lm_head", &key, sizeof key, lm_prelude, &key, "main", NULL, 0, &k))) goto fail;
     const wgt_tensor *bt[5] = {x, w, gamma ? gamma : x, y, parts};
     for (int i = 0; i < 5 && !st; i++) {
         /* blocks: the rows plus the word after the end (a block's last word may pass it) */
@@ -231,7 +231,7 @@ wgt_status wgt_lm_head(const wgt_tensor *x, const wgt_tensor *gamma, double eps,
         wgt_kernel *ka;
         wgt_binding ab[2];
         int64_t abase[2];
-        if ((st = wgt_gpu_kernel_keyed(ctx, "argmax", &wg, sizeof wg, argmax_prelude, &wg, "parts", NULL, 0, &ka)) ||
+        if ((st = wgt_gpu_kernel_keyed(ctx, "fused_lm_head_argmax", &wg, sizeof wg, argmax_prelude, &wg, "parts", NULL, 0, &ka)) ||
             (st = op_bind_all(parts, &ab[0], &abase[0])) || (st = op_bind_all(tok, &ab[1], &abase[1])))
             goto fail;
         argmax_params ap = {(uint32_t)(nparts / 2), (uint32_t)(tok->l.offset - abase[1]), 0, 0};

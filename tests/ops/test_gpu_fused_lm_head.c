@@ -1,4 +1,4 @@
-/* wgt_lm_head (src/ops/lm_head.c: lm_head.wgsl + argmax.wgsl) against double-precision references
+/* wgt_lm_head (src/ops/fused_lm_head.c: fused_lm_head.wgsl + fused_lm_head_argmax.wgsl) against double-precision references
  * computed here: the logits of rms_norm(x) * gamma (or x) through f32 / f16 / bf16 weights for row
  * counts that leave the last row block short, K from 8 to 2056, under WGT_LM_HEAD's variants (rows
  * a lane group, lanes a group equal to the subgroup or not, a small grid that loops over the row
@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "gpu/gpu.h"
-#include "ops/lm_head.h"
+#include "ops/fused_lm_head.h"
 #include "support/check.h"
 
 static float frand(unsigned *s)
@@ -219,5 +219,5 @@ int main(void)
     }
     unsetenv("WGT_LM_HEAD");
     wgt_context_free(ctx);
-    return test_finish("test_gpu_lm_head");
+    return test_finish("test_gpu_fused_lm_head");
 }
