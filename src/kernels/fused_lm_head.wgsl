@@ -16,7 +16,7 @@
 // lane adds them (two barriers a step).
 // The prelude (src/ops/fused_lm_head.c) supplies: WG, T, R, U, XV, SGX, ARG, RW and RH (the lengths of
 // red and redh: WG, or 1 where unused), lib_lm_head.wgsl's sections (rsum, rsize, gsum4, steps
-// (U units of each row), the weights'), and for float weights ldW8(v) and VW (vec4s per 8 weights), for blocks FMT with
+// (U units of each row), the weights', best: the argmax order and best_of_group), and for float weights ldW8(v) and VW (vec4s per 8 weights), for blocks FMT with
 // qlinear.wgsl's "decoders" and qlinear_fused.wgsl's "block words".
 
 struct Params {
@@ -37,18 +37,6 @@ var<workgroup> xs: array<vec4<f32>, XV>;
 var<workgroup> red: array<vec4<f32>, RW>;
 var<workgroup> redh: array<vec4<f32>, RH>;
 var<workgroup> wsum: array<f32, WG>;
-var<workgroup> bval: array<f32, WG>;
-var<workgroup> bidx: array<u32, WG>;
-
-// (v, i) comes before (bv, bi) in argmax order: NaN first, then the larger value, then the lower row
-fn is_nan_f(v: f32) -> bool { return (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u; }
-fn better(v: f32, i: u32, bv: f32, bi: u32) -> bool {
-    let vn = is_nan_f(v);
-    let bn = is_nan_f(bv);
-    if (i == 0xffffffffu || bi == 0xffffffffu) { return bi == 0xffffffffu && i != bi; } // none yet
-    if (vn || bn) { return vn && (!bn || i < bi); }
-    return v > bv || (v == bv && i < bi);
-}
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -144,17 +132,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             workgroupBarrier();
         }
     }
-    if (ARG == 1u) { // the workgroup's first largest, by a tree over its lanes
-        bval[lid] = bv;
-        bidx[lid] = bi;
-        workgroupBarrier();
-        for (var s = WG / 2u; s > 0u; s = s / 2u) {
-            if (lid < s && better(bval[lid + s], bidx[lid + s], bval[lid], bidx[lid])) {
-                bval[lid] = bval[lid + s];
-                bidx[lid] = bidx[lid + s];
-            }
-            workgroupBarrier();
-        }
-        if (lid == 0u) { part[wg] = vec2<u32>(bitcast<u32>(bval[0]), bidx[0]); }
+    if (ARG == 1u) { // the workgroup's first largest
+        let b = best_of_group(lid, bv, bi);
+        if (lid == 0u) { part[wg] = b; }
     }
 }

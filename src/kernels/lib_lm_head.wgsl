@@ -13,6 +13,36 @@
 // Each weight section declares binding 2 (`w`), fn xat(c) (the staged vec4 c's slot in xs) and
 // fn part4(o0, o1, o2, o3, g) -> vec4<f32>: the dot products of unit g of the rows at o0 .. o3
 // (the first R of them) with the staged x.
+// ---- best ----
+// The greedy argmax's order and a workgroup's first largest (fused_lm_head.wgsl's first stage and
+// fused_lm_head_argmax.wgsl's last): better(v, i, bv, bi) is true when (v, i) comes before (bv, bi)
+// (NaN first, then the larger value, then the lower row; row 2^32 - 1 is none yet), best_of_group
+// the first of the WG lanes' (bv, bi) by a tree over bval, bidx, as (bits of the value, row) to
+// every lane. WG from the prelude; a call from uniform control flow.
+var<workgroup> bval: array<f32, WG>;
+var<workgroup> bidx: array<u32, WG>;
+fn is_nan_f(v: f32) -> bool { return (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u; }
+fn better(v: f32, i: u32, bv: f32, bi: u32) -> bool {
+    let vn = is_nan_f(v);
+    let bn = is_nan_f(bv);
+    if (i == 0xffffffffu || bi == 0xffffffffu) { return bi == 0xffffffffu && i != bi; }
+    if (vn || bn) { return vn && (!bn || i < bi); }
+    return v > bv || (v == bv && i < bi);
+}
+fn best_of_group(lid: u32, bv: f32, bi: u32) -> vec2<u32> {
+    bval[lid] = bv;
+    bidx[lid] = bi;
+    workgroupBarrier();
+    for (var s = WG / 2u; s > 0u; s = s / 2u) {
+        if (lid < s && better(bval[lid + s], bidx[lid + s], bval[lid], bidx[lid])) {
+            bval[lid] = bval[lid + s];
+            bidx[lid] = bidx[lid + s];
+        }
+        workgroupBarrier();
+    }
+    return vec2<u32>(bitcast<u32>(bval[0]), bidx[0]);
+}
+
 // ---- group sums ----
 fn rsum(v: f32) -> f32 { return subgroupAdd(v); }
 fn rsize() -> u32 { return subgroupAdd(1u); }

@@ -34,15 +34,17 @@ typedef struct argmax_params {
  * size, 32 where it is not fixed), at most G workgroups (0: one row block for every lane group, no
  * loop; else the fewest that keep the steps G would take), U units of loads issued together (1, 2
  * or 4). 0: the composition (fused_linear's `rows` or qlinear_fused's, and wgt_reduce's argmax).
- * auto: float weights 8:16:528:2, Q8_0 / Q4_0 blocks 4:0:528:2. The default is 0 (opt-in) until a
- * whole-model A/B on the H200 wins: call 1's (auto then 8:32:528:2) tied main on Qwen f16
- * (1005.5 / 1031.0 -> 1021.8 / 1014.3 tok/s) and lost 0.2% on Llama f16 (909.0 / 910.8 -> 906.8 / 908.9).
+ * auto: float weights 8:16:528:2, Q8_0 / Q4_0 blocks 4:0:528:2. Unset: auto's setting for float
+ * weights, 0 for blocks. On the H200 (bench/results/h200/final-2026-12-03-1640/head2/, two rounds
+ * in one call against the composition) auto won both rounds on both f16 rows (Qwen2.5-0.5B
+ * 1022.6 / 1023.7 -> 1045.7 / 1040.6 tok/s, Llama-3.2-1B 908.4 / 909.6 -> 916.0 / 916.1) and lost on
+ * the block rows (Qwen Q4_0 1038.1 / 1041.8 -> 1021.8, Llama Q4_0 962.2 -> 952.7). An earlier call
+ * (auto then 8:32:528:2) had tied on Qwen f16 and lost 0.2% on Llama f16.
  * H200 (bench/results/h200/head-2026-12-03/, bench_lm_head, f16, logits alone / with the greedy
  * token, us a call): Qwen2.5-0.5B's 151936 x 896 main 84.9 / 101.7 (fused_linear R 8 + reduce),
  * 8:16:528:2 71.6 / 86.1 (91.5% of 4.16 TB/s for the logits), 8:32:528:2 82.3 / 93.6, 8:32:528:1
  * 75.7 / 87.4, 8:32:132:2 128.1; Llama-3.2-1B's 128256 x 2048 main 136.3 / 150.5, 8:16:528:2
  * 129.7 / 138.9, 8:64:0:2 127.7 / 157.4, 2:32:528:4 129.5 / 136.2. */
-#define LM_HEAD_DEFAULT "0"
 #define LM_AUTO_FLOAT "8:16:528:2"
 #define LM_AUTO_BLOCKS "4:0:528:2"
 
@@ -54,8 +56,8 @@ typedef struct lm_choice {
 static int lm_choose(wgt_context *ctx, uint32_t wg, int q, lm_choice *c)
 {
     const char *e = getenv("WGT_LM_HEAD");
-    if (!e || !*e) e = LM_HEAD_DEFAULT;
-    if (!strcmp(e, "auto")) e = q ? LM_AUTO_BLOCKS : LM_AUTO_FLOAT;
+    if (!e || !*e) e = q ? "0" : LM_AUTO_FLOAT;
+    else if (!strcmp(e, "auto")) e = q ? LM_AUTO_BLOCKS : LM_AUTO_FLOAT;
     uint32_t sgfix = op_shuffle_subgroup(ctx);
     if (sgfix < 4 || sgfix > wg) sgfix = 0;
     unsigned r = 0, t = 0, g = 528, u = 2;
@@ -77,7 +79,8 @@ static char *lm_prelude(void *arg)
              "const XV: u32 = %uu;\nconst SGX: u32 = %uu;\nconst ARG: u32 = %uu;\nconst RW: u32 = %uu;\n"
              "const RH: u32 = %uu;\n",
              k->sgx || k->hs ? "enable subgroups;\n" : "", k->wg, k->t, k->r, k->u, k->xv, k->sgx, k->arg, k->rw, k->rh);
-    int ok = op_wgsl_section(pre, cap, "lib_lm_head", k->hs ? "group sums" : "no group sums") &&
+    int ok = op_wgsl_section(pre, cap, "lib_lm_head", "best") &&
+             op_wgsl_section(pre, cap, "lib_lm_head", k->hs ? "group sums" : "no group sums") &&
              op_wgsl_section(pre, cap, "lib_lm_head", k->sgx ? "subgroup rows" : "no subgroup rows") &&
              op_wgsl_section(pre, cap, "lib_lm_head", k->u == 4 ? "steps 4" : k->u == 2 ? "steps 2" : "steps 1");
     if (k->fmt) {
@@ -100,8 +103,14 @@ static char *lm_prelude(void *arg)
 
 static char *argmax_prelude(void *arg)
 {
-    char *pre = malloc(64);
-    if (pre) snprintf(pre, 64, "const WG: u32 = %uu;\n", *(const uint32_t *)arg);
+    size_t cap = 4096;
+    char *pre = malloc(cap);
+    if (!pre) return NULL;
+    snprintf(pre, cap, "const WG: u32 = %uu;\n", *(const uint32_t *)arg);
+    if (!op_wgsl_section(pre, cap, "lib_lm_head", "best")) {
+        free(pre);
+        return NULL;
+    }
     return pre;
 }
 
