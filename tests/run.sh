@@ -14,7 +14,8 @@
 # Tests named in tests/long.txt (WGT_TEST_LONG_LIST names another list) are the longer sweeps that
 # `make test` leaves out to stay under 40 minutes on the 2-core machine: they run with
 # WGT_TEST_LONG=1 (`make test-long` runs everything) or when a filter names them; the run lists them.
-# Usage: tests/run.sh BUILD_DIR [NAME_FILTER]
+# Usage: tests/run.sh BUILD_DIR [NAME_FILTER] (a test runs when its name holds one of the filter's
+# space-separated words)
 set -u
 build=${1:-build}
 filter=${2:-}
@@ -28,6 +29,12 @@ export WGT_BIN="$build/wgt" WGT_ROOT="$root" WGT_BUILD="$build"
 export EGL_PLATFORM=${EGL_PLATFORM:-surfaceless}
 passed=0 failed=0 skipped=0 failures="" skips="" longs=""
 long_list=$(sed 's/#.*//' "${WGT_TEST_LONG_LIST:-$root/tests/long.txt}" 2>/dev/null | awk 'NF { print $1 }')
+wanted() { # name: 0 when no filter is given or the name holds one of its words
+    [ -z "$filter" ] && return 0
+    local w
+    for w in $filter; do [[ $1 == *$w* ]] && return 0; done
+    return 1
+}
 left_long() { # name: 1 when make test leaves this long test to make test-long
     [ "${WGT_TEST_LONG:-0}" != 1 ] && [ -z "$filter" ] && grep -qxF "$1" <<<"$long_list" && longs="$longs $1"
 }
@@ -65,7 +72,7 @@ run_one() { # label, log, command...
 for bin in "$build"/tests/test_*; do
     [ -x "$bin" ] || continue
     name=$(basename "$bin")
-    [ -n "$filter" ] && [[ $name != *$filter* ]] && continue
+    wanted "$name" || continue
     left_long "$name" && continue
     case "$name" in
     test_gpu_*)
@@ -77,7 +84,7 @@ for bin in "$build"/tests/test_*; do
 done
 while IFS= read -r script; do
     name=$(basename "$script" .sh)
-    [ -n "$filter" ] && [[ $name != *$filter* ]] && continue
+    wanted "$name" || continue
     left_long "$name" && continue
     run_one "$name" "$logs/$name.log" bash "$script"
 done < <(find "${WGT_TEST_SCRIPTS:-$root/tests}" -name 'test_*.sh' | sort)
