@@ -1641,6 +1641,8 @@ int32_t wgt_tokenizer_bos(const wgt_tokenizer *tok); /* -1: none */
 int32_t wgt_tokenizer_eos(const wgt_tokenizer *tok); /* -1: none */
 /* 1 for an end-of-generation token (EOS, <|eot_id|>, <|im_end|>, <|endoftext|>, ...). */
 int wgt_tokenizer_is_eog(const wgt_tokenizer *tok, int32_t id);
+/* 1 for a control or unknown token (decoding with skip_special leaves it out). */
+int wgt_tokenizer_is_special(const wgt_tokenizer *tok, int32_t id);
 
 /* Streaming decoder: feed ids one at a time; text that ends inside a UTF-8 sequence is held
  * until the sequence completes. *text (valid until the next call) gets the bytes now complete. */
@@ -1680,6 +1682,27 @@ wgt_status wgt_tokenizer_apply_chat_template_vars(const wgt_tokenizer *tok, cons
 
 typedef struct wgt_model wgt_model;
 
+/* Constrained generation (src/models/json_constraint.c): the ids drawn are those whose bytes
+ * continue one JSON object (RFC 8259 text whose top-level value is an object, as OpenAI's
+ * response_format "json_object"; UTF-8 checked in strings; the text starts with '{', at most 24
+ * whitespace bytes in a row, at most 64 nested containers). Control and unknown tokens are never
+ * drawn. A state serves one sequence at a time; wgt_sampling.json points at it. */
+typedef struct wgt_json_state wgt_json_state;
+/* tok is kept (NULL: a state that only checks bytes, through wgt_json_state_feed). */
+wgt_status wgt_json_state_create(const wgt_tokenizer *tok, wgt_json_state **out);
+void wgt_json_state_free(wgt_json_state *js);
+void wgt_json_state_reset(wgt_json_state *js); /* back to before the object */
+/* Advance over bytes already written (text given as the answer's start); WGT_ERR_INVALID_ARGUMENT,
+ * and no change, when they cannot continue one JSON object. */
+wgt_status wgt_json_state_feed(wgt_json_state *js, const char *bytes, size_t n);
+/* 1 when id may come next (once the object is complete: only end-of-generation ids). */
+int wgt_json_state_allows(const wgt_json_state *js, int32_t id);
+/* logits[id] = -inf for each of the n ids that may not come next; returns how many may. */
+int64_t wgt_json_state_mask(const wgt_json_state *js, float *logits, int64_t n);
+/* Advance over id's bytes; WGT_ERR_INVALID_ARGUMENT when id may not come next. */
+wgt_status wgt_json_state_accept(wgt_json_state *js, int32_t id);
+int wgt_json_state_complete(const wgt_json_state *js); /* 1 once the object has closed */
+
 typedef struct wgt_sampling {
     float temperature;    /* 0: greedy */
     int top_k;            /* 0: off */
@@ -1697,6 +1720,11 @@ typedef struct wgt_sampling {
      * times has its logit lowered by c * frequency_penalty + (c > 0) * presence_penalty, after the
      * repetition penalty and before the temperature. 0: off; negative values favour repeats. */
     float frequency_penalty, presence_penalty;
+    /* NULL, or a JSON constraint's state (wgt_json_state_create, reset for each answer): ids that
+     * cannot continue one JSON object get no probability (after the penalties, before the other
+     * settings), the drawn id advances the state, and generation ends when the object closes.
+     * The logits are read back and drawn from on the host (no captured step, no pipelining). */
+    wgt_json_state *json;
 } wgt_sampling;
 
 typedef struct wgt_generate_stats {

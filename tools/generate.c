@@ -125,6 +125,8 @@ static void usage(FILE *f)
                "  --presence-penalty P   -2 to 2: a logit less P once its token was generated (0: off)\n"
                "  -s, --seed S         sampling seed, 0 to 18446744073709551615 (default 1234)\n"
                "  --ignore-eos         keep going past end-of-sequence tokens\n"
+               "  --json               write one JSON object: only tokens that continue one are drawn, and\n"
+               "                       generation ends when it closes (OpenAI's json_object; sampled on the host)\n"
                "  --graph              capture a decode step and replay it for every later token (a capture\n"
                "                       up to 256 keys and one past them; greedy or sampled; graph capture\n"
                "                       in README): one submit, no recording per token\n"
@@ -149,7 +151,7 @@ int cmd_generate(int argc, char **argv)
     wgt_sampling sp = {0};
     sp.repeat_penalty = 1.0f;
     sp.seed = 1234;
-    int print_ids = 0;
+    int print_ids = 0, json = 0;
     args a = args_begin("generate", argc, argv);
     while (args_next(&a)) {
         if (args_flag(&a, "-h|--help")) {
@@ -171,6 +173,7 @@ int cmd_generate(int argc, char **argv)
         else if (args_int(&a, "-c|--ctx-size|--ctx", 0, 1 << 20, &ctx_len)) ;
         else if (args_flag(&a, "--ignore-eos")) sp.ignore_eos = 1;
         else if (args_flag(&a, "--graph")) sp.graph = 1;
+        else if (args_flag(&a, "--json")) json = 1;
         else if (args_flag(&a, "--print-ids")) print_ids = 1;
         else return args_unknown(&a);
     }
@@ -201,6 +204,17 @@ int cmd_generate(int argc, char **argv)
     if (wgt_model_is_random(m))
         fprintf(stderr, "wgt generate: warning: %s is a configuration alone: the weights are random, the output "
                         "is noise (give the model's directory or a GGUF file for real text)\n", model);
+    if (json) {
+        if (!wgt_model_tokenizer(m)) {
+            fprintf(stderr, "wgt generate: --json needs the model's tokenizer (the bytes of each token): %s\n",
+                    wgt_model_tokenizer_error(m) ? wgt_model_tokenizer_error(m) : "the model has none");
+            goto out;
+        }
+        if (wgt_json_state_create(wgt_model_tokenizer(m), &sp.json)) {
+            fprintf(stderr, "wgt generate: %s\n", wgt_errmsg());
+            goto out;
+        }
+    }
     if (!prompt_ids) {
         wgt_tokenizer *tok = wgt_model_tokenizer(m);
         size_t n = 0;
@@ -245,6 +259,9 @@ int cmd_generate(int argc, char **argv)
         fprintf(stderr, "wgt generate: stopped at the end of the context (%lld tokens): %lld prompt + %lld generated "
                         "(the last one is not fed back); -c/--ctx-size sets it, up to the model's positions\n",
                 (long long)wgt_model_context(m), (long long)gs.n_prompt, (long long)gs.n_generated);
+    if (sp.json && !wgt_json_state_complete(sp.json))
+        fprintf(stderr, "wgt generate: --json: the object is not closed after %lld tokens (-n sets how many)\n",
+                (long long)gs.n_generated);
     char r1[32], r2[32];
     /* the first token's time is the prefill's: decode speed counts the tokens after it */
     fprintf(stderr, "prefill: %lld tokens, %s | decode: %lld tokens, %s | %.1f submits/token, %.1f dispatches/token\n",
@@ -261,6 +278,7 @@ int cmd_generate(int argc, char **argv)
 out:
     free(ids);
     free(file_text);
+    wgt_json_state_free(sp.json);
     wgt_model_free(m);
     wgt_context_free(ctx);
     return rc;

@@ -52,6 +52,7 @@ void serve_release(req *r)
     free(r->text);
     free(r->error);
     free(r->logits);
+    wgt_json_state_free(r->sp.json);
     free(r->lp);
     if (r->detok) wgt_detokenizer_free(r->detok);
     free(r);
@@ -172,6 +173,10 @@ static void take_token_locked(req *r, int32_t tok)
     size_t n;
     if (r->detok && !wgt_detokenizer_push(r->detok, tok, &t, &n) && n && append_text_locked(r, t, n)) return;
     if (r->logprobs && r->n_lp) r->lp[r->n_lp - 1].text_end = r->len;
+    if (r->sp.json && wgt_json_state_complete(r->sp.json)) { /* response_format json_object: it closed */
+        finish_flushed_locked(r, "stop");
+        return;
+    }
     if (r->n_gen >= r->max_tokens || wgt_batch_slot_length(S.batch, r->slot) >= wgt_batch_context(S.batch))
         finish_flushed_locked(r, "length");
 }
@@ -446,7 +451,8 @@ static void usage(FILE *f)
             "max_tokens, temperature, top_p, top_k, min_p, repetition_penalty, frequency_penalty and\n"
             "presence_penalty (-2 to 2, OpenAI's: over the reply's tokens), seed, stop (a string or up to 16),\n"
             "n (1), stream, stream_options.include_usage, ignore_eos, logprobs (chat: with top_logprobs;\n"
-            "the model's log-probabilities, before the sampling settings).\n"
+            "the model's log-probabilities, before the sampling settings), response_format ({\"type\":\n"
+            "\"json_object\"}: the reply is one JSON object, ending when it closes; \"text\"; json_schema is refused).\n"
             "Greedy (temperature 0) replies equal `wgt generate`'s. Errors are OpenAI's JSON:\n"
             "{\"error\": {\"message\", \"type\", \"param\", \"code\"}}.\n"
             "Example:\n"

@@ -384,6 +384,27 @@ static int parse_request(cJSON *j, int chat, req *r, perr *e)
         for (int i = 0; i < r->n_stop; i++)
             if (!r->stop[i]) return fail(e, 500, NULL, NULL, "out of memory");
     }
+    /* response_format: {"type": "text"} (the default) or {"type": "json_object"} (one JSON object,
+     * through a JSON constraint); json_schema is refused by name */
+    cJSON *rf = cJSON_GetObjectItemCaseSensitive(j, "response_format");
+    if (rf && !cJSON_IsNull(rf)) {
+        cJSON *type = cJSON_IsObject(rf) ? cJSON_GetObjectItemCaseSensitive(rf, "type") : NULL;
+        if (!cJSON_IsString(type))
+            return fail(e, 400, "response_format", "invalid_type",
+                        "'response_format' must be an object with a string 'type' (\"text\" or \"json_object\")");
+        if (!strcmp(type->valuestring, "json_object")) {
+            if (!S->tok)
+                return fail(e, 400, "response_format", "invalid_value",
+                            "json_object needs the model's tokenizer (the bytes of each token), and this model has none");
+            if (wgt_json_state_create(S->tok, &r->sp.json)) return fail(e, 500, NULL, NULL, "%s", wgt_errmsg());
+        } else if (!strcmp(type->valuestring, "json_schema"))
+            return fail(e, 400, "response_format", "unsupported_value",
+                        "response_format json_schema is not supported: use {\"type\": \"json_object\"} (one JSON "
+                        "object of any shape) and describe the schema in the prompt");
+        else if (strcmp(type->valuestring, "text"))
+            return fail(e, 400, "response_format", "invalid_value",
+                        "response_format type '%.40s' is not one of \"text\", \"json_object\"", type->valuestring);
+    }
     r->chat = chat, r->stream = stream;
     r->sp.temperature = (float)temp;
     r->sp.top_k = (int)top_k;

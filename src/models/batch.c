@@ -566,9 +566,14 @@ static wgt_status draw(wgt_batch *b, wgt_batch_item *it, int n, const wgt_tensor
     wgt_model *m = b->m;
     int64_t V = m->cfg.vocab;
     wgt_status st = WGT_OK;
-    int any_logits = 0, any_draw = 0;
-    for (int i = 0; i < n; i++) any_logits |= it[i].logits != NULL, any_draw |= it[i].sp != NULL;
-    if (wgt_gpu_runs_reference(m->ctx) || any_logits) {
+    int any_logits = 0, any_draw = 0, any_json = 0;
+    for (int i = 0; i < n; i++) {
+        any_logits |= it[i].logits != NULL, any_draw |= it[i].sp && !it[i].sp->json;
+        any_json |= it[i].sp && it[i].sp->json;
+    }
+    int host = wgt_gpu_runs_reference(m->ctx);
+    if (host) any_draw |= any_json;
+    if (host || any_logits || any_json) {
         float *all = malloc((size_t)(n * V) * sizeof *all);
         if (!all) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory");
         if ((st = wgt_tensor_to_host(logits, all, (size_t)(n * V) * sizeof *all))) {
@@ -577,16 +582,14 @@ static wgt_status draw(wgt_batch *b, wgt_batch_item *it, int n, const wgt_tensor
         }
         for (int i = 0; i < n; i++)
             if (it[i].logits) memcpy(it[i].logits, all + i * V, (size_t)V * sizeof *all);
-        if (wgt_gpu_runs_reference(m->ctx)) {
-            for (int i = 0; i < n && !st; i++)
-                if (it[i].sp) {
-                    bslot *s = &b->slots[it[i].slot];
-                    st = mdl_sample_host(all + i * V, V, it[i].sp, s->ids, s->n_past, it[i].step, &it[i].token);
-                }
-            free(all);
-            return st;
-        }
+        /* every draw on a CPU-reference context; a JSON constraint's draws anywhere */
+        for (int i = 0; i < n && !st; i++)
+            if (it[i].sp && (host || it[i].sp->json)) {
+                bslot *s = &b->slots[it[i].slot];
+                st = mdl_sample_host(all + i * V, V, it[i].sp, s->ids, s->n_past, it[i].step, &it[i].token);
+            }
         free(all);
+        if (st || host) return st;
     }
     if (!any_draw) return WGT_OK;
     wgt_tensor *idx = NULL;
@@ -594,7 +597,7 @@ static wgt_status draw(wgt_batch *b, wgt_batch_item *it, int n, const wgt_tensor
     if (!tok) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory");
     if ((st = wgt_reduce(WGT_REDUCE_ARGMAX, logits, 1u << 1, 0, 0, &idx))) goto done;
     for (int i = 0; i < n && !st; i++) {
-        if (!it[i].sp || mdl_sampling_is_plain_greedy(it[i].sp)) continue;
+        if (!it[i].sp || it[i].sp->json || mdl_sampling_is_plain_greedy(it[i].sp)) continue;
         bslot *s = &b->slots[it[i].slot];
         wgt_tensor *row = NULL, *rowc = NULL, *hist = NULL, *one = NULL, *dst = NULL;
         int64_t nh = s->n_past;
@@ -607,7 +610,7 @@ static wgt_status draw(wgt_batch *b, wgt_batch_item *it, int n, const wgt_tensor
     }
     if (!st && !(st = wgt_tensor_to_host(idx, tok, (size_t)n * sizeof *tok)))
         for (int i = 0; i < n; i++)
-            if (it[i].sp) it[i].token = tok[i];
+            if (it[i].sp && !it[i].sp->json) it[i].token = tok[i];
 done:
     wgt_tensor_free(idx);
     free(tok);

@@ -154,8 +154,9 @@ wgt_status wgt_model_generate(wgt_model *m, const int32_t *prompt, int64_t n_pro
     if (n_new > m->max_ctx - n_prompt + 1) n_new = m->max_ctx - n_prompt + 1, context_full = 1;
     wgt_status st = WGT_OK;
     int64_t V = m->cfg.vocab;
-    /* the device samples; a CPU-reference context samples on the host with the same rules */
-    int on_device = !wgt_gpu_runs_reference(m->ctx);
+    /* the device samples; a CPU-reference context, or a JSON constraint, samples on the host with
+     * the same rules */
+    int on_device = !wgt_gpu_runs_reference(m->ctx) && !sp->json;
     float *logits = on_device ? NULL : malloc((size_t)V * sizeof *logits);
     cand *cs = on_device ? NULL : malloc((size_t)V * sizeof *cs);
     int64_t cap = n_prompt + n_new + 1;
@@ -249,12 +250,16 @@ wgt_status wgt_model_generate(wgt_model *m, const int32_t *prompt, int64_t n_pro
             }
         } else {
             st = wgt_tensor_to_host(lg, logits, (size_t)V * sizeof *logits);
+            if (!st && sp->json && wgt_json_state_mask(sp->json, logits, V) == 0)
+                st = wgt_error(WGT_ERR_UNSUPPORTED, "JSON constraint: no token of the vocabulary continues the text here");
             if (!st) next = sample(logits, V, sp, hist, n_hist, n_hist - n_prompt, &rng, cs);
+            if (!st && sp->json) st = wgt_json_state_accept(sp->json, next);
         }
         if (st) goto step_done;
         hist[n_hist++] = next;
         s.n_generated++;
         if ((on_token && on_token(next, user)) || (!sp->ignore_eos && is_eos(m, next))) stop = 1;
+        if (sp->json && wgt_json_state_complete(sp->json)) stop = 1; /* the object closed */
         feed = &hist[n_hist - 1];
         n_feed = 1;
     step_done:
@@ -306,9 +311,13 @@ wgt_status mdl_sample_host(float *logits, int64_t V, const wgt_sampling *sp, con
     cand *cs = malloc((size_t)V * sizeof *cs);
     if (!cs) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory");
     uint64_t rng = sp->seed + (uint64_t)step * 0x9E3779B97F4A7C15ull; /* splitmix's state after step draws */
-    *token = sample(logits, V, sp, hist, n_hist, step < n_hist ? step : n_hist, &rng, cs);
+    wgt_status st = WGT_OK;
+    if (sp->json && wgt_json_state_mask(sp->json, logits, V) == 0)
+        st = wgt_error(WGT_ERR_UNSUPPORTED, "JSON constraint: no token of the vocabulary continues the text here");
+    if (!st) *token = sample(logits, V, sp, hist, n_hist, step < n_hist ? step : n_hist, &rng, cs);
+    if (!st && sp->json) st = wgt_json_state_accept(sp->json, *token);
     free(cs);
-    return WGT_OK;
+    return st;
 }
 
 int wgt_model_is_eos(const wgt_model *m, int32_t id)

@@ -243,7 +243,7 @@ wgt_status mdl_sample_host(float *logits, int64_t V, const wgt_sampling *sp, con
 /* 1 when the settings pick the argmax of the logits as they are: temperature 0 and no penalty. */
 static inline int mdl_sampling_is_plain_greedy(const wgt_sampling *sp)
 {
-    return sp->temperature <= 0 && (sp->repeat_penalty <= 0 || sp->repeat_penalty == 1.0f) &&
+    return !sp->json && sp->temperature <= 0 && (sp->repeat_penalty <= 0 || sp->repeat_penalty == 1.0f) &&
            sp->frequency_penalty == 0 && sp->presence_penalty == 0;
 }
 /* batch.c: 1 runs each sequence through wgt_model_forward (the reference the tests compare with). */

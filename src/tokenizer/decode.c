@@ -168,6 +168,11 @@ int32_t wgt_tokenizer_vocab_size(const wgt_tokenizer *t) { return t ? t->n_vocab
 int32_t wgt_tokenizer_bos(const wgt_tokenizer *t) { return t ? t->bos : -1; }
 int32_t wgt_tokenizer_eos(const wgt_tokenizer *t) { return t ? t->eos : -1; }
 
+int wgt_tokenizer_is_special(const wgt_tokenizer *t, int32_t id)
+{
+    return t && id >= 0 && id < t->n_vocab && is_special(t, id);
+}
+
 int wgt_tokenizer_is_eog(const wgt_tokenizer *t, int32_t id)
 {
     if (!t) return 0;
