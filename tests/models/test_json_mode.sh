@@ -3,9 +3,10 @@
 # --json` on the default model on both CPU adapters, greedy and sampled, writes text that is one
 # JSON object where it says the object closed, and the start of one where -n cut it short; a model
 # without a tokenizer is refused by name. Then `wgt serve`: response_format {"type": "json_object"}
-# (chat and completions, whole and streamed) answers with one object when finish_reason is "stop"
-# and the start of one at "length"; json_schema and unknown types are 400s naming response_format,
-# and a plain request after them still answers.
+# (chat and completions, whole and streamed, and beside a plain request in the same batched steps,
+# which answers as it does alone) answers with one object when finish_reason is "stop" and the start
+# of one at "length"; json_schema and unknown types are 400s naming response_format, and a plain
+# request after them still answers.
 set -u
 wgt=${WGT_BIN:?} root=${WGT_ROOT:?}
 model=$root/models/bible-llama.gguf
@@ -100,6 +101,23 @@ for line in t.splitlines():
             text += ch.get("text", "")
             finish = ch.get("finish_reason") or finish
 judge(text, finish, "streamed completion")
+# a JSON request and a plain one in the same batched steps: the plain one answers as it does alone
+import threading
+plain = {"prompt": "In the beginning God created", "max_tokens": 12, "temperature": 0}
+st0, alone = post("/v1/completions", plain)
+res = {}
+def run(k, body):
+    res[k] = post("/v1/completions", body)
+ts = [threading.Thread(target=run, args=("json", {"prompt": "JSON: ", "response_format": rf, "max_tokens": 30,
+                                                  "temperature": 0})),
+      threading.Thread(target=run, args=("plain", plain))]
+for t_ in ts: t_.start()
+for t_ in ts: t_.join()
+if st0 != 200 or res["plain"][0] != 200 or json.loads(res["plain"][1])["choices"][0]["text"] != json.loads(alone)["choices"][0]["text"]:
+    bad += 1
+    print("FAIL: a plain request beside a JSON one:", res.get("plain"), alone[:200])
+jj = json.loads(res["json"][1])
+judge(jj["choices"][0]["text"], jj["choices"][0]["finish_reason"], "completion beside a plain one")
 for body, what in (({"type": "json_schema", "json_schema": {"name": "x", "schema": {}}}, "json_schema"),
                    ({"type": "yaml"}, "an unknown type"), ("json", "a string"), ({"kind": "text"}, "no type")):
     st, t = post("/v1/completions", {"prompt": "x", "response_format": body, "max_tokens": 2})
