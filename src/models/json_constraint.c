@@ -47,11 +47,23 @@ typedef struct jstate {
     uint64_t objects;                    /* bit d: container d (0 = outermost) is an object */
 } jstate;
 
+/* The vocabulary's index for masking (a step must not run the automaton over 150k pieces): the ids
+ * with bytes by their first byte, so a byte the state refuses masks its ids at once; the ids that
+ * a string takes whatever the string holds ("string-safe": accepted from a string's start, with no
+ * '"'), so inside a string only the others run the automaton; and the ids never drawn. */
 struct wgt_json_state {
     jstate s;
     int32_t n_vocab;
     const char **piece; /* each id's bytes (the tokenizer's), NULL for ids never drawn */
     uint32_t *len;
+    /* ids with bytes by their first two bytes: by_pair[pair_at[k] .. pair_at[k + 1]), k = 257 * first
+     * + (0 for a one-byte piece, else 1 + second) */
+    int32_t *by_pair;
+    uint32_t *pair_at;
+    int32_t *scratch;  /* a mask's allowed ids */
+    float *kept;       /* and their logits */
+    int32_t *unsafe, n_unsafe; /* ids with bytes that are not string-safe */
+    int32_t *none, n_none;     /* ids without bytes (control, unknown, empty) */
     const wgt_tokenizer *tok;
 };
 
@@ -222,6 +234,19 @@ static int after_value(jstate *s, uint8_t c)
     return 0;
 }
 
+static int feed(jstate *s, const char *bytes, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!step(s, (uint8_t)bytes[i])) return 0;
+    return 1;
+}
+
+/* A piece's bucket: 257 * first byte + (0 for one byte, else 1 + the second). */
+static uint32_t pair_key(const char *p, size_t len)
+{
+    return 257u * (uint8_t)p[0] + (len > 1 ? 1u + (uint8_t)p[1] : 0u);
+}
+
 wgt_status wgt_json_state_create(const wgt_tokenizer *tok, wgt_json_state **out)
 {
     if (!out) return wgt_error(WGT_ERR_INVALID_ARGUMENT, "wgt_json_state_create: NULL argument");
@@ -234,13 +259,32 @@ wgt_status wgt_json_state_create(const wgt_tokenizer *tok, wgt_json_state **out)
     }
     j->n_vocab = n;
     j->tok = tok;
+    if (!(j->by_pair = malloc(((size_t)n + 1) * sizeof *j->by_pair)) || !(j->pair_at = calloc(257 * 256 + 1, sizeof *j->pair_at)) ||
+        !(j->scratch = malloc(((size_t)n + 1) * sizeof *j->scratch)) || !(j->kept = malloc(((size_t)n + 1) * sizeof *j->kept)) ||
+        !(j->unsafe = malloc(((size_t)n + 1) * sizeof *j->unsafe)) || !(j->none = malloc(((size_t)n + 1) * sizeof *j->none))) {
+        wgt_json_state_free(j);
+        return wgt_error(WGT_ERR_OUT_OF_MEMORY, "JSON constraint: out of host memory for %d tokens", (int)n);
+    }
     for (int32_t id = 0; id < n; id++) {
         const char *p;
         size_t len;
-        if (wgt_tokenizer_is_special(tok, id) || wgt_tokenizer_token_to_piece(tok, id, &p, &len) || !len) continue;
+        if (wgt_tokenizer_is_special(tok, id) || wgt_tokenizer_token_to_piece(tok, id, &p, &len) || !len) {
+            j->none[j->n_none++] = id;
+            continue;
+        }
         j->piece[id] = p;
         j->len[id] = (uint32_t)len;
+        j->pair_at[pair_key(p, len) + 1]++;
+        jstate in_string = {.mode = J_STRING};
+        if (memchr(p, '"', len) || !feed(&in_string, p, len)) j->unsafe[j->n_unsafe++] = id;
     }
+    for (int k = 0; k < 257 * 256; k++) j->pair_at[k + 1] += j->pair_at[k];
+    for (int32_t id = n - 1; id >= 0; id--) /* pair_at[k + 1] counts down to pair_at[k]'s old value */
+        if (j->piece[id]) j->by_pair[--j->pair_at[pair_key(j->piece[id], j->len[id]) + 1]] = id;
+    /* pair_at[k + 1] is now bucket k's start: shift down so bucket k is [pair_at[k], pair_at[k + 1]) */
+    uint32_t total = (uint32_t)(n - j->n_none);
+    for (int k = 0; k < 257 * 256; k++) j->pair_at[k] = j->pair_at[k + 1];
+    j->pair_at[257 * 256] = total;
     *out = j;
     return WGT_OK;
 }
@@ -250,19 +294,18 @@ void wgt_json_state_free(wgt_json_state *j)
     if (!j) return;
     free(j->piece);
     free(j->len);
+    free(j->by_pair);
+    free(j->pair_at);
+    free(j->scratch);
+    free(j->kept);
+    free(j->unsafe);
+    free(j->none);
     free(j);
 }
 
 void wgt_json_state_reset(wgt_json_state *j)
 {
     if (j) memset(&j->s, 0, sizeof j->s);
-}
-
-static int feed(jstate *s, const char *bytes, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (!step(s, (uint8_t)bytes[i])) return 0;
-    return 1;
 }
 
 wgt_status wgt_json_state_feed(wgt_json_state *j, const char *bytes, size_t n)
@@ -291,12 +334,49 @@ int wgt_json_state_allows(const wgt_json_state *j, int32_t id)
 int64_t wgt_json_state_mask(const wgt_json_state *j, float *logits, int64_t n)
 {
     if (!j || !logits) return 0;
-    int64_t allowed = 0;
-    for (int64_t id = 0; id < n; id++) {
-        if (id < j->n_vocab && wgt_json_state_allows(j, (int32_t)id)) allowed++;
-        else logits[id] = -INFINITY;
+    int64_t allowed = 0, nv = n < j->n_vocab ? n : j->n_vocab;
+    for (int64_t id = nv; id < n; id++) logits[id] = -INFINITY; /* past the tokenizer's vocabulary */
+    if (j->s.mode == J_DONE) {
+        for (int64_t id = 0; id < nv; id++) {
+            if (wgt_tokenizer_is_eog(j->tok, (int32_t)id)) allowed++;
+            else logits[id] = -INFINITY;
+        }
+        return allowed;
     }
-    return allowed;
+    int64_t safe = nv; /* the ids below nv that are neither never drawn nor unsafe */
+    for (int32_t i = 0; i < j->n_none; i++)
+        if (j->none[i] < nv) logits[j->none[i]] = -INFINITY, safe--;
+    if (j->s.mode == J_STRING && !j->s.utf8_left) { /* the string-safe ids need no check */
+        for (int32_t i = 0; i < j->n_unsafe; i++) {
+            int32_t id = j->unsafe[i];
+            if (id >= nv) continue;
+            safe--;
+            if (wgt_json_state_allows(j, id)) allowed++;
+            else logits[id] = -INFINITY;
+        }
+        return allowed + safe;
+    }
+    /* elsewhere few ids are allowed: found through the buckets of the byte pairs the state takes,
+     * kept aside while every logit becomes -inf, then put back */
+    int32_t na = 0;
+    for (int b = 0; b < 256; b++) {
+        jstate t = j->s;
+        if (!step(&t, (uint8_t)b)) continue;
+        for (int c = -1; c < 256; c++) {
+            jstate u = t;
+            if (c >= 0 && !step(&u, (uint8_t)c)) continue;
+            uint32_t k = 257u * (uint32_t)b + (uint32_t)(c + 1);
+            for (uint32_t i = j->pair_at[k]; i < j->pair_at[k + 1]; i++) {
+                int32_t id = j->by_pair[i];
+                jstate v = u;
+                if (id < nv && (j->len[id] <= 2 || feed(&v, j->piece[id] + 2, j->len[id] - 2))) j->scratch[na++] = id;
+            }
+        }
+    }
+    for (int32_t i = 0; i < na; i++) j->kept[i] = logits[j->scratch[i]];
+    for (int64_t id = 0; id < nv; id++) logits[id] = -INFINITY;
+    for (int32_t i = 0; i < na; i++) logits[j->scratch[i]] = j->kept[i];
+    return na;
 }
 
 wgt_status wgt_json_state_accept(wgt_json_state *j, int32_t id)
