@@ -43,16 +43,8 @@ if "$wgt" generate -m "$root/bench/configs/qwen2.5-0.5b.json" --json -p x -n 2 >
     echo "FAIL: --json without a tokenizer:"; cat "$tmp/err"; fail=1
 fi
 
-"$wgt" serve -m "$model" --port 0 --parallel 2 2>"$tmp/serve.err" &
-pid=$!
-port=
-for _ in $(seq 600); do
-    port=$(sed -n 's|.* on http://127.0.0.1:\([0-9]*\) .*|\1|p' "$tmp/serve.err")
-    [ -n "$port" ] && break
-    kill -0 "$pid" 2>/dev/null || { echo "FAIL: wgt serve exited:"; cat "$tmp/serve.err"; exit 1; }
-    sleep 0.2
-done
-[ -n "$port" ] || { echo "FAIL: wgt serve did not start"; exit 1; }
+. "$root/tests/models/serve_start.sh"
+serve_start "$tmp/serve.err" -m "$model" --parallel 2
 python3 - "$port" "$check" "$tmp" <<'PY' || fail=1
 import http.client, json, subprocess, sys
 port, check, tmp = sys.argv[1:]

@@ -57,17 +57,8 @@ json.dump({"prompts": [p1, p2], "generate": {p1: g1, p2: g2}, "sampled": gs, "sa
 EOF
 
 # start: the port it got is in its first line on stderr
-start() {
-    "$wgt" serve -m "$model" --port 0 "$@" 2>"$tmp/serve.err" &
-    pid=$!
-    for _ in $(seq 600); do
-        port=$(sed -n 's|.* on http://127.0.0.1:\([0-9]*\) .*|\1|p' "$tmp/serve.err")
-        [ -n "$port" ] && return 0
-        kill -0 "$pid" 2>/dev/null || { echo "FAIL: wgt serve exited:"; cat "$tmp/serve.err"; exit 1; }
-        sleep 0.2
-    done
-    echo "FAIL: wgt serve did not start in 120 s"; cat "$tmp/serve.err"; exit 1
-}
+. "$root/tests/models/serve_start.sh"
+start() { serve_start "$tmp/serve.err" -m "$model" "$@"; }
 stop() {
     kill "$pid" && wait "$pid"
     local rc=$?

@@ -23,16 +23,8 @@ if [ $rc != 2 ] || ! grep -q "config.json alone" "$tmp/type.err"; then
     echo "FAIL: --type with real weights: exit $rc: $(cat "$tmp/type.err")"; fail=1
 fi
 
-"$wgt" serve -m "$tmp/m/config.json" --port 0 --parallel 2 -c 256 2>"$tmp/serve.err" &
-pid=$!
-port=
-for _ in $(seq 600); do
-    port=$(sed -n 's|.* on http://127.0.0.1:\([0-9]*\) .*|\1|p' "$tmp/serve.err")
-    [ -n "$port" ] && break
-    kill -0 "$pid" 2>/dev/null || { echo "FAIL: wgt serve exited:"; cat "$tmp/serve.err"; exit 1; }
-    sleep 0.2
-done
-[ -n "$port" ] || { echo "FAIL: wgt serve did not start"; exit 1; }
+. "$root/tests/models/serve_start.sh"
+serve_start "$tmp/serve.err" -m "$tmp/m/config.json" --parallel 2 -c 256
 grep -q "no tokenizer" "$tmp/serve.err" && { echo "FAIL: the tokenizer beside the config was not used"; fail=1; }
 curl -s -N "http://127.0.0.1:$port/v1/completions" -H 'Content-Type: application/json' \
     -d '{"prompt": "In the beginning", "max_tokens": 24, "ignore_eos": true, "temperature": 0, "stream": true,
