@@ -61,6 +61,7 @@ static void usage(FILE *f)
                "  --repeat-penalty R (above 0, at most 100) -s, --seed S     sampling\n"
                "  --frequency-penalty F, --presence-penalty P (-2 to 2; 0 off)  over each reply's tokens\n"
                "                      (default: temperature 0.7, top-p 0.9; --temp 0 is greedy)\n"
+               "  --json              each reply is one JSON object (JSON mode: only tokens that continue one)\n"
                "  -c, --ctx-size N    KV cache length, 0 (the model's, at most 4096) to 1048576 (--ctx too)\n");
 }
 
@@ -140,6 +141,7 @@ int cmd_chat(int argc, char **argv)
     size_t n_vars = 0;
     int64_t n_new = 512, ctx_len = 0;
     wgt_sampling sp = {0};
+    int json = 0;
     sp.temperature = 0.7f, sp.top_p = 0.9f, sp.repeat_penalty = 1.0f, sp.seed = 1234;
     args a = args_begin("chat", argc, argv);
     while (args_next(&a)) {
@@ -167,6 +169,7 @@ int cmd_chat(int argc, char **argv)
         else if (args_float(&a, "--presence-penalty", -2, 0, 2, &sp.presence_penalty)) ;
         else if (args_u64(&a, "-s|--seed", UINT64_MAX, &sp.seed)) ;
         else if (args_int(&a, "-c|--ctx-size|--ctx", 0, 1 << 20, &ctx_len)) ;
+        else if (args_flag(&a, "--json")) json = 1;
         else return args_unknown(&a);
     }
     if (a.bad) return 2;
@@ -207,6 +210,10 @@ int cmd_chat(int argc, char **argv)
             fprintf(stderr, "wgt chat: the model's tokenizer could not be read: %s\n", wgt_model_tokenizer_error(m));
         else
             fprintf(stderr, "wgt chat: the model has no tokenizer\n");
+        goto out;
+    }
+    if (json && wgt_json_state_create(tok, &sp.json)) {
+        fprintf(stderr, "wgt chat: %s\n", wgt_errmsg());
         goto out;
     }
     if (!tmpl) { /* a model without a template still chats, in the format llama.cpp falls back to */
@@ -259,6 +266,7 @@ int cmd_chat(int argc, char **argv)
             goto out;
         }
         wgt_generate_stats gs;
+        wgt_json_state_reset(sp.json); /* a new object each reply */
         wgt_status st = wgt_model_generate(m, ids, (int64_t)n_ids, n_new, &sp, on_token, &r, &gs);
         free(ids);
         const char *t;
@@ -284,6 +292,7 @@ out:
     free(msgs);
     free(line);
     free(tmpl_text);
+    wgt_json_state_free(sp.json);
     wgt_model_free(m);
     wgt_context_free(ctx);
     return rc;
