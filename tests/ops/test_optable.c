@@ -525,8 +525,8 @@ static const char *const not_ops[] = {
     "wgt_ftype_*", "wgt_dequantize", "wgt_quantize", "wgt_qweight_upload",
     /* files: GGUF, safetensors, atomic outputs, Hugging Face configs */
     "wgt_gguf_*", "wgt_safetensors_*", "wgt_st_writer_*", "wgt_output_*", "wgt_hf_*",
-    /* tokenizers, models, batched serving, training */
-    "wgt_tokenizer_*", "wgt_detokenizer_*", "wgt_model_*", "wgt_batch_create", "wgt_batch_free", "wgt_batch_slot*",
+    /* tokenizers, models, constrained generation (JSON mode), batched serving, training */
+    "wgt_tokenizer_*", "wgt_detokenizer_*", "wgt_model_*", "wgt_json_state_*", "wgt_batch_create", "wgt_batch_free", "wgt_batch_slot*",
     "wgt_batch_context", "wgt_batch_step", "wgt_train_*", "wgt_dataset_*", "wgt_trainer_*",
 };
 
