@@ -278,10 +278,12 @@ wgt_status wgt_json_state_create(const wgt_tokenizer *tok, wgt_json_state **out)
         jstate in_string = {.mode = J_STRING};
         if (memchr(p, '"', len) || !feed(&in_string, p, len)) j->unsafe[j->n_unsafe++] = id;
     }
+    /* a counting sort: pair_at[k + 1] becomes bucket k's end, and placing the ids from the last
+     * counts it down to the bucket's start (so each bucket holds its ids in increasing order) */
     for (int k = 0; k < 257 * 256; k++) j->pair_at[k + 1] += j->pair_at[k];
-    for (int32_t id = n - 1; id >= 0; id--) /* pair_at[k + 1] counts down to pair_at[k]'s old value */
+    for (int32_t id = n - 1; id >= 0; id--)
         if (j->piece[id]) j->by_pair[--j->pair_at[pair_key(j->piece[id], j->len[id]) + 1]] = id;
-    /* pair_at[k + 1] is now bucket k's start: shift down so bucket k is [pair_at[k], pair_at[k + 1]) */
+    /* shift down so bucket k is [pair_at[k], pair_at[k + 1]) */
     uint32_t total = (uint32_t)(n - j->n_none);
     for (int k = 0; k < 257 * 256; k++) j->pair_at[k] = j->pair_at[k + 1];
     j->pair_at[257 * 256] = total;
