@@ -572,7 +572,6 @@ static wgt_status draw(wgt_batch *b, wgt_batch_item *it, int n, const wgt_tensor
         any_json |= it[i].sp && it[i].sp->json;
     }
     int host = wgt_gpu_runs_reference(m->ctx);
-    if (host) any_draw |= any_json;
     if (host || any_logits || any_json) {
         float *all = malloc((size_t)(n * V) * sizeof *all);
         if (!all) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory");

@@ -1,6 +1,8 @@
 /* Generation: prefill the prompt in one forward pass, then one token per step. Greedy picks the
  * argmax on the device and reads back one id; sampling (temperature, top-k, top-p, min-p,
- * repetition, frequency and presence penalties, seeded) reads the logits back and samples on the host. */
+ * repetition, frequency and presence penalties, seeded) draws on the device (wgt_sample_gpu). A
+ * CPU-reference context, or a JSON constraint (wgt_sampling.json), reads the logits back and draws
+ * on the host by the same rules. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,6 +93,16 @@ static int32_t sample(float *logits, int64_t V, const wgt_sampling *sp, const in
         if (r < acc) return cs[i].id;
     }
     return cs[n - 1].id;
+}
+
+/* sample() under the settings' JSON constraint, if any: its mask first, and the drawn id advances it. */
+static wgt_status sample_constrained(float *logits, int64_t V, const wgt_sampling *sp, const int32_t *hist,
+                                     int64_t n_hist, int64_t n_gen, uint64_t *rng, cand *cs, int32_t *token)
+{
+    if (sp->json && wgt_json_state_mask(sp->json, logits, V) == 0)
+        return wgt_error(WGT_ERR_UNSUPPORTED, "JSON constraint: no token of the vocabulary continues the text here");
+    *token = sample(logits, V, sp, hist, n_hist, n_gen, rng, cs);
+    return sp->json ? wgt_json_state_accept(sp->json, *token) : WGT_OK;
 }
 
 static int is_eos(const wgt_model *m, int32_t id)
@@ -250,10 +262,7 @@ wgt_status wgt_model_generate(wgt_model *m, const int32_t *prompt, int64_t n_pro
             }
         } else {
             st = wgt_tensor_to_host(lg, logits, (size_t)V * sizeof *logits);
-            if (!st && sp->json && wgt_json_state_mask(sp->json, logits, V) == 0)
-                st = wgt_error(WGT_ERR_UNSUPPORTED, "JSON constraint: no token of the vocabulary continues the text here");
-            if (!st) next = sample(logits, V, sp, hist, n_hist, n_hist - n_prompt, &rng, cs);
-            if (!st && sp->json) st = wgt_json_state_accept(sp->json, next);
+            if (!st) st = sample_constrained(logits, V, sp, hist, n_hist, n_hist - n_prompt, &rng, cs, &next);
         }
         if (st) goto step_done;
         hist[n_hist++] = next;
@@ -311,11 +320,7 @@ wgt_status mdl_sample_host(float *logits, int64_t V, const wgt_sampling *sp, con
     cand *cs = malloc((size_t)V * sizeof *cs);
     if (!cs) return wgt_error(WGT_ERR_OUT_OF_MEMORY, "out of host memory");
     uint64_t rng = sp->seed + (uint64_t)step * 0x9E3779B97F4A7C15ull; /* splitmix's state after step draws */
-    wgt_status st = WGT_OK;
-    if (sp->json && wgt_json_state_mask(sp->json, logits, V) == 0)
-        st = wgt_error(WGT_ERR_UNSUPPORTED, "JSON constraint: no token of the vocabulary continues the text here");
-    if (!st) *token = sample(logits, V, sp, hist, n_hist, step < n_hist ? step : n_hist, &rng, cs);
-    if (!st && sp->json) st = wgt_json_state_accept(sp->json, *token);
+    wgt_status st = sample_constrained(logits, V, sp, hist, n_hist, step < n_hist ? step : n_hist, &rng, cs, token);
     free(cs);
     return st;
 }

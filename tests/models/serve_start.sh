@@ -1,4 +1,6 @@
-# Sourced by the server tests (test_serve.sh, test_serve_random.sh, test_json_mode.sh):
+# Sourced by the server tests (test_serve.sh, test_serve_random.sh, test_json_mode.sh), after they
+# set wgt: makes the scratch folder tmp, and on exit stops the server still running (pid) and
+# removes tmp. Then
 #   serve_start LOG ARG...   runs "$wgt serve ARG... --port 0" in the background with its stderr in
 #                            LOG, sets pid, and sets port from the server's first line (up to 120 s);
 #                            a server that exits or never says its port ends the test with FAIL.
@@ -18,3 +20,11 @@ serve_start() {
     cat "$log"
     exit 1
 }
+
+tmp=$(mktemp -d)
+pid=
+serve_cleanup() {
+    [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+    rm -rf "$tmp"
+}
+trap serve_cleanup EXIT

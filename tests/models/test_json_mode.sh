@@ -11,13 +11,7 @@ set -u
 wgt=${WGT_BIN:?} root=${WGT_ROOT:?}
 model=$root/models/bible-llama.gguf
 check=$root/tests/models/json_check.py
-tmp=$(mktemp -d)
-pid=
-cleanup() {
-    [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
+. "$root/tests/models/serve_start.sh"
 command -v python3 >/dev/null || { echo "FAIL: python3 is missing (make deps installs it)"; exit 1; }
 fail=0 closed=0 cut=0
 p="The tribes of Israel, as JSON: "
@@ -43,7 +37,6 @@ if "$wgt" generate -m "$root/bench/configs/qwen2.5-0.5b.json" --json -p x -n 2 >
     echo "FAIL: --json without a tokenizer:"; cat "$tmp/err"; fail=1
 fi
 
-. "$root/tests/models/serve_start.sh"
 serve_start "$tmp/serve.err" -m "$model" --parallel 2
 python3 - "$port" "$check" "$tmp" <<'PY' || fail=1
 import http.client, json, subprocess, sys

@@ -18,13 +18,7 @@
 set -u
 wgt=${WGT_BIN:?} root=${WGT_ROOT:?}
 model=$root/models/bible-llama
-tmp=$(mktemp -d)
-pid=
-cleanup() {
-    [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
+. "$root/tests/models/serve_start.sh"
 command -v python3 >/dev/null || { echo "FAIL: python3 is missing (make deps installs it)"; exit 1; }
 command -v node >/dev/null || { echo "FAIL: node is missing (make deps installs it)"; exit 1; }
 oai=$root/tests/models/openai
@@ -57,7 +51,6 @@ json.dump({"prompts": [p1, p2], "generate": {p1: g1, p2: g2}, "sampled": gs, "sa
 EOF
 
 # start: the port it got is in its first line on stderr
-. "$root/tests/models/serve_start.sh"
 start() { serve_start "$tmp/serve.err" -m "$model" "$@"; }
 stop() {
     kill "$pid" && wait "$pid"

@@ -6,9 +6,7 @@
 # for what is not UTF-8). --type picks the random weights' type and is refused for real weights.
 set -u
 wgt=${WGT_BIN:?} root=${WGT_ROOT:?}
-tmp=$(mktemp -d)
-pid=
-trap '[ -n "$pid" ] && kill $pid 2>/dev/null; rm -rf "$tmp"' EXIT
+. "$root/tests/models/serve_start.sh"
 fail=0
 python3 "$root/tools/synthetic_tokenizer.py" "$root/tests/fixtures/hf/llama/config.json" "$tmp/m" >/dev/null || exit 1
 
@@ -23,7 +21,6 @@ if [ $rc != 2 ] || ! grep -q "config.json alone" "$tmp/type.err"; then
     echo "FAIL: --type with real weights: exit $rc: $(cat "$tmp/type.err")"; fail=1
 fi
 
-. "$root/tests/models/serve_start.sh"
 serve_start "$tmp/serve.err" -m "$tmp/m/config.json" --parallel 2 -c 256
 grep -q "no tokenizer" "$tmp/serve.err" && { echo "FAIL: the tokenizer beside the config was not used"; fail=1; }
 curl -s -N "http://127.0.0.1:$port/v1/completions" -H 'Content-Type: application/json' \
